@@ -1,0 +1,22 @@
+import { redirect } from "next/navigation";
+import { getActor } from "@/app/_server/actor";
+import { SignInForm } from "./signin-form";
+
+type Props = { searchParams: Promise<{ callbackUrl?: string }> };
+
+/** Only same-origin relative paths are honoured as return URLs (no open redirect). */
+function safeReturnPath(value: string | undefined): string {
+  if (!value || !value.startsWith("/") || value.startsWith("//") || value.includes("\\")) return "/";
+  return value;
+}
+
+export default async function SignInPage({ searchParams }: Props) {
+  const returnPath = safeReturnPath((await searchParams).callbackUrl);
+  if (await getActor().catch(() => null)) redirect(returnPath);
+  return (
+    <section className="mx-auto max-w-sm space-y-4">
+      <h1>Sign in</h1>
+      <SignInForm returnPath={returnPath} />
+    </section>
+  );
+}

@@ -1,0 +1,61 @@
+import "server-only";
+import type { NextAuthOptions } from "next-auth";
+import CredentialsProvider from "next-auth/providers/credentials";
+import { authenticate } from "@/lib/auth/authenticate";
+import { parseRoles } from "@/lib/auth/permissions";
+import { resolveSessionSecret } from "@/lib/auth/secret";
+import { getDb } from "@/lib/db/client";
+import { getEnv } from "@/lib/env";
+import { isAppError } from "@/lib/errors";
+
+const SESSION_MAX_AGE_SECONDS = 8 * 60 * 60;
+
+function clientAddressOf(headers: Record<string, unknown> | undefined): string {
+  const forwarded = headers?.["x-forwarded-for"];
+  const first = typeof forwarded === "string" ? forwarded.split(",")[0]?.trim() : undefined;
+  return first || "local";
+}
+
+let cachedOptions: NextAuthOptions | undefined;
+
+export function getAuthOptions(): NextAuthOptions {
+  cachedOptions ??= {
+    secret: resolveSessionSecret(getEnv()),
+    session: { strategy: "jwt", maxAge: SESSION_MAX_AGE_SECONDS },
+    pages: { signIn: "/signin" },
+    providers: [
+      CredentialsProvider({
+        name: "Email and password",
+        credentials: { email: { label: "Email", type: "email" }, password: { label: "Password", type: "password" } },
+        async authorize(credentials, request) {
+          try {
+            const result = await authenticate({
+              db: await getDb(),
+              credentials,
+              clientAddress: clientAddressOf(request?.headers as Record<string, unknown> | undefined),
+            });
+            if (result.kind === "refused") return null;
+            return { id: result.actor.userId, email: result.actor.email, roles: [...result.actor.roles] };
+          } catch (error) {
+            // next-auth forwards the message as `error`; only typed, bounded codes leave here.
+            if (isAppError(error) && error.code === "RATE_LIMITED") throw new Error("RATE_LIMITED");
+            throw new Error("SIGNIN_UNAVAILABLE");
+          }
+        },
+      }),
+    ],
+    callbacks: {
+      jwt({ token, user }) {
+        if (user) {
+          token.uid = user.id;
+          token.roles = parseRoles((user as { roles?: unknown }).roles);
+        }
+        return token;
+      },
+      session({ session, token }) {
+        return { ...session, user: { email: session.user?.email ?? null, id: token.uid as string, roles: parseRoles(token.roles) } };
+      },
+    },
+  };
+  return cachedOptions;
+}

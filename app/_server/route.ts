@@ -1,0 +1,43 @@
+import "server-only";
+import { NextResponse } from "next/server";
+import type { z } from "zod";
+import { can, type Actor, type TAction } from "@/lib/auth/permissions";
+import { AppError, isAppError, userMessageOf } from "@/lib/errors";
+import { logError } from "@/lib/log";
+import { getActor } from "./actor";
+
+export function errorResponse(error: unknown): NextResponse {
+  if (isAppError(error)) {
+    return NextResponse.json({ error: { code: error.code, message: error.message } }, { status: error.httpStatus });
+  }
+  logError("route handler failed", error);
+  return NextResponse.json({ error: { code: "INTERNAL", message: userMessageOf(error) } }, { status: 500 });
+}
+
+type RouteOptions<S extends z.ZodType, P> = {
+  action: TAction;
+  schema?: S;
+  handler: (input: { actor: Actor; body: z.infer<S>; params: P; request: Request }) => Promise<unknown>;
+};
+
+/** The one wrapper for session-authenticated JSON route handlers: actor, permission, parse, error mapping. */
+export function withActorRoute<S extends z.ZodType, P = Record<string, string>>(options: RouteOptions<S, P>) {
+  return async (request: Request, context: { params: Promise<P> }) => {
+    try {
+      const actor = await getActor();
+      if (!actor) throw new AppError("UNAUTHENTICATED", "Sign in first.");
+      if (!can(actor, options.action)) throw new AppError("NOT_FOUND", "Not found.");
+      let body: unknown = undefined;
+      if (options.schema) {
+        const raw = request.method === "GET" ? Object.fromEntries(new URL(request.url).searchParams) : await request.json().catch(() => undefined);
+        const parsed = options.schema.safeParse(raw);
+        if (!parsed.success) throw new AppError("VALIDATION_FAILED", parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+        body = parsed.data;
+      }
+      const result = await options.handler({ actor, body: body as z.infer<S>, params: await context.params, request });
+      return result instanceof Response ? result : NextResponse.json(result);
+    } catch (error) {
+      return errorResponse(error);
+    }
+  };
+}

@@ -1,0 +1,29 @@
+import type { THealth } from "@/lib/health/read-health";
+import { StateBadge } from "./state-badge";
+
+export function HealthPanel({ health }: { health: THealth }) {
+  return (
+    <dl className="grid grid-cols-1 gap-3 sm:grid-cols-3" data-testid="health-panel">
+      <div className="rounded border border-slate-200 bg-white p-3">
+        <dt className="text-sm text-slate-600">Database</dt>
+        <dd className="mt-1 flex items-center gap-2">
+          <StateBadge state={health.database.status} />
+          {health.database.latencyMs !== undefined && <span className="text-sm text-slate-600">{health.database.latencyMs} ms</span>}
+        </dd>
+      </div>
+      <div className="rounded border border-slate-200 bg-white p-3">
+        <dt className="text-sm text-slate-600">Worker</dt>
+        <dd className="mt-1 flex items-center gap-2">
+          <StateBadge state={health.worker.status} />
+          <span className="text-sm text-slate-600">
+            {health.worker.lastHeartbeatAt ? `last heartbeat ${new Date(health.worker.lastHeartbeatAt).toLocaleTimeString()}` : "no heartbeat yet"}
+          </span>
+        </dd>
+      </div>
+      <div className="rounded border border-slate-200 bg-white p-3">
+        <dt className="text-sm text-slate-600">Version</dt>
+        <dd className="mt-1 text-sm">{health.version}</dd>
+      </div>
+    </dl>
+  );
+}

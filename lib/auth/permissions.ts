@@ -1,0 +1,50 @@
+/**
+ * Who may do what: one table, one check. Every page, action and route handler calls `can`.
+ */
+import { z } from "zod";
+
+export const ZRoleSchema = z.enum(["teacher", "operator"]);
+export type TRole = z.infer<typeof ZRoleSchema>;
+
+export type Actor = { userId: string; email: string; roles: readonly TRole[] };
+
+export const ACTIONS = [
+  "review.view",
+  "review.decide",
+  "operator.view",
+  "task.create",
+  "task.cancel",
+  "machine.manage",
+  "limits.edit",
+  "spend.edit",
+  "dispatch.toggle",
+  "manifest.edit",
+  "probe.run",
+  "relay.manage",
+  "candidate.reprove",
+  "publish.manage",
+  "user.manage",
+] as const;
+export type TAction = (typeof ACTIONS)[number];
+
+const OPERATOR_ACTIONS = ACTIONS.filter((a) => !a.startsWith("review."));
+
+export const ROLE_PERMISSIONS = {
+  teacher: ["review.view", "review.decide"],
+  operator: OPERATOR_ACTIONS,
+} as const satisfies Record<TRole, readonly TAction[]>;
+
+/** Fails closed: an unknown role grants nothing. */
+export function can(actor: Actor | null | undefined, action: TAction): boolean {
+  if (!actor) return false;
+  return actor.roles.some((role) => (ROLE_PERMISSIONS[role] as readonly TAction[] | undefined)?.includes(action) ?? false);
+}
+
+/** Parses a roles value from an untrusted place (a JWT, a CLI flag); unknown values are dropped. */
+export function parseRoles(value: unknown): TRole[] {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((v) => {
+    const parsed = ZRoleSchema.safeParse(v);
+    return parsed.success ? [parsed.data] : [];
+  });
+}

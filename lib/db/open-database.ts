@@ -1,0 +1,32 @@
+/**
+ * Opening the database for an entry point (start, worker, CLI): find or start it, apply pending
+ * migrations, install the process-wide client. `close` disconnects and, if this process started
+ * the embedded server, stops it.
+ */
+import type { TEnv } from "../env";
+import { createDb, setDb, type Db } from "./client";
+import { resolveDatabase, type DatabaseHandle } from "./database-url";
+import { applyMigrations } from "./migrations";
+
+export type OpenDatabase = { db: Db; handle: DatabaseHandle; appliedMigrations: string[]; close(): Promise<void> };
+
+export async function openDatabase(env: TEnv, options: { migrate: boolean; log?: (line: string) => void }): Promise<OpenDatabase> {
+  const handle = await resolveDatabase(env, options.log);
+  try {
+    const appliedMigrations = options.migrate ? await applyMigrations(handle.url) : [];
+    const db = createDb(handle.url);
+    setDb(db, handle);
+    return {
+      db,
+      handle,
+      appliedMigrations,
+      close: async () => {
+        await db.$disconnect();
+        await handle.stop();
+      },
+    };
+  } catch (error) {
+    await handle.stop();
+    throw error;
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * The environment, read once and validated. Nothing else in the code base reads process.env:
+ * a bad value fails at boot with a message that names the variable.
+ */
+import path from "node:path";
+import { z } from "zod";
+import { AppError } from "./errors";
+
+const ZPort = z.coerce.number().int().min(1).max(65535);
+
+export const ZEnvSchema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  /** Where embedded Postgres, secrets, artifacts and demo repositories live. */
+  DATA_DIR: z.string().min(1).default(".data"),
+  /** An external PostgreSQL ≥ 15; unset = embedded PostgreSQL under DATA_DIR. */
+  DATABASE_URL: z.string().url().optional(),
+  /** Port of the embedded PostgreSQL server. */
+  EMBEDDED_PG_PORT: ZPort.default(54329),
+  PORT: ZPort.default(3000),
+  HOSTNAME: z.string().default("127.0.0.1"),
+  /** Signing secret for sessions; generated into DATA_DIR when unset. */
+  NEXTAUTH_SECRET: z.string().min(32).optional(),
+  NEXTAUTH_URL: z.string().url().optional(),
+  /** SmolCloud base URL; unset = the local substrate started by `npm start`. */
+  SMOLCLOUD_URL: z.string().url().optional(),
+  /** File holding the SmolCloud bearer token (read at call time, never logged). */
+  SMOLCLOUD_TOKEN_FILE: z.string().optional(),
+  LOCAL_SUBSTRATE_PORT: ZPort.default(7480),
+  LOCAL_SUBSTRATE_ADMIN_PORT: ZPort.default(7481),
+  LOCAL_FORGE_PORT: ZPort.default(7490),
+  LOCAL_FORGE_ADMIN_PORT: ZPort.default(7491),
+  /** Base URL the guest uses for the HTTP relay channel (the web app). */
+  RELAY_PUBLIC_URL: z.string().url().optional(),
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+});
+
+export type TEnv = z.infer<typeof ZEnvSchema> & { dataDir: string };
+
+let cached: TEnv | undefined;
+
+/** Parses an environment object; exported for tests and for child-process setup. */
+export function parseEnv(source: Record<string, string | undefined>): TEnv {
+  const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ""));
+  const result = ZEnvSchema.safeParse(cleaned);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const name = issue.path.join(".") || "environment";
+    throw new AppError("CONFIG_INVALID", `Environment variable ${name} is invalid: ${issue.message}`);
+  }
+  return { ...result.data, dataDir: path.resolve(result.data.DATA_DIR) };
+}
+
+export function getEnv(): TEnv {
+  cached ??= parseEnv(process.env);
+  return cached;
+}
+
+/** For tests and the launcher, which set variables before the first read. */
+export function resetEnvCache(): void {
+  cached = undefined;
+}

@@ -1,0 +1,92 @@
+/**
+ * The one application error. Codes are a closed set; each says when it fires. Messages are
+ * bounded and redacted at construction so nothing unbounded or secret reaches a user or a log.
+ */
+import { boundText } from "./redact";
+
+export const APP_ERROR_CODES = {
+  /** Input failed its boundary schema. */
+  VALIDATION_FAILED: 400,
+  /** No session, or the session is not valid any more. */
+  UNAUTHENTICATED: 401,
+  /** Signed in, but the role may not do this (only for pages/actions whose existence is public). */
+  FORBIDDEN: 403,
+  /** The resource does not exist, or the caller may not know that it does. */
+  NOT_FOUND: 404,
+  /** A compare-and-set saw another state than the one it expected. */
+  STATE_CONFLICT: 409,
+  /** A unique value (email, repository name …) already exists. */
+  ALREADY_EXISTS: 409,
+  /** Too many failed sign-ins for this account or address. */
+  RATE_LIMITED: 429,
+  /** The configuration (environment, data directory, settings) cannot work; names the fix. */
+  CONFIG_INVALID: 500,
+  /** The embedded database could not start or be reached. */
+  DATABASE_UNAVAILABLE: 503,
+  /** Production dispatch is off; tasks stay queued. */
+  DISPATCH_DISABLED: 409,
+  /** A spend ceiling or the provider account's headroom refuses a new machine. */
+  SPEND_CEILING_EXCEEDED: 402,
+  /** The provider account cannot be read well enough to know its headroom. */
+  ACCOUNT_UNOBSERVABLE: 503,
+  /** A substrate call failed; details are in the SubstrateError. */
+  SUBSTRATE_FAILED: 502,
+  /** The guest result or request broke the contract. */
+  CONTRACT_VIOLATION: 422,
+  /** A candidate archive was refused by validation. */
+  ARCHIVE_REFUSED: 422,
+  /** Candidate identity disagrees with what was declared or recorded. */
+  CANDIDATE_MISMATCH: 422,
+  /** A stored artifact is missing or does not match its digest. */
+  ARTIFACT_CORRUPT: 500,
+  /** A relay handle is unknown, revoked, expired or bound to another task. */
+  RELAY_REFUSED: 403,
+  /** The relay capability's request count or byte budget is exhausted. */
+  RELAY_QUOTA_EXHAUSTED: 429,
+  /** The relay request or response exceeds the configured size. */
+  RELAY_TOO_LARGE: 413,
+  /** The operation is not on the capability's allowed list. */
+  RELAY_OPERATION_NOT_ALLOWED: 403,
+  /** The upstream model transport failed; the task blocks, there is no fallback. */
+  RELAY_UPSTREAM_FAILED: 502,
+  /** The review page no longer matches the current candidate/evidence. */
+  REVIEW_STALE: 409,
+  /** Approval asked for evidence that is not a pass. */
+  EVIDENCE_NOT_PASSING: 409,
+  /** The publication provider failed or gave an ambiguous answer. */
+  PUBLISH_FAILED: 502,
+  /** Publication asked without an approval for the same head SHA. */
+  PUBLISH_NOT_APPROVED: 409,
+  /** Anything not anticipated; details stay in server logs (redacted). */
+  INTERNAL: 500,
+} as const;
+
+export type AppErrorCode = keyof typeof APP_ERROR_CODES;
+
+const MAX_MESSAGE_CHARS = 2048;
+
+export class AppError extends Error {
+  readonly code: AppErrorCode;
+  readonly details: Readonly<Record<string, unknown>> | undefined;
+
+  constructor(code: AppErrorCode, message: string, details?: Record<string, unknown>) {
+    super(boundText(message, MAX_MESSAGE_CHARS));
+    this.name = "AppError";
+    this.code = code;
+    this.details = details;
+  }
+
+  get httpStatus(): number {
+    return APP_ERROR_CODES[this.code];
+  }
+}
+
+export function isAppError(value: unknown): value is AppError {
+  return value instanceof AppError;
+}
+
+/** A message safe to show a user for any thrown value: typed errors keep theirs, others do not leak. */
+export function userMessageOf(error: unknown): string {
+  if (isAppError(error)) return error.message;
+  return "An internal error occurred. It has been logged.";
+}

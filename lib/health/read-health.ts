@@ -1,0 +1,40 @@
+/**
+ * Health of the pieces an operator depends on: the database and the worker's heartbeat.
+ */
+import { getDb } from "../db/client";
+import { APP_VERSION } from "../version";
+
+export const HEARTBEAT_STALE_AFTER_MS = 30_000;
+
+export type THealth = {
+  status: "ok" | "degraded" | "down";
+  version: string;
+  database: { status: "ok" | "down"; latencyMs?: number; error?: string };
+  worker: { status: "ok" | "stale" | "never_seen" | "unknown"; lastHeartbeatAt: string | null; workerCount: number };
+};
+
+export async function readHealth(now = new Date()): Promise<THealth> {
+  const started = performance.now();
+  try {
+    const db = await getDb();
+    await db.$queryRaw`select 1`;
+    const latencyMs = Math.round(performance.now() - started);
+    const beats = await db.workerHeartbeat.findMany({ where: { beatAt: { gt: new Date(now.getTime() - HEARTBEAT_STALE_AFTER_MS) } } });
+    const latest = await db.workerHeartbeat.findFirst({ orderBy: { beatAt: "desc" } });
+    const workerStatus = !latest ? "never_seen" : beats.length > 0 ? "ok" : "stale";
+    return {
+      status: workerStatus === "ok" ? "ok" : "degraded",
+      version: APP_VERSION,
+      database: { status: "ok", latencyMs },
+      worker: { status: workerStatus, lastHeartbeatAt: latest?.beatAt.toISOString() ?? null, workerCount: beats.length },
+    };
+  } catch {
+    // Fail closed: an unreachable database is "down", never "ok"; the detail stays in server logs.
+    return {
+      status: "down",
+      version: APP_VERSION,
+      database: { status: "down", error: "The database cannot be reached." },
+      worker: { status: "unknown", lastHeartbeatAt: null, workerCount: 0 },
+    };
+  }
+}

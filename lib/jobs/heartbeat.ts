@@ -1,0 +1,16 @@
+/**
+ * The worker's heartbeat: sent through the queue and recorded by the job, so a fresh heartbeat
+ * proves the queue itself is being served, not only that a process is alive.
+ */
+import type { Db } from "../db/client";
+import { APP_VERSION } from "../version";
+
+export const HEARTBEAT_INTERVAL_MS = 10_000;
+
+export async function recordHeartbeat(db: Db, workerId: string, startedAt: Date, now = new Date()): Promise<void> {
+  await db.workerHeartbeat.upsert({
+    where: { workerId },
+    create: { workerId, version: APP_VERSION, beatAt: now, startedAt },
+    update: { beatAt: now, version: APP_VERSION },
+  });
+}

@@ -1,0 +1,11 @@
+/**
+ * Every queue the worker serves, with its payload schema. Payloads cross a process boundary
+ * (the database), so they are parsed like any other input.
+ */
+import { z } from "zod";
+
+export const JOBS = {
+  heartbeat: { name: "heartbeat", schema: z.object({ sentAt: z.string() }).strict() },
+} as const;
+
+export type TJobName = (typeof JOBS)[keyof typeof JOBS]["name"];

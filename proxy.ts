@@ -1,0 +1,31 @@
+/**
+ * The proxy only redirects anonymous visitors and sets the CSP nonce. Authorisation happens in
+ * every page, action and route handler (app/_server/guard.ts); never here alone.
+ */
+import { NextResponse, type NextRequest } from "next/server";
+import { buildContentSecurityPolicy } from "./app/_server/csp";
+
+const PROTECTED_PREFIXES = ["/teacher", "/operator"];
+const SESSION_COOKIES = ["next-auth.session-token", "__Secure-next-auth.session-token"];
+
+export function proxy(request: NextRequest) {
+  const { pathname, search } = request.nextUrl;
+  const hasSessionCookie = SESSION_COOKIES.some((name) => request.cookies.has(name));
+  if (!hasSessionCookie && PROTECTED_PREFIXES.some((p) => pathname === p || pathname.startsWith(`${p}/`))) {
+    const target = new URL("/signin", request.url);
+    target.searchParams.set("callbackUrl", `${pathname}${search}`);
+    return NextResponse.redirect(target);
+  }
+  const nonce = Buffer.from(crypto.randomUUID()).toString("base64");
+  const csp = buildContentSecurityPolicy(nonce, process.env.NODE_ENV === "development");
+  const requestHeaders = new Headers(request.headers);
+  requestHeaders.set("x-nonce", nonce);
+  requestHeaders.set("Content-Security-Policy", csp);
+  const response = NextResponse.next({ request: { headers: requestHeaders } });
+  response.headers.set("Content-Security-Policy", csp);
+  return response;
+}
+
+export const config = {
+  matcher: [{ source: "/((?!_next/static|_next/image|favicon.ico).*)" }],
+};

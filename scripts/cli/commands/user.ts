@@ -1,0 +1,48 @@
+import { generatePassword } from "../../../lib/auth/password";
+import { ZRoleSchema } from "../../../lib/auth/permissions";
+import { createUser, listUsers } from "../../../lib/auth/users";
+import { recordAudit } from "../../../lib/audit";
+import { parseCommandArgs, readStdin, withDatabase, type Command } from "../context";
+import { printResult, table, UsageError } from "../output";
+
+export const userAdd: Command = {
+  summary: "create a user",
+  usage: "user add --email E --role teacher|operator [--role …] [--name N] [--password-stdin] [--json]",
+  async run(context) {
+    const { values } = parseCommandArgs(context.argv, {
+      email: { type: "string" },
+      role: { type: "string", multiple: true },
+      name: { type: "string" },
+      "password-stdin": { type: "boolean" },
+    });
+    if (!values.email) throw new UsageError("--email is required");
+    const roles = (values.role ?? []).flatMap((r) => r.split(","));
+    if (roles.length === 0) throw new UsageError("--role is required (teacher or operator)");
+    for (const role of roles) if (!ZRoleSchema.safeParse(role).success) throw new UsageError(`unknown role "${role}" (teacher or operator)`);
+    const isGenerated = !values["password-stdin"];
+    const password = isGenerated ? generatePassword() : (await readStdin()).replace(/\r?\n$/, "");
+    const user = await withDatabase(context, async ({ db }) => {
+      const created = await createUser(db, { email: values.email!, name: values.name, roles: roles as ("teacher" | "operator")[], password });
+      await recordAudit(db, { actorId: null, action: "user.create", targetType: "user", targetId: created.id, detail: { via: "cli", roles: created.roles } });
+      return created;
+    });
+    printResult(context.isJson, { id: user.id, email: user.email, roles: user.roles, ...(isGenerated ? { password } : {}) }, () =>
+      [`created ${user.email} (${user.roles.join(", ")})`, ...(isGenerated ? [`password (shown once): ${password}`] : [])].join("\n"),
+    );
+  },
+};
+
+export const userList: Command = {
+  summary: "list users",
+  usage: "user list [--json]",
+  async run(context) {
+    parseCommandArgs(context.argv, {});
+    const users = await withDatabase(context, ({ db }) => listUsers(db));
+    printResult(context.isJson, users, () =>
+      table(
+        users.map((u) => ({ email: u.email, roles: u.roles.join(","), disabled: u.isDisabled ? "yes" : "", created: u.createdAt.toISOString() })),
+        ["email", "roles", "disabled", "created"],
+      ),
+    );
+  },
+};

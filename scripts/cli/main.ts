@@ -1,0 +1,49 @@
+import { getEnv } from "../../lib/env";
+import { dbDiff, dbMigrate, dbStatus } from "./commands/db";
+import { userAdd, userList } from "./commands/user";
+import type { Command } from "./context";
+import { printError, UsageError } from "./output";
+
+const COMMANDS: Record<string, Command> = {
+  "user add": userAdd,
+  "user list": userList,
+  "db migrate": dbMigrate,
+  "db status": dbStatus,
+  "db diff": dbDiff,
+};
+
+function help(): string {
+  const width = Math.max(...Object.values(COMMANDS).map((c) => c.usage.length));
+  return [
+    "schoolcore — School-Core control plane CLI",
+    "",
+    "Usage: schoolcore <command> [options]",
+    "",
+    ...Object.values(COMMANDS).map((c) => `  ${c.usage.padEnd(width)}  ${c.summary}`),
+    "",
+    "Environment: DATA_DIR (default .data), DATABASE_URL (default: embedded PostgreSQL under DATA_DIR).",
+  ].join("\n");
+}
+
+async function main(argv: string[]): Promise<number> {
+  const isJson = argv.includes("--json");
+  if (argv.length === 0 || argv[0] === "help" || argv[0] === "--help" || argv[0] === "-h") {
+    process.stdout.write(help() + "\n");
+    return 0;
+  }
+  const key = Object.keys(COMMANDS).find((name) => name.split(" ").every((word, i) => argv[i] === word));
+  try {
+    if (!key) throw new UsageError(`unknown command "${argv.slice(0, 2).join(" ")}"; run \`schoolcore help\``);
+    const rest = argv.slice(key.split(" ").length);
+    if (rest.includes("--help") || rest.includes("-h")) {
+      process.stdout.write(`Usage: schoolcore ${COMMANDS[key]!.usage}\n  ${COMMANDS[key]!.summary}\n`);
+      return 0;
+    }
+    await COMMANDS[key]!.run({ env: getEnv(), isJson, argv: rest });
+    return typeof process.exitCode === "number" ? process.exitCode : 0;
+  } catch (error) {
+    return printError(error, isJson);
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

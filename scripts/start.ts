@@ -1,0 +1,133 @@
+/**
+ * `npm start`: the whole system on embedded defaults. Builds the web app if needed, starts (or
+ * reuses) embedded PostgreSQL, migrates, seeds demo data once, starts the worker and the web app,
+ * and prints the URL. Ctrl-C stops everything, PostgreSQL last.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { resolveSessionSecret } from "../lib/auth/secret";
+import { openDatabase } from "../lib/db/open-database";
+import { PROJECT_ROOT } from "../lib/db/migrations";
+import { seedDemoUsers } from "../lib/demo/seed-demo-users";
+import { getEnv } from "../lib/env";
+import { isAppError } from "../lib/errors";
+
+const NEXT_BIN = path.join(PROJECT_ROOT, "node_modules", "next", "dist", "bin", "next");
+const TSX_CLI = path.join(PROJECT_ROOT, "node_modules", "tsx", "dist", "cli.mjs");
+const SOURCE_DIRS = ["app", "components", "lib", "proxy.ts", "next.config.ts", "package.json", "postcss.config.mjs"];
+
+function say(line: string) {
+  process.stdout.write(`[school-core] ${line}\n`);
+}
+
+function newestMtime(entry: string): number {
+  const full = path.join(PROJECT_ROOT, entry);
+  if (!fs.existsSync(full)) return 0;
+  const stat = fs.statSync(full);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let newest = stat.mtimeMs;
+  for (const child of fs.readdirSync(full)) {
+    if (child === "node_modules" || child === ".next") continue;
+    newest = Math.max(newest, newestMtime(path.join(entry, child)));
+  }
+  return newest;
+}
+
+function needsBuild(): boolean {
+  const buildId = path.join(PROJECT_ROOT, ".next", "BUILD_ID");
+  if (!fs.existsSync(buildId)) return true;
+  const built = fs.statSync(buildId).mtimeMs;
+  return SOURCE_DIRS.some((entry) => newestMtime(entry) > built);
+}
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: PROJECT_ROOT, env, stdio: "inherit" });
+    child.on("error", reject);
+    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`${path.basename(args[0] ?? command)} exited with ${code}`))));
+  });
+}
+
+async function waitForHealth(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error("the web app exited during start-up");
+    try {
+      const response = await fetch(`${url}/api/health`);
+      if (response.status < 500) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(`the web app did not answer on ${url} within ${timeoutMs / 1000}s`);
+}
+
+async function main() {
+  const env = getEnv();
+  const displayHost = env.HOSTNAME === "0.0.0.0" ? "localhost" : env.HOSTNAME;
+  const url = `http://${displayHost}:${env.PORT}`;
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: env.dataDir, NODE_ENV: "production", NEXTAUTH_URL: env.NEXTAUTH_URL ?? url, NEXTAUTH_SECRET: resolveSessionSecret(env) };
+
+  if (!fs.existsSync(path.join(PROJECT_ROOT, "lib", "db", "generated", "client.ts"))) {
+    say("generating the Prisma client");
+    await run(process.execPath, [path.join(PROJECT_ROOT, "scripts", "prisma-generate.mjs")], childEnv);
+  }
+  if (needsBuild()) {
+    say("building the web app (first start or sources changed)");
+    await run(process.execPath, [NEXT_BIN, "build"], { ...childEnv, NEXT_TELEMETRY_DISABLED: "1" });
+  }
+
+  const database = await openDatabase(env, { migrate: true, log: (line) => say(line) });
+  childEnv.DATABASE_URL = database.handle.url;
+  const seed = await seedDemoUsers(database.db, env.dataDir);
+
+  const children: ChildProcess[] = [];
+  const worker = spawn(process.execPath, [TSX_CLI, path.join(PROJECT_ROOT, "scripts", "worker.ts")], { cwd: PROJECT_ROOT, env: childEnv, stdio: "inherit" });
+  children.push(worker);
+  const web = spawn(process.execPath, [NEXT_BIN, "start", "-p", String(env.PORT), "-H", env.HOSTNAME], { cwd: PROJECT_ROOT, env: { ...childEnv, NEXT_TELEMETRY_DISABLED: "1" }, stdio: "inherit" });
+  children.push(web);
+
+  let isStopping = false;
+  const shutdown = async (reason: string, exitCode: number) => {
+    if (isStopping) return;
+    isStopping = true;
+    say(`stopping (${reason})`);
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) return resolve();
+            const killTimer = setTimeout(() => child.kill("SIGKILL"), 25_000);
+            child.once("exit", () => {
+              clearTimeout(killTimer);
+              resolve();
+            });
+            child.kill("SIGTERM");
+          }),
+      ),
+    );
+    await database.close();
+    say("stopped");
+    process.exit(exitCode);
+  };
+  process.on("SIGINT", () => void shutdown("SIGINT", 0));
+  process.on("SIGTERM", () => void shutdown("SIGTERM", 0));
+  for (const child of children) child.on("exit", (code) => void shutdown(`a child process exited with ${code}`, code === 0 ? 0 : 1));
+
+  await waitForHealth(url, web, 120_000);
+  say(`School-Core is running at ${url}`);
+  if (seed.kind === "created") {
+    say("demo logins (shown once; also in " + seed.file + ", mode 600):");
+    for (const c of seed.credentials) say(`  ${c.roles.join(",").padEnd(9)} ${c.email}  ${c.password}`);
+  } else {
+    say(`demo logins: see ${seed.file}`);
+  }
+  say("press Ctrl-C to stop");
+}
+
+main().catch((error) => {
+  process.stderr.write(`[school-core] cannot start: ${isAppError(error) ? error.message : (error as Error).message}\n`);
+  process.exit(1);
+});
