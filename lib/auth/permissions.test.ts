@@ -1,0 +1,31 @@
+import { describe, expect, it } from "vitest";
+import { ACTIONS, can, parseRoles, ROLE_PERMISSIONS, type Actor } from "./permissions";
+
+const actor = (roles: string[]): Actor => ({ userId: "u", email: "e@x", roles: parseRoles(roles) });
+
+describe("can", () => {
+  it.each(ACTIONS.map((a) => [a]))("%s: teachers may only review; operators may do everything else", (action) => {
+    expect(can(actor(["teacher"]), action)).toBe(action.startsWith("review."));
+    expect(can(actor(["operator"]), action)).toBe(!action.startsWith("review."));
+    expect(can(actor(["teacher", "operator"]), action)).toBe(true);
+  });
+
+  it("fails closed for no actor, no roles and unknown roles", () => {
+    for (const action of ACTIONS) {
+      expect(can(null, action)).toBe(false);
+      expect(can(actor([]), action)).toBe(false);
+      expect(can(actor(["admin", "root"]), action)).toBe(false);
+    }
+  });
+
+  it("every permission in the table is a known action", () => {
+    for (const actions of Object.values(ROLE_PERMISSIONS)) for (const a of actions) expect(ACTIONS).toContain(a);
+  });
+});
+
+describe("parseRoles", () => {
+  it("drops anything that is not a role", () => {
+    expect(parseRoles(["teacher", "admin", 3, null, "operator"])).toEqual(["teacher", "operator"]);
+    expect(parseRoles("operator")).toEqual([]);
+  });
+});
