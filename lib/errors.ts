@@ -39,6 +39,12 @@ export const APP_ERROR_CODES = {
   CANDIDATE_MISMATCH: 422,
   /** A stored artifact is missing or does not match its digest. */
   ARTIFACT_CORRUPT: 500,
+  /** The guest's candidate snapshot changes nothing relative to the base; there is nothing to verify or publish. */
+  CANDIDATE_EMPTY: 422,
+  /** The base SHA (or the recorded base of a candidate) is not in the control plane's own mirror. */
+  BASE_UNAVAILABLE: 409,
+  /** A git command failed, timed out or produced more output than allowed; details hold a bounded, redacted stderr. */
+  GIT_FAILED: 500,
   /** A relay handle is unknown, revoked, expired or bound to another task. */
   RELAY_REFUSED: 403,
   /** The relay capability's request count or byte budget is exhausted. */
