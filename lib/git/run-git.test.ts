@@ -7,6 +7,7 @@ import { AppError } from "../errors";
 import {
   addWorktree,
   archiveTree,
+  buildGitArgv,
   buildGitEnv,
   commitWorktree,
   diffTreeRaw,
@@ -239,5 +240,37 @@ describe("git helpers", () => {
     expect(await exists(wt)).toBe(false);
     const list = await runGit({ gitDir: bare, args: ["worktree", "list", "--porcelain"] });
     expect(list.stdout.toString("utf8")).not.toContain("wt-checkout");
+  });
+});
+
+describe("remote transports and secrets", () => {
+  it("refuses network transports unless asked, and keeps secret config out of argv and errors", async () => {
+    const bare = path.join(root, "transport.git");
+    await initBareRepository({ repoPath: bare });
+    const refused = await expectGitFailure(runGit({ gitDir: bare, args: ["ls-remote", "http://127.0.0.1:9/x.git"], timeoutMs: 20_000 }), "exit");
+    expect(refused.message).toMatch(/not allowed/);
+
+    const secret = "Authorization: Bearer s3cr3t-value-for-test";
+    const allowed = await expectGitFailure(
+      runGit({ gitDir: bare, args: ["ls-remote", "http://127.0.0.1:9/x.git"], remoteProtocols: ["http"], secretConfig: [["http.extraHeader", secret]], secrets: ["s3cr3t-value-for-test"], timeoutMs: 20_000 }),
+      "exit",
+    );
+    expect(allowed.message).not.toMatch(/not allowed/);
+    expect(allowed.message).not.toContain("s3cr3t-value-for-test");
+    const argv = buildGitArgv({ args: ["ls-remote"], remoteProtocols: ["http"] });
+    expect(argv.join(" ")).not.toContain("s3cr3t");
+    expect(buildGitEnv({}, [["http.extraHeader", secret]]).GIT_CONFIG_VALUE_0).toBe(secret);
+  });
+
+  it("keeps the hardening settings above secret config", async () => {
+    const repo = await makeWorkRepo("secret-config");
+    const marker = path.join(root, "secret-config-hook-ran");
+    const hookDir = path.join(root, "secret-config-hooks");
+    await fs.mkdir(hookDir, { recursive: true });
+    await fs.writeFile(path.join(hookDir, "pre-commit"), `#!/bin/sh\ntouch ${marker}\n`, { mode: 0o755 });
+    await fs.writeFile(path.join(repo, "x"), "x");
+    await runGit({ cwd: repo, args: ["add", "x"] });
+    await runGit({ cwd: repo, args: ["commit", "-q", "-m", "x"], secretConfig: [["core.hooksPath", hookDir]] });
+    expect(await exists(marker)).toBe(false);
   });
 });

@@ -110,6 +110,19 @@ export type TRunGitOptions = {
   env?: Readonly<Record<string, string>>;
   /** Exit codes that are answers rather than failures (e.g. 1 for `cat-file -e`). */
   okExitCodes?: readonly number[];
+  /**
+   * Transports a fetch or push may use besides local files (always allowed). http/https are for the
+   * publication provider; redirects are never followed (they would carry our header elsewhere).
+   */
+  remoteProtocols?: readonly ("file" | "http" | "https")[];
+  /**
+   * Config that must not appear in argv (an Authorization extra header): passed as
+   * GIT_CONFIG_COUNT/KEY/VALUE, which the hardening `-c` settings still override.
+   */
+  secretConfig?: readonly (readonly [string, string])[];
+  /** Literal secrets to scrub from any error text (in addition to pattern redaction). */
+  secrets?: readonly string[];
+  signal?: AbortSignal;
 };
 
 export type TGitResult = { stdout: Buffer; stderr: string; exitCode: number };
@@ -131,12 +144,21 @@ function getPrivateHome(): string {
 }
 
 /** The complete environment of a git process. Exported for tests that prove nothing leaks in. */
-export function buildGitEnv(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+export function buildGitEnv(extra: Readonly<Record<string, string>> = {}, secretConfig: readonly (readonly [string, string])[] = []): Record<string, string> {
   const home = getPrivateHome();
   for (const name of Object.keys(extra)) {
     if (!ALLOWED_EXTRA_ENV.has(name)) throw gitError("usage", "(env)", `environment variable ${name} may not be set for git`);
   }
+  const configEnv: Record<string, string> = {};
+  if (secretConfig.length > 0) {
+    configEnv.GIT_CONFIG_COUNT = String(secretConfig.length);
+    secretConfig.forEach(([key, value], index) => {
+      configEnv[`GIT_CONFIG_KEY_${index}`] = key;
+      configEnv[`GIT_CONFIG_VALUE_${index}`] = value;
+    });
+  }
   return {
+    ...configEnv,
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: home,
     XDG_CONFIG_HOME: home,
@@ -152,7 +174,6 @@ export function buildGitEnv(extra: Readonly<Record<string, string>> = {}): Recor
     GIT_NO_REPLACE_OBJECTS: "1",
     GIT_OPTIONAL_LOCKS: "0",
     GIT_PROTOCOL_FROM_USER: "0",
-    GIT_ALLOW_PROTOCOL: "file",
     GIT_AUTHOR_NAME: SCHOOL_CORE_GIT_IDENTITY.name,
     GIT_AUTHOR_EMAIL: SCHOOL_CORE_GIT_IDENTITY.email,
     GIT_COMMITTER_NAME: SCHOOL_CORE_GIT_IDENTITY.name,
@@ -162,9 +183,14 @@ export function buildGitEnv(extra: Readonly<Record<string, string>> = {}): Recor
 }
 
 /** The full argv after `git`; exported so tests can assert the hardening is always present. */
-export function buildGitArgv(options: Pick<TRunGitOptions, "args" | "gitDir" | "workTree">): string[] {
+export function buildGitArgv(options: Pick<TRunGitOptions, "args" | "gitDir" | "workTree" | "remoteProtocols">): string[] {
   const argv: string[] = ["--no-pager", "--no-replace-objects"];
   for (const setting of HARDENING_CONFIG) argv.push("-c", setting);
+  for (const protocol of options.remoteProtocols ?? []) {
+    if (protocol !== "file" && protocol !== "http" && protocol !== "https") throw gitError("usage", "(args)", "unknown remote protocol");
+    argv.push("-c", `protocol.${protocol}.allow=always`);
+  }
+  argv.push("-c", "http.followRedirects=false");
   if (options.gitDir) argv.push(`--git-dir=${options.gitDir}`);
   if (options.workTree) argv.push(`--work-tree=${options.workTree}`);
   for (const arg of options.args) {
@@ -181,7 +207,7 @@ export function runGit(options: TRunGitOptions): Promise<TGitResult> {
   let env: Record<string, string>;
   try {
     argv = buildGitArgv(options);
-    env = buildGitEnv(options.env);
+    env = buildGitEnv(options.env, options.secretConfig);
   } catch (error) {
     return Promise.reject(error);
   }
@@ -211,6 +237,12 @@ export function runGit(options: TRunGitOptions): Promise<TGitResult> {
       failure ??= gitError("timeout", subcommand, `timed out after ${timeoutMs} ms`);
       killGroup();
     }, timeoutMs);
+    const onAbort = () => {
+      failure ??= gitError("timeout", subcommand, "was aborted");
+      killGroup();
+    };
+    if (options.signal?.aborted) onAbort();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
 
     child.stdout.on("data", (chunk: Buffer) => {
       if (failure) return;
@@ -242,14 +274,15 @@ export function runGit(options: TRunGitOptions): Promise<TGitResult> {
     child.stdin.on("error", () => undefined);
 
     child.on("error", (error) => {
-      failure ??= gitError("spawn", subcommand, `could not start git: ${error.message}`);
+      failure ??= gitError("spawn", subcommand, `could not start git: ${sanitizeExcerpt(error.message, STDERR_EXCERPT_BYTES, options.secrets ?? [])}`);
     });
     child.on("close", (code, signal) => {
       clearTimeout(timer);
+      options.signal?.removeEventListener("abort", onAbort);
       if (isSettled) return;
       isSettled = true;
       const stderr = Buffer.concat(stderrChunks).toString("utf8");
-      const stderrExcerpt = sanitizeExcerpt(stderr.trim(), STDERR_EXCERPT_BYTES);
+      const stderrExcerpt = sanitizeExcerpt(stderr.trim(), STDERR_EXCERPT_BYTES, options.secrets ?? []);
       if (failure) {
         reject(failure);
         return;
