@@ -1,0 +1,83 @@
+/**
+ * The durable spend ledger and ceilings (seed 001 finding C: the "hard stop" existed only in a
+ * test). Every machine create first reserves its pessimistic cost in one transaction that holds
+ * the global spend account row locked, so concurrent creates cannot overshoot a ceiling. Usage
+ * reports on delete replace the reservation with the provider's number.
+ */
+import type { Db } from "../db/client";
+import { AppError } from "../errors";
+import { readSetting } from "../settings/operator-settings";
+
+const GLOBAL = "global";
+
+export type TReservation = { machineId: string; taskId: string | null; amountMicros: number };
+
+export interface SpendGuard {
+  reserve(options: { machineName: string; amountMicros: number }): Promise<TReservation>;
+  /** the create definitely did not happen: give the reservation back */
+  release(options: { machineName: string; note: string }): Promise<void>;
+  /** the machine is gone: record what it cost (the provider's report, or the whole reservation when unknown) */
+  settle(options: { machineName: string; actualMicros: number | undefined; note: string }): Promise<void>;
+}
+
+export function createSpendGuard(db: Db): SpendGuard {
+  return {
+    async reserve({ machineName, amountMicros }) {
+      return db.$transaction(async (tx) => {
+        await tx.$executeRaw`insert into "SpendAccount" (scope, "reservedMicros", "spentMicros", "updatedAt") values (${GLOBAL}, 0, 0, now()) on conflict (scope) do nothing`;
+        // The lock that makes reservations serial: every reserve waits here for the previous one.
+        const [account] = await tx.$queryRaw<{ reservedMicros: bigint; spentMicros: bigint }[]>`select "reservedMicros", "spentMicros" from "SpendAccount" where scope = ${GLOBAL} for update`;
+        const machine = await tx.guestMachine.findUnique({ where: { providerName: machineName } });
+        if (!machine) throw new AppError("STATE_CONFLICT", `No machine record named ${machineName}: a create must be recorded before it is made.`);
+        if (machine.reservedMicros > 0n) return { machineId: machine.id, taskId: machine.taskId, amountMicros: Number(machine.reservedMicros) };
+        const ceilings = await readSetting(tx, "spend.ceilings");
+        const committed = Number(account!.reservedMicros + account!.spentMicros);
+        if (committed + amountMicros > ceilings.globalMicros) {
+          throw new AppError(
+            "SPEND_CEILING_EXCEEDED",
+            `Global spend ceiling: this machine reserves ${formatMicros(amountMicros)}, ${formatMicros(committed)} of ${formatMicros(ceilings.globalMicros)} is already reserved or spent.`,
+          );
+        }
+        if (machine.taskId) {
+          const taskTotal = await tx.spendLedgerEntry.aggregate({ where: { taskId: machine.taskId, kind: { in: ["reservation", "usage"] } }, _sum: { amountMicros: true } });
+          const released = await tx.spendLedgerEntry.aggregate({ where: { taskId: machine.taskId, kind: "release" }, _sum: { amountMicros: true } });
+          const taskCommitted = Number((taskTotal._sum.amountMicros ?? 0n) - (released._sum.amountMicros ?? 0n));
+          if (taskCommitted + amountMicros > ceilings.perTaskMicros) {
+            throw new AppError("SPEND_CEILING_EXCEEDED", `Per-task spend ceiling: this machine reserves ${formatMicros(amountMicros)}, the task has ${formatMicros(taskCommitted)} of ${formatMicros(ceilings.perTaskMicros)}.`);
+          }
+        }
+        await tx.spendLedgerEntry.create({ data: { kind: "reservation", amountMicros: BigInt(amountMicros), machineId: machine.id, taskId: machine.taskId, note: "pessimistic: rate × resources × ttl" } });
+        await tx.spendAccount.update({ where: { scope: GLOBAL }, data: { reservedMicros: { increment: BigInt(amountMicros) } } });
+        await tx.guestMachine.update({ where: { id: machine.id }, data: { reservedMicros: BigInt(amountMicros) } });
+        return { machineId: machine.id, taskId: machine.taskId, amountMicros };
+      });
+    },
+
+    async release({ machineName, note }) {
+      await closeReservation(db, machineName, undefined, note, "release");
+    },
+
+    async settle({ machineName, actualMicros, note }) {
+      await closeReservation(db, machineName, actualMicros, note, "settle");
+    },
+  };
+}
+
+async function closeReservation(db: Db, machineName: string, actualMicros: number | undefined, note: string, mode: "release" | "settle") {
+  await db.$transaction(async (tx) => {
+    await tx.$queryRaw`select scope from "SpendAccount" where scope = ${GLOBAL} for update`;
+    const machine = await tx.guestMachine.findUnique({ where: { providerName: machineName } });
+    if (!machine || machine.reservedMicros === 0n) return; // nothing reserved, or already closed
+    const reserved = machine.reservedMicros;
+    // Unknown actual cost = the whole reservation is treated as spent (pessimistic, fail closed).
+    const spent = mode === "release" ? 0n : BigInt(actualMicros ?? Number(reserved));
+    await tx.spendLedgerEntry.create({ data: { kind: "release", amountMicros: reserved, machineId: machine.id, taskId: machine.taskId, note } });
+    if (spent > 0n) await tx.spendLedgerEntry.create({ data: { kind: "usage", amountMicros: spent, machineId: machine.id, taskId: machine.taskId, note: actualMicros === undefined ? `${note} (no usage report: reservation counted as spent)` : note } });
+    await tx.spendAccount.update({ where: { scope: GLOBAL }, data: { reservedMicros: { decrement: reserved }, spentMicros: { increment: spent } } });
+    await tx.guestMachine.update({ where: { id: machine.id }, data: { reservedMicros: 0n, costMicros: spent } });
+  });
+}
+
+export function formatMicros(micros: number): string {
+  return `$${(micros / 1_000_000).toFixed(4)}`;
+}

@@ -1,0 +1,62 @@
+/**
+ * The SmolCloud wire contract as zod schemas (shared/SMOLCLOUD_API.md). Responses are parsed,
+ * not trusted: unknown fields pass (the provider adds fields), missing or mistyped ones fail.
+ */
+import { z } from "zod";
+
+export const ZMachineSourceSchema = z.object({ type: z.enum(["image", "smolmachine"]), reference: z.string(), arch: z.string().nullish() });
+
+export const ZMachineInfoSchema = z.object({
+  id: z.string().min(1).max(200),
+  name: z.string().nullish(),
+  source: ZMachineSourceSchema.passthrough(),
+  // free-form at the provider: "stopped", "started", "running", "error", "deleted", …
+  state: z.string().max(100),
+  ready: z.boolean().optional().default(false),
+  readyAt: z.string().nullish(),
+  error: z.string().nullish(),
+  ttlSeconds: z.number().int().nullish(),
+  createdAt: z.string().optional(),
+});
+export type TMachineInfo = z.infer<typeof ZMachineInfoSchema>;
+
+/** GET /v1/machines answers an array; some builds wrap it as {machines: [...]}. */
+export const ZMachineListSchema = z.union([z.array(ZMachineInfoSchema), z.object({ machines: z.array(ZMachineInfoSchema) }).transform((v) => v.machines)]);
+
+export const ZExecResponseSchema = z.object({
+  stdout: z.string().optional().default(""),
+  stderr: z.string().optional().default(""),
+  exitCode: z.number().int().nullable(),
+  durationMs: z.number().optional(),
+  stdoutTruncated: z.boolean().optional().default(false),
+  stderrTruncated: z.boolean().optional().default(false),
+  pid: z.number().int().optional(),
+  processId: z.union([z.number(), z.string()]).optional(),
+});
+export type TExecResponse = z.infer<typeof ZExecResponseSchema>;
+
+const ZMicros = z.number().int();
+
+export const ZUsageReportSchema = z.object({
+  machineId: z.string(),
+  usage: z.object({ totalUptimeSeconds: z.number().optional(), cpuHours: z.number().optional(), memoryGbHours: z.number().optional() }).passthrough().optional(),
+  cost: z.object({ cpuMicros: ZMicros.optional(), memoryMicros: ZMicros.optional(), totalMicros: ZMicros.min(0), amountDueMicros: ZMicros.optional() }).passthrough(),
+});
+export type TUsageReport = z.infer<typeof ZUsageReportSchema>;
+
+export const ZAccountSchema = z.object({
+  tenantId: z.string().optional(),
+  status: z.string().max(200),
+  budgetRemainingMicros: ZMicros.nullable().optional(),
+  monthlyBudgetMicros: ZMicros.nullable().optional(),
+  prepaidCreditMicros: ZMicros.nullable().optional(),
+  lowBalanceThresholdMicros: ZMicros.nullable().optional(),
+  periodCost: z.object({ totalMicros: ZMicros.optional() }).passthrough().nullish(),
+  plan: z
+    .object({ id: z.string().optional(), name: z.string().optional(), rateCpuHourMicros: ZMicros.nullish(), rateMemoryGbHourMicros: ZMicros.nullish(), budgetPolicy: z.string().nullish() })
+    .passthrough()
+    .nullish(),
+});
+export type TAccount = z.infer<typeof ZAccountSchema>;
+
+export const ZUploadResponseSchema = z.object({ path: z.string().optional(), size: z.number().int().optional() });
