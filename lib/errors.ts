@@ -55,6 +55,10 @@ export const APP_ERROR_CODES = {
   RELAY_OPERATION_NOT_ALLOWED: 403,
   /** The upstream model transport failed; the task blocks, there is no fallback. */
   RELAY_UPSTREAM_FAILED: 502,
+  /** A relay request (HTTP body or mailbox file) is not valid JSON or breaks the strict request schema. */
+  RELAY_REQUEST_MALFORMED: 400,
+  /** A mailbox sequence number was already processed; it is answered once and never sent upstream again. */
+  RELAY_DUPLICATE_REQUEST: 409,
   /** The review page no longer matches the current candidate/evidence. */
   REVIEW_STALE: 409,
   /** Approval asked for evidence that is not a pass. */

@@ -1,0 +1,134 @@
+/**
+ * The relay's SQL. Every budget decision is one conditional UPDATE on the capability row, so the
+ * row lock serialises concurrent callers and no read-then-write gap exists for them to overshoot
+ * through. Nothing here caches: revocation and counters are read from the database on every call.
+ */
+import type { Db } from "../db/client";
+import type { TCapabilityState } from "./admission";
+import { RELAY_MAX_RECORDED_REFUSALS } from "./limits";
+
+const CAPABILITY_COLUMNS = `"id", "taskId", "allowedOps", "maxRequests", "maxBytes", "maxRequestBytes", "maxResponseBytes", "requestCount", "bytesUsed", "deadlineAt", "revokedAt", "revokedReason", now() AS "dbNow"`;
+
+type TRawCapability = Omit<TCapabilityState, "allowedOps"> & { allowedOps: string[] | null };
+
+function toState(row: TRawCapability): TCapabilityState {
+  return { ...row, allowedOps: row.allowedOps ?? [], maxBytes: BigInt(row.maxBytes), bytesUsed: BigInt(row.bytesUsed) };
+}
+
+export async function findCapabilityByHash(db: Db, handleHash: string): Promise<TCapabilityState | null> {
+  const rows = await db.$queryRawUnsafe<TRawCapability[]>(`SELECT ${CAPABILITY_COLUMNS} FROM "RelayCapability" WHERE "handleHash" = $1`, handleHash);
+  return rows[0] ? toState(rows[0]) : null;
+}
+
+export async function findCapabilityById(db: Db, id: string): Promise<TCapabilityState | null> {
+  const rows = await db.$queryRawUnsafe<TRawCapability[]>(`SELECT ${CAPABILITY_COLUMNS} FROM "RelayCapability" WHERE "id" = $1::uuid`, id);
+  return rows[0] ? toState(rows[0]) : null;
+}
+
+export type TCounters = { requestCount: number; bytesUsed: bigint; maxRequests: number; maxBytes: bigint };
+
+/**
+ * Admission: reserves one request slot and the request's bytes, or changes nothing. Every
+ * condition of the capability contract is in this one WHERE clause; it is the decision.
+ */
+export async function admitCall(db: Db, call: { capabilityId: string; taskId: string; operation: string; requestBytes: number }): Promise<TCounters | null> {
+  const rows = await db.$queryRaw<TCounters[]>`
+    UPDATE "RelayCapability"
+       SET "requestCount" = "requestCount" + 1,
+           "bytesUsed" = "bytesUsed" + ${BigInt(call.requestBytes)}
+     WHERE "id" = ${call.capabilityId}::uuid
+       AND "taskId" = ${call.taskId}::uuid
+       AND "revokedAt" IS NULL
+       AND "deadlineAt" > now()
+       AND ${call.operation} = ANY("allowedOps")
+       AND ${call.requestBytes} <= "maxRequestBytes"
+       AND "requestCount" < "maxRequests"
+       AND "bytesUsed" + ${BigInt(call.requestBytes)} <= "maxBytes"
+    RETURNING "requestCount", "bytesUsed", "maxRequests", "maxBytes"`;
+  return rows[0] ?? null;
+}
+
+/**
+ * Charges a response against the byte budget, or changes nothing. An `exhausted:` revocation
+ * (raced by another call) still lets an admitted call finish if its response fits; any other
+ * revocation (task ended, operator) withholds the response.
+ */
+export async function chargeResponse(db: Db, call: { capabilityId: string; responseBytes: number }): Promise<TCounters | null> {
+  const rows = await db.$queryRaw<TCounters[]>`
+    UPDATE "RelayCapability"
+       SET "bytesUsed" = "bytesUsed" + ${BigInt(call.responseBytes)}
+     WHERE "id" = ${call.capabilityId}::uuid
+       AND "bytesUsed" + ${BigInt(call.responseBytes)} <= "maxBytes"
+       AND ("revokedAt" IS NULL OR "revokedReason" LIKE 'exhausted:%')
+    RETURNING "requestCount", "bytesUsed", "maxRequests", "maxBytes"`;
+  return rows[0] ?? null;
+}
+
+/** Idempotent and permanent: only an unrevoked row is touched, so the first reason stays and nothing un-revokes. */
+export async function revokeCapabilityRows(db: Db, target: { capabilityId?: string; taskId?: string }, reason: string): Promise<string[]> {
+  if (target.capabilityId) {
+    const rows = await db.$queryRaw<{ id: string }[]>`
+      UPDATE "RelayCapability" SET "revokedAt" = now(), "revokedReason" = ${reason}
+       WHERE "id" = ${target.capabilityId}::uuid AND "revokedAt" IS NULL RETURNING "id"`;
+    return rows.map((r) => r.id);
+  }
+  if (target.taskId) {
+    const rows = await db.$queryRaw<{ id: string }[]>`
+      UPDATE "RelayCapability" SET "revokedAt" = now(), "revokedReason" = ${reason}
+       WHERE "taskId" = ${target.taskId}::uuid AND "revokedAt" IS NULL RETURNING "id"`;
+    return rows.map((r) => r.id);
+  }
+  return [];
+}
+
+export type TCallRecord = {
+  capabilityId: string;
+  channel: string;
+  sequence: number | null;
+  operation: string;
+  outcome: string;
+  requestBytes: number;
+  responseBytes: number;
+  durationMs: number;
+};
+
+/**
+ * Claims a mailbox sequence before anything else happens to it: the unique
+ * (capabilityId, channel, sequence) index makes a re-polled request lose the race here, so it is
+ * never admitted or sent upstream a second time. Returns the new row's id, or the outcome the
+ * first claim recorded.
+ */
+export async function claimMailboxSequence(
+  db: Db,
+  record: TCallRecord & { sequence: number },
+): Promise<{ kind: "claimed"; id: bigint } | { kind: "duplicate"; previousOutcome: string }> {
+  const inserted = await db.$queryRaw<{ id: bigint }[]>`
+    INSERT INTO "RelayCall" ("capabilityId", "channel", "sequence", "operation", "outcome", "requestBytes", "responseBytes", "durationMs")
+    VALUES (${record.capabilityId}::uuid, ${record.channel}, ${record.sequence}, ${record.operation}, ${record.outcome}, ${record.requestBytes}, ${record.responseBytes}, ${record.durationMs})
+    ON CONFLICT ("capabilityId", "channel", "sequence") DO NOTHING
+    RETURNING "id"`;
+  if (inserted[0]) return { kind: "claimed", id: BigInt(inserted[0].id) };
+  const previous = await db.relayCall.findFirst({ where: { capabilityId: record.capabilityId, channel: record.channel, sequence: record.sequence }, select: { outcome: true } });
+  return { kind: "duplicate", previousOutcome: previous?.outcome ?? "pending" };
+}
+
+export async function finishCallRecord(db: Db, id: bigint, fields: Pick<TCallRecord, "outcome" | "requestBytes" | "responseBytes" | "durationMs">): Promise<void> {
+  await db.relayCall.update({ where: { id }, data: fields });
+}
+
+/** Successful calls are bounded by the request budget, so each one is always recorded. */
+export async function recordSuccessfulCall(db: Db, record: TCallRecord): Promise<void> {
+  await db.relayCall.create({ data: record });
+}
+
+/**
+ * Refused calls spend no budget, so a hostile guest could make them forever: past
+ * RELAY_MAX_RECORDED_REFUSALS rows per capability they are answered but no longer recorded (the
+ * count check and insert are one statement; concurrent callers can pass it by at most their number).
+ */
+export async function recordRefusedCall(db: Db, record: TCallRecord): Promise<void> {
+  await db.$executeRaw`
+    INSERT INTO "RelayCall" ("capabilityId", "channel", "sequence", "operation", "outcome", "requestBytes", "responseBytes", "durationMs")
+    SELECT ${record.capabilityId}::uuid, ${record.channel}, ${record.sequence}, ${record.operation}, ${record.outcome}, ${record.requestBytes}, ${record.responseBytes}, ${record.durationMs}
+     WHERE (SELECT count(*) FROM (SELECT 1 FROM "RelayCall" WHERE "capabilityId" = ${record.capabilityId}::uuid AND "outcome" NOT LIKE 'ok:%' LIMIT ${RELAY_MAX_RECORDED_REFUSALS}) AS recent) < ${RELAY_MAX_RECORDED_REFUSALS}`;
+}

@@ -1,0 +1,66 @@
+/**
+ * Issues a task-scoped relay capability. The handle is returned once and only its sha256 is
+ * stored; the audit row names the capability and its limits, never the handle.
+ */
+import { z } from "zod";
+import { recordAudit } from "../audit";
+import type { Db } from "../db/client";
+import { AppError } from "../errors";
+import { generateHandle, hashHandle } from "./handle";
+import {
+  RELAY_MAX_BYTES_CEILING,
+  RELAY_MAX_REQUEST_BYTES_CEILING,
+  RELAY_MAX_REQUESTS_CEILING,
+  RELAY_MAX_RESPONSE_BYTES_CEILING,
+  RELAY_MAX_TTL_SECONDS,
+  RELAY_OPERATIONS,
+} from "./limits";
+import { ZTaskIdSchema } from "./relay-request";
+
+export const ZIssueCapabilitySchema = z
+  .object({
+    taskId: ZTaskIdSchema,
+    allowedOps: z.array(z.enum(RELAY_OPERATIONS)).min(1).max(RELAY_OPERATIONS.length).default(["complete"]),
+    maxRequests: z.number().int().min(1).max(RELAY_MAX_REQUESTS_CEILING),
+    maxBytes: z.number().int().min(1).max(RELAY_MAX_BYTES_CEILING),
+    maxRequestBytes: z.number().int().min(1).max(RELAY_MAX_REQUEST_BYTES_CEILING),
+    maxResponseBytes: z.number().int().min(1).max(RELAY_MAX_RESPONSE_BYTES_CEILING),
+    ttlSeconds: z.number().int().min(1).max(RELAY_MAX_TTL_SECONDS),
+  })
+  .strict();
+
+export type TIssueCapabilityInput = z.input<typeof ZIssueCapabilitySchema>;
+
+export type TIssuedCapability = { capabilityId: string; handle: string; deadlineAt: Date };
+
+export async function issueCapability(options: TIssueCapabilityInput & { db: Db; actorId?: string | null; via?: string }): Promise<TIssuedCapability> {
+  const { db, actorId = null, via = "system", ...input } = options;
+  const parsed = ZIssueCapabilitySchema.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new AppError("VALIDATION_FAILED", `relay capability ${issue.path.join(".") || "input"}: ${issue.message}`);
+  }
+  const limits = parsed.data;
+  const task = await db.task.findUnique({ where: { id: limits.taskId }, select: { id: true } });
+  if (!task) throw new AppError("NOT_FOUND", "No such task.");
+  const handle = generateHandle();
+  const allowedOps = [...new Set(limits.allowedOps)];
+  const created = await db.$transaction(async (tx) => {
+    // The deadline is computed by the database clock, the same clock admission compares against.
+    const rows = await tx.$queryRaw<{ id: string; deadlineAt: Date }[]>`
+      INSERT INTO "RelayCapability" ("id", "taskId", "handleHash", "allowedOps", "maxRequests", "maxBytes", "maxRequestBytes", "maxResponseBytes", "deadlineAt")
+      VALUES (gen_random_uuid(), ${limits.taskId}::uuid, ${hashHandle(handle)}, ${allowedOps}::text[], ${limits.maxRequests}, ${BigInt(limits.maxBytes)}, ${limits.maxRequestBytes}, ${limits.maxResponseBytes},
+              now() + make_interval(secs => ${limits.ttlSeconds}))
+      RETURNING "id", "deadlineAt"`;
+    const row = rows[0]!;
+    await recordAudit(tx, {
+      actorId,
+      action: "relay.issue",
+      targetType: "relay_capability",
+      targetId: row.id,
+      detail: { via, taskId: limits.taskId, allowedOps, maxRequests: limits.maxRequests, maxBytes: limits.maxBytes, maxRequestBytes: limits.maxRequestBytes, maxResponseBytes: limits.maxResponseBytes, ttlSeconds: limits.ttlSeconds },
+    });
+    return row;
+  });
+  return { capabilityId: created.id, handle, deadlineAt: created.deadlineAt };
+}

@@ -1,0 +1,62 @@
+/**
+ * The relay's fixed vocabulary and hard ceilings. Per-capability limits are chosen by the operator
+ * at issue time but can never exceed these ceilings, so one setting cannot turn the relay into a
+ * memory or spend attack on the control plane itself.
+ */
+
+/** Every operation the relay knows. A capability lists a subset; anything else is refused before the transport. */
+export const RELAY_OPERATIONS = ["complete"] as const;
+export type TRelayOperation = (typeof RELAY_OPERATIONS)[number];
+
+export function isRelayOperation(value: string): value is TRelayOperation {
+  return (RELAY_OPERATIONS as readonly string[]).includes(value);
+}
+
+export const RELAY_CHANNELS = ["http", "mailbox"] as const;
+export type TRelayChannel = (typeof RELAY_CHANNELS)[number];
+
+/** Hard ceiling of one request (the serialized `request` object); also the HTTP body read cap minus envelope room. */
+export const RELAY_MAX_REQUEST_BYTES_CEILING = 1024 * 1024;
+/** Hard ceiling of one response (the serialized `completion` object). */
+export const RELAY_MAX_RESPONSE_BYTES_CEILING = 1024 * 1024;
+/** Envelope room: the HTTP body and the mailbox file carry taskId/handle around the request. */
+export const RELAY_ENVELOPE_BYTES = 4096;
+/** The HTTP route never reads more than this from a body, whatever the capability says. */
+export const RELAY_MAX_HTTP_BODY_BYTES = RELAY_MAX_REQUEST_BYTES_CEILING + RELAY_ENVELOPE_BYTES;
+export const RELAY_MAX_REQUESTS_CEILING = 100_000;
+/** 1 TiB: far above any real budget, and far below 2^53 so snapshots can carry plain numbers. */
+export const RELAY_MAX_BYTES_CEILING = 2 ** 40;
+export const RELAY_MAX_TTL_SECONDS = 7 * 24 * 60 * 60;
+/** A hostile guest can send refused calls without spending budget; their rows stop being kept past this. */
+export const RELAY_MAX_RECORDED_REFUSALS = 1000;
+/** Operator/lifecycle revocation reasons are bounded: they are shown in the UI and kept as evidence. */
+export const RELAY_MAX_REASON_CHARS = 200;
+
+export const RELAY_MAX_MESSAGES = 256;
+export const RELAY_MAX_TOKENS_CEILING = 32_768;
+
+/** Defaults for `schoolcore relay issue` when a flag is absent. */
+export const DEFAULT_RELAY_LIMITS = {
+  allowedOps: ["complete"] as TRelayOperation[],
+  maxRequests: 50,
+  maxBytes: 8 * 1024 * 1024,
+  maxRequestBytes: 256 * 1024,
+  maxResponseBytes: 256 * 1024,
+  ttlSeconds: 60 * 60,
+};
+
+/**
+ * Revocation reasons the relay writes itself. An `exhausted:` revocation still lets calls that were
+ * admitted before it finish (they hold a reserved slot and the byte cap is re-checked when their
+ * response is charged); any other revocation refuses in-flight responses too.
+ */
+export const REVOKE_REASONS = {
+  exhaustedRequests: "exhausted:requests",
+  exhaustedBytes: "exhausted:bytes",
+  expired: "expired",
+  upstreamFailed: "upstream_failed",
+} as const;
+
+export function isExhaustionReason(reason: string | null | undefined): boolean {
+  return typeof reason === "string" && reason.startsWith("exhausted:");
+}

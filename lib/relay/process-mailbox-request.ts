@@ -1,0 +1,110 @@
+/**
+ * The worker's half of the mailbox channel: one downloaded request file in, one response file out.
+ * Every input gets an answer — oversized, unparsable, wrong-version and cross-task files are
+ * refused with a response file like any other refusal — so the worker uploads it and moves on;
+ * nothing is retried forever. Refusals the file itself causes are recorded (and deduplicated by
+ * sequence) against the task's current capability, since the file may not name a usable handle.
+ */
+import type { Db } from "../db/client";
+import type { AppErrorCode } from "../errors";
+import { claimMailboxSequence } from "./capability.repo";
+import {
+  encodeMailboxResponse,
+  isValidMailboxSequence,
+  MAILBOX_MAX_REQUEST_FILE_BYTES,
+  MAILBOX_MAX_RESPONSE_FILE_BYTES,
+  ZMailboxRequestFileSchema,
+} from "./mailbox-protocol";
+import { relayCall } from "./relay-call";
+import { describeSchemaError, ZTaskIdSchema } from "./relay-request";
+import { isRefusalCode, refusalResult, type TRelayCallResult } from "./relay-response";
+import type { TRelayTransport } from "./transports/transport";
+
+export type TProcessMailboxRequestOptions = {
+  db: Db;
+  /** The task whose guest this mailbox belongs to — known to the worker, not read from the file. */
+  taskId: string;
+  sequence: number;
+  /** The downloaded outbox file, as bytes. */
+  bytes: Uint8Array;
+  transport?: TRelayTransport;
+};
+
+export type TMailboxAnswer = {
+  /** Upload these bytes to inbox/<sequence>.json. */
+  responseBytes: Buffer;
+  status: number;
+  /** null on success; RELAY_UPSTREAM_FAILED means the task must be blocked (no fallback). */
+  code: AppErrorCode | null;
+};
+
+export async function processMailboxRequest(options: TProcessMailboxRequestOptions): Promise<TMailboxAnswer> {
+  const result = await answer(options);
+  let responseBytes = encodeMailboxResponse(result.status, result.body);
+  // Unreachable with the capability ceilings, but a response file is bounded by construction.
+  if (responseBytes.length > MAILBOX_MAX_RESPONSE_FILE_BYTES) {
+    const refusal = refusalResult("RELAY_TOO_LARGE", "The response file would exceed the mailbox limit; it was refused whole.");
+    responseBytes = encodeMailboxResponse(refusal.status, refusal.body);
+    return { responseBytes, status: refusal.status, code: refusal.code };
+  }
+  return { responseBytes, status: result.status, code: result.code };
+}
+
+async function answer(options: TProcessMailboxRequestOptions): Promise<TRelayCallResult> {
+  const { db, taskId, sequence, bytes } = options;
+  if (!ZTaskIdSchema.safeParse(taskId).success || !isValidMailboxSequence(sequence)) {
+    return refusalResult("RELAY_REQUEST_MALFORMED", "The mailbox task id or sequence number is invalid.");
+  }
+  if (bytes.byteLength > MAILBOX_MAX_REQUEST_FILE_BYTES) {
+    return refuseFile(options, "RELAY_TOO_LARGE", `The request file is larger than ${MAILBOX_MAX_REQUEST_FILE_BYTES} bytes.`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch {
+    return refuseFile(options, "RELAY_REQUEST_MALFORMED", "The request file is not valid UTF-8 JSON.");
+  }
+  const file = ZMailboxRequestFileSchema.safeParse(json);
+  if (!file.success) return refuseFile(options, "RELAY_REQUEST_MALFORMED", `The request file is malformed: ${describeSchemaError(file.error)}`);
+  // The worker's task id is the truth: a file naming another task is refused even when its handle
+  // is valid for that other task (a guest must not spend someone else's budget through its mailbox).
+  if (file.data.taskId !== taskId) return refuseFile(options, "RELAY_REFUSED", "The request file names another task.");
+  return relayCall({
+    db,
+    handle: file.data.handle,
+    taskId,
+    operation: file.data.operation,
+    request: file.data.request,
+    channel: "mailbox",
+    sequence,
+    transport: options.transport,
+  });
+}
+
+/** Records a file-level refusal once per sequence (on the task's newest capability) and answers it. */
+async function refuseFile(options: TProcessMailboxRequestOptions, code: AppErrorCode, message: string): Promise<TRelayCallResult> {
+  const { db, taskId, sequence } = options;
+  const cap = await db.relayCapability.findFirst({ where: { taskId }, orderBy: { createdAt: "desc" }, select: { id: true } });
+  if (cap) {
+    const claim = await claimMailboxSequence(db, {
+      capabilityId: cap.id,
+      channel: "mailbox",
+      sequence,
+      operation: "unknown",
+      outcome: code,
+      requestBytes: Math.min(options.bytes.byteLength, 2_147_483_647),
+      responseBytes: 0,
+      durationMs: 0,
+    });
+    if (claim.kind === "duplicate" && !(isRefusalCode(claim.previousOutcome) && claim.previousOutcome === code)) {
+      return refusalResult("RELAY_DUPLICATE_REQUEST", `Mailbox request ${sequence} was already processed; it is answered once.`);
+    }
+  }
+  return refusalResult(code, message);
+}
+
+/** The next sequence the worker should probe: one past the highest this task's mailbox has recorded. */
+export async function readNextMailboxSequence({ db, taskId }: { db: Db; taskId: string }): Promise<number> {
+  const result = await db.relayCall.aggregate({ where: { channel: "mailbox", capability: { taskId } }, _max: { sequence: true } });
+  return (result._max.sequence ?? 0) + 1;
+}

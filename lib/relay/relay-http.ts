@@ -1,0 +1,64 @@
+/**
+ * The HTTP channel's parsing, framework-free so it is testable without Next: bearer handle from
+ * Authorization, a body read with a hard cap (never buffered past it), strict JSON envelope,
+ * then relayCall. The route handler only maps the result to a Response.
+ */
+import type { Db } from "../db/client";
+import { RELAY_MAX_HTTP_BODY_BYTES } from "./limits";
+import { relayCall, type TRelayCallResult } from "./relay-call";
+import { describeSchemaError, ZRelayHttpBodySchema } from "./relay-request";
+import { refusalResult } from "./relay-response";
+import type { TRelayTransport } from "./transports/transport";
+
+const BEARER_PATTERN = /^Bearer ([^\s]+)$/;
+
+export type THandleRelayHttpOptions = { db: Db; operation: string; request: Request; transport?: TRelayTransport };
+
+export async function handleRelayHttpRequest({ db, operation, request, transport }: THandleRelayHttpOptions): Promise<TRelayCallResult> {
+  const handle = BEARER_PATTERN.exec(request.headers.get("authorization") ?? "")?.[1];
+  // Without a handle there is no capability to charge or record against; the message never
+  // repeats the header.
+  if (!handle) return refusalResult("RELAY_REFUSED", "A relay handle is required: Authorization: Bearer <handle>.");
+  const body = await readBoundedBody(request, RELAY_MAX_HTTP_BODY_BYTES);
+  if (body === null) {
+    return relayCall({ db, handle, taskId: null, operation, request: null, channel: "http", transport, envelopeRefusal: { code: "RELAY_TOO_LARGE", message: `The request body is larger than ${RELAY_MAX_HTTP_BODY_BYTES} bytes.` } });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
+  } catch {
+    return relayCall({ db, handle, taskId: null, operation, request: null, channel: "http", transport, envelopeRefusal: { code: "RELAY_REQUEST_MALFORMED", message: "The request body is not valid UTF-8 JSON." } });
+  }
+  const envelope = ZRelayHttpBodySchema.safeParse(json);
+  if (!envelope.success) {
+    return relayCall({ db, handle, taskId: null, operation, request: null, channel: "http", transport, envelopeRefusal: { code: "RELAY_REQUEST_MALFORMED", message: `The request body is malformed: ${describeSchemaError(envelope.error)}` } });
+  }
+  return relayCall({ db, handle, taskId: envelope.data.taskId, operation, request: envelope.data.request, channel: "http", transport });
+}
+
+/** The body, or null when it is larger than maxBytes (reading stops at the cap). */
+export async function readBoundedBody(request: Request, maxBytes: number): Promise<Uint8Array | null> {
+  const declared = Number(request.headers.get("content-length"));
+  if (Number.isFinite(declared) && declared > maxBytes) return null;
+  if (!request.body) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      return null;
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}

@@ -1,0 +1,44 @@
+/**
+ * Test fixtures for the relay: a task row (with its repository) to bind capabilities to, and a
+ * counting transport port. Real rows, real database — only the upstream is a fake port.
+ */
+import { randomUUID } from "node:crypto";
+import type { Db } from "../../db/client";
+import type { TCompletionInput, TRelayTransport } from "../transports/transport";
+import type { TTransportKind } from "../upstream-setting";
+
+export async function createRelayTestTask(db: Db, label = randomUUID().slice(0, 8)): Promise<{ taskId: string; repositoryId: string }> {
+  const repository = await db.targetRepository.create({ data: { name: `relay-test/${label}`, cloneUrl: `file:///nonexistent/${label}.git` } });
+  const task = await db.task.create({
+    data: {
+      repositoryId: repository.id,
+      issueNumber: 1,
+      issueTitle: "add() subtracts instead of adding",
+      prompt: "Calling add(2, 3) returns -1. It should return 5.",
+      baseRef: "main",
+      baseSha: "0".repeat(40),
+      operationId: randomUUID(),
+      limits: {},
+    },
+  });
+  return { taskId: task.id, repositoryId: repository.id };
+}
+
+export type TCountingTransport = TRelayTransport & { calls: number; inputs: TCompletionInput[] };
+
+/** An in-memory upstream port that counts calls; `answer` decides each reply (or throws). */
+export function createCountingTransport(answer: (input: TCompletionInput) => string | Promise<string> = () => "ok", kind: TTransportKind = "scripted"): TCountingTransport {
+  const transport: TCountingTransport = {
+    kind,
+    calls: 0,
+    inputs: [],
+    async complete(input) {
+      transport.calls++;
+      transport.inputs.push(input);
+      return { content: await answer(input) };
+    },
+  };
+  return transport;
+}
+
+export const SIMPLE_REQUEST = { messages: [{ role: "user", content: "hello" }] } as const;

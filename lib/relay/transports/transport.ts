@@ -1,0 +1,41 @@
+/**
+ * The upstream port: one call, messages in, one completion out. Implementations hold the
+ * operator-pinned endpoint and read the credential themselves; nothing in the input can steer
+ * them. Failures are typed: RELAY_UPSTREAM_FAILED (the task blocks, no fallback) or
+ * RELAY_TOO_LARGE (an oversized upstream answer, refused whole).
+ */
+import { AppError } from "../../errors";
+import type { TRelayMessage } from "../relay-request";
+import type { TTransportKind } from "../upstream-setting";
+
+export type TCompletionInput = { messages: readonly TRelayMessage[]; maxTokens?: number; signal?: AbortSignal };
+export type TCompletionOutput = { content: string; inputTokens?: number; outputTokens?: number };
+
+export type TRelayTransport = {
+  kind: TTransportKind;
+  complete(input: TCompletionInput): Promise<TCompletionOutput>;
+};
+
+/**
+ * Why an upstream call failed, as a short closed token. The guest sees only this token: never the
+ * endpoint (it may be an internal address), a file path, the upstream's error text (it may echo
+ * the credential) or the credential.
+ */
+export type TUpstreamFailureReason =
+  | "not_configured"
+  | "credential_unavailable"
+  | "script_unavailable"
+  | "timeout"
+  | "connection_failed"
+  | "http_status"
+  | "malformed_response"
+  | "aborted";
+
+export function upstreamFailure(kind: TTransportKind | "unknown", reason: TUpstreamFailureReason, status?: number): AppError {
+  const what = status === undefined ? reason : `${reason} ${status}`;
+  return new AppError("RELAY_UPSTREAM_FAILED", `The model upstream failed (${kind}: ${what}). The task is blocked; there is no fallback.`, { kind, reason, status });
+}
+
+export function upstreamTooLarge(kind: TTransportKind, limitBytes: number): AppError {
+  return new AppError("RELAY_TOO_LARGE", `The upstream response exceeds ${limitBytes} bytes and was refused whole.`, { kind, limitBytes });
+}
