@@ -3,9 +3,10 @@
  * DATA_DIR/candidates/<owner>__<name>.git, on branch school/<taskId> at the candidate's head SHA.
  * Publication pushes from here and nowhere else, and checks the commit before it does.
  */
+import fs from "node:fs/promises";
 import path from "node:path";
 import { AppError } from "../errors";
-import { FULL_SHA, runGit } from "./git-command";
+import { hasCommit, isFullSha, revParse, runGit } from "../git/run-git";
 
 export function candidateGitDir(dataDir: string, repository: string): string {
   const match = /^([a-z0-9_][a-z0-9_.-]*)\/([a-z0-9_][a-z0-9_.-]*)$/.exec(repository);
@@ -21,12 +22,12 @@ export type TCandidateCommitCheck = { kind: "ok" } | { kind: "mismatch"; reason:
  * matches the immutable candidate record: fail closed rather than push something unreviewed.
  */
 export async function checkCandidateCommit(input: { gitDir: string; branch: string; baseSha: string; headSha: string }): Promise<TCandidateCommitCheck> {
-  if (!FULL_SHA.test(input.headSha) || !FULL_SHA.test(input.baseSha)) return { kind: "mismatch", reason: "The candidate's SHAs are not full SHA-1s." };
-  const head = await runGit({ args: ["--git-dir", input.gitDir, "rev-parse", "--verify", "--quiet", `${input.headSha}^{commit}`], timeoutMs: 15_000 });
-  if (head.code !== 0 || head.stdout.trim() !== input.headSha) return { kind: "mismatch", reason: "The candidate repository does not hold the approved head commit." };
-  const ancestry = await runGit({ args: ["--git-dir", input.gitDir, "merge-base", "--is-ancestor", input.baseSha, input.headSha], timeoutMs: 15_000 });
-  if (ancestry.code !== 0) return { kind: "mismatch", reason: "The approved head commit does not descend from the candidate's base SHA." };
-  const branch = await runGit({ args: ["--git-dir", input.gitDir, "rev-parse", "--verify", "--quiet", `refs/heads/${input.branch}`], timeoutMs: 15_000 });
-  if (branch.code === 0 && branch.stdout.trim() !== input.headSha) return { kind: "mismatch", reason: "The candidate branch in the candidate repository has moved away from the approved head SHA." };
+  if (!isFullSha(input.headSha) || !isFullSha(input.baseSha)) return { kind: "mismatch", reason: "The candidate's SHAs are not full SHA-1s." };
+  const exists = await fs.stat(input.gitDir).then(() => true, () => false);
+  if (!exists || !(await hasCommit({ gitDir: input.gitDir, sha: input.headSha }))) return { kind: "mismatch", reason: "The candidate repository does not hold the approved head commit." };
+  const ancestry = await runGit({ gitDir: input.gitDir, args: ["merge-base", "--is-ancestor", input.baseSha, input.headSha], okExitCodes: [0, 1, 128], timeoutMs: 15_000 });
+  if (ancestry.exitCode !== 0) return { kind: "mismatch", reason: "The approved head commit does not descend from the candidate's base SHA." };
+  const branch = await revParse({ gitDir: input.gitDir, rev: `refs/heads/${input.branch}`, peelTo: "commit" });
+  if (branch !== null && branch !== input.headSha) return { kind: "mismatch", reason: "The candidate branch in the candidate repository has moved away from the approved head SHA." };
   return { kind: "ok" };
 }

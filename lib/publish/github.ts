@@ -12,9 +12,9 @@
 import fs from "node:fs/promises";
 import { Agent, request } from "undici";
 import { z } from "zod";
-import { AppError } from "../errors";
+import { AppError, isAppError } from "../errors";
 import { sanitizeExcerpt } from "../redact";
-import { FULL_SHA, gitErrorExcerpt, runGit } from "./git-command";
+import { isFullSha, runGit } from "../git/run-git";
 import { providerError, type PublicationProvider, type TCreatePullOutcome, type TProviderPull, type TPublishTarget, type TPushOutcome } from "./publication-provider";
 import type { TGitHubPublishSetting } from "./publish-settings";
 
@@ -25,6 +25,8 @@ const DEFAULT_PUSH_TIMEOUT_MS = 120_000;
 const MAX_RESPONSE_BYTES = 1 << 20;
 const MAX_TOKEN_BYTES = 4096;
 const ERROR_EXCERPT_BYTES = 512;
+
+const FULL_SHA = /^[0-9a-f]{40}$/;
 
 const ZPullSchema = z.object({
   number: z.number().int().positive(),
@@ -101,7 +103,8 @@ export function buildPushCommand(input: { cloneUrl: string; branch: string; head
   const ref = `refs/heads/${input.branch}`;
   const basic = Buffer.from(`x-access-token:${input.token}`).toString("base64");
   return {
-    args: ["--git-dir", input.sourceGitDir, "push", "--porcelain", "--no-verify", `--force-with-lease=${ref}:`, input.cloneUrl, `${input.headSha}:${ref}`],
+    gitDir: input.sourceGitDir,
+    args: ["push", "--porcelain", "--no-verify", `--force-with-lease=${ref}:`, "--", input.cloneUrl, `${input.headSha}:${ref}`],
     secretConfig: [
       [`http.${input.cloneUrl}.extraHeader`, `Authorization: Basic ${basic}`],
       ["http.lowSpeedLimit", "1000"],
@@ -244,21 +247,30 @@ export function createGitHubProvider(options: TGitHubProviderOptions): Publicati
 
     async pushBranch(input): Promise<TPushOutcome> {
       checkCloneUrl(input.target.cloneUrl);
-      if (!FULL_SHA.test(input.headSha)) throw new AppError("VALIDATION_FAILED", "The head SHA must be a full lower-case SHA-1.");
+      if (!isFullSha(input.headSha)) throw new AppError("VALIDATION_FAILED", "The head SHA must be a full lower-case SHA-1.");
       const token = await readTokenFile(options.tokenFile);
       const command = buildPushCommand({ cloneUrl: input.target.cloneUrl, branch: input.target.branch, headSha: input.headSha, sourceGitDir: input.sourceGitDir, token });
-      const result = await runGit({ args: command.args, secretConfig: command.secretConfig, secrets: command.secrets, timeoutMs: pushTimeoutMs, signal: input.signal }).catch((error: unknown) => {
-        // Killed mid-push: the remote may or may not have taken the ref.
-        throw providerError("ambiguous", error instanceof AppError ? error.message : "git push did not finish.");
+      const result = await runGit({
+        gitDir: command.gitDir,
+        args: command.args,
+        secretConfig: command.secretConfig,
+        secrets: command.secrets,
+        remoteProtocols: ["http", "https"],
+        okExitCodes: [0, 1, 128],
+        timeoutMs: pushTimeoutMs,
+        signal: input.signal,
+      }).catch((error: unknown) => {
+        // Killed mid-push (timeout, abort): the remote may or may not have taken the ref.
+        throw providerError("ambiguous", isAppError(error) ? sanitizeExcerpt(error.message, ERROR_EXCERPT_BYTES, command.secrets) : "git push did not finish.");
       });
-      if (result.code === 0) return { kind: "pushed" };
-      const output = `${result.stdout}\n${result.stderr}`;
-      const excerpt = gitErrorExcerpt(output, command.secrets);
+      if (result.exitCode === 0) return { kind: "pushed" };
+      const output = `${result.stdout.toString("utf8")}\n${result.stderr}`;
+      const excerpt = sanitizeExcerpt(output.trim().split("\n").slice(-6).join(" | "), ERROR_EXCERPT_BYTES, command.secrets);
       if (/^!\t.*\[rejected\]|\(stale info\)|\(fetch first\)|\(non-fast-forward\)|\balready exists\b/m.test(output)) return { kind: "rejected", detail: excerpt };
       if (/Authentication failed|returned error: (401|403|404)|could not read Username|Repository not found/i.test(output)) {
         throw providerError("refused", `git push was refused: ${excerpt}`);
       }
-      throw providerError("ambiguous", `git push failed (exit ${result.code}): ${excerpt}`);
+      throw providerError("ambiguous", `git push failed (exit ${result.exitCode}): ${excerpt}`);
     },
 
     async createPullRequest(input): Promise<TCreatePullOutcome> {

@@ -9,11 +9,11 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { Db } from "../db/client";
+import { initBareRepository, runGit } from "../git/run-git";
 import { candidateGitDir } from "./candidate-repository";
 import { createForgeRepository } from "./forge/create-forge-repository";
 import { forgeGitDir, parseForgeFullName } from "./forge/forge-paths";
 import { startLocalForge, type TLocalForge } from "./forge/start-local-forge";
-import { runGitOrThrow } from "./git-command";
 import { createGitHubProvider } from "./github";
 import type { PublicationProvider } from "./publication-provider";
 import { candidateBranchOf } from "./reconcile";
@@ -57,10 +57,8 @@ export async function startForgeEnvironment(options: { token?: string } = {}): P
   };
 }
 
-const IDENTITY = ["-c", "user.name=School-Core Test", "-c", "user.email=test@school-core.invalid", "-c", "commit.gpgsign=false"];
-
 async function git(cwd: string, args: string[]): Promise<string> {
-  return (await runGitOrThrow({ what: `git ${args[0]}`, cwd, args: [...IDENTITY, ...args] })).trim();
+  return (await runGit({ cwd, args })).stdout.toString("utf8").trim();
 }
 
 async function commitFile(workDir: string, file: string, content: string, message: string): Promise<string> {
@@ -117,8 +115,7 @@ export async function createPublishFixture(options: TPublishFixtureOptions): Pro
     await git(workDir, ["checkout", "--quiet", "-b", branch]);
     const headSha = await commitFile(workDir, "src/answer.txt", `answer for ${taskId}\n<script>alert(1)</script>\n`, `Fix issue for task ${taskId}`);
     const candidateDir = candidateGitDir(env.dataDir, repository);
-    await fs.mkdir(candidateDir, { recursive: true });
-    await runGitOrThrow({ what: "git init", args: ["init", "--quiet", "--bare", candidateDir] });
+    await initBareRepository({ repoPath: candidateDir });
     await git(workDir, ["push", "--quiet", candidateDir, `${branch}:refs/heads/${branch}`]);
 
     const teacherName = "Ada Teacher";

@@ -5,7 +5,7 @@
  */
 import fs from "node:fs/promises";
 import { AppError } from "../../errors";
-import { runGitOrThrow } from "../git-command";
+import { runGit, writeNeutralAttributes } from "../../git/run-git";
 import { forgeGitDir, parseForgeFullName } from "./forge-paths";
 
 export type TCreateForgeRepositoryOptions = { dataDir: string; repository: string; defaultBranch?: string };
@@ -19,9 +19,10 @@ export async function createForgeRepository(options: TCreateForgeRepositoryOptio
   const exists = await fs.stat(`${gitDir}/HEAD`).then(() => true, () => false);
   if (!exists) {
     await fs.mkdir(gitDir, { recursive: true });
-    await runGitOrThrow({ what: "git init", args: ["init", "--quiet", "--bare", `--initial-branch=${defaultBranch}`, gitDir] });
+    await runGit({ args: ["init", "--quiet", "--bare", `--initial-branch=${defaultBranch}`, "--", gitDir] });
+    await writeNeutralAttributes(gitDir);
     // Pushes over smart HTTP are how publication reaches the forge.
-    await runGitOrThrow({ what: "git config", args: ["--git-dir", gitDir, "config", "http.receivepack", "true"] });
+    await runGit({ gitDir, args: ["config", "http.receivepack", "true"] });
   }
   return { gitDir, repository: repo.fullName, isNew: !exists };
 }

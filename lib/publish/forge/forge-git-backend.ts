@@ -1,12 +1,12 @@
 /**
  * Git smart HTTP for the local forge: each request runs `git http-backend` as a CGI program,
- * spawned with argv (no shell) and the same minimal, hook-free environment as every other git
- * call, rooted at DATA_DIR/forge. Authentication happened before this is called; REMOTE_USER
+ * spawned with argv (no shell) and the hardened argv and scratch environment of lib/git/run-git.ts
+ * (hooks off, no system/global config, private HOME), rooted at DATA_DIR/forge. Authentication happened before this is called; REMOTE_USER
  * tells http-backend the push is authenticated, and http.receivepack enables pushes.
  */
 import { spawn } from "node:child_process";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { buildGitEnv } from "../git-command";
+import { buildGitArgv, buildGitEnv } from "../../git/run-git";
 
 const MAX_CGI_HEADER_BYTES = 64 * 1024;
 
@@ -15,7 +15,7 @@ export type TGitBackendRequest = { projectRoot: string; pathInfo: string; query:
 export function serveGitHttpBackend(req: IncomingMessage, res: ServerResponse, options: TGitBackendRequest): Promise<void> {
   return new Promise((resolve) => {
     const env: Record<string, string> = {
-      ...buildGitEnv([["http.receivepack", "true"], ["http.uploadpack", "true"]]),
+      ...buildGitEnv({}, [["http.receivepack", "true"], ["http.uploadpack", "true"]]),
       GIT_PROJECT_ROOT: options.projectRoot,
       GIT_HTTP_EXPORT_ALL: "1",
       GIT_HTTP_MAX_REQUEST_BUFFER: String(100 << 20),
@@ -37,7 +37,7 @@ export function serveGitHttpBackend(req: IncomingMessage, res: ServerResponse, o
     const gitProtocol = req.headers["git-protocol"];
     if (typeof gitProtocol === "string") env.GIT_PROTOCOL = gitProtocol;
 
-    const child = spawn("git", ["http-backend"], { env: env as NodeJS.ProcessEnv, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn("git", buildGitArgv({ args: ["http-backend"] }), { env: env as NodeJS.ProcessEnv, stdio: ["pipe", "pipe", "pipe"] });
     let headerBuffer = Buffer.alloc(0);
     let isHeaderDone = false;
     const fail = (status: number, message: string) => {

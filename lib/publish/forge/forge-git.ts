@@ -1,7 +1,7 @@
 /**
  * Read-only git queries the forge answers its API and pages from.
  */
-import { FULL_SHA, runGit } from "../git-command";
+import { isFullSha, runGit } from "../../git/run-git";
 
 const MAX_DIFF_BYTES = 512 * 1024;
 
@@ -13,17 +13,30 @@ export function isSafeBranchName(ref: string): boolean {
 /** The commit a branch points at, or null when it does not exist. */
 export async function readBranchSha(gitDir: string, branch: string): Promise<string | null> {
   if (!isSafeBranchName(branch)) return null;
-  const result = await runGit({ args: ["--git-dir", gitDir, "rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`], timeoutMs: 10_000 });
-  const sha = result.stdout.trim();
-  return result.code === 0 && FULL_SHA.test(sha) ? sha : null;
+  const result = await runGit({ gitDir, args: ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`], timeoutMs: 10_000, okExitCodes: [0, 1, 128] });
+  const sha = result.stdout.toString("utf8").trim();
+  return result.exitCode === 0 && isFullSha(sha) ? sha : null;
 }
 
 /** The diff base..head, bounded; a cut diff says so. */
 export async function readDiff(gitDir: string, baseSha: string, headSha: string): Promise<string> {
-  if (!FULL_SHA.test(baseSha) || !FULL_SHA.test(headSha)) return "";
-  const result = await runGit({ args: ["--git-dir", gitDir, "diff", "--no-color", "--no-ext-diff", "--no-textconv", baseSha, headSha], timeoutMs: 20_000 });
-  if (result.code !== 0) return "(the diff is not available)";
-  const bytes = Buffer.from(result.stdout, "utf8");
-  if (bytes.length <= MAX_DIFF_BYTES) return result.stdout;
+  if (!isFullSha(baseSha) || !isFullSha(headSha)) return "";
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    await runGit({
+      gitDir,
+      args: ["diff", "--no-color", "--no-ext-diff", "--no-textconv", baseSha, headSha, "--"],
+      timeoutMs: 20_000,
+      onStdout: (chunk) => {
+        if (size < MAX_DIFF_BYTES) chunks.push(chunk);
+        size += chunk.length;
+      },
+    });
+  } catch {
+    return "(the diff is not available)";
+  }
+  const bytes = Buffer.concat(chunks);
+  if (size <= MAX_DIFF_BYTES) return bytes.toString("utf8");
   return bytes.subarray(0, MAX_DIFF_BYTES).toString("utf8") + `\n… [diff cut at ${MAX_DIFF_BYTES} bytes]`;
 }

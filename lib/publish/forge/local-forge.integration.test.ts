@@ -4,14 +4,13 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { candidateGitDir } from "../candidate-repository";
-import { runGit, runGitOrThrow } from "../git-command";
+import { runGit } from "../../git/run-git";
 import { createForgeRepository } from "./create-forge-repository";
 import { addForgeFault, readForgeStats } from "./forge-admin-client";
 import { startLocalForge, type TLocalForge } from "./start-local-forge";
 
 const TOKEN = `forge-${randomBytes(12).toString("hex")}`;
 const ADMIN = `admin-${randomBytes(12).toString("hex")}`;
-const IDENTITY = ["-c", "user.name=T", "-c", "user.email=t@t.invalid"];
 
 describe("local forge", () => {
   let dataDir: string;
@@ -29,17 +28,19 @@ describe("local forge", () => {
     forge = await startLocalForge({ port: 0, adminPort: 0, token: TOKEN, adminToken: ADMIN, dataDir });
     await createForgeRepository({ dataDir, repository });
     const work = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-forge-work-"));
-    await runGitOrThrow({ what: "init", cwd: work, args: ["init", "--quiet", "--initial-branch=main"] });
+    const git = async (args: string[], http = false) =>
+      (await runGit({ cwd: work, args, ...(http ? { remoteProtocols: ["http"] as const, secretConfig: gitAuth } : {}) })).stdout.toString("utf8").trim();
+    await git(["init", "--quiet", "--initial-branch=main"]);
     await fs.writeFile(path.join(work, "a.txt"), "one\n");
-    await runGitOrThrow({ what: "add", cwd: work, args: ["add", "a.txt"] });
-    await runGitOrThrow({ what: "commit", cwd: work, args: [...IDENTITY, "commit", "--quiet", "-m", "base"] });
-    baseSha = (await runGitOrThrow({ what: "rev-parse", cwd: work, args: ["rev-parse", "HEAD"] })).trim();
+    await git(["add", "a.txt"]);
+    await git(["commit", "--quiet", "-m", "base"]);
+    baseSha = await git(["rev-parse", "HEAD"]);
     // Push the base over smart HTTP, through git http-backend, with the token in a header.
-    await runGitOrThrow({ what: "push", cwd: work, args: ["push", "--quiet", `${forge.url}/${repository}.git`, "main:refs/heads/main"], secretConfig: gitAuth });
+    await git(["push", "--quiet", `${forge.url}/${repository}.git`, "main:refs/heads/main"], true);
     await fs.writeFile(path.join(work, "a.txt"), "two <b>bold</b>\n");
-    await runGitOrThrow({ what: "commit", cwd: work, args: [...IDENTITY, "commit", "--quiet", "-am", "change"] });
-    headSha = (await runGitOrThrow({ what: "rev-parse", cwd: work, args: ["rev-parse", "HEAD"] })).trim();
-    await runGitOrThrow({ what: "push", cwd: work, args: ["push", "--quiet", `${forge.url}/${repository}.git`, "HEAD:refs/heads/school/t1"], secretConfig: gitAuth });
+    await git(["commit", "--quiet", "-am", "change"]);
+    headSha = await git(["rev-parse", "HEAD"]);
+    await git(["push", "--quiet", `${forge.url}/${repository}.git`, "HEAD:refs/heads/school/t1"], true);
     await fs.rm(work, { recursive: true, force: true });
   });
 
@@ -54,8 +55,9 @@ describe("local forge", () => {
     expect(await response.json()).toMatchObject({ message: "Bad credentials" });
     const wrong = await fetch(`${forge.url}/repos/${repository}/pulls`, { headers: { authorization: "Bearer not-the-token-at-all" } });
     expect(wrong.status).toBe(401);
-    const clone = await runGit({ args: ["ls-remote", `${forge.url}/${repository}.git`], timeoutMs: 20_000 });
-    expect(clone.code).not.toBe(0);
+    const clone = await runGit({ args: ["ls-remote", `${forge.url}/${repository}.git`], remoteProtocols: ["http"], okExitCodes: [0, 128], timeoutMs: 20_000 });
+    expect(clone.exitCode).not.toBe(0);
+    expect(clone.stderr).toMatch(/could not read Username|401|Authentication/i);
     const adminWithApiToken = await fetch(`${forge.adminUrl}/stats`, { headers: auth });
     expect(adminWithApiToken.status).toBe(401);
   });
@@ -116,7 +118,7 @@ describe("local forge", () => {
   });
 
   it("injects faults from the admin port: 502 before create creates nothing; 502 after create does", async () => {
-    await runGitOrThrow({ what: "push", args: ["--git-dir", path.join(dataDir, "forge/demo/widgets.git"), "push", "--quiet", path.join(dataDir, "forge/demo/widgets.git"), `${headSha}:refs/heads/school/t2`] });
+    await runGit({ gitDir: path.join(dataDir, "forge/demo/widgets.git"), args: ["update-ref", "refs/heads/school/t2", headSha] });
     const create = () => api(`/repos/${repository}/pulls`, { method: "POST", body: JSON.stringify({ title: "t2", head: "demo:school/t2", base: "main" }) });
     const count = async () => ((await (await api(`/repos/${repository}/pulls?state=all`)).json()) as unknown[]).length;
     const createdBefore = (await readForgeStats(admin())).created;
