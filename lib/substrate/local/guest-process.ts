@@ -1,0 +1,190 @@
+/**
+ * Runs one guest command: a fixed host wrapper (bash, operator code, no interpolation — all data
+ * travels as argv) closes every inherited fd above 3 (an fd leaked into us by whoever started the
+ * server must not reach a guest), writes itself into the machine's cgroups, then drops to the
+ * machine's unprivileged uid with no capabilities and no_new_privs, applies the rlimits and execs
+ * bubblewrap. bwrap's `--json-status-fd 3` tells us the guest's real exit code, and its absence
+ * tells a sandbox set-up failure apart from a failing command.
+ *
+ * Killing the outer bwrap kills the whole tree: the guest is in its own pid namespace whose init
+ * dies with its parent (`--die-with-parent`), so detached/background children die too.
+ */
+import { spawn } from "node:child_process";
+import type { Writable } from "node:stream";
+
+export const SANDBOX_WRAPPER = `
+pids_procs=$1; mem_procs=$2; guest_uid=$3; shift 3
+for fd_path in /proc/$$/fd/*; do
+  fd=\${fd_path##*/}
+  if [[ $fd =~ ^[0-9]+$ ]] && (( fd > 3 )); then eval "exec $fd>&-"; fi
+done
+if [[ $pids_procs != - ]]; then printf '%d\\n' $$ > "$pids_procs" || exit 125; fi
+if [[ $mem_procs != - ]]; then printf '%d\\n' $$ > "$mem_procs" || exit 125; fi
+exec /usr/bin/setpriv --reuid="$guest_uid" --regid="$guest_uid" --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- /usr/bin/prlimit "$@"
+`;
+
+/** Nothing of the server's environment reaches the wrapper (bwrap also clears it for the guest). */
+const EMPTY_ENV = {} as NodeJS.ProcessEnv;
+
+export type TGuestRlimits = {
+  maxProcesses: number;
+  openFiles: number;
+  fileSizeBytes: number;
+  /** Only when no memory cgroup is available: a data-segment ceiling as the weaker fallback. */
+  dataBytes?: number;
+};
+
+export type TCapturedOutput = { bytes: Buffer; isTruncated: boolean };
+
+export type TGuestProcessResult =
+  | { kind: "exited"; exitCode: number; stdout: TCapturedOutput; stderr: TCapturedOutput; durationMs: number }
+  | { kind: "killed"; reason: TKillReason; stdout: TCapturedOutput; stderr: TCapturedOutput; durationMs: number }
+  | { kind: "sandbox_failed"; message: string; durationMs: number };
+
+export type TKillReason = "timeout" | "deleted" | "stopped" | "shutdown";
+
+export type TGuestProcess = {
+  /** Host pid of the outer bwrap (the handle we kill). */
+  hostPid: number | undefined;
+  /** The guest command's host pid once bwrap reported it; undefined if bwrap ended first. */
+  started: Promise<number | undefined>;
+  done: Promise<TGuestProcessResult>;
+  kill(reason: TKillReason): void;
+};
+
+export type TSpawnGuestOptions = {
+  bwrapPath: string;
+  bwrapArgs: string[];
+  hostUid: number;
+  cgroupProcs: { pids: string | undefined; memory: string | undefined };
+  rlimits: TGuestRlimits;
+  stdin?: string | undefined;
+  captureBytes: number;
+  timeoutMs: number;
+};
+
+class CappedBuffer {
+  readonly #chunks: Buffer[] = [];
+  #size = 0;
+  isTruncated = false;
+
+  constructor(private readonly cap: number) {}
+
+  push(chunk: Buffer): void {
+    const room = this.cap - this.#size;
+    if (room <= 0) {
+      this.isTruncated = true;
+      return; // keep draining the pipe so the guest never blocks on a full pipe
+    }
+    const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
+    if (kept.length < chunk.length) this.isTruncated = true;
+    this.#chunks.push(kept);
+    this.#size += kept.length;
+  }
+
+  output(): TCapturedOutput {
+    return { bytes: Buffer.concat(this.#chunks), isTruncated: this.isTruncated };
+  }
+}
+
+function rlimitArgs(limits: TGuestRlimits): string[] {
+  const pair = (name: string, value: number) => `--${name}=${value}:${value}`;
+  const args = [pair("nproc", limits.maxProcesses), pair("nofile", limits.openFiles), pair("fsize", limits.fileSizeBytes), pair("core", 0)];
+  if (limits.dataBytes !== undefined) args.push(pair("data", limits.dataBytes));
+  return args;
+}
+
+export function spawnGuestProcess(options: TSpawnGuestOptions): TGuestProcess {
+  const startedAt = Date.now();
+  const child = spawn(
+    "/bin/bash",
+    [
+      "--norc",
+      "--noprofile",
+      "-c",
+      SANDBOX_WRAPPER,
+      "school-core-sandbox",
+      options.cgroupProcs.pids ?? "-",
+      options.cgroupProcs.memory ?? "-",
+      String(options.hostUid),
+      ...rlimitArgs(options.rlimits),
+      "--",
+      options.bwrapPath,
+      ...options.bwrapArgs,
+    ],
+    { cwd: "/", env: EMPTY_ENV, stdio: ["pipe", "pipe", "pipe", "pipe"] },
+  );
+  const stdout = new CappedBuffer(options.captureBytes);
+  const stderr = new CappedBuffer(options.captureBytes);
+  let statusText = "";
+  let childPid: number | undefined;
+  let exitCode: number | undefined;
+  let killReason: TKillReason | undefined;
+  let resolveStarted: (pid: number | undefined) => void = () => undefined;
+  const started = new Promise<number | undefined>((resolve) => (resolveStarted = resolve));
+
+  const kill = (reason: TKillReason) => {
+    killReason ??= reason;
+    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+      try {
+        process.kill(child.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  };
+
+  child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk));
+  child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+  const status = child.stdio[3] as NodeJS.ReadableStream | null;
+  status?.on("data", (chunk: Buffer) => {
+    if (statusText.length > 65_536) return;
+    statusText += chunk.toString("utf8");
+    for (const line of statusText.split("\n")) {
+      try {
+        const parsed = JSON.parse(line) as Record<string, unknown>;
+        if (typeof parsed["child-pid"] === "number" && childPid === undefined) {
+          childPid = parsed["child-pid"];
+          resolveStarted(childPid);
+        }
+        if (typeof parsed["exit-code"] === "number") exitCode = parsed["exit-code"];
+      } catch {
+        // a partial line; the next chunk completes it
+      }
+    }
+  });
+
+  const timer = setTimeout(() => kill("timeout"), options.timeoutMs);
+  timer.unref();
+
+  const stdinStream = child.stdin as Writable;
+  stdinStream.on("error", () => undefined); // a guest that never reads stdin closes it early
+  stdinStream.end(options.stdin ?? "");
+
+  const done = new Promise<TGuestProcessResult>((resolve) => {
+    let isSettled = false;
+    const settle = () => {
+      if (isSettled) return;
+      isSettled = true;
+      clearTimeout(timer);
+      resolveStarted(childPid);
+      const durationMs = Date.now() - startedAt;
+      if (killReason) resolve({ kind: "killed", reason: killReason, stdout: stdout.output(), stderr: stderr.output(), durationMs });
+      else if (exitCode !== undefined) resolve({ kind: "exited", exitCode, stdout: stdout.output(), stderr: stderr.output(), durationMs });
+      else {
+        const detail = stderr.output().bytes.toString("utf8").trim() || `sandbox exited with ${child.exitCode ?? child.signalCode}`;
+        resolve({ kind: "sandbox_failed", message: detail, durationMs });
+      }
+    };
+    child.on("error", (error) => {
+      stderr.push(Buffer.from(error.message));
+      settle();
+    });
+    child.on("close", settle);
+    // Everything in the pid namespace dies with bwrap, so pipes close right after exit; this
+    // guard only protects us from a pipe some future change might leak.
+    child.on("exit", () => setTimeout(settle, 2000).unref());
+  });
+
+  return { hostPid: child.pid, started, done, kill };
+}
