@@ -15,10 +15,14 @@ export function isRelayOperation(value: string): value is TRelayOperation {
 export const RELAY_CHANNELS = ["http", "mailbox"] as const;
 export type TRelayChannel = (typeof RELAY_CHANNELS)[number];
 
-/** Hard ceiling of one request (the serialized `request` object); also the HTTP body read cap minus envelope room. */
-export const RELAY_MAX_REQUEST_BYTES_CEILING = 1024 * 1024;
-/** Hard ceiling of one response (the serialized `completion` object). */
-export const RELAY_MAX_RESPONSE_BYTES_CEILING = 1024 * 1024;
+/**
+ * Hard ceiling of one request (the serialized `request` object); also the HTTP body read cap minus
+ * envelope room. Equal to the ceiling of lib/contract/limits.ts `relay.maxRequestBytes`, so any
+ * operator-valid task limit can be issued.
+ */
+export const RELAY_MAX_REQUEST_BYTES_CEILING = 16 * 1024 * 1024;
+/** Hard ceiling of one response (the serialized `completion` object); as above. */
+export const RELAY_MAX_RESPONSE_BYTES_CEILING = 16 * 1024 * 1024;
 /** Envelope room: the HTTP body and the mailbox file carry taskId/handle around the request. */
 export const RELAY_ENVELOPE_BYTES = 4096;
 /** The HTTP route never reads more than this from a body, whatever the capability says. */
@@ -34,16 +38,6 @@ export const RELAY_MAX_REASON_CHARS = 200;
 
 export const RELAY_MAX_MESSAGES = 256;
 export const RELAY_MAX_TOKENS_CEILING = 32_768;
-
-/** Defaults for `schoolcore relay issue` when a flag is absent. */
-export const DEFAULT_RELAY_LIMITS = {
-  allowedOps: ["complete"] as TRelayOperation[],
-  maxRequests: 50,
-  maxBytes: 8 * 1024 * 1024,
-  maxRequestBytes: 256 * 1024,
-  maxResponseBytes: 256 * 1024,
-  ttlSeconds: 60 * 60,
-};
 
 /**
  * Revocation reasons the relay writes itself. An `exhausted:` revocation still lets calls that were

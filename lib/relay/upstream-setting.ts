@@ -13,7 +13,7 @@ import { AppError } from "../errors";
 export const RELAY_UPSTREAM_SETTING_KEY = "relay.upstream";
 
 /** Raw upstream bytes (the wire JSON, larger than the completion) are capped separately from the capability. */
-export const UPSTREAM_MAX_RESPONSE_BYTES_CEILING = 8 * 1024 * 1024;
+export const UPSTREAM_MAX_RESPONSE_BYTES_CEILING = 32 * 1024 * 1024;
 export const UPSTREAM_DEFAULT_MAX_RESPONSE_BYTES = 2 * 1024 * 1024;
 
 const ZAbsolutePath = z

@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { POST } from "../../app/api/relay/v1/[operation]/route";
+import { createTestDatabase } from "../testing/test-database";
+import { issueCapability } from "./issue-capability";
+import { RELAY_MAX_HTTP_BODY_BYTES } from "./limits";
+import { readCapabilityUsage } from "./read-capability-usage";
+import { createRelayTestTask, SIMPLE_REQUEST } from "./testing/relay-fixtures";
+
+describe("POST /api/relay/v1/[operation]", async () => {
+  const { db } = await createTestDatabase();
+  const { taskId } = await createRelayTestTask(db);
+  const { handle, capabilityId } = await issueCapability({ db, taskId, maxRequests: 10, maxBytes: 100_000, maxRequestBytes: 10_000, maxResponseBytes: 10_000, ttlSeconds: 600 });
+
+  function call(operation: string, init: { authorization?: string; body?: BodyInit }) {
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (init.authorization !== undefined) headers.authorization = init.authorization;
+    return POST(new Request(`http://relay.local/api/relay/v1/${operation}`, { method: "POST", headers, body: init.body }), { params: Promise.resolve({ operation }) });
+  }
+
+  it.each([
+    ["no Authorization", undefined],
+    ["a non-bearer scheme", `Basic ${handle}`],
+    ["an unknown handle", `Bearer scr_${"B".repeat(43)}`],
+  ])("refuses %s with 403 and never echoes the header", async (_label, authorization) => {
+    const response = await call("complete", { authorization, body: JSON.stringify({ taskId, request: SIMPLE_REQUEST }) });
+    expect(response.status).toBe(403);
+    const text = await response.text();
+    expect(JSON.parse(text)).toMatchObject({ error: { code: "RELAY_REFUSED" } });
+    expect(text).not.toContain(handle);
+    expect(text).not.toContain("B".repeat(43));
+    expect(response.headers.get("cache-control")).toBe("no-store");
+  });
+
+  it("refuses a malformed body (400) and an oversized one (413), recorded against the capability", async () => {
+    const bad = await call("complete", { authorization: `Bearer ${handle}`, body: "{not json" });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ error: { code: "RELAY_REQUEST_MALFORMED" } });
+    const extra = await call("complete", { authorization: `Bearer ${handle}`, body: JSON.stringify({ taskId, request: SIMPLE_REQUEST, upstream: "http://10.0.0.1/" }) });
+    expect(extra.status).toBe(400);
+    const huge = await call("complete", { authorization: `Bearer ${handle}`, body: "x".repeat(RELAY_MAX_HTTP_BODY_BYTES + 1) });
+    expect(huge.status).toBe(413);
+    const usage = await readCapabilityUsage({ db, capabilityId });
+    expect(usage?.calls.byOutcome).toMatchObject({ RELAY_REQUEST_MALFORMED: 2, RELAY_TOO_LARGE: 1 });
+    expect(usage?.usage.requestCount).toBe(0);
+  });
+
+  it("refuses an unknown operation in the path with 403", async () => {
+    const response = await call("admin", { authorization: `Bearer ${handle}`, body: JSON.stringify({ taskId, request: SIMPLE_REQUEST }) });
+    expect(response.status).toBe(403);
+    expect(await response.json()).toMatchObject({ error: { code: "RELAY_OPERATION_NOT_ALLOWED" } });
+  });
+});
