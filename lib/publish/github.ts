@@ -300,7 +300,3 @@ export function createGitHubProvider(options: TGitHubProviderOptions): Publicati
   };
 }
 
-/** The provider from the operator's validated setting. */
-export function createGitHubProviderFromSetting(setting: TGitHubPublishSetting): PublicationProvider {
-  return createGitHubProvider(setting);
-}

@@ -25,7 +25,7 @@ export type TForgeEnvironment = {
   tokenFile: string;
   admin: { adminUrl: string; adminToken: string };
   /** a GitHub provider pointed at the forge; closed by stop() */
-  createProvider(options?: { requestTimeoutMs?: number; tokenFile?: string }): PublicationProvider;
+  createProvider(options?: { requestTimeoutMs?: number; pushTimeoutMs?: number; tokenFile?: string }): PublicationProvider;
   stop(): Promise<void>;
 };
 
@@ -45,7 +45,7 @@ export async function startForgeEnvironment(options: { token?: string } = {}): P
     tokenFile,
     admin: { adminUrl: forge.adminUrl, adminToken },
     createProvider(providerOptions = {}) {
-      const provider = createGitHubProvider({ apiBaseUrl: forge.url, tokenFile: providerOptions.tokenFile ?? tokenFile, requestTimeoutMs: providerOptions.requestTimeoutMs ?? 5_000, pushTimeoutMs: 30_000 });
+      const provider = createGitHubProvider({ apiBaseUrl: forge.url, tokenFile: providerOptions.tokenFile ?? tokenFile, requestTimeoutMs: providerOptions.requestTimeoutMs ?? 5_000, pushTimeoutMs: providerOptions.pushTimeoutMs ?? 30_000 });
       providers.push(provider);
       return provider;
     },
@@ -210,8 +210,8 @@ export async function pushForeignBranch(env: TForgeEnvironment, fixture: TPublis
   try {
     const forgeDir = forgeGitDir(env.dataDir, parseForgeFullName(fixture.repository)!);
     await git(workDir, ["init", "--quiet", `--initial-branch=${fixture.baseRef}`]);
-    await git(workDir, ["fetch", "--quiet", forgeDir, `${fixture.baseRef}:refs/heads/${fixture.baseRef}`]).catch(() => undefined);
-    await git(workDir, ["checkout", "--quiet", "-f", fixture.baseRef]);
+    await git(workDir, ["fetch", "--quiet", forgeDir, `refs/heads/${fixture.baseRef}:refs/remotes/forge/base`]);
+    await git(workDir, ["checkout", "--quiet", "-B", fixture.baseRef, "refs/remotes/forge/base"]);
     const sha = await commitFile(workDir, "src/foreign.txt", "someone else\n", "foreign commit");
     await git(workDir, ["push", "--quiet", forgeDir, `HEAD:refs/heads/${fixture.branch}`]);
     return sha;

@@ -29,6 +29,8 @@ export const ZForgeFaultSchema = z
     repository: z.string().max(200).optional(),
     times: z.number().int().min(1).max(1000).default(1),
     delayMs: z.number().int().min(0).max(600_000).optional(),
+    /** let this many matching operations pass before the fault starts firing */
+    skip: z.number().int().min(0).max(1000).default(0),
   })
   .strict();
 
@@ -46,6 +48,10 @@ export class ForgeFaults {
     const index = this.faults.findIndex((f) => kinds.includes(f.kind) && (f.repository === undefined || f.repository === repository));
     if (index < 0) return undefined;
     const fault = this.faults[index]!;
+    if (fault.skip > 0) {
+      this.faults[index] = { ...fault, skip: fault.skip - 1 };
+      return undefined;
+    }
     if (fault.times <= 1) this.faults.splice(index, 1);
     else this.faults[index] = { ...fault, times: fault.times - 1 };
     return fault;

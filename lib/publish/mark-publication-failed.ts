@@ -1,0 +1,37 @@
+/**
+ * An operator ends a pending publication with a reason (the target repository is gone, the
+ * teacher withdrew, the provider will never answer). The task moves pr_pending → pr_failed in the
+ * same transaction as the PullRequest row and the audit entry.
+ *
+ * An attempt still in flight cannot undo this: its writes are conditioned on the row being
+ * pending. If that attempt's create reached the provider anyway, a later retry reconciles and
+ * adopts that pull request instead of opening another.
+ */
+import { z } from "zod";
+import { recordAudit } from "../audit";
+import { can, type Actor } from "../auth/permissions";
+import type { Db } from "../db/client";
+import { AppError } from "../errors";
+import { transitionTaskIn } from "../lifecycle/transition-task";
+import { boundLastError } from "./publication.repo";
+
+export const ZMarkPublicationFailedSchema = z.object({ taskId: z.uuid(), reason: z.string().trim().min(3, "Give a reason.").max(500) }).strict();
+
+export type TMarkPublicationFailedOptions = { db: Db; actor: Actor; taskId: string; reason: string };
+
+export async function markPublicationFailed(options: TMarkPublicationFailedOptions): Promise<{ taskId: string }> {
+  const { db, actor } = options;
+  if (!can(actor, "publish.manage")) throw new AppError("NOT_FOUND", "Not found.");
+  const parsed = ZMarkPublicationFailedSchema.safeParse({ taskId: options.taskId, reason: options.reason });
+  if (!parsed.success) throw new AppError("VALIDATION_FAILED", parsed.error.issues[0]!.message);
+  const reason = boundLastError(`Marked failed by an operator: ${parsed.data.reason}`);
+  return db.$transaction(async (tx) => {
+    const pull = await tx.pullRequest.findUnique({ where: { taskId: parsed.data.taskId } });
+    if (!pull) throw new AppError("NOT_FOUND", `No publication exists for task ${parsed.data.taskId}.`);
+    const updated = await tx.pullRequest.updateMany({ where: { id: pull.id, state: "pending" }, data: { state: "failed", reconcileState: "failed", lastError: reason, nextAttemptAt: null } });
+    if (updated.count !== 1) throw new AppError("STATE_CONFLICT", `The publication of task ${pull.taskId} is ${pull.state}, not pending.`);
+    await transitionTaskIn(tx, { taskId: pull.taskId, from: "pr_pending", to: "pr_failed", reason, errorCode: "PUBLISH_FAILED" });
+    await recordAudit(tx, { actorId: actor.userId, action: "publication.mark_failed", targetType: "task", targetId: pull.taskId, detail: { reason, attempts: pull.attempts, reconcileState: pull.reconcileState } });
+    return { taskId: pull.taskId };
+  });
+}

@@ -1,0 +1,52 @@
+/**
+ * An operator retries a publication: from pr_failed (after fixing the token, deleting a stray
+ * branch …) or from a pr_pending that is stuck in backoff or behind a crashed worker's lease.
+ * Nothing is created here: the next publishApprovedTask call reconciles first, so a retry can
+ * never duplicate a pull request. Audit-logged with the operator and the reason.
+ */
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+import { recordAudit } from "../audit";
+import { can, type Actor } from "../auth/permissions";
+import type { Db } from "../db/client";
+import { AppError } from "../errors";
+import { transitionTaskIn } from "../lifecycle/transition-task";
+import { sanitizeExcerpt } from "../redact";
+
+export const ZRetryPublicationSchema = z.object({ taskId: z.uuid(), reason: z.string().trim().max(500).optional() }).strict();
+
+export type TRetryPublicationOptions = { db: Db; actor: Actor; taskId: string; reason?: string };
+
+export async function retryPublication(options: TRetryPublicationOptions): Promise<{ taskId: string; from: "pr_failed" | "pr_pending" }> {
+  const { db, actor } = options;
+  // Not allowed to manage publications = not allowed to know the task is there.
+  if (!can(actor, "publish.manage")) throw new AppError("NOT_FOUND", "Not found.");
+  const parsed = ZRetryPublicationSchema.safeParse({ taskId: options.taskId, reason: options.reason });
+  if (!parsed.success) throw new AppError("VALIDATION_FAILED", parsed.error.issues[0]!.message);
+  const input = parsed.data;
+  const reason = input.reason ? sanitizeExcerpt(input.reason, 500) : undefined;
+  return db.$transaction(async (tx) => {
+    const task = await tx.task.findUnique({ where: { id: input.taskId }, include: { pullRequest: true } });
+    if (!task || !task.pullRequest) throw new AppError("NOT_FOUND", `No publication exists for task ${input.taskId}.`);
+    const pull = task.pullRequest;
+    if (task.state === "pr_failed") {
+      await transitionTaskIn(tx, { taskId: task.id, from: "pr_failed", to: "pr_pending", operationId: randomUUID(), incrementAttempt: true, reason: `operator retry${reason ? `: ${reason}` : ""}` });
+      const updated = await tx.pullRequest.updateMany({
+        where: { id: pull.id, state: "failed" },
+        // A terminal marker would mislead the next attempt's reader; the provider is read again anyway.
+        data: { state: "pending", nextAttemptAt: null, ...(pull.reconcileState === "conflict" || pull.reconcileState === "failed" ? { reconcileState: "not_pushed" } : {}) },
+      });
+      if (updated.count !== 1) throw new AppError("STATE_CONFLICT", "The publication changed meanwhile; reload and try again.");
+    } else if (task.state === "pr_pending") {
+      // Clearing nextAttemptAt ends the backoff (or a dead worker's lease). A still-running
+      // attempt is fenced out by the next claim's attempt number.
+      const updated = await tx.pullRequest.updateMany({ where: { id: pull.id, state: "pending" }, data: { nextAttemptAt: null } });
+      if (updated.count !== 1) throw new AppError("STATE_CONFLICT", "The publication changed meanwhile; reload and try again.");
+    } else {
+      throw new AppError("STATE_CONFLICT", `Task ${task.id} is ${task.state}; only pr_failed or pr_pending publications can be retried.`);
+    }
+    const from = task.state;
+    await recordAudit(tx, { actorId: actor.userId, action: "publication.retry", targetType: "task", targetId: task.id, detail: { from, reason: reason ?? null, attempts: pull.attempts } });
+    return { taskId: task.id, from };
+  });
+}
