@@ -1,0 +1,79 @@
+import { describe, expect, it } from "vitest";
+import { buildBwrapArgs, guestArgv, guestEnvironment, RELAY_GUEST_DIR } from "./sandbox-args";
+
+const manifest = {
+  schemaVersion: 1 as const,
+  binds: [
+    { host: "/usr", guest: "/usr" },
+    { host: "/opt/tools", guest: "/opt/school-core/tools" },
+  ],
+  entries: [
+    { kind: "symlink" as const, path: "bin", target: "usr/bin" },
+    { kind: "dir" as const, path: "etc" },
+    { kind: "file" as const, path: "etc/passwd", mode: 0o644, size: 1, sha256: "x" },
+    { kind: "dir" as const, path: "opt" },
+  ],
+};
+
+function build(extra: Partial<Parameters<typeof buildBwrapArgs>[0]> = {}) {
+  return buildBwrapArgs({ imageRootDir: "/data/substrate/images/abc/root", manifest, tmpDir: "/data/m/tmp", workspaceDir: "/data/m/workspace", env: { PATH: "/bin", X: "1" }, cwd: "/workspace", argv: ["/bin/sh", "-lc", "true"], ...extra });
+}
+
+function pairsAfter(args: string[], flag: string): string[][] {
+  return args.flatMap((a, i) => (a === flag ? [args.slice(i + 1, i + 3)] : []));
+}
+
+describe("buildBwrapArgs", () => {
+  it("unshares everything, clears the environment and dies with its parent", () => {
+    const args = build();
+    for (const flag of ["--unshare-all", "--clearenv", "--die-with-parent", "--new-session"]) expect(args).toContain(flag);
+    expect(args).not.toContain("--share-net");
+  });
+
+  it("mounts only the image, its binds and the machine's two roots — read-only except /tmp and /workspace", () => {
+    const args = build();
+    expect(pairsAfter(args, "--bind")).toEqual([
+      ["/data/m/tmp", "/tmp"],
+      ["/data/m/workspace", "/workspace"],
+    ]);
+    expect(pairsAfter(args, "--ro-bind")).toEqual([
+      ["/usr", "/usr"],
+      ["/data/substrate/images/abc/root/etc", "/etc"],
+      ["/data/substrate/images/abc/root/opt", "/opt"],
+      ["/opt/tools", "/opt/school-core/tools"],
+    ]);
+    expect(args.slice(args.indexOf("--remount-ro"), args.indexOf("--remount-ro") + 2)).toEqual(["--remount-ro", "/"]);
+  });
+
+  it("recreates a top-level image symlink instead of following it on the host", () => {
+    expect(pairsAfter(build(), "--symlink")).toEqual([["usr/bin", "/bin"]]);
+  });
+
+  it("mounts a nested bind after its parent", () => {
+    const args = build();
+    expect(args.indexOf("/opt/school-core/tools")).toBeGreaterThan(args.indexOf("/opt"));
+  });
+
+  it("exposes the relay directory read-only only when asked", () => {
+    expect(build()).not.toContain(RELAY_GUEST_DIR);
+    expect(pairsAfter(build({ relayDir: "/data/run/x" }), "--ro-bind")).toContainEqual(["/data/run/x", RELAY_GUEST_DIR]);
+  });
+
+  it("passes the command after -- untouched", () => {
+    const args = build({ argv: ["echo", "--unshare-all; rm -rf /"] });
+    expect(args.slice(args.indexOf("--") + 1)).toEqual(["echo", "--unshare-all; rm -rf /"]);
+  });
+});
+
+describe("guest command and environment", () => {
+  it("runs a string via sh -lc and an array as argv", () => {
+    expect(guestArgv("echo hi")).toEqual(["/bin/sh", "-lc", "echo hi"]);
+    expect(guestArgv(["node", "-v"])).toEqual(["node", "-v"]);
+  });
+
+  it("layers base < machine < call environment and nothing else", () => {
+    const env = guestEnvironment({ A: "machine", B: "machine" }, { B: "call" });
+    expect(env).toMatchObject({ A: "machine", B: "call", HOME: "/workspace" });
+    expect(Object.keys(env).sort()).toEqual(["A", "B", "HOME", "LANG", "LOGNAME", "PATH", "TMPDIR", "USER"]);
+  });
+});
