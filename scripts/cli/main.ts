@@ -1,5 +1,6 @@
 import { getEnv } from "../../lib/env";
 import { dbDiff, dbMigrate, dbStatus } from "./commands/db";
+import { forgeRepoCreate, forgeServe } from "./commands/forge";
 import { userAdd, userList } from "./commands/user";
 import type { Command } from "./context";
 import { printError, UsageError } from "./output";
@@ -10,6 +11,8 @@ const COMMANDS: Record<string, Command> = {
   "db migrate": dbMigrate,
   "db status": dbStatus,
   "db diff": dbDiff,
+  "forge serve": forgeServe,
+  "forge repo create": forgeRepoCreate,
 };
 
 function help(): string {
