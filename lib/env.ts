@@ -32,6 +32,11 @@ export const ZEnvSchema = z.object({
   /** Base URL the guest uses for the HTTP relay channel (the web app). */
   RELAY_PUBLIC_URL: z.string().url().optional(),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  /**
+   * Fault injection for the restart tests: the worker SIGKILLs itself right after committing a
+   * transition into this task state (or "machine:<state>"). Refused in production.
+   */
+  SCHOOLCORE_FAULT_CRASH_AFTER: z.string().regex(/^(machine:)?[a-z_]+$/).optional(),
 });
 
 export type TEnv = z.infer<typeof ZEnvSchema> & { dataDir: string };

@@ -29,6 +29,12 @@ export const APP_ERROR_CODES = {
   SPEND_CEILING_EXCEEDED: 402,
   /** The provider account cannot be read well enough to know its headroom. */
   ACCOUNT_UNOBSERVABLE: 503,
+  /** The guest runner did not finish before the task's deadline. */
+  GUEST_TIMEOUT: 504,
+  /** The guest runner's process ended without writing a result. */
+  GUEST_PROCESS_DIED: 502,
+  /** The task was cancelled by an operator. */
+  TASK_CANCELLED: 409,
   /** A substrate call failed; details are in the SubstrateError. */
   SUBSTRATE_FAILED: 502,
   /** The guest result or request broke the contract. */

@@ -6,6 +6,8 @@ import { z } from "zod";
 
 export const JOBS = {
   heartbeat: { name: "heartbeat", schema: z.object({ sentAt: z.string() }).strict() },
+  advanceTask: { name: "task-advance", schema: z.object({ taskId: z.uuid() }).strict() },
+  sweepMachines: { name: "machine-sweep", schema: z.object({}).strict() },
 } as const;
 
 export type TJobName = (typeof JOBS)[keyof typeof JOBS]["name"];

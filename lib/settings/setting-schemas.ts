@@ -37,6 +37,11 @@ export const SETTING_SCHEMAS = {
   /** used when the provider's account does not state its rates; the higher of the two is used */
   "spend.rates": { schema: ZSpendRatesSchema, default: { cpuHourMicros: 50_000, memoryGbHourMicros: 10_000 } },
   "dispatch": { schema: z.object({ enabled: z.boolean() }).strict(), default: { enabled: false } },
+  /** the student agent command the operator's guest runner starts inside the guest */
+  "guest.agent": {
+    schema: z.object({ command: z.array(z.string().min(1).max(4000)).min(1).max(64) }).strict(),
+    default: { command: ["node", "/tmp/school-core-input/student-agent.mjs"] },
+  },
 } as const;
 
 export type TSettingKey = keyof typeof SETTING_SCHEMAS;

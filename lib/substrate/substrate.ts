@@ -42,6 +42,7 @@ export interface Substrate {
   waitReady(machineId: string, options: { timeoutMs: number; pollMs?: number }): Promise<TMachineInfo>;
   get(machineId: string): Promise<TMachineInfo | undefined>;
   findByName(name: string): Promise<TMachineInfo | undefined>;
+  listMachines(): Promise<TMachineInfo[]>;
   upload(machineId: string, guestPath: string, bytes: Buffer): Promise<void>;
   exec(machineId: string, request: TExecRequest, options: { maxOutputBytes: number }): Promise<TExecResult>;
   /** streams to a file, refusing (and deleting the partial file) once maxBytes would be exceeded */

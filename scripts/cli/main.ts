@@ -1,6 +1,11 @@
 import { getEnv } from "../../lib/env";
 import { dbDiff, dbMigrate, dbStatus } from "./commands/db";
 import { forgeRepoCreate, forgeServe } from "./commands/forge";
+import { dispatchOff, dispatchOn, dispatchStatus } from "./commands/dispatch";
+import { machineList, machineRelease } from "./commands/machine";
+import { relayIssue, relayRevoke, relayUpstreamSet, relayUpstreamShow, relayUsage } from "./commands/relay";
+import { repoAdd, repoList } from "./commands/repo";
+import { taskCancel, taskCreate, taskList, taskShow } from "./commands/task";
 import { userAdd, userList } from "./commands/user";
 import type { Command } from "./context";
 import { printError, UsageError } from "./output";
@@ -13,6 +18,22 @@ const COMMANDS: Record<string, Command> = {
   "db diff": dbDiff,
   "forge serve": forgeServe,
   "forge repo create": forgeRepoCreate,
+  "repo add": repoAdd,
+  "repo list": repoList,
+  "task create": taskCreate,
+  "task show": taskShow,
+  "task list": taskList,
+  "task cancel": taskCancel,
+  "dispatch on": dispatchOn,
+  "dispatch off": dispatchOff,
+  "dispatch status": dispatchStatus,
+  "machine list": machineList,
+  "machine release": machineRelease,
+  "relay issue": relayIssue,
+  "relay revoke": relayRevoke,
+  "relay usage": relayUsage,
+  "relay upstream set": relayUpstreamSet,
+  "relay upstream show": relayUpstreamShow,
 };
 
 function help(): string {

@@ -31,7 +31,7 @@ export type SmolCloudOptions = {
   tokenFile: string;
   spendGuard: SpendGuard;
   /** used when the account's plan does not state rates; the higher of the two is used */
-  fallbackRates: { cpuHourMicros: number; memoryGbHourMicros: number };
+  fallbackRates: () => Promise<{ cpuHourMicros: number; memoryGbHourMicros: number }>;
   label?: string;
   timeouts?: Partial<typeof DEFAULT_TIMEOUTS>;
   onLowBalance?: (headroomMicros: number) => void;
@@ -108,9 +108,10 @@ export class SmolCloudSubstrate implements Substrate {
     const account = await this.account();
     const headroom = computeAccountHeadroom(account);
     if (headroom.kind === "unobservable") throw new AppError("ACCOUNT_UNOBSERVABLE", `SmolCloud account headroom cannot be observed: ${headroom.reason}. Refusing to create machines.`);
+    const fallback = await this.options.fallbackRates();
     const rates = {
-      cpuHourMicros: Math.max(account.plan?.rateCpuHourMicros ?? 0, this.options.fallbackRates.cpuHourMicros),
-      memoryGbHourMicros: Math.max(account.plan?.rateMemoryGbHourMicros ?? 0, this.options.fallbackRates.memoryGbHourMicros),
+      cpuHourMicros: Math.max(account.plan?.rateCpuHourMicros ?? 0, fallback.cpuHourMicros),
+      memoryGbHourMicros: Math.max(account.plan?.rateMemoryGbHourMicros ?? 0, fallback.memoryGbHourMicros),
     };
     const amount = reservationMicros({ ...spec.resources, ttlSeconds: spec.ttlSeconds, ...rates });
     if (amount > headroom.headroomMicros) {
@@ -164,9 +165,13 @@ export class SmolCloudSubstrate implements Substrate {
     }
   }
 
-  async findByName(name: string): Promise<TMachineInfo | undefined> {
+  async listMachines(): Promise<TMachineInfo[]> {
     const result = await this.http.call({ operation: "list", method: "GET", path: "/v1/machines", timeoutMs: this.timeouts.controlMs, maxResponseBytes: 8 * 1024 * 1024 });
-    const machines = parseWire(ZMachineListSchema, result.body, "list", result.requestId);
+    return parseWire(ZMachineListSchema, result.body, "list", result.requestId);
+  }
+
+  async findByName(name: string): Promise<TMachineInfo | undefined> {
+    const machines = await this.listMachines();
     const matches = machines.filter((m) => m.name === name && m.state !== "deleted");
     if (matches.length > 1) throw new SubstrateError({ code: "SUBSTRATE_CONFLICT", operation: "list", message: `${matches.length} machines are named ${name}` });
     return matches[0];

@@ -1,0 +1,13 @@
+"use server";
+import { withActorAction } from "@/app/_server/action";
+import { getRunContext } from "@/app/_server/run-context";
+import { releaseQuarantine, ZReleaseQuarantineSchema } from "@/lib/lifecycle/release-quarantine";
+
+export const releaseQuarantineAction = withActorAction({
+  action: "machine.manage",
+  schema: ZReleaseQuarantineSchema,
+  handler: async ({ actor, input }) => {
+    const machine = await releaseQuarantine(await getRunContext(), { input, actorId: actor.userId });
+    return { ok: true, message: `Machine ${machine.id} released: ${machine.state}.` };
+  },
+});

@@ -1,0 +1,106 @@
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { requirePagePermission } from "@/app/_server/guard";
+import { ActionForm } from "@/components/action-form";
+import { AutoRefresh } from "@/components/auto-refresh";
+import { StateBadge } from "@/components/state-badge";
+import { getDb } from "@/lib/db/client";
+import { isAppError } from "@/lib/errors";
+import { getTaskDetail } from "@/lib/lifecycle/get-task-detail";
+import { ACTIVE_TASK_STATES, canTransitionTask } from "@/lib/lifecycle/task-states";
+import { cancelTaskAction } from "../actions";
+
+type Props = { params: Promise<{ id: string }> };
+
+function time(date: Date) {
+  return date.toISOString().replace("T", " ").slice(0, 19);
+}
+
+export default async function TaskDetailPage({ params }: Props) {
+  const { id } = await params;
+  await requirePagePermission("operator.view", `/operator/tasks/${id}`);
+  const task = await getTaskDetail(await getDb(), id).catch((error) => {
+    if (isAppError(error) && error.code === "NOT_FOUND") notFound();
+    throw error;
+  });
+  const isActive = (ACTIVE_TASK_STATES as readonly string[]).includes(task.state) || task.state === "queued";
+  const candidate = task.candidates[0];
+  return (
+    <section className="space-y-6">
+      <div className="flex flex-wrap items-center gap-3">
+        <h1>
+          #{task.issueNumber} {task.issueTitle}
+        </h1>
+        <StateBadge state={task.state} />
+        <AutoRefresh isActive={isActive} />
+      </div>
+      <dl className="grid grid-cols-1 gap-x-6 gap-y-1 text-sm sm:grid-cols-2" data-testid="task-identity">
+        <dt className="text-slate-600">Repository</dt>
+        <dd>{task.repository.name}</dd>
+        <dt className="text-slate-600">Base</dt>
+        <dd className="font-mono">
+          {task.baseRef} {task.baseSha}
+        </dd>
+        <dt className="text-slate-600">Operation</dt>
+        <dd className="font-mono">
+          {task.operationId} (attempt {task.attempt})
+        </dd>
+        <dt className="text-slate-600">Relay channel</dt>
+        <dd>{task.relayChannel}</dd>
+        <dt className="text-slate-600">Deadline</dt>
+        <dd>{task.deadlineAt ? time(task.deadlineAt) : "not started"}</dd>
+      </dl>
+      {task.errorSummary && (
+        <div className="rounded border border-red-200 bg-red-50 p-3 text-sm" data-testid="task-error">
+          <p className="font-medium text-red-800">{task.errorCode}</p>
+          <p className="whitespace-pre-wrap break-words text-red-900">{task.errorSummary}</p>
+        </div>
+      )}
+      <div className="space-y-2">
+        <h2>Issue text (untrusted)</h2>
+        <pre className="max-h-64 overflow-auto whitespace-pre-wrap rounded border border-amber-200 bg-amber-50 p-3 text-sm">{task.prompt}</pre>
+      </div>
+      <div className="space-y-2">
+        <h2>Timeline</h2>
+        <ol className="space-y-1 text-sm" data-testid="timeline">
+          {task.transitions.map((t) => (
+            <li key={t.id.toString()} className="flex flex-wrap gap-2">
+              <span className="font-mono text-slate-500">{time(t.createdAt)}</span>
+              <span>
+                {t.fromState ?? "—"} → <strong data-testid="timeline-state">{t.toState}</strong>
+              </span>
+              {t.reason && <span className="text-slate-600">({t.reason})</span>}
+            </li>
+          ))}
+        </ol>
+      </div>
+      <div className="space-y-2">
+        <h2>Guest machines</h2>
+        {task.machines.length === 0 ? (
+          <p className="text-sm text-slate-600">None yet.</p>
+        ) : (
+          <ul className="space-y-2 text-sm" data-testid="task-machines">
+            {task.machines.map((m) => (
+              <li key={m.id} className="rounded border border-slate-200 bg-white p-2">
+                <span className="font-medium">{m.purpose}</span> <span className="font-mono">{m.providerId ?? m.providerName}</span> <StateBadge state={m.state} />{" "}
+                <span className="text-slate-600">{m.imageRef}</span>
+                {m.lastError && <p className="text-red-800">{m.lastError}</p>}
+                <p className="text-xs text-slate-500">{m.transitions.map((t) => t.toState).join(" → ")}</p>
+              </li>
+            ))}
+          </ul>
+        )}
+      </div>
+      {candidate && (
+        <p className="text-sm">
+          Candidate: <Link href={`/operator/candidates/${candidate.id}`}>{candidate.id}</Link> at <span className="font-mono">{candidate.headSha}</span>
+        </p>
+      )}
+      {canTransitionTask(task.state, "failed") && (
+        <ActionForm action={cancelTaskAction} submitLabel="Cancel task" pendingLabel="Cancelling…" tone="danger" testId="cancel-form">
+          <input type="hidden" name="taskId" value={task.id} />
+        </ActionForm>
+      )}
+    </section>
+  );
+}

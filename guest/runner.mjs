@@ -1,0 +1,161 @@
+// The operator-owned guest runner. Runs INSIDE the guest (Node 24, no dependencies), never on
+// the host. The control plane uploads it with repository.tar and task.json, starts it in the
+// background, and later downloads result.json and the candidate archive.
+//
+// Steps: extract the base tree into /workspace/repo, record it as a local git commit, run the
+// student agent command with a deadline, then export the tree (no .git) as
+// /tmp/school-core-candidate.tar and write result.json (GuestResult v1) and a done marker.
+// Everything here is bounded; the control plane trusts none of it and re-checks all of it.
+import { spawn, spawnSync } from "node:child_process";
+import { createHash, randomUUID } from "node:crypto";
+import fs from "node:fs";
+
+const INPUT = "/tmp/school-core-input";
+const OUTPUT = "/tmp/school-core-output";
+const REPO = "/workspace/repo";
+const ARCHIVE = "/tmp/school-core-candidate.tar";
+const LOCK = "/tmp/school-core-runner.lock";
+const LIMITS = { diagnostics: 4000, summary: 8000, excerpt: 8000, paths: 10000 };
+
+// Idempotent start: the control plane may launch us again after its worker restarted; only the
+// first launch runs.
+try {
+  fs.mkdirSync(LOCK);
+} catch {
+  process.exit(0);
+}
+fs.mkdirSync(OUTPUT, { recursive: true });
+// Liveness for the control plane: a counter rewritten every 2 s while this process lives.
+let beats = 0;
+const beat = () => fs.writeFileSync(`${OUTPUT}/heartbeat`, String(++beats));
+beat();
+const heartbeatTimer = setInterval(beat, 2000);
+const diagnostics = [];
+const note = (line) => diagnostics.push(String(line).slice(0, 500));
+
+const task = JSON.parse(fs.readFileSync(`${INPUT}/task.json`, "utf8"));
+const guestExecutionId = `gx-${randomUUID()}`;
+const gitEnv = {
+  ...process.env,
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_CONFIG_GLOBAL: "/dev/null",
+  GIT_AUTHOR_NAME: "base",
+  GIT_AUTHOR_EMAIL: "base@guest.invalid",
+  GIT_COMMITTER_NAME: "base",
+  GIT_COMMITTER_EMAIL: "base@guest.invalid",
+};
+
+function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { cwd: REPO, env: gitEnv, encoding: "utf8", maxBuffer: 16 * 1024 * 1024, ...options });
+  if (result.status !== 0) throw new Error(`${command} ${args[0]} failed (${result.status}): ${(result.stderr || "").slice(0, 300)}`);
+  return result.stdout;
+}
+
+function writeResult(result) {
+  clearInterval(heartbeatTimer);
+  fs.writeFileSync(`${OUTPUT}/result.json.tmp`, JSON.stringify(result));
+  fs.renameSync(`${OUTPUT}/result.json.tmp`, `${OUTPUT}/result.json`);
+  fs.writeFileSync(`${OUTPUT}/done.json`, JSON.stringify({ guestExecutionId, at: new Date().toISOString() }));
+}
+
+function runAgent() {
+  return new Promise((resolve) => {
+    const [command, ...args] = task.agent.command;
+    const log = fs.openSync(`${OUTPUT}/agent.log`, "w");
+    const child = spawn(command, args, { cwd: REPO, env: { PATH: process.env.PATH, HOME: "/tmp", LANG: "C.UTF-8" }, stdio: ["ignore", log, log], detached: true });
+    let isTimedOut = false;
+    const timer = setTimeout(() => {
+      isTimedOut = true;
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }, task.agent.timeoutSeconds * 1000);
+    child.on("error", (error) => note(`agent could not start: ${error.message}`));
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      fs.closeSync(log);
+      resolve({ code, signal, isTimedOut });
+    });
+  });
+}
+
+function readBounded(file, max) {
+  try {
+    const text = fs.readFileSync(file, "utf8");
+    return text.length > max ? text.slice(-max) : text;
+  } catch {
+    return "";
+  }
+}
+
+async function main() {
+  fs.mkdirSync(REPO, { recursive: true });
+  run("tar", ["-xf", `${INPUT}/repository.tar`, "-C", REPO]);
+  run("git", ["init", "--quiet", "--initial-branch=base"]);
+  run("git", ["add", "-A"]);
+  run("git", ["commit", "--quiet", "--allow-empty", "--no-verify", "-m", "base"]);
+
+  const agent = await runAgent();
+  const status = agent.isTimedOut ? "agent_timeout" : agent.code === 0 ? "completed" : "agent_failed";
+  if (status !== "completed") note(`agent ${status} (exit ${agent.code}, signal ${agent.signal})`);
+
+  // Export the tree git sees (no .git, relative paths). The archive and the declared changed
+  // paths describe the same tree; the control plane re-validates both.
+  run("git", ["add", "-A"]);
+  const changed = run("git", ["diff", "--cached", "--name-only", "-z", "--no-renames", "HEAD"]).split("\0").filter(Boolean).slice(0, LIMITS.paths);
+  fs.writeFileSync("/tmp/school-core-files", run("git", ["ls-files", "-z", "--cached"]));
+  run("tar", ["--null", "--no-recursion", "-T", "/tmp/school-core-files", "--sort=name", "--owner=0", "--group=0", "--numeric-owner", "--mtime=@0", "-cf", ARCHIVE]);
+  const archive = fs.readFileSync(ARCHIVE);
+
+  let studentReport = null;
+  let supplementalChecks = [];
+  try {
+    const report = JSON.parse(fs.readFileSync(`${OUTPUT}/student-report.json`, "utf8"));
+    studentReport = { summary: String(report.summary ?? "").slice(0, LIMITS.summary) };
+    const check = report.supplementalCheck;
+    if (check && typeof check === "object") {
+      supplementalChecks = [
+        {
+          supplemental: true,
+          name: "student repository tests",
+          command: String(check.command ?? "").slice(0, 1000),
+          exitCode: Number.isInteger(check.exitCode) ? check.exitCode : null,
+          outputExcerpt: String(check.outputExcerpt ?? "").slice(0, LIMITS.excerpt),
+        },
+      ];
+    }
+  } catch {
+    note(`no student report; agent log tail: ${readBounded(`${OUTPUT}/agent.log`, 400)}`);
+  }
+
+  writeResult({
+    v: 1,
+    taskId: task.taskId,
+    repository: task.repository,
+    baseSha: task.baseSha,
+    guestExecutionId,
+    status,
+    diagnostics: diagnostics.join("\n").slice(0, LIMITS.diagnostics),
+    candidate: { archivePath: ARCHIVE, archiveSha256: createHash("sha256").update(archive).digest("hex"), archiveBytes: archive.length, changedPaths: changed },
+    studentReport,
+    supplementalChecks,
+  });
+}
+
+main().catch((error) => {
+  note(`runner failed: ${error.message}`);
+  writeResult({
+    v: 1,
+    taskId: task.taskId,
+    repository: task.repository,
+    baseSha: task.baseSha,
+    guestExecutionId,
+    status: "agent_failed",
+    diagnostics: diagnostics.join("\n").slice(0, LIMITS.diagnostics),
+    candidate: null,
+    studentReport: null,
+    supplementalChecks: [],
+  });
+});

@@ -1,0 +1,53 @@
+/**
+ * Every failure ends visibly: the relay capability is revoked, every live guest of the task is
+ * destroyed (or quarantined), and the task moves to `blocked` (infrastructure: provider, relay,
+ * configuration, spend) or `failed` (integrity: contract, archive, identity, guest timeout or
+ * death, cancellation) with a bounded, redacted reason and its operation id. Never a success.
+ */
+import type { TaskState } from "../db/generated/enums";
+import { isAppError, type AppErrorCode } from "../errors";
+import { logError } from "../log";
+import { revokeCapability } from "../relay/revoke-capability";
+import { destroyTaskMachines } from "./guest-machines";
+import { canTransitionTask } from "./task-states";
+import type { TaskRunContext } from "./task-run-context";
+import { transitionTask } from "./transition-task";
+
+const FAILED_CODES: readonly AppErrorCode[] = ["CONTRACT_VIOLATION", "ARCHIVE_REFUSED", "CANDIDATE_MISMATCH", "CANDIDATE_EMPTY", "GUEST_TIMEOUT", "GUEST_PROCESS_DIED", "TASK_CANCELLED", "VALIDATION_FAILED"];
+
+export function failureStateFor(error: unknown): "blocked" | "failed" {
+  return isAppError(error) && FAILED_CODES.includes(error.code) ? "failed" : "blocked";
+}
+
+export function failureCodeOf(error: unknown): string {
+  if (isAppError(error)) {
+    const substrateCode = (error as { substrateCode?: string }).substrateCode;
+    const reason = (error.details as { reason?: unknown } | undefined)?.reason;
+    return substrateCode ?? (typeof reason === "string" && /^[A-Z_]{3,60}$/.test(reason) ? `${error.code}:${reason}` : error.code);
+  }
+  return "INTERNAL";
+}
+
+export async function failTask(ctx: TaskRunContext, taskId: string, error: unknown): Promise<void> {
+  const { db, substrate } = ctx;
+  const message = isAppError(error) ? error.message : "An internal error occurred (details are in the worker log).";
+  if (!isAppError(error)) logError("task step failed unexpectedly", error, { taskId });
+  await revokeCapability({ db, taskId, reason: `task ended: ${failureCodeOf(error)}`, via: "lifecycle" }).catch((e) => logError("revoke failed", e, { taskId }));
+  const quarantined = await destroyTaskMachines(db, substrate, taskId, `task ended: ${failureCodeOf(error)}`).catch((e) => {
+    logError("destroy after failure failed", e, { taskId });
+    return [];
+  });
+  const to = failureStateFor(error);
+  const reason = quarantined.length > 0 ? `${message} (and ${quarantined.length} machine(s) quarantined after a failed destroy)` : message;
+  // The task may have moved meanwhile (a cancel); retry against what it is now, unless terminal.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const task = await db.task.findUniqueOrThrow({ where: { id: taskId }, select: { state: true } });
+    if (!canTransitionTask(task.state as TaskState, to)) return;
+    try {
+      await transitionTask(db, { taskId, from: task.state as TaskState, to, reason, errorCode: failureCodeOf(error) });
+      return;
+    } catch (transitionError) {
+      if (!(isAppError(transitionError) && transitionError.code === "STATE_CONFLICT")) throw transitionError;
+    }
+  }
+}

@@ -1,0 +1,27 @@
+/**
+ * Everything the task page shows: identity, state, bounded error, the transition timeline, its
+ * guests, candidate, evidence, decision and pull request. No secrets (handle hashes are omitted
+ * by the client; evidence is bounded at write time).
+ */
+import type { Db } from "../db/client";
+import { AppError } from "../errors";
+
+export async function getTaskDetail(db: Db, taskId: string) {
+  if (!/^[0-9a-f-]{36}$/i.test(taskId)) throw new AppError("NOT_FOUND", "No such task.");
+  const task = await db.task.findUnique({
+    where: { id: taskId },
+    include: {
+      repository: { select: { name: true, cloneUrl: true } },
+      transitions: { orderBy: { id: "asc" } },
+      machines: { orderBy: { createdAt: "asc" }, include: { quarantine: true, transitions: { orderBy: { id: "asc" } } } },
+      candidates: { select: { id: true, headSha: true, branch: true, diffDigest: true, createdAt: true } },
+      evidence: { orderBy: { createdAt: "desc" }, select: { id: true, isPass: true, verdictReason: true, manifestDigest: true, headSha: true, createdAt: true, digest: true } },
+      decisions: { select: { id: true, verdict: true, comment: true, createdAt: true, teacher: { select: { email: true } } } },
+      pullRequest: true,
+    },
+  });
+  if (!task) throw new AppError("NOT_FOUND", "No such task.");
+  return task;
+}
+
+export type TTaskDetail = Awaited<ReturnType<typeof getTaskDetail>>;

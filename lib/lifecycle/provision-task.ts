@@ -1,0 +1,120 @@
+/**
+ * provisioning → running: issue the task's relay capability, make (or adopt) the student guest,
+ * start it, wait until ready, and upload the inputs (repository.tar from the control plane's own
+ * mirror at the base SHA, task.json, the operator's guest programs).
+ */
+import fs from "node:fs/promises";
+import path from "node:path";
+import { ZTaskRequestSchema, type TTaskRequest } from "../contract/task-request";
+import { ZTaskLimitsSchema, type TTaskLimits } from "../contract/limits";
+import type { Task } from "../db/generated/client";
+import { AppError } from "../errors";
+import { issueCapability } from "../relay/issue-capability";
+import { revokeCapability } from "../relay/revoke-capability";
+import { mirrorPathFor, readRepositoryContext, syncMirror, writeBaseArchive } from "../repos/mirror";
+import { readSetting } from "../settings/operator-settings";
+import type { TNetworkPolicy } from "../substrate/substrate";
+import { crashIfRequested } from "./crash-points";
+import { ensureMachineCreated, recordMachineIntent, startMachine } from "./guest-machines";
+import { readMirrorToken } from "./mirror-credentials";
+import { GUEST_INPUT_DIR, GUEST_PROGRAMS, GUEST_PROGRAMS_DIR, GUEST_RELAY_SOCKET, stagingDir, type TaskRunContext } from "./task-run-context";
+import { transitionTask } from "./transition-task";
+
+/** TTL = task deadline + grace, so the provider sweeps the machine even if we never can. */
+const TTL_GRACE_SECONDS = 300;
+const AGENT_MARGIN_SECONDS = 30;
+
+export function parseTaskLimits(task: Pick<Task, "limits">): TTaskLimits {
+  const parsed = ZTaskLimitsSchema.safeParse(task.limits);
+  if (!parsed.success) throw new AppError("CONFIG_INVALID", "The task's limits snapshot is invalid.");
+  return parsed.data;
+}
+
+function relayNetwork(ctx: TaskRunContext, limits: TTaskLimits): TNetworkPolicy {
+  if (limits.relayChannel === "mailbox") return { mode: "blocked" };
+  // The HTTP channel: one explicitly scoped egress, to the relay endpoint and nothing else.
+  const base = new URL(ctx.env.RELAY_PUBLIC_URL ?? ctx.env.NEXTAUTH_URL ?? `http://127.0.0.1:${ctx.env.PORT}`);
+  return { mode: "allowCidrs", hosts: [`${base.hostname}:${base.port || (base.protocol === "https:" ? "443" : "80")}`] };
+}
+
+export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<void> {
+  const { db, env, substrate } = ctx;
+  const limits = parseTaskLimits(task);
+  const repo = await db.targetRepository.findUniqueOrThrow({ where: { id: task.repositoryId } });
+
+  // The deadline is fixed once, when provisioning starts; a restart does not extend it.
+  const deadlineAt = task.deadlineAt ?? new Date(Date.now() + limits.wallClockSeconds * 1000);
+  if (!task.deadlineAt) await db.task.updateMany({ where: { id: task.id, state: "provisioning", deadlineAt: null }, data: { deadlineAt } });
+  const remainingSeconds = Math.max(60, Math.ceil((deadlineAt.getTime() - Date.now()) / 1000));
+
+  // Base tree from the control plane's own mirror, at exactly the recorded SHA.
+  const staging = stagingDir(env, task.id);
+  await fs.mkdir(staging, { recursive: true });
+  let mirror = mirrorPathFor(env.dataDir, repo.name);
+  const baseTar = path.join(staging, "repository.tar");
+  try {
+    await writeBaseArchive(mirror, task.baseSha, baseTar);
+  } catch {
+    mirror = await syncMirror({ dataDir: env.dataDir, repository: repo.name, source: { cloneUrl: repo.cloneUrl, token: await readMirrorToken(db) } });
+    await writeBaseArchive(mirror, task.baseSha, baseTar);
+  }
+  const baseTarBytes = await fs.readFile(baseTar);
+  if (baseTarBytes.length > limits.maxUploadBytes) throw new AppError("VALIDATION_FAILED", `repository.tar is ${baseTarBytes.length} bytes, over the ${limits.maxUploadBytes}-byte upload limit`);
+  const context = await readRepositoryContext(mirror, task.baseSha);
+
+  // A handle is shown once and stored only hashed: after a restart it cannot be recovered, so
+  // any earlier capability of this task is revoked and a new one issued before task.json is built.
+  await revokeCapability({ db, taskId: task.id, reason: "superseded by a new provisioning attempt", via: "lifecycle" });
+  const capability = await issueCapability({
+    db,
+    taskId: task.id,
+    allowedOps: ["complete"],
+    maxRequests: limits.relay.maxRequests,
+    maxBytes: limits.relay.maxBytes,
+    maxRequestBytes: limits.relay.maxRequestBytes,
+    maxResponseBytes: limits.relay.maxResponseBytes,
+    ttlSeconds: remainingSeconds + TTL_GRACE_SECONDS,
+    via: "lifecycle",
+  });
+
+  const image = await readSetting(db, "guest.image");
+  const agent = await readSetting(db, "guest.agent");
+  const request: TTaskRequest = ZTaskRequestSchema.parse({
+    v: 1,
+    taskId: task.id,
+    operationId: task.operationId,
+    issue: { number: task.issueNumber, title: task.issueTitle, body: task.prompt, untrusted: true },
+    repository: repo.name,
+    baseRef: task.baseRef,
+    baseSha: task.baseSha,
+    context: { untrusted: true, paths: context.paths, readmeExcerpt: context.readmeExcerpt },
+    image,
+    relay: { channel: limits.relayChannel, handle: capability.handle, socketPath: limits.relayChannel === "http" ? GUEST_RELAY_SOCKET : null },
+    agent: { command: agent.command, timeoutSeconds: Math.max(10, remainingSeconds - AGENT_MARGIN_SECONDS) },
+    limits,
+  });
+
+  // One student machine per operation: reuse the intent a crashed attempt recorded.
+  const spec = {
+    source: image,
+    resources: { cpus: limits.cpus, memoryMb: limits.memoryMb, diskGb: limits.diskGb },
+    network: relayNetwork(ctx, limits),
+    ttlSeconds: remainingSeconds + TTL_GRACE_SECONDS,
+  };
+  let machine =
+    (await db.guestMachine.findFirst({ where: { taskId: task.id, purpose: "student", operationId: task.operationId, state: { in: ["requested", "created", "started", "ready"] } } })) ??
+    (await recordMachineIntent(db, { taskId: task.id, purpose: "student", operationId: task.operationId, substrateLabel: substrate.label, spec }));
+  crashIfRequested("machine:requested");
+  machine = await ensureMachineCreated(db, substrate, machine, spec);
+  crashIfRequested("machine:created");
+  machine = await startMachine(db, substrate, machine, ctx.readyTimeoutMs);
+  crashIfRequested("machine:ready");
+
+  await substrate.upload(machine.providerId!, `${GUEST_INPUT_DIR}/repository.tar`, baseTarBytes);
+  await substrate.upload(machine.providerId!, `${GUEST_INPUT_DIR}/task.json`, Buffer.from(JSON.stringify(request)));
+  for (const program of GUEST_PROGRAMS) {
+    await substrate.upload(machine.providerId!, `${GUEST_INPUT_DIR}/${program}`, await fs.readFile(path.join(GUEST_PROGRAMS_DIR, program)));
+  }
+  await transitionTask(db, { taskId: task.id, from: "provisioning", to: "running", reason: `guest ${machine.providerId} ready, inputs uploaded` });
+  crashIfRequested("running");
+}

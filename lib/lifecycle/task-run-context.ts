@@ -1,0 +1,32 @@
+/**
+ * What a lifecycle step needs from the world: the database, the substrate, where staging files
+ * go, and the guest-side programs the operator ships. Built once per worker.
+ */
+import path from "node:path";
+import type { Db } from "../db/client";
+import type { TEnv } from "../env";
+import type { Substrate } from "../substrate/substrate";
+import type { TRelayTransport } from "../relay/transports/transport";
+
+export const GUEST_PROGRAMS_DIR = path.resolve(import.meta.dirname, "..", "..", "guest");
+export const GUEST_INPUT_DIR = "/tmp/school-core-input";
+export const GUEST_OUTPUT_DIR = "/tmp/school-core-output";
+export const GUEST_CANDIDATE_ARCHIVE = "/tmp/school-core-candidate.tar";
+export const GUEST_RELAY_SOCKET = "/run/school-core/relay.sock";
+/** Operator-owned programs uploaded into every student guest. */
+export const GUEST_PROGRAMS = ["runner.mjs", "student-agent.mjs", "relay-client.mjs"] as const;
+
+export type TaskRunContext = {
+  db: Db;
+  env: TEnv;
+  substrate: Substrate;
+  /** overrides the operator-configured relay transport (tests, benchmarks) */
+  relayTransport?: TRelayTransport;
+  /** how often the running step polls the guest */
+  pollIntervalMs: number;
+  readyTimeoutMs: number;
+};
+
+export function stagingDir(env: TEnv, taskId: string): string {
+  return path.join(env.dataDir, "staging", taskId);
+}

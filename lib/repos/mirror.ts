@@ -1,0 +1,65 @@
+/**
+ * The control plane's own bare mirror of each target repository. Base refs resolve to full SHAs
+ * here, the base tree for a guest is archived from here, and candidates are imported on top of
+ * commits from here — never from anything a guest produced.
+ */
+import fs from "node:fs/promises";
+import path from "node:path";
+import { archiveTree, initBareRepository, revParse, runGit } from "../git/run-git";
+import { AppError } from "../errors";
+
+export function mirrorPathFor(dataDir: string, repository: string): string {
+  return path.join(dataDir, "mirrors", `${repository.replace("/", "__")}.git`);
+}
+
+export type TMirrorSource = { cloneUrl: string; token?: string };
+
+function remoteOf(cloneUrl: string): string {
+  return cloneUrl.startsWith("/") ? cloneUrl : cloneUrl;
+}
+
+/** Fetches every branch of the target into the mirror (created on first use). */
+export async function syncMirror(options: { dataDir: string; repository: string; source: TMirrorSource; timeoutMs?: number }): Promise<string> {
+  const mirror = mirrorPathFor(options.dataDir, options.repository);
+  await fs.mkdir(path.dirname(mirror), { recursive: true });
+  await initBareRepository({ repoPath: mirror });
+  const secretConfig: [string, string][] = options.source.token ? [["http.extraHeader", `Authorization: Bearer ${options.source.token}`]] : [];
+  await runGit({
+    gitDir: mirror,
+    args: ["fetch", "--quiet", "--prune", "--no-tags", "--no-recurse-submodules", "--", remoteOf(options.source.cloneUrl), "+refs/heads/*:refs/heads/*"],
+    remoteProtocols: ["file", "http", "https"],
+    secretConfig,
+    secrets: options.source.token ? [options.source.token] : [],
+    timeoutMs: options.timeoutMs ?? 120_000,
+  });
+  return mirror;
+}
+
+/** A branch name, tag or full SHA → the full commit SHA the control plane observed. */
+export async function resolveBaseRef(mirror: string, ref: string): Promise<string> {
+  if (!/^[A-Za-z0-9._/-]{1,250}$/.test(ref) || ref.includes("..") || ref.startsWith("-")) throw new AppError("VALIDATION_FAILED", "The base ref is not a plain branch, tag or SHA.");
+  const candidates = /^[0-9a-f]{40}$/.test(ref) ? [ref] : [`refs/heads/${ref}`, `refs/tags/${ref}`];
+  for (const candidate of candidates) {
+    const sha = await revParse({ gitDir: mirror, rev: candidate, peelTo: "commit" });
+    if (sha) return sha;
+  }
+  throw new AppError("BASE_UNAVAILABLE", `The base ref ${ref} does not exist in the control plane's mirror.`);
+}
+
+/** repository.tar for the guest: the tree at exactly the base SHA, made by `git archive`. */
+export async function writeBaseArchive(mirror: string, baseSha: string, outputPath: string): Promise<void> {
+  await archiveTree({ gitDir: mirror, treeish: baseSha, outputPath });
+}
+
+/** Selected repository context for the prompt: the file list and a README excerpt (untrusted). */
+export async function readRepositoryContext(mirror: string, baseSha: string): Promise<{ paths: string[]; readmeExcerpt: string | null }> {
+  const list = await runGit({ gitDir: mirror, args: ["ls-tree", "-r", "-z", "--name-only", baseSha], maxStdoutBytes: 4 * 1024 * 1024 });
+  const paths = list.stdout.toString("utf8").split("\0").filter(Boolean).slice(0, 2000);
+  const readme = paths.find((p) => /^readme(\.md|\.txt)?$/i.test(p));
+  let readmeExcerpt: string | null = null;
+  if (readme) {
+    const blob = await runGit({ gitDir: mirror, args: ["cat-file", "blob", `${baseSha}:${readme}`], maxStdoutBytes: 1024 * 1024, okExitCodes: [0, 128] });
+    readmeExcerpt = blob.exitCode === 0 ? blob.stdout.toString("utf8").slice(0, 8000) : null;
+  }
+  return { paths, readmeExcerpt };
+}

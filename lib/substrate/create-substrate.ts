@@ -1,0 +1,26 @@
+/**
+ * The substrate the control plane uses: the hosted SmolCloud when SMOLCLOUD_URL is set, else the
+ * local substrate on loopback (same wire contract; NOT a VM, and it says so in its account status).
+ */
+import path from "node:path";
+import type { Db } from "../db/client";
+import type { TEnv } from "../env";
+import { readSetting } from "../settings/operator-settings";
+import { createSpendGuard } from "../spend/spend-guard";
+import { SmolCloudSubstrate } from "./smolcloud/smolcloud-substrate";
+
+export function substrateEndpoint(env: TEnv): { baseUrl: string; tokenFile: string; label: "smolcloud" | "local" } {
+  if (env.SMOLCLOUD_URL) {
+    return { baseUrl: env.SMOLCLOUD_URL, tokenFile: env.SMOLCLOUD_TOKEN_FILE ?? path.join(env.dataDir, "smolcloud-token"), label: "smolcloud" };
+  }
+  return { baseUrl: `http://127.0.0.1:${env.LOCAL_SUBSTRATE_PORT}`, tokenFile: env.SMOLCLOUD_TOKEN_FILE ?? path.join(env.dataDir, "substrate", "token"), label: "local" };
+}
+
+export function createSubstrate(db: Db, env: TEnv): SmolCloudSubstrate {
+  const endpoint = substrateEndpoint(env);
+  return new SmolCloudSubstrate({
+    ...endpoint,
+    spendGuard: createSpendGuard(db),
+    fallbackRates: () => readSetting(db, "spend.rates"),
+  });
+}

@@ -1,0 +1,42 @@
+import { listMachines } from "../../../lib/lifecycle/list-machines";
+import { releaseQuarantine } from "../../../lib/lifecycle/release-quarantine";
+import { MACHINE_STATES } from "../../../lib/lifecycle/machine-states";
+import { createSubstrate } from "../../../lib/substrate/create-substrate";
+import { parseCommandArgs, withDatabase, type Command } from "../context";
+import { printResult, table, UsageError } from "../output";
+
+export const machineList: Command = {
+  summary: "list guest machines (live, destroyed, quarantined)",
+  usage: "machine list [--state S] [--json]",
+  async run(context) {
+    const { values } = parseCommandArgs(context.argv, { state: { type: "string", multiple: true } });
+    for (const s of values.state ?? []) if (!(MACHINE_STATES as readonly string[]).includes(s)) throw new UsageError(`unknown state ${s}`);
+    const machines = await withDatabase(context, ({ db }) => listMachines(db, { states: values.state as never }));
+    printResult(context.isJson, machines, () =>
+      table(
+        machines.map((m) => ({ id: m.id, provider: m.providerId ?? "-", purpose: m.purpose, state: m.state, age: `${m.ageSeconds}s`, ttl: `${m.ttlSeconds}s`, spend: m.costMicros ?? `≤${m.reservedMicros}`, note: m.quarantineReason ?? "" })),
+        ["id", "provider", "purpose", "state", "age", "ttl", "spend", "note"],
+      ),
+    );
+  },
+};
+
+export const machineRelease: Command = {
+  summary: "release a quarantined machine (retries destroy first)",
+  usage: "machine release ID --reason TEXT [--json]",
+  async run(context) {
+    const { values, positionals } = parseCommandArgs(context.argv, { reason: { type: "string" } }, true);
+    if (!positionals[0] || !values.reason) throw new UsageError("a machine id and --reason are required");
+    const machine = await withDatabase(context, async ({ db }) => {
+      const operator = await db.user.findFirst({ where: { roles: { has: "operator" } }, orderBy: { createdAt: "asc" } });
+      if (!operator) throw new UsageError("no operator user exists to attribute the release to");
+      const substrate = createSubstrate(db, context.env);
+      try {
+        return await releaseQuarantine({ db, substrate }, { input: { machineId: positionals[0], reason: values.reason }, actorId: operator.id });
+      } finally {
+        await substrate.close();
+      }
+    });
+    printResult(context.isJson, { id: machine.id, state: machine.state }, () => `machine ${machine.id} is ${machine.state}`);
+  },
+};

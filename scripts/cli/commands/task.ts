@@ -1,0 +1,79 @@
+import fs from "node:fs/promises";
+import { cancelTask } from "../../../lib/lifecycle/cancel-task";
+import { createTask } from "../../../lib/lifecycle/create-task";
+import { getTaskDetail } from "../../../lib/lifecycle/get-task-detail";
+import { listRecentTasks } from "../../../lib/lifecycle/list-tasks";
+import { TASK_STATES } from "../../../lib/lifecycle/task-states";
+import { createSubstrate } from "../../../lib/substrate/create-substrate";
+import { parseCommandArgs, withDatabase, type Command } from "../context";
+import { printResult, table, UsageError } from "../output";
+
+export const taskCreate: Command = {
+  summary: "create a task (one issue in one target repository)",
+  usage: "task create --repo owner/name --issue N --base REF --prompt-file F [--title T] [--json]",
+  async run(context) {
+    const { values } = parseCommandArgs(context.argv, { repo: { type: "string" }, issue: { type: "string" }, base: { type: "string" }, "prompt-file": { type: "string" }, title: { type: "string" } });
+    if (!values.repo || !values.issue || !values["prompt-file"]) throw new UsageError("--repo, --issue and --prompt-file are required");
+    const prompt = await fs.readFile(values["prompt-file"], "utf8").catch(() => {
+      throw new UsageError(`cannot read --prompt-file ${values["prompt-file"]}`);
+    });
+    const firstLine = prompt.split("\n").find((l) => l.trim())?.replace(/^#+\s*/, "").trim() ?? "";
+    const task = await withDatabase(context, ({ db }) =>
+      createTask({ db, env: context.env, actorId: null, input: { repository: values.repo, issueNumber: values.issue, issueTitle: values.title ?? (firstLine.slice(0, 200) || `Issue #${values.issue}`), prompt, baseRef: values.base } }),
+    );
+    printResult(context.isJson, { id: task.id, state: task.state, baseRef: task.baseRef, baseSha: task.baseSha }, () => `created task ${task.id} (${task.state}) at ${task.baseRef} ${task.baseSha}`);
+  },
+};
+
+export const taskShow: Command = {
+  summary: "show a task with its timeline",
+  usage: "task show ID [--json]",
+  async run(context) {
+    const { positionals } = parseCommandArgs(context.argv, {}, true);
+    if (!positionals[0]) throw new UsageError("a task id is required");
+    const task = await withDatabase(context, ({ db }) => getTaskDetail(db, positionals[0]!));
+    printResult(context.isJson, task, () =>
+      [
+        `task ${task.id}: ${task.state}${task.errorSummary ? ` — ${task.errorCode}: ${task.errorSummary}` : ""}`,
+        `repository ${task.repository.name} issue #${task.issueNumber} base ${task.baseRef} ${task.baseSha}`,
+        "timeline:",
+        ...task.transitions.map((t) => `  ${t.createdAt.toISOString()}  ${t.fromState ?? "-"} → ${t.toState}${t.reason ? `  (${t.reason})` : ""}`),
+        "machines:",
+        ...task.machines.map((m) => `  ${m.purpose} ${m.providerId ?? m.providerName} ${m.state}`),
+      ].join("\n"),
+    );
+  },
+};
+
+export const taskList: Command = {
+  summary: "list tasks, newest first",
+  usage: "task list [--state S] [--limit N] [--json]",
+  async run(context) {
+    const { values } = parseCommandArgs(context.argv, { state: { type: "string" }, limit: { type: "string" } });
+    if (values.state && !(TASK_STATES as readonly string[]).includes(values.state)) throw new UsageError(`unknown state ${values.state}`);
+    const take = Math.min(500, Math.max(1, Number(values.limit ?? 50) || 50));
+    const { items } = await withDatabase(context, () => listRecentTasks({ take, state: values.state as never }));
+    printResult(context.isJson, items, () =>
+      table(items.map((t) => ({ id: t.id, state: t.state, repository: t.repository, issue: `#${t.issueNumber}`, created: t.createdAt.toISOString() })), ["id", "state", "repository", "issue", "created"]),
+    );
+  },
+};
+
+export const taskCancel: Command = {
+  summary: "cancel a task (fail closed, revoke its relay, destroy its guests)",
+  usage: "task cancel ID [--json]",
+  async run(context) {
+    const { positionals } = parseCommandArgs(context.argv, {}, true);
+    if (!positionals[0]) throw new UsageError("a task id is required");
+    const task = await withDatabase(context, async ({ db }) => {
+      const substrate = createSubstrate(db, context.env);
+      try {
+        await cancelTask({ db, env: context.env, substrate, pollIntervalMs: 500, readyTimeoutMs: 60_000 }, { taskId: positionals[0]!, actorId: null, actorEmail: "the CLI" });
+      } finally {
+        await substrate.close();
+      }
+      return db.task.findUniqueOrThrow({ where: { id: positionals[0]! } });
+    });
+    printResult(context.isJson, { id: task.id, state: task.state, errorSummary: task.errorSummary }, () => `task ${task.id} is ${task.state}: ${task.errorSummary ?? ""}`);
+  },
+};
