@@ -84,14 +84,14 @@ describe("GitHub provider", async () => {
     const file = path.join(env.dataDir, "wrong");
     await fs.writeFile(file, "wrong-token-value-123456\n");
     const wrong = createGitHubProvider({ apiBaseUrl: env.forge.url, tokenFile: file, requestTimeoutMs: 1_000 });
-    const refused = await wrong.findPullRequests(target).catch((e: unknown) => e as Error);
+    const refused = (await wrong.findPullRequests(target).catch((e: unknown) => e)) as Error;
     expect(failureOf(refused)).toBe("refused");
     expect(refused.message).toContain("HTTP 401");
     expect(refused.message).not.toContain("wrong-token-value-123456");
     await wrong.close();
     const port = await findFreePort();
     const down = createGitHubProvider({ apiBaseUrl: `http://127.0.0.1:${port}`, tokenFile: env.tokenFile, requestTimeoutMs: 1_000 });
-    const ambiguous = await down.createPullRequest({ target, title: "t", body: "b" }).catch((e: unknown) => e as Error);
+    const ambiguous = (await down.createPullRequest({ target, title: "t", body: "b" }).catch((e: unknown) => e)) as Error;
     expect(failureOf(ambiguous)).toBe("ambiguous");
     expect(ambiguous.message).toMatch(/no answer/);
     await down.close();

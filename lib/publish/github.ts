@@ -15,7 +15,7 @@ import { z } from "zod";
 import { AppError, isAppError } from "../errors";
 import { sanitizeExcerpt } from "../redact";
 import { isFullSha, runGit } from "../git/run-git";
-import { providerError, type PublicationProvider, type TCreatePullOutcome, type TProviderPull, type TPublishTarget, type TPushOutcome } from "./publication-provider";
+import { providerError, type PublicationProvider, type TCreatePullOutcome, type TProviderPull, type TPushOutcome } from "./publication-provider";
 import type { TGitHubPublishSetting } from "./publish-settings";
 
 export const GITHUB_PROVIDER_NAME = "github";
@@ -124,21 +124,6 @@ function toProviderPull(pull: TPull): TProviderPull {
     state: pull.merged_at ? "merged" : pull.state,
   };
 }
-
-const AMBIGUOUS_NETWORK_CODES = new Set([
-  "UND_ERR_HEADERS_TIMEOUT",
-  "UND_ERR_BODY_TIMEOUT",
-  "UND_ERR_CONNECT_TIMEOUT",
-  "UND_ERR_SOCKET",
-  "UND_ERR_CLOSED",
-  "UND_ERR_ABORTED",
-  "ECONNRESET",
-  "ECONNREFUSED",
-  "EPIPE",
-  "ETIMEDOUT",
-  "EAI_AGAIN",
-  "ENOTFOUND",
-]);
 
 type TApiResponse = { status: number; json: unknown; rateLimited: boolean; secrets: readonly string[] };
 

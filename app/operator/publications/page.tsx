@@ -1,0 +1,78 @@
+import Link from "next/link";
+import { requirePagePermission } from "@/app/_server/guard";
+import { EmptyState } from "@/components/empty-state";
+import { StateBadge } from "@/components/state-badge";
+import { can } from "@/lib/auth/permissions";
+import { getDb } from "@/lib/db/client";
+import { listPublicationQueue } from "@/lib/publish/list-publication-queue";
+import { MarkPublicationFailedForm, RetryPublicationForm } from "./publication-action-forms";
+
+function formatTime(value: Date | null): string {
+  return value ? value.toISOString().replace("T", " ").slice(0, 19) : "—";
+}
+
+export default async function PublicationsPage() {
+  const actor = await requirePagePermission("operator.view", "/operator/publications");
+  const items = await listPublicationQueue({ db: await getDb() });
+  const canManage = can(actor, "publish.manage");
+  return (
+    <section className="space-y-4">
+      <h1>Publications needing attention</h1>
+      <p className="text-sm text-slate-600">
+        Pending publications are reconciled with the provider by candidate identity before anything is created; a retry never opens a second pull request.
+      </p>
+      {items.length === 0 ? (
+        <EmptyState title="Nothing pending or failed">Every approved task has its pull request.</EmptyState>
+      ) : (
+        <div className="overflow-x-auto">
+          <table className="w-full border-collapse rounded border border-slate-200 bg-white text-sm" data-testid="publication-table">
+            <thead className="bg-slate-100 text-left">
+              <tr>
+                <th className="p-2">Task</th>
+                <th className="p-2">State</th>
+                <th className="p-2">Reconciliation</th>
+                <th className="p-2">Attempts</th>
+                <th className="p-2">Next attempt</th>
+                <th className="p-2">Reason</th>
+                {canManage && <th className="p-2">Actions</th>}
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((item) => (
+                <tr key={item.taskId} className="border-t border-slate-200 align-top" data-testid="publication-row" data-task-id={item.taskId}>
+                  <td className="p-2">
+                    <Link href={`/operator/tasks/${item.taskId}`}>
+                      {item.repository} #{item.issueNumber} {item.issueTitle}
+                    </Link>
+                    {item.number !== null && item.url && (
+                      <div>
+                        <a href={item.url} target="_blank" rel="noopener noreferrer">
+                          PR #{item.number}
+                        </a>
+                      </div>
+                    )}
+                  </td>
+                  <td className="p-2">
+                    <StateBadge state={item.taskState} />
+                  </td>
+                  <td className="p-2">
+                    <code>{item.reconcileState}</code>
+                  </td>
+                  <td className="p-2">{item.attempts}</td>
+                  <td className="whitespace-nowrap p-2">{item.taskState === "pr_pending" ? formatTime(item.nextAttemptAt) : "—"}</td>
+                  <td className="max-w-md whitespace-pre-wrap break-words p-2 text-red-800">{item.reason}</td>
+                  {canManage && (
+                    <td className="space-y-2 p-2">
+                      <RetryPublicationForm taskId={item.taskId} />
+                      {item.taskState === "pr_pending" && <MarkPublicationFailedForm taskId={item.taskId} />}
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
