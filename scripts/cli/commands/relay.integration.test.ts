@@ -1,0 +1,87 @@
+import { randomBytes } from "node:crypto";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { hashHandle } from "../../../lib/relay/handle";
+import { relayCall } from "../../../lib/relay/relay-call";
+import { createRelayTestTask, SIMPLE_REQUEST } from "../../../lib/relay/testing/relay-fixtures";
+import { runCli } from "../../../lib/testing/run-cli";
+import { createTestDatabase } from "../../../lib/testing/test-database";
+
+describe("schoolcore relay", async () => {
+  const { db, url } = await createTestDatabase();
+  const env = { DATABASE_URL: url };
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "relay-cli-"));
+  afterAll(() => fs.rm(dir, { recursive: true, force: true }));
+
+  it("upstream set/show: scripted, then openai with a credential file whose contents are never printed", async () => {
+    const show = await runCli(["relay", "upstream", "show", "--json"], { env });
+    expect(JSON.parse(show.stdout)).toMatchObject({ kind: "none" });
+
+    const demo = path.resolve(import.meta.dirname, "../../../lib/demo/scripted-completions.json");
+    const scripted = await runCli(["relay", "upstream", "set", "--kind", "scripted", "--script-file", demo, "--json"], { env });
+    expect(scripted.stderr).toBe("");
+    expect(JSON.parse(scripted.stdout)).toMatchObject({ kind: "scripted", label: expect.stringMatching(/not a model/), scriptFile: demo });
+
+    const credential = `canary${randomBytes(12).toString("hex")}`;
+    const credentialFile = path.join(dir, "cred");
+    await fs.writeFile(credentialFile, credential);
+    const openai = await runCli(["relay", "upstream", "set", "--kind", "openai", "--endpoint", "http://127.0.0.1:9/v1/chat/completions", "--model", "m", "--credential-file", credentialFile], { env });
+    expect(openai.code).toBe(0);
+    const shown = await runCli(["relay", "upstream", "show"], { env });
+    expect(shown.stdout).toMatch(/kind: openai/);
+    expect(shown.stdout).toMatch(/contents never shown/);
+    for (const out of [openai, shown]) expect(out.stdout + out.stderr).not.toContain(credential);
+    const stored = await db.operatorSetting.findUniqueOrThrow({ where: { key: "relay.upstream" } });
+    expect(JSON.stringify(stored.value)).not.toContain(credential);
+    expect(await db.auditLog.count({ where: { action: "relay.upstream.set" } })).toBe(2);
+  });
+
+  it.each([
+    [["relay", "upstream", "set", "--kind", "proxy"], /--kind must be/],
+    [["relay", "upstream", "set", "--kind", "scripted", "--script-file", "/nonexistent.json"], /not a readable scripted-completions file/],
+    [["relay", "upstream", "set", "--kind", "openai", "--endpoint", "http://x/", "--model", "m", "--credential-file", "/nonexistent"], /not a readable file/],
+    [["relay", "upstream", "set", "--kind", "anthropic", "--model", "m"], /--endpoint is required/],
+    [["relay", "issue"], /--task is required/],
+    [["relay", "issue", "--task", "00000000-0000-4000-8000-000000000000"], /No such task/],
+    [["relay", "issue", "--task", "x"], /must be a task id/],
+    [["relay", "issue", "--task", "00000000-0000-4000-8000-000000000000", "--ops", "shell"], /unknown operation "shell"/],
+    [["relay", "issue", "--task", "00000000-0000-4000-8000-000000000000", "--max-requests", "ten"], /whole number/],
+  ])("refuses %j with one clear line", async (args, message) => {
+    const result = await runCli(args, { env });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+  });
+
+  it("issue prints the handle once (stored only as a hash, audit-logged), usage shows counters, revoke is idempotent", async () => {
+    const { taskId } = await createRelayTestTask(db);
+    const issued = await runCli(["relay", "issue", "--task", taskId, "--max-requests", "3", "--max-bytes", "50000", "--ttl", "120", "--json"], { env });
+    expect(issued.stderr).toBe("");
+    const out = JSON.parse(issued.stdout);
+    expect(out).toMatchObject({ taskId, maxRequests: 3, maxBytes: 50000, ttlSeconds: 120, allowedOps: ["complete"], maxRequestBytes: 256 * 1024 });
+    expect(out.handle).toMatch(/^scr_[A-Za-z0-9_-]{43}$/);
+    const row = await db.relayCapability.findUniqueOrThrow({ where: { id: out.capabilityId }, omit: { handleHash: false } });
+    expect(row.handleHash).toBe(hashHandle(out.handle));
+    const audit = await db.auditLog.findFirstOrThrow({ where: { action: "relay.issue", targetId: out.capabilityId } });
+    expect(JSON.stringify(audit.detail)).not.toContain(out.handle);
+
+    // The handle works (against the openai upstream set above, at a closed port: a visible upstream failure).
+    const call = await relayCall({ db, handle: out.handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http" });
+    expect(call.code).toBe("RELAY_UPSTREAM_FAILED");
+
+    const text = await runCli(["relay", "issue", "--task", taskId], { env });
+    expect(text.stdout).toMatch(/handle \(shown once, stored only as a hash\): scr_/);
+
+    const usage = await runCli(["relay", "usage", "--task", taskId, "--json"], { env });
+    expect(JSON.parse(usage.stdout)).toMatchObject({ taskId, isRevoked: false, limits: { maxRequests: 20 } });
+
+    const revoked = await runCli(["relay", "revoke", "--task", taskId, "--reason", "operator test", "--json"], { env });
+    expect(JSON.parse(revoked.stdout).revokedCapabilityIds).toHaveLength(1); // the first was revoked by the upstream failure
+    const again = await runCli(["relay", "revoke", "--task", taskId], { env });
+    expect(again.stdout).toMatch(/nothing changed/);
+    const after = await runCli(["relay", "usage", "--task", taskId, "--json"], { env });
+    expect(JSON.parse(after.stdout)).toMatchObject({ isRevoked: true, revokedReason: "operator test" });
+  });
+});
