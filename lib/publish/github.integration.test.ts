@@ -10,7 +10,9 @@ import { findFreePort } from "../testing/free-port";
 import { createTestDatabase } from "../testing/test-database";
 import { candidateGitDir } from "./candidate-repository";
 import { buildPushCommand, checkCloneUrl, createGitHubProvider, readTokenFile } from "./github";
+import { loadPublicationProvider } from "./load-publication-provider";
 import { failureOf, type TPublishTarget } from "./publication-provider";
+import { GITHUB_PUBLISH_SETTING_KEY, saveGitHubPublishSetting } from "./publish-settings";
 import { createPublishFixture, readForgeBranch, startForgeEnvironment, type TForgeEnvironment, type TPublishFixture } from "./test-fixtures";
 
 describe("GitHub provider", async () => {
@@ -95,5 +97,21 @@ describe("GitHub provider", async () => {
     expect(failureOf(ambiguous)).toBe("ambiguous");
     expect(ambiguous.message).toMatch(/no answer/);
     await down.close();
+  });
+
+  it("builds the provider from the operator's publish.github setting, failing closed when it is missing or invalid", async () => {
+    await expect(loadPublicationProvider({ db })).rejects.toMatchObject({ code: "CONFIG_INVALID", message: expect.stringContaining("publish.github") });
+    await db.operatorSetting.create({ data: { key: GITHUB_PUBLISH_SETTING_KEY, value: { apiBaseUrl: env.forge.url, tokenFile: "relative/path" } } });
+    await expect(loadPublicationProvider({ db })).rejects.toMatchObject({ code: "CONFIG_INVALID", message: expect.stringContaining("tokenFile") });
+    await db.operatorSetting.update({ where: { key: GITHUB_PUBLISH_SETTING_KEY }, data: { value: { apiBaseUrl: env.forge.url, tokenFile: env.tokenFile, token: "inline" } } });
+    await expect(loadPublicationProvider({ db })).rejects.toMatchObject({ code: "CONFIG_INVALID" });
+    await saveGitHubPublishSetting(db, { apiBaseUrl: env.forge.url, tokenFile: env.tokenFile }, null);
+    const provider = await loadPublicationProvider({ db });
+    try {
+      expect(provider.name).toBe("github");
+      expect(await provider.findPullRequests(target)).toHaveLength(1);
+    } finally {
+      await provider.close();
+    }
   });
 });

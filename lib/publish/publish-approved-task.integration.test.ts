@@ -10,6 +10,7 @@ import type { Db } from "../db/client";
 import { createTestDatabase } from "../testing/test-database";
 import { addForgeFault, clearForgeFaults } from "./forge/forge-admin-client";
 import { markPublicationFailed } from "./mark-publication-failed";
+import { claimAttempt, finishOpen } from "./publication.repo";
 import type { PublicationProvider } from "./publication-provider";
 import { publishApprovedTask } from "./publish-approved-task";
 import { retryPublication } from "./retry-publication";
@@ -285,7 +286,12 @@ describe("publishApprovedTask", async () => {
     await addForgeFault(env.admin, { kind: "create_502_before_create", repository: f.repository, times: 1 });
     expect(await publish(f)).toMatchObject({ kind: "pending" });
     await expect(markPublicationFailed({ db, actor: operator, taskId: f.taskId, reason: "x" })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    // an attempt claims the publication and is still talking to the provider …
+    const inFlight = await claimAttempt(db, (await stateOf(f)).pull!, LATER());
+    expect(inFlight).toBeDefined();
     await markPublicationFailed({ db, actor: operator, taskId: f.taskId, reason: "target repository archived" });
+    // … and when it comes back with a pull request, its write is fenced out
+    await expect(finishOpen(db, inFlight!, { number: 9, url: "http://x/9", via: "created" })).rejects.toMatchObject({ code: "STATE_CONFLICT" });
     const { task, pull } = await stateOf(f);
     expect(task).toBe("pr_failed");
     expect(pull).toMatchObject({ state: "failed", reconcileState: "failed" });

@@ -15,8 +15,9 @@ export const ZGitHubPublishSettingSchema = z
     apiBaseUrl: z.url({ protocol: /^https?$/ }),
     /** absolute path of a file holding the token (first line) */
     tokenFile: z.string().min(1).refine((p) => p.startsWith("/"), "must be an absolute path"),
-    requestTimeoutMs: z.number().int().min(200).max(120_000).optional(),
-    pushTimeoutMs: z.number().int().min(1_000).max(900_000).optional(),
+    // Capped so one attempt (4 API calls + 1 push) always ends inside its lease (ATTEMPT_LEASE_MS).
+    requestTimeoutMs: z.number().int().min(200).max(30_000).optional(),
+    pushTimeoutMs: z.number().int().min(1_000).max(150_000).optional(),
   })
   .strict();
 

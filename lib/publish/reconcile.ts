@@ -54,10 +54,12 @@ export function retryDelayMs(attempts: number): number {
 
 /**
  * How long one claimed attempt may hold the publication before another worker may take over.
- * Longer than the slowest attempt (lookup + ref + push + create + lookup at their timeouts), so a
- * live attempt is never overtaken; a crashed one is resumed after this at the latest.
+ * Longer than the slowest attempt the setting caps allow (4 API calls at 2 × 30 s headers+body,
+ * one push at 150 s = 390 s), so a live attempt is not overtaken; a crashed one is resumed after
+ * this at the latest (or at once after an operator retry). Overtaking is safe anyway (fencing),
+ * just wasteful.
  */
-export const ATTEMPT_LEASE_MS = 5 * 60_000;
+export const ATTEMPT_LEASE_MS = 10 * 60_000;
 
 export function candidateBranchOf(taskId: string): string {
   return `school/${taskId}`;

@@ -7,6 +7,11 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { AppError } from "../../errors";
 
+/** Where `forge serve` and `npm start` keep the forge's tokens: outside DATA_DIR/forge, the root git http-backend serves. */
+export function defaultForgeTokenFiles(dataDir: string): { tokenFile: string; adminTokenFile: string } {
+  return { tokenFile: path.join(dataDir, "secrets", "forge-token"), adminTokenFile: path.join(dataDir, "secrets", "forge-admin-token") };
+}
+
 /** Reads the token in file, creating the file with a fresh random token when it does not exist. */
 export async function ensureTokenFile(file: string, prefix: string): Promise<string> {
   await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });

@@ -1,8 +1,7 @@
 import path from "node:path";
 import { createForgeRepository } from "../../../lib/publish/forge/create-forge-repository";
-import { ensureTokenFile } from "../../../lib/publish/forge/forge-tokens";
+import { defaultForgeTokenFiles, ensureTokenFile } from "../../../lib/publish/forge/forge-tokens";
 import { startLocalForge } from "../../../lib/publish/forge/start-local-forge";
-import type { TEnv } from "../../../lib/env";
 import { parseCommandArgs, type Command } from "../context";
 import { printResult, UsageError } from "../output";
 
@@ -11,11 +10,6 @@ function parsePort(value: string | undefined, fallback: number, flag: string): n
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`${flag} must be a port number (0-65535)`);
   return port;
-}
-
-/** Default token files sit outside DATA_DIR/forge, which is the root git http-backend serves. */
-export function defaultForgeTokenFiles(env: TEnv): { tokenFile: string; adminTokenFile: string } {
-  return { tokenFile: path.join(env.dataDir, "secrets", "forge-token"), adminTokenFile: path.join(env.dataDir, "secrets", "forge-admin-token") };
 }
 
 export const forgeServe: Command = {
@@ -28,7 +22,7 @@ export const forgeServe: Command = {
       "token-file": { type: "string" },
       "admin-token-file": { type: "string" },
     });
-    const defaults = defaultForgeTokenFiles(context.env);
+    const defaults = defaultForgeTokenFiles(context.env.dataDir);
     const tokenFile = path.resolve(values["token-file"] ?? defaults.tokenFile);
     const adminTokenFile = path.resolve(values["admin-token-file"] ?? defaults.adminTokenFile);
     // Created with a random token on first start (mode 0600); the tokens are never printed.
