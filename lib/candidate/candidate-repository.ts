@@ -1,0 +1,96 @@
+/**
+ * Where candidates live and how their repositories are prepared. Conventions shared with
+ * publication (lib/publish/candidate-repository.ts): the operator-owned bare repository
+ * DATA_DIR/candidates/<owner>__<name>.git holds branch school/<taskId>; the control plane's own
+ * mirror of the target is DATA_DIR/mirrors/<owner>__<name>.git. Neither is ever the guest's git.
+ */
+import fs from "node:fs/promises";
+import path from "node:path";
+import { AppError } from "../errors";
+import { fetchCommit, hasCommit, initBareRepository, lsTree, revParse, runGit, updateRef } from "../git/run-git";
+import { refusal } from "./archive-refusals";
+import type { TGitlink } from "./build-candidate-commit";
+import type { TValidatedEntry } from "./tar-validator";
+
+const REPOSITORY_NAME = /^([a-z0-9_][a-z0-9_.-]*)\/([a-z0-9_][a-z0-9_.-]*)$/;
+const ZERO_SHA = "0000000000000000000000000000000000000000";
+
+function repositoryDirName(repository: string): string {
+  const match = REPOSITORY_NAME.exec(repository);
+  if (!match || repository.includes("..")) throw new AppError("VALIDATION_FAILED", "A repository must be a canonical lower-case owner/name.");
+  return `${match[1]}__${match[2]}.git`;
+}
+
+export function candidateRepoPathFor(dataDir: string, repository: string): string {
+  return path.join(dataDir, "candidates", repositoryDirName(repository));
+}
+
+export function mirrorPathFor(dataDir: string, repository: string): string {
+  return path.join(dataDir, "mirrors", repositoryDirName(repository));
+}
+
+/** Opens the candidate repository, creating it (bare, neutral attributes) on first use. */
+export async function ensureBareRepository(repoPath: string): Promise<void> {
+  const isPresent = await fs.stat(path.join(repoPath, "HEAD")).then(() => true, () => false);
+  if (isPresent) {
+    const bare = await runGit({ gitDir: repoPath, args: ["rev-parse", "--is-bare-repository"] });
+    if (bare.stdout.toString("utf8").trim() !== "true") throw new AppError("CONFIG_INVALID", "The candidate repository path is not a bare repository.");
+  }
+  // Re-running init on an existing repository only refreshes it; info/attributes is rewritten.
+  await initBareRepository({ repoPath });
+}
+
+/** Makes the base commit present in `gitDir`, copied by SHA from the control plane's mirror. */
+export async function bringBaseCommit(options: { gitDir: string; mirrorPath: string; baseSha: string }): Promise<void> {
+  if (await hasCommit({ gitDir: options.gitDir, sha: options.baseSha })) return;
+  const isMirrorPresent = await fs.stat(options.mirrorPath).then((s) => s.isDirectory(), () => false);
+  if (!isMirrorPresent || !(await hasCommit({ gitDir: options.mirrorPath, sha: options.baseSha }))) {
+    throw new AppError("BASE_UNAVAILABLE", "The base commit is not in the control plane's mirror.", { baseSha: options.baseSha });
+  }
+  await fetchCommit({ gitDir: options.gitDir, sourceRepoPath: options.mirrorPath, sha: options.baseSha, timeoutMs: 10 * 60_000 });
+}
+
+/**
+ * Submodule links of the base. An archive cannot express them, so they are carried over as they
+ * are; archive content at or beneath one would be a second, conflicting claim on that path.
+ */
+export async function readBaseGitlinks(options: { gitDir: string; baseSha: string; entries: readonly TValidatedEntry[] }): Promise<TGitlink[]> {
+  const listing = await lsTree({ gitDir: options.gitDir, treeish: options.baseSha, maxOutputBytes: 256 * 1024 * 1024 });
+  const gitlinks = listing.filter((e) => e.type === "commit").map((e) => ({ path: e.path, sha: e.sha }));
+  if (gitlinks.length === 0) return gitlinks;
+  const linkPaths = new Set(gitlinks.map((g) => g.path));
+  const refusals = [];
+  for (const entry of options.entries) {
+    const components = entry.path.split("/");
+    for (let i = 1; i <= components.length; i++) {
+      if (linkPaths.has(components.slice(0, i).join("/"))) {
+        refusals.push(refusal("ARCHIVE_PATH_CONFLICT", "inside a submodule of the base", entry.path));
+        break;
+      }
+    }
+    if (refusals.length >= 20) break;
+  }
+  if (refusals.length > 0) throw new AppError("ARCHIVE_REFUSED", `The archive was refused: ${refusals[0]!.message}`, { reasons: refusals });
+  return gitlinks;
+}
+
+/**
+ * Points school/<taskId> at the head: created if absent (compare-and-set against "absent"),
+ * accepted if it already points there (a retried import), a conflict otherwise.
+ */
+export async function createOrVerifyBranch(options: { gitDir: string; branch: string; headSha: string }): Promise<void> {
+  const ref = `refs/heads/${options.branch}`;
+  const existing = await revParse({ gitDir: options.gitDir, rev: ref, peelTo: "commit" });
+  if (existing === options.headSha) return;
+  if (existing === null) {
+    try {
+      await updateRef({ gitDir: options.gitDir, ref, newSha: options.headSha, oldSha: ZERO_SHA });
+      return;
+    } catch (error) {
+      // Another import of the same task may have won the race with the same head.
+      if ((await revParse({ gitDir: options.gitDir, rev: ref, peelTo: "commit" })) === options.headSha) return;
+      throw error;
+    }
+  }
+  throw new AppError("STATE_CONFLICT", "The candidate branch already points at a different commit.", { branch: options.branch });
+}
