@@ -47,7 +47,6 @@ describe("hostile corpus", () => {
     expect(verdict.reasons.map((r) => r.code)).toContain(corpusCase.code);
     for (const reason of verdict.reasons) {
       expect(reason.message.length).toBeLessThan(600);
-      // eslint-disable-next-line no-control-regex
       expect(reason.path ?? "").not.toMatch(/[\u0000-\u001f\u007f]/);
     }
     // The validator writes nothing but the spool, and nothing named by the archive.
