@@ -9,6 +9,9 @@ import { candidateGitDir } from "./candidate-repository";
 import type { Db } from "../db/client";
 import { createTestDatabase } from "../testing/test-database";
 import { addForgeFault, clearForgeFaults } from "./forge/forge-admin-client";
+import { getPublication, safeHttpUrl } from "./get-publication";
+import { listDuePublications } from "./list-due-publications";
+import { listPublicationQueue } from "./list-publication-queue";
 import { markPublicationFailed } from "./mark-publication-failed";
 import { claimAttempt, finishOpen } from "./publication.repo";
 import type { PublicationProvider } from "./publication-provider";
@@ -104,10 +107,17 @@ describe("publishApprovedTask", async () => {
     const pending = await stateOf(f);
     expect(pending.pull).toMatchObject({ reconcileState: "ambiguous", attempts: 1 });
     expect(pending.pull!.lastError).toContain("HTTP 502");
+    // the worker's sweep sees it only once the backoff has passed; a fresh approval is due at once
+    const approved = await fixture();
+    expect(await listDuePublications({ db })).not.toContain(f.taskId);
+    expect(await listDuePublications({ db })).toContain(approved.taskId);
+    expect(await listDuePublications({ db, now: LATER() })).toContain(f.taskId);
     const second = await publish(f, { now: LATER });
     expect(second).toMatchObject({ kind: "open", via: "created" });
     expect(await listForgePulls(env, f.repository)).toHaveLength(1);
     expect((await stateOf(f)).pull).toMatchObject({ attempts: 2, reconcileState: "created", lastError: null, nextAttemptAt: null });
+    expect(await listDuePublications({ db, now: LATER() })).not.toContain(f.taskId);
+    expect(await publish(approved)).toMatchObject({ kind: "open" });
   });
 
   it("a 502 after the forge created the pull request is reconciled at once: one PR, adopted", async () => {
@@ -141,6 +151,12 @@ describe("publishApprovedTask", async () => {
     expect(row.errorCode).toBe("PUBLISH_FAILED");
     // further calls do not try again; an operator decides
     expect(await publish(f)).toMatchObject({ kind: "failed" });
+    // what the operator page and the pull request panel show
+    const queue = await listPublicationQueue({ db });
+    expect(queue.find((item) => item.taskId === f.taskId)).toMatchObject({ taskState: "pr_failed", reconcileState: "conflict", reason: expect.stringContaining(foreign) });
+    expect(await getPublication({ db, taskId: f.taskId })).toMatchObject({ state: "failed", taskState: "pr_failed", branch: f.branch, number: null, url: null });
+    expect(safeHttpUrl("javascript:alert(1)")).toBeNull();
+    expect(safeHttpUrl("http://127.0.0.1:7490/o/r/pull/1")).toBe("http://127.0.0.1:7490/o/r/pull/1");
   });
 
   it("an existing pull request for the branch at another SHA fails visibly and is left alone", async () => {
