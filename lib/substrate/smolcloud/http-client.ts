@@ -21,7 +21,7 @@ export type HttpCallOptions = {
   maxResponseBytes: number;
 };
 
-export type HttpResult = { status: number; requestId: string | undefined; body: Buffer };
+export type HttpResult = { status: number; requestId: string | undefined; body: Buffer; contentType: string | undefined };
 
 const MAX_ERROR_BODY_READ = 64 * 1024;
 
@@ -137,7 +137,8 @@ export class SmolCloudHttp {
     if (body === "too_large") {
       throw new SubstrateError({ code: "SUBSTRATE_RESPONSE_TOO_LARGE", operation: options.operation, message: `the answer exceeds ${options.maxResponseBytes} bytes`, status: response.statusCode, requestId });
     }
-    return { status: response.statusCode, requestId, body };
+    const contentType = response.headers["content-type"];
+    return { status: response.statusCode, requestId, body, contentType: typeof contentType === "string" ? contentType : undefined };
   }
 
   /** Streams a 2xx body to a file with a byte cap; the partial file is removed on any failure. */
@@ -152,6 +153,10 @@ export class SmolCloudHttp {
     if (response.statusCode < 200 || response.statusCode >= 300) {
       const body = await this.readCapped(response, MAX_ERROR_BODY_READ, options.operation, token);
       throw this.statusError(options.operation, response.statusCode, requestId, body === "too_large" ? "(error body larger than 64 KiB)" : body.toString("utf8"), token);
+    }
+    if (!isOctetStream(response.headers["content-type"])) {
+      response.body.destroy();
+      throw new SubstrateError({ code: "SUBSTRATE_MALFORMED_RESPONSE", operation: options.operation, message: "a file download must be application/octet-stream", status: response.statusCode, requestId });
     }
     const declared = Number(response.headers["content-length"]);
     if (Number.isFinite(declared) && declared > options.maxResponseBytes) {
@@ -187,4 +192,8 @@ export class SmolCloudHttp {
     return new SubstrateError({ code: substrateCodeForStatus(status), operation, message: "the provider refused the request", status, requestId, body, secrets: [token] });
   }
 
+}
+
+export function isOctetStream(contentType: unknown): boolean {
+  return typeof contentType === "string" && contentType.split(";")[0]!.trim().toLowerCase() === "application/octet-stream";
 }

@@ -14,12 +14,13 @@ import { computeAccountHeadroom, reservationMicros } from "../../spend/account-h
 import type { SpendGuard } from "../../spend/spend-guard";
 import type { Substrate, TExecRequest, TExecResult, TMachineSpec } from "../substrate";
 import { SubstrateError } from "../substrate-error";
-import { SmolCloudHttp } from "./http-client";
+import { isOctetStream, SmolCloudHttp } from "./http-client";
 import {
   ZAccountSchema,
   ZExecResponseSchema,
   ZMachineInfoSchema,
   ZMachineListSchema,
+  ZUploadResponseSchema,
   ZUsageReportSchema,
   type TAccount,
   type TMachineInfo,
@@ -194,7 +195,7 @@ export class SmolCloudSubstrate implements Substrate {
   }
 
   async upload(machineId: string, guestPath: string, bytes: Buffer): Promise<void> {
-    await this.http.call({
+    const result = await this.http.call({
       operation: "upload",
       method: "PUT",
       path: `/v1/machines/${encodeURIComponent(machineId)}/files/${encodeGuestPath(guestPath)}`,
@@ -202,6 +203,10 @@ export class SmolCloudSubstrate implements Substrate {
       timeoutMs: this.timeouts.transferMs,
       maxResponseBytes: MAX_JSON_BYTES,
     });
+    const answer = parseWire(ZUploadResponseSchema, result.body, "upload", result.requestId);
+    if (answer.size !== undefined && answer.size !== bytes.length) {
+      throw new SubstrateError({ code: "SUBSTRATE_MALFORMED_RESPONSE", operation: "upload", message: `the provider stored ${answer.size} bytes of ${bytes.length}`, requestId: result.requestId });
+    }
   }
 
   async exec(machineId: string, request: TExecRequest, options: { maxOutputBytes: number }): Promise<TExecResult> {
@@ -247,6 +252,9 @@ export class SmolCloudSubstrate implements Substrate {
         timeoutMs: this.timeouts.controlMs,
         maxResponseBytes: options.maxBytes,
       });
+      if (!isOctetStream(result.contentType)) {
+        throw new SubstrateError({ code: "SUBSTRATE_MALFORMED_RESPONSE", operation: "download", message: "a file download must be application/octet-stream", status: result.status, requestId: result.requestId });
+      }
       return result.body;
     } catch (error) {
       if (error instanceof SubstrateError && error.substrateCode === "SUBSTRATE_NOT_FOUND") return undefined;
