@@ -6,10 +6,18 @@
  * bubblewrap. bwrap's `--json-status-fd 3` tells us the guest's real exit code, and its absence
  * tells a sandbox set-up failure apart from a failing command.
  *
- * Killing the outer bwrap kills the whole tree: the guest is in its own pid namespace whose init
- * dies with its parent (`--die-with-parent`), so detached/background children die too.
+ * Reaping: bwrap's outer process exits as soon as its namespace init reports the exit status,
+ * before that init has been reaped, so the init would be re-parented to host pid 1 as a zombie —
+ * and zombies still count against the machine's pids.max until the host's init gets round to
+ * them (measured: a third of rapid execs failed). So bwrap runs as pid 1 of a pid namespace of
+ * its own (`unshare --pid --fork --kill-child`): when it exits, the kernel makes it reap every
+ * descendant first, and `unshare` (our child) reaps it. `--pdeathsig KILL` ties the chain to us.
+ *
+ * Killing: SIGKILL to that outer bwrap (unshare's only child, checked to run as the machine's
+ * uid) tears down both pid namespaces — detached and background children included.
  */
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import type { Writable } from "node:stream";
 
 export const SANDBOX_WRAPPER = `
@@ -20,7 +28,8 @@ for fd_path in /proc/$$/fd/*; do
 done
 if [[ $pids_procs != - ]]; then printf '%d\\n' $$ > "$pids_procs" || exit 125; fi
 if [[ $mem_procs != - ]]; then printf '%d\\n' $$ > "$mem_procs" || exit 125; fi
-exec /usr/bin/setpriv --reuid="$guest_uid" --regid="$guest_uid" --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- /usr/bin/prlimit "$@"
+exec /usr/bin/setpriv --pdeathsig KILL -- /usr/bin/unshare --pid --fork --kill-child -- \\
+  /usr/bin/setpriv --reuid="$guest_uid" --regid="$guest_uid" --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- /usr/bin/prlimit "$@"
 `;
 
 /** Nothing of the server's environment reaches the wrapper (bwrap also clears it for the guest). */
@@ -44,9 +53,9 @@ export type TGuestProcessResult =
 export type TKillReason = "timeout" | "deleted" | "stopped" | "shutdown";
 
 export type TGuestProcess = {
-  /** Host pid of the outer bwrap (the handle we kill). */
+  /** Host pid of the sandbox chain's root (`unshare`). */
   hostPid: number | undefined;
-  /** The guest command's host pid once bwrap reported it; undefined if bwrap ended first. */
+  /** Host pid of the sandbox (the outer bwrap, running as the machine's uid) once the guest started; undefined if bwrap ended first. */
   started: Promise<number | undefined>;
   done: Promise<TGuestProcessResult>;
   kill(reason: TKillReason): void;
@@ -94,6 +103,15 @@ function rlimitArgs(limits: TGuestRlimits): string[] {
   return args;
 }
 
+function outerBwrapPid(unsharePid: number, uid: number): number | undefined {
+  try {
+    const children = readFileSync(`/proc/${unsharePid}/task/${unsharePid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+    return children.find((pid) => new RegExp(`^Uid:\\s+${uid}\\s`, "m").test(readFileSync(`/proc/${pid}/status`, "utf8")));
+  } catch {
+    return undefined;
+  }
+}
+
 export function spawnGuestProcess(options: TSpawnGuestOptions): TGuestProcess {
   const startedAt = Date.now();
   const child = spawn(
@@ -117,21 +135,31 @@ export function spawnGuestProcess(options: TSpawnGuestOptions): TGuestProcess {
   const stdout = new CappedBuffer(options.captureBytes);
   const stderr = new CappedBuffer(options.captureBytes);
   let statusText = "";
-  let childPid: number | undefined;
+  let isStarted = false;
   let exitCode: number | undefined;
   let killReason: TKillReason | undefined;
   let resolveStarted: (pid: number | undefined) => void = () => undefined;
   const started = new Promise<number | undefined>((resolve) => (resolveStarted = resolve));
 
+  const isRunning = () => child.pid !== undefined && child.exitCode === null && child.signalCode === null;
+  const signal = (pid: number) => {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  };
   const kill = (reason: TKillReason) => {
     killReason ??= reason;
-    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
-      try {
-        process.kill(child.pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
+    if (!isRunning()) return;
+    // The outer bwrap is pid 1 of its namespace: killing it kills and reaps everything below, and
+    // unshare then reaps it. Only a child of unshare running as the machine's uid is signalled, so
+    // a recycled pid is never hit; without one (still starting), unshare itself is killed.
+    const outer = outerBwrapPid(child.pid!, options.hostUid);
+    signal(outer ?? child.pid!);
+    setTimeout(() => {
+      if (isRunning()) signal(child.pid!);
+    }, 500).unref();
   };
 
   child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk));
@@ -143,9 +171,10 @@ export function spawnGuestProcess(options: TSpawnGuestOptions): TGuestProcess {
     for (const line of statusText.split("\n")) {
       try {
         const parsed = JSON.parse(line) as Record<string, unknown>;
-        if (typeof parsed["child-pid"] === "number" && childPid === undefined) {
-          childPid = parsed["child-pid"];
-          resolveStarted(childPid);
+        if (typeof parsed["child-pid"] === "number" && !isStarted) {
+          isStarted = true;
+          // bwrap reports pids in its own namespace; callers get the sandbox's host pid instead.
+          resolveStarted(outerBwrapPid(child.pid!, options.hostUid) ?? child.pid);
         }
         if (typeof parsed["exit-code"] === "number") exitCode = parsed["exit-code"];
       } catch {
@@ -167,7 +196,7 @@ export function spawnGuestProcess(options: TSpawnGuestOptions): TGuestProcess {
       if (isSettled) return;
       isSettled = true;
       clearTimeout(timer);
-      resolveStarted(childPid);
+      resolveStarted(undefined);
       const durationMs = Date.now() - startedAt;
       if (killReason) resolve({ kind: "killed", reason: killReason, stdout: stdout.output(), stderr: stderr.output(), durationMs });
       else if (exitCode !== undefined) resolve({ kind: "exited", exitCode, stdout: stdout.output(), stderr: stderr.output(), durationMs });

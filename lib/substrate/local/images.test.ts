@@ -62,7 +62,7 @@ describe("local images", () => {
     expect(await resolveImage(dataDir, image.name + "@" + image.digest)).toBeUndefined();
   });
 
-  it.each([
+  it.each<[{ binds?: { host: string; guest: string }[] }, string]>([
     [{ binds: [{ host: "/", guest: "/host" }] }, "exposes /"],
     [{ binds: [{ host: "/usr", guest: "/tmp/usr" }] }, "reserved guest path"],
     [{ binds: [{ host: "/usr", guest: "/workspace" }] }, "reserved guest path"],

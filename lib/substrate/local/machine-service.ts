@@ -371,8 +371,9 @@ export class MachineService {
   async #killProcesses(machine: TMachine, reason: "stopped" | "deleted" | "shutdown"): Promise<void> {
     const running = [...machine.processes];
     for (const process of running) process.kill(reason);
-    await machine.cgroup?.killAll();
     await Promise.all(running.map((p) => p.done));
+    // Anything that outlived its sandbox (should be nothing) goes with the cgroup.
+    await machine.cgroup?.killAll();
   }
 
   async #closeRelay(machine: TMachine): Promise<void> {
@@ -456,7 +457,9 @@ export class MachineService {
       hostUid: machine.hostUid,
       cgroupProcs: machine.cgroup?.procsFiles ?? { pids: undefined, memory: undefined },
       rlimits: {
-        maxProcesses: limits.maxProcesses,
+        // With a pids cgroup the cgroup is the binding limit; RLIMIT_NPROC (per machine uid) is the
+        // looser backstop, and the only one when no pids controller is writable.
+        maxProcesses: this.options.cgroupRoot.pids ? limits.maxProcesses * 2 : limits.maxProcesses,
         openFiles: limits.openFiles,
         fileSizeBytes: Math.min(limits.fileSizeBytes, machine.resources.diskGb * 1024 ** 3),
         ...(this.options.cgroupRoot.memory ? {} : { dataBytes: memoryBytes }),

@@ -43,7 +43,8 @@ function rawRequest(method: string, target: string, token: string, body?: Buffer
 
 describe("auth and envelope", () => {
   it("answers 401 with the envelope and a request id without a valid bearer token", async () => {
-    for (const headers of [{}, { authorization: "Bearer wrong-token-0123456789" }, { authorization: `Basic ${sub.token}` }, { authorization: `Bearer ${sub.adminToken}` }]) {
+    const attempts: Record<string, string>[] = [{}, { authorization: "Bearer wrong-token-0123456789" }, { authorization: `Basic ${sub.token}` }, { authorization: `Bearer ${sub.adminToken}` }];
+    for (const headers of attempts) {
       const response = await fetch(`${sub.url}/v1/machines`, { headers });
       expect(response.status).toBe(401);
       expect(response.headers.get("x-request-id")).toMatch(/^req-/);
