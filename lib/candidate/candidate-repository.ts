@@ -1,8 +1,8 @@
 /**
  * Where candidates live and how their repositories are prepared. Conventions shared with
  * publication (lib/publish/candidate-repository.ts): the operator-owned bare repository
- * DATA_DIR/candidates/<owner>__<name>.git holds branch school/<taskId>; the control plane's own
- * mirror of the target is DATA_DIR/mirrors/<owner>__<name>.git. Neither is ever the guest's git.
+ * DATA_DIR/candidates/<owner>__<name>.git holds branch school/<taskId>; the base always comes
+ * from the control plane's own mirror (lib/repos/mirror.ts). Neither is ever the guest's git.
  */
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -23,10 +23,6 @@ function repositoryDirName(repository: string): string {
 
 export function candidateRepoPathFor(dataDir: string, repository: string): string {
   return path.join(dataDir, "candidates", repositoryDirName(repository));
-}
-
-export function mirrorPathFor(dataDir: string, repository: string): string {
-  return path.join(dataDir, "mirrors", repositoryDirName(repository));
 }
 
 /** Opens the candidate repository, creating it (bare, neutral attributes) on first use. */

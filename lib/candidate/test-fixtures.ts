@@ -7,10 +7,12 @@ import { randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { createFsArtifactStore } from "../artifacts/fs-artifact-store";
+import { createFsArtifactStore, defaultArtifactRoot } from "../artifacts/fs-artifact-store";
 import type { ArtifactStore } from "../artifacts/artifact-store";
 import type { Db } from "../db/client";
 import { commitEnv, commitWorktree, fetchCommit, initBareRepository, runGit, updateRef } from "../git/run-git";
+import { mirrorPathFor } from "../repos/mirror";
+import { candidateRepoPathFor } from "./candidate-repository";
 import { tarArchive, tarFile, tarSymlink } from "./test-tar";
 
 export type TSnapshotFile = string | { content: string | Buffer; mode?: number } | { symlink: string };
@@ -26,6 +28,7 @@ export const BASE_TREE: TSnapshot = {
 
 export type TImportFixture = {
   root: string;
+  dataDir: string;
   db: Db;
   sourcePath: string;
   mirrorPath: string;
@@ -85,14 +88,16 @@ export async function createImportFixture(db: Db, options: { baseTree?: TSnapsho
   } else {
     baseSha = await commitWorktree({ worktreePath: sourcePath, metadata });
   }
-  const mirrorPath = path.join(root, "data", "mirrors", "school__demo.git");
+  // The deployment's own layout under DATA_DIR, so CLI and page code paths find everything.
+  const dataDir = path.join(root, "data");
+  const repository = `school/demo-${process.pid}-${repoCounter++}`;
+  const mirrorPath = mirrorPathFor(dataDir, repository);
   await initBareRepository({ repoPath: mirrorPath });
   await fetchCommit({ gitDir: mirrorPath, sourceRepoPath: sourcePath, sha: baseSha });
   await updateRef({ gitDir: mirrorPath, ref: "refs/heads/main", newSha: baseSha });
 
-  const repository = `school/demo-${process.pid}-${repoCounter++}`;
   const target = await db.targetRepository.create({ data: { name: repository, cloneUrl: `file://${mirrorPath}` } });
-  const artifactRoot = path.join(root, "data", "artifacts");
+  const artifactRoot = defaultArtifactRoot(dataDir);
   const workDir = path.join(root, "work");
   let archiveCounter = 0;
 
@@ -101,7 +106,8 @@ export async function createImportFixture(db: Db, options: { baseTree?: TSnapsho
     db,
     sourcePath,
     mirrorPath,
-    candidateRepoPath: path.join(root, "data", "candidates", "school__demo.git"),
+    dataDir,
+    candidateRepoPath: candidateRepoPathFor(dataDir, repository),
     workDir,
     artifactRoot,
     artifactStore: createFsArtifactStore({ rootDir: artifactRoot }),

@@ -1,10 +1,12 @@
 import { getEnv } from "../../lib/env";
+import { candidateCheck, candidateRehydrate } from "./commands/candidate";
 import { dbDiff, dbMigrate, dbStatus } from "./commands/db";
 import { forgeRepoCreate, forgeServe } from "./commands/forge";
 import { dispatchOff, dispatchOn, dispatchStatus } from "./commands/dispatch";
 import { machineList, machineRelease } from "./commands/machine";
 import { relayIssue, relayRevoke, relayUpstreamSet, relayUpstreamShow, relayUsage } from "./commands/relay";
 import { repoAdd, repoList } from "./commands/repo";
+import { substrateImageAdd, substrateImageList, substrateServe } from "./commands/substrate";
 import { taskCancel, taskCreate, taskList, taskShow } from "./commands/task";
 import { userAdd, userList } from "./commands/user";
 import type { Command } from "./context";
@@ -18,6 +20,9 @@ const COMMANDS: Record<string, Command> = {
   "db diff": dbDiff,
   "forge serve": forgeServe,
   "forge repo create": forgeRepoCreate,
+  "substrate serve": substrateServe,
+  "substrate image add": substrateImageAdd,
+  "substrate image list": substrateImageList,
   "repo add": repoAdd,
   "repo list": repoList,
   "task create": taskCreate,
@@ -34,6 +39,8 @@ const COMMANDS: Record<string, Command> = {
   "relay usage": relayUsage,
   "relay upstream set": relayUpstreamSet,
   "relay upstream show": relayUpstreamShow,
+  "candidate check": candidateCheck,
+  "candidate rehydrate": candidateRehydrate,
 };
 
 function help(): string {

@@ -1,0 +1,38 @@
+/**
+ * "Re-prove" as the operator page and the CLI ask for it: rehydrate a candidate with the
+ * deployment's own locations (the mirror of the candidate's repository, the filesystem artifact
+ * store and a work directory under DATA_DIR), recording who asked in the audit log.
+ */
+import path from "node:path";
+import { defaultArtifactRoot, createFsArtifactStore } from "../artifacts/fs-artifact-store";
+import type { Db } from "../db/client";
+import { mirrorPathFor } from "../repos/mirror";
+import { DEFAULT_ARCHIVE_LIMITS, type TArchiveLimits } from "./archive-limits";
+import { candidateRepoPathFor } from "./candidate-repository";
+import { getCandidateManifestOrThrow } from "./candidate.repo";
+import { rehydrateCandidate, type TRehydrationResult } from "./rehydrate-candidate";
+
+export type TReproveCandidateOptions = {
+  db: Db;
+  dataDir: string;
+  candidateId: string;
+  actorId: string | null;
+  /** Re-validation limits; default DEFAULT_ARCHIVE_LIMITS. Tighter than at import fails closed. */
+  limits?: TArchiveLimits;
+  /** Put the proven commit back on school/<taskId> in the candidate repository if it is missing. */
+  isRestoreWanted?: boolean;
+};
+
+export async function reproveCandidate(options: TReproveCandidateOptions): Promise<TRehydrationResult> {
+  const manifest = await getCandidateManifestOrThrow(options.db, options.candidateId);
+  return rehydrateCandidate({
+    db: options.db,
+    candidateId: manifest.candidateId,
+    mirrorPath: mirrorPathFor(options.dataDir, manifest.repository),
+    artifactStore: createFsArtifactStore({ rootDir: defaultArtifactRoot(options.dataDir) }),
+    limits: options.limits ?? DEFAULT_ARCHIVE_LIMITS,
+    workDir: path.join(options.dataDir, "work", "candidates"),
+    restoreToRepoPath: options.isRestoreWanted ? candidateRepoPathFor(options.dataDir, manifest.repository) : undefined,
+    actorId: options.actorId,
+  });
+}
