@@ -59,7 +59,8 @@ export function splitTarget(rawUrl: string | undefined): { pathname: string; que
 
 export function sendResponse(req: IncomingMessage, res: ServerResponse, response: TWireResponse): void {
   // An unread request body (an early error on an upload) would otherwise be drained; close instead.
-  if (!req.complete) res.setHeader("connection", "close");
+  const hasBody = Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined;
+  if (hasBody && !req.complete) res.setHeader("connection", "close");
   if ("json" in response) {
     const text = JSON.stringify(response.json);
     res.writeHead(response.status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
