@@ -4,13 +4,18 @@
  * store and a work directory under DATA_DIR), recording who asked in the audit log.
  */
 import path from "node:path";
+import { z } from "zod";
 import { defaultArtifactRoot, createFsArtifactStore } from "../artifacts/fs-artifact-store";
 import type { Db } from "../db/client";
 import { mirrorPathFor } from "../repos/mirror";
 import { DEFAULT_ARCHIVE_LIMITS, type TArchiveLimits } from "./archive-limits";
 import { candidateRepoPathFor } from "./candidate-repository";
 import { getCandidateManifestOrThrow } from "./candidate.repo";
+import { CANDIDATE_ID_PATTERN } from "./get-candidate-view";
 import { rehydrateCandidate, type TRehydrationResult } from "./rehydrate-candidate";
+
+/** Input of the operator's "Re-prove" action. */
+export const ZReproveCandidateInputSchema = z.object({ candidateId: z.string().regex(CANDIDATE_ID_PATTERN, "not a candidate id") }).strict();
 
 export type TReproveCandidateOptions = {
   db: Db;

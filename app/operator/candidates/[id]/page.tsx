@@ -1,0 +1,107 @@
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { requirePagePermission } from "@/app/_server/guard";
+import { ActionForm } from "@/components/action-form";
+import { can } from "@/lib/auth/permissions";
+import { getCandidateView } from "@/lib/candidate/get-candidate-view";
+import { getDb } from "@/lib/db/client";
+import { reproveCandidateAction } from "./actions";
+
+type Props = { params: Promise<{ id: string }> };
+
+const STATUS_LABEL = { A: "added", M: "modified", D: "deleted", T: "type changed" } as const;
+
+// Every string below comes from a guest-produced tree (paths) or is derived from it; React
+// escapes it. Nothing here uses dangerouslySetInnerHTML.
+export default async function CandidatePage({ params }: Props) {
+  const { id } = await params;
+  const actor = await requirePagePermission("operator.view", `/operator/candidates/${encodeURIComponent(id)}`);
+  const view = await getCandidateView(await getDb(), id);
+  if (!view) notFound();
+  const { manifest } = view;
+  const identity: [string, React.ReactNode][] = [
+    ["Candidate", manifest.candidateId],
+    ["Task", <Link key="task" href={`/operator/tasks/${manifest.taskId}`}>{manifest.taskId}</Link>],
+    ["Issue", `#${manifest.issueNumber}`],
+    ["Repository", manifest.repository],
+    ["Base", `${manifest.baseRef} ${manifest.baseSha}`],
+    ["Head", manifest.headSha],
+    ["Branch", manifest.branch],
+    ["Diff digest (sha256)", manifest.diffDigest],
+    ["Archive digest (sha256)", `${manifest.archiveDigest}${view.artifactBytes !== null ? ` (${view.artifactBytes.toString()} bytes)` : " (no artifact row)"}`],
+    ["Recorded", view.createdAt.toISOString().replace("T", " ").slice(0, 19)],
+  ];
+  return (
+    <section className="space-y-6">
+      <h1>Candidate</h1>
+      <dl className="grid grid-cols-1 gap-x-6 gap-y-1 text-sm sm:grid-cols-[max-content_1fr]" data-testid="candidate-identity">
+        {identity.map(([label, value]) => (
+          <div key={label} className="contents">
+            <dt className="text-slate-600">{label}</dt>
+            <dd className="break-all font-mono">{value}</dd>
+          </div>
+        ))}
+      </dl>
+
+      {can(actor, "candidate.reprove") && (
+        <div className="space-y-2">
+          <h2>Re-prove</h2>
+          <p className="text-sm text-slate-600">Rebuilds the head from the base in the control plane&apos;s mirror and the stored artifact, under the same fixed metadata. Anything but the recorded head is a failure.</p>
+          <ActionForm action={reproveCandidateAction} submitLabel="Re-prove" pendingLabel="Re-proving…" testId="reprove-form">
+            <input type="hidden" name="candidateId" value={manifest.candidateId} />
+          </ActionForm>
+        </div>
+      )}
+
+      <div className="space-y-2">
+        <h2>Changed files ({manifest.changedFiles.length})</h2>
+        <div className="overflow-x-auto">
+          <table className="w-full border-collapse rounded border border-slate-200 bg-white text-sm" data-testid="changed-files">
+            <thead className="bg-slate-100 text-left">
+              <tr>
+                <th className="p-2">Status</th>
+                <th className="p-2">Path</th>
+                <th className="p-2">Mode</th>
+              </tr>
+            </thead>
+            <tbody>
+              {manifest.changedFiles.map((file) => (
+                <tr key={file.path} className="border-t border-slate-200">
+                  <td className="p-2">{STATUS_LABEL[file.status]}</td>
+                  <td className="break-all p-2 font-mono">{file.path}</td>
+                  <td className="p-2 font-mono">{file.oldMode === file.newMode ? file.newMode : `${file.oldMode ?? "—"} → ${file.newMode ?? "—"}`}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </div>
+
+      <details className="space-y-2">
+        <summary className="cursor-pointer">All files of the snapshot ({manifest.fileDigests.length})</summary>
+        <div className="overflow-x-auto">
+          <table className="w-full border-collapse rounded border border-slate-200 bg-white text-sm" data-testid="file-digests">
+            <thead className="bg-slate-100 text-left">
+              <tr>
+                <th className="p-2">Path</th>
+                <th className="p-2">Mode</th>
+                <th className="p-2">Bytes</th>
+                <th className="p-2">sha256</th>
+              </tr>
+            </thead>
+            <tbody>
+              {manifest.fileDigests.map((file) => (
+                <tr key={file.path} className="border-t border-slate-200">
+                  <td className="break-all p-2 font-mono">{file.path}</td>
+                  <td className="p-2 font-mono">{file.mode}</td>
+                  <td className="p-2">{file.sizeBytes}</td>
+                  <td className="break-all p-2 font-mono text-xs">{file.sha256}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </details>
+    </section>
+  );
+}
