@@ -4,14 +4,12 @@
  * Publication pushes from here and nowhere else, and checks the commit before it does.
  */
 import fs from "node:fs/promises";
-import path from "node:path";
-import { AppError } from "../errors";
+import { candidateRepoPathFor } from "../candidate/candidate-repository";
 import { hasCommit, isFullSha, revParse, runGit } from "../git/run-git";
 
+/** The one naming convention, owned by lib/candidate (which writes these repositories). */
 export function candidateGitDir(dataDir: string, repository: string): string {
-  const match = /^([a-z0-9_][a-z0-9_.-]*)\/([a-z0-9_][a-z0-9_.-]*)$/.exec(repository);
-  if (!match || repository.includes("..")) throw new AppError("CANDIDATE_MISMATCH", "The candidate's repository is not a canonical owner/name.");
-  return path.join(dataDir, "candidates", `${match[1]}__${match[2]}.git`);
+  return candidateRepoPathFor(dataDir, repository);
 }
 
 export type TCandidateCommitCheck = { kind: "ok" } | { kind: "mismatch"; reason: string };
