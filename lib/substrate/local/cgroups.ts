@@ -80,6 +80,7 @@ export class MachineCgroup {
   private constructor(
     readonly pidsDir: string | undefined,
     readonly memoryDir: string | undefined,
+    private readonly maxProcesses: number,
   ) {}
 
   static async create(root: TCgroupRoot, machineId: string, limits: { maxProcesses: number; memoryBytes: number }): Promise<MachineCgroup> {
@@ -97,7 +98,7 @@ export class MachineCgroup {
       // No swap escape: memory+swap gets the same ceiling where swap accounting exists.
       await fs.writeFile(path.join(memoryDir, "memory.memsw.limit_in_bytes"), String(limits.memoryBytes)).catch(() => undefined);
     }
-    return new MachineCgroup(pidsDir, memoryDir);
+    return new MachineCgroup(pidsDir, memoryDir, limits.maxProcesses);
   }
 
   /** The cgroup.procs files a new guest process writes itself into before dropping privileges. */
@@ -135,9 +136,21 @@ export class MachineCgroup {
     return match ? Number(match[1]) : undefined;
   }
 
-  /** SIGKILLs every task; forks are frozen first (pids.max 0) so a fork bomb cannot outrun the loop. */
+  /**
+   * SIGKILLs every task; forks are frozen first (pids.max 0) so a fork bomb cannot outrun the
+   * loop, and the limit is restored after, so a stopped machine can start again.
+   */
   async killAll(): Promise<void> {
-    if (this.pidsDir) await fs.writeFile(path.join(this.pidsDir, "pids.max"), "0").catch(() => undefined);
+    const pidsMax = this.pidsDir && path.join(this.pidsDir, "pids.max");
+    if (pidsMax) await fs.writeFile(pidsMax, "0").catch(() => undefined);
+    try {
+      await this.#killLoop();
+    } finally {
+      if (pidsMax) await fs.writeFile(pidsMax, String(this.maxProcesses)).catch(() => undefined);
+    }
+  }
+
+  async #killLoop(): Promise<void> {
     for (let round = 0; round < 100; round++) {
       const pids = [...new Set([...(this.procsFiles.pids ? await readPids(this.procsFiles.pids) : []), ...(this.procsFiles.memory ? await readPids(this.procsFiles.memory) : [])])];
       if (pids.length === 0) return;

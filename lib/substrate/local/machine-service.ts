@@ -342,7 +342,7 @@ export class MachineService {
       const isLoopback = ["127.0.0.1", "localhost", "::1"].includes(parsed.target.host) || parsed.target.host.startsWith("127.");
       if (isLoopback && this.options.ownPorts().includes(parsed.target.port)) throw new WireError("BAD_REQUEST", "the relay target may not be the substrate's own API");
       const relayDir = await this.#relayDir(machine.id);
-      machine.relay = await startRelayForwarder({ socketPath: path.join(relayDir, "relay.sock"), target: parsed.target, maxConnections: this.options.limits.relayMaxConnections });
+      machine.relay = await startRelayForwarder({ socketPath: path.join(relayDir, "relay.sock"), target: parsed.target, maxConnections: this.options.limits.relayMaxConnections, ownerUid: machine.hostUid });
     }
   }
 
@@ -352,7 +352,7 @@ export class MachineService {
     let dir = path.join(this.options.dirs.run, short);
     if (Buffer.byteLength(path.join(dir, "relay.sock")) > 100) dir = await fs.mkdtemp("/tmp/school-core-relay-");
     else await fs.mkdir(dir, { recursive: true });
-    await fs.chmod(dir, 0o755);
+    await fs.chmod(dir, 0o711);
     return dir;
   }
 

@@ -223,6 +223,18 @@ describe("exec", () => {
     await sub.api("DELETE", `/v1/machines/${stopped}`);
   });
 
+  it("stops (killing its commands) and starts again with its limits intact", async () => {
+    const other = await sub.startMachine();
+    await sub.exec(other, { command: "echo kept > /workspace/kept; sleep 300", background: true });
+    const stopped = await sub.api("POST", `/v1/machines/${other}/stop`);
+    expect(stopped.json).toMatchObject({ state: "stopped", ready: false });
+    expectEnvelope(await sub.api("POST", `/v1/machines/${other}/exec`, { command: "true" }), 409, "CONFLICT");
+    expect((await sub.api("POST", `/v1/machines/${other}/start`)).status).toBe(200);
+    const after = await sub.exec(other, { command: "cat /workspace/kept; sh -c 'echo forked'" });
+    expect(after.body).toMatchObject({ stdout: "kept\nforked\n", exitCode: 0 });
+    await sub.api("DELETE", `/v1/machines/${other}`);
+  });
+
   it("returns at once for background: true, and the process keeps running in the machine", async () => {
     const started = Date.now();
     const result = await sub.exec(id, { command: "sleep 0.5; echo done > /workspace/bg-marker", background: true });

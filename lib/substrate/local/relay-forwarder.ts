@@ -32,7 +32,7 @@ export function parseRelayTarget(network: { hosts?: string[] | undefined; cidrs?
 
 export type TRelayForwarder = { socketPath: string; connectionCount(): number; close(): Promise<void> };
 
-export async function startRelayForwarder(options: { socketPath: string; target: TRelayTarget; maxConnections: number }): Promise<TRelayForwarder> {
+export async function startRelayForwarder(options: { socketPath: string; target: TRelayTarget; maxConnections: number; ownerUid: number }): Promise<TRelayForwarder> {
   const sockets = new Set<net.Socket>();
   const server = net.createServer((inbound) => {
     if (sockets.size >= options.maxConnections) {
@@ -58,8 +58,9 @@ export async function startRelayForwarder(options: { socketPath: string; target:
     server.once("error", reject);
     server.listen(options.socketPath, () => resolve());
   });
-  // The guest runs as another uid; connecting needs write permission on the socket inode.
-  await fs.chmod(options.socketPath, 0o666);
+  // Connecting needs write permission on the socket: only the machine's own uid gets it.
+  await fs.chown(options.socketPath, options.ownerUid, options.ownerUid);
+  await fs.chmod(options.socketPath, 0o600);
   return {
     socketPath: options.socketPath,
     connectionCount: () => sockets.size,
