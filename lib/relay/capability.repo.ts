@@ -49,18 +49,44 @@ export async function admitCall(db: Db, call: { capabilityId: string; taskId: st
 }
 
 /**
- * Charges a response against the byte budget, or changes nothing. An `exhausted:` revocation
- * (raced by another call) still lets an admitted call finish if its response fits; any other
- * revocation (task ended, operator) withholds the response.
+ * Charges a response against the byte budget and records the successful call, in one statement
+ * (one commit: the row lock on the capability is held for one WAL flush, not two), or changes
+ * nothing. An `exhausted:` revocation (raced by another call) still lets an admitted call finish
+ * if its response fits; any other revocation (task ended, operator) withholds the response.
+ * `claimedId` is the mailbox row claimed earlier, finished here instead of inserting a new one.
  */
-export async function chargeResponse(db: Db, call: { capabilityId: string; responseBytes: number }): Promise<TCounters | null> {
-  const rows = await db.$queryRaw<TCounters[]>`
-    UPDATE "RelayCapability"
-       SET "bytesUsed" = "bytesUsed" + ${BigInt(call.responseBytes)}
-     WHERE "id" = ${call.capabilityId}::uuid
-       AND "bytesUsed" + ${BigInt(call.responseBytes)} <= "maxBytes"
-       AND ("revokedAt" IS NULL OR "revokedReason" LIKE 'exhausted:%')
-    RETURNING "requestCount", "bytesUsed", "maxRequests", "maxBytes"`;
+export async function chargeResponseAndRecord(db: Db, call: { capabilityId: string; responseBytes: number; record: TCallRecord; claimedId?: bigint }): Promise<TCounters | null> {
+  const { record } = call;
+  const rows =
+    call.claimedId === undefined
+      ? await db.$queryRaw<TCounters[]>`
+    WITH charged AS (
+      UPDATE "RelayCapability"
+         SET "bytesUsed" = "bytesUsed" + ${BigInt(call.responseBytes)}
+       WHERE "id" = ${call.capabilityId}::uuid
+         AND "bytesUsed" + ${BigInt(call.responseBytes)} <= "maxBytes"
+         AND ("revokedAt" IS NULL OR "revokedReason" LIKE 'exhausted:%')
+      RETURNING "requestCount", "bytesUsed", "maxRequests", "maxBytes"
+    ), recorded AS (
+      INSERT INTO "RelayCall" ("capabilityId", "channel", "sequence", "operation", "outcome", "requestBytes", "responseBytes", "durationMs")
+      SELECT ${record.capabilityId}::uuid, ${record.channel}, ${record.sequence}, ${record.operation}, ${record.outcome}, ${record.requestBytes}, ${record.responseBytes}, ${record.durationMs}
+        FROM charged
+    )
+    SELECT * FROM charged`
+      : await db.$queryRaw<TCounters[]>`
+    WITH charged AS (
+      UPDATE "RelayCapability"
+         SET "bytesUsed" = "bytesUsed" + ${BigInt(call.responseBytes)}
+       WHERE "id" = ${call.capabilityId}::uuid
+         AND "bytesUsed" + ${BigInt(call.responseBytes)} <= "maxBytes"
+         AND ("revokedAt" IS NULL OR "revokedReason" LIKE 'exhausted:%')
+      RETURNING "requestCount", "bytesUsed", "maxRequests", "maxBytes"
+    ), recorded AS (
+      UPDATE "RelayCall"
+         SET "outcome" = ${record.outcome}, "requestBytes" = ${record.requestBytes}, "responseBytes" = ${record.responseBytes}, "durationMs" = ${record.durationMs}
+       WHERE "id" = ${call.claimedId} AND EXISTS (SELECT 1 FROM charged)
+    )
+    SELECT * FROM charged`;
   return rows[0] ?? null;
 }
 
@@ -81,6 +107,7 @@ export async function revokeCapabilityRows(db: Db, target: { capabilityId?: stri
   return [];
 }
 
+/** A RelayCall row: counts and outcome, never payloads. Byte fields are what the call CHARGED to the budget. */
 export type TCallRecord = {
   capabilityId: string;
   channel: string;
@@ -114,11 +141,6 @@ export async function claimMailboxSequence(
 
 export async function finishCallRecord(db: Db, id: bigint, fields: Pick<TCallRecord, "outcome" | "requestBytes" | "responseBytes" | "durationMs">): Promise<void> {
   await db.relayCall.update({ where: { id }, data: fields });
-}
-
-/** Successful calls are bounded by the request budget, so each one is always recorded. */
-export async function recordSuccessfulCall(db: Db, record: TCallRecord): Promise<void> {
-  await db.relayCall.create({ data: record });
 }
 
 /**

@@ -92,7 +92,8 @@ async function refuseFile(options: TProcessMailboxRequestOptions, code: AppError
       sequence,
       operation: "unknown",
       outcome: code,
-      requestBytes: Math.min(options.bytes.byteLength, 2_147_483_647),
+      // Nothing was charged: rows carry charged bytes only (they sum to the capability's bytesUsed).
+      requestBytes: 0,
       responseBytes: 0,
       durationMs: 0,
     });

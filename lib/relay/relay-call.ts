@@ -13,13 +13,12 @@ import { logWarn } from "../log";
 import { classifyAdmission, checkResponseSize, classifyFailedCharge, type TCapabilityState, type TRefusal, type TRequestCheck } from "./admission";
 import {
   admitCall,
-  chargeResponse,
+  chargeResponseAndRecord,
   claimMailboxSequence,
   findCapabilityByHash,
   findCapabilityById,
   finishCallRecord,
   recordRefusedCall,
-  recordSuccessfulCall,
   revokeCapabilityRows,
   type TCallRecord,
 } from "./capability.repo";
@@ -108,8 +107,10 @@ async function admitAndCall(context: TCallContext, taskId: string, options: TRel
   const { check, value: request } = checkRequest(context.operation, options.request);
   const requestBytes = check.kind === "valid" ? check.bytes : 0;
   const pre = classifyAdmission(context.cap, { taskId, operation: context.operation, request: check });
-  if (pre.kind === "refuse") return refuse(context, pre.refusal, requestBytes);
-  if (!request) return refuse(context, { code: "RELAY_REQUEST_MALFORMED", message: "The relay request is malformed." }, requestBytes);
+  // Rows record the bytes CHARGED to the budget, so a capability's rows always sum to bytesUsed:
+  // a call refused before or at admission charged nothing.
+  if (pre.kind === "refuse") return refuse(context, pre.refusal, 0);
+  if (!request) return refuse(context, { code: "RELAY_REQUEST_MALFORMED", message: "The relay request is malformed." }, 0);
 
   const admitted = await admitCall(db, { capabilityId: context.cap.id, taskId, operation: context.operation, requestBytes });
   if (!admitted) {
@@ -118,7 +119,7 @@ async function admitAndCall(context: TCallContext, taskId: string, options: TRel
     const fresh = await findCapabilityById(db, context.cap.id);
     const post = fresh ? classifyAdmission(fresh, { taskId, operation: context.operation, request: check }) : null;
     const refusal: TRefusal = post?.kind === "refuse" ? post.refusal : { code: "RELAY_REFUSED", message: "The relay refused admission." };
-    return refuse(context, refusal, requestBytes);
+    return refuse(context, refusal, 0);
   }
 
   let transport: TRelayTransport;
@@ -140,13 +141,19 @@ async function admitAndCall(context: TCallContext, taskId: string, options: TRel
   const tooLarge = checkResponseSize(context.cap, responseBytes);
   if (tooLarge) return refuse(context, tooLarge, requestBytes);
 
-  const charged = await chargeResponse(db, { capabilityId: context.cap.id, responseBytes });
+  // Successful calls are bounded by the request budget, so each one is always recorded.
+  const outcome = `ok:${transport.kind}`;
+  const charged = await chargeResponseAndRecord(db, {
+    capabilityId: context.cap.id,
+    responseBytes,
+    record: { ...baseRecord(context), outcome, requestBytes, responseBytes, durationMs: elapsed(context) },
+    claimedId: context.claimedId,
+  });
   if (!charged) {
     const fresh = await findCapabilityById(db, context.cap.id);
     return refuse(context, fresh ? classifyFailedCharge(fresh, responseBytes) : { code: "RELAY_REFUSED", message: "The relay capability is gone." }, requestBytes);
   }
 
-  await record(context, { outcome: `ok:${transport.kind}`, requestBytes, responseBytes }, false);
   return {
     status: 200,
     code: null,
@@ -175,17 +182,17 @@ function checkRequest(operation: string, raw: unknown): { check: TRequestCheck; 
   return { check: { kind: "valid", bytes: Buffer.byteLength(JSON.stringify(parsed.data), "utf8") }, value: parsed.data };
 }
 
-async function refuse(context: TCallContext, refusal: TRefusal, requestBytes: number): Promise<TRelayCallResult> {
+/** `chargedRequestBytes`: what admission already charged for this call (0 if it was never admitted). */
+async function refuse(context: TCallContext, refusal: TRefusal, chargedRequestBytes: number): Promise<TRelayCallResult> {
   if (refusal.revokeReason) await revokeCapabilityRows(context.db, { capabilityId: context.cap.id }, refusal.revokeReason);
-  await record(context, { outcome: refusal.code, requestBytes, responseBytes: 0 }, true);
+  await recordRefusal(context, { outcome: refusal.code, requestBytes: chargedRequestBytes, responseBytes: 0 });
   return refusalResult(refusal.code, refusal.message);
 }
 
-async function record(context: TCallContext, fields: { outcome: string; requestBytes: number; responseBytes: number }, isRefusal: boolean): Promise<void> {
+async function recordRefusal(context: TCallContext, fields: { outcome: string; requestBytes: number; responseBytes: number }): Promise<void> {
   const durationMs = elapsed(context);
   if (context.claimedId !== undefined) return finishCallRecord(context.db, context.claimedId, { ...fields, durationMs });
-  const row = { ...baseRecord(context), ...fields, durationMs };
-  return isRefusal ? recordRefusedCall(context.db, row) : recordSuccessfulCall(context.db, row);
+  return recordRefusedCall(context.db, { ...baseRecord(context), ...fields, durationMs });
 }
 
 function baseRecord(context: TCallContext): TCallRecord {
