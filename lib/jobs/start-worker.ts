@@ -1,21 +1,53 @@
 /**
- * The worker: registers every job handler on pg-boss and keeps the heartbeat going.
+ * The worker: registers every job handler on pg-boss, keeps the heartbeat going, and runs the
+ * dispatcher/recovery sweep: queued tasks are dispatched while the gate is open, and every task
+ * in a worker-owned state without a running job is resumed (on start and every few seconds).
  * Returns a stop function that finishes in-flight jobs (graceful) and closes the queue.
  */
 import { hostname } from "node:os";
+import pg from "pg";
 import type { PgBoss } from "pg-boss";
 import type { Db } from "../db/client";
+import { getEnv, type TEnv } from "../env";
+import { advanceTask, LIFECYCLE_STEPS, type TaskSteps } from "../lifecycle/advance-task";
+import { sweepMachines } from "../lifecycle/sweep-machines";
+import type { TaskRunContext } from "../lifecycle/task-run-context";
 import { logError, logInfo } from "../log";
+import { readSetting } from "../settings/operator-settings";
+import { createSubstrate } from "../substrate/create-substrate";
+import type { Substrate } from "../substrate/substrate";
 import { createBoss } from "./boss";
 import { HEARTBEAT_INTERVAL_MS, recordHeartbeat } from "./heartbeat";
 import { JOBS } from "./job-names";
+import { withTaskLock } from "./task-lock";
 
 export type WorkerHandle = { workerId: string; boss: PgBoss; stop(): Promise<void> };
 
-export async function startWorker(options: { db: Db; databaseUrl: string }): Promise<WorkerHandle> {
+export type WorkerOptions = {
+  db: Db;
+  databaseUrl: string;
+  env?: TEnv;
+  substrate?: Substrate;
+  steps?: TaskSteps;
+  sweepIntervalMs?: number;
+  pollIntervalMs?: number;
+  readyTimeoutMs?: number;
+};
+
+export async function startWorker(options: WorkerOptions): Promise<WorkerHandle> {
   const { db } = options;
+  const env = options.env ?? getEnv();
+  const steps = options.steps ?? LIFECYCLE_STEPS;
   const workerId = `${hostname()}:${process.pid}`;
   const startedAt = new Date();
+  const lockPool = new pg.Pool({ connectionString: options.databaseUrl, max: 8 });
+  const ctx: TaskRunContext = {
+    db,
+    env,
+    substrate: options.substrate ?? createSubstrate(db, env),
+    pollIntervalMs: options.pollIntervalMs ?? 500,
+    readyTimeoutMs: options.readyTimeoutMs ?? 120_000,
+  };
   const boss = createBoss(options.databaseUrl);
   boss.on("error", (error) => logError("pg-boss error", error));
   await boss.start();
@@ -28,11 +60,40 @@ export async function startWorker(options: { db: Db; databaseUrl: string }): Pro
     }
   });
 
+  // One queued-or-active job per task (exclusive + singletonKey); a dead worker's job is retried
+  // once its heartbeat lapses, and the advisory lock keeps two workers off one task regardless.
+  await boss.createQueue(JOBS.advanceTask.name, { policy: "exclusive", retryLimit: 5, retryDelay: 5, expireInSeconds: 8 * 3600, heartbeatSeconds: 10, deleteAfterSeconds: 3600 });
+  await boss.work(JOBS.advanceTask.name, { pollingIntervalSeconds: 1, batchSize: 1 }, async (jobs) => {
+    for (const job of jobs) {
+      const { taskId } = JOBS.advanceTask.schema.parse(job.data);
+      await withTaskLock(lockPool, `task:${taskId}`, () => advanceTask(ctx, taskId, steps));
+    }
+  });
+
+  const sweepTasks = async () => {
+    const isDispatchEnabled = (await readSetting(db, "dispatch")).enabled;
+    const states = Object.keys(steps).filter((s) => s !== "queued" || isDispatchEnabled) as (keyof TaskSteps)[];
+    const tasks = await db.task.findMany({ where: { state: { in: states } }, select: { id: true }, orderBy: { createdAt: "asc" }, take: 200 });
+    for (const task of tasks) {
+      await boss.send(JOBS.advanceTask.name, { taskId: task.id }, { singletonKey: task.id });
+    }
+  };
+
   const sendHeartbeat = () =>
     boss.send(JOBS.heartbeat.name, { sentAt: new Date().toISOString() }, { singletonKey: workerId, singletonSeconds: 5 }).catch((error) => logError("heartbeat send failed", error));
   await sendHeartbeat();
-  const timer = setInterval(sendHeartbeat, HEARTBEAT_INTERVAL_MS);
-  logInfo("worker started", { workerId });
+  await sweepTasks().catch((error) => logError("task sweep failed", error));
+  const heartbeatTimer = setInterval(sendHeartbeat, HEARTBEAT_INTERVAL_MS);
+  let isSweeping = false;
+  const sweepTimer = setInterval(() => {
+    if (isSweeping) return;
+    isSweeping = true;
+    sweepTasks()
+      .catch((error) => logError("task sweep failed", error))
+      .finally(() => (isSweeping = false));
+  }, options.sweepIntervalMs ?? 2000);
+  const machineTimer = setInterval(() => void sweepMachines(ctx).catch((error) => logError("machine sweep failed", error)), 60_000);
+  logInfo("worker started", { workerId, substrate: ctx.substrate.label });
 
   let stopping: Promise<void> | undefined;
   return {
@@ -40,8 +101,12 @@ export async function startWorker(options: { db: Db; databaseUrl: string }): Pro
     boss,
     stop: () =>
       (stopping ??= (async () => {
-        clearInterval(timer);
+        clearInterval(heartbeatTimer);
+        clearInterval(sweepTimer);
+        clearInterval(machineTimer);
         await boss.stop({ graceful: true, timeout: 20_000, close: true });
+        await lockPool.end();
+        await (ctx.substrate as { close?: () => Promise<void> }).close?.();
         logInfo("worker stopped", { workerId });
       })()),
   };

@@ -1,0 +1,52 @@
+/**
+ * Drives one task from its recorded state as far as it can go now. Each step ends in exactly
+ * one committed transition, so a worker killed anywhere resumes from the last committed state:
+ * it never skips ahead, never repeats a side effect that already happened (creates reconcile by
+ * machine name, the guest runner is idempotent, imports are keyed by task), and never reads a
+ * failure as success.
+ */
+import type { Task } from "../db/generated/client";
+import { isAppError } from "../errors";
+import { readSetting } from "../settings/operator-settings";
+import { collectTask } from "./collect-task";
+import { failTask } from "./fail-task";
+import { provisionTask } from "./provision-task";
+import { runGuest } from "./run-guest";
+import type { TaskRunContext } from "./task-run-context";
+import { transitionTask } from "./transition-task";
+
+/** Steps owned by other modules (verification, publication) register here. */
+export type TaskStep = (ctx: TaskRunContext, task: Task) => Promise<void>;
+export type TaskSteps = Partial<Record<Task["state"], TaskStep>>;
+
+export const LIFECYCLE_STEPS: TaskSteps = {
+  queued: async (ctx, task) => {
+    await transitionTask(ctx.db, { taskId: task.id, from: "queued", to: "provisioning", reason: "dispatched" });
+  },
+  provisioning: provisionTask,
+  running: runGuest,
+  collecting: collectTask,
+};
+
+export type AdvanceOutcome = "waiting" | "done" | "dispatch_disabled";
+
+export async function advanceTask(ctx: TaskRunContext, taskId: string, steps: TaskSteps = LIFECYCLE_STEPS): Promise<AdvanceOutcome> {
+  for (let guard = 0; guard < 20; guard++) {
+    const task = await ctx.db.task.findUniqueOrThrow({ where: { id: taskId } });
+    if (task.state === "queued" && !(await readSetting(ctx.db, "dispatch")).enabled) return "dispatch_disabled";
+    const step = steps[task.state];
+    if (!step) return "done";
+    try {
+      await step(ctx, task);
+    } catch (error) {
+      // Someone else moved the task (a cancel, another worker): re-read and carry on from there.
+      if (isAppError(error) && error.code === "STATE_CONFLICT") {
+        const now = await ctx.db.task.findUniqueOrThrow({ where: { id: taskId }, select: { state: true } });
+        if (now.state !== task.state) continue;
+      }
+      await failTask(ctx, taskId, error);
+      return "done";
+    }
+  }
+  return "waiting";
+}

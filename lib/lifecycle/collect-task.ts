@@ -1,0 +1,81 @@
+/**
+ * collecting → imported: download result.json and the candidate archive (both bounded while
+ * reading), check them against the request, destroy the student guest, revoke its relay
+ * capability, and import the archive into the operator's candidate repository. The candidate's
+ * identity comes from the git state the control plane observes, never from the guest's claims.
+ */
+import fs from "node:fs/promises";
+import path from "node:path";
+import { parseGuestResult, type TGuestResult } from "../contract/guest-result";
+import type { Task } from "../db/generated/client";
+import { AppError } from "../errors";
+import { revokeCapability } from "../relay/revoke-capability";
+import { isSubstrateError } from "../substrate/substrate-error";
+import { crashIfRequested } from "./crash-points";
+import { destroyMachine } from "./guest-machines";
+import { importCollectedCandidate } from "./import-collected-candidate";
+import { parseTaskLimits } from "./provision-task";
+import { GUEST_CANDIDATE_ARCHIVE, GUEST_OUTPUT_DIR, stagingDir, type TaskRunContext } from "./task-run-context";
+import { transitionMachine } from "./transition-machine";
+import { transitionTask } from "./transition-task";
+
+async function exists(file: string): Promise<boolean> {
+  return fs.stat(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+export async function collectTask(ctx: TaskRunContext, task: Task): Promise<void> {
+  const { db, substrate, env } = ctx;
+  const limits = parseTaskLimits(task);
+  const repo = await db.targetRepository.findUniqueOrThrow({ where: { id: task.repositoryId } });
+  const staging = stagingDir(env, task.id);
+  await fs.mkdir(staging, { recursive: true });
+  const resultFile = path.join(staging, "result.json");
+  const archiveFile = path.join(staging, "candidate.tar");
+  const request = { taskId: task.id, repository: repo.name, baseSha: task.baseSha };
+
+  const machine = await db.guestMachine.findFirst({ where: { taskId: task.id, purpose: "student", operationId: task.operationId }, orderBy: { createdAt: "desc" } });
+  const isMachineUp = machine?.providerId && (machine.state === "ready" || machine.state === "exported");
+
+  let result: TGuestResult;
+  if (isMachineUp && machine.state === "ready") {
+    const bytes = await substrate.downloadSmall(machine.providerId!, `${GUEST_OUTPUT_DIR}/result.json`, { maxBytes: limits.maxResultBytes + 1 });
+    if (!bytes) throw new AppError("CONTRACT_VIOLATION", "The guest finished without a result.json.", { reason: "RESULT_MISSING" });
+    result = parseGuestResult(bytes, request, limits.maxResultBytes);
+    if (result.status !== "completed") throw new AppError("CONTRACT_VIOLATION", `The student agent ended with status ${result.status}: ${result.diagnostics.slice(0, 500)}`, { reason: result.status });
+    if (!result.candidate) throw new AppError("CONTRACT_VIOLATION", "The guest result names no candidate archive.", { reason: "NO_CANDIDATE" });
+    await fs.rm(archiveFile, { force: true });
+    const downloaded = await substrate.downloadToFile(machine.providerId!, GUEST_CANDIDATE_ARCHIVE, archiveFile, { maxBytes: limits.maxArchiveBytes }).catch((error) => {
+      // Oversized guest output is the guest's failure, not the provider's: refused whole, never truncated.
+      if (isSubstrateError(error) && error.substrateCode === "SUBSTRATE_RESPONSE_TOO_LARGE") {
+        throw new AppError("CONTRACT_VIOLATION", `The candidate archive exceeds the ${limits.maxArchiveBytes}-byte limit; it was refused whole.`, { reason: "ARCHIVE_TOO_LARGE" });
+      }
+      throw error;
+    });
+    if (downloaded.sha256 !== result.candidate.archiveSha256 || downloaded.bytes !== result.candidate.archiveBytes) {
+      throw new AppError("CONTRACT_VIOLATION", "The downloaded candidate archive does not match the digest and size the guest declared.", { reason: "ARCHIVE_DIGEST_MISMATCH" });
+    }
+    await fs.writeFile(resultFile, bytes, { mode: 0o600 });
+    await transitionMachine(db, { machineId: machine.id, from: "ready", to: "exported", reason: `candidate ${downloaded.bytes} bytes, sha256 ${downloaded.sha256}` });
+    crashIfRequested("machine:exported");
+  } else if ((await exists(resultFile)) && (await exists(archiveFile))) {
+    // Resumed after a restart: the output was collected and kept in staging before the crash.
+    result = parseGuestResult(await fs.readFile(resultFile), request, limits.maxResultBytes);
+  } else {
+    throw new AppError("SUBSTRATE_FAILED", "The guest's output was not collected before the machine went away.");
+  }
+
+  if (machine) {
+    const destroyed = await destroyMachine(db, substrate, machine.id, "student run collected");
+    if (destroyed.state === "cleanup_quarantined") {
+      throw new AppError("SUBSTRATE_FAILED", `The student guest could not be destroyed and is quarantined: ${destroyed.lastError ?? "unknown reason"}`);
+    }
+  }
+  await revokeCapability({ db, taskId: task.id, reason: "student run finished", via: "lifecycle" });
+
+  await importCollectedCandidate({ ctx, task, repository: repo.name, archivePath: archiveFile, declaredChangedPaths: result.candidate!.changedPaths, declaredArchiveDigest: result.candidate!.archiveSha256 });
+  await transitionTask(db, { taskId: task.id, from: "collecting", to: "imported", reason: "candidate imported" });
+  crashIfRequested("imported");
+}

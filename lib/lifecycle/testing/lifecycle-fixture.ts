@@ -1,0 +1,135 @@
+/**
+ * A real world for lifecycle tests: a migrated Postgres database, the local substrate (real
+ * bubblewrap guests) over HTTP, the SmolCloud adapter, a demo target repository in real git, and
+ * a spy that records every substrate call and every process the host spawns.
+ */
+import childProcess from "node:child_process";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { syncBuiltinESMExports } from "node:module";
+import { afterAll } from "vitest";
+import type { Db } from "../../db/client";
+import { writeDemoRepository, DEMO_ISSUE } from "../../demo/demo-target";
+import { parseEnv, type TEnv } from "../../env";
+import { addTargetRepository } from "../../repos/target-repositories";
+import { writeSetting } from "../../settings/operator-settings";
+import { createSpendGuard } from "../../spend/spend-guard";
+import { DEFAULT_GUEST_IMAGE } from "../../substrate/local/images";
+import { startTestSubstrate, type TTestSubstrate } from "../../substrate/local/test-substrate";
+import { SmolCloudSubstrate } from "../../substrate/smolcloud/smolcloud-substrate";
+import type { Substrate } from "../../substrate/substrate";
+import { createTestDatabase } from "../../testing/test-database";
+import { createTask } from "../create-task";
+import type { TaskRunContext } from "../task-run-context";
+import { DEFAULT_TASK_LIMITS, type TTaskLimits } from "../../contract/limits";
+
+export type SubstrateCall = { method: string; args: unknown[] };
+
+/** Wraps a substrate and records every call: the only way anything runs in a guest. */
+export function spySubstrate(inner: Substrate): Substrate & { calls: SubstrateCall[] } {
+  const calls: SubstrateCall[] = [];
+  const spy = new Proxy(inner, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        calls.push({ method: String(property), args });
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return Object.assign(spy, { calls });
+}
+
+/**
+ * Records every process the control plane spawns on the host; the lifecycle may spawn git and
+ * nothing else. The local substrate runs in this test process as the stand-in for the provider's
+ * hypervisor, so spawns made by its own code (lib/substrate/local, i.e. bubblewrap guests) are
+ * the provider's, not the host control plane's, and are told apart by the calling stack.
+ */
+export function spyHostProcesses(): { commands: string[]; restore(): void } {
+  const commands: string[] = [];
+  const originals = { spawn: childProcess.spawn, execFile: childProcess.execFile, exec: childProcess.exec, spawnSync: childProcess.spawnSync, execFileSync: childProcess.execFileSync, execSync: childProcess.execSync };
+  const wrap = <F extends (...args: never[]) => unknown>(name: keyof typeof originals, original: F) =>
+    ((...args: Parameters<F>) => {
+      const stack = new Error().stack ?? "";
+      if (!stack.includes(`${path.sep}substrate${path.sep}local${path.sep}`)) commands.push(`${name}:${String(args[0])}`);
+      return original(...args);
+    }) as unknown as F;
+  for (const [name, original] of Object.entries(originals)) (childProcess as unknown as Record<string, unknown>)[name] = wrap(name as keyof typeof originals, original as never);
+  syncBuiltinESMExports();
+  return {
+    commands,
+    restore() {
+      for (const [name, original] of Object.entries(originals)) (childProcess as unknown as Record<string, unknown>)[name] = original;
+      syncBuiltinESMExports();
+    },
+  };
+}
+
+export type LifecycleWorld = {
+  db: Db;
+  databaseUrl: string;
+  env: TEnv;
+  substrate: TTestSubstrate;
+  adapter: SmolCloudSubstrate;
+  tokenFile: string;
+  ctx: TaskRunContext & { substrate: Substrate & { calls: SubstrateCall[] } };
+  demoSha: string;
+  createDemoTask(options?: { agentCommand?: string[]; limits?: Partial<TTaskLimits> }): Promise<string>;
+  liveAtProvider(): Promise<number>;
+};
+
+export const SCRIPTED_FIX = ["sh", "-c", "sed -i 's/a - b/a + b/' src/add.js && printf '{\"summary\":\"fixed add\"}' > /tmp/school-core-output/student-report.json"];
+
+export async function createLifecycleWorld(): Promise<LifecycleWorld> {
+  const { db, url } = await createTestDatabase();
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-lifecycle-"));
+  await fs.chmod(dataDir, 0o755);
+  const substrate = await startTestSubstrate({ hangCapMs: 9000 });
+  const tokenFile = path.join(dataDir, "substrate-token");
+  await fs.writeFile(tokenFile, substrate.token, { mode: 0o600 });
+  const env = parseEnv({ DATA_DIR: dataDir, NODE_ENV: "test", LOCAL_SUBSTRATE_PORT: new URL(substrate.url).port, SMOLCLOUD_TOKEN_FILE: tokenFile });
+  const adapter = new SmolCloudSubstrate({
+    baseUrl: substrate.url,
+    tokenFile,
+    label: "local",
+    spendGuard: createSpendGuard(db),
+    fallbackRates: async () => ({ cpuHourMicros: 0, memoryGbHourMicros: 0 }),
+    timeouts: { controlMs: 2000, execGraceMs: 2000, transferMs: 5000 },
+  });
+  const demo = await writeDemoRepository(path.join(dataDir, "demo-src"));
+  await addTargetRepository(db, { name: "demo/calculator", cloneUrl: demo.path }, null);
+  await writeSetting(db, { key: "dispatch", value: { enabled: true }, actorId: null });
+  await writeSetting(db, { key: "spend.ceilings", value: { globalMicros: 1_000_000_000, perTaskMicros: 100_000_000 }, actorId: null });
+  await writeSetting(db, { key: "guest.image", value: { type: "smolmachine", reference: DEFAULT_GUEST_IMAGE }, actorId: null });
+  const ctx = { db, env, substrate: spySubstrate(adapter), pollIntervalMs: 150, readyTimeoutMs: 10_000 };
+
+  afterAll(async () => {
+    await adapter.close();
+    await substrate.cleanup();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  });
+
+  return {
+    db,
+    databaseUrl: url,
+    env,
+    substrate,
+    adapter,
+    tokenFile,
+    ctx,
+    demoSha: demo.sha,
+    async createDemoTask(options = {}) {
+      await writeSetting(db, { key: "guest.agent", value: { command: options.agentCommand ?? SCRIPTED_FIX }, actorId: null });
+      await writeSetting(db, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 60, memoryMb: 512, ...options.limits }, actorId: null });
+      const task = await createTask({ db, env, actorId: null, input: { repository: "demo/calculator", issueNumber: DEMO_ISSUE.number, issueTitle: DEMO_ISSUE.title, prompt: DEMO_ISSUE.body } });
+      return task.id;
+    },
+    async liveAtProvider() {
+      const result = await substrate.admin("GET", "/admin/machines");
+      return (result.json as { machineCount: number }).machineCount;
+    },
+  };
+}
