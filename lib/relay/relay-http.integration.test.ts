@@ -44,6 +44,14 @@ describe("POST /api/relay/v1/[operation]", async () => {
     expect(usage?.usage.requestCount).toBe(0);
   });
 
+  it("refuses a body shorter than its Content-Length (as Next's proxy leaves an over-limit body)", async () => {
+    const body = JSON.stringify({ taskId, request: SIMPLE_REQUEST });
+    const request = new Request("http://relay.local/api/relay/v1/complete", { method: "POST", headers: { authorization: `Bearer ${handle}`, "content-length": String(body.length + 100) }, body });
+    const response = await POST(request, { params: Promise.resolve({ operation: "complete" }) });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: { code: "RELAY_REQUEST_MALFORMED", message: expect.stringMatching(/Content-Length/) } });
+  });
+
   it("refuses an unknown operation in the path with 403", async () => {
     const response = await call("admin", { authorization: `Bearer ${handle}`, body: JSON.stringify({ taskId, request: SIMPLE_REQUEST }) });
     expect(response.status).toBe(403);

@@ -20,12 +20,15 @@ export async function handleRelayHttpRequest({ db, operation, request, transport
   // repeats the header.
   if (!handle) return refusalResult("RELAY_REFUSED", "A relay handle is required: Authorization: Bearer <handle>.");
   const body = await readBoundedBody(request, RELAY_MAX_HTTP_BODY_BYTES);
-  if (body === null) {
+  if (body.kind === "too_large") {
     return relayCall({ db, handle, taskId: null, operation, request: null, channel: "http", transport, envelopeRefusal: { code: "RELAY_TOO_LARGE", message: `The request body is larger than ${RELAY_MAX_HTTP_BODY_BYTES} bytes.` } });
+  }
+  if (body.kind === "truncated") {
+    return relayCall({ db, handle, taskId: null, operation, request: null, channel: "http", transport, envelopeRefusal: { code: "RELAY_REQUEST_MALFORMED", message: "The request body is shorter than its Content-Length (cut short in transit)." } });
   }
   let json: unknown;
   try {
-    json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
+    json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body.bytes));
   } catch {
     return relayCall({ db, handle, taskId: null, operation, request: null, channel: "http", transport, envelopeRefusal: { code: "RELAY_REQUEST_MALFORMED", message: "The request body is not valid UTF-8 JSON." } });
   }
@@ -36,11 +39,18 @@ export async function handleRelayHttpRequest({ db, operation, request, transport
   return relayCall({ db, handle, taskId: envelope.data.taskId, operation, request: envelope.data.request, channel: "http", transport });
 }
 
-/** The body, or null when it is larger than maxBytes (reading stops at the cap). */
-export async function readBoundedBody(request: Request, maxBytes: number): Promise<Uint8Array | null> {
-  const declared = Number(request.headers.get("content-length"));
-  if (Number.isFinite(declared) && declared > maxBytes) return null;
-  if (!request.body) return new Uint8Array(0);
+export type TBoundedBody = { kind: "ok"; bytes: Uint8Array } | { kind: "too_large" } | { kind: "truncated" };
+
+/**
+ * Reads the body, stopping at maxBytes. A body shorter than its declared Content-Length is
+ * refused, never parsed: Next's proxy buffers request bodies up to a limit
+ * (experimental.proxyClientMaxBodySize, 10 MB) and silently cuts what is beyond it.
+ */
+export async function readBoundedBody(request: Request, maxBytes: number): Promise<TBoundedBody> {
+  const header = request.headers.get("content-length");
+  const declared = header === null ? null : Number(header);
+  if (declared !== null && Number.isFinite(declared) && declared > maxBytes) return { kind: "too_large" };
+  if (!request.body) return declared ? { kind: "truncated" } : { kind: "ok", bytes: new Uint8Array(0) };
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -50,15 +60,16 @@ export async function readBoundedBody(request: Request, maxBytes: number): Promi
     size += value.byteLength;
     if (size > maxBytes) {
       await reader.cancel().catch(() => undefined);
-      return null;
+      return { kind: "too_large" };
     }
     chunks.push(value);
   }
+  if (declared !== null && Number.isFinite(declared) && size !== declared) return { kind: "truncated" };
   const out = new Uint8Array(size);
   let offset = 0;
   for (const chunk of chunks) {
     out.set(chunk, offset);
     offset += chunk.byteLength;
   }
-  return out;
+  return { kind: "ok", bytes: out };
 }
