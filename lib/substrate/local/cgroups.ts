@@ -30,12 +30,39 @@ async function ownCgroupPath(controller: TCgroupController): Promise<string | un
   return undefined;
 }
 
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return !isErrno(error, "ESRCH");
+  }
+}
+
+/**
+ * Removes the groups of substrate instances whose process is gone (killed before `stop()`).
+ * Only empty groups are removed — rmdir refuses a group that still has tasks — so nothing alive
+ * is touched; a live instance's groups are skipped by pid.
+ */
+async function removeStaleInstanceGroups(parent: string): Promise<void> {
+  for (const name of await fs.readdir(parent).catch(() => [] as string[])) {
+    const match = /^school-core-substrate-(\d+)-[0-9a-f]+$/.exec(name);
+    if (!match || isProcessAlive(Number(match[1]))) continue;
+    const instance = path.join(parent, name);
+    for (const child of await fs.readdir(instance, { withFileTypes: true }).catch(() => [])) {
+      if (child.isDirectory()) await fs.rmdir(path.join(instance, child.name)).catch(() => undefined);
+    }
+    await fs.rmdir(instance).catch(() => undefined);
+  }
+}
+
 /** Creates this instance's parent group in each controller it can write; undefined where it cannot. */
 export async function createCgroupRoot(): Promise<TCgroupRoot> {
   const name = `school-core-substrate-${process.pid}-${randomBytes(4).toString("hex")}`;
   const make = async (controller: TCgroupController): Promise<string | undefined> => {
     const own = await ownCgroupPath(controller);
     if (own === undefined) return undefined;
+    await removeStaleInstanceGroups(path.join("/sys/fs/cgroup", controller, own));
     const dir = path.join("/sys/fs/cgroup", controller, own, name);
     try {
       await fs.mkdir(dir);

@@ -33,6 +33,34 @@ const MIN_MEMORY_MB = 64;
 const HOST_UID_BASE = 0x60000000;
 const HOST_UID_SPAN = 0x0fffffff;
 const BACKGROUND_SETTLE_MS = 150;
+/** Beside a machine's roots (never visible to the guest): the pid of the substrate that owns it. */
+const OWNER_FILE = "owner-pid";
+
+/**
+ * Removes machine roots left by a substrate process that died without `stop()`. A root whose
+ * owner is alive (another instance sharing this data directory) is never touched; a recycled pid
+ * only means a leftover is kept, never that a live machine is removed.
+ */
+export async function removeOrphanedMachineRoots(machinesDir: string): Promise<string[]> {
+  const removed: string[] = [];
+  for (const name of await fs.readdir(machinesDir).catch(() => [] as string[])) {
+    if (!MACHINE_ID.test(name)) continue;
+    const owner = Number(await fs.readFile(path.join(machinesDir, name, OWNER_FILE), "utf8").catch(() => "0"));
+    let isOwnerAlive = false;
+    if (Number.isInteger(owner) && owner > 0) {
+      try {
+        process.kill(owner, 0);
+        isOwnerAlive = true;
+      } catch (error) {
+        isOwnerAlive = (error as NodeJS.ErrnoException).code !== "ESRCH";
+      }
+    }
+    if (isOwnerAlive) continue;
+    await fs.rm(path.join(machinesDir, name), { recursive: true, force: true });
+    removed.push(name);
+  }
+  return removed;
+}
 
 export type TSubstrateLimits = {
   maxMachines: number;
@@ -270,6 +298,7 @@ export class MachineService {
     };
     try {
       await fs.mkdir(dir, { mode: 0o711 });
+      await fs.writeFile(path.join(dir, OWNER_FILE), String(process.pid), { mode: 0o600 });
       for (const root of ["tmp", "workspace"] as const) {
         const rootDir = guestRootDir(dir, root);
         await fs.mkdir(rootDir, { mode: 0o700 });

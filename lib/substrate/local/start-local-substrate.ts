@@ -5,7 +5,10 @@
  * and, over real HTTP, by every test of the SmolCloud adapter.
  *
  * State is in memory plus the machines' roots under `<dataDir>/substrate/machines/`; `stop()`
- * kills every live machine, removes its root and its cgroups, and closes both servers. Images
+ * kills every live machine, removes its root and its cgroups, and closes both servers. A
+ * substrate killed before `stop()` leaves roots and empty cgroups behind; the next start removes
+ * those whose owning process is gone (its guests died with it: the sandbox chain has
+ * `--pdeathsig`/`--die-with-parent`). Images
  * persist under `<dataDir>/substrate/images/`. A second, separate loopback server is the admin API
  * (admin-api.ts) for fault injection, clock fast-forward and orphan checks.
  */
@@ -20,7 +23,7 @@ import { createCgroupRoot, removeCgroupRoot } from "./cgroups";
 import { OffsetClock, SYSTEM_CLOCK, type TClock } from "./clock";
 import { FaultBook } from "./faults";
 import { createHangRegistry } from "./http-wire";
-import { MachineService, type TBillingSettings, type TSubstrateLimits } from "./machine-service";
+import { MachineService, removeOrphanedMachineRoots, type TBillingSettings, type TSubstrateLimits } from "./machine-service";
 import { createPublicHandler } from "./public-api";
 import { assertTraversableByOthers, ensureSubstrateDirs } from "./substrate-dirs";
 
@@ -128,6 +131,8 @@ export async function startLocalSubstrate(input: TLocalSubstrateOptions): Promis
   });
   const dirs = await ensureSubstrateDirs(options.dataDir);
   await assertTraversableByOthers(dirs.root);
+  const orphaned = await removeOrphanedMachineRoots(dirs.machines);
+  if (orphaned.length > 0 && !options.isQuiet) logInfo("local substrate: removed machine roots left by a substrate that died", { count: orphaned.length });
 
   const clock = new OffsetClock(input.clock ?? SYSTEM_CLOCK);
   const cgroupRoot = await createCgroupRoot();
