@@ -64,6 +64,7 @@ describe("response checks", () => {
     expect(withheld.revokeReason).toBeUndefined();
     expect(classifyFailedCharge(cap({ revokedAt: NOW, revokedReason: "exhausted:requests" }), 10)).toMatchObject({ code: "RELAY_QUOTA_EXHAUSTED", revokeReason: "exhausted:bytes" });
     expect(classifyFailedCharge(cap(), 10)).toMatchObject({ code: "RELAY_QUOTA_EXHAUSTED", revokeReason: "exhausted:bytes" });
+    expect(classifyFailedCharge(cap({ deadlineAt: NOW }), 10)).toMatchObject({ code: "RELAY_REFUSED", revokeReason: "expired" });
   });
 });
 

@@ -72,6 +72,9 @@ export function classifyFailedCharge(cap: TCapabilityState, responseBytes: numbe
   if (cap.revokedAt && !isExhaustionReason(cap.revokedReason)) {
     return { code: "RELAY_REFUSED", message: `The relay capability was revoked while the call was in flight (${cap.revokedReason ?? "no reason given"}); the response is withheld.` };
   }
+  if (cap.deadlineAt.getTime() <= cap.dbNow.getTime()) {
+    return { code: "RELAY_REFUSED", message: "The relay capability expired while the call was in flight; the response is withheld and the capability is revoked.", revokeReason: REVOKE_REASONS.expired };
+  }
   return {
     code: "RELAY_QUOTA_EXHAUSTED",
     message: `The response (${responseBytes} bytes) does not fit the remaining relay byte budget; it was refused whole and the capability is revoked.`,

@@ -52,7 +52,8 @@ export async function admitCall(db: Db, call: { capabilityId: string; taskId: st
  * Charges a response against the byte budget and records the successful call, in one statement
  * (one commit: the row lock on the capability is held for one WAL flush, not two), or changes
  * nothing. An `exhausted:` revocation (raced by another call) still lets an admitted call finish
- * if its response fits; any other revocation (task ended, operator) withholds the response.
+ * if its response fits; any other revocation (task ended, operator) or a deadline passed while
+ * the upstream answered withholds the response.
  * `claimedId` is the mailbox row claimed earlier, finished here instead of inserting a new one.
  */
 export async function chargeResponseAndRecord(db: Db, call: { capabilityId: string; responseBytes: number; record: TCallRecord; claimedId?: bigint }): Promise<TCounters | null> {
@@ -65,6 +66,7 @@ export async function chargeResponseAndRecord(db: Db, call: { capabilityId: stri
          SET "bytesUsed" = "bytesUsed" + ${BigInt(call.responseBytes)}
        WHERE "id" = ${call.capabilityId}::uuid
          AND "bytesUsed" + ${BigInt(call.responseBytes)} <= "maxBytes"
+         AND "deadlineAt" > now()
          AND ("revokedAt" IS NULL OR "revokedReason" LIKE 'exhausted:%')
       RETURNING "requestCount", "bytesUsed", "maxRequests", "maxBytes"
     ), recorded AS (
@@ -79,6 +81,7 @@ export async function chargeResponseAndRecord(db: Db, call: { capabilityId: stri
          SET "bytesUsed" = "bytesUsed" + ${BigInt(call.responseBytes)}
        WHERE "id" = ${call.capabilityId}::uuid
          AND "bytesUsed" + ${BigInt(call.responseBytes)} <= "maxBytes"
+         AND "deadlineAt" > now()
          AND ("revokedAt" IS NULL OR "revokedReason" LIKE 'exhausted:%')
       RETURNING "requestCount", "bytesUsed", "maxRequests", "maxBytes"
     ), recorded AS (

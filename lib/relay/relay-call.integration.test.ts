@@ -255,6 +255,19 @@ describe("relayCall against real PostgreSQL", async () => {
     expect(JSON.stringify(result.body)).not.toContain("late answer");
   });
 
+  it("withholds the response of a call whose deadline passed while the upstream answered", async () => {
+    const { taskId, handle, capabilityId } = await setup();
+    const transport = createCountingTransport(async () => {
+      await db.relayCapability.update({ where: { id: capabilityId }, data: { deadlineAt: new Date(Date.now() - 1000) } });
+      return "too late";
+    });
+    const result = await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
+    expect(result.status).toBe(403);
+    expect(result.body).toMatchObject({ error: { code: "RELAY_REFUSED", message: expect.stringMatching(/expired while the call was in flight/) } });
+    expect(JSON.stringify(result.body)).not.toContain("too late");
+    expect((await readCapabilityUsage({ db, capabilityId }))?.revokedReason).toBe("expired");
+  });
+
   it("the usage snapshot holds counters, limits and revocation, never payload bytes", async () => {
     const { taskId, handle, capabilityId } = await setup();
     const transport = createCountingTransport(() => "PAYLOAD-RESPONSE-MARKER");
