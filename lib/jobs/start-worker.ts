@@ -60,10 +60,12 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
     }
   });
 
-  // One queued-or-active job per task (exclusive + singletonKey); a dead worker's job is retried
-  // once its heartbeat lapses, and the advisory lock keeps two workers off one task regardless.
-  await boss.createQueue(JOBS.advanceTask.name, { policy: "exclusive", retryLimit: 5, retryDelay: 5, expireInSeconds: 8 * 3600, heartbeatSeconds: 10, deleteAfterSeconds: 3600 });
-  await boss.work(JOBS.advanceTask.name, { pollingIntervalSeconds: 1, batchSize: 1 }, async (jobs) => {
+  // At most one queued job per task (policy "short" + singletonKey). Mutual exclusion is the
+  // per-task advisory lock, not the queue: a job whose worker was killed still looks active until
+  // its heartbeat lapses, yet the lock died with that worker's connection, so the next sweep's job
+  // resumes the task at once.
+  await boss.createQueue(JOBS.advanceTask.name, { policy: "short", retryLimit: 2, retryDelay: 5, expireInSeconds: 8 * 3600, heartbeatSeconds: 10, deleteAfterSeconds: 3600 });
+  await boss.work(JOBS.advanceTask.name, { pollingIntervalSeconds: 1, batchSize: 1, localConcurrency: 4 }, async (jobs) => {
     for (const job of jobs) {
       const { taskId } = JOBS.advanceTask.schema.parse(job.data);
       await withTaskLock(lockPool, `task:${taskId}`, () => advanceTask(ctx, taskId, steps));

@@ -9,6 +9,7 @@ import type { Task } from "../db/generated/client";
 import { isAppError } from "../errors";
 import { readSetting } from "../settings/operator-settings";
 import { collectTask } from "./collect-task";
+import { crashIfRequested } from "./crash-points";
 import { failTask } from "./fail-task";
 import { provisionTask } from "./provision-task";
 import { runGuest } from "./run-guest";
@@ -22,6 +23,7 @@ export type TaskSteps = Partial<Record<Task["state"], TaskStep>>;
 export const LIFECYCLE_STEPS: TaskSteps = {
   queued: async (ctx, task) => {
     await transitionTask(ctx.db, { taskId: task.id, from: "queued", to: "provisioning", reason: "dispatched" });
+    crashIfRequested("provisioning");
   },
   provisioning: provisionTask,
   running: runGuest,

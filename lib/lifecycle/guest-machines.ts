@@ -12,6 +12,7 @@ import { logWarn } from "../log";
 import { createSpendGuard } from "../spend/spend-guard";
 import type { Substrate, TMachineSpec } from "../substrate/substrate";
 import { isSubstrateError, SubstrateError } from "../substrate/substrate-error";
+import { crashIfRequested } from "./crash-points";
 import { LIVE_MACHINE_STATES } from "./machine-states";
 import { transitionMachine, transitionMachineIn } from "./transition-machine";
 
@@ -99,6 +100,7 @@ export async function startMachine(db: Db, substrate: Substrate, machine: GuestM
       if (!(isSubstrateError(error) && error.substrateCode === "SUBSTRATE_CONFLICT")) throw error;
     }
     current = await transitionMachine(db, { machineId: current.id, from: "created", to: "started" });
+    crashIfRequested("machine:started");
   }
   if (current.state === "started") {
     await substrate.waitReady(current.providerId!, { timeoutMs: readyTimeoutMs, pollMs: 250 });
