@@ -112,6 +112,10 @@ async function admitAndCall(context: TCallContext, taskId: string, options: TRel
   if (pre.kind === "refuse") return refuse(context, pre.refusal, 0);
   if (!request) return refuse(context, { code: "RELAY_REQUEST_MALFORMED", message: "The relay request is malformed." }, 0);
 
+  // The operator's upstream setting is read while the admission statement runs (one round trip
+  // less per call). Reading a setting touches no upstream; it is only used once admitted.
+  const pendingTransport = options.transport ? Promise.resolve(options.transport) : loadRelayTransport({ db });
+  pendingTransport.catch(() => undefined);
   const admitted = await admitCall(db, { capabilityId: context.cap.id, taskId, operation: context.operation, requestBytes });
   if (!admitted) {
     // The atomic statement refused; a second read only explains why (counters only grow and
@@ -125,7 +129,7 @@ async function admitAndCall(context: TCallContext, taskId: string, options: TRel
   let transport: TRelayTransport;
   let completion: { content: string; inputTokens?: number; outputTokens?: number };
   try {
-    transport = options.transport ?? (await loadRelayTransport({ db }));
+    transport = await pendingTransport;
     completion = await transport.complete({ messages: request.messages, maxTokens: request.maxTokens });
   } catch (error) {
     if (isAppError(error) && error.code === "RELAY_TOO_LARGE") return refuse(context, { code: error.code, message: error.message }, requestBytes);
