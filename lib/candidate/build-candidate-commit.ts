@@ -85,7 +85,7 @@ export async function buildCandidateCommit(options: {
 }): Promise<string> {
   const ref = `refs/school-import/${randomBytes(12).toString("hex")}`;
   try {
-    await runFastImport({ gitDir: options.gitDir, input: fastImportStream({ ...options, ref }), timeoutMs: options.timeoutMs ?? 10 * 60_000 });
+    await runFastImport({ gitDir: options.gitDir, input: fastImportStream({ ...options, ref }), timeoutMs: options.timeoutMs ?? 10 * 60_000, isFast: true });
     const head = await revParse({ gitDir: options.gitDir, rev: ref, peelTo: "commit" });
     if (!head) throw new AppError("GIT_FAILED", "fast-import finished without writing the candidate commit.");
     return head;

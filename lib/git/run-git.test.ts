@@ -271,6 +271,18 @@ describe("remote transports and secrets", () => {
     await fs.writeFile(path.join(repo, "x"), "x");
     await runGit({ cwd: repo, args: ["add", "x"] });
     await runGit({ cwd: repo, args: ["commit", "-q", "-m", "x"], secretConfig: [["core.hooksPath", hookDir]] });
+    await fs.writeFile(path.join(repo, "y"), "y");
+    await runGit({ cwd: repo, args: ["add", "y"] });
+    await runGit({ cwd: repo, args: ["commit", "-q", "-m", "y"], config: [["core.hooksPath", hookDir]] });
     expect(await exists(marker)).toBe(false);
+    expect(() => buildGitArgv({ args: ["status"], config: [["core.hooksPath=/tmp/x -c a", "b"]] })).toThrow(AppError);
+  });
+
+  it("dates commits from any whole epoch second, including tiny ones", async () => {
+    const repo = await makeWorkRepo("epoch");
+    await fs.writeFile(path.join(repo, "e"), "e");
+    const sha = await commitWorktree({ worktreePath: repo, metadata: { ...METADATA, epochSeconds: 1 } });
+    const dates = await runGit({ cwd: repo, args: ["log", "-1", "--format=%at %ct", sha] });
+    expect(dates.stdout.toString().trim()).toBe("1 1");
   });
 });

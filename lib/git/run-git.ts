@@ -120,6 +120,11 @@ export type TRunGitOptions = {
    * GIT_CONFIG_COUNT/KEY/VALUE, which the hardening `-c` settings still override.
    */
   secretConfig?: readonly (readonly [string, string])[];
+  /**
+   * Plain settings for this one command (e.g. pack.compression). Placed before the hardening
+   * settings on the command line, so they can never override one of those.
+   */
+  config?: readonly (readonly [string, string])[];
   /** Literal secrets to scrub from any error text (in addition to pattern redaction). */
   secrets?: readonly string[];
   signal?: AbortSignal;
@@ -183,8 +188,13 @@ export function buildGitEnv(extra: Readonly<Record<string, string>> = {}, secret
 }
 
 /** The full argv after `git`; exported so tests can assert the hardening is always present. */
-export function buildGitArgv(options: Pick<TRunGitOptions, "args" | "gitDir" | "workTree" | "remoteProtocols">): string[] {
+export function buildGitArgv(options: Pick<TRunGitOptions, "args" | "gitDir" | "workTree" | "remoteProtocols" | "config">): string[] {
   const argv: string[] = ["--no-pager", "--no-replace-objects"];
+  for (const [key, value] of options.config ?? []) {
+    if (!/^[A-Za-z][A-Za-z0-9-]*(\.[^=\n]+)?\.[A-Za-z][A-Za-z0-9-]*$/.test(key) || value.includes("\n")) throw gitError("usage", "(config)", "not a plain config setting");
+    argv.push("-c", `${key}=${value}`);
+  }
+  // Later -c settings win over earlier ones: the hardening always comes last.
   for (const setting of HARDENING_CONFIG) argv.push("-c", setting);
   for (const protocol of options.remoteProtocols ?? []) {
     if (protocol !== "file" && protocol !== "http" && protocol !== "https") throw gitError("usage", "(args)", "unknown remote protocol");
@@ -440,7 +450,8 @@ export type TCommitMetadata = {
 
 export function commitEnv(metadata: TCommitMetadata): Record<string, string> {
   if (!Number.isSafeInteger(metadata.epochSeconds) || metadata.epochSeconds < 0) throw gitError("usage", "commit", "commit date must be whole non-negative seconds");
-  const date = `${metadata.epochSeconds} +0000`;
+  // "@" marks a raw epoch; without it git rejects small values as an unknown date format.
+  const date = `@${metadata.epochSeconds} +0000`;
   return {
     GIT_AUTHOR_NAME: metadata.authorName,
     GIT_AUTHOR_EMAIL: metadata.authorEmail,
@@ -531,8 +542,26 @@ export async function archiveTree(options: { gitDir: string; treeish: string; ou
  * Runs `git fast-import` on a stream of commands. fast-import writes objects and refs without a
  * worktree, an index, attributes, ignore rules or hooks, so bytes go into blobs unchanged.
  */
-export async function runFastImport(options: { gitDir: string; input: AsyncIterable<Buffer | string>; timeoutMs?: number; env?: Readonly<Record<string, string>> }): Promise<void> {
-  await runGit({ gitDir: options.gitDir, args: ["fast-import", "--quiet", "--done", "--date-format=raw"], input: options.input, timeoutMs: options.timeoutMs, env: options.env });
+export async function runFastImport(options: {
+  gitDir: string;
+  input: AsyncIterable<Buffer | string>;
+  timeoutMs?: number;
+  env?: Readonly<Record<string, string>>;
+  /**
+   * Skip fast-import's delta attempts (it only tries the previous blob of the stream, which for
+   * a snapshot is an unrelated file) and compress at level 1 like git's loose objects: the same
+   * objects and SHAs, without the CPU; a later repack finds the real deltas.
+   */
+  isFast?: boolean;
+}): Promise<void> {
+  await runGit({
+    gitDir: options.gitDir,
+    args: ["fast-import", "--quiet", "--done", "--date-format=raw", ...(options.isFast ? ["--depth=0"] : [])],
+    config: options.isFast ? [["pack.compression", "1"]] : [],
+    input: options.input,
+    timeoutMs: options.timeoutMs,
+    env: options.env,
+  });
 }
 
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });

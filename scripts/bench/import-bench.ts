@@ -1,0 +1,231 @@
+/**
+ * `npm run bench:import`: what the safe import costs next to the naive one, and whether it
+ * streams.
+ *
+ * 1. A 20 MB / 2,000-file snapshot archive (GNU tar; 10 % of files modified, 20 deleted, 20
+ *    added relative to the base): importCandidate (strict validation + fast-import under fixed
+ *    metadata + observed manifest with the full binary-diff digest + artifact store with fsync +
+ *    Candidate row) next to `tar -x && git add -A && git commit` on the same input in a fresh
+ *    checkout of the base. Median of RUNS runs each, after one warm-up.
+ * 2. Peak RSS of validate + import + manifest for a 200 MB archive, measured in a child process
+ *    under /usr/bin/time (its %M covers the node process and the git processes it waits for),
+ *    next to the node process's own peak.
+ *
+ * Real PostgreSQL: DATABASE_URL when set, else an embedded server in a temporary directory.
+ * This is a benchmark, not a test: it prints a table and asserts nothing.
+ */
+import { execFileSync, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { DEFAULT_ARCHIVE_LIMITS, type TArchiveLimits } from "../../lib/candidate/archive-limits";
+import { importCandidate } from "../../lib/candidate/import-candidate";
+import { createImportFixture, type TImportFixture, type TSnapshot } from "../../lib/candidate/test-fixtures";
+import { validateArchive } from "../../lib/candidate/validate-archive";
+import { createDb, type Db } from "../../lib/db/client";
+import { startEmbeddedPostgres } from "../../lib/db/embedded-postgres";
+import { applyMigrations } from "../../lib/db/migrations";
+import { findFreePort } from "../../lib/testing/free-port";
+
+const RUNS = 5;
+const SMALL = { files: 2_000, fileBytes: 10 * 1024 };
+const LARGE = { files: 2_000, fileBytes: 100 * 1024 };
+const MiB = 1024 * 1024;
+
+const BENCH_LIMITS: TArchiveLimits = {
+  ...DEFAULT_ARCHIVE_LIMITS,
+  maxArchiveBytes: 256 * MiB,
+  maxTarBytes: 256 * MiB,
+  maxTotalFileBytes: 256 * MiB,
+};
+
+/** Text-like content (base64 of random bytes): compressible like source, unique per file. */
+function fileContent(bytes: number, seed: string): string {
+  return `${seed}\n${randomBytes(Math.ceil((bytes * 3) / 4)).toString("base64").replace(/(.{76})/g, "$1\n")}`.slice(0, bytes);
+}
+
+function filePath(i: number): string {
+  return `pkg${String(i % 40).padStart(2, "0")}/mod${String(Math.floor(i / 40) % 10)}/file${i}.ts`;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+async function withDatabase<T>(body: (db: Db, url: string) => Promise<T>): Promise<T> {
+  const cleanups: (() => Promise<void>)[] = [];
+  try {
+    let baseUrl = process.env.DATABASE_URL;
+    if (!baseUrl) {
+      const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "import-bench-pg-"));
+      await fs.chmod(dataDir, 0o755);
+      const server = await startEmbeddedPostgres({ dataDir, port: await findFreePort() });
+      baseUrl = server.url;
+      cleanups.push(async () => {
+        await server.stop();
+        await fs.rm(dataDir, { recursive: true, force: true });
+      });
+    }
+    const name = `import_bench_${randomBytes(4).toString("hex")}`;
+    const adminUrl = new URL(baseUrl);
+    adminUrl.pathname = "/postgres";
+    const admin = new pg.Client({ connectionString: adminUrl.toString() });
+    await admin.connect();
+    await admin.query(`create database ${name}`);
+    cleanups.push(async () => {
+      await admin.query(`drop database if exists ${name} with (force)`).catch(() => undefined);
+      await admin.end();
+    });
+    const url = new URL(baseUrl);
+    url.pathname = `/${name}`;
+    await applyMigrations(url.toString());
+    const db = createDb(url.toString());
+    cleanups.push(() => db.$disconnect());
+    return await body(db, url.toString());
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+  }
+}
+
+/** Writes the candidate tree to a directory file by file (never the whole tree in memory), then tars it. */
+async function writeCandidateArchive(options: { dir: string; archivePath: string; files: number; fileBytes: number; base: (i: number) => string | null }): Promise<string[]> {
+  const changed: string[] = [];
+  for (let i = 0; i < options.files + 20; i++) {
+    const isDeleted = i < 20;
+    const isAdded = i >= options.files;
+    const isModified = !isDeleted && !isAdded && i % 10 === 0;
+    if (isDeleted) {
+      if (options.base(i) !== null) changed.push(filePath(i));
+      continue;
+    }
+    const target = path.join(options.dir, filePath(i));
+    await fs.mkdir(path.dirname(target), { recursive: true });
+    const baseContent = options.base(i);
+    const content = baseContent !== null && !isModified ? baseContent : fileContent(options.fileBytes, `candidate ${i}`);
+    await fs.writeFile(target, content);
+    if (baseContent === null || isModified) changed.push(filePath(i));
+  }
+  execFileSync("tar", ["-C", options.dir, "-cf", options.archivePath, "."]);
+  return changed;
+}
+
+async function importOnce(fx: TImportFixture, archivePath: string, declared: string[], limits: TArchiveLimits): Promise<number> {
+  const task = await fx.createTask();
+  const started = performance.now();
+  await importCandidate({ db: fx.db, task, archivePath, declaredChangedPaths: declared, mirrorPath: fx.mirrorPath, candidateRepoPath: fx.candidateRepoPath, artifactStore: fx.artifactStore, limits, workDir: fx.workDir });
+  return performance.now() - started;
+}
+
+async function benchSmall(db: Db): Promise<{ validate: number[]; ours: number[]; naive: number[]; archiveBytes: number }> {
+  const baseContents = Array.from({ length: SMALL.files }, (_, i) => fileContent(SMALL.fileBytes, `base ${i}`));
+  const baseTree: TSnapshot = Object.fromEntries(baseContents.map((content, i) => [filePath(i), content]));
+  const fx = await createImportFixture(db, { baseTree });
+  try {
+    const archivePath = path.join(fx.root, "candidate.tar");
+    const declared = await writeCandidateArchive({ dir: path.join(fx.root, "candidate-tree"), archivePath, files: SMALL.files, fileBytes: SMALL.fileBytes, base: (i) => baseContents[i] ?? null });
+    const archiveBytes = (await fs.stat(archivePath)).size;
+
+    const validate: number[] = [];
+    const ours: number[] = [];
+    const naive: number[] = [];
+    await importOnce(fx, archivePath, declared, BENCH_LIMITS); // warm-up: also brings the base into the candidate repository
+    for (let run = 0; run < RUNS; run++) {
+      const t0 = performance.now();
+      await validateArchive({ archivePath, limits: BENCH_LIMITS });
+      validate.push(performance.now() - t0);
+      ours.push(await importOnce(fx, archivePath, declared, BENCH_LIMITS));
+    }
+    for (let run = -1; run < RUNS; run++) {
+      const checkout = path.join(fx.root, `naive-${run + 1}`);
+      execFileSync("git", ["clone", "-q", fx.sourcePath, checkout]);
+      const t0 = performance.now();
+      execFileSync("tar", ["-xf", archivePath, "-C", checkout]);
+      execFileSync("git", ["-C", checkout, "add", "-A"]);
+      execFileSync("git", ["-C", checkout, "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-q", "-m", "naive import"]);
+      if (run >= 0) naive.push(performance.now() - t0);
+      await fs.rm(checkout, { recursive: true, force: true });
+    }
+    return { validate, ours, naive, archiveBytes };
+  } finally {
+    await fx.cleanup();
+  }
+}
+
+/** Child mode: one 200 MB import; prints node's own peak RSS and the archive size as JSON. */
+async function childLarge(url: string): Promise<void> {
+  const db = createDb(url);
+  const fx = await createImportFixture(db, { baseTree: { "README.md": "# large\n" } });
+  try {
+    const archivePath = path.join(fx.root, "large.tar");
+    const declared = await writeCandidateArchive({ dir: path.join(fx.root, "large-tree"), archivePath, files: LARGE.files, fileBytes: LARGE.fileBytes, base: () => null });
+    declared.push("README.md");
+    const archiveBytes = (await fs.stat(archivePath)).size;
+    const rssBefore = process.memoryUsage().rss;
+    const maxRssBeforeKb = process.resourceUsage().maxRSS;
+    const started = performance.now();
+    const task = await fx.createTask();
+    await importCandidate({ db, task, archivePath, declaredChangedPaths: declared, mirrorPath: fx.mirrorPath, candidateRepoPath: fx.candidateRepoPath, artifactStore: fx.artifactStore, limits: BENCH_LIMITS, workDir: fx.workDir });
+    const elapsedMs = performance.now() - started;
+    process.stdout.write(JSON.stringify({ archiveBytes, elapsedMs, rssBeforeKb: Math.round(rssBefore / 1024), maxRssBeforeKb, nodeMaxRssKb: process.resourceUsage().maxRSS }) + "\n");
+  } finally {
+    await fx.cleanup();
+    await db.$disconnect();
+  }
+}
+
+async function benchLarge(url: string): Promise<{ archiveBytes: number; elapsedMs: number; rssBeforeKb: number; maxRssBeforeKb: number; nodeMaxRssKb: number; treeMaxRssKb: number }> {
+  const timeFile = path.join(os.tmpdir(), `import-bench-time-${randomBytes(4).toString("hex")}`);
+  const stdout = await new Promise<string>((resolve, reject) => {
+    const child = spawn("/usr/bin/time", ["-f", "%M", "-o", timeFile, process.execPath, "--import", "tsx", import.meta.filename, "--child-large", url], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`child exited with ${code}`))));
+  });
+  const treeMaxRssKb = Number((await fs.readFile(timeFile, "utf8")).trim().split("\n").pop());
+  await fs.rm(timeFile, { force: true });
+  return { ...JSON.parse(stdout.trim().split("\n").pop()!), treeMaxRssKb };
+}
+
+function mb(bytes: number): string {
+  return `${(bytes / MiB).toFixed(1)} MiB`;
+}
+
+async function main(): Promise<void> {
+  const childIndex = process.argv.indexOf("--child-large");
+  if (childIndex >= 0) return childLarge(process.argv[childIndex + 1]!);
+
+  await withDatabase(async (db, url) => {
+    process.stderr.write(`import bench: ${SMALL.files} files × ${SMALL.fileBytes / 1024} KiB, ${RUNS} runs each …\n`);
+    const small = await benchSmall(db);
+    process.stderr.write(`import bench: ${LARGE.files} files × ${LARGE.fileBytes / 1024} KiB in a child process …\n`);
+    const large = await benchLarge(url);
+
+    const rows = [
+      ["validate only (stream, hashes, no spool)", `${mb(small.archiveBytes)}, ${SMALL.files} files`, `${median(small.validate).toFixed(0)} ms`],
+      ["importCandidate (validate + fast-import + manifest + artifact + row)", `${mb(small.archiveBytes)}`, `${median(small.ours).toFixed(0)} ms`],
+      ["tar -x && git add -A && git commit (naive, unsafe)", `${mb(small.archiveBytes)}`, `${median(small.naive).toFixed(0)} ms`],
+      ["importCandidate, 200 MB: wall time", mb(large.archiveBytes), `${large.elapsedMs.toFixed(0)} ms`],
+      ["importCandidate, 200 MB: node peak RSS (RSS / peak before import)", mb(large.archiveBytes), `${(large.nodeMaxRssKb / 1024).toFixed(0)} MiB (${(large.rssBeforeKb / 1024).toFixed(0)} / ${(large.maxRssBeforeKb / 1024).toFixed(0)} MiB)`],
+      ["importCandidate, 200 MB: largest process incl. git (time %M)", mb(large.archiveBytes), `${(large.treeMaxRssKb / 1024).toFixed(0)} MiB`],
+    ];
+    const widths = [0, 1, 2].map((c) => Math.max(...rows.map((r) => r[c]!.length), ["case", "input", "median"][c]!.length));
+    const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join("  ");
+    process.stdout.write(
+      [
+        line(["case", "input", "median"]),
+        line(widths.map((w) => "-".repeat(w))),
+        ...rows.map(line),
+        "",
+        `runs: ours ${small.ours.map((v) => v.toFixed(0)).join(", ")} ms; naive ${small.naive.map((v) => v.toFixed(0)).join(", ")} ms; validate ${small.validate.map((v) => v.toFixed(0)).join(", ")} ms`,
+        `machine: ${os.cpus().length} cores, node ${process.version}, ${execFileSync("git", ["--version"]).toString().trim()}`,
+      ].join("\n") + "\n",
+    );
+  });
+}
+
+await main();
