@@ -7,13 +7,14 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { AppError } from "../errors";
-import { fetchCommit, hasCommit, initBareRepository, lsTree, revParse, runGit, updateRef } from "../git/run-git";
+import { fetchCommit, hasCommit, initBareRepository, revParse, runGit, updateRef } from "../git/run-git";
 import { refusal } from "./archive-refusals";
 import type { TGitlink } from "./build-candidate-commit";
 import type { TValidatedEntry } from "./tar-validator";
 
 const REPOSITORY_NAME = /^([a-z0-9_][a-z0-9_.-]*)\/([a-z0-9_][a-z0-9_.-]*)$/;
 const ZERO_SHA = "0000000000000000000000000000000000000000";
+const GITLINK_PREFIX = Buffer.from("160000 commit ", "latin1");
 
 function repositoryDirName(repository: string): string {
   const match = REPOSITORY_NAME.exec(repository);
@@ -51,8 +52,7 @@ export async function bringBaseCommit(options: { gitDir: string; mirrorPath: str
  * are; archive content at or beneath one would be a second, conflicting claim on that path.
  */
 export async function readBaseGitlinks(options: { gitDir: string; baseSha: string; entries: readonly TValidatedEntry[] }): Promise<TGitlink[]> {
-  const listing = await lsTree({ gitDir: options.gitDir, treeish: options.baseSha, maxOutputBytes: 256 * 1024 * 1024 });
-  const gitlinks = listing.filter((e) => e.type === "commit").map((e) => ({ path: e.path, sha: e.sha }));
+  const gitlinks = await listGitlinks(options.gitDir, options.baseSha);
   if (gitlinks.length === 0) return gitlinks;
   const linkPaths = new Set(gitlinks.map((g) => g.path));
   const refusals = [];
@@ -67,6 +67,39 @@ export async function readBaseGitlinks(options: { gitDir: string; baseSha: strin
     if (refusals.length >= 20) break;
   }
   if (refusals.length > 0) throw new AppError("ARCHIVE_REFUSED", `The archive was refused: ${refusals[0]!.message}`, { reasons: refusals });
+  return gitlinks;
+}
+
+/**
+ * Streams `ls-tree -r` and keeps only submodule links, so a base of any size costs no memory
+ * beyond one record. Records are "<mode> <type> <sha>\t<path>\0".
+ */
+async function listGitlinks(gitDir: string, baseSha: string): Promise<TGitlink[]> {
+  const gitlinks: TGitlink[] = [];
+  let pending = Buffer.alloc(0);
+  const take = (record: Buffer) => {
+    if (!record.subarray(0, 14).equals(GITLINK_PREFIX)) return;
+    const tab = record.indexOf(0x09);
+    const sha = record.subarray(14, tab).toString("latin1");
+    if (tab !== 54 || !/^[0-9a-f]{40}$/.test(sha)) throw new AppError("GIT_FAILED", "Unexpected ls-tree output for a submodule link.");
+    gitlinks.push({ path: record.subarray(tab + 1).toString("utf8"), sha });
+  };
+  await runGit({
+    gitDir,
+    args: ["ls-tree", "-r", "-z", "--full-tree", baseSha],
+    timeoutMs: 10 * 60_000,
+    onStdout: (chunk) => {
+      let data = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
+      let nul = data.indexOf(0);
+      while (nul >= 0) {
+        take(data.subarray(0, nul));
+        data = data.subarray(nul + 1);
+        nul = data.indexOf(0);
+      }
+      pending = Buffer.from(data);
+    },
+  });
+  if (pending.length > 0) take(pending);
   return gitlinks;
 }
 
