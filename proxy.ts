@@ -27,5 +27,6 @@ export function proxy(request: NextRequest) {
 }
 
 export const config = {
-  matcher: [{ source: "/((?!_next/static|_next/image|favicon.ico).*)" }],
+  // /api/relay is excluded: the proxy would buffer every relay body, and the relay has no session.
+  matcher: [{ source: "/((?!_next/static|_next/image|favicon.ico|api/relay/).*)" }],
 };

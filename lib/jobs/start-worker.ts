@@ -13,6 +13,7 @@ import { advanceTask, LIFECYCLE_STEPS, type TaskSteps } from "../lifecycle/advan
 import { sweepMachines } from "../lifecycle/sweep-machines";
 import type { TaskRunContext } from "../lifecycle/task-run-context";
 import { logError, logInfo } from "../log";
+import { listDuePublications } from "../publish/list-due-publications";
 import { readSetting } from "../settings/operator-settings";
 import { createSubstrate } from "../substrate/create-substrate";
 import type { Substrate } from "../substrate/substrate";
@@ -74,10 +75,12 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
 
   const sweepTasks = async () => {
     const isDispatchEnabled = (await readSetting(db, "dispatch")).enabled;
-    const states = Object.keys(steps).filter((s) => s !== "queued" || isDispatchEnabled) as (keyof TaskSteps)[];
+    // pr_pending waits for its backoff (nextAttemptAt); everything else runs as soon as it can.
+    const states = Object.keys(steps).filter((s) => (s !== "queued" || isDispatchEnabled) && s !== "pr_pending") as (keyof TaskSteps)[];
     const tasks = await db.task.findMany({ where: { state: { in: states } }, select: { id: true }, orderBy: { createdAt: "asc" }, take: 200 });
-    for (const task of tasks) {
-      await boss.send(JOBS.advanceTask.name, { taskId: task.id }, { singletonKey: task.id });
+    const due = steps.pr_pending ? await listDuePublications({ db, take: 100 }) : [];
+    for (const taskId of new Set([...tasks.map((t) => t.id), ...due])) {
+      await boss.send(JOBS.advanceTask.name, { taskId }, { singletonKey: taskId });
     }
   };
 

@@ -12,6 +12,8 @@ import { collectTask } from "./collect-task";
 import { crashIfRequested } from "./crash-points";
 import { failTask } from "./fail-task";
 import { provisionTask } from "./provision-task";
+import { publishStep } from "./publish-step";
+import { runVerification, startVerification } from "../verify/run-verification";
 import { runGuest } from "./run-guest";
 import type { TaskRunContext } from "./task-run-context";
 import { transitionTask } from "./transition-task";
@@ -28,6 +30,10 @@ export const LIFECYCLE_STEPS: TaskSteps = {
   provisioning: provisionTask,
   running: runGuest,
   collecting: collectTask,
+  imported: startVerification,
+  verifying: runVerification,
+  approved: publishStep,
+  pr_pending: publishStep,
 };
 
 export type AdvanceOutcome = "waiting" | "done" | "dispatch_disabled";

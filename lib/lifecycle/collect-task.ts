@@ -9,6 +9,7 @@ import path from "node:path";
 import { parseGuestResult, type TGuestResult } from "../contract/guest-result";
 import type { Task } from "../db/generated/client";
 import { AppError } from "../errors";
+import { sanitizeExcerpt } from "../redact";
 import { revokeCapability } from "../relay/revoke-capability";
 import { isSubstrateError } from "../substrate/substrate-error";
 import { crashIfRequested } from "./crash-points";
@@ -75,6 +76,20 @@ export async function collectTask(ctx: TaskRunContext, task: Task): Promise<void
   }
   await revokeCapability({ db, taskId: task.id, reason: "student run finished", via: "lifecycle" });
 
+  // What the guest said about itself, kept bounded and labelled: shown apart, never counted.
+  await db.task.update({
+    where: { id: task.id },
+    data: {
+      guestReport: {
+        untrusted: true,
+        guestExecutionId: result.guestExecutionId,
+        status: result.status,
+        diagnostics: sanitizeExcerpt(result.diagnostics, 4096),
+        studentSummary: result.studentReport ? sanitizeExcerpt(result.studentReport.summary, 8192) : null,
+        supplementalChecks: result.supplementalChecks.map((c) => ({ ...c, outputExcerpt: sanitizeExcerpt(c.outputExcerpt, 8192) })),
+      },
+    },
+  });
   await importCollectedCandidate({ ctx, task, repository: repo.name, archivePath: archiveFile, declaredChangedPaths: result.candidate!.changedPaths, declaredArchiveDigest: result.candidate!.archiveSha256 });
   await transitionTask(db, { taskId: task.id, from: "collecting", to: "imported", reason: "candidate imported" });
   crashIfRequested("imported");

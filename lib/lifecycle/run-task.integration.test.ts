@@ -38,14 +38,15 @@ async function expectNothingLive(taskId: string) {
 }
 
 describe("the student run", () => {
-  it("runs the demo task to imported, with every transition on the timeline", async () => {
+  it("runs the demo task through import and trusted verification to review, with every transition on the timeline", async () => {
     const taskId = await world.createDemoTask();
     const task = await runToRest(taskId);
-    expect(task.state).toBe("imported");
-    expect(task.transitions.map((t) => t.toState)).toEqual(["queued", "provisioning", "running", "collecting", "imported"]);
+    expect(task.state, `${task.errorCode}: ${task.errorSummary}`).toBe("review_pending");
+    expect(task.transitions.map((t) => t.toState)).toEqual(["queued", "provisioning", "running", "collecting", "imported", "verifying", "review_pending"]);
     for (const t of task.transitions) expect(t.operationId).toBe(task.operationId);
-    expect(task.machines).toHaveLength(1);
-    expect(task.machines[0]!.state).toBe("destroyed");
+    expect(task.machines.map((m) => [m.purpose, m.state]).sort()).toEqual([["student", "destroyed"], ["verifier", "destroyed"]]);
+    const evidence = await world.db.verificationEvidence.findFirstOrThrow({ where: { taskId } });
+    expect(evidence.isPass).toBe(true);
     const candidate = task.candidates[0]!;
     expect(candidate.baseSha).toBe(world.demoSha);
     expect(candidate.changedFiles).toMatchObject([{ path: "src/add.js" }]);

@@ -58,10 +58,10 @@ afterAll(async () => {
   for (const child of running) child.kill("SIGKILL");
 });
 
-const CRASH_POINTS = ["provisioning", "machine:requested", "machine:created", "machine:started", "machine:ready", "running", "collecting", "machine:exported", "imported"];
+const CRASH_POINTS = ["provisioning", "machine:requested", "machine:created", "machine:started", "machine:ready", "running", "collecting", "machine:exported", "imported", "verifying", "review_pending"];
 
 describe("worker killed right after a transition commit", () => {
-  it.each(CRASH_POINTS)("after %s: resumes to imported with one machine and nothing live", async (point) => {
+  it.each(CRASH_POINTS)("after %s: resumes to review with one student machine and nothing live", async (point) => {
     const taskId = await world.createDemoTask();
     const crashing = startWorker(point);
     const ended = await Promise.race([crashing.exited, new Promise<"timeout">((r) => setTimeout(() => r("timeout"), 90_000))]);
@@ -73,8 +73,8 @@ describe("worker killed right after a transition commit", () => {
 
     const worker = startWorker();
     try {
-      const task = await waitForState(taskId, ["imported", "failed", "blocked"], 90_000);
-      expect(task.state, `${task.errorCode}: ${task.errorSummary}`).toBe("imported");
+      const task = await waitForState(taskId, ["review_pending", "failed", "blocked"], 90_000);
+      expect(task.state, `${task.errorCode}: ${task.errorSummary}`).toBe("review_pending");
     } finally {
       worker.child.kill("SIGTERM");
       await worker.exited;
@@ -83,7 +83,10 @@ describe("worker killed right after a transition commit", () => {
     expect(machines).toHaveLength(1);
     expect(machines[0]!.state).toBe("destroyed");
     const transitions = await world.db.taskTransition.findMany({ where: { taskId }, orderBy: { id: "asc" } });
-    expect(transitions.map((t) => t.toState)).toEqual(["queued", "provisioning", "running", "collecting", "imported"]);
+    expect(transitions.map((t) => t.toState)).toEqual(["queued", "provisioning", "running", "collecting", "imported", "verifying", "review_pending"]);
+    const verifiers = await world.db.guestMachine.findMany({ where: { taskId, purpose: "verifier" } });
+    for (const v of verifiers) expect(v.state).toBe("destroyed");
+    expect(await world.db.verificationEvidence.count({ where: { taskId } })).toBe(1);
     expect(await world.liveAtProvider()).toBe(0);
   });
 });

@@ -7,13 +7,14 @@ import type { Db } from "../db/client";
 import type { TEnv } from "../env";
 import { readSetting } from "../settings/operator-settings";
 import { createSpendGuard } from "../spend/spend-guard";
+import { defaultSubstrateTokenFiles } from "./local/substrate-tokens";
 import { SmolCloudSubstrate } from "./smolcloud/smolcloud-substrate";
 
 export function substrateEndpoint(env: TEnv): { baseUrl: string; tokenFile: string; label: "smolcloud" | "local" } {
   if (env.SMOLCLOUD_URL) {
     return { baseUrl: env.SMOLCLOUD_URL, tokenFile: env.SMOLCLOUD_TOKEN_FILE ?? path.join(env.dataDir, "smolcloud-token"), label: "smolcloud" };
   }
-  return { baseUrl: `http://127.0.0.1:${env.LOCAL_SUBSTRATE_PORT}`, tokenFile: env.SMOLCLOUD_TOKEN_FILE ?? path.join(env.dataDir, "substrate", "token"), label: "local" };
+  return { baseUrl: `http://127.0.0.1:${env.LOCAL_SUBSTRATE_PORT}`, tokenFile: env.SMOLCLOUD_TOKEN_FILE ?? defaultSubstrateTokenFiles(env.dataDir).tokenFile, label: "local" };
 }
 
 export function createSubstrate(db: Db, env: TEnv): SmolCloudSubstrate {

@@ -23,6 +23,8 @@ import { createTestDatabase } from "../../testing/test-database";
 import { createTask } from "../create-task";
 import type { TaskRunContext } from "../task-run-context";
 import { DEFAULT_TASK_LIMITS, type TTaskLimits } from "../../contract/limits";
+import { DEMO_TRUSTED_MANIFEST } from "../../contract/trusted-manifest";
+import { saveTrustedManifest } from "../../verify/trusted-manifests";
 
 export type SubstrateCall = { method: string; args: unknown[] };
 
@@ -104,6 +106,7 @@ export async function createLifecycleWorld(): Promise<LifecycleWorld> {
   await writeSetting(db, { key: "dispatch", value: { enabled: true }, actorId: null });
   await writeSetting(db, { key: "spend.ceilings", value: { globalMicros: 1_000_000_000, perTaskMicros: 100_000_000 }, actorId: null });
   await writeSetting(db, { key: "guest.image", value: { type: "smolmachine", reference: DEFAULT_GUEST_IMAGE }, actorId: null });
+  await saveTrustedManifest(db, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
   const ctx = { db, env, substrate: spySubstrate(adapter), pollIntervalMs: 150, readyTimeoutMs: 10_000 };
 
   afterAll(async () => {

@@ -1,0 +1,44 @@
+/**
+ * VerificationEvidence v1: what the trusted verifier observed, bound to exactly one task,
+ * repository, base, candidate, head SHA and trusted-manifest digest. Immutable, with its own
+ * digest. Output is kept only as bounded, redacted excerpts plus digests of the full streams.
+ */
+import { z } from "zod";
+
+const ZSha = z.string().regex(/^[0-9a-f]{40}$/);
+const ZDigest = z.string().regex(/^[0-9a-f]{64}$/);
+
+export const ZCheckResultSchema = z
+  .object({
+    name: z.string(),
+    required: z.boolean(),
+    command: z.array(z.string()),
+    status: z.enum(["passed", "failed", "timed_out"]),
+    exitCode: z.number().int().nullable(),
+    durationMs: z.number().int().nonnegative(),
+    stdoutSha256: ZDigest,
+    stderrSha256: ZDigest,
+    outputExcerpt: z.string().max(16_384),
+    isOutputTruncated: z.boolean(),
+  })
+  .strict();
+export type TCheckResult = z.infer<typeof ZCheckResultSchema>;
+
+export const ZEvidenceContentSchema = z
+  .object({
+    v: z.literal(1),
+    taskId: z.uuid(),
+    repository: z.string(),
+    baseSha: ZSha,
+    candidateId: z.string(),
+    headSha: ZSha,
+    manifestId: z.uuid(),
+    manifestVersion: z.number().int().positive(),
+    manifestDigest: ZDigest,
+    verifier: z.object({ machineId: z.uuid(), providerId: z.string(), imageRef: z.string(), substrate: z.string() }).strict(),
+    verificationTreeSha: ZSha,
+    checks: z.array(ZCheckResultSchema),
+    verdict: z.object({ isPass: z.boolean(), reasons: z.array(z.string()) }).strict(),
+  })
+  .strict();
+export type TEvidenceContent = z.infer<typeof ZEvidenceContentSchema>;

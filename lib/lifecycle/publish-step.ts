@@ -1,0 +1,17 @@
+/**
+ * approved → pr_pending → pr_open | pr_failed: the publication module does the work (reconcile
+ * first, never duplicate); this step only gives it a provider and lets it run.
+ */
+import type { Task } from "../db/generated/client";
+import { loadPublicationProvider } from "../publish/load-publication-provider";
+import { publishApprovedTask } from "../publish/publish-approved-task";
+import type { TaskRunContext } from "./task-run-context";
+
+export async function publishStep(ctx: TaskRunContext, task: Task): Promise<void> {
+  const provider = await loadPublicationProvider({ db: ctx.db });
+  try {
+    await publishApprovedTask({ db: ctx.db, taskId: task.id, provider, dataDir: ctx.env.dataDir });
+  } finally {
+    await provider.close();
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * imported → verifying → review_pending: the operator's trusted checks, run on a FRESH guest
+ * (purpose `verifier`, network blocked) — never the student's guest and never the host — against
+ * the candidate tree the control plane exports itself. The evidence is immutable, bound to the
+ * candidate and the manifest digest, and written in the same transaction as the transition.
+ */
+import fs from "node:fs/promises";
+import path from "node:path";
+import { canonicalDigest, sha256Hex } from "../canonical-json";
+import { candidateRepoPathFor } from "../candidate/candidate-repository";
+import { ZEvidenceContentSchema, type TCheckResult, type TEvidenceContent } from "../contract/verification-evidence";
+import type { Task } from "../db/generated/client";
+import { AppError } from "../errors";
+import { crashIfRequested } from "../lifecycle/crash-points";
+import { destroyMachine, ensureMachineCreated, recordMachineIntent, startMachine } from "../lifecycle/guest-machines";
+import { stagingDir, type TaskRunContext } from "../lifecycle/task-run-context";
+import { transitionTask, transitionTaskIn } from "../lifecycle/transition-task";
+import { sanitizeExcerpt } from "../redact";
+import type { Substrate } from "../substrate/substrate";
+import { isSubstrateError } from "../substrate/substrate-error";
+import { getActiveManifestOrThrow } from "./trusted-manifests";
+import { computeVerdict } from "./verdict";
+import { writeVerificationArchive } from "./verification-tree";
+
+const GUEST_TREE_ARCHIVE = "/tmp/school-core-verify/candidate.tar";
+const GUEST_WORKDIR = "/workspace/candidate";
+const TTL_GRACE_SECONDS = 300;
+
+export async function startVerification(ctx: TaskRunContext, task: Task): Promise<void> {
+  await transitionTask(ctx.db, { taskId: task.id, from: "imported", to: "verifying", reason: "trusted verification scheduled" });
+  crashIfRequested("verifying");
+}
+
+async function runCheck(substrate: Substrate, providerId: string, check: { name: string; command: string[]; timeoutSeconds: number; required: boolean }, maxOutputBytes: number): Promise<TCheckResult> {
+  const started = Date.now();
+  try {
+    const result = await substrate.exec(providerId, { command: check.command, cwd: GUEST_WORKDIR, timeoutSeconds: check.timeoutSeconds, env: { CI: "1" } }, { maxOutputBytes });
+    const output = `${result.stdout}${result.stderr ? `\n--- stderr ---\n${result.stderr}` : ""}`;
+    return {
+      name: check.name,
+      required: check.required,
+      command: check.command,
+      // 124 is timeout(1)'s convention, which some providers follow
+      status: result.exitCode === 0 ? "passed" : result.exitCode === 124 ? "timed_out" : "failed",
+      exitCode: result.exitCode,
+      durationMs: Math.round(result.durationMs ?? Date.now() - started),
+      stdoutSha256: sha256Hex(result.stdout),
+      stderrSha256: sha256Hex(result.stderr),
+      outputExcerpt: sanitizeExcerpt(output, 16_000),
+      isOutputTruncated: result.stdoutTruncated || result.stderrTruncated || output.length > 16_000,
+    };
+  } catch (error) {
+    // The provider's own 408: the command outlived its timeout and its process tree was killed.
+    if (isSubstrateError(error) && error.substrateCode === "SUBSTRATE_TIMEOUT" && error.httpStatusFromProvider === 408) {
+      return {
+        name: check.name,
+        required: check.required,
+        command: check.command,
+        status: "timed_out",
+        exitCode: null,
+        durationMs: Date.now() - started,
+        stdoutSha256: sha256Hex(""),
+        stderrSha256: sha256Hex(""),
+        outputExcerpt: `timed out after ${check.timeoutSeconds} s; the provider killed the process tree`,
+        isOutputTruncated: false,
+      };
+    }
+    throw error;
+  }
+}
+
+export async function runVerification(ctx: TaskRunContext, task: Task): Promise<void> {
+  const { db, env, substrate } = ctx;
+  const candidate = await db.candidate.findUnique({ where: { taskId: task.id } });
+  if (!candidate) throw new AppError("CANDIDATE_MISMATCH", "The task has no imported candidate to verify.");
+  const manifest = await getActiveManifestOrThrow(db);
+  const m = manifest.content;
+
+  const staging = path.join(stagingDir(env, task.id), "verify");
+  await fs.mkdir(staging, { recursive: true });
+  const archivePath = path.join(staging, `tree-${candidate.headSha}-${manifest.digest.slice(0, 12)}.tar`);
+  await fs.rm(archivePath, { force: true });
+  const { treeSha } = await writeVerificationArchive({
+    gitDir: candidateRepoPathFor(env.dataDir, candidate.repository),
+    baseSha: candidate.baseSha,
+    headSha: candidate.headSha,
+    protectedPaths: m.protectedPaths,
+    outputPath: archivePath,
+  });
+
+  const totalTimeout = m.checks.reduce((sum, c) => sum + c.timeoutSeconds, 0);
+  const spec = {
+    source: m.image,
+    resources: { cpus: m.limits.cpus, memoryMb: m.limits.memoryMb, diskGb: m.limits.diskGb },
+    network: { mode: "blocked" as const },
+    ttlSeconds: totalTimeout + TTL_GRACE_SECONDS,
+  };
+  // One verifier guest per attempt: a restarted worker reuses the live one it had recorded.
+  let machine =
+    (await db.guestMachine.findFirst({ where: { taskId: task.id, purpose: "verifier", state: { in: ["requested", "created", "started", "ready"] } }, orderBy: { createdAt: "desc" } })) ??
+    (await recordMachineIntent(db, { taskId: task.id, purpose: "verifier", operationId: task.operationId, substrateLabel: substrate.label, spec }));
+  machine = await ensureMachineCreated(db, substrate, machine, spec);
+  machine = await startMachine(db, substrate, machine, ctx.readyTimeoutMs);
+
+  let checks: TCheckResult[];
+  try {
+    await substrate.upload(machine.providerId!, GUEST_TREE_ARCHIVE, await fs.readFile(archivePath));
+    const unpack = await substrate.exec(machine.providerId!, { command: ["sh", "-c", `mkdir -p ${GUEST_WORKDIR} && tar -xf ${GUEST_TREE_ARCHIVE} -C ${GUEST_WORKDIR}`], timeoutSeconds: 120 }, { maxOutputBytes: 4096 });
+    if (unpack.exitCode !== 0) throw new AppError("SUBSTRATE_FAILED", `Unpacking the candidate tree in the verifier guest failed (exit ${unpack.exitCode}): ${sanitizeExcerpt(unpack.stderr, 500)}`);
+    checks = [];
+    for (const check of m.checks) checks.push(await runCheck(substrate, machine.providerId!, check, m.limits.maxOutputBytes));
+  } finally {
+    const destroyed = await destroyMachine(db, substrate, machine.id, "verification finished");
+    if (destroyed.state === "cleanup_quarantined") {
+      // Evidence from a guest we could not destroy is still evidence, but the task must not move on
+      // as if nothing happened: cleanup failure blocks it (seed 000).
+      throw new AppError("SUBSTRATE_FAILED", `The verifier guest could not be destroyed and is quarantined: ${destroyed.lastError ?? ""}`);
+    }
+  }
+
+  const content: TEvidenceContent = ZEvidenceContentSchema.parse({
+    v: 1,
+    taskId: task.id,
+    repository: candidate.repository,
+    baseSha: candidate.baseSha,
+    candidateId: candidate.id,
+    headSha: candidate.headSha,
+    manifestId: manifest.id,
+    manifestVersion: manifest.version,
+    manifestDigest: manifest.digest,
+    verifier: { machineId: machine.id, providerId: machine.providerId!, imageRef: machine.imageRef, substrate: machine.substrate },
+    verificationTreeSha: treeSha,
+    checks,
+    verdict: computeVerdict(m, checks),
+  });
+  const digest = canonicalDigest(content);
+  await db.$transaction(async (tx) => {
+    await tx.verificationEvidence.create({
+      data: {
+        taskId: task.id,
+        candidateId: candidate.id,
+        repository: candidate.repository,
+        baseSha: candidate.baseSha,
+        headSha: candidate.headSha,
+        manifestId: manifest.id,
+        manifestDigest: manifest.digest,
+        machineId: machine.id,
+        imageRef: machine.imageRef,
+        checks: content as object,
+        isPass: content.verdict.isPass,
+        verdictReason: content.verdict.isPass ? "every required check passed" : content.verdict.reasons.join("; "),
+        digest,
+      },
+    });
+    await transitionTaskIn(tx, { taskId: task.id, from: "verifying", to: "review_pending", reason: content.verdict.isPass ? "trusted checks passed" : `trusted checks did not pass: ${content.verdict.reasons.join("; ")}` });
+  });
+  await fs.rm(archivePath, { force: true });
+  crashIfRequested("review_pending");
+}

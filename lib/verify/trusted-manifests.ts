@@ -1,0 +1,57 @@
+/**
+ * Trusted manifests are versioned and immutable (a database trigger refuses updates): an edit is
+ * a new version with its own sha256 digest, and every version is kept. The active manifest is the
+ * newest version.
+ */
+import { recordAudit } from "../audit";
+import { canonicalDigest } from "../canonical-json";
+import { ZTrustedManifestSchema, type TTrustedManifest } from "../contract/trusted-manifest";
+import type { Db, DbTx } from "../db/client";
+import { AppError } from "../errors";
+
+export type TStoredManifest = { id: string; version: number; digest: string; content: TTrustedManifest; createdAt: Date };
+
+export function manifestDigestOf(content: TTrustedManifest): string {
+  return canonicalDigest(content);
+}
+
+function toStored(row: { id: string; version: number; digest: string; content: unknown; createdAt: Date }): TStoredManifest {
+  const parsed = ZTrustedManifestSchema.safeParse(row.content);
+  // A stored manifest that no longer parses, or whose digest does not match, is not policy.
+  if (!parsed.success || manifestDigestOf(parsed.data) !== row.digest) throw new AppError("CONFIG_INVALID", `Trusted manifest version ${row.version} is corrupt (schema or digest mismatch).`);
+  return { id: row.id, version: row.version, digest: row.digest, content: parsed.data, createdAt: row.createdAt };
+}
+
+export async function getActiveManifest(db: Db | DbTx): Promise<TStoredManifest | null> {
+  const row = await db.trustedManifest.findFirst({ orderBy: { version: "desc" } });
+  return row ? toStored(row) : null;
+}
+
+export async function getActiveManifestOrThrow(db: Db | DbTx): Promise<TStoredManifest> {
+  const manifest = await getActiveManifest(db);
+  if (!manifest) throw new AppError("CONFIG_INVALID", "No trusted manifest is configured: an operator must define the trusted checks before verification can run.");
+  return manifest;
+}
+
+export async function listManifests(db: Db, take = 50): Promise<TStoredManifest[]> {
+  const rows = await db.trustedManifest.findMany({ orderBy: { version: "desc" }, take });
+  return rows.map(toStored);
+}
+
+/** Saves a new version (a no-op returning the active one when the content is unchanged). */
+export async function saveTrustedManifest(db: Db, options: { content: unknown; actorId: string | null }): Promise<TStoredManifest> {
+  const parsed = ZTrustedManifestSchema.safeParse(options.content);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new AppError("VALIDATION_FAILED", `manifest ${issue.path.join(".") || "(root)"}: ${issue.message}`);
+  }
+  const digest = manifestDigestOf(parsed.data);
+  return db.$transaction(async (tx) => {
+    await tx.$executeRaw`select pg_advisory_xact_lock(7345002)`;
+    const active = await getActiveManifest(tx);
+    if (active?.digest === digest) return active;
+    const row = await tx.trustedManifest.create({ data: { version: (active?.version ?? 0) + 1, digest, content: parsed.data as object, createdById: options.actorId } });
+    await recordAudit(tx, { actorId: options.actorId, action: "manifest.save", targetType: "trusted_manifest", targetId: row.id, detail: { version: row.version, digest } });
+    return toStored(row);
+  });
+}
