@@ -51,6 +51,8 @@ export const APP_ERROR_CODES = {
   BASE_UNAVAILABLE: 409,
   /** A git command failed, timed out or produced more output than allowed; details hold a bounded, redacted stderr. */
   GIT_FAILED: 500,
+  /** A candidate's diff cannot be shown: its base or head commit is missing from the candidate repository, or git's diff output does not parse. */
+  DIFF_UNREADABLE: 500,
   /** A relay handle is unknown, revoked, expired or bound to another task. */
   RELAY_REFUSED: 403,
   /** The relay capability's request count or byte budget is exhausted. */
