@@ -9,7 +9,14 @@ import path from "node:path";
 import { resolveSessionSecret } from "../lib/auth/secret";
 import { openDatabase } from "../lib/db/open-database";
 import { PROJECT_ROOT } from "../lib/db/migrations";
+import { seedDemoEnvironment } from "../lib/demo/seed-demo-environment";
 import { seedDemoUsers } from "../lib/demo/seed-demo-users";
+import { defaultForgeTokenFiles, ensureTokenFile } from "../lib/publish/forge/forge-tokens";
+import { startLocalForge } from "../lib/publish/forge/start-local-forge";
+import { ensureDefaultGuestImage } from "../lib/substrate/local/images";
+import { startLocalSubstrate } from "../lib/substrate/local/start-local-substrate";
+import { defaultSubstrateTokenFiles, ensureSubstrateTokenFile } from "../lib/substrate/local/substrate-tokens";
+import { ensureBubblewrap } from "../lib/system/ensure-bubblewrap";
 import { getEnv } from "../lib/env";
 import { isAppError } from "../lib/errors";
 
@@ -79,9 +86,52 @@ async function main() {
     await run(process.execPath, [NEXT_BIN, "build"], { ...childEnv, NEXT_TELEMETRY_DISABLED: "1" });
   }
 
+  ensureBubblewrap(say);
+  await fs.promises.mkdir(env.dataDir, { recursive: true, mode: 0o711 });
   const database = await openDatabase(env, { migrate: true, log: (line) => say(line) });
   childEnv.DATABASE_URL = database.handle.url;
-  const seed = await seedDemoUsers(database.db, env.dataDir);
+  const services: { name: string; stop(): Promise<void> }[] = [];
+  const stopServices = async () => {
+    for (const service of services.reverse()) await service.stop().catch((error: Error) => say(`stopping ${service.name} failed: ${error.message}`));
+  };
+
+  let seed: Awaited<ReturnType<typeof seedDemoUsers>>;
+  try {
+    // The local substrate (NOT a VM) unless the operator points us at the hosted SmolCloud.
+    if (!env.SMOLCLOUD_URL) {
+      const tokens = defaultSubstrateTokenFiles(env.dataDir);
+      await ensureDefaultGuestImage(env.dataDir);
+      const substrate = await startLocalSubstrate({
+        dataDir: env.dataDir,
+        port: env.LOCAL_SUBSTRATE_PORT,
+        adminPort: env.LOCAL_SUBSTRATE_ADMIN_PORT,
+        token: await ensureSubstrateTokenFile(tokens.tokenFile, "smk_local_"),
+        adminToken: await ensureSubstrateTokenFile(tokens.adminTokenFile, "smk_admin_"),
+        isQuiet: true,
+      });
+      services.push({ name: "local substrate", stop: substrate.stop });
+      childEnv.SMOLCLOUD_TOKEN_FILE = env.SMOLCLOUD_TOKEN_FILE ?? tokens.tokenFile;
+      say(`local substrate (bubblewrap sandboxes — not a VM, cannot qualify production dispatch) at ${substrate.url}`);
+    } else {
+      say(`substrate: hosted SmolCloud at ${env.SMOLCLOUD_URL}`);
+    }
+    const forgeTokens = defaultForgeTokenFiles(env.dataDir);
+    const forge = await startLocalForge({
+      port: env.LOCAL_FORGE_PORT,
+      adminPort: env.LOCAL_FORGE_ADMIN_PORT,
+      token: await ensureTokenFile(forgeTokens.tokenFile, "ghp_local"),
+      adminToken: await ensureTokenFile(forgeTokens.adminTokenFile, "forge_admin_"),
+      dataDir: env.dataDir,
+    });
+    services.push({ name: "local forge", stop: forge.stop });
+    say(`local forge (GitHub REST subset + git smart HTTP) at ${forge.url}`);
+    seed = await seedDemoUsers(database.db, env.dataDir);
+    await seedDemoEnvironment({ db: database.db, dataDir: env.dataDir, forgeUrl: forge.url, forgeTokenFile: forgeTokens.tokenFile });
+  } catch (error) {
+    await stopServices();
+    await database.close();
+    throw error;
+  }
 
   const children: ChildProcess[] = [];
   const worker = spawn(process.execPath, [TSX_CLI, path.join(PROJECT_ROOT, "scripts", "worker.ts")], { cwd: PROJECT_ROOT, env: childEnv, stdio: "inherit" });
@@ -108,6 +158,7 @@ async function main() {
           }),
       ),
     );
+    await stopServices();
     await database.close();
     say("stopped");
     process.exit(exitCode);

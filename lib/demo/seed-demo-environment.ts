@@ -1,0 +1,46 @@
+/**
+ * The embedded default's demo world, seeded once and idempotent on every start: the demo target
+ * on the local forge (its remote is the forge, so the GitHub provider's code path is the one that
+ * runs), publication pointed at the forge, the scripted relay transport (labelled as such), the
+ * default guest images and the demo's trusted manifest. Dispatch stays off until an operator
+ * turns it on.
+ */
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { DEMO_TRUSTED_MANIFEST } from "../contract/trusted-manifest";
+import type { Db } from "../db/client";
+import { runGit } from "../git/run-git";
+import { logInfo } from "../log";
+import { createForgeRepository } from "../publish/forge/create-forge-repository";
+import { GITHUB_PUBLISH_SETTING_KEY, saveGitHubPublishSetting } from "../publish/publish-settings";
+import { readRelayUpstream, setRelayUpstream } from "../relay/upstream-setting";
+import { addTargetRepository } from "../repos/target-repositories";
+import { getActiveManifest, saveTrustedManifest } from "../verify/trusted-manifests";
+import { DEMO_REPOSITORY, writeDemoRepository } from "./demo-target";
+
+export const DEMO_SCRIPTED_COMPLETIONS = path.resolve(import.meta.dirname, "scripted-completions.json");
+
+export async function seedDemoEnvironment(options: { db: Db; dataDir: string; forgeUrl: string; forgeTokenFile: string }): Promise<void> {
+  const { db, dataDir } = options;
+  const repo = await db.targetRepository.findUnique({ where: { name: DEMO_REPOSITORY } });
+  if (!repo) {
+    const forgeRepo = await createForgeRepository({ dataDir, repository: DEMO_REPOSITORY });
+    const work = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-demo-src-"));
+    try {
+      const demo = await writeDemoRepository(work);
+      await runGit({ cwd: work, args: ["push", "--quiet", forgeRepo.gitDir, `${demo.sha}:refs/heads/main`] });
+    } finally {
+      await fs.rm(work, { recursive: true, force: true });
+    }
+    await addTargetRepository(db, { name: DEMO_REPOSITORY, cloneUrl: `${options.forgeUrl}/${DEMO_REPOSITORY}.git` }, null);
+    logInfo("demo target seeded", { repository: DEMO_REPOSITORY });
+  }
+  if (!(await db.operatorSetting.findUnique({ where: { key: GITHUB_PUBLISH_SETTING_KEY } }))) {
+    await saveGitHubPublishSetting(db, { apiBaseUrl: options.forgeUrl, tokenFile: path.resolve(options.forgeTokenFile) }, null);
+  }
+  if (!(await readRelayUpstream({ db }).catch(() => null))) {
+    await setRelayUpstream({ db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "demo-seed" });
+  }
+  if (!(await getActiveManifest(db))) await saveTrustedManifest(db, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
+}
