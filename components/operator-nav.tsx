@@ -4,6 +4,7 @@ const LINKS = [
   ["/operator", "Dashboard"],
   ["/operator/tasks", "Tasks"],
   ["/operator/machines", "Machines"],
+  ["/operator/manifest", "Trusted checks"],
   ["/operator/settings", "Settings"],
   ["/operator/publications", "Publications"],
 ] as const;

@@ -4,8 +4,27 @@ import { operatorLogin, signIn, teacherLogin, type Login } from "./helpers";
 // Every page that exists, and what each role gets. Pages added later join this table.
 const PAGES: { path: string; operator: number; teacher: number }[] = [
   { path: "/operator", operator: 200, teacher: 403 },
+  { path: "/operator/tasks", operator: 200, teacher: 403 },
+  { path: "/operator/tasks/new", operator: 200, teacher: 403 },
+  { path: "/operator/machines", operator: 200, teacher: 403 },
+  { path: "/operator/settings", operator: 200, teacher: 403 },
+  { path: "/operator/manifest", operator: 200, teacher: 403 },
+  { path: "/operator/publications", operator: 200, teacher: 403 },
   { path: "/teacher", operator: 403, teacher: 200 },
 ];
+
+test("a teacher asking for another resource by id gets 404, an operator on a teacher page 403", async ({ browser }) => {
+  const teacher = await browser.newPage();
+  await signIn(teacher, teacherLogin());
+  expect(await statusOf(teacher, `/teacher/candidates/cand_${"0".repeat(32)}`)).toBe(404);
+  expect(await statusOf(teacher, "/teacher/candidates/not-a-candidate")).toBe(404);
+  expect(await statusOf(teacher, `/operator/tasks/${"00000000-0000-4000-8000-000000000000"}`)).toBe(403);
+  expect(await statusOf(teacher, `/operator/candidates/cand_${"0".repeat(32)}`)).toBe(403);
+  const operator = await browser.newPage();
+  await signIn(operator, operatorLogin());
+  expect(await statusOf(operator, `/teacher/candidates/cand_${"0".repeat(32)}`)).toBe(403);
+  expect(await statusOf(operator, `/operator/tasks/${"00000000-0000-4000-8000-000000000000"}`)).toBe(404);
+});
 
 async function statusOf(page: Page, path: string) {
   const response = await page.goto(path);

@@ -16,7 +16,7 @@ export async function getTaskDetail(db: Db, taskId: string) {
       machines: { orderBy: { createdAt: "asc" }, include: { quarantine: true, transitions: { orderBy: { id: "asc" } } } },
       candidates: { select: { id: true, headSha: true, branch: true, diffDigest: true, createdAt: true } },
       evidence: { orderBy: { createdAt: "desc" }, select: { id: true, isPass: true, verdictReason: true, manifestDigest: true, headSha: true, createdAt: true, digest: true } },
-      decisions: { select: { id: true, verdict: true, comment: true, createdAt: true, teacher: { select: { email: true } } } },
+      decisions: { select: { id: true, verdict: true, comment: true, createdAt: true, candidateId: true, headSha: true, evidenceId: true, manifestDigest: true, teacher: { select: { email: true } } } },
       pullRequest: true,
     },
   });

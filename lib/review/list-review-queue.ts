@@ -1,17 +1,25 @@
 /**
- * The teacher's queue: tasks waiting for review, oldest first.
+ * The teacher's queue: candidates waiting for review, oldest first, with the status of their
+ * trusted evidence (a failing or stale one is still listed: it needs a decision too).
  */
-import { getDb } from "../db/client";
+import type { Db } from "../db/client";
+import { readLatestEvidence } from "./evidence-view";
 
-export type TReviewQueueItem = { taskId: string; repository: string; issueNumber: number; issueTitle: string; waitingSince: Date };
+export type TReviewQueueItem = { candidateId: string; taskId: string; repository: string; issueNumber: number; issueTitle: string; waitingSince: Date; evidenceStatus: string };
 
-export async function listReviewQueue(limit = 100): Promise<TReviewQueueItem[]> {
-  const db = await getDb();
+export async function listReviewQueue(db: Db, limit = 100): Promise<TReviewQueueItem[]> {
   const tasks = await db.task.findMany({
     where: { state: "review_pending" },
     orderBy: { updatedAt: "asc" },
     take: limit,
-    include: { repository: { select: { name: true } } },
+    include: { repository: { select: { name: true } }, candidates: true },
   });
-  return tasks.map((t) => ({ taskId: t.id, repository: t.repository.name, issueNumber: t.issueNumber, issueTitle: t.issueTitle, waitingSince: t.updatedAt }));
+  const items: TReviewQueueItem[] = [];
+  for (const task of tasks) {
+    const candidate = task.candidates[0];
+    if (!candidate) continue;
+    const evidence = await readLatestEvidence(db, candidate);
+    items.push({ candidateId: candidate.id, taskId: task.id, repository: task.repository.name, issueNumber: task.issueNumber, issueTitle: task.issueTitle, waitingSince: task.updatedAt, evidenceStatus: evidence.assessment.status });
+  }
+  return items;
 }

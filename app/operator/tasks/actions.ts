@@ -1,9 +1,11 @@
 "use server";
+import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { withActorAction } from "@/app/_server/action";
 import { getRunContext } from "@/app/_server/run-context";
 import { cancelTask } from "@/lib/lifecycle/cancel-task";
 import { createTask, ZCreateTaskSchema } from "@/lib/lifecycle/create-task";
+import { reverifyTask } from "@/lib/verify/reverify-task";
 
 export const createTaskAction = withActorAction({
   action: "task.create",
@@ -20,6 +22,17 @@ export const cancelTaskAction = withActorAction({
   schema: z.object({ taskId: z.uuid() }),
   handler: async ({ actor, input }) => {
     await cancelTask(await getRunContext(), { taskId: input.taskId, actorId: actor.userId, actorEmail: actor.email });
+    revalidatePath(`/operator/tasks/${input.taskId}`);
     return { ok: true, message: "Task cancelled: its relay is revoked and its guests destroyed." };
+  },
+});
+
+export const reverifyTaskAction = withActorAction({
+  action: "manifest.edit",
+  schema: z.object({ taskId: z.uuid() }),
+  handler: async ({ actor, input }) => {
+    await reverifyTask({ db: (await getRunContext()).db, taskId: input.taskId, actorId: actor.userId });
+    revalidatePath(`/operator/tasks/${input.taskId}`);
+    return { ok: true, message: "Re-verification scheduled: the trusted checks run again on a fresh verifier guest." };
   },
 });

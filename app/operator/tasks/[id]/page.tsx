@@ -8,7 +8,11 @@ import { getDb } from "@/lib/db/client";
 import { isAppError } from "@/lib/errors";
 import { getTaskDetail } from "@/lib/lifecycle/get-task-detail";
 import { ACTIVE_TASK_STATES, canTransitionTask } from "@/lib/lifecycle/task-states";
-import { cancelTaskAction } from "../actions";
+import { PullRequestPanel } from "@/components/pull-request-panel";
+import { RelayUsage } from "@/components/relay-usage";
+import { getPublication } from "@/lib/publish/get-publication";
+import { readCapabilityUsage } from "@/lib/relay/read-capability-usage";
+import { cancelTaskAction, reverifyTaskAction } from "../actions";
 
 type Props = { params: Promise<{ id: string }> };
 
@@ -19,10 +23,12 @@ function time(date: Date) {
 export default async function TaskDetailPage({ params }: Props) {
   const { id } = await params;
   await requirePagePermission("operator.view", `/operator/tasks/${id}`);
-  const task = await getTaskDetail(await getDb(), id).catch((error) => {
+  const db = await getDb();
+  const task = await getTaskDetail(db, id).catch((error) => {
     if (isAppError(error) && error.code === "NOT_FOUND") notFound();
     throw error;
   });
+  const [relayUsage, publication] = await Promise.all([readCapabilityUsage({ db, taskId: task.id }), getPublication({ db, taskId: task.id })]);
   const isActive = (ACTIVE_TASK_STATES as readonly string[]).includes(task.state) || task.state === "queued";
   const candidate = task.candidates[0];
   return (
@@ -91,6 +97,31 @@ export default async function TaskDetailPage({ params }: Props) {
           </ul>
         )}
       </div>
+      <div className="space-y-2">
+        <h2>Relay</h2>
+        <RelayUsage usage={relayUsage} />
+      </div>
+      {task.evidence.length > 0 && (
+        <div className="space-y-1 text-sm" data-testid="task-evidence">
+          <h2>Trusted evidence</h2>
+          {task.evidence.map((e) => (
+            <p key={e.id}>
+              <StateBadge state={e.isPass ? "passed" : "failed"} /> {time(e.createdAt)} manifest <span className="font-mono">{e.manifestDigest.slice(0, 12)}</span> — {e.verdictReason}
+            </p>
+          ))}
+        </div>
+      )}
+      {(publication || task.state === "approved") && (
+        <div className="space-y-2">
+          <h2>Pull request</h2>
+          <PullRequestPanel publication={publication} />
+        </div>
+      )}
+      {task.state === "review_pending" && (
+        <ActionForm action={reverifyTaskAction} submitLabel="Re-run trusted checks" pendingLabel="Scheduling…" testId="reverify-form">
+          <input type="hidden" name="taskId" value={task.id} />
+        </ActionForm>
+      )}
       {candidate && (
         <p className="text-sm">
           Candidate: <Link href={`/operator/candidates/${candidate.id}`}>{candidate.id}</Link> at <span className="font-mono">{candidate.headSha}</span>

@@ -1,0 +1,20 @@
+"use server";
+import { z } from "zod";
+import { withActorAction } from "@/app/_server/action";
+import { getDb } from "@/lib/db/client";
+import { saveTrustedManifest } from "@/lib/verify/trusted-manifests";
+
+export const saveManifestAction = withActorAction({
+  action: "manifest.edit",
+  schema: z.object({ content: z.string().min(2).max(100_000) }),
+  handler: async ({ actor, input }) => {
+    let content: unknown;
+    try {
+      content = JSON.parse(input.content);
+    } catch {
+      return { ok: false, error: "The manifest is not valid JSON." };
+    }
+    const saved = await saveTrustedManifest(await getDb(), { content, actorId: actor.userId });
+    return { ok: true, message: `Trusted manifest version ${saved.version} is active (digest ${saved.digest.slice(0, 16)}). Evidence made under earlier versions is now stale.` };
+  },
+});

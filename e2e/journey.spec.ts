@@ -1,0 +1,106 @@
+/**
+ * The whole loop in the browser, on the local substrate: an operator turns dispatch on and
+ * creates the demo task; the student agent (scripted relay, mailbox channel) fixes it; trusted
+ * checks pass on a verifier guest; a stale review tab cannot approve after a re-verification; the
+ * teacher approves; exactly one pull request opens on the local forge and its page is reachable.
+ * Untrusted text (prompt, file names, diff lines) renders as text only.
+ */
+import { expect, test, type Browser, type Page } from "@playwright/test";
+import { cliJson } from "./cli";
+import { operatorLogin, signIn, teacherLogin } from "./helpers";
+
+test.describe.configure({ mode: "serial", timeout: 240_000 });
+
+async function newSession(browser: Browser, who: ReturnType<typeof operatorLogin>) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await signIn(page, who);
+  return page;
+}
+
+async function waitForTaskState(page: Page, taskUrl: string, state: string, timeoutMs = 120_000) {
+  await page.goto(taskUrl);
+  await expect(page.locator("h1 + [data-state]").first()).toHaveAttribute("data-state", state, { timeout: timeoutMs });
+}
+
+async function createTask(page: Page, title: string, prompt: string): Promise<string> {
+  await page.goto("/operator/tasks/new");
+  await page.getByLabel("Issue number").fill("1");
+  await page.getByLabel("Issue title").fill(title);
+  await page.getByLabel(/Issue text/).fill(prompt);
+  await page.getByRole("button", { name: "Create task" }).click();
+  await page.waitForURL(/\/operator\/tasks\/[0-9a-f-]{36}$/);
+  return new URL(page.url()).pathname;
+}
+
+test("operator dispatches the demo task; teacher reviews, a stale tab cannot approve, approval opens one PR", async ({ browser }) => {
+  const operator = await newSession(browser, operatorLogin());
+  await operator.goto("/operator/settings");
+  if ((await operator.getByTestId("dispatch-state").textContent()) === "off") {
+    await operator.getByTestId("dispatch-form").getByRole("button").click();
+    await expect(operator.getByTestId("dispatch-state")).toHaveText("on");
+  }
+  const prompt = 'add() subtracts instead of adding. Calling add(2, 3) returns -1. <script>window.__pwned = 1</script> <img src=x onerror="window.__pwned=1">';
+  const taskPath = await createTask(operator, "add() subtracts instead of adding", prompt);
+  await expect(operator.getByTestId("timeline")).toContainText("queued");
+  // live progress, no reload by us: the page refreshes itself until the task waits for review
+  await expect(operator.locator("h1 + [data-state]").first()).toHaveAttribute("data-state", "review_pending", { timeout: 120_000 });
+  await expect(operator.getByTestId("timeline")).toContainText("verifying");
+  const taskId = taskPath.split("/").at(-1)!;
+
+  // Two teacher tabs on the same review page.
+  const teacher = await newSession(browser, teacherLogin());
+  await teacher.goto("/teacher");
+  await teacher.getByTestId("review-link").first().click();
+  await expect(teacher.getByTestId("evidence-status")).toHaveAttribute("data-status", "pass");
+  const reviewUrl = teacher.url();
+  await expect(teacher.getByTestId("issue-prompt")).toContainText("<script>window.__pwned = 1</script>");
+  expect(await teacher.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+  await expect(teacher.getByText("src/add.js").first()).toBeVisible();
+  const staleTab = await teacher.context().newPage();
+  await staleTab.goto(reviewUrl);
+
+  // The operator re-runs the trusted checks: the evidence both tabs show is now superseded.
+  await operator.goto(taskPath);
+  await operator.getByTestId("reverify-form").getByRole("button").click();
+  await expect(operator.getByTestId("task-evidence").locator("p")).toHaveCount(2, { timeout: 120_000 });
+  await waitForTaskState(operator, taskPath, "review_pending");
+
+  await staleTab.getByLabel(/Comment/).fill("approving from an old tab");
+  await staleTab.getByRole("button", { name: "Approve" }).click();
+  await expect(staleTab.getByTestId("decision-result")).toContainText(/changed since this page was loaded/);
+
+  await teacher.goto(reviewUrl);
+  await teacher.getByLabel(/Comment/).fill("Fixes add; trusted tests pass.");
+  await teacher.getByRole("button", { name: "Approve" }).click();
+  await expect(teacher.getByTestId("decision-result")).toContainText("Approved");
+
+  // The decision row holds the full identity tuple the page showed.
+  const detail = cliJson<{ decisions: { verdict: string; candidateId: string; headSha: string; evidenceId: string; manifestDigest: string }[]; candidates: { id: string; headSha: string }[]; evidence: { id: string; manifestDigest: string }[] }>(["task", "show", taskId]);
+  expect(detail.decisions).toHaveLength(1);
+  expect(detail.decisions[0]).toMatchObject({ verdict: "approve", candidateId: detail.candidates[0]!.id, headSha: detail.candidates[0]!.headSha, evidenceId: detail.evidence[0]!.id, manifestDigest: detail.evidence[0]!.manifestDigest });
+
+  // Publication: exactly one PR on the local forge, and its page is reachable from the review page.
+  await expect(async () => {
+    await teacher.reload();
+    await expect(teacher.getByTestId("pull-request-link")).toBeVisible();
+  }).toPass({ timeout: 90_000 });
+  const prHref = await teacher.getByTestId("pull-request-link").getAttribute("href");
+  expect(prHref).toMatch(/\/demo\/calculator\/pull\/1$/);
+  await teacher.goto(prHref!);
+  await expect(teacher.locator("body")).toContainText("return a + b");
+  await waitForTaskState(operator, taskPath, "pr_open");
+});
+
+test("hostile file names and diff lines render as text, never as markup", async ({ browser }) => {
+  const operator = await newSession(browser, operatorLogin());
+  const taskPath = await createTask(operator, "escaping probe", "escaping probe: add notes");
+  await expect(operator.locator("h1 + [data-state]").first()).toHaveAttribute("data-state", "review_pending", { timeout: 120_000 });
+  const teacher = await newSession(browser, teacherLogin());
+  const detail = cliJson<{ candidates: { id: string }[] }>(["task", "show", taskPath.split("/").at(-1)!]);
+  await teacher.goto(`/teacher/candidates/${detail.candidates[0]!.id}`);
+  await expect(teacher.getByText("docs/<script>window.__pwned=1</script>.md").first()).toBeVisible();
+  await expect(teacher.locator("body")).toContainText('"><svg onload=window.__pwned=1>');
+  expect(await teacher.locator("svg[onload]").count()).toBe(0);
+  expect(await teacher.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+});

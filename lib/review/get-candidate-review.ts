@@ -1,0 +1,67 @@
+/**
+ * Everything the teacher's review page shows for one candidate: the identity block, the untrusted
+ * issue text and guest report, the trusted evidence (re-checked now), the decision if any, and
+ * the publication. A candidate that is not (yet) reviewable is NOT_FOUND for the teacher.
+ */
+import type { Db } from "../db/client";
+import { AppError } from "../errors";
+import { getPublication } from "../publish/get-publication";
+import { readLatestEvidence } from "./evidence-view";
+
+export const REVIEWABLE_TASK_STATES = ["review_pending", "approved", "rejected", "changes_requested", "pr_pending", "pr_open", "pr_failed"] as const;
+
+export type TGuestReportView = {
+  status: string;
+  diagnostics: string;
+  studentSummary: string | null;
+  supplementalChecks: { name: string; command: string; exitCode: number | null; outputExcerpt: string }[];
+};
+
+function parseGuestReport(value: unknown): TGuestReportView | null {
+  if (!value || typeof value !== "object") return null;
+  const v = value as Record<string, unknown>;
+  const checks = Array.isArray(v.supplementalChecks) ? v.supplementalChecks : [];
+  return {
+    status: String(v.status ?? "unknown"),
+    diagnostics: String(v.diagnostics ?? ""),
+    studentSummary: typeof v.studentSummary === "string" ? v.studentSummary : null,
+    supplementalChecks: checks.slice(0, 20).map((c: Record<string, unknown>) => ({
+      name: String(c.name ?? ""),
+      command: String(c.command ?? ""),
+      exitCode: typeof c.exitCode === "number" ? c.exitCode : null,
+      outputExcerpt: String(c.outputExcerpt ?? ""),
+    })),
+  };
+}
+
+export async function getCandidateReview(db: Db, candidateId: string) {
+  if (!/^cand_[0-9a-f]{32}$/.test(candidateId)) throw new AppError("NOT_FOUND", "No such candidate.");
+  const candidate = await db.candidate.findUnique({
+    where: { id: candidateId },
+    include: { task: { include: { repository: { select: { name: true } } } }, decisions: { include: { teacher: { select: { email: true } } } } },
+  });
+  if (!candidate || !(REVIEWABLE_TASK_STATES as readonly string[]).includes(candidate.task.state)) throw new AppError("NOT_FOUND", "No such candidate.");
+  const [evidence, publication] = await Promise.all([readLatestEvidence(db, candidate), getPublication({ db, taskId: candidate.taskId })]);
+  const decision = candidate.decisions[0] ?? null;
+  return {
+    candidate: {
+      id: candidate.id,
+      taskId: candidate.taskId,
+      repository: candidate.repository,
+      issueNumber: candidate.issueNumber,
+      baseRef: candidate.baseRef,
+      baseSha: candidate.baseSha,
+      headSha: candidate.headSha,
+      branch: candidate.branch,
+      diffDigest: candidate.diffDigest,
+      createdAt: candidate.createdAt,
+    },
+    task: { id: candidate.task.id, state: candidate.task.state, issueTitle: candidate.task.issueTitle, prompt: candidate.task.prompt },
+    guestReport: parseGuestReport(candidate.task.guestReport),
+    evidence,
+    decision: decision && { verdict: decision.verdict, comment: decision.comment, teacher: decision.teacher.email, createdAt: decision.createdAt, evidenceId: decision.evidenceId, headSha: decision.headSha, manifestDigest: decision.manifestDigest },
+    publication,
+  };
+}
+
+export type TCandidateReview = Awaited<ReturnType<typeof getCandidateReview>>;
