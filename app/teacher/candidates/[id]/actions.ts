@@ -1,0 +1,17 @@
+"use server";
+import { revalidatePath } from "next/cache";
+import { withActorAction } from "@/app/_server/action";
+import { getDb } from "@/lib/db/client";
+import { decideCandidate, ZDecisionSchema } from "@/lib/review/decide-candidate";
+
+const VERDICT_LABEL = { approve: "Approved", reject: "Rejected", request_changes: "Changes requested" } as const;
+
+export const decideCandidateAction = withActorAction({
+  action: "review.decide",
+  schema: ZDecisionSchema,
+  handler: async ({ actor, input }) => {
+    const decision = await decideCandidate({ db: await getDb(), actor, input });
+    revalidatePath(`/teacher/candidates/${input.candidateId}`);
+    return { ok: true, message: `${VERDICT_LABEL[decision.verdict]}. The decision is bound to head ${decision.headSha.slice(0, 12)} and evidence ${decision.evidenceId.slice(0, 8)}.` };
+  },
+});
