@@ -73,7 +73,8 @@ test("operator dispatches the demo task; teacher reviews, a stale tab cannot app
   await teacher.goto(reviewUrl);
   await teacher.getByLabel(/Comment/).fill("Fixes add; trusted tests pass.");
   await teacher.getByRole("button", { name: "Approve" }).click();
-  await expect(teacher.getByTestId("decision-result")).toContainText("Approved");
+  // the page re-renders with the recorded decision in place of the form
+  await expect(teacher.getByTestId("decision")).toContainText("approve by teacher@demo.school-core.local");
 
   // The decision row holds the full identity tuple the page showed.
   const detail = cliJson<{ decisions: { verdict: string; candidateId: string; headSha: string; evidenceId: string; manifestDigest: string }[]; candidates: { id: string; headSha: string }[]; evidence: { id: string; manifestDigest: string }[] }>(["task", "show", taskId]);

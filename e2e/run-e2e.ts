@@ -100,7 +100,7 @@ async function main() {
     running = await startSystem(env);
     try {
       if (!running.output().includes("demo logins: see")) throw new Error("restart re-seeded the demo users");
-      failures += (await runPlaywright(["--grep", "@restart"], testEnv)) === 0 ? 0 : 1;
+      failures += (await runPlaywright(["--grep", "@restart", "--output", "test-results/restart"], testEnv)) === 0 ? 0 : 1;
     } finally {
       await stopSystem(running);
     }

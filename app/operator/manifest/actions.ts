@@ -1,4 +1,5 @@
 "use server";
+import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { withActorAction } from "@/app/_server/action";
 import { getDb } from "@/lib/db/client";
@@ -15,6 +16,7 @@ export const saveManifestAction = withActorAction({
       return { ok: false, error: "The manifest is not valid JSON." };
     }
     const saved = await saveTrustedManifest(await getDb(), { content, actorId: actor.userId });
+    revalidatePath("/operator/manifest");
     return { ok: true, message: `Trusted manifest version ${saved.version} is active (digest ${saved.digest.slice(0, 16)}). Evidence made under earlier versions is now stale.` };
   },
 });

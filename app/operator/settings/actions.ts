@@ -1,4 +1,5 @@
 "use server";
+import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { withActorAction } from "@/app/_server/action";
 import { can } from "@/lib/auth/permissions";
@@ -22,6 +23,7 @@ export const toggleDispatchAction = withActorAction({
   schema: z.object({ enabled: z.enum(["true", "false"]) }),
   handler: async ({ actor, input }) => {
     const value = await writeSetting(await getDb(), { key: "dispatch", value: { enabled: input.enabled === "true" }, actorId: actor.userId });
+    revalidatePath("/operator/settings");
     return { ok: true, message: `Dispatch is ${value.enabled ? "on" : "off"}.` };
   },
 });
@@ -38,6 +40,7 @@ export const saveSettingAction = withActorAction({
       return { ok: false, error: "The value is not valid JSON." };
     }
     await writeSetting(await getDb(), { key: input.key, value, actorId: actor.userId });
+    revalidatePath("/operator/settings");
     return { ok: true, message: `${input.key} saved.` };
   },
 });
