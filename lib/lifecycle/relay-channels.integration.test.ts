@@ -1,0 +1,76 @@
+/**
+ * The reference student agent, inside a real guest, talks to the scripted transport through the
+ * task's relay capability — once over the mailbox (network blocked) and once over the HTTP channel
+ * (one forwarded socket to the relay endpoint) — and the demo task reaches review with passing
+ * trusted evidence both times.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEMO_SCRIPTED_COMPLETIONS } from "../demo/seed-demo-environment";
+import { handleRelayHttpRequest } from "../relay/relay-http";
+import { setRelayUpstream } from "../relay/upstream-setting";
+import { advanceTask } from "./advance-task";
+import { createLifecycleWorld, type LifecycleWorld } from "./testing/lifecycle-fixture";
+
+const STUDENT_AGENT = ["node", "/tmp/school-core-input/student-agent.mjs"];
+let world: LifecycleWorld;
+let relayServer: http.Server;
+
+beforeAll(async () => {
+  world = await createLifecycleWorld();
+  await setRelayUpstream({ db: world.db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "test" });
+  // The web app's relay route, minus Next: the same use case behind a plain HTTP server.
+  relayServer = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const request = new Request(`http://relay${req.url}`, { method: req.method, headers: req.headers as Record<string, string>, body: Buffer.concat(chunks) });
+    const operation = req.url?.match(/^\/api\/relay\/v1\/([a-z]+)$/)?.[1] ?? "";
+    const result = await handleRelayHttpRequest({ db: world.db, operation, request });
+    res.writeHead(result.status, { "content-type": "application/json" }).end(JSON.stringify(result.body));
+  });
+  await new Promise<void>((resolve) => relayServer.listen(0, "127.0.0.1", resolve));
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => relayServer?.close(resolve));
+});
+
+async function runDemo(channel: "mailbox" | "http") {
+  const taskId = await world.createDemoTask({ agentCommand: STUDENT_AGENT, limits: { relayChannel: channel } });
+  const ctx = { ...world.ctx, env: { ...world.ctx.env, RELAY_PUBLIC_URL: `http://127.0.0.1:${(relayServer.address() as AddressInfo).port}` } };
+  await advanceTask(ctx, taskId);
+  const task = await world.db.task.findUniqueOrThrow({ where: { id: taskId } });
+  expect(task.state, `${task.errorCode}: ${task.errorSummary}`).toBe("review_pending");
+  const evidence = await world.db.verificationEvidence.findFirstOrThrow({ where: { taskId } });
+  expect(evidence.isPass).toBe(true);
+  const calls = await world.db.relayCall.findMany({ where: { capability: { taskId } } });
+  expect(calls.map((c) => [c.channel, c.outcome])).toEqual([[channel, "ok:scripted"]]);
+  const capabilities = await world.db.relayCapability.findMany({ where: { taskId } });
+  for (const c of capabilities) expect(c.revokedAt).not.toBeNull();
+  expect(await world.liveAtProvider()).toBe(0);
+}
+
+describe("the student agent through the task relay", () => {
+  it("over the mailbox, with the guest's network blocked", () => runDemo("mailbox"));
+  it("over the HTTP channel, through the one forwarded relay socket", () => runDemo("http"));
+
+  it("an upstream failure blocks the task with a visible relay error — no fallback of any kind", async () => {
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve)); // nothing listens there any more
+    await setRelayUpstream({ db: world.db, value: { kind: "openai", endpoint: `http://127.0.0.1:${port}/v1/chat/completions`, model: "m", credentialFile: world.tokenFile, connectTimeoutMs: 500, requestTimeoutMs: 2000 }, via: "test" });
+    try {
+      const taskId = await world.createDemoTask({ agentCommand: STUDENT_AGENT, limits: { relayChannel: "mailbox" } });
+      await advanceTask(world.ctx, taskId);
+      const task = await world.db.task.findUniqueOrThrow({ where: { id: taskId } });
+      expect(task.state).toBe("blocked");
+      expect(task.errorCode).toBe("RELAY_UPSTREAM_FAILED");
+      expect(await world.db.candidate.count({ where: { taskId } })).toBe(0);
+      expect(await world.liveAtProvider()).toBe(0);
+    } finally {
+      await setRelayUpstream({ db: world.db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "test" });
+    }
+  });
+});
