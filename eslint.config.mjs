@@ -9,7 +9,7 @@ const FRAMEWORK_IMPORTS = {
   ],
 };
 
-export default [
+const config = [
   { ignores: [".next/**", "node_modules/**", "lib/db/generated/**", ".data/**", ".test-data/**", "test-results/**", "playwright-report/**", ".scratch/**", "next-env.d.ts"] },
   ...nextVitals,
   ...nextTypescript,
@@ -23,3 +23,5 @@ export default [
     },
   },
 ];
+
+export default config;

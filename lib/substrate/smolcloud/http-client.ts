@@ -51,7 +51,6 @@ export class SmolCloudHttp {
     } catch {
       throw new SubstrateError({ code: "SUBSTRATE_CREDENTIAL_MISSING", operation, message: `the SmolCloud token file cannot be read (${this.tokenFile})` });
     }
-    // eslint-disable-next-line no-control-regex
     if (token.length < 8 || /[\s\u0000-\u001f\u007f]/.test(token)) {
       throw new SubstrateError({ code: "SUBSTRATE_CREDENTIAL_MISSING", operation, message: "the SmolCloud token file does not hold a usable token" });
     }
