@@ -19,6 +19,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
+import type { AcceptedPlugin } from "postcss";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const ORIGIN = "http://diff-harness.test";
@@ -72,7 +73,7 @@ async function buildHarness(): Promise<THarness> {
   });
 
   const serverFile = path.join(await fs.mkdtemp(path.join(os.tmpdir(), "diff-harness-")), "server.cjs");
-  await fs.writeFile(serverFile, server.outputFiles[0]!.text);
+  await fs.writeFile(serverFile, server.outputFiles![0]!.text);
   const serverModule = createRequire(import.meta.url)(serverFile) as { render: () => string; diff: unknown };
   await fs.rm(path.dirname(serverFile), { recursive: true, force: true });
 
@@ -80,7 +81,8 @@ async function buildHarness(): Promise<THarness> {
   const tailwind = (await import("@tailwindcss/postcss")).default;
   const globals = await fs.readFile(path.join(ROOT, "app", "globals.css"), "utf8");
   const cssInput = globals.replace('@import "tailwindcss";', `@import "tailwindcss" source(none);\n@source "${path.join(ROOT, "components", "diff-view")}";`);
-  const css = await postcss([tailwind({ base: ROOT })]).process(cssInput, { from: path.join(ROOT, "app", "globals.css") });
+  // @tailwindcss/postcss is typed against vite's nested copy of postcss; the runtime API is the same.
+  const css = await postcss([tailwind({ base: ROOT }) as unknown as AcceptedPlugin]).process(cssInput, { from: path.join(ROOT, "app", "globals.css") });
 
   // The same escaping rule a server component's payload obeys: "<" never appears raw inside a script.
   const diffJson = JSON.stringify(serverModule.diff);
@@ -89,7 +91,7 @@ async function buildHarness(): Promise<THarness> {
 </head><body><main class="mx-auto max-w-screen-2xl p-4"><div id="root">${serverModule.render()}</div></main>
 <script type="application/json" id="diff-data">${diffJson.replace(/</g, "\\u003c")}</script>
 <script src="/app.js"></script></body></html>`;
-  return { html, js: client.outputFiles[0]!.text, css: css.css, diffJsonBytes: Buffer.byteLength(diffJson) };
+  return { html, js: client.outputFiles![0]!.text, css: css.css, diffJsonBytes: Buffer.byteLength(diffJson) };
 }
 
 test.describe("DiffView in Chromium @diff-view", () => {
@@ -119,13 +121,33 @@ test.describe("DiffView in Chromium @diff-view", () => {
       return route.fulfill({ status: 404, body: "" });
     });
 
-    page.on("console", (m) => console.log("CONSOLE", m.type(), m.text().slice(0, 300)));
-    await page.addInitScript(() => { const t = performance.now(); setInterval(() => console.log("TICK", Math.round(performance.now() - t), document.querySelectorAll("tr[data-kind]").length, document.querySelector("[data-testid=diff-view]")?.getAttribute("data-rendering"), document.querySelectorAll("[data-body=waiting]").length, document.visibilityState), 500); });
-    const t0 = Date.now();
     await page.goto(`${ORIGIN}/`);
-    console.log("GOTO", Date.now() - t0);
-    const view = page.getByTestId("diff-view");
-    await expect(view).toHaveAttribute("data-rendering", "done", { timeout: BUDGET.allRenderedMs });
+    // All waits below use native DOM queries inside the page: Playwright's own selector engines
+    // walk all ~100,000 elements in page JavaScript on every poll, and would be measured as the
+    // page's own long tasks.
+    const ssrRows = harness.html.split("data-kind=").length - 1;
+    await page.waitForFunction((rows) => document.querySelectorAll("tr[data-kind]").length > rows, ssrRows, { polling: 50, timeout: BUDGET.hydratedMs });
+
+    // While the rest renders in the background, a tree click on the last file must still answer:
+    // it renders that file at once, scrolls to it and focuses its heading.
+    const jump = await page.evaluate(async () => {
+      const sections = document.querySelectorAll<HTMLElement>('[data-testid="diff-file"]');
+      const target = sections[sections.length - 1]!;
+      const wasRendered = target.dataset.body === "shown";
+      const link = document.querySelector<HTMLAnchorElement>(`a[href="#${target.id}"]`)!;
+      const started = performance.now();
+      link.click();
+      while (document.activeElement?.id !== `${target.id}-heading`) await new Promise((r) => requestAnimationFrame(r));
+      const rect = target.getBoundingClientRect();
+      return { ms: performance.now() - started, wasRendered, isShown: target.dataset.body === "shown", top: rect.top, viewportHeight: innerHeight, stillRendering: document.querySelector('[data-testid="diff-view"]')?.getAttribute("data-rendering") === "progressive" };
+    });
+    expect(jump.wasRendered).toBe(false);
+    expect(jump.isShown).toBe(true);
+    // Scrolled to its start (or as far as the page goes: the last file may be shorter than the viewport).
+    expect(jump.top).toBeGreaterThanOrEqual(-1);
+    expect(jump.top).toBeLessThan(jump.viewportHeight / 2);
+
+    await page.waitForFunction(() => document.querySelector('[data-testid="diff-view"]')?.getAttribute("data-rendering") === "done", null, { polling: 250, timeout: BUDGET.allRenderedMs });
     const load = await page.evaluate(() => {
       const nav = performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming;
       const hydrateStart = performance.getEntriesByName("hydrate-start")[0]?.startTime ?? 0;
@@ -144,38 +166,31 @@ test.describe("DiffView in Chromium @diff-view", () => {
     console.info(
       `DiffView in Chromium: HTML ${harness.html.length} chars (diff JSON ${harness.diffJsonBytes} B), JS ${harness.js.length} B, CSS ${harness.css.length} B; ` +
         `DOMContentLoaded ${load.domContentLoaded.toFixed(0)} ms, hydration started ${load.hydrateStart.toFixed(0)} ms, all rendered by ${load.now.toFixed(0)} ms; ` +
-        `long tasks: ${load.longTaskCount}, longest ${load.longest.toFixed(0)} ms, total ${load.longTaskTotal.toFixed(0)} ms; ${load.rows} rows, ${load.nodes} elements`,
+        `long tasks: ${load.longTaskCount}, longest ${load.longest.toFixed(0)} ms, total ${load.longTaskTotal.toFixed(0)} ms; ${load.rows} rows, ${load.nodes} elements; ` +
+        `tree jump to the last file ${jump.ms.toFixed(0)} ms (${jump.stillRendering ? "during" : "after"} background rendering)`,
     );
-    expect(load.rows).toBe(10_000 + 300 * 6 * Math.ceil(10_000 / 300 / 34));
+    expect(load.rows).toBe(10_000 + 300 * 6);
     expect(load.longest).toBeLessThan(BUDGET.longestTaskMs);
-    expect(load.hydrateStart).toBeLessThan(BUDGET.hydratedMs);
+    expect(jump.ms).toBeLessThan(BUDGET.jumpMs);
 
     // Hostile content is text: the path reads as written, nothing ran, nothing was injected.
-    await expect(page.getByRole("heading", { level: 3, name: /<script>alert\("path"\)<\/script>\/x&y "q"\.ts/ })).toBeVisible();
-    expect(await page.locator("#root script, #root img, #root iframe, #root object, #root embed").count()).toBe(0);
+    expect(await page.evaluate(() => document.querySelector("#root h3 > span:last-child")?.textContent)).toBe('<script>alert("path")</script>/x&y "q".ts');
+    expect(await page.evaluate(() => document.querySelectorAll("#root script, #root img, #root iframe, #root object, #root embed, #root style").length)).toBe(0);
     expect(dialogs).toEqual([]);
     expect(pageErrors).toEqual([]);
 
-    // A tree click on the last file brings it into view and puts focus on its heading.
-    const jumpStarted = Date.now();
-    await page.getByTestId("diff-tree-file").last().click();
-    for (let i = 0; i < 3; i++) { await page.waitForTimeout(300); console.log("FOCUS", await page.evaluate(() => [document.activeElement?.tagName, document.activeElement?.id, document.activeElement?.textContent?.slice(0, 80), window.scrollY, location.hash])); }
-    const lastHeading = page.getByTestId("diff-file").last().locator("h3");
-    await expect(lastHeading).toBeFocused();
-    await expect(lastHeading).toBeInViewport();
-    const jumpMs = Date.now() - jumpStarted;
-
-    // Keyboard: the layout toggle is a pair of buttons reachable by Tab and pressed with Enter.
-    const split = page.getByRole("button", { name: "Split" });
-    await split.focus();
+    // Keyboard: the layout toggle is a button reachable by focus and pressed with Enter.
+    await page.evaluate(() => [...document.querySelectorAll<HTMLButtonElement>('[aria-label="Diff layout"] button')].find((b) => b.textContent === "Split")!.focus());
     const toggleStarted = Date.now();
     await page.keyboard.press("Enter");
-    await expect(split).toHaveAttribute("aria-pressed", "true");
-    await expect(page.locator('table[data-view="split"]')).toHaveCount(300, { timeout: BUDGET.toggleMs });
+    await page.waitForFunction(() => document.querySelectorAll('table[data-view="split"]').length === 300, null, { polling: 100, timeout: BUDGET.toggleMs });
     const toggleMs = Date.now() - toggleStarted;
-    const longestAfter = await page.evaluate(() => Math.max(0, ...(window as unknown as { __longTasks: { duration: number }[] }).__longTasks.map((t) => t.duration)));
-    console.info(`DiffView in Chromium: tree jump to file 300 ${jumpMs} ms; unified → split for 300 files ${toggleMs} ms; longest task so far ${longestAfter.toFixed(0)} ms`);
-    expect(jumpMs).toBeLessThan(BUDGET.jumpMs);
+    const afterToggle = await page.evaluate(() => ({
+      isPressed: [...document.querySelectorAll('[aria-label="Diff layout"] button')].find((b) => b.textContent === "Split")?.getAttribute("aria-pressed"),
+      longest: Math.max(0, ...(window as unknown as { __longTasks: { duration: number }[] }).__longTasks.map((t) => t.duration)),
+    }));
+    console.info(`DiffView in Chromium: unified → split for 300 files / 11,800 rows ${toggleMs} ms; longest task including the switch ${afterToggle.longest.toFixed(0)} ms`);
+    expect(afterToggle.isPressed).toBe("true");
     expect(toggleMs).toBeLessThan(BUDGET.toggleMs);
     expect(dialogs).toEqual([]);
     expect(pageErrors).toEqual([]);

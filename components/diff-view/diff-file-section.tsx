@@ -92,7 +92,7 @@ export const DiffFileSection = memo(function DiffFileSection({ file, index, anch
       </header>
       {file.controlCharacterCount > 0 ? (
         <p className="border-b border-amber-200 bg-amber-50 px-3 py-1 text-xs text-amber-900" data-testid="control-characters">
-          {formatNumber(file.controlCharacterCount)} control or invisible character{file.controlCharacterCount === 1 ? "" : "s"} (escape codes, bidi overrides, zero-width …) in this file are shown as highlighted markers such as ␛ or ⟨U+202E⟩.
+          {formatNumber(file.controlCharacterCount)} control or invisible character{file.controlCharacterCount === 1 ? "" : "s"} (escape codes, bidi overrides, zero-width …) in this file are shown as highlighted markers such as ⟨ESC⟩ or ⟨U+202E⟩.
         </p>
       ) : null}
       {file.newMode === "120000" && hasLines ? <p className="px-3 py-1 text-xs text-slate-600">Symbolic link: the line is the path it points to.</p> : null}

@@ -69,7 +69,7 @@ describe("DiffView on a 300-file / 10,000-line diff (server render)", () => {
     console.info(
       `DiffView renderToString, 300 files / 10,000 changed lines, initial view: ${elapsedMs.toFixed(0)} ms, HTML ${Buffer.byteLength(html)} bytes (gzip ${gzipSync(html).length}); diff JSON ${Buffer.byteLength(json)} bytes (gzip ${gzipSync(json).length})`,
     );
-    // Measured ~60 ms here; the bound leaves room for a loaded 2-core machine.
+    // Measured 170-330 ms on this shared 2-core machine; the bound leaves room for heavier load.
     expect(elapsedMs).toBeLessThan(1_500);
     expect(count(html, 'data-testid="diff-file"')).toBe(300);
     expect(count(html, 'data-testid="diff-tree-file"')).toBe(300);
@@ -119,11 +119,12 @@ describe("DiffFileSection", () => {
     const html = section(
       file({
         controlCharacterCount: 2,
-        hunks: [{ header: "@@ -7 +7 @@", lines: [{ kind: "del", oldNumber: 7, newNumber: null, text: "if (a ⟨U+202E⟩) x␛" }, { kind: "add", oldNumber: null, newNumber: 7, text: "if (a) x" }] }],
+        hunks: [{ header: "@@ -7 +7 @@", lines: [{ kind: "del", oldNumber: 7, newNumber: null, text: "if (a ⟨U+202E⟩) x⟨ESC⟩" }, { kind: "add", oldNumber: null, newNumber: 7, text: "if (a) x" }] }],
       }),
     );
     expect(count(html, "<mark")).toBe(2);
     expect(html).toContain(">⟨U+202E⟩</mark>");
+    expect(html).toContain(">⟨ESC⟩</mark>");
     expect(html).toContain('data-testid="control-characters"');
     expect(html).toMatch(/<td[^>]*>7<\/td><td[^>]*><\/td>/);
     expect(html).toMatch(/<td[^>]*><\/td><td[^>]*>7<\/td>/);

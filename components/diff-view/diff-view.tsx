@@ -116,7 +116,7 @@ export function DiffView({ diff }: { diff: TCandidateDiff }) {
       ) : null}
       {controlCharacters > 0 ? (
         <p role="note" className="rounded border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900" data-testid="diff-control-characters">
-          This change contains {controlCharacters.toLocaleString("en-US")} control or invisible characters (escape codes, bidi overrides, zero-width characters). Each is shown as a highlighted marker such as ␛ or ⟨U+202E⟩; files with them say so.
+          This change contains {controlCharacters.toLocaleString("en-US")} control or invisible characters (escape codes, bidi overrides, zero-width characters). Each is shown as a highlighted marker such as ⟨ESC⟩ or ⟨U+202E⟩; files with them say so.
         </p>
       ) : null}
       <div className="grid grid-cols-1 gap-4 lg:grid-cols-[minmax(14rem,20rem)_minmax(0,1fr)]">

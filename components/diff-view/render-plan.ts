@@ -8,8 +8,8 @@
  */
 import type { TDiffFile } from "@/lib/review/read-candidate-diff.schema";
 
-export const INITIAL_LINE_BUDGET = 1_500;
-export const CHUNK_LINE_BUDGET = 1_000;
+export const INITIAL_LINE_BUDGET = 1_000;
+export const CHUNK_LINE_BUDGET = 500;
 
 /** `stageOf[i]`: the stage at which file i's body appears by itself; -1 = only on request. */
 export type TRenderPlan = { stageOf: readonly number[]; stageCount: number };

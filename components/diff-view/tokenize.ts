@@ -7,7 +7,7 @@
  * HTML tag), so a hunk highlights correctly from its first line onward. Linear in the line length:
  * every pattern is sticky and anchored, nothing backtracks over the whole line.
  *
- * Display markers put in by neutraliseForDisplay (␛, ⟨U+202E⟩ …) are never split across tokens,
+ * Display markers put in by neutraliseForDisplay (⟨ESC⟩, ⟨U+202E⟩ …) are never split across tokens,
  * so the view can flag each one.
  */
 import type { TDiffLanguage } from "@/lib/review/read-candidate-diff.schema";
@@ -105,8 +105,9 @@ const SPECS: Record<TDiffLanguage, TLanguageSpec | null> = {
 };
 
 const NUMBER = /(?:0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|\d[\d_]*(?:\.\d[\d_]*)?(?:[eE][+-]?\d+)?)[A-Za-z%]*/y;
-/** The visible markers neutraliseForDisplay writes: control pictures and ⟨U+XXXX⟩. */
-const MARKER = /[\u2400-\u2421]|⟨U\+[0-9A-F]{4,6}⟩/y;
+/** The visible markers neutraliseForDisplay writes: ⟨ESC⟩-style control names and ⟨U+XXXX⟩. */
+const MARKER = /⟨(?:U\+[0-9A-F]{4,6}|[A-Z]{2,3}[1-4]?)⟩/y;
+const MARKER_START = 0x27e8;
 const CHAR_LITERAL = /'(?:\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]{1,6}\}|.)|[^\\'])'/y;
 const PREPROCESSOR = /\s*#\s*[a-z]+/y;
 const MD_HEADING = /^#{1,6}(?:\s|$)/;
@@ -208,7 +209,7 @@ export function tokenizeLine(text: string, language: TDiffLanguage, state: TToke
     const char = text[pos]!;
     const code = char.charCodeAt(0);
 
-    if ((code >= 0x2400 && code <= 0x2421) || code === 0x27e8) {
+    if (code === MARKER_START) {
       MARKER.lastIndex = pos;
       const marker = MARKER.exec(text);
       if (marker) {
@@ -305,8 +306,7 @@ export function tokenizeLine(text: string, language: TDiffLanguage, state: TToke
 function pushWithMarkers(out: TokenList, kind: TTokenKind, text: string, start: number, end: number): void {
   let from = start;
   for (let i = start; i < end; i++) {
-    const code = text.charCodeAt(i);
-    if (!(code >= 0x2400 && code <= 0x2421) && code !== 0x27e8) continue;
+    if (text.charCodeAt(i) !== MARKER_START) continue;
     MARKER.lastIndex = i;
     const marker = MARKER.exec(text);
     if (!marker || i + marker[0].length > end) continue;

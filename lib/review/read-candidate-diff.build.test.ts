@@ -42,7 +42,7 @@ describe("neutraliseForDisplay", () => {
   it("makes C0/C1 controls, DEL, bidi, zero-width, separators, BOM and tag characters visible, and counts them", () => {
     const hostile = "\u0000\u001b[31m\r\n\u007f\u0085\u202E\u2066\u2069\u200B\u200D\u2028\uFEFF\u{E0041}x";
     const { text, count } = neutraliseForDisplay(hostile);
-    expect(text).toBe("␀␛[31m␍␊␡⟨U+0085⟩⟨U+202E⟩⟨U+2066⟩⟨U+2069⟩⟨U+200B⟩⟨U+200D⟩⟨U+2028⟩⟨U+FEFF⟩⟨U+E0041⟩x");
+    expect(text).toBe("⟨NUL⟩⟨ESC⟩[31m⟨CR⟩⟨LF⟩⟨DEL⟩⟨U+0085⟩⟨U+202E⟩⟨U+2066⟩⟨U+2069⟩⟨U+200B⟩⟨U+200D⟩⟨U+2028⟩⟨U+FEFF⟩⟨U+E0041⟩x");
     expect(count).toBe(14);
   });
 

@@ -17,17 +17,24 @@ import type { TCandidateDiff, TDiffFile, TDiffHunk, TDiffLanguage, TDiffLimits, 
  */
 const INVISIBLE_OR_CONTROL = /[\u0000-\u0008\u000A-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u2028-\u202E\u2060-\u2064\u2066-\u206F\uFEFF\uFFF9-\uFFFB]|[\u{E0000}-\u{E007F}]/gu;
 
+/** ASCII names of the C0 controls, index = code. */
+const C0_NAMES = "NUL SOH STX ETX EOT ENQ ACK BEL BS HT LF VT FF CR SO SI DLE DC1 DC2 DC3 DC4 NAK SYN ETB CAN EM SUB ESC FS GS RS US".split(" ");
+
+/**
+ * The visible stand-in for one character: its ASCII name for C0 controls and DEL (⟨ESC⟩, ⟨CR⟩),
+ * its code point otherwise (⟨U+202E⟩). Plain ASCII inside the brackets on purpose: Unicode
+ * "control pictures" (␛) are missing from many monospace fonts and would show as an empty box.
+ */
 function visibleMarkerOf(char: string): string {
   const code = char.codePointAt(0)!;
-  // C0 controls have a visible "control picture" each (␀ … ␟); DEL has ␡.
-  if (code < 0x20) return String.fromCharCode(0x2400 + code);
-  if (code === 0x7f) return "\u2421";
+  if (code < 0x20) return `⟨${C0_NAMES[code]}⟩`;
+  if (code === 0x7f) return "⟨DEL⟩";
   return `⟨U+${code.toString(16).toUpperCase().padStart(4, "0")}⟩`;
 }
 
 /**
- * Replaces every invisible or control character with a visible marker (␛, ⟨U+202E⟩ …) and counts
- * them, so hostile text can neither hide content nor reorder what the teacher reads.
+ * Replaces every invisible or control character with a visible marker (⟨ESC⟩, ⟨U+202E⟩ …) and
+ * counts them, so hostile text can neither hide content nor reorder what the teacher reads.
  */
 export function neutraliseForDisplay(text: string): { text: string; count: number } {
   INVISIBLE_OR_CONTROL.lastIndex = 0;

@@ -79,7 +79,7 @@ describe("readCandidateDiff on a hostile change", () => {
     expect(paths).toContain("tab\tname.txt");
     expect(paths).toContain("ünïcödé/日本語.py");
     expect(paths).toContain("back\\slash.sh");
-    expect(fileAt(diff, "new\u240Aline.txt").controlCharacterCount).toBe(1);
+    expect(fileAt(diff, "new⟨LF⟩line.txt").controlCharacterCount).toBe(1);
     expect(fileAt(diff, "evil⟨U+202E⟩gnp.js")).toMatchObject({ controlCharacterCount: 1, language: "js" });
     expect(fileAt(diff, "ünïcödé/日本語.py").language).toBe("py");
     for (const file of diff.files) expect(file.path).not.toMatch(/[\u0000-\u0008\u000A-\u001F\u202A-\u202E\u2066-\u2069]/);
@@ -93,9 +93,9 @@ describe("readCandidateDiff on a hostile change", () => {
   it("neutralises control and bidi characters in lines and counts them", () => {
     const file = fileAt(diff, "controls.js");
     expect(file.controlCharacterCount).toBe(5);
-    expect(allText(file)).toEqual(["const a = 1;\u241B[2J // clear screen", "if (isAdmin ⟨U+202E⟩) { /* ⟨U+2066⟩ hidden ⟨U+2069⟩ */ }", 'const zw = "a⟨U+200B⟩b";']);
+    expect(allText(file)).toEqual(["const a = 1;⟨ESC⟩[2J // clear screen", "if (isAdmin ⟨U+202E⟩) { /* ⟨U+2066⟩ hidden ⟨U+2069⟩ */ }", 'const zw = "a⟨U+200B⟩b";']);
     const crlf = fileAt(diff, "crlf.txt");
-    expect(allText(crlf).at(-1)).toBe("three\u240D");
+    expect(allText(crlf).at(-1)).toBe("three⟨CR⟩");
   });
 
   it("cuts an overlong line, says how much was cut, and marks the diff truncated", () => {

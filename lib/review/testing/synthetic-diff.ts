@@ -16,7 +16,7 @@ const SAMPLE_LINES = [
   "  /* block comment */ return `template ${value}`;",
   "}",
   HOSTILE_LINE,
-  "const hidden = isAdmin ⟨U+202E⟩ && ␛[2J;",
+  "const hidden = isAdmin ⟨U+202E⟩ && ⟨ESC⟩[2J;",
 ];
 
 export function buildSyntheticDiff(options: { files?: number; changedLines?: number; contextPerHunk?: number } = {}): TCandidateDiff {
