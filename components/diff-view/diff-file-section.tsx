@@ -104,7 +104,9 @@ export const DiffFileSection = memo(function DiffFileSection({ file, index, anch
         ) : (
           <p className="flex flex-wrap items-center gap-2 px-3 py-2 text-sm text-slate-600">
             {bodyState === "collapsed"
-              ? `Large file (${formatNumber(file.additions + file.deletions)} changed lines) — collapsed.`
+              ? file.isLarge
+                ? `Large file (${formatNumber(file.additions + file.deletions)} changed lines) — collapsed.`
+                : "Not rendered by itself: the diff is long."
               : bodyState === "waiting"
                 ? `${formatNumber(lines)} lines — rendering…`
                 : "Hidden."}

@@ -69,8 +69,9 @@ describe("DiffView on a 300-file / 10,000-line diff (server render)", () => {
     console.info(
       `DiffView renderToString, 300 files / 10,000 changed lines, initial view: ${elapsedMs.toFixed(0)} ms, HTML ${Buffer.byteLength(html)} bytes (gzip ${gzipSync(html).length}); diff JSON ${Buffer.byteLength(json)} bytes (gzip ${gzipSync(json).length})`,
     );
-    // Measured 170-330 ms on this shared 2-core machine; the bound leaves room for heavier load.
-    expect(elapsedMs).toBeLessThan(1_500);
+    // Measured 170-620 ms on this shared 2-core machine (idle to loaded). The row count below is
+    // the real guard against rendering everything at once; this bound only catches gross regressions.
+    expect(elapsedMs).toBeLessThan(3_000);
     expect(count(html, 'data-testid="diff-file"')).toBe(300);
     expect(count(html, 'data-testid="diff-tree-file"')).toBe(300);
     expect(count(html, "<h3")).toBe(300);
@@ -95,7 +96,8 @@ describe("DiffView on a 300-file / 10,000-line diff (server render)", () => {
       }
       const elapsedMs = performance.now() - started;
       console.info(`all 300 file bodies, ${viewMode}: ${elapsedMs.toFixed(0)} ms, ${bytes} characters of HTML, ${rows} rows`);
-      expect(elapsedMs).toBeLessThan(8_000);
+      // Measured 0.7-3 s (idle to loaded): why the browser gets these rows in stages.
+      expect(elapsedMs).toBeLessThan(12_000);
       if (viewMode === "unified") expect(rows).toBe(diff.files.reduce((n, f) => n + lineCountOf(f), 0));
     }
   });
@@ -147,6 +149,7 @@ describe("DiffFileSection", () => {
 
   it("collapses a large file behind a keyboard-reachable button, and shows it when asked", () => {
     const large = file({ isLarge: true, additions: 900, deletions: 100 });
+    expect(section(file({}), "collapsed")).toContain("Not rendered by itself: the diff is long.");
     const collapsed = section(large, "collapsed");
     expect(collapsed).toContain("Large file (1,000 changed lines) — collapsed.");
     expect(collapsed).toMatch(/<button type="button"[^>]*>Show 3 lines/);
@@ -191,7 +194,12 @@ describe("planProgressiveRender", () => {
 
   it("renders first files up to the initial budget, then stages of the chunk budget; large files never by themselves", () => {
     const files = [withLines(40), withLines(50), withLines(30), withLines(1000, { isLarge: true }), file({ hunks: [], isBinary: true }), withLines(60), withLines(10), withLines(200)];
-    expect(planProgressiveRender(files, { initialLines: 100, chunkLines: 70 })).toEqual({ stageOf: [0, 0, 1, -1, 0, 2, 2, 3], stageCount: 4 });
+    expect(planProgressiveRender(files, { initialLines: 100, chunkLines: 70, autoLines: 10_000 })).toEqual({ stageOf: [0, 0, 1, -1, 0, 2, 2, 3], stageCount: 4 });
+  });
+
+  it("stops rendering by itself past the overall limit; files without lines still show their note", () => {
+    const files = [withLines(40), withLines(50), withLines(30), file({ hunks: [], isBinary: true }), withLines(5)];
+    expect(planProgressiveRender(files, { initialLines: 100, chunkLines: 70, autoLines: 100 })).toEqual({ stageOf: [0, 0, -1, 0, -1], stageCount: 1 });
   });
 
   it("puts everything in one stage when it fits", () => {

@@ -4,12 +4,17 @@
  * the two must agree) holds the file list, every file header and the bodies of the first files up
  * to INITIAL_LINE_BUDGET lines; the rest follow in background stages of about CHUNK_LINE_BUDGET
  * lines each, one React transition per stage, so input stays responsive in between. Large files
- * are never rendered on their own; the teacher opens them.
+ * are never rendered on their own; the teacher opens them. Past AUTO_LINE_LIMIT lines nothing more
+ * renders by itself either: a page of hundreds of thousands of rows is slower to use than a click.
  */
 import type { TDiffFile } from "@/lib/review/read-candidate-diff.schema";
 
 export const INITIAL_LINE_BUDGET = 1_000;
 export const CHUNK_LINE_BUDGET = 500;
+export const AUTO_LINE_LIMIT = 20_000;
+
+type TBudgets = { initialLines: number; chunkLines: number; autoLines: number };
+const DEFAULT_BUDGETS: TBudgets = { initialLines: INITIAL_LINE_BUDGET, chunkLines: CHUNK_LINE_BUDGET, autoLines: AUTO_LINE_LIMIT };
 
 /** `stageOf[i]`: the stage at which file i's body appears by itself; -1 = only on request. */
 export type TRenderPlan = { stageOf: readonly number[]; stageCount: number };
@@ -20,14 +25,19 @@ export function lineCountOf(file: TDiffFile): number {
   return count;
 }
 
-export function planProgressiveRender(files: readonly TDiffFile[], budgets: { initialLines: number; chunkLines: number } = { initialLines: INITIAL_LINE_BUDGET, chunkLines: CHUNK_LINE_BUDGET }): TRenderPlan {
+export function planProgressiveRender(files: readonly TDiffFile[], budgets: TBudgets = DEFAULT_BUDGETS): TRenderPlan {
   const stageOf: number[] = [];
   let stage = 0;
   let used = 0;
   let budget = budgets.initialLines;
+  let autoUsed = 0;
+  // Once one file is left to a click for the overall limit, so is every later one: "from here on,
+  // open what you need" is easier to follow than gaps.
+  let isAutoExhausted = false;
   for (const file of files) {
     const lines = lineCountOf(file);
-    if (file.isLarge) {
+    if (lines > 0 && !file.isLarge && autoUsed + lines > budgets.autoLines) isAutoExhausted = true;
+    if (file.isLarge || (lines > 0 && isAutoExhausted)) {
       stageOf.push(-1);
       continue;
     }
@@ -43,6 +53,7 @@ export function planProgressiveRender(files: readonly TDiffFile[], budgets: { in
     }
     stageOf.push(stage);
     used += lines;
+    autoUsed += lines;
   }
   return { stageOf, stageCount: stage + 1 };
 }

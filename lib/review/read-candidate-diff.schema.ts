@@ -103,7 +103,7 @@ export type TDiffLimits = {
 export const DEFAULT_DIFF_LIMITS: TDiffLimits = {
   maxPatchBytes: 32 * 1024 * 1024,
   maxLinesPerFile: 20_000,
-  maxTotalLines: 100_000,
+  maxTotalLines: 50_000,
   maxFiles: 5_000,
   maxLineChars: 10_000,
   largeFileLines: 500,
