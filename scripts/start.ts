@@ -11,7 +11,8 @@ import { openDatabase } from "../lib/db/open-database";
 import { PROJECT_ROOT } from "../lib/db/migrations";
 import { seedDemoEnvironment } from "../lib/demo/seed-demo-environment";
 import { seedDemoUsers } from "../lib/demo/seed-demo-users";
-import { defaultForgeTokenFiles, ensureTokenFile } from "../lib/publish/forge/forge-tokens";
+import { ensureTokenFile } from "../lib/secrets/token-file";
+import { defaultForgeTokenFiles } from "../lib/publish/forge/forge-tokens";
 import { startLocalForge } from "../lib/publish/forge/start-local-forge";
 import { ensureDefaultGuestImage } from "../lib/substrate/local/images";
 import { startLocalSubstrate } from "../lib/substrate/local/start-local-substrate";
@@ -119,8 +120,8 @@ async function main() {
     const forge = await startLocalForge({
       port: env.LOCAL_FORGE_PORT,
       adminPort: env.LOCAL_FORGE_ADMIN_PORT,
-      token: await ensureTokenFile(forgeTokens.tokenFile, "ghp_local"),
-      adminToken: await ensureTokenFile(forgeTokens.adminTokenFile, "forge_admin_"),
+      token: await ensureTokenFile(forgeTokens.tokenFile, "forge_"),
+      adminToken: await ensureTokenFile(forgeTokens.adminTokenFile, "forgeadmin_"),
       dataDir: env.dataDir,
     });
     services.push({ name: "local forge", stop: forge.stop });

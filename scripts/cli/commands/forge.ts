@@ -1,6 +1,7 @@
 import path from "node:path";
 import { createForgeRepository } from "../../../lib/publish/forge/create-forge-repository";
-import { defaultForgeTokenFiles, ensureTokenFile } from "../../../lib/publish/forge/forge-tokens";
+import { ensureTokenFile } from "../../../lib/secrets/token-file";
+import { defaultForgeTokenFiles } from "../../../lib/publish/forge/forge-tokens";
 import { startLocalForge } from "../../../lib/publish/forge/start-local-forge";
 import { parseCommandArgs, type Command } from "../context";
 import { printResult, UsageError } from "../output";
