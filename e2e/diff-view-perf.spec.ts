@@ -6,8 +6,10 @@
  * 10,000-line diff with hostile paths and lines.
  *
  * Checks: the page hydrates and finishes its progressive rendering within budget, no main-thread
- * task is long enough to freeze the page, a tree click renders and focuses a far file quickly,
- * the layout toggle completes, and hostile content never runs (no dialog, no injected element).
+ * task is long enough to freeze the page, a tree click during background rendering renders and
+ * focuses the last file quickly, what the teacher opened or hid survives the same diff being sent
+ * again (a server action's revalidation) while another diff starts over, the layout toggle works
+ * from the keyboard, and hostile content never runs (no dialog, no injected element, no request).
  *
  * Needs no running app: `npx playwright test e2e/diff-view-perf.spec.ts` (it also runs inside
  * e2e/run-e2e.ts with the rest). Tagged @diff-view. The same journey on the real page
@@ -65,7 +67,7 @@ async function buildHarness(): Promise<THarness> {
     format: "iife",
     minify: true,
     stdin: {
-      contents: `import { createElement } from "react";\nimport { hydrateRoot } from "react-dom/client";\nimport { DiffView } from "./components/diff-view/diff-view";\nconst diff = JSON.parse(document.getElementById("diff-data").textContent);\nperformance.mark("hydrate-start");\nhydrateRoot(document.getElementById("root"), createElement(DiffView, { diff }));\n`,
+      contents: `import { createElement } from "react";\nimport { hydrateRoot } from "react-dom/client";\nimport { DiffView } from "./components/diff-view/diff-view";\nconst diff = JSON.parse(document.getElementById("diff-data").textContent);\nperformance.mark("hydrate-start");\nconst root = hydrateRoot(document.getElementById("root"), createElement(DiffView, { diff }));\nwindow.__renderDiff = (next) => root.render(createElement(DiffView, { diff: next }));\n`,
       resolveDir: ROOT,
       sourcefile: "harness-client.tsx",
       loader: "tsx",
@@ -178,6 +180,28 @@ test.describe("DiffView in Chromium @diff-view", () => {
     expect(await page.evaluate(() => document.querySelectorAll("#root script, #root img, #root iframe, #root object, #root embed, #root style").length)).toBe(0);
     expect(dialogs).toEqual([]);
     expect(pageErrors).toEqual([]);
+
+    // The server sends the same diff again after a server action (revalidation): a new object,
+    // same content. What the teacher opened or hid stays; another candidate's diff starts over.
+    const kept = await page.evaluate(async () => {
+      type TWindow = { __renderDiff: (diff: unknown) => void };
+      const first = () => document.querySelector<HTMLElement>('[data-testid="diff-file"]')!;
+      const diff = JSON.parse(document.getElementById("diff-data")!.textContent!);
+      first().querySelector<HTMLButtonElement>("header button")!.click();
+      await new Promise((r) => setTimeout(r, 100));
+      const afterHide = first().dataset.body;
+      (window as unknown as TWindow).__renderDiff(JSON.parse(JSON.stringify(diff)));
+      await new Promise((r) => setTimeout(r, 100));
+      const afterSameDiff = first().dataset.body;
+      (window as unknown as TWindow).__renderDiff({ ...diff, files: diff.files.slice(0, 299), totals: { ...diff.totals, files: 299 } });
+      await new Promise((r) => setTimeout(r, 100));
+      const afterOtherDiff = first().dataset.body;
+      (window as unknown as TWindow).__renderDiff(diff);
+      await new Promise((r) => setTimeout(r, 100));
+      return { afterHide, afterSameDiff, afterOtherDiff };
+    });
+    expect(kept).toEqual({ afterHide: "hidden", afterSameDiff: "hidden", afterOtherDiff: "shown" });
+    await page.waitForFunction(() => document.querySelector('[data-testid="diff-view"]')?.getAttribute("data-rendering") === "done", null, { polling: 250, timeout: BUDGET.allRenderedMs });
 
     // Keyboard: the layout toggle is a button reachable by focus and pressed with Enter.
     await page.evaluate(() => [...document.querySelectorAll<HTMLButtonElement>('[aria-label="Diff layout"] button')].find((b) => b.textContent === "Split")!.focus());

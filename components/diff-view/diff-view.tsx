@@ -15,9 +15,18 @@ const TRUNCATION_TEXT: Record<NonNullable<TCandidateDiff["truncatedBy"]>, string
   line_chars: "At least one line is longer than the review page shows: cut lines say how many characters are not shown.",
 };
 
-type TState = { files: TCandidateDiff["files"]; stage: number; overrides: Readonly<Record<number, boolean>>; jump: { index: number; nonce: number } | null };
+type TState = { signature: string; stage: number; overrides: Readonly<Record<number, boolean>>; jump: { index: number; nonce: number } | null };
 
-const initialState = (files: TCandidateDiff["files"]): TState => ({ files, stage: 0, overrides: {}, jump: null });
+/**
+ * Which diff the view state belongs to. Not object identity: a server action's revalidation
+ * sends the same diff again as a new object, and the teacher's open files must survive that.
+ */
+function signatureOf(diff: TCandidateDiff): string {
+  const files = diff.files;
+  return `${files.length}|${diff.totals.files}|${diff.totals.additions}|${diff.totals.deletions}|${files[0]?.path ?? ""}|${files[files.length - 1]?.path ?? ""}`;
+}
+
+const initialState = (signature: string): TState => ({ signature, stage: 0, overrides: {}, jump: null });
 
 /**
  * The teacher's view of a candidate diff: totals, a file tree, and every file with its lines,
@@ -33,9 +42,10 @@ export function DiffView({ diff }: { diff: TCandidateDiff }) {
   const plan = useMemo(() => planProgressiveRender(diff.files), [diff.files]);
   const [viewMode, setViewMode] = useState<TViewMode>("unified");
   const [isSwitching, startSwitching] = useTransition();
-  const [state, setState] = useState<TState>(() => initialState(diff.files));
-  // A new diff (another candidate) starts over; React's pattern for state derived from a prop.
-  if (state.files !== diff.files) setState(initialState(diff.files));
+  const signature = signatureOf(diff);
+  const [state, setState] = useState<TState>(() => initialState(signature));
+  // Another candidate's diff starts over; React's pattern for state derived from a prop.
+  if (state.signature !== signature) setState(initialState(signature));
 
   const isAutoShown = useCallback((index: number, stage: number) => {
     const at = plan.stageOf[index]!;
@@ -50,11 +60,13 @@ export function DiffView({ diff }: { diff: TCandidateDiff }) {
   };
 
   // Background stages: one per macrotask, each in a transition, so clicks and scrolling get in between.
+  // The signature is a dependency because a reset (another diff) queued after a pending stage
+  // update wins over it on rebase: the stage stays 0, and only the new signature restarts the timer.
   useEffect(() => {
     if (state.stage >= plan.stageCount - 1) return;
     const handle = window.setTimeout(() => startTransition(() => setState((s) => ({ ...s, stage: s.stage + 1 }))), 0);
     return () => window.clearTimeout(handle);
-  }, [state.stage, plan.stageCount]);
+  }, [state.stage, state.signature, plan.stageCount]);
 
   const onToggle = useCallback(
     (index: number) =>
