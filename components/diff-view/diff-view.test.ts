@@ -60,7 +60,7 @@ describe("DiffView on a 300-file / 10,000-line diff (server render)", () => {
     expect(diff.totals.additions + diff.totals.deletions).toBe(10_000);
   });
 
-  it("renders the first view within budget: all 300 headings and tree entries, lines only up to the initial budget", () => {
+  it("renders the first view: all 300 headings and tree entries, lines only up to the initial budget", () => {
     renderToString(createElement(DiffView, { diff })); // warm-up (module init, JIT)
     const started = performance.now();
     const html = renderToString(createElement(DiffView, { diff }));
@@ -69,9 +69,8 @@ describe("DiffView on a 300-file / 10,000-line diff (server render)", () => {
     console.info(
       `DiffView renderToString, 300 files / 10,000 changed lines, initial view: ${elapsedMs.toFixed(0)} ms, HTML ${Buffer.byteLength(html)} bytes (gzip ${gzipSync(html).length}); diff JSON ${Buffer.byteLength(json)} bytes (gzip ${gzipSync(json).length})`,
     );
-    // Measured 170-620 ms on this shared 2-core machine (idle to loaded). The row count below is
-    // the real guard against rendering everything at once; this bound only catches gross regressions.
-    expect(elapsedMs).toBeLessThan(3_000);
+    // Timing is logged, not asserted (speed targets live in `npm run bench`); the row count below
+    // is the guard against rendering everything at once.
     expect(count(html, 'data-testid="diff-file"')).toBe(300);
     expect(count(html, 'data-testid="diff-tree-file"')).toBe(300);
     expect(count(html, "<h3")).toBe(300);
@@ -84,7 +83,7 @@ describe("DiffView on a 300-file / 10,000-line diff (server render)", () => {
     expect(Buffer.byteLength(html)).toBeLessThan(2_000_000);
   });
 
-  it("renders every line of every file, unified and split, within budget", () => {
+  it("renders every line of every file, unified and split", () => {
     for (const viewMode of ["unified", "split"] as const) {
       const started = performance.now();
       let bytes = 0;
@@ -96,8 +95,7 @@ describe("DiffView on a 300-file / 10,000-line diff (server render)", () => {
       }
       const elapsedMs = performance.now() - started;
       console.info(`all 300 file bodies, ${viewMode}: ${elapsedMs.toFixed(0)} ms, ${bytes} characters of HTML, ${rows} rows`);
-      // Measured 0.7-3 s (idle to loaded): why the browser gets these rows in stages.
-      expect(elapsedMs).toBeLessThan(12_000);
+      // Measured 0.7-3 s (idle to loaded): why the browser gets these rows in stages (logged only).
       if (viewMode === "unified") expect(rows).toBe(diff.files.reduce((n, f) => n + lineCountOf(f), 0));
     }
   });

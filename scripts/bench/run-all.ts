@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 
 const ROOT = path.resolve(import.meta.dirname, "..", "..");
-const BENCHES = ["relay-bench.ts", "import-bench.ts"];
+const BENCHES = ["relay-bench.ts", "import-bench.ts", "diff-view-bench.ts"];
 
 function run(file: string): Promise<number> {
   return new Promise((resolve) => {

@@ -33,9 +33,18 @@ export default async function CandidateReviewPage({ params }: Props) {
     throw error;
   });
   const { candidate, task, evidence, decision } = review;
-  const diff = await readCandidateDiff({ dataDir: getEnv().dataDir, repository: candidate.repository, baseSha: candidate.baseSha, headSha: candidate.headSha });
-  const canApprove = evidence.assessment.status === "pass";
-  const approveBlockedReason = "reasons" in evidence.assessment ? `evidence is ${evidence.assessment.status}: ${evidence.assessment.reasons.join("; ")}` : null;
+  // A diff that cannot be read is shown as such and blocks approval: nobody approves unseen code.
+  const diff = await readCandidateDiff({ dataDir: getEnv().dataDir, repository: candidate.repository, baseSha: candidate.baseSha, headSha: candidate.headSha }).catch((error) => {
+    if (isAppError(error)) return { unreadable: error.message };
+    throw error;
+  });
+  const isDiffReadable = !("unreadable" in diff);
+  const canApprove = evidence.assessment.status === "pass" && isDiffReadable;
+  const approveBlockedReason = !isDiffReadable
+    ? "the diff cannot be read"
+    : "reasons" in evidence.assessment
+      ? `evidence is ${evidence.assessment.status}: ${evidence.assessment.reasons.join("; ")}`
+      : null;
 
   return (
     <section className="space-y-6">
@@ -83,10 +92,14 @@ export default async function CandidateReviewPage({ params }: Props) {
         </div>
       )}
 
-      <div className="space-y-2">
-        <h2>Changes</h2>
+      {"unreadable" in diff ? (
+        <div className="rounded border border-red-200 bg-red-50 p-3 text-sm text-red-900" data-testid="diff-unavailable">
+          <h2>Changes</h2>
+          <p>The diff is unavailable: {diff.unreadable}</p>
+        </div>
+      ) : (
         <DiffView diff={diff} />
-      </div>
+      )}
 
       {decision ? (
         <div className="space-y-1 rounded border border-slate-200 bg-white p-3 text-sm" data-testid="decision">
