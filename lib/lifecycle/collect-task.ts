@@ -93,4 +93,7 @@ export async function collectTask(ctx: TaskRunContext, task: Task): Promise<void
   await importCollectedCandidate({ ctx, task, repository: repo.name, archivePath: archiveFile, declaredChangedPaths: result.candidate!.changedPaths, declaredArchiveDigest: result.candidate!.archiveSha256 });
   await transitionTask(db, { taskId: task.id, from: "collecting", to: "imported", reason: "candidate imported" });
   crashIfRequested("imported");
+  // The archive now lives in the content-addressed store and the report on the task: the staging
+  // copies were only there to survive a restart between download and import.
+  await fs.rm(staging, { recursive: true, force: true });
 }

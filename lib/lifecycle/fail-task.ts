@@ -4,13 +4,14 @@
  * configuration, spend) or `failed` (integrity: contract, archive, identity, guest timeout or
  * death, cancellation) with a bounded, redacted reason and its operation id. Never a success.
  */
+import fs from "node:fs/promises";
 import type { TaskState } from "../db/generated/enums";
 import { isAppError, type AppErrorCode } from "../errors";
 import { logError } from "../log";
 import { revokeCapability } from "../relay/revoke-capability";
 import { destroyTaskMachines } from "./guest-machines";
 import { canTransitionTask } from "./task-states";
-import type { TaskRunContext } from "./task-run-context";
+import { stagingDir, type TaskRunContext } from "./task-run-context";
 import { transitionTask } from "./transition-task";
 
 const FAILED_CODES: readonly AppErrorCode[] = ["CONTRACT_VIOLATION", "ARCHIVE_REFUSED", "CANDIDATE_MISMATCH", "CANDIDATE_EMPTY", "GUEST_TIMEOUT", "GUEST_PROCESS_DIED", "TASK_CANCELLED", "VALIDATION_FAILED"];
@@ -37,6 +38,7 @@ export async function failTask(ctx: TaskRunContext, taskId: string, error: unkno
     logError("destroy after failure failed", e, { taskId });
     return [];
   });
+  await fs.rm(stagingDir(ctx.env, taskId), { recursive: true, force: true }).catch(() => undefined);
   const to = failureStateFor(error);
   const reason = quarantined.length > 0 ? `${message} (and ${quarantined.length} machine(s) quarantined after a failed destroy)` : message;
   // The task may have moved meanwhile (a cancel); retry against what it is now, unless terminal.
