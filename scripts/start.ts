@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { resolveSessionSecret } from "../lib/auth/secret";
 import { openDatabase } from "../lib/db/open-database";
-import { PROJECT_ROOT } from "../lib/db/migrations";
+import { PROJECT_ROOT } from "../lib/project-root";
 import { seedDemoEnvironment } from "../lib/demo/seed-demo-environment";
 import { seedDemoUsers } from "../lib/demo/seed-demo-users";
 import { ensureTokenFile } from "../lib/secrets/token-file";

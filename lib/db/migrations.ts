@@ -9,8 +9,8 @@ import path from "node:path";
 import pg from "pg";
 import { AppError } from "../errors";
 import { NO_FILTERS, openSchemaEngine, type MigrationList } from "./schema-engine";
+import { PROJECT_ROOT } from "../project-root";
 
-export const PROJECT_ROOT = path.resolve(import.meta.dirname, "..", "..");
 export const SCHEMA_PATH = path.join(PROJECT_ROOT, "prisma", "schema.prisma");
 export const MIGRATIONS_DIR = path.join(PROJECT_ROOT, "prisma", "migrations");
 const SNAPSHOT_FILE = "schema.prisma.snapshot";

@@ -18,8 +18,9 @@ import { readRelayUpstream, setRelayUpstream } from "../relay/upstream-setting";
 import { addTargetRepository } from "../repos/target-repositories";
 import { getActiveManifest, saveTrustedManifest } from "../verify/trusted-manifests";
 import { DEMO_REPOSITORY, writeDemoRepository } from "./demo-target";
+import { PROJECT_ROOT } from "../project-root";
 
-export const DEMO_SCRIPTED_COMPLETIONS = path.resolve(import.meta.dirname, "scripted-completions.json");
+export const DEMO_SCRIPTED_COMPLETIONS = path.join(PROJECT_ROOT, "lib", "demo", "scripted-completions.json");
 
 export async function seedDemoEnvironment(options: { db: Db; dataDir: string; forgeUrl: string; forgeTokenFile: string }): Promise<void> {
   const { db, dataDir } = options;

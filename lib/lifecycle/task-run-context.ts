@@ -7,8 +7,9 @@ import type { Db } from "../db/client";
 import type { TEnv } from "../env";
 import type { Substrate } from "../substrate/substrate";
 import type { TRelayTransport } from "../relay/transports/transport";
+import { PROJECT_ROOT } from "../project-root";
 
-export const GUEST_PROGRAMS_DIR = path.resolve(import.meta.dirname, "..", "..", "guest");
+export const GUEST_PROGRAMS_DIR = path.join(PROJECT_ROOT, "guest");
 export const GUEST_INPUT_DIR = "/tmp/school-core-input";
 export const GUEST_OUTPUT_DIR = "/tmp/school-core-output";
 export const GUEST_CANDIDATE_ARCHIVE = "/tmp/school-core-candidate.tar";

@@ -21,10 +21,11 @@ import { pipeline } from "node:stream/promises";
 import { z } from "zod";
 import { AppError } from "../../errors";
 import { ensureSubstrateDirs, substrateDirs } from "./substrate-dirs";
+import { PROJECT_ROOT } from "../../project-root";
 
 export const DEFAULT_GUEST_IMAGE = "school-core/node24";
 
-const PROJECT_ROOT = path.resolve(import.meta.dirname, "..", "..", "..");
+
 const IMAGE_NAME_PATTERN = /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$/;
 const DIGEST_PATTERN = /^sha256:([0-9a-f]{64})$/;
 const MAX_IMAGE_BYTES = 4 * 1024 ** 3;
