@@ -19,15 +19,12 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import pg from "pg";
 import { DEFAULT_ARCHIVE_LIMITS, type TArchiveLimits } from "../../lib/candidate/archive-limits";
 import { importCandidate } from "../../lib/candidate/import-candidate";
 import { createImportFixture, type TImportFixture, type TSnapshot } from "../../lib/candidate/test-fixtures";
 import { validateArchive } from "../../lib/candidate/validate-archive";
 import { createDb, type Db } from "../../lib/db/client";
-import { startEmbeddedPostgres } from "../../lib/db/embedded-postgres";
-import { applyMigrations } from "../../lib/db/migrations";
-import { findFreePort } from "../../lib/testing/free-port";
+import { withBenchDatabase } from "./bench-database";
 
 const RUNS = 5;
 const SMALL = { files: 2_000, fileBytes: 10 * 1024 };
@@ -56,40 +53,6 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-async function withDatabase<T>(body: (db: Db, url: string) => Promise<T>): Promise<T> {
-  const cleanups: (() => Promise<void>)[] = [];
-  try {
-    let baseUrl = process.env.DATABASE_URL;
-    if (!baseUrl) {
-      const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "import-bench-pg-"));
-      await fs.chmod(dataDir, 0o755);
-      const server = await startEmbeddedPostgres({ dataDir, port: await findFreePort() });
-      baseUrl = server.url;
-      cleanups.push(async () => {
-        await server.stop();
-        await fs.rm(dataDir, { recursive: true, force: true });
-      });
-    }
-    const name = `import_bench_${randomBytes(4).toString("hex")}`;
-    const adminUrl = new URL(baseUrl);
-    adminUrl.pathname = "/postgres";
-    const admin = new pg.Client({ connectionString: adminUrl.toString() });
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-    cleanups.push(async () => {
-      await admin.query(`drop database if exists ${name} with (force)`).catch(() => undefined);
-      await admin.end();
-    });
-    const url = new URL(baseUrl);
-    url.pathname = `/${name}`;
-    await applyMigrations(url.toString());
-    const db = createDb(url.toString());
-    cleanups.push(() => db.$disconnect());
-    return await body(db, url.toString());
-  } finally {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
-  }
-}
 
 /** Writes the candidate tree to a directory file by file (never the whole tree in memory), then tars it. */
 async function writeCandidateArchive(options: { dir: string; archivePath: string; files: number; fileBytes: number; base: (i: number) => string | null }): Promise<string[]> {
@@ -199,7 +162,7 @@ async function main(): Promise<void> {
   const childIndex = process.argv.indexOf("--child-large");
   if (childIndex >= 0) return childLarge(process.argv[childIndex + 1]!);
 
-  await withDatabase(async (db, url) => {
+  await withBenchDatabase("import-bench", async (db, url) => {
     process.stderr.write(`import bench: ${SMALL.files} files × ${SMALL.fileBytes / 1024} KiB, ${RUNS} runs each …\n`);
     const small = await benchSmall(db);
     process.stderr.write(`import bench: ${LARGE.files} files × ${LARGE.fileBytes / 1024} KiB in a child process …\n`);

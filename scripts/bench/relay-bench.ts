@@ -9,18 +9,15 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import pg from "pg";
 import { Agent } from "undici";
-import { createDb } from "../../lib/db/client";
-import { startEmbeddedPostgres } from "../../lib/db/embedded-postgres";
-import { applyMigrations } from "../../lib/db/migrations";
+import type { Db } from "../../lib/db/client";
 import { issueCapability } from "../../lib/relay/issue-capability";
 import { relayCall } from "../../lib/relay/relay-call";
 import { startFakeOpenAiServer } from "../../lib/relay/testing/fake-upstream-servers";
 import { createRelayTestTask } from "../../lib/relay/testing/relay-fixtures";
 import { closeUpstreamAgents } from "../../lib/relay/transports/http-upstream";
 import { setRelayUpstream } from "../../lib/relay/upstream-setting";
-import { findFreePort } from "../../lib/testing/free-port";
+import { withBenchDatabase } from "./bench-database";
 
 const WARMUP = 50;
 const SERIAL_CALLS = 400;
@@ -55,37 +52,9 @@ async function measure(concurrency: number, callsPerWorker: number, call: (worke
   return stats(samples, performance.now() - started);
 }
 
-async function main() {
+async function main(db: Db) {
   const cleanups: (() => Promise<void>)[] = [];
   try {
-    // --- database: a fresh, migrated database of its own ---
-    let baseUrl = process.env.DATABASE_URL;
-    if (!baseUrl) {
-      const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "relay-bench-pg-"));
-      await fs.chmod(dataDir, 0o755);
-      const server = await startEmbeddedPostgres({ dataDir, port: await findFreePort() });
-      baseUrl = server.url;
-      cleanups.push(async () => {
-        await server.stop();
-        await fs.rm(dataDir, { recursive: true, force: true });
-      });
-    }
-    const benchDb = `relay_bench_${randomBytes(4).toString("hex")}`;
-    const adminUrl = new URL(baseUrl);
-    adminUrl.pathname = "/postgres";
-    const admin = new pg.Client({ connectionString: adminUrl.toString() });
-    await admin.connect();
-    await admin.query(`create database ${benchDb}`);
-    cleanups.push(async () => {
-      await admin.query(`drop database if exists ${benchDb} with (force)`).catch(() => undefined);
-      await admin.end();
-    });
-    const url = new URL(baseUrl);
-    url.pathname = `/${benchDb}`;
-    await applyMigrations(url.toString());
-    const db = createDb(url.toString());
-    cleanups.push(() => db.$disconnect());
-
     // --- upstream: loopback fake OpenAI server, credential in a file ---
     const credential = `bench-${randomBytes(16).toString("hex")}`;
     const credentialDir = await fs.mkdtemp(path.join(os.tmpdir(), "relay-bench-cred-"));
@@ -164,4 +133,4 @@ async function main() {
   }
 }
 
-await main();
+await withBenchDatabase("relay-bench", (db) => main(db));
