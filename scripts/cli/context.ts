@@ -50,3 +50,16 @@ export function readStdin(maxBytes = 1 << 20): Promise<string> {
 export function defaultEnv(): TEnv {
   return getEnv();
 }
+
+/** Keeps a foreground service running until SIGINT/SIGTERM, then stops it once. */
+export function serveUntilSignal(service: { stop(): Promise<void> }): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      void service.stop().then(resolve);
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+}

@@ -3,7 +3,7 @@ import { createForgeRepository } from "../../../lib/publish/forge/create-forge-r
 import { ensureTokenFile } from "../../../lib/secrets/token-file";
 import { defaultForgeTokenFiles } from "../../../lib/publish/forge/forge-tokens";
 import { startLocalForge } from "../../../lib/publish/forge/start-local-forge";
-import { parseCommandArgs, type Command } from "../context";
+import { type Command, parseCommandArgs, serveUntilSignal } from "../context";
 import { printResult, UsageError } from "../output";
 
 function parsePort(value: string | undefined, fallback: number, flag: string): number {
@@ -48,15 +48,7 @@ export const forgeServe: Command = {
         "Ctrl-C stops it.",
       ].join("\n"),
     );
-    await new Promise<void>((resolve) => {
-      const stop = () => {
-        process.off("SIGINT", stop);
-        process.off("SIGTERM", stop);
-        void forge.stop().then(resolve);
-      };
-      process.on("SIGINT", stop);
-      process.on("SIGTERM", stop);
-    });
+    await serveUntilSignal(forge);
   },
 };
 

@@ -6,7 +6,7 @@ import path from "node:path";
 import { addImage, ensureDefaultGuestImage, listImages, type TImageBind } from "../../../lib/substrate/local/images";
 import { startLocalSubstrate } from "../../../lib/substrate/local/start-local-substrate";
 import { defaultSubstrateTokenFiles, ensureSubstrateTokenFile } from "../../../lib/substrate/local/substrate-tokens";
-import { parseCommandArgs, type Command } from "../context";
+import { type Command, parseCommandArgs, serveUntilSignal } from "../context";
 import { printResult, table, UsageError } from "../output";
 
 function parsePort(value: string | undefined, fallback: number, flag: string): number {
@@ -60,15 +60,7 @@ export const substrateServe: Command = {
         "Ctrl-C stops it and removes every machine.",
       ].join("\n"),
     );
-    await new Promise<void>((resolve) => {
-      const stop = () => {
-        process.off("SIGINT", stop);
-        process.off("SIGTERM", stop);
-        void substrate.stop().then(resolve);
-      };
-      process.on("SIGINT", stop);
-      process.on("SIGTERM", stop);
-    });
+    await serveUntilSignal(substrate);
   },
 };
 
