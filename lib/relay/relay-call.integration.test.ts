@@ -30,6 +30,15 @@ describe("relayCall against real PostgreSQL", async () => {
     expect(audit).not.toContain(handle);
   });
 
+  it("closes the HTTP channel to a mailbox task's handle (its guest has no network; a leaked handle is useless there)", async () => {
+    const { taskId } = await createRelayTestTask(db, undefined, "mailbox");
+    const { handle } = await issueCapability({ db, taskId, ...LIMITS });
+    const transport = createCountingTransport(() => "never");
+    const result = await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
+    expect(result).toMatchObject({ status: 403, code: "RELAY_REFUSED" });
+    expect(transport.inputs).toHaveLength(0);
+  });
+
   it("answers a valid call with the completion and usage, and records counts only", async () => {
     const { taskId, handle, capabilityId } = await setup();
     const transport = createCountingTransport(() => "the secret answer text");

@@ -84,6 +84,12 @@ export async function relayCall(options: TRelayCallOptions): Promise<TRelayCallR
   // Cross-task calls are refused before the mailbox claim, so a leaked handle cannot occupy the
   // owning task's sequence numbers.
   if (cap.taskId !== taskId.data) return refuse(context, { code: "RELAY_REFUSED", message: "This relay handle is bound to another task." }, 0);
+  // A task on the mailbox channel runs with its network blocked: the HTTP endpoint, reachable
+  // from anywhere, is closed to its handle, so a leaked mailbox handle cannot be used there.
+  if (channel === "http") {
+    const task = await db.task.findUnique({ where: { id: taskId.data }, select: { relayChannel: true } });
+    if (task?.relayChannel !== "http") return refuse(context, { code: "RELAY_REFUSED", message: "This task's relay runs over the mailbox only; the HTTP channel is closed to it." }, 0);
+  }
 
   if (channel === "mailbox") {
     if (!isValidMailboxSequence(options.sequence)) return refusalResult("RELAY_REQUEST_MALFORMED", "The mailbox sequence number is out of range.");

@@ -7,7 +7,7 @@ import type { Db } from "../../db/client";
 import type { TCompletionInput, TRelayTransport } from "../transports/transport";
 import type { TTransportKind } from "../upstream-setting";
 
-export async function createRelayTestTask(db: Db, label = randomUUID().slice(0, 8)): Promise<{ taskId: string; repositoryId: string }> {
+export async function createRelayTestTask(db: Db, label = randomUUID().slice(0, 8), relayChannel: "http" | "mailbox" = "http"): Promise<{ taskId: string; repositoryId: string }> {
   const repository = await db.targetRepository.create({ data: { name: `relay-test/${label}`, cloneUrl: `file:///nonexistent/${label}.git` } });
   const task = await db.task.create({
     data: {
@@ -19,6 +19,7 @@ export async function createRelayTestTask(db: Db, label = randomUUID().slice(0, 
       baseSha: "0".repeat(40),
       operationId: randomUUID(),
       limits: {},
+      relayChannel,
     },
   });
   return { taskId: task.id, repositoryId: repository.id };
