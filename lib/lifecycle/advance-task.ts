@@ -46,6 +46,10 @@ export async function advanceTask(ctx: TaskRunContext, taskId: string, steps: Ta
     if (!step) return "done";
     try {
       await step(ctx, task);
+      // A step that ended without moving the task (publication waiting for its backoff) is not
+      // retried in a loop here: the sweep brings the task back when it is due.
+      const after = await ctx.db.task.findUniqueOrThrow({ where: { id: taskId }, select: { state: true } });
+      if (after.state === task.state) return "waiting";
     } catch (error) {
       // Someone else moved the task (a cancel, another worker): re-read and carry on from there.
       if (isAppError(error) && error.code === "STATE_CONFLICT") {
