@@ -34,9 +34,9 @@ export const ZEnvSchema = z.object({
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   /**
    * Fault injection for the restart tests: the worker SIGKILLs itself right after committing a
-   * transition into this task state (or "machine:<state>"). Refused in production.
+   * transition into this task state (or "machine:<state>", "publish:<step>"). Refused in production.
    */
-  SCHOOLCORE_FAULT_CRASH_AFTER: z.string().regex(/^(machine:)?[a-z_]+$/).optional(),
+  SCHOOLCORE_FAULT_CRASH_AFTER: z.string().regex(/^((machine|publish):)?[a-z_]+$/).optional(),
 });
 
 export type TEnv = z.infer<typeof ZEnvSchema> & { dataDir: string };

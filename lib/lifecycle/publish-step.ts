@@ -5,9 +5,13 @@
 import type { Task } from "../db/generated/client";
 import { loadPublicationProvider } from "../publish/load-publication-provider";
 import { publishApprovedTask } from "../publish/publish-approved-task";
+import { releaseAbandonedLease } from "../publish/publication.repo";
 import type { TaskRunContext } from "./task-run-context";
 
 export async function publishStep(ctx: TaskRunContext, task: Task): Promise<void> {
+  // The worker runs every step under the task's advisory lock, so a lease still held here was
+  // left by a worker that died mid-attempt.
+  await releaseAbandonedLease(ctx.db, task.id);
   const provider = await loadPublicationProvider({ db: ctx.db });
   try {
     await publishApprovedTask({ db: ctx.db, taskId: task.id, provider, dataDir: ctx.env.dataDir });

@@ -65,7 +65,7 @@ export type TAttemptFence = { pullRequestId: string; taskId: string; attempt: nu
 export async function claimAttempt(db: Db, pull: TPullRequestRow, now: Date): Promise<TAttemptFence | undefined> {
   const claimed = await db.pullRequest.updateMany({
     where: { id: pull.id, state: "pending", attempts: pull.attempts, OR: [{ nextAttemptAt: null }, { nextAttemptAt: { lte: now } }] },
-    data: { attempts: { increment: 1 }, nextAttemptAt: new Date(now.getTime() + ATTEMPT_LEASE_MS) },
+    data: { attempts: { increment: 1 }, nextAttemptAt: new Date(now.getTime() + ATTEMPT_LEASE_MS), leaseTakenAt: now },
   });
   return claimed.count === 1 ? { pullRequestId: pull.id, taskId: pull.taskId, attempt: pull.attempts + 1 } : undefined;
 }
@@ -94,7 +94,7 @@ export async function saveProgress(db: Db, fence: TAttemptFence, reconcileState:
 
 export async function finishOpen(db: Db, fence: TAttemptFence, input: { number: number; url: string; via: "created" | "adopted" }) {
   return db.$transaction(async (tx) => {
-    await updateFenced(tx, fence, { state: "open", reconcileState: input.via, number: input.number, url: input.url, lastError: null, nextAttemptAt: null });
+    await updateFenced(tx, fence, { state: "open", reconcileState: input.via, number: input.number, url: input.url, lastError: null, nextAttemptAt: null, leaseTakenAt: null });
     await transitionTaskIn(tx, { taskId: fence.taskId, from: "pr_pending", to: "pr_open", reason: `pull request #${input.number} ${input.via}` });
   });
 }
@@ -102,7 +102,7 @@ export async function finishOpen(db: Db, fence: TAttemptFence, input: { number: 
 export async function finishFailed(db: Db, fence: TAttemptFence, input: { reconcileState: TReconcileState; reason: string }) {
   const reason = boundLastError(input.reason);
   return db.$transaction(async (tx) => {
-    await updateFenced(tx, fence, { state: "failed", reconcileState: input.reconcileState, lastError: reason, nextAttemptAt: null });
+    await updateFenced(tx, fence, { state: "failed", reconcileState: input.reconcileState, lastError: reason, nextAttemptAt: null, leaseTakenAt: null });
     await transitionTaskIn(tx, { taskId: fence.taskId, from: "pr_pending", to: "pr_failed", reason, errorCode: "PUBLISH_FAILED" });
   });
 }
@@ -111,7 +111,7 @@ export async function finishFailed(db: Db, fence: TAttemptFence, input: { reconc
 export async function finishPending(db: Db, fence: TAttemptFence, input: { reconcileState?: TReconcileState; reason: string; nextAttemptAt: Date }) {
   const reason = boundLastError(input.reason);
   return db.$transaction(async (tx) => {
-    await updateFenced(tx, fence, { ...(input.reconcileState ? { reconcileState: input.reconcileState } : {}), lastError: reason, nextAttemptAt: input.nextAttemptAt });
+    await updateFenced(tx, fence, { ...(input.reconcileState ? { reconcileState: input.reconcileState } : {}), lastError: reason, nextAttemptAt: input.nextAttemptAt, leaseTakenAt: null });
     await recordAudit(tx, {
       actorId: null,
       action: "publication.attempt_pending",
@@ -124,5 +124,19 @@ export async function finishPending(db: Db, fence: TAttemptFence, input: { recon
 
 /** A graceful stop (abort) hands the publication back at once instead of waiting out the lease. */
 export async function releaseAttempt(db: Db, fence: TAttemptFence): Promise<void> {
-  await db.pullRequest.updateMany({ where: { id: fence.pullRequestId, state: "pending", attempts: fence.attempt }, data: { nextAttemptAt: null } });
+  await db.pullRequest.updateMany({ where: { id: fence.pullRequestId, state: "pending", attempts: fence.attempt }, data: { nextAttemptAt: null, leaseTakenAt: null } });
+}
+
+/**
+ * Hands back a lease whose holder died mid-attempt, so publication resumes at once instead of
+ * after ATTEMPT_LEASE_MS. Only for a caller that holds the task's worker lock (the lifecycle's
+ * publish step): with that lock held no live attempt of this task can exist, so a lease still
+ * taken belongs to a dead worker. The next attempt reconciles first, as always.
+ */
+export async function releaseAbandonedLease(db: Db, taskId: string): Promise<boolean> {
+  return db.$transaction(async (tx) => {
+    const released = await tx.pullRequest.updateMany({ where: { taskId, state: "pending", leaseTakenAt: { not: null } }, data: { leaseTakenAt: null, nextAttemptAt: null } });
+    if (released.count > 0) await recordAudit(tx, { actorId: null, action: "publication.lease_released", targetType: "task", targetId: taskId, detail: { reason: "the previous attempt's worker stopped mid-attempt" } });
+    return released.count > 0;
+  });
 }

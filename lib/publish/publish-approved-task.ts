@@ -19,6 +19,7 @@
 import type { Db } from "../db/client";
 import { getEnv } from "../env";
 import { AppError, isAppError } from "../errors";
+import { crashIfRequested } from "../lifecycle/crash-points";
 import { logWarn } from "../log";
 import { checkPublishApproval } from "./approval";
 import { candidateGitDir, checkCandidateCommit } from "./candidate-repository";
@@ -222,6 +223,7 @@ async function settleWithPull(attempt: TAttemptContext, pull: TProviderPull, via
 
 async function step(attempt: TAttemptContext, state: TReconcileState): Promise<void> {
   await saveProgress(attempt.db, attempt.fence, state);
+  crashIfRequested(`publish:${state}`);
   attempt.pull = { ...attempt.pull, reconcileState: state };
   attempt.onProgress?.(state);
   attempt.signal?.throwIfAborted();

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "PullRequest" ADD COLUMN     "leaseTakenAt" TIMESTAMPTZ(3);
