@@ -9,6 +9,7 @@ import { getRunContext } from "@/app/_server/run-context";
 import { readProviderAccount } from "@/lib/spend/read-provider-account";
 import { formatMicros } from "@/lib/spend/spend-guard";
 import { readSetting } from "@/lib/settings/operator-settings";
+import { DataTable } from "@/components/data-table";
 
 export default async function OperatorDashboardPage() {
   await requirePagePermission("operator.view", "/operator");
@@ -68,16 +69,7 @@ export default async function OperatorDashboardPage() {
         {tasks.items.length === 0 ? (
           <EmptyState title="No tasks yet">Tasks appear here once one is created.</EmptyState>
         ) : (
-          <table className="w-full border-collapse overflow-hidden rounded border border-slate-200 bg-white text-sm" data-testid="task-table">
-            <thead className="bg-slate-100 text-left">
-              <tr>
-                <th className="p-2">Repository</th>
-                <th className="p-2">Issue</th>
-                <th className="p-2">State</th>
-                <th className="p-2">Created</th>
-              </tr>
-            </thead>
-            <tbody>
+          <DataTable testId="task-table" headers={["Repository", "Issue", "State", "Created"]}>
               {tasks.items.map((task) => (
                 <tr key={task.id} className="border-t border-slate-200">
                   <td className="p-2">{task.repository}</td>
@@ -88,8 +80,7 @@ export default async function OperatorDashboardPage() {
                   <td className="p-2">{task.createdAt.toISOString().replace("T", " ").slice(0, 19)}</td>
                 </tr>
               ))}
-            </tbody>
-          </table>
+          </DataTable>
         )}
       </div>
     </section>

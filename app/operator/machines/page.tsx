@@ -6,6 +6,7 @@ import { StateBadge } from "@/components/state-badge";
 import { getDb } from "@/lib/db/client";
 import { listMachines } from "@/lib/lifecycle/list-machines";
 import { releaseQuarantineAction } from "./actions";
+import { DataTable } from "@/components/data-table";
 
 function micros(value: string | null) {
   return value === null ? "—" : `$${(Number(value) / 1_000_000).toFixed(4)}`;
@@ -38,38 +39,23 @@ export default async function MachinesPage() {
       {machines.length === 0 ? (
         <EmptyState title="No machines yet" />
       ) : (
-        <div className="overflow-x-auto">
-          <table className="w-full border-collapse rounded border border-slate-200 bg-white text-sm" data-testid="machine-table">
-            <thead className="bg-slate-100 text-left">
-              <tr>
-                <th className="p-2">Provider id</th>
-                <th className="p-2">Purpose</th>
-                <th className="p-2">State</th>
-                <th className="p-2">Age</th>
-                <th className="p-2">TTL</th>
-                <th className="p-2">Spend (reserved)</th>
-                <th className="p-2">Task</th>
+        <DataTable testId="machine-table" headers={["Provider id", "Purpose", "State", "Age", "TTL", "Spend (reserved)", "Task"]}>
+            {machines.map((m) => (
+              <tr key={m.id} className="border-t border-slate-200">
+                <td className="p-2 font-mono">{m.providerId ?? m.providerName}</td>
+                <td className="p-2">{m.purpose}</td>
+                <td className="p-2">
+                  <StateBadge state={m.state} />
+                </td>
+                <td className="p-2">{m.ageSeconds} s</td>
+                <td className="p-2">{m.ttlSeconds} s</td>
+                <td className="p-2">
+                  {micros(m.costMicros)} ({micros(m.reservedMicros)})
+                </td>
+                <td className="p-2">{m.taskId && <Link href={`/operator/tasks/${m.taskId}`}>task</Link>}</td>
               </tr>
-            </thead>
-            <tbody>
-              {machines.map((m) => (
-                <tr key={m.id} className="border-t border-slate-200">
-                  <td className="p-2 font-mono">{m.providerId ?? m.providerName}</td>
-                  <td className="p-2">{m.purpose}</td>
-                  <td className="p-2">
-                    <StateBadge state={m.state} />
-                  </td>
-                  <td className="p-2">{m.ageSeconds} s</td>
-                  <td className="p-2">{m.ttlSeconds} s</td>
-                  <td className="p-2">
-                    {micros(m.costMicros)} ({micros(m.reservedMicros)})
-                  </td>
-                  <td className="p-2">{m.taskId && <Link href={`/operator/tasks/${m.taskId}`}>task</Link>}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+        </DataTable>
       )}
     </section>
   );

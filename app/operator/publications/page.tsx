@@ -6,6 +6,7 @@ import { can } from "@/lib/auth/permissions";
 import { getDb } from "@/lib/db/client";
 import { listPublicationQueue } from "@/lib/publish/list-publication-queue";
 import { MarkPublicationFailedForm, RetryPublicationForm } from "./publication-action-forms";
+import { DataTable } from "@/components/data-table";
 
 function formatTime(value: Date | null): string {
   return value ? value.toISOString().replace("T", " ").slice(0, 19) : "—";
@@ -24,54 +25,39 @@ export default async function PublicationsPage() {
       {items.length === 0 ? (
         <EmptyState title="Nothing pending or failed">Every approved task has its pull request.</EmptyState>
       ) : (
-        <div className="overflow-x-auto">
-          <table className="w-full border-collapse rounded border border-slate-200 bg-white text-sm" data-testid="publication-table">
-            <thead className="bg-slate-100 text-left">
-              <tr>
-                <th className="p-2">Task</th>
-                <th className="p-2">State</th>
-                <th className="p-2">Reconciliation</th>
-                <th className="p-2">Attempts</th>
-                <th className="p-2">Next attempt</th>
-                <th className="p-2">Reason</th>
-                {canManage && <th className="p-2">Actions</th>}
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((item) => (
-                <tr key={item.taskId} className="border-t border-slate-200 align-top" data-testid="publication-row" data-task-id={item.taskId}>
-                  <td className="p-2">
-                    <Link href={`/operator/tasks/${item.taskId}`}>
-                      {item.repository} #{item.issueNumber} {item.issueTitle}
-                    </Link>
-                    {item.number !== null && item.url && (
-                      <div>
-                        <a href={item.url} target="_blank" rel="noopener noreferrer">
-                          PR #{item.number}
-                        </a>
-                      </div>
-                    )}
-                  </td>
-                  <td className="p-2">
-                    <StateBadge state={item.taskState} />
-                  </td>
-                  <td className="p-2">
-                    <code>{item.reconcileState}</code>
-                  </td>
-                  <td className="p-2">{item.attempts}</td>
-                  <td className="whitespace-nowrap p-2">{item.taskState === "pr_pending" ? formatTime(item.nextAttemptAt) : "—"}</td>
-                  <td className="max-w-md whitespace-pre-wrap break-words p-2 text-red-800">{item.reason}</td>
-                  {canManage && (
-                    <td className="space-y-2 p-2">
-                      <RetryPublicationForm taskId={item.taskId} />
-                      {item.taskState === "pr_pending" && <MarkPublicationFailedForm taskId={item.taskId} />}
-                    </td>
+        <DataTable testId="publication-table" headers={["Task", "State", "Reconciliation", "Attempts", "Next attempt", "Reason", canManage && "Actions"]}>
+            {items.map((item) => (
+              <tr key={item.taskId} className="border-t border-slate-200 align-top" data-testid="publication-row" data-task-id={item.taskId}>
+                <td className="p-2">
+                  <Link href={`/operator/tasks/${item.taskId}`}>
+                    {item.repository} #{item.issueNumber} {item.issueTitle}
+                  </Link>
+                  {item.number !== null && item.url && (
+                    <div>
+                      <a href={item.url} target="_blank" rel="noopener noreferrer">
+                        PR #{item.number}
+                      </a>
+                    </div>
                   )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+                </td>
+                <td className="p-2">
+                  <StateBadge state={item.taskState} />
+                </td>
+                <td className="p-2">
+                  <code>{item.reconcileState}</code>
+                </td>
+                <td className="p-2">{item.attempts}</td>
+                <td className="whitespace-nowrap p-2">{item.taskState === "pr_pending" ? formatTime(item.nextAttemptAt) : "—"}</td>
+                <td className="max-w-md whitespace-pre-wrap break-words p-2 text-red-800">{item.reason}</td>
+                {canManage && (
+                  <td className="space-y-2 p-2">
+                    <RetryPublicationForm taskId={item.taskId} />
+                    {item.taskState === "pr_pending" && <MarkPublicationFailedForm taskId={item.taskId} />}
+                  </td>
+                )}
+              </tr>
+            ))}
+        </DataTable>
       )}
     </section>
   );

@@ -4,6 +4,7 @@ import { EmptyState } from "@/components/empty-state";
 import { StateBadge } from "@/components/state-badge";
 import { listRecentTasks } from "@/lib/lifecycle/list-tasks";
 import { TASK_STATES } from "@/lib/lifecycle/task-states";
+import { DataTable } from "@/components/data-table";
 
 const PAGE_SIZE = 25;
 type Props = { searchParams: Promise<{ state?: string; before?: string }> };
@@ -41,38 +42,25 @@ export default async function TasksPage({ searchParams }: Props) {
       {items.length === 0 ? (
         <EmptyState title="No tasks">{state ? `No task is ${state}.` : "Create one with “New task”."}</EmptyState>
       ) : (
-        <div className="overflow-x-auto">
-          <table className="w-full border-collapse rounded border border-slate-200 bg-white text-sm" data-testid="task-table">
-            <thead className="bg-slate-100 text-left">
-              <tr>
-                <th className="p-2">Task</th>
-                <th className="p-2">Repository</th>
-                <th className="p-2">State</th>
-                <th className="p-2">Error</th>
-                <th className="p-2">Created</th>
+        <DataTable testId="task-table" headers={["Task", "Repository", "State", "Error", "Created"]}>
+            {items.map((task) => (
+              <tr key={task.id} className="border-t border-slate-200 align-top">
+                <td className="p-2">
+                  <Link href={`/operator/tasks/${task.id}`}>
+                    #{task.issueNumber} {task.issueTitle}
+                  </Link>
+                </td>
+                <td className="p-2">{task.repository}</td>
+                <td className="p-2">
+                  <StateBadge state={task.state} />
+                </td>
+                <td className="max-w-xs truncate p-2 text-red-800" title={task.errorSummary ?? ""}>
+                  {task.errorSummary}
+                </td>
+                <td className="whitespace-nowrap p-2">{task.createdAt.toISOString().replace("T", " ").slice(0, 19)}</td>
               </tr>
-            </thead>
-            <tbody>
-              {items.map((task) => (
-                <tr key={task.id} className="border-t border-slate-200 align-top">
-                  <td className="p-2">
-                    <Link href={`/operator/tasks/${task.id}`}>
-                      #{task.issueNumber} {task.issueTitle}
-                    </Link>
-                  </td>
-                  <td className="p-2">{task.repository}</td>
-                  <td className="p-2">
-                    <StateBadge state={task.state} />
-                  </td>
-                  <td className="max-w-xs truncate p-2 text-red-800" title={task.errorSummary ?? ""}>
-                    {task.errorSummary}
-                  </td>
-                  <td className="whitespace-nowrap p-2">{task.createdAt.toISOString().replace("T", " ").slice(0, 19)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+        </DataTable>
       )}
       {nextBefore && (
         <Link href={`/operator/tasks?${new URLSearchParams({ ...(state ? { state } : {}), before: nextBefore.toISOString() })}`}>Older tasks →</Link>

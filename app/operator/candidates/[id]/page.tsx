@@ -6,6 +6,7 @@ import { can } from "@/lib/auth/permissions";
 import { getCandidateView } from "@/lib/candidate/get-candidate-view";
 import { getDb } from "@/lib/db/client";
 import { reproveCandidateAction } from "./actions";
+import { DataTable } from "@/components/data-table";
 
 type Props = { params: Promise<{ id: string }> };
 
@@ -55,52 +56,29 @@ export default async function CandidatePage({ params }: Props) {
 
       <div className="space-y-2">
         <h2>Changed files ({manifest.changedFiles.length})</h2>
-        <div className="overflow-x-auto">
-          <table className="w-full border-collapse rounded border border-slate-200 bg-white text-sm" data-testid="changed-files">
-            <thead className="bg-slate-100 text-left">
-              <tr>
-                <th className="p-2">Status</th>
-                <th className="p-2">Path</th>
-                <th className="p-2">Mode</th>
+        <DataTable testId="changed-files" headers={["Status", "Path", "Mode"]}>
+            {manifest.changedFiles.map((file) => (
+              <tr key={file.path} className="border-t border-slate-200">
+                <td className="p-2">{STATUS_LABEL[file.status]}</td>
+                <td className="break-all p-2 font-mono">{file.path}</td>
+                <td className="p-2 font-mono">{file.oldMode === file.newMode ? file.newMode : `${file.oldMode ?? "—"} → ${file.newMode ?? "—"}`}</td>
               </tr>
-            </thead>
-            <tbody>
-              {manifest.changedFiles.map((file) => (
-                <tr key={file.path} className="border-t border-slate-200">
-                  <td className="p-2">{STATUS_LABEL[file.status]}</td>
-                  <td className="break-all p-2 font-mono">{file.path}</td>
-                  <td className="p-2 font-mono">{file.oldMode === file.newMode ? file.newMode : `${file.oldMode ?? "—"} → ${file.newMode ?? "—"}`}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+        </DataTable>
       </div>
 
       <details className="space-y-2">
         <summary className="cursor-pointer">All files of the snapshot ({manifest.fileDigests.length})</summary>
-        <div className="overflow-x-auto">
-          <table className="w-full border-collapse rounded border border-slate-200 bg-white text-sm" data-testid="file-digests">
-            <thead className="bg-slate-100 text-left">
-              <tr>
-                <th className="p-2">Path</th>
-                <th className="p-2">Mode</th>
-                <th className="p-2">Bytes</th>
-                <th className="p-2">sha256</th>
+        <DataTable testId="file-digests" headers={["Path", "Mode", "Bytes", "sha256"]}>
+            {manifest.fileDigests.map((file) => (
+              <tr key={file.path} className="border-t border-slate-200">
+                <td className="break-all p-2 font-mono">{file.path}</td>
+                <td className="p-2 font-mono">{file.mode}</td>
+                <td className="p-2">{file.sizeBytes}</td>
+                <td className="break-all p-2 font-mono text-xs">{file.sha256}</td>
               </tr>
-            </thead>
-            <tbody>
-              {manifest.fileDigests.map((file) => (
-                <tr key={file.path} className="border-t border-slate-200">
-                  <td className="break-all p-2 font-mono">{file.path}</td>
-                  <td className="p-2 font-mono">{file.mode}</td>
-                  <td className="p-2">{file.sizeBytes}</td>
-                  <td className="break-all p-2 font-mono text-xs">{file.sha256}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+            ))}
+        </DataTable>
       </details>
     </section>
   );
