@@ -17,6 +17,7 @@ import path from "node:path";
 import pg from "pg";
 import { AppError } from "../errors";
 import { boundText } from "../redact";
+import { isProcessAlive } from "../system/process-alive";
 
 const DB_USER = "schoolcore";
 const DB_NAME = "schoolcore";
@@ -124,14 +125,6 @@ function readPidFile(pgDir: string): PidFile | undefined {
   }
 }
 
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 async function canConnect(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });

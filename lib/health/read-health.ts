@@ -19,8 +19,9 @@ export async function readHealth(now = new Date()): Promise<THealth> {
     const db = await getDb();
     await db.$queryRaw`select 1`;
     const latencyMs = Math.round(performance.now() - started);
-    const beats = await db.workerHeartbeat.findMany({ where: { beatAt: { gt: new Date(now.getTime() - HEARTBEAT_STALE_AFTER_MS) } } });
-    const latest = await db.workerHeartbeat.findFirst({ orderBy: { beatAt: "desc" } });
+    const heartbeats = await db.workerHeartbeat.findMany({ orderBy: { beatAt: "desc" } });
+    const latest = heartbeats[0];
+    const beats = heartbeats.filter((h) => h.beatAt.getTime() > now.getTime() - HEARTBEAT_STALE_AFTER_MS);
     const workerStatus = !latest ? "never_seen" : beats.length > 0 ? "ok" : "stale";
     return {
       status: workerStatus === "ok" ? "ok" : "degraded",

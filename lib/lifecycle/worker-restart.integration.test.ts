@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PROJECT_ROOT } from "../testing/run-cli";
+import { PROJECT_ROOT } from "../project-root";
 import { createLifecycleWorld, type LifecycleWorld } from "./testing/lifecycle-fixture";
 
 let world: LifecycleWorld;

@@ -4,6 +4,7 @@
  * through. Nothing here caches: revocation and counters are read from the database on every call.
  */
 import type { Db } from "../db/client";
+import { Prisma } from "../db/generated/client";
 import type { TCapabilityState } from "./admission";
 import { RELAY_MAX_RECORDED_REFUSALS } from "./limits";
 
@@ -58,38 +59,26 @@ export async function admitCall(db: Db, call: { capabilityId: string; taskId: st
  */
 export async function chargeResponseAndRecord(db: Db, call: { capabilityId: string; responseBytes: number; record: TCallRecord; claimedId?: bigint }): Promise<TCounters | null> {
   const { record } = call;
-  const rows =
-    call.claimedId === undefined
-      ? await db.$queryRaw<TCounters[]>`
-    WITH charged AS (
+  const charged = Prisma.sql`
       UPDATE "RelayCapability"
          SET "bytesUsed" = "bytesUsed" + ${BigInt(call.responseBytes)}
        WHERE "id" = ${call.capabilityId}::uuid
          AND "bytesUsed" + ${BigInt(call.responseBytes)} <= "maxBytes"
          AND "deadlineAt" > now()
          AND ("revokedAt" IS NULL OR "revokedReason" LIKE 'exhausted:%')
-      RETURNING "requestCount", "bytesUsed", "maxRequests", "maxBytes"
-    ), recorded AS (
+      RETURNING "requestCount", "bytesUsed", "maxRequests", "maxBytes"`;
+  // A new row for the HTTP channel; the mailbox's claimed row is finished instead.
+  const recorded =
+    call.claimedId === undefined
+      ? Prisma.sql`
       INSERT INTO "RelayCall" ("capabilityId", "channel", "sequence", "operation", "outcome", "requestBytes", "responseBytes", "durationMs")
       SELECT ${record.capabilityId}::uuid, ${record.channel}, ${record.sequence}, ${record.operation}, ${record.outcome}, ${record.requestBytes}, ${record.responseBytes}, ${record.durationMs}
-        FROM charged
-    )
-    SELECT * FROM charged`
-      : await db.$queryRaw<TCounters[]>`
-    WITH charged AS (
-      UPDATE "RelayCapability"
-         SET "bytesUsed" = "bytesUsed" + ${BigInt(call.responseBytes)}
-       WHERE "id" = ${call.capabilityId}::uuid
-         AND "bytesUsed" + ${BigInt(call.responseBytes)} <= "maxBytes"
-         AND "deadlineAt" > now()
-         AND ("revokedAt" IS NULL OR "revokedReason" LIKE 'exhausted:%')
-      RETURNING "requestCount", "bytesUsed", "maxRequests", "maxBytes"
-    ), recorded AS (
+        FROM charged`
+      : Prisma.sql`
       UPDATE "RelayCall"
          SET "outcome" = ${record.outcome}, "requestBytes" = ${record.requestBytes}, "responseBytes" = ${record.responseBytes}, "durationMs" = ${record.durationMs}
-       WHERE "id" = ${call.claimedId} AND EXISTS (SELECT 1 FROM charged)
-    )
-    SELECT * FROM charged`;
+       WHERE "id" = ${call.claimedId} AND EXISTS (SELECT 1 FROM charged)`;
+  const rows = await db.$queryRaw<TCounters[]>`WITH charged AS (${charged}), recorded AS (${recorded}) SELECT * FROM charged`;
   return rows[0] ?? null;
 }
 

@@ -17,11 +17,19 @@ export type TEvidenceView = {
   createdAt: Date | null;
 };
 
-export async function readLatestEvidence(db: Db | DbTx, candidate: { id: string; taskId: string; repository: string; baseSha: string; headSha: string }): Promise<TEvidenceView> {
-  const [row, active] = await Promise.all([db.verificationEvidence.findFirst({ where: { candidateId: candidate.id }, orderBy: { createdAt: "desc" } }), getActiveManifest(db)]);
+/** `activeManifestDigest` lets a caller assessing many candidates read the active manifest once. */
+export async function readLatestEvidence(
+  db: Db | DbTx,
+  candidate: { id: string; taskId: string; repository: string; baseSha: string; headSha: string },
+  activeManifestDigest?: string | null,
+): Promise<TEvidenceView> {
+  const [row, activeDigest] = await Promise.all([
+    db.verificationEvidence.findFirst({ where: { candidateId: candidate.id }, orderBy: { createdAt: "desc" } }),
+    activeManifestDigest !== undefined ? activeManifestDigest : getActiveManifest(db).then((m) => m?.digest ?? null),
+  ]);
   const parsed = row ? ZEvidenceContentSchema.safeParse(row.checks) : undefined;
   const evidence = row && parsed?.success ? { content: parsed.data, digest: row.digest, recomputedDigest: canonicalDigest(parsed.data) } : null;
   const assessment: TEvidenceAssessment =
-    row && !parsed?.success ? { status: "mismatched", reasons: ["the stored evidence does not parse"] } : assessEvidence({ evidence, candidate, activeManifestDigest: active?.digest ?? null });
+    row && !parsed?.success ? { status: "mismatched", reasons: ["the stored evidence does not parse"] } : assessEvidence({ evidence, candidate, activeManifestDigest: activeDigest });
   return { evidenceId: row?.id ?? null, digest: row?.digest ?? null, manifestDigest: row?.manifestDigest ?? null, content: evidence?.content ?? null, assessment, createdAt: row?.createdAt ?? null };
 }

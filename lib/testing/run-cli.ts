@@ -3,8 +3,8 @@
  */
 import { spawn } from "node:child_process";
 import path from "node:path";
+import { PROJECT_ROOT } from "../project-root";
 
-export const PROJECT_ROOT = path.resolve(import.meta.dirname, "..", "..");
 
 export type CliResult = { code: number | null; stdout: string; stderr: string };
 

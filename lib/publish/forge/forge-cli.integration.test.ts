@@ -7,7 +7,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { PROJECT_ROOT } from "../../testing/run-cli";
+import { PROJECT_ROOT } from "../../project-root";
 
 describe("schoolcore forge serve", () => {
   const dirs: string[] = [];

@@ -10,6 +10,7 @@ import { Agent, errors as undiciErrors } from "undici";
 import { isAppError } from "../../errors";
 import type { TTransportKind } from "../upstream-setting";
 import { upstreamFailure, upstreamTooLarge } from "./transport";
+import { readBodyCapped } from "../../http/read-body-capped";
 
 const MAX_CREDENTIAL_FILE_BYTES = 16 * 1024;
 /** Visible ASCII only: a credential with a newline or space could split or forge a header. */
@@ -90,25 +91,18 @@ export async function postJson(options: TPostJsonOptions): Promise<unknown> {
     response.body.destroy();
     throw upstreamTooLarge(kind, options.maxResponseBytes);
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
+  let body: Buffer | "too_large";
   try {
-    for await (const chunk of response.body) {
-      size += (chunk as Buffer).length;
-      if (size > options.maxResponseBytes) {
-        response.body.destroy();
-        throw upstreamTooLarge(kind, options.maxResponseBytes);
-      }
-      chunks.push(chunk as Buffer);
-    }
+    body = await readBodyCapped(response.body, options.maxResponseBytes);
   } catch (error) {
     if (isAppError(error)) throw error;
     throw classifyTransportError(kind, error, timeout);
   }
+  if (body === "too_large") throw upstreamTooLarge(kind, options.maxResponseBytes);
   // The upstream's error text is never read into a message: it may echo the credential.
   if (response.statusCode < 200 || response.statusCode > 299) throw upstreamFailure(kind, "http_status", response.statusCode);
   try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    return JSON.parse(body.toString("utf8"));
   } catch {
     throw upstreamFailure(kind, "malformed_response");
   }

@@ -12,6 +12,7 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
+import { isProcessAlive } from "../../system/process-alive";
 
 export type TCgroupController = "pids" | "memory";
 
@@ -30,14 +31,6 @@ async function ownCgroupPath(controller: TCgroupController): Promise<string | un
   return undefined;
 }
 
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return !isErrno(error, "ESRCH");
-  }
-}
 
 /**
  * Removes the groups of substrate instances whose process is gone (killed before `stop()`).

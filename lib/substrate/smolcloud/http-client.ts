@@ -9,6 +9,7 @@ import fs from "node:fs/promises";
 import { createHash } from "node:crypto";
 import { Pool, errors as undiciErrors, type Dispatcher } from "undici";
 import { SubstrateError, substrateCodeForStatus } from "../substrate-error";
+import { readBodyCapped } from "../../http/read-body-capped";
 
 export type HttpCallOptions = {
   operation: string;
@@ -103,22 +104,13 @@ export class SmolCloudHttp {
   }
 
   private async readCapped(response: Dispatcher.ResponseData, cap: number, operation: string, token: string): Promise<Buffer | "too_large"> {
-    const chunks: Buffer[] = [];
-    let size = 0;
     try {
-      for await (const chunk of response.body) {
-        size += (chunk as Buffer).length;
-        if (size > cap) {
-          response.body.destroy();
-          return "too_large";
-        }
-        chunks.push(chunk as Buffer);
-      }
+      return await readBodyCapped(response.body, cap);
     } catch (error) {
       throw this.transportError(operation, error, token);
     }
-    return Buffer.concat(chunks);
   }
+
 
   private requestIdOf(response: Dispatcher.ResponseData): string | undefined {
     const value = response.headers["x-request-id"];
