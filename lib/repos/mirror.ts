@@ -14,10 +14,6 @@ export function mirrorPathFor(dataDir: string, repository: string): string {
 
 export type TMirrorSource = { cloneUrl: string; token?: string };
 
-function remoteOf(cloneUrl: string): string {
-  return cloneUrl.startsWith("/") ? cloneUrl : cloneUrl;
-}
-
 /** Fetches every branch of the target into the mirror (created on first use). */
 export async function syncMirror(options: { dataDir: string; repository: string; source: TMirrorSource; timeoutMs?: number }): Promise<string> {
   const mirror = mirrorPathFor(options.dataDir, options.repository);
@@ -26,7 +22,7 @@ export async function syncMirror(options: { dataDir: string; repository: string;
   const secretConfig: [string, string][] = options.source.token ? [["http.extraHeader", `Authorization: Bearer ${options.source.token}`]] : [];
   await runGit({
     gitDir: mirror,
-    args: ["fetch", "--quiet", "--prune", "--no-tags", "--no-recurse-submodules", "--", remoteOf(options.source.cloneUrl), "+refs/heads/*:refs/heads/*"],
+    args: ["fetch", "--quiet", "--prune", "--no-tags", "--no-recurse-submodules", "--", options.source.cloneUrl, "+refs/heads/*:refs/heads/*"],
     remoteProtocols: ["file", "http", "https"],
     secretConfig,
     secrets: options.source.token ? [options.source.token] : [],
