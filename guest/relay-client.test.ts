@@ -16,7 +16,7 @@ import { processMailboxRequest } from "../lib/relay/process-mailbox-request";
 import { readCapabilityUsage } from "../lib/relay/read-capability-usage";
 import { createRelayTestTask } from "../lib/relay/testing/relay-fixtures";
 import { setRelayUpstream } from "../lib/relay/upstream-setting";
-import { RELAY_GUEST_SOCKET } from "../lib/substrate/local/sandbox-args";
+import { RELAY_GUEST_SOCKET } from "../sidecars/local-substrate/sandbox-args";
 import { createTestDatabase } from "../lib/testing/test-database";
 // @ts-expect-error — plain ESM JavaScript that runs inside the guest; no type declarations.
 import * as client from "./relay-client.mjs";

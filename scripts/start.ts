@@ -12,11 +12,12 @@ import { PROJECT_ROOT } from "../lib/project-root";
 import { seedDemoEnvironment } from "../lib/demo/seed-demo-environment";
 import { seedDemoUsers } from "../lib/demo/seed-demo-users";
 import { ensureTokenFile } from "../lib/secrets/token-file";
-import { defaultForgeTokenFiles } from "../lib/publish/forge/forge-tokens";
-import { startLocalForge } from "../lib/publish/forge/start-local-forge";
-import { ensureDefaultGuestImage } from "../lib/substrate/local/images";
-import { startLocalSubstrate } from "../lib/substrate/local/start-local-substrate";
-import { defaultSubstrateTokenFiles, ensureSubstrateTokenFile } from "../lib/substrate/local/substrate-tokens";
+import { defaultForgeTokenFiles } from "../sidecars/local-forge/forge-tokens";
+import { startLocalForge } from "../sidecars/local-forge/start-local-forge";
+import { ensureDefaultGuestImage } from "../sidecars/local-substrate/images";
+import { startLocalSubstrate } from "../sidecars/local-substrate/start-local-substrate";
+import { createForgeRepository } from "../sidecars/local-forge/create-forge-repository";
+import { defaultSubstrateTokenFiles, ensureSubstrateTokenFile } from "../sidecars/local-substrate/substrate-tokens";
 import { ensureBubblewrap } from "../lib/system/ensure-bubblewrap";
 import { getEnv } from "../lib/env";
 import { isAppError } from "../lib/errors";
@@ -127,7 +128,12 @@ async function main() {
     services.push({ name: "local forge", stop: forge.stop });
     say(`local forge (GitHub REST subset + git smart HTTP) at ${forge.url}`);
     seed = await seedDemoUsers(database.db, env.dataDir);
-    await seedDemoEnvironment({ db: database.db, dataDir: env.dataDir, forgeUrl: forge.url, forgeTokenFile: forgeTokens.tokenFile });
+    await seedDemoEnvironment({
+      db: database.db,
+      forgeUrl: forge.url,
+      forgeTokenFile: forgeTokens.tokenFile,
+      createForgeRepository: (repository) => createForgeRepository({ dataDir: env.dataDir, repository }),
+    });
   } catch (error) {
     await stopServices();
     await database.close();

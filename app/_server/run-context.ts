@@ -1,5 +1,5 @@
 import "server-only";
-import type { TaskRunContext } from "@/lib/lifecycle/task-run-context";
+import type { TaskRunContext } from "@/lib/tasks/task-run-context";
 import { getDb } from "@/lib/db/client";
 import { getEnv } from "@/lib/env";
 import { createSubstrate } from "@/lib/substrate/create-substrate";

@@ -4,7 +4,7 @@ import { EmptyState } from "@/components/empty-state";
 import { HealthPanel } from "@/components/health-panel";
 import { StateBadge } from "@/components/state-badge";
 import { readHealth } from "@/lib/health/read-health";
-import { listRecentTasks } from "@/lib/lifecycle/list-tasks";
+import { listRecentTasks } from "@/lib/tasks/list-tasks";
 import { getRunContext } from "@/app/_server/run-context";
 import { readProviderAccount } from "@/lib/spend/read-provider-account";
 import { formatMicros } from "@/lib/spend/spend-guard";

@@ -12,7 +12,6 @@ import { DEMO_TRUSTED_MANIFEST } from "../contract/trusted-manifest";
 import type { Db } from "../db/client";
 import { runGit } from "../git/run-git";
 import { logInfo } from "../log";
-import { createForgeRepository } from "../publish/forge/create-forge-repository";
 import { GITHUB_PUBLISH_SETTING_KEY, saveGitHubPublishSetting } from "../publish/publish-settings";
 import { readRelayUpstream, setRelayUpstream } from "../relay/upstream-setting";
 import { addTargetRepository } from "../repos/target-repositories";
@@ -22,11 +21,19 @@ import { PROJECT_ROOT } from "../project-root";
 
 export const DEMO_SCRIPTED_COMPLETIONS = path.join(PROJECT_ROOT, "lib", "demo", "scripted-completions.json");
 
-export async function seedDemoEnvironment(options: { db: Db; dataDir: string; forgeUrl: string; forgeTokenFile: string }): Promise<void> {
-  const { db, dataDir } = options;
+export type TSeedDemoOptions = {
+  db: Db;
+  forgeUrl: string;
+  forgeTokenFile: string;
+  /** creates the demo repository on the local forge (a sidecar: the core does not import it) */
+  createForgeRepository: (repository: string) => Promise<{ gitDir: string }>;
+};
+
+export async function seedDemoEnvironment(options: TSeedDemoOptions): Promise<void> {
+  const { db } = options;
   const repo = await db.targetRepository.findUnique({ where: { name: DEMO_REPOSITORY } });
   if (!repo) {
-    const forgeRepo = await createForgeRepository({ dataDir, repository: DEMO_REPOSITORY });
+    const forgeRepo = await options.createForgeRepository(DEMO_REPOSITORY);
     const work = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-demo-src-"));
     try {
       const demo = await writeDemoRepository(work);

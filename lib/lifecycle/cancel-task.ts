@@ -5,8 +5,8 @@
 import { recordAudit } from "../audit";
 import { AppError } from "../errors";
 import { failTask } from "./fail-task";
-import { canTransitionTask } from "./task-states";
-import type { TaskRunContext } from "./task-run-context";
+import { canTransitionTask } from "../tasks/task-states";
+import type { TaskRunContext } from "../tasks/task-run-context";
 
 export async function cancelTask(ctx: TaskRunContext, options: { taskId: string; actorId: string | null; actorEmail?: string }): Promise<void> {
   const task = await ctx.db.task.findUnique({ where: { id: options.taskId } });

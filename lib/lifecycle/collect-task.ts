@@ -12,13 +12,13 @@ import { AppError } from "../errors";
 import { sanitizeExcerpt } from "../redact";
 import { revokeCapability } from "../relay/revoke-capability";
 import { isSubstrateError } from "../substrate/substrate-error";
-import { crashIfRequested } from "./crash-points";
-import { destroyMachine } from "./guest-machines";
+import { crashIfRequested } from "../tasks/crash-points";
+import { destroyMachine } from "../machines/guest-machines";
 import { importCollectedCandidate } from "./import-collected-candidate";
 import { parseTaskLimits } from "./provision-task";
-import { GUEST_CANDIDATE_ARCHIVE, GUEST_OUTPUT_DIR, stagingDir, type TaskRunContext } from "./task-run-context";
-import { transitionMachine } from "./transition-machine";
-import { transitionTask } from "./transition-task";
+import { GUEST_CANDIDATE_ARCHIVE, GUEST_OUTPUT_DIR, stagingDir, type TaskRunContext } from "../tasks/task-run-context";
+import { transitionMachine } from "../machines/transition-machine";
+import { transitionTask } from "../tasks/transition-task";
 
 async function exists(file: string): Promise<boolean> {
   return fs.stat(file).then(

@@ -9,10 +9,10 @@ import type { TaskState } from "../db/generated/enums";
 import { isAppError, type AppErrorCode } from "../errors";
 import { logError } from "../log";
 import { revokeCapability } from "../relay/revoke-capability";
-import { destroyTaskMachines } from "./guest-machines";
-import { canTransitionTask } from "./task-states";
-import { stagingDir, type TaskRunContext } from "./task-run-context";
-import { transitionTask } from "./transition-task";
+import { destroyTaskMachines } from "../machines/guest-machines";
+import { canTransitionTask } from "../tasks/task-states";
+import { stagingDir, type TaskRunContext } from "../tasks/task-run-context";
+import { transitionTask } from "../tasks/transition-task";
 
 const FAILED_CODES: readonly AppErrorCode[] = ["CONTRACT_VIOLATION", "ARCHIVE_REFUSED", "CANDIDATE_MISMATCH", "CANDIDATE_EMPTY", "GUEST_TIMEOUT", "GUEST_PROCESS_DIED", "TASK_CANCELLED", "VALIDATION_FAILED"];
 

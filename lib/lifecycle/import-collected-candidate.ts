@@ -13,7 +13,7 @@ import type { TCandidateManifest } from "../contract/candidate-manifest";
 import type { Task } from "../db/generated/client";
 import { mirrorPathFor } from "../repos/mirror";
 import { parseTaskLimits } from "./provision-task";
-import { stagingDir, type TaskRunContext } from "./task-run-context";
+import { stagingDir, type TaskRunContext } from "../tasks/task-run-context";
 
 export async function importCollectedCandidate(options: { ctx: TaskRunContext; task: Task; repository: string; archivePath: string; declaredChangedPaths: readonly string[]; declaredArchiveDigest?: string }): Promise<TCandidateManifest> {
   const { ctx, task } = options;

@@ -14,11 +14,11 @@ import { revokeCapability } from "../relay/revoke-capability";
 import { mirrorPathFor, readRepositoryContext, syncMirror, writeBaseArchive } from "../repos/mirror";
 import { readSetting } from "../settings/operator-settings";
 import type { TNetworkPolicy } from "../substrate/substrate";
-import { crashIfRequested } from "./crash-points";
-import { ensureMachineCreated, recordMachineIntent, startMachine } from "./guest-machines";
-import { readMirrorToken } from "./mirror-credentials";
-import { GUEST_INPUT_DIR, GUEST_PROGRAMS, GUEST_PROGRAMS_DIR, GUEST_RELAY_SOCKET, stagingDir, type TaskRunContext } from "./task-run-context";
-import { transitionTask } from "./transition-task";
+import { crashIfRequested } from "../tasks/crash-points";
+import { ensureMachineCreated, recordMachineIntent, startMachine } from "../machines/guest-machines";
+import { readMirrorToken } from "../repos/mirror-credentials";
+import { GUEST_INPUT_DIR, GUEST_PROGRAMS, GUEST_PROGRAMS_DIR, GUEST_RELAY_SOCKET, stagingDir, type TaskRunContext } from "../tasks/task-run-context";
+import { transitionTask } from "../tasks/transition-task";
 
 /** TTL = task deadline + grace, so the provider sweeps the machine even if we never can. */
 const TTL_GRACE_SECONDS = 300;

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_SCRIPTED_COMPLETIONS } from "../demo/seed-demo-environment";
 import { handleRelayHttpRequest } from "../relay/relay-http";
 import { setRelayUpstream } from "../relay/upstream-setting";
-import { advanceTask } from "./advance-task";
+import { advanceTask } from "../jobs/advance-task";
 import { createLifecycleWorld, type LifecycleWorld } from "./testing/lifecycle-fixture";
 
 const STUDENT_AGENT = ["node", "/tmp/school-core-input/student-agent.mjs"];

@@ -9,10 +9,10 @@ import { AppError } from "../errors";
 import { MAILBOX_MAX_REQUEST_FILE_BYTES, MAILBOX_MAX_SEQUENCE, mailboxInboxPath, mailboxOutboxPath } from "../relay/mailbox-protocol";
 import { processMailboxRequest, readNextMailboxSequence } from "../relay/process-mailbox-request";
 import type { Substrate } from "../substrate/substrate";
-import { crashIfRequested } from "./crash-points";
+import { crashIfRequested } from "../tasks/crash-points";
 import { parseTaskLimits } from "./provision-task";
-import { GUEST_INPUT_DIR, GUEST_OUTPUT_DIR, type TaskRunContext } from "./task-run-context";
-import { transitionTask } from "./transition-task";
+import { GUEST_INPUT_DIR, GUEST_OUTPUT_DIR, type TaskRunContext } from "../tasks/task-run-context";
+import { transitionTask } from "../tasks/transition-task";
 
 const LIVENESS_EVERY_MS = 2000;
 const HEARTBEAT_STALE_MS = 20_000;

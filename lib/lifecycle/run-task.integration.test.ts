@@ -5,7 +5,7 @@
  * executions: every command ran through the substrate, the host spawned only git.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { advanceTask } from "./advance-task";
+import { advanceTask } from "../jobs/advance-task";
 import { createLifecycleWorld, SCRIPTED_FIX, spyHostProcesses, type LifecycleWorld } from "./testing/lifecycle-fixture";
 
 let world: LifecycleWorld;

@@ -13,7 +13,7 @@ import { buildPushCommand, checkCloneUrl, createGitHubProvider, readTokenFile } 
 import { loadPublicationProvider } from "./load-publication-provider";
 import { failureOf, type TPublishTarget } from "./publication-provider";
 import { GITHUB_PUBLISH_SETTING_KEY, saveGitHubPublishSetting } from "./publish-settings";
-import { createPublishFixture, readForgeBranch, startForgeEnvironment, type TForgeEnvironment, type TPublishFixture } from "./test-fixtures";
+import { createPublishFixture, readForgeBranch, startForgeEnvironment, type TForgeEnvironment, type TPublishFixture } from "./testing/publish-fixtures";
 
 describe("GitHub provider", async () => {
   const { db } = await createTestDatabase();

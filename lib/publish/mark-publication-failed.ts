@@ -12,7 +12,7 @@ import { recordAudit } from "../audit";
 import { can, type Actor } from "../auth/permissions";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
-import { transitionTaskIn } from "../lifecycle/transition-task";
+import { transitionTaskIn } from "../tasks/transition-task";
 import { boundLastError } from "./publication.repo";
 
 export const ZMarkPublicationFailedSchema = z.object({ taskId: z.uuid(), reason: z.string().trim().min(3, "Give a reason.").max(500) }).strict();

@@ -10,7 +10,7 @@
 import type { Db, DbTx } from "../db/client";
 import type { Prisma } from "../db/generated/client";
 import { AppError, isAppError } from "../errors";
-import { transitionTaskIn } from "../lifecycle/transition-task";
+import { transitionTaskIn } from "../tasks/transition-task";
 import { recordAudit } from "../audit";
 import { sanitizeExcerpt } from "../redact";
 import { ATTEMPT_LEASE_MS, type TReconcileState } from "./reconcile";

@@ -8,7 +8,7 @@ import { runGit } from "../git/run-git";
 import { candidateGitDir } from "./candidate-repository";
 import type { Db } from "../db/client";
 import { createTestDatabase } from "../testing/test-database";
-import { addForgeFault, clearForgeFaults } from "./forge/forge-admin-client";
+import { addForgeFault, clearForgeFaults } from "../../sidecars/local-forge/forge-admin-client";
 import { getPublication, safeHttpUrl } from "./get-publication";
 import { listDuePublications } from "./list-due-publications";
 import { listPublicationQueue } from "./list-publication-queue";
@@ -18,7 +18,7 @@ import type { PublicationProvider } from "./publication-provider";
 import { publishApprovedTask } from "./publish-approved-task";
 import { retryPublication } from "./retry-publication";
 import type { TReconcileState } from "./reconcile";
-import { createPublishFixture, listForgePulls, pushForeignBranch, readForgeBranch, startForgeEnvironment, type TForgeEnvironment, type TPublishFixture } from "./test-fixtures";
+import { createPublishFixture, listForgePulls, pushForeignBranch, readForgeBranch, startForgeEnvironment, type TForgeEnvironment, type TPublishFixture } from "./testing/publish-fixtures";
 
 const LATER = () => new Date(Date.now() + 24 * 60 * 60_000);
 

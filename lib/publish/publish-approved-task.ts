@@ -19,7 +19,7 @@
 import type { Db } from "../db/client";
 import { getEnv } from "../env";
 import { AppError, isAppError } from "../errors";
-import { crashIfRequested } from "../lifecycle/crash-points";
+import { crashIfRequested } from "../tasks/crash-points";
 import { logWarn } from "../log";
 import { checkPublishApproval } from "./approval";
 import { candidateGitDir, checkCandidateCommit } from "./candidate-repository";

@@ -10,7 +10,7 @@ import { recordAudit } from "../audit";
 import { can, type Actor } from "../auth/permissions";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
-import { transitionTaskIn } from "../lifecycle/transition-task";
+import { transitionTaskIn } from "../tasks/transition-task";
 import { sanitizeExcerpt } from "../redact";
 
 export const ZRetryPublicationSchema = z.object({ taskId: z.uuid(), reason: z.string().trim().max(500).optional() }).strict();

@@ -10,7 +10,7 @@ import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import type { Actor } from "../auth/permissions";
 import { can } from "../auth/permissions";
-import { transitionTaskIn } from "../lifecycle/transition-task";
+import { transitionTaskIn } from "../tasks/transition-task";
 import { readLatestEvidence } from "./evidence-view";
 
 export const ZDecisionSchema = z

@@ -7,7 +7,7 @@ import type { Db } from "../db/client";
 import type { TEnv } from "../env";
 import { readSetting } from "../settings/operator-settings";
 import { createSpendGuard } from "../spend/spend-guard";
-import { defaultSubstrateTokenFiles } from "./local/substrate-tokens";
+import { defaultSubstrateTokenFiles } from "./substrate-token-files";
 import { SmolCloudSubstrate } from "./smolcloud/smolcloud-substrate";
 
 export function substrateEndpoint(env: TEnv): { baseUrl: string; tokenFile: string; label: "smolcloud" | "local" } {

@@ -6,7 +6,7 @@
 import { recordAudit } from "../audit";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
-import { transitionTaskIn } from "../lifecycle/transition-task";
+import { transitionTaskIn } from "../tasks/transition-task";
 
 export async function reverifyTask(options: { db: Db; taskId: string; actorId: string }) {
   return options.db.$transaction(async (tx) => {

@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Actor } from "../auth/permissions";
 import { DEMO_TRUSTED_MANIFEST } from "../contract/trusted-manifest";
-import { advanceTask } from "../lifecycle/advance-task";
+import { advanceTask } from "../jobs/advance-task";
 import { createLifecycleWorld, type LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
 import { decideCandidate } from "../review/decide-candidate";
 import { readLatestEvidence } from "../review/evidence-view";

@@ -2,7 +2,7 @@
 import { revalidatePath } from "next/cache";
 import { withActorAction } from "@/app/_server/action";
 import { getRunContext } from "@/app/_server/run-context";
-import { releaseQuarantine, ZReleaseQuarantineSchema } from "@/lib/lifecycle/release-quarantine";
+import { releaseQuarantine, ZReleaseQuarantineSchema } from "@/lib/machines/release-quarantine";
 
 export const releaseQuarantineAction = withActorAction({
   action: "machine.manage",

@@ -4,7 +4,7 @@ import { ActionForm } from "@/components/action-form";
 import { EmptyState } from "@/components/empty-state";
 import { StateBadge } from "@/components/state-badge";
 import { getDb } from "@/lib/db/client";
-import { listMachines } from "@/lib/lifecycle/list-machines";
+import { listMachines } from "@/lib/machines/list-machines";
 import { releaseQuarantineAction } from "./actions";
 import { DataTable } from "@/components/data-table";
 

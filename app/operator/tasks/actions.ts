@@ -4,7 +4,7 @@ import { z } from "zod";
 import { withActorAction } from "@/app/_server/action";
 import { getRunContext } from "@/app/_server/run-context";
 import { cancelTask } from "@/lib/lifecycle/cancel-task";
-import { createTask, ZCreateTaskSchema } from "@/lib/lifecycle/create-task";
+import { createTask, ZCreateTaskSchema } from "@/lib/tasks/create-task";
 import { reverifyTask } from "@/lib/verify/reverify-task";
 
 export const createTaskAction = withActorAction({

@@ -2,8 +2,8 @@ import Link from "next/link";
 import { requirePagePermission } from "@/app/_server/guard";
 import { EmptyState } from "@/components/empty-state";
 import { StateBadge } from "@/components/state-badge";
-import { listRecentTasks } from "@/lib/lifecycle/list-tasks";
-import { TASK_STATES } from "@/lib/lifecycle/task-states";
+import { listRecentTasks } from "@/lib/tasks/list-tasks";
+import { TASK_STATES } from "@/lib/tasks/task-states";
 import { DataTable } from "@/components/data-table";
 
 const PAGE_SIZE = 25;

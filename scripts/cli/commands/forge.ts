@@ -1,8 +1,8 @@
 import path from "node:path";
-import { createForgeRepository } from "../../../lib/publish/forge/create-forge-repository";
+import { createForgeRepository } from "../../../sidecars/local-forge/create-forge-repository";
 import { ensureTokenFile } from "../../../lib/secrets/token-file";
-import { defaultForgeTokenFiles } from "../../../lib/publish/forge/forge-tokens";
-import { startLocalForge } from "../../../lib/publish/forge/start-local-forge";
+import { defaultForgeTokenFiles } from "../../../sidecars/local-forge/forge-tokens";
+import { startLocalForge } from "../../../sidecars/local-forge/start-local-forge";
 import { type Command, parseCommandArgs, serveUntilSignal } from "../context";
 import { printResult, UsageError } from "../output";
 

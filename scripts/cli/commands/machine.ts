@@ -1,6 +1,6 @@
-import { listMachines } from "../../../lib/lifecycle/list-machines";
-import { releaseQuarantine } from "../../../lib/lifecycle/release-quarantine";
-import { MACHINE_STATES } from "../../../lib/lifecycle/machine-states";
+import { listMachines } from "../../../lib/machines/list-machines";
+import { releaseQuarantine } from "../../../lib/machines/release-quarantine";
+import { MACHINE_STATES } from "../../../lib/machines/machine-states";
 import { createSubstrate } from "../../../lib/substrate/create-substrate";
 import { parseCommandArgs, withDatabase, type Command } from "../context";
 import { printResult, table, UsageError } from "../output";

@@ -3,9 +3,9 @@
  * host, NOT VMs) and its local images.
  */
 import path from "node:path";
-import { addImage, ensureDefaultGuestImage, listImages, type TImageBind } from "../../../lib/substrate/local/images";
-import { startLocalSubstrate } from "../../../lib/substrate/local/start-local-substrate";
-import { defaultSubstrateTokenFiles, ensureSubstrateTokenFile } from "../../../lib/substrate/local/substrate-tokens";
+import { addImage, ensureDefaultGuestImage, listImages, type TImageBind } from "../../../sidecars/local-substrate/images";
+import { startLocalSubstrate } from "../../../sidecars/local-substrate/start-local-substrate";
+import { defaultSubstrateTokenFiles, ensureSubstrateTokenFile } from "../../../sidecars/local-substrate/substrate-tokens";
 import { type Command, parseCommandArgs, serveUntilSignal } from "../context";
 import { printResult, table, UsageError } from "../output";
 

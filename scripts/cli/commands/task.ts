@@ -1,9 +1,9 @@
 import fs from "node:fs/promises";
 import { cancelTask } from "../../../lib/lifecycle/cancel-task";
-import { createTask } from "../../../lib/lifecycle/create-task";
-import { getTaskDetail } from "../../../lib/lifecycle/get-task-detail";
-import { listRecentTasks } from "../../../lib/lifecycle/list-tasks";
-import { TASK_STATES } from "../../../lib/lifecycle/task-states";
+import { createTask } from "../../../lib/tasks/create-task";
+import { getTaskDetail } from "../../../lib/tasks/get-task-detail";
+import { listRecentTasks } from "../../../lib/tasks/list-tasks";
+import { TASK_STATES } from "../../../lib/tasks/task-states";
 import { createSubstrate } from "../../../lib/substrate/create-substrate";
 import { parseCommandArgs, withDatabase, type Command } from "../context";
 import { printResult, table, UsageError } from "../output";

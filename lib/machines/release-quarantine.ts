@@ -1,0 +1,46 @@
+/**
+ * Leaving quarantine takes an operator, a reason, and a destroy that works: the destroy is
+ * retried first; only a deleted machine, or one the provider no longer knows, is released.
+ */
+import { z } from "zod";
+import { recordAudit } from "../audit";
+import { AppError } from "../errors";
+import { createSpendGuard } from "../spend/spend-guard";
+import { isSubstrateError } from "../substrate/substrate-error";
+import type { TaskRunContext } from "../tasks/task-run-context";
+import { transitionMachineIn } from "./transition-machine";
+
+export const ZReleaseQuarantineSchema = z.object({ machineId: z.uuid(), reason: z.string().trim().min(5, "Give a reason (at least 5 characters).").max(1000) }).strict();
+
+export async function releaseQuarantine(ctx: Pick<TaskRunContext, "db" | "substrate">, options: { input: unknown; actorId: string }) {
+  const parsed = ZReleaseQuarantineSchema.safeParse(options.input);
+  if (!parsed.success) throw new AppError("VALIDATION_FAILED", parsed.error.issues[0]!.message);
+  const { machineId, reason } = parsed.data;
+  const { db, substrate } = ctx;
+  const machine = await db.guestMachine.findUnique({ where: { id: machineId } });
+  if (!machine) throw new AppError("NOT_FOUND", "No such machine.");
+  if (machine.state !== "cleanup_quarantined") throw new AppError("STATE_CONFLICT", `Machine ${machine.id} is ${machine.state}, not quarantined.`);
+
+  let outcome: string;
+  if (!machine.providerId) {
+    const found = await substrate.findByName(machine.providerName);
+    if (found) {
+      await substrate.destroy(found.id);
+      outcome = `destroyed ${found.id} (found by name)`;
+    } else outcome = "the provider has no machine of this name";
+  } else {
+    try {
+      const result = await substrate.destroy(machine.providerId);
+      outcome = result.kind === "deleted" ? "destroyed on retry" : "the provider no longer knows this machine";
+      if (result.kind === "deleted") await createSpendGuard(db).settle({ machineName: machine.providerName, actualMicros: result.usage?.cost.totalMicros, note: "usage on quarantine release" });
+    } catch (error) {
+      throw new AppError("SUBSTRATE_FAILED", `The destroy failed again, so the machine stays quarantined: ${isSubstrateError(error) || error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  return db.$transaction(async (tx) => {
+    const updated = await transitionMachineIn(tx, { machineId, from: "cleanup_quarantined", to: "destroyed", reason: `quarantine released: ${outcome}; operator reason: ${reason}` });
+    await tx.quarantineRecord.update({ where: { machineId }, data: { releasedAt: new Date(), releasedById: options.actorId, releaseReason: reason } });
+    await recordAudit(tx, { actorId: options.actorId, action: "quarantine.release", targetType: "machine", targetId: machineId, detail: { outcome, reason } });
+    return updated;
+  });
+}

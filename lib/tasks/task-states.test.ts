@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { canTransitionTask, TASK_STATES, TASK_TRANSITIONS } from "./task-states";
+import { canTransitionMachine, MACHINE_STATES, MACHINE_TRANSITIONS } from "../machines/machine-states";
+
+// The specification (seed 000 and ARCHITECTURE.md), written out pair by pair so a change to the
+// table must be a deliberate change here too.
+const TASK_ALLOWED = new Set([
+  "queued>provisioning", "provisioning>running", "running>collecting", "collecting>imported", "imported>verifying",
+  "verifying>review_pending", "review_pending>approved", "review_pending>rejected", "review_pending>changes_requested",
+  "review_pending>verifying", "approved>pr_pending", "pr_pending>pr_open", "pr_pending>pr_failed", "pr_failed>pr_pending",
+  ...["queued", "provisioning", "running", "collecting", "imported", "verifying", "review_pending", "approved", "pr_pending"].flatMap((s) => [`${s}>blocked`, `${s}>failed`]),
+]);
+
+const MACHINE_ALLOWED = new Set([
+  "requested>created", "requested>failed", "requested>cleanup_quarantined",
+  "created>started", "started>ready", "ready>exported",
+  ...["created", "started", "ready", "exported"].flatMap((s) => [`${s}>destroyed`, `${s}>cleanup_quarantined`]),
+  "cleanup_quarantined>destroyed",
+]);
+
+describe("task transition table", () => {
+  it("covers every state", () => {
+    expect(Object.keys(TASK_TRANSITIONS).sort()).toEqual([...TASK_STATES].sort());
+  });
+  const pairs = TASK_STATES.flatMap((from) => TASK_STATES.map((to) => [from, to] as const));
+  it.each(pairs)("%s → %s", (from, to) => {
+    expect(canTransitionTask(from, to)).toBe(TASK_ALLOWED.has(`${from}>${to}`));
+  });
+  it("never lets a failure state lead to success", () => {
+    for (const to of TASK_STATES) {
+      expect(canTransitionTask("failed", to)).toBe(false);
+      expect(canTransitionTask("blocked", to)).toBe(false);
+    }
+  });
+});
+
+describe("machine transition table", () => {
+  it("covers every state", () => {
+    expect(Object.keys(MACHINE_TRANSITIONS).sort()).toEqual([...MACHINE_STATES].sort());
+  });
+  const pairs = MACHINE_STATES.flatMap((from) => MACHINE_STATES.map((to) => [from, to] as const));
+  it.each(pairs)("%s → %s", (from, to) => {
+    expect(canTransitionMachine(from, to)).toBe(MACHINE_ALLOWED.has(`${from}>${to}`));
+  });
+});

@@ -1,0 +1,142 @@
+import { randomBytes } from "node:crypto";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { candidateGitDir } from "../../lib/publish/candidate-repository";
+import { runGit } from "../../lib/git/run-git";
+import { createForgeRepository } from "./create-forge-repository";
+import { addForgeFault, readForgeStats } from "./forge-admin-client";
+import { startLocalForge, type TLocalForge } from "./start-local-forge";
+
+const TOKEN = `forge-${randomBytes(12).toString("hex")}`;
+const ADMIN = `admin-${randomBytes(12).toString("hex")}`;
+
+describe("local forge", () => {
+  let dataDir: string;
+  let forge: TLocalForge;
+  let baseSha: string;
+  let headSha: string;
+  const repository = "demo/widgets";
+  const auth = { authorization: `Bearer ${TOKEN}` };
+  const api = (p: string, init: RequestInit = {}) => fetch(`${forge.url}${p}`, { ...init, headers: { ...auth, ...(init.headers ?? {}) } });
+  const admin = () => ({ adminUrl: forge.adminUrl, adminToken: ADMIN });
+  const gitAuth = [["http.extraHeader", `Authorization: Basic ${Buffer.from(`x:${TOKEN}`).toString("base64")}`]] as const;
+
+  beforeAll(async () => {
+    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-forge-"));
+    forge = await startLocalForge({ port: 0, adminPort: 0, token: TOKEN, adminToken: ADMIN, dataDir });
+    await createForgeRepository({ dataDir, repository });
+    const work = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-forge-work-"));
+    const git = async (args: string[], http = false) =>
+      (await runGit({ cwd: work, args, ...(http ? { remoteProtocols: ["http"] as const, secretConfig: gitAuth } : {}) })).stdout.toString("utf8").trim();
+    await git(["init", "--quiet", "--initial-branch=main"]);
+    await fs.writeFile(path.join(work, "a.txt"), "one\n");
+    await git(["add", "a.txt"]);
+    await git(["commit", "--quiet", "-m", "base"]);
+    baseSha = await git(["rev-parse", "HEAD"]);
+    // Push the base over smart HTTP, through git http-backend, with the token in a header.
+    await git(["push", "--quiet", `${forge.url}/${repository}.git`, "main:refs/heads/main"], true);
+    await fs.writeFile(path.join(work, "a.txt"), "two <b>bold</b>\n");
+    await git(["commit", "--quiet", "-am", "change"]);
+    headSha = await git(["rev-parse", "HEAD"]);
+    await git(["push", "--quiet", `${forge.url}/${repository}.git`, "HEAD:refs/heads/school/t1"], true);
+    await fs.rm(work, { recursive: true, force: true });
+  });
+
+  afterAll(async () => {
+    await forge?.stop();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("refuses the API and git without the token, with GitHub's 401", async () => {
+    const response = await fetch(`${forge.url}/repos/${repository}/pulls`);
+    expect(response.status).toBe(401);
+    expect(await response.json()).toMatchObject({ message: "Bad credentials" });
+    const wrong = await fetch(`${forge.url}/repos/${repository}/pulls`, { headers: { authorization: "Bearer not-the-token-at-all" } });
+    expect(wrong.status).toBe(401);
+    const clone = await runGit({ args: ["ls-remote", `${forge.url}/${repository}.git`], remoteProtocols: ["http"], okExitCodes: [0, 128], timeoutMs: 20_000 });
+    expect(clone.exitCode).not.toBe(0);
+    expect(clone.stderr).toMatch(/could not read Username|401|Authentication/i);
+    const adminWithApiToken = await fetch(`${forge.adminUrl}/stats`, { headers: auth });
+    expect(adminWithApiToken.status).toBe(401);
+  });
+
+  it("serves refs like GitHub: 200 with the SHA, 404 for a missing branch", async () => {
+    const ref = await api(`/repos/${repository}/git/ref/heads/school/t1`);
+    expect(ref.status).toBe(200);
+    expect(await ref.json()).toMatchObject({ ref: "refs/heads/school/t1", object: { sha: headSha, type: "commit" } });
+    const missing = await api(`/repos/${repository}/git/ref/heads/school/nope`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ message: "Not Found" });
+    expect((await api(`/repos/demo/absent/pulls`)).status).toBe(404);
+  });
+
+  it("creates one pull request per head and base, answering a second create with GitHub's 422", async () => {
+    const create = () =>
+      api(`/repos/${repository}/pulls`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ title: "<b>Title</b>", head: "school/t1", base: "main", body: "Body <script>x</script>" }) });
+    const first = await create();
+    expect(first.status).toBe(201);
+    const pull = (await first.json()) as { number: number; html_url: string; head: { sha: string; ref: string }; base: { ref: string; sha: string } };
+    expect(pull).toMatchObject({ number: 1, head: { sha: headSha, ref: "school/t1" }, base: { ref: "main", sha: baseSha } });
+    expect(pull.html_url).toBe(`${forge.url}/${repository}/pull/1`);
+    const second = await create();
+    expect(second.status).toBe(422);
+    expect(await second.json()).toMatchObject({ message: "Validation Failed", errors: [{ message: "A pull request already exists for demo:school/t1." }] });
+    const badHead = await api(`/repos/${repository}/pulls`, { method: "POST", body: JSON.stringify({ title: "x", head: "school/none", base: "main" }) });
+    expect(badHead.status).toBe(422);
+    expect(await badHead.json()).toMatchObject({ errors: [{ field: "head", code: "invalid" }] });
+  });
+
+  it("filters listings by head owner:branch, base and state", async () => {
+    const list = async (query: string) => (await (await api(`/repos/${repository}/pulls?${query}`)).json()) as { number: number }[];
+    expect(await list("head=demo:school/t1&base=main&state=all")).toHaveLength(1);
+    expect(await list("head=demo:school/t1&base=develop&state=all")).toHaveLength(0);
+    expect(await list("head=other:school/t1&state=all")).toHaveLength(0);
+    expect(await list("head=demo:school/t2&state=all")).toHaveLength(0);
+    expect(await list("state=closed")).toHaveLength(0);
+  });
+
+  it("keeps pull requests across a restart", async () => {
+    await forge.stop();
+    forge = await startLocalForge({ port: 0, adminPort: 0, token: TOKEN, adminToken: ADMIN, dataDir });
+    const pulls = (await (await api(`/repos/${repository}/pulls?state=all`)).json()) as { number: number; html_url: string }[];
+    expect(pulls.map((p) => p.number)).toEqual([1]);
+    expect(pulls[0]!.html_url.startsWith(forge.url)).toBe(true);
+  });
+
+  it("serves an escaped, script-free HTML page per pull request", async () => {
+    const page = await fetch(`${forge.url}/${repository}/pull/1`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-security-policy")).toContain("default-src 'none'");
+    const html = await page.text();
+    expect(html).toContain("&lt;b&gt;Title&lt;/b&gt;");
+    expect(html).toContain("Body &lt;script&gt;x&lt;/script&gt;");
+    expect(html).toContain("two &lt;b&gt;bold&lt;/b&gt;");
+    expect(html).not.toContain("<script>");
+    expect((await fetch(`${forge.url}/${repository}/pull/99`)).status).toBe(404);
+  });
+
+  it("injects faults from the admin port: 502 before create creates nothing; 502 after create does", async () => {
+    await runGit({ gitDir: path.join(dataDir, "forge/demo/widgets.git"), args: ["update-ref", "refs/heads/school/t2", headSha] });
+    const create = () => api(`/repos/${repository}/pulls`, { method: "POST", body: JSON.stringify({ title: "t2", head: "demo:school/t2", base: "main" }) });
+    const count = async () => ((await (await api(`/repos/${repository}/pulls?state=all`)).json()) as unknown[]).length;
+    const createdBefore = (await readForgeStats(admin())).created;
+    await addForgeFault(admin(), { kind: "create_502_before_create", repository });
+    expect((await create()).status).toBe(502);
+    expect(await count()).toBe(1);
+    await addForgeFault(admin(), { kind: "create_502_after_create", repository });
+    expect((await create()).status).toBe(502);
+    expect(await count()).toBe(2);
+    expect((await readForgeStats(admin())).created).toBe(createdBefore + 1);
+    expect((await create()).status).toBe(422);
+    const bad = await fetch(`${forge.adminUrl}/faults`, { method: "POST", headers: { authorization: `Bearer ${ADMIN}` }, body: JSON.stringify({ kind: "explode" }) });
+    expect(bad.status).toBe(400);
+  });
+
+  it("refuses repository names that could escape its root", async () => {
+    await expect(createForgeRepository({ dataDir, repository: "../etc" })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    expect(() => candidateGitDir(dataDir, "a/../b")).toThrow();
+    expect((await api(`/repos/..%2F..%2Fetc/x/pulls`)).status).toBe(404);
+  });
+});
