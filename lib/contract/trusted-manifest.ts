@@ -4,7 +4,7 @@
  * add, remove or change a check; candidate files are data the checks run against.
  */
 import { z } from "zod";
-import { ZGuestImageSchema } from "../settings/setting-schemas";
+import { ZGuestImageSchema } from "./guest-image";
 
 export const ZTrustedCheckSchema = z
   .object({

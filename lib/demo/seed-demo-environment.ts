@@ -12,7 +12,8 @@ import { DEMO_TRUSTED_MANIFEST } from "../contract/trusted-manifest";
 import type { Db } from "../db/client";
 import { runGit } from "../git/run-git";
 import { logInfo } from "../log";
-import { GITHUB_PUBLISH_SETTING_KEY, saveGitHubPublishSetting } from "../publish/publish-settings";
+import { saveGitHubPublishSetting } from "../publish/publish-settings";
+import { readSetting } from "../settings/operator-settings";
 import { readRelayUpstream, setRelayUpstream } from "../relay/upstream-setting";
 import { addTargetRepository } from "../repos/target-repositories";
 import { getActiveManifest, saveTrustedManifest } from "../verify/trusted-manifests";
@@ -44,7 +45,7 @@ export async function seedDemoEnvironment(options: TSeedDemoOptions): Promise<vo
     await addTargetRepository(db, { name: DEMO_REPOSITORY, cloneUrl: `${options.forgeUrl}/${DEMO_REPOSITORY}.git` }, null);
     logInfo("demo target seeded", { repository: DEMO_REPOSITORY });
   }
-  if (!(await db.operatorSetting.findUnique({ where: { key: GITHUB_PUBLISH_SETTING_KEY } }))) {
+  if (!(await readSetting(db, "publish.github").catch(() => null))) {
     await saveGitHubPublishSetting(db, { apiBaseUrl: options.forgeUrl, tokenFile: path.resolve(options.forgeTokenFile) }, null);
   }
   if (!(await readRelayUpstream({ db }).catch(() => null))) {

@@ -15,7 +15,7 @@ import type { TaskRunContext } from "../tasks/task-run-context";
 import { logError, logInfo } from "../log";
 import { listDuePublications } from "../publish/list-due-publications";
 import { readSetting } from "../settings/operator-settings";
-import { createSubstrate } from "../substrate/create-substrate";
+import { createSubstrate } from "../machines/create-substrate";
 import type { Substrate } from "../substrate/substrate";
 import { createBoss } from "./boss";
 import { HEARTBEAT_INTERVAL_MS, recordHeartbeat } from "./heartbeat";
@@ -78,7 +78,7 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
     // pr_pending waits for its backoff (nextAttemptAt); everything else runs as soon as it can.
     const states = Object.keys(steps).filter((s) => (s !== "queued" || isDispatchEnabled) && s !== "pr_pending") as (keyof TaskSteps)[];
     const tasks = await db.task.findMany({ where: { state: { in: states } }, select: { id: true }, orderBy: { createdAt: "asc" }, take: 200 });
-    const due = steps.pr_pending ? await listDuePublications({ db, take: 100 }) : [];
+    const due = steps.pr_pending ? await listDuePublications({ db }, { take: 100 }) : [];
     for (const taskId of new Set([...tasks.map((t) => t.id), ...due])) {
       await boss.send(JOBS.advanceTask.name, { taskId }, { singletonKey: taskId });
     }

@@ -12,7 +12,9 @@ import { candidateGitDir } from "./candidate-repository";
 import { buildPushCommand, checkCloneUrl, createGitHubProvider, readTokenFile } from "./github";
 import { loadPublicationProvider } from "./load-publication-provider";
 import { failureOf, type TPublishTarget } from "./publication-provider";
-import { GITHUB_PUBLISH_SETTING_KEY, saveGitHubPublishSetting } from "./publish-settings";
+import { saveGitHubPublishSetting } from "./publish-settings";
+
+const GITHUB_PUBLISH_SETTING_KEY = "publish.github";
 import { createPublishFixture, readForgeBranch, startForgeEnvironment, type TForgeEnvironment, type TPublishFixture } from "./testing/publish-fixtures";
 
 describe("GitHub provider", async () => {

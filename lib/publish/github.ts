@@ -16,7 +16,7 @@ import { AppError, isAppError } from "../errors";
 import { sanitizeExcerpt } from "../redact";
 import { isFullSha, runGit } from "../git/run-git";
 import { providerError, type PublicationProvider, type TCreatePullOutcome, type TProviderPull, type TPushOutcome } from "./publication-provider";
-import type { TGitHubPublishSetting } from "./publish-settings";
+import type { TGitHubPublishSetting } from "../contract/publication-setting";
 
 export const GITHUB_PROVIDER_NAME = "github";
 

@@ -4,7 +4,7 @@
  * the credential, the endpoint or any payload.
  */
 import { APP_ERROR_CODES, AppError, type AppErrorCode } from "../errors";
-import type { TTransportKind } from "./upstream-setting";
+import type { TTransportKind } from "../contract/relay-upstream-setting";
 
 export type TRelayUsage = {
   requestBytes: number;

@@ -1,83 +1,18 @@
 /**
- * The operator-pinned upstream: one OperatorSetting row (key `relay.upstream`), zod-validated on
- * write and on every read. Nothing a caller sends can choose the endpoint, the model or the
- * credential; the credential itself is never stored here — only the path of the file that holds
- * it, read by the transport at call time (so rotation needs no restart and no copy lingers).
+ * The relay upstream, read and written through the one settings registry (audited, validated on
+ * write and on every read; a stored value that no longer parses fails closed).
  */
-import path from "node:path";
-import { z } from "zod";
-import { recordAudit } from "../audit";
+import type { TRelayUpstreamSetting } from "../contract/relay-upstream-setting";
 import type { Db } from "../db/client";
-import { AppError } from "../errors";
+import { readSetting, writeSetting } from "../settings/operator-settings";
 
-export const RELAY_UPSTREAM_SETTING_KEY = "relay.upstream";
-
-/** Raw upstream bytes (the wire JSON, larger than the completion) are capped separately from the capability. */
-export const UPSTREAM_MAX_RESPONSE_BYTES_CEILING = 32 * 1024 * 1024;
-export const UPSTREAM_DEFAULT_MAX_RESPONSE_BYTES = 2 * 1024 * 1024;
-
-const ZAbsolutePath = z
-  .string()
-  .min(1)
-  .max(1024)
-  .refine((value) => path.isAbsolute(value), "must be an absolute path");
-
-const ZEndpoint = z
-  .url()
-  .max(2048)
-  .refine((value) => ["http:", "https:"].includes(new URL(value).protocol), "must be an http(s) URL")
-  // A credential in the URL would be shown by `relay upstream show` and kept in the settings row.
-  .refine((value) => !new URL(value).username && !new URL(value).password, "must not carry a user name or password (use --credential-file)");
-
-const ZMaxResponseBytes = z.number().int().min(1024).max(UPSTREAM_MAX_RESPONSE_BYTES_CEILING).default(UPSTREAM_DEFAULT_MAX_RESPONSE_BYTES);
-
-const httpUpstreamFields = {
-  /** The full URL of the chat-completions (openai) or messages (anthropic) endpoint. */
-  endpoint: ZEndpoint,
-  model: z.string().min(1).max(200),
-  credentialFile: ZAbsolutePath,
-  connectTimeoutMs: z.number().int().min(100).max(60_000).default(5_000),
-  requestTimeoutMs: z.number().int().min(1_000).max(600_000).default(120_000),
-  maxResponseBytes: ZMaxResponseBytes,
-  /** Used when a request carries no maxTokens. */
-  defaultMaxTokens: z.number().int().min(1).max(32_768).default(4_096),
-};
-
-export const ZRelayUpstreamSettingSchema = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("scripted"), scriptFile: ZAbsolutePath, maxResponseBytes: ZMaxResponseBytes }).strict(),
-  z.object({ kind: z.literal("openai"), ...httpUpstreamFields }).strict(),
-  z.object({ kind: z.literal("anthropic"), ...httpUpstreamFields, anthropicVersion: z.string().min(1).max(40).default("2023-06-01") }).strict(),
-]);
-
-export type TRelayUpstreamSetting = z.infer<typeof ZRelayUpstreamSettingSchema>;
-export type TRelayUpstreamInput = z.input<typeof ZRelayUpstreamSettingSchema>;
-export type TTransportKind = TRelayUpstreamSetting["kind"];
-
-/** The stored setting, or null when none is set. A stored value that no longer parses fails closed. */
+/** The stored setting, or null when none is set. */
 export async function readRelayUpstream({ db }: { db: Db }): Promise<TRelayUpstreamSetting | null> {
-  const row = await db.operatorSetting.findUnique({ where: { key: RELAY_UPSTREAM_SETTING_KEY } });
-  if (!row) return null;
-  const parsed = ZRelayUpstreamSettingSchema.safeParse(row.value);
-  if (!parsed.success) throw new AppError("CONFIG_INVALID", `The stored ${RELAY_UPSTREAM_SETTING_KEY} setting is invalid; set it again with \`schoolcore relay upstream set\`.`);
-  return parsed.data;
+  return readSetting(db, "relay.upstream");
 }
 
 export async function setRelayUpstream({ db, value, actorId = null, via }: { db: Db; value: unknown; actorId?: string | null; via: string }): Promise<TRelayUpstreamSetting> {
-  const parsed = ZRelayUpstreamSettingSchema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new AppError("VALIDATION_FAILED", `relay upstream ${issue.path.join(".") || "setting"}: ${issue.message}`);
-  }
-  const setting = parsed.data;
-  await db.$transaction(async (tx) => {
-    await tx.operatorSetting.upsert({
-      where: { key: RELAY_UPSTREAM_SETTING_KEY },
-      create: { key: RELAY_UPSTREAM_SETTING_KEY, value: setting, updatedById: actorId },
-      update: { value: setting, updatedById: actorId },
-    });
-    await recordAudit(tx, { actorId, action: "relay.upstream.set", targetType: "operator_setting", targetId: RELAY_UPSTREAM_SETTING_KEY, detail: { via, kind: setting.kind } });
-  });
-  return setting;
+  return writeSetting(db, { key: "relay.upstream", value, actorId, via });
 }
 
 /** What an operator may see: everything but the credential, which the setting never holds anyway. */

@@ -4,12 +4,11 @@
  */
 import fs from "node:fs/promises";
 import type { Db } from "../db/client";
-import { GITHUB_PUBLISH_SETTING_KEY, ZGitHubPublishSettingSchema } from "../publish/publish-settings";
+import { readSetting } from "../settings/operator-settings";
 
 export async function readMirrorToken(db: Db): Promise<string | undefined> {
-  const row = await db.operatorSetting.findUnique({ where: { key: GITHUB_PUBLISH_SETTING_KEY } });
-  const parsed = row ? ZGitHubPublishSettingSchema.safeParse(row.value) : undefined;
-  if (!parsed?.success) return undefined;
-  const token = (await fs.readFile(parsed.data.tokenFile, "utf8").catch(() => "")).split("\n")[0]?.trim();
+  const setting = await readSetting(db, "publish.github").catch(() => null);
+  if (!setting) return undefined;
+  const token = (await fs.readFile(setting.tokenFile, "utf8").catch(() => "")).split("\n")[0]?.trim();
   return token || undefined;
 }

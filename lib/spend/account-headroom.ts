@@ -3,7 +3,7 @@
  * when the account states it, else `prepaidCreditMicros` (a soft budget policy answers null for
  * the budget). Neither observable = refuse: an unobservable budget is not an unlimited one.
  */
-import type { TAccount } from "../substrate/smolcloud/wire-schemas";
+import type { TAccount } from "../contract/smolcloud-wire";
 
 export type THeadroom =
   | { kind: "observed"; headroomMicros: number; source: "budgetRemainingMicros" | "prepaidCreditMicros"; isLowBalance: boolean; lowBalanceThresholdMicros: number | null }

@@ -3,7 +3,7 @@
  * There is no host executor in this code base — no code path runs a student command, a guest
  * script or a trusted check on the host (seed 000 "no host fallback").
  */
-import type { TAccount, TExecResponse, TMachineInfo, TUsageReport } from "./smolcloud/wire-schemas";
+import type { TAccount, TExecResponse, TMachineInfo, TUsageReport } from "../contract/smolcloud-wire";
 
 export type TNetworkPolicy = { mode: "blocked" } | { mode: "allowCidrs"; cidrs?: string[]; hosts?: string[] };
 
@@ -37,6 +37,8 @@ export type TAccountPreflight = {
 export interface Substrate {
   /** "smolcloud" for the hosted provider, "local" for the local substrate (not a VM) */
   readonly label: string;
+  /** refuses, before any request, a spec this substrate can never create (seed 001 finding A) */
+  assertCreatable(spec: TMachineSpec): void;
   create(spec: TMachineSpec): Promise<TMachineInfo>;
   start(machineId: string): Promise<TMachineInfo>;
   waitReady(machineId: string, options: { timeoutMs: number; pollMs?: number }): Promise<TMachineInfo>;

@@ -14,6 +14,7 @@ import { writeDemoRepository, DEMO_ISSUE } from "../../demo/demo-target";
 import { parseEnv, type TEnv } from "../../env";
 import { addTargetRepository } from "../../repos/target-repositories";
 import { writeSetting } from "../../settings/operator-settings";
+import { withSpendGuard, type TClosableSubstrate } from "../../spend/spend-guarded-substrate";
 import { createSpendGuard } from "../../spend/spend-guard";
 import { DEFAULT_GUEST_IMAGE } from "../../../sidecars/local-substrate/images";
 import { startTestSubstrate, type TTestSubstrate } from "../../../sidecars/local-substrate/test-substrate";
@@ -75,7 +76,7 @@ export type LifecycleWorld = {
   databaseUrl: string;
   env: TEnv;
   substrate: TTestSubstrate;
-  adapter: SmolCloudSubstrate;
+  adapter: TClosableSubstrate;
   tokenFile: string;
   ctx: TaskRunContext & { substrate: Substrate & { calls: SubstrateCall[] } };
   demoSha: string;
@@ -93,13 +94,9 @@ export async function createLifecycleWorld(): Promise<LifecycleWorld> {
   const tokenFile = path.join(dataDir, "substrate-token");
   await fs.writeFile(tokenFile, substrate.token, { mode: 0o600 });
   const env = parseEnv({ DATA_DIR: dataDir, NODE_ENV: "test", LOCAL_SUBSTRATE_PORT: new URL(substrate.url).port, SMOLCLOUD_TOKEN_FILE: tokenFile });
-  const adapter = new SmolCloudSubstrate({
-    baseUrl: substrate.url,
-    tokenFile,
-    label: "local",
+  const adapter = withSpendGuard(new SmolCloudSubstrate({ baseUrl: substrate.url, tokenFile, label: "local", timeouts: { controlMs: 2000, execGraceMs: 2000, transferMs: 5000 } }), {
     spendGuard: createSpendGuard(db),
     fallbackRates: async () => ({ cpuHourMicros: 0, memoryGbHourMicros: 0 }),
-    timeouts: { controlMs: 2000, execGraceMs: 2000, transferMs: 5000 },
   });
   const demo = await writeDemoRepository(path.join(dataDir, "demo-src"));
   await addTargetRepository(db, { name: "demo/calculator", cloneUrl: demo.path }, null);

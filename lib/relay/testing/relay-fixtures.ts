@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { Db } from "../../db/client";
 import type { TCompletionInput, TRelayTransport } from "../transports/transport";
-import type { TTransportKind } from "../upstream-setting";
+import type { TTransportKind } from "../../contract/relay-upstream-setting";
 
 export async function createRelayTestTask(db: Db, label = randomUUID().slice(0, 8), relayChannel: "http" | "mailbox" = "http"): Promise<{ taskId: string; repositoryId: string }> {
   const repository = await db.targetRepository.create({ data: { name: `relay-test/${label}`, cloneUrl: `file:///nonexistent/${label}.git` } });

@@ -3,7 +3,7 @@
  * become the top-level `system` field, as the Messages API requires.
  */
 import { z } from "zod";
-import type { TRelayUpstreamSetting } from "../upstream-setting";
+import type { TRelayUpstreamSetting } from "../../contract/relay-upstream-setting";
 import { postJson, readCredentialFile } from "./http-upstream";
 import { upstreamFailure, type TRelayTransport } from "./transport";
 

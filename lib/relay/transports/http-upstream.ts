@@ -8,7 +8,7 @@
 import fs from "node:fs/promises";
 import { Agent, errors as undiciErrors } from "undici";
 import { isAppError } from "../../errors";
-import type { TTransportKind } from "../upstream-setting";
+import type { TTransportKind } from "../../contract/relay-upstream-setting";
 import { upstreamFailure, upstreamTooLarge } from "./transport";
 import { readBodyCapped } from "../../http/read-body-capped";
 

@@ -5,7 +5,8 @@
  */
 import type { Db } from "../../db/client";
 import { isAppError } from "../../errors";
-import { readRelayUpstream, type TRelayUpstreamSetting } from "../upstream-setting";
+import type { TRelayUpstreamSetting } from "../../contract/relay-upstream-setting";
+import { readRelayUpstream } from "../upstream-setting";
 import { createAnthropicTransport } from "./anthropic-transport";
 import { createOpenAiTransport } from "./openai-transport";
 import { createScriptedTransport } from "./scripted-transport";

@@ -3,7 +3,7 @@
  * JSON read through the bounded reader. The endpoint and model come from the operator setting only.
  */
 import { z } from "zod";
-import type { TRelayUpstreamSetting } from "../upstream-setting";
+import type { TRelayUpstreamSetting } from "../../contract/relay-upstream-setting";
 import { postJson, readCredentialFile } from "./http-upstream";
 import { upstreamFailure, type TRelayTransport } from "./transport";
 

@@ -6,7 +6,7 @@
  */
 import { AppError } from "../../errors";
 import type { TRelayMessage } from "../relay-request";
-import type { TTransportKind } from "../upstream-setting";
+import type { TTransportKind } from "../../contract/relay-upstream-setting";
 
 export type TCompletionInput = { messages: readonly TRelayMessage[]; maxTokens?: number; signal?: AbortSignal };
 export type TCompletionOutput = { content: string; inputTokens?: number; outputTokens?: number };

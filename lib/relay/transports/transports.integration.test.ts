@@ -2,7 +2,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ZRelayUpstreamSettingSchema, type TRelayUpstreamSetting } from "../upstream-setting";
+import { ZRelayUpstreamSettingSchema, type TRelayUpstreamSetting } from "../../contract/relay-upstream-setting";
 import { startFakeAnthropicServer, startFakeOpenAiServer } from "../testing/fake-upstream-servers";
 import { createAnthropicTransport } from "./anthropic-transport";
 import { closeUpstreamAgents } from "./http-upstream";

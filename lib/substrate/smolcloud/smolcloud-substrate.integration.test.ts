@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../db/client";
 import { destroyMachine, ensureMachineCreated, recordMachineIntent, startMachine } from "../../machines/guest-machines";
 import { writeSetting } from "../../settings/operator-settings";
+import { withSpendGuard, type TClosableSubstrate } from "../../spend/spend-guarded-substrate";
 import { createSpendGuard } from "../../spend/spend-guard";
 import { createTestDatabase } from "../../testing/test-database";
 import { DEFAULT_GUEST_IMAGE } from "../../../sidecars/local-substrate/images";
@@ -32,16 +33,12 @@ const RESERVATION = 55_000;
 let substrate: TTestSubstrate;
 let db: Db;
 let tokenFile: string;
-let adapter: SmolCloudSubstrate;
+let adapter: TClosableSubstrate;
 
 function makeAdapter(options: { onLowBalance?: (h: number) => void } = {}) {
-  return new SmolCloudSubstrate({
-    baseUrl: substrate.url,
-    tokenFile,
-    label: "local",
+  return withSpendGuard(new SmolCloudSubstrate({ baseUrl: substrate.url, tokenFile, label: "local", timeouts: { controlMs: 1500, execGraceMs: 1500, transferMs: 3000 } }), {
     spendGuard: createSpendGuard(db),
     fallbackRates: async () => ({ cpuHourMicros: 0, memoryGbHourMicros: 0 }),
-    timeouts: { controlMs: 1500, execGraceMs: 1500, transferMs: 3000 },
     onLowBalance: options.onLowBalance,
   });
 }

@@ -5,13 +5,10 @@
  * Seed findings enforced here, before any request where they can be:
  *  A. a registry `image` source with a blocked network cannot start: refused with the fix.
  *  B. provider error bodies are kept (bounded, sanitized) in every SubstrateError.
- *  C. a spend ceiling: every create reserves its pessimistic cost in the durable ledger first.
- *  D. account headroom from budgetRemainingMicros, else prepaidCreditMicros, else refuse.
+ * Findings C and D (spend ceiling, account headroom) are the spend guard's: lib/spend wraps any
+ * Substrate; this adapter knows nothing of money.
  */
 import { AppError } from "../../errors";
-import { logWarn } from "../../log";
-import { computeAccountHeadroom, reservationMicros } from "../../spend/account-headroom";
-import type { SpendGuard } from "../../spend/spend-guard";
 import type { Substrate, TExecRequest, TExecResult, TMachineSpec } from "../substrate";
 import { SubstrateError } from "../substrate-error";
 import { isOctetStream, SmolCloudHttp } from "./http-client";
@@ -24,18 +21,14 @@ import {
   ZUsageReportSchema,
   type TAccount,
   type TMachineInfo,
-} from "./wire-schemas";
+} from "../../contract/smolcloud-wire";
 import type { z } from "zod";
 
 export type SmolCloudOptions = {
   baseUrl: string;
   tokenFile: string;
-  spendGuard: SpendGuard;
-  /** used when the account's plan does not state rates; the higher of the two is used */
-  fallbackRates: () => Promise<{ cpuHourMicros: number; memoryGbHourMicros: number }>;
   label?: string;
   timeouts?: Partial<typeof DEFAULT_TIMEOUTS>;
-  onLowBalance?: (headroomMicros: number) => void;
 };
 
 const DEFAULT_TIMEOUTS = { controlMs: 15_000, execGraceMs: 15_000, transferMs: 120_000 };
@@ -102,31 +95,16 @@ export class SmolCloudSubstrate implements Substrate {
     return parseWire(ZAccountSchema, result.body, "account", result.requestId);
   }
 
-  async create(spec: TMachineSpec): Promise<TMachineInfo> {
+  assertCreatable(spec: TMachineSpec): void {
     assertStartableSource(spec);
     if (!Number.isInteger(spec.ttlSeconds) || spec.ttlSeconds < 60) throw new AppError("VALIDATION_FAILED", "ttlSeconds must be an integer ≥ 60");
+  }
 
-    const account = await this.account();
-    const headroom = computeAccountHeadroom(account);
-    if (headroom.kind === "unobservable") throw new AppError("ACCOUNT_UNOBSERVABLE", `SmolCloud account headroom cannot be observed: ${headroom.reason}. Refusing to create machines.`);
-    const fallback = await this.options.fallbackRates();
-    const rates = {
-      cpuHourMicros: Math.max(account.plan?.rateCpuHourMicros ?? 0, fallback.cpuHourMicros),
-      memoryGbHourMicros: Math.max(account.plan?.rateMemoryGbHourMicros ?? 0, fallback.memoryGbHourMicros),
-    };
-    const amount = reservationMicros({ ...spec.resources, ttlSeconds: spec.ttlSeconds, ...rates });
-    if (amount > headroom.headroomMicros) {
-      throw new AppError("SPEND_CEILING_EXCEEDED", `The SmolCloud account has ${headroom.headroomMicros} µ$ of headroom (${headroom.source}); this machine reserves ${amount} µ$.`);
-    }
-    if (headroom.isLowBalance) {
-      logWarn("SmolCloud account balance is low", { headroomMicros: headroom.headroomMicros, source: headroom.source });
-      this.options.onLowBalance?.(headroom.headroomMicros);
-    }
-    await this.options.spendGuard.reserve({ machineName: spec.name, amountMicros: amount });
+  async create(spec: TMachineSpec): Promise<TMachineInfo> {
+    this.assertCreatable(spec);
 
-    try {
-      const result = await this.http.call({
-        operation: "create",
+    const result = await this.http.call({
+      operation: "create",
         method: "POST",
         path: "/v1/machines",
         json: {
@@ -142,13 +120,7 @@ export class SmolCloudSubstrate implements Substrate {
         timeoutMs: this.timeouts.controlMs,
         maxResponseBytes: MAX_JSON_BYTES,
       });
-      return parseWire(ZMachineInfoSchema, result.body, "create", result.requestId);
-    } catch (error) {
-      // A definite refusal made no machine: give the reservation back. An ambiguous failure
-      // keeps it until reconciliation proves what happened.
-      if (error instanceof SubstrateError && !error.isAmbiguous) await this.options.spendGuard.release({ machineName: spec.name, note: `create refused: ${error.substrateCode}` });
-      throw error;
-    }
+    return parseWire(ZMachineInfoSchema, result.body, "create", result.requestId);
   }
 
   async start(machineId: string): Promise<TMachineInfo> {

@@ -1,7 +1,7 @@
 import { listMachines } from "../../../lib/machines/list-machines";
 import { releaseQuarantine } from "../../../lib/machines/release-quarantine";
 import { MACHINE_STATES } from "../../../lib/machines/machine-states";
-import { createSubstrate } from "../../../lib/substrate/create-substrate";
+import { createSubstrate } from "../../../lib/machines/create-substrate";
 import { parseCommandArgs, withDatabase, type Command } from "../context";
 import { printResult, table, UsageError } from "../output";
 

@@ -4,7 +4,7 @@ import { createTask } from "../../../lib/tasks/create-task";
 import { getTaskDetail } from "../../../lib/tasks/get-task-detail";
 import { listRecentTasks } from "../../../lib/tasks/list-tasks";
 import { TASK_STATES } from "../../../lib/tasks/task-states";
-import { createSubstrate } from "../../../lib/substrate/create-substrate";
+import { createSubstrate } from "../../../lib/machines/create-substrate";
 import { parseCommandArgs, withDatabase, type Command } from "../context";
 import { printResult, table, UsageError } from "../output";
 
@@ -19,7 +19,7 @@ export const taskCreate: Command = {
     });
     const firstLine = prompt.split("\n").find((l) => l.trim())?.replace(/^#+\s*/, "").trim() ?? "";
     const task = await withDatabase(context, ({ db }) =>
-      createTask({ db, env: context.env, actorId: null, input: { repository: values.repo, issueNumber: values.issue, issueTitle: values.title ?? (firstLine.slice(0, 200) || `Issue #${values.issue}`), prompt, baseRef: values.base } }),
+      createTask({ db, env: context.env }, { repository: values.repo!, issueNumber: values.issue, issueTitle: values.title ?? (firstLine.slice(0, 200) || `Issue #${values.issue}`), prompt, baseRef: values.base, actorId: null }),
     );
     printResult(context.isJson, { id: task.id, state: task.state, baseRef: task.baseRef, baseSha: task.baseSha }, () => `created task ${task.id} (${task.state}) at ${task.baseRef} ${task.baseSha}`);
   },
@@ -31,7 +31,7 @@ export const taskShow: Command = {
   async run(context) {
     const { positionals } = parseCommandArgs(context.argv, {}, true);
     if (!positionals[0]) throw new UsageError("a task id is required");
-    const task = await withDatabase(context, ({ db }) => getTaskDetail(db, positionals[0]!));
+    const task = await withDatabase(context, ({ db }) => getTaskDetail({ db }, { taskId: positionals[0]! }));
     printResult(context.isJson, task, () =>
       [
         `task ${task.id}: ${task.state}${task.errorSummary ? ` — ${task.errorCode}: ${task.errorSummary}` : ""}`,
@@ -52,7 +52,7 @@ export const taskList: Command = {
     const { values } = parseCommandArgs(context.argv, { state: { type: "string" }, limit: { type: "string" } });
     if (values.state && !(TASK_STATES as readonly string[]).includes(values.state)) throw new UsageError(`unknown state ${values.state}`);
     const take = Math.min(500, Math.max(1, Number(values.limit ?? 50) || 50));
-    const { items } = await withDatabase(context, () => listRecentTasks({ take, state: values.state as never }));
+    const { items } = await withDatabase(context, ({ db }) => listRecentTasks({ db }, { take, state: values.state as never }));
     printResult(context.isJson, items, () =>
       table(items.map((t) => ({ id: t.id, state: t.state, repository: t.repository, issue: `#${t.issueNumber}`, created: t.createdAt.toISOString() })), ["id", "state", "repository", "issue", "created"]),
     );
@@ -68,7 +68,7 @@ export const taskCancel: Command = {
     const task = await withDatabase(context, async ({ db }) => {
       const substrate = createSubstrate(db, context.env);
       try {
-        await cancelTask({ db, env: context.env, substrate, pollIntervalMs: 500, readyTimeoutMs: 60_000 }, { taskId: positionals[0]!, actorId: null, actorEmail: "the CLI" });
+        await cancelTask({ db, env: context.env, substrate }, { taskId: positionals[0]!, actorId: null, actorEmail: "the CLI" });
       } finally {
         await substrate.close();
       }
