@@ -1,0 +1,92 @@
+/**
+ * `npm test` step "layering": runs dependency-cruiser with .dependency-cruiser.cjs over lib/ and
+ * sidecars/, and checks on the same graph that no top-level folder of lib/ imports a folder that
+ * imports it (test files and `testing/` support excluded). Exits non-zero naming every violation.
+ */
+import path from "node:path";
+import { cruise, type ICruiseResult, type IReporterOutput } from "dependency-cruiser";
+import extractTSConfig from "dependency-cruiser/config-utl/extract-ts-config";
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+const TEST_SUPPORT = /(\.test\.ts$|\/testing\/)/;
+
+/** "lib/relay/transports/x.ts" → "relay"; "lib/errors.ts" → "errors" */
+export function libUnit(file: string): string | undefined {
+  if (!file.startsWith("lib/")) return undefined;
+  const parts = file.slice(4).split("/");
+  return parts.length > 1 ? parts[0] : parts[0]!.replace(/\.[^.]+$/, "");
+}
+
+/** Strongly connected components (Tarjan) of size > 1: each is a folder cycle. */
+export function findFolderCycles(edges: Map<string, Set<string>>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  let next = 0;
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next);
+    next += 1;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1) cycles.push(component.sort());
+    }
+  };
+  for (const v of edges.keys()) if (!index.has(v)) visit(v);
+  return cycles;
+}
+
+export function folderEdges(result: ICruiseResult): Map<string, Set<string>> {
+  const edges = new Map<string, Set<string>>();
+  for (const module of result.modules) {
+    if (TEST_SUPPORT.test(module.source)) continue;
+    const from = libUnit(module.source);
+    if (!from) continue;
+    for (const dependency of module.dependencies) {
+      const to = libUnit(dependency.resolved);
+      if (!to || to === from) continue;
+      if (!edges.has(from)) edges.set(from, new Set());
+      edges.get(from)!.add(to);
+    }
+  }
+  return edges;
+}
+
+async function main() {
+  process.chdir(ROOT);
+  const { default: ruleSet } = await import(path.join(ROOT, ".dependency-cruiser.cjs"));
+  const options = ruleSet.options;
+  const tsConfig = extractTSConfig(path.join(ROOT, "tsconfig.json"));
+  const output: IReporterOutput = await cruise(["lib", "sidecars"], { ...options, ruleSet: { forbidden: ruleSet.forbidden }, validate: true, outputType: "json" }, undefined, { tsConfig });
+  const result = (typeof output.output === "string" ? JSON.parse(output.output) : output.output) as ICruiseResult;
+  const problems: string[] = [];
+  for (const violation of result.summary.violations) problems.push(`${violation.rule.name}: ${violation.from} → ${violation.to}`);
+  const edges = folderEdges(result);
+  for (const cycle of findFolderCycles(edges)) {
+    const detail = cycle.flatMap((a) => cycle.filter((b) => edges.get(a)?.has(b)).map((b) => `${a}→${b}`));
+    problems.push(`lib-folder-cycle: ${cycle.join(" <-> ")} (${detail.join(", ")})`);
+  }
+  if (problems.length > 0) {
+    process.stderr.write(`[layering] ${problems.length} violation(s):\n${problems.map((p) => `  ${p}`).join("\n")}\n`);
+    process.exit(1);
+  }
+  process.stdout.write(`[layering] ok: ${result.summary.totalCruised} modules, ${edges.size} lib folders, no cycles, no forbidden imports\n`);
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) void main();
