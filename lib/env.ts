@@ -4,7 +4,7 @@
  */
 import path from "node:path";
 import { z } from "zod";
-import { AppError } from "./errors";
+import { parseOrThrow } from "./parse-or-throw";
 
 const ZPort = z.coerce.number().int().min(1).max(65535);
 
@@ -31,7 +31,14 @@ export const ZEnvSchema = z.object({
   LOCAL_FORGE_ADMIN_PORT: ZPort.default(7491),
   /** Base URL the guest uses for the HTTP relay channel (the web app). */
   RELAY_PUBLIC_URL: z.string().url().optional(),
+  /**
+   * Addresses of the reverse proxies in front of the web app (comma-separated). Only these are
+   * believed about X-Forwarded-For; unset = none, the header is ignored.
+   */
+  TRUSTED_PROXIES: z.string().max(4000).optional(),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  /** Set by `npm start`'s supervisor on each child: how many times this child was restarted (health panel). */
+  SCHOOLCORE_RESTART_COUNT: z.coerce.number().int().min(0).default(0),
   /**
    * Fault injection for the restart tests: the worker SIGKILLs itself right after committing a
    * transition into this task state (or "machine:<state>", "publish:<step>"). Refused in production.
@@ -46,13 +53,9 @@ let cached: TEnv | undefined;
 /** Parses an environment object; exported for tests and for child-process setup. */
 export function parseEnv(source: Record<string, string | undefined>): TEnv {
   const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ""));
-  const result = ZEnvSchema.safeParse(cleaned);
-  if (!result.success) {
-    const issue = result.error.issues[0]!;
-    const name = issue.path.join(".") || "environment";
-    throw new AppError("CONFIG_INVALID", `Environment variable ${name} is invalid: ${issue.message}`);
-  }
-  return { ...result.data, dataDir: path.resolve(result.data.DATA_DIR) };
+  // The first path names the variable to fix (README: a bad configuration fails at boot naming it).
+  const parsed = parseOrThrow(ZEnvSchema, cleaned, { code: "CONFIG_INVALID", label: "environment variable" });
+  return { ...parsed, dataDir: path.resolve(parsed.DATA_DIR) };
 }
 
 export function getEnv(): TEnv {

@@ -2,6 +2,7 @@ import "server-only";
 import type { NextAuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
 import { authenticate } from "@/lib/auth/authenticate";
+import { parseTrustedProxies, resolveClientAddress } from "@/lib/auth/client-address";
 import { parseRoles } from "@/lib/auth/permissions";
 import { resolveSessionSecret } from "@/lib/auth/secret";
 import { getDb } from "@/lib/db/client";
@@ -10,10 +11,17 @@ import { isAppError } from "@/lib/errors";
 
 const SESSION_MAX_AGE_SECONDS = 8 * 60 * 60;
 
-function clientAddressOf(headers: Record<string, unknown> | undefined): string {
+/**
+ * Next.js route handlers do not expose the socket address, so with no TRUSTED_PROXIES the address
+ * is unknown (null: only the per-account delay applies) instead of a client-chosen header value.
+ */
+function clientAddressOf(headers: Record<string, unknown> | undefined): string | null {
   const forwarded = headers?.["x-forwarded-for"];
-  const first = typeof forwarded === "string" ? forwarded.split(",")[0]?.trim() : undefined;
-  return first || "local";
+  return resolveClientAddress({
+    forwardedFor: typeof forwarded === "string" || Array.isArray(forwarded) ? (forwarded as string | string[]) : undefined,
+    socketAddress: undefined,
+    trustedProxies: parseTrustedProxies(getEnv().TRUSTED_PROXIES),
+  });
 }
 
 let cachedOptions: NextAuthOptions | undefined;

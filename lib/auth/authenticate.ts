@@ -14,7 +14,8 @@ export const ZCredentialsSchema = z.object({
   password: z.string().min(1).max(1024),
 });
 
-export type AuthenticateOptions = { db: Db; credentials: unknown; clientAddress: string; now?: Date };
+/** clientAddress: the resolved client (client-address.ts); null = unknown, only the per-account delay applies. */
+export type AuthenticateOptions = { db: Db; credentials: unknown; clientAddress: string | null; now?: Date };
 
 export type AuthenticateResult = { kind: "signed_in"; actor: Actor } | { kind: "refused" };
 
@@ -25,17 +26,19 @@ export async function authenticate(options: AuthenticateOptions): Promise<Authen
   if (!parsed.success) return { kind: "refused" };
   const { email, password } = parsed.data;
 
-  const lockedUntil = await findLockedUntil(db, [throttleKey("email", email), throttleKey("address", clientAddress)], now);
+  const keys = clientAddress ? [throttleKey("email", email), throttleKey("address", clientAddress)] : [throttleKey("email", email)];
+  const lockedUntil = await findLockedUntil(db, keys, now);
   if (lockedUntil) {
-    const minutes = Math.ceil((lockedUntil.getTime() - now.getTime()) / 60_000);
-    throw new AppError("RATE_LIMITED", `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`);
+    const seconds = Math.ceil((lockedUntil.getTime() - now.getTime()) / 1000);
+    const wait = seconds < 120 ? `${seconds} second${seconds === 1 ? "" : "s"}` : `${Math.ceil(seconds / 60)} minutes`;
+    throw new AppError("RATE_LIMITED", `Too many failed sign-ins. Try again in ${wait}.`);
   }
 
   const user = await db.user.findUnique({ where: { email }, omit: { passwordHash: false } });
   const isValid = await verifyPassword(password, user?.passwordHash ?? (await getDummyHash()));
   if (!user || !isValid || user.isDisabled) {
     await recordFailure(db, "email", email, now);
-    await recordFailure(db, "address", clientAddress, now);
+    if (clientAddress) await recordFailure(db, "address", clientAddress, now);
     return { kind: "refused" };
   }
   await clearFailures(db, "email", email);

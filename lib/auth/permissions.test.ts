@@ -18,6 +18,13 @@ describe("can", () => {
     }
   });
 
+  it("re-verification has its own permission, the operator's alone", () => {
+    expect(ROLE_PERMISSIONS.operator).toContain("task.reverify");
+    expect(ROLE_PERMISSIONS.teacher as readonly string[]).not.toContain("task.reverify");
+    expect(can(actor(["teacher"]), "task.reverify")).toBe(false);
+    expect(can(actor(["operator"]), "task.reverify")).toBe(true);
+  });
+
   it("every permission in the table is a known action", () => {
     for (const actions of Object.values(ROLE_PERMISSIONS)) for (const a of actions) expect(ACTIONS).toContain(a);
   });

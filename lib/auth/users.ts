@@ -4,6 +4,7 @@
 import { z } from "zod";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
+import { parseOrThrow } from "../parse-or-throw";
 import { hashPassword } from "./password";
 import { ZRoleSchema } from "./permissions";
 
@@ -15,14 +16,13 @@ export const ZCreateUserSchema = z.object({
 });
 export type TCreateUser = z.input<typeof ZCreateUserSchema>;
 
-export async function createUser(db: Db, input: TCreateUser) {
-  const parsed = ZCreateUserSchema.safeParse(input);
-  if (!parsed.success) throw new AppError("VALIDATION_FAILED", parsed.error.issues[0]!.message);
-  const { email, roles, password } = parsed.data;
+export async function createUser(deps: { db: Db }, input: TCreateUser) {
+  const { db } = deps;
+  const { email, name, roles, password } = parseOrThrow(ZCreateUserSchema, input, { code: "VALIDATION_FAILED", label: "user" });
   const passwordHash = await hashPassword(password);
   try {
     return await db.user.create({
-      data: { email, name: parsed.data.name ?? email.split("@")[0]!, roles: [...new Set(roles)], passwordHash },
+      data: { email, name: name ?? email.split("@")[0]!, roles: [...new Set(roles)], passwordHash },
     });
   } catch (error) {
     if ((error as { code?: string }).code === "P2002") throw new AppError("ALREADY_EXISTS", `A user with email ${email} already exists.`);
@@ -30,6 +30,6 @@ export async function createUser(db: Db, input: TCreateUser) {
   }
 }
 
-export async function listUsers(db: Db) {
-  return db.user.findMany({ orderBy: { createdAt: "asc" }, select: { id: true, email: true, name: true, roles: true, isDisabled: true, createdAt: true } });
+export async function listUsers(deps: { db: Db }) {
+  return deps.db.user.findMany({ orderBy: { createdAt: "asc" }, select: { id: true, email: true, name: true, roles: true, isDisabled: true, createdAt: true } });
 }

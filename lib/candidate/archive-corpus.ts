@@ -78,6 +78,11 @@ export const HOSTILE_CORPUS: readonly TCorpusCase[] = [
   { name: "symlink escaping through another symlink", code: "ARCHIVE_SYMLINK_ESCAPE", bytes: () => tarArchive(tarSymlink("d/l1", "../l2"), tarSymlink("l2", "..")) },
   // "x/sub/../.." is the root lexically, but x/sub is a link to the root, so it really is its parent.
   { name: "lexically inside, escaping via a link", code: "ARCHIVE_SYMLINK_ESCAPE", bytes: () => tarArchive(tarSymlink("x/sub", ".."), tarSymlink("l", "x/sub/../..")) },
+  // A checkout on a case-insensitive or normalising filesystem (macOS, Windows) resolves "L" through
+  // the link "l", and a decomposed "é" through the precomposed one: the escape check must too.
+  { name: "escaping via a link named in another case", code: "ARCHIVE_SYMLINK_ESCAPE", bytes: () => tarArchive(tarSymlink("a/l", ".."), tarSymlink("m", "a/L/../x")) },
+  { name: "escaping via a link named in another Unicode form", code: "ARCHIVE_SYMLINK_ESCAPE", bytes: () => tarArchive(tarSymlink("d/\u00e9", ".."), tarSymlink("m", "d/e\u0301/../x")) },
+  { name: "escaping via a link spelled with an HFS+ ignorable character", code: "ARCHIVE_SYMLINK_ESCAPE", bytes: () => tarArchive(tarSymlink("d/up", ".."), tarSymlink("m", "d/u\u200cp/../x")) },
   { name: "symlink loop", code: "ARCHIVE_SYMLINK_ESCAPE", bytes: () => tarArchive(tarSymlink("x", "y"), tarSymlink("y", "x")) },
   { name: "symlink with empty target", code: "ARCHIVE_SYMLINK_ESCAPE", bytes: () => tarArchive(ok(), tarSymlink("empty", "")) },
   { name: "symlink into .git", code: "ARCHIVE_PATH_GIT_DIR", bytes: () => tarArchive(ok(), tarSymlink("cfg", ".git/config")) },
@@ -111,6 +116,10 @@ export const HOSTILE_CORPUS: readonly TCorpusCase[] = [
   { name: "truncated inside file data", code: "ARCHIVE_TRUNCATED", bytes: () => Buffer.concat([tarHeader({ name: "a.txt", size: 4096 }), Buffer.alloc(1000, 0x61)]) },
   { name: "truncated inside a header", code: "ARCHIVE_TRUNCATED", bytes: () => Buffer.concat([ok(), tarHeader({ name: "b.txt", size: 0 }).subarray(0, 300)]) },
   { name: "no end-of-archive marker", code: "ARCHIVE_TRUNCATED", bytes: () => ok() },
+  // Cut at a member boundary: every header it holds is whole, but the two zero blocks never came.
+  { name: "cut after a whole block-aligned member", code: "ARCHIVE_TRUNCATED", bytes: () => Buffer.concat([ok(), tarFile("b.bin", Buffer.alloc(1024, 0x62))]) },
+  { name: "cut after one of the two end blocks", code: "ARCHIVE_TRUNCATED", bytes: () => Buffer.concat([ok(), Buffer.alloc(512)]) },
+  { name: "whole gzip of a tar cut at a member boundary", code: "ARCHIVE_TRUNCATED", bytes: () => zlib.gzipSync(Buffer.concat([ok(), tarFile("b.txt", "more\n")])) },
   { name: "truncated gzip", code: "ARCHIVE_TRUNCATED", bytes: () => zlib.gzipSync(tarArchive(tarFile("a.txt", "x".repeat(5000)))).subarray(0, 40) },
   { name: "data after the end marker", code: "ARCHIVE_TRAILING_DATA", bytes: () => Buffer.concat([ok(), TAR_END, Buffer.from("smuggled")]) },
   { name: "too many entries", code: "ARCHIVE_TOO_MANY_ENTRIES", limits: { maxEntries: 3 }, bytes: () => tarArchive(tarFile("1", "x"), tarFile("2", "x"), tarFile("3", "x"), tarFile("4", "x")) },

@@ -100,6 +100,8 @@ export class ArchiveTree {
   readonly nodes = new Map<string, TNodeKind>();
   private readonly folds = new Map<string, string>();
   readonly symlinks = new Map<string, string>();
+  /** The same links keyed by folded path: resolution must find "a/L" through the link "a/l". */
+  private readonly foldedSymlinks = new Map<string, string>();
 
   /** Registers an entry; returns a refusal if it collides with what is already there. */
   add(entryPath: string, kind: "file" | "symlink" | "dir"): TArchiveRefusal | null {
@@ -129,7 +131,10 @@ export class ArchiveTree {
 
   addSymlink(entryPath: string, target: string): TArchiveRefusal | null {
     const problem = this.add(entryPath, "symlink");
-    if (!problem) this.symlinks.set(entryPath, target);
+    if (!problem) {
+      this.symlinks.set(entryPath, target);
+      this.foldedSymlinks.set(foldPathKey(entryPath), target);
+    }
     return problem;
   }
 
@@ -146,7 +151,9 @@ export class ArchiveTree {
   /**
    * Resolves every symlink the way the kernel would, following links met on the way (a lexical
    * check misses "sub/../../x" when sub is itself a link). Refuses a resolution that steps above
-   * the root, passes through .git, or takes more than 40 hops (a loop).
+   * the root, passes through .git, or takes more than 40 hops (a loop). Each step looks links up
+   * by their case-folded, Unicode-normalised name: a checkout on macOS or Windows resolves "a/L"
+   * or a decomposed "é" through the link the archive spelled otherwise.
    */
   findEscapingSymlinks(maxRefusals: number): TArchiveRefusal[] {
     const refusals: TArchiveRefusal[] = [];
@@ -172,7 +179,7 @@ export class ArchiveTree {
       }
       if (isGitDirComponent(component)) return "resolves into .git";
       stack.push(component);
-      const next = this.symlinks.get(stack.join("/"));
+      const next = this.foldedSymlinks.get(foldPathKey(stack.join("/")));
       if (next !== undefined) {
         hops++;
         if (hops > 40) return "symlink loop";

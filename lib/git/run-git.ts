@@ -12,17 +12,16 @@
  * - replace refs ignored (they would make rev-parse and diff report objects that are not there);
  * - bounded stdout (or streamed to a sink), a wall-clock timeout that kills the whole process
  *   group, and a typed GIT_FAILED error whose stderr excerpt is bounded and redacted.
+ *
+ * This file is the runner only; the typed helpers built on it (rev-parse, ls-tree, fetch by SHA,
+ * worktrees, fast-import …) are in git-plumbing.ts.
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
-import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { AppError } from "../errors";
 import { sanitizeExcerpt } from "../redact";
-
-/** git's well-known empty tree object; exists in every repository without being stored. */
-export const GIT_EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
 const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_MAX_STDOUT_BYTES = 16 * 1024 * 1024;
@@ -134,7 +133,8 @@ export type TGitResult = { stdout: Buffer; stderr: string; exitCode: number };
 
 export type TGitFailureKind = "exit" | "timeout" | "output_limit" | "spawn" | "usage";
 
-function gitError(kind: TGitFailureKind, subcommand: string, message: string, extra: Record<string, unknown> = {}): AppError {
+/** The one GIT_FAILED error shape, for the runner and the plumbing helpers (git-plumbing.ts). */
+export function gitError(kind: TGitFailureKind, subcommand: string, message: string, extra: Record<string, unknown> = {}): AppError {
   return new AppError("GIT_FAILED", `git ${subcommand}: ${message}`, { kind, subcommand, ...extra });
 }
 
@@ -336,249 +336,4 @@ async function writeInput(stdin: NodeJS.WritableStream & { destroyed?: boolean }
     }
   }
   stdin.end();
-}
-
-// ---------------------------------------------------------------------------------------------
-// Helpers. Each takes one options object; refs and paths that come from data are passed after
-// `--` or validated, so no value can be read as an option.
-
-const SHA_PATTERN = /^[0-9a-f]{40}$/;
-const SAFE_REV_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._/^{}~@-]*$/;
-
-export function isFullSha(value: string): boolean {
-  return SHA_PATTERN.test(value);
-}
-
-function assertSha(value: string, what: string): void {
-  if (!isFullSha(value)) throw gitError("usage", "(args)", `${what} is not a full lower-case SHA-1`);
-}
-
-function assertRev(value: string, what: string): void {
-  if (!SAFE_REV_PATTERN.test(value) || value.includes("..")) throw gitError("usage", "(args)", `${what} is not a plain revision`);
-}
-
-/** Refs we create: refs/heads/school/<id> and friends; no "..", no option-looking values. */
-export function assertRefName(ref: string): void {
-  if (!/^refs\/[A-Za-z0-9._/-]+$/.test(ref) || ref.includes("..") || ref.includes("//") || ref.endsWith("/") || ref.endsWith(".lock")) {
-    throw gitError("usage", "(args)", "not an acceptable ref name");
-  }
-}
-
-/**
- * Attributes that could change bytes (eol, filters, ident, encodings) or hide files from an
- * archive (export-ignore/export-subst) are set to "unspecified" for every path. info/attributes
- * outranks every in-tree .gitattributes, so a hostile tree cannot re-enable them.
- */
-const NEUTRAL_ATTRIBUTES = "* !text !eol !crlf !diff !merge !filter !ident !working-tree-encoding !export-ignore !export-subst !whitespace !delta\n";
-
-export async function writeNeutralAttributes(gitDir: string): Promise<void> {
-  await fsp.mkdir(path.join(gitDir, "info"), { recursive: true });
-  await fsp.writeFile(path.join(gitDir, "info", "attributes"), NEUTRAL_ATTRIBUTES);
-}
-
-/** Creates (or re-opens) a bare repository owned by the control plane, with neutral attributes. */
-export async function initBareRepository(options: { repoPath: string }): Promise<void> {
-  await fsp.mkdir(options.repoPath, { recursive: true });
-  await runGit({ args: ["init", "--bare", "--quiet", "--initial-branch=main", "--", options.repoPath] });
-  await writeNeutralAttributes(options.repoPath);
-}
-
-/**
- * Full SHA of a revision, or null when it does not resolve. Always peels (to `object` by default):
- * a bare 40-hex argument would otherwise be echoed back even when no such object exists.
- */
-export async function revParse(options: { gitDir: string; rev: string; peelTo?: "commit" | "tree" | "object" }): Promise<string | null> {
-  assertRev(options.rev, "revision");
-  const spec = `${options.rev}^{${options.peelTo ?? "object"}}`;
-  const result = await runGit({ gitDir: options.gitDir, args: ["rev-parse", "--verify", "--quiet", spec], okExitCodes: [0, 1, 128] });
-  const sha = result.stdout.toString("utf8").trim();
-  return result.exitCode === 0 && isFullSha(sha) ? sha : null;
-}
-
-/** Whether the repository holds a commit with this exact SHA. */
-export async function hasCommit(options: { gitDir: string; sha: string }): Promise<boolean> {
-  assertSha(options.sha, "commit");
-  const result = await runGit({ gitDir: options.gitDir, args: ["cat-file", "-e", `${options.sha}^{commit}`], okExitCodes: [0, 1, 128] });
-  return result.exitCode === 0;
-}
-
-/** Copies one commit (and its history) from a local repository, by SHA, with no tags or refs. */
-export async function fetchCommit(options: { gitDir: string; sourceRepoPath: string; sha: string; timeoutMs?: number }): Promise<void> {
-  assertSha(options.sha, "commit");
-  await runGit({
-    gitDir: options.gitDir,
-    args: ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--", path.resolve(options.sourceRepoPath), options.sha],
-    timeoutMs: options.timeoutMs,
-  });
-}
-
-/** Creates or moves a ref; with `oldSha` the update is a compare-and-set (all-zero = must not exist). */
-export async function updateRef(options: { gitDir: string; ref: string; newSha: string; oldSha?: string }): Promise<void> {
-  assertRefName(options.ref);
-  assertSha(options.newSha, "new value");
-  if (options.oldSha !== undefined && !/^[0-9a-f]{40}$/.test(options.oldSha)) throw gitError("usage", "update-ref", "old value is not a SHA");
-  await runGit({ gitDir: options.gitDir, args: ["update-ref", "--no-deref", options.ref, options.newSha, ...(options.oldSha ? [options.oldSha] : [])] });
-}
-
-export async function deleteRef(options: { gitDir: string; ref: string }): Promise<void> {
-  assertRefName(options.ref);
-  await runGit({ gitDir: options.gitDir, args: ["update-ref", "--no-deref", "-d", options.ref] });
-}
-
-/** Adds a detached worktree at a commit (hooks are off, so post-checkout cannot run). */
-export async function addWorktree(options: { gitDir: string; worktreePath: string; commit: string }): Promise<void> {
-  assertSha(options.commit, "commit");
-  await runGit({ gitDir: options.gitDir, args: ["worktree", "add", "--detach", "--quiet", "--", path.resolve(options.worktreePath), options.commit] });
-}
-
-/** Removes a worktree and its administrative files, even when it has changes. */
-export async function removeWorktree(options: { gitDir: string; worktreePath: string }): Promise<void> {
-  await runGit({ gitDir: options.gitDir, args: ["worktree", "remove", "--force", "--force", "--", path.resolve(options.worktreePath)], okExitCodes: [0, 128] });
-  await fsp.rm(options.worktreePath, { recursive: true, force: true });
-  await runGit({ gitDir: options.gitDir, args: ["worktree", "prune"] });
-}
-
-/** Fixed commit metadata: same inputs, same commit SHA. Dates are whole seconds, UTC. */
-export type TCommitMetadata = {
-  authorName: string;
-  authorEmail: string;
-  committerName: string;
-  committerEmail: string;
-  epochSeconds: number;
-  message: string;
-};
-
-export function commitEnv(metadata: TCommitMetadata): Record<string, string> {
-  if (!Number.isSafeInteger(metadata.epochSeconds) || metadata.epochSeconds < 0) throw gitError("usage", "commit", "commit date must be whole non-negative seconds");
-  // "@" marks a raw epoch; without it git rejects small values as an unknown date format.
-  const date = `@${metadata.epochSeconds} +0000`;
-  return {
-    GIT_AUTHOR_NAME: metadata.authorName,
-    GIT_AUTHOR_EMAIL: metadata.authorEmail,
-    GIT_AUTHOR_DATE: date,
-    GIT_COMMITTER_NAME: metadata.committerName,
-    GIT_COMMITTER_EMAIL: metadata.committerEmail,
-    GIT_COMMITTER_DATE: date,
-  };
-}
-
-/**
- * Stages everything in a worktree and commits it with fixed metadata, no hooks and no signing.
- * For trees the control plane wrote itself: `git add` honours in-tree .gitignore, so hostile
- * trees are imported with fast-import instead (see lib/candidate/build-candidate-commit.ts).
- */
-export async function commitWorktree(options: { worktreePath: string; metadata: TCommitMetadata; isEmptyAllowed?: boolean }): Promise<string> {
-  const cwd = path.resolve(options.worktreePath);
-  const env = commitEnv(options.metadata);
-  await runGit({ cwd, args: ["add", "--all", "--force", "--", "."] });
-  await runGit({
-    cwd,
-    env,
-    args: ["commit", "--quiet", "--no-verify", "--no-gpg-sign", "--cleanup=verbatim", ...(options.isEmptyAllowed ? ["--allow-empty"] : []), "--file=-"],
-    input: options.metadata.message,
-  });
-  const head = await runGit({ cwd, args: ["rev-parse", "--verify", "HEAD^{commit}"] });
-  return head.stdout.toString("utf8").trim();
-}
-
-export type TTreeEntry = { mode: string; type: "blob" | "tree" | "commit"; sha: string; path: string };
-
-/** Recursive listing of a tree, parsed from NUL-separated output (paths are raw, never quoted). */
-export async function lsTree(options: { gitDir: string; treeish: string; maxOutputBytes?: number }): Promise<TTreeEntry[]> {
-  assertRev(options.treeish, "tree-ish");
-  const result = await runGit({ gitDir: options.gitDir, args: ["ls-tree", "-r", "-z", "--full-tree", options.treeish], maxStdoutBytes: options.maxOutputBytes });
-  const entries: TTreeEntry[] = [];
-  for (const record of splitNul(result.stdout)) {
-    const tab = record.indexOf("\t");
-    const [mode, type, sha] = record.slice(0, tab).split(" ");
-    if (tab < 0 || !mode || !sha || (type !== "blob" && type !== "tree" && type !== "commit")) throw gitError("exit", "ls-tree", "unexpected output");
-    entries.push({ mode, type, sha, path: record.slice(tab + 1) });
-  }
-  return entries;
-}
-
-export type TRawDiffEntry = { status: "A" | "M" | "D" | "T"; oldMode: string; newMode: string; oldSha: string; newSha: string; path: string };
-
-/** What changed between two commits, file by file, with modes; renames are never inferred. */
-export async function diffTreeRaw(options: { gitDir: string; from: string; to: string; maxOutputBytes?: number }): Promise<TRawDiffEntry[]> {
-  assertSha(options.from, "from");
-  assertSha(options.to, "to");
-  const result = await runGit({
-    gitDir: options.gitDir,
-    args: ["diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--raw", "--full-index", "--no-commit-id", options.from, options.to, "--"],
-    maxStdoutBytes: options.maxOutputBytes,
-  });
-  const fields = splitNul(result.stdout);
-  const entries: TRawDiffEntry[] = [];
-  for (let i = 0; i < fields.length; i += 2) {
-    const meta = fields[i]!;
-    const filePath = fields[i + 1];
-    const match = /^:(\d{6}) (\d{6}) ([0-9a-f]{40}) ([0-9a-f]{40}) ([AMDT])$/.exec(meta);
-    if (!match || filePath === undefined) throw gitError("exit", "diff-tree", "unexpected output");
-    entries.push({ oldMode: match[1]!, newMode: match[2]!, oldSha: match[3]!, newSha: match[4]!, status: match[5] as TRawDiffEntry["status"], path: filePath });
-  }
-  return entries;
-}
-
-/** The canonical binary diff between two commits, streamed to `onChunk` (it can be large). */
-export async function streamBinaryDiff(options: { gitDir: string; from: string; to: string; onChunk: (chunk: Buffer) => void; timeoutMs?: number }): Promise<void> {
-  assertSha(options.from, "from");
-  assertSha(options.to, "to");
-  await runGit({
-    gitDir: options.gitDir,
-    args: ["diff", "--binary", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", "--src-prefix=a/", "--dst-prefix=b/", options.from, options.to, "--"],
-    onStdout: options.onChunk,
-    timeoutMs: options.timeoutMs,
-  });
-}
-
-/** Writes a tar of a tree to a file (attributes are neutral in repositories we initialised). */
-export async function archiveTree(options: { gitDir: string; treeish: string; outputPath: string; timeoutMs?: number }): Promise<void> {
-  assertRev(options.treeish, "tree-ish");
-  await runGit({ gitDir: options.gitDir, args: ["archive", "--format=tar", `--output=${path.resolve(options.outputPath)}`, options.treeish], timeoutMs: options.timeoutMs });
-}
-
-/**
- * Runs `git fast-import` on a stream of commands. fast-import writes objects and refs without a
- * worktree, an index, attributes, ignore rules or hooks, so bytes go into blobs unchanged.
- */
-export async function runFastImport(options: {
-  gitDir: string;
-  input: AsyncIterable<Buffer | string>;
-  timeoutMs?: number;
-  env?: Readonly<Record<string, string>>;
-  /**
-   * Skip fast-import's delta attempts (it only tries the previous blob of the stream, which for
-   * a snapshot is an unrelated file) and compress at level 1 like git's loose objects: the same
-   * objects and SHAs, without the CPU; a later repack finds the real deltas.
-   */
-  isFast?: boolean;
-}): Promise<void> {
-  await runGit({
-    gitDir: options.gitDir,
-    args: ["fast-import", "--quiet", "--done", "--date-format=raw", ...(options.isFast ? ["--depth=0"] : [])],
-    config: options.isFast ? [["pack.compression", "1"]] : [],
-    input: options.input,
-    timeoutMs: options.timeoutMs,
-    env: options.env,
-  });
-}
-
-const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
-
-/** Splits NUL-terminated records; a path that is not UTF-8 fails closed instead of being mangled. */
-function splitNul(buffer: Buffer): string[] {
-  const parts: string[] = [];
-  let start = 0;
-  while (start < buffer.length) {
-    let end = buffer.indexOf(0, start);
-    if (end < 0) end = buffer.length;
-    try {
-      parts.push(STRICT_UTF8.decode(buffer.subarray(start, end)));
-    } catch {
-      throw gitError("exit", "(output)", "git reported a path that is not valid UTF-8");
-    }
-    start = end + 1;
-  }
-  return parts;
 }

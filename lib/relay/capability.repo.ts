@@ -6,7 +6,7 @@
 import type { Db } from "../db/client";
 import { Prisma } from "../db/generated/client";
 import type { TCapabilityState } from "./admission";
-import { RELAY_MAX_RECORDED_REFUSALS } from "./limits";
+import { RELAY_MAX_REASON_CHARS, RELAY_MAX_RECORDED_REFUSALS } from "./limits";
 
 const CAPABILITY_COLUMNS = `"id", "taskId", "allowedOps", "maxRequests", "maxBytes", "maxRequestBytes", "maxResponseBytes", "requestCount", "bytesUsed", "deadlineAt", "revokedAt", "revokedReason", now() AS "dbNow"`;
 
@@ -82,21 +82,25 @@ export async function chargeResponseAndRecord(db: Db, call: { capabilityId: stri
   return rows[0] ?? null;
 }
 
-/** Idempotent and permanent: only an unrevoked row is touched, so the first reason stays and nothing un-revokes. */
+/**
+ * Idempotent and permanent: nothing un-revokes, and a revoked row keeps its first reason — with
+ * one exception. An `exhausted:` revocation lets calls admitted before it finish; a terminal
+ * revocation (task end, operator) that comes after it must still be recorded and stop them, so it
+ * replaces the exhaustion reason (keeping it in the text: "<reason> (after exhausted:…)").
+ */
 export async function revokeCapabilityRows(db: Db, target: { capabilityId?: string; taskId?: string }, reason: string): Promise<string[]> {
-  if (target.capabilityId) {
-    const rows = await db.$queryRaw<{ id: string }[]>`
-      UPDATE "RelayCapability" SET "revokedAt" = now(), "revokedReason" = ${reason}
-       WHERE "id" = ${target.capabilityId}::uuid AND "revokedAt" IS NULL RETURNING "id"`;
-    return rows.map((r) => r.id);
-  }
-  if (target.taskId) {
-    const rows = await db.$queryRaw<{ id: string }[]>`
-      UPDATE "RelayCapability" SET "revokedAt" = now(), "revokedReason" = ${reason}
-       WHERE "taskId" = ${target.taskId}::uuid AND "revokedAt" IS NULL RETURNING "id"`;
-    return rows.map((r) => r.id);
-  }
-  return [];
+  if (!target.capabilityId && !target.taskId) return [];
+  const isTerminal = !reason.startsWith("exhausted:");
+  const where = target.capabilityId ? Prisma.sql`"id" = ${target.capabilityId}::uuid` : Prisma.sql`"taskId" = ${target.taskId}::uuid`;
+  const rows = await db.$queryRaw<{ id: string }[]>`
+      UPDATE "RelayCapability"
+         SET "revokedAt" = now(),
+             "revokedReason" = CASE WHEN "revokedAt" IS NULL THEN ${reason}
+                                    ELSE left(${reason} || ' (after ' || "revokedReason" || ')', ${RELAY_MAX_REASON_CHARS}) END
+       WHERE ${where}
+         AND ("revokedAt" IS NULL OR (${isTerminal} AND "revokedReason" LIKE 'exhausted:%'))
+      RETURNING "id"`;
+  return rows.map((r) => r.id);
 }
 
 /** A RelayCall row: counts and outcome, never payloads. Byte fields are what the call CHARGED to the budget. */

@@ -14,7 +14,7 @@ describe("relayCall against real PostgreSQL", async () => {
 
   async function setup(limits: Partial<typeof LIMITS> = {}) {
     const { taskId } = await createRelayTestTask(db);
-    const issued = await issueCapability({ db, taskId, ...LIMITS, ...limits });
+    const issued = await issueCapability({ db }, { taskId, ...LIMITS, ...limits });
     return { taskId, ...issued };
   }
 
@@ -32,7 +32,7 @@ describe("relayCall against real PostgreSQL", async () => {
 
   it("closes the HTTP channel to a mailbox task's handle (its guest has no network; a leaked handle is useless there)", async () => {
     const { taskId } = await createRelayTestTask(db, undefined, "mailbox");
-    const { handle } = await issueCapability({ db, taskId, ...LIMITS });
+    const { handle } = await issueCapability({ db }, { taskId, ...LIMITS });
     const transport = createCountingTransport(() => "never");
     const result = await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
     expect(result).toMatchObject({ status: 403, code: "RELAY_REFUSED" });
@@ -65,7 +65,7 @@ describe("relayCall against real PostgreSQL", async () => {
     expect(statuses.filter((s) => s === 200)).toHaveLength(50);
     expect(statuses.filter((s) => s === 429)).toHaveLength(450);
     expect(transport.calls).toBe(50);
-    const usage = await readCapabilityUsage({ db, capabilityId });
+    const usage = await readCapabilityUsage({ db }, { capabilityId });
     expect(usage?.usage.requestCount).toBe(50);
     expect(usage?.isRevoked).toBe(true);
     expect(usage?.revokedReason).toBe("exhausted:requests");
@@ -112,7 +112,7 @@ describe("relayCall against real PostgreSQL", async () => {
     const result = await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
     expect(result.status).toBe(429);
     expect(JSON.stringify(result.body)).not.toContain("zzzz");
-    const usage = await readCapabilityUsage({ db, capabilityId });
+    const usage = await readCapabilityUsage({ db }, { capabilityId });
     expect(usage?.revokedReason).toBe("exhausted:bytes");
     expect(usage?.usage.bytesUsed).toBeLessThanOrEqual(600);
   });
@@ -134,21 +134,21 @@ describe("relayCall against real PostgreSQL", async () => {
     expect(result.status).toBe(403);
     expect(result.body).toMatchObject({ error: { code: "RELAY_REFUSED", message: expect.stringMatching(/another task/) } });
     expect(transport.calls).toBe(0);
-    expect((await readCapabilityUsage({ db, capabilityId: a.capabilityId }))?.usage.requestCount).toBe(0);
+    expect((await readCapabilityUsage({ db }, { capabilityId: a.capabilityId }))?.usage.requestCount).toBe(0);
   });
 
   it("refuses a revoked handle, and revocation is idempotent and keeps the first reason", async () => {
     const { taskId, handle, capabilityId } = await setup();
     const transport = createCountingTransport();
     expect((await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport })).status).toBe(200);
-    expect(await revokeCapability({ db, taskId, reason: "task reached review_pending" })).toEqual({ revokedCapabilityIds: [capabilityId] });
-    expect(await revokeCapability({ db, taskId, reason: "again" })).toEqual({ revokedCapabilityIds: [] });
-    expect(await revokeCapability({ db, capabilityId, reason: "and again" })).toEqual({ revokedCapabilityIds: [] });
+    expect(await revokeCapability({ db }, { taskId, reason: "task reached review_pending" })).toEqual({ revokedCapabilityIds: [capabilityId] });
+    expect(await revokeCapability({ db }, { taskId, reason: "again" })).toEqual({ revokedCapabilityIds: [] });
+    expect(await revokeCapability({ db }, { capabilityId, reason: "and again" })).toEqual({ revokedCapabilityIds: [] });
     const result = await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
     expect(result.status).toBe(403);
     expect(result.body).toMatchObject({ error: { code: "RELAY_REFUSED", message: expect.stringMatching(/revoked \(task reached review_pending\)/) } });
     expect(transport.calls).toBe(1);
-    const usage = await readCapabilityUsage({ db, taskId });
+    const usage = await readCapabilityUsage({ db }, { taskId });
     expect(usage).toMatchObject({ isRevoked: true, revokedReason: "task reached review_pending" });
     expect(await db.auditLog.count({ where: { action: "relay.revoke", targetId: taskId } })).toBe(1);
   });
@@ -161,7 +161,7 @@ describe("relayCall against real PostgreSQL", async () => {
     expect(result.status).toBe(403);
     expect(result.body).toMatchObject({ error: { code: "RELAY_REFUSED", message: expect.stringMatching(/expired/) } });
     expect(transport.calls).toBe(0);
-    expect((await readCapabilityUsage({ db, capabilityId }))?.revokedReason).toBe("expired");
+    expect((await readCapabilityUsage({ db }, { capabilityId }))?.revokedReason).toBe("expired");
   });
 
   it("refuses an unknown or not-allowed operation before the transport is touched", async () => {
@@ -173,7 +173,7 @@ describe("relayCall against real PostgreSQL", async () => {
       expect(result.body).toMatchObject({ error: { code: "RELAY_OPERATION_NOT_ALLOWED" } });
     }
     expect(transport.calls).toBe(0);
-    const usage = await readCapabilityUsage({ db, capabilityId });
+    const usage = await readCapabilityUsage({ db }, { capabilityId });
     expect(usage?.usage.requestCount).toBe(0);
     expect(usage?.calls.byOutcome.RELAY_OPERATION_NOT_ALLOWED).toBe(4);
     const operations = await db.relayCall.findMany({ where: { capabilityId }, select: { operation: true } });
@@ -207,7 +207,7 @@ describe("relayCall against real PostgreSQL", async () => {
       expect(result.status).toBe(400);
     }
     expect(transport.calls).toBe(0);
-    expect((await readCapabilityUsage({ db, capabilityId }))?.usage.requestCount).toBe(0);
+    expect((await readCapabilityUsage({ db }, { capabilityId }))?.usage.requestCount).toBe(0);
   });
 
   it("refuses an unknown or malformed handle without echoing it", async () => {
@@ -235,7 +235,7 @@ describe("relayCall against real PostgreSQL", async () => {
     const again = await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport: failing });
     expect(again.status).toBe(403);
     expect(failing.calls).toBe(1);
-    const usage = await readCapabilityUsage({ db, capabilityId });
+    const usage = await readCapabilityUsage({ db }, { capabilityId });
     expect(usage).toMatchObject({ isRevoked: true, revokedReason: "upstream_failed" });
     expect(usage?.calls.byOutcome.RELAY_UPSTREAM_FAILED).toBe(1);
   });
@@ -257,11 +257,37 @@ describe("relayCall against real PostgreSQL", async () => {
     });
     const pending = relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
     while (transport.calls === 0) await new Promise((r) => setTimeout(r, 5));
-    await revokeCapability({ db, capabilityId, reason: "task blocked" });
+    await revokeCapability({ db }, { capabilityId, reason: "task blocked" });
     release();
     const result = await pending;
     expect(result.status).toBe(403);
     expect(JSON.stringify(result.body)).not.toContain("late answer");
+  });
+
+  it("a terminal revocation after an exhausted:* one is recorded and withholds the answer of a call still in flight", async () => {
+    const { taskId, handle, capabilityId } = await setup({ maxRequests: 1 });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const transport = createCountingTransport(async () => {
+      await gate;
+      return "late answer";
+    });
+    const pending = relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
+    while (transport.calls === 0) await new Promise((r) => setTimeout(r, 5));
+    // The second call finds the request budget spent: the capability is revoked as exhausted.
+    expect((await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport })).status).toBe(429);
+    expect((await readCapabilityUsage({ db }, { taskId }))?.revokedReason).toMatch(/^exhausted:/);
+
+    expect(await revokeCapability({ db }, { taskId, reason: "task ended: cancelled" })).toEqual({ revokedCapabilityIds: [capabilityId] });
+    release();
+    const result = await pending;
+    expect(result.status).toBe(403);
+    expect(JSON.stringify(result.body)).not.toContain("late answer");
+    const usage = await readCapabilityUsage({ db }, { taskId });
+    expect(usage?.revokedReason).toMatch(/^task ended: cancelled \(after exhausted:/);
+    expect(await db.auditLog.count({ where: { action: "relay.revoke", targetId: taskId } })).toBe(1);
+    // Still idempotent: another terminal revocation changes nothing.
+    expect(await revokeCapability({ db }, { taskId, reason: "operator" })).toEqual({ revokedCapabilityIds: [] });
   });
 
   it("withholds the response of a call whose deadline passed while the upstream answered", async () => {
@@ -274,15 +300,15 @@ describe("relayCall against real PostgreSQL", async () => {
     expect(result.status).toBe(403);
     expect(result.body).toMatchObject({ error: { code: "RELAY_REFUSED", message: expect.stringMatching(/expired while the call was in flight/) } });
     expect(JSON.stringify(result.body)).not.toContain("too late");
-    expect((await readCapabilityUsage({ db, capabilityId }))?.revokedReason).toBe("expired");
+    expect((await readCapabilityUsage({ db }, { capabilityId }))?.revokedReason).toBe("expired");
   });
 
   it("the usage snapshot holds counters, limits and revocation, never payload bytes", async () => {
     const { taskId, handle, capabilityId } = await setup();
     const transport = createCountingTransport(() => "PAYLOAD-RESPONSE-MARKER");
     await relayCall({ db, handle, taskId, operation: "complete", request: { messages: [{ role: "user", content: "PAYLOAD-REQUEST-MARKER" }] }, channel: "http", transport });
-    await revokeCapability({ db, capabilityId, reason: "done" });
-    const usage = await readCapabilityUsage({ db, capabilityId });
+    await revokeCapability({ db }, { capabilityId, reason: "done" });
+    const usage = await readCapabilityUsage({ db }, { capabilityId });
     expect(usage).toMatchObject({ capabilityId, taskId, allowedOps: ["complete"], usage: { requestCount: 1 }, limits: { maxRequests: 10 }, isRevoked: true, revokedReason: "done", calls: { total: 1, upstreams: ["scripted"] } });
     const text = JSON.stringify(usage);
     expect(text).not.toMatch(/PAYLOAD-(REQUEST|RESPONSE)-MARKER/);
@@ -293,9 +319,9 @@ describe("relayCall against real PostgreSQL", async () => {
 
   it("validates issue limits against the ceilings and refuses an unknown task", async () => {
     const { taskId } = await createRelayTestTask(db);
-    await expect(issueCapability({ db, taskId, ...LIMITS, allowedOps: ["complete", "shell" as "complete"] })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
-    await expect(issueCapability({ db, taskId, ...LIMITS, maxRequestBytes: 64 * 1024 * 1024 })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
-    await expect(issueCapability({ db, taskId, ...LIMITS, maxRequests: 0 })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
-    await expect(issueCapability({ db, taskId: "00000000-0000-4000-8000-000000000000", ...LIMITS })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(issueCapability({ db }, { taskId, ...LIMITS, allowedOps: ["complete", "shell" as "complete"] })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    await expect(issueCapability({ db }, { taskId, ...LIMITS, maxRequestBytes: 64 * 1024 * 1024 })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    await expect(issueCapability({ db }, { taskId, ...LIMITS, maxRequests: 0 })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    await expect(issueCapability({ db }, { taskId: "00000000-0000-4000-8000-000000000000", ...LIMITS })).rejects.toMatchObject({ code: "NOT_FOUND" });
   });
 });

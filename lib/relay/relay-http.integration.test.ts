@@ -9,7 +9,7 @@ import { createRelayTestTask, SIMPLE_REQUEST } from "./testing/relay-fixtures";
 describe("POST /api/relay/v1/[operation]", async () => {
   const { db } = await createTestDatabase();
   const { taskId } = await createRelayTestTask(db);
-  const { handle, capabilityId } = await issueCapability({ db, taskId, maxRequests: 10, maxBytes: 100_000, maxRequestBytes: 10_000, maxResponseBytes: 10_000, ttlSeconds: 600 });
+  const { handle, capabilityId } = await issueCapability({ db }, { taskId, maxRequests: 10, maxBytes: 100_000, maxRequestBytes: 10_000, maxResponseBytes: 10_000, ttlSeconds: 600 });
 
   function call(operation: string, init: { authorization?: string; body?: BodyInit }) {
     const headers: Record<string, string> = { "content-type": "application/json" };
@@ -39,7 +39,7 @@ describe("POST /api/relay/v1/[operation]", async () => {
     expect(extra.status).toBe(400);
     const huge = await call("complete", { authorization: `Bearer ${handle}`, body: "x".repeat(RELAY_MAX_HTTP_BODY_BYTES + 1) });
     expect(huge.status).toBe(413);
-    const usage = await readCapabilityUsage({ db, capabilityId });
+    const usage = await readCapabilityUsage({ db }, { capabilityId });
     expect(usage?.calls.byOutcome).toMatchObject({ RELAY_REQUEST_MALFORMED: 2, RELAY_TOO_LARGE: 1 });
     expect(usage?.usage.requestCount).toBe(0);
   });
@@ -50,6 +50,44 @@ describe("POST /api/relay/v1/[operation]", async () => {
     const response = await POST(request, { params: Promise.resolve({ operation: "complete" }) });
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ error: { code: "RELAY_REQUEST_MALFORMED", message: expect.stringMatching(/Content-Length/) } });
+  });
+
+  /** A 16 MiB body that counts how much of it the server pulled. */
+  function countingBody(totalBytes: number) {
+    const chunk = new Uint8Array(64 * 1024).fill(0x78);
+    let pulled = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled >= totalBytes) return controller.close();
+        pulled += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    });
+    return { stream, pulled: () => pulled };
+  }
+  const streamed = (authorization: string, body: ReadableStream<Uint8Array>, contentLength?: number) => {
+    const headers: Record<string, string> = { "content-type": "application/json", authorization };
+    if (contentLength !== undefined) headers["content-length"] = String(contentLength);
+    const request = new Request("http://relay.local/api/relay/v1/complete", { method: "POST", headers, body, duplex: "half" } as RequestInit);
+    return POST(request, { params: Promise.resolve({ operation: "complete" }) });
+  };
+
+  it("checks the handle before reading the body: an unknown handle's 16 MiB body is not read", async () => {
+    const body = countingBody(16 * 1024 * 1024);
+    const response = await streamed(`Bearer scr_${"C".repeat(43)}`, body.stream);
+    expect(response.status).toBe(403);
+    expect(body.pulled()).toBeLessThanOrEqual(128 * 1024);
+  });
+
+  it("caps the body at the capability's request limit plus the envelope: a Content-Length over it is refused unread, a longer stream is cut off", async () => {
+    const declared = countingBody(16 * 1024 * 1024);
+    const early = await streamed(`Bearer ${handle}`, declared.stream, 16 * 1024 * 1024);
+    expect(early.status).toBe(413);
+    expect(declared.pulled()).toBeLessThanOrEqual(128 * 1024);
+    const undeclared = countingBody(16 * 1024 * 1024);
+    const late = await streamed(`Bearer ${handle}`, undeclared.stream);
+    expect(late.status).toBe(413);
+    expect(undeclared.pulled()).toBeLessThanOrEqual(10_000 + 64 * 1024 * 3);
   });
 
   it("refuses an unknown operation in the path with 403", async () => {

@@ -4,7 +4,9 @@
  * then relayCall. The route handler only maps the result to a Response.
  */
 import type { Db } from "../db/client";
-import { RELAY_MAX_HTTP_BODY_BYTES } from "./limits";
+import { findCapabilityByHash } from "./capability.repo";
+import { hashHandle, isWellFormedHandle } from "./handle";
+import { RELAY_ENVELOPE_BYTES, RELAY_MAX_HTTP_BODY_BYTES } from "./limits";
 import { relayCall, type TRelayCallResult } from "./relay-call";
 import { describeSchemaError, ZRelayHttpBodySchema } from "./relay-request";
 import { refusalResult } from "./relay-response";
@@ -18,10 +20,17 @@ export async function handleRelayHttpRequest({ db, operation, request, transport
   const handle = BEARER_PATTERN.exec(request.headers.get("authorization") ?? "")?.[1];
   // Without a handle there is no capability to charge or record against; the message never
   // repeats the header.
-  if (!handle) return refusalResult("RELAY_REFUSED", "A relay handle is required: Authorization: Bearer <handle>.");
-  const body = await readBoundedBody(request, RELAY_MAX_HTTP_BODY_BYTES);
+  if (!handle) return refuseUnread(request, "A relay handle is required: Authorization: Bearer <handle>.");
+  // The handle's form and its capability are checked before a byte of the body is read: any
+  // bearer value used to make the server buffer up to 16 MiB (issue 12, item 4). relayCall looks
+  // the capability up again (fresh, for revocation); this lookup only sizes the read.
+  if (!isWellFormedHandle(handle)) return refuseUnread(request, "Unknown or malformed relay handle.");
+  const capability = await findCapabilityByHash(db, hashHandle(handle));
+  if (!capability) return refuseUnread(request, "Unknown or malformed relay handle.");
+  const maxBodyBytes = Math.min(RELAY_MAX_HTTP_BODY_BYTES, capability.maxRequestBytes + RELAY_ENVELOPE_BYTES);
+  const body = await readBoundedBody(request, maxBodyBytes);
   if (body.kind === "too_large") {
-    return relayCall({ db, handle, taskId: null, operation, request: null, channel: "http", transport, envelopeRefusal: { code: "RELAY_TOO_LARGE", message: `The request body is larger than ${RELAY_MAX_HTTP_BODY_BYTES} bytes.` } });
+    return relayCall({ db, handle, taskId: null, operation, request: null, channel: "http", transport, envelopeRefusal: { code: "RELAY_TOO_LARGE", message: `The request body is larger than this capability allows (${maxBodyBytes} bytes).` } });
   }
   if (body.kind === "truncated") {
     return relayCall({ db, handle, taskId: null, operation, request: null, channel: "http", transport, envelopeRefusal: { code: "RELAY_REQUEST_MALFORMED", message: "The request body is shorter than its Content-Length (cut short in transit)." } });
@@ -39,6 +48,12 @@ export async function handleRelayHttpRequest({ db, operation, request, transport
   return relayCall({ db, handle, taskId: envelope.data.taskId, operation, request: envelope.data.request, channel: "http", transport });
 }
 
+/** A refusal that leaves the body unread; the stream is cancelled so nothing buffers it. */
+async function refuseUnread(request: Request, message: string): Promise<TRelayCallResult> {
+  await request.body?.cancel().catch(() => undefined);
+  return refusalResult("RELAY_REFUSED", message);
+}
+
 export type TBoundedBody = { kind: "ok"; bytes: Uint8Array } | { kind: "too_large" } | { kind: "truncated" };
 
 /**
@@ -49,7 +64,11 @@ export type TBoundedBody = { kind: "ok"; bytes: Uint8Array } | { kind: "too_larg
 export async function readBoundedBody(request: Request, maxBytes: number): Promise<TBoundedBody> {
   const header = request.headers.get("content-length");
   const declared = header === null ? null : Number(header);
-  if (declared !== null && Number.isFinite(declared) && declared > maxBytes) return { kind: "too_large" };
+  if (declared !== null && Number.isFinite(declared) && declared > maxBytes) {
+    // Refused before reading: the declared size alone decides.
+    await request.body?.cancel().catch(() => undefined);
+    return { kind: "too_large" };
+  }
   if (!request.body) return declared ? { kind: "truncated" } : { kind: "ok", bytes: new Uint8Array(0) };
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];

@@ -6,6 +6,7 @@
 import { recordAudit } from "../audit";
 import type { Db, DbTx } from "../db/client";
 import { AppError } from "../errors";
+import { closeDispatchOnConfigChange, isDigestInputSetting } from "./close-dispatch-on-change";
 import { SETTING_SCHEMAS, type TSettingKey, type TSettingParsed, type TSettingValue } from "./setting-schemas";
 
 export async function readSetting<K extends TSettingKey>(db: Db | DbTx, key: K): Promise<TSettingValue<K>> {
@@ -13,7 +14,11 @@ export async function readSetting<K extends TSettingKey>(db: Db | DbTx, key: K):
   if (!row) return SETTING_SCHEMAS[key].default as TSettingValue<K>;
   const parsed = SETTING_SCHEMAS[key].schema.safeParse(row.value);
   // Fail closed: a stored value that no longer validates is a configuration error, not a default.
-  if (!parsed.success) throw new AppError("CONFIG_INVALID", `Operator setting "${key}" is invalid: ${parsed.error.issues[0]!.message}. Set it again.`);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const at = issue.path.length > 0 ? `${key}.${issue.path.join(".")}` : key;
+    throw new AppError("CONFIG_INVALID", `Operator setting "${at}" is invalid: ${issue.message}. Set it again.`);
+  }
   return parsed.data as TSettingValue<K>;
 }
 
@@ -22,25 +27,60 @@ export async function readSettingMeta(db: Db | DbTx, key: TSettingKey): Promise<
   return db.operatorSetting.findUnique({ where: { key }, select: { updatedAt: true, updatedById: true } });
 }
 
+/** The row a first write inserts before it takes the lock (JSON null): it means "never set". */
+function isPlaceholder(value: unknown): boolean {
+  return value === null || value === undefined;
+}
+
+/** The current version number of a setting (0 = never written: the registry's default). */
+export async function readSettingVersion(db: Db | DbTx, key: TSettingKey): Promise<number> {
+  const latest = await db.settingVersion.findFirst({ where: { key }, orderBy: { version: "desc" }, select: { version: true } });
+  return latest?.version ?? 0;
+}
+
+/** One stored version of a setting, for the page a task links to. */
+export async function readSettingVersionValue(db: Db | DbTx, input: { key: TSettingKey; version: number }) {
+  return db.settingVersion.findUnique({ where: { key_version: { key: input.key, version: input.version } } });
+}
+
+/** A setting's zod issues keyed by dotted path inside the value ("" = the value as a whole); bounded. */
+export function settingFieldErrors(issues: readonly { path: readonly PropertyKey[]; message: string }[]): Record<string, string[]> {
+  const errors: Record<string, string[]> = {};
+  for (const issue of issues.slice(0, 50)) {
+    const messages = (errors[issue.path.map(String).join(".")] ??= []);
+    if (messages.length < 5 && !messages.includes(issue.message)) messages.push(issue.message.slice(0, 300));
+  }
+  return errors;
+}
+
 export type TWriteSettingInput<K extends TSettingKey> = { key: K; value: unknown; actorId: string | null; reason?: string; via?: string };
 
 export async function writeSetting<K extends TSettingKey>(db: Db | DbTx, input: TWriteSettingInput<K>): Promise<TSettingParsed<K>> {
   const parsed = SETTING_SCHEMAS[input.key].schema.safeParse(input.value);
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, 8).map((issue) => `${input.key}${issue.path.length ? "." + issue.path.join(".") : ""}: ${issue.message}`);
-    throw new AppError("VALIDATION_FAILED", issues.join("; "));
+    // Every issue, keyed by its path inside the value, so a form shows each next to its field.
+    throw new AppError("VALIDATION_FAILED", issues.join("; "), { fieldErrors: settingFieldErrors(parsed.error.issues) });
   }
   const value = parsed.data as object;
   const write = async (tx: DbTx) => {
+    // The row lock makes version numbers of one key serial: two concurrent saves cannot both be "version n".
+    await tx.$executeRaw`insert into "OperatorSetting" (key, value, "updatedAt") values (${input.key}, 'null'::jsonb, now()) on conflict (key) do nothing`;
+    await tx.$queryRaw`select key from "OperatorSetting" where key = ${input.key} for update`;
     const before = await tx.operatorSetting.findUnique({ where: { key: input.key } });
-    await tx.operatorSetting.upsert({ where: { key: input.key }, create: { key: input.key, value, updatedById: input.actorId }, update: { value, updatedById: input.actorId } });
+    const previous = await tx.settingVersion.findFirst({ where: { key: input.key }, orderBy: { version: "desc" }, select: { version: true } });
+    const version = (previous?.version ?? 0) + 1;
+    await tx.operatorSetting.update({ where: { key: input.key }, data: { value, updatedById: input.actorId } });
+    await tx.settingVersion.create({ data: { key: input.key, version, value, actorId: input.actorId, reason: input.reason?.slice(0, 1000) ?? null } });
     await recordAudit(tx, {
       actorId: input.actorId,
       action: "setting.write",
       targetType: "setting",
       targetId: input.key,
-      detail: { before: (before?.value ?? null) as never, after: value as never, ...(input.reason ? { reason: input.reason.slice(0, 1000) } : {}), ...(input.via ? { via: input.via } : {}) },
+      detail: { version, before: (isPlaceholder(before?.value) ? null : before!.value) as never, after: value as never, ...(input.reason ? { reason: input.reason.slice(0, 1000) } : {}), ...(input.via ? { via: input.via } : {}) },
     });
+    // Any change to an input of the substrate configuration digest closes the dispatch gate at once, in this transaction.
+    if (isDigestInputSetting(input.key)) await closeDispatchOnConfigChange(tx, { changedKey: input.key, actorId: input.actorId });
   };
   if ("$transaction" in db) await db.$transaction(write);
   else await write(db);

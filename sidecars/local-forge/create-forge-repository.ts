@@ -5,7 +5,8 @@
  */
 import fs from "node:fs/promises";
 import { AppError } from "../../lib/errors";
-import { runGit, writeNeutralAttributes } from "../../lib/git/run-git";
+import { writeNeutralAttributes } from "../../lib/git/git-plumbing";
+import { runGit } from "../../lib/git/run-git";
 import { forgeGitDir, parseForgeFullName } from "./forge-paths";
 
 export type TCreateForgeRepositoryOptions = { dataDir: string; repository: string; defaultBranch?: string };

@@ -1,7 +1,8 @@
 /**
  * Read-only git queries the forge answers its API and pages from.
  */
-import { isFullSha, runGit } from "../../lib/git/run-git";
+import { isFullSha } from "../../lib/git/git-plumbing";
+import { runGit } from "../../lib/git/run-git";
 
 const MAX_DIFF_BYTES = 512 * 1024;
 

@@ -3,7 +3,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { candidateGitDir } from "../../lib/publish/candidate-repository";
+import { candidateRepoPathFor } from "../../lib/candidate/candidate-git";
 import { runGit } from "../../lib/git/run-git";
 import { createForgeRepository } from "./create-forge-repository";
 import { addForgeFault, readForgeStats } from "./forge-admin-client";
@@ -136,7 +136,7 @@ describe("local forge", () => {
 
   it("refuses repository names that could escape its root", async () => {
     await expect(createForgeRepository({ dataDir, repository: "../etc" })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
-    expect(() => candidateGitDir(dataDir, "a/../b")).toThrow();
+    expect(() => candidateRepoPathFor(dataDir, "a/../b")).toThrow();
     expect((await api(`/repos/..%2F..%2Fetc/x/pulls`)).status).toBe(404);
   });
 });

@@ -3,7 +3,7 @@
  * injected clock, metered billing and the usage report, hard vs soft budget, orphan checks.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_GUEST_IMAGE } from "./images";
+import { DEFAULT_GUEST_IMAGE } from "./default-guest-image";
 import { startTestSubstrate, type TTestSubstrate } from "./test-substrate";
 
 const SOURCE = { type: "smolmachine", reference: DEFAULT_GUEST_IMAGE };

@@ -28,6 +28,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
 import { isoOf, type OffsetClock } from "./clock";
+import { ZWeakeningSchema, type WeakeningBook } from "./weakening";
 import { ZFaultSpecSchema, type FaultBook } from "./faults";
 import { hasBearer, newRequestId, readJsonBody, sendError, sendResponse, splitTarget, type TWireResponse } from "./http-wire";
 import type { MachineService } from "./machine-service";
@@ -44,7 +45,7 @@ const ZAccountUpdateSchema = z
   })
   .strict();
 
-export type TAdminApiOptions = { service: MachineService; token: string; faults: FaultBook; clock: OffsetClock; publicUrl: () => string };
+export type TAdminApiOptions = { service: MachineService; token: string; faults: FaultBook; clock: OffsetClock; publicUrl: () => string; weakening?: WeakeningBook };
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   const parsed = schema.safeParse(body ?? {});
@@ -80,6 +81,14 @@ async function route(req: IncomingMessage, options: TAdminApiOptions): Promise<T
     case "PATCH /admin/account":
       options.service.updateAccount(parse(ZAccountUpdateSchema, await readJsonBody(req, 4096)));
       return { status: 200, json: options.service.account() };
+    // Test-only (weakening.ts): absent unless the substrate was started with allowWeakening.
+    case "PUT /admin/weakening":
+      if (!options.weakening) throw new WireError("NOT_FOUND", "no such admin route (weakening needs --allow-weakening)");
+      options.weakening.set(parse(ZWeakeningSchema, await readJsonBody(req, 8192)));
+      return { status: 200, json: { weakening: options.weakening.current } };
+    case "GET /admin/weakening":
+      if (!options.weakening) throw new WireError("NOT_FOUND", "no such admin route (weakening needs --allow-weakening)");
+      return { status: 200, json: { weakening: options.weakening.current } };
     default:
       throw new WireError("NOT_FOUND", "no such admin route");
   }

@@ -12,9 +12,10 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GUEST_RELAY_SOCKET, GUEST_RELAY_SOCKET_DIR } from "../../lib/contract/guest-layout";
+import { PROJECT_ROOT } from "../../lib/project-root";
 import { startTestSubstrate, type TTestSubstrate } from "./test-substrate";
 
-const PROJECT_ROOT = path.resolve(import.meta.dirname, "..", "..", "..");
 const MAX_PROCESSES = 64;
 const FILE_SIZE_BYTES = 64 * 1024 * 1024;
 const tag = randomBytes(6).toString("hex");
@@ -199,10 +200,10 @@ describe("relay socket (allowCidrs with one HOST:PORT)", () => {
     const port = (server.address() as net.AddressInfo).port;
     try {
       const relayed = await sub.startMachine({ network: { mode: "allowCidrs", hosts: [`127.0.0.1:${port}`] } });
-      const script = `require("http").get({socketPath:"/run/school-core/relay.sock",path:"/v1/ping"},r=>{let b="";r.on("data",d=>b+=d);r.on("end",()=>{console.log(b);require("net").connect(${port},"127.0.0.1").on("error",e=>console.log(e.code)).on("connect",()=>console.log("DIRECT"))})}).on("error",e=>console.log("relay error "+e.code))`;
+      const script = `require("http").get({socketPath:"${GUEST_RELAY_SOCKET}",path:"/v1/ping"},r=>{let b="";r.on("data",d=>b+=d);r.on("end",()=>{console.log(b);require("net").connect(${port},"127.0.0.1").on("error",e=>console.log(e.code)).on("connect",()=>console.log("DIRECT"))})}).on("error",e=>console.log("relay error "+e.code))`;
       const result = await sub.exec(relayed, { command: ["node", "-e", script], timeoutSeconds: 10 });
       expect(result.body.stdout).toBe("relay says hi to /v1/ping\nECONNREFUSED\n");
-      expect((await sub.exec(relayed, { command: "touch /run/school-core/x 2>/dev/null && echo WROTE; true" })).body.stdout).toBe("");
+      expect((await sub.exec(relayed, { command: `touch ${GUEST_RELAY_SOCKET_DIR}/x 2>/dev/null && echo WROTE; true` })).body.stdout).toBe("");
       await sub.api("DELETE", `/v1/machines/${relayed}`);
     } finally {
       server.close();

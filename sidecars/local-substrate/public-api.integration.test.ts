@@ -4,8 +4,9 @@
  */
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_GUEST_IMAGE } from "./images";
-import { LOCAL_SUBSTRATE_ACCOUNT_STATUS, LOCAL_SUBSTRATE_SOURCE_KIND } from "./machine-service";
+import { DEFAULT_GUEST_IMAGE } from "./default-guest-image";
+import { LOCAL_SUBSTRATE_ACCOUNT_STATUS } from "./account-ledger";
+import { LOCAL_SUBSTRATE_SOURCE_KIND } from "./machine-views";
 import { startTestSubstrate, type TTestSubstrate } from "./test-substrate";
 
 let sub: TTestSubstrate;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { buildBwrapArgs, guestArgv, guestEnvironment, RELAY_GUEST_DIR } from "./sandbox-args";
+import { GUEST_RELAY_SOCKET_DIR } from "../../lib/contract/guest-layout";
+import { buildBwrapArgs, guestArgv, guestEnvironment } from "./sandbox-args";
 
 const manifest = {
   schemaVersion: 1 as const,
@@ -55,8 +56,8 @@ describe("buildBwrapArgs", () => {
   });
 
   it("exposes the relay directory read-only only when asked", () => {
-    expect(build()).not.toContain(RELAY_GUEST_DIR);
-    expect(pairsAfter(build({ relayDir: "/data/run/x" }), "--ro-bind")).toContainEqual(["/data/run/x", RELAY_GUEST_DIR]);
+    expect(build()).not.toContain(GUEST_RELAY_SOCKET_DIR);
+    expect(pairsAfter(build({ relayDir: "/data/run/x" }), "--ro-bind")).toContainEqual(["/data/run/x", GUEST_RELAY_SOCKET_DIR]);
   });
 
   it("passes the command after -- untouched", () => {

@@ -8,13 +8,12 @@
  * no project directory, no DATA_DIR, no host sockets.
  */
 import path from "node:path";
-import type { TImageManifest } from "./images";
+import { GUEST_RELAY_SOCKET_DIR } from "../../lib/contract/guest-layout";
+import type { TImageManifest } from "./image-manifest";
 
 /** The uid/gid the guest sees itself as (mapped to the machine's unprivileged host uid). */
 export const GUEST_UID = 1000;
 export const GUEST_HOSTNAME = "school-core-guest";
-export const RELAY_GUEST_DIR = "/run/school-core";
-export const RELAY_GUEST_SOCKET = `${RELAY_GUEST_DIR}/relay.sock`;
 
 export const GUEST_BASE_ENV: Readonly<Record<string, string>> = {
   PATH: "/opt/school-core/bin:/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin",
@@ -79,7 +78,7 @@ export function buildBwrapArgs(spec: TSandboxSpec): string[] {
     spec.workspaceDir,
     "/workspace",
   ];
-  if (spec.relayDir) args.push("--dir", "/run", "--ro-bind", spec.relayDir, RELAY_GUEST_DIR);
+  if (spec.relayDir) args.push("--dir", "/run", "--ro-bind", spec.relayDir, GUEST_RELAY_SOCKET_DIR);
   // The sandbox root is a tmpfs; read-only so the only writable places are /tmp and /workspace.
   args.push("--remount-ro", "/");
   for (const [name, value] of Object.entries(spec.env)) args.push("--setenv", name, value);

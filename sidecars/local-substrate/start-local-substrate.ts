@@ -17,14 +17,19 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { z } from "zod";
 import { AppError } from "../../lib/errors";
+import { parseOrThrow } from "../../lib/parse-or-throw";
 import { logInfo } from "../../lib/log";
+import type { TBillingSettings } from "./account-ledger";
 import { createAdminHandler } from "./admin-api";
 import { createCgroupRoot, removeCgroupRoot } from "./cgroups";
 import { OffsetClock, SYSTEM_CLOCK, type TClock } from "./clock";
 import { FaultBook } from "./faults";
 import { createHangRegistry } from "./http-wire";
-import { MachineService, removeOrphanedMachineRoots, type TBillingSettings, type TSubstrateLimits } from "./machine-service";
+import type { TSubstrateLimits } from "./machine-record";
+import { removeOrphanedMachineRoots } from "./machine-roots";
+import { MachineService } from "./machine-service";
 import { createPublicHandler } from "./public-api";
+import { WeakeningBook } from "./weakening";
 import { assertTraversableByOthers, ensureSubstrateDirs } from "./substrate-dirs";
 
 export const DEFAULT_LIMITS: TSubstrateLimits = {
@@ -65,6 +70,8 @@ const ZOptionsSchema = z.object({
   hangCapMs: z.number().int().min(1).max(600_000).default(30_000),
   bwrapPath: z.string().default("/usr/bin/bwrap"),
   isQuiet: z.boolean().default(false),
+  /** Test-only: enables PUT /admin/weakening (weakening.ts). Never set by `npm start`. */
+  allowWeakening: z.boolean().default(false),
   billing: z
     .object({
       rateCpuHourMicros: z.number().int().min(0),
@@ -118,12 +125,7 @@ function listen(server: http.Server, port: number): Promise<number> {
 }
 
 export async function startLocalSubstrate(input: TLocalSubstrateOptions): Promise<TLocalSubstrate> {
-  const parsed = ZOptionsSchema.safeParse(input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new AppError("CONFIG_INVALID", `local substrate option ${issue.path.join(".") || "options"} is invalid: ${issue.message}`);
-  }
-  const options = parsed.data;
+  const options = parseOrThrow(ZOptionsSchema, input, { code: "CONFIG_INVALID", label: "local substrate options" });
   if (options.token === options.adminToken) throw new AppError("CONFIG_INVALID", "the admin token must differ from the API token");
   if (process.getuid?.() !== 0) throw new AppError("CONFIG_INVALID", "the local substrate must run as root: it gives every machine its own unprivileged uid and cgroups");
   await fs.access(options.bwrapPath, fs.constants.X_OK).catch(() => {
@@ -137,7 +139,9 @@ export async function startLocalSubstrate(input: TLocalSubstrateOptions): Promis
   const clock = new OffsetClock(input.clock ?? SYSTEM_CLOCK);
   const cgroupRoot = await createCgroupRoot();
   const ports: number[] = [];
+  const weakening = options.allowWeakening ? new WeakeningBook() : undefined;
   const service = new MachineService({
+    weakening,
     dirs,
     dataDir: options.dataDir,
     clock,
@@ -154,7 +158,7 @@ export async function startLocalSubstrate(input: TLocalSubstrateOptions): Promis
   const hangs = createHangRegistry();
   const publicServer = http.createServer(createPublicHandler({ service, token: options.token, faults, hangs, hangCapMs: options.hangCapMs }));
   let url = "";
-  const adminServer = http.createServer(createAdminHandler({ service, token: options.adminToken, faults, clock, publicUrl: () => url }));
+  const adminServer = http.createServer(createAdminHandler({ service, token: options.adminToken, faults, clock, publicUrl: () => url, weakening }));
   try {
     ports.push(await listen(publicServer, options.port));
     ports.push(await listen(adminServer, options.adminPort));

@@ -6,9 +6,9 @@ import { spawn } from "node:child_process";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PROJECT_ROOT } from "../../lib/project-root";
 import { makeTestDataDir } from "./test-substrate";
 
-const PROJECT_ROOT = path.resolve(import.meta.dirname, "..", "..", "..");
 const CLI = path.join(PROJECT_ROOT, "scripts", "schoolcore.mjs");
 
 let base: string;

@@ -4,6 +4,8 @@
  * callers of a test double are not trusted to be polite either.
  */
 import { z } from "zod";
+import { ZMachineSourceSchema } from "../../lib/contract/smolcloud-wire";
+import { describeZodIssues } from "../../lib/parse-or-throw";
 
 const hasNoNul = (value: string) => !value.includes("\u0000");
 
@@ -12,8 +14,8 @@ export const ZEnvMapSchema = z
   .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "environment names are [A-Za-z_][A-Za-z0-9_]*"), z.string().max(32_768).refine(hasNoNul, "NUL in environment value"))
   .refine((env) => Object.keys(env).length <= 128, "at most 128 environment variables");
 
-export const ZMachineSourceSchema = z.object({
-  type: z.enum(["image", "smolmachine"]),
+/** The shared contract's machine source with the server's bounds (a request body, not a response). */
+export const ZLocalMachineSourceSchema = ZMachineSourceSchema.extend({
   reference: z.string().min(1).max(512).refine(hasNoNul, "NUL in reference"),
   arch: z.string().max(32).nullish(),
 });
@@ -41,7 +43,7 @@ export const ZCreateMachineRequestSchema = z.object({
     .max(128)
     .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "names are [A-Za-z0-9][A-Za-z0-9._-]*")
     .nullish(),
-  source: ZMachineSourceSchema,
+  source: ZLocalMachineSourceSchema,
   resources: ZMachineResourcesSchema.optional(),
   network: ZMachineNetworkSchema.optional(),
   env: ZEnvMapSchema.optional(),
@@ -57,7 +59,8 @@ export type TMachineNetwork = z.infer<typeof ZMachineNetworkSchema>;
 export const MAX_COMMAND_BYTES = 256 * 1024;
 export const MAX_STDIN_BYTES = 1024 * 1024;
 
-export const ZExecRequestSchema = z.object({
+/** The exec request body with the server's bounds; the domain's exec request is lib/substrate TExecRequest. */
+export const ZLocalExecRequestSchema = z.object({
   command: z.union([
     z.string().min(1).max(MAX_COMMAND_BYTES).refine(hasNoNul, "NUL in command"),
     z.array(z.string().max(65_536).refine(hasNoNul, "NUL in argument")).min(1).max(4096),
@@ -70,15 +73,12 @@ export const ZExecRequestSchema = z.object({
   stream: z.boolean().optional(),
 });
 
-export type TExecRequest = z.infer<typeof ZExecRequestSchema>;
+export type TLocalExecRequest = z.infer<typeof ZLocalExecRequestSchema>;
 
 export const ZExecOutputModeSchema = z.enum(["text", "b64", "both"]);
 export type TExecOutputMode = z.infer<typeof ZExecOutputModeSchema>;
 
-/** First issue of a failed parse as one bounded line, for a BAD_REQUEST body. */
+/** A failed parse as one bounded line, for a BAD_REQUEST body (the shared description: first issue, then the other paths). */
 export function describeZodError(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (!issue) return "invalid request body";
-  const where = issue.path.length ? issue.path.join(".") : "body";
-  return `invalid request body: ${where}: ${issue.message}`;
+  return describeZodIssues("invalid request body", error);
 }

@@ -1,14 +1,9 @@
 import { redirect } from "next/navigation";
 import { getActor } from "@/app/_server/actor";
+import { safeReturnPath } from "@/lib/auth/safe-return-path";
 import { SignInForm } from "./signin-form";
 
 type Props = { searchParams: Promise<{ callbackUrl?: string }> };
-
-/** Only same-origin relative paths are honoured as return URLs (no open redirect). */
-function safeReturnPath(value: string | undefined): string {
-  if (!value || !value.startsWith("/") || value.startsWith("//") || value.includes("\\")) return "/";
-  return value;
-}
 
 export default async function SignInPage({ searchParams }: Props) {
   const returnPath = safeReturnPath((await searchParams).callbackUrl);

@@ -7,8 +7,9 @@
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { candidateRepoPathFor } from "../../candidate/candidate-repository";
-import { commitWorktree, fetchCommit, initBareRepository, runGit } from "../../git/run-git";
+import { candidateRepoPathFor } from "../../candidate/candidate-git";
+import { commitWorktree, fetchCommit, initBareRepository } from "../../git/git-plumbing";
+import { runGit } from "../../git/run-git";
 
 export type TFixtureFile = string | Buffer | { content: string | Buffer; mode: number } | { symlink: string };
 export type TFixtureTree = Record<string, TFixtureFile>;

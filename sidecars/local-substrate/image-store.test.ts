@@ -2,7 +2,9 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isAppError } from "../../lib/errors";
-import { addImage, listImages, parseImageReference, resolveImage } from "./images";
+import { addImage } from "./image-builder";
+import { parseImageReference } from "./image-manifest";
+import { listImages, resolveImage } from "./image-store";
 import { makeTestDataDir } from "./test-substrate";
 
 let dataDir: string;

@@ -1,0 +1,76 @@
+/**
+ * The recipe of the default guest image, `school-core/node24`, registered by `npm start` and by
+ * every test substrate: the host's toolchain read-only, the project's Node 24 binary, and a
+ * synthesized minimal /etc — never the host's /etc wholesale, never the project directory. It is
+ * rebuilt only when the Node binary changed (its provenance is recorded with the registration).
+ */
+import fsp from "node:fs/promises";
+import path from "node:path";
+import { AppError } from "../../lib/errors";
+import { PROJECT_ROOT } from "../../lib/project-root";
+import { ImageBuilder } from "./image-builder";
+import { imageRecordOf, type TImageRecord } from "./image-manifest";
+import { latestImageRef, loadImageManifest, readImageRefs } from "./image-store";
+
+export const DEFAULT_GUEST_IMAGE = "school-core/node24";
+
+const PASSWD = "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\nstudent:x:1000:1000:student:/workspace:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
+const GROUP = "root:x:0:\nstudent:x:1000:\nnogroup:x:65534:\n";
+const HOSTS = "127.0.0.1\tlocalhost school-core-guest\n::1\tlocalhost ip6-localhost ip6-loopback\n";
+const NSSWITCH = "passwd: files\ngroup: files\nshadow: files\nhosts: files\n";
+const HOST_TOOLCHAIN = ["/usr", "/bin", "/lib", "/lib64"];
+
+export type TEnsureDefaultImageOptions = { nodeBinaryPath?: string };
+
+/**
+ * Registers `school-core/node24` unless an identical one exists: the host's /usr, /bin, /lib,
+ * /lib64 read-only (merged-/usr symlinks recreated as symlinks), the project's Node 24 binary
+ * copied to /opt/school-core/bin/node (the project directory itself is never bound), and a
+ * synthesized minimal /etc (passwd, group, hosts, nsswitch.conf, the loader cache and Debian's
+ * /etc/alternatives links that /usr/bin points into) — never the host's /etc wholesale.
+ */
+export async function ensureDefaultGuestImage(dataDir: string, options: TEnsureDefaultImageOptions = {}): Promise<TImageRecord> {
+  const nodePath = await fsp.realpath(options.nodeBinaryPath ?? path.join(PROJECT_ROOT, "node_modules", "node", "bin", "node")).catch(() => {
+    throw new AppError("CONFIG_INVALID", "the Node 24 binary (node_modules/node/bin/node) was not found; the devDependency `node` must be installed");
+  });
+  const nodeStat = await fsp.stat(nodePath);
+  const provenance = { nodePath, nodeSize: nodeStat.size, nodeMtimeMs: Math.trunc(nodeStat.mtimeMs) };
+  const existing = latestImageRef(await readImageRefs(dataDir, DEFAULT_GUEST_IMAGE));
+  if (existing && JSON.stringify(existing.provenance) === JSON.stringify(provenance)) {
+    const manifest = await loadImageManifest(dataDir, existing.digest);
+    if (manifest) return imageRecordOf(existing, manifest);
+  }
+  const builder = await ImageBuilder.open(dataDir);
+  try {
+    for (const hostPath of HOST_TOOLCHAIN) {
+      const stat = await fsp.lstat(hostPath).catch(() => undefined);
+      if (!stat) continue;
+      const target = stat.isSymbolicLink() ? await fsp.readlink(hostPath) : undefined;
+      // A merged-/usr link (/bin -> usr/bin) stays a link inside the guest; anything else is bound.
+      if (target !== undefined && !target.startsWith("/") && path.posix.resolve("/", target).startsWith("/usr/")) await builder.addSymlink(hostPath.slice(1), target);
+      else builder.addBind(await fsp.realpath(hostPath), hostPath);
+    }
+    await builder.addDir("etc");
+    await builder.addFile("etc/passwd", PASSWD);
+    await builder.addFile("etc/group", GROUP);
+    await builder.addFile("etc/hosts", HOSTS);
+    await builder.addFile("etc/hostname", "school-core-guest\n");
+    await builder.addFile("etc/nsswitch.conf", NSSWITCH);
+    const loaderCache = await fsp.lstat("/etc/ld.so.cache").catch(() => undefined);
+    if (loaderCache?.isFile()) await builder.copyFile("etc/ld.so.cache", "/etc/ld.so.cache", 0o644);
+    await builder.addDir("etc/alternatives");
+    for (const name of (await fsp.readdir("/etc/alternatives").catch(() => [] as string[])).sort()) {
+      const link = path.join("/etc/alternatives", name);
+      const target = (await fsp.lstat(link)).isSymbolicLink() ? await fsp.readlink(link) : undefined;
+      if (target && /^\/(usr|bin|sbin|lib)\//.test(target)) await builder.addSymlink(`etc/alternatives/${name}`, target);
+    }
+    await builder.addDir("opt");
+    await builder.addDir("opt/school-core");
+    await builder.addDir("opt/school-core/bin");
+    await builder.copyFile("opt/school-core/bin/node", nodePath, 0o755);
+    return await builder.publish(DEFAULT_GUEST_IMAGE, provenance);
+  } catch (error) {
+    await builder.discard();
+    throw error;
+  }
+}
