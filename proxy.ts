@@ -27,6 +27,6 @@ export function proxy(request: NextRequest) {
 }
 
 export const config = {
-  // /api/relay is excluded: the proxy would buffer every relay body, and the relay has no session.
-  matcher: [{ source: "/((?!_next/static|_next/image|favicon.ico|api/relay/).*)" }],
+  // The relay is not served by the web app at all (lib/relay/relay-server.ts, its own listener).
+  matcher: [{ source: "/((?!_next/static|_next/image|favicon.ico).*)" }],
 };

@@ -3,7 +3,7 @@ import { StateBadge } from "./state-badge";
 
 export function HealthPanel({ health }: { health: THealth }) {
   return (
-    <dl className="grid grid-cols-1 gap-3 sm:grid-cols-3" data-testid="health-panel">
+    <dl className="grid grid-cols-1 gap-3 sm:grid-cols-4" data-testid="health-panel">
       <div className="rounded border border-slate-200 bg-white p-3">
         <dt className="text-sm text-slate-600">Database</dt>
         <dd className="mt-1 flex items-center gap-2">
@@ -18,6 +18,12 @@ export function HealthPanel({ health }: { health: THealth }) {
           <span className="text-sm text-slate-600">
             {health.worker.lastHeartbeatAt ? `last heartbeat ${new Date(health.worker.lastHeartbeatAt).toLocaleTimeString()}` : "no heartbeat yet"}
           </span>
+        </dd>
+      </div>
+      <div className="rounded border border-slate-200 bg-white p-3">
+        <dt className="text-sm text-slate-600">Restarts since start</dt>
+        <dd className="mt-1 text-sm" data-testid="restart-counts">
+          worker <span data-testid="worker-restarts">{health.worker.restartCount}</span>, web <span data-testid="web-restarts">{health.web.restartCount}</span>
         </dd>
       </div>
       <div className="rounded border border-slate-200 bg-white p-3">

@@ -2,11 +2,20 @@ import Link from "next/link";
 
 const LINKS = [
   ["/operator", "Dashboard"],
+  ["/operator/probes", "Probes"],
   ["/operator/tasks", "Tasks"],
   ["/operator/machines", "Machines"],
+  ["/operator/quarantine", "Quarantine"],
   ["/operator/manifest", "Trusted checks"],
-  ["/operator/settings", "Settings"],
+  ["/operator/limits", "Limits"],
+  ["/operator/spend", "Spend"],
+  ["/operator/repositories", "Repositories"],
+  ["/operator/users", "Users"],
+  ["/operator/relay", "Relay"],
+  ["/operator/publication", "Publication"],
   ["/operator/publications", "Publications"],
+  ["/operator/settings", "Settings"],
+  ["/operator/audit", "Audit"],
 ] as const;
 
 export function OperatorNav() {

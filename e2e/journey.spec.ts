@@ -1,5 +1,6 @@
 /**
- * The whole loop in the browser, on the local substrate: an operator turns dispatch on and
+ * The whole loop in the browser, on the local substrate: an operator runs the qualification
+ * probes from the dashboard, turns development dispatch on and
  * creates the demo task; the student agent (scripted relay, mailbox channel) fixes it; trusted
  * checks pass on a verifier guest; a stale review tab cannot approve after a re-verification; the
  * teacher approves; exactly one pull request opens on the local forge and its page is reachable.
@@ -9,7 +10,7 @@ import { expect, test, type Browser, type Page } from "@playwright/test";
 import { cliJson } from "./cli";
 import { operatorLogin, signIn, teacherLogin } from "./helpers";
 
-test.describe.configure({ mode: "serial", timeout: 240_000 });
+test.describe.configure({ mode: "serial", timeout: 420_000 });
 
 async function newSession(browser: Browser, who: ReturnType<typeof operatorLogin>) {
   const context = await browser.newContext();
@@ -33,13 +34,39 @@ async function createTask(page: Page, title: string, prompt: string): Promise<st
   return new URL(page.url()).pathname;
 }
 
-test("operator dispatches the demo task; teacher reviews, a stale tab cannot approve, approval opens one PR", async ({ browser }) => {
+/**
+ * The README's demo: Probes → Run all → watch P0–P7 pass live → dispatch on (development). The
+ * gate opens only with a passing run for the current configuration; production is refused on the
+ * local substrate (not a VM).
+ */
+async function qualifyAndOpenDispatch(operator: Page) {
+  await operator.goto("/operator");
+  await operator.getByRole("navigation", { name: "Operator" }).getByRole("link", { name: "Probes" }).click();
+  await expect(operator).toHaveURL(/\/operator\/probes$/);
+  if (await operator.getByTestId("dispatch-off-form").isVisible()) return; // already open (a rerun of this spec)
+  await operator.getByTestId("run-all-probes").getByRole("button").click();
+  await expect(operator.getByTestId("run-all-probes").getByTestId("action-result")).toContainText("queued");
+  // live progress without a reload by us: each probe row changes as the worker records it
+  await expect(operator.getByTestId("live-indicator")).toBeVisible({ timeout: 15_000 });
+  await expect(operator.getByTestId("probe-run")).toHaveAttribute("data-state", /running|passed/, { timeout: 30_000 });
+  await expect(operator.getByTestId("probe-run")).toHaveAttribute("data-state", "passed", { timeout: 150_000 });
+  for (const id of ["P0", "P1", "P2", "P3", "P4", "P5", "P6", "P7"]) await expect(operator.getByTestId(`probe-${id}`)).toHaveAttribute("data-status", "passed");
+  await expect(operator.getByTestId("probe-evidence")).toContainText(/[0-9a-f]{64}/);
+  const download = await operator.request.get((await operator.getByTestId("evidence-download").getAttribute("href"))!);
+  expect(download.status()).toBe(200);
+  expect(await download.json()).toMatchObject({ kind: "school-core/probe-evidence", substrate: "local", isVm: false });
+  await operator.getByTestId("dispatch-production-form").getByRole("button").click();
+  await expect(operator.getByTestId("dispatch-production-form").getByTestId("action-result")).toContainText(/not a VM/);
+  await operator.getByTestId("dispatch-development-form").getByRole("button").click();
+  await expect(operator.getByTestId("dispatch-state")).toContainText("on — development", { timeout: 15_000 });
+  await expect(operator.getByTestId("opening-run")).toBeVisible();
+  await operator.goto("/operator");
+  await expect(operator.getByTestId("dispatch-state")).toContainText("development");
+}
+
+test("operator qualifies the substrate from the dashboard, dispatches the demo task; teacher reviews, a stale tab cannot approve, approval opens one PR", async ({ browser }) => {
   const operator = await newSession(browser, operatorLogin());
-  await operator.goto("/operator/settings");
-  if ((await operator.getByTestId("dispatch-state").textContent()) === "off") {
-    await operator.getByTestId("dispatch-form").getByRole("button").click();
-    await expect(operator.getByTestId("dispatch-state")).toHaveText("on");
-  }
+  await qualifyAndOpenDispatch(operator);
   const prompt = 'add() subtracts instead of adding. Calling add(2, 3) returns -1. <script>window.__pwned = 1</script> <img src=x onerror="window.__pwned=1">';
   const taskPath = await createTask(operator, "add() subtracts instead of adding", prompt);
   await expect(operator.getByTestId("timeline")).toContainText("queued");

@@ -8,10 +8,64 @@ const PAGES: { path: string; operator: number; teacher: number }[] = [
   { path: "/operator/tasks/new", operator: 200, teacher: 403 },
   { path: "/operator/machines", operator: 200, teacher: 403 },
   { path: "/operator/settings", operator: 200, teacher: 403 },
+  { path: "/operator/probes", operator: 200, teacher: 403 },
   { path: "/operator/manifest", operator: 200, teacher: 403 },
   { path: "/operator/publications", operator: 200, teacher: 403 },
+  { path: "/operator/limits", operator: 200, teacher: 403 },
+  { path: "/operator/spend", operator: 200, teacher: 403 },
+  { path: "/operator/audit", operator: 200, teacher: 403 },
+  { path: "/operator/quarantine", operator: 200, teacher: 403 },
+  { path: "/operator/repositories", operator: 200, teacher: 403 },
+  { path: "/operator/users", operator: 200, teacher: 403 },
+  { path: "/operator/relay", operator: 200, teacher: 403 },
+  { path: "/operator/publication", operator: 200, teacher: 403 },
   { path: "/teacher", operator: 403, teacher: 200 },
 ];
+
+/**
+ * The operator console's actions, replayed by a teacher (issue 13): the operator's own request
+ * (the server action's id and form body) is captured in the browser and sent again with the
+ * teacher's session. The teacher gets "Not found." and nothing changes; the CSV export is a 404.
+ */
+test("a teacher replaying the operator console's actions gets nothing and changes nothing", async ({ browser }) => {
+  const operator = await (await browser.newContext()).newPage();
+  await signIn(operator, operatorLogin());
+  const teacher = await (await browser.newContext()).newPage();
+  await signIn(teacher, teacherLogin());
+
+  const captures: { name: string; open: (page: Page) => Promise<void> }[] = [
+    {
+      name: "save a setting",
+      open: async (page) => {
+        await page.goto("/operator/limits");
+        const form = page.getByTestId("setting-form-task.retry");
+        await form.locator('[name="reason"]').fill("x"); // refused (too short): the request is still a real call
+        await form.getByRole("button", { name: "Save" }).click();
+        await expect(form.getByTestId("action-result")).toBeVisible();
+      },
+    },
+    {
+      name: "add a user",
+      open: async (page) => {
+        await page.goto("/operator/users");
+        await page.getByTestId("add-user-form").getByLabel("Email").fill("not-an-email");
+        await page.getByTestId("add-user-form").getByRole("button", { name: "Add user" }).click();
+        await expect(page.getByTestId("add-user-result")).toBeVisible();
+      },
+    },
+  ];
+  for (const capture of captures) {
+    const requestPromise = operator.waitForRequest((r) => r.method() === "POST" && Boolean(r.headers()["next-action"]));
+    await capture.open(operator);
+    const request = await requestPromise;
+    const replay = await teacher.request.post(request.url(), { headers: { "next-action": request.headers()["next-action"]!, "content-type": request.headers()["content-type"]! }, data: request.postDataBuffer()! });
+    const body = await replay.text();
+    expect(body, capture.name).toContain("Not found.");
+    expect(body, capture.name).not.toMatch(/saved|added|fields need attention/);
+  }
+  expect((await teacher.request.get("/operator/spend/ledger.csv")).status()).toBe(404);
+  expect(await statusOf(teacher, "/operator/limits/versions/task.limits/1")).toBe(403);
+});
 
 test("a teacher asking for another resource by id gets 404, an operator on a teacher page 403", async ({ browser }) => {
   const teacher = await browser.newPage();

@@ -16,6 +16,7 @@ import fs from "node:fs/promises";
 import http from "node:http";
 import path from "node:path";
 
+// The guest layout: lib/contract/guest-layout.ts (its test keeps these equal).
 export const TASK_FILE = "/tmp/school-core-input/task.json";
 export const RELAY_SOCKET_PATH = "/run/school-core/relay.sock";
 export const RELAY_HTTP_PATH_PREFIX = "/api/relay/v1/";

@@ -1,7 +1,7 @@
 /**
  * The guest relay client against the real relay: a real database, the real processMailboxRequest
  * driven by a test worker loop that behaves like the worker (probe the next sequence by exact
- * name — no listing — answer, upload), and the real route handler behind a real unix socket.
+ * name — no listing — answer, upload), and the relay listener's handler behind a real unix socket.
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs/promises";
@@ -9,14 +9,14 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { POST } from "../app/api/relay/v1/[operation]/route";
 import * as protocol from "../lib/relay/mailbox-protocol";
 import { issueCapability } from "../lib/relay/issue-capability";
 import { processMailboxRequest } from "../lib/relay/process-mailbox-request";
+import { createRelayRequestListener } from "../lib/relay/relay-http";
 import { readCapabilityUsage } from "../lib/relay/read-capability-usage";
 import { createRelayTestTask } from "../lib/relay/testing/relay-fixtures";
 import { setRelayUpstream } from "../lib/relay/upstream-setting";
-import { RELAY_GUEST_SOCKET } from "../sidecars/local-substrate/sandbox-args";
+import { GUEST_MAILBOX_ROOT, GUEST_RELAY_SOCKET } from "../lib/contract/guest-layout";
 import { createTestDatabase } from "../lib/testing/test-database";
 // @ts-expect-error — plain ESM JavaScript that runs inside the guest; no type declarations.
 import * as client from "./relay-client.mjs";
@@ -37,7 +37,7 @@ describe("guest relay client", async () => {
 
   async function newTask() {
     const { taskId } = await createRelayTestTask(db);
-    const issued = await issueCapability({ db, taskId, maxRequests: 5, maxBytes: 1_000_000, maxRequestBytes: 200_000, maxResponseBytes: 100_000, ttlSeconds: 600 });
+    const issued = await issueCapability({ db }, { taskId, maxRequests: 5, maxBytes: 1_000_000, maxRequestBytes: 200_000, maxResponseBytes: 100_000, ttlSeconds: 600 });
     return { taskId, ...issued };
   }
 
@@ -84,13 +84,13 @@ describe("guest relay client", async () => {
   }
 
   it("mirrors the protocol constants of lib/relay/mailbox-protocol.ts", () => {
-    expect(client.MAILBOX_ROOT).toBe(protocol.MAILBOX_ROOT);
+    expect(client.MAILBOX_ROOT).toBe(GUEST_MAILBOX_ROOT);
     expect(client.MAILBOX_PROTOCOL_VERSION).toBe(protocol.MAILBOX_PROTOCOL_VERSION);
     expect(client.MAILBOX_SEQUENCE_DIGITS).toBe(protocol.MAILBOX_SEQUENCE_DIGITS);
     expect(client.MAILBOX_MAX_SEQUENCE).toBe(protocol.MAILBOX_MAX_SEQUENCE);
     expect(client.MAILBOX_POLL_INTERVAL_MS).toBe(protocol.MAILBOX_POLL_INTERVAL_MS);
     expect(client.MAX_RESPONSE_BYTES).toBe(protocol.MAILBOX_MAX_RESPONSE_FILE_BYTES);
-    expect(client.RELAY_SOCKET_PATH).toBe(RELAY_GUEST_SOCKET);
+    expect(client.RELAY_SOCKET_PATH).toBe(GUEST_RELAY_SOCKET);
     for (const n of [1, 42, protocol.MAILBOX_MAX_SEQUENCE]) expect(client.mailboxFileName(n)).toBe(protocol.mailboxFileName(n));
   });
 
@@ -108,7 +108,7 @@ describe("guest relay client", async () => {
     const written = JSON.parse(await fs.readFile(path.join(root, "outbox", "000001.json"), "utf8"));
     expect(written).toEqual({ v: 1, handle, taskId, operation: "complete", request: { messages: [{ role: "user", content: "add() subtracts instead of adding" }], maxTokens: 100 } });
     await worker.stop();
-    expect((await readCapabilityUsage({ db, capabilityId }))?.usage.requestCount).toBe(2);
+    expect((await readCapabilityUsage({ db }, { capabilityId }))?.usage.requestCount).toBe(2);
   });
 
   it("mailbox: a restarted client continues numbering after existing requests", async () => {
@@ -140,17 +140,8 @@ describe("guest relay client", async () => {
 
   describe("http over a unix socket", async () => {
     const socketPath = path.join(tmp, "relay.sock");
-    // Stands in for the substrate's forwarder + the web app: the real route handler behind a socket.
-    const server = http.createServer(async (req, res) => {
-      const chunks: Buffer[] = [];
-      for await (const chunk of req) chunks.push(chunk as Buffer);
-      const headers = new Headers();
-      for (const [key, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(key, value);
-      const operation = decodeURIComponent((req.url ?? "").replace(/^\/api\/relay\/v1\//, ""));
-      const response = await POST(new Request(`http://relay.local${req.url}`, { method: req.method, headers, body: Buffer.concat(chunks) }), { params: Promise.resolve({ operation }) });
-      res.writeHead(response.status, { "content-type": "application/json" });
-      res.end(Buffer.from(await response.arrayBuffer()));
-    });
+    // Stands in for the substrate's forwarder + the relay listener: the listener's real request handler behind a socket.
+    const server = http.createServer(createRelayRequestListener({ db }));
     await new Promise<void>((r) => server.listen(socketPath, r));
     stops.push(() => new Promise((r) => server.close(() => r())));
 
@@ -206,7 +197,7 @@ describe("guest relay client", async () => {
     expect(written).toEqual(report);
     expect(JSON.stringify(written)).not.toContain(handle);
     expect(Buffer.byteLength(JSON.stringify(written))).toBeLessThan(20_000);
-    expect((await readCapabilityUsage({ db, capabilityId }))?.calls.upstreams).toEqual(["scripted"]);
+    expect((await readCapabilityUsage({ db }, { capabilityId }))?.calls.upstreams).toEqual(["scripted"]);
   });
 
   it("reference agent: a relay failure writes a report with no edits and a non-zero exit", async () => {

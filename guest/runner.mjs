@@ -4,17 +4,27 @@
 //
 // Steps: extract the base tree into /workspace/repo, record it as a local git commit, run the
 // student agent command with a deadline, then export the tree (no .git) as
-// /tmp/school-core-candidate.tar and write result.json (GuestResult v1) and a done marker.
+// /tmp/school-core-candidate.tar and write result.json (GuestResult v1, or v2 for a revision
+// round) and a done marker.
 // Everything here is bounded; the control plane trusts none of it and re-checks all of it.
 import { spawn, spawnSync } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
 import fs from "node:fs";
 
+// The guest layout: lib/contract/guest-layout.ts (its test keeps these equal).
 const INPUT = "/tmp/school-core-input";
+const TASK_FILE = `${INPUT}/task.json`;
+const REPOSITORY_ARCHIVE = `${INPUT}/repository.tar`;
 const OUTPUT = "/tmp/school-core-output";
+const RESULT_FILE = `${OUTPUT}/result.json`;
+const DONE_FILE = `${OUTPUT}/done.json`;
+const HEARTBEAT_FILE = `${OUTPUT}/heartbeat`;
+const AGENT_LOG_FILE = `${OUTPUT}/agent.log`;
+const STUDENT_REPORT_FILE = `${OUTPUT}/student-report.json`;
 const REPO = "/workspace/repo";
 const ARCHIVE = "/tmp/school-core-candidate.tar";
 const LOCK = "/tmp/school-core-runner.lock";
+const FILE_LIST = "/tmp/school-core-files";
 const LIMITS = { diagnostics: 4000, summary: 8000, excerpt: 8000, paths: 10000 };
 
 // Idempotent start: the control plane may launch us again after its worker restarted; only the
@@ -27,14 +37,17 @@ try {
 fs.mkdirSync(OUTPUT, { recursive: true });
 // Liveness for the control plane: a counter rewritten every 2 s while this process lives.
 let beats = 0;
-const beat = () => fs.writeFileSync(`${OUTPUT}/heartbeat`, String(++beats));
+const beat = () => fs.writeFileSync(HEARTBEAT_FILE, String(++beats));
 beat();
 const heartbeatTimer = setInterval(beat, 2000);
 const diagnostics = [];
 const note = (line) => diagnostics.push(String(line).slice(0, 500));
 
-const task = JSON.parse(fs.readFileSync(`${INPUT}/task.json`, "utf8"));
+const task = JSON.parse(fs.readFileSync(TASK_FILE, "utf8"));
 const guestExecutionId = `gx-${randomUUID()}`;
+// A revision round (TaskRequest v2) is answered by a GuestResult v2 naming the round; its changed
+// paths are relative to the tree this guest received (the previous round's head).
+const resultVersion = task.v === 2 ? { v: 2, round: task.round } : { v: 1 };
 const gitEnv = {
   ...process.env,
   GIT_CONFIG_NOSYSTEM: "1",
@@ -53,15 +66,15 @@ function run(command, args, options = {}) {
 
 function writeResult(result) {
   clearInterval(heartbeatTimer);
-  fs.writeFileSync(`${OUTPUT}/result.json.tmp`, JSON.stringify(result));
-  fs.renameSync(`${OUTPUT}/result.json.tmp`, `${OUTPUT}/result.json`);
-  fs.writeFileSync(`${OUTPUT}/done.json`, JSON.stringify({ guestExecutionId, at: new Date().toISOString() }));
+  fs.writeFileSync(`${RESULT_FILE}.tmp`, JSON.stringify(result));
+  fs.renameSync(`${RESULT_FILE}.tmp`, RESULT_FILE);
+  fs.writeFileSync(DONE_FILE, JSON.stringify({ guestExecutionId, at: new Date().toISOString() }));
 }
 
 function runAgent() {
   return new Promise((resolve) => {
     const [command, ...args] = task.agent.command;
-    const log = fs.openSync(`${OUTPUT}/agent.log`, "w");
+    const log = fs.openSync(AGENT_LOG_FILE, "w");
     const child = spawn(command, args, { cwd: REPO, env: { PATH: process.env.PATH, HOME: "/tmp", LANG: "C.UTF-8" }, stdio: ["ignore", log, log], detached: true });
     let isTimedOut = false;
     const timer = setTimeout(() => {
@@ -92,7 +105,7 @@ function readBounded(file, max) {
 
 async function main() {
   fs.mkdirSync(REPO, { recursive: true });
-  run("tar", ["-xf", `${INPUT}/repository.tar`, "-C", REPO]);
+  run("tar", ["-xf", REPOSITORY_ARCHIVE, "-C", REPO]);
   run("git", ["init", "--quiet", "--initial-branch=base"]);
   run("git", ["add", "-A"]);
   run("git", ["commit", "--quiet", "--allow-empty", "--no-verify", "-m", "base"]);
@@ -105,14 +118,14 @@ async function main() {
   // paths describe the same tree; the control plane re-validates both.
   run("git", ["add", "-A"]);
   const changed = run("git", ["diff", "--cached", "--name-only", "-z", "--no-renames", "HEAD"]).split("\0").filter(Boolean).slice(0, LIMITS.paths);
-  fs.writeFileSync("/tmp/school-core-files", run("git", ["ls-files", "-z", "--cached"]));
-  run("tar", ["--null", "--no-recursion", "-T", "/tmp/school-core-files", "--sort=name", "--owner=0", "--group=0", "--numeric-owner", "--mtime=@0", "-cf", ARCHIVE]);
+  fs.writeFileSync(FILE_LIST, run("git", ["ls-files", "-z", "--cached"]));
+  run("tar", ["--null", "--no-recursion", "-T", FILE_LIST, "--sort=name", "--owner=0", "--group=0", "--numeric-owner", "--mtime=@0", "-cf", ARCHIVE]);
   const archive = fs.readFileSync(ARCHIVE);
 
   let studentReport = null;
   let supplementalChecks = [];
   try {
-    const report = JSON.parse(fs.readFileSync(`${OUTPUT}/student-report.json`, "utf8"));
+    const report = JSON.parse(fs.readFileSync(STUDENT_REPORT_FILE, "utf8"));
     studentReport = { summary: String(report.summary ?? "").slice(0, LIMITS.summary) };
     const check = report.supplementalCheck;
     if (check && typeof check === "object") {
@@ -127,11 +140,11 @@ async function main() {
       ];
     }
   } catch {
-    note(`no student report; agent log tail: ${readBounded(`${OUTPUT}/agent.log`, 400)}`);
+    note(`no student report; agent log tail: ${readBounded(AGENT_LOG_FILE, 400)}`);
   }
 
   writeResult({
-    v: 1,
+    ...resultVersion,
     taskId: task.taskId,
     repository: task.repository,
     baseSha: task.baseSha,
@@ -147,7 +160,7 @@ async function main() {
 main().catch((error) => {
   note(`runner failed: ${error.message}`);
   writeResult({
-    v: 1,
+    ...resultVersion,
     taskId: task.taskId,
     repository: task.repository,
     baseSha: task.baseSha,

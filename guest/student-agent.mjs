@@ -14,6 +14,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { createRelayClient, readRelayTask, RelayClientError } from "./relay-client.mjs";
 
+// The guest layout: lib/contract/guest-layout.ts (its test keeps these equal).
 export const TASK_FILE = "/tmp/school-core-input/task.json";
 export const REPO_DIR = "/workspace/repo";
 export const OUTPUT_DIR = "/tmp/school-core-output";
@@ -120,11 +121,35 @@ export function buildMessages(task, repoContext) {
     "",
     String(issue.body ?? ""),
     "</untrusted-issue>",
+    ...feedbackLines(task),
   ];
   return [
     { role: "system", content: system },
     { role: "user", content: parts.join("\n") },
   ];
+}
+
+/**
+ * A revision round (TaskRequest v2): the repository already holds the previous round's work, and
+ * the teacher's feedback on it comes as data — the general comment and each line comment with
+ * the line it is about. Fenced like every other untrusted part: the model reads it as a request
+ * about this issue, not as new rules.
+ */
+export function feedbackLines(task) {
+  if (task.v !== 2 || !task.feedback) return [];
+  const feedback = task.feedback;
+  const lines = [
+    "",
+    `<teacher-feedback round="${Number(task.round) || 0}" answers-round="${Number(feedback.answersRound) || 0}">`,
+    "The repository already contains your previous round's changes. A teacher reviewed them and asked for these changes:",
+    String(feedback.comment ?? ""),
+  ];
+  for (const comment of Array.isArray(feedback.lineComments) ? feedback.lineComments : []) {
+    lines.push("", `On ${String(comment.path)} line ${Number(comment.line) || 0} (${comment.side === "old" ? "the earlier version" : "your version"}): ${String(comment.lineText ?? "").trim()}`, String(comment.body ?? ""));
+  }
+  if (Number(feedback.omittedLineComments) > 0) lines.push("", `(${Number(feedback.omittedLineComments)} more line comments were left out.)`);
+  lines.push("</teacher-feedback>");
+  return lines;
 }
 
 /** The model's prose outside the file blocks, bounded: the human-readable part of the report. */

@@ -29,13 +29,23 @@ export const ZEnvSchema = z.object({
   LOCAL_SUBSTRATE_ADMIN_PORT: ZPort.default(7481),
   LOCAL_FORGE_PORT: ZPort.default(7490),
   LOCAL_FORGE_ADMIN_PORT: ZPort.default(7491),
-  /** Base URL the guest uses for the HTTP relay channel (the web app). */
+  /**
+   * Where guests on the HTTP relay channel reach the relay listener (lib/relay/relay-server.ts);
+   * unset = http://HOSTNAME:RELAY_PORT. A reverse proxy in front of the listener sets it.
+   */
   RELAY_PUBLIC_URL: z.string().url().optional(),
+  /** Port of the relay listener: `POST /api/relay/v1/{op}` only, outside the web app. */
+  RELAY_PORT: ZPort.default(3100),
   /**
    * Addresses of the reverse proxies in front of the web app (comma-separated). Only these are
    * believed about X-Forwarded-For; unset = none, the header is ignored.
    */
   TRUSTED_PROXIES: z.string().max(4000).optional(),
+  /**
+   * Set by scripts/web-server.ts on itself, never by an operator: the last hop of X-Forwarded-For
+   * is the socket address that server saw (it overwrites what an untrusted client sent).
+   */
+  SCHOOLCORE_WEB_SERVER: z.enum(["custom"]).optional(),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   /** Set by `npm start`'s supervisor on each child: how many times this child was restarted (health panel). */
   SCHOOLCORE_RESTART_COUNT: z.coerce.number().int().min(0).default(0),
@@ -43,7 +53,7 @@ export const ZEnvSchema = z.object({
    * Fault injection for the restart tests: the worker SIGKILLs itself right after committing a
    * transition into this task state (or "machine:<state>", "publish:<step>"). Refused in production.
    */
-  SCHOOLCORE_FAULT_CRASH_AFTER: z.string().regex(/^((machine|publish):)?[a-z_]+$/).optional(),
+  SCHOOLCORE_FAULT_CRASH_AFTER: z.string().regex(/^((machine|publish|round):)?[a-z_]+$/).optional(),
 });
 
 export type TEnv = z.infer<typeof ZEnvSchema> & { dataDir: string };
@@ -56,6 +66,17 @@ export function parseEnv(source: Record<string, string | undefined>): TEnv {
   // The first path names the variable to fix (README: a bad configuration fails at boot naming it).
   const parsed = parseOrThrow(ZEnvSchema, cleaned, { code: "CONFIG_INVALID", label: "environment variable" });
   return { ...parsed, dataDir: path.resolve(parsed.DATA_DIR) };
+}
+
+/** The relay listener's own URL: where it binds (HOSTNAME:RELAY_PORT), as a client on this host reaches it. */
+export function relayListenerUrl(env: TEnv): string {
+  const host = env.HOSTNAME === "0.0.0.0" ? "127.0.0.1" : env.HOSTNAME;
+  return `http://${host.includes(":") ? `[${host}]` : host}:${env.RELAY_PORT}`;
+}
+
+/** Where a guest on the HTTP relay channel is pointed: RELAY_PUBLIC_URL, else the listener itself. */
+export function relayPublicUrl(env: TEnv): string {
+  return env.RELAY_PUBLIC_URL ?? relayListenerUrl(env);
 }
 
 export function getEnv(): TEnv {

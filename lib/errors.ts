@@ -25,6 +25,8 @@ export const APP_ERROR_CODES = {
   DATABASE_UNAVAILABLE: 503,
   /** Production dispatch is off; tasks stay queued. */
   DISPATCH_DISABLED: 409,
+  /** Dispatch was asked on without a passing probe run (P0–P7) for the current substrate configuration digest, or production on the local substrate. */
+  DISPATCH_NOT_QUALIFIED: 409,
   /** A spend ceiling or the provider account's headroom refuses a new machine. */
   SPEND_CEILING_EXCEEDED: 402,
   /** The provider account cannot be read well enough to know its headroom. */
@@ -47,6 +49,8 @@ export const APP_ERROR_CODES = {
   ARTIFACT_CORRUPT: 500,
   /** The guest's candidate snapshot changes nothing relative to the base; there is nothing to verify or publish. */
   CANDIDATE_EMPTY: 422,
+  /** The candidate changes protected publication paths (CI configuration, submodules, code owners …) the operator has not allowed for this repository. */
+  CANDIDATE_PROTECTED_PATH: 422,
   /** The base SHA (or the recorded base of a candidate) is not in the control plane's own mirror. */
   BASE_UNAVAILABLE: 409,
   /** A git command failed, timed out or produced more output than allowed; details hold a bounded, redacted stderr. */
@@ -71,11 +75,21 @@ export const APP_ERROR_CODES = {
   REVIEW_STALE: 409,
   /** Approval asked for evidence that is not a pass. */
   EVIDENCE_NOT_PASSING: 409,
+  /** Approval asked while the diff the review page would show is truncated or cannot be read: nobody approves what they cannot see. */
+  REVIEW_DIFF_INCOMPLETE: 409,
+  /** Approval asked by the user who created the task, while the operator's separation-of-duties rule is on. */
+  REVIEW_SELF_APPROVAL: 403,
+  /** "Request changes" on a task already in its last allowed review round (setting review.rounds). */
+  REVIEW_ROUND_LIMIT: 409,
+  /** Approval of a revision round that changes nothing since the previous round, without the teacher acknowledging it. */
+  REVIEW_NO_CHANGE: 409,
   /** The publication provider failed or gave an ambiguous answer. */
   PUBLISH_FAILED: 502,
   /** Publication asked without an approval for the same head SHA. */
   PUBLISH_NOT_APPROVED: 409,
   /** Anything not anticipated; details stay in server logs (redacted). */
+  /** A backup archive cannot be restored: not a School-Core backup, damaged, or from a version this one cannot load. */
+  BACKUP_INVALID: 422,
   INTERNAL: 500,
 } as const;
 

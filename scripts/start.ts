@@ -1,7 +1,8 @@
 /**
  * `npm start`: the whole system on embedded defaults. Builds the web app if needed, starts (or
- * reuses) embedded PostgreSQL, migrates, seeds demo data once, starts the worker and the web app,
- * and prints the URL. Ctrl-C stops everything, PostgreSQL last.
+ * reuses) embedded PostgreSQL, migrates, seeds demo data once, starts the worker, the web app
+ * (scripts/web-server.ts) and the relay listener (scripts/relay.ts), and prints their URLs. The worker and the web app are supervised: a child that dies is restarted
+ * with backoff (lib/system/supervise-children.ts). Ctrl-C stops everything, PostgreSQL last.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -14,16 +15,16 @@ import { seedDemoUsers } from "../lib/demo/seed-demo-users";
 import { ensureTokenFile } from "../lib/secrets/token-file";
 import { defaultForgeTokenFiles } from "../sidecars/local-forge/forge-tokens";
 import { startLocalForge } from "../sidecars/local-forge/start-local-forge";
-import { ensureDefaultGuestImage } from "../sidecars/local-substrate/images";
+import { ensureDefaultGuestImage } from "../sidecars/local-substrate/default-guest-image";
 import { startLocalSubstrate } from "../sidecars/local-substrate/start-local-substrate";
 import { createForgeRepository } from "../sidecars/local-forge/create-forge-repository";
 import { defaultSubstrateTokenFiles, ensureSubstrateTokenFile } from "../sidecars/local-substrate/substrate-tokens";
 import { ensureBubblewrap } from "../lib/system/ensure-bubblewrap";
-import { getEnv } from "../lib/env";
+import { getEnv, relayListenerUrl } from "../lib/env";
 import { isAppError } from "../lib/errors";
+import { superviseChildren } from "../lib/system/supervise-children";
 
 const NEXT_BIN = path.join(PROJECT_ROOT, "node_modules", "next", "dist", "bin", "next");
-const TSX_CLI = path.join(PROJECT_ROOT, "node_modules", "tsx", "dist", "cli.mjs");
 const SOURCE_DIRS = ["app", "components", "lib", "proxy.ts", "next.config.ts", "package.json", "postcss.config.mjs"];
 
 function say(line: string) {
@@ -58,10 +59,12 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<v
   });
 }
 
-async function waitForHealth(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+/** The first start must answer: a web app that cannot even come up once is a failed start, not a restart loop. */
+async function waitForHealth(url: string, currentWeb: () => ChildProcess | undefined, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error("the web app exited during start-up");
+    const child = currentWeb();
+    if (child && (child.exitCode !== null || child.signalCode !== null)) throw new Error("the web app exited during start-up");
     try {
       const response = await fetch(`${url}/api/health`);
       if (response.status < 500) return;
@@ -140,31 +143,47 @@ async function main() {
     throw error;
   }
 
-  const children: ChildProcess[] = [];
-  const worker = spawn(process.execPath, [TSX_CLI, path.join(PROJECT_ROOT, "scripts", "worker.ts")], { cwd: PROJECT_ROOT, env: childEnv, stdio: "inherit" });
-  children.push(worker);
-  const web = spawn(process.execPath, [NEXT_BIN, "start", "-p", String(env.PORT), "-H", env.HOSTNAME], { cwd: PROJECT_ROOT, env: { ...childEnv, NEXT_TELEMETRY_DISABLED: "1" }, stdio: "inherit" });
-  children.push(web);
+  // Supervised children: one that dies is restarted with backoff (the web app keeps serving while
+  // the worker restarts); only Ctrl-C / SIGTERM stops everything. Each incarnation learns its
+  // restart count (SCHOOLCORE_RESTART_COUNT) so the health panel can show it.
+  let web: ChildProcess | undefined;
+  const supervisor = superviseChildren({
+    log: say,
+    children: [
+      {
+        name: "worker",
+        start: (restartCount) =>
+          // `node --import tsx`, not the tsx CLI: one process, so a kill (OOM, operator) hits the worker
+          // itself and never leaves an orphan behind a dead wrapper.
+          spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "scripts", "worker.ts")], { cwd: PROJECT_ROOT, env: { ...childEnv, SCHOOLCORE_RESTART_COUNT: String(restartCount) }, stdio: "inherit" }),
+      },
+      {
+        name: "web app",
+        // Our own server over Next's programmatic API, not `next start`: it hands the socket
+        // address to the app (scripts/web-server.ts), so sign-in throttling counts the real peer.
+        start: (restartCount) =>
+          (web = spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "scripts", "web-server.ts")], {
+            cwd: PROJECT_ROOT,
+            env: { ...childEnv, NEXT_TELEMETRY_DISABLED: "1", SCHOOLCORE_RESTART_COUNT: String(restartCount) },
+            stdio: "inherit",
+          })),
+      },
+      {
+        // The guest-facing relay listener: POST /api/relay/v1/{op} only, outside the web app.
+        name: "relay listener",
+        start: (restartCount) =>
+          spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "scripts", "relay.ts")], { cwd: PROJECT_ROOT, env: { ...childEnv, SCHOOLCORE_RESTART_COUNT: String(restartCount) }, stdio: "inherit" }),
+      },
+    ],
+  });
+  supervisor.start();
 
   let isStopping = false;
   const shutdown = async (reason: string, exitCode: number) => {
     if (isStopping) return;
     isStopping = true;
     say(`stopping (${reason})`);
-    await Promise.all(
-      children.map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null || child.signalCode !== null) return resolve();
-            const killTimer = setTimeout(() => child.kill("SIGKILL"), 25_000);
-            child.once("exit", () => {
-              clearTimeout(killTimer);
-              resolve();
-            });
-            child.kill("SIGTERM");
-          }),
-      ),
-    );
+    await supervisor.stop();
     await stopServices();
     await database.close();
     say("stopped");
@@ -172,10 +191,15 @@ async function main() {
   };
   process.on("SIGINT", () => void shutdown("SIGINT", 0));
   process.on("SIGTERM", () => void shutdown("SIGTERM", 0));
-  for (const child of children) child.on("exit", (code) => void shutdown(`a child process exited with ${code}`, code === 0 ? 0 : 1));
 
-  await waitForHealth(url, web, 120_000);
+  try {
+    await waitForHealth(url, () => web, 120_000);
+  } catch (error) {
+    await shutdown((error as Error).message, 1);
+    return;
+  }
   say(`School-Core is running at ${url}`);
+  say(`relay listener (guests on the HTTP relay channel; POST /api/relay/v1/{op} only) at ${relayListenerUrl(env)}${env.RELAY_PUBLIC_URL ? ` — guests are pointed at ${env.RELAY_PUBLIC_URL}` : ""}`);
   if (seed.kind === "created") {
     say("demo logins (shown once; also in " + seed.file + ", mode 600):");
     for (const c of seed.credentials) say(`  ${c.roles.join(",").padEnd(9)} ${c.email}  ${c.password}`);

@@ -1,11 +1,22 @@
 import "server-only";
-import type { z } from "zod";
+import { z } from "zod";
 import { can, type Actor, type TAction } from "@/lib/auth/permissions";
 import { isAppError, userMessageOf } from "@/lib/errors";
 import { logError } from "@/lib/log";
 import { getActor } from "./actor";
+import { fieldErrorsOf, summaryOf, type TFieldErrors } from "./field-errors";
+import { formDataToObject } from "./form-input";
 
-export type ActionResult = { ok: true; message: string; id?: string } | { ok: false; error: string };
+export type { TFieldErrors } from "./field-errors";
+
+/**
+ * What every server action answers. A failure carries a bounded summary (`error`) and, when the
+ * input broke its schema, every issue keyed by field path (`fieldErrors`) for `<FieldError>`.
+ */
+export type ActionResult = { ok: true; message: string; id?: string } | { ok: false; error: string; fieldErrors?: TFieldErrors };
+
+// A use case may refuse its input field by field: VALIDATION_FAILED with `details.fieldErrors`.
+const ZFieldErrorsDetailSchema = z.object({ fieldErrors: z.record(z.string(), z.array(z.string()).max(20)) });
 
 /**
  * The one wrapper for server actions: session → actor, permission, zod parse of the form, one use
@@ -16,15 +27,17 @@ export function withActorAction<S extends z.ZodType>(options: { action: TAction;
     try {
       const actor = await getActor();
       if (!actor || !can(actor, options.action)) return { ok: false, error: "Not found." };
-      const raw = Object.fromEntries([...formData.entries()].filter(([key]) => !key.startsWith("$ACTION")));
-      const parsed = options.schema.safeParse(raw);
+      const parsed = options.schema.safeParse(formDataToObject(formData));
       if (!parsed.success) {
-        const issue = parsed.error.issues[0]!;
-        return { ok: false, error: `${issue.path.join(".") || "input"}: ${issue.message}` };
+        const fieldErrors = fieldErrorsOf(parsed.error.issues);
+        return { ok: false, error: summaryOf(fieldErrors), fieldErrors };
       }
       return await options.handler({ actor, input: parsed.data });
     } catch (error) {
-      if (isAppError(error)) return { ok: false, error: error.message };
+      if (isAppError(error)) {
+        const detail = error.code === "VALIDATION_FAILED" ? ZFieldErrorsDetailSchema.safeParse(error.details) : undefined;
+        return detail?.success ? { ok: false, error: error.message, fieldErrors: detail.data.fieldErrors } : { ok: false, error: error.message };
+      }
       logError("server action failed", error);
       return { ok: false, error: userMessageOf(error) };
     }

@@ -2,7 +2,7 @@ import "server-only";
 import type { NextAuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
 import { authenticate } from "@/lib/auth/authenticate";
-import { parseTrustedProxies, resolveClientAddress } from "@/lib/auth/client-address";
+import { parseTrustedProxies, resolveClientAddress, resolveClientAddressFromPeerHeader } from "@/lib/auth/client-address";
 import { parseRoles } from "@/lib/auth/permissions";
 import { resolveSessionSecret } from "@/lib/auth/secret";
 import { getDb } from "@/lib/db/client";
@@ -12,16 +12,18 @@ import { isAppError } from "@/lib/errors";
 const SESSION_MAX_AGE_SECONDS = 8 * 60 * 60;
 
 /**
- * Next.js route handlers do not expose the socket address, so with no TRUSTED_PROXIES the address
- * is unknown (null: only the per-account delay applies) instead of a client-chosen header value.
+ * Next.js route handlers do not expose the socket address. Under the app's own server
+ * (scripts/web-server.ts) the last hop of X-Forwarded-For is that address, written by the server
+ * over whatever an untrusted client sent; under `next dev` it is unknown (null: only the
+ * per-account delay applies) instead of a client-chosen header value.
  */
 function clientAddressOf(headers: Record<string, unknown> | undefined): string | null {
+  const env = getEnv();
   const forwarded = headers?.["x-forwarded-for"];
-  return resolveClientAddress({
-    forwardedFor: typeof forwarded === "string" || Array.isArray(forwarded) ? (forwarded as string | string[]) : undefined,
-    socketAddress: undefined,
-    trustedProxies: parseTrustedProxies(getEnv().TRUSTED_PROXIES),
-  });
+  const forwardedFor = typeof forwarded === "string" || Array.isArray(forwarded) ? (forwarded as string | string[]) : undefined;
+  const trustedProxies = parseTrustedProxies(env.TRUSTED_PROXIES);
+  if (env.SCHOOLCORE_WEB_SERVER === "custom") return resolveClientAddressFromPeerHeader(forwardedFor, trustedProxies);
+  return resolveClientAddress({ forwardedFor, socketAddress: undefined, trustedProxies });
 }
 
 let cachedOptions: NextAuthOptions | undefined;

@@ -4,6 +4,7 @@ import type { z } from "zod";
 import { can, type Actor, type TAction } from "@/lib/auth/permissions";
 import { AppError, isAppError, userMessageOf } from "@/lib/errors";
 import { logError } from "@/lib/log";
+import { parseOrThrow } from "@/lib/parse-or-throw";
 import { getActor } from "./actor";
 
 export function errorResponse(error: unknown): NextResponse {
@@ -30,9 +31,7 @@ export function withActorRoute<S extends z.ZodType, P = Record<string, string>>(
       let body: unknown = undefined;
       if (options.schema) {
         const raw = request.method === "GET" ? Object.fromEntries(new URL(request.url).searchParams) : await request.json().catch(() => undefined);
-        const parsed = options.schema.safeParse(raw);
-        if (!parsed.success) throw new AppError("VALIDATION_FAILED", parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
-        body = parsed.data;
+        body = parseOrThrow(options.schema, raw, { code: "VALIDATION_FAILED", label: "request" });
       }
       const result = await options.handler({ actor, body: body as z.infer<S>, params: await context.params, request });
       return result instanceof Response ? result : NextResponse.json(result);

@@ -8,25 +8,49 @@ import { listRecentTasks } from "@/lib/tasks/list-tasks";
 import { getRunContext } from "@/app/_server/run-context";
 import { readProviderAccount } from "@/lib/spend/read-provider-account";
 import { formatMicros } from "@/lib/spend/spend-guard";
-import { readSetting } from "@/lib/settings/operator-settings";
 import { DataTable } from "@/components/data-table";
+import { DispatchLabel } from "@/components/dispatch-gate-panel";
+import { readDispatchGate } from "@/lib/probes/read-dispatch-gate";
+import { AutoRefresh } from "@/components/auto-refresh";
+import { SpendGauge } from "@/components/spend-gauge";
+import { readDashboard } from "@/lib/health/read-dashboard";
+import { readSpendOverview } from "@/lib/spend/read-spend-overview";
 
 export default async function OperatorDashboardPage() {
   await requirePagePermission("operator.view", "/operator");
   const ctx = await getRunContext();
-  const [health, tasks, account, quarantined, dispatch, byState] = await Promise.all([
+  const [health, tasks, account, dispatch, dashboard, spend] = await Promise.all([
     readHealth(),
-    listRecentTasks({ take: 20 }),
+    listRecentTasks({ db: ctx.db }, { take: 20 }),
     readProviderAccount(ctx.substrate),
-    ctx.db.guestMachine.count({ where: { state: "cleanup_quarantined" } }),
-    readSetting(ctx.db, "dispatch"),
-    ctx.db.task.groupBy({ by: ["state"], _count: { _all: true } }),
+    readDispatchGate(ctx.db, ctx.env),
+    readDashboard({ db: ctx.db }),
+    readSpendOverview({ db: ctx.db }),
   ]);
+  const { quarantined, byState } = dashboard;
   return (
     <section className="space-y-6">
-      <h1>Operator dashboard</h1>
+      <div className="flex flex-wrap items-center gap-3">
+        <h1>Operator dashboard</h1>
+        {/* Polls the server components; no client-side data layer, no manual reload. */}
+        <AutoRefresh isActive intervalMs={5000} />
+      </div>
       <HealthPanel health={health} />
       <dl className="grid grid-cols-1 gap-3 text-sm sm:grid-cols-3" data-testid="operator-summary">
+        <div className="rounded border border-slate-200 bg-white p-3">
+          <dt className="text-slate-600">
+            <Link href="/operator/spend">Spend this month ({spend.month})</Link>
+          </dt>
+          <dd className="mt-1">
+            <SpendGauge committedMicros={spend.monthCommittedMicros} ceilingMicros={spend.ceilings.monthlyGlobalMicros} />
+          </dd>
+        </div>
+        <div className="rounded border border-slate-200 bg-white p-3">
+          <dt className="text-slate-600">Live machines</dt>
+          <dd data-testid="live-machines">
+            <Link href="/operator/machines">{dashboard.liveMachines}</Link>
+          </dd>
+        </div>
         <div className="rounded border border-slate-200 bg-white p-3">
           <dt className="text-slate-600">Substrate ({account.label})</dt>
           <dd data-testid="provider-account">
@@ -45,13 +69,15 @@ export default async function OperatorDashboardPage() {
         <div className="rounded border border-slate-200 bg-white p-3">
           <dt className="text-slate-600">Dispatch</dt>
           <dd>
-            <Link href="/operator/settings">{dispatch.enabled ? "on" : "off (tasks stay queued)"}</Link>
+            <Link href="/operator/probes">
+              <DispatchLabel gate={dispatch} />
+            </Link>
           </dd>
         </div>
         <div className="rounded border border-slate-200 bg-white p-3">
           <dt className="text-slate-600">Quarantined machines</dt>
           <dd className={quarantined > 0 ? "font-semibold text-red-800" : ""}>
-            <Link href="/operator/machines">{quarantined}</Link>
+            <Link href="/operator/quarantine">{quarantined}</Link>
           </dd>
         </div>
       </dl>
@@ -59,10 +85,29 @@ export default async function OperatorDashboardPage() {
         <p className="flex flex-wrap gap-2 text-sm" data-testid="task-counts">
           {byState.map((row) => (
             <Link key={row.state} href={`/operator/tasks?state=${row.state}`} className="no-underline">
-              <StateBadge state={row.state} /> {row._count._all}
+              <StateBadge state={row.state} /> {row.count}
             </Link>
           ))}
         </p>
+      )}
+      {dashboard.failures.length > 0 && (
+        <div className="space-y-2">
+          <h2>Last failures</h2>
+          <ul className="space-y-1 text-sm" data-testid="last-failures">
+            {dashboard.failures.map((f) => (
+              <li key={f.id} className="rounded border border-red-100 bg-white p-2">
+                <StateBadge state={f.state} /> <Link href={`/operator/tasks/${f.id}`}>{f.repository} #{f.issueNumber} {f.issueTitle}</Link>{" "}
+                <span className="text-xs text-slate-500">
+                  {f.updatedAt.toISOString().slice(0, 16).replace("T", " ")} UTC · attempt {f.attempt}
+                  {f.autoRetryAt ? ` · automatic retry at ${f.autoRetryAt.toISOString().slice(11, 16)}` : ""}
+                </span>
+                <span className="block break-words text-xs text-red-900">
+                  <span className="font-mono">{f.errorCode}</span> {f.errorSummary}
+                </span>
+              </li>
+            ))}
+          </ul>
+        </div>
       )}
       <div className="space-y-2">
         <h2>Recent tasks</h2>

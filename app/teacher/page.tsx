@@ -1,31 +1,73 @@
 import Link from "next/link";
 import { requirePagePermission } from "@/app/_server/guard";
 import { EmptyState } from "@/components/empty-state";
+import { Pager, queryString } from "@/components/pager";
 import { StateBadge } from "@/components/state-badge";
 import { getDb } from "@/lib/db/client";
 import { listReviewQueue } from "@/lib/review/list-review-queue";
 
-export default async function TeacherPage() {
+type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
+
+const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
+
+export default async function TeacherPage({ searchParams }: Props) {
   await requirePagePermission("review.view", "/teacher");
-  const queue = await listReviewQueue(await getDb());
+  const params = await searchParams;
+  const queue = await listReviewQueue({ db: await getDb() }, { repository: first(params.repository), rounds: first(params.rounds) as never, page: first(params.page) as never });
+  const { query } = queue;
+  const hrefOf = (page: number) => `/teacher${queryString({ repository: query.repository, rounds: query.rounds === "all" ? undefined : query.rounds, page: page === 1 ? undefined : page })}`;
+  const isFiltered = Boolean(query.repository) || query.rounds !== "all";
   return (
     <section className="space-y-4">
       <h1>Review queue</h1>
-      {queue.length === 0 ? (
-        <EmptyState title="Nothing to review">Candidates appear here once their trusted checks have run.</EmptyState>
+      <form method="get" className="flex flex-wrap items-end gap-3 rounded border border-slate-200 bg-white p-3 text-sm" data-testid="queue-filters">
+        <label className="block">
+          Repository
+          <select name="repository" defaultValue={query.repository ?? ""} className="mt-1 block rounded border border-slate-300 p-1">
+            <option value="">All repositories</option>
+            {queue.repositories.map((name) => (
+              <option key={name} value={name}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="block">
+          Rounds
+          <select name="rounds" defaultValue={query.rounds} className="mt-1 block rounded border border-slate-300 p-1">
+            <option value="all">All rounds</option>
+            <option value="first">First rounds</option>
+            <option value="revisions">Revisions (answering feedback)</option>
+          </select>
+        </label>
+        <button type="submit" className="rounded bg-slate-800 px-3 py-1.5 text-white">
+          Filter
+        </button>
+        {isFiltered && <Link href="/teacher">Clear filters</Link>}
+      </form>
+      {queue.items.length === 0 ? (
+        <EmptyState title={isFiltered ? "Nothing matches these filters" : "Nothing to review"}>Candidates appear here once their trusted checks have run.</EmptyState>
       ) : (
         <ul className="divide-y divide-slate-200 rounded border border-slate-200 bg-white" data-testid="review-queue">
-          {queue.map((item) => (
+          {queue.items.map((item) => (
             <li key={item.candidateId} className="flex flex-wrap items-center gap-3 p-3">
               <Link href={`/teacher/candidates/${item.candidateId}`} data-testid="review-link">
                 {item.repository} #{item.issueNumber} — {item.issueTitle}
               </Link>
+              {item.round > 1 && (
+                <span className="rounded bg-violet-100 px-2 py-0.5 text-xs font-medium text-violet-900" data-testid="queue-round">
+                  round {item.round}
+                </span>
+              )}
               <StateBadge state={item.evidenceStatus === "pass" ? "passed" : item.evidenceStatus === "stale" ? "stale" : "failed"} />
-              <span className="text-xs text-slate-500">evidence {item.evidenceStatus} · waiting since {item.waitingSince.toISOString().replace("T", " ").slice(0, 16)}</span>
+              <span className="text-xs text-slate-500">
+                evidence {item.evidenceStatus} · waiting since {item.waitingSince.toISOString().replace("T", " ").slice(0, 16)} UTC
+              </span>
             </li>
           ))}
         </ul>
       )}
+      <Pager page={queue.page} pageSize={queue.pageSize} total={queue.total} hrefOf={hrefOf} />
     </section>
   );
 }

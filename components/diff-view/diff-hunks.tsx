@@ -1,5 +1,6 @@
-import { useMemo, type ReactNode } from "react";
+import { Fragment, useMemo, type ReactNode } from "react";
 import type { TDiffFile, TDiffLine } from "@/lib/review/read-candidate-diff.schema";
+import { LineCommentRows, LineNumberCell } from "./diff-comments";
 import { highlightHunks } from "./highlight-hunks";
 import type { TToken, TTokenKind } from "./tokenize";
 
@@ -87,11 +88,14 @@ export function DiffHunks({ file, viewMode }: { file: TDiffFile; viewMode: TView
         <tbody key={h}>
           <HunkHeaderRow header={hunk.header} colSpan={3} />
           {hunk.lines.map((line, l) => (
-            <tr key={l} className={ROW_CLASS[line.kind]} data-kind={line.kind}>
-              <td className={`${NUM} ${NUMBER_CLASS[line.kind]}`}>{line.oldNumber}</td>
-              <td className={`${NUM} ${NUMBER_CLASS[line.kind]}`}>{line.newNumber}</td>
-              <CodeCell line={line} tokens={tokens[h]![l]!} />
-            </tr>
+            <Fragment key={l}>
+              <tr className={ROW_CLASS[line.kind]} data-kind={line.kind}>
+                <LineNumberCell path={file.path} side="old" line={line.oldNumber} className={NUMBER_CLASS[line.kind]} />
+                <LineNumberCell path={file.path} side="new" line={line.newNumber} className={NUMBER_CLASS[line.kind]} />
+                <CodeCell line={line} tokens={tokens[h]![l]!} />
+              </tr>
+              <LineCommentRows path={file.path} oldLine={line.oldNumber} newLine={line.newNumber} colSpan={3} />
+            </Fragment>
           ))}
         </tbody>
       ))}
@@ -126,7 +130,7 @@ export function pairSplitRows(lines: readonly TDiffLine[]): TSplitRow[] {
   return rows;
 }
 
-function SplitSide({ line, tokens, side }: { line: TDiffLine | undefined; tokens: readonly TToken[] | undefined; side: "old" | "new" }): ReactNode {
+function SplitSide({ path, line, tokens, side }: { path: string; line: TDiffLine | undefined; tokens: readonly TToken[] | undefined; side: "old" | "new" }): ReactNode {
   if (!line || !tokens) {
     return (
       <>
@@ -137,7 +141,7 @@ function SplitSide({ line, tokens, side }: { line: TDiffLine | undefined; tokens
   }
   return (
     <>
-      <td className={`${NUM} ${NUMBER_CLASS[line.kind]}`}>{side === "new" ? line.newNumber : line.oldNumber}</td>
+      <LineNumberCell path={path} side={side} line={side === "new" ? line.newNumber : line.oldNumber} className={NUMBER_CLASS[line.kind]} />
       <CodeCell line={line} tokens={tokens} className={ROW_CLASS[line.kind]} />
     </>
   );
@@ -160,10 +164,13 @@ function SplitHunks({ file, tokens }: { file: TDiffFile; tokens: TToken[][][] })
             const right = row.right === null ? undefined : hunk.lines[row.right];
             // A context line shows its new-side highlighting on both sides.
             return (
-              <tr key={r}>
-                <SplitSide side="old" line={left} tokens={row.left === null ? undefined : tokens[h]![row.left]} />
-                <SplitSide side="new" line={right} tokens={row.right === null ? undefined : tokens[h]![row.right]} />
-              </tr>
+              <Fragment key={r}>
+                <tr>
+                  <SplitSide path={file.path} side="old" line={left} tokens={row.left === null ? undefined : tokens[h]![row.left]} />
+                  <SplitSide path={file.path} side="new" line={right} tokens={row.right === null ? undefined : tokens[h]![row.right]} />
+                </tr>
+                <LineCommentRows path={file.path} oldLine={left?.oldNumber ?? null} newLine={right?.newNumber ?? null} colSpan={4} />
+              </Fragment>
             );
           })}
         </tbody>

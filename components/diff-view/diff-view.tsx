@@ -2,6 +2,7 @@
 
 import { startTransition, useCallback, useEffect, useId, useMemo, useState, useTransition } from "react";
 import type { TCandidateDiff } from "@/lib/review/read-candidate-diff.schema";
+import { DiffCommentsProvider, type TDiffCommenting, type TInlineComment } from "./diff-comments";
 import { DiffFileSection, type TBodyState } from "./diff-file-section";
 import { DiffFileTree } from "./diff-file-tree";
 import type { TViewMode } from "./diff-hunks";
@@ -14,6 +15,8 @@ const TRUNCATION_TEXT: Record<NonNullable<TCandidateDiff["truncatedBy"]>, string
   file_count: "More files changed than the review page lists: the totals count all of them.",
   line_chars: "At least one line is longer than the review page shows: cut lines say how many characters are not shown.",
 };
+
+const NO_COMMENTS: readonly TInlineComment[] = [];
 
 type TState = { signature: string; stage: number; overrides: Readonly<Record<number, boolean>>; jump: { index: number; nonce: number } | null };
 
@@ -36,7 +39,7 @@ const initialState = (signature: string): TState => ({ signature, stage: 0, over
  * once (on the server too); the rest follow in background transitions; large files wait for a
  * click. A tree click renders its file immediately and moves focus to its heading.
  */
-export function DiffView({ diff }: { diff: TCandidateDiff }) {
+export function DiffView({ diff, title = "Changes", comments = NO_COMMENTS, commenting = null }: { diff: TCandidateDiff; title?: string; comments?: readonly TInlineComment[]; commenting?: TDiffCommenting | null }) {
   const idPrefix = `diff${useId().replace(/[^A-Za-z0-9_-]/g, "")}`;
   const anchorIdOf = useCallback((index: number) => `${idPrefix}-file-${index}`, [idPrefix]);
   const plan = useMemo(() => planProgressiveRender(diff.files), [diff.files]);
@@ -95,8 +98,23 @@ export function DiffView({ diff }: { diff: TCandidateDiff }) {
 
   return (
     <section aria-labelledby={`${idPrefix}-title`} className="space-y-3" data-testid="diff-view" data-view={viewMode} data-rendering={isRendering ? "progressive" : "done"}>
+      {diff.filesNotShown && diff.filesNotShown.length > 0 ? (
+        // First, before anything else: the files the teacher will not see in full (approval is refused while any exist).
+        <div role="note" className="rounded border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900" data-testid="diff-files-not-shown">
+          <p className="font-semibold">
+            {diff.filesNotShown.length.toLocaleString("en-US")} file{diff.filesNotShown.length === 1 ? " is" : "s are"} not shown in full:
+          </p>
+          <ul className="mt-1 max-h-48 overflow-auto font-mono text-xs">
+            {diff.filesNotShown.map((file) => (
+              <li key={`${file.reason}:${file.path}`}>
+                {file.status} {file.path} — {file.reason === "not_listed" ? "not shown" : "partly shown"}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
       <div className="flex flex-wrap items-center gap-3">
-        <h2 id={`${idPrefix}-title`}>Changes</h2>
+        <h2 id={`${idPrefix}-title`}>{title}</h2>
         <p className="text-sm text-slate-700" data-testid="diff-totals">
           {diff.totals.files.toLocaleString("en-US")} file{diff.totals.files === 1 ? "" : "s"} changed ·{" "}
           <span className="text-green-700">+{diff.totals.additions.toLocaleString("en-US")}</span>{" "}
@@ -137,9 +155,11 @@ export function DiffView({ diff }: { diff: TCandidateDiff }) {
           {diff.totals.files > diff.files.length ? <p className="mt-2 text-xs text-amber-900">{(diff.totals.files - diff.files.length).toLocaleString("en-US")} more files are not listed.</p> : null}
         </aside>
         <div className="min-w-0 space-y-3">
-          {diff.files.map((file, index) => (
-            <DiffFileSection key={index} file={file} index={index} anchorId={anchorIdOf(index)} bodyState={bodyStateOf(index)} viewMode={viewMode} onToggle={onToggle} />
-          ))}
+          <DiffCommentsProvider comments={comments} commenting={commenting}>
+            {diff.files.map((file, index) => (
+              <DiffFileSection key={index} file={file} index={index} anchorId={anchorIdOf(index)} bodyState={bodyStateOf(index)} viewMode={viewMode} onToggle={onToggle} />
+            ))}
+          </DiffCommentsProvider>
         </div>
       </div>
     </section>

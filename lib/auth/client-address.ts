@@ -3,9 +3,11 @@
  * the request, so it is believed only as far as configured proxies vouch for it
  * (TRUSTED_PROXIES): walking the chain from the nearest hop outwards, the first address that is
  * not a trusted proxy is the client. With no trusted proxies the header is ignored entirely and
- * only the socket address counts (issue 12, item 5). When the socket address is not known to the
- * caller (Next.js route handlers do not expose it), the result is null and the per-address
- * throttle is skipped — the per-account delay still applies — rather than keyed on a spoofable value.
+ * only the socket address counts (issue 12, item 5). Next.js route handlers do not expose the
+ * socket address, so the app's own server (scripts/web-server.ts) writes it as the last hop of
+ * X-Forwarded-For (forwardedForFromPeer); without that server (`next dev`) the address is
+ * unknown: the per-address throttle is skipped — the per-account delay still applies — rather
+ * than keyed on a spoofable value.
  */
 
 export type TClientAddressInput = {
@@ -45,4 +47,35 @@ export function resolveClientAddress(input: TClientAddressInput): string | null 
 /** Parses TRUSTED_PROXIES: comma- or space-separated IP addresses; empty = none. */
 export function parseTrustedProxies(value: string | undefined): string[] {
   return (value ?? "").split(/[\s,]+/).map(normalise).filter((v) => v.length > 0);
+}
+
+/**
+ * What the app's own HTTP server (scripts/web-server.ts) writes into X-Forwarded-For before Next
+ * sees the request: an untrusted peer's header is replaced by the peer's socket address (a client
+ * cannot choose the address it is throttled under); a trusted proxy's chain is kept and the
+ * proxy's own address appended, as every proxy does. Either way the last hop is the socket address.
+ */
+export function forwardedForFromPeer(input: TClientAddressInput): string | undefined {
+  if (!input.socketAddress) return undefined;
+  const socket = normalise(input.socketAddress);
+  if (!new Set(input.trustedProxies.map(normalise)).has(socket)) return socket;
+  const header = typeof input.forwardedFor === "string" ? input.forwardedFor : (input.forwardedFor ?? []).join(",");
+  const kept = header.split(",").slice(-MAX_HOPS).map(normalise).filter(isPlausibleAddress);
+  return [...kept, socket].join(", ");
+}
+
+/** Reads an X-Forwarded-For written by forwardedForFromPeer: its last hop is the socket address. */
+export function resolveClientAddressFromPeerHeader(forwardedFor: string | readonly string[] | undefined, trustedProxies: readonly string[]): string | null {
+  const header = typeof forwardedFor === "string" ? forwardedFor : (forwardedFor ?? []).join(",");
+  const hops = header.split(",").map((hop) => hop.trim()).filter((hop) => hop.length > 0);
+  const socketAddress = hops.pop();
+  if (!socketAddress || !isPlausibleAddress(normalise(socketAddress))) return null;
+  return resolveClientAddress({ forwardedFor: hops.join(","), socketAddress, trustedProxies });
+}
+
+/** Rewrites a request's X-Forwarded-For in place (see forwardedForFromPeer); the app's server calls it before Next. */
+export function applyPeerAddress(request: { headers: Record<string, string | string[] | undefined>; socket: { remoteAddress?: string } }, trustedProxies: readonly string[]): void {
+  const value = forwardedForFromPeer({ forwardedFor: request.headers["x-forwarded-for"], socketAddress: request.socket.remoteAddress, trustedProxies });
+  if (value === undefined) delete request.headers["x-forwarded-for"];
+  else request.headers["x-forwarded-for"] = value;
 }

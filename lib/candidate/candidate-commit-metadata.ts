@@ -4,7 +4,7 @@
  * Nothing comes from the guest, a user config or the clock.
  */
 import { AppError } from "../errors";
-import type { TCommitMetadata } from "../git/run-git";
+import type { TCommitMetadata } from "../git/git-plumbing";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -21,7 +21,18 @@ export function candidateBranchName(taskId: string): string {
   return `school/${taskId}`;
 }
 
-export type TCandidateMetadataInput = { taskId: string; issueNumber: number; repository: string; taskCreatedAt: Date };
+export type TCandidateMetadataInput = {
+  taskId: string;
+  issueNumber: number;
+  repository: string;
+  taskCreatedAt: Date;
+  /**
+   * The review round (issue 14). Rounds after the first name it in the message, so a round whose
+   * tree equals the previous round's still gets its own head SHA — and so its own candidate —
+   * while round 1 keeps exactly the commit it always had.
+   */
+  round?: number;
+};
 
 /**
  * Author and committer are fixed School-Core identities; both dates are the task's creation time
@@ -30,6 +41,8 @@ export type TCandidateMetadataInput = { taskId: string; issueNumber: number; rep
 export function candidateCommitMetadata(input: TCandidateMetadataInput): TCommitMetadata {
   assertTaskId(input.taskId);
   const epochSeconds = Math.floor(input.taskCreatedAt.getTime() / 1000);
+  const round = input.round ?? 1;
+  if (!Number.isSafeInteger(round) || round < 1) throw new AppError("VALIDATION_FAILED", "A review round is a positive integer.");
   if (!Number.isSafeInteger(epochSeconds) || epochSeconds < 0) throw new AppError("VALIDATION_FAILED", "The task's creation time cannot date a commit.");
   return {
     authorName: CANDIDATE_AUTHOR.name,
@@ -37,6 +50,6 @@ export function candidateCommitMetadata(input: TCandidateMetadataInput): TCommit
     committerName: CANDIDATE_COMMITTER.name,
     committerEmail: CANDIDATE_COMMITTER.email,
     epochSeconds,
-    message: `School-Core candidate for ${input.repository}#${input.issueNumber}\n\nTask: ${input.taskId}\n`,
+    message: `School-Core candidate for ${input.repository}#${input.issueNumber}\n\nTask: ${input.taskId}\n${round > 1 ? `Round: ${round}\n` : ""}`,
   };
 }

@@ -4,7 +4,7 @@
  * changed-file set, diff digest), so the same observed state always has the same id.
  */
 import { createHash } from "node:crypto";
-import { AppError } from "../errors";
+import { parseOrThrow } from "../parse-or-throw";
 import { ZCandidateManifestSchema, type TCandidateManifest, type TChangedFile, type TFileDigest } from "../contract/candidate-manifest";
 import type { TValidatedEntry } from "./tar-validator";
 
@@ -50,9 +50,8 @@ export function buildCandidateManifest(input: Omit<TCandidateIdentity, "changedF
     changedFiles: input.changedFiles,
     diffDigest: input.diffDigest,
   };
-  const parsed = ZCandidateManifestSchema.safeParse({ v: 1, candidateId: candidateIdOf(identity), ...identity, archiveDigest: input.archiveDigest, fileDigests: input.fileDigests });
-  if (!parsed.success) throw new AppError("CANDIDATE_MISMATCH", `The observed candidate does not form a valid manifest: ${parsed.error.issues[0]?.path.join(".")} ${parsed.error.issues[0]?.message}`);
-  return parsed.data;
+  const manifest = { v: 1, candidateId: candidateIdOf(identity), ...identity, archiveDigest: input.archiveDigest, fileDigests: input.fileDigests };
+  return parseOrThrow(ZCandidateManifestSchema, manifest, { code: "CANDIDATE_MISMATCH", label: "observed candidate manifest" });
 }
 
 /** Whether two manifests are the same candidate, field for field. */

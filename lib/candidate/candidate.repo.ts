@@ -43,16 +43,17 @@ export async function getCandidateManifestOrThrow(db: Db | DbTx, candidateId: st
   return manifest;
 }
 
-export async function findCandidateManifestByTask(db: Db | DbTx, taskId: string): Promise<TCandidateManifest | null> {
-  const row = await db.candidate.findUnique({ where: { taskId } });
+/** The candidate of a task's round (round 1 when not given). */
+export async function findCandidateManifestByTask(db: Db | DbTx, taskId: string, round = 1): Promise<TCandidateManifest | null> {
+  const row = await db.candidate.findUnique({ where: { taskId_round: { taskId, round } } });
   return row ? manifestOfRow(row) : null;
 }
 
 /**
- * Records the artifact and the candidate in one transaction. A task has at most one candidate:
+ * Records the artifact and the candidate in one transaction. A task has at most one candidate per round:
  * writing the same manifest again (a retried import) returns it; a different one is a conflict.
  */
-export async function insertCandidate(db: Db, manifest: TCandidateManifest, artifact: TArtifactRef): Promise<TCandidateManifest> {
+export async function insertCandidate(db: Db, manifest: TCandidateManifest, artifact: TArtifactRef, lineage: { round: number; parentCandidateId: string | null } = { round: 1, parentCandidateId: null }): Promise<TCandidateManifest> {
   try {
     await db.$transaction(async (tx) => {
       await recordArtifact(tx, { ...artifact, kind: "candidate-archive" });
@@ -70,13 +71,15 @@ export async function insertCandidate(db: Db, manifest: TCandidateManifest, arti
           diffDigest: manifest.diffDigest,
           archiveDigest: manifest.archiveDigest,
           fileDigests: manifest.fileDigests,
+          round: lineage.round,
+          parentCandidateId: lineage.parentCandidateId,
         },
       });
     });
     return manifest;
   } catch (error) {
     if ((error as { code?: string }).code !== "P2002") throw error;
-    const existing = await findCandidateManifestByTask(db, manifest.taskId);
+    const existing = await findCandidateManifestByTask(db, manifest.taskId, lineage.round);
     if (existing && isSameManifest(existing, manifest)) return existing;
     throw new AppError("STATE_CONFLICT", "This task already has a different candidate; a candidate is immutable.", { existing: existing?.candidateId ?? null });
   }

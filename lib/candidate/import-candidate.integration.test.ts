@@ -5,6 +5,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
+import { DEFAULT_PROTECTED_PATH_PATTERNS, DEFAULT_PROTECTED_PATHS_SETTING } from "../contract/protected-paths-setting";
+import { writeSetting } from "../settings/operator-settings";
 import { createTestDatabase } from "../testing/test-database";
 import { DEFAULT_ARCHIVE_LIMITS } from "./archive-limits";
 import { HOSTILE_CORPUS } from "./archive-corpus";
@@ -184,6 +186,31 @@ describe("importCandidate: disagreements fail closed", () => {
     const task = await fx.createTask();
     await expectAppError(importWith(task, await fx.writeSnapshot(BASE_TREE), { declaredChangedPaths: [] }), "CANDIDATE_EMPTY");
     await expectNothingRecorded(task.id);
+  });
+
+  it("refuses a candidate that changes CI configuration, naming the paths, unless the operator allowed them for this repository", async () => {
+    const hostile: TSnapshot = { ...BASE_TREE, ".github/workflows/steal.yml": "on: push\njobs: {}\n", ".GitModules": "[submodule]\n", "src/app.ts": "export const answer = 42;\n" };
+    const declared = [".GitModules", ".github/workflows/steal.yml", "src/app.ts"];
+    const task = await fx.createTask();
+    const error = await expectAppError(importWith(task, await fx.writeSnapshot(hostile), { declaredChangedPaths: declared }), "CANDIDATE_PROTECTED_PATH");
+    expect(error.message).toContain(".github/workflows/steal.yml");
+    expect(error.message).toContain(".GitModules");
+    expect(error.message).not.toContain("src/app.ts");
+    await expectNothingRecorded(task.id);
+
+    // Allowed for this repository (and only the workflows): the workflow passes, the submodule file still does not.
+    await writeSetting(db, { key: "publish.protectedPaths", value: { defaultPatterns: [...DEFAULT_PROTECTED_PATH_PATTERNS], repositories: { [fx.repository]: { allowed: [".github/workflows/**"] } } }, actorId: null });
+    try {
+      const second = await fx.createTask();
+      const stillRefused = await expectAppError(importWith(second, await fx.writeSnapshot(hostile), { declaredChangedPaths: declared }), "CANDIDATE_PROTECTED_PATH");
+      expect(stillRefused.message).not.toContain("steal.yml");
+      const { ".GitModules": _dropped, ...workflowOnly } = hostile;
+      const third = await fx.createTask();
+      const manifest = await importWith(third, await fx.writeSnapshot(workflowOnly), { declaredChangedPaths: [".github/workflows/steal.yml", "src/app.ts"] });
+      expect(manifest.changedFiles.map((f) => f.path)).toContain(".github/workflows/steal.yml");
+    } finally {
+      await writeSetting(db, { key: "publish.protectedPaths", value: DEFAULT_PROTECTED_PATHS_SETTING, actorId: null });
+    }
   });
 
   it("refuses a base the mirror does not have", async () => {

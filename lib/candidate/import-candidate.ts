@@ -21,14 +21,17 @@ import type { ArtifactStore } from "../artifacts/artifact-store";
 import type { TCandidateManifest } from "../contract/candidate-manifest";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
+import { parseOrThrow } from "../parse-or-throw";
 import type { TArchiveLimits } from "./archive-limits";
 import { displayPath, type TArchiveRefusal } from "./archive-refusals";
 import { buildCandidateCommit } from "./build-candidate-commit";
 import { candidateBranchName, candidateCommitMetadata } from "./candidate-commit-metadata";
 import { buildCandidateManifest, fileDigestsOf } from "./candidate-manifest";
-import { bringBaseCommit, createOrVerifyBranch, ensureBareRepository, readBaseGitlinks } from "./candidate-repository";
+import { bringBaseCommit, createOrVerifyBranch, ensureBareRepository, pinRoundRef, readBaseGitlinks } from "./candidate-git";
 import { findCandidateManifestByTask, insertCandidate } from "./candidate.repo";
+import { readSetting } from "../settings/operator-settings";
 import { observeCandidate } from "./observe-candidate";
+import { classifyProtectedPaths } from "./protected-paths";
 import { validateArchive, type TArchiveVerdict } from "./validate-archive";
 
 export const ZImportTaskSchema = z
@@ -59,6 +62,13 @@ export type TImportCandidateOptions = {
   limits: TArchiveLimits;
   /** A private directory for staging (a fresh subdirectory is made and removed). */
   workDir: string;
+  /** The review round this candidate answers (issue 14); 1 when absent. */
+  round?: number;
+  /**
+   * A revision round's starting point: the previous round's candidate. The guest's tree grew from
+   * its head, so the declared paths are compared with previous..head; the identity stays base..head.
+   */
+  previous?: { candidateId: string; headSha: string };
 };
 
 const MAX_SAMPLES = 5;
@@ -109,13 +119,29 @@ function compareDeclared(declared: readonly string[], observed: readonly string[
   );
 }
 
+/**
+ * The operator's protected publication paths (CI configuration, submodules, code owners …): a
+ * candidate touching one the operator has not allowed for this repository is refused here, so it
+ * never reaches review or the target repository. Checked before the branch or any row is written.
+ */
+async function refuseProtectedPaths(db: Db, repository: string, changedPaths: readonly string[]): Promise<void> {
+  const { refused } = classifyProtectedPaths(await readSetting(db, "publish.protectedPaths"), repository, changedPaths);
+  if (refused.length === 0) return;
+  const shown = refused.slice(0, 20).map(displayPath);
+  throw new AppError(
+    "CANDIDATE_PROTECTED_PATH",
+    `The candidate changes protected publication paths the operator has not allowed for ${repository}: ${shown.join(", ")}${refused.length > shown.length ? ` and ${refused.length - shown.length} more` : ""}.`,
+    { paths: shown, count: refused.length },
+  );
+}
+
 export async function importCandidate(options: TImportCandidateOptions): Promise<TCandidateManifest> {
-  const taskParse = ZImportTaskSchema.safeParse(options.task);
-  if (!taskParse.success) throw new AppError("VALIDATION_FAILED", `Import task is invalid: ${taskParse.error.issues[0]?.path.join(".")}`);
-  const task = taskParse.data;
+  const task = parseOrThrow(ZImportTaskSchema, options.task, { code: "VALIDATION_FAILED", label: "import task" });
   if (options.declaredArchiveDigest !== undefined && !/^[0-9a-f]{64}$/.test(options.declaredArchiveDigest)) throw new AppError("CONTRACT_VIOLATION", "The declared archive digest is not a sha256 hex digest.");
   const { createdAt } = await loadTaskFacts(options.db, task);
   const branch = candidateBranchName(task.id);
+  const round = options.round ?? 1;
+  if (round > 1 !== (options.previous !== undefined)) throw new AppError("VALIDATION_FAILED", "A revision round imports from its previous round's candidate, and only a revision round does.");
 
   await fs.mkdir(options.workDir, { recursive: true });
   const staging = await fs.mkdtemp(path.join(options.workDir, "import-"));
@@ -131,12 +157,16 @@ export async function importCandidate(options: TImportCandidateOptions): Promise
     await ensureBareRepository(gitDir);
     await bringBaseCommit({ gitDir, mirrorPath: options.mirrorPath, baseSha: task.baseSha });
     const gitlinks = await readBaseGitlinks({ gitDir, baseSha: task.baseSha, entries: verdict.entries });
-    const metadata = candidateCommitMetadata({ taskId: task.id, issueNumber: task.issueNumber, repository: task.repository, taskCreatedAt: createdAt });
+    const metadata = candidateCommitMetadata({ taskId: task.id, issueNumber: task.issueNumber, repository: task.repository, taskCreatedAt: createdAt, round });
     const headSha = await buildCandidateCommit({ gitDir, baseSha: task.baseSha, entries: verdict.entries, gitlinks, spoolPath, metadata });
 
     const observed = await observeCandidate({ gitDir, baseSha: task.baseSha, headSha });
     if (observed.changedFiles.length === 0) throw new AppError("CANDIDATE_EMPTY", "The candidate snapshot is identical to the base.");
-    compareDeclared(options.declaredChangedPaths, observed.changedFiles.map((f) => f.path));
+    // A revision round's guest saw the previous head, not the base: its declared paths are what
+    // changed since then (possibly nothing — a round with no change is recorded and shown as such).
+    const sincePrevious = options.previous ? await observeCandidate({ gitDir, baseSha: options.previous.headSha, headSha }) : observed;
+    compareDeclared(options.declaredChangedPaths, sincePrevious.changedFiles.map((f) => f.path));
+    await refuseProtectedPaths(options.db, task.repository, observed.changedFiles.map((f) => f.path));
 
     const manifest = buildCandidateManifest({
       taskId: task.id,
@@ -152,15 +182,16 @@ export async function importCandidate(options: TImportCandidateOptions): Promise
       fileDigests: fileDigestsOf(verdict.entries),
     });
 
-    // One candidate per task, immutable: a different head for a task that has one is refused
+    // One candidate per task and round, immutable: a different head for a round that has one is refused
     // before the branch is touched, so the branch never points at an unrecorded commit.
-    const existing = await findCandidateManifestByTask(options.db, task.id);
+    const existing = await findCandidateManifestByTask(options.db, task.id, round);
     if (existing && existing.headSha !== headSha) throw new AppError("STATE_CONFLICT", "This task already has a different candidate; a candidate is immutable.", { existing: existing.candidateId });
 
     // The stored bytes must be the validated bytes: the store re-hashes and refuses a difference.
     const artifact = await options.artifactStore.putFile({ filePath: options.archivePath, expectedDigest: verdict.archive.sha256 });
-    await createOrVerifyBranch({ gitDir, branch, headSha });
-    return await insertCandidate(options.db, manifest, artifact);
+    await pinRoundRef({ gitDir, taskId: task.id, round, headSha });
+    await createOrVerifyBranch({ gitDir, branch, headSha, previousHeadSha: options.previous?.headSha });
+    return await insertCandidate(options.db, manifest, artifact, { round, parentCandidateId: options.previous?.candidateId ?? null });
   } finally {
     await fs.rm(staging, { recursive: true, force: true });
   }

@@ -4,7 +4,7 @@
  * guest's claims, is the candidate's identity.
  */
 import { createHash } from "node:crypto";
-import { diffTreeRaw, streamBinaryDiff } from "../git/run-git";
+import { diffTreeRaw, streamBinaryDiff } from "../git/git-plumbing";
 import type { TChangedFile } from "../contract/candidate-manifest";
 
 const NULL_SHA = "0000000000000000000000000000000000000000";

@@ -14,12 +14,12 @@ import type { ArtifactStore } from "../artifacts/artifact-store";
 import { recordAudit } from "../audit";
 import type { Db } from "../db/client";
 import { AppError, isAppError } from "../errors";
-import { fetchCommit } from "../git/run-git";
+import { fetchCommit } from "../git/git-plumbing";
 import type { TArchiveLimits } from "./archive-limits";
 import { buildCandidateCommit } from "./build-candidate-commit";
 import { candidateCommitMetadata } from "./candidate-commit-metadata";
 import { fileDigestsOf } from "./candidate-manifest";
-import { bringBaseCommit, createOrVerifyBranch, ensureBareRepository, readBaseGitlinks } from "./candidate-repository";
+import { bringBaseCommit, createOrVerifyBranch, ensureBareRepository, pinRoundRef, readBaseGitlinks } from "./candidate-git";
 import { getCandidateManifestOrThrow } from "./candidate.repo";
 import { acceptedOrThrow } from "./import-candidate";
 import { observeCandidate } from "./observe-candidate";
@@ -56,9 +56,10 @@ async function rebuild(options: TRehydrateCandidateOptions): Promise<TRehydratio
   const manifest = await getCandidateManifestOrThrow(options.db, options.candidateId);
   const task = await options.db.task.findUnique({
     where: { id: manifest.taskId },
-    select: { issueNumber: true, baseRef: true, baseSha: true, createdAt: true, repository: { select: { name: true } } },
+    select: { issueNumber: true, baseRef: true, baseSha: true, createdAt: true, round: true, repository: { select: { name: true } } },
   });
   if (!task) throw mismatch("The candidate's task record is missing.");
+  const { round } = await options.db.candidate.findUniqueOrThrow({ where: { id: manifest.candidateId }, select: { round: true } });
   if (task.baseSha !== manifest.baseSha || task.baseRef !== manifest.baseRef || task.issueNumber !== manifest.issueNumber || task.repository.name !== manifest.repository) {
     throw mismatch("The task's base or identity no longer matches the recorded candidate.");
   }
@@ -78,7 +79,7 @@ async function rebuild(options: TRehydrateCandidateOptions): Promise<TRehydratio
     await ensureBareRepository(gitDir);
     await bringBaseCommit({ gitDir, mirrorPath: options.mirrorPath, baseSha: manifest.baseSha });
     const gitlinks = await readBaseGitlinks({ gitDir, baseSha: manifest.baseSha, entries: verdict.entries });
-    const metadata = candidateCommitMetadata({ taskId: manifest.taskId, issueNumber: manifest.issueNumber, repository: manifest.repository, taskCreatedAt: task.createdAt });
+    const metadata = candidateCommitMetadata({ taskId: manifest.taskId, issueNumber: manifest.issueNumber, repository: manifest.repository, taskCreatedAt: task.createdAt, round });
     const rebuiltHeadSha = await buildCandidateCommit({ gitDir, baseSha: manifest.baseSha, entries: verdict.entries, gitlinks, spoolPath, metadata });
     if (rebuiltHeadSha !== manifest.headSha) throw mismatch("The rebuilt head differs from the recorded head.", { recorded: manifest.headSha, rebuilt: rebuiltHeadSha });
 
@@ -91,7 +92,9 @@ async function rebuild(options: TRehydrateCandidateOptions): Promise<TRehydratio
     if (options.restoreToRepoPath) {
       await ensureBareRepository(options.restoreToRepoPath);
       await fetchCommit({ gitDir: options.restoreToRepoPath, sourceRepoPath: gitDir, sha: rebuiltHeadSha });
-      await createOrVerifyBranch({ gitDir: options.restoreToRepoPath, branch: manifest.branch, headSha: rebuiltHeadSha });
+      await pinRoundRef({ gitDir: options.restoreToRepoPath, taskId: manifest.taskId, round, headSha: rebuiltHeadSha });
+      // The branch follows the task's latest round; an earlier round is restored under its round ref only.
+      if (round === task.round) await createOrVerifyBranch({ gitDir: options.restoreToRepoPath, branch: manifest.branch, headSha: rebuiltHeadSha });
       isRestored = true;
     }
     return { verdict: "reproduced", candidateId: manifest.candidateId, headSha: manifest.headSha, rebuiltHeadSha, diffDigest: observed.diffDigest, isRestored };

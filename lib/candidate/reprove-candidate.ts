@@ -9,7 +9,7 @@ import { defaultArtifactRoot, createFsArtifactStore } from "../artifacts/fs-arti
 import type { Db } from "../db/client";
 import { mirrorPathFor } from "../repos/mirror";
 import { DEFAULT_ARCHIVE_LIMITS, type TArchiveLimits } from "./archive-limits";
-import { candidateRepoPathFor } from "./candidate-repository";
+import { candidateRepoPathFor } from "./candidate-git";
 import { getCandidateManifestOrThrow } from "./candidate.repo";
 import { CANDIDATE_ID_PATTERN } from "./get-candidate-view";
 import { rehydrateCandidate, type TRehydrationResult } from "./rehydrate-candidate";
@@ -17,9 +17,7 @@ import { rehydrateCandidate, type TRehydrationResult } from "./rehydrate-candida
 /** Input of the operator's "Re-prove" action. */
 export const ZReproveCandidateInputSchema = z.object({ candidateId: z.string().regex(CANDIDATE_ID_PATTERN, "not a candidate id") }).strict();
 
-export type TReproveCandidateOptions = {
-  db: Db;
-  dataDir: string;
+export type TReproveCandidateInput = {
   candidateId: string;
   actorId: string | null;
   /** Re-validation limits; default DEFAULT_ARCHIVE_LIMITS. Tighter than at import fails closed. */
@@ -28,16 +26,17 @@ export type TReproveCandidateOptions = {
   isRestoreWanted?: boolean;
 };
 
-export async function reproveCandidate(options: TReproveCandidateOptions): Promise<TRehydrationResult> {
-  const manifest = await getCandidateManifestOrThrow(options.db, options.candidateId);
+export async function reproveCandidate(deps: { db: Db; dataDir: string }, input: TReproveCandidateInput): Promise<TRehydrationResult> {
+  const { db, dataDir } = deps;
+  const manifest = await getCandidateManifestOrThrow(db, input.candidateId);
   return rehydrateCandidate({
-    db: options.db,
+    db,
     candidateId: manifest.candidateId,
-    mirrorPath: mirrorPathFor(options.dataDir, manifest.repository),
-    artifactStore: createFsArtifactStore({ rootDir: defaultArtifactRoot(options.dataDir) }),
-    limits: options.limits ?? DEFAULT_ARCHIVE_LIMITS,
-    workDir: path.join(options.dataDir, "work", "candidates"),
-    restoreToRepoPath: options.isRestoreWanted ? candidateRepoPathFor(options.dataDir, manifest.repository) : undefined,
-    actorId: options.actorId,
+    mirrorPath: mirrorPathFor(dataDir, manifest.repository),
+    artifactStore: createFsArtifactStore({ rootDir: defaultArtifactRoot(dataDir) }),
+    limits: input.limits ?? DEFAULT_ARCHIVE_LIMITS,
+    workDir: path.join(dataDir, "work", "candidates"),
+    restoreToRepoPath: input.isRestoreWanted ? candidateRepoPathFor(dataDir, manifest.repository) : undefined,
+    actorId: input.actorId,
   });
 }

@@ -10,9 +10,10 @@ import path from "node:path";
 import { createFsArtifactStore, defaultArtifactRoot } from "../artifacts/fs-artifact-store";
 import type { ArtifactStore } from "../artifacts/artifact-store";
 import type { Db } from "../db/client";
-import { commitEnv, commitWorktree, fetchCommit, initBareRepository, runGit, updateRef } from "../git/run-git";
+import { commitEnv, commitWorktree, fetchCommit, initBareRepository, updateRef } from "../git/git-plumbing";
+import { runGit } from "../git/run-git";
 import { mirrorPathFor } from "../repos/mirror";
-import { candidateRepoPathFor } from "./candidate-repository";
+import { candidateRepoPathFor } from "./candidate-git";
 import { tarArchive, tarFile, tarSymlink } from "./test-tar";
 
 export type TSnapshotFile = string | { content: string | Buffer; mode?: number } | { symlink: string };

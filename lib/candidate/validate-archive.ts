@@ -11,6 +11,7 @@ import fs from "node:fs/promises";
 import { Transform, pipeline, type Readable } from "node:stream";
 import zlib from "node:zlib";
 import { AppError } from "../errors";
+import { parseOrThrow } from "../parse-or-throw";
 import { ZArchiveLimitsSchema, type TArchiveLimits } from "./archive-limits";
 import { refusal, type TArchiveRefusal } from "./archive-refusals";
 import { TarValidator, type TContentSink, type TValidatedEntry } from "./tar-validator";
@@ -51,9 +52,7 @@ const UNSUPPORTED_MAGIC: readonly [string, Buffer][] = [
 class RawLimitExceeded extends Error {}
 
 export async function validateArchive(options: TValidateArchiveOptions): Promise<TArchiveVerdict> {
-  const limitsParse = ZArchiveLimitsSchema.safeParse(options.limits);
-  if (!limitsParse.success) throw new AppError("CONFIG_INVALID", `Archive limits are invalid: ${limitsParse.error.issues[0]?.message ?? "unknown"}`);
-  const limits = limitsParse.data;
+  const limits = parseOrThrow(ZArchiveLimitsSchema, options.limits, { code: "CONFIG_INVALID", label: "archive limits" });
 
   const handle = await fs.open(options.archivePath, "r").catch(() => {
     throw new AppError("VALIDATION_FAILED", "The archive file cannot be opened.");

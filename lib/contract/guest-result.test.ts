@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { GUEST_CANDIDATE_ARCHIVE } from "./guest-layout";
 import { parseGuestResult } from "./guest-result";
 
 const request = { taskId: "6f0c2a4e-5b1d-4c7e-9a3f-2d8b1e0c4a5f", repository: "demo/calculator", baseSha: "a".repeat(40) };
@@ -8,7 +9,7 @@ const valid = {
   guestExecutionId: "gx-1",
   status: "completed",
   diagnostics: "",
-  candidate: { archivePath: "/tmp/school-core-candidate.tar", archiveSha256: "b".repeat(64), archiveBytes: 10, changedPaths: ["src/add.js"] },
+  candidate: { archivePath: GUEST_CANDIDATE_ARCHIVE, archiveSha256: "b".repeat(64), archiveBytes: 10, changedPaths: ["src/add.js"] },
   studentReport: { summary: "fixed" },
   supplementalChecks: [{ supplemental: true, name: "tests", command: "npm test", exitCode: 0, outputExcerpt: "ok" }],
 };
@@ -33,5 +34,26 @@ describe("GuestResult v1", () => {
 
   it("refuses a result larger than the limit before parsing it", () => {
     expect(() => parse(valid, 100)).toThrow(expect.objectContaining({ details: { reason: "RESULT_TOO_LARGE" } }));
+  });
+});
+
+describe("GuestResult v2 (revision rounds)", () => {
+  const v2 = { ...valid, v: 2, round: 2 };
+  const parseFor = (value: unknown, round?: number) => parseGuestResult(Buffer.from(JSON.stringify(value)), { ...request, round }, 256 * 1024);
+
+  it("accepts a result that answers the requested round", () => expect(parseFor(v2, 2)).toMatchObject({ v: 2, round: 2 }));
+
+  it.each([
+    ["a v2 result for round 1", v2, 1],
+    ["a result for an earlier round", v2, 3],
+    ["a v1 result for a revision round", valid, 2],
+  ])("refuses %s as disagreeing with the request", (_name, value, round) => {
+    expect(() => parseFor(value, round)).toThrow(expect.objectContaining({ code: "CONTRACT_VIOLATION", details: { reason: "RESULT_DISAGREES" } }));
+  });
+
+  it("refuses a v2 result without its round, or with round 1", () => {
+    const { round: _round, ...withoutRound } = v2;
+    expect(() => parseFor(withoutRound, 2)).toThrow(expect.objectContaining({ details: { reason: "RESULT_SCHEMA" } }));
+    expect(() => parseFor({ ...v2, round: 1 }, 1)).toThrow(expect.objectContaining({ details: { reason: "RESULT_SCHEMA" } }));
   });
 });

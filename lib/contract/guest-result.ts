@@ -6,6 +6,8 @@
  */
 import { z } from "zod";
 import { AppError } from "../errors";
+import { parseOrThrow } from "../parse-or-throw";
+import { GUEST_CANDIDATE_ARCHIVE } from "./guest-layout";
 import { ZFullShaSchema, ZRepositoryNameSchema, type TTaskRequest } from "./task-request";
 
 export const GUEST_RESULT_LIMITS = {
@@ -38,7 +40,7 @@ export const ZGuestResultSchema = z
     diagnostics: z.string().max(GUEST_RESULT_LIMITS.diagnosticsChars),
     candidate: z
       .object({
-        archivePath: z.literal("/tmp/school-core-candidate.tar"),
+        archivePath: z.literal(GUEST_CANDIDATE_ARCHIVE),
         archiveSha256: z.string().regex(/^[0-9a-f]{64}$/),
         archiveBytes: z.number().int().min(0),
         changedPaths: z.array(z.string().min(1).max(GUEST_RESULT_LIMITS.pathChars)).max(GUEST_RESULT_LIMITS.changedPaths),
@@ -50,10 +52,27 @@ export const ZGuestResultSchema = z
   })
   .strict();
 
-export type TGuestResult = z.infer<typeof ZGuestResultSchema>;
+/**
+ * GuestResult v2 answers a TaskRequest v2 (a revision round): v1's fields plus the round it
+ * answers. Its candidate.changedPaths are relative to the tree the guest received (the request's
+ * startSha), not to the base: that is all a guest can observe.
+ */
+export const ZGuestResultV2Schema = ZGuestResultSchema.extend({ v: z.literal(2), round: z.number().int().min(2) }).strict();
 
-/** Parses raw bytes and checks them against the request; any disagreement is a named failure. */
-export function parseGuestResult(bytes: Buffer, request: Pick<TTaskRequest, "taskId" | "repository" | "baseSha">, maxBytes: number): TGuestResult {
+export type TGuestResult = z.infer<typeof ZGuestResultSchema> | z.infer<typeof ZGuestResultV2Schema>;
+
+const ZAnyGuestResultSchema = z.discriminatedUnion("v", [ZGuestResultSchema, ZGuestResultV2Schema]);
+
+/** The round a result answers: a v1 result can only answer round 1. */
+export function roundOfGuestResult(result: TGuestResult): number {
+  return result.v === 2 ? result.round : 1;
+}
+
+/**
+ * Parses raw bytes and checks them against the request; any disagreement is a named failure.
+ * `request.round` defaults to 1; a result for another round (a stale guest, a replayed file) is refused.
+ */
+export function parseGuestResult(bytes: Buffer, request: Pick<TTaskRequest, "taskId" | "repository" | "baseSha"> & { round?: number }, maxBytes: number): TGuestResult {
   if (bytes.length > maxBytes) throw new AppError("CONTRACT_VIOLATION", `result.json is ${bytes.length} bytes, over the ${maxBytes}-byte limit`, { reason: "RESULT_TOO_LARGE" });
   let json: unknown;
   try {
@@ -61,14 +80,13 @@ export function parseGuestResult(bytes: Buffer, request: Pick<TTaskRequest, "tas
   } catch {
     throw new AppError("CONTRACT_VIOLATION", "result.json is not valid JSON", { reason: "RESULT_MALFORMED" });
   }
-  const parsed = ZGuestResultSchema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new AppError("CONTRACT_VIOLATION", `result.json breaks the GuestResult v1 contract at ${issue.path.join(".") || "(root)"}: ${issue.message}`, { reason: "RESULT_SCHEMA" });
-  }
-  const result = parsed.data;
+  const result = parseOrThrow(ZAnyGuestResultSchema, json, { code: "CONTRACT_VIOLATION", label: "result.json (GuestResult v1/v2)", details: { reason: "RESULT_SCHEMA" } });
   for (const field of ["taskId", "repository", "baseSha"] as const) {
     if (result[field] !== request[field]) throw new AppError("CONTRACT_VIOLATION", `result.json names ${field} ${JSON.stringify(result[field]).slice(0, 100)}, the request was for ${request[field]}`, { reason: "RESULT_DISAGREES" });
+  }
+  const expectedRound = request.round ?? 1;
+  if (roundOfGuestResult(result) !== expectedRound) {
+    throw new AppError("CONTRACT_VIOLATION", `result.json answers round ${roundOfGuestResult(result)}, the request was for round ${expectedRound}`, { reason: "RESULT_DISAGREES" });
   }
   return result;
 }

@@ -1,5 +1,8 @@
 /**
- * TaskRequest v1: what the control plane hands a guest (uploaded as task.json). Everything the
+ * TaskRequest v1 and v2: what the control plane hands a guest (uploaded as task.json). v1 is a
+ * task's first round; v2 (issue 14) is a revision round: the same fields plus the round number, the
+ * head the guest's repository.tar was cut from (the previous round's candidate), and the teacher's
+ * feedback — as data, bounded, never as instructions to the runner. Everything the
  * guest may not choose — limits, image, relay, trusted checks — is decided here by the operator.
  * The issue text and repository context are marked untrusted: they were written by whoever filed
  * the issue or owns the repository, and they reach a model.
@@ -37,3 +40,41 @@ export const ZTaskRequestSchema = z
   .strict();
 
 export type TTaskRequest = z.infer<typeof ZTaskRequestSchema>;
+
+/** Bounds of the feedback a revision round carries (the page shows everything; the guest gets this much). */
+export const FEEDBACK_LIMITS = { commentChars: 10_000, lineComments: 100, lineCommentChars: 2000, lineTextChars: 500, pathChars: 4096 } as const;
+
+export const ZLineFeedbackSchema = z
+  .object({
+    path: z.string().min(1).max(FEEDBACK_LIMITS.pathChars),
+    /** new = a line of the previous round's head; old = a line of the file the diff compared it with */
+    side: z.enum(["old", "new"]),
+    line: z.number().int().min(1),
+    /** the commented line as it read, so a guest need not resolve `side` itself */
+    lineText: z.string().max(FEEDBACK_LIMITS.lineTextChars),
+    body: z.string().min(1).max(FEEDBACK_LIMITS.lineCommentChars),
+  })
+  .strict();
+
+export const ZRoundFeedbackSchema = z
+  .object({
+    /** the round the teacher reviewed when asking for these changes */
+    answersRound: z.number().int().min(1),
+    comment: z.string().min(1).max(FEEDBACK_LIMITS.commentChars),
+    lineComments: z.array(ZLineFeedbackSchema).max(FEEDBACK_LIMITS.lineComments),
+    /** line comments beyond the bound, counted so the guest knows some were left out */
+    omittedLineComments: z.number().int().min(0),
+  })
+  .strict();
+
+export const ZTaskRequestV2Schema = ZTaskRequestSchema.extend({
+  v: z.literal(2),
+  /** 2, 3, …: the round this run answers; its result must name it */
+  round: z.number().int().min(2),
+  /** repository.tar holds this commit's tree (the previous round's head), not the base */
+  startSha: ZFullShaSchema,
+  feedback: ZRoundFeedbackSchema,
+}).strict();
+
+export type TTaskRequestV2 = z.infer<typeof ZTaskRequestV2Schema>;
+export type TRoundFeedback = z.infer<typeof ZRoundFeedbackSchema>;

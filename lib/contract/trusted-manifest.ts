@@ -6,6 +6,10 @@
 import { z } from "zod";
 import { ZGuestImageSchema } from "./guest-image";
 
+/** `tap`: TAP test points and plan; `node-test`: the `node --test` summary (spec or tap reporter). */
+export const REPORTER_FORMATS = ["tap", "node-test"] as const;
+export type TReporterFormat = (typeof REPORTER_FORMATS)[number];
+
 export const ZTrustedCheckSchema = z
   .object({
     name: z.string().trim().min(1).max(100).regex(/^[A-Za-z0-9 ._:-]+$/, "letters, digits, spaces and . _ : -"),
@@ -13,6 +17,12 @@ export const ZTrustedCheckSchema = z
     command: z.array(z.string().min(1).max(2000)).min(1).max(64),
     timeoutSeconds: z.number().int().min(5).max(3600),
     required: z.boolean(),
+    /**
+     * Optional (added within v1; a manifest without it keeps its digest): the test reporter whose
+     * summary the check prints on stdout. Declared → the counts are recorded in the evidence, and
+     * zero tests run, a failing count or no summary is not a pass even with exit 0.
+     */
+    reporter: z.enum(REPORTER_FORMATS).optional(),
   })
   .strict();
 
@@ -48,7 +58,7 @@ export type TTrustedCheck = z.infer<typeof ZTrustedCheckSchema>;
 export const DEMO_TRUSTED_MANIFEST: TTrustedManifest = {
   v: 1,
   checks: [
-    { name: "unit tests", command: ["node", "--test", "--test-reporter=spec"], timeoutSeconds: 120, required: true },
+    { name: "unit tests", command: ["node", "--test", "--test-reporter=spec"], timeoutSeconds: 120, required: true, reporter: "node-test" },
     { name: "no debugger statements", command: ["sh", "-c", "! grep -rn --include=*.js 'debugger' src"], timeoutSeconds: 30, required: false },
   ],
   image: { type: "smolmachine", reference: "school-core/node24" },

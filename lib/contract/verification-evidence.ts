@@ -1,9 +1,12 @@
 /**
  * VerificationEvidence v1: what the trusted verifier observed, bound to exactly one task,
  * repository, base, candidate, head SHA and trusted-manifest digest. Immutable, with its own
- * digest. Output is kept only as bounded, redacted excerpts plus digests of the full streams.
+ * digest. Output is kept only as bounded, redacted excerpts plus digests of the full streams;
+ * each check ran on its own freshly extracted tree, and a check that declares a test reporter
+ * carries the reporter's counts.
  */
 import { z } from "zod";
+import { REPORTER_FORMATS } from "./trusted-manifest";
 
 const ZSha = z.string().regex(/^[0-9a-f]{40}$/);
 const ZDigest = z.string().regex(/^[0-9a-f]{64}$/);
@@ -20,6 +23,17 @@ export const ZCheckResultSchema = z
     stderrSha256: ZDigest,
     outputExcerpt: z.string().max(16_384),
     isOutputTruncated: z.boolean(),
+    /**
+     * Optional (added within v1; older evidence keeps its digest). Present when the check declares
+     * a reporter: the counts read from its summary, null when no summary could be read.
+     */
+    reporter: z
+      .object({ format: z.enum(REPORTER_FORMATS), tests: z.number().int().nonnegative(), passed: z.number().int().nonnegative(), failed: z.number().int().nonnegative(), skipped: z.number().int().nonnegative() })
+      .strict()
+      .nullable()
+      .optional(),
+    /** Why a check that exited 0 is still not a pass (its reporter's counts); absent otherwise. */
+    failureReason: z.string().max(500).optional(),
   })
   .strict();
 export type TCheckResult = z.infer<typeof ZCheckResultSchema>;

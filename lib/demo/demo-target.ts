@@ -5,7 +5,8 @@
  */
 import fs from "node:fs/promises";
 import path from "node:path";
-import { commitWorktree, runGit } from "../git/run-git";
+import { commitWorktree } from "../git/git-plumbing";
+import { runGit } from "../git/run-git";
 
 export const DEMO_REPOSITORY = "demo/calculator";
 export const DEMO_ISSUE = {

@@ -42,7 +42,7 @@ export async function seedDemoEnvironment(options: TSeedDemoOptions): Promise<vo
     } finally {
       await fs.rm(work, { recursive: true, force: true });
     }
-    await addTargetRepository(db, { name: DEMO_REPOSITORY, cloneUrl: `${options.forgeUrl}/${DEMO_REPOSITORY}.git` }, null);
+    await addTargetRepository({ db }, { name: DEMO_REPOSITORY, cloneUrl: `${options.forgeUrl}/${DEMO_REPOSITORY}.git`, actorId: null });
     logInfo("demo target seeded", { repository: DEMO_REPOSITORY });
   }
   if (!(await readSetting(db, "publish.github").catch(() => null))) {
@@ -51,5 +51,5 @@ export async function seedDemoEnvironment(options: TSeedDemoOptions): Promise<vo
   if (!(await readRelayUpstream({ db }).catch(() => null))) {
     await setRelayUpstream({ db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "demo-seed" });
   }
-  if (!(await getActiveManifest(db))) await saveTrustedManifest(db, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
+  if (!(await getActiveManifest(db))) await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
 }

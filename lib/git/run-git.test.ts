@@ -139,14 +139,19 @@ describe("remote transports and secrets", () => {
 
     const secret = "Authorization: Bearer s3cr3t-value-for-test";
     const allowed = await expectGitFailure(
-      runGit({ gitDir: bare, args: ["ls-remote", "http://127.0.0.1:9/x.git"], remoteProtocols: ["http"], secretConfig: [["http.extraHeader", secret]], secrets: ["s3cr3t-value-for-test"], timeoutMs: 20_000 }),
+      runGit({ gitDir: bare, args: ["ls-remote", "http://127.0.0.1:9/x.git"], remoteProtocols: ["http"], secretConfig: [["http.http://127.0.0.1:9/x.git.extraHeader", secret]], secrets: ["s3cr3t-value-for-test"], timeoutMs: 20_000 }),
       "exit",
     );
     expect(allowed.message).not.toMatch(/not allowed/);
     expect(allowed.message).not.toContain("s3cr3t-value-for-test");
     const argv = buildGitArgv({ args: ["ls-remote"], remoteProtocols: ["http"] });
     expect(argv.join(" ")).not.toContain("s3cr3t");
-    expect(buildGitEnv({}, [["http.extraHeader", secret]]).GIT_CONFIG_VALUE_0).toBe(secret);
+    expect(buildGitEnv({}, [["http.https://forge.example/o/r.git.extraHeader", secret]]).GIT_CONFIG_VALUE_0).toBe(secret);
+  });
+
+  it("refuses a global http.extraHeader: a credential header is always scoped to one URL", () => {
+    expect(() => buildGitEnv({}, [["http.extraHeader", "Authorization: Bearer x"]])).toThrow(/http\.<url>\.extraHeader/);
+    expect(() => buildGitEnv({}, [["HTTP.EXTRAHEADER", "Authorization: Bearer x"]])).toThrow(/global http\.extraHeader/);
   });
 
   it("keeps the hardening settings above secret config", async () => {

@@ -155,6 +155,11 @@ export function buildGitEnv(extra: Readonly<Record<string, string>> = {}, secret
     if (!ALLOWED_EXTRA_ENV.has(name)) throw gitError("usage", "(env)", `environment variable ${name} may not be set for git`);
   }
   const configEnv: Record<string, string> = {};
+  for (const [key] of secretConfig) {
+    // A credential header is scoped to one URL (`http.<url>.extraHeader`): a global one would be
+    // sent to whatever host a fetch or a redirect reaches (issue 12, item 10).
+    if (key.toLowerCase() === "http.extraheader") throw gitError("usage", "(config)", "a global http.extraHeader may not be set; scope it as http.<url>.extraHeader");
+  }
   if (secretConfig.length > 0) {
     configEnv.GIT_CONFIG_COUNT = String(secretConfig.length);
     secretConfig.forEach(([key, value], index) => {

@@ -7,11 +7,12 @@
  */
 import type { Task } from "../db/generated/client";
 import { isAppError } from "../errors";
-import { readSetting } from "../settings/operator-settings";
+import { isDispatchOpen } from "../probes/read-dispatch-gate";
 import { collectTask } from "../lifecycle/collect-task";
 import { crashIfRequested } from "../tasks/crash-points";
 import { failTask } from "../lifecycle/fail-task";
 import { provisionTask } from "../lifecycle/provision-task";
+import { queueNextRound } from "../lifecycle/queue-next-round";
 import { publishStep } from "../publish/publish-step";
 import { runVerification, startVerification } from "../verify/run-verification";
 import { runGuest } from "../lifecycle/run-guest";
@@ -32,6 +33,8 @@ export const LIFECYCLE_STEPS: TaskSteps = {
   collecting: collectTask,
   imported: startVerification,
   verifying: runVerification,
+  // A revision round (issue 14): "Request changes" closed the round; the next one starts queued.
+  changes_requested: queueNextRound,
   approved: publishStep,
   pr_pending: publishStep,
 };
@@ -41,7 +44,10 @@ export type AdvanceOutcome = "waiting" | "done" | "dispatch_disabled";
 export async function advanceTask(ctx: TaskRunContext, taskId: string, steps: TaskSteps = LIFECYCLE_STEPS): Promise<AdvanceOutcome> {
   for (let guard = 0; guard < 20; guard++) {
     const task = await ctx.db.task.findUniqueOrThrow({ where: { id: taskId } });
-    if (task.state === "queued" && !(await readSetting(ctx.db, "dispatch")).enabled) return "dispatch_disabled";
+    // The gate is re-proved before every provisioning (lib/probes/read-dispatch-gate.ts): a gate
+    // closed while tasks are queued leaves them queued. A qualification probe's own task is the
+    // probe run itself, started by an operator, and is not subject to the gate it qualifies.
+    if (task.state === "queued" && task.probeRunId === null && !(await isDispatchOpen(ctx.db, ctx.env))) return "dispatch_disabled";
     const step = steps[task.state];
     if (!step) return "done";
     try {
@@ -56,7 +62,7 @@ export async function advanceTask(ctx: TaskRunContext, taskId: string, steps: Ta
         const now = await ctx.db.task.findUniqueOrThrow({ where: { id: taskId }, select: { state: true } });
         if (now.state !== task.state) continue;
       }
-      await failTask(ctx, taskId, error);
+      await failTask(ctx, { taskId, error });
       return "done";
     }
   }

@@ -8,6 +8,7 @@ export const JOBS = {
   heartbeat: { name: "heartbeat", schema: z.object({ sentAt: z.string() }).strict() },
   advanceTask: { name: "task-advance", schema: z.object({ taskId: z.uuid() }).strict() },
   sweepMachines: { name: "machine-sweep", schema: z.object({}).strict() },
+  runProbes: { name: "probe-run", schema: z.object({ runId: z.uuid() }).strict() },
 } as const;
 
 export type TJobName = (typeof JOBS)[keyof typeof JOBS]["name"];

@@ -14,13 +14,16 @@ import { sweepMachines } from "../machines/sweep-machines";
 import type { TaskRunContext } from "../tasks/task-run-context";
 import { logError, logInfo } from "../log";
 import { listDuePublications } from "../publish/list-due-publications";
-import { readSetting } from "../settings/operator-settings";
 import { createSubstrate } from "../machines/create-substrate";
 import type { Substrate } from "../substrate/substrate";
 import { createBoss } from "./boss";
 import { HEARTBEAT_INTERVAL_MS, recordHeartbeat } from "./heartbeat";
 import { JOBS } from "./job-names";
+import { failAbandonedProbeRuns } from "../probes/probe-run.repo";
+import { isDispatchOpen } from "../probes/read-dispatch-gate";
+import { runProbeJob } from "./run-probe-job";
 import { withTaskLock } from "./task-lock";
+import { listDueAutomaticRetries, retryTask } from "../tasks/retry-task";
 
 export type WorkerHandle = { workerId: string; boss: PgBoss; stop(): Promise<void> };
 
@@ -57,7 +60,7 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   await boss.work(JOBS.heartbeat.name, { pollingIntervalSeconds: 1 }, async (jobs) => {
     for (const job of jobs) {
       JOBS.heartbeat.schema.parse(job.data);
-      await recordHeartbeat(db, workerId, startedAt);
+      await recordHeartbeat(db, workerId, startedAt, new Date(), env.SCHOOLCORE_RESTART_COUNT);
     }
   });
 
@@ -73,11 +76,34 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
     }
   });
 
+  // Qualification runs (lib/probes): one job per run; a worker killed mid-run leaves the run
+  // `running` with a lapsing heartbeat, and the sweep below fails it — it never shows "passed".
+  await boss.createQueue(JOBS.runProbes.name, { policy: "short", retryLimit: 0, expireInSeconds: 3600, deleteAfterSeconds: 3600 });
+  await boss.work(JOBS.runProbes.name, { pollingIntervalSeconds: 1, batchSize: 1, localConcurrency: 1 }, async (jobs) => {
+    for (const job of jobs) {
+      const { runId } = JOBS.runProbes.schema.parse(job.data);
+      await runProbeJob(ctx, runId).catch((error) => logError("probe run failed", error, { runId }));
+    }
+  });
+  const sweepProbeRuns = async () => {
+    await failAbandonedProbeRuns(db);
+    for (const run of await db.probeRun.findMany({ where: { state: "queued" }, select: { id: true }, orderBy: { createdAt: "asc" }, take: 10 })) {
+      await boss.send(JOBS.runProbes.name, { runId: run.id }, { singletonKey: run.id });
+    }
+  };
+
   const sweepTasks = async () => {
-    const isDispatchEnabled = (await readSetting(db, "dispatch")).enabled;
+    // Automatic retries of transient provider errors that are due become new attempts (queued).
+    for (const taskId of await listDueAutomaticRetries({ db }, { now: new Date(), take: 50 })) {
+      await retryTask({ db }, { taskId, reason: "transient provider error", actorId: null, isAutomatic: true }).catch((error) => logError("automatic retry failed", error, { taskId }));
+    }
+    await sweepProbeRuns().catch((error) => logError("probe run sweep failed", error));
+    // The gate is re-proved here (and again before each provisioning in advanceTask).
+    const isDispatchEnabled = await isDispatchOpen(db, env);
     // pr_pending waits for its backoff (nextAttemptAt); everything else runs as soon as it can.
     const states = Object.keys(steps).filter((s) => (s !== "queued" || isDispatchEnabled) && s !== "pr_pending") as (keyof TaskSteps)[];
-    const tasks = await db.task.findMany({ where: { state: { in: states } }, select: { id: true }, orderBy: { createdAt: "asc" }, take: 200 });
+    // A qualification probe's tasks are driven by its own run, never by this sweep.
+    const tasks = await db.task.findMany({ where: { state: { in: states }, probeRunId: null }, select: { id: true }, orderBy: { createdAt: "asc" }, take: 200 });
     const due = steps.pr_pending ? await listDuePublications({ db }, { take: 100 }) : [];
     for (const taskId of new Set([...tasks.map((t) => t.id), ...due])) {
       await boss.send(JOBS.advanceTask.name, { taskId }, { singletonKey: taskId });

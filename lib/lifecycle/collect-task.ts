@@ -6,6 +6,7 @@
  */
 import fs from "node:fs/promises";
 import path from "node:path";
+import { GUEST_CANDIDATE_ARCHIVE, GUEST_RESULT_FILE } from "../contract/guest-layout";
 import { parseGuestResult, type TGuestResult } from "../contract/guest-result";
 import type { Task } from "../db/generated/client";
 import { AppError } from "../errors";
@@ -15,8 +16,9 @@ import { isSubstrateError } from "../substrate/substrate-error";
 import { crashIfRequested } from "../tasks/crash-points";
 import { destroyMachine } from "../machines/guest-machines";
 import { importCollectedCandidate } from "./import-collected-candidate";
+import { readRoundStart } from "./read-round-start";
 import { parseTaskLimits } from "./provision-task";
-import { GUEST_CANDIDATE_ARCHIVE, GUEST_OUTPUT_DIR, stagingDir, type TaskRunContext } from "../tasks/task-run-context";
+import { stagingDir, type TaskRunContext } from "../tasks/task-run-context";
 import { transitionMachine } from "../machines/transition-machine";
 import { transitionTask } from "../tasks/transition-task";
 
@@ -35,14 +37,15 @@ export async function collectTask(ctx: TaskRunContext, task: Task): Promise<void
   await fs.mkdir(staging, { recursive: true });
   const resultFile = path.join(staging, "result.json");
   const archiveFile = path.join(staging, "candidate.tar");
-  const request = { taskId: task.id, repository: repo.name, baseSha: task.baseSha };
+  // The result must answer this round (GuestResult v2 names it): a stale guest's file is refused.
+  const request = { taskId: task.id, repository: repo.name, baseSha: task.baseSha, round: task.round };
 
   const machine = await db.guestMachine.findFirst({ where: { taskId: task.id, purpose: "student", operationId: task.operationId }, orderBy: { createdAt: "desc" } });
   const isMachineUp = machine?.providerId && (machine.state === "ready" || machine.state === "exported");
 
   let result: TGuestResult;
   if (isMachineUp && machine.state === "ready") {
-    const bytes = await substrate.downloadSmall(machine.providerId!, `${GUEST_OUTPUT_DIR}/result.json`, { maxBytes: limits.maxResultBytes + 1 });
+    const bytes = await substrate.downloadSmall(machine.providerId!, GUEST_RESULT_FILE, { maxBytes: limits.maxResultBytes + 1 });
     if (!bytes) throw new AppError("CONTRACT_VIOLATION", "The guest finished without a result.json.", { reason: "RESULT_MISSING" });
     result = parseGuestResult(bytes, request, limits.maxResultBytes);
     if (result.status !== "completed") throw new AppError("CONTRACT_VIOLATION", `The student agent ended with status ${result.status}: ${result.diagnostics.slice(0, 500)}`, { reason: result.status });
@@ -74,7 +77,7 @@ export async function collectTask(ctx: TaskRunContext, task: Task): Promise<void
       throw new AppError("SUBSTRATE_FAILED", `The student guest could not be destroyed and is quarantined: ${destroyed.lastError ?? "unknown reason"}`);
     }
   }
-  await revokeCapability({ db, taskId: task.id, reason: "student run finished", via: "lifecycle" });
+  await revokeCapability({ db }, { taskId: task.id, reason: "student run finished", via: "lifecycle" });
 
   // What the guest said about itself, kept bounded and labelled: shown apart, never counted.
   await db.task.update({
@@ -90,8 +93,17 @@ export async function collectTask(ctx: TaskRunContext, task: Task): Promise<void
       },
     },
   });
-  await importCollectedCandidate({ ctx, task, repository: repo.name, archivePath: archiveFile, declaredChangedPaths: result.candidate!.changedPaths, declaredArchiveDigest: result.candidate!.archiveSha256 });
-  await transitionTask(db, { taskId: task.id, from: "collecting", to: "imported", reason: "candidate imported" });
+  const start = await readRoundStart(db, task);
+  await importCollectedCandidate({
+    ctx,
+    task,
+    repository: repo.name,
+    archivePath: archiveFile,
+    declaredChangedPaths: result.candidate!.changedPaths,
+    declaredArchiveDigest: result.candidate!.archiveSha256,
+    previous: start.kind === "revision" ? { candidateId: start.previous.id, headSha: start.previous.headSha } : undefined,
+  });
+  await transitionTask(db, { taskId: task.id, from: "collecting", to: "imported", reason: `round ${task.round} candidate imported` });
   crashIfRequested("imported");
   // The archive now lives in the content-addressed store and the report on the task: the staging
   // copies were only there to survive a restart between download and import.

@@ -1,13 +1,21 @@
 /**
  * provisioning → running: issue the task's relay capability, make (or adopt) the student guest,
  * start it, wait until ready, and upload the inputs (repository.tar from the control plane's own
- * mirror at the base SHA, task.json, the operator's guest programs).
+ * mirror at the base SHA — or, in a revision round, from the candidate repository at the previous
+ * round's head — task.json (TaskRequest v1, or v2 with the round and the teacher's feedback), the
+ * operator's guest programs).
  */
 import fs from "node:fs/promises";
+import { z } from "zod";
 import path from "node:path";
-import { ZTaskRequestSchema, type TTaskRequest } from "../contract/task-request";
+import { GUEST_INPUT_DIR, GUEST_RELAY_SOCKET, GUEST_REPOSITORY_ARCHIVE, GUEST_TASK_FILE } from "../contract/guest-layout";
+import { ZTaskRequestSchema, ZTaskRequestV2Schema, type TTaskRequest, type TTaskRequestV2 } from "../contract/task-request";
+import { candidateRepoPathFor } from "../candidate/candidate-git";
+import { readRoundStart } from "./read-round-start";
+import { canonicalDigest } from "../canonical-json";
 import { ZTaskLimitsSchema, type TTaskLimits } from "../contract/limits";
 import type { Task } from "../db/generated/client";
+import { relayPublicUrl } from "../env";
 import { AppError } from "../errors";
 import { issueCapability } from "../relay/issue-capability";
 import { revokeCapability } from "../relay/revoke-capability";
@@ -16,8 +24,8 @@ import { readSetting } from "../settings/operator-settings";
 import type { TNetworkPolicy } from "../substrate/substrate";
 import { crashIfRequested } from "../tasks/crash-points";
 import { ensureMachineCreated, recordMachineIntent, startMachine } from "../machines/guest-machines";
-import { readMirrorToken } from "../repos/mirror-credentials";
-import { GUEST_INPUT_DIR, GUEST_PROGRAMS, GUEST_PROGRAMS_DIR, GUEST_RELAY_SOCKET, stagingDir, type TaskRunContext } from "../tasks/task-run-context";
+import { readMirrorCredential } from "../repos/mirror-credentials";
+import { GUEST_PROGRAMS, GUEST_PROGRAMS_DIR, stagingDir, type TaskRunContext } from "../tasks/task-run-context";
 import { transitionTask } from "../tasks/transition-task";
 
 /** TTL = task deadline + grace, so the provider sweeps the machine even if we never can. */
@@ -33,7 +41,8 @@ export function parseTaskLimits(task: Pick<Task, "limits">): TTaskLimits {
 function relayNetwork(ctx: TaskRunContext, limits: TTaskLimits): TNetworkPolicy {
   if (limits.relayChannel === "mailbox") return { mode: "blocked" };
   // The HTTP channel: one explicitly scoped egress, to the relay endpoint and nothing else.
-  const base = new URL(ctx.env.RELAY_PUBLIC_URL ?? ctx.env.NEXTAUTH_URL ?? `http://127.0.0.1:${ctx.env.PORT}`);
+  // The relay listener (lib/relay/relay-server.ts), never the web app: it answers the relay route only.
+  const base = new URL(relayPublicUrl(ctx.env));
   return { mode: "allowCidrs", hosts: [`${base.hostname}:${base.port || (base.protocol === "https:" ? "443" : "80")}`] };
 }
 
@@ -55,31 +64,40 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
   try {
     await writeBaseArchive(mirror, task.baseSha, baseTar);
   } catch {
-    mirror = await syncMirror({ dataDir: env.dataDir, repository: repo.name, source: { cloneUrl: repo.cloneUrl, token: await readMirrorToken(db) } });
+    mirror = await syncMirror({ dataDir: env.dataDir, repository: repo.name, source: { cloneUrl: repo.cloneUrl, credential: await readMirrorCredential(db) } });
     await writeBaseArchive(mirror, task.baseSha, baseTar);
   }
+  // A revision round (issue 14) starts from the previous round's candidate head, read from the
+  // operator's candidate repository — still never from anything a guest kept.
+  const start = await readRoundStart(db, task);
+  const startSha = start.kind === "revision" ? start.previous.headSha : task.baseSha;
+  const startRepo = start.kind === "revision" ? candidateRepoPathFor(env.dataDir, repo.name) : mirror;
+  if (start.kind === "revision") await writeBaseArchive(startRepo, startSha, baseTar);
   const baseTarBytes = await fs.readFile(baseTar);
   if (baseTarBytes.length > limits.maxUploadBytes) throw new AppError("VALIDATION_FAILED", `repository.tar is ${baseTarBytes.length} bytes, over the ${limits.maxUploadBytes}-byte upload limit`);
-  const context = await readRepositoryContext(mirror, task.baseSha);
+  const context = await readRepositoryContext(startRepo, startSha);
 
   // A handle is shown once and stored only hashed: after a restart it cannot be recovered, so
   // any earlier capability of this task is revoked and a new one issued before task.json is built.
-  await revokeCapability({ db, taskId: task.id, reason: "superseded by a new provisioning attempt", via: "lifecycle" });
-  const capability = await issueCapability({
-    db,
-    taskId: task.id,
-    allowedOps: ["complete"],
-    maxRequests: limits.relay.maxRequests,
-    maxBytes: limits.relay.maxBytes,
-    maxRequestBytes: limits.relay.maxRequestBytes,
-    maxResponseBytes: limits.relay.maxResponseBytes,
-    ttlSeconds: remainingSeconds + TTL_GRACE_SECONDS,
-    via: "lifecycle",
-  });
+  await revokeCapability({ db }, { taskId: task.id, reason: "superseded by a new provisioning attempt", via: "lifecycle" });
+  const capability = await issueCapability(
+    { db },
+    {
+      taskId: task.id,
+      allowedOps: ["complete"],
+      maxRequests: limits.relay.maxRequests,
+      maxBytes: limits.relay.maxBytes,
+      maxRequestBytes: limits.relay.maxRequestBytes,
+      maxResponseBytes: limits.relay.maxResponseBytes,
+      ttlSeconds: remainingSeconds + TTL_GRACE_SECONDS,
+      via: "lifecycle",
+    },
+  );
 
   const image = await readSetting(db, "guest.image");
-  const agent = await readSetting(db, "guest.agent");
-  const request: TTaskRequest = ZTaskRequestSchema.parse({
+  // A qualification probe's task runs the probe's own fixed command (lib/probes/probe-tasks.ts).
+  const agent = task.agentCommand ? { command: z.array(z.string().min(1).max(4000)).min(1).max(64).parse(task.agentCommand) } : await readSetting(db, "guest.agent");
+  const requestV1: TTaskRequest = ZTaskRequestSchema.parse({
     v: 1,
     taskId: task.id,
     operationId: task.operationId,
@@ -93,6 +111,12 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
     agent: { command: agent.command, timeoutSeconds: Math.max(10, remainingSeconds - AGENT_MARGIN_SECONDS) },
     limits,
   });
+  // What the student agent ran as, for the teacher's insights (grouped by digest); the command and
+  // image are the operator's own settings, never secrets.
+  const agentConfig = { command: agent.command, image };
+  await db.task.update({ where: { id: task.id }, data: { agentConfig, agentConfigDigest: canonicalDigest(agentConfig) } });
+  const request: TTaskRequest | TTaskRequestV2 =
+    start.kind === "revision" ? ZTaskRequestV2Schema.parse({ ...requestV1, v: 2, round: task.round, startSha, feedback: start.feedback }) : requestV1;
 
   // One student machine per operation: reuse the intent a crashed attempt recorded.
   const spec = {
@@ -110,8 +134,8 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
   machine = await startMachine(db, substrate, machine, ctx.readyTimeoutMs);
   crashIfRequested("machine:ready");
 
-  await substrate.upload(machine.providerId!, `${GUEST_INPUT_DIR}/repository.tar`, baseTarBytes);
-  await substrate.upload(machine.providerId!, `${GUEST_INPUT_DIR}/task.json`, Buffer.from(JSON.stringify(request)));
+  await substrate.upload(machine.providerId!, GUEST_REPOSITORY_ARCHIVE, baseTarBytes);
+  await substrate.upload(machine.providerId!, GUEST_TASK_FILE, Buffer.from(JSON.stringify(request)));
   for (const program of GUEST_PROGRAMS) {
     await substrate.upload(machine.providerId!, `${GUEST_INPUT_DIR}/${program}`, await fs.readFile(path.join(GUEST_PROGRAMS_DIR, program)));
   }

@@ -7,28 +7,22 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GUEST_STUDENT_AGENT_PROGRAM } from "../contract/guest-layout";
 import { DEMO_SCRIPTED_COMPLETIONS } from "../demo/seed-demo-environment";
-import { handleRelayHttpRequest } from "../relay/relay-http";
+import { createRelayRequestListener } from "../relay/relay-http";
 import { setRelayUpstream } from "../relay/upstream-setting";
 import { advanceTask } from "../jobs/advance-task";
 import { createLifecycleWorld, type LifecycleWorld } from "./testing/lifecycle-fixture";
 
-const STUDENT_AGENT = ["node", "/tmp/school-core-input/student-agent.mjs"];
+const STUDENT_AGENT = ["node", GUEST_STUDENT_AGENT_PROGRAM];
 let world: LifecycleWorld;
 let relayServer: http.Server;
 
 beforeAll(async () => {
   world = await createLifecycleWorld();
   await setRelayUpstream({ db: world.db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "test" });
-  // The web app's relay route, minus Next: the same use case behind a plain HTTP server.
-  relayServer = http.createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const request = new Request(`http://relay${req.url}`, { method: req.method, headers: req.headers as Record<string, string>, body: Buffer.concat(chunks) });
-    const operation = req.url?.match(/^\/api\/relay\/v1\/([a-z]+)$/)?.[1] ?? "";
-    const result = await handleRelayHttpRequest({ db: world.db, operation, request });
-    res.writeHead(result.status, { "content-type": "application/json" }).end(JSON.stringify(result.body));
-  });
+  // The relay listener's real request handler (lib/relay/relay-server.ts serves the same one).
+  relayServer = http.createServer(createRelayRequestListener({ db: world.db }));
   await new Promise<void>((resolve) => relayServer.listen(0, "127.0.0.1", resolve));
 });
 

@@ -4,6 +4,7 @@
  * mailbox meanwhile — or until the task's hard deadline. A runner that dies without a result
  * and a deadline that passes are failures, never a success.
  */
+import { GUEST_DONE_FILE, GUEST_HEARTBEAT_FILE, GUEST_RUNNER_PROGRAM } from "../contract/guest-layout";
 import type { Task } from "../db/generated/client";
 import { AppError } from "../errors";
 import { MAILBOX_MAX_REQUEST_FILE_BYTES, MAILBOX_MAX_SEQUENCE, mailboxInboxPath, mailboxOutboxPath } from "../relay/mailbox-protocol";
@@ -11,7 +12,7 @@ import { processMailboxRequest, readNextMailboxSequence } from "../relay/process
 import type { Substrate } from "../substrate/substrate";
 import { crashIfRequested } from "../tasks/crash-points";
 import { parseTaskLimits } from "./provision-task";
-import { GUEST_INPUT_DIR, GUEST_OUTPUT_DIR, type TaskRunContext } from "../tasks/task-run-context";
+import type { TaskRunContext } from "../tasks/task-run-context";
 import { transitionTask } from "../tasks/transition-task";
 
 const LIVENESS_EVERY_MS = 2000;
@@ -47,7 +48,7 @@ class HeartbeatWatch {
   constructor(private readonly staleAfterMs: number) {}
 
   async isAlive(substrate: Substrate, providerId: string): Promise<boolean> {
-    const beat = (await substrate.downloadSmall(providerId, `${GUEST_OUTPUT_DIR}/heartbeat`, { maxBytes: 256 }))?.toString("utf8");
+    const beat = (await substrate.downloadSmall(providerId, GUEST_HEARTBEAT_FILE, { maxBytes: 256 }))?.toString("utf8");
     if (beat !== undefined && beat !== this.last) {
       this.last = beat;
       this.changedAt = Date.now();
@@ -65,7 +66,7 @@ export async function runGuest(ctx: TaskRunContext, task: Task): Promise<void> {
 
   await substrate.exec(
     machine.providerId,
-    { command: ["node", `${GUEST_INPUT_DIR}/runner.mjs`], cwd: "/tmp", background: true, timeoutSeconds: Math.max(30, Math.ceil((deadline - Date.now()) / 1000) + 30) },
+    { command: ["node", GUEST_RUNNER_PROGRAM], cwd: "/tmp", background: true, timeoutSeconds: Math.max(30, Math.ceil((deadline - Date.now()) / 1000) + 30) },
     { maxOutputBytes: limits.maxExecOutputBytes },
   );
 
@@ -74,14 +75,14 @@ export async function runGuest(ctx: TaskRunContext, task: Task): Promise<void> {
   const heartbeat = new HeartbeatWatch(HEARTBEAT_STALE_MS);
   while (true) {
     nextSequence = await serveMailbox(ctx, task, machine.providerId, nextSequence);
-    const done = await substrate.downloadSmall(machine.providerId, `${GUEST_OUTPUT_DIR}/done.json`, { maxBytes: 4096 });
+    const done = await substrate.downloadSmall(machine.providerId, GUEST_DONE_FILE, { maxBytes: 4096 });
     if (done) break;
     if (Date.now() > deadline) throw new AppError("GUEST_TIMEOUT", `The guest did not finish before the task deadline (${limits.wallClockSeconds} s).`);
     if (Date.now() - lastLiveness > LIVENESS_EVERY_MS) {
       lastLiveness = Date.now();
       if (!(await heartbeat.isAlive(substrate, machine.providerId))) {
         // one last look: it may have finished between the two calls
-        if (await substrate.downloadSmall(machine.providerId, `${GUEST_OUTPUT_DIR}/done.json`, { maxBytes: 4096 })) break;
+        if (await substrate.downloadSmall(machine.providerId, GUEST_DONE_FILE, { maxBytes: 4096 })) break;
         throw new AppError("GUEST_PROCESS_DIED", "The guest runner process ended without writing a result.");
       }
     }

@@ -5,7 +5,9 @@
  * executions: every command ran through the substrate, the host spawned only git.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GUEST_DONE_FILE, GUEST_RESULT_FILE, GUEST_TASK_FILE } from "../contract/guest-layout";
 import { advanceTask } from "../jobs/advance-task";
+import { setDispatch } from "../probes/set-dispatch";
 import { createLifecycleWorld, SCRIPTED_FIX, spyHostProcesses, type LifecycleWorld } from "./testing/lifecycle-fixture";
 
 let world: LifecycleWorld;
@@ -58,10 +60,10 @@ describe("the student run", () => {
 
   it("stays queued while dispatch is off", async () => {
     const taskId = await world.createDemoTask();
-    await world.db.operatorSetting.update({ where: { key: "dispatch" }, data: { value: { enabled: false } } });
+    await setDispatch({ db: world.db, env: world.env }, { mode: "off", actorId: null, via: "test" });
     expect(await advanceTask(world.ctx, taskId)).toBe("dispatch_disabled");
     expect((await world.db.task.findUniqueOrThrow({ where: { id: taskId } })).state).toBe("queued");
-    await world.db.operatorSetting.update({ where: { key: "dispatch" }, data: { value: { enabled: true } } });
+    await setDispatch({ db: world.db, env: world.env }, { mode: "development", actorId: null, via: "test" });
     await world.db.task.update({ where: { id: taskId }, data: { state: "failed" } });
   });
 });
@@ -109,7 +111,7 @@ describe("fault matrix", () => {
   });
 
   it("malformed result.json → failed (a hostile guest forges its own result)", async () => {
-    const forge = "printf '{not json' > /tmp/school-core-output/result.json; echo '{}' > /tmp/school-core-output/done.json; kill -9 $PPID";
+    const forge = `printf '{not json' > ${GUEST_RESULT_FILE}; echo '{}' > ${GUEST_DONE_FILE}; kill -9 $PPID`;
     const taskId = await world.createDemoTask({ agentCommand: ["sh", "-c", forge] });
     const task = await runToRest(taskId);
     expect(task.state).toBe("failed");
@@ -118,7 +120,7 @@ describe("fault matrix", () => {
   });
 
   it("a result for another task → failed (RESULT_DISAGREES)", async () => {
-    const forge = `node -e 'const fs=require("fs");const t=JSON.parse(fs.readFileSync("/tmp/school-core-input/task.json"));fs.writeFileSync("/tmp/school-core-output/result.json",JSON.stringify({v:1,taskId:"00000000-0000-4000-8000-000000000000",repository:t.repository,baseSha:t.baseSha,guestExecutionId:"x",status:"completed",diagnostics:"",candidate:null,studentReport:null,supplementalChecks:[]}));fs.writeFileSync("/tmp/school-core-output/done.json","{}")'; kill -9 $PPID`;
+    const forge = `node -e 'const fs=require("fs");const t=JSON.parse(fs.readFileSync("${GUEST_TASK_FILE}"));fs.writeFileSync("${GUEST_RESULT_FILE}",JSON.stringify({v:1,taskId:"00000000-0000-4000-8000-000000000000",repository:t.repository,baseSha:t.baseSha,guestExecutionId:"x",status:"completed",diagnostics:"",candidate:null,studentReport:null,supplementalChecks:[]}));fs.writeFileSync("${GUEST_DONE_FILE}","{}")'; kill -9 $PPID`;
     const taskId = await world.createDemoTask({ agentCommand: ["sh", "-c", forge] });
     const task = await runToRest(taskId);
     expect(task.state).toBe("failed");

@@ -22,11 +22,11 @@ export type TMachineListItem = {
   quarantineReason: string | null;
 };
 
-export async function listMachines(db: Db, options: { states?: MachineState[]; take?: number } = {}): Promise<TMachineListItem[]> {
-  const rows = await db.guestMachine.findMany({
-    where: options.states ? { state: { in: options.states } } : {},
+export async function listMachines(deps: { db: Db }, input: { states?: MachineState[]; take?: number } = {}): Promise<TMachineListItem[]> {
+  const rows = await deps.db.guestMachine.findMany({
+    where: input.states ? { state: { in: input.states } } : {},
     orderBy: { createdAt: "desc" },
-    take: options.take ?? 200,
+    take: input.take ?? 200,
     include: { quarantine: true },
   });
   const now = Date.now();

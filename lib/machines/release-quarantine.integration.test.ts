@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_GUEST_IMAGE } from "../../sidecars/local-substrate/images";
+import { DEFAULT_GUEST_IMAGE } from "../../sidecars/local-substrate/default-guest-image";
 import { destroyMachine, ensureMachineCreated, recordMachineIntent } from "./guest-machines";
 import { releaseQuarantine } from "./release-quarantine";
 import { createLifecycleWorld, type LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
@@ -25,9 +25,9 @@ async function quarantinedMachine() {
 describe("quarantine release", () => {
   it("needs a reason, retries the destroy first, and records who released it and why", async () => {
     const machine = await quarantinedMachine();
-    await expect(releaseQuarantine({ db: world.db, substrate: world.adapter }, { input: { machineId: machine.id, reason: "" }, actorId: operatorId })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    await expect(releaseQuarantine({ db: world.db, substrate: world.adapter }, { machineId: machine.id, reason: "", actorId: operatorId })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
     expect(await world.liveAtProvider()).toBe(1);
-    const released = await releaseQuarantine({ db: world.db, substrate: world.adapter }, { input: { machineId: machine.id, reason: "provider outage is over" }, actorId: operatorId });
+    const released = await releaseQuarantine({ db: world.db, substrate: world.adapter }, { machineId: machine.id, reason: "provider outage is over", actorId: operatorId });
     expect(released.state).toBe("destroyed");
     expect(await world.liveAtProvider()).toBe(0);
     const record = await world.db.quarantineRecord.findUniqueOrThrow({ where: { machineId: machine.id } });
@@ -38,9 +38,9 @@ describe("quarantine release", () => {
   it("stays quarantined when the retried destroy fails again", async () => {
     const machine = await quarantinedMachine();
     await world.substrate.admin("POST", "/admin/faults", { verb: "delete", kind: "http500", count: 1 });
-    await expect(releaseQuarantine({ db: world.db, substrate: world.adapter }, { input: { machineId: machine.id, reason: "try again" }, actorId: operatorId })).rejects.toMatchObject({ code: "SUBSTRATE_FAILED" });
+    await expect(releaseQuarantine({ db: world.db, substrate: world.adapter }, { machineId: machine.id, reason: "try again", actorId: operatorId })).rejects.toMatchObject({ code: "SUBSTRATE_FAILED" });
     expect((await world.db.guestMachine.findUniqueOrThrow({ where: { id: machine.id } })).state).toBe("cleanup_quarantined");
-    await releaseQuarantine({ db: world.db, substrate: world.adapter }, { input: { machineId: machine.id, reason: "second try" }, actorId: operatorId });
+    await releaseQuarantine({ db: world.db, substrate: world.adapter }, { machineId: machine.id, reason: "second try", actorId: operatorId });
     expect(await world.liveAtProvider()).toBe(0);
   });
 });

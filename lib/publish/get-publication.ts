@@ -33,8 +33,8 @@ export function safeHttpUrl(url: string | null): string | null {
   }
 }
 
-export async function getPublication(options: { db: Db; taskId: string }): Promise<TPublicationView | null> {
-  const pull = await options.db.pullRequest.findUnique({ where: { taskId: options.taskId }, include: { task: { select: { state: true } } } });
+export async function getPublication(deps: { db: Db }, input: { taskId: string }): Promise<TPublicationView | null> {
+  const pull = await deps.db.pullRequest.findUnique({ where: { taskId: input.taskId }, include: { task: { select: { state: true } } } });
   if (!pull) return null;
   return {
     taskId: pull.taskId,

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runGit } from "../git/run-git";
 import { findFreePort } from "../testing/free-port";
 import { createTestDatabase } from "../testing/test-database";
-import { candidateGitDir } from "./candidate-repository";
+import { candidateRepoPathFor } from "../candidate/candidate-git";
 import { buildPushCommand, checkCloneUrl, createGitHubProvider, readTokenFile } from "./github";
 import { loadPublicationProvider } from "./load-publication-provider";
 import { failureOf, type TPublishTarget } from "./publication-provider";
@@ -36,11 +36,11 @@ describe("GitHub provider", async () => {
     const provider = env.createProvider();
     // the branch exists at the base commit, an ancestor of the approved head
     await runGit({ gitDir: `${env.dataDir}/forge/${f.repository}.git`, args: ["update-ref", `refs/heads/${f.branch}`, f.baseSha] });
-    const outcome = await provider.pushBranch({ target, headSha: f.headSha, sourceGitDir: candidateGitDir(env.dataDir, f.repository) });
+    const outcome = await provider.pushBranch({ target, headSha: f.headSha, sourceGitDir: candidateRepoPathFor(env.dataDir, f.repository) });
     expect(outcome.kind).toBe("rejected");
     expect(await readForgeBranch(env, f.repository, f.branch)).toBe(f.baseSha);
     await runGit({ gitDir: `${env.dataDir}/forge/${f.repository}.git`, args: ["update-ref", "-d", `refs/heads/${f.branch}`] });
-    expect(await provider.pushBranch({ target, headSha: f.headSha, sourceGitDir: candidateGitDir(env.dataDir, f.repository) })).toEqual({ kind: "pushed" });
+    expect(await provider.pushBranch({ target, headSha: f.headSha, sourceGitDir: candidateRepoPathFor(env.dataDir, f.repository) })).toEqual({ kind: "pushed" });
     expect(await provider.readRemoteBranch(target)).toBe(f.headSha);
     expect(await provider.readRemoteBranch({ ...target, branch: "school/absent" })).toBeNull();
   });

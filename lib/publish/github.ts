@@ -14,7 +14,8 @@ import { Agent, request } from "undici";
 import { z } from "zod";
 import { AppError, isAppError } from "../errors";
 import { sanitizeExcerpt } from "../redact";
-import { isFullSha, runGit } from "../git/run-git";
+import { isFullSha } from "../git/git-plumbing";
+import { runGit } from "../git/run-git";
 import { providerError, type PublicationProvider, type TCreatePullOutcome, type TProviderPull, type TPushOutcome } from "./publication-provider";
 import type { TGitHubPublishSetting } from "../contract/publication-setting";
 

@@ -5,17 +5,17 @@
  */
 import type { Db } from "../db/client";
 
-export async function listDuePublications(options: { db: Db; now?: Date; take?: number }): Promise<string[]> {
-  const now = options.now ?? new Date();
-  const take = Math.min(options.take ?? 50, 500);
+export async function listDuePublications(deps: { db: Db; now?: () => Date }, input: { take?: number } = {}): Promise<string[]> {
+  const now = deps.now?.() ?? new Date();
+  const take = Math.min(input.take ?? 50, 500);
   const [pending, approved] = await Promise.all([
-    options.db.pullRequest.findMany({
+    deps.db.pullRequest.findMany({
       where: { state: "pending", OR: [{ nextAttemptAt: null }, { nextAttemptAt: { lte: now } }] },
       orderBy: { updatedAt: "asc" },
       take,
       select: { taskId: true },
     }),
-    options.db.task.findMany({ where: { state: "approved" }, orderBy: { updatedAt: "asc" }, take, select: { id: true } }),
+    deps.db.task.findMany({ where: { state: "approved" }, orderBy: { updatedAt: "asc" }, take, select: { id: true } }),
   ]);
   return [...pending.map((p) => p.taskId), ...approved.map((t) => t.id)].slice(0, take);
 }

@@ -20,12 +20,12 @@ export type TPublicationQueueItem = {
   updatedAt: Date;
 };
 
-export async function listPublicationQueue(options: { db: Db; take?: number }): Promise<TPublicationQueueItem[]> {
-  const tasks = await options.db.task.findMany({
+export async function listPublicationQueue(deps: { db: Db }, input: { take?: number } = {}): Promise<TPublicationQueueItem[]> {
+  const tasks = await deps.db.task.findMany({
     where: { state: { in: ["pr_pending", "pr_failed"] } },
     include: { pullRequest: true, repository: { select: { name: true } } },
     orderBy: { updatedAt: "asc" },
-    take: Math.min(options.take ?? 100, 500),
+    take: Math.min(input.take ?? 100, 500),
   });
   return tasks.map((task) => ({
     taskId: task.id,

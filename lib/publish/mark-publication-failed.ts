@@ -12,22 +12,22 @@ import { recordAudit } from "../audit";
 import { can, type Actor } from "../auth/permissions";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
+import { parseOrThrow } from "../parse-or-throw";
 import { transitionTaskIn } from "../tasks/transition-task";
 import { boundLastError } from "./publication.repo";
 
 export const ZMarkPublicationFailedSchema = z.object({ taskId: z.uuid(), reason: z.string().trim().min(3, "Give a reason.").max(500) }).strict();
 
-export type TMarkPublicationFailedOptions = { db: Db; actor: Actor; taskId: string; reason: string };
+export type TMarkPublicationFailedInput = z.input<typeof ZMarkPublicationFailedSchema> & { actor: Actor };
 
-export async function markPublicationFailed(options: TMarkPublicationFailedOptions): Promise<{ taskId: string }> {
-  const { db, actor } = options;
+export async function markPublicationFailed(deps: { db: Db }, { actor, ...fields }: TMarkPublicationFailedInput): Promise<{ taskId: string }> {
+  const { db } = deps;
   if (!can(actor, "publish.manage")) throw new AppError("NOT_FOUND", "Not found.");
-  const parsed = ZMarkPublicationFailedSchema.safeParse({ taskId: options.taskId, reason: options.reason });
-  if (!parsed.success) throw new AppError("VALIDATION_FAILED", parsed.error.issues[0]!.message);
-  const reason = boundLastError(`Marked failed by an operator: ${parsed.data.reason}`);
+  const input = parseOrThrow(ZMarkPublicationFailedSchema, fields, { code: "VALIDATION_FAILED", label: "mark publication failed" });
+  const reason = boundLastError(`Marked failed by an operator: ${input.reason}`);
   return db.$transaction(async (tx) => {
-    const pull = await tx.pullRequest.findUnique({ where: { taskId: parsed.data.taskId } });
-    if (!pull) throw new AppError("NOT_FOUND", `No publication exists for task ${parsed.data.taskId}.`);
+    const pull = await tx.pullRequest.findUnique({ where: { taskId: input.taskId } });
+    if (!pull) throw new AppError("NOT_FOUND", `No publication exists for task ${input.taskId}.`);
     const updated = await tx.pullRequest.updateMany({ where: { id: pull.id, state: "pending" }, data: { state: "failed", reconcileState: "failed", lastError: reason, nextAttemptAt: null } });
     if (updated.count !== 1) throw new AppError("STATE_CONFLICT", `The publication of task ${pull.taskId} is ${pull.state}, not pending.`);
     await transitionTaskIn(tx, { taskId: pull.taskId, from: "pr_pending", to: "pr_failed", reason, errorCode: "PUBLISH_FAILED" });

@@ -20,17 +20,20 @@ const MAX_LAST_ERROR_BYTES = 1024;
 export async function loadPublicationContext(db: Db, taskId: string) {
   const task = await db.task.findUnique({
     where: { id: taskId },
-    include: { repository: true, pullRequest: true, candidates: true },
+    include: { repository: true, pullRequest: true, candidates: { orderBy: { round: "asc" }, include: { decisions: { select: { verdict: true } } } } },
   });
   if (!task) return undefined;
-  const candidate = task.candidates[0];
+  // The task's current round is the one a decision can approve (issue 14); earlier rounds were
+  // sent back and are only listed in the pull request body.
+  const candidate = task.candidates.find((c) => c.round === task.round);
+  const rounds = task.candidates.map((c) => ({ round: c.round, candidateId: c.id, headSha: c.headSha, verdict: c.decisions[0]?.verdict ?? null }));
   const decisions = candidate
     ? await db.reviewDecision.findMany({
         where: { candidateId: candidate.id },
         include: { evidence: true, teacher: { select: { id: true, name: true, isDisabled: true } } },
       })
     : [];
-  return { task, candidate, decisions };
+  return { task, candidate, decisions, rounds };
 }
 
 export type TPublicationContext = NonNullable<Awaited<ReturnType<typeof loadPublicationContext>>>;

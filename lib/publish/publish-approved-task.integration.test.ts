@@ -5,7 +5,7 @@
 import fs from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runGit } from "../git/run-git";
-import { candidateGitDir } from "./candidate-repository";
+import { candidateRepoPathFor } from "../candidate/candidate-git";
 import type { Db } from "../db/client";
 import { createTestDatabase } from "../testing/test-database";
 import { addForgeFault, clearForgeFaults } from "../../sidecars/local-forge/forge-admin-client";
@@ -15,7 +15,7 @@ import { listPublicationQueue } from "./list-publication-queue";
 import { markPublicationFailed } from "./mark-publication-failed";
 import { claimAttempt, finishOpen } from "./publication.repo";
 import type { PublicationProvider } from "./publication-provider";
-import { publishApprovedTask } from "./publish-approved-task";
+import { publishApprovedTask, type TPublishApprovedTaskDeps, type TPublishApprovedTaskInput } from "./publish-approved-task";
 import { retryPublication } from "./retry-publication";
 import type { TReconcileState } from "./reconcile";
 import { createPublishFixture, listForgePulls, pushForeignBranch, readForgeBranch, startForgeEnvironment, type TForgeEnvironment, type TPublishFixture } from "./testing/publish-fixtures";
@@ -38,8 +38,8 @@ describe("publishApprovedTask", async () => {
   });
 
   const fixture = (options: { approval?: "head" | "other_sha" | "reject" | "none" } = {}) => createPublishFixture({ db, env, ...options });
-  const publish = (f: TPublishFixture, extra: Partial<Parameters<typeof publishApprovedTask>[0]> = {}) =>
-    publishApprovedTask({ db, taskId: f.taskId, provider, dataDir: env.dataDir, ...extra });
+  const publish = (f: TPublishFixture, { now, ...input }: Pick<TPublishApprovedTaskDeps, "now"> & Omit<TPublishApprovedTaskInput, "taskId"> = {}) =>
+    publishApprovedTask({ db, provider, dataDir: env.dataDir, now }, { taskId: f.taskId, ...input });
   const stateOf = async (f: TPublishFixture) => {
     const task = await db.task.findUniqueOrThrow({ where: { id: f.taskId }, include: { pullRequest: true } });
     return { task: task.state, pull: task.pullRequest };
@@ -111,12 +111,12 @@ describe("publishApprovedTask", async () => {
     const approved = await fixture();
     expect(await listDuePublications({ db })).not.toContain(f.taskId);
     expect(await listDuePublications({ db })).toContain(approved.taskId);
-    expect(await listDuePublications({ db, now: LATER() })).toContain(f.taskId);
+    expect(await listDuePublications({ db, now: LATER })).toContain(f.taskId);
     const second = await publish(f, { now: LATER });
     expect(second).toMatchObject({ kind: "open", via: "created" });
     expect(await listForgePulls(env, f.repository)).toHaveLength(1);
     expect((await stateOf(f)).pull).toMatchObject({ attempts: 2, reconcileState: "created", lastError: null, nextAttemptAt: null });
-    expect(await listDuePublications({ db, now: LATER() })).not.toContain(f.taskId);
+    expect(await listDuePublications({ db, now: LATER })).not.toContain(f.taskId);
     expect(await publish(approved)).toMatchObject({ kind: "open" });
   });
 
@@ -154,7 +154,7 @@ describe("publishApprovedTask", async () => {
     // what the operator page and the pull request panel show
     const queue = await listPublicationQueue({ db });
     expect(queue.find((item) => item.taskId === f.taskId)).toMatchObject({ taskState: "pr_failed", reconcileState: "conflict", reason: expect.stringContaining(foreign) });
-    expect(await getPublication({ db, taskId: f.taskId })).toMatchObject({ state: "failed", taskState: "pr_failed", branch: f.branch, number: null, url: null });
+    expect(await getPublication({ db }, { taskId: f.taskId })).toMatchObject({ state: "failed", taskState: "pr_failed", branch: f.branch, number: null, url: null });
     expect(safeHttpUrl("javascript:alert(1)")).toBeNull();
     expect(safeHttpUrl("http://127.0.0.1:7490/o/r/pull/1")).toBe("http://127.0.0.1:7490/o/r/pull/1");
   });
@@ -195,7 +195,7 @@ describe("publishApprovedTask", async () => {
     // a fresh call, as a restarted worker would make it, with its own provider
     const freshProvider = env.createProvider();
     const resumed: TReconcileState[] = [];
-    const result = await publishApprovedTask({ db, taskId: f.taskId, provider: freshProvider, dataDir: env.dataDir, onProgress: (s) => resumed.push(s) });
+    const result = await publishApprovedTask({ db, provider: freshProvider, dataDir: env.dataDir }, { taskId: f.taskId, onProgress: (s) => resumed.push(s) });
     expect(result).toMatchObject({ kind: "open", via: "created" });
     // it did not push again: the branch was already at the approved SHA
     expect(resumed).toEqual(["create_sent", "created"]);
@@ -255,12 +255,12 @@ describe("publishApprovedTask", async () => {
     const f = await fixture();
     await db.task.update({ where: { id: f.taskId }, data: { state: "review_pending" } });
     await expect(publish(f)).rejects.toMatchObject({ code: "PUBLISH_NOT_APPROVED" });
-    await expect(publishApprovedTask({ db, taskId: "00000000-0000-4000-8000-00000000abcd", provider })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(publishApprovedTask({ db, provider }, { taskId: "00000000-0000-4000-8000-00000000abcd" })).rejects.toMatchObject({ code: "NOT_FOUND" });
   });
 
   it("a candidate repository that no longer holds the approved commit fails closed before any push", async () => {
     const f = await fixture();
-    await fs.rm(candidateGitDir(env.dataDir, f.repository), { recursive: true, force: true });
+    await fs.rm(candidateRepoPathFor(env.dataDir, f.repository), { recursive: true, force: true });
     expect(await publish(f)).toMatchObject({ kind: "failed" });
     expect((await stateOf(f)).pull!.lastError).toContain("does not hold the approved head commit");
     expect(await readForgeBranch(env, f.repository, f.branch)).toBeNull();
@@ -271,11 +271,11 @@ describe("publishApprovedTask", async () => {
     const f = await fixture();
     const hasty = env.createProvider({ requestTimeoutMs: 1_500, pushTimeoutMs: 1_000 });
     await addForgeFault(env.admin, { kind: "push_slow", repository: f.repository, delayMs: 2_500 });
-    const first = await publishApprovedTask({ db, taskId: f.taskId, provider: hasty, dataDir: env.dataDir });
+    const first = await publishApprovedTask({ db, provider: hasty, dataDir: env.dataDir }, { taskId: f.taskId });
     expect(first).toMatchObject({ kind: "pending" });
     expect((await stateOf(f)).pull!.lastError).toMatch(/timed out|aborted/);
     await new Promise((r) => setTimeout(r, 2_000));
-    expect(await publishApprovedTask({ db, taskId: f.taskId, provider: hasty, dataDir: env.dataDir, now: LATER })).toMatchObject({ kind: "open" });
+    expect(await publishApprovedTask({ db, provider: hasty, dataDir: env.dataDir, now: LATER }, { taskId: f.taskId })).toMatchObject({ kind: "open" });
     expect(await listForgePulls(env, f.repository)).toHaveLength(1);
   });
 
@@ -284,10 +284,10 @@ describe("publishApprovedTask", async () => {
     await pushForeignBranch(env, f);
     expect(await publish(f)).toMatchObject({ kind: "failed" });
     const teacher = { userId: f.teacherId, email: "t@school.invalid", roles: ["teacher"] as const };
-    await expect(retryPublication({ db, actor: teacher, taskId: f.taskId })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(retryPublication({ db }, { actor: teacher, taskId: f.taskId })).rejects.toMatchObject({ code: "NOT_FOUND" });
     // the operator deletes the stray branch on the provider, then retries
     await runGit({ gitDir: `${env.dataDir}/forge/${f.repository}.git`, args: ["update-ref", "-d", `refs/heads/${f.branch}`] });
-    await retryPublication({ db, actor: operator, taskId: f.taskId, reason: "deleted the stray branch" });
+    await retryPublication({ db }, { actor: operator, taskId: f.taskId, reason: "deleted the stray branch" });
     expect((await stateOf(f)).task).toBe("pr_pending");
     expect(await publish(f)).toMatchObject({ kind: "open", via: "created" });
     expect(await listForgePulls(env, f.repository)).toHaveLength(1);
@@ -301,18 +301,18 @@ describe("publishApprovedTask", async () => {
     const f = await fixture();
     await addForgeFault(env.admin, { kind: "create_502_before_create", repository: f.repository, times: 1 });
     expect(await publish(f)).toMatchObject({ kind: "pending" });
-    await expect(markPublicationFailed({ db, actor: operator, taskId: f.taskId, reason: "x" })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    await expect(markPublicationFailed({ db }, { actor: operator, taskId: f.taskId, reason: "x" })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
     // an attempt claims the publication and is still talking to the provider …
     const inFlight = await claimAttempt(db, (await stateOf(f)).pull!, LATER());
     expect(inFlight).toBeDefined();
-    await markPublicationFailed({ db, actor: operator, taskId: f.taskId, reason: "target repository archived" });
+    await markPublicationFailed({ db }, { actor: operator, taskId: f.taskId, reason: "target repository archived" });
     // … and when it comes back with a pull request, its write is fenced out
     await expect(finishOpen(db, inFlight!, { number: 9, url: "http://x/9", via: "created" })).rejects.toMatchObject({ code: "STATE_CONFLICT" });
     const { task, pull } = await stateOf(f);
     expect(task).toBe("pr_failed");
     expect(pull).toMatchObject({ state: "failed", reconcileState: "failed" });
     expect(pull!.lastError).toContain("target repository archived");
-    await expect(markPublicationFailed({ db, actor: operator, taskId: f.taskId, reason: "again" })).rejects.toMatchObject({ code: "STATE_CONFLICT" });
+    await expect(markPublicationFailed({ db }, { actor: operator, taskId: f.taskId, reason: "again" })).rejects.toMatchObject({ code: "STATE_CONFLICT" });
     expect(await publish(f, { now: LATER })).toMatchObject({ kind: "failed" });
     expect(await listForgePulls(env, f.repository)).toHaveLength(0);
     expect(await db.auditLog.count({ where: { targetId: f.taskId, action: "publication.mark_failed", actorId: operator.userId } })).toBe(1);
@@ -321,7 +321,7 @@ describe("publishApprovedTask", async () => {
     await addForgeFault(env.admin, { kind: "create_502_before_create", repository: g.repository });
     expect(await publish(g)).toMatchObject({ kind: "pending" });
     expect(await publish(g)).toMatchObject({ kind: "pending" });
-    await retryPublication({ db, actor: operator, taskId: g.taskId });
+    await retryPublication({ db }, { actor: operator, taskId: g.taskId });
     expect(await publish(g)).toMatchObject({ kind: "open", via: "created" });
     await clearForgeFaults(env.admin);
   });
@@ -365,22 +365,22 @@ describe("publication secrets", async () => {
       // success path: push (token in a git header) and create (token in an API header)
       const ok = await createPublishFixture({ db, env });
       const provider = env.createProvider({ requestTimeoutMs: 1_500 });
-      expect(await publishApprovedTask({ db, taskId: ok.taskId, provider, dataDir: env.dataDir })).toMatchObject({ kind: "open" });
+      expect(await publishApprovedTask({ db, provider, dataDir: env.dataDir }, { taskId: ok.taskId })).toMatchObject({ kind: "open" });
       // ambiguous path: a timeout after create, then a 502 listing
       const slow = await createPublishFixture({ db, env });
       await addForgeFault(env.admin, { kind: "create_timeout_after_create", repository: slow.repository });
       await addForgeFault(env.admin, { kind: "list_502", repository: slow.repository, skip: 1 });
-      expect(await publishApprovedTask({ db, taskId: slow.taskId, provider, dataDir: env.dataDir })).toMatchObject({ kind: "pending" });
+      expect(await publishApprovedTask({ db, provider, dataDir: env.dataDir }, { taskId: slow.taskId })).toMatchObject({ kind: "pending" });
       // refusal path: the forge rejects a wrong token (the wrong token is the canary too)
       const wrongTokenFile = `${env.dataDir}/wrong-token`;
       await fs.writeFile(wrongTokenFile, `${canary}-but-wrong\n`);
       const refused = await createPublishFixture({ db, env });
       const wrong = env.createProvider({ tokenFile: wrongTokenFile });
-      const result = await publishApprovedTask({ db, taskId: refused.taskId, provider: wrong, dataDir: env.dataDir });
+      const result = await publishApprovedTask({ db, provider: wrong, dataDir: env.dataDir }, { taskId: refused.taskId });
       expect(result).toMatchObject({ kind: "failed" });
       if (result.kind === "failed") errors.push(result.reason);
       // a push refused by the remote with the canary in the header
-      await wrong.pushBranch({ target: { repository: refused.repository, cloneUrl: refused.cloneUrl, branch: refused.branch, baseRef: "main" }, headSha: refused.headSha, sourceGitDir: candidateGitDir(env.dataDir, refused.repository) }).catch((error: Error) => {
+      await wrong.pushBranch({ target: { repository: refused.repository, cloneUrl: refused.cloneUrl, branch: refused.branch, baseRef: "main" }, headSha: refused.headSha, sourceGitDir: candidateRepoPathFor(env.dataDir, refused.repository) }).catch((error: Error) => {
         errors.push(`${error.message} ${JSON.stringify((error as { details?: unknown }).details ?? {})}`);
       });
     } finally {

@@ -22,7 +22,7 @@ import { AppError, isAppError } from "../errors";
 import { crashIfRequested } from "../tasks/crash-points";
 import { logWarn } from "../log";
 import { checkPublishApproval } from "./approval";
-import { candidateGitDir, checkCandidateCommit } from "./candidate-repository";
+import { candidateRepoPathFor, checkCandidateCommit } from "../candidate/candidate-git";
 import {
   claimAttempt,
   finishFailed,
@@ -40,13 +40,16 @@ import { failureOf, type PublicationProvider, type TProviderPull, type TPublishT
 import { buildPullRequestText } from "./pull-request-text";
 import { matchPullToCandidate, retryDelayMs, type TReconcileState } from "./reconcile";
 
-export type TPublishApprovedTaskOptions = {
+export type TPublishApprovedTaskDeps = {
   db: Db;
-  taskId: string;
   provider: PublicationProvider;
   /** where the candidate repositories live; default DATA_DIR */
   dataDir?: string;
   now?: () => Date;
+};
+
+export type TPublishApprovedTaskInput = {
+  taskId: string;
   /** a graceful stop (worker shutdown): the attempt ends, the lease is handed back */
   signal?: AbortSignal;
   /** called after each step is persisted (logging, progress streams) */
@@ -73,10 +76,11 @@ type TAttemptContext = {
   onProgress?: (step: TReconcileState) => void;
 };
 
-export async function publishApprovedTask(options: TPublishApprovedTaskOptions): Promise<TPublishResult> {
-  const { db, taskId, provider } = options;
-  const now = options.now ?? (() => new Date());
-  options.signal?.throwIfAborted();
+export async function publishApprovedTask(deps: TPublishApprovedTaskDeps, input: TPublishApprovedTaskInput): Promise<TPublishResult> {
+  const { db, provider } = deps;
+  const { taskId } = input;
+  const now = deps.now ?? (() => new Date());
+  input.signal?.throwIfAborted();
 
   let context = await loadPublicationContext(db, taskId);
   if (!context) throw new AppError("NOT_FOUND", `Task ${taskId} does not exist.`);
@@ -128,7 +132,7 @@ export async function publishApprovedTask(options: TPublishApprovedTaskOptions):
     target: { repository: candidate.repository, cloneUrl: context.task.repository.cloneUrl, branch: candidate.branch, baseRef: candidate.baseRef },
     headSha: candidate.headSha,
     baseSha: candidate.baseSha,
-    sourceGitDir: candidateGitDir(options.dataDir ?? getEnv().dataDir, candidate.repository),
+    sourceGitDir: candidateRepoPathFor(deps.dataDir ?? getEnv().dataDir, candidate.repository),
     text: buildPullRequestText({
       taskId,
       issueNumber: context.task.issueNumber,
@@ -140,16 +144,17 @@ export async function publishApprovedTask(options: TPublishApprovedTaskOptions):
       evidenceDigest: decision.evidence.digest,
       manifestDigest: decision.manifestDigest,
       teacherName: decision.teacher.name,
+      rounds: context.rounds,
     }),
     now,
-    signal: options.signal,
-    onProgress: options.onProgress,
+    signal: input.signal,
+    onProgress: input.onProgress,
   };
   try {
     return await runAttempt(attempt);
   } catch (error) {
     if (isSuperseded(error)) return currentResult(db, taskId);
-    if (options.signal?.aborted) {
+    if (input.signal?.aborted) {
       await releaseAttempt(db, fence).catch(() => undefined);
       throw error;
     }

@@ -55,9 +55,9 @@ function advanceLocked(taskId: string) {
 async function approvedDemoTask(): Promise<{ taskId: string; headSha: string }> {
   const taskId = await world.createDemoTask();
   await advanceTask(world.ctx, taskId);
-  const candidate = await world.db.candidate.findUniqueOrThrow({ where: { taskId } });
+  const candidate = await world.db.candidate.findUniqueOrThrow({ where: { taskId_round: { taskId, round: 1 } } });
   const evidence = await readLatestEvidence(world.db, candidate);
-  await decideCandidate({ db: world.db, actor: teacher, input: { candidateId: candidate.id, headSha: candidate.headSha, evidenceId: evidence.evidenceId, manifestDigest: evidence.manifestDigest, verdict: "approve", comment: "ship it" } });
+  await decideCandidate({ db: world.db, dataDir: world.env.dataDir }, { actor: teacher, candidateId: candidate.id, headSha: candidate.headSha, evidenceId: evidence.evidenceId!, manifestDigest: evidence.manifestDigest!, verdict: "approve", comment: "ship it" });
   return { taskId, headSha: candidate.headSha };
 }
 

@@ -14,7 +14,7 @@ export async function publishStep(ctx: TaskRunContext, task: Task): Promise<void
   await releaseAbandonedLease(ctx.db, task.id);
   const provider = await loadPublicationProvider({ db: ctx.db });
   try {
-    await publishApprovedTask({ db: ctx.db, taskId: task.id, provider, dataDir: ctx.env.dataDir });
+    await publishApprovedTask({ db: ctx.db, provider, dataDir: ctx.env.dataDir }, { taskId: task.id });
   } finally {
     await provider.close();
   }

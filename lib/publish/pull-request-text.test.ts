@@ -30,4 +30,15 @@ describe("buildPullRequestText", () => {
     expect(teacherLine).not.toContain("@");
     expect(teacherLine).not.toContain("<");
   });
+
+  it("lists every review round with its head and decision", () => {
+    const rounds = [
+      { round: 1, candidateId: "cand-1", headSha: "1".repeat(40), verdict: "request_changes" as const },
+      { round: 2, candidateId: "cand-2", headSha: "2".repeat(40), verdict: "approve" as const },
+    ];
+    const { body } = buildPullRequestText({ ...base, rounds });
+    expect(body).toContain("Review rounds (2):");
+    expect(body).toContain(`- Round 1: \`cand-1\` at \`${"1".repeat(40)}\` — changes requested`);
+    expect(body).toContain(`- Round 2: \`cand-2\` at \`${"2".repeat(40)}\` — approved`);
+  });
 });

@@ -16,7 +16,14 @@ export type TPullRequestTextInput = {
   evidenceDigest: string;
   manifestDigest: string;
   teacherName: string;
+  /**
+   * The task's review rounds, oldest first (issue 14): each with its head and the decision it got.
+   * Teacher comments are not copied into the public body; the rounds are named by their identities.
+   */
+  rounds?: { round: number; candidateId: string; headSha: string; verdict: "approve" | "reject" | "request_changes" | null }[];
 };
+
+const VERDICT_TEXT = { approve: "approved", reject: "rejected", request_changes: "changes requested" } as const;
 
 function oneLine(text: string, maxChars: number): string {
   return boundText(stripControlCharacters(text).replace(/[\r\n\t\uFFFD]+/g, " ").replace(/\s+/g, " ").trim(), maxChars);
@@ -36,8 +43,18 @@ export function buildPullRequestText(input: TPullRequestTextInput): { title: str
     `- Trusted manifest digest: \`${input.manifestDigest}\``,
     `- Approved by: ${oneLine(input.teacherName, 100).replace(/[`*_[\]<>@#]/g, "")}`,
     "",
+    ...roundLines(input.rounds ?? []),
     `Refs #${input.issueNumber}`,
     "",
   ].join("\n");
   return { title, body };
+}
+
+/** "Review rounds" section: one line per round; absent for a task approved in its first round with no list given. */
+function roundLines(rounds: NonNullable<TPullRequestTextInput["rounds"]>): string[] {
+  if (rounds.length === 0) return [];
+  const lines = rounds
+    .slice(0, 20)
+    .map((r) => `- Round ${r.round}: \`${r.candidateId}\` at \`${r.headSha}\` — ${r.verdict ? VERDICT_TEXT[r.verdict] : "no decision"}`);
+  return [`Review rounds (${rounds.length}):`, "", ...lines, ""];
 }

@@ -10,20 +10,19 @@ import { recordAudit } from "../audit";
 import { can, type Actor } from "../auth/permissions";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
+import { parseOrThrow } from "../parse-or-throw";
 import { transitionTaskIn } from "../tasks/transition-task";
 import { sanitizeExcerpt } from "../redact";
 
 export const ZRetryPublicationSchema = z.object({ taskId: z.uuid(), reason: z.string().trim().max(500).optional() }).strict();
 
-export type TRetryPublicationOptions = { db: Db; actor: Actor; taskId: string; reason?: string };
+export type TRetryPublicationInput = z.input<typeof ZRetryPublicationSchema> & { actor: Actor };
 
-export async function retryPublication(options: TRetryPublicationOptions): Promise<{ taskId: string; from: "pr_failed" | "pr_pending" }> {
-  const { db, actor } = options;
+export async function retryPublication(deps: { db: Db }, { actor, ...fields }: TRetryPublicationInput): Promise<{ taskId: string; from: "pr_failed" | "pr_pending" }> {
+  const { db } = deps;
   // Not allowed to manage publications = not allowed to know the task is there.
   if (!can(actor, "publish.manage")) throw new AppError("NOT_FOUND", "Not found.");
-  const parsed = ZRetryPublicationSchema.safeParse({ taskId: options.taskId, reason: options.reason });
-  if (!parsed.success) throw new AppError("VALIDATION_FAILED", parsed.error.issues[0]!.message);
-  const input = parsed.data;
+  const input = parseOrThrow(ZRetryPublicationSchema, fields, { code: "VALIDATION_FAILED", label: "publication retry" });
   const reason = input.reason ? sanitizeExcerpt(input.reason, 500) : undefined;
   return db.$transaction(async (tx) => {
     const task = await tx.task.findUnique({ where: { id: input.taskId }, include: { pullRequest: true } });

@@ -1,14 +1,15 @@
 /**
  * The relay's SQL. Every budget decision is one conditional UPDATE on the capability row, so the
  * row lock serialises concurrent callers and no read-then-write gap exists for them to overshoot
- * through. Nothing here caches: revocation and counters are read from the database on every call.
+ * through. A successful call is two statements: admission (admitCallByHash) and settlement
+ * (settleCall). Nothing here caches: revocation and counters are read on every call.
  */
 import type { Db } from "../db/client";
 import { Prisma } from "../db/generated/client";
 import type { TCapabilityState } from "./admission";
 import { RELAY_MAX_REASON_CHARS, RELAY_MAX_RECORDED_REFUSALS } from "./limits";
 
-const CAPABILITY_COLUMNS = `"id", "taskId", "allowedOps", "maxRequests", "maxBytes", "maxRequestBytes", "maxResponseBytes", "requestCount", "bytesUsed", "deadlineAt", "revokedAt", "revokedReason", now() AS "dbNow"`;
+const CAPABILITY_COLUMNS = `c."id", c."taskId", c."allowedOps", c."maxRequests", c."maxBytes", c."maxRequestBytes", c."maxResponseBytes", c."requestCount", c."bytesUsed", c."deadlineAt", c."revokedAt", c."revokedReason", now() AS "dbNow"`;
 
 type TRawCapability = Omit<TCapabilityState, "allowedOps"> & { allowedOps: string[] | null };
 
@@ -16,69 +17,124 @@ function toState(row: TRawCapability): TCapabilityState {
   return { ...row, allowedOps: row.allowedOps ?? [], maxBytes: BigInt(row.maxBytes), bytesUsed: BigInt(row.bytesUsed) };
 }
 
-export async function findCapabilityByHash(db: Db, handleHash: string): Promise<TCapabilityState | null> {
-  const rows = await db.$queryRawUnsafe<TRawCapability[]>(`SELECT ${CAPABILITY_COLUMNS} FROM "RelayCapability" WHERE "handleHash" = $1`, handleHash);
-  return rows[0] ? toState(rows[0]) : null;
+/** The capability and its task's relay channel; used where a call must be recorded before admission (refusals, mailbox claims). */
+export async function findCapabilityByHash(db: Db, handleHash: string): Promise<(TCapabilityState & { relayChannel: string }) | null> {
+  const rows = await db.$queryRawUnsafe<(TRawCapability & { relayChannel: string })[]>(
+    `SELECT ${CAPABILITY_COLUMNS}, t."relayChannel" FROM "RelayCapability" c JOIN "Task" t ON t."id" = c."taskId" WHERE c."handleHash" = $1`,
+    handleHash,
+  );
+  const row = rows[0];
+  if (!row) return null;
+  const { relayChannel, ...cap } = row;
+  return { ...toState(cap), relayChannel };
 }
 
 export async function findCapabilityById(db: Db, id: string): Promise<TCapabilityState | null> {
-  const rows = await db.$queryRawUnsafe<TRawCapability[]>(`SELECT ${CAPABILITY_COLUMNS} FROM "RelayCapability" WHERE "id" = $1::uuid`, id);
+  const rows = await db.$queryRawUnsafe<TRawCapability[]>(`SELECT ${CAPABILITY_COLUMNS} FROM "RelayCapability" c WHERE c."id" = $1::uuid`, id);
   return rows[0] ? toState(rows[0]) : null;
 }
 
 export type TCounters = { requestCount: number; bytesUsed: bigint; maxRequests: number; maxBytes: bigint };
 
-/**
- * Admission: reserves one request slot and the request's bytes, or changes nothing. Every
- * condition of the capability contract is in this one WHERE clause; it is the decision.
- */
-export async function admitCall(db: Db, call: { capabilityId: string; taskId: string; operation: string; requestBytes: number }): Promise<TCounters | null> {
-  const rows = await db.$queryRaw<TCounters[]>`
-    UPDATE "RelayCapability"
-       SET "requestCount" = "requestCount" + 1,
-           "bytesUsed" = "bytesUsed" + ${BigInt(call.requestBytes)}
-     WHERE "id" = ${call.capabilityId}::uuid
-       AND "taskId" = ${call.taskId}::uuid
-       AND "revokedAt" IS NULL
-       AND "deadlineAt" > now()
-       AND ${call.operation} = ANY("allowedOps")
-       AND ${call.requestBytes} <= "maxRequestBytes"
-       AND "requestCount" < "maxRequests"
-       AND "bytesUsed" + ${BigInt(call.requestBytes)} <= "maxBytes"
-    RETURNING "requestCount", "bytesUsed", "maxRequests", "maxBytes"`;
-  return rows[0] ?? null;
-}
+/** The capability as the admission statement saw it (under its row lock), and what it decided. */
+export type TAdmission = TCapabilityState & {
+  relayChannel: string;
+  isAdmitted: boolean;
+  /** Bytes reserved for the response: the worst case (maxResponseBytes), or what the budget has left. */
+  reservedResponseBytes: number;
+  /** The `relay.upstream` setting's version (0 = never set): the transport cache compares it. */
+  upstreamVersion: number;
+};
+
+type TRawAdmission = TRawCapability & { relayChannel: string; isAdmitted: boolean; reserve: bigint | string; upstreamVersion: number | null };
 
 /**
- * Charges a response against the byte budget and records the successful call, in one statement
- * (one commit: the row lock on the capability is held for one WAL flush, not two), or changes
- * nothing. An `exhausted:` revocation (raced by another call) still lets an admitted call finish
- * if its response fits; any other revocation (task ended, operator) or a deadline passed while
- * the upstream answered withholds the response.
- * `claimedId` is the mailbox row claimed earlier, finished here instead of inserting a new one.
+ * Admission, the first of a call's two statements: looks the capability up by its handle hash,
+ * locks the row, and — only if every condition of the capability contract holds (task binding,
+ * channel, revocation, deadline, operation, request size, request count, bytes) — takes one
+ * request slot and reserves the request bytes plus the worst-case response (what is left of the
+ * budget when that is less). Reserved bytes sit in `bytesUsed` until settlement releases what the
+ * response did not use, so concurrent callers can never overshoot the budget. The row is returned
+ * either way (null = unknown handle), so a refusal is explained without a second read.
  */
-export async function chargeResponseAndRecord(db: Db, call: { capabilityId: string; responseBytes: number; record: TCallRecord; claimedId?: bigint }): Promise<TCounters | null> {
+export async function admitCallByHash(
+  db: Db,
+  call: { handleHash: string; taskId: string; operation: string; requestBytes: number; channel: string },
+): Promise<TAdmission | null> {
+  const requestBytes = BigInt(call.requestBytes);
+  const rows = await db.$queryRaw<TRawAdmission[]>`
+    WITH cap AS (
+      SELECT c."id", c."taskId", c."allowedOps", c."maxRequests", c."maxBytes", c."maxRequestBytes", c."maxResponseBytes",
+             c."requestCount", c."bytesUsed", c."deadlineAt", c."revokedAt", c."revokedReason", now() AS "dbNow", t."relayChannel",
+             LEAST(c."maxResponseBytes"::bigint, c."maxBytes" - c."bytesUsed" - ${requestBytes}) AS "reserve"
+        FROM "RelayCapability" c JOIN "Task" t ON t."id" = c."taskId"
+       WHERE c."handleHash" = ${call.handleHash}
+         FOR UPDATE OF c
+    ), admitted AS (
+      UPDATE "RelayCapability" c
+         SET "requestCount" = cap."requestCount" + 1,
+             "bytesUsed" = cap."bytesUsed" + ${requestBytes} + cap."reserve"
+        FROM cap
+       WHERE c."id" = cap."id"
+         AND cap."taskId" = ${call.taskId}::uuid
+         AND (${call.channel} <> 'http' OR cap."relayChannel" = 'http')
+         AND cap."revokedAt" IS NULL
+         AND cap."deadlineAt" > now()
+         AND ${call.operation} = ANY(cap."allowedOps")
+         AND ${requestBytes} <= cap."maxRequestBytes"
+         AND cap."requestCount" < cap."maxRequests"
+         AND cap."bytesUsed" + ${requestBytes} <= cap."maxBytes"
+      RETURNING c."id"
+    )
+    SELECT cap.*, EXISTS (SELECT 1 FROM admitted) AS "isAdmitted",
+           (SELECT max(v."version") FROM "SettingVersion" v WHERE v."key" = 'relay.upstream') AS "upstreamVersion"
+      FROM cap`;
+  const row = rows[0];
+  if (!row) return null;
+  const { relayChannel, isAdmitted, reserve, upstreamVersion, ...cap } = row;
+  return { ...toState(cap), relayChannel, isAdmitted, reservedResponseBytes: isAdmitted ? Number(reserve) : 0, upstreamVersion: upstreamVersion ?? 0 };
+}
+
+export type TSettlement = TCounters & { isDelivered: boolean; deadlineAt: Date; revokedAt: Date | null; revokedReason: string | null; dbNow: Date };
+
+/**
+ * Settlement, the second statement: releases the call's response reservation, charges the actual
+ * response if it is delivered, and writes the call row (the mailbox's claimed row is finished
+ * instead) — one commit. A delivery is withheld (only the request stays charged) when the
+ * capability was revoked for anything but exhaustion, or its deadline passed, while the upstream
+ * answered: an `exhausted:` revocation still lets an admitted call finish, since its response was
+ * reserved. `deliver` false settles a call refused after admission (upstream failure, response
+ * too large): nothing but the request is charged and `record.outcome` is kept.
+ */
+export async function settleCall(
+  db: Db,
+  call: { capabilityId: string; reservedResponseBytes: number; deliver: boolean; responseBytes: number; record: TCallRecord; claimedId?: bigint },
+): Promise<TSettlement | null> {
   const { record } = call;
-  const charged = Prisma.sql`
+  const responseBytes = BigInt(call.responseBytes);
+  const deliverable = call.deliver
+    ? Prisma.sql`("deadlineAt" > now() AND ("revokedAt" IS NULL OR "revokedReason" LIKE 'exhausted:%'))`
+    : Prisma.sql`false`;
+  const settled = Prisma.sql`
       UPDATE "RelayCapability"
-         SET "bytesUsed" = "bytesUsed" + ${BigInt(call.responseBytes)}
+         SET "bytesUsed" = "bytesUsed" - ${BigInt(call.reservedResponseBytes)} + CASE WHEN ${deliverable} THEN ${responseBytes} ELSE 0 END
        WHERE "id" = ${call.capabilityId}::uuid
-         AND "bytesUsed" + ${BigInt(call.responseBytes)} <= "maxBytes"
-         AND "deadlineAt" > now()
-         AND ("revokedAt" IS NULL OR "revokedReason" LIKE 'exhausted:%')
-      RETURNING "requestCount", "bytesUsed", "maxRequests", "maxBytes"`;
-  // A new row for the HTTP channel; the mailbox's claimed row is finished instead.
+      RETURNING "requestCount", "bytesUsed", "maxRequests", "maxBytes", "deadlineAt", "revokedAt", "revokedReason", now() AS "dbNow", ${deliverable} AS "isDelivered"`;
+  // A withheld delivery is recorded as RELAY_REFUSED with no response bytes (nothing was charged for it).
+  const outcome = Prisma.sql`CASE WHEN settled."isDelivered" OR NOT ${call.deliver} THEN ${record.outcome} ELSE 'RELAY_REFUSED' END`;
+  const charged = Prisma.sql`CASE WHEN settled."isDelivered" THEN ${record.responseBytes} ELSE 0 END`;
   const recorded =
     call.claimedId === undefined
       ? Prisma.sql`
       INSERT INTO "RelayCall" ("capabilityId", "channel", "sequence", "operation", "outcome", "requestBytes", "responseBytes", "durationMs")
-      SELECT ${record.capabilityId}::uuid, ${record.channel}, ${record.sequence}, ${record.operation}, ${record.outcome}, ${record.requestBytes}, ${record.responseBytes}, ${record.durationMs}
-        FROM charged`
+      SELECT ${record.capabilityId}::uuid, ${record.channel}, ${record.sequence}, ${record.operation}, ${outcome}, ${record.requestBytes}, ${charged}, ${record.durationMs}
+        FROM settled`
       : Prisma.sql`
       UPDATE "RelayCall"
-         SET "outcome" = ${record.outcome}, "requestBytes" = ${record.requestBytes}, "responseBytes" = ${record.responseBytes}, "durationMs" = ${record.durationMs}
-       WHERE "id" = ${call.claimedId} AND EXISTS (SELECT 1 FROM charged)`;
-  const rows = await db.$queryRaw<TCounters[]>`WITH charged AS (${charged}), recorded AS (${recorded}) SELECT * FROM charged`;
+         SET "outcome" = ${outcome}, "requestBytes" = ${record.requestBytes}, "responseBytes" = ${charged}, "durationMs" = ${record.durationMs}
+        FROM settled
+       WHERE "id" = ${call.claimedId}`;
+  const rows = await db.$queryRaw<TSettlement[]>`WITH settled AS (${settled}), recorded AS (${recorded}) SELECT * FROM settled`;
   return rows[0] ?? null;
 }
 

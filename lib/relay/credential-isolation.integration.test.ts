@@ -9,7 +9,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { POST } from "../../app/api/relay/v1/[operation]/route";
+import { startRelayServer } from "./relay-server";
 import { createTestDatabase } from "../testing/test-database";
 import { issueCapability } from "./issue-capability";
 import { encodeMailboxResponse } from "./mailbox-protocol";
@@ -31,6 +31,7 @@ describe("the upstream credential never leaves the transport", async () => {
   await fs.writeFile(credentialFile, CANARY);
   const openai = await startFakeOpenAiServer({ credential: CANARY, reply: () => "fine" });
   const anthropic = await startFakeAnthropicServer({ credential: CANARY, reply: () => "fine" });
+  const listener = await startRelayServer({ db, host: "127.0.0.1", port: 0 });
 
   const logged: string[] = [];
   const originalWrite = process.stderr.write.bind(process.stderr);
@@ -41,6 +42,7 @@ describe("the upstream credential never leaves the transport", async () => {
 
   afterAll(async () => {
     process.stderr.write = originalWrite;
+    await listener.close();
     await closeUpstreamAgents();
     await openai.close();
     await anthropic.close();
@@ -51,7 +53,7 @@ describe("the upstream credential never leaves the transport", async () => {
 
   async function newCapability() {
     const { taskId } = await createRelayTestTask(db);
-    const issued = await issueCapability({ db, taskId, maxRequests: 20, maxBytes: 1_000_000, maxRequestBytes: 100_000, maxResponseBytes: 100_000, ttlSeconds: 600 });
+    const issued = await issueCapability({ db }, { taskId, maxRequests: 20, maxBytes: 1_000_000, maxRequestBytes: 100_000, maxResponseBytes: 100_000, ttlSeconds: 600 });
     return { taskId, ...issued };
   }
 
@@ -67,11 +69,8 @@ describe("the upstream credential never leaves the transport", async () => {
     expect(fake.requests.at(-1)!.authorization ?? fake.requests.at(-1)!.apiKey).toContain(CANARY);
     evidence.push(success.body);
 
-    // Through the HTTP route…
-    const routed = await POST(
-      new Request("http://relay.local/api/relay/v1/complete", { method: "POST", headers: { authorization: `Bearer ${ok.handle}`, "content-type": "application/json" }, body: JSON.stringify({ taskId: ok.taskId, request: SIMPLE_REQUEST }) }),
-      { params: Promise.resolve({ operation: "complete" }) },
-    );
+    // Through the relay listener…
+    const routed = await fetch(`${listener.url}/api/relay/v1/complete`, { method: "POST", headers: { authorization: `Bearer ${ok.handle}`, "content-type": "application/json" }, body: JSON.stringify({ taskId: ok.taskId, request: SIMPLE_REQUEST }) });
     expect(routed.status).toBe(200);
     evidence.push(await routed.text());
 
@@ -97,7 +96,7 @@ describe("the upstream credential never leaves the transport", async () => {
     evidence.push(unauthorized.body);
     await fs.writeFile(credentialFile, CANARY);
 
-    for (const cap of [ok, failed, wrong]) evidence.push(await readCapabilityUsage({ db, capabilityId: cap.capabilityId }));
+    for (const cap of [ok, failed, wrong]) evidence.push(await readCapabilityUsage({ db }, { capabilityId: cap.capabilityId }));
   });
 
   it("no table, log line or piece of evidence holds the canary", async () => {

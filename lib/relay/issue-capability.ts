@@ -6,6 +6,7 @@ import { z } from "zod";
 import { recordAudit } from "../audit";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
+import { parseOrThrow } from "../parse-or-throw";
 import { generateHandle, hashHandle } from "./handle";
 import {
   RELAY_MAX_BYTES_CEILING,
@@ -33,14 +34,9 @@ export type TIssueCapabilityInput = z.input<typeof ZIssueCapabilitySchema>;
 
 export type TIssuedCapability = { capabilityId: string; handle: string; deadlineAt: Date };
 
-export async function issueCapability(options: TIssueCapabilityInput & { db: Db; actorId?: string | null; via?: string }): Promise<TIssuedCapability> {
-  const { db, actorId = null, via = "system", ...input } = options;
-  const parsed = ZIssueCapabilitySchema.safeParse(input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new AppError("VALIDATION_FAILED", `relay capability ${issue.path.join(".") || "input"}: ${issue.message}`);
-  }
-  const limits = parsed.data;
+export async function issueCapability(deps: { db: Db }, { actorId = null, via = "system", ...fields }: TIssueCapabilityInput & { actorId?: string | null; via?: string }): Promise<TIssuedCapability> {
+  const { db } = deps;
+  const limits = parseOrThrow(ZIssueCapabilitySchema, fields, { code: "VALIDATION_FAILED", label: "relay capability" });
   const task = await db.task.findUnique({ where: { id: limits.taskId }, select: { id: true } });
   if (!task) throw new AppError("NOT_FOUND", "No such task.");
   const handle = generateHandle();

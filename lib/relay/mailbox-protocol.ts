@@ -2,7 +2,7 @@
  * The mailbox relay channel, for guests with no network at all. The guest and the worker share
  * only files, moved by the provider's files API (which has NO directory listing):
  *
- *   guest   writes  /tmp/relay/outbox/000001.json.tmp, then links it to 000001.json (atomic, and
+ *   guest   writes  /tmp/relay/outbox/000001.json.tmp (GUEST_MAILBOX_ROOT, contract/guest-layout.ts), then links it to 000001.json (atomic, and
  *                   never overwrites): a reader never sees a partial or replaced request.
  *   worker  probes  outbox/<next>.json (404 = nothing yet), calls processMailboxRequest, uploads
  *                   the returned bytes to inbox/<same>.json, then probes <next + 1>.
@@ -24,12 +24,10 @@
  */
 import path from "node:path";
 import { z } from "zod";
+import { GUEST_MAILBOX_ROOT } from "../contract/guest-layout";
 import { RELAY_ENVELOPE_BYTES, RELAY_MAX_REQUEST_BYTES_CEILING, RELAY_MAX_RESPONSE_BYTES_CEILING } from "./limits";
 
 export const MAILBOX_PROTOCOL_VERSION = 1;
-export const MAILBOX_ROOT = "/tmp/relay";
-export const MAILBOX_OUTBOX_DIR = `${MAILBOX_ROOT}/outbox`;
-export const MAILBOX_INBOX_DIR = `${MAILBOX_ROOT}/inbox`;
 /** Six digits, zero-padded: `000001.json`. */
 export const MAILBOX_SEQUENCE_DIGITS = 6;
 /** The highest sequence a worker probes; a guest that needs more has blown any sane budget. */
@@ -50,11 +48,11 @@ export function mailboxFileName(sequence: number): string {
   return `${String(sequence).padStart(MAILBOX_SEQUENCE_DIGITS, "0")}.json`;
 }
 
-export function mailboxOutboxPath(sequence: number, root = MAILBOX_ROOT): string {
+export function mailboxOutboxPath(sequence: number, root = GUEST_MAILBOX_ROOT): string {
   return path.posix.join(root, "outbox", mailboxFileName(sequence));
 }
 
-export function mailboxInboxPath(sequence: number, root = MAILBOX_ROOT): string {
+export function mailboxInboxPath(sequence: number, root = GUEST_MAILBOX_ROOT): string {
   return path.posix.join(root, "inbox", mailboxFileName(sequence));
 }
 

@@ -11,7 +11,7 @@ describe("processMailboxRequest", async () => {
 
   async function setup() {
     const { taskId } = await createRelayTestTask(db);
-    const issued = await issueCapability({ db, taskId, maxRequests: 10, maxBytes: 100_000, maxRequestBytes: 10_000, maxResponseBytes: 10_000, ttlSeconds: 600 });
+    const issued = await issueCapability({ db }, { taskId, maxRequests: 10, maxBytes: 100_000, maxRequestBytes: 10_000, maxResponseBytes: 10_000, ttlSeconds: 600 });
     const file = (overrides: Record<string, unknown> = {}) => Buffer.from(JSON.stringify({ v: 1, handle: issued.handle, taskId, operation: "complete", request: SIMPLE_REQUEST, ...overrides }));
     return { taskId, ...issued, file };
   }
@@ -49,7 +49,7 @@ describe("processMailboxRequest", async () => {
     expect(racing.filter((r) => r.status === 200)).toHaveLength(1);
     expect(racing.filter((r) => r.code === "RELAY_DUPLICATE_REQUEST")).toHaveLength(19);
     expect(transport.calls).toBe(2);
-    const usage = await readCapabilityUsage({ db, capabilityId });
+    const usage = await readCapabilityUsage({ db }, { capabilityId });
     expect(usage?.usage.requestCount).toBe(2);
     expect(await db.relayCall.count({ where: { capabilityId, channel: "mailbox" } })).toBe(2);
   });
@@ -83,7 +83,7 @@ describe("processMailboxRequest", async () => {
     expect(again.code).toBe("RELAY_REQUEST_MALFORMED");
     expect(transport.calls).toBe(0);
     expect(await db.relayCall.count({ where: { capabilityId, channel: "mailbox", sequence: 1 } })).toBe(1);
-    expect((await readCapabilityUsage({ db, capabilityId }))?.usage.requestCount).toBe(0);
+    expect((await readCapabilityUsage({ db }, { capabilityId }))?.usage.requestCount).toBe(0);
   });
 
   it("refuses an oversized request file without parsing it", async () => {
@@ -105,7 +105,7 @@ describe("processMailboxRequest", async () => {
     const other = await processMailboxRequest({ db, taskId: b.taskId, sequence: 2, bytes: a.file({ taskId: b.taskId }), transport });
     expect(other).toMatchObject({ status: 403, code: "RELAY_REFUSED" });
     expect(transport.calls).toBe(0);
-    expect((await readCapabilityUsage({ db, capabilityId: a.capabilityId }))?.usage.requestCount).toBe(0);
+    expect((await readCapabilityUsage({ db }, { capabilityId: a.capabilityId }))?.usage.requestCount).toBe(0);
     // A's own sequence 1 and 2 are still free.
     expect((await processMailboxRequest({ db, taskId: a.taskId, sequence: 1, bytes: a.file(), transport })).status).toBe(200);
     expect((await processMailboxRequest({ db, taskId: a.taskId, sequence: 2, bytes: a.file(), transport })).status).toBe(200);

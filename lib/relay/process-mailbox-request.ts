@@ -104,8 +104,14 @@ async function refuseFile(options: TProcessMailboxRequestOptions, code: AppError
   return refusalResult(code, message);
 }
 
-/** The next sequence the worker should probe: one past the highest this task's mailbox has recorded. */
+/**
+ * The next sequence the worker should probe: one past the highest the task's current capability
+ * has recorded. Each provisioning issues a new capability for a new guest whose mailbox starts at
+ * 1 again (a revision round, issue 14), so an earlier capability's sequences do not count.
+ */
 export async function readNextMailboxSequence({ db, taskId }: { db: Db; taskId: string }): Promise<number> {
-  const result = await db.relayCall.aggregate({ where: { channel: "mailbox", capability: { taskId } }, _max: { sequence: true } });
+  const current = await db.relayCapability.findFirst({ where: { taskId }, orderBy: { createdAt: "desc" }, select: { id: true } });
+  if (!current) return 1;
+  const result = await db.relayCall.aggregate({ where: { channel: "mailbox", capabilityId: current.id }, _max: { sequence: true } });
   return (result._max.sequence ?? 0) + 1;
 }

@@ -28,7 +28,7 @@ export type TRelayUsageSnapshot = {
 };
 
 /** The snapshot of one capability, or of the task's most recent one; null when there is none. */
-export async function readCapabilityUsage({ db, capabilityId, taskId }: { db: Db; capabilityId?: string; taskId?: string }): Promise<TRelayUsageSnapshot | null> {
+export async function readCapabilityUsage({ db }: { db: Db }, { capabilityId, taskId }: { capabilityId?: string; taskId?: string }): Promise<TRelayUsageSnapshot | null> {
   if (!capabilityId && !taskId) return null;
   const cap = await db.relayCapability.findFirst({
     where: capabilityId ? { id: capabilityId } : { taskId },

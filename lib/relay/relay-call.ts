@@ -1,25 +1,27 @@
 /**
- * relayCall: the one use case behind both relay channels (HTTP route, mailbox). Order of work:
- * resolve the handle (hash lookup, read fresh every call) → check the task binding → claim the
- * mailbox sequence → validate → ONE atomic admission UPDATE (reserves a slot and the request
- * bytes) → the operator-pinned transport → refuse an oversized response whole → ONE atomic
- * response charge → answer. Every refusal says why; every call with a known capability leaves a
- * RelayCall row with counts and outcome only. A transport failure is RELAY_UPSTREAM_FAILED and
- * revokes the capability: the task blocks, and there is no fallback of any kind.
+ * relayCall: the one use case behind both relay channels (the relay listener, the mailbox). A
+ * well-formed HTTP call is two statements (issue 16): ONE admission that looks the capability up
+ * by handle hash and checks every condition while it reserves a slot, the request bytes and the
+ * worst-case response; then the operator-pinned transport (cached per setting version); then ONE
+ * settlement that charges the actual response, releases the rest and writes the call row. A call
+ * that must be recorded before admission (malformed envelope, mailbox sequence claim) reads the
+ * capability first. Every refusal says why; every call with a known capability leaves a RelayCall
+ * row with counts and outcome only. A transport failure is RELAY_UPSTREAM_FAILED and revokes the
+ * capability: the task blocks, and there is no fallback of any kind.
  */
 import type { Db } from "../db/client";
 import { isAppError, type AppErrorCode } from "../errors";
 import { logWarn } from "../log";
 import { classifyAdmission, checkResponseSize, classifyFailedCharge, type TCapabilityState, type TRefusal, type TRequestCheck } from "./admission";
 import {
-  admitCall,
-  chargeResponseAndRecord,
+  admitCallByHash,
   claimMailboxSequence,
   findCapabilityByHash,
-  findCapabilityById,
   finishCallRecord,
   recordRefusedCall,
   revokeCapabilityRows,
+  settleCall,
+  type TAdmission,
   type TCallRecord,
 } from "./capability.repo";
 import { hashHandle, isWellFormedHandle } from "./handle";
@@ -27,7 +29,7 @@ import { isRelayOperation, REVOKE_REASONS, type TRelayChannel } from "./limits";
 import { isValidMailboxSequence } from "./mailbox-protocol";
 import { describeSchemaError, RELAY_REQUEST_SCHEMAS, ZTaskIdSchema, type TCompleteRequest } from "./relay-request";
 import { isRefusalCode, refusalResult, type TRelayCallResult } from "./relay-response";
-import { loadRelayTransport } from "./transports/load-transport";
+import { resolveCachedTransport } from "./transports/transport-cache";
 import { upstreamFailure, type TRelayTransport } from "./transports/transport";
 
 export type TRelayCallOptions = {
@@ -48,7 +50,7 @@ export type TRelayCallOptions = {
    * handle: the refusal is still answered and recorded against the capability.
    */
   envelopeRefusal?: { code: "RELAY_REQUEST_MALFORMED" | "RELAY_TOO_LARGE"; message: string };
-  /** A transport port for tests and the benchmark; production resolves the operator-pinned one per call. */
+  /** A transport port for tests and the benchmark; production resolves the operator-pinned one (cached per setting version). */
   transport?: TRelayTransport;
 };
 
@@ -65,31 +67,35 @@ type TCallContext = {
   claimedId?: bigint;
 };
 
+const UNKNOWN_HANDLE = "Unknown or malformed relay handle.";
+
 export async function relayCall(options: TRelayCallOptions): Promise<TRelayCallResult> {
   const startedAt = performance.now();
   const { db, channel } = options;
   // A malformed handle is refused without a database round trip; an unknown one has no
   // capability to record against. Neither message repeats what was sent.
-  if (!isWellFormedHandle(options.handle)) return refusalResult("RELAY_REFUSED", "Unknown or malformed relay handle.");
-  const cap = await findCapabilityByHash(db, hashHandle(options.handle));
-  if (!cap) return refusalResult("RELAY_REFUSED", "Unknown or malformed relay handle.");
-
+  if (!isWellFormedHandle(options.handle)) return refusalResult("RELAY_REFUSED", UNKNOWN_HANDLE);
+  const handleHash = hashHandle(options.handle);
   // Rows store a known operation name or "unknown": the caller's string is not kept.
   const operation = isRelayOperation(options.operation) ? options.operation : "unknown";
-  const context: TCallContext = { db, cap, channel, sequence: null, operation, startedAt };
-
-  if (options.envelopeRefusal) return refuse(context, { code: options.envelopeRefusal.code, message: options.envelopeRefusal.message }, 0);
   const taskId = ZTaskIdSchema.safeParse(options.taskId);
+  const request = checkRequest(operation, options.request);
+
+  // The hot path: a well-formed HTTP call goes straight to the admission statement, which also
+  // finds the capability (and explains its own refusal from the row it locked).
+  if (channel === "http" && !options.envelopeRefusal && taskId.success && request.value) {
+    return admitAndCall({ db, handleHash, taskId: taskId.data, operation, channel, check: request.check, request: request.value, startedAt, transport: options.transport });
+  }
+
+  const cap = await findCapabilityByHash(db, handleHash);
+  if (!cap) return refusalResult("RELAY_REFUSED", UNKNOWN_HANDLE);
+  const context: TCallContext = { db, cap, channel, sequence: null, operation, startedAt };
+  if (options.envelopeRefusal) return refuse(context, { code: options.envelopeRefusal.code, message: options.envelopeRefusal.message }, 0);
   if (!taskId.success) return refuse(context, { code: "RELAY_REQUEST_MALFORMED", message: "The relay request is malformed: taskId must be a UUID." }, 0);
   // Cross-task calls are refused before the mailbox claim, so a leaked handle cannot occupy the
   // owning task's sequence numbers.
-  if (cap.taskId !== taskId.data) return refuse(context, { code: "RELAY_REFUSED", message: "This relay handle is bound to another task." }, 0);
-  // A task on the mailbox channel runs with its network blocked: the HTTP endpoint, reachable
-  // from anywhere, is closed to its handle, so a leaked mailbox handle cannot be used there.
-  if (channel === "http") {
-    const task = await db.task.findUnique({ where: { id: taskId.data }, select: { relayChannel: true } });
-    if (task?.relayChannel !== "http") return refuse(context, { code: "RELAY_REFUSED", message: "This task's relay runs over the mailbox only; the HTTP channel is closed to it." }, 0);
-  }
+  const bound = explainBinding(cap, taskId.data, channel);
+  if (bound) return refuse(context, bound, 0);
 
   if (channel === "mailbox") {
     if (!isValidMailboxSequence(options.sequence)) return refusalResult("RELAY_REQUEST_MALFORMED", "The mailbox sequence number is out of range.");
@@ -100,7 +106,12 @@ export async function relayCall(options: TRelayCallOptions): Promise<TRelayCallR
   }
 
   try {
-    return await admitAndCall(context, taskId.data, options);
+    // Calls that can never be admitted (malformed, operation not allowed, revoked …) are refused
+    // without the admission write.
+    const pre = classifyAdmission(cap, { taskId: taskId.data, operation, request: request.check });
+    if (pre.kind === "refuse") return await refuse(context, pre.refusal, 0);
+    if (!request.value) return await refuse(context, { code: "RELAY_REQUEST_MALFORMED", message: "The relay request is malformed." }, 0);
+    return await admitAndCall({ db, handleHash, taskId: taskId.data, operation, channel, check: request.check, request: request.value, startedAt, transport: options.transport, context });
   } catch (error) {
     // An unexpected failure (database gone) leaves the claimed row visibly failed, not pending.
     if (context.claimedId !== undefined) await finishCallRecord(db, context.claimedId, { outcome: "INTERNAL", requestBytes: 0, responseBytes: 0, durationMs: elapsed(context) }).catch(() => undefined);
@@ -108,60 +119,105 @@ export async function relayCall(options: TRelayCallOptions): Promise<TRelayCallR
   }
 }
 
-async function admitAndCall(context: TCallContext, taskId: string, options: TRelayCallOptions): Promise<TRelayCallResult> {
-  const { db } = context;
-  const { check, value: request } = checkRequest(context.operation, options.request);
-  const requestBytes = check.kind === "valid" ? check.bytes : 0;
-  const pre = classifyAdmission(context.cap, { taskId, operation: context.operation, request: check });
-  // Rows record the bytes CHARGED to the budget, so a capability's rows always sum to bytesUsed:
-  // a call refused before or at admission charged nothing.
-  if (pre.kind === "refuse") return refuse(context, pre.refusal, 0);
-  if (!request) return refuse(context, { code: "RELAY_REQUEST_MALFORMED", message: "The relay request is malformed." }, 0);
+/** Task binding and channel, in the order a caller is told why. */
+function explainBinding(cap: Pick<TAdmission, "taskId" | "relayChannel">, taskId: string, channel: TRelayChannel): TRefusal | null {
+  if (cap.taskId !== taskId) return { code: "RELAY_REFUSED", message: "This relay handle is bound to another task." };
+  // A task on the mailbox channel runs with its network blocked: the HTTP endpoint, reachable
+  // from anywhere, is closed to its handle, so a leaked mailbox handle cannot be used there.
+  if (channel === "http" && cap.relayChannel !== "http") return { code: "RELAY_REFUSED", message: "This task's relay runs over the mailbox only; the HTTP channel is closed to it." };
+  return null;
+}
 
-  // The operator's upstream setting is read while the admission statement runs (one round trip
-  // less per call). Reading a setting touches no upstream; it is only used once admitted.
-  const pendingTransport = options.transport ? Promise.resolve(options.transport) : loadRelayTransport({ db });
-  pendingTransport.catch(() => undefined);
-  const admitted = await admitCall(db, { capabilityId: context.cap.id, taskId, operation: context.operation, requestBytes });
-  if (!admitted) {
-    // The atomic statement refused; a second read only explains why (counters only grow and
-    // revocation only sets, so the fresh row always shows the reason).
-    const fresh = await findCapabilityById(db, context.cap.id);
-    const post = fresh ? classifyAdmission(fresh, { taskId, operation: context.operation, request: check }) : null;
-    const refusal: TRefusal = post?.kind === "refuse" ? post.refusal : { code: "RELAY_REFUSED", message: "The relay refused admission." };
+type TAdmitAndCall = {
+  db: Db;
+  handleHash: string;
+  taskId: string;
+  operation: string;
+  channel: TRelayChannel;
+  check: TRequestCheck & { kind: "valid" };
+  request: TCompleteRequest;
+  startedAt: number;
+  transport?: TRelayTransport;
+  /** Set when the capability was read (and a mailbox sequence claimed) before admission. */
+  context?: TCallContext;
+};
+
+async function admitAndCall(call: TAdmitAndCall): Promise<TRelayCallResult> {
+  const { db, taskId, operation } = call;
+  const requestBytes = call.check.bytes;
+  // Statement 1: admission.
+  const admission = await admitCallByHash(db, { handleHash: call.handleHash, taskId, operation, requestBytes, channel: call.channel });
+  if (!admission) return refusalResult("RELAY_REFUSED", UNKNOWN_HANDLE);
+  const context: TCallContext = call.context ? { ...call.context, cap: admission } : { db, cap: admission, channel: call.channel, sequence: null, operation, startedAt: call.startedAt };
+  if (!admission.isAdmitted) {
+    // The statement judged the row it locked; the same row explains the refusal. Rows record the
+    // bytes CHARGED to the budget, so a capability's rows always sum to bytesUsed: a call refused
+    // at admission charged nothing.
+    const decision = classifyAdmission(admission, { taskId, operation, request: call.check });
+    const refusal = explainBinding(admission, taskId, call.channel) ?? (decision.kind === "refuse" ? decision.refusal : { code: "RELAY_REFUSED" as const, message: "The relay refused admission." });
     return refuse(context, refusal, 0);
   }
+
+  const reservedResponseBytes = admission.reservedResponseBytes;
+  // A refusal after admission releases the response reservation and keeps the request charged.
+  const refuseAdmitted = async (refusal: TRefusal) => {
+    await settleCall(db, {
+      capabilityId: admission.id,
+      reservedResponseBytes,
+      deliver: false,
+      responseBytes: 0,
+      record: { ...baseRecord(context), outcome: refusal.code, requestBytes, responseBytes: 0, durationMs: elapsed(context) },
+      claimedId: context.claimedId,
+    });
+    if (refusal.revokeReason) await revokeCapabilityRows(db, { capabilityId: admission.id }, refusal.revokeReason);
+    return refusalResult(refusal.code, refusal.message);
+  };
 
   let transport: TRelayTransport;
   let completion: { content: string; inputTokens?: number; outputTokens?: number };
   try {
-    transport = await pendingTransport;
-    completion = await transport.complete({ messages: request.messages, maxTokens: request.maxTokens });
+    transport = call.transport ?? (await resolveCachedTransport(db, admission.upstreamVersion));
+    completion = await transport.complete({ messages: call.request.messages, maxTokens: call.request.maxTokens });
   } catch (error) {
-    if (isAppError(error) && error.code === "RELAY_TOO_LARGE") return refuse(context, { code: error.code, message: error.message }, requestBytes);
+    if (isAppError(error) && error.code === "RELAY_TOO_LARGE") return refuseAdmitted({ code: error.code, message: error.message });
     // Fail closed: anything else the transport throws is an upstream failure; the capability is
     // revoked so the task blocks with a visible relay error and nothing retries around it.
-    const failure = isAppError(error) && error.code === "RELAY_UPSTREAM_FAILED" ? error : upstreamFailure(options.transport?.kind ?? "unknown", "connection_failed");
-    logWarn("relay upstream failed", { capabilityId: context.cap.id, taskId, channel: context.channel, code: failure.code, reason: String(failure.details?.reason ?? "unknown"), status: typeof failure.details?.status === "number" ? failure.details.status : null });
-    return refuse(context, { code: failure.code, message: failure.message, revokeReason: REVOKE_REASONS.upstreamFailed }, requestBytes);
+    const failure = isAppError(error) && error.code === "RELAY_UPSTREAM_FAILED" ? error : upstreamFailure(call.transport?.kind ?? "unknown", "connection_failed");
+    logWarn("relay upstream failed", { capabilityId: admission.id, taskId, channel: context.channel, code: failure.code, reason: String(failure.details?.reason ?? "unknown"), status: typeof failure.details?.status === "number" ? failure.details.status : null });
+    return refuseAdmitted({ code: failure.code, message: failure.message, revokeReason: REVOKE_REASONS.upstreamFailed });
   }
 
   const body = { completion: { content: completion.content } };
   const responseBytes = Buffer.byteLength(JSON.stringify(body.completion), "utf8");
-  const tooLarge = checkResponseSize(context.cap, responseBytes);
-  if (tooLarge) return refuse(context, tooLarge, requestBytes);
+  const tooLarge = checkResponseSize(admission, responseBytes);
+  if (tooLarge) return refuseAdmitted(tooLarge);
+  // Less than the worst case was left of the budget at admission, and the response is larger
+  // than what was reserved: refused whole, and the budget is spent.
+  if (responseBytes > reservedResponseBytes) {
+    return refuseAdmitted({
+      code: "RELAY_QUOTA_EXHAUSTED",
+      message: `The response (${responseBytes} bytes) does not fit the remaining relay byte budget; it was refused whole and the capability is revoked.`,
+      revokeReason: REVOKE_REASONS.exhaustedBytes,
+    });
+  }
 
-  // Successful calls are bounded by the request budget, so each one is always recorded.
+  // Statement 2: settlement. Successful calls are bounded by the request budget, so each is recorded.
   const outcome = `ok:${transport.kind}`;
-  const charged = await chargeResponseAndRecord(db, {
-    capabilityId: context.cap.id,
+  const settled = await settleCall(db, {
+    capabilityId: admission.id,
+    reservedResponseBytes,
+    deliver: true,
     responseBytes,
     record: { ...baseRecord(context), outcome, requestBytes, responseBytes, durationMs: elapsed(context) },
     claimedId: context.claimedId,
   });
-  if (!charged) {
-    const fresh = await findCapabilityById(db, context.cap.id);
-    return refuse(context, fresh ? classifyFailedCharge(fresh, responseBytes) : { code: "RELAY_REFUSED", message: "The relay capability is gone." }, requestBytes);
+  if (!settled) return refusalResult("RELAY_REFUSED", "The relay capability is gone.");
+  if (!settled.isDelivered) {
+    // Revoked (not for exhaustion) or expired while the upstream answered: withheld; the row is
+    // already recorded as RELAY_REFUSED by the settlement.
+    const refusal = classifyFailedCharge({ ...admission, ...settled }, responseBytes);
+    if (refusal.revokeReason) await revokeCapabilityRows(db, { capabilityId: admission.id }, refusal.revokeReason);
+    return refusalResult(refusal.code, refusal.message);
   }
 
   return {
@@ -172,10 +228,10 @@ async function admitAndCall(context: TCallContext, taskId: string, options: TRel
       usage: {
         requestBytes,
         responseBytes,
-        requestCount: charged.requestCount,
-        maxRequests: charged.maxRequests,
-        bytesUsed: Number(charged.bytesUsed),
-        maxBytes: Number(charged.maxBytes),
+        requestCount: settled.requestCount,
+        maxRequests: settled.maxRequests,
+        bytesUsed: Number(settled.bytesUsed),
+        maxBytes: Number(settled.maxBytes),
         upstream: transport.kind,
         ...(completion.inputTokens !== undefined ? { inputTokens: completion.inputTokens } : {}),
         ...(completion.outputTokens !== undefined ? { outputTokens: completion.outputTokens } : {}),
@@ -184,7 +240,9 @@ async function admitAndCall(context: TCallContext, taskId: string, options: TRel
   };
 }
 
-function checkRequest(operation: string, raw: unknown): { check: TRequestCheck; value?: TCompleteRequest } {
+type TCheckedRequest = { check: TRequestCheck & { kind: "valid" }; value: TCompleteRequest } | { check: TRequestCheck & { kind: "malformed" }; value?: undefined };
+
+function checkRequest(operation: string, raw: unknown): TCheckedRequest {
   if (!isRelayOperation(operation)) return { check: { kind: "malformed", message: "unknown operation" } };
   const parsed = RELAY_REQUEST_SCHEMAS[operation].safeParse(raw);
   if (!parsed.success) return { check: { kind: "malformed", message: describeSchemaError(parsed.error) } };

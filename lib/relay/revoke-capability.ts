@@ -11,8 +11,7 @@ import { revokeCapabilityRows } from "./capability.repo";
 import { RELAY_MAX_REASON_CHARS } from "./limits";
 import { ZTaskIdSchema } from "./relay-request";
 
-export type TRevokeCapabilityOptions = {
-  db: Db;
+export type TRevokeCapabilityInput = {
   reason: string;
   actorId?: string | null;
   via?: string;
@@ -20,17 +19,18 @@ export type TRevokeCapabilityOptions = {
 
 export type TRevokeResult = { revokedCapabilityIds: string[] };
 
-export async function revokeCapability(options: TRevokeCapabilityOptions): Promise<TRevokeResult> {
-  const { db, actorId = null, via = "system" } = options;
-  const id = options.capabilityId ?? options.taskId;
+export async function revokeCapability(deps: { db: Db }, input: TRevokeCapabilityInput): Promise<TRevokeResult> {
+  const { db } = deps;
+  const { actorId = null, via = "system" } = input;
+  const id = input.capabilityId ?? input.taskId;
   if (!ZTaskIdSchema.safeParse(id).success) throw new AppError("VALIDATION_FAILED", "A capability id or task id (UUID) is required.");
-  const reason = sanitizeExcerpt(options.reason.trim() || "revoked", RELAY_MAX_REASON_CHARS);
-  const revokedCapabilityIds = await revokeCapabilityRows(db, { capabilityId: options.capabilityId, taskId: options.taskId }, reason);
+  const reason = sanitizeExcerpt(input.reason.trim() || "revoked", RELAY_MAX_REASON_CHARS);
+  const revokedCapabilityIds = await revokeCapabilityRows(db, { capabilityId: input.capabilityId, taskId: input.taskId }, reason);
   if (revokedCapabilityIds.length > 0) {
     await recordAudit(db, {
       actorId,
       action: "relay.revoke",
-      targetType: options.capabilityId ? "relay_capability" : "task",
+      targetType: input.capabilityId ? "relay_capability" : "task",
       targetId: id,
       detail: { via, reason, capabilityIds: revokedCapabilityIds },
     });

@@ -5,27 +5,36 @@
  */
 import fs from "node:fs/promises";
 import path from "node:path";
-import { archiveTree, initBareRepository, revParse, runGit } from "../git/run-git";
+import { archiveTree, initBareRepository, revParse } from "../git/git-plumbing";
+import { runGit } from "../git/run-git";
 import { AppError } from "../errors";
+import { checkTargetCloneUrl, mirrorCredentialConfig } from "./clone-url";
+import type { TMirrorCredential } from "./mirror-credentials";
 
 export function mirrorPathFor(dataDir: string, repository: string): string {
   return path.join(dataDir, "mirrors", `${repository.replace("/", "__")}.git`);
 }
 
-export type TMirrorSource = { cloneUrl: string; token?: string };
+export type TMirrorSource = { cloneUrl: string; credential?: TMirrorCredential };
 
-/** Fetches every branch of the target into the mirror (created on first use). */
+/**
+ * Fetches every branch of the target into the mirror (created on first use). A clone URL that is
+ * neither https, loopback http nor a local path is refused here too (rows saved before the rule).
+ */
 export async function syncMirror(options: { dataDir: string; repository: string; source: TMirrorSource; timeoutMs?: number }): Promise<string> {
   const mirror = mirrorPathFor(options.dataDir, options.repository);
   await fs.mkdir(path.dirname(mirror), { recursive: true });
   await initBareRepository({ repoPath: mirror });
-  const secretConfig: [string, string][] = options.source.token ? [["http.extraHeader", `Authorization: Bearer ${options.source.token}`]] : [];
+  const check = checkTargetCloneUrl(options.source.cloneUrl);
+  if (check.kind === "refused") throw new AppError("VALIDATION_FAILED", `Repository ${options.repository}: ${check.reason}.`);
+  const { cloneUrl, credential } = options.source;
+  const secretConfig = mirrorCredentialConfig({ cloneUrl, token: credential?.token, apiBaseUrl: credential?.apiBaseUrl });
   await runGit({
     gitDir: mirror,
     args: ["fetch", "--quiet", "--prune", "--no-tags", "--no-recurse-submodules", "--", options.source.cloneUrl, "+refs/heads/*:refs/heads/*"],
     remoteProtocols: ["file", "http", "https"],
     secretConfig,
-    secrets: options.source.token ? [options.source.token] : [],
+    secrets: credential ? [credential.token] : [],
     timeoutMs: options.timeoutMs ?? 120_000,
   });
   return mirror;

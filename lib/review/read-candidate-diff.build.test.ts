@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AppError } from "../errors";
-import type { TRawDiffEntry } from "../git/run-git";
+import type { TRawDiffEntry } from "../git/git-plumbing";
 import { parseUnifiedDiff } from "./parse-unified-diff";
 import { buildCandidateDiff, languageOf, neutraliseForDisplay, type TCandidateDiffInputs, type TNumstat } from "./read-candidate-diff.build";
 import { DEFAULT_DIFF_LIMITS } from "./read-candidate-diff.schema";
@@ -100,6 +100,19 @@ describe("buildCandidateDiff", () => {
       ["c.txt", true, 0],
     ]);
     expect(diff).toMatchObject({ isTruncated: true, truncatedBy: "patch_bytes" });
+  });
+
+  it("a truncated diff lists every file it does not show in full: files beyond the cap and files with lines cut", () => {
+    const entries = [raw("a.txt", "M"), raw("b.txt", "M"), raw("c\u202Ed.txt", "A"), raw("z.txt", "D")];
+    const patch = modified("a.txt") + `diff --git a/b.txt b/b.txt\nindex 1..2 100644\n--- a/b.txt\n+++ b/b.txt\n@@ -1,2 +1,2 @@\n-old\n-old2\n+new\n+new2\n`;
+    const diff = buildCandidateDiff(inputs(entries, patch, { limits: { ...DEFAULT_DIFF_LIMITS, maxFiles: 2, maxLinesPerFile: 2 } }));
+    expect(diff.isTruncated).toBe(true);
+    expect(diff.filesNotShown).toEqual([
+      { path: "b.txt", status: "M", reason: "partly_shown" },
+      { path: "c⟨U+202E⟩d.txt", status: "A", reason: "not_listed" },
+      { path: "z.txt", status: "D", reason: "not_listed" },
+    ]);
+    expect(buildCandidateDiff(inputs([raw("a.txt", "M")], modified("a.txt"))).filesNotShown).toBeUndefined();
   });
 
   it("sizes a deletion by its old blob and a modification by its new one", () => {

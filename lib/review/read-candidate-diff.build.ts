@@ -4,7 +4,7 @@
  * every string display-safe. No I/O; read-candidate-diff.ts gathers the inputs.
  */
 import { AppError } from "../errors";
-import type { TRawDiffEntry } from "../git/run-git";
+import type { TRawDiffEntry } from "../git/git-plumbing";
 import type { TParsedDiffFile } from "./parse-unified-diff";
 import type { TCandidateDiff, TDiffFile, TDiffHunk, TDiffLanguage, TDiffLimits, TDiffLine } from "./read-candidate-diff.schema";
 
@@ -131,6 +131,7 @@ export function buildCandidateDiff(inputs: TCandidateDiffInputs): TCandidateDiff
   if (inputs.raw.length > limits.maxFiles) markTruncated("file_count");
 
   const files: TDiffFile[] = [];
+  const filesNotShown: NonNullable<TCandidateDiff["filesNotShown"]> = [];
   let linesLeft = limits.maxTotalLines;
   let next = 0; // index into inputs.parsed
 
@@ -163,6 +164,7 @@ export function buildCandidateDiff(inputs: TCandidateDiffInputs): TCandidateDiff
     let controlCharacterCount = path.count;
     let isFileTruncated = isPatchMissing;
     let shownChars = 0;
+    let hasCutLine = false;
     const hunks: TDiffHunk[] = [];
     const fileLineCap = Math.min(limits.maxLinesPerFile, linesLeft);
     let fileLines = 0;
@@ -184,7 +186,10 @@ export function buildCandidateDiff(inputs: TCandidateDiffInputs): TCandidateDiff
             break;
           }
           const cut = cutLine(line.text, limits.maxLineChars);
-          if (cut.omitted > 0) markTruncated("line_chars");
+          if (cut.omitted > 0) {
+            markTruncated("line_chars");
+            hasCutLine = true;
+          }
           const shown = neutraliseForDisplay(cut.text);
           controlCharacterCount += shown.count;
           shownChars += shown.text.length;
@@ -218,15 +223,18 @@ export function buildCandidateDiff(inputs: TCandidateDiffInputs): TCandidateDiff
     };
     if (sizeBytes !== undefined) file.sizeBytes = sizeBytes;
     files.push(file);
+    if (isFileTruncated || hasCutLine) filesNotShown.push({ path: file.path, status: file.status, reason: "partly_shown" });
   }
   if (inputs.raw.length <= limits.maxFiles && next < inputs.parsed.length) {
     throw mismatch("the patch names more files than the changed-file list", inputs.parsed[next]!.path);
   }
 
+  for (const entry of inputs.raw.slice(limits.maxFiles)) filesNotShown.push({ path: neutraliseForDisplay(entry.path).text, status: entry.status, reason: "not_listed" });
+
   return {
     files,
     totals: { files: inputs.raw.length, additions: totalAdditions, deletions: totalDeletions },
     isTruncated: truncatedBy !== undefined,
-    ...(truncatedBy ? { truncatedBy } : {}),
+    ...(truncatedBy ? { truncatedBy, filesNotShown } : {}),
   };
 }

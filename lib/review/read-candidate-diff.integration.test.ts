@@ -28,7 +28,7 @@ describe("readCandidateDiff on a hostile change", () => {
 
   beforeAll(async () => {
     fixture = await createCandidateDiffFixture(hostileChangeSet());
-    diff = await readCandidateDiff(fixture);
+    diff = await readCandidateDiff(fixture, fixture);
   });
   afterAll(() => fixture?.cleanup());
 
@@ -108,15 +108,15 @@ describe("readCandidateDiff on a hostile change", () => {
 
   it("refuses a commit that is not in the candidate repository, and a repository that does not exist", async () => {
     const missing = "0123456789abcdef0123456789abcdef01234567";
-    expect((await refusal(readCandidateDiff({ ...fixture, headSha: missing }))).code).toBe("DIFF_UNREADABLE");
-    expect((await refusal(readCandidateDiff({ ...fixture, repository: "school/nothing-here" }))).code).toBe("DIFF_UNREADABLE");
-    expect((await refusal(readCandidateDiff({ ...fixture, baseSha: "HEAD" }))).code).toBe("VALIDATION_FAILED");
-    expect((await refusal(readCandidateDiff({ ...fixture, repository: "../etc" }))).code).toBe("VALIDATION_FAILED");
+    expect((await refusal(readCandidateDiff(fixture, { ...fixture, headSha: missing }))).code).toBe("DIFF_UNREADABLE");
+    expect((await refusal(readCandidateDiff(fixture, { ...fixture, repository: "school/nothing-here" }))).code).toBe("DIFF_UNREADABLE");
+    expect((await refusal(readCandidateDiff(fixture, { ...fixture, baseSha: "HEAD" }))).code).toBe("VALIDATION_FAILED");
+    expect((await refusal(readCandidateDiff(fixture, { ...fixture, repository: "../etc" }))).code).toBe("VALIDATION_FAILED");
   });
 
   it("ignores a repository's own config that would run programs or recolour the output", async () => {
     await fs.appendFile(`${fixture.gitDir}/config`, '[diff]\n\texternal = /bin/false\n\tnoprefix = true\n\trenames = copies\n[color]\n\tui = always\n\tdiff = always\n[core]\n\tquotePath = false\n\tpager = /bin/false\n');
-    const again = await readCandidateDiff(fixture);
+    const again = await readCandidateDiff(fixture, fixture);
     expect(again).toEqual(diff);
   });
 });
@@ -131,7 +131,7 @@ describe("readCandidateDiff on a 300-file / 10,000-line change", () => {
 
   it("reads everything within the default limits", async () => {
     const started = performance.now();
-    const diff = await readCandidateDiff(fixture);
+    const diff = await readCandidateDiff(fixture, fixture);
     const elapsedMs = performance.now() - started;
     expect(diff.totals).toEqual({ files: 300, additions: 9_000, deletions: 1_000 });
     expect(diff.files).toHaveLength(300);
@@ -145,7 +145,7 @@ describe("readCandidateDiff on a 300-file / 10,000-line change", () => {
   });
 
   it("stops at the byte budget, keeps the file list and counts, and flags what is not shown", async () => {
-    const diff = await readCandidateDiff({ ...fixture, limits: { maxPatchBytes: 64 * 1024 } });
+    const diff = await readCandidateDiff(fixture, { ...fixture, limits: { maxPatchBytes: 64 * 1024 } });
     expect(diff.isTruncated).toBe(true);
     expect(diff.truncatedBy).toBe("patch_bytes");
     expect(diff.files).toHaveLength(300);
@@ -162,21 +162,21 @@ describe("readCandidateDiff on a 300-file / 10,000-line change", () => {
   });
 
   it("applies the per-file, total-line, file-count and large-file limits", async () => {
-    const perFile = await readCandidateDiff({ ...fixture, limits: { maxLinesPerFile: 12 } });
+    const perFile = await readCandidateDiff(fixture, { ...fixture, limits: { maxLinesPerFile: 12 } });
     expect(perFile.truncatedBy).toBe("file_lines");
     expect(perFile.files.every((f) => f.hunks.flatMap((h) => h.lines).length <= 12)).toBe(true);
     expect(perFile.files.filter((f) => f.isTruncated)).toHaveLength(300);
 
-    const total = await readCandidateDiff({ ...fixture, limits: { maxTotalLines: 1_000 } });
+    const total = await readCandidateDiff(fixture, { ...fixture, limits: { maxTotalLines: 1_000 } });
     expect(total.truncatedBy).toBe("total_lines");
     expect(total.files.flatMap((f) => f.hunks.flatMap((h) => h.lines))).toHaveLength(1_000);
 
-    const few = await readCandidateDiff({ ...fixture, limits: { maxFiles: 50 } });
+    const few = await readCandidateDiff(fixture, { ...fixture, limits: { maxFiles: 50 } });
     expect(few.files).toHaveLength(50);
     expect(few.totals.files).toBe(300);
     expect(few).toMatchObject({ isTruncated: true, truncatedBy: "file_count" });
 
-    const large = await readCandidateDiff({ ...fixture, limits: { largeFileLines: 30 } });
+    const large = await readCandidateDiff(fixture, { ...fixture, limits: { largeFileLines: 30 } });
     expect(large.files.filter((f) => f.isLarge).map((f) => f.additions + f.deletions)).toEqual(Array(200).fill(40));
   });
 });

@@ -72,6 +72,14 @@ export const ZCandidateDiffSchema = z
       .strict(),
     /** Something is not shown: files beyond maxFiles, or lines beyond a byte/line budget. */
     isTruncated: z.boolean(),
+    /**
+     * When isTruncated: every file not shown in full, in git's path order — files beyond the cap
+     * ("not_listed") and files with lines or characters cut ("partly_shown"). The page lists
+     * them before anything else, so a teacher knows exactly what they have not seen.
+     */
+    filesNotShown: z
+      .array(z.object({ path: z.string().min(1), status: z.enum(["A", "M", "D", "T"]), reason: z.enum(["not_listed", "partly_shown"]) }).strict())
+      .optional(),
     /** Why, when isTruncated: which budget ran out first. */
     truncatedBy: z.enum(["patch_bytes", "total_lines", "file_lines", "file_count", "line_chars"]).optional(),
   })

@@ -9,14 +9,15 @@
  * file; if they do not, the diff is refused rather than shown wrong (DIFF_UNREADABLE).
  */
 import { AppError } from "../errors";
-import { candidateRepoPathFor } from "../candidate/candidate-repository";
-import { diffTreeRaw, hasCommit, isFullSha, runGit } from "../git/run-git";
+import { parseOrThrow } from "../parse-or-throw";
+import { candidateRepoPathFor } from "../candidate/candidate-git";
+import { diffTreeRaw, hasCommit, isFullSha } from "../git/git-plumbing";
+import { runGit } from "../git/run-git";
 import { parseUnifiedDiff } from "./parse-unified-diff";
 import { buildCandidateDiff, type TNumstat } from "./read-candidate-diff.build";
 import { DEFAULT_DIFF_LIMITS, ZCandidateDiffSchema, type TCandidateDiff, type TDiffLimits } from "./read-candidate-diff.schema";
 
-export type TReadCandidateDiffOptions = {
-  dataDir: string;
+export type TReadCandidateDiffInput = {
   /** canonical owner/name */
   repository: string;
   baseSha: string;
@@ -32,22 +33,22 @@ const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
 /** File content is not required to be UTF-8; undecodable bytes show as U+FFFD. */
 const LENIENT_UTF8 = new TextDecoder("utf-8");
 
-export async function readCandidateDiff(options: TReadCandidateDiffOptions): Promise<TCandidateDiff> {
-  if (!isFullSha(options.baseSha) || !isFullSha(options.headSha)) throw new AppError("VALIDATION_FAILED", "Base and head must be full lower-case SHA-1s.");
-  const limits = { ...DEFAULT_DIFF_LIMITS, ...options.limits };
-  const gitDir = candidateRepoPathFor(options.dataDir, options.repository);
-  const diffRange = [options.baseSha, options.headSha] as const;
+export async function readCandidateDiff(deps: { dataDir: string }, input: TReadCandidateDiffInput): Promise<TCandidateDiff> {
+  if (!isFullSha(input.baseSha) || !isFullSha(input.headSha)) throw new AppError("VALIDATION_FAILED", "Base and head must be full lower-case SHA-1s.");
+  const limits = { ...DEFAULT_DIFF_LIMITS, ...input.limits };
+  const gitDir = candidateRepoPathFor(deps.dataDir, input.repository);
+  const diffRange = [input.baseSha, input.headSha] as const;
 
-  for (const [what, sha] of [["base", options.baseSha], ["head", options.headSha]] as const) {
+  for (const [what, sha] of [["base", input.baseSha], ["head", input.headSha]] as const) {
     if (!(await hasCommit({ gitDir, sha }))) {
       throw new AppError("DIFF_UNREADABLE", `The candidate's ${what} commit is not in the candidate repository.`, { [`${what}Sha`]: sha });
     }
   }
 
   const [raw, numstat, patch] = await Promise.all([
-    diffTreeRaw({ gitDir, from: options.baseSha, to: options.headSha, maxOutputBytes: MAX_LISTING_BYTES }),
-    readNumstat(gitDir, diffRange, options.timeoutMs),
-    readPatch(gitDir, diffRange, limits.maxPatchBytes, options.timeoutMs),
+    diffTreeRaw({ gitDir, from: input.baseSha, to: input.headSha, maxOutputBytes: MAX_LISTING_BYTES }),
+    readNumstat(gitDir, diffRange, input.timeoutMs),
+    readPatch(gitDir, diffRange, limits.maxPatchBytes, input.timeoutMs),
   ]);
   const blobSizes = await readBlobSizes(gitDir, raw.slice(0, limits.maxFiles).flatMap((entry) => {
     const isDeleted = entry.status === "D";
@@ -55,14 +56,12 @@ export async function readCandidateDiff(options: TReadCandidateDiffOptions): Pro
     const mode = isDeleted ? entry.oldMode : entry.newMode;
     // A submodule link names a commit of another repository, which is not here.
     return sha === NULL_SHA || mode === "160000" ? [] : [sha];
-  }), options.timeoutMs);
+  }), input.timeoutMs);
 
   const parsed = parseUnifiedDiff(patch.text);
   const diff = buildCandidateDiff({ raw, numstat, blobSizes, parsed: parsed.files, isPatchCut: patch.isCut, limits });
   // The page trusts this shape; a bug here must refuse, not render something half-formed.
-  const checked = ZCandidateDiffSchema.safeParse(diff);
-  if (!checked.success) throw new AppError("DIFF_UNREADABLE", "The assembled diff breaks its schema.", { issue: checked.error.issues[0]?.message });
-  return checked.data;
+  return parseOrThrow(ZCandidateDiffSchema, diff, { code: "DIFF_UNREADABLE", label: "assembled diff" });
 }
 
 /** `git diff --numstat -z`: "added\tdeleted\tpath\0" per file; "-\t-" for binary files. */

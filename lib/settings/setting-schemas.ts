@@ -5,16 +5,51 @@
  */
 import { z } from "zod";
 import { ZGuestImageSchema, type TGuestImage } from "../contract/guest-image";
+import { GUEST_STUDENT_AGENT_PROGRAM } from "../contract/guest-layout";
+import { DISPATCH_CLOSED, ZDispatchSettingSchema } from "../contract/dispatch-setting";
 import { DEFAULT_TASK_LIMITS, ZTaskLimitsSchema } from "../contract/limits";
 import { ZGitHubPublishSettingSchema } from "../contract/publication-setting";
+import { DEFAULT_PROTECTED_PATHS_SETTING, ZProtectedPathsSettingSchema } from "../contract/protected-paths-setting";
 import { ZRelayUpstreamSettingSchema } from "../contract/relay-upstream-setting";
 import { defineSetting } from "./define-setting";
 
+const ZMicrosSchema = z.number().int("a whole number of micro-dollars").min(0, "cannot be negative").max(1_000_000_000_000, "at most $1,000,000");
+
+/**
+ * Lifetime and calendar-month (UTC) ceilings, global and per task, in micro-dollars. The monthly
+ * ceilings came later: a value stored before them still parses (they default), and null means "no
+ * monthly ceiling". A machine's cost counts in the month its reservation was made.
+ */
 export const ZSpendCeilingsSchema = z
   .object({
-    /** all machines ever reserved or spent, in micro-dollars */
-    globalMicros: z.number().int().min(0),
-    perTaskMicros: z.number().int().min(0),
+    /** lifetime: all machines ever reserved or spent */
+    globalMicros: ZMicrosSchema,
+    /** lifetime, per task (all its attempts) */
+    perTaskMicros: ZMicrosSchema,
+    monthlyGlobalMicros: ZMicrosSchema.nullable().default(null),
+    monthlyPerTaskMicros: ZMicrosSchema.nullable().default(null),
+  })
+  .strict();
+export type TSpendCeilings = z.infer<typeof ZSpendCeilingsSchema>;
+
+/** Per-task overrides a task creator may choose, up to these maxima (and never past the schema's own bounds). */
+export const ZLimitOverrideMaximaSchema = z
+  .object({
+    wallClockSeconds: z.number().int().min(30).max(6 * 3600),
+    cpus: z.number().int().min(1).max(16),
+    memoryMb: z.number().int().min(128).max(65536),
+    diskGb: z.number().int().min(1).max(200),
+  })
+  .strict();
+export type TLimitOverrideMaxima = z.infer<typeof ZLimitOverrideMaximaSchema>;
+
+/** Automatic retries of transient provider failures (5xx, timeouts before a create was acknowledged). */
+export const ZTaskRetrySchema = z
+  .object({
+    /** 0 = never retry automatically */
+    maxAutomaticRetries: z.number().int().min(0).max(5),
+    /** the first wait; each further retry waits twice as long */
+    backoffSeconds: z.number().int().min(1).max(3600),
   })
   .strict();
 
@@ -31,18 +66,28 @@ export const SETTING_SCHEMAS = {
   "task.limits": defineSetting(ZTaskLimitsSchema, DEFAULT_TASK_LIMITS, "Limits every guest runs under"),
   "guest.image": defineSetting(ZGuestImageSchema, DEFAULT_IMAGE, "Image of the student agent's guest"),
   "verifier.image": defineSetting(ZGuestImageSchema, DEFAULT_IMAGE, "Image of the trusted verifier's guest"),
-  "spend.ceilings": defineSetting(ZSpendCeilingsSchema, { globalMicros: 5_000_000, perTaskMicros: 500_000 }, "Spend ceilings"),
+  // Monthly by default (a school's budget is monthly); the lifetime ceiling is a backstop.
+  "spend.ceilings": defineSetting(ZSpendCeilingsSchema, { globalMicros: 50_000_000, perTaskMicros: 500_000, monthlyGlobalMicros: 5_000_000, monthlyPerTaskMicros: null }, "Spend ceilings"),
   /** used when the provider's account does not state its rates; the higher of the two is used */
   "spend.rates": defineSetting(ZSpendRatesSchema, { cpuHourMicros: 50_000, memoryGbHourMicros: 10_000 }, "Fallback provider rates"),
-  dispatch: defineSetting(z.object({ enabled: z.boolean() }).strict(), { enabled: false }, "Dispatch gate"),
+  "task.overrideMaxima": defineSetting(ZLimitOverrideMaximaSchema, { wallClockSeconds: 1800, cpus: 2, memoryMb: 2048, diskGb: 4 }, "Maxima for per-task limit overrides"),
+  "task.retry": defineSetting(ZTaskRetrySchema, { maxAutomaticRetries: 1, backoffSeconds: 30 }, "Automatic retries of transient provider failures"),
+  /** the dispatch gate: opened only by a passing probe run for the current configuration digest (lib/probes) */
+  dispatch: defineSetting(ZDispatchSettingSchema, DISPATCH_CLOSED, "Dispatch gate"),
   /** the student agent command the operator's guest runner starts inside the guest */
   "guest.agent": defineSetting(
     z.object({ command: z.array(z.string().min(1).max(4000)).min(1).max(64) }).strict(),
-    { command: ["node", "/tmp/school-core-input/student-agent.mjs"] },
+    { command: ["node", GUEST_STUDENT_AGENT_PROGRAM] },
     "Student agent command",
   ),
   "publish.github": defineSetting(ZGitHubPublishSettingSchema, null, "Publication provider"),
   "relay.upstream": defineSetting(ZRelayUpstreamSettingSchema, null, "Model relay upstream"),
+  /** files a candidate may not change in a target repository unless allowed there (CI, submodules, code owners) */
+  "publish.protectedPaths": defineSetting(ZProtectedPathsSettingSchema, DEFAULT_PROTECTED_PATHS_SETTING, "Protected publication paths"),
+  /** how many review rounds a task may have: "Request changes" past the last one is refused */
+  "review.rounds": defineSetting(z.object({ maxRounds: z.number().int().min(1).max(10) }).strict(), { maxRounds: 3 }, "Review rounds per task"),
+  /** separation of duties: the user who created a task may not approve its candidate */
+  "review.separationOfDuties": defineSetting(z.object({ enabled: z.boolean() }).strict(), { enabled: true }, "Task creators may not approve their own tasks"),
 } as const;
 
 export type TSettingKey = keyof typeof SETTING_SCHEMAS;

@@ -2,11 +2,13 @@
  * The durable spend ledger and ceilings (seed 001 finding C: the "hard stop" existed only in a
  * test). Every machine create first reserves its pessimistic cost in one transaction that holds
  * the global spend account row locked, so concurrent creates cannot overshoot a ceiling. Usage
- * reports on delete replace the reservation with the provider's number.
+ * reports on delete replace the reservation with the provider's number. Ceilings are lifetime and
+ * per calendar month (UTC), global and per task; the month is read from an injected clock.
  */
-import type { Db } from "../db/client";
+import type { Db, DbTx } from "../db/client";
 import { AppError } from "../errors";
 import { readSetting } from "../settings/operator-settings";
+import { monthWindowOf } from "./spend-month";
 
 const GLOBAL = "global";
 
@@ -20,7 +22,30 @@ export interface SpendGuard {
   settle(options: { machineName: string; actualMicros: number | undefined; note: string }): Promise<void>;
 }
 
-export function createSpendGuard(db: Db): SpendGuard {
+/**
+ * What is committed (reserved or spent) by machines whose reservation was made in [start, end):
+ * a machine's whole cost counts in the month it was reserved, so a settle in the next month
+ * never makes that month's total negative. `taskId` narrows it to one task.
+ */
+export async function committedInWindow(db: Db | DbTx, window: { start: Date; end: Date }, taskId?: string): Promise<number> {
+  const [row] = await db.$queryRaw<{ committed: bigint | null }[]>`
+    select coalesce(sum(case e.kind when 'release' then -e."amountMicros" else e."amountMicros" end), 0)::bigint as committed
+    from "SpendLedgerEntry" e
+    where e."machineId" in (
+      select r."machineId" from "SpendLedgerEntry" r
+      where r.kind = 'reservation' and r."createdAt" >= ${window.start} and r."createdAt" < ${window.end}
+        and (${taskId ?? null}::uuid is null or r."taskId" = ${taskId ?? null}::uuid)
+    )`;
+  return Number(row?.committed ?? 0n);
+}
+
+export type TSpendGuardDeps = {
+  /** the clock the calendar-month ceilings read (injected so a month rollover can be tested) */
+  now?: () => Date;
+};
+
+export function createSpendGuard(db: Db, deps: TSpendGuardDeps = {}): SpendGuard {
+  const now = deps.now ?? (() => new Date());
   return {
     async reserve({ machineName, amountMicros }) {
       return db.$transaction(async (tx) => {
@@ -38,6 +63,22 @@ export function createSpendGuard(db: Db): SpendGuard {
             `Global spend ceiling: this machine reserves ${formatMicros(amountMicros)}, ${formatMicros(committed)} of ${formatMicros(ceilings.globalMicros)} is already reserved or spent.`,
           );
         }
+        const month = monthWindowOf(now());
+        if (ceilings.monthlyGlobalMicros !== null) {
+          const monthCommitted = await committedInWindow(tx, month);
+          if (monthCommitted + amountMicros > ceilings.monthlyGlobalMicros) {
+            throw new AppError(
+              "SPEND_CEILING_EXCEEDED",
+              `Monthly spend ceiling (${month.label}): this machine reserves ${formatMicros(amountMicros)}, ${formatMicros(monthCommitted)} of ${formatMicros(ceilings.monthlyGlobalMicros)} is already reserved or spent this month.`,
+            );
+          }
+        }
+        if (machine.taskId && ceilings.monthlyPerTaskMicros !== null) {
+          const taskMonth = await committedInWindow(tx, month, machine.taskId);
+          if (taskMonth + amountMicros > ceilings.monthlyPerTaskMicros) {
+            throw new AppError("SPEND_CEILING_EXCEEDED", `Monthly per-task spend ceiling (${month.label}): this machine reserves ${formatMicros(amountMicros)}, the task has ${formatMicros(taskMonth)} of ${formatMicros(ceilings.monthlyPerTaskMicros)} this month.`);
+          }
+        }
         if (machine.taskId) {
           const taskTotal = await tx.spendLedgerEntry.aggregate({ where: { taskId: machine.taskId, kind: { in: ["reservation", "usage"] } }, _sum: { amountMicros: true } });
           const released = await tx.spendLedgerEntry.aggregate({ where: { taskId: machine.taskId, kind: "release" }, _sum: { amountMicros: true } });
@@ -46,7 +87,8 @@ export function createSpendGuard(db: Db): SpendGuard {
             throw new AppError("SPEND_CEILING_EXCEEDED", `Per-task spend ceiling: this machine reserves ${formatMicros(amountMicros)}, the task has ${formatMicros(taskCommitted)} of ${formatMicros(ceilings.perTaskMicros)}.`);
           }
         }
-        await tx.spendLedgerEntry.create({ data: { kind: "reservation", amountMicros: BigInt(amountMicros), machineId: machine.id, taskId: machine.taskId, note: "pessimistic: rate × resources × ttl" } });
+        // Stamped by the same clock the monthly ceiling read, so the month it counts in is the one checked.
+        await tx.spendLedgerEntry.create({ data: { kind: "reservation", amountMicros: BigInt(amountMicros), machineId: machine.id, taskId: machine.taskId, note: "pessimistic: rate × resources × ttl", createdAt: now() } });
         await tx.spendAccount.update({ where: { scope: GLOBAL }, data: { reservedMicros: { increment: BigInt(amountMicros) } } });
         await tx.guestMachine.update({ where: { id: machine.id }, data: { reservedMicros: BigInt(amountMicros) } });
         return { machineId: machine.id, taskId: machine.taskId, amountMicros };

@@ -15,6 +15,8 @@ export type TMachineSpec = {
   network: TNetworkPolicy;
   env?: Record<string, string>;
   ttlSeconds: number;
+  /** only qualification probe P6 (the provider's TTL sweep, observed): allows a TTL down to 3 s */
+  isTtlProbe?: boolean;
 };
 
 export type TExecRequest = {

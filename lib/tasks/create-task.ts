@@ -1,6 +1,7 @@
 /**
  * Creating a task: the control plane resolves the base ref to a full SHA in its own mirror,
- * snapshots the operator's limits onto the task, and records `queued` with a fresh operation id.
+ * snapshots the operator's limits onto the task (with the version they came from and any per-task
+ * overrides within the operator's maxima), and records `queued` with a fresh operation id.
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
@@ -8,11 +9,17 @@ import { recordAudit } from "../audit";
 import { MAX_PROMPT_CHARS } from "../contract/task-request";
 import type { Db } from "../db/client";
 import type { TEnv } from "../env";
-import { AppError } from "../errors";
+import { parseOrThrow } from "../parse-or-throw";
 import { resolveBaseRef, syncMirror } from "../repos/mirror";
 import { getTargetRepositoryOrThrow } from "../repos/target-repositories";
-import { readSetting } from "../settings/operator-settings";
-import { readMirrorToken } from "../repos/mirror-credentials";
+import { readSetting, readSettingVersion } from "../settings/operator-settings";
+import { ZTaskLimitsSchema } from "../contract/limits";
+import { AppError } from "../errors";
+import { readMirrorCredential } from "../repos/mirror-credentials";
+
+const ZOptionalIntSchema = z.preprocess((v) => (v === "" || v === null ? undefined : v), z.coerce.number().int("a whole number").min(1, "at least 1").optional());
+
+const OVERRIDABLE = ["wallClockSeconds", "cpus", "memoryMb", "diskGb"] as const;
 
 export const ZCreateTaskSchema = z
   .object({
@@ -21,23 +28,33 @@ export const ZCreateTaskSchema = z
     issueTitle: z.string().trim().min(1).max(500),
     prompt: z.string().max(MAX_PROMPT_CHARS, `The issue text is limited to ${MAX_PROMPT_CHARS} characters.`),
     baseRef: z.string().trim().max(250).optional(),
+    // Per-task overrides of the operator's limits; empty = the operator's value. Checked against
+    // the operator's maxima (task.overrideMaxima) below, each refusal next to its field.
+    wallClockSeconds: ZOptionalIntSchema,
+    cpus: ZOptionalIntSchema,
+    memoryMb: ZOptionalIntSchema,
+    diskGb: ZOptionalIntSchema,
   })
   .strict();
 export type TCreateTaskInput = z.input<typeof ZCreateTaskSchema>;
 
-export async function createTask(options: { db: Db; env: TEnv; input: unknown; actorId: string | null }) {
-  const parsed = ZCreateTaskSchema.safeParse(options.input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new AppError("VALIDATION_FAILED", `${issue.path.join(".") || "input"}: ${issue.message}`);
+export async function createTask(deps: { db: Db; env: TEnv }, { actorId, ...fields }: TCreateTaskInput & { actorId: string | null }) {
+  const input = parseOrThrow(ZCreateTaskSchema, fields, { code: "VALIDATION_FAILED", label: "task" });
+  const { db, env } = deps;
+  const repo = await getTargetRepositoryOrThrow({ db }, { name: input.repository });
+  if (repo.isDisabled) throw new AppError("STATE_CONFLICT", `Repository ${repo.name} is disabled: it takes no new tasks.`);
+  const [baseLimits, limitsVersion, maxima] = await Promise.all([readSetting(db, "task.limits"), readSettingVersion(db, "task.limits"), readSetting(db, "task.overrideMaxima")]);
+  const overrides = Object.fromEntries(OVERRIDABLE.flatMap((key) => (input[key] === undefined ? [] : [[key, input[key]]]))) as Partial<Record<(typeof OVERRIDABLE)[number], number>>;
+  const fieldErrors: Record<string, string[]> = {};
+  for (const [key, value] of Object.entries(overrides) as [(typeof OVERRIDABLE)[number], number][]) {
+    if (value > maxima[key]) fieldErrors[key] = [`at most ${maxima[key]} (the operator's maximum for a per-task override)`];
   }
-  const { db, env } = options;
-  const input = parsed.data;
-  const repo = await getTargetRepositoryOrThrow(db, input.repository);
-  const mirror = await syncMirror({ dataDir: env.dataDir, repository: repo.name, source: { cloneUrl: repo.cloneUrl, token: await readMirrorToken(db) } });
+  if (Object.keys(fieldErrors).length > 0) throw new AppError("VALIDATION_FAILED", "A limit override is above the operator's maximum.", { fieldErrors });
+  const limits = parseOrThrow(ZTaskLimitsSchema, { ...baseLimits, ...overrides }, { code: "VALIDATION_FAILED", label: "task limits" });
+  const mirror = await syncMirror({ dataDir: env.dataDir, repository: repo.name, source: { cloneUrl: repo.cloneUrl, credential: await readMirrorCredential(db) } });
   const baseRef = input.baseRef || repo.defaultBranch;
   const baseSha = await resolveBaseRef(mirror, baseRef);
-  const limits = await readSetting(db, "task.limits");
+  const hasOverrides = Object.keys(overrides).length > 0;
   const operationId = randomUUID();
 
   return db.$transaction(async (tx) => {
@@ -51,12 +68,14 @@ export async function createTask(options: { db: Db; env: TEnv; input: unknown; a
         baseSha,
         operationId,
         limits,
+        limitsVersion,
+        ...(hasOverrides ? { limitsOverrides: overrides } : {}),
         relayChannel: limits.relayChannel,
-        createdById: options.actorId,
+        createdById: actorId,
       },
     });
     await tx.taskTransition.create({ data: { taskId: task.id, fromState: null, toState: "queued", operationId, attempt: 0, reason: "created" } });
-    await recordAudit(tx, { actorId: options.actorId, action: "task.create", targetType: "task", targetId: task.id, detail: { repository: repo.name, issueNumber: input.issueNumber, baseRef, baseSha } });
+    await recordAudit(tx, { actorId: actorId, action: "task.create", targetType: "task", targetId: task.id, detail: { repository: repo.name, issueNumber: input.issueNumber, baseRef, baseSha, limitsVersion, ...(hasOverrides ? { limitsOverrides: overrides } : {}) } });
     return task;
   });
 }

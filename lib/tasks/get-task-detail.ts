@@ -6,7 +6,9 @@
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
 
-export async function getTaskDetail(db: Db, taskId: string) {
+export async function getTaskDetail(deps: { db: Db }, input: { taskId: string }) {
+  const { db } = deps;
+  const { taskId } = input;
   if (!/^[0-9a-f-]{36}$/i.test(taskId)) throw new AppError("NOT_FOUND", "No such task.");
   const task = await db.task.findUnique({
     where: { id: taskId },
@@ -14,7 +16,8 @@ export async function getTaskDetail(db: Db, taskId: string) {
       repository: { select: { name: true, cloneUrl: true } },
       transitions: { orderBy: { id: "asc" } },
       machines: { orderBy: { createdAt: "asc" }, include: { quarantine: true, transitions: { orderBy: { id: "asc" } } } },
-      candidates: { select: { id: true, headSha: true, branch: true, diffDigest: true, createdAt: true } },
+      // latest round first (issue 14): candidates[0] is the one under review or approved
+      candidates: { orderBy: { round: "desc" }, select: { id: true, round: true, headSha: true, branch: true, diffDigest: true, createdAt: true } },
       evidence: { orderBy: { createdAt: "desc" }, select: { id: true, isPass: true, verdictReason: true, manifestDigest: true, headSha: true, createdAt: true, digest: true } },
       decisions: { select: { id: true, verdict: true, comment: true, createdAt: true, candidateId: true, headSha: true, evidenceId: true, manifestDigest: true, teacher: { select: { email: true } } } },
       pullRequest: true,

@@ -10,10 +10,6 @@ import type { TRelayTransport } from "../relay/transports/transport";
 import { PROJECT_ROOT } from "../project-root";
 
 export const GUEST_PROGRAMS_DIR = path.join(PROJECT_ROOT, "guest");
-export const GUEST_INPUT_DIR = "/tmp/school-core-input";
-export const GUEST_OUTPUT_DIR = "/tmp/school-core-output";
-export const GUEST_CANDIDATE_ARCHIVE = "/tmp/school-core-candidate.tar";
-export const GUEST_RELAY_SOCKET = "/run/school-core/relay.sock";
 /** Operator-owned programs uploaded into every student guest. */
 export const GUEST_PROGRAMS = ["runner.mjs", "student-agent.mjs", "relay-client.mjs"] as const;
 

@@ -8,7 +8,9 @@ const TASK_ALLOWED = new Set([
   "queued>provisioning", "provisioning>running", "running>collecting", "collecting>imported", "imported>verifying",
   "verifying>review_pending", "review_pending>approved", "review_pending>rejected", "review_pending>changes_requested",
   "review_pending>verifying", "approved>pr_pending", "pr_pending>pr_open", "pr_pending>pr_failed", "pr_failed>pr_pending",
-  ...["queued", "provisioning", "running", "collecting", "imported", "verifying", "review_pending", "approved", "pr_pending"].flatMap((s) => [`${s}>blocked`, `${s}>failed`]),
+  "changes_requested>queued",
+  "blocked>queued", "blocked>imported", "failed>queued", "failed>imported",
+  ...["queued", "provisioning", "running", "collecting", "imported", "verifying", "review_pending", "changes_requested", "approved", "pr_pending"].flatMap((s) => [`${s}>blocked`, `${s}>failed`]),
 ]);
 
 const MACHINE_ALLOWED = new Set([
@@ -16,6 +18,7 @@ const MACHINE_ALLOWED = new Set([
   "created>started", "started>ready", "ready>exported",
   ...["created", "started", "ready", "exported"].flatMap((s) => [`${s}>destroyed`, `${s}>cleanup_quarantined`]),
   "cleanup_quarantined>destroyed",
+  "destroyed>cleanup_quarantined", "failed>cleanup_quarantined",
 ]);
 
 describe("task transition table", () => {
@@ -26,10 +29,11 @@ describe("task transition table", () => {
   it.each(pairs)("%s → %s", (from, to) => {
     expect(canTransitionTask(from, to)).toBe(TASK_ALLOWED.has(`${from}>${to}`));
   });
-  it("never lets a failure state lead to success", () => {
+  it("never lets a failure state lead to success: only a new attempt (queued, or imported to verify again)", () => {
     for (const to of TASK_STATES) {
-      expect(canTransitionTask("failed", to)).toBe(false);
-      expect(canTransitionTask("blocked", to)).toBe(false);
+      const isNewAttempt = to === "queued" || to === "imported";
+      expect(canTransitionTask("failed", to)).toBe(isNewAttempt);
+      expect(canTransitionTask("blocked", to)).toBe(isNewAttempt);
     }
   });
 });

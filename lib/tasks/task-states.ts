@@ -36,21 +36,31 @@ export const TASK_TRANSITIONS = {
   review_pending: ["approved", "rejected", "changes_requested", "verifying", ...FAIL],
   approved: ["pr_pending", ...FAIL],
   rejected: [],
-  changes_requested: [],
+  // Revision rounds (issue 14): "Request changes" closes the round; the worker then queues the
+  // next round (round + 1, a new operation) in its own compare-and-set, so a crash between the
+  // decision and the new round resumes here and never starts a round twice.
+  changes_requested: ["queued", ...FAIL],
   // pr_pending stays until the provider's state is reconciled by candidate identity (seed 000).
   pr_pending: ["pr_open", "pr_failed", ...FAIL],
   pr_open: [],
   // An operator may retry a failed publication; reconciliation decides again.
   pr_failed: ["pr_pending"],
-  blocked: [],
-  failed: [],
+  // Retry (issue 13): an operator (or the automatic retry of a transient provider error) starts
+  // a new attempt — a new operation id, a fresh guest and capability — from the start (queued),
+  // or from `imported` when the attempt had already imported its candidate (the student run is
+  // not repeated; verification runs again on a fresh verifier guest). Never straight to success.
+  blocked: ["queued", "imported"],
+  failed: ["queued", "imported"],
 } as const satisfies Record<TaskState, readonly TaskState[]>;
 
 /** States in which no work is scheduled and nothing will happen without an operator. */
-export const TERMINAL_TASK_STATES = TASK_STATES.filter((s) => TASK_TRANSITIONS[s].length === 0 || s === "pr_failed");
+export const TERMINAL_TASK_STATES = TASK_STATES.filter((s) => TASK_TRANSITIONS[s].length === 0 || s === "pr_failed" || s === "blocked" || s === "failed");
+
+/** States an operator may retry (a new attempt of the same task). */
+export const RETRYABLE_TASK_STATES = ["blocked", "failed"] as const satisfies readonly TaskState[];
 
 /** States a worker owns and must resume (or fail visibly) after a crash. */
-export const ACTIVE_TASK_STATES = ["provisioning", "running", "collecting", "imported", "verifying", "approved", "pr_pending"] as const satisfies readonly TaskState[];
+export const ACTIVE_TASK_STATES = ["provisioning", "running", "collecting", "imported", "verifying", "changes_requested", "approved", "pr_pending"] as const satisfies readonly TaskState[];
 
 export function canTransitionTask(from: TaskState, to: TaskState): boolean {
   return (TASK_TRANSITIONS[from] as readonly TaskState[]).includes(to);

@@ -1,13 +1,16 @@
 /**
  * imported → verifying → review_pending: the operator's trusted checks, run on a FRESH guest
  * (purpose `verifier`, network blocked) — never the student's guest and never the host — against
- * the candidate tree the control plane exports itself. The evidence is immutable, bound to the
- * candidate and the manifest digest, and written in the same transaction as the transition.
+ * the candidate tree the control plane exports itself, freshly extracted for every check. The
+ * evidence is immutable, bound to the candidate and the manifest digest, and written in the same
+ * transaction as the transition.
  */
 import fs from "node:fs/promises";
 import path from "node:path";
 import { canonicalDigest, sha256Hex } from "../canonical-json";
-import { candidateRepoPathFor } from "../candidate/candidate-repository";
+import { candidateRepoPathFor } from "../candidate/candidate-git";
+import { VERIFIER_CANDIDATE_ARCHIVE, VERIFIER_WORKDIR } from "../contract/guest-layout";
+import type { TTrustedCheck } from "../contract/trusted-manifest";
 import { ZEvidenceContentSchema, type TCheckResult, type TEvidenceContent } from "../contract/verification-evidence";
 import type { Task } from "../db/generated/client";
 import { AppError } from "../errors";
@@ -19,11 +22,10 @@ import { sanitizeExcerpt } from "../redact";
 import type { Substrate } from "../substrate/substrate";
 import { isSubstrateError } from "../substrate/substrate-error";
 import { getActiveManifestOrThrow } from "./trusted-manifests";
+import { readReporterCounts, reporterFailureReason } from "./reporter-counts";
 import { computeVerdict } from "./verdict";
 import { writeVerificationArchive } from "./verification-tree";
 
-const GUEST_TREE_ARCHIVE = "/tmp/school-core-verify/candidate.tar";
-const GUEST_WORKDIR = "/workspace/candidate";
 const TTL_GRACE_SECONDS = 300;
 
 export async function startVerification(ctx: TaskRunContext, task: Task): Promise<void> {
@@ -31,23 +33,52 @@ export async function startVerification(ctx: TaskRunContext, task: Task): Promis
   crashIfRequested("verifying");
 }
 
-async function runCheck(substrate: Substrate, providerId: string, check: { name: string; command: string[]; timeoutSeconds: number; required: boolean }, maxOutputBytes: number): Promise<TCheckResult> {
+/**
+ * A fresh tree for every check (issue 12, item 7): the archive is uploaded again from the control
+ * plane's copy (a check may have rewritten the one in the guest), the previous work directory is
+ * removed — made writable first, so a check that chmod-ed a directory to 000 cannot keep its
+ * files — and the tree is extracted anew. Check N therefore cannot change what check N+1 sees.
+ * (Processes a check left behind die with its exec on the local substrate, whose every command
+ * is its own pid namespace; state outside the tree, such as /tmp, is not reset.)
+ */
+async function prepareFreshTree(substrate: Substrate, providerId: string, archive: Buffer): Promise<void> {
+  await substrate.upload(providerId, VERIFIER_CANDIDATE_ARCHIVE, archive);
+  const script = `if [ -e ${VERIFIER_WORKDIR} ]; then chmod -R u+rwX ${VERIFIER_WORKDIR} 2>/dev/null; rm -rf ${VERIFIER_WORKDIR}; fi; [ ! -e ${VERIFIER_WORKDIR} ] && mkdir -p ${VERIFIER_WORKDIR} && tar -xf ${VERIFIER_CANDIDATE_ARCHIVE} -C ${VERIFIER_WORKDIR} && rm -f ${VERIFIER_CANDIDATE_ARCHIVE}`;
+  const unpack = await substrate.exec(providerId, { command: ["sh", "-c", script], timeoutSeconds: 120 }, { maxOutputBytes: 4096 });
+  if (unpack.exitCode !== 0) throw new AppError("SUBSTRATE_FAILED", `Preparing a fresh candidate tree in the verifier guest failed (exit ${unpack.exitCode}): ${sanitizeExcerpt(unpack.stderr, 500)}`);
+}
+
+async function runCheck(substrate: Substrate, providerId: string, check: TTrustedCheck, maxOutputBytes: number): Promise<TCheckResult> {
   const started = Date.now();
   try {
-    const result = await substrate.exec(providerId, { command: check.command, cwd: GUEST_WORKDIR, timeoutSeconds: check.timeoutSeconds, env: { CI: "1" } }, { maxOutputBytes });
+    const result = await substrate.exec(providerId, { command: check.command, cwd: VERIFIER_WORKDIR, timeoutSeconds: check.timeoutSeconds, env: { CI: "1" } }, { maxOutputBytes });
     const output = `${result.stdout}${result.stderr ? `\n--- stderr ---\n${result.stderr}` : ""}`;
+    const isOutputTruncated = result.stdoutTruncated || result.stderrTruncated || output.length > 16_000;
+    // 124 is timeout(1)'s convention, which some providers follow
+    let status: TCheckResult["status"] = result.exitCode === 0 ? "passed" : result.exitCode === 124 ? "timed_out" : "failed";
+    let reporter: TCheckResult["reporter"];
+    let failureReason: string | undefined;
+    if (check.reporter) {
+      reporter = readReporterCounts(check.reporter, result.stdout) ?? null;
+      const why = reporterFailureReason(check.reporter, reporter ?? undefined, result.stdoutTruncated);
+      if (status === "passed" && why) {
+        status = "failed";
+        failureReason = why;
+      }
+    }
     return {
       name: check.name,
       required: check.required,
       command: check.command,
-      // 124 is timeout(1)'s convention, which some providers follow
-      status: result.exitCode === 0 ? "passed" : result.exitCode === 124 ? "timed_out" : "failed",
+      status,
       exitCode: result.exitCode,
       durationMs: Math.round(result.durationMs ?? Date.now() - started),
       stdoutSha256: sha256Hex(result.stdout),
       stderrSha256: sha256Hex(result.stderr),
       outputExcerpt: sanitizeExcerpt(output, 16_000),
-      isOutputTruncated: result.stdoutTruncated || result.stderrTruncated || output.length > 16_000,
+      isOutputTruncated,
+      ...(check.reporter ? { reporter } : {}),
+      ...(failureReason ? { failureReason } : {}),
     };
   } catch (error) {
     // The provider's own 408: the command outlived its timeout and its process tree was killed.
@@ -71,7 +102,8 @@ async function runCheck(substrate: Substrate, providerId: string, check: { name:
 
 export async function runVerification(ctx: TaskRunContext, task: Task): Promise<void> {
   const { db, env, substrate } = ctx;
-  const candidate = await db.candidate.findUnique({ where: { taskId: task.id } });
+  // The current round's candidate (issue 14): each round is verified on a fresh verifier guest.
+  const candidate = await db.candidate.findUnique({ where: { taskId_round: { taskId: task.id, round: task.round } } });
   if (!candidate) throw new AppError("CANDIDATE_MISMATCH", "The task has no imported candidate to verify.");
   const manifest = await getActiveManifestOrThrow(db);
   const m = manifest.content;
@@ -104,11 +136,12 @@ export async function runVerification(ctx: TaskRunContext, task: Task): Promise<
 
   let checks: TCheckResult[];
   try {
-    await substrate.upload(machine.providerId!, GUEST_TREE_ARCHIVE, await fs.readFile(archivePath));
-    const unpack = await substrate.exec(machine.providerId!, { command: ["sh", "-c", `mkdir -p ${GUEST_WORKDIR} && tar -xf ${GUEST_TREE_ARCHIVE} -C ${GUEST_WORKDIR}`], timeoutSeconds: 120 }, { maxOutputBytes: 4096 });
-    if (unpack.exitCode !== 0) throw new AppError("SUBSTRATE_FAILED", `Unpacking the candidate tree in the verifier guest failed (exit ${unpack.exitCode}): ${sanitizeExcerpt(unpack.stderr, 500)}`);
+    const archive = await fs.readFile(archivePath);
     checks = [];
-    for (const check of m.checks) checks.push(await runCheck(substrate, machine.providerId!, check, m.limits.maxOutputBytes));
+    for (const check of m.checks) {
+      await prepareFreshTree(substrate, machine.providerId!, archive);
+      checks.push(await runCheck(substrate, machine.providerId!, check, m.limits.maxOutputBytes));
+    }
   } finally {
     const destroyed = await destroyMachine(db, substrate, machine.id, "verification finished");
     if (destroyed.state === "cleanup_quarantined") {

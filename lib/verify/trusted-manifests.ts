@@ -8,6 +8,7 @@ import { canonicalDigest } from "../canonical-json";
 import { ZTrustedManifestSchema, type TTrustedManifest } from "../contract/trusted-manifest";
 import type { Db, DbTx } from "../db/client";
 import { AppError } from "../errors";
+import { parseOrThrow } from "../parse-or-throw";
 
 export type TStoredManifest = { id: string; version: number; digest: string; content: TTrustedManifest; createdAt: Date };
 
@@ -33,25 +34,22 @@ export async function getActiveManifestOrThrow(db: Db | DbTx): Promise<TStoredMa
   return manifest;
 }
 
-export async function listManifests(db: Db, take = 50): Promise<TStoredManifest[]> {
-  const rows = await db.trustedManifest.findMany({ orderBy: { version: "desc" }, take });
+export async function listManifests(deps: { db: Db }, input: { take?: number } = {}): Promise<TStoredManifest[]> {
+  const rows = await deps.db.trustedManifest.findMany({ orderBy: { version: "desc" }, take: Math.min(input.take ?? 50, 500) });
   return rows.map(toStored);
 }
 
 /** Saves a new version (a no-op returning the active one when the content is unchanged). */
-export async function saveTrustedManifest(db: Db, options: { content: unknown; actorId: string | null }): Promise<TStoredManifest> {
-  const parsed = ZTrustedManifestSchema.safeParse(options.content);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new AppError("VALIDATION_FAILED", `manifest ${issue.path.join(".") || "(root)"}: ${issue.message}`);
-  }
-  const digest = manifestDigestOf(parsed.data);
+export async function saveTrustedManifest(deps: { db: Db }, input: { content: unknown; actorId: string | null }): Promise<TStoredManifest> {
+  const { db } = deps;
+  const manifest = parseOrThrow(ZTrustedManifestSchema, input.content, { code: "VALIDATION_FAILED", label: "manifest" });
+  const digest = manifestDigestOf(manifest);
   return db.$transaction(async (tx) => {
     await tx.$executeRaw`select pg_advisory_xact_lock(7345002)`;
     const active = await getActiveManifest(tx);
     if (active?.digest === digest) return active;
-    const row = await tx.trustedManifest.create({ data: { version: (active?.version ?? 0) + 1, digest, content: parsed.data as object, createdById: options.actorId } });
-    await recordAudit(tx, { actorId: options.actorId, action: "manifest.save", targetType: "trusted_manifest", targetId: row.id, detail: { version: row.version, digest } });
+    const row = await tx.trustedManifest.create({ data: { version: (active?.version ?? 0) + 1, digest, content: manifest as object, createdById: input.actorId } });
+    await recordAudit(tx, { actorId: input.actorId, action: "manifest.save", targetType: "trusted_manifest", targetId: row.id, detail: { version: row.version, digest } });
     return toStored(row);
   });
 }

@@ -33,6 +33,7 @@ describe("computeVerdict", () => {
   it.each([
     ["a skipped (missing) required check", [ok("tests")], /"lint" did not run/],
     ["a failing required check", [ok("tests"), ok("lint", { status: "failed", exitCode: 2 })], /"lint" failed \(exit 2\)/],
+    ["a required check whose reporter counted zero tests (exit 0)", [ok("tests", { status: "failed", exitCode: 0, reporter: { format: "node-test", tests: 0, passed: 0, failed: 0, skipped: 0 }, failureReason: "the node-test reporter counted zero tests run" }), ok("lint")], /"tests" failed \(the node-test reporter counted zero tests run\)/],
     ["a timed-out required check", [ok("tests", { status: "timed_out", exitCode: null }), ok("lint")], /"tests" timed out/],
     ["a check that is not in the manifest", [ok("tests"), ok("lint"), ok("sneaky")], /"sneaky" is not in the manifest/],
     ["no checks at all", [], /did not run/],

@@ -12,7 +12,7 @@ export function computeVerdict(manifest: TTrustedManifest, results: readonly TCh
     const result = results.find((r) => r.name === check.name);
     if (!result) reasons.push(`required check "${check.name}" did not run`);
     else if (result.status === "timed_out") reasons.push(`required check "${check.name}" timed out after ${check.timeoutSeconds} s`);
-    else if (result.status !== "passed") reasons.push(`required check "${check.name}" failed (exit ${result.exitCode ?? "none"})`);
+    else if (result.status !== "passed") reasons.push(`required check "${check.name}" failed (${result.failureReason ?? `exit ${result.exitCode ?? "none"}`})`);
   }
   for (const result of results) {
     if (!manifest.checks.some((c) => c.name === result.name)) reasons.push(`check "${result.name}" is not in the manifest`);

@@ -6,7 +6,8 @@
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { archiveTree, runGit } from "../git/run-git";
+import { archiveTree } from "../git/git-plumbing";
+import { runGit } from "../git/run-git";
 
 export async function writeVerificationArchive(options: { gitDir: string; baseSha: string; headSha: string; protectedPaths: readonly string[]; outputPath: string }): Promise<{ treeSha: string }> {
   const { gitDir, baseSha, headSha } = options;

@@ -68,7 +68,7 @@ async function main(db: Db) {
 
     const newCapability = async (label: string) => {
       const { taskId } = await createRelayTestTask(db, label);
-      const { handle } = await issueCapability({ db, taskId, maxRequests: 100_000, maxBytes: 2 ** 40, maxRequestBytes: 64 * 1024, maxResponseBytes: 64 * 1024, ttlSeconds: 3600 });
+      const { handle } = await issueCapability({ db }, { taskId, maxRequests: 100_000, maxBytes: 2 ** 40, maxRequestBytes: 64 * 1024, maxResponseBytes: 64 * 1024, ttlSeconds: 3600 });
       return { taskId, handle };
     };
     const shared = await newCapability("bench");

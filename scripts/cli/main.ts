@@ -1,10 +1,15 @@
 import { getEnv } from "../../lib/env";
+import { auditList } from "./commands/audit";
+import { backupCreate, backupRestore } from "./commands/backup";
 import { candidateCheck, candidateRehydrate } from "./commands/candidate";
 import { dbDiff, dbMigrate, dbStatus } from "./commands/db";
 import { forgeRepoCreate, forgeServe } from "./commands/forge";
 import { dispatchOff, dispatchOn, dispatchStatus } from "./commands/dispatch";
+import { probeList, probeRun, probeShow } from "./commands/probe";
+import { settingsGet, settingsSet } from "./commands/settings";
 import { machineList, machineRelease } from "./commands/machine";
-import { relayIssue, relayRevoke, relayUpstreamSet, relayUpstreamShow, relayUsage } from "./commands/relay";
+import { metricsToken } from "./commands/metrics";
+import { relayIssue, relayRevoke, relayUpstreamSet, relayUpstreamShow, relayUrl, relayUsage } from "./commands/relay";
 import { repoAdd, repoList } from "./commands/repo";
 import { substrateImageAdd, substrateImageList, substrateServe } from "./commands/substrate";
 import { taskCancel, taskCreate, taskList, taskShow } from "./commands/task";
@@ -32,15 +37,25 @@ const COMMANDS: Record<string, Command> = {
   "dispatch on": dispatchOn,
   "dispatch off": dispatchOff,
   "dispatch status": dispatchStatus,
+  "probe run": probeRun,
+  "probe list": probeList,
+  "probe show": probeShow,
+  "settings get": settingsGet,
+  "settings set": settingsSet,
   "machine list": machineList,
   "machine release": machineRelease,
   "relay issue": relayIssue,
   "relay revoke": relayRevoke,
   "relay usage": relayUsage,
+  "relay url": relayUrl,
   "relay upstream set": relayUpstreamSet,
   "relay upstream show": relayUpstreamShow,
   "candidate check": candidateCheck,
   "candidate rehydrate": candidateRehydrate,
+  "metrics token": metricsToken,
+  "backup create": backupCreate,
+  "backup restore": backupRestore,
+  "audit list": auditList,
 };
 
 function help(): string {

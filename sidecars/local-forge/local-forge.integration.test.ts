@@ -21,7 +21,8 @@ describe("local forge", () => {
   const auth = { authorization: `Bearer ${TOKEN}` };
   const api = (p: string, init: RequestInit = {}) => fetch(`${forge.url}${p}`, { ...init, headers: { ...auth, ...(init.headers ?? {}) } });
   const admin = () => ({ adminUrl: forge.adminUrl, adminToken: ADMIN });
-  const gitAuth = [["http.extraHeader", `Authorization: Basic ${Buffer.from(`x:${TOKEN}`).toString("base64")}`]] as const;
+  // scoped to the forge (run-git refuses a global http.extraHeader)
+  const gitAuth = () => [[`http.${forge.url}/.extraHeader`, `Authorization: Basic ${Buffer.from(`x:${TOKEN}`).toString("base64")}`]] as const;
 
   beforeAll(async () => {
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-forge-"));
@@ -29,7 +30,7 @@ describe("local forge", () => {
     await createForgeRepository({ dataDir, repository });
     const work = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-forge-work-"));
     const git = async (args: string[], http = false) =>
-      (await runGit({ cwd: work, args, ...(http ? { remoteProtocols: ["http"] as const, secretConfig: gitAuth } : {}) })).stdout.toString("utf8").trim();
+      (await runGit({ cwd: work, args, ...(http ? { remoteProtocols: ["http"] as const, secretConfig: gitAuth() } : {}) })).stdout.toString("utf8").trim();
     await git(["init", "--quiet", "--initial-branch=main"]);
     await fs.writeFile(path.join(work, "a.txt"), "one\n");
     await git(["add", "a.txt"]);

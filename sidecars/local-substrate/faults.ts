@@ -1,13 +1,17 @@
 /**
  * Fault injection for tests of the SmolCloud adapter: the next N calls of a verb fail in a chosen
- * way. `phase: "before"` fails the call without doing it; `phase: "after"` does the operation and
+ * way. `phase: "before"` fails the call without doing it (`ignored`: claims success without doing it); `phase: "after"` does the operation and
  * then loses the answer (the "did my create happen?" case an adapter must reconcile).
  */
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 
 export const FAULT_VERBS = ["create", "start", "stop", "get", "list", "exec", "upload", "download", "delete", "account"] as const;
-export const FAULT_KINDS = ["http500", "hang", "malformed_json", "oversized_body", "reset", "status"] as const;
+/**
+ * `ignored`: answer success (status, default 204, empty body) WITHOUT doing the operation — the
+ * provider that acknowledges a delete and keeps the machine running (issue 12, item 12).
+ */
+export const FAULT_KINDS = ["http500", "hang", "malformed_json", "oversized_body", "reset", "status", "ignored"] as const;
 
 export type TFaultVerb = (typeof FAULT_VERBS)[number];
 

@@ -1,7 +1,8 @@
 /**
  * Runs one guest command: a fixed host wrapper (bash, operator code, no interpolation — all data
  * travels as argv) closes every inherited fd above 3 (an fd leaked into us by whoever started the
- * server must not reach a guest), writes itself into the machine's cgroups, then drops to the
+ * server must not reach a guest), opens the seccomp filter as fd 4 for bwrap's `--seccomp`,
+ * writes itself into the machine's cgroups, then drops to the
  * machine's unprivileged uid with no capabilities and no_new_privs, applies the rlimits and execs
  * bubblewrap. bwrap's `--json-status-fd 3` tells us the guest's real exit code, and its absence
  * tells a sandbox set-up failure apart from a failing command.
@@ -21,16 +22,20 @@ import { readFileSync } from "node:fs";
 import type { Writable } from "node:stream";
 
 export const SANDBOX_WRAPPER = `
-pids_procs=$1; mem_procs=$2; guest_uid=$3; shift 3
+pids_procs=$1; mem_procs=$2; guest_uid=$3; seccomp_file=$4; shift 4
 for fd_path in /proc/$$/fd/*; do
   fd=\${fd_path##*/}
   if [[ $fd =~ ^[0-9]+$ ]] && (( fd > 3 )); then eval "exec $fd>&-"; fi
 done
+if [[ $seccomp_file != - ]]; then exec 4<"$seccomp_file" || exit 125; fi
 if [[ $pids_procs != - ]]; then printf '%d\\n' $$ > "$pids_procs" || exit 125; fi
 if [[ $mem_procs != - ]]; then printf '%d\\n' $$ > "$mem_procs" || exit 125; fi
 exec /usr/bin/setpriv --pdeathsig KILL -- /usr/bin/unshare --pid --fork --kill-child -- \\
   /usr/bin/setpriv --reuid="$guest_uid" --regid="$guest_uid" --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- /usr/bin/prlimit "$@"
 `;
+
+/** The fd the wrapper opens the seccomp filter on (after closing every inherited fd above 3). */
+export const SECCOMP_FD = 4;
 
 /** Nothing of the server's environment reaches the wrapper (bwrap also clears it for the guest). */
 const EMPTY_ENV = {} as NodeJS.ProcessEnv;
@@ -66,6 +71,8 @@ export type TSpawnGuestOptions = {
   bwrapArgs: string[];
   hostUid: number;
   cgroupProcs: { pids: string | undefined; memory: string | undefined };
+  /** The compiled seccomp filter, opened by the wrapper as fd SECCOMP_FD for bwrap's `--seccomp`. */
+  seccompFile?: string;
   rlimits: TGuestRlimits;
   stdin?: string | undefined;
   captureBytes: number;
@@ -125,6 +132,7 @@ export function spawnGuestProcess(options: TSpawnGuestOptions): TGuestProcess {
       options.cgroupProcs.pids ?? "-",
       options.cgroupProcs.memory ?? "-",
       String(options.hostUid),
+      options.seccompFile ?? "-",
       ...rlimitArgs(options.rlimits),
       "--",
       options.bwrapPath,

@@ -140,6 +140,10 @@ export function applyFault(req: IncomingMessage, res: ServerResponse, fault: TFa
       else sendResponse(req, res, { status: fault.status!, body: JSON.stringify(body), contentType: fault.contentType ?? "application/json" });
       return;
     }
+    case "ignored":
+      // success claimed, nothing done (only meaningful with phase "before")
+      sendResponse(req, res, fault.status === undefined || fault.status === 204 ? { status: 204 } : { status: fault.status, json: {} });
+      return;
     case "reset":
       req.socket.resetAndDestroy();
       return;

@@ -1,6 +1,7 @@
 /**
  * `POST /v1/machines/{id}/exec` on one started machine: the request is parsed with the local
- * bounds, the command runs in a fresh bubblewrap sandbox over the machine's image and roots, as
+ * bounds, the command runs in a fresh bubblewrap sandbox (seccomp-filtered, no nested user
+ * namespaces) over the machine's image and roots, as
  * the machine's uid, inside its cgroup, under rlimits and a wall-clock timeout that kills the
  * whole process tree. A background command answers with its pid once it has settled; a sandbox
  * that failed to start, a timeout or a kill is a vendor error code, never a fake exit code.
@@ -11,7 +12,7 @@ import { sanitizeExcerpt } from "../../lib/redact";
 import type { TCgroupRoot } from "./cgroups";
 import type { TClock } from "./clock";
 import { guestRootDir } from "./guest-files";
-import { spawnGuestProcess, type TGuestProcessResult } from "./guest-process";
+import { SECCOMP_FD, spawnGuestProcess, type TGuestProcessResult } from "./guest-process";
 import type { TMachine, TSubstrateLimits } from "./machine-record";
 import { buildBwrapArgs, guestArgv, guestEnvironment } from "./sandbox-args";
 import { weakenBwrapArgs, type TWeakening } from "./weakening";
@@ -22,7 +23,10 @@ import { describeZodError, ZLocalExecRequestSchema, type TExecOutputMode } from 
 /** How long a background command may take to fail at start before we answer with its pid. */
 const BACKGROUND_SETTLE_MS = 150;
 
-export type TMachineExecContext = { limits: TSubstrateLimits; bwrapPath: string; cgroupRoot: TCgroupRoot; clock: TClock; weakening?: TWeakening };
+/** `--disable-userns` where bubblewrap has it, and the compiled seccomp filter's file (seccomp-filter.ts). */
+export type TExecHardening = { disableUserns: boolean; seccompFile: string };
+
+export type TMachineExecContext = { limits: TSubstrateLimits; bwrapPath: string; cgroupRoot: TCgroupRoot; clock: TClock; hardening: TExecHardening; weakening?: TWeakening };
 
 export async function execOnMachine(context: TMachineExecContext, machine: TMachine, body: unknown, outputMode: TExecOutputMode): Promise<TLocalExecResponse> {
   const parsed = ZLocalExecRequestSchema.safeParse(body);
@@ -42,6 +46,7 @@ export async function execOnMachine(context: TMachineExecContext, machine: TMach
     env: guestEnvironment(machine.env, request.env),
     cwd: request.cwd ?? machine.workdir ?? "/workspace",
     argv: guestArgv(request.command),
+    hardening: { disableUserns: context.hardening.disableUserns, seccompFd: SECCOMP_FD },
   }), context.weakening);
   const memoryBytes = machine.resources.memoryMb * 1024 * 1024;
   const guest = spawnGuestProcess({
@@ -49,6 +54,7 @@ export async function execOnMachine(context: TMachineExecContext, machine: TMach
     bwrapArgs,
     hostUid: machine.hostUid,
     cgroupProcs: machine.cgroup?.procsFiles ?? { pids: undefined, memory: undefined },
+    seccompFile: context.hardening.seccompFile,
     rlimits: {
       // With a pids cgroup the cgroup is the binding limit; RLIMIT_NPROC (per machine uid) is the
       // looser backstop, and the only one when no pids controller is writable.

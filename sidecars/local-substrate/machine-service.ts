@@ -18,6 +18,7 @@ import type { TSubstrateDirs } from "./substrate-dirs";
 import type { TLocalAccount, TLocalExecResponse, TLocalMachineInfo, TLocalUploadResponse, TLocalUsageReport } from "./wire-responses";
 import type { WeakeningBook } from "./weakening";
 import type { TExecOutputMode } from "./wire-schemas";
+import type { TExecHardening } from "./machine-exec";
 
 export type TMachineServiceOptions = {
   dirs: TSubstrateDirs;
@@ -28,6 +29,8 @@ export type TMachineServiceOptions = {
   readinessDelayMs: number;
   cgroupRoot: TCgroupRoot;
   bwrapPath: string;
+  /** Kernel-surface hardening of every guest command (issue 12, item 8). */
+  hardening: TExecHardening;
   tenantId: string;
   /** Ports of our own servers, which a relay target may never point at. */
   ownPorts: () => number[];
@@ -99,7 +102,7 @@ export class MachineService {
   async exec(id: string, body: unknown, outputMode: TExecOutputMode): Promise<TLocalExecResponse> {
     const machine = this.#registry.getLive(id);
     const { limits, bwrapPath, cgroupRoot, clock } = this.options;
-    return execOnMachine({ limits, bwrapPath, cgroupRoot, clock, weakening: this.options.weakening?.current }, machine, body, outputMode);
+    return execOnMachine({ limits, bwrapPath, cgroupRoot, clock, hardening: this.options.hardening, weakening: this.options.weakening?.current }, machine, body, outputMode);
   }
 
   async upload(id: string, rawPath: string, isEncoded: boolean, body: Readable, declaredLength: number | undefined): Promise<TLocalUploadResponse> {

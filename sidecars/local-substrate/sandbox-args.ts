@@ -3,7 +3,8 @@
  * every namespace unshared (`--unshare-all`: no network peers at all, own pid/ipc/uts/cgroup/user
  * namespaces), a read-only root, the image's read-only entries and toolchain binds, the machine's
  * two writable roots at /tmp and /workspace, fresh /proc and a minimal /dev, optionally the relay
- * socket directory (read-only) at /run/school-core, and a cleared environment holding only
+ * socket directory (read-only) at /run/school-core, no nested user namespaces and a seccomp
+ * filter over the kernel surface a guest never needs, and a cleared environment holding only
  * GUEST_BASE_ENV plus the machine's and the call's variables. Nothing else of the host: no home,
  * no project directory, no DATA_DIR, no host sockets.
  */
@@ -34,7 +35,15 @@ export type TSandboxSpec = {
   env: Record<string, string>;
   cwd: string;
   argv: string[];
+  /** Kernel-surface hardening (issue 12, item 8); absent only in unit tests of the mount layout. */
+  hardening?: TSandboxHardening;
 };
+
+/**
+ * `disableUserns`: `--disable-userns` (bubblewrap ≥ 0.8, probed in bwrap-features.ts).
+ * `seccompFd`: the fd the sandbox wrapper opened the compiled filter on (seccomp-filter.ts).
+ */
+export type TSandboxHardening = { disableUserns: boolean; seccompFd: number | undefined };
 
 type TMount = { guest: string; order: number; args: string[] };
 
@@ -57,6 +66,8 @@ export function buildBwrapArgs(spec: TSandboxSpec): string[] {
 
   const args = [
     "--unshare-all",
+    ...(spec.hardening?.disableUserns ? ["--disable-userns"] : []),
+    ...(spec.hardening?.seccompFd !== undefined ? ["--seccomp", String(spec.hardening.seccompFd)] : []),
     "--die-with-parent",
     "--new-session",
     "--clearenv",

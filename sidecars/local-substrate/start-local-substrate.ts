@@ -30,6 +30,8 @@ import { removeOrphanedMachineRoots } from "./machine-roots";
 import { MachineService } from "./machine-service";
 import { createPublicHandler } from "./public-api";
 import { WeakeningBook } from "./weakening";
+import { probeBwrapFeatures } from "./bwrap-features";
+import { writeSeccompFilterFile } from "./seccomp-filter";
 import { assertTraversableByOthers, ensureSubstrateDirs } from "./substrate-dirs";
 
 export const DEFAULT_LIMITS: TSubstrateLimits = {
@@ -137,6 +139,7 @@ export async function startLocalSubstrate(input: TLocalSubstrateOptions): Promis
   if (orphaned.length > 0 && !options.isQuiet) logInfo("local substrate: removed machine roots left by a substrate that died", { count: orphaned.length });
 
   const clock = new OffsetClock(input.clock ?? SYSTEM_CLOCK);
+  const hardening = { disableUserns: (await probeBwrapFeatures(options.bwrapPath)).hasDisableUserns, seccompFile: await writeSeccompFilterFile(dirs.root) };
   const cgroupRoot = await createCgroupRoot();
   const ports: number[] = [];
   const weakening = options.allowWeakening ? new WeakeningBook() : undefined;
@@ -150,6 +153,7 @@ export async function startLocalSubstrate(input: TLocalSubstrateOptions): Promis
     readinessDelayMs: options.readinessDelayMs,
     cgroupRoot,
     bwrapPath: options.bwrapPath,
+    hardening,
     tenantId: options.tenantId,
     ownPorts: () => ports,
     isQuiet: options.isQuiet,

@@ -1,11 +1,9 @@
 import Link from "next/link";
 import { requirePagePermission } from "@/app/_server/guard";
-import { ActionForm } from "@/components/action-form";
 import { EmptyState } from "@/components/empty-state";
 import { StateBadge } from "@/components/state-badge";
 import { getDb } from "@/lib/db/client";
 import { listMachines } from "@/lib/machines/list-machines";
-import { releaseQuarantineAction } from "./actions";
 import { DataTable } from "@/components/data-table";
 
 function micros(value: string | null) {
@@ -14,27 +12,16 @@ function micros(value: string | null) {
 
 export default async function MachinesPage() {
   await requirePagePermission("operator.view", "/operator/machines");
-  const machines = await listMachines(await getDb());
-  const quarantined = machines.filter((m) => m.state === "cleanup_quarantined");
+  const db = await getDb();
+  // The list is the newest 200; the quarantine count covers all of them (the quarantine page lists every one).
+  const [machines, quarantinedCount] = await Promise.all([listMachines({ db }), db.guestMachine.count({ where: { state: "cleanup_quarantined" } })]);
   return (
     <section className="space-y-6">
       <h1>Guest machines</h1>
-      {quarantined.length > 0 && (
-        <div className="space-y-3 rounded border border-red-200 bg-red-50 p-3" data-testid="quarantine-list">
-          <h2>Quarantined ({quarantined.length})</h2>
-          <p className="text-sm">A quarantined machine is never reused. Releasing retries the destroy first and needs a reason.</p>
-          {quarantined.map((m) => (
-            <div key={m.id} className="rounded border border-red-200 bg-white p-2 text-sm">
-              <p>
-                <span className="font-mono">{m.providerId ?? m.providerName}</span> ({m.purpose}) — {m.quarantineReason ?? m.lastError}
-              </p>
-              <ActionForm action={releaseQuarantineAction} submitLabel="Retry destroy and release" className="mt-2 flex flex-wrap items-center gap-2">
-                <input type="hidden" name="machineId" value={m.id} />
-                <input name="reason" required minLength={5} placeholder="Reason" className="rounded border border-slate-300 px-2 py-1" />
-              </ActionForm>
-            </div>
-          ))}
-        </div>
+      {quarantinedCount > 0 && (
+        <p className="rounded border border-red-200 bg-red-50 p-3 text-sm" data-testid="quarantine-banner">
+          {quarantinedCount} quarantined machine(s): <Link href="/operator/quarantine">review, retry the destroy and release them</Link>.
+        </p>
       )}
       {machines.length === 0 ? (
         <EmptyState title="No machines yet" />

@@ -15,7 +15,7 @@ export const saveManifestAction = withActorAction({
     } catch {
       return { ok: false, error: "The manifest is not valid JSON." };
     }
-    const saved = await saveTrustedManifest(await getDb(), { content, actorId: actor.userId });
+    const saved = await saveTrustedManifest({ db: await getDb() }, { content, actorId: actor.userId });
     revalidatePath("/operator/manifest");
     return { ok: true, message: `Trusted manifest version ${saved.version} is active (digest ${saved.digest.slice(0, 16)}). Evidence made under earlier versions is now stale.` };
   },

@@ -8,7 +8,7 @@ import { saveManifestAction } from "./actions";
 
 export default async function ManifestPage() {
   await requirePagePermission("manifest.edit", "/operator/manifest");
-  const versions = await listManifests(await getDb());
+  const versions = await listManifests({ db: await getDb() });
   const active = versions[0];
   return (
     <section className="space-y-6">

@@ -1,11 +1,13 @@
 import Link from "next/link";
 import { requirePagePermission } from "@/app/_server/guard";
+import { ActionForm } from "@/components/action-form";
 import { EmptyState } from "@/components/empty-state";
+import { Field } from "@/components/form-field";
 import { StateBadge } from "@/components/state-badge";
 import { can } from "@/lib/auth/permissions";
 import { getDb } from "@/lib/db/client";
 import { listPublicationQueue } from "@/lib/publish/list-publication-queue";
-import { MarkPublicationFailedForm, RetryPublicationForm } from "./publication-action-forms";
+import { markPublicationFailedAction, retryPublicationAction } from "./actions";
 import { DataTable } from "@/components/data-table";
 
 function formatTime(value: Date | null): string {
@@ -51,8 +53,17 @@ export default async function PublicationsPage() {
                 <td className="max-w-md whitespace-pre-wrap break-words p-2 text-red-800">{item.reason}</td>
                 {canManage && (
                   <td className="space-y-2 p-2">
-                    <RetryPublicationForm taskId={item.taskId} />
-                    {item.taskState === "pr_pending" && <MarkPublicationFailedForm taskId={item.taskId} />}
+                    <ActionForm action={retryPublicationAction} submitLabel="Retry" pendingLabel="Retrying…" size="xs" className="space-y-1" testId="retry-publication-form">
+                      <input type="hidden" name="taskId" value={item.taskId} />
+                    </ActionForm>
+                    {item.taskState === "pr_pending" && (
+                      <ActionForm action={markPublicationFailedAction} submitLabel="Mark failed" pendingLabel="Marking…" tone="danger" size="xs" className="space-y-1" testId="mark-publication-failed-form">
+                        <input type="hidden" name="taskId" value={item.taskId} />
+                        <Field name="reason" label="Reason" className="text-xs">
+                          <input required minLength={3} maxLength={500} className="w-40 rounded border border-slate-300 px-2 py-1 text-xs" />
+                        </Field>
+                      </ActionForm>
+                    )}
                   </td>
                 )}
               </tr>

@@ -2,6 +2,7 @@ import Link from "next/link";
 import { requirePagePermission } from "@/app/_server/guard";
 import { EmptyState } from "@/components/empty-state";
 import { StateBadge } from "@/components/state-badge";
+import { getDb } from "@/lib/db/client";
 import { listRecentTasks } from "@/lib/tasks/list-tasks";
 import { TASK_STATES } from "@/lib/tasks/task-states";
 import { DataTable } from "@/components/data-table";
@@ -14,7 +15,7 @@ export default async function TasksPage({ searchParams }: Props) {
   const params = await searchParams;
   const state = (TASK_STATES as readonly string[]).includes(params.state ?? "") ? (params.state as (typeof TASK_STATES)[number]) : undefined;
   const before = params.before && !Number.isNaN(Date.parse(params.before)) ? new Date(params.before) : undefined;
-  const { items, nextBefore } = await listRecentTasks({ take: PAGE_SIZE, state, before });
+  const { items, nextBefore } = await listRecentTasks({ db: await getDb() }, { take: PAGE_SIZE, state, before });
   return (
     <section className="space-y-4">
       <div className="flex flex-wrap items-center gap-3">

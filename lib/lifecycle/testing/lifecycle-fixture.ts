@@ -14,15 +14,17 @@ import { writeDemoRepository, DEMO_ISSUE } from "../../demo/demo-target";
 import { parseEnv, type TEnv } from "../../env";
 import { addTargetRepository } from "../../repos/target-repositories";
 import { writeSetting } from "../../settings/operator-settings";
+import { qualifyForTests } from "../../probes/testing/qualify-for-tests";
 import { withSpendGuard, type TClosableSubstrate } from "../../spend/spend-guarded-substrate";
 import { createSpendGuard } from "../../spend/spend-guard";
-import { DEFAULT_GUEST_IMAGE } from "../../../sidecars/local-substrate/images";
+import { DEFAULT_GUEST_IMAGE } from "../../../sidecars/local-substrate/default-guest-image";
 import { startTestSubstrate, type TTestSubstrate } from "../../../sidecars/local-substrate/test-substrate";
 import { SmolCloudSubstrate } from "../../substrate/smolcloud/smolcloud-substrate";
 import type { Substrate } from "../../substrate/substrate";
 import { createTestDatabase } from "../../testing/test-database";
 import { createTask } from "../../tasks/create-task";
 import type { TaskRunContext } from "../../tasks/task-run-context";
+import { GUEST_STUDENT_REPORT_FILE } from "../../contract/guest-layout";
 import { DEFAULT_TASK_LIMITS, type TTaskLimits } from "../../contract/limits";
 import { DEMO_TRUSTED_MANIFEST } from "../../contract/trusted-manifest";
 import { saveTrustedManifest } from "../../verify/trusted-manifests";
@@ -57,7 +59,8 @@ export function spyHostProcesses(): { commands: string[]; restore(): void } {
   const wrap = <F extends (...args: never[]) => unknown>(name: keyof typeof originals, original: F) =>
     ((...args: Parameters<F>) => {
       const stack = new Error().stack ?? "";
-      if (!stack.includes(`${path.sep}substrate${path.sep}local${path.sep}`)) commands.push(`${name}:${String(args[0])}`);
+      // The in-process local substrate (a sidecar standing in for the provider) spawns its sandboxes; those are the guest, not the host.
+      if (!stack.includes(`${path.sep}sidecars${path.sep}local-substrate${path.sep}`)) commands.push(`${name}:${String(args[0])}`);
       return original(...args);
     }) as unknown as F;
   for (const [name, original] of Object.entries(originals)) (childProcess as unknown as Record<string, unknown>)[name] = wrap(name as keyof typeof originals, original as never);
@@ -84,13 +87,14 @@ export type LifecycleWorld = {
   liveAtProvider(): Promise<number>;
 };
 
-export const SCRIPTED_FIX = ["sh", "-c", "sed -i 's/a - b/a + b/' src/add.js && printf '{\"summary\":\"fixed add\"}' > /tmp/school-core-output/student-report.json"];
+export const SCRIPTED_FIX = ["sh", "-c", `sed -i 's/a - b/a + b/' src/add.js && printf '{"summary":"fixed add"}' > ${GUEST_STUDENT_REPORT_FILE}`];
 
-export async function createLifecycleWorld(): Promise<LifecycleWorld> {
+/** `allowWeakening`: the local substrate is started with its test-only weakening switches (qualification probe tests). */
+export async function createLifecycleWorld(options: { allowWeakening?: boolean } = {}): Promise<LifecycleWorld> {
   const { db, url } = await createTestDatabase();
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-lifecycle-"));
   await fs.chmod(dataDir, 0o755);
-  const substrate = await startTestSubstrate({ hangCapMs: 9000 });
+  const substrate = await startTestSubstrate({ hangCapMs: 9000, allowWeakening: options.allowWeakening ?? false });
   const tokenFile = path.join(dataDir, "substrate-token");
   await fs.writeFile(tokenFile, substrate.token, { mode: 0o600 });
   const env = parseEnv({ DATA_DIR: dataDir, NODE_ENV: "test", LOCAL_SUBSTRATE_PORT: new URL(substrate.url).port, SMOLCLOUD_TOKEN_FILE: tokenFile });
@@ -99,11 +103,10 @@ export async function createLifecycleWorld(): Promise<LifecycleWorld> {
     fallbackRates: async () => ({ cpuHourMicros: 0, memoryGbHourMicros: 0 }),
   });
   const demo = await writeDemoRepository(path.join(dataDir, "demo-src"));
-  await addTargetRepository(db, { name: "demo/calculator", cloneUrl: demo.path }, null);
-  await writeSetting(db, { key: "dispatch", value: { enabled: true }, actorId: null });
+  await addTargetRepository({ db }, { name: "demo/calculator", cloneUrl: demo.path, actorId: null });
   await writeSetting(db, { key: "spend.ceilings", value: { globalMicros: 1_000_000_000, perTaskMicros: 100_000_000 }, actorId: null });
   await writeSetting(db, { key: "guest.image", value: { type: "smolmachine", reference: DEFAULT_GUEST_IMAGE }, actorId: null });
-  await saveTrustedManifest(db, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
+  await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
   const ctx = { db, env, substrate: spySubstrate(adapter), pollIntervalMs: 150, readyTimeoutMs: 10_000 };
 
   afterAll(async () => {
@@ -124,7 +127,10 @@ export async function createLifecycleWorld(): Promise<LifecycleWorld> {
     async createDemoTask(options = {}) {
       await writeSetting(db, { key: "guest.agent", value: { command: options.agentCommand ?? SCRIPTED_FIX }, actorId: null });
       await writeSetting(db, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 60, memoryMb: 512, ...options.limits }, actorId: null });
-      const task = await createTask({ db, env, actorId: null, input: { repository: "demo/calculator", issueNumber: DEMO_ISSUE.number, issueTitle: DEMO_ISSUE.title, prompt: DEMO_ISSUE.body } });
+      // Changing the agent or the limits changes the configuration digest and closes the gate:
+      // the world re-qualifies (a recorded passing run; the probes are proved in lib/probes).
+      await qualifyForTests(db, env);
+      const task = await createTask({ db, env }, { repository: "demo/calculator", issueNumber: DEMO_ISSUE.number, issueTitle: DEMO_ISSUE.title, prompt: DEMO_ISSUE.body, actorId: null });
       return task.id;
     },
     async liveAtProvider() {

@@ -9,8 +9,9 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { Db } from "../../db/client";
-import { initBareRepository, runGit } from "../../git/run-git";
-import { candidateGitDir } from "../candidate-repository";
+import { initBareRepository } from "../../git/git-plumbing";
+import { runGit } from "../../git/run-git";
+import { candidateRepoPathFor } from "../../candidate/candidate-git";
 import { createForgeRepository } from "../../../sidecars/local-forge/create-forge-repository";
 import { forgeGitDir, parseForgeFullName } from "../../../sidecars/local-forge/forge-paths";
 import { startLocalForge, type TLocalForge } from "../../../sidecars/local-forge/start-local-forge";
@@ -114,7 +115,7 @@ export async function createPublishFixture(options: TPublishFixtureOptions): Pro
     const branch = candidateBranchOf(taskId);
     await git(workDir, ["checkout", "--quiet", "-b", branch]);
     const headSha = await commitFile(workDir, "src/answer.txt", `answer for ${taskId}\n<script>alert(1)</script>\n`, `Fix issue for task ${taskId}`);
-    const candidateDir = candidateGitDir(env.dataDir, repository);
+    const candidateDir = candidateRepoPathFor(env.dataDir, repository);
     await initBareRepository({ repoPath: candidateDir });
     await git(workDir, ["push", "--quiet", candidateDir, `${branch}:refs/heads/${branch}`]);
 

@@ -15,7 +15,7 @@ import { writeSetting } from "../../settings/operator-settings";
 import { withSpendGuard, type TClosableSubstrate } from "../../spend/spend-guarded-substrate";
 import { createSpendGuard } from "../../spend/spend-guard";
 import { createTestDatabase } from "../../testing/test-database";
-import { DEFAULT_GUEST_IMAGE } from "../../../sidecars/local-substrate/images";
+import { DEFAULT_GUEST_IMAGE } from "../../../sidecars/local-substrate/default-guest-image";
 import { startTestSubstrate, type TTestSubstrate } from "../../../sidecars/local-substrate/test-substrate";
 import type { TMachineSpec } from "../substrate";
 import { isSubstrateError, SubstrateError } from "../substrate-error";

@@ -97,7 +97,9 @@ export class SmolCloudSubstrate implements Substrate {
 
   assertCreatable(spec: TMachineSpec): void {
     assertStartableSource(spec);
-    if (!Number.isInteger(spec.ttlSeconds) || spec.ttlSeconds < 60) throw new AppError("VALIDATION_FAILED", "ttlSeconds must be an integer ≥ 60");
+    // A short TTL would kill a task's guest mid-run; only probe P6, which watches the sweep, may ask for one.
+    const minTtl = spec.isTtlProbe ? 3 : 60;
+    if (!Number.isInteger(spec.ttlSeconds) || spec.ttlSeconds < minTtl) throw new AppError("VALIDATION_FAILED", `ttlSeconds must be an integer ≥ ${minTtl}`);
   }
 
   async create(spec: TMachineSpec): Promise<TMachineInfo> {

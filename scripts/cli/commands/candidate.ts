@@ -2,6 +2,7 @@ import fs from "node:fs/promises";
 import { ZArchiveLimitsSchema, DEFAULT_ARCHIVE_LIMITS, type TArchiveLimits } from "../../../lib/candidate/archive-limits";
 import { reproveCandidate } from "../../../lib/candidate/reprove-candidate";
 import { validateArchive } from "../../../lib/candidate/validate-archive";
+import { describeZodIssues } from "../../../lib/parse-or-throw";
 import { parseCommandArgs, withDatabase, type Command } from "../context";
 import { printResult, table, UsageError } from "../output";
 
@@ -17,7 +18,8 @@ async function readLimits(file: string | undefined): Promise<TArchiveLimits> {
     throw new UsageError("--limits is not valid JSON");
   }
   const parsed = ZArchiveLimitsSchema.partial().strict().safeParse(json);
-  if (!parsed.success) throw new UsageError(`--limits: ${parsed.error.issues[0]?.path.join(".")} ${parsed.error.issues[0]?.message}`);
+  // A usage error (exit 2), not an AppError: the message is described the one shared way.
+  if (!parsed.success) throw new UsageError(describeZodIssues("--limits", parsed.error));
   return { ...DEFAULT_ARCHIVE_LIMITS, ...parsed.data };
 }
 
@@ -50,7 +52,7 @@ export const candidateRehydrate: Command = {
   async run(context) {
     const { positionals, values } = parseCommandArgs(context.argv, { restore: { type: "boolean" } }, true);
     if (positionals.length !== 1) throw new UsageError("exactly one candidate id is required");
-    const result = await withDatabase(context, ({ db }) => reproveCandidate({ db, dataDir: context.env.dataDir, candidateId: positionals[0]!, actorId: null, isRestoreWanted: values.restore === true }));
+    const result = await withDatabase(context, ({ db }) => reproveCandidate({ db, dataDir: context.env.dataDir }, { candidateId: positionals[0]!, actorId: null, isRestoreWanted: values.restore === true }));
     printResult(context.isJson, result, () => `reproduced ${result.candidateId}: head ${result.headSha}${result.isRestored ? " (branch restored)" : ""}`);
   },
 };

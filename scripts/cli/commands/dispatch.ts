@@ -1,19 +1,46 @@
-import { readSetting, writeSetting } from "../../../lib/settings/operator-settings";
+/**
+ * `dispatch on [--development] | off | status`: the gate through the same use case as the page.
+ * `on` is refused (DISPATCH_NOT_QUALIFIED, non-zero exit) without a passing probe run for the
+ * current configuration digest; on the local substrate only `on --development` can work.
+ */
+import type { TDispatchGateView } from "../../../lib/probes/read-dispatch-gate";
+import { readDispatchGate } from "../../../lib/probes/read-dispatch-gate";
+import { setDispatch } from "../../../lib/probes/set-dispatch";
 import { parseCommandArgs, withDatabase, type Command } from "../context";
 import { printResult } from "../output";
 
-function dispatchCommand(mode: "on" | "off" | "status"): Command {
-  return {
-    summary: mode === "status" ? "show whether tasks are dispatched to guests" : `turn dispatch ${mode}`,
-    usage: `dispatch ${mode} [--json]`,
-    async run(context) {
-      parseCommandArgs(context.argv, {});
-      const value = await withDatabase(context, ({ db }) => (mode === "status" ? readSetting(db, "dispatch") : writeSetting(db, { key: "dispatch", value: { enabled: mode === "on" }, actorId: null })));
-      printResult(context.isJson, value, () => `dispatch is ${value.enabled ? "on" : "off"}${value.enabled ? "" : " (tasks stay queued)"}`);
-    },
-  };
+export function describeGate(gate: TDispatchGateView): string {
+  if (gate.isOpen) return `dispatch is on (${gate.mode}${gate.mode === "development" ? " — local substrate, not a VM" : ""}), opened by probe run ${gate.openedByRunId}, digest ${gate.currentDigest.slice(0, 12)}…`;
+  return `dispatch is off (tasks stay queued)${gate.closedReason ? `: ${gate.closedReason}` : ""}; current digest ${gate.currentDigest.slice(0, 12)}…`;
 }
 
-export const dispatchOn = dispatchCommand("on");
-export const dispatchOff = dispatchCommand("off");
-export const dispatchStatus = dispatchCommand("status");
+export const dispatchOn: Command = {
+  summary: "turn dispatch on (needs a passing probe run for the current configuration; --development on the local substrate)",
+  usage: "dispatch on [--development] [--json]",
+  async run(context) {
+    const { values } = parseCommandArgs(context.argv, { development: { type: "boolean" } });
+    const mode = values.development ? "development" : "production";
+    const gate = await withDatabase(context, ({ db }) => setDispatch({ db, env: context.env }, { mode, actorId: null, via: "cli" }));
+    printResult(context.isJson, gate, () => describeGate(gate));
+  },
+};
+
+export const dispatchOff: Command = {
+  summary: "turn dispatch off (queued tasks stay queued)",
+  usage: "dispatch off [--json]",
+  async run(context) {
+    parseCommandArgs(context.argv, {});
+    const gate = await withDatabase(context, ({ db }) => setDispatch({ db, env: context.env }, { mode: "off", actorId: null, via: "cli" }));
+    printResult(context.isJson, gate, () => describeGate(gate));
+  },
+};
+
+export const dispatchStatus: Command = {
+  summary: "show the dispatch gate: enabled, mode, the probe run that opened it, why it last closed",
+  usage: "dispatch status [--json]",
+  async run(context) {
+    parseCommandArgs(context.argv, {});
+    const gate = await withDatabase(context, ({ db }) => readDispatchGate(db, context.env));
+    printResult(context.isJson, gate, () => describeGate(gate));
+  },
+};

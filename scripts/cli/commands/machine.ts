@@ -11,7 +11,7 @@ export const machineList: Command = {
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { state: { type: "string", multiple: true } });
     for (const s of values.state ?? []) if (!(MACHINE_STATES as readonly string[]).includes(s)) throw new UsageError(`unknown state ${s}`);
-    const machines = await withDatabase(context, ({ db }) => listMachines(db, { states: values.state as never }));
+    const machines = await withDatabase(context, ({ db }) => listMachines({ db }, { states: values.state as never }));
     printResult(context.isJson, machines, () =>
       table(
         machines.map((m) => ({ id: m.id, provider: m.providerId ?? "-", purpose: m.purpose, state: m.state, age: `${m.ageSeconds}s`, ttl: `${m.ttlSeconds}s`, spend: m.costMicros ?? `≤${m.reservedMicros}`, note: m.quarantineReason ?? "" })),
@@ -32,7 +32,7 @@ export const machineRelease: Command = {
       if (!operator) throw new UsageError("no operator user exists to attribute the release to");
       const substrate = createSubstrate(db, context.env);
       try {
-        return await releaseQuarantine({ db, substrate }, { input: { machineId: positionals[0], reason: values.reason }, actorId: operator.id });
+        return await releaseQuarantine({ db, substrate }, { machineId: positionals[0]!, reason: values.reason!, actorId: operator.id });
       } finally {
         await substrate.close();
       }

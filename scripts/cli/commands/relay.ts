@@ -1,5 +1,6 @@
 import path from "node:path";
 import { DEFAULT_TASK_LIMITS, ZTaskLimitsSchema } from "../../../lib/contract/limits";
+import { relayListenerUrl, relayPublicUrl } from "../../../lib/env";
 import { AppError } from "../../../lib/errors";
 import { issueCapability } from "../../../lib/relay/issue-capability";
 import { RELAY_OPERATIONS, type TRelayOperation } from "../../../lib/relay/limits";
@@ -63,7 +64,7 @@ export const relayIssue: Command = {
         maxResponseBytes: overrides.maxResponseBytes ?? limits.relay.maxResponseBytes,
         ttlSeconds: overrides.ttlSeconds ?? limits.wallClockSeconds,
       };
-      const result = await issueCapability({ db, ...chosen, via: "cli" });
+      const result = await issueCapability({ db }, { ...chosen, via: "cli" });
       return { ...chosen, ...result };
     });
     printResult(
@@ -85,7 +86,7 @@ export const relayRevoke: Command = {
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { task: { type: "string" }, reason: { type: "string" } });
     const taskId = requireTask(values.task);
-    const result = await withDatabase(context, ({ db }) => revokeCapability({ db, taskId, reason: values.reason ?? "revoked by operator", via: "cli" }));
+    const result = await withDatabase(context, ({ db }) => revokeCapability({ db }, { taskId, reason: values.reason ?? "revoked by operator", via: "cli" }));
     printResult(context.isJson, { taskId, ...result }, () =>
       result.revokedCapabilityIds.length ? `revoked ${result.revokedCapabilityIds.length} capability(ies) of task ${taskId}` : `task ${taskId} has no unrevoked relay capability (nothing changed)`,
     );
@@ -98,7 +99,7 @@ export const relayUsage: Command = {
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { task: { type: "string" } });
     const taskId = requireTask(values.task);
-    const usage = await withDatabase(context, ({ db }) => readCapabilityUsage({ db, taskId }));
+    const usage = await withDatabase(context, ({ db }) => readCapabilityUsage({ db }, { taskId }));
     if (!usage) throw new AppError("NOT_FOUND", "This task has no relay capability.");
     printResult(context.isJson, usage, () =>
       [
@@ -169,5 +170,16 @@ export const relayUpstreamShow: Command = {
     const setting = await withDatabase(context, ({ db }) => readRelayUpstream({ db }));
     const shown = setting ? describeRelayUpstream(setting) : { kind: "none", label: "not configured — every relay call fails closed with RELAY_UPSTREAM_FAILED" };
     printResult(context.isJson, shown, () => Object.entries(shown).map(([k, v]) => `${k}: ${v}`).join("\n"));
+  },
+};
+
+export const relayUrl: Command = {
+  summary: "print the relay listener's URL (where guests on the HTTP relay channel are pointed: RELAY_PUBLIC_URL, else http://HOSTNAME:RELAY_PORT)",
+  usage: "relay url [--json]",
+  async run(context) {
+    parseCommandArgs(context.argv, {});
+    const url = relayPublicUrl(context.env);
+    const listener = relayListenerUrl(context.env);
+    printResult(context.isJson, { url }, () => (url === listener ? url : `${url} (the listener itself binds ${listener})`));
   },
 };

@@ -8,7 +8,7 @@ export const repoAdd: Command = {
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { name: { type: "string" }, url: { type: "string" }, "default-branch": { type: "string" } });
     if (!values.name || !values.url) throw new UsageError("--name and --url are required");
-    const repo = await withDatabase(context, ({ db }) => addTargetRepository(db, { name: values.name!, cloneUrl: values.url!, defaultBranch: values["default-branch"] }, null));
+    const repo = await withDatabase(context, ({ db }) => addTargetRepository({ db }, { name: values.name!, cloneUrl: values.url!, defaultBranch: values["default-branch"], actorId: null }));
     printResult(context.isJson, repo, () => `added ${repo.name} (${repo.cloneUrl}, default branch ${repo.defaultBranch})`);
   },
 };
@@ -18,7 +18,7 @@ export const repoList: Command = {
   usage: "repo list [--json]",
   async run(context) {
     parseCommandArgs(context.argv, {});
-    const repos = await withDatabase(context, ({ db }) => listTargetRepositories(db));
+    const repos = await withDatabase(context, ({ db }) => listTargetRepositories({ db }));
     printResult(context.isJson, repos, () => table(repos.map((r) => ({ name: r.name, url: r.cloneUrl, branch: r.defaultBranch })), ["name", "url", "branch"]));
   },
 };

@@ -3,7 +3,10 @@
  * host, NOT VMs) and its local images.
  */
 import path from "node:path";
-import { addImage, ensureDefaultGuestImage, listImages, type TImageBind } from "../../../sidecars/local-substrate/images";
+import { ensureDefaultGuestImage } from "../../../sidecars/local-substrate/default-guest-image";
+import { addImage } from "../../../sidecars/local-substrate/image-builder";
+import type { TImageBind } from "../../../sidecars/local-substrate/image-manifest";
+import { listImages } from "../../../sidecars/local-substrate/image-store";
 import { startLocalSubstrate } from "../../../sidecars/local-substrate/start-local-substrate";
 import { defaultSubstrateTokenFiles, ensureSubstrateTokenFile } from "../../../sidecars/local-substrate/substrate-tokens";
 import { type Command, parseCommandArgs, serveUntilSignal } from "../context";
@@ -27,13 +30,15 @@ function parseBind(value: string): TImageBind {
 
 export const substrateServe: Command = {
   summary: "run the local SmolCloud-compatible substrate (bubblewrap sandboxes, NOT VMs) with its admin port",
-  usage: "substrate serve [--port P] [--admin-port A] [--token-file F] [--admin-token-file F] [--json]",
+  usage: "substrate serve [--port P] [--admin-port A] [--token-file F] [--admin-token-file F] [--allow-weakening] [--json]",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, {
       port: { type: "string" },
       "admin-port": { type: "string" },
       "token-file": { type: "string" },
       "admin-token-file": { type: "string" },
+      // test-only: lets the admin API weaken isolation so each qualification probe can be shown to fail
+      "allow-weakening": { type: "boolean" },
     });
     const dataDir = context.env.dataDir;
     const defaults = defaultSubstrateTokenFiles(dataDir);
@@ -48,9 +53,12 @@ export const substrateServe: Command = {
       adminPort: parsePort(values["admin-port"], context.env.LOCAL_SUBSTRATE_ADMIN_PORT, "--admin-port"),
       token,
       adminToken,
+      allowWeakening: values["allow-weakening"] === true,
     });
-    printResult(context.isJson, { url: substrate.url, adminUrl: substrate.adminUrl, tokenFile, adminTokenFile, defaultImage: image.reference, isVm: false }, () =>
+    const isWeakenable = values["allow-weakening"] === true;
+    printResult(context.isJson, { url: substrate.url, adminUrl: substrate.adminUrl, tokenFile, adminTokenFile, defaultImage: image.reference, isVm: false, isWeakenable }, () =>
       [
+        ...(isWeakenable ? ["WARNING: started with --allow-weakening (tests only): the admin API can weaken guest isolation."] : []),
         `local substrate (bubblewrap sandboxes on this host, NOT VMs) on ${substrate.url}`,
         `admin (faults, clock, machines) on ${substrate.adminUrl}`,
         `API token file:   ${tokenFile}`,

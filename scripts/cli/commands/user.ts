@@ -22,7 +22,7 @@ export const userAdd: Command = {
     const isGenerated = !values["password-stdin"];
     const password = isGenerated ? generatePassword() : (await readStdin()).replace(/\r?\n$/, "");
     const user = await withDatabase(context, async ({ db }) => {
-      const created = await createUser(db, { email: values.email!, name: values.name, roles: roles as ("teacher" | "operator")[], password });
+      const created = await createUser({ db }, { email: values.email!, name: values.name, roles: roles as ("teacher" | "operator")[], password });
       await recordAudit(db, { actorId: null, action: "user.create", targetType: "user", targetId: created.id, detail: { via: "cli", roles: created.roles } });
       return created;
     });
@@ -37,7 +37,7 @@ export const userList: Command = {
   usage: "user list [--json]",
   async run(context) {
     parseCommandArgs(context.argv, {});
-    const users = await withDatabase(context, ({ db }) => listUsers(db));
+    const users = await withDatabase(context, ({ db }) => listUsers({ db }));
     printResult(context.isJson, users, () =>
       table(
         users.map((u) => ({ email: u.email, roles: u.roles.join(","), disabled: u.isDisabled ? "yes" : "", created: u.createdAt.toISOString() })),

@@ -17,7 +17,7 @@ const STATUS_LABEL = { A: "added", M: "modified", D: "deleted", T: "type changed
 export default async function CandidatePage({ params }: Props) {
   const { id } = await params;
   const actor = await requirePagePermission("operator.view", `/operator/candidates/${encodeURIComponent(id)}`);
-  const view = await getCandidateView(await getDb(), id);
+  const view = await getCandidateView({ db: await getDb() }, { candidateId: id });
   if (!view) notFound();
   const { manifest } = view;
   const identity: [string, React.ReactNode][] = [

@@ -12,7 +12,9 @@ import { PullRequestPanel } from "@/components/pull-request-panel";
 import { RelayUsage } from "@/components/relay-usage";
 import { getPublication } from "@/lib/publish/get-publication";
 import { readCapabilityUsage } from "@/lib/relay/read-capability-usage";
-import { cancelTaskAction, reverifyTaskAction } from "../actions";
+import { cancelTaskAction, retryTaskAction, reverifyTaskAction } from "../actions";
+import { Field } from "@/components/form-field";
+import { attemptsOf } from "@/lib/tasks/task-attempts";
 
 type Props = { params: Promise<{ id: string }> };
 
@@ -24,13 +26,14 @@ export default async function TaskDetailPage({ params }: Props) {
   const { id } = await params;
   await requirePagePermission("operator.view", `/operator/tasks/${id}`);
   const db = await getDb();
-  const task = await getTaskDetail(db, id).catch((error) => {
+  const task = await getTaskDetail({ db }, { taskId: id }).catch((error) => {
     if (isAppError(error) && error.code === "NOT_FOUND") notFound();
     throw error;
   });
-  const [relayUsage, publication] = await Promise.all([readCapabilityUsage({ db, taskId: task.id }), getPublication({ db, taskId: task.id })]);
+  const [relayUsage, publication] = await Promise.all([readCapabilityUsage({ db }, { taskId: task.id }), getPublication({ db }, { taskId: task.id })]);
   const isActive = (ACTIVE_TASK_STATES as readonly string[]).includes(task.state) || task.state === "queued";
   const candidate = task.candidates[0];
+  const attempts = attemptsOf(task);
   return (
     <section className="space-y-6">
       <div className="flex flex-wrap items-center gap-3">
@@ -51,6 +54,11 @@ export default async function TaskDetailPage({ params }: Props) {
         <dd className="font-mono">
           {task.operationId} (attempt {task.attempt})
         </dd>
+        <dt className="text-slate-600">Limits</dt>
+        <dd data-testid="task-limits-version">
+          {task.limitsVersion ? <Link href={`/operator/limits/versions/task.limits/${task.limitsVersion}`}>version {task.limitsVersion}</Link> : task.limitsVersion === 0 ? "defaults (version 0)" : "recorded before versioning"}
+          {task.limitsOverrides ? <span className="text-slate-600"> with per-task overrides {JSON.stringify(task.limitsOverrides)}</span> : null}
+        </dd>
         <dt className="text-slate-600">Relay channel</dt>
         <dd>{task.relayChannel}</dd>
         <dt className="text-slate-600">Deadline</dt>
@@ -66,12 +74,42 @@ export default async function TaskDetailPage({ params }: Props) {
         <h2>Issue text (untrusted)</h2>
         <pre className="max-h-64 overflow-auto whitespace-pre-wrap rounded border border-amber-200 bg-amber-50 p-3 text-sm">{task.prompt}</pre>
       </div>
+      {attempts.length > 1 && (
+        <div className="space-y-2">
+          <h2>Attempts</h2>
+          <ol className="space-y-1 text-sm" data-testid="task-attempts">
+            {attempts.map((a) => (
+              <li key={a.attempt} className="rounded border border-slate-200 bg-white p-2" data-testid="task-attempt" data-attempt={a.attempt}>
+                <span className="font-medium">Attempt {a.attempt}</span> <span className="font-mono text-xs text-slate-600">{a.operationId}</span> · started {time(a.startedAt)} · {a.machineCount} machine(s) · ended{" "}
+                <StateBadge state={a.lastState} />
+                {a.lastReason && <span className="block text-xs text-slate-600">{a.lastReason}</span>}
+              </li>
+            ))}
+          </ol>
+        </div>
+      )}
+      {(task.state === "blocked" || task.state === "failed") && (
+        <div className="space-y-2 rounded border border-amber-200 bg-amber-50 p-3" data-testid="retry-panel">
+          <h2>Retry</h2>
+          <p className="text-sm">
+            A retry is a new attempt of this task: a new operation, a fresh guest and a fresh relay capability. The attempts above stay as they are.
+            {task.autoRetryAt && <span className="block">An automatic retry (transient provider error) is planned for {time(task.autoRetryAt)} UTC.</span>}
+          </p>
+          <ActionForm action={retryTaskAction} submitLabel="Retry as a new attempt" pendingLabel="Retrying…" tone="warning" testId="retry-form" className="flex flex-wrap items-start gap-2">
+            <input type="hidden" name="taskId" value={task.id} />
+            <Field name="reason" label={<span className="sr-only">Reason</span>} className="text-sm">
+              <input required minLength={3} maxLength={500} placeholder="Reason (kept in the audit trail)" className="w-80 rounded border border-slate-300 px-2 py-1" />
+            </Field>
+          </ActionForm>
+        </div>
+      )}
       <div className="space-y-2">
         <h2>Timeline</h2>
         <ol className="space-y-1 text-sm" data-testid="timeline">
           {task.transitions.map((t) => (
             <li key={t.id.toString()} className="flex flex-wrap gap-2">
               <span className="font-mono text-slate-500">{time(t.createdAt)}</span>
+              {attempts.length > 1 && <span className="text-xs text-slate-500">attempt {t.attempt}</span>}
               <span>
                 {t.fromState ?? "—"} → <strong data-testid="timeline-state">{t.toState}</strong>
               </span>

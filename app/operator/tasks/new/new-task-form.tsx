@@ -1,54 +1,62 @@
 "use client";
 import { useRouter } from "next/navigation";
-import { useActionState, useEffect } from "react";
+import { ActionForm, SubmitButton } from "@/components/action-form";
+import { Field } from "@/components/form-field";
 import { createTaskAction } from "../actions";
 
-export function NewTaskForm({ repositories }: { repositories: { name: string; defaultBranch: string }[] }) {
+const CONTROL = "mt-1 w-full rounded border border-slate-300 px-2 py-1";
+
+type TOverridable = "wallClockSeconds" | "cpus" | "memoryMb" | "diskGb";
+const OVERRIDES: [TOverridable, string, string][] = [
+  ["wallClockSeconds", "Wall clock", "seconds"],
+  ["cpus", "CPUs", "count"],
+  ["memoryMb", "Memory", "MiB"],
+  ["diskGb", "Disk", "GiB"],
+];
+
+type Props = { repositories: { name: string; defaultBranch: string }[]; limits: Record<TOverridable, number>; maxima: Record<TOverridable, number> };
+
+export function NewTaskForm({ repositories, limits, maxima }: Props) {
   const router = useRouter();
-  const [state, formAction, isPending] = useActionState(createTaskAction, null);
-  useEffect(() => {
-    if (state?.ok && state.id) router.push(`/operator/tasks/${state.id}`);
-  }, [state, router]);
-  const field = "mt-1 w-full rounded border border-slate-300 px-2 py-1";
   return (
-    <form action={formAction} className="space-y-3 rounded border border-slate-200 bg-white p-4">
-      <label className="block text-sm">
-        Target repository
-        <select name="repository" required className={field}>
+    <ActionForm action={createTaskAction} className="space-y-3 rounded border border-slate-200 bg-white p-4" testId="new-task-form" onSuccess={(result) => result.id && router.push(`/operator/tasks/${result.id}`)}>
+      <Field name="repository" label="Target repository">
+        <select required className={CONTROL}>
           {repositories.map((r) => (
             <option key={r.name} value={r.name}>
               {r.name}
             </option>
           ))}
         </select>
-      </label>
+      </Field>
       <div className="grid grid-cols-2 gap-3">
-        <label className="block text-sm">
-          Issue number
-          <input name="issueNumber" type="number" min={1} required className={field} />
-        </label>
-        <label className="block text-sm">
-          Base ref (default branch if empty)
-          <input name="baseRef" placeholder={repositories[0]?.defaultBranch ?? "main"} className={field} />
-        </label>
+        <Field name="issueNumber" label="Issue number">
+          <input type="number" min={1} required className={CONTROL} />
+        </Field>
+        <Field name="baseRef" label="Base ref (default branch if empty)">
+          <input placeholder={repositories[0]?.defaultBranch ?? "main"} className={CONTROL} />
+        </Field>
       </div>
-      <label className="block text-sm">
-        Issue title
-        <input name="issueTitle" required maxLength={500} className={field} />
-      </label>
-      <label className="block text-sm">
-        Issue text (untrusted: it reaches the student agent and a model)
-        <textarea name="prompt" rows={8} maxLength={20000} className={field} />
-      </label>
-      <button type="submit" disabled={isPending || repositories.length === 0} className="rounded bg-blue-700 px-3 py-1.5 text-sm text-white disabled:opacity-60">
-        {isPending ? "Creating…" : "Create task"}
-      </button>
-      {repositories.length === 0 && <p className="text-sm text-slate-600">No target repository yet: add one with `schoolcore repo add`.</p>}
-      {state && !state.ok && (
-        <p role="status" data-testid="action-result" className="text-sm text-red-700">
-          {state.error}
-        </p>
-      )}
-    </form>
+      <Field name="issueTitle" label="Issue title">
+        <input required maxLength={500} className={CONTROL} />
+      </Field>
+      <Field name="prompt" label="Issue text (untrusted: it reaches the student agent and a model)">
+        <textarea rows={8} maxLength={20000} className={CONTROL} />
+      </Field>
+      <details className="rounded border border-slate-200 p-2 text-sm" data-testid="limit-overrides">
+        <summary className="cursor-pointer">Per-task limits (optional, up to the operator&apos;s maxima)</summary>
+        <div className="mt-2 grid grid-cols-2 gap-3">
+          {OVERRIDES.map(([name, label, unit]) => (
+            <Field key={name} name={name} label={`${label} (${unit})`} hint={`now ${limits[name]}, at most ${maxima[name]}`}>
+              <input type="number" min={1} placeholder={String(limits[name])} className={CONTROL} />
+            </Field>
+          ))}
+        </div>
+      </details>
+      <SubmitButton pendingLabel="Creating…" disabled={repositories.length === 0}>
+        Create task
+      </SubmitButton>
+      {repositories.length === 0 && <p className="text-sm text-slate-600">No enabled target repository yet: add one on the Repositories page.</p>}
+    </ActionForm>
   );
 }

@@ -1,16 +1,22 @@
 import { requirePagePermission } from "@/app/_server/guard";
 import { getDb } from "@/lib/db/client";
 import { listTargetRepositories } from "@/lib/repos/target-repositories";
+import { readSetting } from "@/lib/settings/operator-settings";
 import { NewTaskForm } from "./new-task-form";
 
 export default async function NewTaskPage() {
   await requirePagePermission("task.create", "/operator/tasks/new");
-  const repositories = await listTargetRepositories(await getDb());
+  const db = await getDb();
+  const [repositories, limits, maxima] = await Promise.all([listTargetRepositories({ db }), readSetting(db, "task.limits"), readSetting(db, "task.overrideMaxima")]);
   return (
     <section className="max-w-2xl space-y-4">
       <h1>New task</h1>
       <p className="text-sm text-slate-600">One issue in one target repository. The control plane resolves the base ref to a full SHA in its own mirror.</p>
-      <NewTaskForm repositories={repositories.map((r) => ({ name: r.name, defaultBranch: r.defaultBranch }))} />
+      <NewTaskForm
+        repositories={repositories.filter((r) => !r.isDisabled && !r.probeRunId).map((r) => ({ name: r.name, defaultBranch: r.defaultBranch }))}
+        limits={{ wallClockSeconds: limits.wallClockSeconds, cpus: limits.cpus, memoryMb: limits.memoryMb, diskGb: limits.diskGb }}
+        maxima={maxima}
+      />
     </section>
   );
 }

@@ -2,6 +2,8 @@
 import { revalidatePath } from "next/cache";
 import { withActorAction } from "@/app/_server/action";
 import { getDb } from "@/lib/db/client";
+import { getEnv } from "@/lib/env";
+import { addLineComment, ZLineCommentSchema } from "@/lib/review/add-line-comment";
 import { decideCandidate, ZDecisionSchema } from "@/lib/review/decide-candidate";
 
 const VERDICT_LABEL = { approve: "Approved", reject: "Rejected", request_changes: "Changes requested" } as const;
@@ -10,8 +12,18 @@ export const decideCandidateAction = withActorAction({
   action: "review.decide",
   schema: ZDecisionSchema,
   handler: async ({ actor, input }) => {
-    const decision = await decideCandidate({ db: await getDb(), actor, input });
+    const decision = await decideCandidate({ db: await getDb(), dataDir: getEnv().dataDir }, { ...input, actor });
     revalidatePath(`/teacher/candidates/${input.candidateId}`);
     return { ok: true, message: `${VERDICT_LABEL[decision.verdict]}. The decision is bound to head ${decision.headSha.slice(0, 12)} and evidence ${decision.evidenceId.slice(0, 8)}.` };
+  },
+});
+
+export const addLineCommentAction = withActorAction({
+  action: "review.decide",
+  schema: ZLineCommentSchema,
+  handler: async ({ actor, input }) => {
+    const comment = await addLineComment({ db: await getDb(), dataDir: getEnv().dataDir }, { ...input, actor });
+    revalidatePath(`/teacher/candidates/${input.candidateId}`);
+    return { ok: true, message: `Comment added on ${comment.path} line ${comment.line}. It goes to the student agent with "Request changes".` };
   },
 });

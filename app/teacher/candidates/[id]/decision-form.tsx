@@ -1,43 +1,61 @@
 "use client";
-import { useActionState } from "react";
+import { ActionForm, SubmitButton } from "@/components/action-form";
+import { Field } from "@/components/form-field";
 import { decideCandidateAction } from "./actions";
 
-type Props = { candidateId: string; headSha: string; evidenceId: string; manifestDigest: string; canApprove: boolean; approveBlockedReason: string | null };
+type Props = {
+  candidateId: string;
+  headSha: string;
+  evidenceId: string;
+  manifestDigest: string;
+  canApprove: boolean;
+  approveBlockedReason: string | null;
+  round: number;
+  maxRounds: number;
+  /** false past the operator's round limit: the button stays, disabled, with the reason */
+  canRequestChanges: boolean;
+  /** a revision round with the same files as the previous one: approval needs the teacher's acknowledgement */
+  isUnchangedSinceParent: boolean;
+};
 
 /** The decision form carries exactly what this page showed; the server refuses it if that changed. */
 export function DecisionForm(props: Props) {
-  const [state, formAction, isPending] = useActionState(decideCandidateAction, null);
   return (
-    <form action={formAction} className="space-y-3 rounded border border-slate-200 bg-white p-4" data-testid="decision-form">
+    <ActionForm action={decideCandidateAction} className="space-y-3 rounded border border-slate-200 bg-white p-4" testId="decision-form" resultTestId="decision-result">
       <input type="hidden" name="candidateId" value={props.candidateId} />
       <input type="hidden" name="headSha" value={props.headSha} />
       <input type="hidden" name="evidenceId" value={props.evidenceId} />
       <input type="hidden" name="manifestDigest" value={props.manifestDigest} />
-      <label className="block text-sm">
-        Comment (shown with the decision)
-        <textarea name="comment" required rows={3} maxLength={10000} className="mt-1 w-full rounded border border-slate-300 p-2" />
-      </label>
+      <Field name="comment" label="Comment (shown with the decision; with “Request changes” it goes to the student agent)">
+        <textarea required rows={3} maxLength={10000} className="mt-1 w-full rounded border border-slate-300 p-2" />
+      </Field>
+      {props.isUnchangedSinceParent && (
+        <label className="flex items-start gap-2 text-sm text-amber-950" data-testid="acknowledge-no-change">
+          <input type="checkbox" name="acknowledgeNoChange" className="mt-1" />
+          <span>I have seen that round {props.round} changes nothing since round {props.round - 1}, and approve it anyway.</span>
+        </label>
+      )}
       <div className="flex flex-wrap gap-2">
-        <button type="submit" name="verdict" value="approve" disabled={isPending || !props.canApprove} className="rounded bg-green-700 px-3 py-1.5 text-sm text-white disabled:opacity-50">
+        <SubmitButton name="verdict" value="approve" tone="success" disabled={!props.canApprove}>
           Approve
-        </button>
-        <button type="submit" name="verdict" value="request_changes" disabled={isPending} className="rounded bg-amber-600 px-3 py-1.5 text-sm text-white disabled:opacity-50">
+        </SubmitButton>
+        <SubmitButton name="verdict" value="request_changes" tone="warning" disabled={!props.canRequestChanges}>
           Request changes
-        </button>
-        <button type="submit" name="verdict" value="reject" disabled={isPending} className="rounded bg-red-700 px-3 py-1.5 text-sm text-white disabled:opacity-50">
+        </SubmitButton>
+        <SubmitButton name="verdict" value="reject" tone="danger">
           Reject
-        </button>
+        </SubmitButton>
       </div>
+      <p className="text-xs text-slate-600" data-testid="round-limit">
+        {props.canRequestChanges
+          ? `Round ${props.round} of at most ${props.maxRounds}: “Request changes” starts round ${props.round + 1} with your comment and line comments.`
+          : `Round ${props.round} of at most ${props.maxRounds}: the round limit is reached, so no further changes can be requested. Approve or reject this round.`}
+      </p>
       {!props.canApprove && props.approveBlockedReason && (
         <p className="text-sm text-red-800" data-testid="approve-blocked">
           Approval is not possible: {props.approveBlockedReason}
         </p>
       )}
-      {state && (
-        <p role="status" data-testid="decision-result" className={`text-sm ${state.ok ? "text-green-800" : "text-red-700"}`}>
-          {state.ok ? state.message : state.error}
-        </p>
-      )}
-    </form>
+    </ActionForm>
   );
 }

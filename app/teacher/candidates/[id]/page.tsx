@@ -1,3 +1,4 @@
+import Link from "next/link";
 import { notFound } from "next/navigation";
 import { requirePagePermission } from "@/app/_server/guard";
 import { DiffView } from "@/components/diff-view/diff-view";
@@ -9,9 +10,13 @@ import { getEnv } from "@/lib/env";
 import { isAppError } from "@/lib/errors";
 import { readCandidateDiff } from "@/lib/review/read-candidate-diff";
 import { getCandidateReview } from "@/lib/review/get-candidate-review";
+import { listLineComments } from "@/lib/review/list-line-comments";
+import type { TInlineComment } from "@/components/diff-view/diff-comments";
+import { addLineCommentAction } from "./actions";
 import { DecisionForm } from "./decision-form";
+import { AnswersPanel, LineCommentsPanel, RoundsPanel } from "./review-rounds";
 
-type Props = { params: Promise<{ id: string }> };
+type Props = { params: Promise<{ id: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> };
 
 function IdentityRow({ label, value, testId }: { label: string; value: string; testId?: string }) {
   return (
@@ -24,25 +29,49 @@ function IdentityRow({ label, value, testId }: { label: string; value: string; t
   );
 }
 
-export default async function CandidateReviewPage({ params }: Props) {
+export default async function CandidateReviewPage({ params, searchParams }: Props) {
   const { id } = await params;
+  const view = (await searchParams).view;
   await requirePagePermission("review.view", `/teacher/candidates/${id}`);
   const db = await getDb();
-  const review = await getCandidateReview(db, id).catch((error) => {
+  const review = await getCandidateReview({ db }, { candidateId: id }).catch((error) => {
     if (isAppError(error) && error.code === "NOT_FOUND") notFound();
     throw error;
   });
   const { candidate, task, evidence, decision } = review;
   // A diff that cannot be read is shown as such and blocks approval: nobody approves unseen code.
-  const diff = await readCandidateDiff({ dataDir: getEnv().dataDir, repository: candidate.repository, baseSha: candidate.baseSha, headSha: candidate.headSha }).catch((error) => {
+  const diff = await readCandidateDiff({ dataDir: getEnv().dataDir }, { repository: candidate.repository, baseSha: candidate.baseSha, headSha: candidate.headSha }).catch((error) => {
     if (isAppError(error)) return { unreadable: error.message };
     throw error;
   });
   const isDiffReadable = !("unreadable" in diff);
-  const canApprove = evidence.assessment.status === "pass" && isDiffReadable;
+  // Revision rounds (issue 14): "changes since round N−1" (the interdiff of the two heads) by
+  // default, the full diff against the base one click away; line comments of every round so far.
+  const { rounds } = review;
+  const showInterdiff = rounds.parent !== null && view !== "full";
+  const leftSha = showInterdiff ? rounds.parent!.headSha : candidate.baseSha;
+  const shownDiff = showInterdiff
+    ? await readCandidateDiff({ dataDir: getEnv().dataDir }, { repository: candidate.repository, baseSha: leftSha, headSha: candidate.headSha }).catch((error) => {
+        if (isAppError(error)) return { unreadable: error.message };
+        throw error;
+      })
+    : diff;
+  const lineComments = await listLineComments({ db, dataDir: getEnv().dataDir }, { candidate: { ...candidate, taskId: task.id } });
+  const inlineComments: TInlineComment[] = lineComments.flatMap((c) =>
+    c.anchor && (c.anchor.side === "new" || c.anchor.leftSha === leftSha)
+      ? [{ id: c.id, path: c.path, side: c.anchor.side, line: c.anchor.line, body: c.body, author: c.author, round: c.round, isFromEarlierRound: c.round !== candidate.round }]
+      : [],
+  );
+  const isOpenForReview = candidate.isLatestRound && task.state === "review_pending" && !decision;
+  const canRequestChanges = task.round < rounds.maxRounds;
+  // The server refuses the same approvals (REVIEW_DIFF_INCOMPLETE); the page only says so first.
+  const isDiffComplete = isDiffReadable && !diff.isTruncated;
+  const canApprove = evidence.assessment.status === "pass" && isDiffComplete;
   const approveBlockedReason = !isDiffReadable
     ? "the diff cannot be read"
-    : "reasons" in evidence.assessment
+    : !isDiffComplete
+      ? "the diff is too large to show in full (the files not shown are listed above the diff)"
+      : "reasons" in evidence.assessment
       ? `evidence is ${evidence.assessment.status}: ${evidence.assessment.reasons.join("; ")}`
       : null;
 
@@ -52,8 +81,20 @@ export default async function CandidateReviewPage({ params }: Props) {
         <h1>
           {candidate.repository} #{candidate.issueNumber}: {task.issueTitle}
         </h1>
+        <span className="rounded bg-violet-100 px-2 py-0.5 text-xs font-medium text-violet-900" data-testid="round-badge">
+          round {candidate.round}
+        </span>
         <StateBadge state={task.state} />
       </div>
+
+      {!candidate.isLatestRound && (
+        <p role="note" className="rounded border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900" data-testid="earlier-round">
+          This is round {candidate.round}, kept read-only. The task is in round {task.round} now:{" "}
+          <Link href={`/teacher/candidates/${rounds.rounds.find((r) => r.round === task.round)?.candidateId ?? candidate.id}`}>open the latest round</Link>.
+        </p>
+      )}
+      {rounds.rounds.length > 1 && <RoundsPanel rounds={rounds} currentCandidateId={candidate.id} latestRound={task.round} />}
+      <AnswersPanel rounds={rounds} comments={lineComments} />
 
       <dl className="grid grid-cols-1 gap-x-6 gap-y-1 rounded border border-slate-200 bg-white p-3 text-sm sm:grid-cols-[max-content_1fr]" data-testid="identity-block">
         <IdentityRow label="Repository" value={candidate.repository} />
@@ -92,14 +133,48 @@ export default async function CandidateReviewPage({ params }: Props) {
         </div>
       )}
 
-      {"unreadable" in diff ? (
+      {review.publicationSensitivePaths.length > 0 ? (
+        <div role="note" className="space-y-1 rounded border-2 border-orange-400 bg-orange-50 p-3 text-sm text-orange-950" data-testid="publication-sensitive">
+          <h2>Publication-sensitive changes</h2>
+          <p>
+            These files configure CI, submodules or code owners of the target repository. The operator allowed them for this repository; once published they run
+            with the repository&apos;s secrets. Read them first.
+          </p>
+          <ul className="font-mono text-xs">
+            {review.publicationSensitivePaths.map((changedPath) => (
+              <li key={changedPath}>{changedPath}</li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+
+      {rounds.parent && (
+        <div className="flex flex-wrap items-center gap-3 text-sm" data-testid="diff-switch">
+          <span className="text-slate-600">Show:</span>
+          {showInterdiff ? <strong>Changes since round {rounds.parent.round}</strong> : <Link href={`/teacher/candidates/${candidate.id}`}>Changes since round {rounds.parent.round}</Link>}
+          {showInterdiff ? <Link href={`/teacher/candidates/${candidate.id}?view=full`}>Full diff against the base</Link> : <strong>Full diff against the base</strong>}
+        </div>
+      )}
+      {rounds.isUnchangedSinceParent && (
+        <p role="note" className="rounded border-2 border-amber-400 bg-amber-50 px-3 py-2 text-sm font-medium text-amber-950" data-testid="no-change-round">
+          Round {candidate.round} changes nothing since round {rounds.parent?.round}: the student agent returned the same files. Approving it approves round {rounds.parent?.round}&apos;s work again.
+        </p>
+      )}
+      {"unreadable" in shownDiff ? (
         <div className="rounded border border-red-200 bg-red-50 p-3 text-sm text-red-900" data-testid="diff-unavailable">
           <h2>Changes</h2>
-          <p>The diff is unavailable: {diff.unreadable}</p>
+          <p>The diff is unavailable: {shownDiff.unreadable}</p>
         </div>
       ) : (
-        <DiffView diff={diff} />
+        <DiffView
+          diff={shownDiff}
+          title={showInterdiff ? `Changes since round ${rounds.parent!.round}` : rounds.parent ? "All changes against the base" : "Changes"}
+          comments={inlineComments}
+          commenting={isOpenForReview ? { candidateId: candidate.id, leftSha, headSha: candidate.headSha, action: addLineCommentAction } : null}
+        />
       )}
+      {isOpenForReview && !("unreadable" in shownDiff) && <p className="text-xs text-slate-600">Click a line number to comment on that line; comments go to the student agent with &ldquo;Request changes&rdquo;.</p>}
+      <LineCommentsPanel comments={lineComments} currentRound={candidate.round} />
 
       {decision ? (
         <div className="space-y-1 rounded border border-slate-200 bg-white p-3 text-sm" data-testid="decision">
@@ -112,8 +187,19 @@ export default async function CandidateReviewPage({ params }: Props) {
             <span className="font-mono">{decision.manifestDigest.slice(0, 16)}</span>
           </p>
         </div>
-      ) : task.state === "review_pending" && evidence.evidenceId && evidence.manifestDigest ? (
-        <DecisionForm candidateId={candidate.id} headSha={candidate.headSha} evidenceId={evidence.evidenceId} manifestDigest={evidence.manifestDigest} canApprove={canApprove} approveBlockedReason={approveBlockedReason} />
+      ) : isOpenForReview && evidence.evidenceId && evidence.manifestDigest ? (
+        <DecisionForm
+          candidateId={candidate.id}
+          headSha={candidate.headSha}
+          evidenceId={evidence.evidenceId}
+          manifestDigest={evidence.manifestDigest}
+          canApprove={canApprove}
+          approveBlockedReason={approveBlockedReason}
+          round={candidate.round}
+          maxRounds={rounds.maxRounds}
+          canRequestChanges={canRequestChanges}
+          isUnchangedSinceParent={rounds.isUnchangedSinceParent}
+        />
       ) : null}
 
       {(review.publication || task.state === "approved") && (

@@ -1,0 +1,63 @@
+"use server";
+import { revalidatePath } from "next/cache";
+import { z } from "zod";
+import { withActorAction } from "@/app/_server/action";
+import { summaryOf } from "@/app/_server/field-errors";
+import { can, type TAction } from "@/lib/auth/permissions";
+import { getDb } from "@/lib/db/client";
+import { AppError } from "@/lib/errors";
+import { readSettingVersion, settingFieldErrors, writeSetting } from "@/lib/settings/operator-settings";
+import { SETTING_SCHEMAS } from "@/lib/settings/setting-schemas";
+import { FORM_SETTING_KEYS, settingValueOf, type TFormSettingKey } from "./setting-form-model";
+
+const PERMISSION_OF: Record<TFormSettingKey, TAction> = {
+  "task.limits": "limits.edit",
+  "guest.image": "limits.edit",
+  "verifier.image": "limits.edit",
+  "guest.agent": "limits.edit",
+  "task.overrideMaxima": "limits.edit",
+  "task.retry": "limits.edit",
+  "spend.ceilings": "spend.edit",
+  "spend.rates": "spend.edit",
+  "relay.upstream": "relay.manage",
+  "publish.github": "publish.manage",
+};
+
+const PAGE_OF: Record<TFormSettingKey, string> = {
+  "task.limits": "/operator/limits",
+  "guest.image": "/operator/limits",
+  "verifier.image": "/operator/limits",
+  "guest.agent": "/operator/limits",
+  "task.overrideMaxima": "/operator/limits",
+  "task.retry": "/operator/limits",
+  "spend.ceilings": "/operator/spend",
+  "spend.rates": "/operator/spend",
+  "relay.upstream": "/operator/relay",
+  "publish.github": "/operator/publication",
+};
+
+/**
+ * Saves one typed setting form. Every problem comes back at once, next to its field: the value's
+ * issues from the registry's schema and a missing reason. Nothing is written unless all pass.
+ */
+export const saveSettingFormAction = withActorAction({
+  action: "operator.view",
+  schema: z.looseObject({ key: z.enum(FORM_SETTING_KEYS as [TFormSettingKey, ...TFormSettingKey[]]), reason: z.string().max(2000).optional() }),
+  handler: async ({ actor, input }) => {
+    // A caller without this setting's permission learns nothing more than a missing page would say.
+    if (!can(actor, PERMISSION_OF[input.key])) throw new AppError("NOT_FOUND", "Not found.");
+    const value = settingValueOf(input.key, input as Record<string, unknown>);
+    const parsed = SETTING_SCHEMAS[input.key].schema.safeParse(value);
+    const reason = (input.reason ?? "").trim();
+    const fieldErrors = {
+      ...(parsed.success ? {} : settingFieldErrors(parsed.error.issues)),
+      ...(reason.length < 3 ? { reason: ["Say why you change it (at least 3 characters): it goes into the audit trail."] } : {}),
+    };
+    if (Object.keys(fieldErrors).length > 0) return { ok: false, error: `Nothing saved. ${summaryOf(fieldErrors)}`, fieldErrors };
+    const db = await getDb();
+    await writeSetting(db, { key: input.key, value, actorId: actor.userId, reason, via: "web" });
+    const version = await readSettingVersion(db, input.key);
+    revalidatePath(PAGE_OF[input.key]);
+    return { ok: true, message: `${SETTING_SCHEMAS[input.key].label} saved as version ${version}.` };
+  },
+});

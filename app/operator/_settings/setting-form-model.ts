@@ -1,0 +1,196 @@
+/**
+ * The typed forms of operator settings: which field edits which path of a setting's value, in
+ * which unit, and how the submitted strings become the value the registry's zod schema judges.
+ * Shared by the client form (live preview) and the server action (the value actually saved), so
+ * the preview shows exactly what would be written. Pure: no server or browser imports.
+ */
+
+export type TUnit = "s" | "ms" | "count" | "MiB" | "GiB" | "bytes";
+
+type TBase = { name: string; label: string; hint?: string; /** shown only (and submitted only) when another field has one of these values */ onlyWhen?: { field: string; values: string[] } };
+
+export type TSettingField =
+  | (TBase & { kind: "number"; unit: TUnit })
+  | (TBase & { kind: "select"; options: { value: string; label: string }[] })
+  | (TBase & { kind: "text"; placeholder?: string })
+  /** an array of strings, one per line */
+  | (TBase & { kind: "lines" })
+  /** micro-dollars, edited in dollars; `isNullable`: blank = none */
+  | (TBase & { kind: "dollars"; isNullable?: boolean });
+
+const bytes = (name: string, label: string, hint?: string): TSettingField => ({ kind: "number", unit: "bytes", name, label, hint });
+
+const IMAGE_FIELDS: TSettingField[] = [
+  {
+    kind: "select",
+    name: "type",
+    label: "Source",
+    options: [
+      { value: "smolmachine", label: "smolmachine (preloaded in the tenant)" },
+      { value: "image", label: "registry image (pinned by digest)" },
+    ],
+    hint: "Seed 001, finding A: a guest whose network is blocked cannot pull a registry image, so the adapter refuses that combination before any request. Preload the image as a tenant smolmachine.",
+  },
+  { kind: "text", name: "reference", label: "Reference", placeholder: "school-core/node24 or name@sha256:…" },
+];
+
+const HTTP_UPSTREAM = { field: "kind", values: ["openai", "anthropic"] };
+
+export const SETTING_FORMS = {
+  "task.limits": [
+    { kind: "number", unit: "s", name: "wallClockSeconds", label: "Wall clock" },
+    { kind: "number", unit: "count", name: "cpus", label: "CPUs" },
+    { kind: "number", unit: "MiB", name: "memoryMb", label: "Memory" },
+    { kind: "number", unit: "GiB", name: "diskGb", label: "Disk" },
+    { kind: "number", unit: "count", name: "maxProcesses", label: "Processes" },
+    bytes("maxExecOutputBytes", "Output kept per command"),
+    bytes("maxArchiveBytes", "Candidate archive"),
+    bytes("maxResultBytes", "result.json"),
+    bytes("maxReportBytes", "Student report"),
+    bytes("maxUploadBytes", "Upload into the guest", "repository.tar and the guest programs"),
+    { kind: "number", unit: "count", name: "relay.maxRequests", label: "Relay requests" },
+    bytes("relay.maxBytes", "Relay bytes in total"),
+    bytes("relay.maxRequestBytes", "Relay request size"),
+    bytes("relay.maxResponseBytes", "Relay response size"),
+    {
+      kind: "select",
+      name: "relayChannel",
+      label: "Relay channel",
+      options: [
+        { value: "mailbox", label: "mailbox (network blocked, strongest)" },
+        { value: "http", label: "http (one scoped egress to the relay)" },
+      ],
+    },
+  ],
+  "guest.image": IMAGE_FIELDS,
+  "verifier.image": IMAGE_FIELDS,
+  "guest.agent": [{ kind: "lines", name: "command", label: "Command", hint: "One argument per line; no shell unless you name one. Runs inside the guest only." }],
+  "task.overrideMaxima": [
+    { kind: "number", unit: "s", name: "wallClockSeconds", label: "Wall clock at most" },
+    { kind: "number", unit: "count", name: "cpus", label: "CPUs at most" },
+    { kind: "number", unit: "MiB", name: "memoryMb", label: "Memory at most" },
+    { kind: "number", unit: "GiB", name: "diskGb", label: "Disk at most" },
+  ],
+  "task.retry": [
+    { kind: "number", unit: "count", name: "maxAutomaticRetries", label: "Automatic retries", hint: "Transient provider errors only (5xx, timeouts before a create was acknowledged); 0 = never. Integrity failures are never retried." },
+    { kind: "number", unit: "s", name: "backoffSeconds", label: "First wait", hint: "Each further retry waits twice as long." },
+  ],
+  "spend.ceilings": [
+    { kind: "dollars", name: "monthlyGlobalMicros", label: "Per calendar month (UTC), all tasks", isNullable: true, hint: "Blank = no monthly ceiling. Rolls over by itself on the 1st." },
+    { kind: "dollars", name: "monthlyPerTaskMicros", label: "Per calendar month, one task", isNullable: true },
+    { kind: "dollars", name: "globalMicros", label: "Lifetime, all tasks" },
+    { kind: "dollars", name: "perTaskMicros", label: "Lifetime, one task (all its attempts)" },
+  ],
+  "spend.rates": [
+    { kind: "dollars", name: "cpuHourMicros", label: "Per CPU-hour", hint: "Used when the provider's plan states no rate; the higher of the two is used." },
+    { kind: "dollars", name: "memoryGbHourMicros", label: "Per GB-hour of memory" },
+  ],
+  "relay.upstream": [
+    {
+      kind: "select",
+      name: "kind",
+      label: "Kind",
+      options: [
+        { value: "scripted", label: "scripted (canned answers, the demo)" },
+        { value: "openai", label: "OpenAI-compatible chat completions" },
+        { value: "anthropic", label: "Anthropic messages" },
+      ],
+    },
+    { kind: "text", name: "scriptFile", label: "Script file (absolute path)", onlyWhen: { field: "kind", values: ["scripted"] } },
+    { kind: "text", name: "endpoint", label: "Endpoint URL", placeholder: "https://api.example.com/v1/chat/completions", onlyWhen: HTTP_UPSTREAM },
+    { kind: "text", name: "model", label: "Model", onlyWhen: HTTP_UPSTREAM },
+    { kind: "text", name: "credentialFile", label: "Credential file (absolute path)", hint: "The path of a file holding the key — never the key itself. Read at each call.", onlyWhen: HTTP_UPSTREAM },
+    { kind: "number", unit: "ms", name: "connectTimeoutMs", label: "Connect timeout", onlyWhen: HTTP_UPSTREAM },
+    { kind: "number", unit: "ms", name: "requestTimeoutMs", label: "Request timeout", onlyWhen: HTTP_UPSTREAM },
+    { kind: "number", unit: "count", name: "defaultMaxTokens", label: "Default max tokens", onlyWhen: HTTP_UPSTREAM },
+    { kind: "text", name: "anthropicVersion", label: "anthropic-version", onlyWhen: { field: "kind", values: ["anthropic"] } },
+    bytes("maxResponseBytes", "Upstream response size"),
+  ],
+  "publish.github": [
+    { kind: "text", name: "apiBaseUrl", label: "API base URL", placeholder: "https://api.github.com", hint: "GitHub, a GitHub Enterprise /api/v3 URL, or the local forge." },
+    { kind: "text", name: "tokenFile", label: "Token file (absolute path)", hint: "The path of a file holding the token (first line) — never the token itself." },
+    { kind: "number", unit: "ms", name: "requestTimeoutMs", label: "API request timeout" },
+    { kind: "number", unit: "ms", name: "pushTimeoutMs", label: "Push timeout" },
+  ],
+} as const satisfies Record<string, readonly TSettingField[]>;
+
+export type TFormSettingKey = keyof typeof SETTING_FORMS;
+export const FORM_SETTING_KEYS = Object.keys(SETTING_FORMS) as TFormSettingKey[];
+
+export function isFormSettingKey(key: string): key is TFormSettingKey {
+  return Object.hasOwn(SETTING_FORMS, key);
+}
+
+/** The form's own field names: dotted paths, made safe for ids and FormData. */
+export function fieldsOf(key: TFormSettingKey): readonly TSettingField[] {
+  return SETTING_FORMS[key];
+}
+
+function readPath(value: unknown, path: string): unknown {
+  return path.split(".").reduce<unknown>((v, part) => (v && typeof v === "object" ? (v as Record<string, unknown>)[part] : undefined), value);
+}
+
+function writePath(target: Record<string, unknown>, path: string, value: unknown) {
+  const parts = path.split(".");
+  let node = target;
+  for (const part of parts.slice(0, -1)) node = (node[part] ??= {}) as Record<string, unknown>;
+  node[parts.at(-1)!] = value;
+}
+
+/** The text an input starts with, from the current value. */
+export function initialTextOf(field: TSettingField, current: unknown): string {
+  const value = readPath(current, field.name);
+  if (value === undefined || value === null) return "";
+  if (field.kind === "lines") return Array.isArray(value) ? value.join("\n") : "";
+  if (field.kind === "dollars") return typeof value === "number" ? String(value / 1_000_000) : "";
+  return String(value);
+}
+
+export function isFieldShown(field: TSettingField, raw: Record<string, unknown>): boolean {
+  return !field.onlyWhen || field.onlyWhen.values.includes(String(raw[field.onlyWhen.field] ?? ""));
+}
+
+/**
+ * Submitted strings → the setting's value. Blank numbers are left out (the schema's default
+ * applies, or it says the field is required); text that is not a number stays text, so the
+ * schema names the field and the problem instead of us guessing a number.
+ */
+export function settingValueOf(key: TFormSettingKey, raw: Record<string, unknown>): Record<string, unknown> {
+  const value: Record<string, unknown> = {};
+  if (key === "task.limits") value.v = 1;
+  for (const field of fieldsOf(key)) {
+    if (!isFieldShown(field, raw)) continue;
+    const text = typeof raw[field.name] === "string" ? (raw[field.name] as string).trim() : "";
+    if (field.kind === "lines") {
+      writePath(value, field.name, text.split(/\r?\n/).map((line) => line.trim()).filter(Boolean));
+    } else if (field.kind === "number") {
+      if (text !== "") writePath(value, field.name, /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text);
+    } else if (field.kind === "dollars") {
+      if (text === "") {
+        if (field.isNullable) writePath(value, field.name, null);
+      } else writePath(value, field.name, /^\d+(\.\d+)?$/.test(text) ? Math.round(Number(text) * 1_000_000) : text);
+    } else if (text !== "") {
+      writePath(value, field.name, text);
+    }
+  }
+  return value;
+}
+
+const UNITS: [number, string][] = [
+  [1024 ** 3, "GiB"],
+  [1024 ** 2, "MiB"],
+  [1024, "KiB"],
+];
+
+/** 67108864 → "64 MiB"; what a byte field shows beside it. */
+export function humanBytes(bytes: number): string {
+  for (const [size, unit] of UNITS) if (bytes >= size) return `${Number((bytes / size).toFixed(2))} ${unit}`;
+  return `${bytes} bytes`;
+}
+
+/** A value in its unit, for defaults and previews. */
+export function formatInUnit(value: number, unit: TUnit): string {
+  if (unit === "bytes") return humanBytes(value);
+  if (unit === "count") return String(value);
+  return `${value} ${unit}`;
+}

@@ -1,0 +1,126 @@
+import Link from "next/link";
+import { requirePagePermission } from "@/app/_server/guard";
+import { ActionForm } from "@/components/action-form";
+import { AutoRefresh } from "@/components/auto-refresh";
+import { DataTable } from "@/components/data-table";
+import { DispatchGatePanel } from "@/components/dispatch-gate-panel";
+import { EmptyState } from "@/components/empty-state";
+import { StateBadge } from "@/components/state-badge";
+import { can } from "@/lib/auth/permissions";
+import { getDb } from "@/lib/db/client";
+import { getEnv } from "@/lib/env";
+import { PROBE_IDS, PROBE_TITLES } from "@/lib/probes/probe-catalog";
+import { listProbeRuns } from "@/lib/probes/probe-run.repo";
+import { readDispatchGate } from "@/lib/probes/read-dispatch-gate";
+import { requestProbeRunAction, setDispatchAction } from "./actions";
+
+export const dynamic = "force-dynamic";
+
+function formatMs(ms: number | null): string {
+  return ms === null ? "—" : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+export default async function ProbesPage({ searchParams }: { searchParams: Promise<{ run?: string }> }) {
+  const actor = await requirePagePermission("probe.run", "/operator/probes");
+  const db = await getDb();
+  const [gate, runs, params] = await Promise.all([readDispatchGate(db, getEnv()), listProbeRuns(db, { take: 20 }), searchParams]);
+  const isActive = runs.some((r) => r.state === "queued" || r.state === "running");
+  const selected = runs.find((r) => r.id === params.run) ?? runs[0];
+  return (
+    <section className="space-y-6">
+      <div className="flex items-center justify-between">
+        <h1>Qualification probes</h1>
+        <AutoRefresh isActive={isActive} intervalMs={1500} />
+      </div>
+      <p className="text-sm text-slate-700">
+        Each probe runs real guests on the configured substrate and records what it observed. Dispatch can open only while the latest completed run for the current configuration digest passed P0–P7;
+        the local substrate (not a VM) opens development dispatch only. A full run on the local substrate takes about 40 seconds.
+      </p>
+      <DispatchGatePanel gate={gate} action={setDispatchAction} canToggle={can(actor, "dispatch.toggle")} />
+      <div className="space-y-2 rounded border border-slate-200 bg-white p-4" data-testid="probe-controls">
+        <h2>Run</h2>
+        <div className="flex flex-wrap items-start gap-2">
+          <ActionForm action={requestProbeRunAction} submitLabel="Run all probes" testId="run-all-probes">
+            <input type="hidden" name="probes" value="all" />
+          </ActionForm>
+          {PROBE_IDS.map((id) => (
+            <ActionForm key={id} action={requestProbeRunAction} submitLabel={`Run ${id}`} tone="primary" size="sm" testId={`run-${id}`}>
+              <input type="hidden" name="probes" value={id} />
+            </ActionForm>
+          ))}
+        </div>
+      </div>
+      {selected ? (
+        <div className="space-y-2 rounded border border-slate-200 bg-white p-4" data-testid="probe-run" data-run-id={selected.id} data-state={selected.state}>
+          <h2>
+            Run <code>{selected.id}</code> <StateBadge state={selected.state} />
+          </h2>
+          <p className="text-xs text-slate-600">
+            {selected.substrate === "local" ? "local substrate (not a VM)" : "hosted substrate"} · configuration digest <code>{selected.configDigest}</code>
+            {selected.configDigest === gate.currentDigest ? " (current)" : " (not the current configuration)"}
+          </p>
+          {selected.reason && <p className="text-sm text-red-800">{selected.reason}</p>}
+          <DataTable testId="probe-results" headers={["Probe", "Status", "Duration", "Detail"]}>
+            {selected.results
+              .slice()
+              .sort((a, b) => PROBE_IDS.indexOf(a.probe as never) - PROBE_IDS.indexOf(b.probe as never))
+              .map((result) => (
+                <tr key={result.probe} className="border-t border-slate-200 align-top" data-testid={`probe-${result.probe}`} data-status={result.status}>
+                  <td className="p-2">
+                    {result.probe} {PROBE_TITLES[result.probe as keyof typeof PROBE_TITLES]}
+                  </td>
+                  <td className="p-2">
+                    <StateBadge state={result.status} />
+                  </td>
+                  <td className="p-2">{formatMs(result.durationMs)}</td>
+                  <td className="p-2">
+                    {result.providerError && <p className="text-xs text-red-800">Provider said: {result.providerError}</p>}
+                    {result.detail !== null && (
+                      <details>
+                        <summary className="cursor-pointer text-xs">detail</summary>
+                        <pre className="max-h-64 overflow-auto whitespace-pre-wrap text-xs">{JSON.stringify(result.detail, null, 2)}</pre>
+                      </details>
+                    )}
+                  </td>
+                </tr>
+              ))}
+          </DataTable>
+          {selected.evidenceDigest && (
+            <p className="text-sm" data-testid="probe-evidence">
+              Evidence sha256 <code>{selected.evidenceDigest}</code> —{" "}
+              <a href={`/operator/probes/evidence/${selected.evidenceDigest}`} data-testid="evidence-download">
+                download
+              </a>
+            </p>
+          )}
+        </div>
+      ) : (
+        <EmptyState title="No probe runs yet">Run all probes to qualify the configured substrate.</EmptyState>
+      )}
+      {runs.length > 0 && (
+        <div className="space-y-2">
+          <h2>History</h2>
+          <DataTable testId="probe-history" headers={["Run", "State", "Substrate", "Digest", "Probes", "Started"]}>
+            {runs.map((run) => (
+              <tr key={run.id} className="border-t border-slate-200">
+                <td className="p-2">
+                  <Link href={`/operator/probes?run=${run.id}`}>{run.id.slice(0, 8)}</Link>
+                  {gate.openedByRunId === run.id && gate.isOpen && <strong className="ml-1 text-green-800">opened dispatch</strong>}
+                </td>
+                <td className="p-2">
+                  <StateBadge state={run.state} />
+                </td>
+                <td className="p-2">{run.substrate}</td>
+                <td className="p-2">
+                  <code>{run.configDigest.slice(0, 12)}…</code>
+                </td>
+                <td className="p-2 text-xs">{run.results.map((r) => `${r.probe}:${r.status}`).join(" ")}</td>
+                <td className="p-2">{run.createdAt.toISOString().replace("T", " ").slice(0, 19)}</td>
+              </tr>
+            ))}
+          </DataTable>
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,148 @@
+import Link from "next/link";
+import { requirePagePermission } from "@/app/_server/guard";
+import { DataTable } from "@/components/data-table";
+import { EmptyState } from "@/components/empty-state";
+import { Pager, queryString } from "@/components/pager";
+import { BreakdownChart, DailySpendChart } from "@/components/spend-charts";
+import { SpendGauge } from "@/components/spend-gauge";
+import { getDb } from "@/lib/db/client";
+import { listSpendLedger, ZListSpendLedgerSchema } from "@/lib/spend/list-spend-ledger";
+import { readLastPreflight } from "@/lib/spend/read-last-preflight";
+import { readSpendOverview } from "@/lib/spend/read-spend-overview";
+import { formatMicros } from "@/lib/spend/spend-guard";
+import { SettingPanel } from "../_settings/setting-panel";
+
+type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
+
+const CONTROL = "mt-1 block rounded border border-slate-300 px-2 py-1 text-sm";
+
+function Card({ title, children, testId }: { title: string; children: React.ReactNode; testId?: string }) {
+  return (
+    <div className="rounded border border-slate-200 bg-white p-3" data-testid={testId}>
+      <p className="text-sm text-slate-600">{title}</p>
+      <div className="mt-1 text-sm">{children}</div>
+    </div>
+  );
+}
+
+export default async function SpendPage({ searchParams }: Props) {
+  await requirePagePermission("spend.edit", "/operator/spend");
+  const raw = Object.fromEntries(Object.entries(await searchParams).flatMap(([k, v]) => (typeof v === "string" && v !== "" ? [[k, v]] : [])));
+  const filter = ZListSpendLedgerSchema.safeParse({ ...raw, pageSize: "25" });
+  const db = await getDb();
+  const [overview, ledger, preflight] = await Promise.all([readSpendOverview({ db }), listSpendLedger({ db }, filter.success ? filter.data : { pageSize: 25 }), readLastPreflight({ db })]);
+  const query = filter.success ? { kind: filter.data.kind, taskId: filter.data.taskId, from: filter.data.from, to: filter.data.to } : {};
+  const csvQuery = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => Boolean(e[1]))).toString();
+  const { ceilings } = overview;
+  return (
+    <section className="space-y-6">
+      <h1>Spend</h1>
+      <div className="grid grid-cols-1 gap-3 sm:grid-cols-2 lg:grid-cols-4">
+        <Card title={`This month (${overview.month}, UTC)`} testId="spend-month">
+          <SpendGauge committedMicros={overview.monthCommittedMicros} ceilingMicros={ceilings.monthlyGlobalMicros} />
+        </Card>
+        <Card title="Lifetime" testId="spend-lifetime">
+          {formatMicros(overview.lifetime.spentMicros)} spent + {formatMicros(overview.lifetime.reservedMicros)} reserved
+          <span className="block text-xs text-slate-600">ceiling {formatMicros(ceilings.globalMicros)}</span>
+        </Card>
+        <Card title="Projected (queued and running)" testId="spend-projected">
+          {formatMicros(overview.projected.runningMicros)} reserved by {overview.projected.runningMachines} live machine(s)
+          <span className="block">
+            + at least {formatMicros(overview.projected.queuedMicros)} for {overview.projected.queuedTasks} queued task(s)
+          </span>
+          <span className="block text-xs text-slate-600">worst case: rate × resources × TTL, student guest only</span>
+        </Card>
+        <Card title="Provider account (last preflight)" testId="spend-preflight">
+          {preflight ? (
+            <>
+              <span className={preflight.status === "passed" ? "text-green-800" : "text-red-800"}>{preflight.status}</span> {preflight.finishedAt?.toISOString().slice(0, 16).replace("T", " ")} UTC
+              <dl className="mt-1 grid grid-cols-[auto_1fr] gap-x-2 text-xs">
+                {Object.entries(preflight.observed).map(([key, value]) => (
+                  <div key={key} className="contents">
+                    <dt className="text-slate-600">{key}</dt>
+                    <dd className="font-mono">{typeof value === "number" && key.endsWith("Micros") ? formatMicros(value) : String(value)}</dd>
+                  </div>
+                ))}
+              </dl>
+              {preflight.reason && <p className="text-xs text-red-800">{preflight.reason}</p>}
+            </>
+          ) : (
+            <span className="text-slate-600">
+              No preflight yet: <Link href="/operator/probes">run the probes</Link>.
+            </span>
+          )}
+        </Card>
+      </div>
+
+      <div className="space-y-2 rounded border border-slate-200 bg-white p-4">
+        <h2>Spend per day, {overview.month}</h2>
+        <p className="text-xs text-slate-600">A machine&apos;s cost counts on the day (and in the month) its reservation was made: the same rule the monthly ceiling applies.</p>
+        <DailySpendChart days={overview.days} monthlyCeilingMicros={ceilings.monthlyGlobalMicros} />
+      </div>
+      <div className="grid grid-cols-1 gap-3 lg:grid-cols-2">
+        <div className="space-y-2 rounded border border-slate-200 bg-white p-4">
+          <h2>Per repository, this month</h2>
+          {overview.perRepository.length === 0 ? <p className="text-sm text-slate-600">Nothing spent this month.</p> : <BreakdownChart testId="repository-spend-chart" label="Spend per repository this month" rows={overview.perRepository.map((r) => ({ name: r.repository, committedMicros: r.committedMicros }))} />}
+        </div>
+        <div className="space-y-2 rounded border border-slate-200 bg-white p-4">
+          <h2>Per task, this month (top 20)</h2>
+          {overview.perTask.length === 0 ? <p className="text-sm text-slate-600">Nothing spent this month.</p> : <BreakdownChart testId="task-spend-chart" label="Spend per task this month" rows={overview.perTask.map((t) => ({ name: t.label, committedMicros: t.committedMicros }))} />}
+        </div>
+      </div>
+
+      <div className="space-y-3">
+        <h2>Ledger</h2>
+        <form method="get" className="flex flex-wrap items-end gap-3 rounded border border-slate-200 bg-white p-3 text-sm" data-testid="ledger-filter">
+          <label>
+            Kind
+            <select name="kind" defaultValue={query.kind ?? ""} className={CONTROL}>
+              <option value="">all</option>
+              <option value="reservation">reservation</option>
+              <option value="release">release</option>
+              <option value="usage">usage</option>
+            </select>
+          </label>
+          <label>
+            Task id
+            <input name="taskId" defaultValue={query.taskId ?? ""} className={`${CONTROL} w-80 font-mono`} />
+          </label>
+          <label>
+            From (UTC)
+            <input type="date" name="from" defaultValue={query.from ?? ""} className={CONTROL} />
+          </label>
+          <label>
+            To (UTC)
+            <input type="date" name="to" defaultValue={query.to ?? ""} className={CONTROL} />
+          </label>
+          <button type="submit" className="rounded bg-blue-700 px-3 py-1.5 text-white hover:bg-blue-800">
+            Filter
+          </button>
+          <a href={`/operator/spend/ledger.csv${csvQuery ? `?${csvQuery}` : ""}`} className="py-1.5" data-testid="ledger-csv" download>
+            Export CSV
+          </a>
+        </form>
+        {!filter.success && <p className="text-sm text-red-800">That filter is not valid; showing everything.</p>}
+        {ledger.items.length === 0 ? (
+          <EmptyState title="No ledger entries for this filter" />
+        ) : (
+          <DataTable testId="ledger-table" headers={["When (UTC)", "Kind", "Amount", "Task", "Machine", "Note"]}>
+            {ledger.items.map((e) => (
+              <tr key={e.id} className="border-t border-slate-200">
+                <td className="whitespace-nowrap p-2 font-mono text-xs">{e.createdAt.toISOString().slice(0, 19).replace("T", " ")}</td>
+                <td className="p-2">{e.kind}</td>
+                <td className="p-2 font-mono">{formatMicros(e.amountMicros)}</td>
+                <td className="p-2">{e.taskId ? <Link href={`/operator/tasks/${e.taskId}`}>{e.repository} #{e.issueNumber}</Link> : "—"}</td>
+                <td className="p-2 font-mono text-xs">{e.machine ?? "—"}</td>
+                <td className="p-2 text-xs text-slate-600">{e.note}</td>
+              </tr>
+            ))}
+          </DataTable>
+        )}
+        <Pager page={ledger.page} pageSize={ledger.pageSize} total={ledger.total} hrefOf={(page) => `/operator/spend${queryString({ ...query, page })}`} />
+      </div>
+
+      <SettingPanel settingKey="spend.ceilings" description="A create that would pass any ceiling is refused before it is sent. The month is the calendar month in UTC." />
+      <SettingPanel settingKey="spend.rates" />
+    </section>
+  );
+}

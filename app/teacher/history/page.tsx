@@ -1,0 +1,132 @@
+import Link from "next/link";
+import { requirePagePermission } from "@/app/_server/guard";
+import { EmptyState } from "@/components/empty-state";
+import { Pager, queryString } from "@/components/pager";
+import { StateBadge } from "@/components/state-badge";
+import { getDb } from "@/lib/db/client";
+import { listReviewHistory } from "@/lib/review/list-review-history";
+
+type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
+
+const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
+const VERDICT_TEXT = { approve: "approved", reject: "rejected", request_changes: "changes requested" } as const;
+const VERDICT_STATE = { approve: "approved", reject: "rejected", request_changes: "review_pending" } as const;
+const PR_STATE = { pending: "pr_pending", open: "pr_open", failed: "pr_failed" } as const;
+
+export default async function ReviewHistoryPage({ searchParams }: Props) {
+  const actor = await requirePagePermission("review.view", "/teacher/history");
+  const params = await searchParams;
+  const history = await listReviewHistory(
+    { db: await getDb() },
+    { actor, scope: first(params.scope) as never, repository: first(params.repository), verdict: first(params.verdict) as never, from: first(params.from), to: first(params.to), page: first(params.page) as never },
+  );
+  const { query } = history;
+  const filters = { scope: query.scope === "all" ? undefined : query.scope, repository: query.repository, verdict: query.verdict, from: query.from, to: query.to };
+  const hrefOf = (page: number) => `/teacher/history${queryString({ ...filters, page: page === 1 ? undefined : page })}`;
+  const isFiltered = Object.values(filters).some(Boolean);
+  return (
+    <section className="space-y-4">
+      <h1>Review history</h1>
+      <form method="get" className="flex flex-wrap items-end gap-3 rounded border border-slate-200 bg-white p-3 text-sm" data-testid="history-filters">
+        <label className="block">
+          Decisions
+          <select name="scope" defaultValue={query.scope} className="mt-1 block rounded border border-slate-300 p-1">
+            <option value="all">Everyone&apos;s</option>
+            <option value="mine">Mine</option>
+          </select>
+        </label>
+        <label className="block">
+          Repository
+          <input name="repository" defaultValue={query.repository ?? ""} placeholder="owner/name" className="mt-1 block w-44 rounded border border-slate-300 p-1" />
+        </label>
+        <label className="block">
+          Verdict
+          <select name="verdict" defaultValue={query.verdict ?? ""} className="mt-1 block rounded border border-slate-300 p-1">
+            <option value="">Any verdict</option>
+            <option value="approve">Approved</option>
+            <option value="request_changes">Changes requested</option>
+            <option value="reject">Rejected</option>
+          </select>
+        </label>
+        <label className="block">
+          From (UTC)
+          <input type="date" name="from" defaultValue={query.from ?? ""} className="mt-1 block rounded border border-slate-300 p-1" />
+        </label>
+        <label className="block">
+          To (UTC)
+          <input type="date" name="to" defaultValue={query.to ?? ""} className="mt-1 block rounded border border-slate-300 p-1" />
+        </label>
+        <button type="submit" className="rounded bg-slate-800 px-3 py-1.5 text-white">
+          Filter
+        </button>
+        {isFiltered && <Link href="/teacher/history">Clear filters</Link>}
+      </form>
+      {history.items.length === 0 ? (
+        <EmptyState title={isFiltered ? "No decision matches these filters" : "No decisions yet"}>Every approval, rejection and request for changes is listed here.</EmptyState>
+      ) : (
+        <div className="overflow-x-auto rounded border border-slate-200 bg-white">
+          <table className="w-full text-left text-sm" data-testid="history-table">
+            <thead className="bg-slate-50 text-xs uppercase text-slate-600">
+              <tr>
+                <th className="px-3 py-2">Decided (UTC)</th>
+                <th className="px-3 py-2">Task</th>
+                <th className="px-3 py-2">Round</th>
+                <th className="px-3 py-2">Verdict</th>
+                <th className="px-3 py-2">Comment</th>
+                <th className="px-3 py-2">Evidence</th>
+                <th className="px-3 py-2">Pull request</th>
+              </tr>
+            </thead>
+            <tbody className="divide-y divide-slate-200">
+              {history.items.map((item) => (
+                <tr key={item.decisionId} className="align-top" data-testid="history-row">
+                  <td className="whitespace-nowrap px-3 py-2 text-xs text-slate-600">
+                    {item.decidedAt.toISOString().replace("T", " ").slice(0, 16)}
+                    <br />
+                    {item.isMine ? "you" : item.teacher}
+                  </td>
+                  <td className="px-3 py-2">
+                    <Link href={`/teacher/candidates/${item.candidateId}`}>
+                      {item.repository} #{item.issueNumber}
+                    </Link>
+                    <p className="max-w-56 truncate text-xs text-slate-600" title={item.issueTitle}>
+                      {item.issueTitle}
+                    </p>
+                  </td>
+                  <td className="px-3 py-2">{item.round}</td>
+                  <td className="px-3 py-2">
+                    <StateBadge state={VERDICT_STATE[item.verdict]} />
+                    <span className="sr-only">{VERDICT_TEXT[item.verdict]}</span>
+                  </td>
+                  <td className="max-w-80 px-3 py-2">
+                    <p className="line-clamp-3 whitespace-pre-wrap break-words" title={item.comment.slice(0, 1000)}>
+                      {item.comment}
+                    </p>
+                  </td>
+                  <td className="px-3 py-2">
+                    <StateBadge state={item.evidenceStatus === "pass" ? "passed" : "failed"} />
+                  </td>
+                  <td className="px-3 py-2 text-xs">
+                    {item.pullRequest && item.pullRequest.isFromThisRound ? (
+                      <span className="flex flex-wrap items-center gap-1">
+                        <StateBadge state={PR_STATE[item.pullRequest.state]} />
+                        {item.pullRequest.url && item.pullRequest.number !== null && /^https?:\/\//.test(item.pullRequest.url) ? (
+                          <a href={item.pullRequest.url} rel="noreferrer noopener" target="_blank">
+                            #{item.pullRequest.number}
+                          </a>
+                        ) : null}
+                      </span>
+                    ) : (
+                      <span className="text-slate-400">—</span>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <Pager page={history.page} pageSize={history.pageSize} total={history.total} hrefOf={hrefOf} />
+    </section>
+  );
+}

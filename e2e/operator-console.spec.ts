@@ -1,0 +1,103 @@
+/**
+ * The operator console (issue 13) in the browser on the real system: a limit edited with an
+ * invalid value (every field error shown, nothing saved), then a valid one with a reason, and the
+ * audit trail (page and CLI) showing the diff; the spend page's chart drawn from the ledger the
+ * demo runs made; a task blocked by a provider fault injected through the local substrate's admin
+ * API, retried from its page, reaching review with both attempts visible. Runs after the journey,
+ * whose real demo runs filled the spend ledger.
+ */
+import { expect, test, type Browser, type Page } from "@playwright/test";
+import { cliJson } from "./cli";
+import { injectSubstrateFault, operatorLogin, signIn } from "./helpers";
+
+test.describe.configure({ mode: "serial", timeout: 240_000 });
+
+async function operatorPage(browser: Browser): Promise<Page> {
+  const page = await (await browser.newContext()).newPage();
+  await signIn(page, operatorLogin());
+  return page;
+}
+
+test("an invalid limit shows every field error and saves nothing; a valid one with a reason is versioned and audited with its diff", async ({ browser }) => {
+  const page = await operatorPage(browser);
+  await page.goto("/operator/limits");
+  const panel = page.getByTestId("setting-panel-task.limits");
+  const form = page.getByTestId("setting-form-task.limits");
+  const versionBefore = await panel.getByTestId("setting-version").textContent();
+
+  await form.locator('[name="maxProcesses"]').fill("3");
+  await form.locator('[name="memoryMb"]').fill("1");
+  await form.getByRole("button", { name: "Save" }).click();
+  await expect(form.locator('[data-testid="field-error"][data-field="maxProcesses"]')).toBeVisible();
+  await expect(form.locator('[data-testid="field-error"][data-field="memoryMb"]')).toBeVisible();
+  await expect(form.locator('[data-testid="field-error"][data-field="reason"]')).toBeVisible();
+  await expect(form.getByTestId("action-result")).toContainText("Nothing saved");
+  await expect(form.locator('[name="maxProcesses"]')).toHaveValue("3"); // what was typed stays
+  await page.reload();
+  await expect(panel.getByTestId("setting-version")).toHaveText(versionBefore!);
+
+  await form.locator('[name="maxProcesses"]').fill("300");
+  await expect(form.getByTestId("setting-preview-table")).toContainText("maxProcesses");
+  await form.locator('[name="reason"]').fill("the robotics class builds with many processes");
+  await form.getByRole("button", { name: "Save" }).click();
+  await expect(form.getByTestId("action-result")).toContainText(/saved as version \d+/);
+  await expect(form.locator('[data-testid="field-error"]')).toHaveCount(0);
+
+  await page.goto("/operator/audit?kind=setting");
+  const row = page.getByTestId("audit-row").first();
+  await expect(row).toContainText("task.limits");
+  await expect(row).toContainText("the robotics class builds with many processes");
+  await expect(row.getByTestId("audit-diff")).toContainText("maxProcesses");
+  await expect(row.getByTestId("audit-diff")).toContainText("300");
+
+  const audit = cliJson<{ items: { action: string; targetId: string; detail: { after: { maxProcesses: number }; reason: string } }[] }>(["audit", "list", "--kind", "setting"]);
+  expect(audit.items[0]).toMatchObject({ action: "setting.write", targetId: "task.limits", detail: { after: { maxProcesses: 300 }, reason: "the robotics class builds with many processes" } });
+});
+
+test("the spend page draws its chart and breakdowns from the ledger the demo runs made, and exports it as CSV", async ({ browser }) => {
+  const page = await operatorPage(browser);
+  await page.goto("/operator/spend");
+  await expect(page.getByTestId("ledger-table").locator("tbody tr").first()).toBeVisible();
+  await expect(page.getByTestId("daily-spend-chart").locator(".recharts-bar-rectangle").first()).toBeVisible();
+  await expect(page.getByTestId("daily-spend-chart")).toContainText("monthly ceiling");
+  await expect(page.getByTestId("repository-spend-chart")).toContainText("demo/calculator");
+  const csv = await page.request.get("/operator/spend/ledger.csv?kind=usage");
+  expect(csv.status()).toBe(200);
+  expect(csv.headers()["content-type"]).toContain("text/csv");
+  const lines = (await csv.text()).trim().split("\n");
+  expect(lines[0]).toBe("id,created_at,kind,amount_micros,amount_usd,task_id,repository,issue,machine,note");
+  expect(lines.length).toBeGreaterThan(1);
+});
+
+test("a task blocked by an injected provider 500 is retried from its page and reaches review; both attempts are visible", async ({ browser }) => {
+  const page = await operatorPage(browser);
+  // No automatic retry here: the operator's retry is what this test is about.
+  await page.goto("/operator/limits");
+  const retryForm = page.getByTestId("setting-form-task.retry");
+  await retryForm.locator('[name="maxAutomaticRetries"]').fill("0");
+  await retryForm.locator('[name="reason"]').fill("manual retries only during the e2e run");
+  await retryForm.getByRole("button", { name: "Save" }).click();
+  await expect(retryForm.getByTestId("action-result")).toContainText("saved");
+
+  await injectSubstrateFault({ verb: "create", kind: "http500", count: 1 });
+  await page.goto("/operator/tasks/new");
+  await page.getByLabel("Issue number").fill("1");
+  await page.getByLabel("Issue title").fill("retry after a provider 500");
+  await page.getByLabel(/Issue text/).fill("add() subtracts instead of adding.");
+  await page.getByRole("button", { name: "Create task" }).click();
+  await page.waitForURL(/\/operator\/tasks\/[0-9a-f-]{36}$/);
+  await expect(page.locator("h1 + [data-state]").first()).toHaveAttribute("data-state", "blocked", { timeout: 120_000 });
+  await expect(page.getByTestId("task-error")).toContainText("SUBSTRATE_INTERNAL");
+
+  await page.getByTestId("retry-form").locator('[name="reason"]').fill("the provider had a bad minute");
+  await page.getByTestId("retry-form").getByRole("button", { name: "Retry as a new attempt" }).click();
+  await expect(page.locator("h1 + [data-state]").first()).toHaveAttribute("data-state", "review_pending", { timeout: 180_000 });
+  const attempts = page.getByTestId("task-attempt");
+  await expect(attempts).toHaveCount(2);
+  await expect(attempts.nth(0)).toContainText("Attempt 0");
+  await expect(attempts.nth(0).locator("[data-state]")).toHaveAttribute("data-state", "blocked");
+  await expect(attempts.nth(1).locator("[data-state]")).toHaveAttribute("data-state", "review_pending");
+  await expect(page.getByTestId("task-machines")).toContainText("failed");
+  await page.goto("/operator/audit?kind=task");
+  await expect(page.getByTestId("audit-row").first()).toContainText("task.retry");
+});

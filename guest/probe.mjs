@@ -1,0 +1,204 @@
+// The operator's qualification probe program. Runs INSIDE a guest (Node 24, no dependencies,
+// nothing imported from the project), never on the host. It tries things and reports what it
+// SAW: sandbox identity (/proc), interfaces and routes, TCP/UDP/DNS attempts to the targets it is
+// given (loopback only: the control plane's ports and listeners the probe itself runs), requests
+// through the relay socket that try to use it as a proxy, and a bounded search for host canaries
+// (only their sha256 digests are given; values are matched by pattern and hashed here).
+// Its output is untrusted guest output: the control plane parses it with a strict schema.
+import { createHash } from "node:crypto";
+import dgram from "node:dgram";
+import fs from "node:fs";
+import net from "node:net";
+
+const INPUT = process.argv[2] ?? "/tmp/school-core-probe/input.json";
+const input = JSON.parse(fs.readFileSync(INPUT, "utf8"));
+const report = { v: 1, identity: null, network: null, egress: [], relay: [], canaries: null };
+const cut = (text, n = 300) => String(text).slice(0, n);
+const read = (file, max = 64 * 1024) => {
+  try {
+    const fd = fs.openSync(file, "r");
+    const buf = Buffer.alloc(max);
+    const n = fs.readSync(fd, buf, 0, max, 0);
+    fs.closeSync(fd);
+    return buf.subarray(0, n).toString("utf8");
+  } catch {
+    return null;
+  }
+};
+
+function identity() {
+  const status = read("/proc/self/status") ?? "";
+  const field = (name) => (status.match(new RegExp(`^${name}:\\s*(.*)$`, "m")) ?? [])[1] ?? null;
+  let namespaces = {};
+  try {
+    for (const ns of fs.readdirSync("/proc/self/ns")) namespaces[ns] = cut(fs.readlinkSync(`/proc/self/ns/${ns}`), 80);
+  } catch {
+    namespaces = null;
+  }
+  const mounts = (read("/proc/self/mountinfo", 256 * 1024) ?? "").split("\n").filter(Boolean);
+  const socketMounts = mounts.filter((line) => /docker\.sock|containerd\.sock|ssh-agent|agent\.\d+|\.X11-unix|dbus|podman\.sock/i.test(line)).map((l) => cut(l, 200));
+  const riskyEnv = Object.keys(process.env).filter((k) => /^(SSH_AUTH_SOCK|DOCKER_HOST|KUBERNETES_|AWS_|GOOGLE_|AZURE_|GITHUB_TOKEN|GH_TOKEN|NEXTAUTH_|DATABASE_URL|SMOLCLOUD_)/.test(k));
+  return {
+    capEff: field("CapEff"),
+    capBnd: field("CapBnd"),
+    noNewPrivs: field("NoNewPrivs"),
+    seccomp: field("Seccomp"),
+    uidMap: cut((read("/proc/self/uid_map") ?? "").trim(), 200),
+    kernel: cut((read("/proc/version") ?? "").trim(), 200),
+    namespaces,
+    mountCount: mounts.length,
+    socketMounts: socketMounts.slice(0, 20),
+    riskyEnv: riskyEnv.slice(0, 20),
+  };
+}
+
+function network() {
+  const dev = (read("/proc/net/dev") ?? "").split("\n").slice(2).map((l) => l.split(":")[0].trim()).filter(Boolean);
+  const routes = (read("/proc/net/route") ?? "").split("\n").slice(1).filter(Boolean);
+  const hasDefaultRoute = routes.some((l) => l.split(/\s+/)[1] === "00000000");
+  const inet6 = (read("/proc/net/if_inet6") ?? "").split("\n").filter(Boolean).map((l) => l.trim().split(/\s+/).at(-1));
+  return { interfaces: dev.slice(0, 20), ipv6Interfaces: [...new Set(inet6)].slice(0, 20), routeCount: routes.length, hasDefaultRoute, resolvConf: cut((read("/etc/resolv.conf") ?? "").trim(), 300) };
+}
+
+function tcpAttempt(target, timeoutMs) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const socket = net.connect({ host: target.host, port: target.port });
+    const done = (outcome, detail) => {
+      socket.destroy();
+      resolve({ label: target.label, protocol: "tcp", host: target.host, port: target.port, outcome, detail: cut(detail ?? "", 120), ms: Date.now() - started });
+    };
+    socket.setTimeout(timeoutMs, () => done("timeout"));
+    socket.once("connect", () => done("connected"));
+    socket.once("error", (error) => done("error", error.code ?? error.message));
+  });
+}
+
+// A UDP attempt counts as reached only if an answer comes back (our own listeners echo).
+function udpAttempt(target, timeoutMs) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const socket = dgram.createSocket(target.host.includes(":") ? "udp6" : "udp4");
+    let finished = false;
+    const done = (outcome, detail) => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      socket.close();
+      resolve({ label: target.label, protocol: "udp", host: target.host, port: target.port, outcome, detail: cut(detail ?? "", 120), ms: Date.now() - started });
+    };
+    const timer = setTimeout(() => done("timeout"), timeoutMs);
+    socket.once("message", () => done("answered"));
+    socket.once("error", (error) => done("error", error.code ?? error.message));
+    socket.send(Buffer.from(target.payload ?? "school-core-probe"), target.port, target.host, (error) => error && done("error", error.code ?? error.message));
+  });
+}
+
+// A minimal DNS A query for the name, sent to the given resolver (loopback only).
+function dnsAttempt(target, timeoutMs) {
+  const labels = target.name.split(".").flatMap((l) => [Buffer.from([l.length]), Buffer.from(l)]);
+  const query = Buffer.concat([Buffer.from([0x13, 0x37, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0]), ...labels, Buffer.from([0, 0, 1, 0, 1])]);
+  return udpAttempt({ ...target, payload: query }, timeoutMs).then((r) => ({ ...r, protocol: "dns", name: target.name }));
+}
+
+function relayAttempt(request, socketPath, marker, timeoutMs) {
+  return new Promise((resolve) => {
+    const socket = net.connect(socketPath);
+    let data = "";
+    const done = (outcome, detail) => {
+      socket.destroy();
+      const status = (data.match(/^HTTP\/1\.[01] (\d{3})/) ?? [])[1] ?? null;
+      resolve({ label: request.label, outcome, status, sawTarget: marker !== "" && data.includes(marker), detail: cut(detail ?? "", 120) });
+    };
+    socket.setTimeout(timeoutMs, () => done("timeout"));
+    socket.once("connect", () => socket.write(request.raw));
+    socket.on("data", (chunk) => {
+      data += chunk.toString("latin1");
+      if (data.length > 65536) done("answered");
+    });
+    socket.once("end", () => done("answered"));
+    socket.once("error", (error) => done("error", error.code ?? error.message));
+  });
+}
+
+function searchCanaries(spec) {
+  const pattern = new RegExp(spec.pattern, "g");
+  const wanted = new Set(spec.digests);
+  const deadline = Date.now() + spec.timeMs;
+  const found = [];
+  let files = 0;
+  let bytes = 0;
+  let isCut = false;
+  const scanText = (text, where) => {
+    for (const match of text.matchAll(pattern)) {
+      const digest = createHash("sha256").update(match[0]).digest("hex");
+      if (wanted.has(digest) && found.length < 50) found.push({ where: cut(where, 200), digest });
+    }
+  };
+  // environment and every /proc entry we can read
+  scanText(JSON.stringify(process.env), "env");
+  let procs = [];
+  try {
+    procs = fs.readdirSync("/proc").filter((e) => /^\d+$/.test(e));
+  } catch {}
+  for (const pid of procs) {
+    for (const name of ["environ", "cmdline"]) {
+      const text = read(`/proc/${pid}/${name}`);
+      if (text) scanText(text, `/proc/${pid}/${name}`);
+    }
+  }
+  const skip = new Set(["/proc", "/sys", "/dev"]);
+  // "@mounts": every mount point first (a host path bound in shows up as one), then the rest
+  const mountPoints = (read("/proc/self/mountinfo", 256 * 1024) ?? "").split("\n").map((l) => l.split(" ")[4]).filter((m) => m && m !== "/" && ![...skip].some((s) => m === s || m.startsWith(`${s}/`)));
+  const roots = spec.roots.flatMap((r) => (r === "@mounts" ? mountPoints : [r]));
+  const visited = new Set();
+  // breadth first across every root: shallow files everywhere before deep trees anywhere
+  const queue = [...roots];
+  while (queue.length > 0) {
+    if (Date.now() > deadline || files >= spec.maxFiles || bytes >= spec.maxTotalBytes) {
+      isCut = true;
+      break;
+    }
+    const dir = queue.shift();
+    if (visited.has(dir)) continue;
+    visited.add(dir);
+    let entries;
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      const full = dir === "/" ? `/${entry.name}` : `${dir}/${entry.name}`;
+      if (skip.has(full)) continue;
+      if (entry.isDirectory()) queue.push(full);
+      else if (entry.isFile() || entry.isSocket()) {
+        if (entry.isSocket()) {
+          found.length < 50 && spec.reportSockets && found.push({ where: cut(full, 200), digest: null, kind: "socket" });
+          continue;
+        }
+        const text = read(full, spec.maxBytesPerFile);
+        files++;
+        if (text) {
+          bytes += text.length;
+          scanText(text, full);
+        }
+      }
+    }
+  }
+  return { found, filesRead: files, bytesRead: bytes, isCut, roots: roots.slice(0, 20).map((r) => cut(r, 200)) };
+}
+
+const timeoutMs = input.timeoutMs ?? 1500;
+if (input.identity) report.identity = identity();
+if (input.network) report.network = network();
+report.egress = await Promise.all([
+  ...(input.tcp ?? []).map((target) => tcpAttempt(target, timeoutMs)),
+  ...(input.udp ?? []).map((target) => udpAttempt(target, timeoutMs)),
+  ...(input.dns ?? []).map((target) => dnsAttempt(target, timeoutMs)),
+]);
+if (input.relay) {
+  for (const request of input.relay.requests) report.relay.push(await relayAttempt(request, input.relay.socketPath, input.relay.marker, timeoutMs));
+}
+if (input.canaries) report.canaries = searchCanaries(input.canaries);
+process.stdout.write(JSON.stringify(report));

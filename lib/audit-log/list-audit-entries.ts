@@ -1,0 +1,71 @@
+/**
+ * The audit trail as the operator reads it: newest first, filtered by actor, kind and date,
+ * paged. A "kind" is a family of actions (every setting write, every task action …); the
+ * dispatch gate is its own kind because toggling it is a decision an operator looks for.
+ */
+import { z } from "zod";
+import type { Db } from "../db/client";
+import type { Prisma } from "../db/generated/client";
+import { parseOrThrow } from "../parse-or-throw";
+
+export const AUDIT_KINDS = {
+  setting: { label: "Setting changes", where: { action: "setting.write", NOT: { targetId: "dispatch" } } },
+  dispatch: { label: "Dispatch gate", where: { OR: [{ action: { startsWith: "dispatch." } }, { action: "setting.write", targetId: "dispatch" }] } },
+  manifest: { label: "Trusted checks", where: { action: { startsWith: "manifest." } } },
+  quarantine: { label: "Quarantine", where: { action: { startsWith: "quarantine." } } },
+  review: { label: "Review decisions", where: { action: { startsWith: "review." } } },
+  task: { label: "Tasks (create, cancel, retry, re-verify)", where: { action: { startsWith: "task." } } },
+  user: { label: "Users", where: { action: { startsWith: "user." } } },
+  repository: { label: "Repositories", where: { action: { startsWith: "repository." } } },
+  relay: { label: "Relay", where: { action: { startsWith: "relay." } } },
+  publication: { label: "Publication", where: { action: { startsWith: "publication." } } },
+  probe: { label: "Probes", where: { action: { startsWith: "probe." } } },
+} as const satisfies Record<string, { label: string; where: Prisma.AuditLogWhereInput }>;
+export type TAuditKind = keyof typeof AUDIT_KINDS;
+
+export const ZListAuditEntriesSchema = z
+  .object({
+    /** a user id, or "system" for entries without an actor (the worker, the CLI without a user) */
+    actor: z.union([z.uuid(), z.literal("system")]).optional(),
+    kind: z.enum(Object.keys(AUDIT_KINDS) as [TAuditKind, ...TAuditKind[]]).optional(),
+    /** YYYY-MM-DD, inclusive, UTC */
+    from: z.iso.date().optional(),
+    /** YYYY-MM-DD, inclusive, UTC */
+    to: z.iso.date().optional(),
+    page: z.coerce.number().int().min(1).max(100_000).default(1),
+    pageSize: z.coerce.number().int().min(1).max(500).default(50),
+  })
+  .strict();
+export type TListAuditEntriesInput = z.input<typeof ZListAuditEntriesSchema>;
+
+export async function listAuditEntries(deps: { db: Db }, fields: TListAuditEntriesInput) {
+  const input = parseOrThrow(ZListAuditEntriesSchema, fields, { code: "VALIDATION_FAILED", label: "audit filter" });
+  const and: Prisma.AuditLogWhereInput[] = [];
+  if (input.actor) and.push({ actorId: input.actor === "system" ? null : input.actor });
+  if (input.kind) and.push(AUDIT_KINDS[input.kind].where);
+  if (input.from) and.push({ createdAt: { gte: new Date(`${input.from}T00:00:00Z`) } });
+  if (input.to) and.push({ createdAt: { lt: new Date(new Date(`${input.to}T00:00:00Z`).getTime() + 86_400_000) } });
+  const where: Prisma.AuditLogWhereInput = and.length > 0 ? { AND: and } : {};
+  const [total, rows] = await Promise.all([
+    deps.db.auditLog.count({ where }),
+    deps.db.auditLog.findMany({ where, orderBy: { id: "desc" }, skip: (input.page - 1) * input.pageSize, take: input.pageSize, include: { actor: { select: { email: true } } } }),
+  ]);
+  return {
+    total,
+    page: input.page,
+    pageSize: input.pageSize,
+    pageCount: Math.max(1, Math.ceil(total / input.pageSize)),
+    items: rows.map((row) => ({
+      id: row.id.toString(),
+      createdAt: row.createdAt,
+      actorId: row.actorId,
+      actorEmail: row.actor?.email ?? null,
+      action: row.action,
+      targetType: row.targetType,
+      targetId: row.targetId,
+      detail: row.detail,
+    })),
+  };
+}
+
+export type TAuditEntry = Awaited<ReturnType<typeof listAuditEntries>>["items"][number];

@@ -1,0 +1,59 @@
+/**
+ * Managing users from the browser's use cases, on real PostgreSQL: add with a one-time password
+ * (only its hash stored), change roles, disable, reset a password; nobody locks the school out
+ * (no self-demotion, the last operator stays); every change audited, never a password.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Db } from "../db/client";
+import { createTestDatabase } from "../testing/test-database";
+import { addUser } from "./add-user";
+import { verifyPassword } from "./password";
+import { resetUserPassword } from "./reset-user-password";
+import { updateUser } from "./update-user";
+
+let db: Db;
+let opId: string;
+
+beforeAll(async () => {
+  ({ db } = await createTestDatabase());
+  opId = (await db.user.create({ data: { email: "lead@users.test", name: "lead", passwordHash: "x", roles: ["operator"] } })).id;
+});
+
+describe("user management", () => {
+  it("adds a user with a generated one-time password; only its hash is stored; audited without it", async () => {
+    const { user, password } = await addUser({ db }, { email: "New.Teacher@Users.test", roles: "teacher", actorId: opId });
+    expect(user).toMatchObject({ email: "new.teacher@users.test", roles: ["teacher"] });
+    expect(password.length).toBeGreaterThanOrEqual(20);
+    const stored = await db.user.findUniqueOrThrow({ where: { id: user.id }, omit: { passwordHash: false } });
+    expect(await verifyPassword(password, stored.passwordHash)).toBe(true);
+    const audit = await db.auditLog.findFirstOrThrow({ where: { action: "user.create", targetId: user.id } });
+    expect(JSON.stringify(audit.detail)).not.toContain(password);
+    await expect(addUser({ db }, { email: "new.teacher@users.test", roles: ["teacher"], actorId: opId })).rejects.toMatchObject({ code: "ALREADY_EXISTS" });
+    await expect(addUser({ db }, { email: "x@users.test", roles: [], actorId: opId })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+  });
+
+  it("changes roles and disables, audited with before/after", async () => {
+    const teacher = await db.user.findUniqueOrThrow({ where: { email: "new.teacher@users.test" } });
+    const after = await updateUser({ db }, { userId: teacher.id, roles: ["teacher", "operator"], isDisabled: "on", actorId: opId });
+    expect(after).toMatchObject({ roles: ["operator", "teacher"], isDisabled: true });
+    const audit = await db.auditLog.findFirstOrThrow({ where: { action: "user.disable", targetId: teacher.id } });
+    expect(audit.detail).toMatchObject({ before: { roles: ["teacher"], isDisabled: false }, after: { isDisabled: true } });
+  });
+
+  it("refuses self-demotion and removing the last enabled operator", async () => {
+    await expect(updateUser({ db }, { userId: opId, roles: ["teacher"], isDisabled: "false", actorId: opId })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    const other = await db.user.create({ data: { email: "other@users.test", name: "o", passwordHash: "x", roles: ["operator"] } });
+    await expect(updateUser({ db }, { userId: opId, roles: ["operator"], isDisabled: "true", actorId: other.id })).resolves.toMatchObject({ isDisabled: true });
+    await expect(updateUser({ db }, { userId: other.id, roles: ["teacher"], isDisabled: "false", actorId: null })).rejects.toMatchObject({ code: "STATE_CONFLICT" });
+    await updateUser({ db }, { userId: opId, roles: ["operator"], isDisabled: "false", actorId: other.id });
+  });
+
+  it("resets a password: the new one works, the old one does not, and the sign-in throttle is cleared", async () => {
+    await db.signInThrottle.create({ data: { key: "email:lead@users.test", failures: 9, windowStart: new Date(), lockedUntil: new Date(Date.now() + 60_000) } });
+    const { password } = await resetUserPassword({ db }, { userId: opId, actorId: null });
+    const stored = await db.user.findUniqueOrThrow({ where: { id: opId }, omit: { passwordHash: false } });
+    expect(await verifyPassword(password, stored.passwordHash)).toBe(true);
+    expect(await db.signInThrottle.count({ where: { key: "email:lead@users.test" } })).toBe(0);
+    expect(await db.auditLog.count({ where: { action: "user.password_reset", targetId: opId } })).toBe(1);
+  });
+});

@@ -1,0 +1,51 @@
+/**
+ * P5 oversized and malformed export (seed 000 item 5): an export over maxArchiveBytes, a
+ * malformed archive, an archive with a traversal entry and a result for another task are each
+ * refused whole by the control plane — the task fails with a control-plane refusal code (not a
+ * substrate error) and nothing is imported.
+ */
+import { createProbeTarget, createProbeTask } from "./probe-tasks";
+import { outcome, type TProbe } from "./probe-types";
+
+/** Writes result.json naming the archive at /tmp/school-core-candidate.tar (taskId overridable), then kills the runner. */
+function forgedResult(taskIdExpression = "t.taskId"): string {
+  const script = [
+    'const fs=require("fs"),c=require("crypto");',
+    'const t=JSON.parse(fs.readFileSync("/tmp/school-core-input/task.json"));',
+    'const a=fs.readFileSync("/tmp/school-core-candidate.tar");',
+    `fs.writeFileSync("/tmp/school-core-output/result.json",JSON.stringify({v:1,taskId:${taskIdExpression},repository:t.repository,baseSha:t.baseSha,guestExecutionId:"probe",status:"completed",diagnostics:"",`,
+    'candidate:{archivePath:"/tmp/school-core-candidate.tar",archiveSha256:c.createHash("sha256").update(a).digest("hex"),archiveBytes:a.length,changedPaths:["src/add.js"]},studentReport:null,supplementalChecks:[]}));',
+    'fs.writeFileSync("/tmp/school-core-output/done.json","{}")',
+  ].join("");
+  return `node -e '${script}'; kill -9 $PPID`;
+}
+
+const MiB = 1024 * 1024;
+export const P5_CASES = [
+  { label: "P5 oversized export", agentCommand: ["sh", "-c", "head -c 3000000 /dev/urandom > blob.bin"], limits: { maxArchiveBytes: MiB } },
+  { label: "P5 malformed archive", agentCommand: ["sh", "-c", `head -c 5000 /dev/urandom > /tmp/school-core-candidate.tar; ${forgedResult()}`] },
+  { label: "P5 traversal entry", agentCommand: ["sh", "-c", `cd /workspace/repo && tar -P -cf /tmp/school-core-candidate.tar ../repo/src/add.js; ${forgedResult()}`] },
+  { label: "P5 result for another task", agentCommand: ["sh", "-c", `cd /workspace/repo && tar -cf /tmp/school-core-candidate.tar src/add.js; ${forgedResult('"00000000-0000-4000-8000-000000000000"')}`] },
+] as const;
+
+/** Codes only the control plane's own validation raises (contract, archive, identity). */
+const CONTROL_PLANE_REFUSAL = /^(CONTRACT_VIOLATION|ARCHIVE_REFUSED|CANDIDATE_MISMATCH)/;
+
+export const probeRefusedExports: TProbe = async (deps, run) => {
+  const target = await createProbeTarget(deps, { runId: run.runId });
+  const tasks = [];
+  for (const c of P5_CASES) tasks.push(await createProbeTask(deps, { runId: run.runId, target, label: c.label, agentCommand: [...c.agentCommand], limits: "limits" in c ? c.limits : undefined, deadlineSeconds: 60 }));
+  await Promise.all(tasks.map((t) => deps.runProbeTask(t.id)));
+  const problems: string[] = [];
+  const results = [];
+  for (const [i, t] of tasks.entries()) {
+    const label = P5_CASES[i]!.label;
+    const task = await deps.db.task.findUniqueOrThrow({ where: { id: t.id }, include: { candidates: true } });
+    const isControlPlane = CONTROL_PLANE_REFUSAL.test(task.errorCode ?? "");
+    results.push({ label, state: task.state, errorCode: task.errorCode, refusedBy: isControlPlane ? "control plane" : "other", reason: task.errorSummary?.slice(0, 300) ?? null, candidates: task.candidates.length });
+    if (task.state !== "failed") problems.push(`${label}: ended ${task.state}, not failed`);
+    if (!isControlPlane) problems.push(`${label}: not refused by the control plane's validation (${task.errorCode ?? "no code"})`);
+    if (task.candidates.length > 0) problems.push(`${label}: something was imported`);
+  }
+  return outcome(problems.length === 0, { cases: results, ...(problems.length ? { problems } : {}) });
+};

@@ -1,0 +1,51 @@
+/**
+ * What a probe gets and returns. A probe observes behaviour in real guests of the configured
+ * substrate through the same Substrate adapter the lifecycle uses; it never trusts what the
+ * provider says about itself. It returns passed/failed with bounded detail; a provider error is a
+ * failure carrying the provider's own (sanitized) text (seed 001 finding B); anything else thrown
+ * is `error` (the probe could not run).
+ */
+import type { Db } from "../db/client";
+import type { TEnv } from "../env";
+import type { TRelayTransport } from "../relay/transports/transport";
+import type { TSubstrateConfig } from "../contract/dispatch-setting";
+import type { Substrate } from "../substrate/substrate";
+import type { TProbeId } from "./probe-catalog";
+
+export type TProbeTaskOptions = { relayTransport?: TRelayTransport };
+
+export type TProbeDeps = {
+  db: Db;
+  env: TEnv;
+  substrate: Substrate;
+  /** Drives a probe-owned task through the lifecycle steps (composition root: lib/jobs). */
+  runProbeTask(taskId: string, options?: TProbeTaskOptions): Promise<void>;
+  readyTimeoutMs?: number;
+  /** Extra P2 targets on loopback that a test set up itself (never any other address). */
+  extraEgressTargets?: { label: string; host: string; port: number; protocol: "tcp" | "udp" }[];
+  /** Spawns made by an in-process local substrate (tests only) are the provider's, not the host control plane's. */
+  isProviderSpawn?(info: { file: string; stack: string }): boolean;
+  /** Test seam: adds to the evidence document before P7 scans it. */
+  tamperEvidence?(doc: Record<string, unknown>): void;
+  onProgress?(probe: TProbeId, status: string): void;
+};
+
+export type TProbeRunContext = {
+  runId: string;
+  configDigest: string;
+  config: TSubstrateConfig;
+  startedAt: Date;
+  /** Values that must never appear in evidence (canaries, tokens, the session secret): P7 scans for them. */
+  secrets: Set<string>;
+  /** The finished probes' results so far, for the evidence document. */
+  results: Map<TProbeId, TProbeResult & { durationMs: number }>;
+};
+
+export type TProbeOutcome = { status: "passed" | "failed"; detail: Record<string, unknown>; providerError?: string };
+export type TProbeResult = { status: "passed" | "failed" | "error"; detail: Record<string, unknown>; providerError?: string };
+
+export type TProbe = (deps: TProbeDeps, run: TProbeRunContext) => Promise<TProbeOutcome>;
+
+export function outcome(isPass: boolean, detail: Record<string, unknown>, providerError?: string): TProbeOutcome {
+  return { status: isPass ? "passed" : "failed", detail, ...(providerError ? { providerError } : {}) };
+}

@@ -1,0 +1,44 @@
+/**
+ * The gate as it holds *now*: the stored setting re-proved against the configuration in force
+ * (settings and environment) and the run that opened it. A gate that no longer holds is closed
+ * here — recorded with its reason and audited — so the worker, the CLI and every page agree. The
+ * worker calls this before every provisioning: a gate closed while tasks are queued leaves them
+ * queued.
+ */
+import { recordAudit } from "../audit";
+import { DISPATCH_CLOSED, type TDispatchSetting } from "../contract/dispatch-setting";
+import type { Db } from "../db/client";
+import type { TEnv } from "../env";
+import { readSetting, writeSetting } from "../settings/operator-settings";
+import { readSubstrateConfig } from "../settings/substrate-config";
+import { recheckOpenGate } from "./dispatch-gate";
+import { findGateRun } from "./probe-run.repo";
+import { substrateEndpointPart } from "./substrate-endpoint-part";
+
+export type TDispatchGateView = TDispatchSetting & { currentDigest: string; substrate: string; isOpen: boolean };
+
+export async function readDispatchGate(db: Db, env: TEnv): Promise<TDispatchGateView> {
+  const endpoint = substrateEndpointPart(env);
+  const snapshot = await readSubstrateConfig(db, endpoint);
+  let gate: TDispatchSetting;
+  try {
+    gate = (await readSetting(db, "dispatch")) as TDispatchSetting;
+  } catch {
+    // Fail closed: an unreadable gate is a closed gate.
+    gate = { ...DISPATCH_CLOSED, closedReason: "The stored dispatch setting is invalid; it is treated as off." };
+  }
+  const view = { currentDigest: snapshot.digest, substrate: endpoint.substrate.kind };
+  if (gate.mode === "off") return { ...gate, ...view, isOpen: false };
+  const check = recheckOpenGate(gate, { currentDigest: snapshot.digest, openingRun: await findGateRun(db, gate.openedByRunId) });
+  if (check.kind === "open") return { ...gate, ...view, isOpen: true };
+  const closed: TDispatchSetting = { ...DISPATCH_CLOSED, closedReason: check.reason, changedAt: new Date().toISOString() };
+  await db.$transaction(async (tx) => {
+    await writeSetting(tx, { key: "dispatch", value: closed, actorId: null, reason: check.reason ?? undefined, via: "dispatch-gate" });
+    await recordAudit(tx, { actorId: null, action: "dispatch.close", targetType: "setting", targetId: "dispatch", detail: { reason: check.reason, before: gate as never } });
+  });
+  return { ...closed, ...view, isOpen: false };
+}
+
+export async function isDispatchOpen(db: Db, env: TEnv): Promise<boolean> {
+  return (await readDispatchGate(db, env)).isOpen;
+}

@@ -1,0 +1,40 @@
+/**
+ * `setDispatch(deps, { mode })`: the one way the gate changes by hand. Turning it off always
+ * works. Turning it on is refused (DISPATCH_NOT_QUALIFIED, naming what is missing) unless the
+ * latest completed probe run for the current configuration digest passed every probe; the local
+ * substrate opens development mode only.
+ */
+import type { TDispatchMode, TDispatchSetting } from "../contract/dispatch-setting";
+import { DISPATCH_CLOSED } from "../contract/dispatch-setting";
+import type { Db } from "../db/client";
+import type { TEnv } from "../env";
+import { AppError } from "../errors";
+import { writeSetting } from "../settings/operator-settings";
+import { readSubstrateConfig } from "../settings/substrate-config";
+import { decideDispatchOpen } from "./dispatch-gate";
+import { latestCompletedRunFor } from "./probe-run.repo";
+import { readDispatchGate, type TDispatchGateView } from "./read-dispatch-gate";
+import { substrateEndpointPart } from "./substrate-endpoint-part";
+
+export async function setDispatch(deps: { db: Db; env: TEnv }, input: { mode: TDispatchMode; actorId: string | null; via: string }): Promise<TDispatchGateView> {
+  const { db, env } = deps;
+  if (input.mode === "off") {
+    const value: TDispatchSetting = { ...DISPATCH_CLOSED, closedReason: `turned off by ${input.actorId ? "an operator" : "the CLI"} (${input.via})`, changedAt: new Date().toISOString() };
+    await writeSetting(db, { key: "dispatch", value, actorId: input.actorId, reason: value.closedReason ?? undefined, via: input.via });
+    return readDispatchGate(db, env);
+  }
+  const snapshot = await readSubstrateConfig(db, substrateEndpointPart(env));
+  const decision = decideDispatchOpen({ requested: input.mode, currentDigest: snapshot.digest, latestRun: await latestCompletedRunFor(db, snapshot.digest) });
+  if (decision.kind === "refused") throw new AppError("DISPATCH_NOT_QUALIFIED", decision.reason, { configDigest: snapshot.digest });
+  const value: TDispatchSetting = {
+    enabled: true,
+    mode: decision.mode,
+    openedByRunId: decision.runId,
+    configDigest: snapshot.digest,
+    config: snapshot.config,
+    closedReason: null,
+    changedAt: new Date().toISOString(),
+  };
+  await writeSetting(db, { key: "dispatch", value, actorId: input.actorId, reason: `opened (${decision.mode}) by probe run ${decision.runId}`, via: input.via });
+  return readDispatchGate(db, env);
+}

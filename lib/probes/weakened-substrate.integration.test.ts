@@ -1,0 +1,105 @@
+/**
+ * Each probe fails against a local substrate deliberately weakened in the way it guards against
+ * (the substrate is started with its test-only `allowWeakening` switch): network left open (P2),
+ * a host path with a canary bound into the guest (P3), a host fallback injected through the
+ * probe-task seam (P4), the TTL ignored (P6), a secret written into the evidence (P7). P5's
+ * refusals are asserted to come from the control plane in every run (its detail says so).
+ */
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { probeDepsFor } from "../jobs/run-probe-job";
+import { createLifecycleWorld, type LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
+import { executeProbeRun } from "./execute-probe-run";
+import type { TProbeId } from "./probe-catalog";
+import { getProbeRunOrThrow } from "./probe-run.repo";
+import type { TProbeDeps } from "./probe-types";
+import { requestProbeRun } from "./request-probe-run";
+
+let world: LifecycleWorld;
+
+beforeAll(async () => {
+  world = await createLifecycleWorld({ allowWeakening: true });
+});
+
+afterEach(async () => {
+  await world.substrate.admin("PUT", "/admin/weakening", {});
+});
+
+function deps(extra: Partial<TProbeDeps> = {}): TProbeDeps {
+  return probeDepsFor(world.ctx, { isProviderSpawn: ({ stack }) => stack.includes(`${path.sep}sidecars${path.sep}local-substrate${path.sep}`), ...extra });
+}
+
+async function runOne(probe: TProbeId, extra: Partial<TProbeDeps> = {}) {
+  const run = await requestProbeRun({ db: world.db, env: world.env }, { probes: [probe], actorId: null });
+  const state = await executeProbeRun(deps(extra), { runId: run.id });
+  const result = (await getProbeRunOrThrow(world.db, run.id)).results[0]!;
+  return { state, result, detail: JSON.stringify(result.detail) };
+}
+
+async function weaken(value: Record<string, unknown>) {
+  const answer = await world.substrate.admin("PUT", "/admin/weakening", value);
+  expect(answer.status).toBe(200);
+}
+
+describe("probes against a weakened local substrate", () => {
+  it("the weakening switches do not exist without allowWeakening", async () => {
+    const { startTestSubstrate } = await import("../../sidecars/local-substrate/test-substrate");
+    const plain = await startTestSubstrate();
+    try {
+      expect((await plain.admin("PUT", "/admin/weakening", { networkOpen: true })).status).toBe(404);
+    } finally {
+      await plain.cleanup();
+    }
+  });
+
+  it("P2 fails when guests share the host network", async () => {
+    await weaken({ networkOpen: true });
+    const { state, result, detail } = await runOne("P2");
+    expect(state).toBe("failed");
+    expect(result.status).toBe("failed");
+    expect(detail).toMatch(/connected|answered/);
+  }, 60_000);
+
+  it("P3 fails when a host path holding a canary is bound into the guest", async () => {
+    await weaken({ hostBinds: [world.env.dataDir] });
+    const { result, detail } = await runOne("P3");
+    expect(result.status).toBe("failed");
+    expect(detail).toMatch(/canary from DATA_DIR visible in the guest at \/host-weakened-0/);
+  }, 60_000);
+
+  it("P4 fails when a host fallback runs a command on the host after a guest failure", async () => {
+    const base = deps();
+    const { result, detail } = await runOne("P4", {
+      async runProbeTask(taskId, options) {
+        await base.runProbeTask(taskId, options);
+        // the injected fallback: the "student command" run on the host instead of a guest
+        await new Promise((resolve) => spawn("sh", ["-c", "sleep 0.2"]).once("exit", resolve));
+      },
+    });
+    expect(result.status).toBe("failed");
+    expect(detail).toMatch(/host process started during the probe: \S*sh/);
+  }, 90_000);
+
+  it("P6 fails when the provider ignores the TTL (and the probe destroys the machine itself)", async () => {
+    await weaken({ ttlIgnored: true });
+    const { result, detail } = await runOne("P6");
+    expect(result.status).toBe("failed");
+    expect(detail).toMatch(/still known to the provider/);
+    expect(await world.liveAtProvider()).toBe(0);
+  }, 60_000);
+
+  it("P7 fails when a secret is written into the evidence", async () => {
+    const { result, detail } = await runOne("P7", { tamperEvidence: (doc) => void (doc.leak = world.substrate.token) });
+    expect(result.status).toBe("failed");
+    expect(detail).toMatch(/known secret/);
+  });
+
+  it("P5 refusals come from the control plane, not the substrate", async () => {
+    const { result } = await runOne("P5");
+    expect(result.status).toBe("passed");
+    const cases = (result.detail as { cases: { refusedBy: string; errorCode: string }[] }).cases;
+    expect(cases).toHaveLength(4);
+    for (const c of cases) expect(c.refusedBy, c.errorCode).toBe("control plane");
+  }, 90_000);
+});

@@ -1,0 +1,71 @@
+/**
+ * The mirror's credential header on the wire (issue 12, item 10): real git against two loopback
+ * HTTP servers that record the Authorization header they receive. The publication host gets the
+ * token; another host never does — not directly, not through a redirect.
+ */
+import fs from "node:fs/promises";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { syncMirror } from "./mirror";
+
+type TRecorder = { url: string; seen: (string | undefined)[]; close: () => Promise<void> };
+
+async function startRecorder(handler?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean): Promise<TRecorder> {
+  const seen: (string | undefined)[] = [];
+  const server = http.createServer((req, res) => {
+    seen.push(req.headers.authorization);
+    if (handler?.(req, res)) return;
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+let dataDir: string;
+let publicationHost: TRecorder;
+let otherHost: TRecorder;
+let redirector: TRecorder;
+const token = "mirror-token-for-test";
+
+beforeAll(async () => {
+  dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-mirror-"));
+  publicationHost = await startRecorder();
+  otherHost = await startRecorder();
+  redirector = await startRecorder((req, res) => {
+    res.writeHead(302, { location: `${otherHost.url}${req.url}` }).end();
+    return true;
+  });
+});
+
+afterAll(async () => {
+  await Promise.all([publicationHost.close(), otherHost.close(), redirector.close()]);
+  await fs.rm(dataDir, { recursive: true, force: true });
+});
+
+describe("the mirror's credential header", () => {
+  it("reaches the publication host's clone URL", async () => {
+    await expect(syncMirror({ dataDir, repository: "demo/a", source: { cloneUrl: `${publicationHost.url}/demo/a.git`, credential: { token, apiBaseUrl: publicationHost.url } }, timeoutMs: 20_000 })).rejects.toMatchObject({ code: "GIT_FAILED" });
+    expect(publicationHost.seen.length).toBeGreaterThan(0);
+    expect(publicationHost.seen.every((h) => h === `Bearer ${token}`)).toBe(true);
+  });
+
+  it("is never sent to a host other than the publication host", async () => {
+    await expect(syncMirror({ dataDir, repository: "demo/b", source: { cloneUrl: `${otherHost.url}/demo/b.git`, credential: { token, apiBaseUrl: publicationHost.url } }, timeoutMs: 20_000 })).rejects.toMatchObject({ code: "GIT_FAILED" });
+    expect(otherHost.seen.length).toBeGreaterThan(0);
+    expect(otherHost.seen.every((h) => h === undefined)).toBe(true);
+  });
+
+  it("does not follow a redirect from the publication host to another host", async () => {
+    const before = otherHost.seen.length;
+    await expect(syncMirror({ dataDir, repository: "demo/c", source: { cloneUrl: `${redirector.url}/demo/c.git`, credential: { token, apiBaseUrl: redirector.url } }, timeoutMs: 20_000 })).rejects.toMatchObject({ code: "GIT_FAILED" });
+    expect(redirector.seen[0]).toBe(`Bearer ${token}`);
+    expect(otherHost.seen.length).toBe(before);
+  });
+
+  it("refuses a plain-http clone URL that is not loopback before any request", async () => {
+    await expect(syncMirror({ dataDir, repository: "demo/d", source: { cloneUrl: "http://forge.school.example/demo/d.git" } })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+  });
+});

@@ -1,0 +1,42 @@
+/**
+ * The substrate configuration digest: sha256 of the canonical JSON of everything that decides
+ * isolation — substrate kind and URL, guest image, verifier image, network policy, the limits that
+ * bound a guest, the guest agent command. Probe evidence is bound to it, and the dispatch gate
+ * opens only for the digest a passing run observed. The environment part (kind, URL, relay
+ * endpoint) is given by the caller; the rest comes from the operator settings read here.
+ */
+import { canonicalDigest } from "../canonical-json";
+import { ZSubstrateConfigSchema, type TSubstrateConfig } from "../contract/dispatch-setting";
+import type { Db, DbTx } from "../db/client";
+import { readSetting } from "./operator-settings";
+
+/** Settings whose change changes the digest (and so closes the dispatch gate at once). */
+export const DIGEST_INPUT_SETTINGS = ["guest.image", "verifier.image", "task.limits", "guest.agent"] as const;
+
+export type TSubstrateEndpointPart = { substrate: TSubstrateConfig["substrate"]; relayEndpoint: string };
+
+export type TSubstrateConfigSnapshot = { config: TSubstrateConfig; digest: string };
+
+export function substrateConfigDigest(config: TSubstrateConfig): string {
+  return canonicalDigest(ZSubstrateConfigSchema.parse(config));
+}
+
+export async function readSubstrateConfig(db: Db | DbTx, endpoint: TSubstrateEndpointPart): Promise<TSubstrateConfigSnapshot> {
+  const [guestImage, verifierImage, limits, agent] = await Promise.all([
+    readSetting(db, "guest.image"),
+    readSetting(db, "verifier.image"),
+    readSetting(db, "task.limits"),
+    readSetting(db, "guest.agent"),
+  ]);
+  const isHttp = limits.relayChannel === "http";
+  const config: TSubstrateConfig = {
+    v: 1,
+    substrate: endpoint.substrate,
+    guestImage,
+    verifierImage,
+    network: { relayChannel: limits.relayChannel, mode: isHttp ? "allowCidrs" : "blocked", relayEndpoint: isHttp ? endpoint.relayEndpoint : null },
+    limits,
+    agentCommand: agent.command,
+  };
+  return { config, digest: substrateConfigDigest(config) };
+}

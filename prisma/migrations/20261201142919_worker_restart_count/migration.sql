@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "WorkerHeartbeat" ADD COLUMN     "restartCount" INTEGER NOT NULL DEFAULT 0;

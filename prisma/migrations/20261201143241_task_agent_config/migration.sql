@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "Task" ADD COLUMN     "agentConfig" JSONB,
+ADD COLUMN     "agentConfigDigest" TEXT;

@@ -1,0 +1,88 @@
+/**
+ * `probe run [--only P0,P2]`, `probe list`, `probe show RUN`: qualification runs from the CLI.
+ * `run` executes in this process with the same code the worker runs, and exits 0 only when every
+ * selected probe passed.
+ */
+import { createProbeTaskDriver } from "../../../lib/jobs/run-probe-job";
+import { createSubstrate } from "../../../lib/machines/create-substrate";
+import { executeProbeRun } from "../../../lib/probes/execute-probe-run";
+import { parseProbeSelection } from "../../../lib/probes/probe-catalog";
+import { failAbandonedProbeRuns, getProbeRunOrThrow, listProbeRuns, type TProbeRunView } from "../../../lib/probes/probe-run.repo";
+import { requestProbeRun } from "../../../lib/probes/request-probe-run";
+import { parseCommandArgs, withDatabase, type Command } from "../context";
+import { printResult, table, UsageError } from "../output";
+
+function summarize(run: TProbeRunView) {
+  return {
+    runId: run.id,
+    state: run.state,
+    substrate: run.substrate,
+    configDigest: run.configDigest,
+    evidenceDigest: run.evidenceDigest,
+    passed: run.state === "passed",
+    reason: run.reason,
+    createdAt: run.createdAt,
+    finishedAt: run.finishedAt,
+    probes: run.results.map((r) => ({ id: r.probe, status: r.status, durationMs: r.durationMs, detail: r.detail, providerError: r.providerError })),
+  };
+}
+
+export const probeRun: Command = {
+  summary: "run the qualification probes now, in this process (exit 0 only when every selected probe passed)",
+  usage: "probe run [--only P0,P2] [--json]",
+  async run(context) {
+    const { values } = parseCommandArgs(context.argv, { only: { type: "string" } });
+    const probes = parseProbeSelection(values.only);
+    const summary = await withDatabase(context, async ({ db }) => {
+      const substrate = createSubstrate(db, context.env);
+      try {
+        await failAbandonedProbeRuns(db);
+        const queued = await requestProbeRun({ db, env: context.env }, { probes, actorId: null });
+        const ctx = { db, env: context.env, substrate, pollIntervalMs: 300, readyTimeoutMs: 60_000 };
+        await executeProbeRun(
+          {
+            db,
+            env: context.env,
+            substrate,
+            runProbeTask: createProbeTaskDriver(ctx),
+            onProgress: (probe, status) => !context.isJson && process.stderr.write(`${probe} ${status}\n`),
+          },
+          { runId: queued.id },
+        );
+        return summarize(await getProbeRunOrThrow(db, queued.id));
+      } finally {
+        await (substrate as { close?: () => Promise<void> }).close?.();
+      }
+    });
+    printResult(context.isJson, summary, () =>
+      [`probe run ${summary.runId}: ${summary.passed ? "PASSED" : "FAILED"} (digest ${summary.configDigest.slice(0, 12)}…)`, ...summary.probes.map((p) => `  ${p.id} ${p.status} ${p.durationMs ?? "-"} ms`), ...(summary.reason ? [`  ${summary.reason}`] : [])].join("\n"),
+    );
+    if (!summary.passed) process.exitCode = 1;
+  },
+};
+
+export const probeList: Command = {
+  summary: "list recent probe runs",
+  usage: "probe list [--json]",
+  async run(context) {
+    parseCommandArgs(context.argv, {});
+    const runs = await withDatabase(context, async ({ db }) => (await listProbeRuns(db, { take: 50 })).map(summarize));
+    printResult(context.isJson, runs, () =>
+      table(
+        runs.map((r) => ({ run: r.runId, state: r.state, substrate: r.substrate, digest: r.configDigest.slice(0, 12), probes: r.probes.map((p) => `${p.id}:${p.status}`).join(" "), created: r.createdAt.toISOString().slice(0, 19) })),
+        ["run", "state", "substrate", "digest", "probes", "created"],
+      ),
+    );
+  },
+};
+
+export const probeShow: Command = {
+  summary: "show one probe run with each probe's status, duration and detail",
+  usage: "probe show RUN [--json]",
+  async run(context) {
+    const { positionals } = parseCommandArgs(context.argv, {}, true);
+    if (positionals.length !== 1) throw new UsageError("probe show takes one run id");
+    const run = await withDatabase(context, async ({ db }) => summarize(await getProbeRunOrThrow(db, positionals[0]!)));
+    printResult(context.isJson, run, () => JSON.stringify(run, null, 2));
+  },
+};

@@ -1,0 +1,15 @@
+import { describe, expect, it } from "vitest";
+import { weakenBwrapArgs, ZWeakeningSchema } from "./weakening";
+
+describe("weakenBwrapArgs (test-only weakenings)", () => {
+  const args = ["--unshare-all", "--die-with-parent", "--bind", "/w", "/workspace", "--remount-ro", "/", "--chdir", "/tmp", "--", "true"];
+  it("changes nothing without a weakening", () => {
+    expect(weakenBwrapArgs(args, undefined)).toEqual(args);
+    expect(weakenBwrapArgs(args, ZWeakeningSchema.parse({}))).toEqual(args);
+  });
+  it("shares the network and binds host paths before the root is made read-only", () => {
+    const out = weakenBwrapArgs(args, ZWeakeningSchema.parse({ networkOpen: true, hostBinds: ["/data"] }));
+    expect(out.slice(0, 2)).toEqual(["--unshare-all", "--share-net"]);
+    expect(out.indexOf("/host-weakened-0")).toBeLessThan(out.indexOf("--remount-ro"));
+  });
+});
