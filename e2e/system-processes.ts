@@ -3,10 +3,13 @@
  * line and by the DATA_DIR in their environment, so a spec can kill exactly the worker of this
  * run and never a process of another run on the same machine.
  */
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { cliJson } from "./cli";
+
+const ROOT = path.resolve(import.meta.dirname, "..");
 
 function readEnviron(pid: string): Record<string, string> {
   try {
@@ -37,8 +40,8 @@ export function findWorkerPids(dataDir = process.env.E2E_DATA_DIR!): number[] {
 }
 
 /**
- * Opens the dispatch gate the way an operator does on the local substrate: development mode,
- * which needs a passing qualification run for the current configuration — run one if needed.
+ * Opens the dispatch gate the way an operator does on the local substrate (development mode),
+ * recording a fixture qualification run first when the configuration has none (qualify-dispatch.ts).
  */
 export function ensureDispatchOpen(): void {
   if (cliJson<{ isOpen: boolean }>(["dispatch", "status"]).isOpen) return;
@@ -48,8 +51,8 @@ export function ensureDispatchOpen(): void {
   } catch {
     // not qualified yet
   }
-  cliJson(["probe", "run"]);
-  cliJson(["dispatch", "on", "--development"]);
+  execFileSync(process.execPath, ["--import", "tsx", path.join(ROOT, "e2e", "qualify-dispatch.ts")], { cwd: ROOT, env: { ...process.env, DATA_DIR: process.env.E2E_DATA_DIR }, stdio: "inherit" });
+  if (!cliJson<{ isOpen: boolean }>(["dispatch", "status"]).isOpen) throw new Error("the dispatch gate did not open");
 }
 
 /** Creates a demo task through the real CLI with dispatch open; returns its id. */

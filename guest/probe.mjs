@@ -174,7 +174,7 @@ function searchCanaries(spec) {
       if (entry.isDirectory()) queue.push(full);
       else if (entry.isFile() || entry.isSocket()) {
         if (entry.isSocket()) {
-          found.length < 50 && spec.reportSockets && found.push({ where: cut(full, 200), digest: null, kind: "socket" });
+          if (found.length < 50 && spec.reportSockets) found.push({ where: cut(full, 200), digest: null, kind: "socket" });
           continue;
         }
         const text = read(full, spec.maxBytesPerFile);

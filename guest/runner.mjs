@@ -25,6 +25,10 @@ const REPO = "/workspace/repo";
 const ARCHIVE = "/tmp/school-core-candidate.tar";
 const LOCK = "/tmp/school-core-runner.lock";
 const FILE_LIST = "/tmp/school-core-files";
+// The repository's dependency bundle (issue 18), present when the operator set up dependencies.
+const DEPENDENCIES_ARCHIVE = `${INPUT}/dependencies.tar.gz`;
+const DEPENDENCIES_FILE = `${INPUT}/dependencies.json`;
+const DEPENDENCIES_DIR = "/workspace";
 const LIMITS = { diagnostics: 4000, summary: 8000, excerpt: 8000, paths: 10000 };
 
 // Idempotent start: the control plane may launch us again after its worker restarted; only the
@@ -71,11 +75,25 @@ function writeResult(result) {
   fs.writeFileSync(DONE_FILE, JSON.stringify({ guestExecutionId, at: new Date().toISOString() }));
 }
 
-function runAgent() {
+/**
+ * Extracts the dependency bundle next to the repository (never into it: the candidate is the
+ * repository tree alone) and returns the variables the bundle needs (e.g. PYTHONPATH).
+ */
+function installDependencies() {
+  if (!fs.existsSync(DEPENDENCIES_FILE)) return {};
+  const described = JSON.parse(fs.readFileSync(DEPENDENCIES_FILE, "utf8"));
+  run("tar", ["-xzf", DEPENDENCIES_ARCHIVE, "-C", DEPENDENCIES_DIR, "--no-same-owner", "--no-same-permissions"]);
+  fs.rmSync(DEPENDENCIES_ARCHIVE, { force: true });
+  const env = {};
+  for (const [name, value] of Object.entries(described?.env ?? {})) if (/^[A-Z_][A-Z0-9_]{0,63}$/.test(name) && typeof value === "string") env[name] = value.slice(0, 1000);
+  return env;
+}
+
+function runAgent(dependencyEnv) {
   return new Promise((resolve) => {
     const [command, ...args] = task.agent.command;
     const log = fs.openSync(AGENT_LOG_FILE, "w");
-    const child = spawn(command, args, { cwd: REPO, env: { PATH: process.env.PATH, HOME: "/tmp", LANG: "C.UTF-8" }, stdio: ["ignore", log, log], detached: true });
+    const child = spawn(command, args, { cwd: REPO, env: { PATH: process.env.PATH, HOME: "/tmp", LANG: "C.UTF-8", ...dependencyEnv }, stdio: ["ignore", log, log], detached: true });
     let isTimedOut = false;
     const timer = setTimeout(() => {
       isTimedOut = true;
@@ -110,7 +128,7 @@ async function main() {
   run("git", ["add", "-A"]);
   run("git", ["commit", "--quiet", "--allow-empty", "--no-verify", "-m", "base"]);
 
-  const agent = await runAgent();
+  const agent = await runAgent(installDependencies());
   const status = agent.isTimedOut ? "agent_timeout" : agent.code === 0 ? "completed" : "agent_failed";
   if (status !== "completed") note(`agent ${status} (exit ${agent.code}, signal ${agent.signal})`);
 

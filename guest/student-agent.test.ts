@@ -156,3 +156,26 @@ describe("runSupplementalCheck", () => {
     expect(result.outputExcerpt).toMatch(/timed out/);
   });
 });
+
+describe("a revision round's feedback (TaskRequest v2)", () => {
+  const v2 = {
+    v: 2,
+    round: 2,
+    repository: "demo/calculator",
+    issue: { number: 1, title: "add() subtracts", body: "fix add" },
+    feedback: { answersRound: 1, comment: "also handle negative numbers", lineComments: [{ path: "src/add.js", side: "new", line: 2, lineText: "  return a + b;", body: "check negatives here" }], omittedLineComments: 0 },
+  };
+
+  it("fences the teacher's comment and line comments after the issue, as data", () => {
+    const user = buildMessages(v2, { paths: [], files: [] })[1].content as string;
+    const block = user.slice(user.indexOf("</untrusted-issue>"));
+    expect(block).toContain('<teacher-feedback round="2" answers-round="1">');
+    expect(block).toContain("also handle negative numbers");
+    expect(block).toContain("On src/add.js line 2 (your version): return a + b;\ncheck negatives here");
+    expect(block.trimEnd().endsWith("</teacher-feedback>")).toBe(true);
+  });
+
+  it("adds nothing to a first round's request", () => {
+    expect(buildMessages({ ...v2, v: 1, feedback: undefined }, { paths: [], files: [] })[1].content).not.toContain("teacher-feedback");
+  });
+});

@@ -91,6 +91,10 @@ export const APP_ERROR_CODES = {
   /** A backup archive cannot be restored: not a School-Core backup, damaged, or from a version this one cannot load. */
   BACKUP_INVALID: 422,
   INTERNAL: 500,
+  /** A dependency setup run (issue 18) could not produce a bundle: the recipe failed, timed out, or its inputs are missing; names the cause. */
+  DEPENDENCY_SETUP_FAILED: 502,
+  /** A dependency bundle from a builder guest broke the archive rules (size, paths, links) and was refused whole. */
+  DEPENDENCY_BUNDLE_REFUSED: 422,
 } as const;
 
 export type AppErrorCode = keyof typeof APP_ERROR_CODES;

@@ -3,7 +3,8 @@
  * Line comments inside the diff (issue 14): the comments anchored on a shown line are rendered
  * under it, and — when the round is open for review — a line number is a button that opens a
  * comment form for that line and side. The comment text is teacher-written but still rendered as
- * plain text. The form posts the line's commit (the diff's left commit for the old side, the head
+ * plain text. Each line's comments render inside that line's row of the virtualized list (so
+ * its measured height includes them). The form posts the line's commit (the diff's left commit for the old side, the head
  * for the new side); the server reads the line from git and refuses a line that is not there.
  */
 import { createContext, useCallback, useContext, useMemo, useState } from "react";
@@ -45,14 +46,14 @@ export function useDiffComments(): TContext {
   return useContext(DiffCommentsContext);
 }
 
-const NUM = "w-12 select-none px-2 text-right align-top text-slate-500";
+const NUM = "select-none px-2 text-right text-slate-500";
 
 /** A line number; a button that opens the comment form when the round takes comments. */
 export function LineNumberCell({ path, side, line, className }: { path: string; side: "old" | "new"; line: number | null; className: string }) {
   const { commenting, open } = useDiffComments();
-  if (line === null || !commenting) return <td className={`${NUM} ${className}`}>{line}</td>;
+  if (line === null || !commenting) return <div className={`${NUM} ${className}`}>{line}</div>;
   return (
-    <td className={`${NUM} ${className} p-0`}>
+    <div className={`${NUM} ${className} p-0`}>
       <button
         type="button"
         onClick={() => open({ path, side, line })}
@@ -65,19 +66,18 @@ export function LineNumberCell({ path, side, line, className }: { path: string; 
       >
         {line}
       </button>
-    </td>
+    </div>
   );
 }
 
 /** The comments on one displayed line (both sides of a unified row), and the open form if it targets the line. */
-export function LineCommentRows({ path, oldLine, newLine, colSpan }: { path: string; oldLine: number | null; newLine: number | null; colSpan: number }) {
+export function LineCommentRows({ path, oldLine, newLine }: { path: string; oldLine: number | null; newLine: number | null }) {
   const { commentsAt, target, commenting } = useDiffComments();
   const comments = [...commentsAt(path, "old", oldLine), ...commentsAt(path, "new", newLine)];
   const isTarget = target !== null && target.path === path && ((target.side === "old" && target.line === oldLine) || (target.side === "new" && target.line === newLine));
   if (comments.length === 0 && !(isTarget && commenting)) return null;
   return (
-    <tr>
-      <td colSpan={colSpan} className="bg-slate-50 px-3 py-2 font-sans text-sm">
+    <div className="bg-slate-50 px-3 py-2 font-sans text-sm">
         {comments.map((c) => (
           <div key={c.id} className="mb-2 rounded border border-blue-200 bg-white p-2" data-testid="inline-comment" data-side={c.side} data-line={c.line}>
             <p className="text-xs text-slate-600">
@@ -88,8 +88,7 @@ export function LineCommentRows({ path, oldLine, newLine, colSpan }: { path: str
           </div>
         ))}
         {isTarget && commenting && target && <LineCommentForm commenting={commenting} target={target} />}
-      </td>
-    </tr>
+    </div>
   );
 }
 

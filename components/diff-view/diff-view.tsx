@@ -1,12 +1,14 @@
 "use client";
 
-import { startTransition, useCallback, useEffect, useId, useMemo, useState, useTransition } from "react";
+import { useWindowVirtualizer } from "@tanstack/react-virtual";
+import { useCallback, useEffect, useId, useLayoutEffect, useMemo, useRef, useState, useSyncExternalStore, useTransition } from "react";
 import type { TCandidateDiff } from "@/lib/review/read-candidate-diff.schema";
 import { DiffCommentsProvider, type TDiffCommenting, type TInlineComment } from "./diff-comments";
-import { DiffFileSection, type TBodyState } from "./diff-file-section";
 import { DiffFileTree } from "./diff-file-tree";
-import type { TViewMode } from "./diff-hunks";
-import { planProgressiveRender } from "./render-plan";
+import { DiffRowView, type TLineMatches } from "./diff-row";
+import { buildDiffRows, estimateRowHeight, rowKey, type TViewMode } from "./diff-rows";
+import { DiffSearch, useDiffSearch } from "./diff-search-box";
+import { HighlightStore } from "./highlight-store";
 
 const TRUNCATION_TEXT: Record<NonNullable<TCandidateDiff["truncatedBy"]>, string> = {
   patch_bytes: "The diff is larger than the review page can load: files after the cut are listed with their counts but without their lines.",
@@ -17,8 +19,10 @@ const TRUNCATION_TEXT: Record<NonNullable<TCandidateDiff["truncatedBy"]>, string
 };
 
 const NO_COMMENTS: readonly TInlineComment[] = [];
+/** Rows the server renders (and hydration agrees on) before the window is known: a first screen. */
+const INITIAL_RECT = { width: 1200, height: 1000 };
 
-type TState = { signature: string; stage: number; overrides: Readonly<Record<number, boolean>>; jump: { index: number; nonce: number } | null };
+type TState = { signature: string; overrides: Readonly<Record<number, boolean>> };
 
 /**
  * Which diff the view state belongs to. Not object identity: a server action's revalidation
@@ -29,75 +33,144 @@ function signatureOf(diff: TCandidateDiff): string {
   return `${files.length}|${diff.totals.files}|${diff.totals.additions}|${diff.totals.deletions}|${files[0]?.path ?? ""}|${files[files.length - 1]?.path ?? ""}`;
 }
 
-const initialState = (signature: string): TState => ({ signature, stage: 0, overrides: {}, jump: null });
-
 /**
- * The teacher's view of a candidate diff: totals, a file tree, and every file with its lines,
- * unified or side by side. The content is untrusted and is only ever rendered as text.
+ * The teacher's view of a unified diff (a candidate against its base, or the interdiff of two
+ * rounds): totals, a search box, a file tree, and every file with its lines, unified or side by
+ * side. The content is untrusted and is only ever rendered as text.
  *
- * Rendering is progressive (see render-plan.ts): the first files up to a line budget render at
- * once (on the server too); the rest follow in background transitions; large files wait for a
- * click. A tree click renders its file immediately and moves focus to its heading.
+ * The rows are virtualized against the window (@tanstack/react-virtual): whatever the size of the
+ * diff, only the rows on and near the screen exist in the DOM, so a 100,000-line diff is shown
+ * whole without freezing the page. Heights are measured as rows render (lines wrap, comments
+ * open). The server renders the first screen, hydration agrees with it. Highlighting runs in
+ * small slices for the rows on screen (highlight-store.ts). The browser's find sees only rendered
+ * rows, so the search box searches the diff itself and scrolls to each match.
+ *
+ * Keyboard: the tree's links and the search box's buttons move the window to a file or a match
+ * and put focus on that file's heading; Tab then walks the buttons of the rows on screen. The row
+ * holding focus is kept rendered even when it scrolls away, so focus is never lost.
  */
 export function DiffView({ diff, title = "Changes", comments = NO_COMMENTS, commenting = null }: { diff: TCandidateDiff; title?: string; comments?: readonly TInlineComment[]; commenting?: TDiffCommenting | null }) {
   const idPrefix = `diff${useId().replace(/[^A-Za-z0-9_-]/g, "")}`;
   const anchorIdOf = useCallback((index: number) => `${idPrefix}-file-${index}`, [idPrefix]);
-  const plan = useMemo(() => planProgressiveRender(diff.files), [diff.files]);
   const [viewMode, setViewMode] = useState<TViewMode>("unified");
   const [isSwitching, startSwitching] = useTransition();
   const signature = signatureOf(diff);
-  const [state, setState] = useState<TState>(() => initialState(signature));
+  const [state, setState] = useState<TState>(() => ({ signature, overrides: {} }));
   // Another candidate's diff starts over; React's pattern for state derived from a prop.
-  if (state.signature !== signature) setState(initialState(signature));
+  if (state.signature !== signature) setState({ signature, overrides: {} });
+  const files = diff.files;
 
-  const isAutoShown = useCallback((index: number, stage: number) => {
-    const at = plan.stageOf[index]!;
-    return at >= 0 && at <= stage;
-  }, [plan]);
+  const isOpenIn = useCallback((overrides: TState["overrides"], index: number) => overrides[index] ?? !files[index]!.isLarge, [files]);
+  const model = useMemo(() => buildDiffRows(files, (i) => isOpenIn(state.overrides, i), viewMode), [files, isOpenIn, state.overrides, viewMode]);
 
-  const bodyStateOf = (index: number): TBodyState => {
-    const override = state.overrides[index];
-    if (override !== undefined) return override ? "shown" : "hidden";
-    if (isAutoShown(index, state.stage)) return "shown";
-    return plan.stageOf[index] === -1 ? "collapsed" : "waiting";
-  };
+  // Highlighting: one store per diff content (same signature = same tokens).
+  const store = useMemo(() => new HighlightStore(files), [files]);
+  useEffect(() => () => store.dispose(), [store]);
+  const highlightVersion = useSyncExternalStore(store.subscribe, store.getVersion, () => 0);
 
-  // Background stages: one per macrotask, each in a transition, so clicks and scrolling get in between.
-  // The signature is a dependency because a reset (another diff) queued after a pending stage
-  // update wins over it on rebase: the stage stays 0, and only the new signature restarts the timer.
+  const search = useDiffSearch(files);
+
+  // Virtualizer over the window. scrollMargin is where the list starts on the page; it changes
+  // when banners above it change, so it is re-measured after every commit (cheap: one rect).
+  const listRef = useRef<HTMLDivElement>(null);
+  const [scrollMargin, setScrollMargin] = useState(0);
+  useLayoutEffect(() => {
+    const top = (listRef.current?.getBoundingClientRect().top ?? 0) + window.scrollY;
+    if (Math.abs(top - scrollMargin) > 0.5) setScrollMargin(top);
+  });
+  const focusedRow = useRef<number | null>(null);
+  const virtualizer = useWindowVirtualizer({
+    count: model.rows.length,
+    estimateSize: (i) => estimateRowHeight(model.rows[i]!, files),
+    getItemKey: (i) => rowKey(model.rows[i]!, viewMode),
+    overscan: 12,
+    scrollMargin,
+    initialRect: INITIAL_RECT,
+    // The same first window on the server and in hydration, whatever the restored scroll position.
+    initialOffset: 0,
+    useFlushSync: false,
+    // Keep the row that holds focus rendered, so keyboard focus never falls back to <body>.
+    rangeExtractor: (range) => {
+      const indexes: number[] = [];
+      for (let i = Math.max(0, range.startIndex - range.overscan); i <= Math.min(range.count - 1, range.endIndex + range.overscan); i++) indexes.push(i);
+      const focused = focusedRow.current;
+      if (focused !== null && focused < range.count && !indexes.includes(focused)) {
+        indexes.push(focused);
+        indexes.sort((a, b) => a - b);
+      }
+      return indexes;
+    },
+  });
+  const items = virtualizer.getVirtualItems();
+
+  // Ask for highlighting of the lines on screen (and the overscan), newest window first.
   useEffect(() => {
-    if (state.stage >= plan.stageCount - 1) return;
-    const handle = window.setTimeout(() => startTransition(() => setState((s) => ({ ...s, stage: s.stage + 1 }))), 0);
-    return () => window.clearTimeout(handle);
-  }, [state.stage, state.signature, plan.stageCount]);
+    const wanted: { file: number; hunk: number; line: number }[] = [];
+    for (const item of items) {
+      const row = model.rows[item.index];
+      if (row?.type === "line") wanted.push(row);
+      else if (row?.type === "pair") {
+        if (row.left >= 0) wanted.push({ file: row.file, hunk: row.hunk, line: row.left });
+        if (row.right >= 0) wanted.push({ file: row.file, hunk: row.hunk, line: row.right });
+      }
+    }
+    store.request(wanted);
+  }, [items, model, store]);
 
-  const onToggle = useCallback(
-    (index: number) =>
-      setState((s) => {
-        const isShown = s.overrides[index] ?? isAutoShown(index, s.stage);
-        return { ...s, overrides: { ...s.overrides, [index]: !isShown } };
-      }),
-    [isAutoShown],
+  const tokensOf = useCallback((file: number, hunk: number, line: number) => store.tokensOf(file, hunk, line), [store]);
+  const matchesOf = useCallback(
+    (file: number, hunk: number, line: number): TLineMatches | null => {
+      const indexes = search.byLine.get(`${file}:${hunk}:${line}`);
+      if (!indexes) return null;
+      return { ranges: indexes.map((i) => [search.matches[i]!.start, search.matches[i]!.end] as const), current: indexes.indexOf(search.current) };
+    },
+    [search.byLine, search.matches, search.current],
   );
 
+  const onToggle = useCallback((index: number) => setState((s) => ({ ...s, overrides: { ...s.overrides, [index]: !isOpenIn(s.overrides, index) } })), [isOpenIn]);
+
+  // A jump (tree click, search step) opens the file if needed, then scrolls once the rows exist.
+  const [jump, setJump] = useState<{ file: number; line?: { hunk: number; line: number }; nonce: number } | null>(null);
   const onJump = useCallback(
-    (index: number) => setState((s) => ({ ...s, overrides: s.overrides[index] === false || !isAutoShown(index, s.stage) ? { ...s.overrides, [index]: true } : s.overrides, jump: { index, nonce: (s.jump?.nonce ?? 0) + 1 } })),
-    [isAutoShown],
+    (file: number, line?: { hunk: number; line: number }) => {
+      setState((s) => (isOpenIn(s.overrides, file) || !files[file]!.hunks.length ? s : { ...s, overrides: { ...s.overrides, [file]: true } }));
+      setJump((j) => ({ file, line, nonce: (j?.nonce ?? 0) + 1 }));
+    },
+    [files, isOpenIn],
+  );
+  useEffect(() => {
+    if (!jump) return;
+    const row = jump.line ? model.rowOfLine(jump.file, jump.line.hunk, jump.line.line) : model.fileRow[jump.file];
+    if (row === null || row === undefined) return;
+    virtualizer.scrollToIndex(row, { align: jump.line ? "center" : "start" });
+    // Focus the file's heading once it is rendered (a few frames at most), without scrolling again.
+    if (jump.line) return;
+    let frames = 0;
+    let handle = requestAnimationFrame(function focusWhenThere() {
+      const heading = document.getElementById(`${anchorIdOf(jump.file)}-heading`);
+      if (heading) heading.focus({ preventScroll: true });
+      else if (frames++ < 60) handle = requestAnimationFrame(focusWhenThere);
+    });
+    return () => cancelAnimationFrame(handle);
+    // Only a new jump scrolls; later changes of the row model must not pull the window back.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [jump]);
+
+  const onSearchStep = useCallback(
+    (index: number) => {
+      const match = search.matches[index];
+      if (match) onJump(match.file, { hunk: match.hunk, line: match.line });
+    },
+    [search.matches, onJump],
   );
 
-  // After the jumped-to file has rendered: bring it into view and put focus on its heading.
-  useEffect(() => {
-    if (!state.jump) return;
-    const section = document.getElementById(anchorIdOf(state.jump.index));
-    section?.scrollIntoView({ block: "start" });
-    document.getElementById(`${anchorIdOf(state.jump.index)}-heading`)?.focus({ preventScroll: true });
-  }, [state.jump, anchorIdOf]);
-
-  const controlCharacters = useMemo(() => diff.files.reduce((sum, f) => sum + f.controlCharacterCount, 0), [diff.files]);
-  const isRendering = state.stage < plan.stageCount - 1;
+  const controlCharacters = useMemo(() => files.reduce((sum, f) => sum + f.controlCharacterCount, 0), [files]);
+  const [isHydrated, setIsHydrated] = useState(false);
+  useEffect(() => setIsHydrated(true), []);
+  const rowVersion = `${highlightVersion}|${search.version}|${search.current}`;
 
   return (
-    <section aria-labelledby={`${idPrefix}-title`} className="space-y-3" data-testid="diff-view" data-view={viewMode} data-rendering={isRendering ? "progressive" : "done"}>
+    <section aria-labelledby={`${idPrefix}-title`} className="space-y-3" data-testid="diff-view" data-view={viewMode} data-hydrated={isHydrated ? "true" : "false"} data-rows={model.rows.length}>
       {diff.filesNotShown && diff.filesNotShown.length > 0 ? (
         // First, before anything else: the files the teacher will not see in full (approval is refused while any exist).
         <div role="note" className="rounded border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900" data-testid="diff-files-not-shown">
@@ -133,9 +206,9 @@ export function DiffView({ diff, title = "Changes", comments = NO_COMMENTS, comm
             </button>
           ))}
         </div>
-        {isSwitching || isRendering ? (
+        {isSwitching ? (
           <span role="status" className="text-xs text-slate-500">
-            {isSwitching ? "Switching layout…" : "Rendering the rest of the diff…"}
+            Switching layout…
           </span>
         ) : null}
       </div>
@@ -149,16 +222,40 @@ export function DiffView({ diff, title = "Changes", comments = NO_COMMENTS, comm
           This change contains {controlCharacters.toLocaleString("en-US")} control or invisible characters (escape codes, bidi overrides, zero-width characters). Each is shown as a highlighted marker such as ⟨ESC⟩ or ⟨U+202E⟩; files with them say so.
         </p>
       ) : null}
+      <DiffSearch idPrefix={idPrefix} search={search} onStep={onSearchStep} />
       <div className="grid grid-cols-1 gap-4 lg:grid-cols-[minmax(14rem,20rem)_minmax(0,1fr)]">
         <aside className="lg:sticky lg:top-2 lg:max-h-[calc(100vh-1rem)] lg:self-start lg:overflow-auto rounded border border-slate-200 bg-white p-2">
-          <DiffFileTree files={diff.files} anchorIdOf={anchorIdOf} onJump={onJump} />
-          {diff.totals.files > diff.files.length ? <p className="mt-2 text-xs text-amber-900">{(diff.totals.files - diff.files.length).toLocaleString("en-US")} more files are not listed.</p> : null}
+          <DiffFileTree files={files} anchorIdOf={anchorIdOf} onJump={onJump} />
+          {diff.totals.files > files.length ? <p className="mt-2 text-xs text-amber-900">{(diff.totals.files - files.length).toLocaleString("en-US")} more files are not listed.</p> : null}
         </aside>
-        <div className="min-w-0 space-y-3">
+        <div className="min-w-0">
           <DiffCommentsProvider comments={comments} commenting={commenting}>
-            {diff.files.map((file, index) => (
-              <DiffFileSection key={index} file={file} index={index} anchorId={anchorIdOf(index)} bodyState={bodyStateOf(index)} viewMode={viewMode} onToggle={onToggle} />
-            ))}
+            <div
+              ref={listRef}
+              className="relative"
+              style={{ height: virtualizer.getTotalSize() }}
+              data-testid="diff-rows"
+              onFocus={(event) => {
+                const row = (event.target as HTMLElement).closest<HTMLElement>("[data-index]");
+                focusedRow.current = row ? Number(row.dataset.index) : null;
+              }}
+            >
+              {items.map((item) => (
+                <div key={item.key} data-index={item.index} ref={virtualizer.measureElement} className="absolute left-0 top-0 w-full" style={{ transform: `translateY(${item.start - scrollMargin}px)` }}>
+                  <DiffRowView
+                    row={model.rows[item.index]!}
+                    files={files}
+                    viewMode={viewMode}
+                    anchorIdOf={anchorIdOf}
+                    isOpen={isOpenIn(state.overrides, model.rows[item.index]!.file)}
+                    onToggle={onToggle}
+                    tokensOf={tokensOf}
+                    matchesOf={matchesOf}
+                    version={rowVersion}
+                  />
+                </div>
+              ))}
+            </div>
           </DiffCommentsProvider>
         </div>
       </div>

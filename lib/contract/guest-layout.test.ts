@@ -28,6 +28,9 @@ const PARITY: Record<string, Record<string, string>> = {
     ARCHIVE: layout.GUEST_CANDIDATE_ARCHIVE,
     LOCK: layout.GUEST_RUNNER_LOCK,
     FILE_LIST: layout.GUEST_RUNNER_FILE_LIST,
+    DEPENDENCIES_ARCHIVE: layout.GUEST_DEPENDENCIES_ARCHIVE,
+    DEPENDENCIES_FILE: layout.GUEST_DEPENDENCIES_FILE,
+    DEPENDENCIES_DIR: layout.GUEST_DEPENDENCIES_DIR,
   },
   "student-agent.mjs": {
     TASK_FILE: layout.GUEST_TASK_FILE,
@@ -42,6 +45,15 @@ const PARITY: Record<string, Record<string, string>> = {
   },
   "probe.mjs": {
     INPUT: layout.GUEST_PROBE_INPUT_FILE,
+  },
+  "dependency-builder.mjs": {
+    BUILD_DIR: layout.BUILDER_DIR,
+    CONFIG_FILE: layout.BUILDER_CONFIG_FILE,
+    INPUTS_ARCHIVE: layout.BUILDER_INPUTS_ARCHIVE,
+    BUNDLE_ARCHIVE: layout.BUILDER_BUNDLE_ARCHIVE,
+    RESULT_FILE: layout.BUILDER_RESULT_FILE,
+    WORKDIR: layout.BUILDER_WORKDIR,
+    RELAY_SOCKET_PATH: layout.GUEST_RELAY_SOCKET,
   },
 };
 

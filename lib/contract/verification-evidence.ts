@@ -38,6 +38,21 @@ export const ZCheckResultSchema = z
   .strict();
 export type TCheckResult = z.infer<typeof ZCheckResultSchema>;
 
+export const DEPENDENCIES_CHANGED_NOTE = "dependencies changed in the candidate; checked with the base dependencies";
+
+export const ZEvidenceDependenciesSchema = z
+  .object({
+    bundleId: z.uuid(),
+    artifactDigest: ZDigest,
+    lockfileDigest: ZDigest,
+    /** the candidate's own lockfile digest (same recipe inputs, read from its head commit) */
+    candidateLockfileDigest: ZDigest.nullable(),
+    isCandidateLockfileChanged: z.boolean(),
+    note: z.string().max(200).nullable(),
+  })
+  .strict();
+export type TEvidenceDependencies = z.infer<typeof ZEvidenceDependenciesSchema>;
+
 export const ZEvidenceContentSchema = z
   .object({
     v: z.literal(1),
@@ -53,6 +68,13 @@ export const ZEvidenceContentSchema = z
     verificationTreeSha: ZSha,
     checks: z.array(ZCheckResultSchema),
     verdict: z.object({ isPass: z.boolean(), reasons: z.array(z.string()) }).strict(),
+    /**
+     * Optional (added within v1, issue 18; evidence without it keeps its digest): the dependency
+     * bundle the checks ran with — always the one built from the BASE commit's lockfile — and
+     * whether the candidate changed the lockfile (then `note` says the checks used the base
+     * dependencies anyway).
+     */
+    dependencies: ZEvidenceDependenciesSchema.optional(),
   })
   .strict();
 export type TEvidenceContent = z.infer<typeof ZEvidenceContentSchema>;

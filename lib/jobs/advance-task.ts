@@ -8,8 +8,8 @@
 import type { Task } from "../db/generated/client";
 import { isAppError } from "../errors";
 import { isDispatchOpen } from "../probes/read-dispatch-gate";
+import { admitQueuedTask } from "../lifecycle/admit-task";
 import { collectTask } from "../lifecycle/collect-task";
-import { crashIfRequested } from "../tasks/crash-points";
 import { failTask } from "../lifecycle/fail-task";
 import { provisionTask } from "../lifecycle/provision-task";
 import { queueNextRound } from "../lifecycle/queue-next-round";
@@ -17,16 +17,17 @@ import { publishStep } from "../publish/publish-step";
 import { runVerification, startVerification } from "../verify/run-verification";
 import { runGuest } from "../lifecycle/run-guest";
 import type { TaskRunContext } from "../tasks/task-run-context";
-import { transitionTask } from "../tasks/transition-task";
 
 /** Steps owned by other modules (verification, publication) register here. */
 export type TaskStep = (ctx: TaskRunContext, task: Task) => Promise<void>;
 export type TaskSteps = Partial<Record<Task["state"], TaskStep>>;
 
 export const LIFECYCLE_STEPS: TaskSteps = {
+  // Admission under the substrate's machine cap (lib/lifecycle/admit-task.ts); at capacity the
+  // task stays queued and the step ends without a transition ("waiting"). The worker's jobs admit
+  // in fair order instead (lib/jobs/pick-task-to-drive.ts); this path serves tasks driven directly.
   queued: async (ctx, task) => {
-    await transitionTask(ctx.db, { taskId: task.id, from: "queued", to: "provisioning", reason: "dispatched" });
-    crashIfRequested("provisioning");
+    await admitQueuedTask({ db: ctx.db, substrateLabel: ctx.substrate.label }, { taskId: task.id, isProbeTask: task.probeRunId !== null });
   },
   provisioning: provisionTask,
   running: runGuest,

@@ -1,7 +1,9 @@
 /**
- * The worker: registers every job handler on pg-boss, keeps the heartbeat going, and runs the
- * dispatcher/recovery sweep: queued tasks are dispatched while the gate is open, and every task
- * in a worker-owned state without a running job is resumed (on start and every few seconds).
+ * The worker: registers every job handler on pg-boss, keeps the heartbeat going, starts a task's
+ * job as soon as it is notified ready (lib/jobs/listen-task-ready.ts), and runs the recovery
+ * sweep: queued tasks are dispatched while the gate is open, and every task in a worker-owned
+ * state without a running job is resumed (on start, every few seconds, and after the listener
+ * reconnects) — it only recovers what the notifications missed.
  * Returns a stop function that finishes in-flight jobs (graceful) and closes the queue.
  */
 import { hostname } from "node:os";
@@ -22,7 +24,9 @@ import { JOBS } from "./job-names";
 import { failAbandonedProbeRuns } from "../probes/probe-run.repo";
 import { isDispatchOpen } from "../probes/read-dispatch-gate";
 import { runProbeJob } from "./run-probe-job";
+import { listenForReadyTasks } from "./listen-task-ready";
 import { withTaskLock } from "./task-lock";
+import { pickTaskToDrive } from "./pick-task-to-drive";
 import { listDueAutomaticRetries, retryTask } from "../tasks/retry-task";
 
 export type WorkerHandle = { workerId: string; boss: PgBoss; stop(): Promise<void> };
@@ -69,10 +73,12 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   // its heartbeat lapses, yet the lock died with that worker's connection, so the next sweep's job
   // resumes the task at once.
   await boss.createQueue(JOBS.advanceTask.name, { policy: "short", retryLimit: 2, retryDelay: 5, expireInSeconds: 8 * 3600, heartbeatSeconds: 10, deleteAfterSeconds: 3600 });
-  await boss.work(JOBS.advanceTask.name, { pollingIntervalSeconds: 1, batchSize: 1, localConcurrency: 4 }, async (jobs) => {
+  const advanceWorkerId = await boss.work(JOBS.advanceTask.name, { pollingIntervalSeconds: 1, batchSize: 1, localConcurrency: 4 }, async (jobs) => {
     for (const job of jobs) {
       const { taskId } = JOBS.advanceTask.schema.parse(job.data);
-      await withTaskLock(lockPool, `task:${taskId}`, () => advanceTask(ctx, taskId, steps));
+      // A queued task's job admits the next task in fair order under the machine cap (maybe another one).
+      const drivenId = await pickTaskToDrive(ctx, { taskId });
+      if (drivenId) await withTaskLock(lockPool, `task:${drivenId}`, () => advanceTask(ctx, drivenId, steps));
     }
   });
 
@@ -113,6 +119,18 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   const sendHeartbeat = () =>
     boss.send(JOBS.heartbeat.name, { sentAt: new Date().toISOString() }, { singletonKey: workerId, singletonSeconds: 5 }).catch((error) => logError("heartbeat send failed", error));
   await sendHeartbeat();
+  // Event-driven dispatch (lib/tasks/notify-task-ready.ts): a task made ready in a committed
+  // transaction is enqueued at once and the job worker woken, instead of waiting for the sweep.
+  const dispatchNow = (taskId: string) =>
+    boss
+      .send(JOBS.advanceTask.name, { taskId }, { singletonKey: taskId })
+      .then(() => boss.notifyWorker(advanceWorkerId))
+      .catch((error) => logError("task-ready dispatch failed", error, { taskId }));
+  const readyListener = await listenForReadyTasks({
+    databaseUrl: options.databaseUrl,
+    onReady: (taskId) => void dispatchNow(taskId),
+    onReconnect: () => void sweepTasks().catch((error) => logError("task sweep failed", error)),
+  });
   await sweepTasks().catch((error) => logError("task sweep failed", error));
   const heartbeatTimer = setInterval(sendHeartbeat, HEARTBEAT_INTERVAL_MS);
   let isSweeping = false;
@@ -135,6 +153,7 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
         clearInterval(heartbeatTimer);
         clearInterval(sweepTimer);
         clearInterval(machineTimer);
+        await readyListener.close();
         await boss.stop({ graceful: true, timeout: 20_000, close: true });
         await lockPool.end();
         await (ctx.substrate as { close?: () => Promise<void> }).close?.();

@@ -23,6 +23,8 @@ import { mirrorPathFor, readRepositoryContext, syncMirror, writeBaseArchive } fr
 import { readSetting } from "../settings/operator-settings";
 import type { TNetworkPolicy } from "../substrate/substrate";
 import { crashIfRequested } from "../tasks/crash-points";
+import { ensureDependencyBundle } from "../dependencies/ensure-dependency-bundle";
+import { loadDeliverableBundle, uploadStudentDependencies } from "../dependencies/deliver-dependency-bundle";
 import { ensureMachineCreated, recordMachineIntent, startMachine } from "../machines/guest-machines";
 import { readMirrorCredential } from "../repos/mirror-credentials";
 import { GUEST_PROGRAMS, GUEST_PROGRAMS_DIR, stagingDir, type TaskRunContext } from "../tasks/task-run-context";
@@ -50,6 +52,11 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
   const { db, env, substrate } = ctx;
   const limits = parseTaskLimits(task);
   const repo = await db.targetRepository.findUniqueOrThrow({ where: { id: task.repositoryId } });
+
+  // The repository's dependency bundle (issue 18): built once by a trusted setup run from the base
+  // commit's lockfile, reused by every later task; before the deadline is fixed, so a first
+  // setup does not eat into the student's time.
+  const dependencyBundle = await ensureDependencyBundle({ db, env, substrate, readyTimeoutMs: ctx.readyTimeoutMs }, { repositoryId: repo.id, sha: task.baseSha, reason: `first task needing it (task ${task.id})` });
 
   // The deadline is fixed once, when provisioning starts; a restart does not extend it.
   const deadlineAt = task.deadlineAt ?? new Date(Date.now() + limits.wallClockSeconds * 1000);
@@ -121,7 +128,8 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
   // One student machine per operation: reuse the intent a crashed attempt recorded.
   const spec = {
     source: image,
-    resources: { cpus: limits.cpus, memoryMb: limits.memoryMb, diskGb: limits.diskGb },
+    // maxProcesses reaches the guest: the local substrate's pids.max, and the runner's RLIMIT_NPROC
+    resources: { cpus: limits.cpus, memoryMb: limits.memoryMb, diskGb: limits.diskGb, maxProcesses: limits.maxProcesses },
     network: relayNetwork(ctx, limits),
     ttlSeconds: remainingSeconds + TTL_GRACE_SECONDS,
   };
@@ -139,6 +147,7 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
   for (const program of GUEST_PROGRAMS) {
     await substrate.upload(machine.providerId!, `${GUEST_INPUT_DIR}/${program}`, await fs.readFile(path.join(GUEST_PROGRAMS_DIR, program)));
   }
+  if (dependencyBundle) await uploadStudentDependencies(substrate, machine.providerId!, await loadDeliverableBundle({ db, env }, dependencyBundle));
   await transitionTask(db, { taskId: task.id, from: "provisioning", to: "running", reason: `guest ${machine.providerId} ready, inputs uploaded` });
   crashIfRequested("running");
 }

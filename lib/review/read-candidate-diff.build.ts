@@ -61,7 +61,8 @@ const LANGUAGE_BY_EXTENSION: Record<string, TDiffLanguage> = {
   go: "go",
   rs: "rust",
   java: "java",
-  c: "c", h: "c", cc: "c", cpp: "c", cxx: "c", hpp: "c", hh: "c",
+  c: "c", h: "c",
+  cc: "cpp", cpp: "cpp", cxx: "cpp", hpp: "cpp", hh: "cpp",
 };
 
 /** The highlighter to use for a path; symlinks and submodule links are plain (their "content" is a target). */

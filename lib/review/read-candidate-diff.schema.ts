@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 
-export const DIFF_LANGUAGES = ["js", "ts", "jsx", "tsx", "json", "css", "html", "md", "py", "sh", "yaml", "go", "rust", "java", "c", "plain"] as const;
+export const DIFF_LANGUAGES = ["js", "ts", "jsx", "tsx", "json", "css", "html", "md", "py", "sh", "yaml", "go", "rust", "java", "c", "cpp", "plain"] as const;
 
 const ZGitMode = z.enum(["100644", "100755", "120000", "160000"]);
 const ZLineNumber = z.number().int().positive().nullable();
@@ -109,9 +109,12 @@ export type TDiffLimits = {
 };
 
 export const DEFAULT_DIFF_LIMITS: TDiffLimits = {
-  maxPatchBytes: 32 * 1024 * 1024,
-  maxLinesPerFile: 20_000,
-  maxTotalLines: 50_000,
+  // Sized so a 100,000-changed-line diff (plus its context) is shown whole: the review page
+  // virtualizes its rows and highlights only what is on screen (issue 16). Beyond these the diff
+  // is truncated, listed in filesNotShown, and approval is refused (REVIEW_DIFF_INCOMPLETE).
+  maxPatchBytes: 64 * 1024 * 1024,
+  maxLinesPerFile: 150_000,
+  maxTotalLines: 200_000,
   maxFiles: 5_000,
   maxLineChars: 10_000,
   largeFileLines: 500,

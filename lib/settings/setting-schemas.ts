@@ -53,6 +53,20 @@ export const ZTaskRetrySchema = z
   })
   .strict();
 
+/**
+ * Concurrent guest machines per substrate (issue 16): a task is admitted to provisioning only
+ * while its substrate has a free slot (lib/lifecycle/admit-task.ts counts and admits under one
+ * lock). `maxMachines` applies to every substrate; `bySubstrate` overrides it per substrate label
+ * ("local", or the hosted label). null = no cap.
+ */
+export const ZMachineConcurrencySchema = z
+  .object({
+    maxMachines: z.number().int("a whole number").min(1, "at least 1").max(10_000).nullable(),
+    bySubstrate: z.record(z.string().min(1).max(100), z.number().int("a whole number").min(1, "at least 1").max(10_000)).default({}),
+  })
+  .strict();
+export type TMachineConcurrency = z.infer<typeof ZMachineConcurrencySchema>;
+
 export const ZSpendRatesSchema = z
   .object({
     cpuHourMicros: z.number().int().min(0),
@@ -72,6 +86,7 @@ export const SETTING_SCHEMAS = {
   "spend.rates": defineSetting(ZSpendRatesSchema, { cpuHourMicros: 50_000, memoryGbHourMicros: 10_000 }, "Fallback provider rates"),
   "task.overrideMaxima": defineSetting(ZLimitOverrideMaximaSchema, { wallClockSeconds: 1800, cpus: 2, memoryMb: 2048, diskGb: 4 }, "Maxima for per-task limit overrides"),
   "task.retry": defineSetting(ZTaskRetrySchema, { maxAutomaticRetries: 1, backoffSeconds: 30 }, "Automatic retries of transient provider failures"),
+  "machines.concurrency": defineSetting(ZMachineConcurrencySchema, { maxMachines: null, bySubstrate: {} }, "Concurrent machines per substrate"),
   /** the dispatch gate: opened only by a passing probe run for the current configuration digest (lib/probes) */
   dispatch: defineSetting(ZDispatchSettingSchema, DISPATCH_CLOSED, "Dispatch gate"),
   /** the student agent command the operator's guest runner starts inside the guest */

@@ -11,7 +11,11 @@ export type TMachineSpec = {
   /** deterministic from our machine row, so a restarted worker can find a machine whose create answer it lost */
   name: string;
   source: { type: "smolmachine" | "image"; reference: string };
-  resources: { cpus: number; memoryMb: number; diskGb: number };
+  /**
+   * `maxProcesses` (optional): the task's process ceiling. Sent only to the local substrate (its
+   * pids.max); the hosted API has no such field, and there the guest runner's RLIMIT_NPROC holds it.
+   */
+  resources: { cpus: number; memoryMb: number; diskGb: number; maxProcesses?: number };
   network: TNetworkPolicy;
   env?: Record<string, string>;
   ttlSeconds: number;

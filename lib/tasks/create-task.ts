@@ -16,6 +16,7 @@ import { readSetting, readSettingVersion } from "../settings/operator-settings";
 import { ZTaskLimitsSchema } from "../contract/limits";
 import { AppError } from "../errors";
 import { readMirrorCredential } from "../repos/mirror-credentials";
+import { notifyTaskReady } from "./notify-task-ready";
 
 const ZOptionalIntSchema = z.preprocess((v) => (v === "" || v === null ? undefined : v), z.coerce.number().int("a whole number").min(1, "at least 1").optional());
 
@@ -76,6 +77,8 @@ export async function createTask(deps: { db: Db; env: TEnv }, { actorId, ...fiel
     });
     await tx.taskTransition.create({ data: { taskId: task.id, fromState: null, toState: "queued", operationId, attempt: 0, reason: "created" } });
     await recordAudit(tx, { actorId: actorId, action: "task.create", targetType: "task", targetId: task.id, detail: { repository: repo.name, issueNumber: input.issueNumber, baseRef, baseSha, limitsVersion, ...(hasOverrides ? { limitsOverrides: overrides } : {}) } });
+    // The worker hears of the task when this transaction commits, and starts its job at once.
+    await notifyTaskReady(tx, task.id);
     return task;
   });
 }

@@ -25,6 +25,8 @@ import { getActiveManifestOrThrow } from "./trusted-manifests";
 import { readReporterCounts, reporterFailureReason } from "./reporter-counts";
 import { computeVerdict } from "./verdict";
 import { writeVerificationArchive } from "./verification-tree";
+import { installVerifierDependencies } from "../dependencies/deliver-dependency-bundle";
+import { prepareVerificationDependencies } from "../dependencies/verification-dependencies";
 
 const TTL_GRACE_SECONDS = 300;
 
@@ -48,10 +50,10 @@ async function prepareFreshTree(substrate: Substrate, providerId: string, archiv
   if (unpack.exitCode !== 0) throw new AppError("SUBSTRATE_FAILED", `Preparing a fresh candidate tree in the verifier guest failed (exit ${unpack.exitCode}): ${sanitizeExcerpt(unpack.stderr, 500)}`);
 }
 
-async function runCheck(substrate: Substrate, providerId: string, check: TTrustedCheck, maxOutputBytes: number): Promise<TCheckResult> {
+async function runCheck(substrate: Substrate, providerId: string, check: TTrustedCheck, maxOutputBytes: number, dependencyEnv: Record<string, string> = {}): Promise<TCheckResult> {
   const started = Date.now();
   try {
-    const result = await substrate.exec(providerId, { command: check.command, cwd: VERIFIER_WORKDIR, timeoutSeconds: check.timeoutSeconds, env: { CI: "1" } }, { maxOutputBytes });
+    const result = await substrate.exec(providerId, { command: check.command, cwd: VERIFIER_WORKDIR, timeoutSeconds: check.timeoutSeconds, env: { ...dependencyEnv, CI: "1" } }, { maxOutputBytes });
     const output = `${result.stdout}${result.stderr ? `\n--- stderr ---\n${result.stderr}` : ""}`;
     const isOutputTruncated = result.stdoutTruncated || result.stderrTruncated || output.length > 16_000;
     // 124 is timeout(1)'s convention, which some providers follow
@@ -120,6 +122,9 @@ export async function runVerification(ctx: TaskRunContext, task: Task): Promise<
     outputPath: archivePath,
   });
 
+  // The base commit's dependency bundle (issue 18), whatever the candidate did to its lockfile.
+  const dependencies = await prepareVerificationDependencies({ db, env, substrate, readyTimeoutMs: ctx.readyTimeoutMs }, candidate);
+
   const totalTimeout = m.checks.reduce((sum, c) => sum + c.timeoutSeconds, 0);
   const spec = {
     source: m.image,
@@ -140,7 +145,8 @@ export async function runVerification(ctx: TaskRunContext, task: Task): Promise<
     checks = [];
     for (const check of m.checks) {
       await prepareFreshTree(substrate, machine.providerId!, archive);
-      checks.push(await runCheck(substrate, machine.providerId!, check, m.limits.maxOutputBytes));
+      if (dependencies) await installVerifierDependencies(substrate, machine.providerId!, dependencies.deliverable);
+      checks.push(await runCheck(substrate, machine.providerId!, check, m.limits.maxOutputBytes, dependencies?.deliverable.consumerEnv));
     }
   } finally {
     const destroyed = await destroyMachine(db, substrate, machine.id, "verification finished");
@@ -165,6 +171,7 @@ export async function runVerification(ctx: TaskRunContext, task: Task): Promise<
     verificationTreeSha: treeSha,
     checks,
     verdict: computeVerdict(m, checks),
+    ...(dependencies ? { dependencies: dependencies.evidence } : {}),
   });
   const digest = canonicalDigest(content);
   await db.$transaction(async (tx) => {

@@ -1,10 +1,12 @@
 /**
- * `npm run bench:relay`: the latency the relay adds (capability admission + response charge +
- * call record + the operator-pinned transport) over calling the same upstream directly. The
- * upstream is a loopback fake speaking the OpenAI chat-completions protocol; the relay runs
- * in-process (relayCall) against real PostgreSQL — DATABASE_URL when set, else an embedded server
- * in a temporary directory. Median and p99 at concurrency 1 and 64, side by side.
+ * `npm run bench:relay`: the latency the relay adds over calling the same upstream directly, as a
+ * guest on the HTTP channel sees it: HTTP to the relay listener (scripts/relay.ts, its own
+ * process, as `npm start` runs it) → admission → the operator-pinned transport → settlement. The
+ * upstream is a loopback fake speaking the OpenAI chat-completions protocol; the database is real
+ * PostgreSQL — DATABASE_URL when set, else an embedded server in a temporary directory. Median and
+ * p99 at concurrency 1 and 64 (one capability, and 64 capabilities of 64 tasks), side by side.
  */
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -12,7 +14,8 @@ import path from "node:path";
 import { Agent } from "undici";
 import type { Db } from "../../lib/db/client";
 import { issueCapability } from "../../lib/relay/issue-capability";
-import { relayCall } from "../../lib/relay/relay-call";
+import { PROJECT_ROOT } from "../../lib/project-root";
+import { findFreePort } from "../../lib/testing/free-port";
 import { startFakeOpenAiServer } from "../../lib/relay/testing/fake-upstream-servers";
 import { createRelayTestTask } from "../../lib/relay/testing/relay-fixtures";
 import { closeUpstreamAgents } from "../../lib/relay/transports/http-upstream";
@@ -52,7 +55,25 @@ async function measure(concurrency: number, callsPerWorker: number, call: (worke
   return stats(samples, performance.now() - started);
 }
 
-async function main(db: Db) {
+/** The relay listener as its own process, on a free loopback port. */
+async function startListenerProcess(databaseUrl: string): Promise<{ url: string; stop(): Promise<void> }> {
+  const port = await findFreePort();
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "scripts", "relay.ts")], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl, RELAY_PORT: String(port), HOSTNAME: "127.0.0.1", LOG_LEVEL: "error", NODE_ENV: "production" },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const stop = () => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once("exit", () => resolve()), child.kill("SIGTERM"))));
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+    if (child.exitCode !== null) throw new Error(`the relay listener exited with ${child.exitCode}`);
+    if ((await fetch(`${url}/`).then((r) => r.status, () => 0)) === 404) return { url, stop };
+  }
+  await stop();
+  throw new Error("the relay listener did not start within 30 s");
+}
+
+async function main(db: Db, databaseUrl: string) {
   const cleanups: (() => Promise<void>)[] = [];
   try {
     // --- upstream: loopback fake OpenAI server, credential in a file ---
@@ -90,9 +111,20 @@ async function main(db: Db) {
       const body = (await response.body.json()) as { choices?: { message?: { content?: string } }[] };
       if (response.statusCode !== 200 || body.choices?.[0]?.message?.content !== REPLY) throw new Error(`direct call failed: ${response.statusCode}`);
     };
+    const listener = await startListenerProcess(databaseUrl);
+    cleanups.push(() => listener.stop());
+    const relayAgent = new Agent({ keepAliveTimeout: 30_000, connections: 128 });
+    cleanups.push(() => relayAgent.close());
     const relayedWith = async ({ taskId, handle }: { taskId: string; handle: string }) => {
-      const result = await relayCall({ db, handle, taskId, operation: "complete", request: { messages: MESSAGES, maxTokens: 256 }, channel: "http" });
-      if (result.code !== null || result.body.completion.content !== REPLY) throw new Error(`relay call failed: ${result.status} ${result.code}`);
+      const response = await relayAgent.request({
+        origin: listener.url,
+        path: "/api/relay/v1/complete",
+        method: "POST",
+        headers: { authorization: `Bearer ${handle}`, "content-type": "application/json" },
+        body: JSON.stringify({ taskId, request: { messages: MESSAGES, maxTokens: 256 } }),
+      });
+      const body = (await response.body.json()) as { completion?: { content?: string } };
+      if (response.statusCode !== 200 || body.completion?.content !== REPLY) throw new Error(`relay call failed: ${response.statusCode} ${JSON.stringify(body).slice(0, 200)}`);
     };
     const relayed = () => relayedWith(shared);
     // Each concurrent worker is one task with its own capability.
@@ -117,14 +149,14 @@ async function main(db: Db) {
     const lines = [
       `relay benchmark — upstream: loopback fake OpenAI-compatible server; database: ${process.env.DATABASE_URL ? "DATABASE_URL" : "embedded PostgreSQL"}; Node ${process.version}; ${os.cpus().length} cores`,
       "",
-      `${"".padEnd(22)}${"direct p50".padStart(12)}${"relay p50".padStart(12)}${"added p50".padStart(12)}${"direct p99".padStart(12)}${"relay p99".padStart(12)}${"added p99".padStart(12)}${"direct rps".padStart(12)}${"relay rps".padStart(12)}`,
+      `${"".padEnd(22)}${"direct p50".padStart(12)}${"relay p50".padStart(12)}${"added p50".padStart(12)}${"direct p99".padStart(12)}${"relay p99".padStart(12)}${"added p99".padStart(12)}${"direct rps".padStart(12)}${"relay rps".padStart(12)}${"rps ratio".padStart(12)}`,
       ...rows.map(
         ({ label, direct: d, relay: r }) =>
-          `${label.padEnd(22)}${ms(d.median).padStart(12)}${ms(r.median).padStart(12)}${ms(r.median - d.median).padStart(12)}${ms(d.p99).padStart(12)}${ms(r.p99).padStart(12)}${ms(r.p99 - d.p99).padStart(12)}${String(Math.round((d.count / d.wallMs) * 1000)).padStart(12)}${String(Math.round((r.count / r.wallMs) * 1000)).padStart(12)}`,
+          `${label.padEnd(22)}${ms(d.median).padStart(12)}${ms(r.median).padStart(12)}${ms(r.median - d.median).padStart(12)}${ms(d.p99).padStart(12)}${ms(r.p99).padStart(12)}${ms(r.p99 - d.p99).padStart(12)}${String(Math.round((d.count / d.wallMs) * 1000)).padStart(12)}${String(Math.round((r.count / r.wallMs) * 1000)).padStart(12)}${`${(r.count / r.wallMs / (d.count / d.wallMs)).toFixed(2)}×`.padStart(12)}`,
       ),
       "",
       `samples: ${rows.map((r) => `${r.label}: ${r.direct.count} direct / ${r.relay.count} relayed`).join("; ")}`,
-      "relay = relayCall in-process: handle lookup, atomic admission UPDATE, upstream setting read, credential file read, HTTP call, atomic response charge + RelayCall row (one statement).",
+      "relay = HTTP to the relay listener process: admission (one statement: lookup by handle hash, every check, slot + request + worst-case response reserved), transport cached per setting version, credential file read, upstream HTTP call, settlement (one statement: charge, release, call row).",
       "1 capability: all calls of one task serialize on its row lock (two durable commits per call) — the worst case; N tasks: the scale-out case.",
     ];
     process.stdout.write(lines.join("\n") + "\n");
@@ -133,4 +165,4 @@ async function main(db: Db) {
   }
 }
 
-await withBenchDatabase("relay-bench", (db) => main(db));
+await withBenchDatabase("relay-bench", (db, url) => main(db, url));

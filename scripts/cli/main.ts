@@ -11,6 +11,7 @@ import { machineList, machineRelease } from "./commands/machine";
 import { metricsToken } from "./commands/metrics";
 import { relayIssue, relayRevoke, relayUpstreamSet, relayUpstreamShow, relayUrl, relayUsage } from "./commands/relay";
 import { repoAdd, repoList } from "./commands/repo";
+import { repoBundleBuild, repoBundleRebuildCandidate, repoBundleShow, repoSetup } from "./commands/repo-dependencies";
 import { substrateImageAdd, substrateImageList, substrateServe } from "./commands/substrate";
 import { taskCancel, taskCreate, taskList, taskShow } from "./commands/task";
 import { userAdd, userList } from "./commands/user";
@@ -30,6 +31,10 @@ const COMMANDS: Record<string, Command> = {
   "substrate image list": substrateImageList,
   "repo add": repoAdd,
   "repo list": repoList,
+  "repo setup": repoSetup,
+  "repo bundle build": repoBundleBuild,
+  "repo bundle show": repoBundleShow,
+  "repo bundle rebuild-candidate": repoBundleRebuildCandidate,
   "task create": taskCreate,
   "task show": taskShow,
   "task list": taskList,

@@ -6,6 +6,9 @@
  * older bubblewrap without the option still keeps that door shut.
  */
 import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+
+const execFileAsync = promisify(execFile);
 
 export type TBwrapFeatures = { hasDisableUserns: boolean };
 
@@ -14,11 +17,11 @@ const cache = new Map<string, Promise<TBwrapFeatures>>();
 export function probeBwrapFeatures(bwrapPath: string): Promise<TBwrapFeatures> {
   let probe = cache.get(bwrapPath);
   if (!probe) {
-    probe = new Promise((resolve) => {
-      execFile(bwrapPath, ["--help"], { timeout: 10_000, env: {}, encoding: "utf8" }, (_error: Error | null, stdout: string, stderr: string) => {
-        resolve({ hasDisableUserns: /--disable-userns\b/.test(`${stdout}${stderr}`) });
-      });
-    });
+    probe = execFileAsync(bwrapPath, ["--help"], { timeout: 10_000, env: {} as NodeJS.ProcessEnv, encoding: "utf8" }).then(
+      ({ stdout, stderr }) => ({ hasDisableUserns: /--disable-userns\b/.test(`${stdout}${stderr}`) }),
+      // an old bubblewrap may exit non-zero on --help; its output still tells
+      (error: { stdout?: string; stderr?: string }) => ({ hasDisableUserns: /--disable-userns\b/.test(`${error.stdout ?? ""}${error.stderr ?? ""}`) }),
+    );
     cache.set(bwrapPath, probe);
   }
   return probe;

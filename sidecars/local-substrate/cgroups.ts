@@ -1,5 +1,5 @@
 /**
- * cgroup v1 `pids` and `memory` groups per machine. We run as root, and RLIMIT_NPROC is not
+ * cgroup v1 `pids`, `memory` and `cpu` groups per machine (cpu: the CFS quota of its cpus). We run as root, and RLIMIT_NPROC is not
  * enforced for uid 0 — the guest runs as an unprivileged uid with RLIMIT_NPROC anyway, and on top
  * of that every process of a machine is put in `<own cgroup>/school-core-substrate-…/<machine>`
  * with `pids.max` and `memory.limit_in_bytes`, so a fork bomb and a memory hog are stopped by the
@@ -14,9 +14,12 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { isProcessAlive } from "../../lib/system/process-alive";
 
-export type TCgroupController = "pids" | "memory";
+export type TCgroupController = "pids" | "memory" | "cpu";
 
-export type TCgroupRoot = { pids: string | undefined; memory: string | undefined };
+export type TCgroupRoot = { pids: string | undefined; memory: string | undefined; cpu?: string | undefined };
+
+/** CFS period for cpu.cfs_quota_us (the v1 spelling of cpu.max): quota = cpus × period. */
+const CPU_PERIOD_US = 100_000;
 
 function isErrno(error: unknown, ...codes: string[]): boolean {
   return typeof error === "object" && error !== null && codes.includes((error as NodeJS.ErrnoException).code ?? "");
@@ -66,11 +69,11 @@ export async function createCgroupRoot(): Promise<TCgroupRoot> {
       return undefined;
     }
   };
-  return { pids: await make("pids"), memory: await make("memory") };
+  return { pids: await make("pids"), memory: await make("memory"), cpu: await make("cpu") };
 }
 
 export async function removeCgroupRoot(root: TCgroupRoot): Promise<void> {
-  for (const dir of [root.pids, root.memory]) if (dir) await removeGroup(dir);
+  for (const dir of [root.pids, root.memory, root.cpu]) if (dir) await removeGroup(dir);
 }
 
 async function removeGroup(dir: string): Promise<void> {
@@ -101,11 +104,20 @@ export class MachineCgroup {
     readonly pidsDir: string | undefined,
     readonly memoryDir: string | undefined,
     private readonly maxProcesses: number,
+    readonly cpuDir: string | undefined = undefined,
   ) {}
 
-  static async create(root: TCgroupRoot, machineId: string, limits: { maxProcesses: number; memoryBytes: number }): Promise<MachineCgroup> {
+  static async create(root: TCgroupRoot, machineId: string, limits: { maxProcesses: number; memoryBytes: number; cpus?: number }): Promise<MachineCgroup> {
     let pidsDir: string | undefined;
     let memoryDir: string | undefined;
+    let cpuDir: string | undefined;
+    if (root.cpu && limits.cpus !== undefined) {
+      // CPU is bounded like on a VM with that many vCPUs: cpus × the CFS period per period.
+      cpuDir = path.join(root.cpu, machineId);
+      await fs.mkdir(cpuDir);
+      await fs.writeFile(path.join(cpuDir, "cpu.cfs_period_us"), String(CPU_PERIOD_US));
+      await fs.writeFile(path.join(cpuDir, "cpu.cfs_quota_us"), String(limits.cpus * CPU_PERIOD_US));
+    }
     if (root.pids) {
       pidsDir = path.join(root.pids, machineId);
       await fs.mkdir(pidsDir);
@@ -118,15 +130,24 @@ export class MachineCgroup {
       // No swap escape: memory+swap gets the same ceiling where swap accounting exists.
       await fs.writeFile(path.join(memoryDir, "memory.memsw.limit_in_bytes"), String(limits.memoryBytes)).catch(() => undefined);
     }
-    return new MachineCgroup(pidsDir, memoryDir, limits.maxProcesses);
+    return new MachineCgroup(pidsDir, memoryDir, limits.maxProcesses, cpuDir);
   }
 
   /** The cgroup.procs files a new guest process writes itself into before dropping privileges. */
-  get procsFiles(): { pids: string | undefined; memory: string | undefined } {
+  get procsFiles(): { pids: string | undefined; memory: string | undefined; cpu?: string | undefined } {
     return {
       pids: this.pidsDir && path.join(this.pidsDir, "cgroup.procs"),
       memory: this.memoryDir && path.join(this.memoryDir, "cgroup.procs"),
+      cpu: this.cpuDir && path.join(this.cpuDir, "cgroup.procs"),
     };
+  }
+
+  /** Periods in which the machine was throttled at its CPU quota (cpu.stat nr_throttled). */
+  async cpuThrottledPeriods(): Promise<number | undefined> {
+    if (!this.cpuDir) return undefined;
+    const text = await fs.readFile(path.join(this.cpuDir, "cpu.stat"), "utf8").catch(() => undefined);
+    const match = text && /nr_throttled (\d+)/.exec(text);
+    return match ? Number(match[1]) : undefined;
   }
 
   async processCount(): Promise<number> {
@@ -187,6 +208,6 @@ export class MachineCgroup {
 
   async remove(): Promise<void> {
     await this.killAll();
-    for (const dir of [this.pidsDir, this.memoryDir]) if (dir) await removeGroup(dir);
+    for (const dir of [this.pidsDir, this.memoryDir, this.cpuDir]) if (dir) await removeGroup(dir);
   }
 }

@@ -1,6 +1,6 @@
 /**
  * The recipe of the default guest image, `school-core/node24`, registered by `npm start` and by
- * every test substrate: the host's toolchain read-only, the project's Node 24 binary, and a
+ * every test substrate: the host's toolchain paths read-only (never all of /usr), the project's Node 24 binary, and a
  * synthesized minimal /etc — never the host's /etc wholesale, never the project directory. It is
  * rebuilt only when the Node binary changed (its provenance is recorded with the registration).
  */
@@ -18,13 +18,22 @@ const PASSWD = "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\nstudent:x:1000:1
 const GROUP = "root:x:0:\nstudent:x:1000:\nnogroup:x:65534:\n";
 const HOSTS = "127.0.0.1\tlocalhost school-core-guest\n::1\tlocalhost ip6-localhost ip6-loopback\n";
 const NSSWITCH = "passwd: files\ngroup: files\nshadow: files\nhosts: files\n";
-const HOST_TOOLCHAIN = ["/usr", "/bin", "/lib", "/lib64"];
+/** Top-level toolchain paths: merged-/usr links are recreated, anything else is bound as a whole. */
+const HOST_TOOLCHAIN = ["/bin", "/sbin", "/lib", "/lib64"];
+/**
+ * The parts of host /usr a guest's toolchain needs (issue 12, item 8) — never /usr itself, so
+ * /usr/local (host-installed tools and their data), /usr/src and /usr/include stay out.
+ */
+const HOST_USR_TOOLCHAIN = ["/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib64", "/usr/libexec", "/usr/share"];
+/** Bumped when the recipe changes, so a registered image built by an older recipe is rebuilt. */
+const RECIPE_VERSION = 2;
 
 export type TEnsureDefaultImageOptions = { nodeBinaryPath?: string };
 
 /**
- * Registers `school-core/node24` unless an identical one exists: the host's /usr, /bin, /lib,
- * /lib64 read-only (merged-/usr symlinks recreated as symlinks), the project's Node 24 binary
+ * Registers `school-core/node24` unless an identical one exists: the host's toolchain parts of
+ * /usr (bin, sbin, lib, lib64, libexec, share — not /usr/local) and /bin, /sbin, /lib, /lib64
+ * read-only (merged-/usr symlinks recreated as symlinks), the project's Node 24 binary
  * copied to /opt/school-core/bin/node (the project directory itself is never bound), and a
  * synthesized minimal /etc (passwd, group, hosts, nsswitch.conf, the loader cache and Debian's
  * /etc/alternatives links that /usr/bin points into) — never the host's /etc wholesale.
@@ -34,7 +43,7 @@ export async function ensureDefaultGuestImage(dataDir: string, options: TEnsureD
     throw new AppError("CONFIG_INVALID", "the Node 24 binary (node_modules/node/bin/node) was not found; the devDependency `node` must be installed");
   });
   const nodeStat = await fsp.stat(nodePath);
-  const provenance = { nodePath, nodeSize: nodeStat.size, nodeMtimeMs: Math.trunc(nodeStat.mtimeMs) };
+  const provenance = { recipe: RECIPE_VERSION, nodePath, nodeSize: nodeStat.size, nodeMtimeMs: Math.trunc(nodeStat.mtimeMs) };
   const existing = latestImageRef(await readImageRefs(dataDir, DEFAULT_GUEST_IMAGE));
   if (existing && JSON.stringify(existing.provenance) === JSON.stringify(provenance)) {
     const manifest = await loadImageManifest(dataDir, existing.digest);
@@ -49,6 +58,10 @@ export async function ensureDefaultGuestImage(dataDir: string, options: TEnsureD
       // A merged-/usr link (/bin -> usr/bin) stays a link inside the guest; anything else is bound.
       if (target !== undefined && !target.startsWith("/") && path.posix.resolve("/", target).startsWith("/usr/")) await builder.addSymlink(hostPath.slice(1), target);
       else builder.addBind(await fsp.realpath(hostPath), hostPath);
+    }
+    for (const hostPath of HOST_USR_TOOLCHAIN) {
+      const stat = await fsp.stat(hostPath).catch(() => undefined);
+      if (stat?.isDirectory()) builder.addBind(await fsp.realpath(hostPath), hostPath);
     }
     await builder.addDir("etc");
     await builder.addFile("etc/passwd", PASSWD);

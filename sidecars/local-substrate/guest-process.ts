@@ -22,7 +22,7 @@ import { readFileSync } from "node:fs";
 import type { Writable } from "node:stream";
 
 export const SANDBOX_WRAPPER = `
-pids_procs=$1; mem_procs=$2; guest_uid=$3; seccomp_file=$4; shift 4
+pids_procs=$1; mem_procs=$2; cpu_procs=$3; guest_uid=$4; seccomp_file=$5; shift 5
 for fd_path in /proc/$$/fd/*; do
   fd=\${fd_path##*/}
   if [[ $fd =~ ^[0-9]+$ ]] && (( fd > 3 )); then eval "exec $fd>&-"; fi
@@ -30,6 +30,7 @@ done
 if [[ $seccomp_file != - ]]; then exec 4<"$seccomp_file" || exit 125; fi
 if [[ $pids_procs != - ]]; then printf '%d\\n' $$ > "$pids_procs" || exit 125; fi
 if [[ $mem_procs != - ]]; then printf '%d\\n' $$ > "$mem_procs" || exit 125; fi
+if [[ $cpu_procs != - ]]; then printf '%d\\n' $$ > "$cpu_procs" || exit 125; fi
 exec /usr/bin/setpriv --pdeathsig KILL -- /usr/bin/unshare --pid --fork --kill-child -- \\
   /usr/bin/setpriv --reuid="$guest_uid" --regid="$guest_uid" --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- /usr/bin/prlimit "$@"
 `;
@@ -70,7 +71,7 @@ export type TSpawnGuestOptions = {
   bwrapPath: string;
   bwrapArgs: string[];
   hostUid: number;
-  cgroupProcs: { pids: string | undefined; memory: string | undefined };
+  cgroupProcs: { pids: string | undefined; memory: string | undefined; cpu?: string | undefined };
   /** The compiled seccomp filter, opened by the wrapper as fd SECCOMP_FD for bwrap's `--seccomp`. */
   seccompFile?: string;
   rlimits: TGuestRlimits;
@@ -131,6 +132,7 @@ export function spawnGuestProcess(options: TSpawnGuestOptions): TGuestProcess {
       "school-core-sandbox",
       options.cgroupProcs.pids ?? "-",
       options.cgroupProcs.memory ?? "-",
+      options.cgroupProcs.cpu ?? "-",
       String(options.hostUid),
       options.seccompFile ?? "-",
       ...rlimitArgs(options.rlimits),

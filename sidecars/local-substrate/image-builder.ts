@@ -11,7 +11,7 @@ import path from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { AppError } from "../../lib/errors";
-import { assertGuestPath, assertImageName, sha256Hex, type TImageBind, type TImageEntry, type TImageManifest, type TImageRecord } from "./image-manifest";
+import { assertBindHost, assertGuestPath, assertImageName, sha256Hex, type TImageBind, type TImageEntry, type TImageManifest, type TImageRecord } from "./image-manifest";
 import { publishImage } from "./image-store";
 import { ensureSubstrateDirs, substrateDirs } from "./substrate-dirs";
 
@@ -46,6 +46,7 @@ export class ImageBuilder {
 
   addBind(host: string, guest: string): void {
     assertGuestPath(guest);
+    assertBindHost(host);
     this.binds.push({ host, guest });
   }
 

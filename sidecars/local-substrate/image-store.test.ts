@@ -25,7 +25,7 @@ afterAll(async () => {
 
 describe("local images", () => {
   it("registers a directory under a content digest and resolves it by name and by name@digest", async () => {
-    const record = await addImage({ dataDir, name: "school-core/tool", dir: sourceDir, binds: [{ host: "/usr", guest: "/usr" }] });
+    const record = await addImage({ dataDir, name: "school-core/tool", dir: sourceDir, binds: [{ host: "/usr/bin", guest: "/usr/bin" }] });
     expect(record.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(record.reference).toBe(`school-core/tool@${record.digest}`);
     expect(record.fileCount).toBe(1);
@@ -66,6 +66,9 @@ describe("local images", () => {
 
   it.each<[{ binds?: { host: string; guest: string }[] }, string]>([
     [{ binds: [{ host: "/", guest: "/host" }] }, "exposes /"],
+    [{ binds: [{ host: "/usr", guest: "/usr" }] }, "all of host /usr: only toolchain paths"],
+    [{ binds: [{ host: "/usr/local", guest: "/usr/local" }] }, "host-installed tools"],
+    [{ binds: [{ host: "/etc", guest: "/etc" }] }, "host configuration"],
     [{ binds: [{ host: "/usr", guest: "/tmp/usr" }] }, "reserved guest path"],
     [{ binds: [{ host: "/usr", guest: "/workspace" }] }, "reserved guest path"],
     [{ binds: [{ host: "/does/not/exist", guest: "/x" }] }, "missing host path"],

@@ -58,7 +58,7 @@ export async function execOnMachine(context: TMachineExecContext, machine: TMach
     rlimits: {
       // With a pids cgroup the cgroup is the binding limit; RLIMIT_NPROC (per machine uid) is the
       // looser backstop, and the only one when no pids controller is writable.
-      maxProcesses: cgroupRoot.pids ? limits.maxProcesses * 2 : limits.maxProcesses,
+      maxProcesses: cgroupRoot.pids ? machine.resources.maxProcesses * 2 : machine.resources.maxProcesses,
       openFiles: limits.openFiles,
       fileSizeBytes: Math.min(limits.fileSizeBytes, machine.resources.diskGb * 1024 ** 3),
       ...(cgroupRoot.memory ? {} : { dataBytes: memoryBytes }),

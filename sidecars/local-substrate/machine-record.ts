@@ -34,7 +34,7 @@ export type TMachine = {
   id: string;
   name: string | null;
   source: { type: "image" | "smolmachine"; reference: string; arch: string | null };
-  resources: { cpus: number; memoryMb: number; diskGb: number };
+  resources: { cpus: number; memoryMb: number; diskGb: number; maxProcesses: number };
   network: TMachineNetwork;
   env: Record<string, string>;
   workdir: string | null;

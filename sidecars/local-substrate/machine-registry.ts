@@ -96,7 +96,12 @@ export class MachineRegistry {
     if (!parsed.success) throw new WireError("BAD_REQUEST", describeZodError(parsed.error));
     const request = parsed.data;
     const { limits, clock, ledger } = this.options;
-    const resources = { cpus: request.resources?.cpus ?? 1, memoryMb: request.resources?.memoryMb ?? 512, diskGb: request.resources?.diskGb ?? 1 };
+    const resources = {
+      cpus: request.resources?.cpus ?? 1,
+      memoryMb: request.resources?.memoryMb ?? 512,
+      diskGb: request.resources?.diskGb ?? 1,
+      maxProcesses: Math.min(limits.maxProcesses, request.resources?.maxProcesses ?? limits.maxProcesses),
+    };
     if (resources.memoryMb < MIN_MEMORY_MB) throw new WireError("BAD_REQUEST", `resources.memoryMb must be at least ${MIN_MEMORY_MB}`);
     if (resources.cpus > limits.maxCpus || resources.memoryMb > limits.maxMemoryMb || resources.diskGb > limits.maxDiskGb) {
       throw new WireError("QUOTA_EXCEEDED", `quota exceeded: at most ${limits.maxCpus} cpus, ${limits.maxMemoryMb} MB memory and ${limits.maxDiskGb} GB disk per machine`);
@@ -144,7 +149,7 @@ export class MachineRegistry {
     };
     try {
       await createMachineRoots(dir, hostUid);
-      machine.cgroup = await MachineCgroup.create(this.options.cgroupRoot, id, { maxProcesses: limits.maxProcesses, memoryBytes: resources.memoryMb * 1024 * 1024 });
+      machine.cgroup = await MachineCgroup.create(this.options.cgroupRoot, id, { maxProcesses: resources.maxProcesses, memoryBytes: resources.memoryMb * 1024 * 1024, cpus: resources.cpus });
     } catch (error) {
       await machine.cgroup?.remove().catch(() => undefined);
       await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);

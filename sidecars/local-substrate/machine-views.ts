@@ -89,6 +89,8 @@ export type TMachineAdminView = {
   pidsPeak: number | null;
   pidsMaxEvents: number | null;
   oomKills: number | null;
+  /** CFS periods the machine spent throttled at its cpus quota. */
+  cpuThrottledPeriods: number | null;
   relayConnections: number | null;
   hasRoot: boolean;
 };
@@ -107,6 +109,7 @@ export async function machineAdminView(machine: TMachine, now: number): Promise<
     pidsPeak: (await machine.cgroup?.pidsPeak()) ?? null,
     pidsMaxEvents: (await machine.cgroup?.pidsMaxEvents()) ?? null,
     oomKills: (await machine.cgroup?.oomKills()) ?? null,
+    cpuThrottledPeriods: (await machine.cgroup?.cpuThrottledPeriods()) ?? null,
     relayConnections: machine.relay?.connectionCount() ?? null,
     hasRoot: await fs.stat(machine.dir).then(
       () => true,

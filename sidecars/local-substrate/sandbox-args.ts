@@ -66,7 +66,8 @@ export function buildBwrapArgs(spec: TSandboxSpec): string[] {
 
   const args = [
     "--unshare-all",
-    ...(spec.hardening?.disableUserns ? ["--disable-userns"] : []),
+    // --unshare-all only *tries* a user namespace; --disable-userns needs one for certain
+    ...(spec.hardening?.disableUserns ? ["--unshare-user", "--disable-userns"] : []),
     ...(spec.hardening?.seccompFd !== undefined ? ["--seccomp", String(spec.hardening.seccompFd)] : []),
     "--die-with-parent",
     "--new-session",

@@ -40,10 +40,10 @@ describe("schoolcore substrate image", () => {
     const source = path.join(base, "image-src");
     await fs.mkdir(path.join(source, "opt", "tool"), { recursive: true });
     await fs.writeFile(path.join(source, "opt", "tool", "run"), "echo tool\n");
-    const added = await runCli(["substrate", "image", "add", "school-core/tool", "--dir", source, "--bind", "/usr:/usr", "--json"]);
+    const added = await runCli(["substrate", "image", "add", "school-core/tool", "--dir", source, "--bind", "/usr/bin:/usr/bin", "--json"]);
     expect(added.code, added.stderr).toBe(0);
     const record = JSON.parse(added.stdout) as { reference: string; fileCount: number; binds: unknown[] };
-    expect(record).toMatchObject({ reference: expect.stringMatching(/^school-core\/tool@sha256:[0-9a-f]{64}$/), fileCount: 1, binds: [{ host: "/usr", guest: "/usr" }] });
+    expect(record).toMatchObject({ reference: expect.stringMatching(/^school-core\/tool@sha256:[0-9a-f]{64}$/), fileCount: 1, binds: [{ host: "/usr/bin", guest: "/usr/bin" }] });
     const listed = await runCli(["substrate", "image", "list", "--json"]);
     expect((JSON.parse(listed.stdout) as { reference: string }[]).map((i) => i.reference)).toContain(record.reference);
     const bad = await runCli(["substrate", "image", "add", "school-core/bad", "--bind", "relative:/x"]);

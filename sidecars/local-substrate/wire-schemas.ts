@@ -30,6 +30,8 @@ export const ZMachineResourcesSchema = z.object({
   cpus: z.number().int().min(1).optional(),
   memoryMb: z.number().int().min(1).optional(),
   diskGb: z.number().int().min(1).nullish(),
+  /** Local extension: the machine's process ceiling (its pids.max), at most the substrate's own. */
+  maxProcesses: z.number().int().min(8).max(65_536).optional(),
 });
 
 const ZGuestAbsolutePath = z

@@ -75,6 +75,9 @@ export const SETTING_FORMS = {
     { kind: "number", unit: "count", name: "maxAutomaticRetries", label: "Automatic retries", hint: "Transient provider errors only (5xx, timeouts before a create was acknowledged); 0 = never. Integrity failures are never retried." },
     { kind: "number", unit: "s", name: "backoffSeconds", label: "First wait", hint: "Each further retry waits twice as long." },
   ],
+  "review.rounds": [
+    { kind: "number", unit: "count", name: "maxRounds", label: "Review rounds per task", hint: "How many times a task may run: the first run plus the revisions a teacher asks for with “Request changes”. Past it the button explains that the limit is reached." },
+  ],
   "spend.ceilings": [
     { kind: "dollars", name: "monthlyGlobalMicros", label: "Per calendar month (UTC), all tasks", isNullable: true, hint: "Blank = no monthly ceiling. Rolls over by itself on the 1st." },
     { kind: "dollars", name: "monthlyPerTaskMicros", label: "Per calendar month, one task", isNullable: true },

@@ -51,6 +51,7 @@ export function SettingForm({ settingKey, current, defaults, submitLabel = "Save
             const defaultText = initialTextOf(field, defaults);
             const hint = [field.hint, defaultText !== "" && field.kind !== "lines" ? `Default: ${field.kind === "number" ? formatInUnit(Number(defaultText), field.unit) : field.kind === "dollars" ? `$${defaultText}` : defaultText}.` : null]
               .filter(Boolean)
+              .map((part) => (/[.!?]$/.test(part!) ? part : `${part}.`))
               .join(" ");
             const label = (
               <span className="font-medium">

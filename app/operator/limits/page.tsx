@@ -19,6 +19,7 @@ export default async function LimitsPage() {
       <SettingPanel settingKey="verifier.image" />
       <SettingPanel settingKey="guest.agent" />
       <SettingPanel settingKey="task.retry" />
+      <SettingPanel settingKey="review.rounds" />
     </section>
   );
 }

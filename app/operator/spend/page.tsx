@@ -77,7 +77,13 @@ export default async function SpendPage({ searchParams }: Props) {
       <div className="space-y-2 rounded border border-slate-200 bg-white p-4">
         <h2>Spend per day, {overview.month}</h2>
         <p className="text-xs text-slate-600">A machine&apos;s cost counts on the day (and in the month) its reservation was made: the same rule the monthly ceiling applies.</p>
-        <DailySpendChart days={overview.days} monthlyCeilingMicros={ceilings.monthlyGlobalMicros} />
+        {overview.monthCommittedMicros === 0 && overview.days.every((d) => d.committedMicros === 0) ? (
+          <p className="text-sm text-slate-600" data-testid="daily-spend-empty">
+            Nothing reserved or spent this month yet.
+          </p>
+        ) : (
+          <DailySpendChart days={overview.days} monthlyCeilingMicros={ceilings.monthlyGlobalMicros} />
+        )}
       </div>
       <div className="grid grid-cols-1 gap-3 lg:grid-cols-2">
         <div className="space-y-2 rounded border border-slate-200 bg-white p-4">

@@ -112,7 +112,7 @@ export class SmolCloudSubstrate implements Substrate {
         json: {
           name: spec.name,
           source: spec.source,
-          resources: spec.resources,
+          resources: this.label === "local" ? spec.resources : { cpus: spec.resources.cpus, memoryMb: spec.resources.memoryMb, diskGb: spec.resources.diskGb },
           // Always explicit: vendor sources disagree on the default (docs: blocked, OpenAPI: open).
           network: spec.network,
           env: spec.env ?? {},

@@ -202,7 +202,7 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
         />
       ) : null}
 
-      {(review.publication || task.state === "approved") && (
+      {candidate.isLatestRound && (review.publication || task.state === "approved") && (
         <div className="space-y-2">
           <h2>Pull request</h2>
           <PullRequestPanel publication={review.publication} />

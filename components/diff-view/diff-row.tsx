@@ -1,0 +1,176 @@
+import { memo, type ReactNode } from "react";
+import type { TDiffFile, TDiffLine } from "@/lib/review/read-candidate-diff.schema";
+import { LineCommentRows, LineNumberCell } from "./diff-comments";
+import type { TDiffRow, TViewMode } from "./diff-rows";
+import { DiffFileHeader } from "./diff-file-header";
+import { plainTokens, type TToken, type TTokenKind } from "./highlight";
+
+/**
+ * One row of the virtualized diff: a file header, a hunk header, a line (unified) or a pair of
+ * lines (split). Every piece of content is a React text node (a string child) — never HTML — so
+ * markup in a line is shown as the characters it is. Search matches are <mark> elements around
+ * slices of those text nodes.
+ */
+
+const TOKEN_CLASS: Record<Exclude<TTokenKind, "plain">, string> = {
+  keyword: "text-violet-700",
+  string: "text-emerald-800",
+  comment: "text-slate-500 italic",
+  number: "text-orange-700",
+  title: "text-blue-800",
+  type: "text-teal-700",
+  meta: "text-sky-700",
+  marker: "rounded-sm bg-amber-300 px-0.5 text-black outline outline-1 outline-amber-600",
+};
+
+const MARKER_TITLE = "A control or invisible character (escape, bidi override, zero-width …) replaced by a visible marker";
+
+const ROW_CLASS: Record<TDiffLine["kind"], string> = { add: "bg-green-50", del: "bg-red-50", context: "" };
+const NUMBER_CLASS: Record<TDiffLine["kind"], string> = { add: "bg-green-100", del: "bg-red-100", context: "" };
+const SIGN: Record<TDiffLine["kind"], string> = { add: "+", del: "-", context: " " };
+/** What a screen reader says for the sign column (the visible +/- is hidden from it). */
+const SIGN_LABEL: Record<TDiffLine["kind"], string> = { add: "added: ", del: "deleted: ", context: "" };
+const CODE = "min-w-0 whitespace-pre-wrap break-all px-2";
+const GRID: Record<TViewMode, string> = { unified: "grid grid-cols-[3rem_3rem_minmax(0,1fr)]", split: "grid grid-cols-[3rem_minmax(0,1fr)_3rem_minmax(0,1fr)]" };
+
+/** Search matches on one line: [start, end) ranges, and which one (if any) is the current match. */
+export type TLineMatches = { ranges: readonly (readonly [number, number])[]; current: number };
+
+function CodeText({ tokens, matches }: { tokens: readonly TToken[]; matches: TLineMatches | null }): ReactNode {
+  if (!matches || matches.ranges.length === 0) return tokens.map((token, i) => renderToken(token, i));
+  // Cut tokens at match boundaries; each cut piece inside a match is wrapped in <mark>.
+  const out: ReactNode[] = [];
+  let offset = 0;
+  let key = 0;
+  for (const token of tokens) {
+    const end = offset + token.text.length;
+    let at = offset;
+    while (at < end) {
+      const m = matches.ranges.findIndex(([s, e]) => e > at && s < end);
+      const range = m >= 0 ? matches.ranges[m]! : null;
+      if (!range || range[0] >= end) {
+        out.push(renderToken({ kind: token.kind, text: token.text.slice(at - offset) }, key++));
+        break;
+      }
+      if (range[0] > at) {
+        out.push(renderToken({ kind: token.kind, text: token.text.slice(at - offset, range[0] - offset) }, key++));
+        at = range[0];
+      }
+      const stop = Math.min(end, range[1]);
+      out.push(
+        <mark key={key++} className={m === matches.current ? "bg-orange-400 text-black" : "bg-yellow-200 text-black"} data-match={m === matches.current ? "current" : "other"}>
+          {renderToken({ kind: token.kind, text: token.text.slice(at - offset, stop - offset) }, 0)}
+        </mark>,
+      );
+      at = stop;
+    }
+    offset = end;
+  }
+  return out;
+}
+
+function renderToken(token: TToken, key: number): ReactNode {
+  if (token.kind === "plain") return token.text;
+  if (token.kind === "marker") {
+    return (
+      <mark key={key} className={TOKEN_CLASS.marker} title={MARKER_TITLE}>
+        {token.text}
+      </mark>
+    );
+  }
+  return (
+    <span key={key} className={TOKEN_CLASS[token.kind]}>
+      {token.text}
+    </span>
+  );
+}
+
+/** What the line does not show: a missing final newline, or characters cut from an overlong line. */
+function LineNotes({ line }: { line: TDiffLine }) {
+  if (!line.hasNoNewline && !line.omittedChars) return null;
+  return (
+    <>
+      {line.omittedChars ? <span className="ml-1 select-none rounded bg-slate-200 px-1 text-slate-700 not-italic">… {line.omittedChars.toLocaleString("en-US")} more characters not shown</span> : null}
+      {line.hasNoNewline ? <span className="ml-1 select-none rounded bg-slate-200 px-1 text-slate-700 not-italic">no newline at end of file</span> : null}
+    </>
+  );
+}
+
+function CodeCell({ line, tokens, matches, className }: { line: TDiffLine; tokens: readonly TToken[] | null; matches: TLineMatches | null; className?: string }) {
+  return (
+    <div className={`${CODE} ${className ?? ""}`}>
+      <span className="select-none text-slate-400" aria-hidden="true">
+        {SIGN[line.kind]}
+      </span>
+      {SIGN_LABEL[line.kind] ? <span className="sr-only">{SIGN_LABEL[line.kind]}</span> : null}
+      <CodeText tokens={tokens ?? plainTokens(line.text)} matches={matches} />
+      <LineNotes line={line} />
+    </div>
+  );
+}
+
+export type TRowProps = {
+  row: TDiffRow;
+  files: readonly TDiffFile[];
+  viewMode: TViewMode;
+  anchorIdOf: (index: number) => string;
+  isOpen: boolean;
+  onToggle: (index: number) => void;
+  /** Tokens of a line of this row, or null while its block is not highlighted yet. */
+  tokensOf: (file: number, hunk: number, line: number) => TToken[] | null;
+  matchesOf: (file: number, hunk: number, line: number) => TLineMatches | null;
+  /** Changes when tokens or matches of rows may have changed (memo key). */
+  version: string;
+};
+
+export const DiffRowView = memo(function DiffRowView({ row, files, viewMode, anchorIdOf, isOpen, onToggle, tokensOf, matchesOf }: TRowProps) {
+  const file = files[row.file]!;
+  if (row.type === "file") return <DiffFileHeader file={file} index={row.file} anchorId={anchorIdOf(row.file)} isOpen={isOpen} onToggle={onToggle} />;
+  if (row.type === "cut") {
+    return (
+      <p className="border-x border-b border-slate-200 bg-amber-50 px-3 py-1 text-xs text-amber-900">
+        Only part of this file&apos;s diff is shown (the page&apos;s line budget); {(file.additions + file.deletions).toLocaleString("en-US")} lines changed in all.
+      </p>
+    );
+  }
+  const hunk = file.hunks[row.hunk]!;
+  if (row.type === "hunk") {
+    return <div className="whitespace-pre-wrap break-all border-x border-slate-200 bg-sky-50 px-2 py-0.5 font-mono text-xs leading-[18px] text-slate-500">{hunk.header}</div>;
+  }
+  if (row.type === "line") {
+    const line = hunk.lines[row.line]!;
+    return (
+      <div className="border-x border-slate-200 font-mono text-xs leading-[18px]">
+        <div className={`${GRID.unified} ${ROW_CLASS[line.kind]}`} data-kind={line.kind}>
+          <LineNumberCell path={file.path} side="old" line={line.oldNumber} className={NUMBER_CLASS[line.kind]} />
+          <LineNumberCell path={file.path} side="new" line={line.newNumber} className={NUMBER_CLASS[line.kind]} />
+          <CodeCell line={line} tokens={tokensOf(row.file, row.hunk, row.line)} matches={matchesOf(row.file, row.hunk, row.line)} />
+        </div>
+        <LineCommentRows path={file.path} oldLine={line.oldNumber} newLine={line.newNumber} />
+      </div>
+    );
+  }
+  const left = row.left >= 0 ? hunk.lines[row.left] : undefined;
+  const right = row.right >= 0 ? hunk.lines[row.right] : undefined;
+  const side = (line: TDiffLine | undefined, index: number, which: "old" | "new") =>
+    !line ? (
+      <>
+        <div className="bg-slate-50" />
+        <div className="bg-slate-50" />
+      </>
+    ) : (
+      <>
+        <LineNumberCell path={file.path} side={which} line={which === "new" ? line.newNumber : line.oldNumber} className={NUMBER_CLASS[line.kind]} />
+        <CodeCell line={line} tokens={tokensOf(row.file, row.hunk, index)} matches={matchesOf(row.file, row.hunk, index)} className={ROW_CLASS[line.kind]} />
+      </>
+    );
+  return (
+    <div className="border-x border-slate-200 font-mono text-xs leading-[18px]">
+      <div className={GRID.split} data-kind={right?.kind ?? left?.kind} data-view="split">
+        {side(left, row.left, "old")}
+        {side(right, row.right, "new")}
+      </div>
+      <LineCommentRows path={file.path} oldLine={left?.oldNumber ?? null} newLine={right?.newNumber ?? null} />
+    </div>
+  );
+});

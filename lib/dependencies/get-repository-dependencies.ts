@@ -1,0 +1,59 @@
+/**
+ * What the operator sees of a repository's dependencies (issue 18): the recipe, every bundle
+ * (size, package count, when built, from which lockfile and commit, whether the current recipe
+ * and image still key it) and the recent setup runs with what the broker let through and refused.
+ */
+import type { Db } from "../db/client";
+import { AppError } from "../errors";
+import type { TBrokerLog } from "./registry-broker";
+import { recipeDigest } from "./recipes";
+import { parseSetupRecipe, readBuilderImage } from "./run-dependency-setup";
+
+export async function getRepositoryDependencies(deps: { db: Db }, input: { repositoryId?: string; name?: string }) {
+  const { db } = deps;
+  const repo = input.repositoryId
+    ? await db.targetRepository.findUnique({ where: { id: input.repositoryId } })
+    : await db.targetRepository.findUnique({ where: { name: (input.name ?? "").trim().toLowerCase() } });
+  if (!repo || repo.probeRunId) throw new AppError("NOT_FOUND", "No such repository.");
+  const recipe = parseSetupRecipe(repo.setupRecipe);
+  const currentRecipeDigest = recipe ? recipeDigest(recipe) : null;
+  const { imageDigest } = await readBuilderImage(db).catch(() => ({ imageDigest: null as string | null }));
+  const bundles = await db.dependencyBundle.findMany({ where: { repositoryId: repo.id }, orderBy: { createdAt: "desc" }, take: 50 });
+  const runs = await db.dependencySetupRun.findMany({ where: { repositoryId: repo.id }, orderBy: { startedAt: "desc" }, take: 20 });
+  return {
+    repository: { id: repo.id, name: repo.name, defaultBranch: repo.defaultBranch },
+    recipe,
+    recipeDigest: currentRecipeDigest,
+    bundles: bundles.map((b) => ({
+      id: b.id,
+      sizeBytes: Number(b.sizeBytes),
+      packageCount: b.packageCount,
+      fileCount: b.fileCount,
+      createdAt: b.createdAt,
+      sourceSha: b.sourceSha,
+      source: b.source,
+      candidateId: b.candidateId,
+      lockfiles: b.lockfiles as { path: string; sha256: string }[],
+      lockfileDigest: b.lockfileDigest,
+      artifactDigest: b.artifactDigest,
+      setupRunId: b.setupRunId,
+      /** built for the recipe and image in force now (its lockfile decides which tasks use it) */
+      isCurrent: b.recipeDigest === currentRecipeDigest && b.imageDigest === imageDigest && b.source === "base",
+    })),
+    setupRuns: runs.map((r) => ({
+      id: r.id,
+      state: r.state,
+      reason: r.reason,
+      sourceSha: r.sourceSha,
+      candidateId: r.candidateId,
+      startedAt: r.startedAt,
+      durationMs: r.durationMs,
+      bundleId: r.bundleId,
+      errorCode: r.errorCode,
+      errorSummary: r.errorSummary,
+      fetchLog: (r.fetchLog ?? null) as TBrokerLog | null,
+    })),
+  };
+}
+
+export type TRepositoryDependencies = Awaited<ReturnType<typeof getRepositoryDependencies>>;

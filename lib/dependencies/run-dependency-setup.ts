@@ -1,0 +1,187 @@
+/**
+ * One trusted dependency setup run (issue 18): a FRESH builder guest whose only egress is a
+ * registry broker started for this run on loopback (network `allowCidrs` naming exactly the
+ * broker; on the local substrate that is the one forwarded relay socket, on hosted SmolCloud the
+ * provider's allow-list), the recipe's inputs read from one commit of the operator's own git copy,
+ * the recipe run by the operator's builder program, and the bundle it packs downloaded with a
+ * byte cap, validated by the hostile-archive rules, stored content-addressed and recorded with
+ * what the broker let through. Every path ends with the builder destroyed (or quarantined) and
+ * the broker closed; a failure is a failed run with a bounded reason, never a partial bundle.
+ */
+import fs from "node:fs/promises";
+import path from "node:path";
+import { z } from "zod";
+import { canonicalDigest } from "../canonical-json";
+import { recordArtifact } from "../artifacts/artifact.repo";
+import { createFsArtifactStore, defaultArtifactRoot } from "../artifacts/fs-artifact-store";
+import { recordAudit } from "../audit";
+import { validateArchive } from "../candidate/validate-archive";
+import { BUILDER_BUNDLE_ARCHIVE, BUILDER_CONFIG_FILE, BUILDER_INPUTS_ARCHIVE, BUILDER_PROGRAM, BUILDER_RESULT_FILE } from "../contract/guest-layout";
+import type { Db } from "../db/client";
+import type { DependencyBundle } from "../db/generated/client";
+import type { TEnv } from "../env";
+import { AppError } from "../errors";
+import { destroyMachine, ensureMachineCreated, recordMachineIntent, startMachine } from "../machines/guest-machines";
+import { PROJECT_ROOT } from "../project-root";
+import { boundText, sanitizeExcerpt } from "../redact";
+import { readSetting } from "../settings/operator-settings";
+import type { Substrate } from "../substrate/substrate";
+import { DEPENDENCY_BUNDLE_LIMITS, DEPENDENCY_BUILDER_RESOURCES, DEPENDENCY_BROKER_LIMITS } from "./bundle-limits";
+import { startRegistryBroker, type TBrokerLog } from "./registry-broker";
+import { countPackages, recipeDigest, resolveRecipe, ZSetupRecipeSchema, type TSetupRecipe } from "./recipes";
+import { readRecipeInputs, packRecipeInputs } from "./read-recipe-inputs";
+
+export const BUILDER_PROGRAM_SOURCE = path.join(PROJECT_ROOT, "guest", "dependency-builder.mjs");
+const TTL_GRACE_SECONDS = 300;
+
+export type TDependencyDeps = { db: Db; env: TEnv; substrate: Substrate; readyTimeoutMs: number };
+
+export type TSetupSource = {
+  repositoryId: string;
+  /** the commit whose lockfile is read */
+  sha: string;
+  /** the git directory holding `sha`: the mirror (base), or the candidate repository (operator decision) */
+  gitDir: string;
+  reason: string;
+  candidateId?: string;
+  actorId?: string | null;
+};
+
+const ZBuilderResultSchema = z
+  .object({
+    v: z.literal(1),
+    status: z.enum(["succeeded", "failed", "timed_out"]),
+    exitCode: z.number().int().nullable(),
+    durationMs: z.number().int().nonnegative(),
+    outputTail: z.string().max(8000),
+    bundleBytes: z.number().int().nonnegative().optional(),
+  })
+  .strict();
+
+export function parseSetupRecipe(value: unknown): TSetupRecipe | null {
+  if (value === null || value === undefined) return null;
+  const parsed = ZSetupRecipeSchema.safeParse(value);
+  // fail closed: a stored recipe that no longer parses is a configuration error, never "no setup"
+  if (!parsed.success) throw new AppError("CONFIG_INVALID", "The repository's setup recipe is invalid; set it again with `schoolcore repo setup`.");
+  return parsed.data;
+}
+
+/** The image a bundle is built for: the guest image setting (the student's image), digested. */
+export async function readBuilderImage(db: Db): Promise<{ image: { type: "smolmachine" | "image"; reference: string }; imageDigest: string }> {
+  const image = await readSetting(db, "guest.image");
+  return { image, imageDigest: canonicalDigest(image) };
+}
+
+export function bundleKeyDigest(key: { imageDigest: string; lockfileDigest: string; recipeDigest: string }): string {
+  return canonicalDigest({ imageDigest: key.imageDigest, lockfileDigest: key.lockfileDigest, recipeDigest: key.recipeDigest });
+}
+
+export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSource): Promise<DependencyBundle> {
+  const { db, env, substrate } = deps;
+  const repo = await db.targetRepository.findUniqueOrThrow({ where: { id: source.repositoryId } });
+  const recipe = parseSetupRecipe(repo.setupRecipe);
+  if (!recipe) throw new AppError("CONFIG_INVALID", `Repository ${repo.name} has no setup recipe; set one with \`schoolcore repo setup\`.`);
+  const resolved = resolveRecipe(recipe);
+  const inputs = await readRecipeInputs({ gitDir: source.gitDir, sha: source.sha, inputFiles: resolved.inputFiles });
+  const { image, imageDigest } = await readBuilderImage(db);
+  const key = { imageDigest, lockfileDigest: inputs.lockfileDigest, recipeDigest: recipeDigest(recipe) };
+  const started = Date.now();
+
+  const run = await db.$transaction(async (tx) => {
+    const created = await tx.dependencySetupRun.create({
+      data: { repositoryId: repo.id, reason: source.reason, sourceSha: source.sha, candidateId: source.candidateId ?? null, recipe: recipe as object, ...key, requestedById: source.actorId ?? null },
+    });
+    await recordAudit(tx, { actorId: source.actorId ?? null, action: "dependencies.setup.start", targetType: "repository", targetId: repo.id, detail: { setupRunId: created.id, sourceSha: source.sha, reason: source.reason, candidateId: source.candidateId ?? null } });
+    return created;
+  });
+
+  const broker = await startRegistryBroker({ registries: recipe.registries, protocols: resolved.protocols, ...DEPENDENCY_BROKER_LIMITS });
+  const staging = path.join(env.dataDir, "staging", "dependencies", run.id);
+  let fetchLog: TBrokerLog | undefined;
+  let machineId: string | undefined;
+  try {
+    await fs.mkdir(staging, { recursive: true });
+    // The builder's one egress: the broker, and nothing else (on the local substrate: the relay socket).
+    const spec = {
+      source: image,
+      resources: DEPENDENCY_BUILDER_RESOURCES,
+      network: { mode: "allowCidrs" as const, hosts: [broker.hostPort] },
+      ttlSeconds: recipe.timeoutSeconds + TTL_GRACE_SECONDS,
+    };
+    let machine = await recordMachineIntent(db, { setupRunId: run.id, purpose: "builder", operationId: run.id, substrateLabel: substrate.label, spec });
+    machineId = machine.id;
+    machine = await ensureMachineCreated(db, substrate, machine, spec);
+    machine = await startMachine(db, substrate, machine, deps.readyTimeoutMs);
+    const providerId = machine.providerId!;
+
+    await substrate.upload(providerId, BUILDER_PROGRAM, await fs.readFile(BUILDER_PROGRAM_SOURCE));
+    await substrate.upload(providerId, BUILDER_INPUTS_ARCHIVE, packRecipeInputs(inputs.files));
+    await substrate.upload(providerId, BUILDER_CONFIG_FILE, Buffer.from(JSON.stringify({ command: resolved.command, env: resolved.builderEnv, outputDir: resolved.outputDir, timeoutSeconds: recipe.timeoutSeconds })));
+    await substrate.exec(providerId, { command: ["node", BUILDER_PROGRAM], cwd: "/tmp", timeoutSeconds: recipe.timeoutSeconds + 120 }, { maxOutputBytes: 16 * 1024 });
+    fetchLog = broker.log();
+
+    const resultBytes = await substrate.downloadSmall(providerId, BUILDER_RESULT_FILE, { maxBytes: 16 * 1024 });
+    const result = resultBytes ? ZBuilderResultSchema.safeParse(safeJson(resultBytes)) : undefined;
+    if (!result?.success) throw new AppError("DEPENDENCY_SETUP_FAILED", "The builder wrote no valid result.");
+    if (result.data.status !== "succeeded") {
+      throw new AppError("DEPENDENCY_SETUP_FAILED", `The ${recipe.kind} recipe ${result.data.status === "timed_out" ? `timed out after ${recipe.timeoutSeconds} s` : `failed (exit ${result.data.exitCode})`}: ${sanitizeExcerpt(result.data.outputTail, 1200)}`);
+    }
+
+    const archivePath = path.join(staging, "bundle.tar.gz");
+    await substrate.downloadToFile(providerId, BUILDER_BUNDLE_ARCHIVE, archivePath, { maxBytes: DEPENDENCY_BUNDLE_LIMITS.maxArchiveBytes });
+    const verdict = await validateArchive({ archivePath, limits: DEPENDENCY_BUNDLE_LIMITS });
+    if (verdict.kind === "refused") throw new AppError("DEPENDENCY_BUNDLE_REFUSED", `The dependency bundle was refused: ${verdict.reasons.map((r) => `${r.code}: ${r.message}${r.path ? ` (${r.path})` : ""}`).join("; ").slice(0, 600)}`);
+    const stray = verdict.entries.find((e) => e.path !== resolved.outputDir && !e.path.startsWith(`${resolved.outputDir}/`));
+    if (stray) throw new AppError("DEPENDENCY_BUNDLE_REFUSED", `The dependency bundle holds ${stray.path.slice(0, 200)}, outside ${resolved.outputDir}/.`);
+
+    const stored = await createFsArtifactStore({ rootDir: defaultArtifactRoot(env.dataDir) }).putFile({ filePath: archivePath, expectedDigest: verdict.archive.sha256 });
+    const paths = verdict.entries.map((e) => e.path);
+    const bundle = await db.$transaction(async (tx) => {
+      await recordArtifact(tx, { ...stored, kind: "dependency-bundle" });
+      const keyDigest = bundleKeyDigest(key);
+      // Two runs for the same key (two tasks at once) store the same kind of bundle; the first row wins.
+      const existing = await tx.dependencyBundle.findUnique({ where: { repositoryId_keyDigest: { repositoryId: repo.id, keyDigest } } });
+      const row =
+        existing ??
+        (await tx.dependencyBundle.create({
+          data: {
+            repositoryId: repo.id,
+            keyDigest,
+            ...key,
+            lockfiles: inputs.lockfiles,
+            sourceSha: source.sha,
+            source: source.candidateId ? "candidate" : "base",
+            candidateId: source.candidateId ?? null,
+            artifactDigest: stored.digest,
+            sizeBytes: BigInt(stored.sizeBytes),
+            fileCount: verdict.entries.filter((e) => e.kind === "file").length,
+            packageCount: countPackages(paths),
+            setupRunId: run.id,
+          },
+        }));
+      await tx.dependencySetupRun.update({ where: { id: run.id }, data: { state: "succeeded", bundleId: row.id, fetchLog: fetchLog as object, durationMs: Date.now() - started, finishedAt: new Date() } });
+      await recordAudit(tx, { actorId: source.actorId ?? null, action: "dependencies.setup.succeeded", targetType: "repository", targetId: repo.id, detail: { setupRunId: run.id, bundleId: row.id, artifactDigest: stored.digest, sizeBytes: stored.sizeBytes } });
+      return row;
+    });
+    return bundle;
+  } catch (error) {
+    const code = error instanceof AppError ? error.code : "DEPENDENCY_SETUP_FAILED";
+    const summary = boundText(error instanceof Error ? error.message : String(error), 2048);
+    await db.dependencySetupRun.update({ where: { id: run.id }, data: { state: "failed", errorCode: code, errorSummary: summary, fetchLog: (fetchLog ?? broker.log()) as object, durationMs: Date.now() - started, finishedAt: new Date() } });
+    await recordAudit(db, { actorId: source.actorId ?? null, action: "dependencies.setup.failed", targetType: "repository", targetId: repo.id, detail: { setupRunId: run.id, errorCode: code } });
+    if (error instanceof AppError) throw error;
+    throw new AppError("DEPENDENCY_SETUP_FAILED", `The dependency setup run failed: ${summary}`);
+  } finally {
+    if (machineId) await destroyMachine(db, substrate, machineId, "dependency setup finished").catch(() => undefined);
+    await broker.close();
+    await fs.rm(staging, { recursive: true, force: true });
+  }
+}
+
+function safeJson(bytes: Buffer): unknown {
+  try {
+    return JSON.parse(bytes.toString("utf8"));
+  } catch {
+    return undefined;
+  }
+}

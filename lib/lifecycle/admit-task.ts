@@ -1,0 +1,111 @@
+/**
+ * Admission, queued → provisioning (issue 16, item 3): the operator's cap on concurrent machines
+ * per substrate (setting `machines.concurrency`) and fair scheduling across target repositories.
+ *
+ * Why one lock: N workers admit at the same time. The slot count and the compare-and-set
+ * transition run in one transaction under a transaction-scoped advisory lock per substrate, so two
+ * workers can never both see the last free slot — the second one waits for the first to commit
+ * and then counts its task too. The lock is held for a count and one update (milliseconds).
+ *
+ * What a slot is: a task in a machine-holding state (provisioning … verifying: it holds at most one
+ * machine at a time — the student guest is destroyed before `imported`, the verifier is made in
+ * `verifying`), plus every live machine on the substrate that no such task accounts for (a failed
+ * task's guest still being destroyed, a probe's or a dependency builder's machine). Quarantined
+ * machines are not counted: an operator decides about them, and they must not close admission for
+ * good.
+ *
+ * Why fair: a queued task's job is a dispatch token. It admits whichever queued task is next in
+ * fair order — the head (oldest queued task) of the repository with the fewest tasks in flight,
+ * ties to the oldest head — not necessarily its own task. One repository's 200 queued tasks then
+ * take turns with another's single task instead of running ahead of it in the job queue.
+ */
+import { Prisma } from "../db/generated/client";
+import type { Db, DbTx } from "../db/client";
+import { isAppError } from "../errors";
+import { LIVE_MACHINE_STATES } from "../machines/machine-states";
+import { readSetting } from "../settings/operator-settings";
+import { crashIfRequested } from "../tasks/crash-points";
+import { transitionTaskIn } from "../tasks/transition-task";
+
+/** Task states in which a task holds (or is about to hold) one machine. */
+export const MACHINE_HOLDING_TASK_STATES = ["provisioning", "running", "collecting", "imported", "verifying"] as const;
+
+export type TAdmission = { kind: "admitted"; taskId: string; inFlight: number; cap: number | null } | { kind: "at_capacity"; inFlight: number; cap: number } | { kind: "none_queued" };
+
+type TAdmitDeps = { db: Db; substrateLabel: string };
+
+/** The cap in force for one substrate; null = none. */
+export async function readMachineCap(db: Db | DbTx, substrateLabel: string): Promise<number | null> {
+  const setting = await readSetting(db, "machines.concurrency");
+  return setting.bySubstrate[substrateLabel] ?? setting.maxMachines;
+}
+
+/** Slots in use on a substrate: tasks in machine-holding states plus live machines no such task accounts for. */
+export async function countMachineSlots(db: Db | DbTx, substrateLabel: string): Promise<number> {
+  const holding = Prisma.join(MACHINE_HOLDING_TASK_STATES.map((s) => Prisma.sql`${s}`));
+  const live = Prisma.join(LIVE_MACHINE_STATES.map((s) => Prisma.sql`${s}`));
+  const rows = await db.$queryRaw<{ n: number }[]>`
+    select (
+      (select count(*) from "Task" where state::text in (${holding}))
+      + (select count(*) from "GuestMachine" m left join "Task" t on t.id = m."taskId"
+          where m.substrate = ${substrateLabel} and m.state::text in (${live})
+            and (t.id is null or t.state::text not in (${holding})))
+    )::int as n`;
+  return rows[0]?.n ?? 0;
+}
+
+/** The next queued task in fair order (see the header), or null. Probe tasks are driven by their run, never picked here. */
+export async function pickNextQueuedTask(db: Db | DbTx): Promise<string | null> {
+  const holding = Prisma.join(MACHINE_HOLDING_TASK_STATES.map((s) => Prisma.sql`${s}`));
+  const rows = await db.$queryRaw<{ id: string }[]>`
+    with heads as (
+      select distinct on (t."repositoryId") t.id, t."repositoryId", t."createdAt"
+      from "Task" t
+      where t.state = 'queued' and t."probeRunId" is null
+      order by t."repositoryId", t."createdAt", t.id
+    ), busy as (
+      select "repositoryId", count(*)::int as n from "Task" where state::text in (${holding}) group by "repositoryId"
+    )
+    select h.id::text as id from heads h left join busy b on b."repositoryId" = h."repositoryId"
+    order by coalesce(b.n, 0), h."createdAt", h.id
+    limit 1`;
+  return rows[0]?.id ?? null;
+}
+
+async function admitUnderLock(deps: TAdmitDeps, choose: (tx: DbTx) => Promise<string | null>, options: { ignoreCap: boolean }): Promise<TAdmission> {
+  const admission = await deps.db.$transaction(async (tx): Promise<TAdmission> => {
+    await tx.$executeRaw`select pg_advisory_xact_lock(hashtext(${`school-core:admission:${deps.substrateLabel}`}))`;
+    const cap = await readMachineCap(tx, deps.substrateLabel);
+    const inFlight = cap === null ? 0 : await countMachineSlots(tx, deps.substrateLabel);
+    if (cap !== null && inFlight >= cap && !options.ignoreCap) return { kind: "at_capacity", inFlight, cap };
+    const taskId = await choose(tx);
+    if (!taskId) return { kind: "none_queued" };
+    await transitionTaskIn(tx, { taskId, from: "queued", to: "provisioning", reason: cap === null ? "dispatched" : `dispatched (${inFlight + 1} of ${cap} machines on ${deps.substrateLabel})` });
+    return { kind: "admitted", taskId, inFlight: inFlight + 1, cap };
+    // Waiting for the lock is part of the transaction: N workers admitting at once queue here.
+  }, { maxWait: 30_000, timeout: 60_000 });
+  if (admission.kind === "admitted") crashIfRequested("provisioning");
+  return admission;
+}
+
+/** Admits the next queued task in fair order if the substrate has a free slot. */
+export async function admitNextTask(deps: TAdmitDeps): Promise<TAdmission> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await admitUnderLock(deps, pickNextQueuedTask, { ignoreCap: false });
+    } catch (error) {
+      // The picked task was moved between the pick and the update (a cancel does not take the
+      // admission lock): nothing was admitted; pick again.
+      if (!isAppError(error) || error.code !== "STATE_CONFLICT" || attempt >= 3) throw error;
+    }
+  }
+}
+
+/**
+ * Admits this queued task if the substrate has a free slot (a task driven directly: a probe's
+ * task, a test). A qualification probe's task is admitted even over the cap — the operator started
+ * it on purpose and it must not fail for want of a slot — but it counts against the cap while it runs.
+ */
+export async function admitQueuedTask(deps: TAdmitDeps, input: { taskId: string; isProbeTask: boolean }): Promise<TAdmission> {
+  return admitUnderLock(deps, async () => input.taskId, { ignoreCap: input.isProbeTask });
+}

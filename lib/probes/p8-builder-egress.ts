@@ -1,0 +1,27 @@
+/**
+ * P8 (issue 18, proposed): the dependency builder reaches the configured registries through the
+ * registry broker and nothing else. A real builder guest, made as a setup run makes one, tries
+ * the broker (must answer package downloads), every other way out (must fail) and the broker's
+ * refusals (other methods, proxy forms, CONNECT, other hosts, non-download endpoints). Targets are
+ * loopback only (PROBES.md): the registry is a fixture registry this probe starts itself.
+ *
+ * Not yet in the catalog: register it in probe-catalog.ts / probe-registry.ts (id "P8", time cap
+ * 120 s) when the runner's probe set is settled.
+ */
+import { probeBuilderEgress as runBuilderEgressProbe } from "../dependencies/probe-builder-egress";
+import { outcome, type TProbeDeps, type TProbeOutcome, type TProbeRunContext } from "./probe-types";
+
+export async function probeBuilderEgress(deps: TProbeDeps, run: Pick<TProbeRunContext, "runId">): Promise<TProbeOutcome> {
+  const report = await runBuilderEgressProbe(
+    { db: deps.db, env: deps.env, substrate: deps.substrate, readyTimeoutMs: deps.readyTimeoutMs ?? 60_000, probeRunId: run.runId },
+    { extraDirectTargets: (deps.extraEgressTargets ?? []).filter((t) => t.protocol === "tcp").map((t) => ({ label: t.label, host: t.host, port: t.port })) },
+  );
+  return outcome(report.isPass, {
+    reasons: report.reasons,
+    direct: report.observed.direct,
+    requests: report.observed.requests,
+    interfaces: report.observed.interfaces,
+    hasDefaultRoute: report.observed.hasDefaultRoute,
+    broker: { served: report.broker.served, refused: report.broker.refused, packages: report.broker.packages, refusals: report.broker.refusals.map((r) => r.reason) },
+  });
+}

@@ -1,0 +1,127 @@
+/**
+ * `schoolcore repo setup|bundle build|bundle show|bundle rebuild-candidate` (issue 18): the
+ * repository's dependency recipe, a trusted setup run on a builder guest (run here, against the
+ * configured substrate, with a registry broker on loopback), and what was built.
+ */
+import { ensureDependencyBundle, findDependencyBundle, mirrorWithCommit } from "../../../lib/dependencies/ensure-dependency-bundle";
+import { getRepositoryDependencies } from "../../../lib/dependencies/get-repository-dependencies";
+import { rebuildFromCandidateLockfile } from "../../../lib/dependencies/rebuild-from-candidate";
+import { SETUP_RECIPE_KINDS, type TSetupRecipeKind } from "../../../lib/dependencies/recipes";
+import { runDependencySetup } from "../../../lib/dependencies/run-dependency-setup";
+import { setRepositorySetup } from "../../../lib/dependencies/set-repository-setup";
+import { createSubstrate } from "../../../lib/machines/create-substrate";
+import { resolveBaseRef } from "../../../lib/repos/mirror";
+import { getTargetRepositoryOrThrow } from "../../../lib/repos/target-repositories";
+import type { Db } from "../../../lib/db/client";
+import type { TEnv } from "../../../lib/env";
+import { parseCommandArgs, withDatabase, type Command } from "../context";
+import { printResult, table, UsageError } from "../output";
+
+const DEFAULT_NPM_REGISTRY = "https://registry.npmjs.org/";
+
+async function withSubstrate<T>(db: Db, env: TEnv, body: (deps: { db: Db; env: TEnv; substrate: ReturnType<typeof createSubstrate>; readyTimeoutMs: number }) => Promise<T>): Promise<T> {
+  const substrate = createSubstrate(db, env);
+  try {
+    return await body({ db, env, substrate, readyTimeoutMs: 60_000 });
+  } finally {
+    await (substrate as { close?: () => Promise<void> }).close?.();
+  }
+}
+
+export const repoSetup: Command = {
+  summary: "set a repository's dependency setup recipe and registries (or --clear)",
+  usage: "repo setup --repo NAME --recipe npm-ci|pnpm-install|pip-require-hashes|custom [--registry URL]… [--timeout S] [--command JSON --inputs a,b --output DIR] [--clear] [--json]",
+  async run(context) {
+    const { values } = parseCommandArgs(context.argv, {
+      repo: { type: "string" },
+      recipe: { type: "string" },
+      registry: { type: "string", multiple: true },
+      timeout: { type: "string" },
+      command: { type: "string" },
+      inputs: { type: "string" },
+      output: { type: "string" },
+      clear: { type: "boolean" },
+    });
+    if (!values.repo) throw new UsageError("--repo is required");
+    if (!values.clear && !SETUP_RECIPE_KINDS.includes(values.recipe as TSetupRecipeKind)) throw new UsageError(`--recipe must be one of ${SETUP_RECIPE_KINDS.join(", ")}`);
+    let command: unknown;
+    if (values.command) {
+      try {
+        command = JSON.parse(values.command);
+      } catch {
+        throw new UsageError("--command must be a JSON array of strings");
+      }
+    }
+    const recipe = values.clear
+      ? null
+      : {
+          v: 1 as const,
+          kind: values.recipe as TSetupRecipeKind,
+          registries: values.registry?.length ? values.registry : [DEFAULT_NPM_REGISTRY],
+          ...(values.timeout ? { timeoutSeconds: Number(values.timeout) } : {}),
+          ...(command !== undefined ? { command: command as string[] } : {}),
+          ...(values.inputs ? { inputFiles: values.inputs.split(",").map((s) => s.trim()) } : {}),
+          ...(values.output ? { outputDir: values.output } : {}),
+        };
+    const result = await withDatabase(context, ({ db }) => setRepositorySetup({ db }, { name: values.repo!, recipe, actorId: null }));
+    printResult(context.isJson, result, () => (result.recipe ? `${values.repo}: ${result.recipe.kind} via ${result.recipe.registries.join(", ")} (recipe ${result.recipeDigest!.slice(0, 12)})` : `${values.repo}: no dependency setup`));
+  },
+};
+
+export const repoBundleBuild: Command = {
+  summary: "build (or reuse) the dependency bundle for a commit's lockfile in a trusted builder guest",
+  usage: "repo bundle build --repo NAME [--ref BRANCH|SHA] [--force] [--json]",
+  async run(context) {
+    const { values } = parseCommandArgs(context.argv, { repo: { type: "string" }, ref: { type: "string" }, force: { type: "boolean" } });
+    if (!values.repo) throw new UsageError("--repo is required");
+    const result = await withDatabase(context, async ({ db }) => {
+      const repo = await getTargetRepositoryOrThrow({ db }, { name: values.repo! });
+      return withSubstrate(db, context.env, async (deps) => {
+        const mirror = await mirrorWithCommit(deps, repo, "0".repeat(40));
+        const sha = await resolveBaseRef(mirror, values.ref ?? repo.defaultBranch);
+        const started = Date.now();
+        const before = await findDependencyBundle(deps, { repositoryId: repo.id, sha, gitDir: mirror });
+        if (before.kind === "none") throw new UsageError(`${repo.name} has no setup recipe; run \`schoolcore repo setup\` first`);
+        const bundle = values.force
+          ? await runDependencySetup(deps, { repositoryId: repo.id, sha, gitDir: mirror, reason: "operator (forced rebuild)", actorId: null })
+          : await ensureDependencyBundle(deps, { repositoryId: repo.id, sha, reason: "operator", actorId: null });
+        return { repository: repo.name, sha, isReused: !values.force && before.kind === "found", elapsedMs: Date.now() - started, bundle };
+      });
+    });
+    printResult(context.isJson, result, () => `${result.repository}@${result.sha.slice(0, 12)}: bundle ${result.bundle!.id} (${result.bundle!.sizeBytes} bytes, ${result.bundle!.packageCount} packages) ${result.isReused ? "reused" : `built in ${(result.elapsedMs / 1000).toFixed(1)} s`}`);
+  },
+};
+
+export const repoBundleShow: Command = {
+  summary: "show a repository's dependency recipe, bundles and setup runs",
+  usage: "repo bundle show --repo NAME [--json]",
+  async run(context) {
+    const { values } = parseCommandArgs(context.argv, { repo: { type: "string" } });
+    if (!values.repo) throw new UsageError("--repo is required");
+    const view = await withDatabase(context, ({ db }) => getRepositoryDependencies({ db }, { name: values.repo! }));
+    printResult(context.isJson, view, () =>
+      [
+        `${view.repository.name}: ${view.recipe ? `${view.recipe.kind} via ${view.recipe.registries.join(", ")}` : "no dependency setup"}`,
+        table(
+          view.bundles.map((b) => ({ bundle: b.id.slice(0, 8), current: b.isCurrent ? "yes" : "", bytes: String(b.sizeBytes), packages: String(b.packageCount), from: `${b.source}@${b.sourceSha.slice(0, 12)}`, built: b.createdAt.toISOString().slice(0, 19) })),
+          ["bundle", "current", "bytes", "packages", "from", "built"],
+        ),
+        table(
+          view.setupRuns.map((r) => ({ run: r.id.slice(0, 8), state: r.state, reason: r.reason, ms: String(r.durationMs ?? ""), fetched: r.fetchLog ? `${r.fetchLog.served} (${r.fetchLog.bytesServed} B)` : "", refused: r.fetchLog ? String(r.fetchLog.refused) : "" })),
+          ["run", "state", "reason", "ms", "fetched", "refused"],
+        ),
+      ].join("\n"),
+    );
+  },
+};
+
+export const repoBundleRebuildCandidate: Command = {
+  summary: "build a bundle from a candidate's lockfile (a separate, audited operator decision)",
+  usage: "repo bundle rebuild-candidate --candidate ID [--json]",
+  async run(context) {
+    const { values } = parseCommandArgs(context.argv, { candidate: { type: "string" } });
+    if (!values.candidate) throw new UsageError("--candidate is required");
+    const bundle = await withDatabase(context, ({ db }) => withSubstrate(db, context.env, (deps) => rebuildFromCandidateLockfile(deps, { candidateId: values.candidate!, actorId: null })));
+    printResult(context.isJson, bundle, () => `bundle ${bundle.id} from candidate ${values.candidate} (${bundle.sizeBytes} bytes, ${bundle.packageCount} packages)`);
+  },
+};
