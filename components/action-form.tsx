@@ -29,7 +29,8 @@ const TONES = {
   primary: "bg-blue-700 hover:bg-blue-800",
   danger: "bg-red-700 hover:bg-red-800",
   success: "bg-green-700 hover:bg-green-800",
-  warning: "bg-amber-600 hover:bg-amber-700",
+  // amber-700/800: white text at ≥ 4.5:1 (WCAG 1.4.3); amber-600 was 3.2:1
+  warning: "bg-amber-700 hover:bg-amber-800",
 } as const;
 
 type Props = {

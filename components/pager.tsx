@@ -6,11 +6,11 @@ export function Pager({ page, pageSize, total, hrefOf }: { page: number; pageSiz
   if (pages <= 1) return null;
   return (
     <nav className="flex items-center gap-3 text-sm" aria-label="Pages" data-testid="pager">
-      {page > 1 ? <Link href={hrefOf(page - 1)}>← Previous</Link> : <span className="text-slate-400">← Previous</span>}
+      {page > 1 ? <Link href={hrefOf(page - 1)}>← Previous</Link> : <span className="text-slate-600" aria-disabled="true">← Previous</span>}
       <span className="text-slate-600">
         Page {page} of {pages} · {total.toLocaleString("en-US")} in all
       </span>
-      {page < pages ? <Link href={hrefOf(page + 1)}>Next →</Link> : <span className="text-slate-400">Next →</span>}
+      {page < pages ? <Link href={hrefOf(page + 1)}>Next →</Link> : <span className="text-slate-600" aria-disabled="true">Next →</span>}
     </nav>
   );
 }

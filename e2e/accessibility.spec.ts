@@ -92,6 +92,7 @@ test("every page passes axe-core (WCAG 2.1 A/AA) with no serious or critical vio
   unreached.push(...pending);
   test.info().annotations.push({ type: "pages checked", description: `${routes.length - unreached.length} of ${routes.length}` });
   if (unreached.length > 0) test.info().annotations.push({ type: "no instance to visit", description: unreached.join(", ") });
+  console.log(`accessibility: ${routes.length - unreached.length} of ${routes.length} pages checked${unreached.length ? `; no instance to visit: ${unreached.join(", ")}` : ""}`);
   expect(report).toEqual({});
   // The pages this suite's own data makes reachable must have been checked.
   expect(unreached.filter((r) => ["/operator/tasks/[id]", "/operator/candidates/[id]", "/teacher/candidates/[id]"].includes(r))).toEqual([]);

@@ -215,7 +215,7 @@ for (const size of CASES) {
 
       // Hostile content is text: the path reads as written, nothing ran, nothing was injected.
       await page.evaluate(() => window.scrollTo(0, 0));
-      await page.waitForFunction(() => document.querySelector("#root h3 > span:last-child") !== null, null, { polling: 50 });
+      await page.waitForFunction(() => document.querySelector('[data-testid="diff-rows"] > [data-index="0"] h3') !== null, null, { polling: 50 });
       expect(await page.evaluate(() => document.querySelector("#root h3 > span:last-child")?.textContent)).toBe('<script>alert("path")</script>/x&y "q".ts');
       expect(await page.evaluate(() => document.querySelectorAll("#root script, #root img, #root iframe, #root object, #root embed, #root style").length)).toBe(0);
 

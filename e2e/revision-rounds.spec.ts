@@ -9,6 +9,7 @@
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import { cliJson } from "./cli";
 import { operatorLogin, signIn, teacherLogin, type Login } from "./helpers";
+import { ensureDispatchOpen } from "./system-processes";
 
 test.describe.configure({ mode: "serial", timeout: 600_000 });
 
@@ -25,14 +26,10 @@ async function newSession(browser: Browser, who: Login): Promise<Page> {
   return page;
 }
 
-/** Dispatch must be open (development); the journey spec qualifies the substrate the same way. */
-async function ensureDispatchOpen(operator: Page) {
-  await operator.goto("/operator/probes");
-  if (await operator.getByTestId("dispatch-off-form").isVisible()) return;
-  await operator.getByTestId("run-all-probes").getByRole("button").click();
-  await expect(operator.getByTestId("probe-run")).toHaveAttribute("data-state", "passed", { timeout: 180_000 });
-  await operator.getByTestId("dispatch-development-form").getByRole("button").click();
-  await expect(operator.getByTestId("dispatch-state")).toContainText("on — development", { timeout: 15_000 });
+/** Full-page screenshots for a human look when E2E_SCREENSHOT_DIR is set (never asserted on). */
+async function snapshot(page: Page, name: string) {
+  const dir = process.env.E2E_SCREENSHOT_DIR;
+  if (dir) await page.screenshot({ path: `${dir}/${name}.png`, fullPage: true });
 }
 
 async function waitForTask(taskId: string, check: (task: TTaskShow) => boolean, timeoutMs: number): Promise<TTaskShow> {
@@ -43,7 +40,7 @@ async function waitForTask(taskId: string, check: (task: TTaskShow) => boolean, 
 
 test("request changes with a line comment → round 2 runs by itself → interdiff and comments → stale round-1 tab refused → approval opens one PR from round 2", async ({ browser }) => {
   const operator = await newSession(browser, operatorLogin());
-  await ensureDispatchOpen(operator);
+  ensureDispatchOpen();
   await operator.goto("/operator/tasks/new");
   await operator.getByLabel("Issue number").fill("1");
   await operator.getByLabel("Issue title").fill("add() subtracts instead of adding");
@@ -68,6 +65,7 @@ test("request changes with a line comment → round 2 runs by itself → interdi
   await teacher.getByTestId("line-comment-form").getByRole("button", { name: "Add comment" }).click();
   await expect(teacher.getByTestId("inline-comment")).toContainText("Check this with negative inputs too.");
   await expect(teacher.getByTestId("round-limit")).toContainText("Round 1 of at most 3");
+  await snapshot(teacher, "round-1-commented");
 
   await teacher.getByTestId("decision-form").getByLabel(/Comment/).fill("Good fix, but also handle negative numbers: add a test for them.");
   await teacher.getByRole("button", { name: "Request changes" }).click();
@@ -91,19 +89,23 @@ test("request changes with a line comment → round 2 runs by itself → interdi
   await expect(teacher.getByTestId("line-comment")).toContainText("Check this with negative inputs too.");
   await expect(teacher.getByTestId("line-comment")).toHaveAttribute("data-anchored", "yes");
   await expect(teacher.getByTestId("rounds-panel").getByTestId("round-item")).toHaveCount(2);
+  await snapshot(teacher, "round-2-interdiff");
   await teacher.getByTestId("diff-switch").getByRole("link", { name: "Full diff against the base" }).click();
   await expect(teacher.getByTestId("diff-totals")).toContainText("2 files changed");
   await expect(teacher.getByTestId("inline-comment")).toContainText("carried over from an earlier round");
+  await snapshot(teacher, "round-2-full-diff");
   await expect(teacher.getByTestId("evidence-status")).toHaveAttribute("data-status", "pass");
 
   // The stale round-1 tab still shows its form; its decision is refused.
   await staleTab.getByTestId("decision-form").getByLabel(/Comment/).fill("approving round 1 from an old tab");
   await staleTab.getByRole("button", { name: "Approve" }).click();
   await expect(staleTab.getByTestId("decision-result")).toContainText(/round 1, but the task is in round 2/);
+  await snapshot(staleTab, "stale-tab-refused");
 
   // Round 1's page is read-only now and points at the latest round.
   await teacher.goto(round1Url);
   await expect(teacher.getByTestId("earlier-round")).toBeVisible();
+  await snapshot(teacher, "round-1-read-only");
   await expect(teacher.getByTestId("decision-form")).toHaveCount(0);
 
   await teacher.goto(`/teacher/candidates/${round2.id}`);
@@ -132,7 +134,11 @@ test("request changes with a line comment → round 2 runs by itself → interdi
   await teacher.goto("/teacher/history?scope=mine");
   await expect(teacher.getByTestId("history-table")).toContainText("also handle negative numbers");
   await expect(teacher.getByTestId("history-row").filter({ hasText: "Negative numbers are covered now." })).toContainText("pr open");
+  await snapshot(teacher, "history");
   await teacher.goto("/teacher/insights");
   await expect(teacher.getByTestId("insights-by-repository")).toContainText("demo/calculator");
   await expect(teacher.getByTestId("rounds-chart")).toBeVisible();
+  await snapshot(teacher, "insights");
+  await teacher.goto("/teacher");
+  await snapshot(teacher, "queue");
 });

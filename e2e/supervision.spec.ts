@@ -42,6 +42,7 @@ test("a SIGKILLed worker is restarted while the web app keeps serving, and the i
   expect(restarted, "a new worker process").toBeDefined();
   expect(restartMs).toBeLessThan(10_000);
   test.info().annotations.push({ type: "worker restart", description: `new worker process after ${restartMs} ms` });
+  console.log(`supervision: a new worker process ${restartMs} ms after the SIGKILL`);
 
   await waitForTaskState(taskId, ["review_pending"], 180_000);
   isProbing = false;

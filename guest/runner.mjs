@@ -48,6 +48,14 @@ const diagnostics = [];
 const note = (line) => diagnostics.push(String(line).slice(0, 500));
 
 const task = JSON.parse(fs.readFileSync(TASK_FILE, "utf8"));
+// Room kept back for the runner's own output: an agent that fills the machine's disk (diskGb) must
+// still get a result that says so. Released once the agent has exited.
+const DISK_RESERVE = `${OUTPUT}/.disk-reserve`;
+try {
+  fs.writeFileSync(DISK_RESERVE, Buffer.alloc(8 * 1024 * 1024));
+} catch {
+  // no room even now: the result will say what it can
+}
 const guestExecutionId = `gx-${randomUUID()}`;
 // A revision round (TaskRequest v2) is answered by a GuestResult v2 naming the round; its changed
 // paths are relative to the tree this guest received (the previous round's head).
@@ -89,9 +97,39 @@ function installDependencies() {
   return env;
 }
 
+// The task's process ceiling reaches the agent as RLIMIT_NPROC (the local substrate also sets the
+// machine's pids.max; on a provider without one, this is the bound).
+const PRLIMIT = "/usr/bin/prlimit";
+function agentArgv() {
+  const maxProcesses = task.limits?.maxProcesses;
+  if (Number.isInteger(maxProcesses) && fs.existsSync(PRLIMIT)) return [PRLIMIT, `--nproc=${maxProcesses}:${maxProcesses}`, "--", ...task.agent.command];
+  if (Number.isInteger(maxProcesses)) note(`no ${PRLIMIT} in the image: maxProcesses is enforced by the machine alone`);
+  return task.agent.command;
+}
+
+// Which task limit a failed agent most likely ran into, from its own log (untrusted, but the
+// limit itself was enforced by the kernel; this only names it for the operator and the teacher).
+// A full disk is read from the filesystem itself (the agent's own log may not have fitted).
+function isDiskFull() {
+  try {
+    const stats = fs.statfsSync("/workspace");
+    return stats.bavail * stats.bsize < 4 * 1024 * 1024;
+  } catch {
+    return false;
+  }
+}
+
+function limitHitBy(logTail, signal) {
+  if (isDiskFull() || /ENOSPC|No space left on device/i.test(logTail)) return `the guest's disk is full: the task's diskGb limit (${task.limits?.diskGb} GB) was reached`;
+  if (/EAGAIN|Resource temporarily unavailable|Cannot fork|fork: retry/i.test(logTail)) return `the agent was refused a new process: the task's maxProcesses limit (${task.limits?.maxProcesses}) was reached`;
+  // Nothing in the guest sends SIGKILL but the kernel's out-of-memory killer (the deadline's kill is agent_timeout).
+  if (signal === "SIGKILL") return `the agent was killed (SIGKILL), most likely by the out-of-memory killer at the task's memoryMb limit (${task.limits?.memoryMb} MB)`;
+  return undefined;
+}
+
 function runAgent(dependencyEnv) {
   return new Promise((resolve) => {
-    const [command, ...args] = task.agent.command;
+    const [command, ...args] = agentArgv();
     const log = fs.openSync(AGENT_LOG_FILE, "w");
     const child = spawn(command, args, { cwd: REPO, env: { PATH: process.env.PATH, HOME: "/tmp", LANG: "C.UTF-8", ...dependencyEnv }, stdio: ["ignore", log, log], detached: true });
     let isTimedOut = false;
@@ -129,7 +167,12 @@ async function main() {
   run("git", ["commit", "--quiet", "--allow-empty", "--no-verify", "-m", "base"]);
 
   const agent = await runAgent(installDependencies());
-  const status = agent.isTimedOut ? "agent_timeout" : agent.code === 0 ? "completed" : "agent_failed";
+  let status = agent.isTimedOut ? "agent_timeout" : agent.code === 0 ? "completed" : "agent_failed";
+  if (status === "agent_failed") {
+    const limit = limitHitBy(readBounded(AGENT_LOG_FILE, 4000), agent.signal);
+    if (limit) note(limit);
+  }
+  fs.rmSync(DISK_RESERVE, { force: true });
   if (status !== "completed") note(`agent ${status} (exit ${agent.code}, signal ${agent.signal})`);
 
   // Export the tree git sees (no .git, relative paths). The archive and the declared changed
@@ -142,23 +185,31 @@ async function main() {
 
   let studentReport = null;
   let supplementalChecks = [];
-  try {
-    const report = JSON.parse(fs.readFileSync(STUDENT_REPORT_FILE, "utf8"));
-    studentReport = { summary: String(report.summary ?? "").slice(0, LIMITS.summary) };
-    const check = report.supplementalCheck;
-    if (check && typeof check === "object") {
-      supplementalChecks = [
-        {
-          supplemental: true,
-          name: "student repository tests",
-          command: String(check.command ?? "").slice(0, 1000),
-          exitCode: Number.isInteger(check.exitCode) ? check.exitCode : null,
-          outputExcerpt: String(check.outputExcerpt ?? "").slice(0, LIMITS.excerpt),
-        },
-      ];
+  const maxReportBytes = task.limits?.maxReportBytes;
+  const reportBytes = fs.existsSync(STUDENT_REPORT_FILE) ? fs.statSync(STUDENT_REPORT_FILE).size : 0;
+  if (Number.isInteger(maxReportBytes) && reportBytes > maxReportBytes) {
+    // Refused whole, never truncated into something that looks complete.
+    note(`the student report is ${reportBytes} bytes, over the task's maxReportBytes limit (${maxReportBytes} bytes)`);
+    status = "agent_failed";
+  } else {
+    try {
+      const report = JSON.parse(fs.readFileSync(STUDENT_REPORT_FILE, "utf8"));
+      studentReport = { summary: String(report.summary ?? "").slice(0, LIMITS.summary) };
+      const check = report.supplementalCheck;
+      if (check && typeof check === "object") {
+        supplementalChecks = [
+          {
+            supplemental: true,
+            name: "student repository tests",
+            command: String(check.command ?? "").slice(0, 1000),
+            exitCode: Number.isInteger(check.exitCode) ? check.exitCode : null,
+            outputExcerpt: String(check.outputExcerpt ?? "").slice(0, LIMITS.excerpt),
+          },
+        ];
+      }
+    } catch {
+      note(`no student report; agent log tail: ${readBounded(AGENT_LOG_FILE, 400)}`);
     }
-  } catch {
-    note(`no student report; agent log tail: ${readBounded(AGENT_LOG_FILE, 400)}`);
   }
 
   writeResult({

@@ -28,6 +28,8 @@ export const ZEnvSchema = z.object({
   LOCAL_SUBSTRATE_PORT: ZPort.default(7480),
   LOCAL_SUBSTRATE_ADMIN_PORT: ZPort.default(7481),
   LOCAL_FORGE_PORT: ZPort.default(7490),
+  /** the demo's loopback npm registry of fixture packages (issue 18; `npm start` only) */
+  DEMO_REGISTRY_PORT: ZPort.default(7492),
   LOCAL_FORGE_ADMIN_PORT: ZPort.default(7491),
   /**
    * Where guests on the HTTP relay channel reach the relay listener (lib/relay/relay-server.ts);

@@ -11,6 +11,8 @@ import { resolveSessionSecret } from "../lib/auth/secret";
 import { openDatabase } from "../lib/db/open-database";
 import { PROJECT_ROOT } from "../lib/project-root";
 import { seedDemoEnvironment } from "../lib/demo/seed-demo-environment";
+import { GREETER_FIXTURE_PACKAGES } from "../lib/demo/greeter-target";
+import { startFixtureRegistry } from "../lib/dependencies/fixture-registry";
 import { seedDemoUsers } from "../lib/demo/seed-demo-users";
 import { ensureTokenFile } from "../lib/secrets/token-file";
 import { defaultForgeTokenFiles } from "../sidecars/local-forge/forge-tokens";
@@ -130,11 +132,17 @@ async function main() {
     });
     services.push({ name: "local forge", stop: forge.stop });
     say(`local forge (GitHub REST subset + git smart HTTP) at ${forge.url}`);
+    // The demo's npm registry (issue 18): fixture packages on loopback, reached only by builder
+    // guests through the registry broker. Nothing leaves the machine.
+    const demoRegistry = await startFixtureRegistry(GREETER_FIXTURE_PACKAGES, { port: env.DEMO_REGISTRY_PORT });
+    services.push({ name: "demo registry", stop: demoRegistry.close });
+    say(`demo npm registry (fixture packages for demo/greeter) at ${demoRegistry.url}`);
     seed = await seedDemoUsers(database.db, env.dataDir);
     await seedDemoEnvironment({
       db: database.db,
       forgeUrl: forge.url,
       forgeTokenFile: forgeTokens.tokenFile,
+      demoRegistryUrl: demoRegistry.url,
       createForgeRepository: (repository) => createForgeRepository({ dataDir: env.dataDir, repository }),
     });
   } catch (error) {

@@ -123,7 +123,7 @@ export type TRowProps = {
   version: string;
 };
 
-export const DiffRowView = memo(function DiffRowView({ row, files, viewMode, anchorIdOf, isOpen, onToggle, tokensOf, matchesOf }: TRowProps) {
+export const DiffRowView = memo(function DiffRowView({ row, files, anchorIdOf, isOpen, onToggle, tokensOf, matchesOf }: TRowProps) {
   const file = files[row.file]!;
   if (row.type === "file") return <DiffFileHeader file={file} index={row.file} anchorId={anchorIdOf(row.file)} isOpen={isOpen} onToggle={onToggle} />;
   if (row.type === "cut") {
@@ -135,7 +135,7 @@ export const DiffRowView = memo(function DiffRowView({ row, files, viewMode, anc
   }
   const hunk = file.hunks[row.hunk]!;
   if (row.type === "hunk") {
-    return <div className="whitespace-pre-wrap break-all border-x border-slate-200 bg-sky-50 px-2 py-0.5 font-mono text-xs leading-[18px] text-slate-500">{hunk.header}</div>;
+    return <div className="whitespace-pre-wrap break-all border-x border-slate-200 bg-sky-50 px-2 py-0.5 font-mono text-xs leading-[18px] text-slate-700">{hunk.header}</div>;
   }
   if (row.type === "line") {
     const line = hunk.lines[row.line]!;

@@ -25,6 +25,12 @@ export type TDiffRows = {
   rows: TDiffRow[];
   /** Row of each file's header. */
   fileRow: Int32Array;
+  /**
+   * A number per row that names the same row in every build of this diff (so measured heights
+   * stay with their row when a file is opened or hidden), cheap to look up: the virtualizer asks
+   * for keys of all rows each time a height changes, which strings would make slow at 100,000.
+   */
+  keys: Float64Array;
   rowOfLine: (file: number, hunk: number, line: number) => number | null;
 };
 
@@ -67,14 +73,22 @@ export function pairSplitRows(lines: readonly TDiffLine[]): TSplitRow[] {
 
 export function buildDiffRows(files: readonly TDiffFile[], isOpen: (index: number) => boolean, viewMode: TViewMode): TDiffRows {
   const rows: TDiffRow[] = [];
+  const keyList: number[] = [];
   const fileRow = new Int32Array(files.length);
+  // Ordinals of lines and hunks over the whole diff (open or not), for the row keys.
+  let lineOrdinal = 0;
+  let hunkOrdinal = 0;
+  const mode = viewMode === "unified" ? 0 : 1;
   /** [file][hunk] → row of the hunk header; per-line offsets for split view. */
   const hunkRow: (Int32Array | null)[] = [];
   const pairOffset: (Int32Array[] | null)[] = [];
   files.forEach((file, f) => {
     fileRow[f] = rows.length;
     rows.push({ type: "file", file: f });
+    keyList.push(f * 8 + 2);
     if (!hasLines(file) || !isOpen(f)) {
+      for (const hunk of file.hunks) lineOrdinal += hunk.lines.length;
+      hunkOrdinal += file.hunks.length;
       hunkRow.push(null);
       pairOffset.push(null);
       return;
@@ -84,8 +98,14 @@ export function buildDiffRows(files: readonly TDiffFile[], isOpen: (index: numbe
     file.hunks.forEach((hunk, h) => {
       starts[h] = rows.length;
       rows.push({ type: "hunk", file: f, hunk: h });
+      keyList.push(hunkOrdinal++ * 8 + 3);
+      const firstLine = lineOrdinal;
+      lineOrdinal += hunk.lines.length;
       if (viewMode === "unified") {
-        for (let l = 0; l < hunk.lines.length; l++) rows.push({ type: "line", file: f, hunk: h, line: l });
+        for (let l = 0; l < hunk.lines.length; l++) {
+          rows.push({ type: "line", file: f, hunk: h, line: l });
+          keyList.push((firstLine + l) * 8 + 4);
+        }
         return;
       }
       const offset = new Int32Array(hunk.lines.length);
@@ -93,12 +113,16 @@ export function buildDiffRows(files: readonly TDiffFile[], isOpen: (index: numbe
         if (pair.left !== null) offset[pair.left] = r + 1;
         if (pair.right !== null) offset[pair.right] = r + 1;
         rows.push({ type: "pair", file: f, hunk: h, left: pair.left ?? -1, right: pair.right ?? -1 });
+        keyList.push((firstLine + (pair.left ?? pair.right!)) * 8 + 5);
       });
       offsets.push(offset);
     });
     hunkRow.push(starts);
     pairOffset.push(viewMode === "split" ? offsets : null);
-    if (file.isTruncated) rows.push({ type: "cut", file: f });
+    if (file.isTruncated) {
+      rows.push({ type: "cut", file: f });
+      keyList.push(f * 8 + 6 + mode);
+    }
   });
   const rowOfLine = (file: number, hunk: number, line: number): number | null => {
     const start = hunkRow[file]?.[hunk];
@@ -106,23 +130,7 @@ export function buildDiffRows(files: readonly TDiffFile[], isOpen: (index: numbe
     const offsets = pairOffset[file];
     return start + (offsets ? offsets[hunk]![line]! : line + 1);
   };
-  return { rows, fileRow, rowOfLine };
-}
-
-/** Stable key of a row (measured heights stay with their row when others are added or removed). */
-export function rowKey(row: TDiffRow, viewMode: TViewMode): string {
-  switch (row.type) {
-    case "file":
-      return `f${row.file}`;
-    case "hunk":
-      return `h${row.file}:${row.hunk}`;
-    case "line":
-      return `l${row.file}:${row.hunk}:${row.line}`;
-    case "pair":
-      return `p${row.file}:${row.hunk}:${row.left}:${row.right}`;
-    case "cut":
-      return `c${row.file}:${viewMode}`;
-  }
+  return { rows, fileRow, keys: Float64Array.from(keyList), rowOfLine };
 }
 
 /** First guess of a row's height in pixels (18 px code lines); the view measures the real one. */

@@ -24,18 +24,14 @@ const EMPTY: TSearchMatch[] = [];
 
 export function useDiffSearch(files: readonly TDiffFile[]): TDiffSearchState {
   const [query, setQuery] = useState("");
-  const [result, setResult] = useState<{ matches: TSearchMatch[]; isDone: boolean; version: number }>({ matches: EMPTY, isDone: true, version: 0 });
+  // The matches of `result.query` over `result.files`; stale while a new scan runs.
+  const [result, setResult] = useState<{ query: string; files: readonly TDiffFile[] | null; matches: TSearchMatch[]; version: number }>({ query: "", files: null, matches: EMPTY, version: 0 });
   const [current, setCurrent] = useState(-1);
 
   useEffect(() => {
-    if (query.length === 0) {
-      setResult((r) => ({ matches: EMPTY, isDone: true, version: r.version + 1 }));
-      setCurrent(-1);
-      return;
-    }
+    if (query.length === 0) return;
     const found: TSearchMatch[] = [];
     let cursor: TSearchCursor | null = { file: 0, hunk: 0, line: 0 };
-    let handle: ReturnType<typeof setTimeout>;
     // Debounced: a scan starts once typing pauses; each slice is one macrotask.
     const step = () => {
       cursor = searchSlice(files, query, cursor!, SLICE_LINES, found);
@@ -43,16 +39,17 @@ export function useDiffSearch(files: readonly TDiffFile[]): TDiffSearchState {
         handle = setTimeout(step, 0);
         return;
       }
-      setResult((r) => ({ matches: found, isDone: true, version: r.version + 1 }));
+      setResult((r) => ({ query, files, matches: found, version: r.version + 1 }));
       setCurrent(-1);
     };
-    setResult((r) => ({ ...r, isDone: false }));
-    handle = setTimeout(step, 150);
+    let handle = setTimeout(step, 150);
     return () => clearTimeout(handle);
   }, [files, query]);
 
-  const byLine = useMemo(() => indexMatches(result.matches), [result.matches]);
-  return { query, setQuery, matches: result.matches, byLine, isSearching: !result.isDone, current, setCurrent, version: result.version };
+  const isCurrent = query.length > 0 && result.query === query && result.files === files;
+  const matches = isCurrent ? result.matches : EMPTY;
+  const byLine = useMemo(() => indexMatches(matches), [matches]);
+  return { query, setQuery, matches, byLine, isSearching: query.length > 0 && !isCurrent, current: isCurrent ? current : -1, setCurrent, version: result.version };
 }
 
 export function DiffSearch({ idPrefix, search, onStep }: { idPrefix: string; search: TDiffSearchState; onStep: (index: number) => void }) {

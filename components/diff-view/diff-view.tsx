@@ -6,7 +6,7 @@ import type { TCandidateDiff } from "@/lib/review/read-candidate-diff.schema";
 import { DiffCommentsProvider, type TDiffCommenting, type TInlineComment } from "./diff-comments";
 import { DiffFileTree } from "./diff-file-tree";
 import { DiffRowView, type TLineMatches } from "./diff-row";
-import { buildDiffRows, estimateRowHeight, rowKey, type TViewMode } from "./diff-rows";
+import { buildDiffRows, estimateRowHeight, type TViewMode } from "./diff-rows";
 import { DiffSearch, useDiffSearch } from "./diff-search-box";
 import { HighlightStore } from "./highlight-store";
 
@@ -70,19 +70,29 @@ export function DiffView({ diff, title = "Changes", comments = NO_COMMENTS, comm
 
   const search = useDiffSearch(files);
 
-  // Virtualizer over the window. scrollMargin is where the list starts on the page; it changes
-  // when banners above it change, so it is re-measured after every commit (cheap: one rect).
+  // Virtualizer over the window. scrollMargin is where the list starts on the page; it moves
+  // when anything above it changes height. Read in a ResizeObserver callback (after layout, so
+  // no forced synchronous layout), never on every commit: at 100,000 rows a forced layout per
+  // render was the largest cost measured.
   const listRef = useRef<HTMLDivElement>(null);
   const [scrollMargin, setScrollMargin] = useState(0);
   useLayoutEffect(() => {
-    const top = (listRef.current?.getBoundingClientRect().top ?? 0) + window.scrollY;
-    if (Math.abs(top - scrollMargin) > 0.5) setScrollMargin(top);
-  });
+    const list = listRef.current;
+    if (!list) return;
+    const update = () => {
+      const top = list.getBoundingClientRect().top + window.scrollY;
+      setScrollMargin((previous) => (Math.abs(top - previous) > 0.5 ? top : previous));
+    };
+    update();
+    const observer = new ResizeObserver(update);
+    observer.observe(document.body);
+    return () => observer.disconnect();
+  }, []);
   const focusedRow = useRef<number | null>(null);
   const virtualizer = useWindowVirtualizer({
     count: model.rows.length,
     estimateSize: (i) => estimateRowHeight(model.rows[i]!, files),
-    getItemKey: (i) => rowKey(model.rows[i]!, viewMode),
+    getItemKey: (i) => model.keys[i]!,
     overscan: 12,
     scrollMargin,
     initialRect: INITIAL_RECT,
@@ -118,13 +128,14 @@ export function DiffView({ diff, title = "Changes", comments = NO_COMMENTS, comm
   }, [items, model, store]);
 
   const tokensOf = useCallback((file: number, hunk: number, line: number) => store.tokensOf(file, hunk, line), [store]);
+  const { byLine, matches, current: currentMatch } = search;
   const matchesOf = useCallback(
     (file: number, hunk: number, line: number): TLineMatches | null => {
-      const indexes = search.byLine.get(`${file}:${hunk}:${line}`);
+      const indexes = byLine.get(`${file}:${hunk}:${line}`);
       if (!indexes) return null;
-      return { ranges: indexes.map((i) => [search.matches[i]!.start, search.matches[i]!.end] as const), current: indexes.indexOf(search.current) };
+      return { ranges: indexes.map((i) => [matches[i]!.start, matches[i]!.end] as const), current: indexes.indexOf(currentMatch) };
     },
-    [search.byLine, search.matches, search.current],
+    [byLine, matches, currentMatch],
   );
 
   const onToggle = useCallback((index: number) => setState((s) => ({ ...s, overrides: { ...s.overrides, [index]: !isOpenIn(s.overrides, index) } })), [isOpenIn]);
@@ -158,10 +169,10 @@ export function DiffView({ diff, title = "Changes", comments = NO_COMMENTS, comm
 
   const onSearchStep = useCallback(
     (index: number) => {
-      const match = search.matches[index];
+      const match = matches[index];
       if (match) onJump(match.file, { hunk: match.hunk, line: match.line });
     },
-    [search.matches, onJump],
+    [matches, onJump],
   );
 
   const controlCharacters = useMemo(() => files.reduce((sum, f) => sum + f.controlCharacterCount, 0), [files]);
@@ -224,7 +235,7 @@ export function DiffView({ diff, title = "Changes", comments = NO_COMMENTS, comm
       ) : null}
       <DiffSearch idPrefix={idPrefix} search={search} onStep={onSearchStep} />
       <div className="grid grid-cols-1 gap-4 lg:grid-cols-[minmax(14rem,20rem)_minmax(0,1fr)]">
-        <aside className="lg:sticky lg:top-2 lg:max-h-[calc(100vh-1rem)] lg:self-start lg:overflow-auto rounded border border-slate-200 bg-white p-2">
+        <aside style={{ contain: "content" }} className="lg:sticky lg:top-2 lg:max-h-[calc(100vh-1rem)] lg:self-start lg:overflow-auto rounded border border-slate-200 bg-white p-2">
           <DiffFileTree files={files} anchorIdOf={anchorIdOf} onJump={onJump} />
           {diff.totals.files > files.length ? <p className="mt-2 text-xs text-amber-900">{(diff.totals.files - files.length).toLocaleString("en-US")} more files are not listed.</p> : null}
         </aside>
@@ -233,7 +244,8 @@ export function DiffView({ diff, title = "Changes", comments = NO_COMMENTS, comm
             <div
               ref={listRef}
               className="relative"
-              style={{ height: virtualizer.getTotalSize() }}
+              // Size and layout containment: rows coming and going never re-lay out the rest of the page.
+              style={{ height: virtualizer.getTotalSize(), contain: "strict" }}
               data-testid="diff-rows"
               onFocus={(event) => {
                 const row = (event.target as HTMLElement).closest<HTMLElement>("[data-index]");
@@ -241,7 +253,7 @@ export function DiffView({ diff, title = "Changes", comments = NO_COMMENTS, comm
               }}
             >
               {items.map((item) => (
-                <div key={item.key} data-index={item.index} ref={virtualizer.measureElement} className="absolute left-0 top-0 w-full" style={{ transform: `translateY(${item.start - scrollMargin}px)` }}>
+                <div key={item.key} data-index={item.index} ref={virtualizer.measureElement} className="absolute left-0 top-0 w-full" style={{ transform: `translateY(${item.start - scrollMargin}px)`, contain: "layout style" }}>
                   <DiffRowView
                     row={model.rows[item.index]!}
                     files={files}

@@ -32,7 +32,8 @@ describe("the socket address counts for sign-in throttling", async () => {
     const response = await fetch(url, { method: "POST", headers: forwardedFor ? { "x-forwarded-for": forwardedFor } : {} });
     return (await response.json()) as { clientAddress: string | null; kind: string };
   };
-  const failuresOf = async (address: string) => (await db.signInThrottle.findUnique({ where: { key: `address:${address}` } }))?.failures ?? 0;
+  const failuresOf = async (address: string) =>
+    (await db.signInThrottle.findUnique({ where: { key: `address:${address}` } }))?.failures ?? 0;
 
   it("with no trusted proxies, a spoofed X-Forwarded-For does not change the throttled address", async () => {
     trustedProxies = [];

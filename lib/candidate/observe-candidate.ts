@@ -14,7 +14,12 @@ function modeOrNull(mode: string): TChangedFile["oldMode"] {
 }
 
 export async function observeCandidate(options: { gitDir: string; baseSha: string; headSha: string }): Promise<{ changedFiles: TChangedFile[]; diffDigest: string }> {
-  const raw = await diffTreeRaw({ gitDir: options.gitDir, from: options.baseSha, to: options.headSha, maxOutputBytes: 64 * 1024 * 1024 });
+  const hash = createHash("sha256");
+  // The listing and the binary diff are independent reads of the same two commits: run together.
+  const [raw] = await Promise.all([
+    diffTreeRaw({ gitDir: options.gitDir, from: options.baseSha, to: options.headSha, maxOutputBytes: 64 * 1024 * 1024 }),
+    streamBinaryDiff({ gitDir: options.gitDir, from: options.baseSha, to: options.headSha, onChunk: (chunk) => hash.update(chunk), timeoutMs: 10 * 60_000 }),
+  ]);
   const changedFiles: TChangedFile[] = raw.map((entry) => ({
     path: entry.path,
     status: entry.status,
@@ -23,7 +28,5 @@ export async function observeCandidate(options: { gitDir: string; baseSha: strin
     oldBlob: entry.oldSha === NULL_SHA ? null : entry.oldSha,
     newBlob: entry.newSha === NULL_SHA ? null : entry.newSha,
   }));
-  const hash = createHash("sha256");
-  await streamBinaryDiff({ gitDir: options.gitDir, from: options.baseSha, to: options.headSha, onChunk: (chunk) => hash.update(chunk), timeoutMs: 10 * 60_000 });
   return { changedFiles, diffDigest: hash.digest("hex") };
 }

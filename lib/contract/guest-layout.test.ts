@@ -103,6 +103,11 @@ describe("the guest programs agree with lib/contract/guest-layout.ts", () => {
     });
   }
 
+  it("the builder program listens on the layout's registry port", () => {
+    const source = fs.readFileSync(path.join(GUEST_DIR, "dependency-builder.mjs"), "utf8");
+    expect(source).toContain(`const REGISTRY_PORT = ${layout.BUILDER_REGISTRY_PORT};`);
+  });
+
   it("derives the composite paths from their parts", () => {
     expect(layout.GUEST_STUDENT_REPORT_FILE).toBe(path.posix.join(layout.GUEST_OUTPUT_DIR, layout.GUEST_STUDENT_REPORT_NAME));
     expect(layout.GUEST_RELAY_SOCKET).toBe(path.posix.join(layout.GUEST_RELAY_SOCKET_DIR, layout.GUEST_RELAY_SOCKET_NAME));

@@ -18,6 +18,8 @@ import { readRelayUpstream, setRelayUpstream } from "../relay/upstream-setting";
 import { addTargetRepository } from "../repos/target-repositories";
 import { getActiveManifest, saveTrustedManifest } from "../verify/trusted-manifests";
 import { DEMO_REPOSITORY, writeDemoRepository } from "./demo-target";
+import { GREETER_REPOSITORY, writeGreeterRepository } from "./greeter-target";
+import { setRepositorySetup } from "../dependencies/set-repository-setup";
 import { PROJECT_ROOT } from "../project-root";
 
 export const DEMO_SCRIPTED_COMPLETIONS = path.join(PROJECT_ROOT, "lib", "demo", "scripted-completions.json");
@@ -28,6 +30,8 @@ export type TSeedDemoOptions = {
   forgeTokenFile: string;
   /** creates the demo repository on the local forge (a sidecar: the core does not import it) */
   createForgeRepository: (repository: string) => Promise<{ gitDir: string }>;
+  /** the demo's loopback fixture registry (issue 18): seeds `demo/greeter` with an npm-ci recipe through it */
+  demoRegistryUrl?: string;
 };
 
 export async function seedDemoEnvironment(options: TSeedDemoOptions): Promise<void> {
@@ -44,6 +48,19 @@ export async function seedDemoEnvironment(options: TSeedDemoOptions): Promise<vo
     }
     await addTargetRepository({ db }, { name: DEMO_REPOSITORY, cloneUrl: `${options.forgeUrl}/${DEMO_REPOSITORY}.git`, actorId: null });
     logInfo("demo target seeded", { repository: DEMO_REPOSITORY });
+  }
+  if (options.demoRegistryUrl && !(await db.targetRepository.findUnique({ where: { name: GREETER_REPOSITORY } }))) {
+    const forgeRepo = await options.createForgeRepository(GREETER_REPOSITORY);
+    const work = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-demo-src-"));
+    try {
+      const greeter = await writeGreeterRepository(work);
+      await runGit({ cwd: work, args: ["push", "--quiet", forgeRepo.gitDir, `${greeter.sha}:refs/heads/main`] });
+    } finally {
+      await fs.rm(work, { recursive: true, force: true });
+    }
+    await addTargetRepository({ db }, { name: GREETER_REPOSITORY, cloneUrl: `${options.forgeUrl}/${GREETER_REPOSITORY}.git`, actorId: null });
+    await setRepositorySetup({ db }, { name: GREETER_REPOSITORY, recipe: { v: 1, kind: "npm-ci", registries: [options.demoRegistryUrl] }, actorId: null });
+    logInfo("demo target with dependencies seeded", { repository: GREETER_REPOSITORY, registry: options.demoRegistryUrl });
   }
   if (!(await readSetting(db, "publish.github").catch(() => null))) {
     await saveGitHubPublishSetting(db, { apiBaseUrl: options.forgeUrl, tokenFile: path.resolve(options.forgeTokenFile) }, null);

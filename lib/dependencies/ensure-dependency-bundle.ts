@@ -26,11 +26,16 @@ export async function findDependencyBundle(deps: Pick<TDependencyDeps, "db" | "e
   return bundle ? { kind: "found", bundle, lockfileDigest: inputs.lockfileDigest } : { kind: "missing", lockfileDigest: inputs.lockfileDigest, keyDigest };
 }
 
+/** Fetches the repository into the control plane's mirror (its branches as they are now). */
+export async function syncRepositoryMirror(deps: Pick<TDependencyDeps, "db" | "env">, repository: { name: string; cloneUrl: string }): Promise<string> {
+  return syncMirror({ dataDir: deps.env.dataDir, repository: repository.name, source: { cloneUrl: repository.cloneUrl, credential: await readMirrorCredential(deps.db) } });
+}
+
 /** The mirror holding `sha`, fetched again when it does not have it yet. */
 export async function mirrorWithCommit(deps: Pick<TDependencyDeps, "db" | "env">, repository: { name: string; cloneUrl: string }, sha: string): Promise<string> {
   const mirror = mirrorPathFor(deps.env.dataDir, repository.name);
   if (await hasCommit({ gitDir: mirror, sha }).catch(() => false)) return mirror;
-  return syncMirror({ dataDir: deps.env.dataDir, repository: repository.name, source: { cloneUrl: repository.cloneUrl, credential: await readMirrorCredential(deps.db) } });
+  return syncRepositoryMirror(deps, repository);
 }
 
 export async function ensureDependencyBundle(deps: TDependencyDeps, input: { repositoryId: string; sha: string; reason: string; actorId?: string | null }): Promise<DependencyBundle | null> {

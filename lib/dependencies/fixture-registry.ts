@@ -47,7 +47,8 @@ export function fixtureLockEntry(pkg: TFixturePackage): TLockEntry {
   return { version: pkg.version, resolved: `https://registry.npmjs.org/${pkg.name}/-/${tarballName(pkg.name, pkg.version)}`, integrity, ...(pkg.dependencies ? { dependencies: pkg.dependencies } : {}) };
 }
 
-export async function startFixtureRegistry(packages: readonly TFixturePackage[]): Promise<TFixtureRegistry> {
+/** `port` 0 (the default) picks a free one; the demo uses a fixed port so its recipe's registry URL survives restarts. */
+export async function startFixtureRegistry(packages: readonly TFixturePackage[], options: { port?: number } = {}): Promise<TFixtureRegistry> {
   const tarballs = new Map<string, { pkg: TFixturePackage; bytes: Buffer; integrity: string; shasum: string }>();
   for (const pkg of packages) {
     const bytes = packTarball(pkg);
@@ -80,7 +81,10 @@ export async function startFixtureRegistry(packages: readonly TFixturePackage[])
     };
     res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(packument));
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", resolve);
+  });
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url: `${origin}/`,

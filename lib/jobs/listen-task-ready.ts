@@ -14,7 +14,11 @@ export type TTaskReadyListener = { close(): Promise<void> };
 const MAX_BACKOFF_MS = 10_000;
 const ZTaskIdSchema = z.uuid();
 
-export async function listenForReadyTasks(options: { databaseUrl: string; onReady: (taskId: string) => void; onReconnect?: () => void }): Promise<TTaskReadyListener> {
+export async function listenForReadyTasks(options: {
+  databaseUrl: string;
+  onReady: (taskId: string) => void;
+  onReconnect?: () => void;
+}): Promise<TTaskReadyListener> {
   let client: pg.Client | undefined;
   let isClosed = false;
   let failures = 0;

@@ -15,17 +15,34 @@ describe("event-driven dispatch", async () => {
     await worker?.stop();
   });
 
-  it("a created task is admitted (queued → provisioning) through the notification, with the sweep an hour away", { timeout: 60_000 }, async () => {
-    // The world closes its substrate itself; the worker's stop must not close it first.
-    const substrate = new Proxy(world.ctx.substrate, { get: (target, key) => (key === "close" ? undefined : Reflect.get(target, key)) }) as Substrate;
-    // No steps: admission (the job's own queued → provisioning) is all that runs — the test is
-    // about who starts the job, not the student run.
-    worker = await startWorker({ db: world.db, databaseUrl: world.databaseUrl, env: world.env, substrate, sweepIntervalMs: 3_600_000, steps: {} });
-    const taskId = await world.createDemoTask();
-    await expect.poll(async () => (await world.db.task.findUniqueOrThrow({ where: { id: taskId } })).state, { timeout: 15_000, interval: 50 }).toBe("provisioning");
-    const transitions = await world.db.taskTransition.findMany({ where: { taskId }, orderBy: { createdAt: "asc" } });
-    expect(transitions.map((t) => t.toState)).toEqual(["queued", "provisioning"]);
-    // Reported, not asserted (benchmarks are not tests): creation → provisioning.
-    process.stdout.write(`task-ready dispatch: queued → provisioning in ${transitions[1]!.createdAt.getTime() - transitions[0]!.createdAt.getTime()} ms\n`);
-  });
+  it(
+    "a created task is admitted (queued → provisioning) through the notification, with the sweep an hour away",
+    { timeout: 60_000 },
+    async () => {
+      // The world closes its substrate itself; the worker's stop must not close it first.
+      const substrate = new Proxy(world.ctx.substrate, {
+        get: (target, key) => (key === "close" ? undefined : Reflect.get(target, key)),
+      }) as Substrate;
+      // No steps: admission (the job's own queued → provisioning) is all that runs — the test is
+      // about who starts the job, not the student run.
+      worker = await startWorker({
+        db: world.db,
+        databaseUrl: world.databaseUrl,
+        env: world.env,
+        substrate,
+        sweepIntervalMs: 3_600_000,
+        steps: {},
+      });
+      const taskId = await world.createDemoTask();
+      await expect
+        .poll(async () => (await world.db.task.findUniqueOrThrow({ where: { id: taskId } })).state, { timeout: 15_000, interval: 50 })
+        .toBe("provisioning");
+      const transitions = await world.db.taskTransition.findMany({ where: { taskId }, orderBy: { createdAt: "asc" } });
+      expect(transitions.map((t) => t.toState)).toEqual(["queued", "provisioning"]);
+      // Reported, not asserted (benchmarks are not tests): creation → provisioning.
+      process.stdout.write(
+        `task-ready dispatch: queued → provisioning in ${transitions[1]!.createdAt.getTime() - transitions[0]!.createdAt.getTime()} ms\n`,
+      );
+    },
+  );
 });

@@ -29,6 +29,15 @@ async function exists(file: string): Promise<boolean> {
   );
 }
 
+/**
+ * The student's report (summary and supplemental checks) is bounded by the task's maxReportBytes:
+ * checked here on what arrived, whatever the runner in the guest did (issue 12, "Also").
+ */
+function assertReportWithinLimit(result: TGuestResult, maxReportBytes: number): void {
+  const bytes = Buffer.byteLength(JSON.stringify({ studentReport: result.studentReport, supplementalChecks: result.supplementalChecks }));
+  if (bytes > maxReportBytes) throw new AppError("CONTRACT_VIOLATION", `The student report is ${bytes} bytes, over the task's maxReportBytes limit (${maxReportBytes} bytes); it was refused whole.`, { reason: "REPORT_TOO_LARGE" });
+}
+
 export async function collectTask(ctx: TaskRunContext, task: Task): Promise<void> {
   const { db, substrate, env } = ctx;
   const limits = parseTaskLimits(task);
@@ -48,6 +57,7 @@ export async function collectTask(ctx: TaskRunContext, task: Task): Promise<void
     const bytes = await substrate.downloadSmall(machine.providerId!, GUEST_RESULT_FILE, { maxBytes: limits.maxResultBytes + 1 });
     if (!bytes) throw new AppError("CONTRACT_VIOLATION", "The guest finished without a result.json.", { reason: "RESULT_MISSING" });
     result = parseGuestResult(bytes, request, limits.maxResultBytes);
+    assertReportWithinLimit(result, limits.maxReportBytes);
     if (result.status !== "completed") throw new AppError("CONTRACT_VIOLATION", `The student agent ended with status ${result.status}: ${result.diagnostics.slice(0, 500)}`, { reason: result.status });
     if (!result.candidate) throw new AppError("CONTRACT_VIOLATION", "The guest result names no candidate archive.", { reason: "NO_CANDIDATE" });
     await fs.rm(archiveFile, { force: true });

@@ -12,6 +12,7 @@ import { DEMO_SCRIPTED_COMPLETIONS } from "../demo/seed-demo-environment";
 import { createRelayRequestListener } from "../relay/relay-http";
 import { setRelayUpstream } from "../relay/upstream-setting";
 import { advanceTask } from "../jobs/advance-task";
+import { qualifyForTests } from "../probes/testing/qualify-for-tests";
 import { createLifecycleWorld, type LifecycleWorld } from "./testing/lifecycle-fixture";
 
 const STUDENT_AGENT = ["node", GUEST_STUDENT_AGENT_PROGRAM];
@@ -33,6 +34,9 @@ afterAll(async () => {
 async function runDemo(channel: "mailbox" | "http") {
   const taskId = await world.createDemoTask({ agentCommand: STUDENT_AGENT, limits: { relayChannel: channel } });
   const ctx = { ...world.ctx, env: { ...world.ctx.env, RELAY_PUBLIC_URL: `http://127.0.0.1:${(relayServer.address() as AddressInfo).port}` } };
+  // The guest is pointed at this listener: the relay endpoint is part of the qualified
+  // configuration, so the world is qualified for it.
+  await qualifyForTests(world.db, ctx.env);
   await advanceTask(ctx, taskId);
   const task = await world.db.task.findUniqueOrThrow({ where: { id: taskId } });
   expect(task.state, `${task.errorCode}: ${task.errorSummary}`).toBe("review_pending");

@@ -20,7 +20,7 @@ describe("decideDispatchOpen", () => {
     ["no run", null, "development", /No completed probe run/],
     ["a run of another digest", passed({ configDigest: D2 }), "development", /another configuration digest/],
     ["a failed run", passed({ state: "failed", results: [{ probe: "P2", status: "failed" }] }), "development", /did not pass: P0, P1, P2/],
-    ["a partial passing run", passed({ results: [{ probe: "P0", status: "passed" }] }), "development", /P1, P2, P3, P4, P5, P6, P7/],
+    ["a partial passing run", passed({ results: [{ probe: "P0", status: "passed" }] }), "development", /P1, P2, P3, P4, P5, P6, P8, P7/],
     ["production on the local substrate", passed(), "production", /not a VM/],
   ] as const)("refuses with %s", (_label, run, mode, message) => {
     const decision = decideDispatchOpen({ requested: mode, currentDigest: D1, latestRun: run });

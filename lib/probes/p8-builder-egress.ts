@@ -1,12 +1,9 @@
 /**
- * P8 (issue 18, proposed): the dependency builder reaches the configured registries through the
+ * P8 (issue 18): the dependency builder reaches the configured registries through the
  * registry broker and nothing else. A real builder guest, made as a setup run makes one, tries
  * the broker (must answer package downloads), every other way out (must fail) and the broker's
  * refusals (other methods, proxy forms, CONNECT, other hosts, non-download endpoints). Targets are
  * loopback only (PROBES.md): the registry is a fixture registry this probe starts itself.
- *
- * Not yet in the catalog: register it in probe-catalog.ts / probe-registry.ts (id "P8", time cap
- * 120 s) when the runner's probe set is settled.
  */
 import { probeBuilderEgress as runBuilderEgressProbe } from "../dependencies/probe-builder-egress";
 import { outcome, type TProbeDeps, type TProbeOutcome, type TProbeRunContext } from "./probe-types";

@@ -1,11 +1,12 @@
 /**
  * The qualification probes P0–P7 (seed 001, and seed 000's "qualification evidence required"
- * items 1–7): their ids, titles and the order a run executes them in.
+ * items 1–7) and P8, the dependency builder's egress (issue 18): their ids, titles and the order
+ * a run executes them in. P7 scans the whole run's evidence, so it runs last.
  */
 import { z } from "zod";
 import { AppError } from "../errors";
 
-export const PROBE_IDS = ["P0", "P1", "P2", "P3", "P4", "P5", "P6", "P7"] as const;
+export const PROBE_IDS = ["P0", "P1", "P2", "P3", "P4", "P5", "P6", "P8", "P7"] as const;
 export type TProbeId = (typeof PROBE_IDS)[number];
 export const ZProbeIdSchema = z.enum(PROBE_IDS);
 
@@ -18,6 +19,7 @@ export const PROBE_TITLES: Record<TProbeId, string> = {
   P5: "Oversized and malformed export refused",
   P6: "Provider TTL sweep",
   P7: "Evidence bounded and sanitized",
+  P8: "Dependency builder reaches only the registry broker",
 };
 
 /** "P0,P2" → ["P0", "P2"] in run order; empty/undefined → all. Unknown ids are refused. */

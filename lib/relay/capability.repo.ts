@@ -29,11 +29,6 @@ export async function findCapabilityByHash(db: Db, handleHash: string): Promise<
   return { ...toState(cap), relayChannel };
 }
 
-export async function findCapabilityById(db: Db, id: string): Promise<TCapabilityState | null> {
-  const rows = await db.$queryRawUnsafe<TRawCapability[]>(`SELECT ${CAPABILITY_COLUMNS} FROM "RelayCapability" c WHERE c."id" = $1::uuid`, id);
-  return rows[0] ? toState(rows[0]) : null;
-}
-
 export type TCounters = { requestCount: number; bytesUsed: bigint; maxRequests: number; maxBytes: bigint };
 
 /** The capability as the admission statement saw it (under its row lock), and what it decided. */

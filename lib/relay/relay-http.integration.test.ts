@@ -10,7 +10,10 @@ import { createCountingTransport, createRelayTestTask, SIMPLE_REQUEST } from "./
 type TPosted = { status: number; text: string; headers: http.IncomingHttpHeaders; writtenAtResponse: number };
 
 /** A raw HTTP request to the listener; a streamed body is written with backpressure, and the bytes written when the answer arrived are counted. */
-function send(base: string, init: { method?: string; path: string; headers?: Record<string, string | number>; body?: string; streamBytes?: number }): Promise<TPosted> {
+function send(
+  base: string,
+  init: { method?: string; path: string; headers?: Record<string, string | number>; body?: string; streamBytes?: number },
+): Promise<TPosted> {
   return new Promise((resolve, reject) => {
     let written = 0;
     let writtenAtResponse = -1;
@@ -44,16 +47,26 @@ function send(base: string, init: { method?: string; path: string; headers?: Rec
 describe("the relay listener: POST /api/relay/v1/{op} over real HTTP", async () => {
   const { db } = await createTestDatabase();
   const { taskId } = await createRelayTestTask(db);
-  const { handle, capabilityId } = await issueCapability({ db }, { taskId, maxRequests: 10, maxBytes: 100_000, maxRequestBytes: 10_000, maxResponseBytes: 10_000, ttlSeconds: 600 });
+  const { handle, capabilityId } = await issueCapability(
+    { db },
+    { taskId, maxRequests: 10, maxBytes: 100_000, maxRequestBytes: 10_000, maxResponseBytes: 10_000, ttlSeconds: 600 },
+  );
   const transport = createCountingTransport(() => "listener answer");
   const server = await startRelayServer({ db, host: "127.0.0.1", port: 0, transport });
   afterAll(() => server.close());
 
   const call = (operation: string, init: { authorization?: string; body?: string }) =>
-    send(server.url, { path: `/api/relay/v1/${operation}`, headers: { "content-type": "application/json", ...(init.authorization !== undefined ? { authorization: init.authorization } : {}) }, body: init.body });
+    send(server.url, {
+      path: `/api/relay/v1/${operation}`,
+      headers: { "content-type": "application/json", ...(init.authorization !== undefined ? { authorization: init.authorization } : {}) },
+      body: init.body,
+    });
 
   it("answers a valid call with the completion, JSON and no-store", async () => {
-    const response = await call("complete", { authorization: `Bearer ${handle}`, body: JSON.stringify({ taskId, request: SIMPLE_REQUEST }) });
+    const response = await call("complete", {
+      authorization: `Bearer ${handle}`,
+      body: JSON.stringify({ taskId, request: SIMPLE_REQUEST }),
+    });
     expect(response.status).toBe(200);
     expect(JSON.parse(response.text)).toMatchObject({ completion: { content: "listener answer" }, usage: { requestCount: 1 } });
     expect(response.headers["cache-control"]).toBe("no-store");
@@ -88,11 +101,17 @@ describe("the relay listener: POST /api/relay/v1/{op} over real HTTP", async () 
 
   it("refuses a malformed body (400) and an oversized one (413), recorded against the capability", async () => {
     const { taskId: otherTask } = await createRelayTestTask(db);
-    const other = await issueCapability({ db }, { taskId: otherTask, maxRequests: 10, maxBytes: 100_000, maxRequestBytes: 10_000, maxResponseBytes: 10_000, ttlSeconds: 600 });
+    const other = await issueCapability(
+      { db },
+      { taskId: otherTask, maxRequests: 10, maxBytes: 100_000, maxRequestBytes: 10_000, maxResponseBytes: 10_000, ttlSeconds: 600 },
+    );
     const bad = await call("complete", { authorization: `Bearer ${other.handle}`, body: "{not json" });
     expect(bad.status).toBe(400);
     expect(JSON.parse(bad.text)).toMatchObject({ error: { code: "RELAY_REQUEST_MALFORMED" } });
-    const extra = await call("complete", { authorization: `Bearer ${other.handle}`, body: JSON.stringify({ taskId: otherTask, request: SIMPLE_REQUEST, upstream: "http://10.0.0.1/" }) });
+    const extra = await call("complete", {
+      authorization: `Bearer ${other.handle}`,
+      body: JSON.stringify({ taskId: otherTask, request: SIMPLE_REQUEST, upstream: "http://10.0.0.1/" }),
+    });
     expect(extra.status).toBe(400);
     const huge = await call("complete", { authorization: `Bearer ${other.handle}`, body: "x".repeat(RELAY_MAX_HTTP_BODY_BYTES + 1) });
     expect(huge.status).toBe(413);
@@ -102,16 +121,28 @@ describe("the relay listener: POST /api/relay/v1/{op} over real HTTP", async () 
   });
 
   it("checks the handle before reading the body: an unknown handle's 16 MiB body is answered before it is sent", async () => {
-    const response = await send(server.url, { path: "/api/relay/v1/complete", headers: { authorization: `Bearer scr_${"C".repeat(43)}` }, streamBytes: 16 * 1024 * 1024 });
+    const response = await send(server.url, {
+      path: "/api/relay/v1/complete",
+      headers: { authorization: `Bearer scr_${"C".repeat(43)}` },
+      streamBytes: 16 * 1024 * 1024,
+    });
     expect(response.status).toBe(403);
     expect(response.writtenAtResponse).toBeLessThan(16 * 1024 * 1024);
   });
 
   it("caps the body at the capability's request limit plus the envelope: a Content-Length over it is refused unread, a longer stream is cut off", async () => {
-    const early = await send(server.url, { path: "/api/relay/v1/complete", headers: { authorization: `Bearer ${handle}`, "content-length": 16 * 1024 * 1024 }, streamBytes: 16 * 1024 * 1024 });
+    const early = await send(server.url, {
+      path: "/api/relay/v1/complete",
+      headers: { authorization: `Bearer ${handle}`, "content-length": 16 * 1024 * 1024 },
+      streamBytes: 16 * 1024 * 1024,
+    });
     expect(early.status).toBe(413);
     expect(early.writtenAtResponse).toBeLessThan(16 * 1024 * 1024);
-    const late = await send(server.url, { path: "/api/relay/v1/complete", headers: { authorization: `Bearer ${handle}`, "transfer-encoding": "chunked" }, streamBytes: 16 * 1024 * 1024 });
+    const late = await send(server.url, {
+      path: "/api/relay/v1/complete",
+      headers: { authorization: `Bearer ${handle}`, "transfer-encoding": "chunked" },
+      streamBytes: 16 * 1024 * 1024,
+    });
     // Without a Content-Length the server reads up to the cap and stops collecting there; what the
     // client still sends is discarded, never buffered (the load test bounds the listener's memory).
     expect(late.status).toBe(413);
@@ -121,7 +152,11 @@ describe("the relay listener: POST /api/relay/v1/{op} over real HTTP", async () 
   it("refuses a body shorter than its Content-Length (the client went away mid-body)", async () => {
     const before = (await readCapabilityUsage({ db }, { capabilityId }))?.calls.byOutcome.RELAY_REQUEST_MALFORMED ?? 0;
     await new Promise<void>((resolve) => {
-      const req = http.request(`${server.url}/api/relay/v1/complete`, { method: "POST", headers: { authorization: `Bearer ${handle}`, "content-length": 1000 }, agent: false });
+      const req = http.request(`${server.url}/api/relay/v1/complete`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${handle}`, "content-length": 1000 },
+        agent: false,
+      });
       req.on("error", () => resolve());
       req.write('{"taskId":');
       setTimeout(() => {
@@ -129,7 +164,9 @@ describe("the relay listener: POST /api/relay/v1/{op} over real HTTP", async () 
         resolve();
       }, 200);
     });
-    await expect.poll(async () => (await readCapabilityUsage({ db }, { capabilityId }))?.calls.byOutcome.RELAY_REQUEST_MALFORMED ?? 0).toBe(before + 1);
+    await expect
+      .poll(async () => (await readCapabilityUsage({ db }, { capabilityId }))?.calls.byOutcome.RELAY_REQUEST_MALFORMED ?? 0)
+      .toBe(before + 1);
   });
 
   it("refuses an unknown operation in the path with 403", async () => {

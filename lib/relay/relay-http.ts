@@ -56,14 +56,23 @@ export function createRelayRequestListener(options: TRelayHttpOptions): (req: In
       .then((answer) => send(req, res, answer.result, answer.isBodyUnread))
       .catch((error: unknown) => {
         logError("relay request failed", error);
-        send(req, res, { status: 500, code: "INTERNAL", body: { error: { code: "INTERNAL", message: userMessageOf(error) } } }, !req.readableEnded);
+        send(
+          req,
+          res,
+          { status: 500, code: "INTERNAL", body: { error: { code: "INTERNAL", message: userMessageOf(error) } } },
+          !req.readableEnded,
+        );
       });
   };
 }
 
 type TAnswer = { result: TRelayCallResult; isBodyUnread: boolean };
 
-async function handleRelayRequest(options: TRelayHttpOptions, limits: ReturnType<typeof createLimitCache>, req: IncomingMessage): Promise<TAnswer> {
+async function handleRelayRequest(
+  options: TRelayHttpOptions,
+  limits: ReturnType<typeof createLimitCache>,
+  req: IncomingMessage,
+): Promise<TAnswer> {
   const { db, transport } = options;
   const unread = (result: TRelayCallResult): TAnswer => ({ result, isBodyUnread: true });
   const route = ROUTE_PATTERN.exec(req.url ?? "");
@@ -84,9 +93,19 @@ async function handleRelayRequest(options: TRelayHttpOptions, limits: ReturnType
     relayCall({ db, handle, taskId: null, operation, request: null, channel: "http", transport, envelopeRefusal: { code, message } });
   const body = await readBoundedBody(req, maxBodyBytes);
   if (body.kind === "too_large") {
-    return { result: await refuseEnvelope("RELAY_TOO_LARGE", `The request body is larger than this capability allows (${maxBodyBytes} bytes).`), isBodyUnread: !req.readableEnded };
+    return {
+      result: await refuseEnvelope("RELAY_TOO_LARGE", `The request body is larger than this capability allows (${maxBodyBytes} bytes).`),
+      isBodyUnread: !req.readableEnded,
+    };
   }
-  if (body.kind === "truncated") return { result: await refuseEnvelope("RELAY_REQUEST_MALFORMED", "The request body is shorter than its Content-Length (cut short in transit)."), isBodyUnread: false };
+  if (body.kind === "truncated")
+    return {
+      result: await refuseEnvelope(
+        "RELAY_REQUEST_MALFORMED",
+        "The request body is shorter than its Content-Length (cut short in transit).",
+      ),
+      isBodyUnread: false,
+    };
   let json: unknown;
   try {
     json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body.bytes));
@@ -94,8 +113,20 @@ async function handleRelayRequest(options: TRelayHttpOptions, limits: ReturnType
     return { result: await refuseEnvelope("RELAY_REQUEST_MALFORMED", "The request body is not valid UTF-8 JSON."), isBodyUnread: false };
   }
   const envelope = ZRelayHttpBodySchema.safeParse(json);
-  if (!envelope.success) return { result: await refuseEnvelope("RELAY_REQUEST_MALFORMED", `The request body is malformed: ${describeSchemaError(envelope.error)}`), isBodyUnread: false };
-  const result = await relayCall({ db, handle, taskId: envelope.data.taskId, operation, request: envelope.data.request, channel: "http", transport });
+  if (!envelope.success)
+    return {
+      result: await refuseEnvelope("RELAY_REQUEST_MALFORMED", `The request body is malformed: ${describeSchemaError(envelope.error)}`),
+      isBodyUnread: false,
+    };
+  const result = await relayCall({
+    db,
+    handle,
+    taskId: envelope.data.taskId,
+    operation,
+    request: envelope.data.request,
+    channel: "http",
+    transport,
+  });
   return { result, isBodyUnread: false };
 }
 
@@ -114,7 +145,13 @@ function send(req: IncomingMessage, res: ServerResponse, result: TRelayCallResul
   if (!isBodyUnread || req.readableEnded) return void res.writeHead(result.status, headers).end(payload);
   const socket = req.socket;
   socket.pause();
-  const head = [`HTTP/1.1 ${result.status} ${STATUS_CODES[result.status] ?? ""}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), "connection: close", "", ""].join("\r\n");
+  const head = [
+    `HTTP/1.1 ${result.status} ${STATUS_CODES[result.status] ?? ""}`,
+    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+    "connection: close",
+    "",
+    "",
+  ].join("\r\n");
   socket.end(head + payload);
   const timer = setTimeout(() => socket.destroy(), UNREAD_BODY_GRACE_MS).unref();
   socket.once("close", () => clearTimeout(timer));

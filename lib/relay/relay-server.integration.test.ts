@@ -31,7 +31,15 @@ async function spawnListener(databaseUrl: string): Promise<{ url: string; pid: n
   const port = await findFreePort();
   const child = spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "scripts", "relay.ts")], {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, DATABASE_URL: databaseUrl, RELAY_PORT: String(port), HOSTNAME: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "error", NODE_ENV: "production" },
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      RELAY_PORT: String(port),
+      HOSTNAME: "127.0.0.1",
+      DATA_DIR: dataDir,
+      LOG_LEVEL: "error",
+      NODE_ENV: "production",
+    },
     stdio: ["ignore", "ignore", "inherit"],
   });
   children.push(child);
@@ -39,7 +47,10 @@ async function spawnListener(databaseUrl: string): Promise<{ url: string; pid: n
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`the relay listener exited with ${child.exitCode}`);
-    const status = await fetch(`${url}/`).then((r) => r.status, () => 0);
+    const status = await fetch(`${url}/`).then(
+      (r) => r.status,
+      () => 0,
+    );
     if (status === 404) return { url, pid: child.pid! };
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -48,9 +59,13 @@ async function spawnListener(databaseUrl: string): Promise<{ url: string; pid: n
 
 function post(url: string, headers: Record<string, string>, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${url}/api/relay/v1/complete`, { method: "POST", headers: { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) } }, (res) => {
-      res.resume().on("end", () => resolve(res.statusCode!));
-    });
+    const req = http.request(
+      `${url}/api/relay/v1/complete`,
+      { method: "POST", headers: { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) } },
+      (res) => {
+        res.resume().on("end", () => resolve(res.statusCode!));
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
@@ -62,13 +77,21 @@ function postLarge(url: string, authorization: string, totalBytes: number): Prom
     let status = 0;
     let written = 0;
     const chunk = Buffer.alloc(256 * 1024, 0x7a);
-    const req = http.request(`${url}/api/relay/v1/complete`, { method: "POST", agent: false, headers: { authorization, "content-type": "application/json", "content-length": String(totalBytes) } }, (res) => {
-      status = res.statusCode!;
-      res.resume().on("end", () => {
-        req.destroy();
-        resolve(status);
-      });
-    });
+    const req = http.request(
+      `${url}/api/relay/v1/complete`,
+      {
+        method: "POST",
+        agent: false,
+        headers: { authorization, "content-type": "application/json", "content-length": String(totalBytes) },
+      },
+      (res) => {
+        status = res.statusCode!;
+        res.resume().on("end", () => {
+          req.destroy();
+          resolve(status);
+        });
+      },
+    );
     req.on("error", (error) => (status ? resolve(status) : reject(error)));
     const pump = () => {
       while (written < totalBytes && !status) {
@@ -93,9 +116,14 @@ describe("the relay listener process", async () => {
 
   it("500 concurrent calls against a budget of 50, split across two listener processes, admit exactly 50", async () => {
     const { taskId } = await createRelayTestTask(db);
-    const { handle, capabilityId } = await issueCapability({ db }, { taskId, maxRequests: 50, maxBytes: 10_000_000, maxRequestBytes: 10_000, maxResponseBytes: 100_000, ttlSeconds: 600 });
+    const { handle, capabilityId } = await issueCapability(
+      { db },
+      { taskId, maxRequests: 50, maxBytes: 10_000_000, maxRequestBytes: 10_000, maxResponseBytes: 100_000, ttlSeconds: 600 },
+    );
     const body = JSON.stringify({ taskId, request: SIMPLE_REQUEST });
-    const statuses = await Promise.all(Array.from({ length: 500 }, (_, i) => post(i % 2 === 0 ? first.url : second.url, { authorization: `Bearer ${handle}` }, body)));
+    const statuses = await Promise.all(
+      Array.from({ length: 500 }, (_, i) => post(i % 2 === 0 ? first.url : second.url, { authorization: `Bearer ${handle}` }, body)),
+    );
     expect(statuses.filter((s) => s === 200)).toHaveLength(50);
     expect(statuses.filter((s) => s === 429)).toHaveLength(450);
     const usage = await readCapabilityUsage({ db }, { capabilityId });
@@ -111,10 +139,17 @@ describe("the relay listener process", async () => {
     const scriptFile = path.join(dataDir, "script.json");
     await fs.writeFile(scriptFile, JSON.stringify({ default: "from the second script", entries: [] }));
     const { taskId } = await createRelayTestTask(db);
-    const { handle } = await issueCapability({ db }, { taskId, maxRequests: 10, maxBytes: 1_000_000, maxRequestBytes: 10_000, maxResponseBytes: 10_000, ttlSeconds: 600 });
+    const { handle } = await issueCapability(
+      { db },
+      { taskId, maxRequests: 10, maxBytes: 1_000_000, maxRequestBytes: 10_000, maxResponseBytes: 10_000, ttlSeconds: 600 },
+    );
     const body = JSON.stringify({ taskId, request: SIMPLE_REQUEST });
     const answer = async (url: string) => {
-      const response = await fetch(`${url}/api/relay/v1/complete`, { method: "POST", headers: { authorization: `Bearer ${handle}`, "content-type": "application/json" }, body });
+      const response = await fetch(`${url}/api/relay/v1/complete`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${handle}`, "content-type": "application/json" },
+        body,
+      });
       return ((await response.json()) as { completion: { content: string } }).completion.content;
     };
     expect(await answer(first.url)).not.toBe("from the second script");
@@ -124,20 +159,28 @@ describe("the relay listener process", async () => {
     await setRelayUpstream({ db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "test" });
   });
 
-  it("50 concurrent 16 MiB posts with unknown handles are all answered 4xx and keep the process under +100 MB RSS", { timeout: 60_000 }, async () => {
-    const baseline = await rssKiB(first.pid);
-    let peak = baseline;
-    let isSampling = true;
-    const sampler = (async () => {
-      while (isSampling) {
-        peak = Math.max(peak, await rssKiB(first.pid));
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    })();
-    const statuses = await Promise.all(Array.from({ length: 50 }, (_, i) => postLarge(first.url, `Bearer scr_${String(i).padStart(2, "0")}${"U".repeat(41)}`, 16 * 1024 * 1024)));
-    isSampling = false;
-    await sampler;
-    expect(statuses.every((s) => s >= 400 && s < 500)).toBe(true);
-    expect(peak - baseline).toBeLessThan(100 * 1024);
-  });
+  it(
+    "50 concurrent 16 MiB posts with unknown handles are all answered 4xx and keep the process under +100 MB RSS",
+    { timeout: 60_000 },
+    async () => {
+      const baseline = await rssKiB(first.pid);
+      let peak = baseline;
+      let isSampling = true;
+      const sampler = (async () => {
+        while (isSampling) {
+          peak = Math.max(peak, await rssKiB(first.pid));
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      })();
+      const statuses = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          postLarge(first.url, `Bearer scr_${String(i).padStart(2, "0")}${"U".repeat(41)}`, 16 * 1024 * 1024),
+        ),
+      );
+      isSampling = false;
+      await sampler;
+      expect(statuses.every((s) => s >= 400 && s < 500)).toBe(true);
+      expect(peak - baseline).toBeLessThan(100 * 1024);
+    },
+  );
 });

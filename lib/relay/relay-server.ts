@@ -31,7 +31,10 @@ const HEADERS_TIMEOUT_MS = 10_000;
 const MAX_HEADER_BYTES = 8 * 1024;
 
 export async function startRelayServer(options: TRelayServerOptions): Promise<TRelayServer> {
-  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, keepAliveTimeout: 5_000 }, createRelayRequestListener({ db: options.db, transport: options.transport }));
+  const server = http.createServer(
+    { maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, keepAliveTimeout: 5_000 },
+    createRelayRequestListener({ db: options.db, transport: options.transport }),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen({ host: options.host, port: options.port, reusePort: options.isPortShared ?? false }, () => {

@@ -25,6 +25,7 @@ import { createImportFixture, type TImportFixture, type TSnapshot } from "../../
 import { validateArchive } from "../../lib/candidate/validate-archive";
 import { createDb, type Db } from "../../lib/db/client";
 import { withBenchDatabase } from "./bench-database";
+import { printBenchJson, row } from "./bench-report";
 
 const RUNS = 5;
 const SMALL = { files: 2_000, fileBytes: 10 * 1024 };
@@ -188,6 +189,18 @@ async function main(): Promise<void> {
         `machine: ${os.cpus().length} cores, node ${process.version}, ${execFileSync("git", ["--version"]).toString().trim()}`,
       ].join("\n") + "\n",
     );
+    // For `npm run bench`'s one table (scripts/bench/bench-report.ts): the safe import beside the naive one.
+    printBenchJson({
+      bench: "import",
+      ok: true,
+      rows: [
+        row(`import ${mb(small.archiveBytes)} / ${SMALL.files} files: importCandidate median`, median(small.ours), "ms", { label: "naive tar -x && git add && commit", value: median(small.naive) }, "≤ 1.5× naive"),
+        row(`import ${mb(small.archiveBytes)}: validate only median`, median(small.validate), "ms", { label: "naive tar -x && git add && commit", value: median(small.naive) }),
+        row(`import ${mb(large.archiveBytes)}: wall time`, large.elapsedMs, "ms", null, "≤ 1.5× naive at the same size"),
+        row(`import ${mb(large.archiveBytes)}: node peak RSS`, large.nodeMaxRssKb / 1024, "MiB", { label: "peak RSS before the import", value: large.maxRssBeforeKb / 1024 }, "added ≤ 64 MiB"),
+        row(`import ${mb(large.archiveBytes)}: largest process incl. git`, large.treeMaxRssKb / 1024, "MiB"),
+      ],
+    });
   });
 }
 

@@ -21,6 +21,7 @@ import { createRelayTestTask } from "../../lib/relay/testing/relay-fixtures";
 import { closeUpstreamAgents } from "../../lib/relay/transports/http-upstream";
 import { setRelayUpstream } from "../../lib/relay/upstream-setting";
 import { withBenchDatabase } from "./bench-database";
+import { printBenchJson, row } from "./bench-report";
 
 const WARMUP = 50;
 const SERIAL_CALLS = 400;
@@ -160,6 +161,17 @@ async function main(db: Db, databaseUrl: string) {
       "1 capability: all calls of one task serialize on its row lock (two durable commits per call) — the worst case; N tasks: the scale-out case.",
     ];
     process.stdout.write(lines.join("\n") + "\n");
+    // For `npm run bench`'s one table (scripts/bench/bench-report.ts): each relay figure beside the direct call.
+    const rps = (s: Stats) => (s.count / s.wallMs) * 1000;
+    printBenchJson({
+      bench: "relay",
+      ok: true,
+      rows: rows.flatMap(({ label, direct: d, relay: r }) => [
+        row(`relay ${label}: p50 latency`, r.median, "ms", { label: "direct upstream p50", value: d.median }, label === "c=1" ? "≤ direct + 1.5 ms" : null),
+        row(`relay ${label}: p99 latency`, r.p99, "ms", { label: "direct upstream p99", value: d.p99 }),
+        row(`relay ${label}: throughput`, rps(r), "rps", { label: "direct upstream", value: rps(d) }, label === "c=1" ? null : "≥ 0.5× direct"),
+      ]),
+    });
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
   }

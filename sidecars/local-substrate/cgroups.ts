@@ -142,6 +142,13 @@ export class MachineCgroup {
     };
   }
 
+  /** The machine's CPU quota per period in µs (cpu.cfs_quota_us; the v1 spelling of cpu.max). */
+  async cpuQuotaMicros(): Promise<number | undefined> {
+    if (!this.cpuDir) return undefined;
+    const text = await fs.readFile(path.join(this.cpuDir, "cpu.cfs_quota_us"), "utf8").catch(() => undefined);
+    return text === undefined ? undefined : Number(text.trim());
+  }
+
   /** Periods in which the machine was throttled at its CPU quota (cpu.stat nr_throttled). */
   async cpuThrottledPeriods(): Promise<number | undefined> {
     if (!this.cpuDir) return undefined;

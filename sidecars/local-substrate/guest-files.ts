@@ -180,5 +180,6 @@ export async function openGuestFile(options: { rootDir: string; file: TGuestFile
 
 /** Host directory of a guest root inside a machine directory. */
 export function guestRootDir(machineDir: string, root: TGuestRootName): string {
-  return path.join(machineDir, root);
+  // on the machine's own bounded filesystem (machine-disk.ts)
+  return path.join(machineDir, "disk", root);
 }

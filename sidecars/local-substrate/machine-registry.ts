@@ -15,6 +15,7 @@ import { MachineCgroup, type TCgroupRoot } from "./cgroups";
 import type { TClock } from "./clock";
 import { isMachineExpired, MACHINE_ID_PATTERN, runSerialized, type TMachine, type TSubstrateLimits } from "./machine-record";
 import { createMachineRoots } from "./machine-roots";
+import { probeDiskMode, releaseMachineDisk } from "./machine-disk";
 import { closeMachineRelay, prepareMachineStart } from "./machine-start";
 import { machineAdminView, machineInfoView, usageReportView, type TMachineAdminView } from "./machine-views";
 import type { TSubstrateDirs } from "./substrate-dirs";
@@ -148,10 +149,11 @@ export class MachineRegistry {
       chain: Promise.resolve(),
     };
     try {
-      await createMachineRoots(dir, hostUid);
+      await createMachineRoots(dir, hostUid, { diskGb: resources.diskGb, mode: await probeDiskMode() });
       machine.cgroup = await MachineCgroup.create(this.options.cgroupRoot, id, { maxProcesses: resources.maxProcesses, memoryBytes: resources.memoryMb * 1024 * 1024, cpus: resources.cpus });
     } catch (error) {
       await machine.cgroup?.remove().catch(() => undefined);
+      await releaseMachineDisk(dir).catch(() => undefined);
       await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);
       throw error;
     }
@@ -275,6 +277,7 @@ export class MachineRegistry {
       await this.#killProcesses(machine, reason === "shutdown" ? "shutdown" : "deleted");
       await closeMachineRelay(machine);
       await machine.cgroup?.remove();
+      await releaseMachineDisk(machine.dir);
       await fs.rm(machine.dir, { recursive: true, force: true });
     })
       .catch((error: unknown) => {

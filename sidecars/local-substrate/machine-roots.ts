@@ -9,15 +9,20 @@ import path from "node:path";
 import { GUEST_RELAY_SOCKET_NAME } from "../../lib/contract/guest-layout";
 import { isProcessAlive } from "../../lib/system/process-alive";
 import { guestRootDir } from "./guest-files";
+import { createMachineDisk, releaseMachineDisk, type TDiskMode } from "./machine-disk";
 import { MACHINE_ID_PATTERN } from "./machine-record";
 
 /** Beside a machine's roots (never visible to the guest): the pid of the substrate that owns it. */
 const OWNER_FILE = "owner-pid";
 
-/** Creates `dir` with its owner file and the guest's writable roots, owned by `hostUid`. */
-export async function createMachineRoots(dir: string, hostUid: number): Promise<void> {
+/**
+ * Creates `dir` with its owner file and the guest's writable roots, owned by `hostUid`, on the
+ * machine's own `diskGb` filesystem when the host allows it (machine-disk.ts).
+ */
+export async function createMachineRoots(dir: string, hostUid: number, disk: { diskGb: number; mode: TDiskMode } = { diskGb: 1, mode: "file-size-only" }): Promise<void> {
   await fs.mkdir(dir, { mode: 0o711 });
   await fs.writeFile(path.join(dir, OWNER_FILE), String(process.pid), { mode: 0o600 });
+  await createMachineDisk(dir, disk.diskGb, disk.mode);
   for (const root of ["tmp", "workspace"] as const) {
     const rootDir = guestRootDir(dir, root);
     await fs.mkdir(rootDir, { mode: 0o700 });
@@ -36,6 +41,7 @@ export async function removeOrphanedMachineRoots(machinesDir: string): Promise<s
     if (!MACHINE_ID_PATTERN.test(name)) continue;
     const owner = Number(await fs.readFile(path.join(machinesDir, name, OWNER_FILE), "utf8").catch(() => "0"));
     if (Number.isInteger(owner) && owner > 0 && isProcessAlive(owner)) continue;
+    await releaseMachineDisk(path.join(machinesDir, name));
     await fs.rm(path.join(machinesDir, name), { recursive: true, force: true });
     removed.push(name);
   }

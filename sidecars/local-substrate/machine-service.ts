@@ -19,6 +19,7 @@ import type { TLocalAccount, TLocalExecResponse, TLocalMachineInfo, TLocalUpload
 import type { WeakeningBook } from "./weakening";
 import type { TExecOutputMode } from "./wire-schemas";
 import type { TExecHardening } from "./machine-exec";
+import type { TDiskMode } from "./machine-disk";
 
 export type TMachineServiceOptions = {
   dirs: TSubstrateDirs;
@@ -31,6 +32,8 @@ export type TMachineServiceOptions = {
   bwrapPath: string;
   /** Kernel-surface hardening of every guest command (issue 12, item 8). */
   hardening: TExecHardening;
+  /** How a machine's total disk is bounded on this host (machine-disk.ts). */
+  diskMode: TDiskMode;
   tenantId: string;
   /** Ports of our own servers, which a relay target may never point at. */
   ownPorts: () => number[];
@@ -40,7 +43,7 @@ export type TMachineServiceOptions = {
 };
 
 /** Which mechanism enforces the process and memory limits on this host. */
-export type TLimitsMode = { pids: "cgroup" | "rlimit"; memory: "cgroup" | "rlimit-data" };
+export type TLimitsMode = { pids: "cgroup" | "rlimit"; memory: "cgroup" | "rlimit-data"; cpu: "cgroup" | "none"; disk: TDiskMode; seccomp: boolean; disableUserns: boolean };
 
 export class MachineService {
   readonly #ledger: AccountLedger;
@@ -63,7 +66,14 @@ export class MachineService {
   }
 
   get limitsMode(): TLimitsMode {
-    return { pids: this.options.cgroupRoot.pids ? "cgroup" : "rlimit", memory: this.options.cgroupRoot.memory ? "cgroup" : "rlimit-data" };
+    return {
+      pids: this.options.cgroupRoot.pids ? "cgroup" : "rlimit",
+      memory: this.options.cgroupRoot.memory ? "cgroup" : "rlimit-data",
+      cpu: this.options.cgroupRoot.cpu ? "cgroup" : "none",
+      disk: this.options.diskMode,
+      seccomp: true,
+      disableUserns: this.options.hardening.disableUserns,
+    };
   }
 
   // ---------------------------------------------------------------- machines

@@ -89,7 +89,8 @@ export type TMachineAdminView = {
   pidsPeak: number | null;
   pidsMaxEvents: number | null;
   oomKills: number | null;
-  /** CFS periods the machine spent throttled at its cpus quota. */
+  /** The CFS quota (µs per 100 ms period) that bounds the machine at its cpus, and how often it bit. */
+  cpuQuotaMicros: number | null;
   cpuThrottledPeriods: number | null;
   relayConnections: number | null;
   hasRoot: boolean;
@@ -109,6 +110,7 @@ export async function machineAdminView(machine: TMachine, now: number): Promise<
     pidsPeak: (await machine.cgroup?.pidsPeak()) ?? null,
     pidsMaxEvents: (await machine.cgroup?.pidsMaxEvents()) ?? null,
     oomKills: (await machine.cgroup?.oomKills()) ?? null,
+    cpuQuotaMicros: (await machine.cgroup?.cpuQuotaMicros()) ?? null,
     cpuThrottledPeriods: (await machine.cgroup?.cpuThrottledPeriods()) ?? null,
     relayConnections: machine.relay?.connectionCount() ?? null,
     hasRoot: await fs.stat(machine.dir).then(

@@ -31,6 +31,19 @@ describe("buildBwrapArgs", () => {
     expect(args).not.toContain("--share-net");
   });
 
+  it("disables nested user namespaces and loads the seccomp filter from its fd, before the guest command", () => {
+    const args = build({ hardening: { disableUserns: true, seccompFd: 4 } });
+    const end = args.indexOf("--");
+    expect(args.indexOf("--unshare-user")).toBeGreaterThan(-1);
+    expect(args.indexOf("--disable-userns")).toBeGreaterThan(args.indexOf("--unshare-user"));
+    expect(pairsAfter(args, "--seccomp")[0]![0]).toBe("4");
+    expect(args.indexOf("--seccomp")).toBeLessThan(end);
+    // an old bubblewrap without --disable-userns still gets the filter
+    const old = build({ hardening: { disableUserns: false, seccompFd: 4 } });
+    expect(old).not.toContain("--disable-userns");
+    expect(old).toContain("--seccomp");
+  });
+
   it("mounts only the image, its binds and the machine's two roots — read-only except /tmp and /workspace", () => {
     const args = build();
     expect(pairsAfter(args, "--bind")).toEqual([

@@ -32,6 +32,7 @@ import { createPublicHandler } from "./public-api";
 import { WeakeningBook } from "./weakening";
 import { probeBwrapFeatures } from "./bwrap-features";
 import { writeSeccompFilterFile } from "./seccomp-filter";
+import { probeDiskMode } from "./machine-disk";
 import { assertTraversableByOthers, ensureSubstrateDirs } from "./substrate-dirs";
 
 export const DEFAULT_LIMITS: TSubstrateLimits = {
@@ -154,6 +155,7 @@ export async function startLocalSubstrate(input: TLocalSubstrateOptions): Promis
     cgroupRoot,
     bwrapPath: options.bwrapPath,
     hardening,
+    diskMode: await probeDiskMode(),
     tenantId: options.tenantId,
     ownPorts: () => ports,
     isQuiet: options.isQuiet,

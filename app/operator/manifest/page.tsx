@@ -1,6 +1,7 @@
 import { requirePagePermission } from "@/app/_server/guard";
 import { ActionForm } from "@/components/action-form";
 import { EmptyState } from "@/components/empty-state";
+import { Field } from "@/components/form-field";
 import { DEMO_TRUSTED_MANIFEST } from "@/lib/contract/trusted-manifest";
 import { getDb } from "@/lib/db/client";
 import { listManifests } from "@/lib/verify/trusted-manifests";
@@ -18,7 +19,9 @@ export default async function ManifestPage() {
         version; evidence made under another version is stale and cannot be approved.
       </p>
       <ActionForm action={saveManifestAction} submitLabel="Save as new version" testId="manifest-form">
-        <textarea name="content" rows={24} defaultValue={JSON.stringify(active?.content ?? DEMO_TRUSTED_MANIFEST, null, 2)} className="w-full rounded border border-slate-300 p-2 font-mono text-xs" />
+        <Field name="content" label="Trusted manifest (JSON)">
+          <textarea rows={24} defaultValue={JSON.stringify(active?.content ?? DEMO_TRUSTED_MANIFEST, null, 2)} className="w-full rounded border border-slate-300 p-2 font-mono text-xs" />
+        </Field>
       </ActionForm>
       <div className="space-y-2">
         <h2>Versions</h2>

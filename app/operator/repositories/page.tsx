@@ -1,3 +1,4 @@
+import Link from "next/link";
 import { requirePagePermission } from "@/app/_server/guard";
 import { ActionForm } from "@/components/action-form";
 import { EmptyState } from "@/components/empty-state";
@@ -45,7 +46,8 @@ export default async function RepositoriesPage() {
                   </span>
                 </div>
                 <p className="text-xs text-slate-600">
-                  <span className="break-all font-mono">{repo.cloneUrl}</span> · default branch {repo.defaultBranch} · {repo.taskCount} task(s) · added {repo.createdAt.toISOString().slice(0, 10)}
+                  <span className="break-all font-mono">{repo.cloneUrl}</span> · default branch {repo.defaultBranch} · {repo.taskCount} task(s) · added {repo.createdAt.toISOString().slice(0, 10)} ·{" "}
+                  <Link href={`/operator/repositories/${repo.id}/dependencies`}>dependencies</Link>
                 </p>
                 <ActionForm action={setRepositoryDisabledAction} submitLabel={repo.isDisabled ? "Enable" : "Disable"} tone={repo.isDisabled ? "primary" : "danger"} size="xs" className="flex flex-wrap items-start gap-2">
                   <input type="hidden" name="repositoryId" value={repo.id} />

@@ -117,7 +117,7 @@ export default async function ReviewHistoryPage({ searchParams }: Props) {
                         ) : null}
                       </span>
                     ) : (
-                      <span className="text-slate-400">—</span>
+                      <span className="text-slate-600">—</span>
                     )}
                   </td>
                 </tr>

@@ -15,6 +15,13 @@ describe("schoolcore relay", async () => {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "relay-cli-"));
   afterAll(() => fs.rm(dir, { recursive: true, force: true }));
 
+  it("url prints where guests reach the relay listener: RELAY_PUBLIC_URL, else HOSTNAME:RELAY_PORT", async () => {
+    const own = await runCli(["relay", "url", "--json"], { env: { ...env, HOSTNAME: "127.0.0.1", RELAY_PORT: "3999" } });
+    expect(JSON.parse(own.stdout)).toEqual({ url: "http://127.0.0.1:3999" });
+    const proxied = await runCli(["relay", "url", "--json"], { env: { ...env, RELAY_PUBLIC_URL: "http://relay.school.example:8080" } });
+    expect(JSON.parse(proxied.stdout)).toEqual({ url: "http://relay.school.example:8080" });
+  });
+
   it("upstream set/show: scripted, then openai with a credential file whose contents are never printed", async () => {
     const show = await runCli(["relay", "upstream", "show", "--json"], { env });
     expect(JSON.parse(show.stdout)).toMatchObject({ kind: "none" });
@@ -35,7 +42,7 @@ describe("schoolcore relay", async () => {
     for (const out of [openai, shown]) expect(out.stdout + out.stderr).not.toContain(credential);
     const stored = await db.operatorSetting.findUniqueOrThrow({ where: { key: "relay.upstream" } });
     expect(JSON.stringify(stored.value)).not.toContain(credential);
-    expect(await db.auditLog.count({ where: { action: "relay.upstream.set" } })).toBe(2);
+    expect(await db.auditLog.count({ where: { action: "setting.write", targetId: "relay.upstream" } })).toBe(2);
   });
 
   it.each([

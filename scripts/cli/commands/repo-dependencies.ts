@@ -3,7 +3,7 @@
  * repository's dependency recipe, a trusted setup run on a builder guest (run here, against the
  * configured substrate, with a registry broker on loopback), and what was built.
  */
-import { ensureDependencyBundle, findDependencyBundle, mirrorWithCommit } from "../../../lib/dependencies/ensure-dependency-bundle";
+import { ensureDependencyBundle, findDependencyBundle, syncRepositoryMirror } from "../../../lib/dependencies/ensure-dependency-bundle";
 import { getRepositoryDependencies } from "../../../lib/dependencies/get-repository-dependencies";
 import { rebuildFromCandidateLockfile } from "../../../lib/dependencies/rebuild-from-candidate";
 import { SETUP_RECIPE_KINDS, type TSetupRecipeKind } from "../../../lib/dependencies/recipes";
@@ -77,7 +77,7 @@ export const repoBundleBuild: Command = {
     const result = await withDatabase(context, async ({ db }) => {
       const repo = await getTargetRepositoryOrThrow({ db }, { name: values.repo! });
       return withSubstrate(db, context.env, async (deps) => {
-        const mirror = await mirrorWithCommit(deps, repo, "0".repeat(40));
+        const mirror = await syncRepositoryMirror(deps, repo);
         const sha = await resolveBaseRef(mirror, values.ref ?? repo.defaultBranch);
         const started = Date.now();
         const before = await findDependencyBundle(deps, { repositoryId: repo.id, sha, gitDir: mirror });

@@ -116,6 +116,15 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
       <div className="space-y-2">
         <h2>Trusted evidence</h2>
         <EvidenceTable evidence={evidence} />
+        {evidence.content?.dependencies && (
+          <p
+            data-testid="dependencies-note"
+            className={evidence.content.dependencies.isCandidateLockfileChanged ? "rounded border border-amber-300 bg-amber-50 p-2 text-sm" : "text-sm text-slate-600"}
+          >
+            {evidence.content.dependencies.note ?? "Checked with the dependency bundle built from the base commit's lockfile."}{" "}
+            <span className="font-mono">bundle {evidence.content.dependencies.artifactDigest.slice(0, 12)}</span>
+          </p>
+        )}
       </div>
 
       {review.guestReport && (

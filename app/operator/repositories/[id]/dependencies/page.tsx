@@ -1,0 +1,115 @@
+// A repository's dependencies (issue 18): the setup recipe and registries, every bundle (size,
+// package count, when built, from which lockfile and commit) and the recent setup runs with what
+// the registry broker served and refused. Read-only: the recipe is set with `schoolcore repo setup`.
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { requirePagePermission } from "@/app/_server/guard";
+import { EmptyState } from "@/components/empty-state";
+import { getDb } from "@/lib/db/client";
+import { getRepositoryDependencies } from "@/lib/dependencies/get-repository-dependencies";
+import { AppError } from "@/lib/errors";
+
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+export default async function RepositoryDependenciesPage({ params }: { params: Promise<{ id: string }> }) {
+  const { id } = await params;
+  await requirePagePermission("repository.manage", `/operator/repositories/${id}/dependencies`);
+  const db = await getDb();
+  const view = await getRepositoryDependencies({ db }, { repositoryId: id }).catch((error: unknown) => {
+    if (error instanceof AppError && error.code === "NOT_FOUND") notFound();
+    throw error;
+  });
+  return (
+    <section className="space-y-6">
+      <p className="text-sm">
+        <Link href="/operator/repositories">← Target repositories</Link>
+      </p>
+      <h1>
+        Dependencies of <span className="font-mono">{view.repository.name}</span>
+      </h1>
+      <div className="space-y-1 rounded border border-slate-200 bg-white p-4 text-sm" data-testid="setup-recipe">
+        <h2>Setup recipe</h2>
+        {view.recipe ? (
+          <p>
+            <strong>{view.recipe.kind}</strong> through the registry broker to <span className="break-all font-mono">{view.recipe.registries.join(", ")}</span> · timeout {view.recipe.timeoutSeconds} s · recipe{" "}
+            <span className="font-mono">{view.recipeDigest?.slice(0, 12)}</span>
+          </p>
+        ) : (
+          <p>No dependency setup: tasks get the repository alone. Set one with <code>npx schoolcore repo setup --repo {view.repository.name} --recipe npm-ci</code>.</p>
+        )}
+      </div>
+      <div className="space-y-2">
+        <h2>Bundles</h2>
+        {view.bundles.length === 0 ? (
+          <EmptyState title="No bundle built yet" />
+        ) : (
+          <table className="w-full text-sm" data-testid="bundle-list">
+            <thead>
+              <tr className="text-left">
+                <th>Bundle</th>
+                <th>In use</th>
+                <th>Size</th>
+                <th>Packages</th>
+                <th>Built</th>
+                <th>From lockfile</th>
+              </tr>
+            </thead>
+            <tbody>
+              {view.bundles.map((b) => (
+                <tr key={b.id} data-testid="bundle">
+                  <td className="font-mono">{b.artifactDigest.slice(0, 12)}</td>
+                  <td>{b.isCurrent ? "current recipe and image" : b.source === "candidate" ? `from candidate ${b.candidateId ?? ""}` : "superseded"}</td>
+                  <td>{formatBytes(b.sizeBytes)}</td>
+                  <td>
+                    {b.packageCount} ({b.fileCount} files)
+                  </td>
+                  <td>{b.createdAt.toISOString().replace("T", " ").slice(0, 19)}</td>
+                  <td className="font-mono text-xs">
+                    {b.lockfiles.map((f) => `${f.path} ${f.sha256.slice(0, 10)}`).join(", ")} @ {b.sourceSha.slice(0, 12)}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </div>
+      <div className="space-y-2">
+        <h2>Setup runs</h2>
+        {view.setupRuns.length === 0 ? (
+          <EmptyState title="No setup run yet" />
+        ) : (
+          <ul className="space-y-2" data-testid="setup-runs">
+            {view.setupRuns.map((r) => (
+              <li key={r.id} className="rounded border border-slate-200 bg-white p-3 text-sm">
+                <p>
+                  <strong>{r.state}</strong> · {r.reason} · {r.startedAt.toISOString().replace("T", " ").slice(0, 19)}
+                  {r.durationMs !== null && ` · ${(r.durationMs / 1000).toFixed(1)} s`} · commit <span className="font-mono">{r.sourceSha.slice(0, 12)}</span>
+                </p>
+                {r.fetchLog && (
+                  <p className="text-xs text-slate-600">
+                    broker: {r.fetchLog.served} served ({formatBytes(r.fetchLog.bytesServed)}; {r.fetchLog.tarballs} tarballs), {r.fetchLog.refused} refused · packages: {r.fetchLog.packages.slice(0, 30).join(", ")}
+                    {r.fetchLog.packages.length > 30 && " …"}
+                  </p>
+                )}
+                {r.fetchLog && r.fetchLog.refusals.length > 0 && (
+                  <ul className="list-disc pl-5 text-xs text-red-800">
+                    {r.fetchLog.refusals.slice(0, 10).map((x, i) => (
+                      <li key={i}>
+                        {x.method} <span className="break-all font-mono">{x.target}</span>: {x.reason}
+                      </li>
+                    ))}
+                  </ul>
+                )}
+                {r.errorSummary && <pre className="whitespace-pre-wrap break-words text-xs text-red-800">{r.errorCode}: {r.errorSummary}</pre>}
+              </li>
+            ))}
+          </ul>
+        )}
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,224 @@
+/**
+ * `npm run bench:lifecycle [-- --tasks N] [--workers 1,2]`: N demo tasks at once through the whole
+ * student pipeline on the local substrate (provisioning → the reference student agent in a real
+ * bubblewrap guest, asking the scripted demo transport through the mailbox relay → collect →
+ * import → trusted verification on a fresh verifier guest → review_pending), with 1 and with 2
+ * real worker processes (scripts/worker.ts) on one PostgreSQL.
+ *
+ * Reported per worker count: tasks per minute (first creation → last review), p50/p95 time from
+ * creation to review (from the transition log), the floor beside it — the p50 time the guests
+ * themselves ran (running → collecting, plus verifying) — control-plane CPU per task (user + system
+ * of the worker processes and the git they waited for, from /proc; the local substrate and its
+ * guests run in this process and stand in for the provider, and PostgreSQL is not counted),
+ * errors (tasks that ended failed or blocked) and machines left live at the provider.
+ *
+ * Dispatch is opened with the test fixture's recorded passing run (the probes themselves are
+ * `probe run`'s business). A benchmark, not a test: it prints a table and asserts nothing.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import type { Db } from "../../lib/db/client";
+import { DEMO_ISSUE, DEMO_REPOSITORY, writeDemoRepository } from "../../lib/demo/demo-target";
+import { DEMO_SCRIPTED_COMPLETIONS } from "../../lib/demo/seed-demo-environment";
+import { DEMO_TRUSTED_MANIFEST } from "../../lib/contract/trusted-manifest";
+import { DEFAULT_TASK_LIMITS } from "../../lib/contract/limits";
+import { parseEnv } from "../../lib/env";
+import { PROJECT_ROOT } from "../../lib/project-root";
+import { qualifyForTests } from "../../lib/probes/testing/qualify-for-tests";
+import { setRelayUpstream } from "../../lib/relay/upstream-setting";
+import { addTargetRepository } from "../../lib/repos/target-repositories";
+import { writeSetting } from "../../lib/settings/operator-settings";
+import { createTask } from "../../lib/tasks/create-task";
+import { saveTrustedManifest } from "../../lib/verify/trusted-manifests";
+import { startTestSubstrate } from "../../sidecars/local-substrate/test-substrate";
+import { percentile, printBenchJson, row, type TBenchRow } from "./bench-report";
+import { withBenchDatabase } from "./bench-database";
+
+const RESTING = ["review_pending", "failed", "blocked"] as const;
+
+function flag(name: string): string | undefined {
+  const index = process.argv.indexOf(`--${name}`);
+  return index >= 0 ? process.argv[index + 1] : undefined;
+}
+
+const TASKS = Number(flag("tasks") ?? 50);
+const WORKER_COUNTS = (flag("workers") ?? "1,2").split(",").map(Number);
+const TIMEOUT_MS = Number(flag("timeout-minutes") ?? 30) * 60_000;
+if (!Number.isInteger(TASKS) || TASKS < 1 || WORKER_COUNTS.some((n) => !Number.isInteger(n) || n < 1)) {
+  process.stderr.write("usage: bench:lifecycle [-- --tasks N] [--workers 1,2] [--timeout-minutes 30]\n");
+  process.exit(2);
+}
+
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+
+/** utime + stime + cutime + cstime of one process, in seconds (fields 14–17 of /proc/PID/stat). */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // fields[0] is field 3 (state): field n is fields[n - 3]
+  return [14, 15, 16, 17].reduce((sum, n) => sum + Number(fields[n - 3]), 0) / TICKS_PER_SECOND;
+}
+
+type TWorker = { child: ChildProcess; ready: Promise<void>; exited: Promise<void>; output: () => string };
+
+function startWorker(env: Record<string, string>): TWorker {
+  // Node with tsx's loader in-process: the pid is the worker itself, for /proc.
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "scripts", "worker.ts")], { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  let markReady: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
+  const collect = (d: Buffer) => {
+    output = (output + d.toString()).slice(-50_000);
+    if (output.includes("worker started")) markReady();
+  };
+  child.stdout!.on("data", collect);
+  child.stderr!.on("data", collect);
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  return { child, ready, exited, output: () => output };
+}
+
+type TPhase = {
+  workers: number;
+  tasks: number;
+  wallSeconds: number;
+  tasksPerMinute: number;
+  reviewP50: number;
+  reviewP95: number;
+  guestP50: number;
+  cpuPerTask: number;
+  errors: number;
+  errorSamples: string[];
+  machinesLeft: number;
+  timedOut: boolean;
+};
+
+async function runPhase(db: Db, options: { workers: number; env: Record<string, string>; createEnv: ReturnType<typeof parseEnv>; liveAtProvider: () => Promise<number> }): Promise<TPhase> {
+  const workers = Array.from({ length: options.workers }, () => startWorker(options.env));
+  await Promise.all(workers.map((w) => w.ready));
+  const cpuBefore = await Promise.all(workers.map((w) => cpuSeconds(w.child.pid!)));
+  const started = Date.now();
+  const taskIds: string[] = [];
+  for (let i = 0; i < TASKS; i++) {
+    const task = await createTask({ db, env: options.createEnv }, { repository: DEMO_REPOSITORY, issueNumber: DEMO_ISSUE.number, issueTitle: DEMO_ISSUE.title, prompt: DEMO_ISSUE.body, actorId: null });
+    taskIds.push(task.id);
+  }
+  process.stderr.write(`  ${TASKS} tasks created in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  let timedOut = false;
+  let lastReport = 0;
+  for (;;) {
+    const resting = await db.task.count({ where: { id: { in: taskIds }, state: { in: [...RESTING] } } });
+    if (resting === TASKS) break;
+    if (Date.now() - started > TIMEOUT_MS) {
+      timedOut = true;
+      break;
+    }
+    if (Date.now() - lastReport > 15_000) {
+      lastReport = Date.now();
+      process.stderr.write(`  ${resting}/${TASKS} at rest after ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const cpuAfter = await Promise.all(workers.map((w) => cpuSeconds(w.child.pid!).catch(() => Number.NaN)));
+  for (const w of workers) w.child.kill("SIGTERM");
+  await Promise.all(workers.map((w) => w.exited));
+
+  const tasks = await db.task.findMany({ where: { id: { in: taskIds } }, include: { transitions: { orderBy: { id: "asc" } } } });
+  const toReview: number[] = [];
+  const inGuests: number[] = [];
+  let lastReview = started;
+  for (const task of tasks) {
+    const at = (state: string) => task.transitions.find((t) => t.toState === state)?.createdAt.getTime();
+    const review = at("review_pending");
+    if (task.state !== "review_pending" || review === undefined) continue;
+    toReview.push(review - task.createdAt.getTime());
+    lastReview = Math.max(lastReview, review);
+    const [running, collecting, verifying] = [at("running"), at("collecting"), at("verifying")];
+    if (running !== undefined && collecting !== undefined && verifying !== undefined) inGuests.push(collecting - running + (review - verifying));
+  }
+  const failed = tasks.filter((t) => t.state !== "review_pending");
+  const firstCreated = Math.min(...tasks.map((t) => t.createdAt.getTime()));
+  const wallSeconds = (lastReview - firstCreated) / 1000;
+  return {
+    workers: options.workers,
+    tasks: TASKS,
+    wallSeconds,
+    tasksPerMinute: toReview.length / (wallSeconds / 60),
+    reviewP50: percentile(toReview, 0.5) / 1000,
+    reviewP95: percentile(toReview, 0.95) / 1000,
+    guestP50: percentile(inGuests, 0.5) / 1000,
+    cpuPerTask: cpuAfter.reduce((sum, after, i) => sum + (after - cpuBefore[i]!), 0) / TASKS,
+    errors: failed.length,
+    errorSamples: [...new Set(failed.map((t) => `${t.state} ${t.errorCode ?? ""}: ${(t.errorSummary ?? "").slice(0, 160)}`))].slice(0, 5),
+    machinesLeft: (await options.liveAtProvider()) + (await db.guestMachine.count({ where: { taskId: { in: taskIds }, state: { in: ["requested", "created", "started", "ready", "exported"] } } })),
+    timedOut,
+  };
+}
+
+async function main(db: Db, databaseUrl: string): Promise<void> {
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "lifecycle-bench-"));
+  await fs.chmod(dataDir, 0o755);
+  const substrate = await startTestSubstrate({ readinessDelayMs: 100 });
+  try {
+    const tokenFile = path.join(dataDir, "substrate-token");
+    await fs.writeFile(tokenFile, substrate.token, { mode: 0o600 });
+    const port = new URL(substrate.url).port;
+    const createEnv = parseEnv({ DATA_DIR: dataDir, NODE_ENV: "development", LOCAL_SUBSTRATE_PORT: port, SMOLCLOUD_TOKEN_FILE: tokenFile });
+    const workerEnv = { NODE_ENV: "development", DATABASE_URL: databaseUrl, DATA_DIR: dataDir, LOCAL_SUBSTRATE_PORT: port, SMOLCLOUD_TOKEN_FILE: tokenFile, LOG_LEVEL: "info", SCHOOLCORE_FAULT_CRASH_AFTER: "" };
+
+    const demo = await writeDemoRepository(path.join(dataDir, "demo-src"));
+    await addTargetRepository({ db }, { name: DEMO_REPOSITORY, cloneUrl: demo.path, actorId: null });
+    await writeSetting(db, { key: "spend.ceilings", value: { globalMicros: 1_000_000_000_000, perTaskMicros: 100_000_000, monthlyGlobalMicros: null, monthlyPerTaskMicros: null }, actorId: null });
+    // A loaded machine must not turn slowness into timeouts: the deadline is generous.
+    await writeSetting(db, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 900, memoryMb: 512 }, actorId: null });
+    await setRelayUpstream({ db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "lifecycle-bench" });
+    await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
+    await qualifyForTests(db, createEnv);
+    const liveAtProvider = async () => ((await substrate.admin("GET", "/admin/machines")).json as { machineCount: number }).machineCount;
+    const version = ((await db.$queryRaw<{ v: string }[]>`show server_version`)[0]?.v ?? "?").split(" ")[0];
+
+    const phases: TPhase[] = [];
+    for (const workers of WORKER_COUNTS) {
+      process.stderr.write(`lifecycle bench: ${TASKS} tasks, ${workers} worker${workers === 1 ? "" : "s"} …\n`);
+      phases.push(await runPhase(db, { workers, env: workerEnv, createEnv, liveAtProvider }));
+    }
+
+    const f = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "—");
+    const header = ["workers", "tasks/min", "p50 to review", "p95 to review", "p50 in guests", "CPU/task", "errors", "machines left", "wall"];
+    const lines = [
+      `lifecycle benchmark — ${TASKS} demo tasks at once on the local substrate (bubblewrap guests), PostgreSQL ${version} (${process.env.DATABASE_URL ? "DATABASE_URL" : "embedded"}), Node ${process.version}, ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`,
+      "",
+      header.map((h) => h.padStart(15)).join(""),
+      ...phases.map((p) =>
+        [String(p.workers), f(p.tasksPerMinute), `${f(p.reviewP50)} s`, `${f(p.reviewP95)} s`, `${f(p.guestP50)} s`, `${f(p.cpuPerTask, 2)} s`, String(p.errors), String(p.machinesLeft), `${f(p.wallSeconds, 0)} s${p.timedOut ? " (timed out)" : ""}`]
+          .map((c) => c.padStart(15))
+          .join(""),
+      ),
+      "",
+      "p50 in guests: the floor — time the student guest and the verifier guest ran (from the transition log); the rest of the time to review is queueing and the control plane.",
+      "CPU/task: user + system seconds of the worker processes and the git they ran, per task; the local substrate and its guests (the provider) and PostgreSQL are not counted.",
+      ...phases.flatMap((p) => p.errorSamples.map((s) => `errors (${p.workers} worker${p.workers === 1 ? "" : "s"}): ${s}`)),
+    ];
+    process.stdout.write(lines.join("\n") + "\n");
+
+    const rows: TBenchRow[] = [];
+    const base = phases[0];
+    for (const p of phases) {
+      const label = `${p.workers} worker${p.workers === 1 ? "" : "s"}`;
+      const peer = p === base || !base ? null : { label: `${base.workers} worker${base.workers === 1 ? "" : "s"}`, value: base.tasksPerMinute };
+      rows.push(row(`lifecycle ${label}: tasks per minute (${TASKS} at once)`, p.tasksPerMinute, "tasks/min", peer));
+      rows.push(row(`lifecycle ${label}: p50 creation → review`, p.reviewP50, "s", { label: "p50 time in guests (floor)", value: p.guestP50 }));
+      rows.push(row(`lifecycle ${label}: p95 creation → review`, p.reviewP95, "s", { label: "p50 time in guests (floor)", value: p.guestP50 }));
+      rows.push(row(`lifecycle ${label}: control-plane CPU per task`, p.cpuPerTask, "s"));
+      rows.push(row(`lifecycle ${label}: errors`, p.errors, "tasks", null, "0"));
+      rows.push(row(`lifecycle ${label}: machines left`, p.machinesLeft, "machines", null, "0"));
+    }
+    printBenchJson({ bench: "lifecycle", ok: phases.every((p) => !p.timedOut), rows, notes: [`PostgreSQL ${version}`] });
+  } finally {
+    await substrate.cleanup();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+await withBenchDatabase("lifecycle-bench", (db, url) => main(db, url));
