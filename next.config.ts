@@ -11,6 +11,9 @@ const COMMON_SECURITY_HEADERS = [
 ];
 
 const nextConfig: NextConfig = {
+  // A second build directory lets a second checkout-local build (a benchmark, a parallel e2e run)
+  // exist beside the default one without replacing it underneath a running server.
+  distDir: process.env.NEXT_DIST_DIR || ".next",
   poweredByHeader: false,
   reactStrictMode: true,
   experimental: { authInterrupts: true },

@@ -40,14 +40,14 @@ function newestMtime(entry: string): number {
   if (!stat.isDirectory()) return stat.mtimeMs;
   let newest = stat.mtimeMs;
   for (const child of fs.readdirSync(full)) {
-    if (child === "node_modules" || child === ".next") continue;
+    if (child === "node_modules" || child.startsWith(".next")) continue;
     newest = Math.max(newest, newestMtime(path.join(entry, child)));
   }
   return newest;
 }
 
 function needsBuild(): boolean {
-  const buildId = path.join(PROJECT_ROOT, ".next", "BUILD_ID");
+  const buildId = path.join(PROJECT_ROOT, process.env.NEXT_DIST_DIR || ".next", "BUILD_ID");
   if (!fs.existsSync(buildId)) return true;
   const built = fs.statSync(buildId).mtimeMs;
   return SOURCE_DIRS.some((entry) => newestMtime(entry) > built);

@@ -176,7 +176,7 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
     await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
     await qualifyForTests(db, createEnv);
     const liveAtProvider = async () => ((await substrate.admin("GET", "/admin/machines")).json as { machineCount: number }).machineCount;
-    const version = ((await db.$queryRaw<{ v: string }[]>`show server_version`)[0]?.v ?? "?").split(" ")[0];
+    const version = ((await db.$queryRaw<{ v: string }[]>`select current_setting('server_version') as v`)[0]?.v ?? "?").split(" ")[0];
 
     const phases: TPhase[] = [];
     for (const workers of WORKER_COUNTS) {

@@ -8,7 +8,8 @@
  *   GET    /admin/machines          → live machines with counts: {machineCount, runningCommandCount,
  *                                      pendingCleanups, leftoverRoots, cleanupFailures, limitsMode,
  *                                      machines: [{id, state, expiresAt, runningCommands,
- *                                      cgroupProcesses, pidsPeak, pidsMaxEvents, oomKills, hasRoot …}]}
+ *                                      cgroupProcesses, pidsPeak, pidsMaxEvents, oomKills,
+ *                                      cpuQuotaMicros, cpuThrottledPeriods, hasRoot …}]}
  *                                      — what "no orphan" assertions read
  *   POST   /admin/faults            body {verb, kind, count?=1, phase?="before"|"after", status?, body?,
  *                                      contentType?, hangMs?, bytes?} → 201 {fault}
@@ -16,7 +17,9 @@
  *                                      kinds: http500 | hang (held until the client gives up, dropped
  *                                      after min(hangMs, hangCap)) | malformed_json | oversized_body
  *                                      (5 MiB JSON-ish junk by default) | reset (TCP reset) |
- *                                      status (the given status and body)
+ *                                      status (the given status and body) | ignored (success —
+ *                                      status, default 204 — without doing the operation: a delete
+ *                                      acknowledged while the machine keeps running)
  *   GET    /admin/faults            → {faults: [armed faults]}
  *   DELETE /admin/faults            → {cleared: n}
  *   GET    /admin/clock             → {nowMs, now, offsetMs}
