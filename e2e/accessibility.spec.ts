@@ -98,6 +98,7 @@ test("every page passes axe-core (WCAG 2.1 A/AA) with no serious or critical vio
   expect(unreached.filter((r) => ["/operator/tasks/[id]", "/operator/candidates/[id]", "/teacher/candidates/[id]"].includes(r))).toEqual([]);
 });
 
+/** Presses Tab until `target` (exactly one element) has the focus: reachable by keyboard, in order. */
 async function tabTo(page: Page, target: ReturnType<Page["locator"]>, maxPresses = 80): Promise<void> {
   for (let i = 0; i < maxPresses; i++) {
     await page.keyboard.press("Tab");
@@ -129,9 +130,10 @@ test("the teacher reviews with the keyboard alone: open the candidate, read the 
   await expect(diff).toContainText("a + b");
   await tabTo(page, diff.locator("[tabindex='0'], a, button, summary").first(), 120);
 
-  await tabTo(page, page.getByLabel(/Comment/));
+  const decision = page.getByTestId("decision-form");
+  await tabTo(page, decision.getByRole("textbox", { name: /^Comment/ }), 200);
   await page.keyboard.type("Approved from the keyboard: add() adds now.");
-  await tabTo(page, page.getByRole("button", { name: "Approve" }));
+  await tabTo(page, decision.getByRole("button", { name: "Approve" }));
   await page.keyboard.press("Enter");
   await expect(page.getByTestId("decision")).toContainText("approve by", { timeout: 30_000 });
 });

@@ -93,12 +93,12 @@ test("operator qualifies the substrate from the dashboard, dispatches the demo t
   await expect(operator.getByTestId("task-evidence").locator("p")).toHaveCount(2, { timeout: 120_000 });
   await waitForTaskState(operator, taskPath, "review_pending");
 
-  await staleTab.getByLabel(/Comment/).fill("approving from an old tab");
+  await staleTab.getByTestId("decision-form").getByLabel(/Comment/).fill("approving from an old tab");
   await staleTab.getByRole("button", { name: "Approve" }).click();
   await expect(staleTab.getByTestId("decision-result")).toContainText(/changed since this page was loaded/);
 
   await teacher.goto(reviewUrl);
-  await teacher.getByLabel(/Comment/).fill("Fixes add; trusted tests pass.");
+  await teacher.getByTestId("decision-form").getByLabel(/Comment/).fill("Fixes add; trusted tests pass.");
   await teacher.getByRole("button", { name: "Approve" }).click();
   // the page re-renders with the recorded decision in place of the form
   await expect(teacher.getByTestId("decision")).toContainText("approve by teacher@demo.school-core.local");

@@ -9,6 +9,7 @@
 import { expect, test, type Browser, type Page } from "@playwright/test";
 import { cliJson } from "./cli";
 import { injectSubstrateFault, operatorLogin, signIn } from "./helpers";
+import { ensureDispatchOpen } from "./system-processes";
 
 test.describe.configure({ mode: "serial", timeout: 240_000 });
 
@@ -52,6 +53,13 @@ test("an invalid limit shows every field error and saves nothing; a valid one wi
 
   const audit = cliJson<{ items: { action: string; targetId: string; detail: { after: { maxProcesses: number }; reason: string } }[] }>(["audit", "list", "--kind", "setting"]);
   expect(audit.items[0]).toMatchObject({ action: "setting.write", targetId: "task.limits", detail: { after: { maxProcesses: 300 }, reason: "the robotics class builds with many processes" } });
+
+  // The limits bound a guest, so they are part of the substrate configuration digest: the change
+  // closed dispatch at once, and the dashboard says why.
+  await page.goto("/operator");
+  await expect(page.getByTestId("dispatch-state")).toContainText("off");
+  await page.goto("/operator/probes");
+  await expect(page.getByTestId("dispatch-closed-reason")).toContainText("task.limits");
 });
 
 test("the spend page draws its chart and breakdowns from the ledger the demo runs made, and exports it as CSV", async ({ browser }) => {
@@ -79,6 +87,8 @@ test("a task blocked by an injected provider 500 is retried from its page and re
   await retryForm.getByRole("button", { name: "Save" }).click();
   await expect(retryForm.getByTestId("action-result")).toContainText("saved");
 
+  // The limit change of the first test closed dispatch; reopen it for the current configuration.
+  ensureDispatchOpen();
   await injectSubstrateFault({ verb: "create", kind: "http500", count: 1 });
   await page.goto("/operator/tasks/new");
   await page.getByLabel("Issue number").fill("1");

@@ -75,6 +75,10 @@ async function main() {
     LOCAL_SUBSTRATE_ADMIN_PORT: String(await findFreePort()),
     LOCAL_FORGE_PORT: String(await findFreePort()),
     LOCAL_FORGE_ADMIN_PORT: String(await findFreePort()),
+    // Never the defaults: another run (or `npm start`) on this machine may hold them, and a
+    // shared relay port would let one system's guests reach the other's relay listener.
+    RELAY_PORT: String(await findFreePort()),
+    DEMO_REGISTRY_PORT: String(await findFreePort()),
     DATABASE_URL: "",
   };
   let failures = 0;

@@ -1,8 +1,9 @@
 // The operator's qualification probe program. Runs INSIDE a guest (Node 24, no dependencies,
 // nothing imported from the project), never on the host. It tries things and reports what it
 // SAW: sandbox identity (/proc), interfaces and routes, TCP/UDP/DNS attempts to the targets it is
-// given (loopback only: the control plane's ports and listeners the probe itself runs), requests
-// through the relay socket that try to use it as a proxy, and a bounded search for host canaries
+// given (the control plane's loopback ports and listeners the probe itself runs, plus any external
+// targets the operator configured for a hosted substrate), requests through the relay socket that
+// try to use it as a proxy, and a bounded search for host canaries
 // (only their sha256 digests are given; values are matched by pattern and hashed here).
 // Its output is untrusted guest output: the control plane parses it with a strict schema.
 import { createHash } from "node:crypto";
@@ -108,7 +109,9 @@ function relayAttempt(request, socketPath, marker, timeoutMs) {
     const done = (outcome, detail) => {
       socket.destroy();
       const status = (data.match(/^HTTP\/1\.[01] (\d{3})/) ?? [])[1] ?? null;
-      resolve({ label: request.label, outcome, status, sawTarget: marker !== "" && data.includes(marker), detail: cut(detail ?? "", 120) });
+      const seen = { label: request.label, outcome, status, sawTarget: marker !== "" && data.includes(marker), detail: cut(detail ?? "", 120) };
+      // A control request names text only the real relay answers with (its refusal code).
+      resolve(request.expectText ? { ...seen, sawExpected: data.includes(request.expectText) } : seen);
     };
     socket.setTimeout(timeoutMs, () => done("timeout"));
     socket.once("connect", () => socket.write(request.raw));

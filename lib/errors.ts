@@ -27,6 +27,8 @@ export const APP_ERROR_CODES = {
   DISPATCH_DISABLED: 409,
   /** Dispatch was asked on without a passing probe run (P0–P7) for the current substrate configuration digest, or production on the local substrate. */
   DISPATCH_NOT_QUALIFIED: 409,
+  /** A qualification probe's task was failed because the probe run driving it was abandoned (its runner stopped mid-run). */
+  PROBE_RUN_ABANDONED: 409,
   /** A spend ceiling or the provider account's headroom refuses a new machine. */
   SPEND_CEILING_EXCEEDED: 402,
   /** The provider account cannot be read well enough to know its headroom. */

@@ -21,7 +21,7 @@ import type { Substrate } from "../substrate/substrate";
 import { createBoss } from "./boss";
 import { HEARTBEAT_INTERVAL_MS, recordHeartbeat } from "./heartbeat";
 import { JOBS } from "./job-names";
-import { failAbandonedProbeRuns } from "../probes/probe-run.repo";
+import { closeAbandonedProbeRuns } from "../probes/close-abandoned-probe-runs";
 import { isDispatchOpen } from "../probes/read-dispatch-gate";
 import { runProbeJob } from "./run-probe-job";
 import { listenForReadyTasks } from "./listen-task-ready";
@@ -92,7 +92,8 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
     }
   });
   const sweepProbeRuns = async () => {
-    await failAbandonedProbeRuns(db);
+    // fails runs whose runner died, and the tasks and machines they left behind
+    await closeAbandonedProbeRuns(ctx);
     for (const run of await db.probeRun.findMany({ where: { state: "queued" }, select: { id: true }, orderBy: { createdAt: "asc" }, take: 10 })) {
       await boss.send(JOBS.runProbes.name, { runId: run.id }, { singletonKey: run.id });
     }

@@ -19,11 +19,25 @@ describe("admission to provisioning", async () => {
   let clock = Date.parse("2026-01-01T00:00:00Z");
 
   async function queue(repository: string, count: number): Promise<string[]> {
-    const repo = await db.targetRepository.upsert({ where: { name: repository }, update: {}, create: { name: repository, cloneUrl: "file:///nowhere" } });
+    const repo = await db.targetRepository.upsert({
+      where: { name: repository },
+      update: {},
+      create: { name: repository, cloneUrl: "file:///nowhere" },
+    });
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
       const task = await db.task.create({
-        data: { repositoryId: repo.id, issueNumber: i + 1, issueTitle: "t", prompt: "p", baseRef: "main", baseSha: "a".repeat(40), operationId: randomUUID(), limits: {}, createdAt: new Date((clock += 1000)) },
+        data: {
+          repositoryId: repo.id,
+          issueNumber: i + 1,
+          issueTitle: "t",
+          prompt: "p",
+          baseRef: "main",
+          baseSha: "a".repeat(40),
+          operationId: randomUUID(),
+          limits: {},
+          createdAt: new Date((clock += 1000)),
+        },
       });
       ids.push(task.id);
     }
@@ -49,7 +63,8 @@ describe("admission to provisioning", async () => {
     await reset();
     await setCap(3);
     await queue("demo/race", 30);
-    const race = (client: typeof db, count = 15) => Array.from({ length: count }, () => admitNextTask({ db: client, substrateLabel: "local" }));
+    const race = (client: typeof db, count = 15) =>
+      Array.from({ length: count }, () => admitNextTask({ db: client, substrateLabel: "local" }));
     const results = await Promise.all([...race(db), ...race(other)]);
     expect(results.filter((r) => r.kind === "admitted")).toHaveLength(3);
     expect(results.filter((r) => r.kind === "at_capacity").length).toBe(27);
@@ -69,7 +84,16 @@ describe("admission to provisioning", async () => {
     await setCap(2, { hosted: 5 });
     await queue("demo/leftovers", 3);
     // A probe's machine (no task) still live on the local substrate takes a slot; one on another substrate does not.
-    const machine = (substrate: string) => ({ purpose: "student" as const, state: "ready" as const, providerName: `sc-${randomUUID()}`, substrate, imageRef: "x", resources: {}, ttlSeconds: 60, operationId: randomUUID() });
+    const machine = (substrate: string) => ({
+      purpose: "student" as const,
+      state: "ready" as const,
+      providerName: `sc-${randomUUID()}`,
+      substrate,
+      imageRef: "x",
+      resources: {},
+      ttlSeconds: 60,
+      operationId: randomUUID(),
+    });
     await db.guestMachine.create({ data: machine("local") });
     await db.guestMachine.create({ data: machine("hosted") });
     expect(await countMachineSlots(db, "local")).toBe(1);

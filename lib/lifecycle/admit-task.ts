@@ -30,7 +30,10 @@ import { transitionTaskIn } from "../tasks/transition-task";
 /** Task states in which a task holds (or is about to hold) one machine. */
 export const MACHINE_HOLDING_TASK_STATES = ["provisioning", "running", "collecting", "imported", "verifying"] as const;
 
-export type TAdmission = { kind: "admitted"; taskId: string; inFlight: number; cap: number | null } | { kind: "at_capacity"; inFlight: number; cap: number } | { kind: "none_queued" };
+export type TAdmission =
+  | { kind: "admitted"; taskId: string; inFlight: number; cap: number | null }
+  | { kind: "at_capacity"; inFlight: number; cap: number }
+  | { kind: "none_queued" };
 
 type TAdmitDeps = { db: Db; substrateLabel: string };
 
@@ -72,18 +75,30 @@ export async function pickNextQueuedTask(db: Db | DbTx): Promise<string | null> 
   return rows[0]?.id ?? null;
 }
 
-async function admitUnderLock(deps: TAdmitDeps, choose: (tx: DbTx) => Promise<string | null>, options: { ignoreCap: boolean }): Promise<TAdmission> {
-  const admission = await deps.db.$transaction(async (tx): Promise<TAdmission> => {
-    await tx.$executeRaw`select pg_advisory_xact_lock(hashtext(${`school-core:admission:${deps.substrateLabel}`}))`;
-    const cap = await readMachineCap(tx, deps.substrateLabel);
-    const inFlight = cap === null ? 0 : await countMachineSlots(tx, deps.substrateLabel);
-    if (cap !== null && inFlight >= cap && !options.ignoreCap) return { kind: "at_capacity", inFlight, cap };
-    const taskId = await choose(tx);
-    if (!taskId) return { kind: "none_queued" };
-    await transitionTaskIn(tx, { taskId, from: "queued", to: "provisioning", reason: cap === null ? "dispatched" : `dispatched (${inFlight + 1} of ${cap} machines on ${deps.substrateLabel})` });
-    return { kind: "admitted", taskId, inFlight: inFlight + 1, cap };
-    // Waiting for the lock is part of the transaction: N workers admitting at once queue here.
-  }, { maxWait: 30_000, timeout: 60_000 });
+async function admitUnderLock(
+  deps: TAdmitDeps,
+  choose: (tx: DbTx) => Promise<string | null>,
+  options: { ignoreCap: boolean },
+): Promise<TAdmission> {
+  const admission = await deps.db.$transaction(
+    async (tx): Promise<TAdmission> => {
+      await tx.$executeRaw`select pg_advisory_xact_lock(hashtext(${`school-core:admission:${deps.substrateLabel}`}))`;
+      const cap = await readMachineCap(tx, deps.substrateLabel);
+      const inFlight = cap === null ? 0 : await countMachineSlots(tx, deps.substrateLabel);
+      if (cap !== null && inFlight >= cap && !options.ignoreCap) return { kind: "at_capacity", inFlight, cap };
+      const taskId = await choose(tx);
+      if (!taskId) return { kind: "none_queued" };
+      await transitionTaskIn(tx, {
+        taskId,
+        from: "queued",
+        to: "provisioning",
+        reason: cap === null ? "dispatched" : `dispatched (${inFlight + 1} of ${cap} machines on ${deps.substrateLabel})`,
+      });
+      return { kind: "admitted", taskId, inFlight: inFlight + 1, cap };
+      // Waiting for the lock is part of the transaction: N workers admitting at once queue here.
+    },
+    { maxWait: 30_000, timeout: 60_000 },
+  );
   if (admission.kind === "admitted") crashIfRequested("provisioning");
   return admission;
 }

@@ -11,6 +11,7 @@ import { Prisma, type Task } from "../db/generated/client";
 import { AppError } from "../errors";
 import { readSetting } from "../settings/operator-settings";
 import { crashIfRequested } from "../tasks/crash-points";
+import { notifyTaskReady } from "../tasks/notify-task-ready";
 import type { TaskRunContext } from "../tasks/task-run-context";
 import { transitionTaskIn } from "../tasks/transition-task";
 
@@ -27,6 +28,8 @@ export async function queueNextRound(ctx: TaskRunContext, task: Task): Promise<v
     if (nextRound > maxRounds) throw new AppError("REVIEW_ROUND_LIMIT", `The task already had ${task.round} of at most ${maxRounds} review rounds.`);
     await transitionTaskIn(tx, { taskId: task.id, from: "changes_requested", to: "queued", operationId: randomUUID(), reason: `round ${nextRound} queued after changes were requested in round ${task.round}` });
     await tx.task.update({ where: { id: task.id }, data: { round: nextRound, deadlineAt: null, guestReport: Prisma.DbNull } });
+    // The new round dispatches at once: delivered only if this transaction commits.
+    await notifyTaskReady(tx, task.id);
   });
   crashIfRequested("round:queued");
 }

@@ -44,7 +44,13 @@ export const ZGuestProbeReportSchema = z
       .strict()
       .nullable(),
     egress: z.array(ZAttempt).max(200),
-    relay: z.array(z.object({ label: z.string().max(200), outcome: z.enum(["answered", "timeout", "error"]), status: z.string().max(3).nullable(), sawTarget: z.boolean(), detail: z.string().max(400) }).strict()).max(50),
+    relay: z
+      .array(
+        z
+          .object({ label: z.string().max(200), outcome: z.enum(["answered", "timeout", "error"]), status: z.string().max(3).nullable(), sawTarget: z.boolean(), sawExpected: z.boolean().optional(), detail: z.string().max(400) })
+          .strict(),
+      )
+      .max(50),
     canaries: z
       .object({
         found: z.array(z.object({ where: z.string().max(400), digest: z.string().max(64).nullable(), kind: z.string().max(20).optional() }).strict()).max(50),

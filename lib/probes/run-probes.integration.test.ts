@@ -18,18 +18,24 @@ import { failAbandonedProbeRuns, getProbeRunOrThrow } from "./probe-run.repo";
 import { readDispatchGate } from "./read-dispatch-gate";
 import { requestProbeRun } from "./request-probe-run";
 import { setDispatch } from "./set-dispatch";
+import { startProbeRelayListener, type TProbeRelayListener } from "./testing/probe-relay-listener";
 
 let world: LifecycleWorld;
+// P2 checks the guest's relay route against the real relay listener, always: one runs for the file.
+let relay: TProbeRelayListener;
 
 beforeAll(async () => {
   world = await createLifecycleWorld();
+  relay = await startProbeRelayListener(world.db);
   await setDispatch({ db: world.db, env: world.env }, { mode: "off", actorId: null, via: "test" });
 });
 
-afterAll(() => undefined);
+afterAll(async () => {
+  await relay?.close();
+});
 
-export function probeDepsForWorld(w: LifecycleWorld) {
-  return probeDepsFor(w.ctx, {
+export function probeDepsForWorld(w: LifecycleWorld, listener: TProbeRelayListener = relay) {
+  return probeDepsFor({ ...w.ctx, env: listener.envFor(w.env) }, {
     // the in-process local substrate stands in for the provider's hypervisor: its bubblewrap spawns are the provider's
     isProviderSpawn: ({ stack }) => stack.includes(`${path.sep}sidecars${path.sep}local-substrate${path.sep}`),
     extraEgressTargets: [{ label: "test database", host: "127.0.0.1", port: Number(new URL(w.databaseUrl).port), protocol: "tcp" }],
@@ -115,7 +121,7 @@ describe("a probe run whose runner is killed", () => {
   it("never shows passed: the sweep fails it, its probes end as error", async () => {
     await writeSetting(world.db, { key: "guest.image", value: { type: "smolmachine", reference: "school-core/node24" }, actorId: null });
     const run = await requestProbeRun({ db: world.db, env: world.env }, { probes: ["P6"], actorId: null });
-    const child = spawn(process.execPath, [path.join(PROJECT_ROOT, "node_modules", "tsx", "dist", "cli.mjs"), path.join(PROJECT_ROOT, "scripts", "worker.ts")], {
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "scripts", "worker.ts")], {
       cwd: PROJECT_ROOT,
       env: { ...process.env, NODE_ENV: "test", DATABASE_URL: world.databaseUrl, DATA_DIR: world.env.dataDir, LOCAL_SUBSTRATE_PORT: String(world.env.LOCAL_SUBSTRATE_PORT), SMOLCLOUD_TOKEN_FILE: world.tokenFile },
       stdio: "ignore",

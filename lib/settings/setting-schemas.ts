@@ -10,6 +10,7 @@ import { DISPATCH_CLOSED, ZDispatchSettingSchema } from "../contract/dispatch-se
 import { DEFAULT_TASK_LIMITS, ZTaskLimitsSchema } from "../contract/limits";
 import { ZGitHubPublishSettingSchema } from "../contract/publication-setting";
 import { DEFAULT_PROTECTED_PATHS_SETTING, ZProtectedPathsSettingSchema } from "../contract/protected-paths-setting";
+import { DEFAULT_PROBE_EXTERNAL_TARGETS, ZProbeExternalTargetsSettingSchema } from "../contract/probe-external-targets-setting";
 import { ZRelayUpstreamSettingSchema } from "../contract/relay-upstream-setting";
 import { defineSetting } from "./define-setting";
 
@@ -103,6 +104,8 @@ export const SETTING_SCHEMAS = {
   "review.rounds": defineSetting(z.object({ maxRounds: z.number().int().min(1).max(10) }).strict(), { maxRounds: 3 }, "Review rounds per task"),
   /** separation of duties: the user who created a task may not approve its candidate */
   "review.separationOfDuties": defineSetting(z.object({ enabled: z.boolean() }).strict(), { enabled: true }, "Task creators may not approve their own tasks"),
+  /** P2's external egress targets for a hosted substrate (private range, metadata, public, resolver); empty = loopback only */
+  "probe.externalTargets": defineSetting(ZProbeExternalTargetsSettingSchema, DEFAULT_PROBE_EXTERNAL_TARGETS, "External egress targets of probe P2"),
 } as const;
 
 export type TSettingKey = keyof typeof SETTING_SCHEMAS;

@@ -19,6 +19,7 @@ import type { Db } from "../db/client";
 import type { TaskState } from "../db/generated/enums";
 import { AppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";
+import { notifyTaskReady } from "./notify-task-ready";
 import { RETRYABLE_TASK_STATES } from "./task-states";
 import { transitionTaskIn } from "./transition-task";
 
@@ -63,6 +64,8 @@ export async function retryTask(deps: { db: Db; now?: () => Date }, input: TRetr
       targetId: taskId,
       detail: { from: task.state, to, attempt, operationId, previousOperationId: task.operationId, previousErrorCode: task.errorCode, isAutomatic: input.isAutomatic ?? false, reason },
     });
+    // Dispatch at once: delivered only if this transaction commits (the sweep stays the fallback).
+    await notifyTaskReady(tx, taskId);
     return { taskId, attempt, operationId, from: task.state, to };
   });
 }

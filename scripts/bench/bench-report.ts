@@ -25,7 +25,9 @@ export function row(figure: string, value: number, unit: string, peer: TBenchRow
 }
 
 export function printBenchJson(payload: TBenchPayload): void {
-  process.stdout.write(`${BENCH_JSON_PREFIX}${JSON.stringify({ ...payload, machine: { cores: os.cpus().length, node: process.version } })}\n`);
+  process.stdout.write(
+    `${BENCH_JSON_PREFIX}${JSON.stringify({ ...payload, machine: { cores: os.cpus().length, node: process.version } })}\n`,
+  );
 }
 
 /** p in [0, 1], nearest rank; NaN for no samples. */

@@ -65,7 +65,11 @@ type TWorker = { child: ChildProcess; ready: Promise<void>; exited: Promise<void
 
 function startWorker(env: Record<string, string>): TWorker {
   // Node with tsx's loader in-process: the pid is the worker itself, for /proc.
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "scripts", "worker.ts")], { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "scripts", "worker.ts")], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   let markReady: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
@@ -94,14 +98,20 @@ type TPhase = {
   timedOut: boolean;
 };
 
-async function runPhase(db: Db, options: { workers: number; env: Record<string, string>; createEnv: ReturnType<typeof parseEnv>; liveAtProvider: () => Promise<number> }): Promise<TPhase> {
+async function runPhase(
+  db: Db,
+  options: { workers: number; env: Record<string, string>; createEnv: ReturnType<typeof parseEnv>; liveAtProvider: () => Promise<number> },
+): Promise<TPhase> {
   const workers = Array.from({ length: options.workers }, () => startWorker(options.env));
   await Promise.all(workers.map((w) => w.ready));
   const cpuBefore = await Promise.all(workers.map((w) => cpuSeconds(w.child.pid!)));
   const started = Date.now();
   const taskIds: string[] = [];
   for (let i = 0; i < TASKS; i++) {
-    const task = await createTask({ db, env: options.createEnv }, { repository: DEMO_REPOSITORY, issueNumber: DEMO_ISSUE.number, issueTitle: DEMO_ISSUE.title, prompt: DEMO_ISSUE.body, actorId: null });
+    const task = await createTask(
+      { db, env: options.createEnv },
+      { repository: DEMO_REPOSITORY, issueNumber: DEMO_ISSUE.number, issueTitle: DEMO_ISSUE.title, prompt: DEMO_ISSUE.body, actorId: null },
+    );
     taskIds.push(task.id);
   }
   process.stderr.write(`  ${TASKS} tasks created in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
@@ -135,7 +145,8 @@ async function runPhase(db: Db, options: { workers: number; env: Record<string, 
     toReview.push(review - task.createdAt.getTime());
     lastReview = Math.max(lastReview, review);
     const [running, collecting, verifying] = [at("running"), at("collecting"), at("verifying")];
-    if (running !== undefined && collecting !== undefined && verifying !== undefined) inGuests.push(collecting - running + (review - verifying));
+    if (running !== undefined && collecting !== undefined && verifying !== undefined)
+      inGuests.push(collecting - running + (review - verifying));
   }
   const failed = tasks.filter((t) => t.state !== "review_pending");
   const firstCreated = Math.min(...tasks.map((t) => t.createdAt.getTime()));
@@ -151,7 +162,11 @@ async function runPhase(db: Db, options: { workers: number; env: Record<string, 
     cpuPerTask: cpuAfter.reduce((sum, after, i) => sum + (after - cpuBefore[i]!), 0) / TASKS,
     errors: failed.length,
     errorSamples: [...new Set(failed.map((t) => `${t.state} ${t.errorCode ?? ""}: ${(t.errorSummary ?? "").slice(0, 160)}`))].slice(0, 5),
-    machinesLeft: (await options.liveAtProvider()) + (await db.guestMachine.count({ where: { taskId: { in: taskIds }, state: { in: ["requested", "created", "started", "ready", "exported"] } } })),
+    machinesLeft:
+      (await options.liveAtProvider()) +
+      (await db.guestMachine.count({
+        where: { taskId: { in: taskIds }, state: { in: ["requested", "created", "started", "ready", "exported"] } },
+      })),
     timedOut,
   };
 }
@@ -165,11 +180,23 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
     await fs.writeFile(tokenFile, substrate.token, { mode: 0o600 });
     const port = new URL(substrate.url).port;
     const createEnv = parseEnv({ DATA_DIR: dataDir, NODE_ENV: "development", LOCAL_SUBSTRATE_PORT: port, SMOLCLOUD_TOKEN_FILE: tokenFile });
-    const workerEnv = { NODE_ENV: "development", DATABASE_URL: databaseUrl, DATA_DIR: dataDir, LOCAL_SUBSTRATE_PORT: port, SMOLCLOUD_TOKEN_FILE: tokenFile, LOG_LEVEL: "info", SCHOOLCORE_FAULT_CRASH_AFTER: "" };
+    const workerEnv = {
+      NODE_ENV: "development",
+      DATABASE_URL: databaseUrl,
+      DATA_DIR: dataDir,
+      LOCAL_SUBSTRATE_PORT: port,
+      SMOLCLOUD_TOKEN_FILE: tokenFile,
+      LOG_LEVEL: "info",
+      SCHOOLCORE_FAULT_CRASH_AFTER: "",
+    };
 
     const demo = await writeDemoRepository(path.join(dataDir, "demo-src"));
     await addTargetRepository({ db }, { name: DEMO_REPOSITORY, cloneUrl: demo.path, actorId: null });
-    await writeSetting(db, { key: "spend.ceilings", value: { globalMicros: 1_000_000_000_000, perTaskMicros: 100_000_000, monthlyGlobalMicros: null, monthlyPerTaskMicros: null }, actorId: null });
+    await writeSetting(db, {
+      key: "spend.ceilings",
+      value: { globalMicros: 1_000_000_000_000, perTaskMicros: 100_000_000, monthlyGlobalMicros: null, monthlyPerTaskMicros: null },
+      actorId: null,
+    });
     // A loaded machine must not turn slowness into timeouts: the deadline is generous.
     await writeSetting(db, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 900, memoryMb: 512 }, actorId: null });
     await setRelayUpstream({ db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "lifecycle-bench" });
@@ -185,13 +212,36 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
     }
 
     const f = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "—");
-    const header = ["workers", "tasks/min", "p50 to review", "p95 to review", "p50 in guests", "CPU/task", "errors", "machines left", "wall"];
+    const header = [
+      "workers",
+      "tasks/min",
+      "p50 to review",
+      "p95 to review",
+      "p50 in guests",
+      "CPU/task",
+      "errors",
+      "machines left",
+      "wall",
+    ];
     const lines = [
-      `lifecycle benchmark — ${TASKS} demo tasks at once on the local substrate (bubblewrap guests), PostgreSQL ${version} (${process.env.DATABASE_URL ? "DATABASE_URL" : "embedded"}), Node ${process.version}, ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`,
+      `lifecycle benchmark — ${TASKS} demo tasks at once on the local substrate (bubblewrap guests), PostgreSQL ${version} (${process.env.DATABASE_URL ? "DATABASE_URL" : "embedded"}), Node ${process.version}, ${os.cpus().length} cores, load ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(" ")}`,
       "",
       header.map((h) => h.padStart(15)).join(""),
       ...phases.map((p) =>
-        [String(p.workers), f(p.tasksPerMinute), `${f(p.reviewP50)} s`, `${f(p.reviewP95)} s`, `${f(p.guestP50)} s`, `${f(p.cpuPerTask, 2)} s`, String(p.errors), String(p.machinesLeft), `${f(p.wallSeconds, 0)} s${p.timedOut ? " (timed out)" : ""}`]
+        [
+          String(p.workers),
+          f(p.tasksPerMinute),
+          `${f(p.reviewP50)} s`,
+          `${f(p.reviewP95)} s`,
+          `${f(p.guestP50)} s`,
+          `${f(p.cpuPerTask, 2)} s`,
+          String(p.errors),
+          String(p.machinesLeft),
+          `${f(p.wallSeconds, 0)} s${p.timedOut ? " (timed out)" : ""}`,
+        ]
           .map((c) => c.padStart(15))
           .join(""),
       ),
@@ -206,10 +256,15 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
     const base = phases[0];
     for (const p of phases) {
       const label = `${p.workers} worker${p.workers === 1 ? "" : "s"}`;
-      const peer = p === base || !base ? null : { label: `${base.workers} worker${base.workers === 1 ? "" : "s"}`, value: base.tasksPerMinute };
+      const peer =
+        p === base || !base ? null : { label: `${base.workers} worker${base.workers === 1 ? "" : "s"}`, value: base.tasksPerMinute };
       rows.push(row(`lifecycle ${label}: tasks per minute (${TASKS} at once)`, p.tasksPerMinute, "tasks/min", peer));
-      rows.push(row(`lifecycle ${label}: p50 creation → review`, p.reviewP50, "s", { label: "p50 time in guests (floor)", value: p.guestP50 }));
-      rows.push(row(`lifecycle ${label}: p95 creation → review`, p.reviewP95, "s", { label: "p50 time in guests (floor)", value: p.guestP50 }));
+      rows.push(
+        row(`lifecycle ${label}: p50 creation → review`, p.reviewP50, "s", { label: "p50 time in guests (floor)", value: p.guestP50 }),
+      );
+      rows.push(
+        row(`lifecycle ${label}: p95 creation → review`, p.reviewP95, "s", { label: "p50 time in guests (floor)", value: p.guestP50 }),
+      );
       rows.push(row(`lifecycle ${label}: control-plane CPU per task`, p.cpuPerTask, "s"));
       rows.push(row(`lifecycle ${label}: errors`, p.errors, "tasks", null, "0"));
       rows.push(row(`lifecycle ${label}: machines left`, p.machinesLeft, "machines", null, "0"));

@@ -37,7 +37,10 @@ type TRun = { name: string; exitCode: number; payload: TBenchPayload | null; sec
 function run(bench: (typeof BENCHES)[number]): Promise<TRun> {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "scripts", "bench", bench.file), ...bench.args], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "scripts", "bench", bench.file), ...bench.args], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     let payload: TBenchPayload | null = null;
     let pending = "";
     child.stdout.on("data", (d: Buffer) => {
@@ -59,7 +62,8 @@ function normalize(name: string, raw: Record<string, unknown>): TBenchPayload {
   const rows: TBenchRow[] = [];
   for (const figures of Array.isArray(raw.cases) ? (raw.cases as Record<string, unknown>[]) : []) {
     for (const [key, value] of Object.entries(figures)) {
-      if (key.endsWith("Ms") && typeof value === "number") rows.push({ figure: `${String(figures.case ?? name)}: ${key}`, value, unit: "ms", peer: null, target: null });
+      if (key.endsWith("Ms") && typeof value === "number")
+        rows.push({ figure: `${String(figures.case ?? name)}: ${key}`, value, unit: "ms", peer: null, target: null });
     }
   }
   return { bench: String(raw.bench ?? name), ok: raw.ok !== false, rows };
@@ -94,6 +98,7 @@ async function postgresVersion(): Promise<string> {
 
 function fmt(n: number): string {
   if (!Number.isFinite(n)) return "—";
+  if (Number.isInteger(n)) return String(n);
   if (Math.abs(n) >= 100) return n.toFixed(0);
   if (Math.abs(n) >= 10) return n.toFixed(1);
   return n.toFixed(2);
@@ -113,14 +118,31 @@ const machine = {
   postgres: process.env.DATABASE_URL ? `${await postgresVersion()} (DATABASE_URL)` : `${await postgresVersion()} (embedded)`,
   loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))),
 };
-const rows = runs.flatMap((r) => (r.payload?.rows ?? []).map((row) => ({ bench: r.name, ...row, ratio: row.peer && row.peer.value !== 0 ? row.value / row.peer.value : null })));
+const rows = runs.flatMap((r) =>
+  (r.payload?.rows ?? []).map((row) => ({
+    bench: r.name,
+    ...row,
+    ratio: row.peer && row.peer.value !== 0 ? row.value / row.peer.value : null,
+  })),
+);
 
 const table = [
   ["bench", "figure", "value", "peer / floor (same run)", "ratio", "target"],
-  ...rows.map((r) => [r.bench, r.figure, `${fmt(r.value)} ${r.unit}`, r.peer ? `${r.peer.label}: ${fmt(r.peer.value)} ${r.unit}` : "", r.ratio === null ? "" : `${fmt(r.ratio)}×`, r.target ?? ""]),
+  ...rows.map((r) => [
+    r.bench,
+    r.figure,
+    `${fmt(r.value)} ${r.unit}`,
+    r.peer ? `${r.peer.label}: ${fmt(r.peer.value)} ${r.unit}` : "",
+    r.ratio === null ? "" : `${fmt(r.ratio)}×`,
+    r.target ?? "",
+  ]),
 ];
 const widths = table[0]!.map((_, c) => Math.max(...table.map((line) => line[c]!.length)));
-const render = (line: string[]) => line.map((cell, c) => (c === 2 || c === 4 ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join("  ").trimEnd();
+const render = (line: string[]) =>
+  line
+    .map((cell, c) => (c === 2 || c === 4 ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!)))
+    .join("  ")
+    .trimEnd();
 process.stdout.write(
   [
     "",
@@ -131,13 +153,31 @@ process.stdout.write(
     render(widths.map((w) => "-".repeat(w))),
     ...table.slice(1).map(render),
     "",
-    ...runs.map((r) => `${r.name}: ${r.exitCode === 0 ? "ok" : `exit ${r.exitCode}`}${r.payload ? "" : " (no BENCH_JSON line)"}, ${r.seconds.toFixed(0)} s`),
+    ...runs.map(
+      (r) =>
+        `${r.name}: ${r.exitCode === 0 ? "ok" : `exit ${r.exitCode}`}${r.payload ? "" : " (no BENCH_JSON line)"}, ${r.seconds.toFixed(0)} s`,
+    ),
     `written: ${path.relative(ROOT, RESULTS_FILE)}`,
   ].join("\n") + "\n",
 );
 await fs.mkdir(path.dirname(RESULTS_FILE), { recursive: true });
 await fs.writeFile(
   RESULTS_FILE,
-  JSON.stringify({ generatedAt: new Date().toISOString(), machine, benches: runs.map((r) => ({ name: r.name, exitCode: r.exitCode, ok: r.exitCode === 0 && (r.payload?.ok ?? false), seconds: r.seconds, notes: r.payload?.notes ?? [] })), rows }, null, 2) + "\n",
+  JSON.stringify(
+    {
+      generatedAt: new Date().toISOString(),
+      machine,
+      benches: runs.map((r) => ({
+        name: r.name,
+        exitCode: r.exitCode,
+        ok: r.exitCode === 0 && (r.payload?.ok ?? false),
+        seconds: r.seconds,
+        notes: r.payload?.notes ?? [],
+      })),
+      rows,
+    },
+    null,
+    2,
+  ) + "\n",
 );
 process.exit(runs.every((r) => r.exitCode === 0) ? 0 : 1);

@@ -88,10 +88,10 @@ async function route(req: IncomingMessage, options: TAdminApiOptions): Promise<T
     case "PUT /admin/weakening":
       if (!options.weakening) throw new WireError("NOT_FOUND", "no such admin route (weakening needs --allow-weakening)");
       options.weakening.set(parse(ZWeakeningSchema, await readJsonBody(req, 8192)));
-      return { status: 200, json: { weakening: options.weakening.current } };
+      return { status: 200, json: { weakening: options.weakening.current, observed: options.weakening.observed } };
     case "GET /admin/weakening":
       if (!options.weakening) throw new WireError("NOT_FOUND", "no such admin route (weakening needs --allow-weakening)");
-      return { status: 200, json: { weakening: options.weakening.current } };
+      return { status: 200, json: { weakening: options.weakening.current, observed: options.weakening.observed } };
     default:
       throw new WireError("NOT_FOUND", "no such admin route");
   }

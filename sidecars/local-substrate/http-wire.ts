@@ -13,7 +13,8 @@ import { WireError, wireErrorBody } from "./wire-error";
 export type TWireResponse =
   | { status: number; json: unknown }
   | { status: number; body: Buffer | string; contentType: string }
-  | { status: number; stream: Readable; size: number; contentType: string }
+  /** `size` undefined: no declared length, the body is sent chunked (the exportCapOff weakening). */
+  | { status: number; stream: Readable; size: number | undefined; contentType: string }
   | { status: 204 };
 
 export function newRequestId(): string {
@@ -66,7 +67,7 @@ export function sendResponse(req: IncomingMessage, res: ServerResponse, response
     res.writeHead(response.status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
     res.end(text);
   } else if ("stream" in response) {
-    res.writeHead(response.status, { "content-type": response.contentType, "content-length": response.size });
+    res.writeHead(response.status, { "content-type": response.contentType, ...(response.size === undefined ? {} : { "content-length": response.size }) });
     response.stream.on("error", (error) => {
       logError("local substrate: download stream failed", error);
       res.destroy();

@@ -20,9 +20,21 @@ export async function uploadMachineFile(clock: TClock, machine: TMachine, input:
   return { path: file.display, size };
 }
 
-export async function downloadMachineFile(clock: TClock, machine: TMachine, input: { rawPath: string; isEncoded: boolean }): Promise<{ stream: Readable; size: number }> {
+/**
+ * The substrate's own export cap: the largest file it serves (the largest archive a task may be
+ * allowed, lib/contract/limits.ts). Bigger is refused whole, unread. The control plane never
+ * relies on it: it counts the bytes itself (the `exportCapOff` weakening proves that, P5).
+ */
+export const MAX_DOWNLOAD_BYTES = 1024 * 1024 * 1024;
+
+/** `isCapOff` (test-only weakening): no cap, and no declared length for the control plane to check first. */
+export async function downloadMachineFile(clock: TClock, machine: TMachine, input: { rawPath: string; isEncoded: boolean; isCapOff?: boolean }): Promise<{ stream: Readable; size: number; isLengthDeclared: boolean }> {
   const file = parseGuestFilePath(input.rawPath, { isEncoded: input.isEncoded });
   const opened = await openGuestFile({ rootDir: guestRootDir(machine.dir, file.root), file });
   machine.lastActivityAtMs = clock.now();
-  return opened;
+  if (!input.isCapOff && opened.size > MAX_DOWNLOAD_BYTES) {
+    opened.stream.destroy();
+    throw new WireError("PAYLOAD_TOO_LARGE", `${file.display} is ${opened.size} bytes, over the ${MAX_DOWNLOAD_BYTES}-byte download limit`);
+  }
+  return { ...opened, isLengthDeclared: !input.isCapOff };
 }

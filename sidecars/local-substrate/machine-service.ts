@@ -119,8 +119,11 @@ export class MachineService {
     return uploadMachineFile(this.options.clock, this.#registry.getLive(id), { rawPath, isEncoded, body, declaredLength });
   }
 
-  async download(id: string, rawPath: string, isEncoded: boolean): Promise<{ stream: Readable; size: number }> {
-    return downloadMachineFile(this.options.clock, this.#registry.getLive(id), { rawPath, isEncoded });
+  async download(id: string, rawPath: string, isEncoded: boolean): Promise<{ stream: Readable; size: number; isLengthDeclared: boolean }> {
+    const isCapOff = this.options.weakening?.current.exportCapOff ?? false;
+    const file = await downloadMachineFile(this.options.clock, this.#registry.getLive(id), { rawPath, isEncoded, isCapOff });
+    if (isCapOff) this.options.weakening?.noteUncappedDownload(file.size);
+    return file;
   }
 
   // ---------------------------------------------------------------- account

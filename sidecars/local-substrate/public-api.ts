@@ -74,8 +74,8 @@ function matchRoute(req: IncomingMessage, service: MachineService): TRoute | und
       return {
         verb: "download",
         run: async () => {
-          const { stream, size } = await service.download(id, raw, isEncoded);
-          return { status: 200, stream, size, contentType: "application/octet-stream" };
+          const { stream, size, isLengthDeclared } = await service.download(id, raw, isEncoded);
+          return { status: 200, stream, size: isLengthDeclared ? size : undefined, contentType: "application/octet-stream" };
         },
       };
     }

@@ -6,6 +6,10 @@
  *  - networkOpen: guests share the host's network namespace (P2 must see a route out)
  *  - hostBinds: host paths bound read-only into every guest at /host-weakened-N (P3 canaries)
  *  - ttlIgnored: the TTL sweep never deletes a machine (P6)
+ *  - exportCapOff: the substrate's own export cap is off in its download answer — a file of any
+ *    size is served, chunked, with no declared length — so only the control plane's own byte
+ *    count can refuse an oversized candidate archive (P5 must still pass, refused by the control
+ *    plane). Each such answer is counted (`observed`), so a test can prove the substrate served it.
  */
 import { z } from "zod";
 
@@ -14,19 +18,34 @@ export const ZWeakeningSchema = z
     networkOpen: z.boolean().default(false),
     hostBinds: z.array(z.string().regex(/^\//, "an absolute host path")).max(8).default([]),
     ttlIgnored: z.boolean().default(false),
+    exportCapOff: z.boolean().default(false),
   })
   .strict();
 export type TWeakening = z.infer<typeof ZWeakeningSchema>;
 
+/** What the substrate did under a weakening since it was last set: evidence that it took effect. */
+export type TWeakeningObserved = { uncappedDownloads: number; largestUncappedBytes: number };
+
 export class WeakeningBook {
   #current: TWeakening = ZWeakeningSchema.parse({});
+  #observed: TWeakeningObserved = { uncappedDownloads: 0, largestUncappedBytes: 0 };
 
   get current(): TWeakening {
     return this.#current;
   }
 
+  get observed(): TWeakeningObserved {
+    return { ...this.#observed };
+  }
+
   set(value: TWeakening): void {
     this.#current = value;
+    this.#observed = { uncappedDownloads: 0, largestUncappedBytes: 0 };
+  }
+
+  noteUncappedDownload(bytes: number): void {
+    this.#observed.uncappedDownloads += 1;
+    this.#observed.largestUncappedBytes = Math.max(this.#observed.largestUncappedBytes, bytes);
   }
 }
 

@@ -8,6 +8,7 @@ import { diffValues } from "@/lib/audit-log/diff-values";
 import { AUDIT_KINDS, listAuditEntries, ZListAuditEntriesSchema, type TAuditEntry } from "@/lib/audit-log/list-audit-entries";
 import { listUsers } from "@/lib/auth/users";
 import { getDb } from "@/lib/db/client";
+import { isSettingKey, SETTING_SCHEMAS } from "@/lib/settings/setting-schemas";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
 
@@ -28,11 +29,18 @@ function targetLink(entry: TAuditEntry) {
 function Detail({ entry }: { entry: TAuditEntry }) {
   const detail = (entry.detail ?? {}) as Record<string, unknown>;
   if (entry.action === "setting.write") {
-    const rows = diffValues(detail.before ?? null, detail.after ?? null);
+    // A first write replaces the registry's default: show what changed against it, not the whole value.
+    const fromDefaults = (detail.before ?? null) === null && entry.targetId !== null && isSettingKey(entry.targetId) ? SETTING_SCHEMAS[entry.targetId].default : null;
+    const rows = diffValues(detail.before ?? fromDefaults, detail.after ?? null);
     return (
       <div className="space-y-1">
         {typeof detail.reason === "string" && <p className="text-xs">Reason: “{detail.reason}”</p>}
-        {typeof detail.version === "number" && <p className="text-xs text-slate-600">version {detail.version}</p>}
+        {typeof detail.version === "number" && (
+          <p className="text-xs text-slate-600">
+            version {detail.version}
+            {fromDefaults !== null && " (first change from the defaults)"}
+          </p>
+        )}
         {rows.length === 0 ? <p className="text-xs text-slate-600">no change in value</p> : <DiffTable rows={rows} testId="audit-diff" />}
       </div>
     );

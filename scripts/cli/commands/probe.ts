@@ -7,7 +7,8 @@ import { createProbeTaskDriver } from "../../../lib/jobs/run-probe-job";
 import { createSubstrate } from "../../../lib/machines/create-substrate";
 import { executeProbeRun } from "../../../lib/probes/execute-probe-run";
 import { parseProbeSelection } from "../../../lib/probes/probe-catalog";
-import { failAbandonedProbeRuns, getProbeRunOrThrow, listProbeRuns, type TProbeRunView } from "../../../lib/probes/probe-run.repo";
+import { closeAbandonedProbeRuns } from "../../../lib/probes/close-abandoned-probe-runs";
+import { getProbeRunOrThrow, listProbeRuns, type TProbeRunView } from "../../../lib/probes/probe-run.repo";
 import { requestProbeRun } from "../../../lib/probes/request-probe-run";
 import { parseCommandArgs, withDatabase, type Command } from "../context";
 import { printResult, table, UsageError } from "../output";
@@ -36,7 +37,7 @@ export const probeRun: Command = {
     const summary = await withDatabase(context, async ({ db }) => {
       const substrate = createSubstrate(db, context.env);
       try {
-        await failAbandonedProbeRuns(db);
+        await closeAbandonedProbeRuns({ db, env: context.env, substrate });
         const queued = await requestProbeRun({ db, env: context.env }, { probes, actorId: null });
         const ctx = { db, env: context.env, substrate, pollIntervalMs: 300, readyTimeoutMs: 60_000 };
         await executeProbeRun(

@@ -4,6 +4,7 @@
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { requirePagePermission } from "@/app/_server/guard";
+import { DataTable } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
 import { getDb } from "@/lib/db/client";
 import { getRepositoryDependencies } from "@/lib/dependencies/get-repository-dependencies";
@@ -45,42 +46,38 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
       <div className="space-y-2">
         <h2>Bundles</h2>
         {view.bundles.length === 0 ? (
-          <EmptyState title="No bundle built yet" />
+          <EmptyState title="No bundle built yet">
+            {view.recipe ? (
+              <>
+                The first task builds it, or build it now with <code>npx schoolcore repo bundle build --repo {view.repository.name}</code>.
+              </>
+            ) : (
+              "Without a setup recipe there is nothing to build."
+            )}
+          </EmptyState>
         ) : (
-          <table className="w-full text-sm" data-testid="bundle-list">
-            <thead>
-              <tr className="text-left">
-                <th>Bundle</th>
-                <th>In use</th>
-                <th>Size</th>
-                <th>Packages</th>
-                <th>Built</th>
-                <th>From lockfile</th>
+          <DataTable testId="bundle-list" headers={["Bundle", "In use", "Size", "Packages", "Built (UTC)", "From lockfile"]}>
+            {view.bundles.map((b) => (
+              <tr key={b.id} className="border-t border-slate-200 align-top" data-testid="bundle">
+                <td className="p-2 font-mono">{b.artifactDigest.slice(0, 12)}</td>
+                <td className="p-2">{b.isCurrent ? "current recipe and image" : b.source === "candidate" ? `from candidate ${b.candidateId ?? ""}` : "superseded"}</td>
+                <td className="p-2">{formatBytes(b.sizeBytes)}</td>
+                <td className="p-2">
+                  {b.packageCount} ({b.fileCount} files)
+                </td>
+                <td className="whitespace-nowrap p-2">{b.createdAt.toISOString().replace("T", " ").slice(0, 19)}</td>
+                <td className="break-all p-2 font-mono text-xs">
+                  {b.lockfiles.map((f) => `${f.path} ${f.sha256.slice(0, 10)}`).join(", ")} @ {b.sourceSha.slice(0, 12)}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {view.bundles.map((b) => (
-                <tr key={b.id} data-testid="bundle">
-                  <td className="font-mono">{b.artifactDigest.slice(0, 12)}</td>
-                  <td>{b.isCurrent ? "current recipe and image" : b.source === "candidate" ? `from candidate ${b.candidateId ?? ""}` : "superseded"}</td>
-                  <td>{formatBytes(b.sizeBytes)}</td>
-                  <td>
-                    {b.packageCount} ({b.fileCount} files)
-                  </td>
-                  <td>{b.createdAt.toISOString().replace("T", " ").slice(0, 19)}</td>
-                  <td className="font-mono text-xs">
-                    {b.lockfiles.map((f) => `${f.path} ${f.sha256.slice(0, 10)}`).join(", ")} @ {b.sourceSha.slice(0, 12)}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </DataTable>
         )}
       </div>
       <div className="space-y-2">
         <h2>Setup runs</h2>
         {view.setupRuns.length === 0 ? (
-          <EmptyState title="No setup run yet" />
+          <EmptyState title="No setup run yet">{view.recipe ? "A setup run starts when a task needs a bundle that is not built yet." : "Setup runs need a setup recipe."}</EmptyState>
         ) : (
           <ul className="space-y-2" data-testid="setup-runs">
             {view.setupRuns.map((r) => (

@@ -29,8 +29,8 @@ export default async function SettingVersionPage({ params }: Props) {
         {row.reason ? <> — “{row.reason}”</> : null}
       </p>
       <div className="space-y-1">
-        <h2>Change from version {version - 1}</h2>
-        <DiffTable rows={diffValues(previous?.value ?? null, row.value)} />
+        <h2>{previous ? `Change from version ${version - 1}` : "Change from the defaults"}</h2>
+        <DiffTable rows={diffValues(previous ? previous.value : SETTING_SCHEMAS[key].default, row.value)} />
       </div>
       <div className="space-y-1">
         <h2>Value</h2>
