@@ -20,8 +20,8 @@ export function ApprovalRatesChart({ rows, testId, label }: { rows: { name: stri
           <YAxis type="category" dataKey="name" width={220} tick={{ fontSize: 11 }} />
           <Tooltip formatter={percent} />
           <Legend wrapperStyle={{ fontSize: 12 }} />
-          <Bar dataKey="approval" name="approval rate" fill="#16a34a" isAnimationActive={false} />
-          <Bar dataKey="firstRound" name="approved in round 1" fill="#6366f1" isAnimationActive={false} />
+          <Bar dataKey="approval" name="approval rate" fill="#16a34a" maxBarSize={18} isAnimationActive={false} />
+          <Bar dataKey="firstRound" name="approved in round 1" fill="#6366f1" maxBarSize={18} isAnimationActive={false} />
         </BarChart>
       </ResponsiveContainer>
     </div>
@@ -38,7 +38,7 @@ export function RoundsToApprovalChart({ rows }: { rows: { round: number; approve
           <XAxis dataKey="label" tick={{ fontSize: 11 }} />
           <YAxis allowDecimals={false} tick={{ fontSize: 11 }} width={40} />
           <Tooltip />
-          <Bar dataKey="approved" name="approved tasks" fill="#0f766e" isAnimationActive={false} />
+          <Bar dataKey="approved" name="approved tasks" fill="#0f766e" maxBarSize={72} isAnimationActive={false} />
         </BarChart>
       </ResponsiveContainer>
     </div>

@@ -22,13 +22,14 @@ export function RelayUsage({ usage }: { usage: TRelayUsageSnapshot | null }) {
     <section className="rounded border border-slate-200 bg-white p-4" data-testid="relay-usage" data-state={state}>
       <div className="flex items-center justify-between gap-2">
         <h2 className="text-sm font-semibold text-slate-800">Model relay</h2>
-        <StateBadge state={state === "active" ? "ok" : state === "revoked" ? "blocked" : "stale"} />
+        {/* revoked is how every run ends (the reason says why): not an error tone */}
+        <StateBadge state={state} />
       </div>
       <p className="mt-1 text-xs text-slate-500">
         Capability <code>{usage.capabilityId}</code> · operations {usage.allowedOps.join(", ")} · expires {new Date(usage.limits.deadlineAt).toLocaleString()}
       </p>
       {usage.isRevoked && (
-        <p className="mt-2 rounded bg-red-50 px-2 py-1 text-sm text-red-800" data-testid="relay-revoked">
+        <p className="mt-2 rounded bg-slate-50 px-2 py-1 text-sm text-slate-800" data-testid="relay-revoked">
           Revoked {usage.revokedAt ? new Date(usage.revokedAt).toLocaleString() : ""}: {usage.revokedReason ?? "no reason recorded"}
         </p>
       )}

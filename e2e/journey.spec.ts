@@ -43,7 +43,12 @@ async function qualifyAndOpenDispatch(operator: Page) {
   await operator.goto("/operator");
   await operator.getByRole("navigation", { name: "Operator" }).getByRole("link", { name: "Probes" }).click();
   await expect(operator).toHaveURL(/\/operator\/probes$/);
-  if (await operator.getByTestId("dispatch-off-form").isVisible()) return; // already open (a rerun of this spec)
+  // An earlier spec may have opened the gate with a fixture run: close it, so this journey always
+  // proves the operator's own qualification from the dashboard.
+  if (await operator.getByTestId("dispatch-off-form").isVisible()) {
+    await operator.getByTestId("dispatch-off-form").getByRole("button").click();
+    await expect(operator.getByTestId("dispatch-state")).toContainText("off", { timeout: 15_000 });
+  }
   await operator.getByTestId("run-all-probes").getByRole("button").click();
   await expect(operator.getByTestId("run-all-probes").getByTestId("action-result")).toContainText("queued");
   // live progress without a reload by us: each probe row changes as the worker records it

@@ -22,7 +22,10 @@ export const ZProbeExternalTargetSchema = z
       .string()
       .trim()
       .refine((host) => isIP(host) !== 0, "an IPv4 or IPv6 address (no host names)")
-      .refine((host) => !LOOPBACK_OR_UNSPECIFIED.test(host), "not a loopback or unspecified address: P2 probes this host's loopback itself"),
+      .refine(
+        (host) => !LOOPBACK_OR_UNSPECIFIED.test(host),
+        "not a loopback or unspecified address: P2 probes this host's loopback itself",
+      ),
     port: z.number().int("a whole number").min(1).max(65535),
     protocol: z.enum(["tcp", "udp", "dns"]),
     /** the name a `dns` target is asked to resolve */

@@ -30,14 +30,24 @@ async function killWorkerMidTask(): Promise<{ runId: string; taskId: string }> {
   const run = await requestProbeRun({ db: world.db, env: world.env }, { probes: ["P1"], actorId: null });
   const child = spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "scripts", "worker.ts")], {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, NODE_ENV: "test", DATABASE_URL: world.databaseUrl, DATA_DIR: world.env.dataDir, LOCAL_SUBSTRATE_PORT: String(world.env.LOCAL_SUBSTRATE_PORT), SMOLCLOUD_TOKEN_FILE: world.tokenFile },
+    env: {
+      ...process.env,
+      NODE_ENV: "test",
+      DATABASE_URL: world.databaseUrl,
+      DATA_DIR: world.env.dataDir,
+      LOCAL_SUBSTRATE_PORT: String(world.env.LOCAL_SUBSTRATE_PORT),
+      SMOLCLOUD_TOKEN_FILE: world.tokenFile,
+    },
     stdio: "ignore",
   });
   const exited = new Promise((resolve) => child.once("exit", resolve));
   try {
     const deadline = Date.now() + 90_000;
     while (Date.now() < deadline) {
-      const live = await world.db.guestMachine.findFirst({ where: { task: { probeRunId: run.id }, state: { in: ["started", "ready"] }, providerId: { not: null } }, select: { taskId: true } });
+      const live = await world.db.guestMachine.findFirst({
+        where: { task: { probeRunId: run.id }, state: { in: ["started", "ready"] }, providerId: { not: null } },
+        select: { taskId: true },
+      });
       if (live) return { runId: run.id, taskId: live.taskId! };
       if (child.exitCode !== null) throw new Error(`the worker exited with ${child.exitCode}`);
       await new Promise((r) => setTimeout(r, 50));
@@ -49,7 +59,8 @@ async function killWorkerMidTask(): Promise<{ runId: string; taskId: string }> {
   }
 }
 
-const sweepLater = () => closeAbandonedProbeRuns({ db: world.db, env: world.env, substrate: world.ctx.substrate }, { now: new Date(Date.now() + 25_000) });
+const sweepLater = () =>
+  closeAbandonedProbeRuns({ db: world.db, env: world.env, substrate: world.ctx.substrate }, { now: new Date(Date.now() + 25_000) });
 
 describe("a probe run whose worker is killed mid-task", () => {
   it("fails the run and its tasks, naming the run, and destroys the tasks' machines", async () => {
@@ -90,7 +101,8 @@ describe("a probe run whose worker is killed mid-task", () => {
       await world.substrate.admin("DELETE", "/admin/faults");
     }
     // cleared by hand, as an operator would after looking: the test leaves nothing running
-    for (const m of await world.db.guestMachine.findMany({ where: { task: { probeRunId: runId }, state: "cleanup_quarantined" } })) await world.ctx.substrate.destroy(m.providerId!);
+    for (const m of await world.db.guestMachine.findMany({ where: { task: { probeRunId: runId }, state: "cleanup_quarantined" } }))
+      await world.ctx.substrate.destroy(m.providerId!);
     expect(await world.liveAtProvider()).toBe(0);
   }, 150_000);
 });

@@ -37,14 +37,24 @@ export async function closeAbandonedProbeRuns(deps: TCloseAbandonedDeps, input: 
   const result: TCloseAbandonedResult = { failedRuns, failedTasks: [], quarantinedMachines: [] };
 
   // Probe tasks not at rest, kept only where their run has finished (a running run still drives its own).
-  const unsettled = await db.task.findMany({ where: { probeRunId: { not: null }, state: { notIn: [...AT_REST] } }, select: { id: true, probeRunId: true } });
+  const unsettled = await db.task.findMany({
+    where: { probeRunId: { not: null }, state: { notIn: [...AT_REST] } },
+    select: { id: true, probeRunId: true },
+  });
   const finishedRuns = new Set(
-    (await db.probeRun.findMany({ where: { id: { in: [...new Set(unsettled.map((t) => t.probeRunId!))] }, state: { in: ["passed", "failed"] } }, select: { id: true } })).map((r) => r.id),
+    (
+      await db.probeRun.findMany({
+        where: { id: { in: [...new Set(unsettled.map((t) => t.probeRunId!))] }, state: { in: ["passed", "failed"] } },
+        select: { id: true },
+      })
+    ).map((r) => r.id),
   );
   for (const task of unsettled.filter((t) => finishedRuns.has(t.probeRunId!))) {
     const runId = task.probeRunId!;
     const why = `qualification probe run ${runId} was abandoned: its runner stopped before the run finished`;
-    await revokeCapability({ db }, { taskId: task.id, reason: why, via: "probe sweep" }).catch((error) => logError("revoke after an abandoned probe run failed", error, { taskId: task.id }));
+    await revokeCapability({ db }, { taskId: task.id, reason: why, via: "probe sweep" }).catch((error) =>
+      logError("revoke after an abandoned probe run failed", error, { taskId: task.id }),
+    );
     const quarantined = await destroyTaskMachines(db, substrate, task.id, why);
     result.quarantinedMachines.push(...quarantined.map((m) => m.id));
     await fs.rm(stagingDir(deps.env, task.id), { recursive: true, force: true }).catch(() => undefined);
@@ -53,13 +63,22 @@ export async function closeAbandonedProbeRuns(deps: TCloseAbandonedDeps, input: 
   }
 
   // The runs' own probe machines (P2, P3, P6 …): destroyed now rather than at the orphan sweep's grace.
-  const machines = await db.guestMachine.findMany({ where: { taskId: null, probeRunId: { not: null }, probeRun: { state: { in: ["passed", "failed"] } }, state: { in: [...LIVE_MACHINE_STATES] } }, select: { id: true, probeRunId: true } });
+  const machines = await db.guestMachine.findMany({
+    where: {
+      taskId: null,
+      probeRunId: { not: null },
+      probeRun: { state: { in: ["passed", "failed"] } },
+      state: { in: [...LIVE_MACHINE_STATES] },
+    },
+    select: { id: true, probeRunId: true },
+  });
   for (const machine of machines) {
     const destroyed = await destroyMachine(db, substrate, machine.id, `qualification probe run ${machine.probeRunId} ended`);
     if (destroyed.state === "cleanup_quarantined") result.quarantinedMachines.push(machine.id);
   }
   for (const runId of failedRuns) await removeProbeTargetFiles(deps.env, runId).catch(() => undefined);
-  if (result.failedTasks.length || result.quarantinedMachines.length) logWarn("closed what abandoned probe runs left behind", { ...result });
+  if (result.failedTasks.length || result.quarantinedMachines.length)
+    logWarn("closed what abandoned probe runs left behind", { ...result });
   return result;
 }
 

@@ -21,7 +21,7 @@ export type TGateDecision = { kind: "open"; mode: Exclude<TDispatchMode, "off">;
 export function decideDispatchOpen(input: { requested: Exclude<TDispatchMode, "off">; currentDigest: string; latestRun: TGateRun | null }): TGateDecision {
   const { latestRun: run, currentDigest } = input;
   const short = currentDigest.slice(0, 12);
-  if (!run) return { kind: "refused", reason: `No completed probe run for the current substrate configuration (digest ${short}…). Run all probes P0–P7 first.` };
+  if (!run) return { kind: "refused", reason: `No completed probe run for the current substrate configuration (digest ${short}…). Run all probes first.` };
   if (run.configDigest !== currentDigest) return { kind: "refused", reason: `The latest completed probe run ${run.id} was for another configuration digest; run the probes for ${short}….` };
   if (run.state !== "passed") {
     const missing = PROBE_IDS.filter((id) => run.results.find((r) => r.probe === id)?.status !== "passed");

@@ -21,7 +21,12 @@ describe("probe.externalTargets (operator setting)", () => {
   });
 
   it("accepts IP literals with a port and protocol", () => {
-    const value = { targets: [{ label: "private range", host: "192.0.2.10", port: 80, protocol: "tcp" }, { label: "resolver", host: "2001:db8::53", port: 53, protocol: "dns", name: "example.test" }] };
+    const value = {
+      targets: [
+        { label: "private range", host: "192.0.2.10", port: 80, protocol: "tcp" },
+        { label: "resolver", host: "2001:db8::53", port: 53, protocol: "dns", name: "example.test" },
+      ],
+    };
     expect(ZProbeExternalTargetsSettingSchema.parse(value)).toEqual(value);
   });
 
@@ -53,7 +58,12 @@ describe("the blocked guest's probe input", () => {
         { label: "public resolver", host: "203.0.113.53", port: 53, protocol: "dns" },
       ],
     }).targets;
-    const input = buildBlockedGuestProbeInput({ controlPlane: CONTROL_PLANE, listeners: LISTENERS, external, loopbackExtras: [{ label: "not loopback", host: "192.0.2.1", port: 1, protocol: "tcp" }] });
+    const input = buildBlockedGuestProbeInput({
+      controlPlane: CONTROL_PLANE,
+      listeners: LISTENERS,
+      external,
+      loopbackExtras: [{ label: "not loopback", host: "192.0.2.1", port: 1, protocol: "tcp" }],
+    });
     expect(input.tcp).toContainEqual({ label: "external: metadata", host: "192.0.2.254", port: 80 });
     expect(input.udp).toContainEqual({ label: "external: public udp", host: "198.51.100.7", port: 123 });
     expect(input.dns).toContainEqual({ label: "external: public resolver", host: "203.0.113.53", port: 53, name: PROBE_DNS_NAME });
@@ -69,12 +79,15 @@ describe("judging the relay route", () => {
 
   it("covers absolute-form targets, another Host, other methods, CONNECT and paths outside the route", () => {
     const labels = requests.map((r) => r.label).join("\n");
-    for (const kind of [/absolute-form/, /another Host/, /another method/, /CONNECT/, /outside \/api\/relay\/v1/]) expect(labels).toMatch(kind);
+    for (const kind of [/absolute-form/, /another Host/, /another method/, /CONNECT/, /outside \/api\/relay\/v1/])
+      expect(labels).toMatch(kind);
   });
 
   it("passes only when everything is refused and the control request reached the relay listener", () => {
     expect(judgeRelayAttempts(allRefused, "http://127.0.0.1:3100")).toEqual([]);
-    expect(judgeRelayAttempts([{ ...control, sawExpected: false }, ...allRefused.slice(1)], "http://127.0.0.1:3100")[0]).toMatch(/does not reach the relay listener at http:\/\/127\.0\.0\.1:3100/);
+    expect(judgeRelayAttempts([{ ...control, sawExpected: false }, ...allRefused.slice(1)], "http://127.0.0.1:3100")[0]).toMatch(
+      /does not reach the relay listener at http:\/\/127\.0\.0\.1:3100/,
+    );
     expect(judgeRelayAttempts(allRefused.slice(1), "http://x")).toHaveLength(1);
   });
 

@@ -42,7 +42,12 @@ export function buildBlockedGuestProbeInput(input: {
     identity: true,
     network: true,
     timeoutMs: input.timeoutMs ?? 1200,
-    tcp: [...targets, ...targets.map((t) => ({ ...t, host: "::1", label: `${t.label} (ipv6)` })), ...extras.filter((t) => t.protocol === "tcp").map(strip), ...external("tcp")],
+    tcp: [
+      ...targets,
+      ...targets.map((t) => ({ ...t, host: "::1", label: `${t.label} (ipv6)` })),
+      ...extras.filter((t) => t.protocol === "tcp").map(strip),
+      ...external("tcp"),
+    ],
     udp: [
       ...targets.map((t) => ({ ...t, label: `${t.label} (udp)` })),
       { label: "probe responder", host: "127.0.0.1", port: input.listeners.udpPort },
@@ -51,7 +56,9 @@ export function buildBlockedGuestProbeInput(input: {
     ],
     dns: [
       { label: "probe resolver", host: "127.0.0.1", port: input.listeners.udpPort, name: PROBE_DNS_NAME },
-      ...input.external.filter((t) => t.protocol === "dns").map((t) => ({ label: `external: ${t.label}`, host: t.host, port: t.port, name: t.name ?? PROBE_DNS_NAME })),
+      ...input.external
+        .filter((t) => t.protocol === "dns")
+        .map((t) => ({ label: `external: ${t.label}`, host: t.host, port: t.port, name: t.name ?? PROBE_DNS_NAME })),
     ],
   };
 }

@@ -15,6 +15,16 @@ import { getProbeRunOrThrow } from "./probe-run.repo";
 import { requestProbeRun } from "./request-probe-run";
 import { startProbeRelayListener, type TProbeRelayListener } from "./testing/probe-relay-listener";
 
+/** The parts of P2's recorded detail these tests read. */
+type TP2Detail = {
+  problems?: string[];
+  relay: { endpoint: string; isReachable: boolean; attempts: { label: string; status: string | null; sawTarget: boolean }[] };
+  mailbox: { guestSaw: { summary: string | null } };
+  listenerHits: { http: number; udp: number };
+  externalTargets: number;
+  attempts: { host: string }[];
+};
+
 let world: LifecycleWorld;
 let relay: TProbeRelayListener;
 
@@ -29,10 +39,13 @@ afterAll(async () => {
 
 async function runP2(env: TEnv) {
   const run = await requestProbeRun({ db: world.db, env }, { probes: ["P2"], actorId: null });
-  const deps = probeDepsFor({ ...world.ctx, env }, { isProviderSpawn: ({ stack }) => stack.includes(`${path.sep}sidecars${path.sep}local-substrate${path.sep}`) });
+  const deps = probeDepsFor(
+    { ...world.ctx, env },
+    { isProviderSpawn: ({ stack }) => stack.includes(`${path.sep}sidecars${path.sep}local-substrate${path.sep}`) },
+  );
   const state = await executeProbeRun(deps, { runId: run.id });
   const result = (await getProbeRunOrThrow(world.db, run.id)).results[0]!;
-  return { runId: run.id, state, result, detail: result.detail as Record<string, any> };
+  return { runId: run.id, state, result, detail: result.detail as unknown as TP2Detail };
 }
 
 describe("P2 forbidden egress", () => {
@@ -41,18 +54,28 @@ describe("P2 forbidden egress", () => {
     expect(state, JSON.stringify(detail.problems ?? detail)).toBe("passed");
     // the HTTP relay route was checked, through the guest's one route, against the real listener
     expect(detail.relay).toMatchObject({ endpoint: relay.url, isReachable: true, control: { sawExpected: true } });
-    const attempts = detail.relay.attempts as { label: string; status: string | null; sawTarget: boolean }[];
+    const attempts = detail.relay.attempts;
     expect(attempts.map((a) => a.label)).toEqual(
-      expect.arrayContaining([expect.stringMatching(/absolute-form/), expect.stringMatching(/another Host/), expect.stringMatching(/another method/), expect.stringMatching(/CONNECT/), expect.stringMatching(/outside \/api\/relay\/v1/)]),
+      expect.arrayContaining([
+        expect.stringMatching(/absolute-form/),
+        expect.stringMatching(/another Host/),
+        expect.stringMatching(/another method/),
+        expect.stringMatching(/CONNECT/),
+        expect.stringMatching(/outside \/api\/relay\/v1/),
+      ]),
     );
     for (const a of attempts) expect([a.label, a.sawTarget, a.status === null || Number(a.status) >= 400]).toEqual([a.label, false, true]);
     expect(detail.listenerHits).toEqual({ http: 0, udp: 0 });
     // the mailbox: refused by the worker's side, recorded, the upstream never called, nothing imported
-    expect(detail.mailbox).toMatchObject({ upstreamCalls: 0, candidates: 0, relayCalls: [{ channel: "mailbox", sequence: 1, outcome: "RELAY_REFUSED" }] });
+    expect(detail.mailbox).toMatchObject({
+      upstreamCalls: 0,
+      candidates: 0,
+      relayCalls: [{ channel: "mailbox", sequence: 1, outcome: "RELAY_REFUSED" }],
+    });
     expect(detail.mailbox.guestSaw.summary).toMatch(/RELAY_REFUSED/);
     // no operator external targets by default: nothing beyond loopback was tried
     expect(detail.externalTargets).toBe(0);
-    for (const a of detail.attempts as { host: string }[]) expect(["127.0.0.1", "::1"]).toContain(a.host);
+    for (const a of detail.attempts) expect(["127.0.0.1", "::1"]).toContain(a.host);
     // the probe's task is closed and its machines are gone
     const tasks = await world.db.task.findMany({ where: { probeRunId: runId }, include: { machines: true } });
     expect(tasks.map((t) => t.state)).toEqual(["failed"]);
@@ -60,12 +83,17 @@ describe("P2 forbidden egress", () => {
     expect(await world.liveAtProvider()).toBe(0);
   }, 150_000);
 
-  it("fails naming the relay listener when nothing answers there (never passes on \"not checked\")", async () => {
+  it('fails naming the relay listener when nothing answers there (never passes on "not checked")', async () => {
     const closedPort = await findFreePort();
-    const { state, result, detail } = await runP2({ ...world.env, HOSTNAME: "127.0.0.1", RELAY_PORT: closedPort, RELAY_PUBLIC_URL: undefined });
+    const { state, result, detail } = await runP2({
+      ...world.env,
+      HOSTNAME: "127.0.0.1",
+      RELAY_PORT: closedPort,
+      RELAY_PUBLIC_URL: undefined,
+    });
     expect(state).toBe("failed");
     expect(result.status).toBe("failed");
     expect(detail.relay).toMatchObject({ isReachable: false });
-    expect((detail.problems as string[]).join("\n")).toMatch(new RegExp(`relay listener at http://127\\.0\\.0\\.1:${closedPort} is unreachable`));
+    expect((detail.problems ?? []).join("\n")).toMatch(new RegExp(`relay listener at http://127\\.0\\.0\\.1:${closedPort} is unreachable`));
   }, 150_000);
 });

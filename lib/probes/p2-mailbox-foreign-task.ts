@@ -51,21 +51,40 @@ export type TMailboxCheck = { problems: string[]; detail: Record<string, unknown
 export async function checkMailboxForeignTask(deps: TProbeDeps, run: TProbeRunContext): Promise<TMailboxCheck> {
   const { db } = deps;
   const target = await createProbeTarget(deps, { runId: run.runId });
-  const task = await createProbeTask(deps, { runId: run.runId, target, label: "P2 mailbox names another task", agentCommand: foreignTaskAgent(), limits: { relayChannel: "mailbox", wallClockSeconds: 60 }, deadlineSeconds: 90 });
+  const task = await createProbeTask(deps, {
+    runId: run.runId,
+    target,
+    label: "P2 mailbox names another task",
+    agentCommand: foreignTaskAgent(),
+    limits: { relayChannel: "mailbox", wallClockSeconds: 60 },
+    deadlineSeconds: 90,
+  });
   const upstream = countingUpstream();
   await deps.runProbeTask(task.id, { relayTransport: upstream });
   let after = await db.task.findUniqueOrThrow({ where: { id: task.id }, include: { candidates: { select: { id: true } } } });
   if (after.state === "review_pending") {
-    await transitionTask(db, { taskId: task.id, from: "review_pending", to: "rejected", reason: "qualification probe P2 finished; nothing is published" });
+    await transitionTask(db, {
+      taskId: task.id,
+      from: "review_pending",
+      to: "rejected",
+      reason: "qualification probe P2 finished; nothing is published",
+    });
     after = await db.task.findUniqueOrThrow({ where: { id: task.id }, include: { candidates: { select: { id: true } } } });
   }
-  const calls = await db.relayCall.findMany({ where: { capability: { taskId: task.id } }, select: { channel: true, sequence: true, outcome: true }, orderBy: { id: "asc" } });
+  const calls = await db.relayCall.findMany({
+    where: { capability: { taskId: task.id } },
+    select: { channel: true, sequence: true, outcome: true },
+    orderBy: { id: "asc" },
+  });
   const problems: string[] = [];
   if (upstream.calls > 0) problems.push(`mailbox: a request file naming another task reached the upstream (${upstream.calls} call(s))`);
   const served = calls.filter((c) => c.outcome.startsWith("ok"));
-  if (served.length > 0) problems.push(`mailbox: a request file naming another task was served (${served.map((c) => c.outcome).join(", ")})`);
+  if (served.length > 0)
+    problems.push(`mailbox: a request file naming another task was served (${served.map((c) => c.outcome).join(", ")})`);
   if (!calls.some((c) => c.channel === "mailbox" && c.outcome === "RELAY_REFUSED")) {
-    problems.push(`mailbox: no refusal of the request file naming another task was recorded (task ${after.state}: ${after.errorCode ?? "no code"} ${after.errorSummary?.slice(0, 200) ?? ""})`);
+    problems.push(
+      `mailbox: no refusal of the request file naming another task was recorded (task ${after.state}: ${after.errorCode ?? "no code"} ${after.errorSummary?.slice(0, 200) ?? ""})`,
+    );
   }
   const guestReport = after.guestReport as { studentSummary?: string | null } | null;
   return {

@@ -25,7 +25,15 @@ type TRelayRequest = { label: string; raw: string; expectText?: string };
 
 export type TRelayRouteCheck = {
   problems: string[];
-  detail: { endpoint: string; isReachable: boolean; reason?: string; guestMachine?: string; control?: TGuestProbeReport["relay"][number] | null; attempts?: TGuestProbeReport["relay"]; egress?: TGuestProbeReport["egress"] };
+  detail: {
+    endpoint: string;
+    isReachable: boolean;
+    reason?: string;
+    guestMachine?: string;
+    control?: TGuestProbeReport["relay"][number] | null;
+    attempts?: TGuestProbeReport["relay"];
+    egress?: TGuestProbeReport["egress"];
+  };
 };
 
 function hostPortOf(endpoint: URL): string {
@@ -39,20 +47,45 @@ function post(target: string, host: string, body: string, extraHeaders = ""): st
 /** The raw requests the guest sends through its relay route; `other` is the probe's own marker listener. */
 export function relayProxyAttempts(input: { relayHost: string; other: string; runId: string }): TRelayRequest[] {
   const { relayHost, other } = input;
-  const body = JSON.stringify({ taskId: input.runId, url: `http://${other}/probe`, request: { messages: [{ role: "user", content: "probe" }] } });
+  const body = JSON.stringify({
+    taskId: input.runId,
+    url: `http://${other}/probe`,
+    request: { messages: [{ role: "user", content: "probe" }] },
+  });
   return [
     { label: CONTROL_LABEL, raw: post("/api/relay/v1/complete", relayHost, "{}"), expectText: RELAY_REFUSAL_TEXT },
-    { label: "absolute-form target naming another URL (GET)", raw: `GET http://${other}/probe HTTP/1.1\r\nHost: ${other}\r\nConnection: close\r\n\r\n` },
-    { label: "absolute-form target naming another URL (POST to the relay path there)", raw: post(`http://${other}/api/relay/v1/complete`, other, body) },
-    { label: "relay route with another Host header", raw: post("/api/relay/v1/complete", other, body, `X-Forwarded-Host: ${other}\r\nForwarded: host=${other}\r\n`) },
-    { label: "another method on the relay route (GET)", raw: `GET /api/relay/v1/complete HTTP/1.1\r\nHost: ${relayHost}\r\nConnection: close\r\n\r\n` },
-    { label: "another method on the relay route (DELETE)", raw: `DELETE /api/relay/v1/complete HTTP/1.1\r\nHost: ${relayHost}\r\nConnection: close\r\n\r\n` },
+    {
+      label: "absolute-form target naming another URL (GET)",
+      raw: `GET http://${other}/probe HTTP/1.1\r\nHost: ${other}\r\nConnection: close\r\n\r\n`,
+    },
+    {
+      label: "absolute-form target naming another URL (POST to the relay path there)",
+      raw: post(`http://${other}/api/relay/v1/complete`, other, body),
+    },
+    {
+      label: "relay route with another Host header",
+      raw: post("/api/relay/v1/complete", other, body, `X-Forwarded-Host: ${other}\r\nForwarded: host=${other}\r\n`),
+    },
+    {
+      label: "another method on the relay route (GET)",
+      raw: `GET /api/relay/v1/complete HTTP/1.1\r\nHost: ${relayHost}\r\nConnection: close\r\n\r\n`,
+    },
+    {
+      label: "another method on the relay route (DELETE)",
+      raw: `DELETE /api/relay/v1/complete HTTP/1.1\r\nHost: ${relayHost}\r\nConnection: close\r\n\r\n`,
+    },
     // A tunnelled request follows the CONNECT: an open tunnel would carry it to the marker listener.
-    { label: "CONNECT to another host", raw: `CONNECT ${other} HTTP/1.1\r\nHost: ${other}\r\n\r\nGET /probe HTTP/1.1\r\nHost: ${other}\r\nConnection: close\r\n\r\n` },
+    {
+      label: "CONNECT to another host",
+      raw: `CONNECT ${other} HTTP/1.1\r\nHost: ${other}\r\n\r\nGET /probe HTTP/1.1\r\nHost: ${other}\r\nConnection: close\r\n\r\n`,
+    },
     { label: "a path outside /api/relay/v1/{op} (root)", raw: `GET / HTTP/1.1\r\nHost: ${relayHost}\r\nConnection: close\r\n\r\n` },
     { label: "a path outside /api/relay/v1/{op} (another version)", raw: post("/api/relay/v2/complete", relayHost, body) },
     { label: "a path outside /api/relay/v1/{op} (dot segments)", raw: post("/api/relay/v1/../../../probe", relayHost, body) },
-    { label: "a path outside /api/relay/v1/{op} (a query naming another URL)", raw: post(`/api/relay/v1/complete?url=http://${other}/probe`, relayHost, body) },
+    {
+      label: "a path outside /api/relay/v1/{op} (a query naming another URL)",
+      raw: post(`/api/relay/v1/complete?url=http://${other}/probe`, relayHost, body),
+    },
   ];
 }
 
@@ -61,12 +94,15 @@ export function judgeRelayAttempts(attempts: TGuestProbeReport["relay"], endpoin
   const problems: string[] = [];
   const control = attempts.find((a) => a.label === CONTROL_LABEL);
   if (!control?.sawExpected) {
-    problems.push(`the guest's relay route does not reach the relay listener at ${endpoint} (control request: ${control ? `${control.outcome}, status ${control.status ?? "none"}${control.detail ? `, ${control.detail}` : ""}` : "not made"})`);
+    problems.push(
+      `the guest's relay route does not reach the relay listener at ${endpoint} (control request: ${control ? `${control.outcome}, status ${control.status ?? "none"}${control.detail ? `, ${control.detail}` : ""}` : "not made"})`,
+    );
   }
   for (const a of attempts) {
     if (a.label === CONTROL_LABEL) continue;
     if (a.sawTarget) problems.push(`relay used as a proxy: "${a.label}" reached the named target`);
-    else if (a.status !== null && Number(a.status) < 400) problems.push(`relay used as a proxy: "${a.label}" was answered ${a.status}, not refused`);
+    else if (a.status !== null && Number(a.status) < 400)
+      problems.push(`relay used as a proxy: "${a.label}" was answered ${a.status}, not refused`);
   }
   return problems;
 }
@@ -74,30 +110,52 @@ export function judgeRelayAttempts(attempts: TGuestProbeReport["relay"], endpoin
 /** The host's own view first: is anything answering as the relay listener at the endpoint? */
 async function readListenerRefusal(endpoint: string): Promise<{ isReachable: true } | { isReachable: false; reason: string }> {
   try {
-    const response = await fetch(new URL("/api/relay/v1/complete", endpoint), { method: "POST", headers: { "content-type": "application/json" }, body: "{}", signal: AbortSignal.timeout(3000) });
+    const response = await fetch(new URL("/api/relay/v1/complete", endpoint), {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+      signal: AbortSignal.timeout(3000),
+    });
     const text = (await response.text()).slice(0, 2000);
     if (text.includes(RELAY_REFUSAL_TEXT)) return { isReachable: true };
     return { isReachable: false, reason: `something answered ${response.status} at ${endpoint}, but not as the relay listener` };
   } catch (error) {
-    return { isReachable: false, reason: `the relay listener at ${endpoint} is unreachable (${error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)}); start it (npm run relay, or npm start)` };
+    return {
+      isReachable: false,
+      reason: `the relay listener at ${endpoint} is unreachable (${error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)}); start it (npm run relay, or npm start)`,
+    };
   }
 }
 
-export async function checkRelayRoute(deps: TProbeDeps, input: { runId: string; image: TGuestImage; listeners: TProbeListeners; tcpTargets: TEgressTarget[] }): Promise<TRelayRouteCheck> {
+export async function checkRelayRoute(
+  deps: TProbeDeps,
+  input: { runId: string; image: TGuestImage; listeners: TProbeListeners; tcpTargets: TEgressTarget[] },
+): Promise<TRelayRouteCheck> {
   const endpoint = relayEndpointOf(deps.env);
   const reachable = await readListenerRefusal(endpoint);
-  if (!reachable.isReachable) return { problems: [`relay route not checked: ${reachable.reason}`], detail: { endpoint, isReachable: false, reason: reachable.reason } };
+  if (!reachable.isReachable)
+    return {
+      problems: [`relay route not checked: ${reachable.reason}`],
+      detail: { endpoint, isReachable: false, reason: reachable.reason },
+    };
   const relayHost = hostPortOf(new URL(endpoint));
   const requests = relayProxyAttempts({ relayHost, other: `127.0.0.1:${input.listeners.httpPort}`, runId: input.runId });
   const guest = await runGuestProbe(deps, {
     runId: input.runId,
     image: input.image,
     network: { mode: "allowCidrs", hosts: [relayHost] },
-    probeInput: { network: true, timeoutMs: 2000, tcp: input.tcpTargets, relay: { socketPath: GUEST_RELAY_SOCKET, marker: input.listeners.marker, requests } },
+    probeInput: {
+      network: true,
+      timeoutMs: 2000,
+      tcp: input.tcpTargets,
+      relay: { socketPath: GUEST_RELAY_SOCKET, marker: input.listeners.marker, requests },
+    },
     timeoutSeconds: 120,
   });
   const problems = judgeRelayAttempts(guest.report.relay, endpoint);
-  for (const a of guest.report.egress) if (a.outcome === "connected" || a.outcome === "answered") problems.push(`relay-channel guest: ${a.protocol} ${a.label} ${a.host}:${a.port} ${a.outcome}`);
+  for (const a of guest.report.egress)
+    if (a.outcome === "connected" || a.outcome === "answered")
+      problems.push(`relay-channel guest: ${a.protocol} ${a.label} ${a.host}:${a.port} ${a.outcome}`);
   return {
     problems,
     detail: {

@@ -143,10 +143,18 @@ async function readAgentLabels(db: Db, digests: readonly string[]): Promise<Map<
   const labels = new Map<string, string>([["unrecorded", "not recorded (tasks run before configurations were recorded)"]]);
   for (const row of rows) {
     const config = z.object({ command: z.array(z.string()), image: z.object({ reference: z.string() }).passthrough() }).safeParse(row.agentConfig);
-    const text = config.success ? `${config.data.command.join(" ")} · ${config.data.image.reference}` : "unreadable configuration";
+    // Absolute paths are shortened to their last part: the digest still tells configurations apart.
+    const command = config.success ? config.data.command.map((arg) => (arg.startsWith("/") ? (arg.split("/").at(-1) ?? arg) : arg)).join(" ") : "";
+    const text = config.success ? `${command} · ${config.data.image.reference}` : "unreadable configuration";
     labels.set(row.agentConfigDigest!, `${text.slice(0, 160)} (${row.agentConfigDigest!.slice(0, 8)})`);
   }
   return labels;
+}
+
+/** Every round from 1 to the last one with an approval, zero where none: the chart shows the gaps. */
+function fillRounds(rows: { round: number; approved: number }[]): { round: number; approved: number }[] {
+  const last = rows.reduce((max, r) => Math.max(max, r.round), 0);
+  return Array.from({ length: last }, (_, i) => ({ round: i + 1, approved: rows.find((r) => r.round === i + 1)?.approved ?? 0 }));
 }
 
 export async function readReviewInsights(deps: { db: Db; now?: () => Date }, input: z.input<typeof ZInsightsQuerySchema> = {}) {
@@ -171,7 +179,7 @@ export async function readReviewInsights(deps: { db: Db; now?: () => Date }, inp
     since,
     byRepository: byRepository.map((r) => ({ ...r, label: r.key })),
     byAgent: byAgent.map((r) => ({ ...r, label: labels.get(r.key) ?? r.key })),
-    roundsToApproval: roundsRows.map((r) => ({ round: Number(r.round), approved: Number(r.approved) })),
+    roundsToApproval: fillRounds(roundsRows.map((r) => ({ round: Number(r.round), approved: Number(r.approved) }))),
   };
 }
 

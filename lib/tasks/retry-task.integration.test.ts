@@ -48,7 +48,9 @@ describe("retryTask notifies the worker in its transaction", () => {
 
   it("a refused retry announces nothing", async () => {
     const { taskId } = await createRelayTestTask(database.db); // queued: not retryable
-    await expect(retryTask({ db: database.db }, { taskId, reason: "try again", actorId: null })).rejects.toMatchObject({ code: "STATE_CONFLICT" });
+    await expect(retryTask({ db: database.db }, { taskId, reason: "try again", actorId: null })).rejects.toMatchObject({
+      code: "STATE_CONFLICT",
+    });
     // a later, committed notification proves the channel was delivering meanwhile
     const other = await failedTask();
     await retryTask({ db: database.db }, { taskId: other, reason: "try again", actorId: null });

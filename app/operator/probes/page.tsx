@@ -34,7 +34,7 @@ export default async function ProbesPage({ searchParams }: { searchParams: Promi
       </div>
       <p className="text-sm text-slate-700">
         Each probe runs real guests on the configured substrate and records what it observed. Dispatch can open only while the latest completed run for the current configuration digest passed P0–P8 (P8: the dependency builder reaches only the registry broker);
-        the local substrate (not a VM) opens development dispatch only. A full run on the local substrate takes about 40 seconds.
+        the local substrate (not a VM) opens development dispatch only. Probes run in the order listed; P7 comes last because it scans the evidence of all the others. A full run on the local substrate takes about 40 seconds.
       </p>
       <DispatchGatePanel gate={gate} action={setDispatchAction} canToggle={can(actor, "dispatch.toggle")} />
       <div className="space-y-2 rounded border border-slate-200 bg-white p-4" data-testid="probe-controls">

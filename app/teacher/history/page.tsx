@@ -10,7 +10,7 @@ type Props = { searchParams: Promise<Record<string, string | string[] | undefine
 
 const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 const VERDICT_TEXT = { approve: "approved", reject: "rejected", request_changes: "changes requested" } as const;
-const VERDICT_STATE = { approve: "approved", reject: "rejected", request_changes: "review_pending" } as const;
+const VERDICT_STATE = { approve: "approved", reject: "rejected", request_changes: "changes_requested" } as const;
 const PR_STATE = { pending: "pr_pending", open: "pr_open", failed: "pr_failed" } as const;
 
 export default async function ReviewHistoryPage({ searchParams }: Props) {

@@ -9,7 +9,7 @@ import type { TAnchoredLineComment } from "@/lib/review/list-line-comments";
 import type { TReviewRounds } from "@/lib/review/read-review-rounds";
 
 const VERDICT_TEXT = { approve: "approved", reject: "rejected", request_changes: "changes requested" } as const;
-const VERDICT_STATE = { approve: "approved", reject: "rejected", request_changes: "review_pending" } as const;
+const VERDICT_STATE = { approve: "approved", reject: "rejected", request_changes: "changes_requested" } as const;
 const when = (date: Date) => `${date.toISOString().replace("T", " ").slice(0, 16)} UTC`;
 
 export function RoundsPanel({ rounds, currentCandidateId, latestRound }: { rounds: TReviewRounds; currentCandidateId: string; latestRound: number }) {
