@@ -1,3 +1,4 @@
+import type { TCheckResult } from "@/lib/contract/verification-evidence";
 import type { TEvidenceView } from "@/lib/review/evidence-view";
 import { StateBadge } from "./state-badge";
 
@@ -8,6 +9,32 @@ const ASSESSMENT_LABEL: Record<string, string> = {
   mismatched: "does not match this candidate",
   missing: "no trusted verification yet",
 };
+
+const REPORTER_LABEL: Record<NonNullable<TCheckResult["reporter"]>["format"], string> = { tap: "TAP", "node-test": "node --test" };
+
+/**
+ * A check that declares a test reporter (issue 12, item 7): the counts read from its summary, or
+ * that none could be read. Counts are numbers from the parsed evidence, rendered as text.
+ */
+function ReporterCounts({ check }: { check: TCheckResult }) {
+  if (check.reporter === undefined) return null;
+  if (check.reporter === null) {
+    return (
+      <p className="mt-1 text-amber-800" data-testid="evidence-check-reporter" data-reporter="unread">
+        declares a test reporter, but no summary could be read from its output
+      </p>
+    );
+  }
+  const { format, tests, passed, failed, skipped } = check.reporter;
+  return (
+    <p className="mt-1 text-slate-700" data-testid="evidence-check-reporter" data-tests={tests} data-passed={passed} data-failed={failed}>
+      <span className="text-slate-600">{REPORTER_LABEL[format]} reporter:</span> {tests} {tests === 1 ? "test" : "tests"} run · <span className={passed > 0 ? "text-green-800" : undefined}>{passed} passed</span> ·{" "}
+      <span className={failed > 0 ? "font-semibold text-red-800" : undefined}>{failed} failed</span>
+      {skipped > 0 && ` · ${skipped} skipped`}
+      {tests === 0 && <span className="font-semibold text-red-800"> — no tests ran</span>}
+    </p>
+  );
+}
 
 /** The trusted evidence: each check's result and bounded output, and why it is (not) a pass. */
 export function EvidenceTable({ evidence }: { evidence: TEvidenceView }) {
@@ -43,6 +70,12 @@ export function EvidenceTable({ evidence }: { evidence: TEvidenceView }) {
                     {check.required ? "required" : "advisory"} · exit {check.exitCode ?? "—"} · {check.durationMs} ms · <span className="font-mono">{check.command.join(" ")}</span>
                   </span>
                 </div>
+                <ReporterCounts check={check} />
+                {check.failureReason && (
+                  <p className="mt-1 text-red-800" data-testid="evidence-check-failure-reason">
+                    {check.failureReason}
+                  </p>
+                )}
                 {check.outputExcerpt && (
                   <details className="mt-1">
                     <summary className="cursor-pointer text-slate-600">output{check.isOutputTruncated ? " (truncated)" : ""}</summary>

@@ -119,7 +119,11 @@ test("operator qualifies the substrate from the dashboard, dispatches the demo t
     await expect(teacher.getByTestId("pull-request-link")).toBeVisible();
   }).toPass({ timeout: 90_000 });
   const prHref = await teacher.getByTestId("pull-request-link").getAttribute("href");
-  expect(prHref).toMatch(/\/demo\/calculator\/pull\/1$/);
+  // Earlier specs may have opened pull requests on the same demo repository: the number is this
+  // task's one pull request, recorded once for it.
+  const published = cliJson<{ pullRequest: { number: number | null; url: string | null; headSha: string } | null; candidates: { headSha: string }[] }>(["task", "show", taskId]);
+  expect(published.pullRequest).toMatchObject({ headSha: published.candidates[0]!.headSha, url: prHref });
+  expect(prHref).toMatch(new RegExp(`/demo/calculator/pull/${published.pullRequest!.number}$`));
   await teacher.goto(prHref!);
   await expect(teacher.locator("body")).toContainText("return a + b");
   await waitForTaskState(operator, taskPath, "pr_open");

@@ -20,6 +20,18 @@ export async function getRepositoryDependencies(deps: { db: Db }, input: { repos
   const { imageDigest } = await readBuilderImage(db).catch(() => ({ imageDigest: null as string | null }));
   const bundles = await db.dependencyBundle.findMany({ where: { repositoryId: repo.id }, orderBy: { createdAt: "desc" }, take: 50 });
   const runs = await db.dependencySetupRun.findMany({ where: { repositoryId: repo.id }, orderBy: { startedAt: "desc" }, take: 20 });
+  // candidates whose trusted checks said "dependencies changed in the candidate": the ones an
+  // operator may decide to build a bundle for from the candidate's own lockfile
+  const changedEvidence = await db.verificationEvidence.findMany({
+    where: { repository: repo.name, checks: { path: ["dependencies", "isCandidateLockfileChanged"], equals: true } },
+    orderBy: { createdAt: "desc" },
+    take: 50,
+    select: { candidateId: true, createdAt: true, candidate: { select: { taskId: true, issueNumber: true, round: true, headSha: true } } },
+  });
+  const changedLockfileCandidates = changedEvidence
+    .filter((e, i) => changedEvidence.findIndex((other) => other.candidateId === e.candidateId) === i)
+    .slice(0, 20)
+    .map((e) => ({ id: e.candidateId, ...e.candidate, checkedAt: e.createdAt }));
   return {
     repository: { id: repo.id, name: repo.name, defaultBranch: repo.defaultBranch },
     recipe,
@@ -53,6 +65,7 @@ export async function getRepositoryDependencies(deps: { db: Db }, input: { repos
       errorSummary: r.errorSummary,
       fetchLog: (r.fetchLog ?? null) as TBrokerLog | null,
     })),
+    changedLockfileCandidates,
   };
 }
 

@@ -8,7 +8,7 @@ import { getDb } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { readSettingVersion, settingFieldErrors, writeSetting } from "@/lib/settings/operator-settings";
 import { SETTING_SCHEMAS } from "@/lib/settings/setting-schemas";
-import { FORM_SETTING_KEYS, settingValueOf, type TFormSettingKey } from "./setting-form-model";
+import { FORM_SETTING_KEYS, formFieldErrorsOf, settingValueOf, type TFormSettingKey } from "./setting-form-model";
 
 const PERMISSION_OF: Record<TFormSettingKey, TAction> = {
   "task.limits": "limits.edit",
@@ -18,6 +18,9 @@ const PERMISSION_OF: Record<TFormSettingKey, TAction> = {
   "task.overrideMaxima": "limits.edit",
   "task.retry": "limits.edit",
   "review.rounds": "limits.edit",
+  "machines.concurrency": "limits.edit",
+  "review.separationOfDuties": "limits.edit",
+  "probe.externalTargets": "probe.run",
   "spend.ceilings": "spend.edit",
   "spend.rates": "spend.edit",
   "relay.upstream": "relay.manage",
@@ -32,6 +35,9 @@ const PAGE_OF: Record<TFormSettingKey, string> = {
   "task.overrideMaxima": "/operator/limits",
   "task.retry": "/operator/limits",
   "review.rounds": "/operator/limits",
+  "machines.concurrency": "/operator/limits",
+  "review.separationOfDuties": "/operator/limits",
+  "probe.externalTargets": "/operator/probes",
   "spend.ceilings": "/operator/spend",
   "spend.rates": "/operator/spend",
   "relay.upstream": "/operator/relay",
@@ -52,7 +58,7 @@ export const saveSettingFormAction = withActorAction({
     const parsed = SETTING_SCHEMAS[input.key].schema.safeParse(value);
     const reason = (input.reason ?? "").trim();
     const fieldErrors = {
-      ...(parsed.success ? {} : settingFieldErrors(parsed.error.issues)),
+      ...(parsed.success ? {} : formFieldErrorsOf(input.key, settingFieldErrors(parsed.error.issues))),
       ...(reason.length < 3 ? { reason: ["Say why you change it (at least 3 characters): it goes into the audit trail."] } : {}),
     };
     if (Object.keys(fieldErrors).length > 0) return { ok: false, error: `Nothing saved. ${summaryOf(fieldErrors)}`, fieldErrors };

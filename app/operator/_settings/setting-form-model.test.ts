@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { SETTING_SCHEMAS } from "@/lib/settings/setting-schemas";
+import { settingFieldErrors } from "@/lib/settings/operator-settings";
+import { SETTING_KEYS, SETTING_SCHEMAS } from "@/lib/settings/setting-schemas";
 import { DEFAULT_TASK_LIMITS } from "@/lib/contract/limits";
-import { FORM_SETTING_KEYS, fieldsOf, humanBytes, initialTextOf, settingValueOf } from "./setting-form-model";
+import { FORM_SETTING_KEYS, fieldsOf, formFieldErrorsOf, humanBytes, initialTextOf, isFormSettingKey, settingValueOf } from "./setting-form-model";
 
 function roundTrip(key: (typeof FORM_SETTING_KEYS)[number], current: unknown) {
   const raw = Object.fromEntries(fieldsOf(key).map((f) => [f.name, initialTextOf(f, current)]));
@@ -36,6 +37,47 @@ describe("setting forms", () => {
 
   it("submit only the fields of the chosen kind", () => {
     expect(settingValueOf("relay.upstream", { kind: "scripted", scriptFile: "/x.json", endpoint: "https://e", maxResponseBytes: "2048" })).toEqual({ kind: "scripted", scriptFile: "/x.json", maxResponseBytes: 2048 });
+  });
+
+  it("edit a nullable cap and a per-substrate map (machines.concurrency)", () => {
+    const schema = SETTING_SCHEMAS["machines.concurrency"].schema;
+    expect(schema.parse(settingValueOf("machines.concurrency", { maxMachines: "", bySubstrate: "" }))).toEqual({ maxMachines: null, bySubstrate: {} });
+    expect(schema.parse(settingValueOf("machines.concurrency", { maxMachines: " 8 ", bySubstrate: "local = 4\n\n  smolcloud=12 " }))).toEqual({ maxMachines: 8, bySubstrate: { local: 4, smolcloud: 12 } });
+    expect(roundTrip("machines.concurrency", { maxMachines: 3, bySubstrate: { local: 2 } })).toEqual({ maxMachines: 3, bySubstrate: { local: 2 } });
+    const refused = schema.safeParse(settingValueOf("machines.concurrency", { maxMachines: "0", bySubstrate: "local = many\nhosted" }));
+    expect(refused.success).toBe(false);
+    const errors = formFieldErrorsOf("machines.concurrency", settingFieldErrors(refused.error!.issues));
+    expect(Object.keys(errors).sort()).toEqual(["bySubstrate", "maxMachines"]);
+    expect(errors.bySubstrate!.map((m) => m.split(":")[0])).toEqual(["local", "hosted"]);
+  });
+
+  it("edit a boolean as a choice of two (review.separationOfDuties)", () => {
+    expect(settingValueOf("review.separationOfDuties", { enabled: "false" })).toEqual({ enabled: false });
+    expect(roundTrip("review.separationOfDuties", { enabled: true })).toEqual({ enabled: true });
+    expect(SETTING_SCHEMAS["review.separationOfDuties"].schema.safeParse(settingValueOf("review.separationOfDuties", { enabled: "maybe" })).success).toBe(false);
+  });
+
+  it("edit records one per line, naming the line of each problem (probe.externalTargets)", () => {
+    const schema = SETTING_SCHEMAS["probe.externalTargets"].schema;
+    const targets = [
+      { label: "metadata", protocol: "tcp", host: "169.254.169.254", port: 80 },
+      { label: "resolver", protocol: "dns", host: "192.0.2.53", port: 53, name: "example.org" },
+    ];
+    expect(schema.parse(settingValueOf("probe.externalTargets", { targets: "metadata, tcp, 169.254.169.254, 80\n resolver,dns,192.0.2.53,53,example.org \n" }))).toEqual({ targets });
+    expect(roundTrip("probe.externalTargets", { targets })).toEqual({ targets });
+    expect(initialTextOf(fieldsOf("probe.externalTargets")[0]!, { targets })).toBe("metadata, tcp, 169.254.169.254, 80\nresolver, dns, 192.0.2.53, 53, example.org");
+    const refused = schema.safeParse(settingValueOf("probe.externalTargets", { targets: "ok, tcp, 192.0.2.1, 80\nlocal, tcp, 127.0.0.1, http\nx, tcp, 192.0.2.2, 1, a.b, surplus" }));
+    expect(refused.success).toBe(false);
+    const errors = formFieldErrorsOf("probe.externalTargets", settingFieldErrors(refused.error!.issues));
+    expect(Object.keys(errors)).toEqual(["targets"]);
+    expect(errors.targets!.map((m) => m.split(":")[0]).sort()).toEqual(["line 2, host", "line 2, port", "line 3"]);
+  });
+
+  it("covers every registry setting, or says where it is edited instead", () => {
+    // dispatch opens only through the probe gate (Probes page); protected paths are edited per
+    // repository on the Repositories page (the default patterns with `schoolcore settings set`).
+    const editedElsewhere = ["dispatch", "publish.protectedPaths"];
+    expect(SETTING_KEYS.filter((key) => !isFormSettingKey(key) && !editedElsewhere.includes(key))).toEqual([]);
   });
 
   it("shows bytes in human units", () => {

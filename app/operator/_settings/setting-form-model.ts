@@ -10,7 +10,14 @@ export type TUnit = "s" | "ms" | "count" | "MiB" | "GiB" | "bytes";
 type TBase = { name: string; label: string; hint?: string; /** shown only (and submitted only) when another field has one of these values */ onlyWhen?: { field: string; values: string[] } };
 
 export type TSettingField =
-  | (TBase & { kind: "number"; unit: TUnit })
+  /** `isNullable`: blank = null (e.g. "no cap") instead of the schema's default */
+  | (TBase & { kind: "number"; unit: TUnit; isNullable?: boolean })
+  /** true/false, chosen from two labelled options */
+  | (TBase & { kind: "boolean"; trueLabel: string; falseLabel: string })
+  /** a record of numbers, one `key = number` per line */
+  | (TBase & { kind: "map"; unit: TUnit; placeholder?: string })
+  /** an array of objects, one per line, its columns separated by commas (blank trailing optional columns left out) */
+  | (TBase & { kind: "records"; columns: readonly { name: string; isNumber?: boolean }[]; placeholder?: string })
   | (TBase & { kind: "select"; options: { value: string; label: string }[] })
   | (TBase & { kind: "text"; placeholder?: string })
   /** an array of strings, one per line */
@@ -74,6 +81,44 @@ export const SETTING_FORMS = {
   "task.retry": [
     { kind: "number", unit: "count", name: "maxAutomaticRetries", label: "Automatic retries", hint: "Transient provider errors only (5xx, timeouts before a create was acknowledged); 0 = never. Integrity failures are never retried." },
     { kind: "number", unit: "s", name: "backoffSeconds", label: "First wait", hint: "Each further retry waits twice as long." },
+  ],
+  "machines.concurrency": [
+    {
+      kind: "number",
+      unit: "count",
+      name: "maxMachines",
+      label: "Concurrent machines per substrate",
+      isNullable: true,
+      hint: "Student, verifier and builder guests alive at once on one substrate; a task waits in the queue (fairly across repositories) until a slot is free. Blank = no cap.",
+    },
+    {
+      kind: "map",
+      unit: "count",
+      name: "bySubstrate",
+      label: "Per substrate (overrides the cap above)",
+      placeholder: "local = 4",
+      hint: "One `substrate label = number` per line, e.g. `local = 4`; the label is the one shown on the Machines page. Blank = none.",
+    },
+  ],
+  "review.separationOfDuties": [
+    {
+      kind: "boolean",
+      name: "enabled",
+      label: "Separation of duties",
+      trueLabel: "on: whoever created a task may not approve it",
+      falseLabel: "off: the creator of a task may approve it too",
+      hint: "Applies to approvals only; the creator may still reject or request changes.",
+    },
+  ],
+  "probe.externalTargets": [
+    {
+      kind: "records",
+      name: "targets",
+      label: "External egress targets of probe P2",
+      columns: [{ name: "label" }, { name: "protocol" }, { name: "host" }, { name: "port", isNumber: true }, { name: "name" }],
+      placeholder: "metadata, tcp, 169.254.169.254, 80",
+      hint: "One `label, protocol (tcp|udp|dns), IP address, port[, DNS name for dns]` per line: addresses outside this host that a guest must NOT reach, for a hosted substrate. Empty by default: P2 then probes loopback only.",
+    },
   ],
   "review.rounds": [
     { kind: "number", unit: "count", name: "maxRounds", label: "Review rounds per task", hint: "How many times a task may run: the first run plus the revisions a teacher asks for with “Request changes”. Past it the button explains that the limit is reached." },
@@ -145,8 +190,28 @@ export function initialTextOf(field: TSettingField, current: unknown): string {
   const value = readPath(current, field.name);
   if (value === undefined || value === null) return "";
   if (field.kind === "lines") return Array.isArray(value) ? value.join("\n") : "";
+  if (field.kind === "map") return typeof value === "object" ? Object.entries(value as Record<string, unknown>).map(([k, v]) => `${k} = ${String(v)}`).join("\n") : "";
+  if (field.kind === "records") return Array.isArray(value) ? value.map((row) => recordLineOf(field.columns, row)).join("\n") : "";
   if (field.kind === "dollars") return typeof value === "number" ? String(value / 1_000_000) : "";
   return String(value);
+}
+
+function recordLineOf(columns: readonly { name: string }[], row: unknown): string {
+  const cells = columns.map((c) => (row && typeof row === "object" ? (row as Record<string, unknown>)[c.name] : undefined)).map((v) => (v === undefined || v === null ? "" : String(v)));
+  while (cells.length > 0 && cells.at(-1) === "") cells.pop();
+  return cells.join(", ");
+}
+
+/** "12" → 12; anything else stays text, so the schema names the field and the problem. */
+function numberOrText(text: string): number | string {
+  return /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
+}
+
+function linesOf(text: string): string[] {
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter(Boolean);
 }
 
 export function isFieldShown(field: TSettingField, raw: Record<string, unknown>): boolean {
@@ -165,9 +230,31 @@ export function settingValueOf(key: TFormSettingKey, raw: Record<string, unknown
     if (!isFieldShown(field, raw)) continue;
     const text = typeof raw[field.name] === "string" ? (raw[field.name] as string).trim() : "";
     if (field.kind === "lines") {
-      writePath(value, field.name, text.split(/\r?\n/).map((line) => line.trim()).filter(Boolean));
+      writePath(value, field.name, linesOf(text));
     } else if (field.kind === "number") {
-      if (text !== "") writePath(value, field.name, /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text);
+      if (text !== "") writePath(value, field.name, numberOrText(text));
+      else if (field.isNullable) writePath(value, field.name, null);
+    } else if (field.kind === "boolean") {
+      writePath(value, field.name, text === "true" ? true : text === "false" ? false : text);
+    } else if (field.kind === "map") {
+      // a line without "=" keeps its whole text as the value, so the schema refuses it by name
+      writePath(value, field.name, Object.fromEntries(linesOf(text).map((line) => (line.includes("=") ? [line.slice(0, line.indexOf("=")).trim(), numberOrText(line.slice(line.indexOf("=") + 1).trim())] : [line, line]))));
+    } else if (field.kind === "records") {
+      writePath(
+        value,
+        field.name,
+        linesOf(text).map((line) => {
+          const cells = line.split(",").map((cell) => cell.trim());
+          const row: Record<string, unknown> = {};
+          field.columns.forEach((column, i) => {
+            const cell = cells[i] ?? "";
+            if (cell !== "") row[column.name] = column.isNumber ? numberOrText(cell) : cell;
+          });
+          // more cells than columns: kept under a key the strict schema refuses by name
+          if (cells.length > field.columns.length) row.extra = cells.slice(field.columns.length).join(", ");
+          return row;
+        }),
+      );
     } else if (field.kind === "dollars") {
       if (text === "") {
         if (field.isNullable) writePath(value, field.name, null);
@@ -177,6 +264,27 @@ export function settingValueOf(key: TFormSettingKey, raw: Record<string, unknown
     }
   }
   return value;
+}
+
+/**
+ * The schema's issue paths → this form's fields. A map or records field is one control, so an
+ * issue deeper inside it ("targets.1.host", "bySubstrate.local") is shown next to that control,
+ * naming the line or key it is about.
+ */
+export function formFieldErrorsOf(key: TFormSettingKey, errors: Record<string, string[]>): Record<string, string[]> {
+  const folded: Record<string, string[]> = {};
+  for (const [path, messages] of Object.entries(errors)) {
+    const field = fieldsOf(key).find((f) => (f.kind === "map" || f.kind === "records") && path.startsWith(`${f.name}.`));
+    if (!field) {
+      (folded[path] ??= []).push(...messages);
+      continue;
+    }
+    const [first, ...rest] = path.slice(field.name.length + 1).split(".");
+    const where = field.kind === "records" && /^\d+$/.test(first!) ? `line ${Number(first) + 1}${rest.length ? `, ${rest.join(".")}` : ""}` : [first, ...rest].join(".");
+    const list = (folded[field.name] ??= []);
+    for (const message of messages) if (list.length < 5) list.push(`${where}: ${message}`);
+  }
+  return folded;
 }
 
 const UNITS: [number, string][] = [

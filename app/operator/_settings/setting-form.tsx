@@ -34,6 +34,17 @@ function unitLabel(field: TSettingField): string | null {
   return null;
 }
 
+function isMultiline(field: TSettingField): boolean {
+  return field.kind === "lines" || field.kind === "map" || field.kind === "records";
+}
+
+function defaultLabelOf(field: TSettingField, defaultText: string): string {
+  if (field.kind === "number") return formatInUnit(Number(defaultText), field.unit);
+  if (field.kind === "dollars") return `$${defaultText}`;
+  if (field.kind === "boolean") return defaultText === "true" ? "on" : "off";
+  return defaultText;
+}
+
 export function SettingForm({ settingKey, current, defaults, submitLabel = "Save" }: Props) {
   const fields = fieldsOf(settingKey);
   const initial = Object.fromEntries(fields.map((f) => [f.name, initialTextOf(f, current)]));
@@ -49,7 +60,7 @@ export function SettingForm({ settingKey, current, defaults, submitLabel = "Save
             if (!isFieldShown(field, raw)) return null;
             const unit = unitLabel(field);
             const defaultText = initialTextOf(field, defaults);
-            const hint = [field.hint, defaultText !== "" && field.kind !== "lines" ? `Default: ${field.kind === "number" ? formatInUnit(Number(defaultText), field.unit) : field.kind === "dollars" ? `$${defaultText}` : defaultText}.` : null]
+            const hint = [field.hint, defaultText !== "" && field.kind !== "lines" ? `Default: ${defaultLabelOf(field, defaultText)}.` : null]
               .filter(Boolean)
               .map((part) => (/[.!?]$/.test(part!) ? part : `${part}.`))
               .join(" ");
@@ -61,7 +72,7 @@ export function SettingForm({ settingKey, current, defaults, submitLabel = "Save
             );
             const value = raw[field.name] ?? "";
             return (
-              <div key={field.name} className={field.kind === "lines" || field.hint ? "sm:col-span-2 lg:col-span-3" : ""}>
+              <div key={field.name} className={isMultiline(field) || field.hint ? "sm:col-span-2 lg:col-span-3" : ""}>
                 <Field name={field.name} label={label} hint={hint || undefined}>
                   {field.kind === "select" ? (
                     <select defaultValue={initial[field.name]} className={CONTROL}>
@@ -71,8 +82,13 @@ export function SettingForm({ settingKey, current, defaults, submitLabel = "Save
                         </option>
                       ))}
                     </select>
-                  ) : field.kind === "lines" ? (
-                    <textarea rows={4} defaultValue={initial[field.name]} className={`${CONTROL} font-mono`} />
+                  ) : field.kind === "boolean" ? (
+                    <select defaultValue={initial[field.name]} className={CONTROL}>
+                      <option value="true">{field.trueLabel}</option>
+                      <option value="false">{field.falseLabel}</option>
+                    </select>
+                  ) : isMultiline(field) ? (
+                    <textarea rows={4} defaultValue={initial[field.name]} placeholder={"placeholder" in field ? field.placeholder : undefined} className={`${CONTROL} font-mono`} />
                   ) : (
                     <input
                       type="text"

@@ -20,6 +20,8 @@ export default async function LimitsPage() {
       <SettingPanel settingKey="guest.agent" />
       <SettingPanel settingKey="task.retry" />
       <SettingPanel settingKey="review.rounds" />
+      <SettingPanel settingKey="review.separationOfDuties" />
+      <SettingPanel settingKey="machines.concurrency" description="Spreads the substrate between tasks: a queued task starts only while its substrate has a free slot." />
     </section>
   );
 }

@@ -8,7 +8,8 @@ import { getEnv } from "@/lib/env";
 import { readDispatchGate } from "@/lib/probes/read-dispatch-gate";
 
 const SETTING_PAGES = [
-  ["/operator/limits", "Limits, guest and verifier images, the student agent command, per-task maxima, automatic retries"],
+  ["/operator/limits", "Limits, guest and verifier images, the student agent command, per-task maxima, automatic retries, review rounds, separation of duties, concurrent machines"],
+  ["/operator/probes", "Qualification probes, the dispatch gate, P2's external egress targets"],
   ["/operator/spend", "Spend ceilings (monthly and lifetime), fallback rates, the ledger"],
   ["/operator/relay", "Model relay upstream (and a test call)"],
   ["/operator/publication", "Publication provider"],

@@ -3,15 +3,12 @@
  * repository's dependency recipe, a trusted setup run on a builder guest (run here, against the
  * configured substrate, with a registry broker on loopback), and what was built.
  */
-import { ensureDependencyBundle, findDependencyBundle, syncRepositoryMirror } from "../../../lib/dependencies/ensure-dependency-bundle";
+import { buildRepositoryBundle } from "../../../lib/dependencies/build-repository-bundle";
 import { getRepositoryDependencies } from "../../../lib/dependencies/get-repository-dependencies";
 import { rebuildFromCandidateLockfile } from "../../../lib/dependencies/rebuild-from-candidate";
 import { SETUP_RECIPE_KINDS, type TSetupRecipeKind } from "../../../lib/dependencies/recipes";
-import { runDependencySetup } from "../../../lib/dependencies/run-dependency-setup";
 import { setRepositorySetup } from "../../../lib/dependencies/set-repository-setup";
 import { createSubstrate } from "../../../lib/machines/create-substrate";
-import { resolveBaseRef } from "../../../lib/repos/mirror";
-import { getTargetRepositoryOrThrow } from "../../../lib/repos/target-repositories";
 import type { Db } from "../../../lib/db/client";
 import type { TEnv } from "../../../lib/env";
 import { parseCommandArgs, withDatabase, type Command } from "../context";
@@ -74,21 +71,8 @@ export const repoBundleBuild: Command = {
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { repo: { type: "string" }, ref: { type: "string" }, force: { type: "boolean" } });
     if (!values.repo) throw new UsageError("--repo is required");
-    const result = await withDatabase(context, async ({ db }) => {
-      const repo = await getTargetRepositoryOrThrow({ db }, { name: values.repo! });
-      return withSubstrate(db, context.env, async (deps) => {
-        const mirror = await syncRepositoryMirror(deps, repo);
-        const sha = await resolveBaseRef(mirror, values.ref ?? repo.defaultBranch);
-        const started = Date.now();
-        const before = await findDependencyBundle(deps, { repositoryId: repo.id, sha, gitDir: mirror });
-        if (before.kind === "none") throw new UsageError(`${repo.name} has no setup recipe; run \`schoolcore repo setup\` first`);
-        const bundle = values.force
-          ? await runDependencySetup(deps, { repositoryId: repo.id, sha, gitDir: mirror, reason: "operator (forced rebuild)", actorId: null })
-          : await ensureDependencyBundle(deps, { repositoryId: repo.id, sha, reason: "operator", actorId: null });
-        return { repository: repo.name, sha, isReused: !values.force && before.kind === "found", elapsedMs: Date.now() - started, bundle };
-      });
-    });
-    printResult(context.isJson, result, () => `${result.repository}@${result.sha.slice(0, 12)}: bundle ${result.bundle!.id} (${result.bundle!.sizeBytes} bytes, ${result.bundle!.packageCount} packages) ${result.isReused ? "reused" : `built in ${(result.elapsedMs / 1000).toFixed(1)} s`}`);
+    const result = await withDatabase(context, ({ db }) => withSubstrate(db, context.env, (deps) => buildRepositoryBundle(deps, { name: values.repo!, ref: values.ref, isForced: values.force, actorId: null })));
+    printResult(context.isJson, result, () => `${result.repository}@${result.sha.slice(0, 12)}: bundle ${result.bundle.id} (${result.bundle.sizeBytes} bytes, ${result.bundle.packageCount} packages) ${result.isReused ? "reused" : `built in ${(result.elapsedMs / 1000).toFixed(1)} s`}`);
   },
 };
 

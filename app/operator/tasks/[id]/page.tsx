@@ -15,6 +15,8 @@ import { readCapabilityUsage } from "@/lib/relay/read-capability-usage";
 import { cancelTaskAction, retryTaskAction, reverifyTaskAction } from "../actions";
 import { Field } from "@/components/form-field";
 import { attemptsOf } from "@/lib/tasks/task-attempts";
+import { EvidenceTable } from "@/components/evidence-table";
+import { readLatestEvidence } from "@/lib/review/evidence-view";
 
 type Props = { params: Promise<{ id: string }> };
 
@@ -30,9 +32,13 @@ export default async function TaskDetailPage({ params }: Props) {
     if (isAppError(error) && error.code === "NOT_FOUND") notFound();
     throw error;
   });
-  const [relayUsage, publication] = await Promise.all([readCapabilityUsage({ db }, { taskId: task.id }), getPublication({ db }, { taskId: task.id })]);
-  const isActive = (ACTIVE_TASK_STATES as readonly string[]).includes(task.state) || task.state === "queued";
   const candidate = task.candidates[0];
+  const [relayUsage, publication, latestEvidence] = await Promise.all([
+    readCapabilityUsage({ db }, { taskId: task.id }),
+    getPublication({ db }, { taskId: task.id }),
+    candidate ? readLatestEvidence(db, { ...candidate, taskId: task.id }) : null,
+  ]);
+  const isActive = (ACTIVE_TASK_STATES as readonly string[]).includes(task.state) || task.state === "queued";
   const attempts = attemptsOf(task);
   return (
     <section className="space-y-6">
@@ -142,6 +148,13 @@ export default async function TaskDetailPage({ params }: Props) {
       {task.evidence.length > 0 && (
         <div className="space-y-1 text-sm" data-testid="task-evidence">
           <h2>Trusted evidence</h2>
+          {latestEvidence?.content && (
+            <div className="pb-2">
+              <p className="text-slate-600">Latest, for round {candidate!.round}&apos;s candidate:</p>
+              <EvidenceTable evidence={latestEvidence} />
+            </div>
+          )}
+          {latestEvidence?.content && <h3 className="pt-1 text-sm font-semibold">Every verification</h3>}
           {task.evidence.map((e) => (
             <p key={e.id}>
               <StateBadge state={e.isPass ? "passed" : "failed"} /> {time(e.createdAt)} manifest <span className="font-mono">{e.manifestDigest.slice(0, 12)}</span> — {e.verdictReason}

@@ -1,6 +1,7 @@
 // A repository's dependencies (issue 18): the setup recipe and registries, every bundle (size,
 // package count, when built, from which lockfile and commit) and the recent setup runs with what
-// the registry broker served and refused. Read-only: the recipe is set with `schoolcore repo setup`.
+// the registry broker served and refused. The recipe is set here (or with `schoolcore repo setup`);
+// "Build bundle now" and "Build from a candidate's lockfile" run a trusted setup on a builder guest.
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { requirePagePermission } from "@/app/_server/guard";
@@ -9,6 +10,12 @@ import { EmptyState } from "@/components/empty-state";
 import { getDb } from "@/lib/db/client";
 import { getRepositoryDependencies } from "@/lib/dependencies/get-repository-dependencies";
 import { AppError } from "@/lib/errors";
+import { ActionForm } from "@/components/action-form";
+import { Field } from "@/components/form-field";
+import { buildBundleNowAction, clearSetupRecipeAction, rebuildFromCandidateAction } from "./actions";
+import { SetupRecipeForm } from "./setup-recipe-form";
+
+const DEFAULT_NPM_REGISTRY = "https://registry.npmjs.org/";
 
 function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
@@ -36,11 +43,32 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
         <h2>Setup recipe</h2>
         {view.recipe ? (
           <p>
-            <strong>{view.recipe.kind}</strong> through the registry broker to <span className="break-all font-mono">{view.recipe.registries.join(", ")}</span> · timeout {view.recipe.timeoutSeconds} s · recipe{" "}
+            In force: <strong>{view.recipe.kind}</strong> through the registry broker to <span className="break-all font-mono">{view.recipe.registries.join(", ")}</span> · timeout {view.recipe.timeoutSeconds} s · recipe{" "}
             <span className="font-mono">{view.recipeDigest?.slice(0, 12)}</span>
+            {view.recipe.command && (
+              <>
+                {" "}
+                · command <span className="break-all font-mono">{view.recipe.command.join(" ")}</span>
+              </>
+            )}
           </p>
         ) : (
-          <p>No dependency setup: tasks get the repository alone. Set one with <code>npx schoolcore repo setup --repo {view.repository.name} --recipe npm-ci</code>.</p>
+          <p>No dependency setup: tasks get the repository alone.</p>
+        )}
+        <SetupRecipeForm repository={view.repository.name} recipe={view.recipe} defaultRegistry={DEFAULT_NPM_REGISTRY} />
+        {view.recipe && (
+          <div className="flex flex-wrap items-start gap-3 border-t border-slate-200 pt-3">
+            <ActionForm action={buildBundleNowAction} submitLabel="Build bundle now" pendingLabel="Building on a builder guest…" testId="build-bundle-form">
+              <input type="hidden" name="repository" value={view.repository.name} />
+            </ActionForm>
+            <ActionForm action={buildBundleNowAction} submitLabel="Rebuild (new setup run)" pendingLabel="Building on a builder guest…" tone="warning" testId="rebuild-bundle-form">
+              <input type="hidden" name="repository" value={view.repository.name} />
+              <input type="hidden" name="isForced" value="true" />
+            </ActionForm>
+            <ActionForm action={clearSetupRecipeAction} submitLabel="Remove dependency setup" pendingLabel="Removing…" tone="danger" testId="clear-recipe-form">
+              <input type="hidden" name="repository" value={view.repository.name} />
+            </ActionForm>
+          </div>
         )}
       </div>
       <div className="space-y-2">
@@ -49,7 +77,7 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
           <EmptyState title="No bundle built yet">
             {view.recipe ? (
               <>
-                The first task builds it, or build it now with <code>npx schoolcore repo bundle build --repo {view.repository.name}</code>.
+                The first task builds it, or press <strong>Build bundle now</strong> above.
               </>
             ) : (
               "Without a setup recipe there is nothing to build."
@@ -74,6 +102,30 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
           </DataTable>
         )}
       </div>
+      {view.recipe && (
+        <div className="space-y-2 rounded border border-amber-200 bg-amber-50 p-4 text-sm" data-testid="candidate-lockfiles">
+          <h2>Candidates that changed the lockfile</h2>
+          <p className="text-slate-700">
+            Their trusted checks ran with the base commit&apos;s dependencies. Building a bundle from a candidate&apos;s own lockfile is a separate decision, recorded in the audit trail; the bundle is listed
+            above as &ldquo;from candidate&rdquo; and is never used by that candidate&apos;s checks.
+          </p>
+          {view.changedLockfileCandidates.length === 0 ? (
+            <p className="text-slate-600">None so far.</p>
+          ) : (
+            <ActionForm action={rebuildFromCandidateAction} submitLabel="Build from the candidate's lockfile" pendingLabel="Building on a builder guest…" tone="warning" testId="rebuild-candidate-form">
+              <Field name="candidateId" label="Candidate">
+                <select className="mt-1 w-full rounded border border-slate-300 px-2 py-1 text-sm">
+                  {view.changedLockfileCandidates.map((c) => (
+                    <option key={c.id} value={c.id}>
+                      #{c.issueNumber} round {c.round} · {c.id} · head {c.headSha.slice(0, 12)} · checked {c.checkedAt.toISOString().replace("T", " ").slice(0, 16)} UTC
+                    </option>
+                  ))}
+                </select>
+              </Field>
+            </ActionForm>
+          )}
+        </div>
+      )}
       <div className="space-y-2">
         <h2>Setup runs</h2>
         {view.setupRuns.length === 0 ? (
