@@ -95,7 +95,7 @@ test("operator qualifies the substrate from the dashboard, dispatches the demo t
   // The operator re-runs the trusted checks: the evidence both tabs show is now superseded.
   await operator.goto(taskPath);
   await operator.getByTestId("reverify-form").getByRole("button").click();
-  await expect(operator.getByTestId("task-evidence").locator("p")).toHaveCount(2, { timeout: 120_000 });
+  await expect(operator.getByTestId("task-evidence").getByTestId("evidence-row")).toHaveCount(2, { timeout: 120_000 });
   await waitForTaskState(operator, taskPath, "review_pending");
 
   await staleTab.getByTestId("decision-form").getByLabel(/Comment/).fill("approving from an old tab");

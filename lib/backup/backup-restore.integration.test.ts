@@ -110,7 +110,7 @@ describe("schoolcore backup", () => {
     } finally {
       await target.end();
     }
-  });
+  }, 240_000);
 
   it("refuses a non-empty DATA_DIR and a database that already has rows, touching neither", async () => {
     const out = path.join(await tempDir("schoolcore-backup-out-"), "b.tar.gz");

@@ -3,6 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { writeSetting } from "../settings/operator-settings";
 import { createTestDatabase } from "../testing/test-database";
 import { decideCandidate } from "./decide-candidate";
+import { DEFAULT_DIFF_LIMITS } from "./read-candidate-diff.schema";
 import { createReviewFixture, type TReviewFixture } from "./testing/review-fixture";
 
 describe("decideCandidate", async () => {
@@ -18,8 +19,8 @@ describe("decideCandidate", async () => {
   }
   const decide = (f: TReviewFixture, actor: TReviewFixture["reviewer"], verdict: "approve" | "reject" | "request_changes") =>
     decideCandidate({ db, dataDir: f.diff.dataDir }, { actor, ...f.tuple, verdict, comment: `${verdict} by test` });
-  // One file over the page's per-file line cap (20,000): the page would cut it.
-  const longFile = Array.from({ length: 20_050 }, (_, i) => `line ${i}`).join("\n") + "\n";
+  // One file over the page's per-file line cap: the page would cut it.
+  const longFile = Array.from({ length: DEFAULT_DIFF_LIMITS.maxLinesPerFile + 50 }, (_, i) => `line ${i}`).join("\n") + "\n";
 
   it("approves a complete diff with passing evidence (the refusals below are not vacuous)", async () => {
     const f = await fixture({ "src/a.ts": "export const a = 1;\n" });

@@ -87,7 +87,7 @@ export const SETTING_FORMS = {
       kind: "number",
       unit: "count",
       name: "maxMachines",
-      label: "Concurrent machines per substrate",
+      label: "Cap for every substrate",
       isNullable: true,
       hint: "Student, verifier and builder guests alive at once on one substrate; a task waits in the queue (fairly across repositories) until a slot is free. Blank = no cap.",
     },
@@ -97,7 +97,7 @@ export const SETTING_FORMS = {
       name: "bySubstrate",
       label: "Per substrate (overrides the cap above)",
       placeholder: "local = 4",
-      hint: "One `substrate label = number` per line, e.g. `local = 4`; the label is the one shown on the Machines page. Blank = none.",
+      hint: "One “substrate label = number” per line, e.g. “local = 4”; the label is the one shown on the Machines page. Blank = none.",
     },
   ],
   "review.separationOfDuties": [
@@ -114,10 +114,10 @@ export const SETTING_FORMS = {
     {
       kind: "records",
       name: "targets",
-      label: "External egress targets of probe P2",
+      label: "Targets",
       columns: [{ name: "label" }, { name: "protocol" }, { name: "host" }, { name: "port", isNumber: true }, { name: "name" }],
       placeholder: "metadata, tcp, 169.254.169.254, 80",
-      hint: "One `label, protocol (tcp|udp|dns), IP address, port[, DNS name for dns]` per line: addresses outside this host that a guest must NOT reach, for a hosted substrate. Empty by default: P2 then probes loopback only.",
+      hint: "One “label, protocol (tcp, udp or dns), IP address, port[, DNS name for dns]” per line: addresses outside this host that a guest must NOT reach, for a hosted substrate. Empty by default: P2 then probes loopback only.",
     },
   ],
   "review.rounds": [

@@ -150,13 +150,13 @@ export default async function TaskDetailPage({ params }: Props) {
           <h2>Trusted evidence</h2>
           {latestEvidence?.content && (
             <div className="pb-2">
-              <p className="text-slate-600">Latest, for round {candidate!.round}&apos;s candidate:</p>
+              <p className="text-slate-600">Latest verification, of the round {candidate!.round} candidate:</p>
               <EvidenceTable evidence={latestEvidence} />
             </div>
           )}
           {latestEvidence?.content && <h3 className="pt-1 text-sm font-semibold">Every verification</h3>}
           {task.evidence.map((e) => (
-            <p key={e.id}>
+            <p key={e.id} data-testid="evidence-row">
               <StateBadge state={e.isPass ? "passed" : "failed"} /> {time(e.createdAt)} manifest <span className="font-mono">{e.manifestDigest.slice(0, 12)}</span> — {e.verdictReason}
             </p>
           ))}

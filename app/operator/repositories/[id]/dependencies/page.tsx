@@ -58,14 +58,14 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
         <SetupRecipeForm repository={view.repository.name} recipe={view.recipe} defaultRegistry={DEFAULT_NPM_REGISTRY} />
         {view.recipe && (
           <div className="flex flex-wrap items-start gap-3 border-t border-slate-200 pt-3">
-            <ActionForm action={buildBundleNowAction} submitLabel="Build bundle now" pendingLabel="Building on a builder guest…" testId="build-bundle-form">
+            <ActionForm action={buildBundleNowAction} submitLabel="Build bundle now" pendingLabel="Building on a builder guest…" className="max-w-xs space-y-2" testId="build-bundle-form">
               <input type="hidden" name="repository" value={view.repository.name} />
             </ActionForm>
-            <ActionForm action={buildBundleNowAction} submitLabel="Rebuild (new setup run)" pendingLabel="Building on a builder guest…" tone="warning" testId="rebuild-bundle-form">
+            <ActionForm action={buildBundleNowAction} submitLabel="Rebuild (new setup run)" pendingLabel="Building on a builder guest…" tone="warning" className="max-w-xs space-y-2" testId="rebuild-bundle-form">
               <input type="hidden" name="repository" value={view.repository.name} />
               <input type="hidden" name="isForced" value="true" />
             </ActionForm>
-            <ActionForm action={clearSetupRecipeAction} submitLabel="Remove dependency setup" pendingLabel="Removing…" tone="danger" testId="clear-recipe-form">
+            <ActionForm action={clearSetupRecipeAction} submitLabel="Remove dependency setup" pendingLabel="Removing…" tone="danger" className="max-w-xs space-y-2" testId="clear-recipe-form">
               <input type="hidden" name="repository" value={view.repository.name} />
             </ActionForm>
           </div>
@@ -89,7 +89,7 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
               <tr key={b.id} className="border-t border-slate-200 align-top" data-testid="bundle">
                 <td className="p-2 font-mono">{b.artifactDigest.slice(0, 12)}</td>
                 <td className="p-2">{b.isCurrent ? "current recipe and image" : b.source === "candidate" ? `from candidate ${b.candidateId ?? ""}` : "superseded"}</td>
-                <td className="p-2">{formatBytes(b.sizeBytes)}</td>
+                <td className="whitespace-nowrap p-2">{formatBytes(b.sizeBytes)}</td>
                 <td className="p-2">
                   {b.packageCount} ({b.fileCount} files)
                 </td>
