@@ -11,12 +11,12 @@ const tooltipDollars = (value: unknown) => (typeof value === "number" ? `$${(val
 
 /** Axis ticks with as many decimals as the axis's range needs: a month of local demo runs costs fractions of a cent. */
 function axisDollars(topMicros: number): (micros: number) => string {
-  const decimals = topMicros >= 10_000_000 ? 0 : topMicros >= 100_000 ? 2 : 4;
+  const decimals = topMicros >= 10_000_000 ? 0 : topMicros <= 0 ? 2 : Math.min(6, Math.max(2, Math.ceil(-Math.log10(topMicros / 1_000_000)) + 1));
   return (micros) => `$${(micros / 1_000_000).toFixed(decimals)}`;
 }
 
 /** A category label that fits its axis on one line (the tooltip carries the whole name). */
-const AXIS_LABEL_CHARS = 26;
+const AXIS_LABEL_CHARS = 22;
 const shortLabel = (name: string) => (name.length > AXIS_LABEL_CHARS ? `${name.slice(0, AXIS_LABEL_CHARS - 1)}…` : name);
 
 /**

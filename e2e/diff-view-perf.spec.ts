@@ -167,9 +167,16 @@ for (const size of CASES) {
         for (let step = 0; step <= 120; step++) {
           window.scrollTo(0, ((document.documentElement.scrollHeight - innerHeight) * step) / 120);
           await frames();
-          // A step is blank when no row covers the middle of the viewport.
-          const hit = document.elementFromPoint(innerWidth * 0.7, innerHeight / 2);
-          if (!hit?.closest("[data-index]") && step > 3) blankSteps++;
+          // A step is blank when no row covers the middle of the viewport, even after the
+          // virtualizer had ten more frames to fill it (a loaded machine may need a few; a bug
+          // leaves it blank for good). How fast rows appear is the benchmark's business.
+          const covered = () => Boolean(document.elementFromPoint(innerWidth * 0.7, innerHeight / 2)?.closest("[data-index]"));
+          let isCovered = covered();
+          for (let wait = 0; !isCovered && wait < 10; wait++) {
+            await frames();
+            isCovered = covered();
+          }
+          if (!isCovered && step > 3) blankSteps++;
         }
         return { blankSteps, scrollHeight: document.documentElement.scrollHeight, lastFileShown: document.querySelectorAll('[data-testid="diff-file"]').length };
       });

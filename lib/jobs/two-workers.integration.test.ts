@@ -221,14 +221,19 @@ describe("two worker processes on one database", () => {
     for (const taskId of taskIds) {
       const task = await world.db.task.findUniqueOrThrow({
         where: { id: taskId },
-        include: { transitions: { orderBy: { id: "asc" } }, machines: true, candidates: true },
+        include: { transitions: { orderBy: { id: "asc" } }, machines: { include: { transitions: { orderBy: { id: "asc" } } } }, candidates: true },
       });
+      // On failure, the task's machines as rows: which ones, when, under which operation, through which states.
+      const machineReport = task.machines
+        .map((m) => `${m.purpose} ${m.id} ${m.providerName} provider=${m.providerId} op=${m.operationId} created=${m.createdAt.toISOString()} state=${m.state}: ${m.transitions.map((t) => `${t.fromState}->${t.toState}@${t.createdAt.toISOString()} (${t.reason ?? ""})`).join("; ")}`)
+        .concat(`task: ${task.transitions.map((t) => `${t.toState}@${t.createdAt.toISOString()}`).join(" ")}`)
+        .join("\n");
       expect(
         task.transitions.map((t) => t.toState),
         `task ${taskId}`,
       ).toEqual(FULL_PATH);
-      expect(task.machines.filter((m) => m.purpose === "student")).toHaveLength(1);
-      expect(task.machines.filter((m) => m.purpose === "verifier")).toHaveLength(1);
+      expect(task.machines.filter((m) => m.purpose === "student").length, `student machines of ${taskId}:\n${machineReport}`).toBe(1);
+      expect(task.machines.filter((m) => m.purpose === "verifier").length, `verifier machines of ${taskId}:\n${machineReport}`).toBe(1);
       for (const machine of task.machines) expect(machine.state).toBe("destroyed");
       const mine = pulls.filter((p) => p.head.ref === `school/${taskId}`);
       expect(mine, `pull requests of ${taskId}`).toHaveLength(1);

@@ -1,7 +1,8 @@
 /**
- * Test support for restart tests: a real worker process (scripts/worker.ts under tsx) against a
- * lifecycle world, optionally told to SIGKILL itself at a crash point, and a poll for a task
- * state. Not used by production code.
+ * Test support for restart tests: a real worker process (scripts/worker.ts) against a lifecycle
+ * world, optionally told to SIGKILL itself at a crash point, and a poll for a task state. One
+ * process (`node --import tsx`), not tsx's CLI, which runs the script in a second process that a
+ * SIGKILL of the first would leave running. Not used by production code.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
@@ -17,7 +18,7 @@ afterAll(() => {
 });
 
 export function startWorkerProcess(world: LifecycleWorld, crashAfter?: string): TWorkerProcess {
-  const child = spawn(process.execPath, [path.join(PROJECT_ROOT, "node_modules", "tsx", "dist", "cli.mjs"), path.join(PROJECT_ROOT, "scripts", "worker.ts")], {
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "scripts", "worker.ts")], {
     cwd: PROJECT_ROOT,
     env: {
       ...process.env,
