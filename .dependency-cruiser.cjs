@@ -11,7 +11,8 @@ module.exports = {
   forbidden: [
     {
       name: "lib-not-into-sidecars",
-      comment: "lib/ talks to the local substrate and the local forge only over HTTP, through the Substrate and publication-provider interfaces.",
+      comment:
+        "lib/ talks to the local substrate and the local forge only over HTTP, through the Substrate and publication-provider interfaces.",
       severity: "error",
       from: { path: "^lib/", pathNot: TEST_SUPPORT },
       to: { path: "^sidecars/" },
@@ -43,6 +44,10 @@ module.exports = {
     exclude: { path: "(^|/)(node_modules|\\.next|lib/db/generated)/" },
     tsConfig: { fileName: "tsconfig.json" },
     tsPreCompilationDeps: true,
-    enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "require", "node", "default", "types"], extensions: [".ts", ".tsx", ".js", ".mjs", ".json"] },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default", "types"],
+      extensions: [".ts", ".tsx", ".js", ".mjs", ".json"],
+    },
   },
 };

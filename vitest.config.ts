@@ -5,7 +5,14 @@ export default defineConfig({
   resolve: { alias: { "@": path.resolve(import.meta.dirname) } },
   test: {
     environment: "node",
-    include: ["lib/**/*.test.ts", "sidecars/**/*.test.ts", "app/**/*.test.ts", "scripts/**/*.test.ts", "guest/**/*.test.ts", "components/**/*.test.ts"],
+    include: [
+      "lib/**/*.test.ts",
+      "sidecars/**/*.test.ts",
+      "app/**/*.test.ts",
+      "scripts/**/*.test.ts",
+      "guest/**/*.test.ts",
+      "components/**/*.test.ts",
+    ],
     exclude: ["node_modules/**", ".next/**", "e2e/**", "lib/db/generated/**"],
     globalSetup: ["lib/testing/global-setup.ts"],
     testTimeout: 60_000,

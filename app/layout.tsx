@@ -15,7 +15,9 @@ export default async function RootLayout({ children }: { children: React.ReactNo
       <body className="min-h-screen">
         <header className="border-b border-slate-200 bg-white">
           <nav className="mx-auto flex max-w-6xl flex-wrap items-center gap-4 px-4 py-3" aria-label="Main">
-            <Link href="/" className="font-semibold text-slate-900 no-underline">School-Core</Link>
+            <Link href="/" className="font-semibold text-slate-900 no-underline">
+              School-Core
+            </Link>
             {can(actor, "review.view") && <Link href="/teacher">Review queue</Link>}
             {can(actor, "operator.view") && <Link href="/operator">Operator</Link>}
             <span className="ml-auto flex items-center gap-3 text-sm text-slate-600">

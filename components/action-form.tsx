@@ -48,7 +48,18 @@ type Props = {
   onSuccess?: (result: Extract<ActionResult, { ok: true }>) => void;
 };
 
-export function ActionForm({ action, children, submitLabel, pendingLabel, className, tone = "primary", size = "sm", testId, resultTestId = "action-result", onSuccess }: Props) {
+export function ActionForm({
+  action,
+  children,
+  submitLabel,
+  pendingLabel,
+  className,
+  tone = "primary",
+  size = "sm",
+  testId,
+  resultTestId = "action-result",
+  onSuccess,
+}: Props) {
   const [state, formAction, isPending] = useActionState(action, null);
   const formRef = useRef<HTMLFormElement>(null);
   const formId = `form${useId().replace(/[^A-Za-z0-9_-]/g, "")}`;
@@ -78,7 +89,11 @@ export function ActionForm({ action, children, submitLabel, pendingLabel, classN
           </SubmitButton>
         )}
         {state && (
-          <p role="status" data-testid={resultTestId} className={`${size === "xs" ? "text-xs" : "text-sm"} ${state.ok ? "text-green-800" : "text-red-700"}`}>
+          <p
+            role="status"
+            data-testid={resultTestId}
+            className={`${size === "xs" ? "text-xs" : "text-sm"} ${state.ok ? "text-green-800" : "text-red-700"}`}
+          >
             {state.ok ? state.message : state.error}
           </p>
         )}
@@ -87,14 +102,23 @@ export function ActionForm({ action, children, submitLabel, pendingLabel, classN
   );
 }
 
-type SubmitButtonProps = Omit<React.ButtonHTMLAttributes<HTMLButtonElement>, "type" | "className"> & { tone?: keyof typeof TONES; size?: "sm" | "xs"; pendingLabel?: string };
+type SubmitButtonProps = Omit<React.ButtonHTMLAttributes<HTMLButtonElement>, "type" | "className"> & {
+  tone?: keyof typeof TONES;
+  size?: "sm" | "xs";
+  pendingLabel?: string;
+};
 
 /** A submit button of the enclosing ActionForm: disabled while it is pending. */
 export function SubmitButton({ tone = "primary", size = "sm", pendingLabel, disabled, children, ...rest }: SubmitButtonProps) {
   const { isPending } = useActionForm();
   const sizing = size === "xs" ? "px-2 py-1 text-xs" : "px-3 py-1.5 text-sm";
   return (
-    <button type="submit" disabled={isPending || disabled} className={`rounded text-white disabled:opacity-60 ${sizing} ${TONES[tone]}`} {...rest}>
+    <button
+      type="submit"
+      disabled={isPending || disabled}
+      className={`rounded text-white disabled:opacity-60 ${sizing} ${TONES[tone]}`}
+      {...rest}
+    >
       {isPending && pendingLabel ? pendingLabel : children}
     </button>
   );

@@ -10,5 +10,9 @@ export function AutoRefresh({ isActive, intervalMs = 2000 }: { isActive: boolean
     const timer = setInterval(() => router.refresh(), intervalMs);
     return () => clearInterval(timer);
   }, [isActive, intervalMs, router]);
-  return isActive ? <span className="text-xs text-slate-500" data-testid="live-indicator">live — updating every {Math.round(intervalMs / 1000)} s</span> : null;
+  return isActive ? (
+    <span className="text-xs text-slate-500" data-testid="live-indicator">
+      live — updating every {Math.round(intervalMs / 1000)} s
+    </span>
+  ) : null;
 }

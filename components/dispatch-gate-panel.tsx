@@ -23,11 +23,16 @@ export function DispatchGatePanel({ gate, action, canToggle }: { gate: TDispatch
         Dispatch is <DispatchLabel gate={gate} />.
       </p>
       <p className="text-xs text-slate-600">
-        Current substrate configuration digest <code data-testid="current-digest">{gate.currentDigest}</code> ({gate.substrate === "local" ? "local substrate — not a VM" : "hosted substrate"}).
+        Current substrate configuration digest <code data-testid="current-digest">{gate.currentDigest}</code> (
+        {gate.substrate === "local" ? "local substrate — not a VM" : "hosted substrate"}).
       </p>
       {gate.isOpen && gate.openedByRunId && (
         <p className="text-sm">
-          Opened by probe run <Link href={`/operator/probes?run=${gate.openedByRunId}`} data-testid="opening-run">{gate.openedByRunId}</Link>.
+          Opened by probe run{" "}
+          <Link href={`/operator/probes?run=${gate.openedByRunId}`} data-testid="opening-run">
+            {gate.openedByRunId}
+          </Link>
+          .
         </p>
       )}
       {!gate.isOpen && gate.closedReason && (

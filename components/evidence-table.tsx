@@ -28,7 +28,8 @@ function ReporterCounts({ check }: { check: TCheckResult }) {
   const { format, tests, passed, failed, skipped } = check.reporter;
   return (
     <p className="mt-1 text-slate-700" data-testid="evidence-check-reporter" data-tests={tests} data-passed={passed} data-failed={failed}>
-      <span className="text-slate-600">{REPORTER_LABEL[format]} reporter:</span> {tests} {tests === 1 ? "test" : "tests"} run · <span className={passed > 0 ? "text-green-800" : undefined}>{passed} passed</span> ·{" "}
+      <span className="text-slate-600">{REPORTER_LABEL[format]} reporter:</span> {tests} {tests === 1 ? "test" : "tests"} run ·{" "}
+      <span className={passed > 0 ? "text-green-800" : undefined}>{passed} passed</span> ·{" "}
       <span className={failed > 0 ? "font-semibold text-red-800" : undefined}>{failed} failed</span>
       {skipped > 0 && ` · ${skipped} skipped`}
       {tests === 0 && <span className="font-semibold text-red-800"> — no tests ran</span>}
@@ -57,17 +58,24 @@ export function EvidenceTable({ evidence }: { evidence: TEvidenceView }) {
       {content && (
         <>
           <p className="text-xs text-slate-600">
-            manifest v{content.manifestVersion} <span className="font-mono">{content.manifestDigest.slice(0, 16)}</span> · verifier {content.verifier.providerId} ({content.verifier.imageRef}, {content.verifier.substrate}) · evidence{" "}
+            manifest v{content.manifestVersion} <span className="font-mono">{content.manifestDigest.slice(0, 16)}</span> · verifier{" "}
+            {content.verifier.providerId} ({content.verifier.imageRef}, {content.verifier.substrate}) · evidence{" "}
             <span className="font-mono">{evidence.digest?.slice(0, 16)}</span>
           </p>
           <ul className="space-y-2">
             {content.checks.map((check) => (
-              <li key={check.name} className="rounded border border-slate-200 bg-white p-2 text-sm" data-testid="evidence-check" data-check-status={check.status}>
+              <li
+                key={check.name}
+                className="rounded border border-slate-200 bg-white p-2 text-sm"
+                data-testid="evidence-check"
+                data-check-status={check.status}
+              >
                 <div className="flex flex-wrap items-center gap-2">
                   <strong>{check.name}</strong>
                   <StateBadge state={check.status === "passed" ? "passed" : "failed"} />
                   <span className="text-slate-600">
-                    {check.required ? "required" : "advisory"} · exit {check.exitCode ?? "—"} · {check.durationMs} ms · <span className="font-mono">{check.command.join(" ")}</span>
+                    {check.required ? "required" : "advisory"} · exit {check.exitCode ?? "—"} · {check.durationMs} ms ·{" "}
+                    <span className="font-mono">{check.command.join(" ")}</span>
                   </span>
                 </div>
                 <ReporterCounts check={check} />
@@ -79,7 +87,9 @@ export function EvidenceTable({ evidence }: { evidence: TEvidenceView }) {
                 {check.outputExcerpt && (
                   <details className="mt-1">
                     <summary className="cursor-pointer text-slate-600">output{check.isOutputTruncated ? " (truncated)" : ""}</summary>
-                    <pre className="mt-1 max-h-80 overflow-auto whitespace-pre-wrap break-words bg-slate-50 p-2 text-xs">{check.outputExcerpt}</pre>
+                    <pre className="mt-1 max-h-80 overflow-auto whitespace-pre-wrap break-words bg-slate-50 p-2 text-xs">
+                      {check.outputExcerpt}
+                    </pre>
                   </details>
                 )}
               </li>

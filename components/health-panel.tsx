@@ -16,14 +16,17 @@ export function HealthPanel({ health }: { health: THealth }) {
         <dd className="mt-1 flex items-center gap-2">
           <StateBadge state={health.worker.status} />
           <span className="text-sm text-slate-600">
-            {health.worker.lastHeartbeatAt ? `last heartbeat ${new Date(health.worker.lastHeartbeatAt).toLocaleTimeString()}` : "no heartbeat yet"}
+            {health.worker.lastHeartbeatAt
+              ? `last heartbeat ${new Date(health.worker.lastHeartbeatAt).toLocaleTimeString()}`
+              : "no heartbeat yet"}
           </span>
         </dd>
       </div>
       <div className="rounded border border-slate-200 bg-white p-3">
         <dt className="text-sm text-slate-600">Restarts since start</dt>
         <dd className="mt-1 text-sm" data-testid="restart-counts">
-          worker <span data-testid="worker-restarts">{health.worker.restartCount}</span>, web <span data-testid="web-restarts">{health.web.restartCount}</span>
+          worker <span data-testid="worker-restarts">{health.worker.restartCount}</span>, web{" "}
+          <span data-testid="web-restarts">{health.web.restartCount}</span>
         </dd>
       </div>
       <div className="rounded border border-slate-200 bg-white p-3">

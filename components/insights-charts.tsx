@@ -8,9 +8,21 @@ import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAx
 
 const percent = (value: unknown) => (typeof value === "number" ? `${Math.round(value * 100)}%` : "—");
 
-export function ApprovalRatesChart({ rows, testId, label }: { rows: { name: string; approvalRate: number | null; firstRoundApprovalRate: number | null }[]; testId: string; label: string }) {
+export function ApprovalRatesChart({
+  rows,
+  testId,
+  label,
+}: {
+  rows: { name: string; approvalRate: number | null; firstRoundApprovalRate: number | null }[];
+  testId: string;
+  label: string;
+}) {
   const height = Math.max(140, rows.length * 44 + 60);
-  const data = rows.map((r) => ({ name: r.name.length > 40 ? `${r.name.slice(0, 39)}…` : r.name, approval: r.approvalRate ?? 0, firstRound: r.firstRoundApprovalRate ?? 0 }));
+  const data = rows.map((r) => ({
+    name: r.name.length > 40 ? `${r.name.slice(0, 39)}…` : r.name,
+    approval: r.approvalRate ?? 0,
+    firstRound: r.firstRoundApprovalRate ?? 0,
+  }));
   return (
     <div className="w-full" style={{ height }} data-testid={testId} role="img" aria-label={label}>
       <ResponsiveContainer width="100%" height="100%">

@@ -28,7 +28,11 @@ function formatTime(value: Date | null): string {
 export function PullRequestPanel({ publication }: { publication: TPublicationView | null }) {
   if (!publication) {
     return (
-      <section className="rounded border border-slate-200 bg-white p-3 text-sm text-slate-600" data-testid="pull-request-panel" data-state="none">
+      <section
+        className="rounded border border-slate-200 bg-white p-3 text-sm text-slate-600"
+        data-testid="pull-request-panel"
+        data-state="none"
+      >
         Not published yet. A pull request is opened only after a teacher approves this exact candidate.
       </section>
     );
@@ -36,7 +40,11 @@ export function PullRequestPanel({ publication }: { publication: TPublicationVie
   // The URL came from a provider and goes into an href: http(s) only.
   const url = safeHttpUrl(publication.url);
   return (
-    <section className="space-y-2 rounded border border-slate-200 bg-white p-3 text-sm" data-testid="pull-request-panel" data-state={publication.state}>
+    <section
+      className="space-y-2 rounded border border-slate-200 bg-white p-3 text-sm"
+      data-testid="pull-request-panel"
+      data-state={publication.state}
+    >
       <div className="flex flex-wrap items-center gap-2">
         <h3 className="font-medium">Pull request</h3>
         <StateBadge state={BADGE_STATE[publication.state]} />

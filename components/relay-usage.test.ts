@@ -8,14 +8,25 @@ const SNAPSHOT: TRelayUsageSnapshot = {
   capabilityId: "c0ffee00-0000-4000-8000-000000000000",
   taskId: "7a5c0000-0000-4000-8000-000000000000",
   allowedOps: ["complete"],
-  limits: { maxRequests: 20, maxBytes: 4_194_304, maxRequestBytes: 262_144, maxResponseBytes: 262_144, deadlineAt: "2026-11-29T11:00:00.000Z" },
+  limits: {
+    maxRequests: 20,
+    maxBytes: 4_194_304,
+    maxRequestBytes: 262_144,
+    maxResponseBytes: 262_144,
+    deadlineAt: "2026-11-29T11:00:00.000Z",
+  },
   usage: { requestCount: 20, bytesUsed: 1_000 },
   isRevoked: true,
   revokedAt: "2026-11-29T10:30:00.000Z",
   revokedReason: "exhausted:requests",
   isExpired: false,
   createdAt: "2026-11-29T10:00:00.000Z",
-  calls: { total: 23, byOutcome: { "ok:scripted": 20, RELAY_QUOTA_EXHAUSTED: 3 }, upstreams: ["scripted"], isRefusalRecordingCapped: false },
+  calls: {
+    total: 23,
+    byOutcome: { "ok:scripted": 20, RELAY_QUOTA_EXHAUSTED: 3 },
+    upstreams: ["scripted"],
+    isRefusalRecordingCapped: false,
+  },
 };
 
 describe("RelayUsage", () => {
@@ -32,7 +43,17 @@ describe("RelayUsage", () => {
 
   it("says when no capability exists and omits the scripted label for a model upstream", () => {
     expect(renderToStaticMarkup(createElement(RelayUsage, { usage: null }))).toContain("No relay capability");
-    const html = renderToStaticMarkup(createElement(RelayUsage, { usage: { ...SNAPSHOT, isRevoked: false, revokedAt: null, revokedReason: null, calls: { ...SNAPSHOT.calls, byOutcome: { "ok:openai": 2 }, upstreams: ["openai"] } } }));
+    const html = renderToStaticMarkup(
+      createElement(RelayUsage, {
+        usage: {
+          ...SNAPSHOT,
+          isRevoked: false,
+          revokedAt: null,
+          revokedReason: null,
+          calls: { ...SNAPSHOT.calls, byOutcome: { "ok:openai": 2 }, upstreams: ["openai"] },
+        },
+      }),
+    );
     expect(html).toContain('data-state="active"');
     expect(html).not.toContain("not a model");
     expect(html).toContain("answered by openai");

@@ -26,7 +26,8 @@ export function RelayUsage({ usage }: { usage: TRelayUsageSnapshot | null }) {
         <StateBadge state={state} />
       </div>
       <p className="mt-1 text-xs text-slate-500">
-        Capability <code>{usage.capabilityId}</code> · operations {usage.allowedOps.join(", ")} · expires {new Date(usage.limits.deadlineAt).toLocaleString()}
+        Capability <code>{usage.capabilityId}</code> · operations {usage.allowedOps.join(", ")} · expires{" "}
+        {new Date(usage.limits.deadlineAt).toLocaleString()}
       </p>
       {usage.isRevoked && (
         <p className="mt-2 rounded bg-slate-50 px-2 py-1 text-sm text-slate-800" data-testid="relay-revoked">
@@ -52,13 +53,18 @@ export function RelayUsage({ usage }: { usage: TRelayUsageSnapshot | null }) {
         ) : (
           <ul className="mt-1 flex flex-wrap gap-2 text-xs">
             {outcomes.map(([outcome, count]) => (
-              <li key={outcome} className={`rounded px-2 py-0.5 ${outcome.startsWith("ok:") ? "bg-green-50 text-green-800" : "bg-slate-100 text-slate-700"}`}>
+              <li
+                key={outcome}
+                className={`rounded px-2 py-0.5 ${outcome.startsWith("ok:") ? "bg-green-50 text-green-800" : "bg-slate-100 text-slate-700"}`}
+              >
                 {outcome.startsWith("ok:") ? `answered by ${outcome.slice(3)}` : outcome}: {count}
               </li>
             ))}
           </ul>
         )}
-        {usage.calls.isRefusalRecordingCapped && <p className="mt-1 text-xs text-amber-800">Refused calls are no longer recorded individually (limit reached).</p>}
+        {usage.calls.isRefusalRecordingCapped && (
+          <p className="mt-1 text-xs text-amber-800">Refused calls are no longer recorded individually (limit reached).</p>
+        )}
       </div>
     </section>
   );
@@ -70,8 +76,18 @@ function Meter({ label, used, limit, unit }: { label: string; used: number; limi
     <div>
       <dt className="text-xs text-slate-600">{label}</dt>
       <dd className="mt-1">
-        <div className="h-2 w-full overflow-hidden rounded bg-slate-100" role="meter" aria-valuemin={0} aria-valuemax={limit} aria-valuenow={used} aria-label={label}>
-          <div className={`h-2 ${percent >= 100 ? "bg-red-500" : percent >= 80 ? "bg-amber-500" : "bg-green-500"}`} style={{ width: `${percent}%` }} />
+        <div
+          className="h-2 w-full overflow-hidden rounded bg-slate-100"
+          role="meter"
+          aria-valuemin={0}
+          aria-valuemax={limit}
+          aria-valuenow={used}
+          aria-label={label}
+        >
+          <div
+            className={`h-2 ${percent >= 100 ? "bg-red-500" : percent >= 80 ? "bg-amber-500" : "bg-green-500"}`}
+            style={{ width: `${percent}%` }}
+          />
         </div>
         <span className="text-sm text-slate-800">
           {used.toLocaleString()}

@@ -4,14 +4,27 @@
  * the monthly ceiling, and the month's spend per repository or per task. Client-only because the
  * charts measure their container and show tooltips; the numbers come from the server.
  */
-import { Bar, BarChart, CartesianGrid, ComposedChart, Legend, Line, ReferenceLine, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import {
+  Bar,
+  BarChart,
+  CartesianGrid,
+  ComposedChart,
+  Legend,
+  Line,
+  ReferenceLine,
+  ResponsiveContainer,
+  Tooltip,
+  XAxis,
+  YAxis,
+} from "recharts";
 
 const dollars = (micros: number) => `$${(micros / 1_000_000).toFixed(micros >= 10_000_000 ? 0 : 2)}`;
 const tooltipDollars = (value: unknown) => (typeof value === "number" ? `$${(value / 1_000_000).toFixed(4)}` : String(value));
 
 /** Axis ticks with as many decimals as the axis's range needs: a month of local demo runs costs fractions of a cent. */
 function axisDollars(topMicros: number): (micros: number) => string {
-  const decimals = topMicros >= 10_000_000 ? 0 : topMicros <= 0 ? 2 : Math.min(6, Math.max(2, Math.ceil(-Math.log10(topMicros / 1_000_000)) + 1));
+  const decimals =
+    topMicros >= 10_000_000 ? 0 : topMicros <= 0 ? 2 : Math.min(6, Math.max(2, Math.ceil(-Math.log10(topMicros / 1_000_000)) + 1));
   return (micros) => `$${(micros / 1_000_000).toFixed(decimals)}`;
 }
 
@@ -25,13 +38,24 @@ const shortLabel = (name: string) => (name.length > AXIS_LABEL_CHARS ? `${name.s
  */
 const CEILING_IN_SCALE_RATIO = 5;
 
-export function DailySpendChart({ days, monthlyCeilingMicros }: { days: { day: string; committedMicros: number; cumulativeMicros: number }[]; monthlyCeilingMicros: number | null }) {
+export function DailySpendChart({
+  days,
+  monthlyCeilingMicros,
+}: {
+  days: { day: string; committedMicros: number; cumulativeMicros: number }[];
+  monthlyCeilingMicros: number | null;
+}) {
   const data = days.map((d) => ({ ...d, label: d.day.slice(8) }));
   const spentTop = Math.max(0, ...days.map((d) => d.cumulativeMicros));
   const isCeilingInScale = monthlyCeilingMicros !== null && monthlyCeilingMicros <= spentTop * CEILING_IN_SCALE_RATIO;
   const top = Math.max(isCeilingInScale ? monthlyCeilingMicros : 0, spentTop) * 1.1 || 1_000_000;
   return (
-    <div className="w-full" data-testid="daily-spend-chart" role="img" aria-label="Spend per day this month, with the running total against the monthly ceiling">
+    <div
+      className="w-full"
+      data-testid="daily-spend-chart"
+      role="img"
+      aria-label="Spend per day this month, with the running total against the monthly ceiling"
+    >
       <div className="h-72 w-full">
         <ResponsiveContainer width="100%" height="100%">
           <ComposedChart data={data} margin={{ top: 10, right: 20, bottom: 0, left: 10 }}>
@@ -42,20 +66,44 @@ export function DailySpendChart({ days, monthlyCeilingMicros }: { days: { day: s
             <Legend wrapperStyle={{ fontSize: 12 }} />
             <Bar dataKey="committedMicros" name="that day" fill="#3b82f6" isAnimationActive={false} />
             <Line dataKey="cumulativeMicros" name="month so far" stroke="#0f172a" dot={false} strokeWidth={2} isAnimationActive={false} />
-            {isCeilingInScale && <ReferenceLine y={monthlyCeilingMicros} stroke="#b91c1c" strokeDasharray="6 3" label={{ value: `monthly ceiling ${dollars(monthlyCeilingMicros)}`, fill: "#b91c1c", fontSize: 11, position: "insideTopLeft" }} />}
+            {isCeilingInScale && (
+              <ReferenceLine
+                y={monthlyCeilingMicros}
+                stroke="#b91c1c"
+                strokeDasharray="6 3"
+                label={{
+                  value: `monthly ceiling ${dollars(monthlyCeilingMicros)}`,
+                  fill: "#b91c1c",
+                  fontSize: 11,
+                  position: "insideTopLeft",
+                }}
+              />
+            )}
           </ComposedChart>
         </ResponsiveContainer>
       </div>
       {monthlyCeilingMicros === null ? (
         <p className="text-xs text-slate-600">No monthly ceiling is set.</p>
       ) : (
-        !isCeilingInScale && <p className="text-xs text-slate-600">The monthly ceiling of {dollars(monthlyCeilingMicros)} is far above this month&apos;s spend: not drawn to scale.</p>
+        !isCeilingInScale && (
+          <p className="text-xs text-slate-600">
+            The monthly ceiling of {dollars(monthlyCeilingMicros)} is far above this month&apos;s spend: not drawn to scale.
+          </p>
+        )
       )}
     </div>
   );
 }
 
-export function BreakdownChart({ rows, testId, label }: { rows: { name: string; committedMicros: number }[]; testId: string; label: string }) {
+export function BreakdownChart({
+  rows,
+  testId,
+  label,
+}: {
+  rows: { name: string; committedMicros: number }[];
+  testId: string;
+  label: string;
+}) {
   const height = Math.max(120, rows.length * 28 + 40);
   const top = Math.max(0, ...rows.map((r) => r.committedMicros));
   return (

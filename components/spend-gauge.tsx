@@ -7,7 +7,14 @@ export function SpendGauge({ committedMicros, ceilingMicros }: { committedMicros
   const tone = ratio >= 0.9 ? "bg-red-600" : ratio >= 0.7 ? "bg-amber-500" : "bg-green-600";
   return (
     <div className="space-y-1" data-testid="spend-gauge" data-ratio={ratio.toFixed(3)}>
-      <div className="h-3 w-full overflow-hidden rounded bg-slate-200" role="meter" aria-valuemin={0} aria-valuemax={ceilingMicros ?? 0} aria-valuenow={committedMicros} aria-label="Spend this month against the monthly ceiling">
+      <div
+        className="h-3 w-full overflow-hidden rounded bg-slate-200"
+        role="meter"
+        aria-valuemin={0}
+        aria-valuemax={ceilingMicros ?? 0}
+        aria-valuenow={committedMicros}
+        aria-label="Spend this month against the monthly ceiling"
+      >
         <div className={`h-full ${tone}`} style={{ width: `${(ratio * 100).toFixed(1)}%` }} />
       </div>
       <p className="text-xs text-slate-700">

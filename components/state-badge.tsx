@@ -23,7 +23,10 @@ const TONES: Record<string, string> = {
 
 export function StateBadge({ state }: { state: string }) {
   return (
-    <span className={`inline-block rounded px-2 py-0.5 text-xs font-medium ${TONES[state] ?? "bg-blue-100 text-blue-800"}`} data-state={state}>
+    <span
+      className={`inline-block rounded px-2 py-0.5 text-xs font-medium ${TONES[state] ?? "bg-blue-100 text-blue-800"}`}
+      data-state={state}
+    >
       {state.replaceAll("_", " ")}
     </span>
   );

@@ -32,7 +32,8 @@ export function discoverRoutes(dir = APP_DIR, prefix = ""): string[] {
 
 const isDynamic = (route: string) => route.includes("[");
 const patternOf = (route: string) => new RegExp(`^${route.replace(/\[\[?\.{0,3}[^\]]+\]\]?/g, "[^/?#]+")}$`);
-const roleOf = (route: string): "operator" | "teacher" | "anonymous" => (route.startsWith("/operator") ? "operator" : route.startsWith("/teacher") ? "teacher" : "anonymous");
+const roleOf = (route: string): "operator" | "teacher" | "anonymous" =>
+  route.startsWith("/operator") ? "operator" : route.startsWith("/teacher") ? "teacher" : "anonymous";
 
 async function sessionFor(browser: Browser, who: Login | null): Promise<Page> {
   const page = await (await browser.newContext()).newPage();
@@ -63,7 +64,11 @@ test.beforeAll(async () => {
 test("every page passes axe-core (WCAG 2.1 A/AA) with no serious or critical violation, as the role that uses it", async ({ browser }) => {
   const routes = discoverRoutes();
   expect(routes).toEqual(expect.arrayContaining(["/operator", "/teacher", "/signin", "/teacher/candidates/[id]"]));
-  const pages = { operator: await sessionFor(browser, operatorLogin()), teacher: await sessionFor(browser, teacherLogin()), anonymous: await sessionFor(browser, null) };
+  const pages = {
+    operator: await sessionFor(browser, operatorLogin()),
+    teacher: await sessionFor(browser, teacherLogin()),
+    anonymous: await sessionFor(browser, null),
+  };
   const seen = new Map<string, Set<string>>(Object.keys(pages).map((role) => [role, new Set<string>()]));
   const report: Record<string, unknown> = {};
   const visit = async (route: string, url: string) => {
@@ -92,10 +97,14 @@ test("every page passes axe-core (WCAG 2.1 A/AA) with no serious or critical vio
   unreached.push(...pending);
   test.info().annotations.push({ type: "pages checked", description: `${routes.length - unreached.length} of ${routes.length}` });
   if (unreached.length > 0) test.info().annotations.push({ type: "no instance to visit", description: unreached.join(", ") });
-  console.log(`accessibility: ${routes.length - unreached.length} of ${routes.length} pages checked${unreached.length ? `; no instance to visit: ${unreached.join(", ")}` : ""}`);
+  console.log(
+    `accessibility: ${routes.length - unreached.length} of ${routes.length} pages checked${unreached.length ? `; no instance to visit: ${unreached.join(", ")}` : ""}`,
+  );
   expect(report).toEqual({});
   // The pages this suite's own data makes reachable must have been checked.
-  expect(unreached.filter((r) => ["/operator/tasks/[id]", "/operator/candidates/[id]", "/teacher/candidates/[id]"].includes(r))).toEqual([]);
+  expect(unreached.filter((r) => ["/operator/tasks/[id]", "/operator/candidates/[id]", "/teacher/candidates/[id]"].includes(r))).toEqual(
+    [],
+  );
 });
 
 /** Presses Tab until `target` (exactly one element) has the focus: reachable by keyboard, in order. */

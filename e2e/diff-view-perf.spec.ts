@@ -27,7 +27,12 @@ import type { AcceptedPlugin } from "postcss";
 const ROOT = path.resolve(import.meta.dirname, "..");
 const ORIGIN = "http://diff-harness.test";
 const IS_BENCH = process.env.DIFF_VIEW_BENCH === "1";
-const CASES = IS_BENCH ? [{ files: 300, changedLines: 10_000 }, { files: 1_000, changedLines: 100_000 }] : [{ files: 300, changedLines: 10_000 }];
+const CASES = IS_BENCH
+  ? [
+      { files: 300, changedLines: 10_000 },
+      { files: 1_000, changedLines: 100_000 },
+    ]
+  : [{ files: 300, changedLines: 10_000 }];
 
 type THarness = { html: string; js: string; css: string; diffJsonBytes: number; rowsInHtml: number };
 
@@ -76,9 +81,14 @@ async function buildHarness(size: { files: number; changedLines: number }): Prom
   const postcss = (await import("postcss")).default;
   const tailwind = (await import("@tailwindcss/postcss")).default;
   const globals = await fs.readFile(path.join(ROOT, "app", "globals.css"), "utf8");
-  const cssInput = globals.replace('@import "tailwindcss";', `@import "tailwindcss" source(none);\n@source "${path.join(ROOT, "components", "diff-view")}";\n@source "${path.join(ROOT, "components", "action-form.tsx")}";`);
+  const cssInput = globals.replace(
+    '@import "tailwindcss";',
+    `@import "tailwindcss" source(none);\n@source "${path.join(ROOT, "components", "diff-view")}";\n@source "${path.join(ROOT, "components", "action-form.tsx")}";`,
+  );
   // @tailwindcss/postcss is typed against vite's nested copy of postcss; the runtime API is the same.
-  const css = await postcss([tailwind({ base: ROOT }) as unknown as AcceptedPlugin]).process(cssInput, { from: path.join(ROOT, "app", "globals.css") });
+  const css = await postcss([tailwind({ base: ROOT }) as unknown as AcceptedPlugin]).process(cssInput, {
+    from: path.join(ROOT, "app", "globals.css"),
+  });
 
   // The same escaping rule a server component's payload obeys: "<" never appears raw inside a script.
   const diffJson = JSON.stringify(serverModule.diff);
@@ -89,7 +99,13 @@ window.__firstRowsAt=null;window.__hydratedAt=null;new MutationObserver((_,o)=>{
 </head><body><main class="mx-auto max-w-screen-2xl p-4"><div id="root">${rendered}</div></main>
 <script type="application/json" id="diff-data">${diffJson.replace(/</g, "\\u003c")}</script>
 <script src="/app.js"></script></body></html>`;
-  return { html, js: client.outputFiles![0]!.text, css: css.css, diffJsonBytes: Buffer.byteLength(diffJson), rowsInHtml: rendered.split("data-kind=").length - 1 };
+  return {
+    html,
+    js: client.outputFiles![0]!.text,
+    css: css.css,
+    diffJsonBytes: Buffer.byteLength(diffJson),
+    rowsInHtml: rendered.split("data-kind=").length - 1,
+  };
 }
 
 type TLongTasks = { longest: number; count: number; total: number };
@@ -114,7 +130,9 @@ for (const size of CASES) {
       harness = await buildHarness(size);
     });
 
-    test(`shows the whole ${label} diff virtualized, searches it, jumps, switches layout, and runs none of its content`, async ({ page }) => {
+    test(`shows the whole ${label} diff virtualized, searches it, jumps, switches layout, and runs none of its content`, async ({
+      page,
+    }) => {
       const dialogs: string[] = [];
       page.on("dialog", async (dialog) => {
         dialogs.push(dialog.message());
@@ -126,7 +144,8 @@ for (const size of CASES) {
       await page.route(`${ORIGIN}/**`, async (route) => {
         const url = new URL(route.request().url());
         if (url.pathname === "/") return route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: harness.html });
-        if (url.pathname === "/app.js") return route.fulfill({ status: 200, contentType: "text/javascript; charset=utf-8", body: harness.js });
+        if (url.pathname === "/app.js")
+          return route.fulfill({ status: 200, contentType: "text/javascript; charset=utf-8", body: harness.js });
         if (url.pathname === "/app.css") return route.fulfill({ status: 200, contentType: "text/css; charset=utf-8", body: harness.css });
         // Anything else (an <img src=x> that escaped, a stray fetch) is a finding.
         pageErrors.push(`unexpected request ${url.pathname}`);
@@ -136,9 +155,16 @@ for (const size of CASES) {
       // All waits use native DOM queries inside the page (Playwright's selector engines would be
       // measured as the page's own long tasks).
       await page.goto(`${ORIGIN}/`);
-      await page.waitForFunction(() => document.querySelector('[data-testid="diff-view"]')?.getAttribute("data-hydrated") === "true", null, { polling: 50, timeout: 120_000 });
+      await page.waitForFunction(
+        () => document.querySelector('[data-testid="diff-view"]')?.getAttribute("data-hydrated") === "true",
+        null,
+        { polling: 50, timeout: 120_000 },
+      );
       // Highlighting of the first screen (slices) has landed once a keyword colour shows.
-      await page.waitForFunction(() => document.querySelector("[data-kind] .text-violet-700") !== null, null, { polling: 50, timeout: 60_000 });
+      await page.waitForFunction(() => document.querySelector("[data-kind] .text-violet-700") !== null, null, {
+        polling: 50,
+        timeout: 60_000,
+      });
       const load = await page.evaluate(() => {
         const w = window as unknown as { __firstRowsAt: number | null; __hydratedAt: number | null };
         const nav = performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming;
@@ -178,7 +204,11 @@ for (const size of CASES) {
           }
           if (!isCovered && step > 3) blankSteps++;
         }
-        return { blankSteps, scrollHeight: document.documentElement.scrollHeight, lastFileShown: document.querySelectorAll('[data-testid="diff-file"]').length };
+        return {
+          blankSteps,
+          scrollHeight: document.documentElement.scrollHeight,
+          lastFileShown: document.querySelectorAll('[data-testid="diff-file"]').length,
+        };
       });
       const scrollTasks = await longTasksSince(page, scrollStarted);
       expect(scroll.blankSteps).toBe(0);
@@ -187,21 +217,37 @@ for (const size of CASES) {
       await page.evaluate(() => window.scrollTo(0, 0));
       const searchStarted = await now(page);
       await page.locator('[data-testid="diff-search"]').fill("onerror");
-      await page.waitForFunction(() => /match/.test(document.querySelector('[data-testid="diff-search-status"]')?.textContent ?? ""), null, { polling: 50, timeout: 60_000 });
+      await page.waitForFunction(
+        () => /match/.test(document.querySelector('[data-testid="diff-search-status"]')?.textContent ?? ""),
+        null,
+        { polling: 50, timeout: 60_000 },
+      );
       const searchCountMs = (await now(page)) - searchStarted;
       const searchStatus = await page.evaluate(() => document.querySelector('[data-testid="diff-search-status"]')!.textContent);
       const expectedMatches = await page.evaluate(() => {
-        const diff = JSON.parse(document.getElementById("diff-data")!.textContent!) as { files: { hunks: { lines: { text: string }[] }[] }[] };
-        return diff.files.reduce((n, f) => n + f.hunks.reduce((m, h) => m + h.lines.filter((l) => l.text.toLowerCase().includes("onerror")).length, 0), 0);
+        const diff = JSON.parse(document.getElementById("diff-data")!.textContent!) as {
+          files: { hunks: { lines: { text: string }[] }[] }[];
+        };
+        return diff.files.reduce(
+          (n, f) => n + f.hunks.reduce((m, h) => m + h.lines.filter((l) => l.text.toLowerCase().includes("onerror")).length, 0),
+          0,
+        );
       });
       expect(searchStatus).toBe(`${expectedMatches.toLocaleString("en-US")} matches`);
       await page.locator('[data-testid="diff-search"]').press("Enter");
       await page.locator('[data-testid="diff-search"]').press("Enter");
-      await page.waitForFunction(() => document.querySelector('mark[data-match="current"]') !== null, null, { polling: 50, timeout: 30_000 });
+      await page.waitForFunction(() => document.querySelector('mark[data-match="current"]') !== null, null, {
+        polling: 50,
+        timeout: 30_000,
+      });
       const stepped = await page.evaluate(() => {
         const mark = document.querySelector('mark[data-match="current"]')!;
         const rect = mark.getBoundingClientRect();
-        return { text: mark.textContent, isInView: rect.top >= 0 && rect.bottom <= innerHeight, status: document.querySelector('[data-testid="diff-search-status"]')!.textContent };
+        return {
+          text: mark.textContent,
+          isInView: rect.top >= 0 && rect.bottom <= innerHeight,
+          status: document.querySelector('[data-testid="diff-search-status"]')!.textContent,
+        };
       });
       expect(stepped).toEqual({ text: "onerror", isInView: true, status: `2 of ${expectedMatches.toLocaleString("en-US")} matches` });
       const searchTasks = await longTasksSince(page, searchStarted);
@@ -222,9 +268,17 @@ for (const size of CASES) {
 
       // Hostile content is text: the path reads as written, nothing ran, nothing was injected.
       await page.evaluate(() => window.scrollTo(0, 0));
-      await page.waitForFunction(() => document.querySelector('[data-testid="diff-rows"] > [data-index="0"] h3') !== null, null, { polling: 50 });
-      expect(await page.evaluate(() => document.querySelector("#root h3 > span:last-child")?.textContent)).toBe('<script>alert("path")</script>/x&y "q".ts');
-      expect(await page.evaluate(() => document.querySelectorAll("#root script, #root img, #root iframe, #root object, #root embed, #root style").length)).toBe(0);
+      await page.waitForFunction(() => document.querySelector('[data-testid="diff-rows"] > [data-index="0"] h3') !== null, null, {
+        polling: 50,
+      });
+      expect(await page.evaluate(() => document.querySelector("#root h3 > span:last-child")?.textContent)).toBe(
+        '<script>alert("path")</script>/x&y "q".ts',
+      );
+      expect(
+        await page.evaluate(
+          () => document.querySelectorAll("#root script, #root img, #root iframe, #root object, #root embed, #root style").length,
+        ),
+      ).toBe(0);
 
       // The server sends the same diff again after a server action (revalidation): a new object,
       // same content. What the teacher hid stays hidden; another candidate's diff starts over.
@@ -239,7 +293,11 @@ for (const size of CASES) {
         (window as unknown as TWindow).__renderDiff(JSON.parse(JSON.stringify(diff)));
         await settle();
         const afterSameDiff = first().dataset.body;
-        (window as unknown as TWindow).__renderDiff({ ...diff, files: diff.files.slice(0, -1), totals: { ...diff.totals, files: diff.totals.files - 1 } });
+        (window as unknown as TWindow).__renderDiff({
+          ...diff,
+          files: diff.files.slice(0, -1),
+          totals: { ...diff.totals, files: diff.totals.files - 1 },
+        });
         await settle();
         const afterOtherDiff = first().dataset.body;
         (window as unknown as TWindow).__renderDiff(diff);
@@ -249,12 +307,25 @@ for (const size of CASES) {
       expect(kept).toEqual({ afterHide: "hidden", afterSameDiff: "hidden", afterOtherDiff: "shown" });
 
       // Keyboard: the layout toggle is a button reachable by focus and pressed with Enter.
-      await page.evaluate(() => [...document.querySelectorAll<HTMLButtonElement>('[aria-label="Diff layout"] button')].find((b) => b.textContent === "Split")!.focus());
+      await page.evaluate(() =>
+        [...document.querySelectorAll<HTMLButtonElement>('[aria-label="Diff layout"] button')]
+          .find((b) => b.textContent === "Split")!
+          .focus(),
+      );
       const toggleStarted = await now(page);
       await page.keyboard.press("Enter");
-      await page.waitForFunction(() => document.querySelector('[data-view="split"][data-kind]') !== null, null, { polling: 50, timeout: 60_000 });
+      await page.waitForFunction(() => document.querySelector('[data-view="split"][data-kind]') !== null, null, {
+        polling: 50,
+        timeout: 60_000,
+      });
       const toggleMs = (await now(page)) - toggleStarted;
-      expect(await page.evaluate(() => [...document.querySelectorAll('[aria-label="Diff layout"] button')].find((b) => b.textContent === "Split")?.getAttribute("aria-pressed"))).toBe("true");
+      expect(
+        await page.evaluate(() =>
+          [...document.querySelectorAll('[aria-label="Diff layout"] button')]
+            .find((b) => b.textContent === "Split")
+            ?.getAttribute("aria-pressed"),
+        ),
+      ).toBe("true");
       const toggleTasks = await longTasksSince(page, toggleStarted);
       const allTasks = await longTasksSince(page, 0);
       expect(dialogs).toEqual([]);
@@ -287,7 +358,10 @@ for (const size of CASES) {
       console.info(`DiffView in Chromium: ${JSON.stringify(figures)}`);
       if (process.env.DIFF_VIEW_BENCH_OUT) {
         const out = process.env.DIFF_VIEW_BENCH_OUT;
-        const previous = await fs.readFile(out, "utf8").then((t) => JSON.parse(t) as unknown[], () => []);
+        const previous = await fs.readFile(out, "utf8").then(
+          (t) => JSON.parse(t) as unknown[],
+          () => [],
+        );
         await fs.writeFile(out, JSON.stringify([...previous, figures]));
       }
     });

@@ -24,13 +24,22 @@ export async function signIn(page: Page, who: Login, returnPath = "/") {
  * Arms a fault in the local substrate of the system under test (its admin API on loopback, with
  * the admin token from the data directory): the next `count` calls of `verb` fail as `kind`.
  */
-export async function injectSubstrateFault(fault: { verb: string; kind: string; count?: number; phase?: "before" | "after" }): Promise<void> {
+export async function injectSubstrateFault(fault: {
+  verb: string;
+  kind: string;
+  count?: number;
+  phase?: "before" | "after";
+}): Promise<void> {
   const { readFile } = await import("node:fs/promises");
   const path = await import("node:path");
   const dataDir = process.env.E2E_DATA_DIR;
   const port = process.env.LOCAL_SUBSTRATE_ADMIN_PORT;
   if (!dataDir || !port) throw new Error("E2E_DATA_DIR/LOCAL_SUBSTRATE_ADMIN_PORT are not set: run the e2e suite through e2e/run-e2e.ts");
   const token = (await readFile(path.join(dataDir, "secrets", "substrate-admin-token"), "utf8")).trim();
-  const response = await fetch(`http://127.0.0.1:${port}/admin/faults`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(fault) });
+  const response = await fetch(`http://127.0.0.1:${port}/admin/faults`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(fault),
+  });
   if (response.status !== 201) throw new Error(`the substrate refused the fault: ${response.status} ${await response.text()}`);
 }

@@ -55,7 +55,8 @@ async function qualifyAndOpenDispatch(operator: Page) {
   await expect(operator.getByTestId("live-indicator")).toBeVisible({ timeout: 15_000 });
   await expect(operator.getByTestId("probe-run")).toHaveAttribute("data-state", /running|passed/, { timeout: 30_000 });
   await expect(operator.getByTestId("probe-run")).toHaveAttribute("data-state", "passed", { timeout: 150_000 });
-  for (const id of ["P0", "P1", "P2", "P3", "P4", "P5", "P6", "P7"]) await expect(operator.getByTestId(`probe-${id}`)).toHaveAttribute("data-status", "passed");
+  for (const id of ["P0", "P1", "P2", "P3", "P4", "P5", "P6", "P7"])
+    await expect(operator.getByTestId(`probe-${id}`)).toHaveAttribute("data-status", "passed");
   await expect(operator.getByTestId("probe-evidence")).toContainText(/[0-9a-f]{64}/);
   const download = await operator.request.get((await operator.getByTestId("evidence-download").getAttribute("href"))!);
   expect(download.status()).toBe(200);
@@ -69,10 +70,13 @@ async function qualifyAndOpenDispatch(operator: Page) {
   await expect(operator.getByTestId("dispatch-state")).toContainText("development");
 }
 
-test("operator qualifies the substrate from the dashboard, dispatches the demo task; teacher reviews, a stale tab cannot approve, approval opens one PR", async ({ browser }) => {
+test("operator qualifies the substrate from the dashboard, dispatches the demo task; teacher reviews, a stale tab cannot approve, approval opens one PR", async ({
+  browser,
+}) => {
   const operator = await newSession(browser, operatorLogin());
   await qualifyAndOpenDispatch(operator);
-  const prompt = 'add() subtracts instead of adding. Calling add(2, 3) returns -1. <script>window.__pwned = 1</script> <img src=x onerror="window.__pwned=1">';
+  const prompt =
+    'add() subtracts instead of adding. Calling add(2, 3) returns -1. <script>window.__pwned = 1</script> <img src=x onerror="window.__pwned=1">';
   const taskPath = await createTask(operator, "add() subtracts instead of adding", prompt);
   await expect(operator.getByTestId("timeline")).toContainText("queued");
   // live progress, no reload by us: the page refreshes itself until the task waits for review
@@ -98,20 +102,36 @@ test("operator qualifies the substrate from the dashboard, dispatches the demo t
   await expect(operator.getByTestId("task-evidence").getByTestId("evidence-row")).toHaveCount(2, { timeout: 120_000 });
   await waitForTaskState(operator, taskPath, "review_pending");
 
-  await staleTab.getByTestId("decision-form").getByLabel(/Comment/).fill("approving from an old tab");
+  await staleTab
+    .getByTestId("decision-form")
+    .getByLabel(/Comment/)
+    .fill("approving from an old tab");
   await staleTab.getByRole("button", { name: "Approve" }).click();
   await expect(staleTab.getByTestId("decision-result")).toContainText(/changed since this page was loaded/);
 
   await teacher.goto(reviewUrl);
-  await teacher.getByTestId("decision-form").getByLabel(/Comment/).fill("Fixes add; trusted tests pass.");
+  await teacher
+    .getByTestId("decision-form")
+    .getByLabel(/Comment/)
+    .fill("Fixes add; trusted tests pass.");
   await teacher.getByRole("button", { name: "Approve" }).click();
   // the page re-renders with the recorded decision in place of the form
   await expect(teacher.getByTestId("decision")).toContainText("approve by teacher@demo.school-core.local");
 
   // The decision row holds the full identity tuple the page showed.
-  const detail = cliJson<{ decisions: { verdict: string; candidateId: string; headSha: string; evidenceId: string; manifestDigest: string }[]; candidates: { id: string; headSha: string }[]; evidence: { id: string; manifestDigest: string }[] }>(["task", "show", taskId]);
+  const detail = cliJson<{
+    decisions: { verdict: string; candidateId: string; headSha: string; evidenceId: string; manifestDigest: string }[];
+    candidates: { id: string; headSha: string }[];
+    evidence: { id: string; manifestDigest: string }[];
+  }>(["task", "show", taskId]);
   expect(detail.decisions).toHaveLength(1);
-  expect(detail.decisions[0]).toMatchObject({ verdict: "approve", candidateId: detail.candidates[0]!.id, headSha: detail.candidates[0]!.headSha, evidenceId: detail.evidence[0]!.id, manifestDigest: detail.evidence[0]!.manifestDigest });
+  expect(detail.decisions[0]).toMatchObject({
+    verdict: "approve",
+    candidateId: detail.candidates[0]!.id,
+    headSha: detail.candidates[0]!.headSha,
+    evidenceId: detail.evidence[0]!.id,
+    manifestDigest: detail.evidence[0]!.manifestDigest,
+  });
 
   // Publication: exactly one PR on the local forge, and its page is reachable from the review page.
   await expect(async () => {
@@ -121,7 +141,10 @@ test("operator qualifies the substrate from the dashboard, dispatches the demo t
   const prHref = await teacher.getByTestId("pull-request-link").getAttribute("href");
   // Earlier specs may have opened pull requests on the same demo repository: the number is this
   // task's one pull request, recorded once for it.
-  const published = cliJson<{ pullRequest: { number: number | null; url: string | null; headSha: string } | null; candidates: { headSha: string }[] }>(["task", "show", taskId]);
+  const published = cliJson<{
+    pullRequest: { number: number | null; url: string | null; headSha: string } | null;
+    candidates: { headSha: string }[];
+  }>(["task", "show", taskId]);
   expect(published.pullRequest).toMatchObject({ headSha: published.candidates[0]!.headSha, url: prHref });
   expect(prHref).toMatch(new RegExp(`/demo/calculator/pull/${published.pullRequest!.number}$`));
   await teacher.goto(prHref!);

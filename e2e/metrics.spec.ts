@@ -16,7 +16,15 @@ test("the metrics endpoint answers a scraper with the token and refuses one with
   expect(scraped.status()).toBe(200);
   expect(scraped.headers()["content-type"]).toMatch(/^text\/plain; version=0\.0\.4/);
   const body = await scraped.text();
-  for (const name of ["schoolcore_tasks", "schoolcore_machines_live", "schoolcore_machines_quarantined", "schoolcore_spend_month_committed_micros", "schoolcore_spend_ceiling_micros", "schoolcore_worker_heartbeat_age_seconds", "schoolcore_task_step_duration_seconds"]) {
+  for (const name of [
+    "schoolcore_tasks",
+    "schoolcore_machines_live",
+    "schoolcore_machines_quarantined",
+    "schoolcore_spend_month_committed_micros",
+    "schoolcore_spend_ceiling_micros",
+    "schoolcore_worker_heartbeat_age_seconds",
+    "schoolcore_task_step_duration_seconds",
+  ]) {
     expect(body).toContain(`# TYPE ${name} `);
   }
 });

@@ -19,7 +19,9 @@ async function operatorPage(browser: Browser): Promise<Page> {
   return page;
 }
 
-test("an invalid limit shows every field error and saves nothing; a valid one with a reason is versioned and audited with its diff", async ({ browser }) => {
+test("an invalid limit shows every field error and saves nothing; a valid one with a reason is versioned and audited with its diff", async ({
+  browser,
+}) => {
   const page = await operatorPage(browser);
   await page.goto("/operator/limits");
   const panel = page.getByTestId("setting-panel-task.limits");
@@ -51,8 +53,17 @@ test("an invalid limit shows every field error and saves nothing; a valid one wi
   await expect(row.getByTestId("audit-diff")).toContainText("maxProcesses");
   await expect(row.getByTestId("audit-diff")).toContainText("300");
 
-  const audit = cliJson<{ items: { action: string; targetId: string; detail: { after: { maxProcesses: number }; reason: string } }[] }>(["audit", "list", "--kind", "setting"]);
-  expect(audit.items[0]).toMatchObject({ action: "setting.write", targetId: "task.limits", detail: { after: { maxProcesses: 300 }, reason: "the robotics class builds with many processes" } });
+  const audit = cliJson<{ items: { action: string; targetId: string; detail: { after: { maxProcesses: number }; reason: string } }[] }>([
+    "audit",
+    "list",
+    "--kind",
+    "setting",
+  ]);
+  expect(audit.items[0]).toMatchObject({
+    action: "setting.write",
+    targetId: "task.limits",
+    detail: { after: { maxProcesses: 300 }, reason: "the robotics class builds with many processes" },
+  });
 
   // The limits bound a guest, so they are part of the substrate configuration digest: the change
   // closed dispatch at once, and the dashboard says why.
@@ -77,7 +88,9 @@ test("the spend page draws its chart and breakdowns from the ledger the demo run
   expect(lines.length).toBeGreaterThan(1);
 });
 
-test("a task blocked by an injected provider 500 is retried from its page and reaches review; both attempts are visible", async ({ browser }) => {
+test("a task blocked by an injected provider 500 is retried from its page and reaches review; both attempts are visible", async ({
+  browser,
+}) => {
   const page = await operatorPage(browser);
   // No automatic retry here: the operator's retry is what this test is about.
   await page.goto("/operator/limits");

@@ -34,11 +34,15 @@ async function snapshot(page: Page, name: string) {
 
 async function waitForTask(taskId: string, check: (task: TTaskShow) => boolean, timeoutMs: number): Promise<TTaskShow> {
   let task = cliJson<TTaskShow>(["task", "show", taskId]);
-  await expect.poll(() => ((task = cliJson<TTaskShow>(["task", "show", taskId])), check(task)), { timeout: timeoutMs, intervals: [1000] }).toBe(true);
+  await expect
+    .poll(() => ((task = cliJson<TTaskShow>(["task", "show", taskId])), check(task)), { timeout: timeoutMs, intervals: [1000] })
+    .toBe(true);
   return task;
 }
 
-test("request changes with a line comment → round 2 runs by itself → interdiff and comments → stale round-1 tab refused → approval opens one PR from round 2", async ({ browser }) => {
+test("request changes with a line comment → round 2 runs by itself → interdiff and comments → stale round-1 tab refused → approval opens one PR from round 2", async ({
+  browser,
+}) => {
   const operator = await newSession(browser, operatorLogin());
   ensureDispatchOpen();
   await operator.goto("/operator/tasks/new");
@@ -61,13 +65,19 @@ test("request changes with a line comment → round 2 runs by itself → interdi
 
   // A line comment on the new side of src/add.js line 2 ("return a + b;").
   await teacher.locator('[data-testid="line-comment-button"][data-side="new"][data-line="2"]').first().click();
-  await teacher.getByTestId("line-comment-form").getByLabel(/Comment on src\/add.js line 2/).fill("Check this with negative inputs too.");
+  await teacher
+    .getByTestId("line-comment-form")
+    .getByLabel(/Comment on src\/add.js line 2/)
+    .fill("Check this with negative inputs too.");
   await teacher.getByTestId("line-comment-form").getByRole("button", { name: "Add comment" }).click();
   await expect(teacher.getByTestId("inline-comment")).toContainText("Check this with negative inputs too.");
   await expect(teacher.getByTestId("round-limit")).toContainText("Round 1 of at most 3");
   await snapshot(teacher, "round-1-commented");
 
-  await teacher.getByTestId("decision-form").getByLabel(/Comment/).fill("Good fix, but also handle negative numbers: add a test for them.");
+  await teacher
+    .getByTestId("decision-form")
+    .getByLabel(/Comment/)
+    .fill("Good fix, but also handle negative numbers: add a test for them.");
   await teacher.getByRole("button", { name: "Request changes" }).click();
   // the page re-renders with the recorded decision in place of the form
   await expect(teacher.getByTestId("decision")).toContainText("request changes by teacher@demo.school-core.local");
@@ -98,7 +108,10 @@ test("request changes with a line comment → round 2 runs by itself → interdi
   await expect(teacher.getByTestId("evidence-status")).toHaveAttribute("data-status", "pass");
 
   // The stale round-1 tab still shows its form; its decision is refused.
-  await staleTab.getByTestId("decision-form").getByLabel(/Comment/).fill("approving round 1 from an old tab");
+  await staleTab
+    .getByTestId("decision-form")
+    .getByLabel(/Comment/)
+    .fill("approving round 1 from an old tab");
   await staleTab.getByRole("button", { name: "Approve" }).click();
   await expect(staleTab.getByTestId("decision-result")).toContainText(/round 1, but the task is in round 2/);
   await snapshot(staleTab, "stale-tab-refused");
@@ -110,7 +123,10 @@ test("request changes with a line comment → round 2 runs by itself → interdi
   await expect(teacher.getByTestId("decision-form")).toHaveCount(0);
 
   await teacher.goto(`/teacher/candidates/${round2.id}`);
-  await teacher.getByTestId("decision-form").getByLabel(/Comment/).fill("Negative numbers are covered now.");
+  await teacher
+    .getByTestId("decision-form")
+    .getByLabel(/Comment/)
+    .fill("Negative numbers are covered now.");
   await teacher.getByRole("button", { name: "Approve" }).click();
   await expect(teacher.getByTestId("decision")).toContainText("approve by");
 

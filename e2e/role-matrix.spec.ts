@@ -60,7 +60,10 @@ test("a teacher replaying the operator console's actions gets nothing and change
     const requestPromise = operator.waitForRequest((r) => r.method() === "POST" && Boolean(r.headers()["next-action"]));
     await capture.open(operator);
     const request = await requestPromise;
-    const replay = await teacher.request.post(request.url(), { headers: { "next-action": request.headers()["next-action"]!, "content-type": request.headers()["content-type"]! }, data: request.postDataBuffer()! });
+    const replay = await teacher.request.post(request.url(), {
+      headers: { "next-action": request.headers()["next-action"]!, "content-type": request.headers()["content-type"]! },
+      data: request.postDataBuffer()!,
+    });
     const body = await replay.text();
     expect(body, capture.name).toContain("Not found.");
     expect(body, capture.name).not.toMatch(/saved|added|fields need attention/);
@@ -93,7 +96,10 @@ for (const { path, ...expected } of PAGES) {
     await expect(page).toHaveURL(new RegExp(`/signin\\?callbackUrl=${encodeURIComponent(path)}`));
   });
 
-  for (const [role, login] of [["operator", operatorLogin], ["teacher", teacherLogin]] as [keyof typeof expected, () => Login][]) {
+  for (const [role, login] of [
+    ["operator", operatorLogin],
+    ["teacher", teacherLogin],
+  ] as [keyof typeof expected, () => Login][]) {
     test(`${role} on ${path} gets ${expected[role]}`, async ({ page }) => {
       await signIn(page, login());
       expect(await statusOf(page, path)).toBe(expected[role]);

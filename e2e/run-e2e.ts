@@ -16,7 +16,11 @@ const PLAYWRIGHT = path.join(ROOT, "node_modules", "@playwright", "test", "cli.j
 type Running = { child: ChildProcess; output: () => string };
 
 async function startSystem(env: NodeJS.ProcessEnv): Promise<Running> {
-  const child = spawn(process.execPath, [TSX, path.join(ROOT, "scripts", "start.ts")], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [TSX, path.join(ROOT, "scripts", "start.ts")], {
+    cwd: ROOT,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   child.stdout!.on("data", (d: Buffer) => {
     output += d.toString();

@@ -14,7 +14,12 @@ const ROOT = path.resolve(import.meta.dirname, "..");
 function readEnviron(pid: string): Record<string, string> {
   try {
     const raw = fs.readFileSync(`/proc/${pid}/environ`, "utf8");
-    return Object.fromEntries(raw.split("\0").filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
+    return Object.fromEntries(
+      raw
+        .split("\0")
+        .filter(Boolean)
+        .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+    );
   } catch {
     return {};
   }
@@ -51,7 +56,11 @@ export function ensureDispatchOpen(): void {
   } catch {
     // not qualified yet
   }
-  execFileSync(process.execPath, ["--import", "tsx", path.join(ROOT, "e2e", "qualify-dispatch.ts")], { cwd: ROOT, env: { ...process.env, DATA_DIR: process.env.E2E_DATA_DIR }, stdio: "inherit" });
+  execFileSync(process.execPath, ["--import", "tsx", path.join(ROOT, "e2e", "qualify-dispatch.ts")], {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: process.env.E2E_DATA_DIR },
+    stdio: "inherit",
+  });
   if (!cliJson<{ isOpen: boolean }>(["dispatch", "status"]).isOpen) throw new Error("the dispatch gate did not open");
 }
 
@@ -61,7 +70,18 @@ export function createDemoTask(title: string): string {
   const promptFile = path.join(os.tmpdir(), `schoolcore-e2e-prompt-${process.pid}-${Date.now()}.md`);
   fs.writeFileSync(promptFile, `${title}\n\nadd() subtracts instead of adding. Calling add(2, 3) returns -1.\n`);
   try {
-    return cliJson<{ id: string }>(["task", "create", "--repo", "demo/calculator", "--issue", "1", "--prompt-file", promptFile, "--title", title]).id;
+    return cliJson<{ id: string }>([
+      "task",
+      "create",
+      "--repo",
+      "demo/calculator",
+      "--issue",
+      "1",
+      "--prompt-file",
+      promptFile,
+      "--title",
+      title,
+    ]).id;
   } finally {
     fs.rmSync(promptFile, { force: true });
   }
@@ -76,7 +96,8 @@ export async function waitForTaskState(taskId: string, states: string[], timeout
   for (;;) {
     const state = readTaskState(taskId);
     if (states.includes(state)) return state;
-    if (["blocked", "failed"].includes(state)) throw new Error(`task ${taskId} ended ${state}: ${JSON.stringify(cliJson(["task", "show", taskId])).slice(0, 2000)}`);
+    if (["blocked", "failed"].includes(state))
+      throw new Error(`task ${taskId} ended ${state}: ${JSON.stringify(cliJson(["task", "show", taskId])).slice(0, 2000)}`);
     if (Date.now() > deadline) throw new Error(`task ${taskId} is ${state}, not ${states.join("/")}, after ${timeoutMs / 1000}s`);
     await new Promise((r) => setTimeout(r, 1000));
   }

@@ -122,13 +122,24 @@ function readText(file) {
 async function probe() {
   const forwarder = await startForwarder();
   const direct = [];
-  for (const target of config.probe.directTargets) direct.push({ label: target.label, outcome: await tryConnect({ host: target.host, port: target.port }) });
+  for (const target of config.probe.directTargets)
+    direct.push({ label: target.label, outcome: await tryConnect({ host: target.host, port: target.port }) });
   const requests = [];
   for (const request of config.probe.requests) requests.push({ label: request.label, ...(await rawRequest(request.raw)) });
   forwarder.close();
   const routes = readText("/proc/net/route").split("\n").slice(1).filter(Boolean);
-  const interfaces = readText("/proc/net/dev").split("\n").slice(2).map((line) => line.split(":")[0].trim()).filter(Boolean);
-  writeResult({ status: "succeeded", exitCode: 0, durationMs: 0, outputTail: "", probe: { direct, requests, interfaces, hasDefaultRoute: routes.some((line) => line.split(/\s+/)[1] === "00000000") } });
+  const interfaces = readText("/proc/net/dev")
+    .split("\n")
+    .slice(2)
+    .map((line) => line.split(":")[0].trim())
+    .filter(Boolean);
+  writeResult({
+    status: "succeeded",
+    exitCode: 0,
+    durationMs: 0,
+    outputTail: "",
+    probe: { direct, requests, interfaces, hasDefaultRoute: routes.some((line) => line.split(/\s+/)[1] === "00000000") },
+  });
 }
 
 async function main() {
@@ -148,14 +159,42 @@ async function main() {
   // A recipe with nothing to install still yields a (empty) bundle.
   fs.mkdirSync(`${WORKDIR}/${config.outputDir}`, { recursive: true });
   // --hard-dereference: a store's hard links become plain files (the validator refuses hard links)
-  const pack = spawnSync("tar", ["--hard-dereference", "--sort=name", "--owner=0", "--group=0", "--numeric-owner", "--mtime=@0", "-czf", BUNDLE_ARCHIVE, "-C", WORKDIR, config.outputDir], { encoding: "utf8" });
+  const pack = spawnSync(
+    "tar",
+    [
+      "--hard-dereference",
+      "--sort=name",
+      "--owner=0",
+      "--group=0",
+      "--numeric-owner",
+      "--mtime=@0",
+      "-czf",
+      BUNDLE_ARCHIVE,
+      "-C",
+      WORKDIR,
+      config.outputDir,
+    ],
+    { encoding: "utf8" },
+  );
   if (pack.status !== 0) {
-    writeResult({ status: "failed", exitCode: pack.status, durationMs, outputTail: `packing the bundle failed: ${(pack.stderr || "").slice(0, 1000)}` });
+    writeResult({
+      status: "failed",
+      exitCode: pack.status,
+      durationMs,
+      outputTail: `packing the bundle failed: ${(pack.stderr || "").slice(0, 1000)}`,
+    });
     return;
   }
   writeResult({ status: "succeeded", exitCode: 0, durationMs, outputTail: recipe.tail, bundleBytes: fs.statSync(BUNDLE_ARCHIVE).size });
 }
 
 main()
-  .catch((error) => writeResult({ status: "failed", exitCode: null, durationMs: 0, outputTail: `builder failed: ${String(error?.message ?? error).slice(0, 1000)}` }))
+  .catch((error) =>
+    writeResult({
+      status: "failed",
+      exitCode: null,
+      durationMs: 0,
+      outputTail: `builder failed: ${String(error?.message ?? error).slice(0, 1000)}`,
+    }),
+  )
   .finally(() => process.exit(0));

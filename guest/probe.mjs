@@ -37,8 +37,12 @@ function identity() {
     namespaces = null;
   }
   const mounts = (read("/proc/self/mountinfo", 256 * 1024) ?? "").split("\n").filter(Boolean);
-  const socketMounts = mounts.filter((line) => /docker\.sock|containerd\.sock|ssh-agent|agent\.\d+|\.X11-unix|dbus|podman\.sock/i.test(line)).map((l) => cut(l, 200));
-  const riskyEnv = Object.keys(process.env).filter((k) => /^(SSH_AUTH_SOCK|DOCKER_HOST|KUBERNETES_|AWS_|GOOGLE_|AZURE_|GITHUB_TOKEN|GH_TOKEN|NEXTAUTH_|DATABASE_URL|SMOLCLOUD_)/.test(k));
+  const socketMounts = mounts
+    .filter((line) => /docker\.sock|containerd\.sock|ssh-agent|agent\.\d+|\.X11-unix|dbus|podman\.sock/i.test(line))
+    .map((l) => cut(l, 200));
+  const riskyEnv = Object.keys(process.env).filter((k) =>
+    /^(SSH_AUTH_SOCK|DOCKER_HOST|KUBERNETES_|AWS_|GOOGLE_|AZURE_|GITHUB_TOKEN|GH_TOKEN|NEXTAUTH_|DATABASE_URL|SMOLCLOUD_)/.test(k),
+  );
   return {
     capEff: field("CapEff"),
     capBnd: field("CapBnd"),
@@ -54,11 +58,24 @@ function identity() {
 }
 
 function network() {
-  const dev = (read("/proc/net/dev") ?? "").split("\n").slice(2).map((l) => l.split(":")[0].trim()).filter(Boolean);
+  const dev = (read("/proc/net/dev") ?? "")
+    .split("\n")
+    .slice(2)
+    .map((l) => l.split(":")[0].trim())
+    .filter(Boolean);
   const routes = (read("/proc/net/route") ?? "").split("\n").slice(1).filter(Boolean);
   const hasDefaultRoute = routes.some((l) => l.split(/\s+/)[1] === "00000000");
-  const inet6 = (read("/proc/net/if_inet6") ?? "").split("\n").filter(Boolean).map((l) => l.trim().split(/\s+/).at(-1));
-  return { interfaces: dev.slice(0, 20), ipv6Interfaces: [...new Set(inet6)].slice(0, 20), routeCount: routes.length, hasDefaultRoute, resolvConf: cut((read("/etc/resolv.conf") ?? "").trim(), 300) };
+  const inet6 = (read("/proc/net/if_inet6") ?? "")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => l.trim().split(/\s+/).at(-1));
+  return {
+    interfaces: dev.slice(0, 20),
+    ipv6Interfaces: [...new Set(inet6)].slice(0, 20),
+    routeCount: routes.length,
+    hasDefaultRoute,
+    resolvConf: cut((read("/etc/resolv.conf") ?? "").trim(), 300),
+  };
 }
 
 function tcpAttempt(target, timeoutMs) {
@@ -67,7 +84,15 @@ function tcpAttempt(target, timeoutMs) {
     const socket = net.connect({ host: target.host, port: target.port });
     const done = (outcome, detail) => {
       socket.destroy();
-      resolve({ label: target.label, protocol: "tcp", host: target.host, port: target.port, outcome, detail: cut(detail ?? "", 120), ms: Date.now() - started });
+      resolve({
+        label: target.label,
+        protocol: "tcp",
+        host: target.host,
+        port: target.port,
+        outcome,
+        detail: cut(detail ?? "", 120),
+        ms: Date.now() - started,
+      });
     };
     socket.setTimeout(timeoutMs, () => done("timeout"));
     socket.once("connect", () => done("connected"));
@@ -86,12 +111,25 @@ function udpAttempt(target, timeoutMs) {
       finished = true;
       clearTimeout(timer);
       socket.close();
-      resolve({ label: target.label, protocol: "udp", host: target.host, port: target.port, outcome, detail: cut(detail ?? "", 120), ms: Date.now() - started });
+      resolve({
+        label: target.label,
+        protocol: "udp",
+        host: target.host,
+        port: target.port,
+        outcome,
+        detail: cut(detail ?? "", 120),
+        ms: Date.now() - started,
+      });
     };
     const timer = setTimeout(() => done("timeout"), timeoutMs);
     socket.once("message", () => done("answered"));
     socket.once("error", (error) => done("error", error.code ?? error.message));
-    socket.send(Buffer.from(target.payload ?? "school-core-probe"), target.port, target.host, (error) => error && done("error", error.code ?? error.message));
+    socket.send(
+      Buffer.from(target.payload ?? "school-core-probe"),
+      target.port,
+      target.host,
+      (error) => error && done("error", error.code ?? error.message),
+    );
   });
 }
 
@@ -109,7 +147,13 @@ function relayAttempt(request, socketPath, marker, timeoutMs) {
     const done = (outcome, detail) => {
       socket.destroy();
       const status = (data.match(/^HTTP\/1\.[01] (\d{3})/) ?? [])[1] ?? null;
-      const seen = { label: request.label, outcome, status, sawTarget: marker !== "" && data.includes(marker), detail: cut(detail ?? "", 120) };
+      const seen = {
+        label: request.label,
+        outcome,
+        status,
+        sawTarget: marker !== "" && data.includes(marker),
+        detail: cut(detail ?? "", 120),
+      };
       // A control request names text only the real relay answers with (its refusal code).
       resolve(request.expectText ? { ...seen, sawExpected: data.includes(request.expectText) } : seen);
     };
@@ -152,7 +196,10 @@ function searchCanaries(spec) {
   }
   const skip = new Set(["/proc", "/sys", "/dev"]);
   // "@mounts": every mount point first (a host path bound in shows up as one), then the rest
-  const mountPoints = (read("/proc/self/mountinfo", 256 * 1024) ?? "").split("\n").map((l) => l.split(" ")[4]).filter((m) => m && m !== "/" && ![...skip].some((s) => m === s || m.startsWith(`${s}/`)));
+  const mountPoints = (read("/proc/self/mountinfo", 256 * 1024) ?? "")
+    .split("\n")
+    .map((l) => l.split(" ")[4])
+    .filter((m) => m && m !== "/" && ![...skip].some((s) => m === s || m.startsWith(`${s}/`)));
   const roots = spec.roots.flatMap((r) => (r === "@mounts" ? mountPoints : [r]));
   const visited = new Set();
   // breadth first across every root: shallow files everywhere before deep trees anywhere
@@ -201,7 +248,8 @@ report.egress = await Promise.all([
   ...(input.dns ?? []).map((target) => dnsAttempt(target, timeoutMs)),
 ]);
 if (input.relay) {
-  for (const request of input.relay.requests) report.relay.push(await relayAttempt(request, input.relay.socketPath, input.relay.marker, timeoutMs));
+  for (const request of input.relay.requests)
+    report.relay.push(await relayAttempt(request, input.relay.socketPath, input.relay.marker, timeoutMs));
 }
 if (input.canaries) report.canaries = searchCanaries(input.canaries);
 process.stdout.write(JSON.stringify(report));

@@ -56,15 +56,29 @@ export async function readRelayTask(file = TASK_FILE) {
   if (typeof task?.taskId !== "string" || !relay || typeof relay.handle !== "string" || !["mailbox", "http"].includes(relay.channel)) {
     throw new RelayClientError("RELAY_CLIENT_CONFIG", "task.json has no usable relay section (taskId, relay.channel, relay.handle)");
   }
-  return { taskId: task.taskId, channel: relay.channel, handle: relay.handle, socketPath: typeof relay.socketPath === "string" && relay.socketPath ? relay.socketPath : RELAY_SOCKET_PATH };
+  return {
+    taskId: task.taskId,
+    channel: relay.channel,
+    handle: relay.handle,
+    socketPath: typeof relay.socketPath === "string" && relay.socketPath ? relay.socketPath : RELAY_SOCKET_PATH,
+  };
 }
 
 /**
  * A client bound to one task and channel. Options other than taskId/channel/handle exist for
  * tests; inside a guest the defaults are the protocol's fixed paths.
  */
-export function createRelayClient({ taskId, channel, handle, socketPath = RELAY_SOCKET_PATH, mailboxRoot = MAILBOX_ROOT, timeoutMs = DEFAULT_TIMEOUT_MS, pollIntervalMs = MAILBOX_POLL_INTERVAL_MS }) {
-  if (channel !== "mailbox" && channel !== "http") throw new RelayClientError("RELAY_CLIENT_CONFIG", `unknown relay channel "${String(channel).slice(0, 20)}"`);
+export function createRelayClient({
+  taskId,
+  channel,
+  handle,
+  socketPath = RELAY_SOCKET_PATH,
+  mailboxRoot = MAILBOX_ROOT,
+  timeoutMs = DEFAULT_TIMEOUT_MS,
+  pollIntervalMs = MAILBOX_POLL_INTERVAL_MS,
+}) {
+  if (channel !== "mailbox" && channel !== "http")
+    throw new RelayClientError("RELAY_CLIENT_CONFIG", `unknown relay channel "${String(channel).slice(0, 20)}"`);
   const mailbox = { root: mailboxRoot, next: null };
   async function send(operation, request) {
     if (channel === "http") return sendHttp({ socketPath, handle, taskId, operation, request, timeoutMs });
@@ -92,7 +106,8 @@ export async function complete(messages, options = {}) {
 }
 
 export function mailboxFileName(sequence) {
-  if (!Number.isInteger(sequence) || sequence < 1 || sequence > MAILBOX_MAX_SEQUENCE) throw new RangeError(`mailbox sequence out of range: ${sequence}`);
+  if (!Number.isInteger(sequence) || sequence < 1 || sequence > MAILBOX_MAX_SEQUENCE)
+    throw new RangeError(`mailbox sequence out of range: ${sequence}`);
   return `${String(sequence).padStart(MAILBOX_SEQUENCE_DIGITS, "0")}.json`;
 }
 
@@ -118,7 +133,8 @@ async function sendMailbox({ mailbox, handle, taskId, operation, request, timeou
       }
       if (answer !== undefined) return interpretAnswer(answer);
     }
-    if (Date.now() >= deadline) throw new RelayClientError("RELAY_CLIENT_TIMEOUT", `no relay answer for mailbox request ${sequence} within ${timeoutMs} ms`);
+    if (Date.now() >= deadline)
+      throw new RelayClientError("RELAY_CLIENT_TIMEOUT", `no relay answer for mailbox request ${sequence} within ${timeoutMs} ms`);
     await sleep(Math.min(pollIntervalMs, Math.max(1, deadline - Date.now())));
   }
 }
@@ -185,14 +201,21 @@ function sendHttp({ socketPath, handle, taskId, operation, request, timeoutMs })
         socketPath,
         method: "POST",
         path: RELAY_HTTP_PATH_PREFIX + encodeURIComponent(operation),
-        headers: { host: "relay.school-core.internal", authorization: `Bearer ${handle}`, "content-type": "application/json", "content-length": payload.length, accept: "application/json" },
+        headers: {
+          host: "relay.school-core.internal",
+          authorization: `Bearer ${handle}`,
+          "content-type": "application/json",
+          "content-length": payload.length,
+          accept: "application/json",
+        },
       },
       (res) => {
         const chunks = [];
         let size = 0;
         res.on("data", (chunk) => {
           size += chunk.length;
-          if (size > MAX_RESPONSE_BYTES) return settle(new RelayClientError("RELAY_CLIENT_PROTOCOL", `the relay answer is larger than ${MAX_RESPONSE_BYTES} bytes`));
+          if (size > MAX_RESPONSE_BYTES)
+            return settle(new RelayClientError("RELAY_CLIENT_PROTOCOL", `the relay answer is larger than ${MAX_RESPONSE_BYTES} bytes`));
           chunks.push(chunk);
         });
         res.on("end", () => {
@@ -200,7 +223,13 @@ function sendHttp({ socketPath, handle, taskId, operation, request, timeoutMs })
           try {
             body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
           } catch {
-            return settle(new RelayClientError("RELAY_CLIENT_PROTOCOL", `the relay answered HTTP ${res.statusCode} without JSON`, res.statusCode ?? null));
+            return settle(
+              new RelayClientError(
+                "RELAY_CLIENT_PROTOCOL",
+                `the relay answered HTTP ${res.statusCode} without JSON`,
+                res.statusCode ?? null,
+              ),
+            );
           }
           try {
             settle(null, interpretAnswer({ v: MAILBOX_PROTOCOL_VERSION, status: res.statusCode, body }));
@@ -220,12 +249,22 @@ function sendHttp({ socketPath, handle, taskId, operation, request, timeoutMs })
 // ---- shared ----------------------------------------------------------------------------------
 
 function interpretAnswer(answer) {
-  if (!answer || answer.v !== MAILBOX_PROTOCOL_VERSION || !Number.isInteger(answer.status) || typeof answer.body !== "object" || answer.body === null) {
+  if (
+    !answer ||
+    answer.v !== MAILBOX_PROTOCOL_VERSION ||
+    !Number.isInteger(answer.status) ||
+    typeof answer.body !== "object" ||
+    answer.body === null
+  ) {
     throw new RelayClientError("RELAY_CLIENT_PROTOCOL", "the relay answer is not a v1 response");
   }
   if (answer.status === 200) return answer.body;
   const error = answer.body.error ?? {};
-  throw new RelayClientError(typeof error.code === "string" ? error.code.slice(0, 64) : "RELAY_CLIENT_PROTOCOL", typeof error.message === "string" ? error.message : `relay answered ${answer.status}`, answer.status);
+  throw new RelayClientError(
+    typeof error.code === "string" ? error.code.slice(0, 64) : "RELAY_CLIENT_PROTOCOL",
+    typeof error.message === "string" ? error.message : `relay answered ${answer.status}`,
+    answer.status,
+  );
 }
 
 async function readBoundedFile(file, maxBytes) {
@@ -238,7 +277,8 @@ async function readBoundedFile(file, maxBytes) {
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) return null;
-    if (stat.size > maxBytes) throw new RelayClientError("RELAY_CLIENT_PROTOCOL", `${path.basename(file)} is larger than ${maxBytes} bytes`);
+    if (stat.size > maxBytes)
+      throw new RelayClientError("RELAY_CLIENT_PROTOCOL", `${path.basename(file)} is larger than ${maxBytes} bytes`);
     return await handle.readFile("utf8");
   } finally {
     await handle.close();

@@ -37,7 +37,10 @@ describe("guest relay client", async () => {
 
   async function newTask() {
     const { taskId } = await createRelayTestTask(db);
-    const issued = await issueCapability({ db }, { taskId, maxRequests: 5, maxBytes: 1_000_000, maxRequestBytes: 200_000, maxResponseBytes: 100_000, ttlSeconds: 600 });
+    const issued = await issueCapability(
+      { db },
+      { taskId, maxRequests: 5, maxBytes: 1_000_000, maxRequestBytes: 200_000, maxResponseBytes: 100_000, ttlSeconds: 600 },
+    );
     return { taskId, ...issued };
   }
 
@@ -98,7 +101,14 @@ describe("guest relay client", async () => {
     const { taskId, handle, capabilityId } = await newTask();
     const root = path.join(tmp, "mailbox-ok");
     const worker = startMailboxWorker(root, taskId, { corruptFirstUpload: true });
-    const relay = client.createRelayClient({ taskId, channel: "mailbox", handle, mailboxRoot: root, timeoutMs: 10_000, pollIntervalMs: 20 });
+    const relay = client.createRelayClient({
+      taskId,
+      channel: "mailbox",
+      handle,
+      mailboxRoot: root,
+      timeoutMs: 10_000,
+      pollIntervalMs: 20,
+    });
     const first = await relay.complete([{ role: "user", content: "add() subtracts instead of adding" }], { maxTokens: 100 });
     expect(first.content).toContain("return a + b;");
     expect(first.usage).toMatchObject({ upstream: "scripted", requestCount: 1 });
@@ -106,7 +116,13 @@ describe("guest relay client", async () => {
     expect(second.content).toMatch(/scripted demo transport/);
     expect((await fs.readdir(path.join(root, "outbox"))).sort()).toEqual(["000001.json", "000002.json"]);
     const written = JSON.parse(await fs.readFile(path.join(root, "outbox", "000001.json"), "utf8"));
-    expect(written).toEqual({ v: 1, handle, taskId, operation: "complete", request: { messages: [{ role: "user", content: "add() subtracts instead of adding" }], maxTokens: 100 } });
+    expect(written).toEqual({
+      v: 1,
+      handle,
+      taskId,
+      operation: "complete",
+      request: { messages: [{ role: "user", content: "add() subtracts instead of adding" }], maxTokens: 100 },
+    });
     await worker.stop();
     expect((await readCapabilityUsage({ db }, { capabilityId }))?.usage.requestCount).toBe(2);
   });
@@ -115,8 +131,12 @@ describe("guest relay client", async () => {
     const { taskId, handle } = await newTask();
     const root = path.join(tmp, "mailbox-restart");
     const worker = startMailboxWorker(root, taskId);
-    await client.createRelayClient({ taskId, channel: "mailbox", handle, mailboxRoot: root, timeoutMs: 10_000, pollIntervalMs: 20 }).complete([{ role: "user", content: "one" }]);
-    await client.createRelayClient({ taskId, channel: "mailbox", handle, mailboxRoot: root, timeoutMs: 10_000, pollIntervalMs: 20 }).complete([{ role: "user", content: "two" }]);
+    await client
+      .createRelayClient({ taskId, channel: "mailbox", handle, mailboxRoot: root, timeoutMs: 10_000, pollIntervalMs: 20 })
+      .complete([{ role: "user", content: "one" }]);
+    await client
+      .createRelayClient({ taskId, channel: "mailbox", handle, mailboxRoot: root, timeoutMs: 10_000, pollIntervalMs: 20 })
+      .complete([{ role: "user", content: "two" }]);
     expect((await fs.readdir(path.join(root, "outbox"))).sort()).toEqual(["000001.json", "000002.json"]);
     await worker.stop();
   });
@@ -125,7 +145,14 @@ describe("guest relay client", async () => {
     const { taskId, handle } = await newTask();
     const root = path.join(tmp, "mailbox-refused");
     const worker = startMailboxWorker(root, taskId);
-    const relay = client.createRelayClient({ taskId, channel: "mailbox", handle, mailboxRoot: root, timeoutMs: 10_000, pollIntervalMs: 20 });
+    const relay = client.createRelayClient({
+      taskId,
+      channel: "mailbox",
+      handle,
+      mailboxRoot: root,
+      timeoutMs: 10_000,
+      pollIntervalMs: 20,
+    });
     const error = await relay.complete([{ role: "tool", content: "x" }]).catch((e: unknown) => e);
     expect(error).toMatchObject({ name: "RelayClientError", code: "RELAY_REQUEST_MALFORMED", status: 400 });
     expect(String((error as Error).message)).not.toContain(handle);
@@ -134,7 +161,14 @@ describe("guest relay client", async () => {
 
   it("mailbox: gives up at its deadline when nobody answers", async () => {
     const { taskId, handle } = await newTask();
-    const relay = client.createRelayClient({ taskId, channel: "mailbox", handle, mailboxRoot: path.join(tmp, "mailbox-silent"), timeoutMs: 300, pollIntervalMs: 20 });
+    const relay = client.createRelayClient({
+      taskId,
+      channel: "mailbox",
+      handle,
+      mailboxRoot: path.join(tmp, "mailbox-silent"),
+      timeoutMs: 300,
+      pollIntervalMs: 20,
+    });
     await expect(relay.complete([{ role: "user", content: "hello?" }])).rejects.toMatchObject({ code: "RELAY_CLIENT_TIMEOUT" });
   });
 
@@ -163,7 +197,13 @@ describe("guest relay client", async () => {
 
     it("fails visibly when the socket is absent", async () => {
       const { taskId, handle } = await newTask();
-      const relay = client.createRelayClient({ taskId, channel: "http", handle, socketPath: path.join(tmp, "absent.sock"), timeoutMs: 2_000 });
+      const relay = client.createRelayClient({
+        taskId,
+        channel: "http",
+        handle,
+        socketPath: path.join(tmp, "absent.sock"),
+        timeoutMs: 2_000,
+      });
       await expect(relay.complete([{ role: "user", content: "x" }])).rejects.toMatchObject({ code: "RELAY_CLIENT_IO" });
     });
   });
@@ -173,19 +213,43 @@ describe("guest relay client", async () => {
     const repo = path.join(tmp, "calculator");
     await fs.mkdir(path.join(repo, "src"), { recursive: true });
     await fs.mkdir(path.join(repo, "test"), { recursive: true });
-    await fs.writeFile(path.join(repo, "package.json"), JSON.stringify({ name: "calculator", type: "module", scripts: { test: "node --test" } }, null, 2));
+    await fs.writeFile(
+      path.join(repo, "package.json"),
+      JSON.stringify({ name: "calculator", type: "module", scripts: { test: "node --test" } }, null, 2),
+    );
     await fs.writeFile(path.join(repo, "src/add.js"), "export function add(a, b) {\n  return a - b;\n}\n");
-    await fs.writeFile(path.join(repo, "test/add.test.js"), 'import test from "node:test";\nimport assert from "node:assert/strict";\nimport { add } from "../src/add.js";\n\ntest("add", () => {\n  assert.equal(add(2, 3), 5);\n});\n');
+    await fs.writeFile(
+      path.join(repo, "test/add.test.js"),
+      'import test from "node:test";\nimport assert from "node:assert/strict";\nimport { add } from "../src/add.js";\n\ntest("add", () => {\n  assert.equal(add(2, 3), 5);\n});\n',
+    );
     execFileSync("git", ["init", "-q", repo]);
     const taskFile = path.join(tmp, "task.json");
     await fs.writeFile(
       taskFile,
-      JSON.stringify({ v: 1, taskId, repository: "demo/calculator", issue: { number: 1, title: "add() subtracts instead of adding", body: "Calling add(2, 3) returns -1. It should return 5.", untrusted: true }, relay: { channel: "mailbox", handle, socketPath: null } }),
+      JSON.stringify({
+        v: 1,
+        taskId,
+        repository: "demo/calculator",
+        issue: {
+          number: 1,
+          title: "add() subtracts instead of adding",
+          body: "Calling add(2, 3) returns -1. It should return 5.",
+          untrusted: true,
+        },
+        relay: { channel: "mailbox", handle, socketPath: null },
+      }),
     );
     const root = path.join(tmp, "mailbox-agent");
     const worker = startMailboxWorker(root, taskId);
     const outputDir = path.join(tmp, "output");
-    const relay = client.createRelayClient({ taskId, channel: "mailbox", handle, mailboxRoot: root, timeoutMs: 10_000, pollIntervalMs: 20 });
+    const relay = client.createRelayClient({
+      taskId,
+      channel: "mailbox",
+      handle,
+      mailboxRoot: root,
+      timeoutMs: 10_000,
+      pollIntervalMs: 20,
+    });
     const { exitCode, report } = await runStudentAgent({ taskFile, repoDir: repo, outputDir, client: relay, testTimeoutMs: 60_000 });
     await worker.stop();
     expect(exitCode).toBe(0);
@@ -206,7 +270,15 @@ describe("guest relay client", async () => {
     await fs.mkdir(repo);
     await fs.writeFile(path.join(repo, "a.js"), "1\n");
     const taskFile = path.join(tmp, "task-fail.json");
-    await fs.writeFile(taskFile, JSON.stringify({ taskId, repository: "demo/x", issue: { number: 2, title: "t", body: "b" }, relay: { channel: "http", handle, socketPath: path.join(tmp, "no.sock") } }));
+    await fs.writeFile(
+      taskFile,
+      JSON.stringify({
+        taskId,
+        repository: "demo/x",
+        issue: { number: 2, title: "t", body: "b" },
+        relay: { channel: "http", handle, socketPath: path.join(tmp, "no.sock") },
+      }),
+    );
     const outputDir = path.join(tmp, "output-fail");
     const { exitCode, report } = await runStudentAgent({ taskFile, repoDir: repo, outputDir });
     expect(exitCode).toBe(2);

@@ -93,7 +93,8 @@ function installDependencies() {
   run("tar", ["-xzf", DEPENDENCIES_ARCHIVE, "-C", DEPENDENCIES_DIR, "--no-same-owner", "--no-same-permissions"]);
   fs.rmSync(DEPENDENCIES_ARCHIVE, { force: true });
   const env = {};
-  for (const [name, value] of Object.entries(described?.env ?? {})) if (/^[A-Z_][A-Z0-9_]{0,63}$/.test(name) && typeof value === "string") env[name] = value.slice(0, 1000);
+  for (const [name, value] of Object.entries(described?.env ?? {}))
+    if (/^[A-Z_][A-Z0-9_]{0,63}$/.test(name) && typeof value === "string") env[name] = value.slice(0, 1000);
   return env;
 }
 
@@ -102,7 +103,8 @@ function installDependencies() {
 const PRLIMIT = "/usr/bin/prlimit";
 function agentArgv() {
   const maxProcesses = task.limits?.maxProcesses;
-  if (Number.isInteger(maxProcesses) && fs.existsSync(PRLIMIT)) return [PRLIMIT, `--nproc=${maxProcesses}:${maxProcesses}`, "--", ...task.agent.command];
+  if (Number.isInteger(maxProcesses) && fs.existsSync(PRLIMIT))
+    return [PRLIMIT, `--nproc=${maxProcesses}:${maxProcesses}`, "--", ...task.agent.command];
   if (Number.isInteger(maxProcesses)) note(`no ${PRLIMIT} in the image: maxProcesses is enforced by the machine alone`);
   return task.agent.command;
 }
@@ -120,10 +122,13 @@ function isDiskFull() {
 }
 
 function limitHitBy(logTail, signal) {
-  if (isDiskFull() || /ENOSPC|No space left on device/i.test(logTail)) return `the guest's disk is full: the task's diskGb limit (${task.limits?.diskGb} GB) was reached`;
-  if (/EAGAIN|Resource temporarily unavailable|Cannot fork|fork: retry/i.test(logTail)) return `the agent was refused a new process: the task's maxProcesses limit (${task.limits?.maxProcesses}) was reached`;
+  if (isDiskFull() || /ENOSPC|No space left on device/i.test(logTail))
+    return `the guest's disk is full: the task's diskGb limit (${task.limits?.diskGb} GB) was reached`;
+  if (/EAGAIN|Resource temporarily unavailable|Cannot fork|fork: retry/i.test(logTail))
+    return `the agent was refused a new process: the task's maxProcesses limit (${task.limits?.maxProcesses}) was reached`;
   // Nothing in the guest sends SIGKILL but the kernel's out-of-memory killer (the deadline's kill is agent_timeout).
-  if (signal === "SIGKILL") return `the agent was killed (SIGKILL), most likely by the out-of-memory killer at the task's memoryMb limit (${task.limits?.memoryMb} MB)`;
+  if (signal === "SIGKILL")
+    return `the agent was killed (SIGKILL), most likely by the out-of-memory killer at the task's memoryMb limit (${task.limits?.memoryMb} MB)`;
   return undefined;
 }
 
@@ -131,7 +136,12 @@ function runAgent(dependencyEnv) {
   return new Promise((resolve) => {
     const [command, ...args] = agentArgv();
     const log = fs.openSync(AGENT_LOG_FILE, "w");
-    const child = spawn(command, args, { cwd: REPO, env: { PATH: process.env.PATH, HOME: "/tmp", LANG: "C.UTF-8", ...dependencyEnv }, stdio: ["ignore", log, log], detached: true });
+    const child = spawn(command, args, {
+      cwd: REPO,
+      env: { PATH: process.env.PATH, HOME: "/tmp", LANG: "C.UTF-8", ...dependencyEnv },
+      stdio: ["ignore", log, log],
+      detached: true,
+    });
     let isTimedOut = false;
     const timer = setTimeout(() => {
       isTimedOut = true;
@@ -178,9 +188,24 @@ async function main() {
   // Export the tree git sees (no .git, relative paths). The archive and the declared changed
   // paths describe the same tree; the control plane re-validates both.
   run("git", ["add", "-A"]);
-  const changed = run("git", ["diff", "--cached", "--name-only", "-z", "--no-renames", "HEAD"]).split("\0").filter(Boolean).slice(0, LIMITS.paths);
+  const changed = run("git", ["diff", "--cached", "--name-only", "-z", "--no-renames", "HEAD"])
+    .split("\0")
+    .filter(Boolean)
+    .slice(0, LIMITS.paths);
   fs.writeFileSync(FILE_LIST, run("git", ["ls-files", "-z", "--cached"]));
-  run("tar", ["--null", "--no-recursion", "-T", FILE_LIST, "--sort=name", "--owner=0", "--group=0", "--numeric-owner", "--mtime=@0", "-cf", ARCHIVE]);
+  run("tar", [
+    "--null",
+    "--no-recursion",
+    "-T",
+    FILE_LIST,
+    "--sort=name",
+    "--owner=0",
+    "--group=0",
+    "--numeric-owner",
+    "--mtime=@0",
+    "-cf",
+    ARCHIVE,
+  ]);
   const archive = fs.readFileSync(ARCHIVE);
 
   let studentReport = null;
@@ -220,7 +245,12 @@ async function main() {
     guestExecutionId,
     status,
     diagnostics: diagnostics.join("\n").slice(0, LIMITS.diagnostics),
-    candidate: { archivePath: ARCHIVE, archiveSha256: createHash("sha256").update(archive).digest("hex"), archiveBytes: archive.length, changedPaths: changed },
+    candidate: {
+      archivePath: ARCHIVE,
+      archiveSha256: createHash("sha256").update(archive).digest("hex"),
+      archiveBytes: archive.length,
+      changedPaths: changed,
+    },
     studentReport,
     supplementalChecks,
   });

@@ -145,16 +145,24 @@ export function feedbackLines(task) {
     String(feedback.comment ?? ""),
   ];
   for (const comment of Array.isArray(feedback.lineComments) ? feedback.lineComments : []) {
-    lines.push("", `On ${String(comment.path)} line ${Number(comment.line) || 0} (${comment.side === "old" ? "the earlier version" : "your version"}): ${String(comment.lineText ?? "").trim()}`, String(comment.body ?? ""));
+    lines.push(
+      "",
+      `On ${String(comment.path)} line ${Number(comment.line) || 0} (${comment.side === "old" ? "the earlier version" : "your version"}): ${String(comment.lineText ?? "").trim()}`,
+      String(comment.body ?? ""),
+    );
   }
-  if (Number(feedback.omittedLineComments) > 0) lines.push("", `(${Number(feedback.omittedLineComments)} more line comments were left out.)`);
+  if (Number(feedback.omittedLineComments) > 0)
+    lines.push("", `(${Number(feedback.omittedLineComments)} more line comments were left out.)`);
   lines.push("</teacher-feedback>");
   return lines;
 }
 
 /** The model's prose outside the file blocks, bounded: the human-readable part of the report. */
 export function summarizeAnswer(text) {
-  const prose = String(text).replace(/^```file[^\n]*\n[\s\S]*?^```[ \t]*$/gm, "").replace(/\n{3,}/g, "\n\n").trim();
+  const prose = String(text)
+    .replace(/^```file[^\n]*\n[\s\S]*?^```[ \t]*$/gm, "")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
   return bound(prose.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, "\ufffd"), AGENT_LIMITS.summaryChars);
 }
 
@@ -273,7 +281,12 @@ export async function runSupplementalCheck(repoDir, { timeoutMs = AGENT_LIMITS.t
     };
     let child;
     try {
-      child = spawn("npm", ["test"], { cwd: repoDir, env: { ...process.env, CI: "1", NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+      child = spawn("npm", ["test"], {
+        cwd: repoDir,
+        env: { ...process.env, CI: "1", NO_COLOR: "1" },
+        stdio: ["ignore", "pipe", "pipe"],
+        detached: true,
+      });
     } catch (error) {
       resolve({ command, exitCode: null, outputExcerpt: `could not start npm: ${error.code ?? error.message}` });
       return;
@@ -296,7 +309,11 @@ export async function runSupplementalCheck(repoDir, { timeoutMs = AGENT_LIMITS.t
     child.on("close", (code) => {
       clearTimeout(timer);
       const tail = output.slice(-AGENT_LIMITS.outputExcerptChars + 100);
-      resolve({ command, exitCode: isTimedOut ? null : code, outputExcerpt: bound(isTimedOut ? `timed out after ${timeoutMs} ms\n${tail}` : tail, AGENT_LIMITS.outputExcerptChars) });
+      resolve({
+        command,
+        exitCode: isTimedOut ? null : code,
+        outputExcerpt: bound(isTimedOut ? `timed out after ${timeoutMs} ms\n${tail}` : tail, AGENT_LIMITS.outputExcerptChars),
+      });
     });
   });
 }
@@ -329,7 +346,10 @@ export async function runStudentAgent({ taskFile = TASK_FILE, repoDir = REPO_DIR
     // No fallback of any kind: a relay failure ends the run with a visible reason and no edits.
     const code = error instanceof RelayClientError ? error.code : "RELAY_CLIENT_ERROR";
     const report = {
-      summary: bound(`The model relay failed (${code}): ${error instanceof Error ? error.message : String(error)}. No files were changed.`, AGENT_LIMITS.summaryChars),
+      summary: bound(
+        `The model relay failed (${code}): ${error instanceof Error ? error.message : String(error)}. No files were changed.`,
+        AGENT_LIMITS.summaryChars,
+      ),
       editedPaths: [],
       supplementalCheck: { command: null, exitCode: null, outputExcerpt: "Not run: the model relay failed." },
     };

@@ -55,7 +55,10 @@ export const ZEnvSchema = z.object({
    * Fault injection for the restart tests: the worker SIGKILLs itself right after committing a
    * transition into this task state (or "machine:<state>", "publish:<step>"). Refused in production.
    */
-  SCHOOLCORE_FAULT_CRASH_AFTER: z.string().regex(/^((machine|publish|round):)?[a-z_]+$/).optional(),
+  SCHOOLCORE_FAULT_CRASH_AFTER: z
+    .string()
+    .regex(/^((machine|publish|round):)?[a-z_]+$/)
+    .optional(),
 });
 
 export type TEnv = z.infer<typeof ZEnvSchema> & { dataDir: string };

@@ -14,7 +14,12 @@ function sanitizeFields(fields: Record<string, unknown> | undefined): Record<str
   if (!fields) return {};
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(fields)) {
-    out[key] = typeof value === "string" ? sanitizeExcerpt(value, 2048) : typeof value === "number" || typeof value === "boolean" || value === null ? value : sanitizeExcerpt(safeJson(value), 2048);
+    out[key] =
+      typeof value === "string"
+        ? sanitizeExcerpt(value, 2048)
+        : typeof value === "number" || typeof value === "boolean" || value === null
+          ? value
+          : sanitizeExcerpt(safeJson(value), 2048);
   }
   return out;
 }
@@ -36,6 +41,11 @@ export function logWarn(message: string, fields?: Record<string, unknown>): void
 }
 
 export function logError(message: string, error?: unknown, fields?: Record<string, unknown>): void {
-  const detail = error instanceof Error ? `${error.name}: ${error.message}${error.stack ? `\n${error.stack.split("\n").slice(1, 6).join("\n")}` : ""}` : error === undefined ? undefined : safeJson(error);
+  const detail =
+    error instanceof Error
+      ? `${error.name}: ${error.message}${error.stack ? `\n${error.stack.split("\n").slice(1, 6).join("\n")}` : ""}`
+      : error === undefined
+        ? undefined
+        : safeJson(error);
   write("error", message, { ...fields, ...(detail ? { error: detail } : {}) });
 }

@@ -26,29 +26,51 @@ describe("parseOrThrow", () => {
   });
 
   it("throws an AppError with the given code and details, the label and the first issue in full", () => {
-    const error = thrownBy(() => parseOrThrow(ZSchema, { name: "", age: 3 }, { code: "CONTRACT_VIOLATION", label: "result.json", details: { reason: "RESULT_SCHEMA" } }));
+    const error = thrownBy(() =>
+      parseOrThrow(
+        ZSchema,
+        { name: "", age: 3 },
+        { code: "CONTRACT_VIOLATION", label: "result.json", details: { reason: "RESULT_SCHEMA" } },
+      ),
+    );
     expect(error.code).toBe("CONTRACT_VIOLATION");
     expect(error.details).toEqual({ reason: "RESULT_SCHEMA" });
     expect(error.message).toBe("result.json: name: Give a name.");
   });
 
   it("names every other issue's path after the first, compactly and once each", () => {
-    const error = thrownBy(() => parseOrThrow(ZSchema, { name: "", age: "x", tags: [1, 2] }, { code: "VALIDATION_FAILED", label: "person" }));
+    const error = thrownBy(() =>
+      parseOrThrow(ZSchema, { name: "", age: "x", tags: [1, 2] }, { code: "VALIDATION_FAILED", label: "person" }),
+    );
     expect(error.message).toMatch(/^person: name: Give a name\. \(also: age, tags\.0, tags\.1\)$/);
   });
 
   it("names the root when the value itself is wrong", () => {
-    expect(thrownBy(() => parseOrThrow(ZSchema, "nope", { code: "VALIDATION_FAILED", label: "person" })).message).toMatch(/^person: \(root\): /);
+    expect(thrownBy(() => parseOrThrow(ZSchema, "nope", { code: "VALIDATION_FAILED", label: "person" })).message).toMatch(
+      /^person: \(root\): /,
+    );
   });
 
   it("counts the paths beyond the listed ones, so the message stays bounded", () => {
-    const error = thrownBy(() => parseOrThrow(z.array(z.string()), Array.from({ length: 500 }, (_, i) => i), { code: "VALIDATION_FAILED", label: "list" }));
+    const error = thrownBy(() =>
+      parseOrThrow(
+        z.array(z.string()),
+        Array.from({ length: 500 }, (_, i) => i),
+        { code: "VALIDATION_FAILED", label: "list" },
+      ),
+    );
     expect(error.message).toContain("; +491 more)");
     expect(error.message.length).toBeLessThan(400);
   });
 
   it("never echoes input values, and redacts a secret-looking key name", () => {
-    const error = thrownBy(() => parseOrThrow(ZSchema, { name: "ghp_abcdefghijklmnopqrstuvwxyz012345", age: 1.5, ["token=ghp_abcdefghijklmnopqrstuvwxyz012345"]: 1 }, { code: "VALIDATION_FAILED", label: "person" }));
+    const error = thrownBy(() =>
+      parseOrThrow(
+        ZSchema,
+        { name: "ghp_abcdefghijklmnopqrstuvwxyz012345", age: 1.5, ["token=ghp_abcdefghijklmnopqrstuvwxyz012345"]: 1 },
+        { code: "VALIDATION_FAILED", label: "person" },
+      ),
+    );
     expect(error.message).not.toContain("ghp_abcdefghijklmnopqrstuvwxyz012345");
   });
 });

@@ -54,11 +54,11 @@ export function findFolderCycles(edges: Map<string, Set<string>>): string[][] {
 
 export function folderEdges(result: ICruiseResult): Map<string, Set<string>> {
   const edges = new Map<string, Set<string>>();
-  for (const module of result.modules) {
-    if (TEST_SUPPORT.test(module.source)) continue;
-    const from = libUnit(module.source);
+  for (const cruised of result.modules) {
+    if (TEST_SUPPORT.test(cruised.source)) continue;
+    const from = libUnit(cruised.source);
     if (!from) continue;
-    for (const dependency of module.dependencies) {
+    for (const dependency of cruised.dependencies) {
       const to = libUnit(dependency.resolved);
       if (!to || to === from) continue;
       if (!edges.has(from)) edges.set(from, new Set());
@@ -73,7 +73,12 @@ async function main() {
   const { default: ruleSet } = await import(path.join(ROOT, ".dependency-cruiser.cjs"));
   const options = ruleSet.options;
   const tsConfig = extractTSConfig(path.join(ROOT, "tsconfig.json"));
-  const output: IReporterOutput = await cruise(["lib", "sidecars"], { ...options, ruleSet: { forbidden: ruleSet.forbidden }, validate: true, outputType: "json" }, undefined, { tsConfig });
+  const output: IReporterOutput = await cruise(
+    ["lib", "sidecars"],
+    { ...options, ruleSet: { forbidden: ruleSet.forbidden }, validate: true, outputType: "json" },
+    undefined,
+    { tsConfig },
+  );
   const result = (typeof output.output === "string" ? JSON.parse(output.output) : output.output) as ICruiseResult;
   const problems: string[] = [];
   for (const violation of result.summary.violations) problems.push(`${violation.rule.name}: ${violation.from} → ${violation.to}`);
@@ -86,7 +91,9 @@ async function main() {
     process.stderr.write(`[layering] ${problems.length} violation(s):\n${problems.map((p) => `  ${p}`).join("\n")}\n`);
     process.exit(1);
   }
-  process.stdout.write(`[layering] ok: ${result.summary.totalCruised} modules, ${edges.size} lib folders, no cycles, no forbidden imports\n`);
+  process.stdout.write(
+    `[layering] ok: ${result.summary.totalCruised} modules, ${edges.size} lib folders, no cycles, no forbidden imports\n`,
+  );
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) void main();

@@ -82,7 +82,13 @@ async function main() {
   const env = getEnv();
   const displayHost = env.HOSTNAME === "0.0.0.0" ? "localhost" : env.HOSTNAME;
   const url = `http://${displayHost}:${env.PORT}`;
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: env.dataDir, NODE_ENV: "production", NEXTAUTH_URL: env.NEXTAUTH_URL ?? url, NEXTAUTH_SECRET: resolveSessionSecret(env) };
+  const childEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: env.dataDir,
+    NODE_ENV: "production",
+    NEXTAUTH_URL: env.NEXTAUTH_URL ?? url,
+    NEXTAUTH_SECRET: resolveSessionSecret(env),
+  };
 
   if (!fs.existsSync(path.join(PROJECT_ROOT, "lib", "db", "generated", "client.ts"))) {
     say("generating the Prisma client");
@@ -99,7 +105,8 @@ async function main() {
   childEnv.DATABASE_URL = database.handle.url;
   const services: { name: string; stop(): Promise<void> }[] = [];
   const stopServices = async () => {
-    for (const service of services.reverse()) await service.stop().catch((error: Error) => say(`stopping ${service.name} failed: ${error.message}`));
+    for (const service of services.reverse())
+      await service.stop().catch((error: Error) => say(`stopping ${service.name} failed: ${error.message}`));
   };
 
   let seed: Awaited<ReturnType<typeof seedDemoUsers>>;
@@ -163,7 +170,11 @@ async function main() {
         start: (restartCount) =>
           // `node --import tsx`, not the tsx CLI: one process, so a kill (OOM, operator) hits the worker
           // itself and never leaves an orphan behind a dead wrapper.
-          spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "scripts", "worker.ts")], { cwd: PROJECT_ROOT, env: { ...childEnv, SCHOOLCORE_RESTART_COUNT: String(restartCount) }, stdio: "inherit" }),
+          spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "scripts", "worker.ts")], {
+            cwd: PROJECT_ROOT,
+            env: { ...childEnv, SCHOOLCORE_RESTART_COUNT: String(restartCount) },
+            stdio: "inherit",
+          }),
       },
       {
         name: "web app",
@@ -180,7 +191,11 @@ async function main() {
         // The guest-facing relay listener: POST /api/relay/v1/{op} only, outside the web app.
         name: "relay listener",
         start: (restartCount) =>
-          spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "scripts", "relay.ts")], { cwd: PROJECT_ROOT, env: { ...childEnv, SCHOOLCORE_RESTART_COUNT: String(restartCount) }, stdio: "inherit" }),
+          spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "scripts", "relay.ts")], {
+            cwd: PROJECT_ROOT,
+            env: { ...childEnv, SCHOOLCORE_RESTART_COUNT: String(restartCount) },
+            stdio: "inherit",
+          }),
       },
     ],
   });
@@ -207,7 +222,9 @@ async function main() {
     return;
   }
   say(`School-Core is running at ${url}`);
-  say(`relay listener (guests on the HTTP relay channel; POST /api/relay/v1/{op} only) at ${relayListenerUrl(env)}${env.RELAY_PUBLIC_URL ? ` — guests are pointed at ${env.RELAY_PUBLIC_URL}` : ""}`);
+  say(
+    `relay listener (guests on the HTTP relay channel; POST /api/relay/v1/{op} only) at ${relayListenerUrl(env)}${env.RELAY_PUBLIC_URL ? ` — guests are pointed at ${env.RELAY_PUBLIC_URL}` : ""}`,
+  );
   if (seed.kind === "created") {
     say("demo logins (shown once; also in " + seed.file + ", mode 600):");
     for (const c of seed.credentials) say(`  ${c.roles.join(",").padEnd(9)} ${c.email}  ${c.password}`);

@@ -16,9 +16,17 @@ const STEPS: Step[] = [
   { name: "prisma generate", command: process.execPath, args: [path.join(ROOT, "scripts", "prisma-generate.mjs")] },
   { name: "typecheck", command: bin("tsc"), args: ["--noEmit", "-p", "tsconfig.json"] },
   { name: "lint", command: bin("eslint"), args: ["--max-warnings", "0", "."] },
-  { name: "layering", command: process.execPath, args: [path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), path.join(ROOT, "scripts", "check-layers.ts")] },
+  {
+    name: "layering",
+    command: process.execPath,
+    args: [path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), path.join(ROOT, "scripts", "check-layers.ts")],
+  },
   { name: "unit + integration", command: bin("vitest"), args: ["run"] },
-  { name: "e2e", command: process.execPath, args: [path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), path.join(ROOT, "e2e", "run-e2e.ts")] },
+  {
+    name: "e2e",
+    command: process.execPath,
+    args: [path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), path.join(ROOT, "e2e", "run-e2e.ts")],
+  },
 ];
 
 function run(step: Step): Promise<number> {

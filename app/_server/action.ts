@@ -22,7 +22,11 @@ const ZFieldErrorsDetailSchema = z.object({ fieldErrors: z.record(z.string(), z.
  * The one wrapper for server actions: session → actor, permission, zod parse of the form, one use
  * case, typed errors → a bounded message. A caller without the permission learns nothing more.
  */
-export function withActorAction<S extends z.ZodType>(options: { action: TAction; schema: S; handler: (input: { actor: Actor; input: z.infer<S> }) => Promise<ActionResult> }) {
+export function withActorAction<S extends z.ZodType>(options: {
+  action: TAction;
+  schema: S;
+  handler: (input: { actor: Actor; input: z.infer<S> }) => Promise<ActionResult>;
+}) {
   return async (_previous: ActionResult | null, formData: FormData): Promise<ActionResult> => {
     try {
       const actor = await getActor();
@@ -36,7 +40,9 @@ export function withActorAction<S extends z.ZodType>(options: { action: TAction;
     } catch (error) {
       if (isAppError(error)) {
         const detail = error.code === "VALIDATION_FAILED" ? ZFieldErrorsDetailSchema.safeParse(error.details) : undefined;
-        return detail?.success ? { ok: false, error: error.message, fieldErrors: detail.data.fieldErrors } : { ok: false, error: error.message };
+        return detail?.success
+          ? { ok: false, error: error.message, fieldErrors: detail.data.fieldErrors }
+          : { ok: false, error: error.message };
       }
       logError("server action failed", error);
       return { ok: false, error: userMessageOf(error) };

@@ -30,7 +30,8 @@ export function withActorRoute<S extends z.ZodType, P = Record<string, string>>(
       if (!can(actor, options.action)) throw new AppError("NOT_FOUND", "Not found.");
       let body: unknown = undefined;
       if (options.schema) {
-        const raw = request.method === "GET" ? Object.fromEntries(new URL(request.url).searchParams) : await request.json().catch(() => undefined);
+        const raw =
+          request.method === "GET" ? Object.fromEntries(new URL(request.url).searchParams) : await request.json().catch(() => undefined);
         body = parseOrThrow(options.schema, raw, { code: "VALIDATION_FAILED", label: "request" });
       }
       const result = await options.handler({ actor, body: body as z.infer<S>, params: await context.params, request });

@@ -96,7 +96,10 @@ export default async function OperatorDashboardPage() {
           <ul className="space-y-1 text-sm" data-testid="last-failures">
             {dashboard.failures.map((f) => (
               <li key={f.id} className="rounded border border-red-100 bg-white p-2">
-                <StateBadge state={f.state} /> <Link href={`/operator/tasks/${f.id}`}>{f.repository} #{f.issueNumber} {f.issueTitle}</Link>{" "}
+                <StateBadge state={f.state} />{" "}
+                <Link href={`/operator/tasks/${f.id}`}>
+                  {f.repository} #{f.issueNumber} {f.issueTitle}
+                </Link>{" "}
                 <span className="text-xs text-slate-500">
                   {f.updatedAt.toISOString().slice(0, 16).replace("T", " ")} UTC · attempt {f.attempt}
                   {f.autoRetryAt ? ` · automatic retry at ${f.autoRetryAt.toISOString().slice(11, 16)}` : ""}
@@ -115,16 +118,20 @@ export default async function OperatorDashboardPage() {
           <EmptyState title="No tasks yet">Tasks appear here once one is created.</EmptyState>
         ) : (
           <DataTable testId="task-table" headers={["Repository", "Issue", "State", "Created"]}>
-              {tasks.items.map((task) => (
-                <tr key={task.id} className="border-t border-slate-200">
-                  <td className="p-2">{task.repository}</td>
-                  <td className="p-2">
-                    <Link href={`/operator/tasks/${task.id}`}>#{task.issueNumber} {task.issueTitle}</Link>
-                  </td>
-                  <td className="p-2"><StateBadge state={task.state} /></td>
-                  <td className="p-2">{task.createdAt.toISOString().replace("T", " ").slice(0, 19)}</td>
-                </tr>
-              ))}
+            {tasks.items.map((task) => (
+              <tr key={task.id} className="border-t border-slate-200">
+                <td className="p-2">{task.repository}</td>
+                <td className="p-2">
+                  <Link href={`/operator/tasks/${task.id}`}>
+                    #{task.issueNumber} {task.issueTitle}
+                  </Link>
+                </td>
+                <td className="p-2">
+                  <StateBadge state={task.state} />
+                </td>
+                <td className="p-2">{task.createdAt.toISOString().replace("T", " ").slice(0, 19)}</td>
+              </tr>
+            ))}
           </DataTable>
         )}
       </div>

@@ -13,14 +13,22 @@ const first = (value: string | string[] | undefined) => (Array.isArray(value) ? 
 export default async function TeacherPage({ searchParams }: Props) {
   await requirePagePermission("review.view", "/teacher");
   const params = await searchParams;
-  const queue = await listReviewQueue({ db: await getDb() }, { repository: first(params.repository), rounds: first(params.rounds) as never, page: first(params.page) as never });
+  const queue = await listReviewQueue(
+    { db: await getDb() },
+    { repository: first(params.repository), rounds: first(params.rounds) as never, page: first(params.page) as never },
+  );
   const { query } = queue;
-  const hrefOf = (page: number) => `/teacher${queryString({ repository: query.repository, rounds: query.rounds === "all" ? undefined : query.rounds, page: page === 1 ? undefined : page })}`;
+  const hrefOf = (page: number) =>
+    `/teacher${queryString({ repository: query.repository, rounds: query.rounds === "all" ? undefined : query.rounds, page: page === 1 ? undefined : page })}`;
   const isFiltered = Boolean(query.repository) || query.rounds !== "all";
   return (
     <section className="space-y-4">
       <h1>Review queue</h1>
-      <form method="get" className="flex flex-wrap items-end gap-3 rounded border border-slate-200 bg-white p-3 text-sm" data-testid="queue-filters">
+      <form
+        method="get"
+        className="flex flex-wrap items-end gap-3 rounded border border-slate-200 bg-white p-3 text-sm"
+        data-testid="queue-filters"
+      >
         <label className="block">
           Repository
           <select name="repository" defaultValue={query.repository ?? ""} className="mt-1 block rounded border border-slate-300 p-1">
@@ -46,7 +54,9 @@ export default async function TeacherPage({ searchParams }: Props) {
         {isFiltered && <Link href="/teacher">Clear filters</Link>}
       </form>
       {queue.items.length === 0 ? (
-        <EmptyState title={isFiltered ? "Nothing matches these filters" : "Nothing to review"}>Candidates appear here once their trusted checks have run.</EmptyState>
+        <EmptyState title={isFiltered ? "Nothing matches these filters" : "Nothing to review"}>
+          Candidates appear here once their trusted checks have run.
+        </EmptyState>
       ) : (
         <ul className="divide-y divide-slate-200 rounded border border-slate-200 bg-white" data-testid="review-queue">
           {queue.items.map((item) => (

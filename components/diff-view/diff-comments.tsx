@@ -11,7 +11,16 @@ import { createContext, useCallback, useContext, useMemo, useState } from "react
 import { ActionForm, type TFormAction } from "@/components/action-form";
 import { Field } from "@/components/form-field";
 
-export type TInlineComment = { id: string; path: string; side: "old" | "new"; line: number; body: string; author: string; round: number; isFromEarlierRound: boolean };
+export type TInlineComment = {
+  id: string;
+  path: string;
+  side: "old" | "new";
+  line: number;
+  body: string;
+  author: string;
+  round: number;
+  isFromEarlierRound: boolean;
+};
 
 export type TDiffCommenting = { candidateId: string; leftSha: string; headSha: string; action: TFormAction };
 
@@ -27,7 +36,15 @@ type TContext = {
 const EMPTY: TInlineComment[] = [];
 const DiffCommentsContext = createContext<TContext>({ commentsAt: () => EMPTY, commenting: null, target: null, open: () => undefined });
 
-export function DiffCommentsProvider({ comments, commenting, children }: { comments: readonly TInlineComment[]; commenting: TDiffCommenting | null; children: React.ReactNode }) {
+export function DiffCommentsProvider({
+  comments,
+  commenting,
+  children,
+}: {
+  comments: readonly TInlineComment[];
+  commenting: TDiffCommenting | null;
+  children: React.ReactNode;
+}) {
   const [target, setTarget] = useState<TTarget | null>(null);
   const index = useMemo(() => {
     const map = new Map<string, TInlineComment[]>();
@@ -37,7 +54,11 @@ export function DiffCommentsProvider({ comments, commenting, children }: { comme
     }
     return map;
   }, [comments]);
-  const commentsAt = useCallback((path: string, side: "old" | "new", line: number | null) => (line === null ? EMPTY : (index.get(`${side}\u0000${line}\u0000${path}`) ?? EMPTY)), [index]);
+  const commentsAt = useCallback(
+    (path: string, side: "old" | "new", line: number | null) =>
+      line === null ? EMPTY : (index.get(`${side}\u0000${line}\u0000${path}`) ?? EMPTY),
+    [index],
+  );
   const value = useMemo(() => ({ commentsAt, commenting, target, open: setTarget }), [commentsAt, commenting, target]);
   return <DiffCommentsContext.Provider value={value}>{children}</DiffCommentsContext.Provider>;
 }
@@ -49,7 +70,17 @@ export function useDiffComments(): TContext {
 const NUM = "select-none px-2 text-right text-slate-500";
 
 /** A line number; a button that opens the comment form when the round takes comments. */
-export function LineNumberCell({ path, side, line, className }: { path: string; side: "old" | "new"; line: number | null; className: string }) {
+export function LineNumberCell({
+  path,
+  side,
+  line,
+  className,
+}: {
+  path: string;
+  side: "old" | "new";
+  line: number | null;
+  className: string;
+}) {
   const { commenting, open } = useDiffComments();
   if (line === null || !commenting) return <div className={`${NUM} ${className}`}>{line}</div>;
   return (
@@ -74,20 +105,29 @@ export function LineNumberCell({ path, side, line, className }: { path: string; 
 export function LineCommentRows({ path, oldLine, newLine }: { path: string; oldLine: number | null; newLine: number | null }) {
   const { commentsAt, target, commenting } = useDiffComments();
   const comments = [...commentsAt(path, "old", oldLine), ...commentsAt(path, "new", newLine)];
-  const isTarget = target !== null && target.path === path && ((target.side === "old" && target.line === oldLine) || (target.side === "new" && target.line === newLine));
+  const isTarget =
+    target !== null &&
+    target.path === path &&
+    ((target.side === "old" && target.line === oldLine) || (target.side === "new" && target.line === newLine));
   if (comments.length === 0 && !(isTarget && commenting)) return null;
   return (
     <div className="bg-slate-50 px-3 py-2 font-sans text-sm">
-        {comments.map((c) => (
-          <div key={c.id} className="mb-2 rounded border border-blue-200 bg-white p-2" data-testid="inline-comment" data-side={c.side} data-line={c.line}>
-            <p className="text-xs text-slate-600">
-              {c.author} · round {c.round}
-              {c.isFromEarlierRound ? " · carried over from an earlier round" : ""}
-            </p>
-            <p className="whitespace-pre-wrap break-words">{c.body}</p>
-          </div>
-        ))}
-        {isTarget && commenting && target && <LineCommentForm commenting={commenting} target={target} />}
+      {comments.map((c) => (
+        <div
+          key={c.id}
+          className="mb-2 rounded border border-blue-200 bg-white p-2"
+          data-testid="inline-comment"
+          data-side={c.side}
+          data-line={c.line}
+        >
+          <p className="text-xs text-slate-600">
+            {c.author} · round {c.round}
+            {c.isFromEarlierRound ? " · carried over from an earlier round" : ""}
+          </p>
+          <p className="whitespace-pre-wrap break-words">{c.body}</p>
+        </div>
+      ))}
+      {isTarget && commenting && target && <LineCommentForm commenting={commenting} target={target} />}
     </div>
   );
 }
@@ -110,7 +150,10 @@ function LineCommentForm({ commenting, target }: { commenting: TDiffCommenting; 
       <input type="hidden" name="side" value={target.side} />
       <input type="hidden" name="line" value={target.line} />
       <input type="hidden" name="lineSha" value={target.side === "new" ? commenting.headSha : commenting.leftSha} />
-      <Field name="body" label={`Comment on ${target.path} line ${target.line} (${target.side === "new" ? "this round's version" : "the version it is compared with"})`}>
+      <Field
+        name="body"
+        label={`Comment on ${target.path} line ${target.line} (${target.side === "new" ? "this round's version" : "the version it is compared with"})`}
+      >
         <textarea rows={2} maxLength={2000} required autoFocus className="mt-1 w-full rounded border border-slate-300 p-2" />
       </Field>
       <button type="button" onClick={() => open(null)} className="text-xs text-slate-600 underline">

@@ -8,7 +8,12 @@ import { StatusBadge } from "./status-badge";
  * lines are not shown — a note saying why, with a button to show them.
  */
 
-const MODE_LABEL: Record<string, string> = { "100644": "file", "100755": "executable file", "120000": "symbolic link", "160000": "submodule link" };
+const MODE_LABEL: Record<string, string> = {
+  "100644": "file",
+  "100755": "executable file",
+  "120000": "symbolic link",
+  "160000": "submodule link",
+};
 
 const formatNumber = (n: number) => n.toLocaleString("en-US");
 
@@ -29,7 +34,8 @@ function modeFact(file: TDiffFile): string | null {
 
 /** The note a file shows when it has no lines to show. */
 function emptyBodyNote(file: TDiffFile): string {
-  if (file.isBinary) return `Binary file — its contents are not shown${file.sizeBytes === undefined ? "" : ` (${formatBytes(file.sizeBytes)})`}.`;
+  if (file.isBinary)
+    return `Binary file — its contents are not shown${file.sizeBytes === undefined ? "" : ` (${formatBytes(file.sizeBytes)})`}.`;
   if (file.isTruncated) return "Not shown: the diff is larger than the review page's budget. The file is counted in the totals.";
   if (file.status === "M") return "Only the mode changed; the contents are the same.";
   if (file.status === "A") return "New empty file.";
@@ -46,16 +52,27 @@ export function DiffFileHeader({ file, index, anchorId, isOpen, onToggle }: TPro
   const mode = modeFact(file);
   const lines = lineCountOf(file);
   return (
-    <div id={anchorId} className="mt-3 rounded-t border border-slate-200 bg-white" data-testid="diff-file" data-status={file.status} data-body={withLines ? (isShown ? "shown" : file.isLarge ? "collapsed" : "hidden") : "note"}>
+    <div
+      id={anchorId}
+      className="mt-3 rounded-t border border-slate-200 bg-white"
+      data-testid="diff-file"
+      data-status={file.status}
+      data-body={withLines ? (isShown ? "shown" : file.isLarge ? "collapsed" : "hidden") : "note"}
+    >
       <div className="flex flex-wrap items-center gap-x-3 gap-y-1 border-b border-slate-200 bg-slate-50 px-3 py-2">
-        <h3 id={headingId} tabIndex={-1} className="flex min-w-0 flex-1 items-start gap-2 font-mono text-sm font-medium text-slate-900 focus:outline-2 focus:outline-blue-600">
+        <h3
+          id={headingId}
+          tabIndex={-1}
+          className="flex min-w-0 flex-1 items-start gap-2 font-mono text-sm font-medium text-slate-900 focus:outline-2 focus:outline-blue-600"
+        >
           <StatusBadge status={file.status} />
           <span className="min-w-0 whitespace-pre-wrap break-all">{file.path}</span>
         </h3>
         {file.oldPath ? <span className="font-mono text-xs text-slate-600">from {file.oldPath}</span> : null}
         {mode ? <span className="rounded bg-slate-200 px-1.5 py-0.5 text-xs text-slate-700">{mode}</span> : null}
         <span className="font-mono text-xs">
-          <span className="text-green-700">+{formatNumber(file.additions)}</span> <span className="text-red-700">−{formatNumber(file.deletions)}</span>
+          <span className="text-green-700">+{formatNumber(file.additions)}</span>{" "}
+          <span className="text-red-700">−{formatNumber(file.deletions)}</span>
         </span>
         {withLines ? (
           <button
@@ -71,13 +88,20 @@ export function DiffFileHeader({ file, index, anchorId, isOpen, onToggle }: TPro
       </div>
       {file.controlCharacterCount > 0 ? (
         <p className="border-b border-amber-200 bg-amber-50 px-3 py-1 text-xs text-amber-900" data-testid="control-characters">
-          {formatNumber(file.controlCharacterCount)} control or invisible character{file.controlCharacterCount === 1 ? "" : "s"} (escape codes, bidi overrides, zero-width …) in this file are shown as highlighted markers such as ⟨ESC⟩ or ⟨U+202E⟩.
+          {formatNumber(file.controlCharacterCount)} control or invisible character{file.controlCharacterCount === 1 ? "" : "s"} (escape
+          codes, bidi overrides, zero-width …) in this file are shown as highlighted markers such as ⟨ESC⟩ or ⟨U+202E⟩.
         </p>
       ) : null}
-      {file.newMode === "120000" && withLines ? <p className="px-3 py-1 text-xs text-slate-600">Symbolic link: the line is the path it points to.</p> : null}
+      {file.newMode === "120000" && withLines ? (
+        <p className="px-3 py-1 text-xs text-slate-600">Symbolic link: the line is the path it points to.</p>
+      ) : null}
       {!withLines ? <p className="px-3 py-2 text-sm text-slate-600">{emptyBodyNote(file)}</p> : null}
       {withLines && !isShown ? (
-        <p className="px-3 py-2 text-sm text-slate-600">{file.isLarge ? `Large file (${formatNumber(file.additions + file.deletions)} changed lines) — collapsed; search still finds its lines.` : "Hidden."}</p>
+        <p className="px-3 py-2 text-sm text-slate-600">
+          {file.isLarge
+            ? `Large file (${formatNumber(file.additions + file.deletions)} changed lines) — collapsed; search still finds its lines.`
+            : "Hidden."}
+        </p>
       ) : null}
     </div>
   );

@@ -31,7 +31,10 @@ const SIGN: Record<TDiffLine["kind"], string> = { add: "+", del: "-", context: "
 /** What a screen reader says for the sign column (the visible +/- is hidden from it). */
 const SIGN_LABEL: Record<TDiffLine["kind"], string> = { add: "added: ", del: "deleted: ", context: "" };
 const CODE = "min-w-0 whitespace-pre-wrap break-all px-2";
-const GRID: Record<TViewMode, string> = { unified: "grid grid-cols-[3rem_3rem_minmax(0,1fr)]", split: "grid grid-cols-[3rem_minmax(0,1fr)_3rem_minmax(0,1fr)]" };
+const GRID: Record<TViewMode, string> = {
+  unified: "grid grid-cols-[3rem_3rem_minmax(0,1fr)]",
+  split: "grid grid-cols-[3rem_minmax(0,1fr)_3rem_minmax(0,1fr)]",
+};
 
 /** Search matches on one line: [start, end) ranges, and which one (if any) is the current match. */
 export type TLineMatches = { ranges: readonly (readonly [number, number])[]; current: number };
@@ -58,7 +61,11 @@ function CodeText({ tokens, matches }: { tokens: readonly TToken[]; matches: TLi
       }
       const stop = Math.min(end, range[1]);
       out.push(
-        <mark key={key++} className={m === matches.current ? "bg-orange-400 text-black" : "bg-yellow-200 text-black"} data-match={m === matches.current ? "current" : "other"}>
+        <mark
+          key={key++}
+          className={m === matches.current ? "bg-orange-400 text-black" : "bg-yellow-200 text-black"}
+          data-match={m === matches.current ? "current" : "other"}
+        >
           {renderToken({ kind: token.kind, text: token.text.slice(at - offset, stop - offset) }, 0)}
         </mark>,
       );
@@ -90,13 +97,29 @@ function LineNotes({ line }: { line: TDiffLine }) {
   if (!line.hasNoNewline && !line.omittedChars) return null;
   return (
     <>
-      {line.omittedChars ? <span className="ml-1 select-none rounded bg-slate-200 px-1 text-slate-700 not-italic">… {line.omittedChars.toLocaleString("en-US")} more characters not shown</span> : null}
-      {line.hasNoNewline ? <span className="ml-1 select-none rounded bg-slate-200 px-1 text-slate-700 not-italic">no newline at end of file</span> : null}
+      {line.omittedChars ? (
+        <span className="ml-1 select-none rounded bg-slate-200 px-1 text-slate-700 not-italic">
+          … {line.omittedChars.toLocaleString("en-US")} more characters not shown
+        </span>
+      ) : null}
+      {line.hasNoNewline ? (
+        <span className="ml-1 select-none rounded bg-slate-200 px-1 text-slate-700 not-italic">no newline at end of file</span>
+      ) : null}
     </>
   );
 }
 
-function CodeCell({ line, tokens, matches, className }: { line: TDiffLine; tokens: readonly TToken[] | null; matches: TLineMatches | null; className?: string }) {
+function CodeCell({
+  line,
+  tokens,
+  matches,
+  className,
+}: {
+  line: TDiffLine;
+  tokens: readonly TToken[] | null;
+  matches: TLineMatches | null;
+  className?: string;
+}) {
   return (
     <div className={`${CODE} ${className ?? ""}`}>
       <span className="select-none text-slate-400" aria-hidden="true">
@@ -125,17 +148,23 @@ export type TRowProps = {
 
 export const DiffRowView = memo(function DiffRowView({ row, files, anchorIdOf, isOpen, onToggle, tokensOf, matchesOf }: TRowProps) {
   const file = files[row.file]!;
-  if (row.type === "file") return <DiffFileHeader file={file} index={row.file} anchorId={anchorIdOf(row.file)} isOpen={isOpen} onToggle={onToggle} />;
+  if (row.type === "file")
+    return <DiffFileHeader file={file} index={row.file} anchorId={anchorIdOf(row.file)} isOpen={isOpen} onToggle={onToggle} />;
   if (row.type === "cut") {
     return (
       <p className="border-x border-b border-slate-200 bg-amber-50 px-3 py-1 text-xs text-amber-900">
-        Only part of this file&apos;s diff is shown (the page&apos;s line budget); {(file.additions + file.deletions).toLocaleString("en-US")} lines changed in all.
+        Only part of this file&apos;s diff is shown (the page&apos;s line budget);{" "}
+        {(file.additions + file.deletions).toLocaleString("en-US")} lines changed in all.
       </p>
     );
   }
   const hunk = file.hunks[row.hunk]!;
   if (row.type === "hunk") {
-    return <div className="whitespace-pre-wrap break-all border-x border-slate-200 bg-sky-50 px-2 py-0.5 font-mono text-xs leading-[18px] text-slate-700">{hunk.header}</div>;
+    return (
+      <div className="whitespace-pre-wrap break-all border-x border-slate-200 bg-sky-50 px-2 py-0.5 font-mono text-xs leading-[18px] text-slate-700">
+        {hunk.header}
+      </div>
+    );
   }
   if (row.type === "line") {
     const line = hunk.lines[row.line]!;
@@ -160,8 +189,18 @@ export const DiffRowView = memo(function DiffRowView({ row, files, anchorIdOf, i
       </>
     ) : (
       <>
-        <LineNumberCell path={file.path} side={which} line={which === "new" ? line.newNumber : line.oldNumber} className={NUMBER_CLASS[line.kind]} />
-        <CodeCell line={line} tokens={tokensOf(row.file, row.hunk, index)} matches={matchesOf(row.file, row.hunk, index)} className={ROW_CLASS[line.kind]} />
+        <LineNumberCell
+          path={file.path}
+          side={which}
+          line={which === "new" ? line.newNumber : line.oldNumber}
+          className={NUMBER_CLASS[line.kind]}
+        />
+        <CodeCell
+          line={line}
+          tokens={tokensOf(row.file, row.hunk, index)}
+          matches={matchesOf(row.file, row.hunk, index)}
+          className={ROW_CLASS[line.kind]}
+        />
       </>
     );
   return (

@@ -25,7 +25,12 @@ const EMPTY: TSearchMatch[] = [];
 export function useDiffSearch(files: readonly TDiffFile[]): TDiffSearchState {
   const [query, setQuery] = useState("");
   // The matches of `result.query` over `result.files`; stale while a new scan runs.
-  const [result, setResult] = useState<{ query: string; files: readonly TDiffFile[] | null; matches: TSearchMatch[]; version: number }>({ query: "", files: null, matches: EMPTY, version: 0 });
+  const [result, setResult] = useState<{ query: string; files: readonly TDiffFile[] | null; matches: TSearchMatch[]; version: number }>({
+    query: "",
+    files: null,
+    matches: EMPTY,
+    version: 0,
+  });
   const [current, setCurrent] = useState(-1);
 
   useEffect(() => {
@@ -49,7 +54,16 @@ export function useDiffSearch(files: readonly TDiffFile[]): TDiffSearchState {
   const isCurrent = query.length > 0 && result.query === query && result.files === files;
   const matches = isCurrent ? result.matches : EMPTY;
   const byLine = useMemo(() => indexMatches(matches), [matches]);
-  return { query, setQuery, matches, byLine, isSearching: query.length > 0 && !isCurrent, current: isCurrent ? current : -1, setCurrent, version: result.version };
+  return {
+    query,
+    setQuery,
+    matches,
+    byLine,
+    isSearching: query.length > 0 && !isCurrent,
+    current: isCurrent ? current : -1,
+    setCurrent,
+    version: result.version,
+  };
 }
 
 export function DiffSearch({ idPrefix, search, onStep }: { idPrefix: string; search: TDiffSearchState; onStep: (index: number) => void }) {
@@ -60,7 +74,14 @@ export function DiffSearch({ idPrefix, search, onStep }: { idPrefix: string; sea
     search.setCurrent(next);
     onStep(next);
   };
-  const status = search.query === "" ? "" : search.isSearching ? "Searching…" : count === 0 ? "No matches" : `${search.current < 0 ? "" : `${(search.current + 1).toLocaleString("en-US")} of `}${count >= MAX_MATCHES ? `more than ${MAX_MATCHES.toLocaleString("en-US")}` : count.toLocaleString("en-US")} match${count === 1 ? "" : "es"}`;
+  const status =
+    search.query === ""
+      ? ""
+      : search.isSearching
+        ? "Searching…"
+        : count === 0
+          ? "No matches"
+          : `${search.current < 0 ? "" : `${(search.current + 1).toLocaleString("en-US")} of `}${count >= MAX_MATCHES ? `more than ${MAX_MATCHES.toLocaleString("en-US")}` : count.toLocaleString("en-US")} match${count === 1 ? "" : "es"}`;
   return (
     <div role="search" aria-label="Search the diff" className="flex flex-wrap items-center gap-2">
       <label htmlFor={`${idPrefix}-search`} className="text-sm text-slate-700">
@@ -81,10 +102,20 @@ export function DiffSearch({ idPrefix, search, onStep }: { idPrefix: string; sea
         data-testid="diff-search"
         aria-describedby={`${idPrefix}-search-status`}
       />
-      <button type="button" onClick={() => step(-1)} disabled={count === 0} className="rounded border border-slate-300 bg-white px-2 py-1 text-sm hover:bg-slate-100 focus:outline-2 focus:outline-blue-600 disabled:opacity-50">
+      <button
+        type="button"
+        onClick={() => step(-1)}
+        disabled={count === 0}
+        className="rounded border border-slate-300 bg-white px-2 py-1 text-sm hover:bg-slate-100 focus:outline-2 focus:outline-blue-600 disabled:opacity-50"
+      >
         Previous<span className="sr-only"> match</span>
       </button>
-      <button type="button" onClick={() => step(1)} disabled={count === 0} className="rounded border border-slate-300 bg-white px-2 py-1 text-sm hover:bg-slate-100 focus:outline-2 focus:outline-blue-600 disabled:opacity-50">
+      <button
+        type="button"
+        onClick={() => step(1)}
+        disabled={count === 0}
+        className="rounded border border-slate-300 bg-white px-2 py-1 text-sm hover:bg-slate-100 focus:outline-2 focus:outline-blue-600 disabled:opacity-50"
+      >
         Next<span className="sr-only"> match</span>
       </button>
       <span id={`${idPrefix}-search-status`} role="status" className="text-sm text-slate-600" data-testid="diff-search-status">

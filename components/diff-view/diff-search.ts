@@ -21,7 +21,13 @@ export type TSearchCursor = { file: number; hunk: number; line: number };
  * Scans from `cursor` for at most `maxLines` lines; returns the matches found and where to go on
  * (null when the diff is done).
  */
-export function searchSlice(files: readonly TDiffFile[], query: string, cursor: TSearchCursor, maxLines: number, into: TSearchMatch[]): TSearchCursor | null {
+export function searchSlice(
+  files: readonly TDiffFile[],
+  query: string,
+  cursor: TSearchCursor,
+  maxLines: number,
+  into: TSearchMatch[],
+): TSearchCursor | null {
   const needle = query.toLowerCase();
   let { file, hunk, line } = cursor;
   let scanned = 0;

@@ -31,7 +31,30 @@ function expectNoActiveMarkup(html: string) {
   // Text content has every "<" escaped, so each "<" left in the markup opens a real tag.
   const tags = html.match(/<[^>]*>/g) ?? [];
   const tagNames = new Set(tags.map((tag) => /^<\/?([a-z0-9]+)|^<!--/i.exec(tag)?.[1]?.toLowerCase() ?? "comment"));
-  expect([...tagNames].filter((name) => !["section", "div", "h2", "h3", "p", "span", "button", "aside", "nav", "ul", "li", "a", "header", "mark", "input", "label", "comment"].includes(name))).toEqual([]);
+  expect(
+    [...tagNames].filter(
+      (name) =>
+        ![
+          "section",
+          "div",
+          "h2",
+          "h3",
+          "p",
+          "span",
+          "button",
+          "aside",
+          "nav",
+          "ul",
+          "li",
+          "a",
+          "header",
+          "mark",
+          "input",
+          "label",
+          "comment",
+        ].includes(name),
+    ),
+  ).toEqual([]);
   expect(tags.filter((tag) => /\son[a-z]+\s*=/i.test(tag) || /(?:href|src)\s*=\s*"\s*javascript:/i.test(tag))).toEqual([]);
 }
 
@@ -45,7 +68,15 @@ const file = (overrides: Partial<TDiffFile>): TDiffFile => ({
   deletions: 1,
   isLarge: false,
   language: "ts",
-  hunks: [{ header: "@@ -1 +1 @@", lines: [{ kind: "del", oldNumber: 1, newNumber: null, text: "a" }, { kind: "add", oldNumber: null, newNumber: 1, text: "b" }] }],
+  hunks: [
+    {
+      header: "@@ -1 +1 @@",
+      lines: [
+        { kind: "del", oldNumber: 1, newNumber: null, text: "a" },
+        { kind: "add", oldNumber: null, newNumber: 1, text: "b" },
+      ],
+    },
+  ],
   isTruncated: false,
   controlCharacterCount: 0,
   ...overrides,
@@ -55,12 +86,24 @@ const file = (overrides: Partial<TDiffFile>): TDiffFile => ({
 function section(f: TDiffFile, bodyState: "shown" | "collapsed" | "hidden" = "shown", viewMode: TViewMode = "unified"): string {
   const isOpen = bodyState === "shown";
   const model = buildDiffRows([f], () => isOpen, viewMode);
-  const header = renderToStaticMarkup(createElement(DiffFileHeader, { file: f, index: 0, anchorId: "t-file-0", isOpen, onToggle: () => undefined }));
+  const header = renderToStaticMarkup(
+    createElement(DiffFileHeader, { file: f, index: 0, anchorId: "t-file-0", isOpen, onToggle: () => undefined }),
+  );
   const rows = model.rows
     .filter((row) => row.type !== "file")
     .map((row) =>
       renderToStaticMarkup(
-        createElement(DiffRowView, { row, files: [f], viewMode, anchorIdOf: () => "t-file-0", isOpen, onToggle: () => undefined, tokensOf: (file, hunk, line) => highlightLines([f.hunks[hunk]!.lines[line]!.text], f.language)[0]!, matchesOf: () => null, version: "" }),
+        createElement(DiffRowView, {
+          row,
+          files: [f],
+          viewMode,
+          anchorIdOf: () => "t-file-0",
+          isOpen,
+          onToggle: () => undefined,
+          tokensOf: (file, hunk, line) => highlightLines([f.hunks[hunk]!.lines[line]!.text], f.language)[0]!,
+          matchesOf: () => null,
+          version: "",
+        }),
       ),
     );
   return header + rows.join("");
@@ -80,7 +123,9 @@ describe("DiffView on a 300-file / 10,000-line diff (server render)", () => {
     const html = renderToString(createElement(DiffView, { diff }));
     const elapsedMs = performance.now() - started;
     const json = JSON.stringify(diff);
-    console.info(`DiffView renderToString, 300 files / 10,000 changed lines: ${elapsedMs.toFixed(0)} ms, HTML ${Buffer.byteLength(html)} bytes (gzip ${gzipSync(html).length}); diff JSON ${Buffer.byteLength(json)} bytes (gzip ${gzipSync(json).length})`);
+    console.info(
+      `DiffView renderToString, 300 files / 10,000 changed lines: ${elapsedMs.toFixed(0)} ms, HTML ${Buffer.byteLength(html)} bytes (gzip ${gzipSync(html).length}); diff JSON ${Buffer.byteLength(json)} bytes (gzip ${gzipSync(json).length})`,
+    );
     expect(count(html, 'data-testid="diff-tree-file"')).toBe(300);
     const renderedRows = count(html, "data-kind=");
     expect(renderedRows).toBeGreaterThan(10);
@@ -95,14 +140,20 @@ describe("DiffView on a 300-file / 10,000-line diff (server render)", () => {
     expect(unified.rows.length).toBe(300 + hunks + lines);
     expect(new Set(unified.keys).size).toBe(unified.rows.length);
     const split = buildDiffRows(diff.files, () => true, "split");
-    expect(split.rows.filter((r) => r.type === "pair").length).toBe(diff.files.reduce((n, f) => n + f.hunks.reduce((m, h) => m + pairSplitRows(h.lines).length, 0), 0));
+    expect(split.rows.filter((r) => r.type === "pair").length).toBe(
+      diff.files.reduce((n, f) => n + f.hunks.reduce((m, h) => m + pairSplitRows(h.lines).length, 0), 0),
+    );
     // Every line maps to the row that shows it, in both layouts.
     for (const model of [unified, split]) {
       const row = model.rows[model.rowOfLine(7, 0, 5)!]!;
-      expect(row.type === "line" ? row.line : row.type === "pair" ? [row.left, row.right] : null).toEqual(row.type === "line" ? 5 : expect.arrayContaining([5]));
+      expect(row.type === "line" ? row.line : row.type === "pair" ? [row.left, row.right] : null).toEqual(
+        row.type === "line" ? 5 : expect.arrayContaining([5]),
+      );
     }
     // A hidden file keeps its header row only.
-    expect(buildDiffRows(diff.files, (i) => i !== 0, "unified").rows.length).toBe(unified.rows.length - diff.files[0]!.hunks.length - diff.files[0]!.hunks.reduce((m, h) => m + h.lines.length, 0));
+    expect(buildDiffRows(diff.files, (i) => i !== 0, "unified").rows.length).toBe(
+      unified.rows.length - diff.files[0]!.hunks.length - diff.files[0]!.hunks.reduce((m, h) => m + h.lines.length, 0),
+    );
   });
 
   it("shows markup in paths and lines only escaped", () => {
@@ -125,7 +176,15 @@ describe("diff rows", () => {
     const html = section(
       file({
         controlCharacterCount: 2,
-        hunks: [{ header: "@@ -7 +7 @@", lines: [{ kind: "del", oldNumber: 7, newNumber: null, text: "if (a ⟨U+202E⟩) x⟨ESC⟩" }, { kind: "add", oldNumber: null, newNumber: 7, text: "if (a) x" }] }],
+        hunks: [
+          {
+            header: "@@ -7 +7 @@",
+            lines: [
+              { kind: "del", oldNumber: 7, newNumber: null, text: "if (a ⟨U+202E⟩) x⟨ESC⟩" },
+              { kind: "add", oldNumber: null, newNumber: 7, text: "if (a) x" },
+            ],
+          },
+        ],
       }),
     );
     expect(count(html, "<mark")).toBe(2);
@@ -163,7 +222,16 @@ describe("diff rows", () => {
   });
 
   it("marks lines without a final newline and lines that were cut", () => {
-    const html = section(file({ hunks: [{ header: "@@ -1 +1 @@", lines: [{ kind: "add", oldNumber: null, newNumber: 1, text: "x", hasNoNewline: true, omittedChars: 12345 }] }] }));
+    const html = section(
+      file({
+        hunks: [
+          {
+            header: "@@ -1 +1 @@",
+            lines: [{ kind: "add", oldNumber: null, newNumber: 1, text: "x", hasNoNewline: true, omittedChars: 12345 }],
+          },
+        ],
+      }),
+    );
     expect(html).toContain("no newline at end of file");
     expect(html).toContain("… 12,345 more characters not shown");
   });
@@ -198,7 +266,14 @@ describe("highlightLines (highlight.js)", () => {
     const text = `export const x = "a\\"b" + 0x1F; // note <script>`;
     const [tokens] = highlightLines([text], "ts");
     expect(tokens!.map((t) => t.text).join("")).toBe(text);
-    expect(kinds(tokens!)).toEqual(expect.arrayContaining([["keyword", "export"], ["keyword", "const"], ["number", "0x1F"], ["comment", "// note <script>"]]));
+    expect(kinds(tokens!)).toEqual(
+      expect.arrayContaining([
+        ["keyword", "export"],
+        ["keyword", "const"],
+        ["number", "0x1F"],
+        ["comment", "// note <script>"],
+      ]),
+    );
   });
 
   it("carries a block comment across the lines of a block, and from the lookback", () => {
@@ -210,12 +285,35 @@ describe("highlightLines (highlight.js)", () => {
 
   it("keeps each display marker whole and flagged, for every language, and drops nothing", () => {
     const text = 'if (isAdmin ⟨U+202E⟩) { s = "a⟨U+200B⟩b" } // ⟨ESC⟩[2J <img src=x onerror=alert(1)>';
-    for (const language of ["js", "ts", "py", "c", "cpp", "go", "rust", "java", "json", "yaml", "md", "sh", "css", "html", "plain"] as const) {
+    for (const language of [
+      "js",
+      "ts",
+      "py",
+      "c",
+      "cpp",
+      "go",
+      "rust",
+      "java",
+      "json",
+      "yaml",
+      "md",
+      "sh",
+      "css",
+      "html",
+      "plain",
+    ] as const) {
       const [tokens] = highlightLines([text], language);
       expect(tokens!.map((t) => t.text).join(""), language).toBe(text);
-      expect(tokens!.filter((t) => t.kind === "marker").map((t) => t.text), language).toEqual(["⟨U+202E⟩", "⟨U+200B⟩", "⟨ESC⟩"]);
+      expect(
+        tokens!.filter((t) => t.kind === "marker").map((t) => t.text),
+        language,
+      ).toEqual(["⟨U+202E⟩", "⟨U+200B⟩", "⟨ESC⟩"]);
     }
-    expect(plainTokens("x⟨U+2066⟩y⟨nope⟩")).toEqual([{ kind: "plain", text: "x" }, { kind: "marker", text: "⟨U+2066⟩" }, { kind: "plain", text: "y⟨nope⟩" }]);
+    expect(plainTokens("x⟨U+2066⟩y⟨nope⟩")).toEqual([
+      { kind: "plain", text: "x" },
+      { kind: "marker", text: "⟨U+2066⟩" },
+      { kind: "plain", text: "y⟨nope⟩" },
+    ]);
   });
 });
 
@@ -229,7 +327,10 @@ describe("searchSlice", () => {
       cursor = searchSlice(diff.files, "ONERROR", cursor, 50, found);
       slices++;
     }
-    const expected = diff.files.reduce((n, f) => n + f.hunks.reduce((m, h) => m + h.lines.filter((l) => l.text.includes("onerror")).length, 0), 0);
+    const expected = diff.files.reduce(
+      (n, f) => n + f.hunks.reduce((m, h) => m + h.lines.filter((l) => l.text.includes("onerror")).length, 0),
+      0,
+    );
     expect(found.length).toBe(expected);
     expect(slices).toBeGreaterThan(1);
     const m = found[0]!;
@@ -244,7 +345,13 @@ describe("buildFileTree", () => {
     expect(tree.dirs).toHaveLength(1);
     expect(tree.dirs[0]!.name).toBe("a");
     expect(tree.dirs[0]!.files).toEqual([{ index: 2, name: "z.ts" }]);
-    expect(tree.dirs[0]!.dirs[0]).toMatchObject({ name: "b/c", files: [{ index: 0, name: "x.ts" }, { index: 1, name: "y.ts" }] });
+    expect(tree.dirs[0]!.dirs[0]).toMatchObject({
+      name: "b/c",
+      files: [
+        { index: 0, name: "x.ts" },
+        { index: 1, name: "y.ts" },
+      ],
+    });
   });
 });
 

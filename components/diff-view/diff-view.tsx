@@ -11,8 +11,10 @@ import { DiffSearch, useDiffSearch } from "./diff-search-box";
 import { HighlightStore } from "./highlight-store";
 
 const TRUNCATION_TEXT: Record<NonNullable<TCandidateDiff["truncatedBy"]>, string> = {
-  patch_bytes: "The diff is larger than the review page can load: files after the cut are listed with their counts but without their lines.",
-  total_lines: "The diff has more lines than the review page shows: later files are listed with their counts but some or all of their lines are not shown.",
+  patch_bytes:
+    "The diff is larger than the review page can load: files after the cut are listed with their counts but without their lines.",
+  total_lines:
+    "The diff has more lines than the review page shows: later files are listed with their counts but some or all of their lines are not shown.",
   file_lines: "At least one file has more lines than the review page shows for one file: that file's view is cut and says so.",
   file_count: "More files changed than the review page lists: the totals count all of them.",
   line_chars: "At least one line is longer than the review page shows: cut lines say how many characters are not shown.",
@@ -49,7 +51,17 @@ function signatureOf(diff: TCandidateDiff): string {
  * and put focus on that file's heading; Tab then walks the buttons of the rows on screen. The row
  * holding focus is kept rendered even when it scrolls away, so focus is never lost.
  */
-export function DiffView({ diff, title = "Changes", comments = NO_COMMENTS, commenting = null }: { diff: TCandidateDiff; title?: string; comments?: readonly TInlineComment[]; commenting?: TDiffCommenting | null }) {
+export function DiffView({
+  diff,
+  title = "Changes",
+  comments = NO_COMMENTS,
+  commenting = null,
+}: {
+  diff: TCandidateDiff;
+  title?: string;
+  comments?: readonly TInlineComment[];
+  commenting?: TDiffCommenting | null;
+}) {
   const idPrefix = `diff${useId().replace(/[^A-Za-z0-9_-]/g, "")}`;
   const anchorIdOf = useCallback((index: number) => `${idPrefix}-file-${index}`, [idPrefix]);
   const [viewMode, setViewMode] = useState<TViewMode>("unified");
@@ -61,7 +73,10 @@ export function DiffView({ diff, title = "Changes", comments = NO_COMMENTS, comm
   const files = diff.files;
 
   const isOpenIn = useCallback((overrides: TState["overrides"], index: number) => overrides[index] ?? !files[index]!.isLarge, [files]);
-  const model = useMemo(() => buildDiffRows(files, (i) => isOpenIn(state.overrides, i), viewMode), [files, isOpenIn, state.overrides, viewMode]);
+  const model = useMemo(
+    () => buildDiffRows(files, (i) => isOpenIn(state.overrides, i), viewMode),
+    [files, isOpenIn, state.overrides, viewMode],
+  );
 
   // Highlighting: one store per diff content (same signature = same tokens).
   const store = useMemo(() => new HighlightStore(files), [files]);
@@ -102,7 +117,8 @@ export function DiffView({ diff, title = "Changes", comments = NO_COMMENTS, comm
     // Keep the row that holds focus rendered, so keyboard focus never falls back to <body>.
     rangeExtractor: (range) => {
       const indexes: number[] = [];
-      for (let i = Math.max(0, range.startIndex - range.overscan); i <= Math.min(range.count - 1, range.endIndex + range.overscan); i++) indexes.push(i);
+      for (let i = Math.max(0, range.startIndex - range.overscan); i <= Math.min(range.count - 1, range.endIndex + range.overscan); i++)
+        indexes.push(i);
       const focused = focusedRow.current;
       if (focused !== null && focused < range.count && !indexes.includes(focused)) {
         indexes.push(focused);
@@ -138,13 +154,18 @@ export function DiffView({ diff, title = "Changes", comments = NO_COMMENTS, comm
     [byLine, matches, currentMatch],
   );
 
-  const onToggle = useCallback((index: number) => setState((s) => ({ ...s, overrides: { ...s.overrides, [index]: !isOpenIn(s.overrides, index) } })), [isOpenIn]);
+  const onToggle = useCallback(
+    (index: number) => setState((s) => ({ ...s, overrides: { ...s.overrides, [index]: !isOpenIn(s.overrides, index) } })),
+    [isOpenIn],
+  );
 
   // A jump (tree click, search step) opens the file if needed, then scrolls once the rows exist.
   const [jump, setJump] = useState<{ file: number; line?: { hunk: number; line: number }; nonce: number } | null>(null);
   const onJump = useCallback(
     (file: number, line?: { hunk: number; line: number }) => {
-      setState((s) => (isOpenIn(s.overrides, file) || !files[file]!.hunks.length ? s : { ...s, overrides: { ...s.overrides, [file]: true } }));
+      setState((s) =>
+        isOpenIn(s.overrides, file) || !files[file]!.hunks.length ? s : { ...s, overrides: { ...s.overrides, [file]: true } },
+      );
       setJump((j) => ({ file, line, nonce: (j?.nonce ?? 0) + 1 }));
     },
     [files, isOpenIn],
@@ -181,10 +202,21 @@ export function DiffView({ diff, title = "Changes", comments = NO_COMMENTS, comm
   const rowVersion = `${highlightVersion}|${search.version}|${search.current}`;
 
   return (
-    <section aria-labelledby={`${idPrefix}-title`} className="space-y-3" data-testid="diff-view" data-view={viewMode} data-hydrated={isHydrated ? "true" : "false"} data-rows={model.rows.length}>
+    <section
+      aria-labelledby={`${idPrefix}-title`}
+      className="space-y-3"
+      data-testid="diff-view"
+      data-view={viewMode}
+      data-hydrated={isHydrated ? "true" : "false"}
+      data-rows={model.rows.length}
+    >
       {diff.filesNotShown && diff.filesNotShown.length > 0 ? (
         // First, before anything else: the files the teacher will not see in full (approval is refused while any exist).
-        <div role="note" className="rounded border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900" data-testid="diff-files-not-shown">
+        <div
+          role="note"
+          className="rounded border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900"
+          data-testid="diff-files-not-shown"
+        >
           <p className="font-semibold">
             {diff.filesNotShown.length.toLocaleString("en-US")} file{diff.filesNotShown.length === 1 ? " is" : "s are"} not shown in full:
           </p>
@@ -224,20 +256,36 @@ export function DiffView({ diff, title = "Changes", comments = NO_COMMENTS, comm
         ) : null}
       </div>
       {diff.isTruncated && diff.truncatedBy ? (
-        <p role="note" className="rounded border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900" data-testid="diff-truncated">
+        <p
+          role="note"
+          className="rounded border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900"
+          data-testid="diff-truncated"
+        >
           Not everything is shown. {TRUNCATION_TEXT[diff.truncatedBy]}
         </p>
       ) : null}
       {controlCharacters > 0 ? (
-        <p role="note" className="rounded border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900" data-testid="diff-control-characters">
-          This change contains {controlCharacters.toLocaleString("en-US")} control or invisible characters (escape codes, bidi overrides, zero-width characters). Each is shown as a highlighted marker such as ⟨ESC⟩ or ⟨U+202E⟩; files with them say so.
+        <p
+          role="note"
+          className="rounded border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900"
+          data-testid="diff-control-characters"
+        >
+          This change contains {controlCharacters.toLocaleString("en-US")} control or invisible characters (escape codes, bidi overrides,
+          zero-width characters). Each is shown as a highlighted marker such as ⟨ESC⟩ or ⟨U+202E⟩; files with them say so.
         </p>
       ) : null}
       <DiffSearch idPrefix={idPrefix} search={search} onStep={onSearchStep} />
       <div className="grid grid-cols-1 gap-4 lg:grid-cols-[minmax(14rem,20rem)_minmax(0,1fr)]">
-        <aside style={{ contain: "content" }} className="lg:sticky lg:top-2 lg:max-h-[calc(100vh-1rem)] lg:self-start lg:overflow-auto rounded border border-slate-200 bg-white p-2">
+        <aside
+          style={{ contain: "content" }}
+          className="lg:sticky lg:top-2 lg:max-h-[calc(100vh-1rem)] lg:self-start lg:overflow-auto rounded border border-slate-200 bg-white p-2"
+        >
           <DiffFileTree files={files} anchorIdOf={anchorIdOf} onJump={onJump} />
-          {diff.totals.files > files.length ? <p className="mt-2 text-xs text-amber-900">{(diff.totals.files - files.length).toLocaleString("en-US")} more files are not listed.</p> : null}
+          {diff.totals.files > files.length ? (
+            <p className="mt-2 text-xs text-amber-900">
+              {(diff.totals.files - files.length).toLocaleString("en-US")} more files are not listed.
+            </p>
+          ) : null}
         </aside>
         <div className="min-w-0">
           <DiffCommentsProvider comments={comments} commenting={commenting}>
@@ -253,7 +301,13 @@ export function DiffView({ diff, title = "Changes", comments = NO_COMMENTS, comm
               }}
             >
               {items.map((item) => (
-                <div key={item.key} data-index={item.index} ref={virtualizer.measureElement} className="absolute left-0 top-0 w-full" style={{ transform: `translateY(${item.start - scrollMargin}px)`, contain: "layout style" }}>
+                <div
+                  key={item.key}
+                  data-index={item.index}
+                  ref={virtualizer.measureElement}
+                  className="absolute left-0 top-0 w-full"
+                  style={{ transform: `translateY(${item.start - scrollMargin}px)`, contain: "layout style" }}
+                >
                   <DiffRowView
                     row={model.rows[item.index]!}
                     files={files}

@@ -11,7 +11,11 @@ const STATUS: Record<TDiffFile["status"], { label: string; className: string }> 
 export function StatusBadge({ status }: { status: TDiffFile["status"] }) {
   const { label, className } = STATUS[status];
   return (
-    <span className={`inline-block w-5 shrink-0 rounded text-center font-mono text-xs font-semibold leading-5 ${className}`} title={label} data-status={status}>
+    <span
+      className={`inline-block w-5 shrink-0 rounded text-center font-mono text-xs font-semibold leading-5 ${className}`}
+      title={label}
+      data-status={status}
+    >
       <span aria-hidden="true">{status}</span>
       <span className="sr-only">{label}:</span>
     </span>

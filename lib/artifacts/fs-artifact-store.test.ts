@@ -23,7 +23,10 @@ async function source(name: string, data: Buffer): Promise<string> {
 }
 
 async function expectCorrupt(promise: Promise<unknown>): Promise<void> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(AppError);
   expect((error as AppError).code).toBe("ARTIFACT_CORRUPT");
 }
@@ -46,7 +49,12 @@ describe("filesystem artifact store", () => {
     const store = createFsArtifactStore({ rootDir: path.join(root, "b") });
     await expectCorrupt(store.putFile({ filePath: await source("three", Buffer.from("x")), expectedDigest: "0".repeat(64) }));
     expect(await fs.readdir(path.join(root, "b", "tmp"))).toEqual([]);
-    expect(await fs.stat(path.join(root, "b", "sha256")).then(() => true, () => false)).toBe(false);
+    expect(
+      await fs.stat(path.join(root, "b", "sha256")).then(
+        () => true,
+        () => false,
+      ),
+    ).toBe(false);
   });
 
   it("detects a corrupted or missing artifact on read and leaves no partial copy", async () => {
@@ -60,7 +68,12 @@ describe("filesystem artifact store", () => {
     await fs.writeFile(stored, flipped);
     const out = path.join(root, "out-2");
     await expectCorrupt(store.readToFile({ digest: ref.digest, destPath: out }));
-    expect(await fs.stat(out).then(() => true, () => false)).toBe(false);
+    expect(
+      await fs.stat(out).then(
+        () => true,
+        () => false,
+      ),
+    ).toBe(false);
     expect(await store.verify(ref.digest)).toBe(false);
 
     // Storing the right bytes again repairs it.
@@ -74,6 +87,8 @@ describe("filesystem artifact store", () => {
 
   it("refuses digests that are not sha256 hex (no path tricks)", async () => {
     const store = createFsArtifactStore({ rootDir: path.join(root, "d") });
-    await expect(store.readToFile({ digest: "../../etc/passwd", destPath: path.join(root, "x") })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    await expect(store.readToFile({ digest: "../../etc/passwd", destPath: path.join(root, "x") })).rejects.toMatchObject({
+      code: "VALIDATION_FAILED",
+    });
   });
 });

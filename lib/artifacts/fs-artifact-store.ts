@@ -79,7 +79,10 @@ export function createFsArtifactStore(options: { rootDir: string }): ArtifactSto
         const written = await copyHashing(filePath, tmp);
         if (expectedDigest !== undefined && written.digest !== expectedDigest) {
           // The source changed after it was validated (or was never what the caller thought).
-          throw new AppError("ARTIFACT_CORRUPT", "The artifact's bytes do not match the digest they were validated under.", { expected: expectedDigest, actual: written.digest });
+          throw new AppError("ARTIFACT_CORRUPT", "The artifact's bytes do not match the digest they were validated under.", {
+            expected: expectedDigest,
+            actual: written.digest,
+          });
         }
         const final = objectPath(written.digest);
         const existing = await hashFile(final);
@@ -101,7 +104,8 @@ export function createFsArtifactStore(options: { rootDir: string }): ArtifactSto
         copied = await copyHashing(objectPath(digest), destPath);
       } catch (error) {
         await fs.rm(destPath, { force: true }).catch(() => undefined);
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new AppError("ARTIFACT_CORRUPT", "The artifact is missing from the store.", { digest });
+        if ((error as NodeJS.ErrnoException).code === "ENOENT")
+          throw new AppError("ARTIFACT_CORRUPT", "The artifact is missing from the store.", { digest });
         throw error;
       }
       if (copied.digest !== digest) {

@@ -17,10 +17,17 @@ let alice: string;
 beforeAll(async () => {
   ({ db } = await createTestDatabase());
   alice = (await db.user.create({ data: { email: "alice@audit.test", name: "alice", passwordHash: "x", roles: ["operator"] } })).id;
-  await writeSetting(db, { key: "dispatch", value: { enabled: false, mode: "off", closedReason: "term ends" }, actorId: alice, reason: "term starts" });
+  await writeSetting(db, {
+    key: "dispatch",
+    value: { enabled: false, mode: "off", closedReason: "term ends" },
+    actorId: alice,
+    reason: "term starts",
+  });
   await writeSetting(db, { key: "task.retry", value: { maxAutomaticRetries: 2, backoffSeconds: 30 }, actorId: alice });
   await recordAudit(db, { actorId: null, action: "task.retry", targetType: "task", targetId: "t1", detail: { isAutomatic: true } });
-  await db.auditLog.create({ data: { actorId: alice, action: "user.create", targetType: "user", targetId: "u1", createdAt: new Date("2030-05-02T10:00:00Z") } });
+  await db.auditLog.create({
+    data: { actorId: alice, action: "user.create", targetType: "user", targetId: "u1", createdAt: new Date("2030-05-02T10:00:00Z") },
+  });
 });
 
 describe("listAuditEntries", () => {
@@ -54,7 +61,9 @@ describe("listAuditEntries", () => {
 
 describe("diffValues", () => {
   it("lists changed leaves only, with dotted paths", () => {
-    expect(diffValues({ cpus: 1, relay: { maxRequests: 20, maxBytes: 5 } }, { cpus: 1, relay: { maxRequests: 40, maxBytes: 5 }, extra: true })).toEqual([
+    expect(
+      diffValues({ cpus: 1, relay: { maxRequests: 20, maxBytes: 5 } }, { cpus: 1, relay: { maxRequests: 40, maxBytes: 5 }, extra: true }),
+    ).toEqual([
       { path: "extra", before: "—", after: "true" },
       { path: "relay.maxRequests", before: "20", after: "40" },
     ]);

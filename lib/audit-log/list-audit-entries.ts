@@ -10,7 +10,10 @@ import { parseOrThrow } from "../parse-or-throw";
 
 export const AUDIT_KINDS = {
   setting: { label: "Setting changes", where: { action: "setting.write", NOT: { targetId: "dispatch" } } },
-  dispatch: { label: "Dispatch gate", where: { OR: [{ action: { startsWith: "dispatch." } }, { action: "setting.write", targetId: "dispatch" }] } },
+  dispatch: {
+    label: "Dispatch gate",
+    where: { OR: [{ action: { startsWith: "dispatch." } }, { action: "setting.write", targetId: "dispatch" }] },
+  },
   manifest: { label: "Trusted checks", where: { action: { startsWith: "manifest." } } },
   quarantine: { label: "Quarantine", where: { action: { startsWith: "quarantine." } } },
   review: { label: "Review decisions", where: { action: { startsWith: "review." } } },
@@ -48,7 +51,13 @@ export async function listAuditEntries(deps: { db: Db }, fields: TListAuditEntri
   const where: Prisma.AuditLogWhereInput = and.length > 0 ? { AND: and } : {};
   const [total, rows] = await Promise.all([
     deps.db.auditLog.count({ where }),
-    deps.db.auditLog.findMany({ where, orderBy: { id: "desc" }, skip: (input.page - 1) * input.pageSize, take: input.pageSize, include: { actor: { select: { email: true } } } }),
+    deps.db.auditLog.findMany({
+      where,
+      orderBy: { id: "desc" },
+      skip: (input.page - 1) * input.pageSize,
+      take: input.pageSize,
+      include: { actor: { select: { email: true } } },
+    }),
   ]);
   return {
     total,

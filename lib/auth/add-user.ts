@@ -14,7 +14,10 @@ export const ZAddUserSchema = z
   .object({
     email: z.string().trim().toLowerCase().email("a valid email address").max(254),
     name: z.preprocess((v) => (v === "" ? undefined : v), z.string().trim().min(1).max(200).optional()),
-    roles: z.preprocess((v) => (v === undefined ? [] : Array.isArray(v) ? v : [v]), z.array(ZRoleSchema).min(1, "choose at least one role").max(2)),
+    roles: z.preprocess(
+      (v) => (v === undefined ? [] : Array.isArray(v) ? v : [v]),
+      z.array(ZRoleSchema).min(1, "choose at least one role").max(2),
+    ),
   })
   .strict();
 export type TAddUserInput = z.input<typeof ZAddUserSchema>;
@@ -23,6 +26,12 @@ export async function addUser(deps: { db: Db }, { actorId, ...fields }: TAddUser
   const input = parseOrThrow(ZAddUserSchema, fields, { code: "VALIDATION_FAILED", label: "user" });
   const password = generatePassword();
   const user = await createUser(deps, { ...input, password });
-  await recordAudit(deps.db, { actorId, action: "user.create", targetType: "user", targetId: user.id, detail: { email: user.email, roles: user.roles, via: "web" } });
+  await recordAudit(deps.db, {
+    actorId,
+    action: "user.create",
+    targetType: "user",
+    targetId: user.id,
+    detail: { email: user.email, roles: user.roles, via: "web" },
+  });
   return { user: { id: user.id, email: user.email, roles: user.roles }, password };
 }

@@ -9,7 +9,11 @@ describe("authenticate", async () => {
   await createUser({ db }, { email: "Teacher@Example.org", roles: ["teacher"], password: "a long enough password" });
 
   it("signs in with the right password, case-insensitive email, and returns roles", async () => {
-    const result = await authenticate({ db, credentials: { email: "teacher@example.org", password: "a long enough password" }, clientAddress: "10.0.0.1" });
+    const result = await authenticate({
+      db,
+      credentials: { email: "teacher@example.org", password: "a long enough password" },
+      clientAddress: "10.0.0.1",
+    });
     expect(result.kind).toBe("signed_in");
     if (result.kind === "signed_in") expect(result.actor.roles).toEqual(["teacher"]);
   });
@@ -27,7 +31,8 @@ describe("authenticate", async () => {
 
   it("delays an account progressively after repeated failures; the right password passes once the delay is over", async () => {
     await createUser({ db }, { email: "victim@example.org", roles: ["operator"], password: "victim's real password" });
-    const victim = (password: string, at: Date, clientAddress = "10.9.9.9") => authenticate({ db, credentials: { email: "victim@example.org", password }, clientAddress, now: at });
+    const victim = (password: string, at: Date, clientAddress = "10.9.9.9") =>
+      authenticate({ db, credentials: { email: "victim@example.org", password }, clientAddress, now: at });
     let now = new Date("2026-11-29T10:00:00Z");
     // An attacker spreads guesses over many addresses; each guess waits out the delay before it.
     for (let i = 0; i < ACCOUNT_FREE_FAILURES + 6; i++) {
@@ -55,7 +60,11 @@ describe("authenticate", async () => {
 
   it("counts concurrent failures without losing any", async () => {
     const now = new Date("2026-11-29T11:00:00Z");
-    await Promise.all(Array.from({ length: 12 }, (_, i) => authenticate({ db, credentials: { email: `x${i}@example.org`, password: "nope" }, clientAddress: "10.3.3.3", now })));
+    await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        authenticate({ db, credentials: { email: `x${i}@example.org`, password: "nope" }, clientAddress: "10.3.3.3", now }),
+      ),
+    );
     const row = await db.signInThrottle.findUnique({ where: { key: "address:10.3.3.3" } });
     expect(row?.failures).toBe(12);
   });
@@ -63,6 +72,14 @@ describe("authenticate", async () => {
   it("a disabled user cannot sign in", async () => {
     const user = await createUser({ db }, { email: "gone@example.org", roles: ["teacher"], password: "a long enough password" });
     await db.user.update({ where: { id: user.id }, data: { isDisabled: true } });
-    expect((await authenticate({ db, credentials: { email: "gone@example.org", password: "a long enough password" }, clientAddress: "10.4.4.4" })).kind).toBe("refused");
+    expect(
+      (
+        await authenticate({
+          db,
+          credentials: { email: "gone@example.org", password: "a long enough password" },
+          clientAddress: "10.4.4.4",
+        })
+      ).kind,
+    ).toBe("refused");
   });
 });

@@ -10,15 +10,21 @@ describe("resolveClientAddress", () => {
 
   it("behind a trusted proxy, takes the first untrusted hop from the right (a spoofed left-hand entry is ignored)", () => {
     const trustedProxies = parseTrustedProxies("10.0.0.1, 10.0.0.2");
-    expect(resolveClientAddress({ forwardedFor: "6.6.6.6, 198.51.100.7, 10.0.0.2", socketAddress: "10.0.0.1", trustedProxies })).toBe("198.51.100.7");
+    expect(resolveClientAddress({ forwardedFor: "6.6.6.6, 198.51.100.7, 10.0.0.2", socketAddress: "10.0.0.1", trustedProxies })).toBe(
+      "198.51.100.7",
+    );
     expect(resolveClientAddress({ forwardedFor: "198.51.100.7", socketAddress: "::ffff:10.0.0.1", trustedProxies })).toBe("198.51.100.7");
   });
 
   it("a request that does not come from a trusted proxy is its socket address, whatever it claims", () => {
-    expect(resolveClientAddress({ forwardedFor: "10.0.0.1, 1.1.1.1", socketAddress: "198.51.100.99", trustedProxies: ["10.0.0.1"] })).toBe("198.51.100.99");
+    expect(resolveClientAddress({ forwardedFor: "10.0.0.1, 1.1.1.1", socketAddress: "198.51.100.99", trustedProxies: ["10.0.0.1"] })).toBe(
+      "198.51.100.99",
+    );
   });
 
   it("drops values that are not addresses", () => {
-    expect(resolveClientAddress({ forwardedFor: "<script>, 198.51.100.7", socketAddress: "10.0.0.1", trustedProxies: ["10.0.0.1"] })).toBe("198.51.100.7");
+    expect(resolveClientAddress({ forwardedFor: "<script>, 198.51.100.7", socketAddress: "10.0.0.1", trustedProxies: ["10.0.0.1"] })).toBe(
+      "198.51.100.7",
+    );
   });
 });

@@ -46,7 +46,10 @@ export function resolveClientAddress(input: TClientAddressInput): string | null 
 
 /** Parses TRUSTED_PROXIES: comma- or space-separated IP addresses; empty = none. */
 export function parseTrustedProxies(value: string | undefined): string[] {
-  return (value ?? "").split(/[\s,]+/).map(normalise).filter((v) => v.length > 0);
+  return (value ?? "")
+    .split(/[\s,]+/)
+    .map(normalise)
+    .filter((v) => v.length > 0);
 }
 
 /**
@@ -65,17 +68,30 @@ export function forwardedForFromPeer(input: TClientAddressInput): string | undef
 }
 
 /** Reads an X-Forwarded-For written by forwardedForFromPeer: its last hop is the socket address. */
-export function resolveClientAddressFromPeerHeader(forwardedFor: string | readonly string[] | undefined, trustedProxies: readonly string[]): string | null {
+export function resolveClientAddressFromPeerHeader(
+  forwardedFor: string | readonly string[] | undefined,
+  trustedProxies: readonly string[],
+): string | null {
   const header = typeof forwardedFor === "string" ? forwardedFor : (forwardedFor ?? []).join(",");
-  const hops = header.split(",").map((hop) => hop.trim()).filter((hop) => hop.length > 0);
+  const hops = header
+    .split(",")
+    .map((hop) => hop.trim())
+    .filter((hop) => hop.length > 0);
   const socketAddress = hops.pop();
   if (!socketAddress || !isPlausibleAddress(normalise(socketAddress))) return null;
   return resolveClientAddress({ forwardedFor: hops.join(","), socketAddress, trustedProxies });
 }
 
 /** Rewrites a request's X-Forwarded-For in place (see forwardedForFromPeer); the app's server calls it before Next. */
-export function applyPeerAddress(request: { headers: Record<string, string | string[] | undefined>; socket: { remoteAddress?: string } }, trustedProxies: readonly string[]): void {
-  const value = forwardedForFromPeer({ forwardedFor: request.headers["x-forwarded-for"], socketAddress: request.socket.remoteAddress, trustedProxies });
+export function applyPeerAddress(
+  request: { headers: Record<string, string | string[] | undefined>; socket: { remoteAddress?: string } },
+  trustedProxies: readonly string[],
+): void {
+  const value = forwardedForFromPeer({
+    forwardedFor: request.headers["x-forwarded-for"],
+    socketAddress: request.socket.remoteAddress,
+    trustedProxies,
+  });
   if (value === undefined) delete request.headers["x-forwarded-for"];
   else request.headers["x-forwarded-for"] = value;
 }

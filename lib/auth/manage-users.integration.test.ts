@@ -28,7 +28,9 @@ describe("user management", () => {
     expect(await verifyPassword(password, stored.passwordHash)).toBe(true);
     const audit = await db.auditLog.findFirstOrThrow({ where: { action: "user.create", targetId: user.id } });
     expect(JSON.stringify(audit.detail)).not.toContain(password);
-    await expect(addUser({ db }, { email: "new.teacher@users.test", roles: ["teacher"], actorId: opId })).rejects.toMatchObject({ code: "ALREADY_EXISTS" });
+    await expect(addUser({ db }, { email: "new.teacher@users.test", roles: ["teacher"], actorId: opId })).rejects.toMatchObject({
+      code: "ALREADY_EXISTS",
+    });
     await expect(addUser({ db }, { email: "x@users.test", roles: [], actorId: opId })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
   });
 
@@ -41,15 +43,23 @@ describe("user management", () => {
   });
 
   it("refuses self-demotion and removing the last enabled operator", async () => {
-    await expect(updateUser({ db }, { userId: opId, roles: ["teacher"], isDisabled: "false", actorId: opId })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    await expect(updateUser({ db }, { userId: opId, roles: ["teacher"], isDisabled: "false", actorId: opId })).rejects.toMatchObject({
+      code: "VALIDATION_FAILED",
+    });
     const other = await db.user.create({ data: { email: "other@users.test", name: "o", passwordHash: "x", roles: ["operator"] } });
-    await expect(updateUser({ db }, { userId: opId, roles: ["operator"], isDisabled: "true", actorId: other.id })).resolves.toMatchObject({ isDisabled: true });
-    await expect(updateUser({ db }, { userId: other.id, roles: ["teacher"], isDisabled: "false", actorId: null })).rejects.toMatchObject({ code: "STATE_CONFLICT" });
+    await expect(updateUser({ db }, { userId: opId, roles: ["operator"], isDisabled: "true", actorId: other.id })).resolves.toMatchObject({
+      isDisabled: true,
+    });
+    await expect(updateUser({ db }, { userId: other.id, roles: ["teacher"], isDisabled: "false", actorId: null })).rejects.toMatchObject({
+      code: "STATE_CONFLICT",
+    });
     await updateUser({ db }, { userId: opId, roles: ["operator"], isDisabled: "false", actorId: other.id });
   });
 
   it("resets a password: the new one works, the old one does not, and the sign-in throttle is cleared", async () => {
-    await db.signInThrottle.create({ data: { key: "email:lead@users.test", failures: 9, windowStart: new Date(), lockedUntil: new Date(Date.now() + 60_000) } });
+    await db.signInThrottle.create({
+      data: { key: "email:lead@users.test", failures: 9, windowStart: new Date(), lockedUntil: new Date(Date.now() + 60_000) },
+    });
     const { password } = await resetUserPassword({ db }, { userId: opId, actorId: null });
     const stored = await db.user.findUniqueOrThrow({ where: { id: opId }, omit: { passwordHash: false } });
     expect(await verifyPassword(password, stored.passwordHash)).toBe(true);

@@ -13,7 +13,10 @@ describe("password hashing", () => {
     expect(await hashPassword("same password here")).not.toBe(await hashPassword("same password here"));
   });
 
-  it.each(["", "plain", "bcrypt$1$2$3$4$5", "scrypt$99$8$1$AAAA$BBBB", "scrypt$x$8$1$AAAA$BBBB"])("treats a malformed stored hash %j as a mismatch", async (stored) => {
-    expect(await verifyPassword("anything", stored)).toBe(false);
-  });
+  it.each(["", "plain", "bcrypt$1$2$3$4$5", "scrypt$99$8$1$AAAA$BBBB", "scrypt$x$8$1$AAAA$BBBB"])(
+    "treats a malformed stored hash %j as a mismatch",
+    async (stored) => {
+      expect(await verifyPassword("anything", stored)).toBe(false);
+    },
+  );
 });

@@ -17,7 +17,12 @@ function scrypt(password: string, salt: Buffer, keyLength: number, options: Scry
 
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  const key = await scrypt(password, salt, KEY_LENGTH, { N: 2 ** LOG_N, r: BLOCK_SIZE, p: PARALLELISM, maxmem: 128 * 2 ** LOG_N * BLOCK_SIZE * 2 });
+  const key = await scrypt(password, salt, KEY_LENGTH, {
+    N: 2 ** LOG_N,
+    r: BLOCK_SIZE,
+    p: PARALLELISM,
+    maxmem: 128 * 2 ** LOG_N * BLOCK_SIZE * 2,
+  });
   return ["scrypt", LOG_N, BLOCK_SIZE, PARALLELISM, salt.toString("base64url"), key.toString("base64url")].join("$");
 }
 
@@ -26,7 +31,9 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const parts = stored.split("$");
   const [scheme, logN, r, p, saltText, hashText] = parts;
   if (parts.length !== 6 || scheme !== "scrypt") return false;
-  const n = Number(logN), block = Number(r), parallel = Number(p);
+  const n = Number(logN),
+    block = Number(r),
+    parallel = Number(p);
   if (![n, block, parallel].every((v) => Number.isInteger(v) && v > 0) || n > 20) return false;
   const expected = Buffer.from(hashText!, "base64url");
   const actual = await scrypt(password, Buffer.from(saltText!, "base64url"), expected.length || KEY_LENGTH, {

@@ -13,7 +13,10 @@ import { throttleKey } from "./sign-in-throttle";
 
 export const ZResetUserPasswordSchema = z.object({ userId: z.uuid() }).strict();
 
-export async function resetUserPassword(deps: { db: Db }, { actorId, ...fields }: z.input<typeof ZResetUserPasswordSchema> & { actorId: string | null }) {
+export async function resetUserPassword(
+  deps: { db: Db },
+  { actorId, ...fields }: z.input<typeof ZResetUserPasswordSchema> & { actorId: string | null },
+) {
   const input = parseOrThrow(ZResetUserPasswordSchema, fields, { code: "VALIDATION_FAILED", label: "password reset" });
   const password = generatePassword();
   const passwordHash = await hashPassword(password);

@@ -52,7 +52,13 @@ export async function recordFailure(db: Db, kind: ThrottleKind, value: string, n
   const failures = row[0]?.failures ?? 1;
   // The failure count is exact (the upsert above); the wait it implies is set from it.
   const lockedUntil =
-    kind === "email" ? (accountDelayMs(failures) > 0 ? new Date(now.getTime() + accountDelayMs(failures)) : null) : failures >= ADDRESS_FAILURE_LIMIT ? new Date(now.getTime() + LOCK_MS) : undefined;
+    kind === "email"
+      ? accountDelayMs(failures) > 0
+        ? new Date(now.getTime() + accountDelayMs(failures))
+        : null
+      : failures >= ADDRESS_FAILURE_LIMIT
+        ? new Date(now.getTime() + LOCK_MS)
+        : undefined;
   if (lockedUntil === undefined) return;
   // Never shorten a wait another concurrent failure already set.
   await db.$executeRaw`

@@ -14,7 +14,10 @@ import { ZRoleSchema } from "./permissions";
 export const ZUpdateUserSchema = z
   .object({
     userId: z.uuid(),
-    roles: z.preprocess((v) => (v === undefined ? [] : Array.isArray(v) ? v : [v]), z.array(ZRoleSchema).min(1, "choose at least one role").max(2)),
+    roles: z.preprocess(
+      (v) => (v === undefined ? [] : Array.isArray(v) ? v : [v]),
+      z.array(ZRoleSchema).min(1, "choose at least one role").max(2),
+    ),
     isDisabled: z.preprocess((v) => v === "on" || v === "true" || v === true, z.boolean()),
   })
   .strict();
@@ -26,21 +29,36 @@ export async function updateUser(deps: { db: Db }, { actorId, ...fields }: TUpda
   return deps.db.$transaction(async (tx) => {
     // Serialise user changes so two operators demoting each other cannot both win.
     await tx.$executeRaw`select pg_advisory_xact_lock(hashtext('user.update'))`;
-    const before = await tx.user.findUnique({ where: { id: input.userId }, select: { id: true, email: true, roles: true, isDisabled: true } });
+    const before = await tx.user.findUnique({
+      where: { id: input.userId },
+      select: { id: true, email: true, roles: true, isDisabled: true },
+    });
     if (!before) throw new AppError("NOT_FOUND", "No such user.");
     const losesOperator = before.roles.includes("operator") && !before.isDisabled && (input.isDisabled || !roles.includes("operator"));
-    if (losesOperator && before.id === actorId) throw new AppError("VALIDATION_FAILED", "You cannot disable yourself or remove your own operator role.", { fieldErrors: { roles: ["not on your own account"] } });
+    if (losesOperator && before.id === actorId)
+      throw new AppError("VALIDATION_FAILED", "You cannot disable yourself or remove your own operator role.", {
+        fieldErrors: { roles: ["not on your own account"] },
+      });
     if (losesOperator) {
       const others = await tx.user.count({ where: { id: { not: before.id }, isDisabled: false, roles: { has: "operator" } } });
       if (others === 0) throw new AppError("STATE_CONFLICT", "This is the last enabled operator: add another operator first.");
     }
-    const after = await tx.user.update({ where: { id: before.id }, data: { roles, isDisabled: input.isDisabled }, select: { id: true, email: true, roles: true, isDisabled: true } });
+    const after = await tx.user.update({
+      where: { id: before.id },
+      data: { roles, isDisabled: input.isDisabled },
+      select: { id: true, email: true, roles: true, isDisabled: true },
+    });
     await recordAudit(tx, {
       actorId,
-      action: input.isDisabled && !before.isDisabled ? "user.disable" : !input.isDisabled && before.isDisabled ? "user.enable" : "user.update",
+      action:
+        input.isDisabled && !before.isDisabled ? "user.disable" : !input.isDisabled && before.isDisabled ? "user.enable" : "user.update",
       targetType: "user",
       targetId: before.id,
-      detail: { email: before.email, before: { roles: before.roles, isDisabled: before.isDisabled }, after: { roles: after.roles, isDisabled: after.isDisabled } },
+      detail: {
+        email: before.email,
+        before: { roles: before.roles, isDisabled: before.isDisabled },
+        after: { roles: after.roles, isDisabled: after.isDisabled },
+      },
     });
     return after;
   });

@@ -31,5 +31,8 @@ export async function createUser(deps: { db: Db }, input: TCreateUser) {
 }
 
 export async function listUsers(deps: { db: Db }) {
-  return deps.db.user.findMany({ orderBy: { createdAt: "asc" }, select: { id: true, email: true, name: true, roles: true, isDisabled: true, createdAt: true } });
+  return deps.db.user.findMany({
+    orderBy: { createdAt: "asc" },
+    select: { id: true, email: true, name: true, roles: true, isDisabled: true, createdAt: true },
+  });
 }

@@ -72,7 +72,14 @@ describe("schoolcore backup", () => {
     const dbEnv = { DATA_DIR: world.env.dataDir, DATABASE_URL: world.databaseUrl };
     const created = await runCli(["backup", "create", "--out", out, "--json"], { env: dbEnv, timeoutMs: 120_000 });
     expect(created.code, created.stderr).toBe(0);
-    const backup = JSON.parse(created.stdout) as { bytes: number; seconds: number; rows: number; dataEntries: string[]; secretsIncluded: boolean; secretsToReprovide: string[] };
+    const backup = JSON.parse(created.stdout) as {
+      bytes: number;
+      seconds: number;
+      rows: number;
+      dataEntries: string[];
+      secretsIncluded: boolean;
+      secretsToReprovide: string[];
+    };
     await advancing;
     expect(backup.dataEntries).toEqual(expect.arrayContaining(["artifacts", "candidates", "mirrors"]));
     expect(backup.secretsIncluded).toBe(false);
@@ -96,12 +103,19 @@ describe("schoolcore backup", () => {
     const target = new pg.Client({ connectionString: restoredDb });
     await target.connect();
     try {
-      const { rows: candidates } = await target.query<{ id: string; headSha: string }>(`select id, "headSha" from "Candidate" order by "createdAt"`);
+      const { rows: candidates } = await target.query<{ id: string; headSha: string }>(
+        `select id, "headSha" from "Candidate" order by "createdAt"`,
+      );
       expect(candidates.length).toBeGreaterThanOrEqual(1);
       for (const candidate of candidates) {
         const proved = await runCli(["candidate", "rehydrate", candidate.id, "--json"], { env: restoreEnv, timeoutMs: 120_000 });
         expect(proved.code, proved.stderr).toBe(0);
-        expect(JSON.parse(proved.stdout)).toMatchObject({ verdict: "reproduced", candidateId: candidate.id, headSha: candidate.headSha, rebuiltHeadSha: candidate.headSha });
+        expect(JSON.parse(proved.stdout)).toMatchObject({
+          verdict: "reproduced",
+          candidateId: candidate.id,
+          headSha: candidate.headSha,
+          rebuiltHeadSha: candidate.headSha,
+        });
       }
       // The restored history is the source's, row for row, and ids continue after it.
       const source = await world.db.task.findUniqueOrThrow({ where: { id: reviewed }, include: { transitions: true } });
@@ -124,12 +138,16 @@ describe("schoolcore backup", () => {
     expect(intoBusyDir.stderr).toMatch(/not empty/);
     expect(await fs.readdir(busyDir)).toEqual(["keep.txt"]);
 
-    const intoLiveDb = await runCli(["backup", "restore", out], { env: { DATA_DIR: await tempDir("schoolcore-fresh-"), DATABASE_URL: world.databaseUrl } });
+    const intoLiveDb = await runCli(["backup", "restore", out], {
+      env: { DATA_DIR: await tempDir("schoolcore-fresh-"), DATABASE_URL: world.databaseUrl },
+    });
     expect(intoLiveDb.code).not.toBe(0);
     expect(intoLiveDb.stderr).toMatch(/database is not empty/);
 
     const notABackup = path.join(busyDir, "keep.txt");
-    const refused = await runCli(["backup", "restore", notABackup], { env: { DATA_DIR: await tempDir("schoolcore-fresh-"), DATABASE_URL: await emptyDatabase() } });
+    const refused = await runCli(["backup", "restore", notABackup], {
+      env: { DATA_DIR: await tempDir("schoolcore-fresh-"), DATABASE_URL: await emptyDatabase() },
+    });
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(/not a School-Core backup/);
   });

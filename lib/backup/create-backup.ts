@@ -15,7 +15,14 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { AppError } from "../errors";
 import { APP_VERSION } from "../version";
-import { BACKUP_FORMAT, BACKUP_MANIFEST_FILE, BACKUP_META_DIR, DURABLE_DATA_ENTRIES, SECRET_DATA_ENTRIES, type TBackupManifest } from "./backup-manifest";
+import {
+  BACKUP_FORMAT,
+  BACKUP_MANIFEST_FILE,
+  BACKUP_META_DIR,
+  DURABLE_DATA_ENTRIES,
+  SECRET_DATA_ENTRIES,
+  type TBackupManifest,
+} from "./backup-manifest";
 import { exportDatabaseSnapshot } from "./database-snapshot";
 
 const run = promisify(execFile);
@@ -30,15 +37,22 @@ async function exists(file: string): Promise<boolean> {
   );
 }
 
-export async function createBackup(deps: { databaseUrl: string; dataDir: string; now?: () => Date }, input: TCreateBackupInput): Promise<TCreateBackupResult> {
+export async function createBackup(
+  deps: { databaseUrl: string; dataDir: string; now?: () => Date },
+  input: TCreateBackupInput,
+): Promise<TCreateBackupResult> {
   const started = performance.now();
   const outFile = path.resolve(input.outFile);
   if (await exists(outFile)) throw new AppError("STATE_CONFLICT", `${outFile} already exists; choose a new file name.`);
-  if (outFile.startsWith(path.resolve(deps.dataDir) + path.sep)) throw new AppError("VALIDATION_FAILED", "Write the backup outside DATA_DIR (a backup inside what it backs up is lost with it).");
+  if (outFile.startsWith(path.resolve(deps.dataDir) + path.sep))
+    throw new AppError("VALIDATION_FAILED", "Write the backup outside DATA_DIR (a backup inside what it backs up is lost with it).");
   const staging = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-backup-"));
   try {
     const snapshot = await exportDatabaseSnapshot({ databaseUrl: deps.databaseUrl, outDir: staging });
-    const present = async (names: readonly string[]) => (await Promise.all(names.map(async (n) => ((await exists(path.join(deps.dataDir, n))) ? n : undefined)))).filter((n): n is string => !!n);
+    const present = async (names: readonly string[]) =>
+      (await Promise.all(names.map(async (n) => ((await exists(path.join(deps.dataDir, n))) ? n : undefined)))).filter(
+        (n): n is string => !!n,
+      );
     const durable = await present(DURABLE_DATA_ENTRIES);
     const secrets = await present(SECRET_DATA_ENTRIES);
     const manifest: TBackupManifest = {
@@ -56,7 +70,17 @@ export async function createBackup(deps: { databaseUrl: string; dataDir: string;
 
     await fs.mkdir(path.dirname(outFile), { recursive: true });
     const partial = `${outFile}.partial`;
-    const args = ["--create", "--gzip", "--file", partial, "--warning=no-file-changed", "--warning=no-file-removed", "-C", staging, BACKUP_META_DIR];
+    const args = [
+      "--create",
+      "--gzip",
+      "--file",
+      partial,
+      "--warning=no-file-changed",
+      "--warning=no-file-removed",
+      "-C",
+      staging,
+      BACKUP_META_DIR,
+    ];
     if (manifest.dataEntries.length > 0) args.push("-C", deps.dataDir, ...manifest.dataEntries);
     const warnings: string[] = [];
     try {

@@ -97,7 +97,8 @@ async function foreignKeyOrder(client: pg.Client, tables: string[]): Promise<str
   const pending = new Set(tables);
   while (pending.size > 0) {
     const ready = [...pending].filter((t) => !rows.some((r) => r.child === t && pending.has(r.parent)));
-    if (ready.length === 0) throw new AppError("INTERNAL", `Cannot order the tables for a restore (foreign-key cycle among ${[...pending].join(", ")}).`);
+    if (ready.length === 0)
+      throw new AppError("INTERNAL", `Cannot order the tables for a restore (foreign-key cycle among ${[...pending].join(", ")}).`);
     for (const t of ready.sort()) {
       ordered.push(t);
       pending.delete(t);
@@ -113,7 +114,8 @@ export async function assertDatabaseEmpty(databaseUrl: string): Promise<void> {
   try {
     for (const table of await listTables(client)) {
       const { rows } = await client.query(`select 1 from ${quoteIdent(table)} limit 1`);
-      if (rows.length > 0) throw new AppError("STATE_CONFLICT", `The target database is not empty (table ${table} has rows). Restore into an empty database.`);
+      if (rows.length > 0)
+        throw new AppError("STATE_CONFLICT", `The target database is not empty (table ${table} has rows). Restore into an empty database.`);
     }
   } finally {
     await client.end();
@@ -135,7 +137,11 @@ async function* readBatches(file: string): AsyncGenerator<string[]> {
 }
 
 /** Loads the snapshot into a migrated, empty database (one transaction: all or nothing). */
-export async function importDatabaseSnapshot(input: { databaseUrl: string; fromDir: string; tables: TBackupTable[] }): Promise<{ rows: number }> {
+export async function importDatabaseSnapshot(input: {
+  databaseUrl: string;
+  fromDir: string;
+  tables: TBackupTable[];
+}): Promise<{ rows: number }> {
   const client = new pg.Client({ connectionString: input.databaseUrl });
   await client.connect();
   let total = 0;
@@ -143,17 +149,31 @@ export async function importDatabaseSnapshot(input: { databaseUrl: string; fromD
     await client.query("begin");
     const present = new Set(await listTables(client));
     const missing = input.tables.filter((t) => !present.has(t.name));
-    if (missing.length > 0) throw new AppError("BACKUP_INVALID", `This School-Core version has no table ${missing[0]!.name}: restore with the version that took the backup.`);
+    if (missing.length > 0)
+      throw new AppError(
+        "BACKUP_INVALID",
+        `This School-Core version has no table ${missing[0]!.name}: restore with the version that took the backup.`,
+      );
     const byName = new Map(input.tables.map((t) => [t.name, t]));
-    for (const name of await foreignKeyOrder(client, input.tables.map((t) => t.name))) {
+    for (const name of await foreignKeyOrder(
+      client,
+      input.tables.map((t) => t.name),
+    )) {
       const table = byName.get(name)!;
       const columns = table.columns.map(quoteIdent).join(", ");
       let loaded = 0;
       for await (const batch of readBatches(path.join(input.fromDir, table.file))) {
-        await client.query(`insert into ${quoteIdent(name)} (${columns}) select ${columns} from json_populate_recordset(null::${quoteIdent(name)}, $1::json)`, [`[${batch.join(",")}]`]);
+        await client.query(
+          `insert into ${quoteIdent(name)} (${columns}) select ${columns} from json_populate_recordset(null::${quoteIdent(name)}, $1::json)`,
+          [`[${batch.join(",")}]`],
+        );
         loaded += batch.length;
       }
-      if (loaded !== table.rows) throw new AppError("BACKUP_INVALID", `The backup's ${name} table holds ${loaded} rows, its manifest says ${table.rows}: the archive is damaged.`);
+      if (loaded !== table.rows)
+        throw new AppError(
+          "BACKUP_INVALID",
+          `The backup's ${name} table holds ${loaded} rows, its manifest says ${table.rows}: the archive is damaged.`,
+        );
       total += loaded;
       // Serial ids continue after the restored ones.
       const { rows: serials } = await client.query<{ column: string }>(
@@ -161,7 +181,10 @@ export async function importDatabaseSnapshot(input: { databaseUrl: string; fromD
         [name],
       );
       for (const { column } of serials) {
-        await client.query(`select setval(pg_get_serial_sequence($1, $2), coalesce((select max(${quoteIdent(column)}) from ${quoteIdent(name)}), 0) + 1, false)`, [quoteIdent(name), column]);
+        await client.query(
+          `select setval(pg_get_serial_sequence($1, $2), coalesce((select max(${quoteIdent(column)}) from ${quoteIdent(name)}), 0) + 1, false)`,
+          [quoteIdent(name), column],
+        );
       }
     }
     await client.query("commit");

@@ -19,7 +19,13 @@ import { assertDatabaseEmpty, importDatabaseSnapshot } from "./database-snapshot
 
 const run = promisify(execFile);
 
-export type TRestoreBackupResult = { dataDir: string; seconds: number; rows: number; manifest: TBackupManifest; migrationsAppliedAfter: string[] };
+export type TRestoreBackupResult = {
+  dataDir: string;
+  seconds: number;
+  rows: number;
+  manifest: TBackupManifest;
+  migrationsAppliedAfter: string[];
+};
 
 export type TRestoreDeps = {
   dataDir: string;
@@ -32,13 +38,19 @@ export async function assertDataDirEmpty(dataDir: string): Promise<void> {
     if (error.code === "ENOENT") return [];
     throw error;
   });
-  if (entries.length > 0) throw new AppError("STATE_CONFLICT", `DATA_DIR ${dataDir} is not empty (${entries.slice(0, 3).join(", ")}…). A backup is restored only into an empty directory.`);
+  if (entries.length > 0)
+    throw new AppError(
+      "STATE_CONFLICT",
+      `DATA_DIR ${dataDir} is not empty (${entries.slice(0, 3).join(", ")}…). A backup is restored only into an empty directory.`,
+    );
 }
 
 export async function readBackupManifest(file: string): Promise<TBackupManifest> {
   let text: string;
   try {
-    ({ stdout: text } = await run("tar", ["--extract", "--gzip", "--file", file, "--to-stdout", BACKUP_MANIFEST_FILE], { maxBuffer: 64 << 20 }));
+    ({ stdout: text } = await run("tar", ["--extract", "--gzip", "--file", file, "--to-stdout", BACKUP_MANIFEST_FILE], {
+      maxBuffer: 64 << 20,
+    }));
   } catch {
     throw new AppError("BACKUP_INVALID", `${path.basename(file)} is not a School-Core backup (no readable ${BACKUP_MANIFEST_FILE}).`);
   }
@@ -49,7 +61,8 @@ export async function readBackupManifest(file: string): Promise<TBackupManifest>
     throw new AppError("BACKUP_INVALID", `${BACKUP_MANIFEST_FILE} in ${path.basename(file)} is not JSON.`);
   }
   const parsed = ZBackupManifestSchema.safeParse(json);
-  if (!parsed.success) throw new AppError("BACKUP_INVALID", `${BACKUP_MANIFEST_FILE} in ${path.basename(file)} is not a backup manifest this version reads.`);
+  if (!parsed.success)
+    throw new AppError("BACKUP_INVALID", `${BACKUP_MANIFEST_FILE} in ${path.basename(file)} is not a backup manifest this version reads.`);
   return parsed.data;
 }
 
@@ -60,13 +73,20 @@ export async function restoreBackup(deps: TRestoreDeps, input: { file: string })
   const manifest = await readBackupManifest(input.file);
   const known = new Set((await loadMigrationList()).migrationDirectories.map((m) => m.path));
   const unknown = manifest.migrations.filter((m) => !known.has(m));
-  if (unknown.length > 0) throw new AppError("BACKUP_INVALID", `The backup was taken by a newer School-Core (migration ${unknown[0]} is unknown here). Restore with that version or newer.`);
+  if (unknown.length > 0)
+    throw new AppError(
+      "BACKUP_INVALID",
+      `The backup was taken by a newer School-Core (migration ${unknown[0]} is unknown here). Restore with that version or newer.`,
+    );
 
   await fs.mkdir(dataDir, { recursive: true, mode: 0o711 });
   try {
     await run("tar", ["--extract", "--gzip", "--file", input.file, "--directory", dataDir, "--no-same-owner"], { maxBuffer: 16 << 20 });
   } catch (error) {
-    throw new AppError("BACKUP_INVALID", `Extracting the backup failed: ${((error as { stderr?: string }).stderr ?? String(error)).slice(0, 500)}`);
+    throw new AppError(
+      "BACKUP_INVALID",
+      `Extracting the backup failed: ${((error as { stderr?: string }).stderr ?? String(error)).slice(0, 500)}`,
+    );
   }
 
   const database = await deps.openDatabase();

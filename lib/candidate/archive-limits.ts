@@ -23,7 +23,11 @@ export const ZArchiveLimitsSchema = z
     /** Components of a path. */
     maxPathDepth: z.number().int().min(1).max(256),
     /** Bytes of one PAX extended header record set or GNU long-name record. */
-    maxExtensionHeaderBytes: z.number().int().min(512).max(1 << 20),
+    maxExtensionHeaderBytes: z
+      .number()
+      .int()
+      .min(512)
+      .max(1 << 20),
     /** Decompressed / compressed bytes; checked continuously once past a 1 MiB grace. */
     maxCompressionRatio: z.number().positive(),
     isGzipAllowed: z.boolean(),

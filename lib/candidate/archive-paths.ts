@@ -52,7 +52,10 @@ function hasDriveLetter(value: string): boolean {
  * and returns the canonical form; "." or "./" as a directory is the root entry and is skipped.
  */
 export function checkEntryPath(raw: Buffer, options: { isDirectory: boolean; limits: TArchiveLimits }): TPathCheck {
-  const refused = (code: Parameters<typeof refusal>[0], detail?: string): TPathCheck => ({ kind: "refused", refusal: refusal(code, detail, raw) });
+  const refused = (code: Parameters<typeof refusal>[0], detail?: string): TPathCheck => ({
+    kind: "refused",
+    refusal: refusal(code, detail, raw),
+  });
   if (raw.length === 0) return refused("ARCHIVE_PATH_EMPTY");
   const text = decode(raw);
   if (text === null) return refused("ARCHIVE_PATH_ENCODING");
@@ -67,9 +70,12 @@ export function checkEntryPath(raw: Buffer, options: { isDirectory: boolean; lim
   const components = rest.split("/");
   if (components.includes("..")) return refused("ARCHIVE_PATH_TRAVERSAL");
   if (components.some((c) => c === "" || c === ".")) return refused("ARCHIVE_PATH_NONCANONICAL");
-  if (Buffer.byteLength(rest) > options.limits.maxPathBytes) return refused("ARCHIVE_PATH_TOO_LONG", `more than ${options.limits.maxPathBytes} bytes`);
-  if (components.some((c) => Buffer.byteLength(c) > MAX_COMPONENT_BYTES)) return refused("ARCHIVE_PATH_TOO_LONG", `a component is longer than ${MAX_COMPONENT_BYTES} bytes`);
-  if (components.length > options.limits.maxPathDepth) return refused("ARCHIVE_PATH_TOO_DEEP", `more than ${options.limits.maxPathDepth} components`);
+  if (Buffer.byteLength(rest) > options.limits.maxPathBytes)
+    return refused("ARCHIVE_PATH_TOO_LONG", `more than ${options.limits.maxPathBytes} bytes`);
+  if (components.some((c) => Buffer.byteLength(c) > MAX_COMPONENT_BYTES))
+    return refused("ARCHIVE_PATH_TOO_LONG", `a component is longer than ${MAX_COMPONENT_BYTES} bytes`);
+  if (components.length > options.limits.maxPathDepth)
+    return refused("ARCHIVE_PATH_TOO_DEEP", `more than ${options.limits.maxPathDepth} components`);
   if (components.some(isGitDirComponent)) return refused("ARCHIVE_PATH_GIT_DIR");
   return { kind: "ok", path: rest };
 }
@@ -78,7 +84,10 @@ export type TTargetCheck = { kind: "ok"; target: string } | { kind: "refused"; r
 
 /** Checks a symlink target on its own; where it resolves is checked once the whole tree is known. */
 export function checkSymlinkTarget(raw: Buffer, entryPath: string, limits: TArchiveLimits): TTargetCheck {
-  const refused = (code: Parameters<typeof refusal>[0], detail?: string): TTargetCheck => ({ kind: "refused", refusal: refusal(code, detail, entryPath) });
+  const refused = (code: Parameters<typeof refusal>[0], detail?: string): TTargetCheck => ({
+    kind: "refused",
+    refusal: refusal(code, detail, entryPath),
+  });
   if (raw.length === 0) return refused("ARCHIVE_SYMLINK_ESCAPE", "empty target");
   const text = decode(raw);
   if (text === null) return refused("ARCHIVE_PATH_ENCODING", "symlink target");

@@ -86,7 +86,14 @@ class SpoolReader {
   }
 }
 
-async function* fastImportStream(options: { ref: string; baseSha: string; entries: readonly TValidatedEntry[]; gitlinks: readonly TGitlink[]; spoolPath: string; metadata: TCommitMetadata }): AsyncGenerator<Buffer | string> {
+async function* fastImportStream(options: {
+  ref: string;
+  baseSha: string;
+  entries: readonly TValidatedEntry[];
+  gitlinks: readonly TGitlink[];
+  spoolPath: string;
+  metadata: TCommitMetadata;
+}): AsyncGenerator<Buffer | string> {
   const { metadata } = options;
   const message = Buffer.from(metadata.message, "utf8");
   yield "feature done\n";
@@ -133,7 +140,12 @@ export async function buildCandidateCommit(options: {
 }): Promise<string> {
   const ref = `refs/school-import/${randomBytes(12).toString("hex")}`;
   try {
-    await runFastImport({ gitDir: options.gitDir, input: batched(fastImportStream({ ...options, ref })), timeoutMs: options.timeoutMs ?? 10 * 60_000, isFast: true });
+    await runFastImport({
+      gitDir: options.gitDir,
+      input: batched(fastImportStream({ ...options, ref })),
+      timeoutMs: options.timeoutMs ?? 10 * 60_000,
+      isFast: true,
+    });
     const head = await revParse({ gitDir: options.gitDir, rev: ref, peelTo: "commit" });
     if (!head) throw new AppError("GIT_FAILED", "fast-import finished without writing the candidate commit.");
     return head;

@@ -43,7 +43,8 @@ export function candidateCommitMetadata(input: TCandidateMetadataInput): TCommit
   const epochSeconds = Math.floor(input.taskCreatedAt.getTime() / 1000);
   const round = input.round ?? 1;
   if (!Number.isSafeInteger(round) || round < 1) throw new AppError("VALIDATION_FAILED", "A review round is a positive integer.");
-  if (!Number.isSafeInteger(epochSeconds) || epochSeconds < 0) throw new AppError("VALIDATION_FAILED", "The task's creation time cannot date a commit.");
+  if (!Number.isSafeInteger(epochSeconds) || epochSeconds < 0)
+    throw new AppError("VALIDATION_FAILED", "The task's creation time cannot date a commit.");
   return {
     authorName: CANDIDATE_AUTHOR.name,
     authorEmail: CANDIDATE_AUTHOR.email,

@@ -20,7 +20,8 @@ const GITLINK_PREFIX = Buffer.from("160000 commit ", "latin1");
 
 function repositoryDirName(repository: string): string {
   const match = REPOSITORY_NAME.exec(repository);
-  if (!match || repository.includes("..")) throw new AppError("VALIDATION_FAILED", "A repository must be a canonical lower-case owner/name.");
+  if (!match || repository.includes(".."))
+    throw new AppError("VALIDATION_FAILED", "A repository must be a canonical lower-case owner/name.");
   return `${match[1]}__${match[2]}.git`;
 }
 
@@ -31,10 +32,14 @@ export function candidateRepoPathFor(dataDir: string, repository: string): strin
 
 /** Opens the candidate repository, creating it (bare, neutral attributes) on first use. */
 export async function ensureBareRepository(repoPath: string): Promise<void> {
-  const isPresent = await fs.stat(path.join(repoPath, "HEAD")).then(() => true, () => false);
+  const isPresent = await fs.stat(path.join(repoPath, "HEAD")).then(
+    () => true,
+    () => false,
+  );
   if (isPresent) {
     const bare = await runGit({ gitDir: repoPath, args: ["rev-parse", "--is-bare-repository"] });
-    if (bare.stdout.toString("utf8").trim() !== "true") throw new AppError("CONFIG_INVALID", "The candidate repository path is not a bare repository.");
+    if (bare.stdout.toString("utf8").trim() !== "true")
+      throw new AppError("CONFIG_INVALID", "The candidate repository path is not a bare repository.");
   }
   // Re-running init on an existing repository only refreshes it; info/attributes is rewritten.
   await initBareRepository({ repoPath });
@@ -43,7 +48,10 @@ export async function ensureBareRepository(repoPath: string): Promise<void> {
 /** Makes the base commit present in `gitDir`, copied by SHA from the control plane's mirror. */
 export async function bringBaseCommit(options: { gitDir: string; mirrorPath: string; baseSha: string }): Promise<void> {
   if (await hasCommit({ gitDir: options.gitDir, sha: options.baseSha })) return;
-  const isMirrorPresent = await fs.stat(options.mirrorPath).then((s) => s.isDirectory(), () => false);
+  const isMirrorPresent = await fs.stat(options.mirrorPath).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
   if (!isMirrorPresent || !(await hasCommit({ gitDir: options.mirrorPath, sha: options.baseSha }))) {
     throw new AppError("BASE_UNAVAILABLE", "The base commit is not in the control plane's mirror.", { baseSha: options.baseSha });
   }
@@ -54,7 +62,11 @@ export async function bringBaseCommit(options: { gitDir: string; mirrorPath: str
  * Submodule links of the base. An archive cannot express them, so they are carried over as they
  * are; archive content at or beneath one would be a second, conflicting claim on that path.
  */
-export async function readBaseGitlinks(options: { gitDir: string; baseSha: string; entries: readonly TValidatedEntry[] }): Promise<TGitlink[]> {
+export async function readBaseGitlinks(options: {
+  gitDir: string;
+  baseSha: string;
+  entries: readonly TValidatedEntry[];
+}): Promise<TGitlink[]> {
   const gitlinks = await listGitlinks(options.gitDir, options.baseSha);
   if (gitlinks.length === 0) return gitlinks;
   const linkPaths = new Set(gitlinks.map((g) => g.path));
@@ -110,7 +122,12 @@ async function listGitlinks(gitDir: string, baseSha: string): Promise<TGitlink[]
  * Points school/<taskId> at the head: created if absent (compare-and-set against "absent"),
  * accepted if it already points there (a retried import), a conflict otherwise.
  */
-export async function createOrVerifyBranch(options: { gitDir: string; branch: string; headSha: string; previousHeadSha?: string }): Promise<void> {
+export async function createOrVerifyBranch(options: {
+  gitDir: string;
+  branch: string;
+  headSha: string;
+  previousHeadSha?: string;
+}): Promise<void> {
   const ref = `refs/heads/${options.branch}`;
   const existing = await revParse({ gitDir: options.gitDir, rev: ref, peelTo: "commit" });
   if (existing === options.headSha) return;
@@ -132,7 +149,8 @@ export async function createOrVerifyBranch(options: { gitDir: string; branch: st
 
 /** refs/school-rounds/<taskId>/<round>: keeps every round's head reachable after the branch moved on. */
 export function roundRefName(taskId: string, round: number): string {
-  if (!/^[0-9a-f-]{36}$/.test(taskId) || !Number.isSafeInteger(round) || round < 1) throw new AppError("VALIDATION_FAILED", "A round ref needs a task id and a positive round.");
+  if (!/^[0-9a-f-]{36}$/.test(taskId) || !Number.isSafeInteger(round) || round < 1)
+    throw new AppError("VALIDATION_FAILED", "A round ref needs a task id and a positive round.");
   return `refs/school-rounds/${taskId}/${round}`;
 }
 
@@ -155,13 +173,30 @@ export type TCandidateCommitCheck = { kind: "ok" } | { kind: "mismatch"; reason:
  * the repository no longer matches the immutable candidate record: fail closed rather than push
  * something unreviewed.
  */
-export async function checkCandidateCommit(input: { gitDir: string; branch: string; baseSha: string; headSha: string }): Promise<TCandidateCommitCheck> {
-  if (!isFullSha(input.headSha) || !isFullSha(input.baseSha)) return { kind: "mismatch", reason: "The candidate's SHAs are not full SHA-1s." };
-  const exists = await fs.stat(input.gitDir).then(() => true, () => false);
-  if (!exists || !(await hasCommit({ gitDir: input.gitDir, sha: input.headSha }))) return { kind: "mismatch", reason: "The candidate repository does not hold the approved head commit." };
-  const ancestry = await runGit({ gitDir: input.gitDir, args: ["merge-base", "--is-ancestor", input.baseSha, input.headSha], okExitCodes: [0, 1, 128], timeoutMs: 15_000 });
-  if (ancestry.exitCode !== 0) return { kind: "mismatch", reason: "The approved head commit does not descend from the candidate's base SHA." };
+export async function checkCandidateCommit(input: {
+  gitDir: string;
+  branch: string;
+  baseSha: string;
+  headSha: string;
+}): Promise<TCandidateCommitCheck> {
+  if (!isFullSha(input.headSha) || !isFullSha(input.baseSha))
+    return { kind: "mismatch", reason: "The candidate's SHAs are not full SHA-1s." };
+  const exists = await fs.stat(input.gitDir).then(
+    () => true,
+    () => false,
+  );
+  if (!exists || !(await hasCommit({ gitDir: input.gitDir, sha: input.headSha })))
+    return { kind: "mismatch", reason: "The candidate repository does not hold the approved head commit." };
+  const ancestry = await runGit({
+    gitDir: input.gitDir,
+    args: ["merge-base", "--is-ancestor", input.baseSha, input.headSha],
+    okExitCodes: [0, 1, 128],
+    timeoutMs: 15_000,
+  });
+  if (ancestry.exitCode !== 0)
+    return { kind: "mismatch", reason: "The approved head commit does not descend from the candidate's base SHA." };
   const branch = await revParse({ gitDir: input.gitDir, rev: `refs/heads/${input.branch}`, peelTo: "commit" });
-  if (branch !== null && branch !== input.headSha) return { kind: "mismatch", reason: "The candidate branch in the candidate repository has moved away from the approved head SHA." };
+  if (branch !== null && branch !== input.headSha)
+    return { kind: "mismatch", reason: "The candidate branch in the candidate repository has moved away from the approved head SHA." };
   return { kind: "ok" };
 }

@@ -8,7 +8,10 @@ import { parseOrThrow } from "../parse-or-throw";
 import { ZCandidateManifestSchema, type TCandidateManifest, type TChangedFile, type TFileDigest } from "../contract/candidate-manifest";
 import type { TValidatedEntry } from "./tar-validator";
 
-export type TCandidateIdentity = Pick<TCandidateManifest, "taskId" | "issueNumber" | "repository" | "baseRef" | "baseSha" | "headSha" | "branch" | "changedFiles" | "diffDigest">;
+export type TCandidateIdentity = Pick<
+  TCandidateManifest,
+  "taskId" | "issueNumber" | "repository" | "baseRef" | "baseSha" | "headSha" | "branch" | "changedFiles" | "diffDigest"
+>;
 
 /** Byte order of UTF-8 paths, which is git's order for a flattened tree. */
 export function compareGitPaths(a: string, b: string): number {
@@ -34,11 +37,18 @@ export function candidateIdOf(identity: TCandidateIdentity): string {
 
 export function fileDigestsOf(entries: readonly TValidatedEntry[]): TFileDigest[] {
   return entries
-    .map((entry): TFileDigest => ({ path: entry.path, mode: entry.kind === "symlink" ? "120000" : entry.mode, sizeBytes: entry.size, sha256: entry.sha256 }))
+    .map((entry): TFileDigest => ({
+      path: entry.path,
+      mode: entry.kind === "symlink" ? "120000" : entry.mode,
+      sizeBytes: entry.size,
+      sha256: entry.sha256,
+    }))
     .sort((a, b) => compareGitPaths(a.path, b.path));
 }
 
-export function buildCandidateManifest(input: Omit<TCandidateIdentity, "changedFiles"> & { changedFiles: TChangedFile[]; archiveDigest: string; fileDigests: TFileDigest[] }): TCandidateManifest {
+export function buildCandidateManifest(
+  input: Omit<TCandidateIdentity, "changedFiles"> & { changedFiles: TChangedFile[]; archiveDigest: string; fileDigests: TFileDigest[] },
+): TCandidateManifest {
   const identity: TCandidateIdentity = {
     taskId: input.taskId,
     issueNumber: input.issueNumber,
@@ -50,7 +60,13 @@ export function buildCandidateManifest(input: Omit<TCandidateIdentity, "changedF
     changedFiles: input.changedFiles,
     diffDigest: input.diffDigest,
   };
-  const manifest = { v: 1, candidateId: candidateIdOf(identity), ...identity, archiveDigest: input.archiveDigest, fileDigests: input.fileDigests };
+  const manifest = {
+    v: 1,
+    candidateId: candidateIdOf(identity),
+    ...identity,
+    archiveDigest: input.archiveDigest,
+    fileDigests: input.fileDigests,
+  };
   return parseOrThrow(ZCandidateManifestSchema, manifest, { code: "CANDIDATE_MISMATCH", label: "observed candidate manifest" });
 }
 

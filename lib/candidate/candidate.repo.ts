@@ -53,7 +53,12 @@ export async function findCandidateManifestByTask(db: Db | DbTx, taskId: string,
  * Records the artifact and the candidate in one transaction. A task has at most one candidate per round:
  * writing the same manifest again (a retried import) returns it; a different one is a conflict.
  */
-export async function insertCandidate(db: Db, manifest: TCandidateManifest, artifact: TArtifactRef, lineage: { round: number; parentCandidateId: string | null } = { round: 1, parentCandidateId: null }): Promise<TCandidateManifest> {
+export async function insertCandidate(
+  db: Db,
+  manifest: TCandidateManifest,
+  artifact: TArtifactRef,
+  lineage: { round: number; parentCandidateId: string | null } = { round: 1, parentCandidateId: null },
+): Promise<TCandidateManifest> {
   try {
     await db.$transaction(async (tx) => {
       await recordArtifact(tx, { ...artifact, kind: "candidate-archive" });
@@ -81,6 +86,8 @@ export async function insertCandidate(db: Db, manifest: TCandidateManifest, arti
     if ((error as { code?: string }).code !== "P2002") throw error;
     const existing = await findCandidateManifestByTask(db, manifest.taskId, lineage.round);
     if (existing && isSameManifest(existing, manifest)) return existing;
-    throw new AppError("STATE_CONFLICT", "This task already has a different candidate; a candidate is immutable.", { existing: existing?.candidateId ?? null });
+    throw new AppError("STATE_CONFLICT", "This task already has a different candidate; a candidate is immutable.", {
+      existing: existing?.candidateId ?? null,
+    });
   }
 }

@@ -44,7 +44,18 @@ const CHANGED_TREE: TSnapshot = {
   "debug.log": "ignored by .gitignore, committed anyway\n",
   "notes.txt": "$Id$\r\nCRLF stays CRLF\r\n",
 };
-const CHANGED_PATHS = [".gitattributes", ".gitignore", "README.md", "debug.log", "docs/old.txt", "latest", "notes.txt", "scripts/run.sh", "src/app.ts", "src/new.ts"];
+const CHANGED_PATHS = [
+  ".gitattributes",
+  ".gitignore",
+  "README.md",
+  "debug.log",
+  "docs/old.txt",
+  "latest",
+  "notes.txt",
+  "scripts/run.sh",
+  "src/app.ts",
+  "src/new.ts",
+];
 
 async function importWith(task: TImportCandidateOptions["task"], archivePath: string, overrides: Partial<TImportCandidateOptions> = {}) {
   return importCandidate({
@@ -62,7 +73,10 @@ async function importWith(task: TImportCandidateOptions["task"], archivePath: st
 }
 
 async function expectAppError(promise: Promise<unknown>, code: string): Promise<AppError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error, `expected ${code}`).toBeInstanceOf(AppError);
   expect((error as AppError).code, (error as AppError).message).toBe(code);
   return error as AppError;
@@ -80,17 +94,33 @@ describe("importCandidate: happy path", () => {
     const head = git(fx.candidateRepoPath, ["rev-parse", branchRef]).toString().trim();
     expect(manifest.headSha).toBe(head);
     expect(manifest.branch).toBe(`school/${task.id}`);
-    expect(manifest).toMatchObject({ v: 1, taskId: task.id, issueNumber: 7, repository: fx.repository, baseRef: "main", baseSha: fx.baseSha });
+    expect(manifest).toMatchObject({
+      v: 1,
+      taskId: task.id,
+      issueNumber: 7,
+      repository: fx.repository,
+      baseRef: "main",
+      baseSha: fx.baseSha,
+    });
     expect(manifest.candidateId).toMatch(/^cand_[0-9a-f]{32}$/);
-    expect(git(fx.candidateRepoPath, ["rev-parse", `${head}^`]).toString().trim()).toBe(fx.baseSha);
+    expect(
+      git(fx.candidateRepoPath, ["rev-parse", `${head}^`])
+        .toString()
+        .trim(),
+    ).toBe(fx.baseSha);
 
     // Fixed metadata: identities, dates from the task (whole seconds), message from the task.
     const meta = git(fx.candidateRepoPath, ["log", "-1", "--format=%an|%ae|%at|%cn|%ce|%ct|%G?", head]).toString().trim();
-    expect(meta).toBe(`School-Core student agent|student-agent@school-core.invalid|${Math.floor(createdAt.getTime() / 1000)}|School-Core|candidates@school-core.invalid|${Math.floor(createdAt.getTime() / 1000)}|N`);
+    expect(meta).toBe(
+      `School-Core student agent|student-agent@school-core.invalid|${Math.floor(createdAt.getTime() / 1000)}|School-Core|candidates@school-core.invalid|${Math.floor(createdAt.getTime() / 1000)}|N`,
+    );
     expect(git(fx.candidateRepoPath, ["log", "-1", "--format=%B", head]).toString()).toContain(`Task: ${task.id}`);
 
     // Changed-file set with statuses and modes, as plain git sees it.
-    const rawDiff = git(fx.candidateRepoPath, ["diff-tree", "-r", "--no-renames", "--raw", "--full-index", fx.baseSha, head]).toString().trim().split("\n");
+    const rawDiff = git(fx.candidateRepoPath, ["diff-tree", "-r", "--no-renames", "--raw", "--full-index", fx.baseSha, head])
+      .toString()
+      .trim()
+      .split("\n");
     const fromGit = rawDiff.map((line) => {
       const [meta, file] = line.split("\t");
       const [oldMode, newMode, , , status] = meta!.slice(1).split(" ");
@@ -98,15 +128,23 @@ describe("importCandidate: happy path", () => {
     });
     expect(manifest.changedFiles.map((f) => `${f.status} ${f.path} ${f.oldMode ?? "000000"}->${f.newMode ?? "000000"}`)).toEqual(fromGit);
     expect(manifest.changedFiles.find((f) => f.path === "latest")?.status).toBe("T");
-    expect(manifest.changedFiles.find((f) => f.path === "scripts/run.sh")).toMatchObject({ status: "M", oldMode: "100755", newMode: "100644" });
+    expect(manifest.changedFiles.find((f) => f.path === "scripts/run.sh")).toMatchObject({
+      status: "M",
+      oldMode: "100755",
+      newMode: "100644",
+    });
     expect(manifest.changedFiles.find((f) => f.path === "docs/old.txt")).toMatchObject({ status: "D", newMode: null, newBlob: null });
 
     // Diff digest over git's canonical binary diff.
-    expect(manifest.diffDigest).toBe(sha256(git(fx.candidateRepoPath, ["diff", "--binary", "--full-index", "--no-color", "--no-renames", fx.baseSha, head])));
+    expect(manifest.diffDigest).toBe(
+      sha256(git(fx.candidateRepoPath, ["diff", "--binary", "--full-index", "--no-color", "--no-renames", fx.baseSha, head])),
+    );
     expect(manifest.archiveDigest).toBe(sha256(archiveBytes));
 
     // Every file of the snapshot, byte-exact in git (no ignore rules, no eol/ident/filter rewriting).
-    expect(manifest.fileDigests.map((f) => f.path)).toEqual(git(fx.candidateRepoPath, ["ls-tree", "-r", "--name-only", head]).toString().trim().split("\n"));
+    expect(manifest.fileDigests.map((f) => f.path)).toEqual(
+      git(fx.candidateRepoPath, ["ls-tree", "-r", "--name-only", head]).toString().trim().split("\n"),
+    );
     for (const file of manifest.fileDigests) {
       expect(sha256(git(fx.candidateRepoPath, ["cat-file", "blob", `${head}:${file.path}`])), file.path).toBe(file.sha256);
     }
@@ -136,7 +174,9 @@ describe("importCandidate: happy path", () => {
   it("has immutable Candidate rows (the database refuses update and delete)", async () => {
     const task = await fx.createTask();
     const manifest = await importWith(task, await fx.writeSnapshot(CHANGED_TREE));
-    await expect(db.candidate.update({ where: { id: manifest.candidateId }, data: { headSha: "0".repeat(40) } })).rejects.toThrow(/immutable/);
+    await expect(db.candidate.update({ where: { id: manifest.candidateId }, data: { headSha: "0".repeat(40) } })).rejects.toThrow(
+      /immutable/,
+    );
     await expect(db.candidate.delete({ where: { id: manifest.candidateId } })).rejects.toThrow(/immutable/);
     expect((await db.candidate.findUniqueOrThrow({ where: { id: manifest.candidateId } })).headSha).toBe(manifest.headSha);
   });
@@ -155,7 +195,9 @@ describe("importCandidate: happy path", () => {
 describe("importCandidate: disagreements fail closed", () => {
   async function expectNothingRecorded(taskId: string): Promise<void> {
     expect(await db.candidate.count({ where: { taskId } })).toBe(0);
-    const branches = git(fx.candidateRepoPath, ["for-each-ref", "--format=%(refname)", `refs/heads/school/${taskId}`]).toString().trim();
+    const branches = git(fx.candidateRepoPath, ["for-each-ref", "--format=%(refname)", `refs/heads/school/${taskId}`])
+      .toString()
+      .trim();
     expect(branches).toBe("");
     expect(await fs.readdir(fx.workDir)).toEqual([]);
   }
@@ -163,7 +205,10 @@ describe("importCandidate: disagreements fail closed", () => {
   it("refuses declared paths that differ from the observed change set", async () => {
     for (const declared of [CHANGED_PATHS.slice(1), [...CHANGED_PATHS, "src/not-changed.ts"], [...CHANGED_PATHS, CHANGED_PATHS[0]!], []]) {
       const task = await fx.createTask();
-      const error = await expectAppError(importWith(task, await fx.writeSnapshot(CHANGED_TREE), { declaredChangedPaths: declared }), "CANDIDATE_MISMATCH");
+      const error = await expectAppError(
+        importWith(task, await fx.writeSnapshot(CHANGED_TREE), { declaredChangedPaths: declared }),
+        "CANDIDATE_MISMATCH",
+      );
       expect(error.message).toMatch(/declared changed paths/);
       await expectNothingRecorded(task.id);
     }
@@ -171,7 +216,10 @@ describe("importCandidate: disagreements fail closed", () => {
 
   it("refuses an archive whose digest differs from the declared one", async () => {
     const task = await fx.createTask();
-    await expectAppError(importWith(task, await fx.writeSnapshot(CHANGED_TREE), { declaredArchiveDigest: "a".repeat(64) }), "CANDIDATE_MISMATCH");
+    await expectAppError(
+      importWith(task, await fx.writeSnapshot(CHANGED_TREE), { declaredArchiveDigest: "a".repeat(64) }),
+      "CANDIDATE_MISMATCH",
+    );
     await expectNothingRecorded(task.id);
   });
 
@@ -189,24 +237,44 @@ describe("importCandidate: disagreements fail closed", () => {
   });
 
   it("refuses a candidate that changes CI configuration, naming the paths, unless the operator allowed them for this repository", async () => {
-    const hostile: TSnapshot = { ...BASE_TREE, ".github/workflows/steal.yml": "on: push\njobs: {}\n", ".GitModules": "[submodule]\n", "src/app.ts": "export const answer = 42;\n" };
+    const hostile: TSnapshot = {
+      ...BASE_TREE,
+      ".github/workflows/steal.yml": "on: push\njobs: {}\n",
+      ".GitModules": "[submodule]\n",
+      "src/app.ts": "export const answer = 42;\n",
+    };
     const declared = [".GitModules", ".github/workflows/steal.yml", "src/app.ts"];
     const task = await fx.createTask();
-    const error = await expectAppError(importWith(task, await fx.writeSnapshot(hostile), { declaredChangedPaths: declared }), "CANDIDATE_PROTECTED_PATH");
+    const error = await expectAppError(
+      importWith(task, await fx.writeSnapshot(hostile), { declaredChangedPaths: declared }),
+      "CANDIDATE_PROTECTED_PATH",
+    );
     expect(error.message).toContain(".github/workflows/steal.yml");
     expect(error.message).toContain(".GitModules");
     expect(error.message).not.toContain("src/app.ts");
     await expectNothingRecorded(task.id);
 
     // Allowed for this repository (and only the workflows): the workflow passes, the submodule file still does not.
-    await writeSetting(db, { key: "publish.protectedPaths", value: { defaultPatterns: [...DEFAULT_PROTECTED_PATH_PATTERNS], repositories: { [fx.repository]: { allowed: [".github/workflows/**"] } } }, actorId: null });
+    await writeSetting(db, {
+      key: "publish.protectedPaths",
+      value: {
+        defaultPatterns: [...DEFAULT_PROTECTED_PATH_PATTERNS],
+        repositories: { [fx.repository]: { allowed: [".github/workflows/**"] } },
+      },
+      actorId: null,
+    });
     try {
       const second = await fx.createTask();
-      const stillRefused = await expectAppError(importWith(second, await fx.writeSnapshot(hostile), { declaredChangedPaths: declared }), "CANDIDATE_PROTECTED_PATH");
+      const stillRefused = await expectAppError(
+        importWith(second, await fx.writeSnapshot(hostile), { declaredChangedPaths: declared }),
+        "CANDIDATE_PROTECTED_PATH",
+      );
       expect(stillRefused.message).not.toContain("steal.yml");
       const { ".GitModules": _dropped, ...workflowOnly } = hostile;
       const third = await fx.createTask();
-      const manifest = await importWith(third, await fx.writeSnapshot(workflowOnly), { declaredChangedPaths: [".github/workflows/steal.yml", "src/app.ts"] });
+      const manifest = await importWith(third, await fx.writeSnapshot(workflowOnly), {
+        declaredChangedPaths: [".github/workflows/steal.yml", "src/app.ts"],
+      });
       expect(manifest.changedFiles.map((f) => f.path)).toContain(".github/workflows/steal.yml");
     } finally {
       await writeSetting(db, { key: "publish.protectedPaths", value: DEFAULT_PROTECTED_PATHS_SETTING, actorId: null });
@@ -226,12 +294,34 @@ describe("importCandidate: submodules of the base", () => {
     try {
       const task = await local.createTask();
       const snapshot: TSnapshot = { ...BASE_TREE, "src/app.ts": "export const answer = 42;\n" };
-      const common = { db, mirrorPath: local.mirrorPath, candidateRepoPath: local.candidateRepoPath, artifactStore: local.artifactStore, limits: DEFAULT_ARCHIVE_LIMITS, workDir: local.workDir };
-      const manifest = await importCandidate({ ...common, task, archivePath: await local.writeSnapshot(snapshot), declaredChangedPaths: ["src/app.ts"] });
-      expect(git(local.candidateRepoPath, ["ls-tree", manifest.headSha, "vendor/lib"]).toString()).toContain(`160000 commit ${"d".repeat(40)}`);
+      const common = {
+        db,
+        mirrorPath: local.mirrorPath,
+        candidateRepoPath: local.candidateRepoPath,
+        artifactStore: local.artifactStore,
+        limits: DEFAULT_ARCHIVE_LIMITS,
+        workDir: local.workDir,
+      };
+      const manifest = await importCandidate({
+        ...common,
+        task,
+        archivePath: await local.writeSnapshot(snapshot),
+        declaredChangedPaths: ["src/app.ts"],
+      });
+      expect(git(local.candidateRepoPath, ["ls-tree", manifest.headSha, "vendor/lib"]).toString()).toContain(
+        `160000 commit ${"d".repeat(40)}`,
+      );
 
       const task2 = await local.createTask();
-      const error = await expectAppError(importCandidate({ ...common, task: task2, archivePath: await local.writeSnapshot({ ...snapshot, "vendor/lib/evil.txt": "x" }), declaredChangedPaths: ["src/app.ts", "vendor/lib/evil.txt"] }), "ARCHIVE_REFUSED");
+      const error = await expectAppError(
+        importCandidate({
+          ...common,
+          task: task2,
+          archivePath: await local.writeSnapshot({ ...snapshot, "vendor/lib/evil.txt": "x" }),
+          declaredChangedPaths: ["src/app.ts", "vendor/lib/evil.txt"],
+        }),
+        "ARCHIVE_REFUSED",
+      );
       expect(JSON.stringify(error.details)).toContain("ARCHIVE_PATH_CONFLICT");
     } finally {
       await local.cleanup();
@@ -250,7 +340,8 @@ describe("importCandidate: hostile corpus", () => {
       // Where a "../escaped…" entry would land if anything extracted by path: beside the work
       // directory, beside the fixture root, in the process's cwd, at the filesystem root.
       const around = [local.root, path.dirname(local.root), process.cwd(), "/", "/etc/cron.d"];
-      const escapedNear = async () => (await Promise.all(around.map((dir) => fs.readdir(dir).catch(() => [] as string[])))).flat().filter((n) => /escaped|^evil/.test(n));
+      const escapedNear = async () =>
+        (await Promise.all(around.map((dir) => fs.readdir(dir).catch(() => [] as string[])))).flat().filter((n) => /escaped|^evil/.test(n));
       const aroundBefore = await escapedNear();
       const error = await expectAppError(
         importCandidate({
@@ -270,7 +361,12 @@ describe("importCandidate: hostile corpus", () => {
       // Nothing written outside the (now removed) staging directory: the work directory is
       // empty, no candidate repository, no stored artifact, nothing "escaped" anywhere near.
       expect(await listTree(local.root)).toEqual([...before, "work/"].sort());
-      expect(await fs.stat(local.candidateRepoPath).then(() => true, () => false)).toBe(false);
+      expect(
+        await fs.stat(local.candidateRepoPath).then(
+          () => true,
+          () => false,
+        ),
+      ).toBe(false);
       expect(await escapedNear()).toEqual(aroundBefore);
       expect(await db.candidate.count({ where: { taskId: task.id } })).toBe(0);
       expect(await db.artifact.count()).toBe(await db.artifact.count({ where: { candidates: { some: {} } } }));

@@ -76,7 +76,11 @@ const MAX_SAMPLES = 5;
 export function archiveRefusedError(reasons: readonly TArchiveRefusal[]): AppError {
   const first = reasons[0];
   const summary = first ? `${first.code}${first.path ? ` (${first.path})` : ""}` : "no reason";
-  return new AppError("ARCHIVE_REFUSED", `The candidate archive was refused: ${summary}${reasons.length > 1 ? ` and ${reasons.length - 1} more` : ""}.`, { reasons: reasons.map((r) => ({ ...r })) });
+  return new AppError(
+    "ARCHIVE_REFUSED",
+    `The candidate archive was refused: ${summary}${reasons.length > 1 ? ` and ${reasons.length - 1} more` : ""}.`,
+    { reasons: reasons.map((r) => ({ ...r })) },
+  );
 }
 
 /** Throws ARCHIVE_REFUSED for a refused verdict; returns the accepted one. */
@@ -93,7 +97,12 @@ async function loadTaskFacts(db: Db, task: TImportCandidateOptions["task"]): Pro
   if (!row) throw new AppError("NOT_FOUND", "No such task.");
   // The lifecycle's view of the task and the record must agree; a stale or forged view would
   // bind the candidate to an identity the task does not have.
-  if (row.issueNumber !== task.issueNumber || row.baseRef !== task.baseRef || row.baseSha !== task.baseSha || row.repository.name !== task.repository) {
+  if (
+    row.issueNumber !== task.issueNumber ||
+    row.baseRef !== task.baseRef ||
+    row.baseSha !== task.baseSha ||
+    row.repository.name !== task.repository
+  ) {
     throw new AppError("CANDIDATE_MISMATCH", "The task identity given to import differs from the task record.");
   }
   return { createdAt: row.createdAt };
@@ -137,11 +146,16 @@ async function refuseProtectedPaths(db: Db, repository: string, changedPaths: re
 
 export async function importCandidate(options: TImportCandidateOptions): Promise<TCandidateManifest> {
   const task = parseOrThrow(ZImportTaskSchema, options.task, { code: "VALIDATION_FAILED", label: "import task" });
-  if (options.declaredArchiveDigest !== undefined && !/^[0-9a-f]{64}$/.test(options.declaredArchiveDigest)) throw new AppError("CONTRACT_VIOLATION", "The declared archive digest is not a sha256 hex digest.");
+  if (options.declaredArchiveDigest !== undefined && !/^[0-9a-f]{64}$/.test(options.declaredArchiveDigest))
+    throw new AppError("CONTRACT_VIOLATION", "The declared archive digest is not a sha256 hex digest.");
   const { createdAt } = await loadTaskFacts(options.db, task);
   const branch = candidateBranchName(task.id);
   const round = options.round ?? 1;
-  if (round > 1 !== (options.previous !== undefined)) throw new AppError("VALIDATION_FAILED", "A revision round imports from its previous round's candidate, and only a revision round does.");
+  if (round > 1 !== (options.previous !== undefined))
+    throw new AppError(
+      "VALIDATION_FAILED",
+      "A revision round imports from its previous round's candidate, and only a revision round does.",
+    );
 
   await fs.mkdir(options.workDir, { recursive: true });
   const staging = await fs.mkdtemp(path.join(options.workDir, "import-"));
@@ -149,7 +163,10 @@ export async function importCandidate(options: TImportCandidateOptions): Promise
     const spoolPath = path.join(staging, "content.spool");
     const verdict = acceptedOrThrow(await validateArchive({ archivePath: options.archivePath, limits: options.limits, spoolPath }));
     if (options.declaredArchiveDigest !== undefined && options.declaredArchiveDigest !== verdict.archive.sha256) {
-      throw new AppError("CANDIDATE_MISMATCH", "The archive's digest differs from the digest the guest declared.", { declared: options.declaredArchiveDigest, observed: verdict.archive.sha256 });
+      throw new AppError("CANDIDATE_MISMATCH", "The archive's digest differs from the digest the guest declared.", {
+        declared: options.declaredArchiveDigest,
+        observed: verdict.archive.sha256,
+      });
     }
 
     // Validation passed: from here on the candidate repository may be written.
@@ -157,7 +174,13 @@ export async function importCandidate(options: TImportCandidateOptions): Promise
     await ensureBareRepository(gitDir);
     await bringBaseCommit({ gitDir, mirrorPath: options.mirrorPath, baseSha: task.baseSha });
     const gitlinks = await readBaseGitlinks({ gitDir, baseSha: task.baseSha, entries: verdict.entries });
-    const metadata = candidateCommitMetadata({ taskId: task.id, issueNumber: task.issueNumber, repository: task.repository, taskCreatedAt: createdAt, round });
+    const metadata = candidateCommitMetadata({
+      taskId: task.id,
+      issueNumber: task.issueNumber,
+      repository: task.repository,
+      taskCreatedAt: createdAt,
+      round,
+    });
     const headSha = await buildCandidateCommit({ gitDir, baseSha: task.baseSha, entries: verdict.entries, gitlinks, spoolPath, metadata });
 
     const observed = await observeCandidate({ gitDir, baseSha: task.baseSha, headSha });
@@ -165,8 +188,15 @@ export async function importCandidate(options: TImportCandidateOptions): Promise
     // A revision round's guest saw the previous head, not the base: its declared paths are what
     // changed since then (possibly nothing — a round with no change is recorded and shown as such).
     const sincePrevious = options.previous ? await observeCandidate({ gitDir, baseSha: options.previous.headSha, headSha }) : observed;
-    compareDeclared(options.declaredChangedPaths, sincePrevious.changedFiles.map((f) => f.path));
-    await refuseProtectedPaths(options.db, task.repository, observed.changedFiles.map((f) => f.path));
+    compareDeclared(
+      options.declaredChangedPaths,
+      sincePrevious.changedFiles.map((f) => f.path),
+    );
+    await refuseProtectedPaths(
+      options.db,
+      task.repository,
+      observed.changedFiles.map((f) => f.path),
+    );
 
     const manifest = buildCandidateManifest({
       taskId: task.id,
@@ -185,7 +215,10 @@ export async function importCandidate(options: TImportCandidateOptions): Promise
     // One candidate per task and round, immutable: a different head for a round that has one is refused
     // before the branch is touched, so the branch never points at an unrecorded commit.
     const existing = await findCandidateManifestByTask(options.db, task.id, round);
-    if (existing && existing.headSha !== headSha) throw new AppError("STATE_CONFLICT", "This task already has a different candidate; a candidate is immutable.", { existing: existing.candidateId });
+    if (existing && existing.headSha !== headSha)
+      throw new AppError("STATE_CONFLICT", "This task already has a different candidate; a candidate is immutable.", {
+        existing: existing.candidateId,
+      });
 
     // The stored bytes must be the validated bytes: the store re-hashes and refuses a difference.
     const artifact = await options.artifactStore.putFile({ filePath: options.archivePath, expectedDigest: verdict.archive.sha256 });

@@ -13,12 +13,22 @@ function modeOrNull(mode: string): TChangedFile["oldMode"] {
   return mode === "000000" ? null : (mode as TChangedFile["oldMode"]);
 }
 
-export async function observeCandidate(options: { gitDir: string; baseSha: string; headSha: string }): Promise<{ changedFiles: TChangedFile[]; diffDigest: string }> {
+export async function observeCandidate(options: {
+  gitDir: string;
+  baseSha: string;
+  headSha: string;
+}): Promise<{ changedFiles: TChangedFile[]; diffDigest: string }> {
   const hash = createHash("sha256");
   // The listing and the binary diff are independent reads of the same two commits: run together.
   const [raw] = await Promise.all([
     diffTreeRaw({ gitDir: options.gitDir, from: options.baseSha, to: options.headSha, maxOutputBytes: 64 * 1024 * 1024 }),
-    streamBinaryDiff({ gitDir: options.gitDir, from: options.baseSha, to: options.headSha, onChunk: (chunk) => hash.update(chunk), timeoutMs: 10 * 60_000 }),
+    streamBinaryDiff({
+      gitDir: options.gitDir,
+      from: options.baseSha,
+      to: options.headSha,
+      onChunk: (chunk) => hash.update(chunk),
+      timeoutMs: 10 * 60_000,
+    }),
   ]);
   const changedFiles: TChangedFile[] = raw.map((entry) => ({
     path: entry.path,

@@ -22,7 +22,10 @@ function globToRegExp(pattern: string): RegExp {
       source += isLast ? ".*" : "(?:[^/]*/)*";
       return;
     }
-    source += component.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*").replace(/\?/g, "[^/]");
+    source += component
+      .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+      .replace(/\*/g, "[^/]*")
+      .replace(/\?/g, "[^/]");
     if (!isLast) source += "/";
   });
   return new RegExp(`^${source}$`, "u");
@@ -32,7 +35,11 @@ function matchesAny(patterns: readonly RegExp[], foldedPath: string): boolean {
   return patterns.some((pattern) => pattern.test(foldedPath));
 }
 
-export function classifyProtectedPaths(policy: TProtectedPathsSetting, repository: string, changedPaths: readonly string[]): TProtectedPathVerdict {
+export function classifyProtectedPaths(
+  policy: TProtectedPathsSetting,
+  repository: string,
+  changedPaths: readonly string[],
+): TProtectedPathVerdict {
   const repo = policy.repositories[repository];
   const protectedPatterns = (repo?.patterns ?? policy.defaultPatterns).map(globToRegExp);
   const allowedPatterns = (repo?.allowed ?? []).map(globToRegExp);

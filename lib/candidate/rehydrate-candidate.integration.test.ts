@@ -22,7 +22,11 @@ afterAll(async () => {
   await fx?.cleanup();
 });
 
-const SNAPSHOT = { ...BASE_TREE, "src/app.ts": "export const answer = 42;\n", "src/extra.bin": { content: Buffer.from([0, 1, 2, 255, 254, 0]), mode: 0o755 } };
+const SNAPSHOT = {
+  ...BASE_TREE,
+  "src/app.ts": "export const answer = 42;\n",
+  "src/extra.bin": { content: Buffer.from([0, 1, 2, 255, 254, 0]), mode: 0o755 },
+};
 
 async function importOne(): Promise<TCandidateManifest> {
   const task = await fx.createTask({ createdAt: new Date("2026-05-06T07:08:09Z") });
@@ -40,11 +44,23 @@ async function importOne(): Promise<TCandidateManifest> {
 }
 
 function rehydrate(manifest: TCandidateManifest, overrides: Partial<TRehydrateCandidateOptions> = {}) {
-  return rehydrateCandidate({ db, candidateId: manifest.candidateId, mirrorPath: fx.mirrorPath, artifactStore: fx.artifactStore, limits: DEFAULT_ARCHIVE_LIMITS, workDir: fx.workDir, actorId: null, ...overrides });
+  return rehydrateCandidate({
+    db,
+    candidateId: manifest.candidateId,
+    mirrorPath: fx.mirrorPath,
+    artifactStore: fx.artifactStore,
+    limits: DEFAULT_ARCHIVE_LIMITS,
+    workDir: fx.workDir,
+    actorId: null,
+    ...overrides,
+  });
 }
 
 async function expectAppError(promise: Promise<unknown>, code: string, message?: RegExp): Promise<void> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error, `expected ${code}`).toBeInstanceOf(AppError);
   expect((error as AppError).code, (error as AppError).message).toBe(code);
   if (message) expect((error as AppError).message).toMatch(message);
@@ -62,14 +78,24 @@ describe("rehydrateCandidate", () => {
   it("rebuilds the exact recorded head, and can restore the branch elsewhere", async () => {
     const manifest = await importOne();
     const result = await rehydrate(manifest);
-    expect(result).toMatchObject({ verdict: "reproduced", headSha: manifest.headSha, rebuiltHeadSha: manifest.headSha, diffDigest: manifest.diffDigest, isRestored: false });
+    expect(result).toMatchObject({
+      verdict: "reproduced",
+      headSha: manifest.headSha,
+      rebuiltHeadSha: manifest.headSha,
+      diffDigest: manifest.diffDigest,
+      isRestored: false,
+    });
     expect((await lastAudit(manifest.candidateId))?.detail).toMatchObject({ outcome: "reproduced" });
     expect(await fs.readdir(fx.workDir)).toEqual([]);
 
     const restored = path.join(fx.root, "restored.git");
     const again = await rehydrate(manifest, { restoreToRepoPath: restored });
     expect(again.isRestored).toBe(true);
-    expect(execFileSync("git", [`--git-dir=${restored}`, "rev-parse", `refs/heads/${manifest.branch}`]).toString().trim()).toBe(manifest.headSha);
+    expect(
+      execFileSync("git", [`--git-dir=${restored}`, "rev-parse", `refs/heads/${manifest.branch}`])
+        .toString()
+        .trim(),
+    ).toBe(manifest.headSha);
   });
 
   it("fails closed on a flipped byte in the artifact", async () => {
@@ -119,10 +145,24 @@ describe("rehydrateCandidate", () => {
     execFileSync("git", [`--git-dir=${restored}`, "fetch", "-q", fx.mirrorPath, fx.baseSha]);
     execFileSync("git", [`--git-dir=${restored}`, "update-ref", `refs/heads/${manifest.branch}`, fx.baseSha]);
     await expectAppError(rehydrate(manifest, { restoreToRepoPath: restored }), "STATE_CONFLICT");
-    expect(execFileSync("git", [`--git-dir=${restored}`, "rev-parse", `refs/heads/${manifest.branch}`]).toString().trim()).toBe(fx.baseSha);
+    expect(
+      execFileSync("git", [`--git-dir=${restored}`, "rev-parse", `refs/heads/${manifest.branch}`])
+        .toString()
+        .trim(),
+    ).toBe(fx.baseSha);
   });
 
   it("is NOT_FOUND for an unknown candidate", async () => {
-    await expectAppError(rehydrateCandidate({ db, candidateId: "cand_0000", mirrorPath: fx.mirrorPath, artifactStore: fx.artifactStore, limits: DEFAULT_ARCHIVE_LIMITS, workDir: fx.workDir }), "NOT_FOUND");
+    await expectAppError(
+      rehydrateCandidate({
+        db,
+        candidateId: "cand_0000",
+        mirrorPath: fx.mirrorPath,
+        artifactStore: fx.artifactStore,
+        limits: DEFAULT_ARCHIVE_LIMITS,
+        workDir: fx.workDir,
+      }),
+      "NOT_FOUND",
+    );
   });
 });

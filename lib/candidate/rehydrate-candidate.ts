@@ -60,7 +60,12 @@ async function rebuild(options: TRehydrateCandidateOptions): Promise<TRehydratio
   });
   if (!task) throw mismatch("The candidate's task record is missing.");
   const { round } = await options.db.candidate.findUniqueOrThrow({ where: { id: manifest.candidateId }, select: { round: true } });
-  if (task.baseSha !== manifest.baseSha || task.baseRef !== manifest.baseRef || task.issueNumber !== manifest.issueNumber || task.repository.name !== manifest.repository) {
+  if (
+    task.baseSha !== manifest.baseSha ||
+    task.baseRef !== manifest.baseRef ||
+    task.issueNumber !== manifest.issueNumber ||
+    task.repository.name !== manifest.repository
+  ) {
     throw mismatch("The task's base or identity no longer matches the recorded candidate.");
   }
 
@@ -72,21 +77,38 @@ async function rebuild(options: TRehydrateCandidateOptions): Promise<TRehydratio
     const spoolPath = path.join(staging, "content.spool");
     const verdict = acceptedOrThrow(await validateArchive({ archivePath, limits: options.limits, spoolPath }));
     if (verdict.archive.sha256 !== manifest.archiveDigest) throw mismatch("The artifact's digest differs from the record.");
-    if (JSON.stringify(fileDigestsOf(verdict.entries)) !== JSON.stringify(manifest.fileDigests)) throw mismatch("The artifact's per-file digests differ from the record.");
+    if (JSON.stringify(fileDigestsOf(verdict.entries)) !== JSON.stringify(manifest.fileDigests))
+      throw mismatch("The artifact's per-file digests differ from the record.");
 
     // A scratch repository: the proof must not depend on anything the candidate repository holds.
     const gitDir = path.join(staging, "rebuild.git");
     await ensureBareRepository(gitDir);
     await bringBaseCommit({ gitDir, mirrorPath: options.mirrorPath, baseSha: manifest.baseSha });
     const gitlinks = await readBaseGitlinks({ gitDir, baseSha: manifest.baseSha, entries: verdict.entries });
-    const metadata = candidateCommitMetadata({ taskId: manifest.taskId, issueNumber: manifest.issueNumber, repository: manifest.repository, taskCreatedAt: task.createdAt, round });
-    const rebuiltHeadSha = await buildCandidateCommit({ gitDir, baseSha: manifest.baseSha, entries: verdict.entries, gitlinks, spoolPath, metadata });
-    if (rebuiltHeadSha !== manifest.headSha) throw mismatch("The rebuilt head differs from the recorded head.", { recorded: manifest.headSha, rebuilt: rebuiltHeadSha });
+    const metadata = candidateCommitMetadata({
+      taskId: manifest.taskId,
+      issueNumber: manifest.issueNumber,
+      repository: manifest.repository,
+      taskCreatedAt: task.createdAt,
+      round,
+    });
+    const rebuiltHeadSha = await buildCandidateCommit({
+      gitDir,
+      baseSha: manifest.baseSha,
+      entries: verdict.entries,
+      gitlinks,
+      spoolPath,
+      metadata,
+    });
+    if (rebuiltHeadSha !== manifest.headSha)
+      throw mismatch("The rebuilt head differs from the recorded head.", { recorded: manifest.headSha, rebuilt: rebuiltHeadSha });
 
     const observed = await observeCandidate({ gitDir, baseSha: manifest.baseSha, headSha: rebuiltHeadSha });
-    if (JSON.stringify(observed.changedFiles) !== JSON.stringify(manifest.changedFiles)) throw mismatch("The rebuilt change set differs from the record.");
+    if (JSON.stringify(observed.changedFiles) !== JSON.stringify(manifest.changedFiles))
+      throw mismatch("The rebuilt change set differs from the record.");
     // Same head, different diff digest would mean git's diff output changed: still not a proof.
-    if (observed.diffDigest !== manifest.diffDigest) throw mismatch("The rebuilt diff digest differs from the record.", { recorded: manifest.diffDigest, rebuilt: observed.diffDigest });
+    if (observed.diffDigest !== manifest.diffDigest)
+      throw mismatch("The rebuilt diff digest differs from the record.", { recorded: manifest.diffDigest, rebuilt: observed.diffDigest });
 
     let isRestored = false;
     if (options.restoreToRepoPath) {
@@ -94,10 +116,18 @@ async function rebuild(options: TRehydrateCandidateOptions): Promise<TRehydratio
       await fetchCommit({ gitDir: options.restoreToRepoPath, sourceRepoPath: gitDir, sha: rebuiltHeadSha });
       await pinRoundRef({ gitDir: options.restoreToRepoPath, taskId: manifest.taskId, round, headSha: rebuiltHeadSha });
       // The branch follows the task's latest round; an earlier round is restored under its round ref only.
-      if (round === task.round) await createOrVerifyBranch({ gitDir: options.restoreToRepoPath, branch: manifest.branch, headSha: rebuiltHeadSha });
+      if (round === task.round)
+        await createOrVerifyBranch({ gitDir: options.restoreToRepoPath, branch: manifest.branch, headSha: rebuiltHeadSha });
       isRestored = true;
     }
-    return { verdict: "reproduced", candidateId: manifest.candidateId, headSha: manifest.headSha, rebuiltHeadSha, diffDigest: observed.diffDigest, isRestored };
+    return {
+      verdict: "reproduced",
+      candidateId: manifest.candidateId,
+      headSha: manifest.headSha,
+      rebuiltHeadSha,
+      diffDigest: observed.diffDigest,
+      isRestored,
+    };
   } finally {
     await fs.rm(staging, { recursive: true, force: true });
   }
@@ -107,7 +137,13 @@ export async function rehydrateCandidate(options: TRehydrateCandidateOptions): P
   try {
     const result = await rebuild(options);
     if (options.actorId !== undefined) {
-      await recordAudit(options.db, { actorId: options.actorId, action: "candidate.reprove", targetType: "candidate", targetId: result.candidateId, detail: { outcome: "reproduced", headSha: result.headSha } });
+      await recordAudit(options.db, {
+        actorId: options.actorId,
+        action: "candidate.reprove",
+        targetType: "candidate",
+        targetId: result.candidateId,
+        detail: { outcome: "reproduced", headSha: result.headSha },
+      });
     }
     return result;
   } catch (error) {

@@ -15,7 +15,9 @@ import { CANDIDATE_ID_PATTERN } from "./get-candidate-view";
 import { rehydrateCandidate, type TRehydrationResult } from "./rehydrate-candidate";
 
 /** Input of the operator's "Re-prove" action. */
-export const ZReproveCandidateInputSchema = z.object({ candidateId: z.string().regex(CANDIDATE_ID_PATTERN, "not a candidate id") }).strict();
+export const ZReproveCandidateInputSchema = z
+  .object({ candidateId: z.string().regex(CANDIDATE_ID_PATTERN, "not a candidate id") })
+  .strict();
 
 export type TReproveCandidateInput = {
   candidateId: string;

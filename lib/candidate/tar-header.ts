@@ -101,17 +101,27 @@ export function parseHeaderBlock(block: Buffer): THeaderParse {
   const uname = readTextField(block, 265, 32);
   const gname = readTextField(block, 297, 32);
   const prefix = format === "ustar" ? readTextField(block, 345, 155) : Buffer.alloc(0);
-  if (!name || !linkname || !uname || !gname || !prefix) return { kind: "refused", refusal: refusal("ARCHIVE_BAD_HEADER", "bytes hidden after a NUL terminator") };
+  if (!name || !linkname || !uname || !gname || !prefix)
+    return { kind: "refused", refusal: refusal("ARCHIVE_BAD_HEADER", "bytes hidden after a NUL terminator") };
 
   const mode = readNumberField(block, 100, 8, false);
   const size = readNumberField(block, 124, 12, true);
-  if (mode.kind !== "value" || size.kind !== "value") return { kind: "refused", refusal: refusal("ARCHIVE_BAD_HEADER", "mode or size is not a number") };
+  if (mode.kind !== "value" || size.kind !== "value")
+    return { kind: "refused", refusal: refusal("ARCHIVE_BAD_HEADER", "mode or size is not a number") };
   if (mode.value > 0o177777) return { kind: "refused", refusal: refusal("ARCHIVE_BAD_HEADER", "mode out of range") };
-  for (const [offset, length] of [[108, 8], [116, 8], [136, 12], [329, 8], [337, 8]] as const) {
-    if (readNumberField(block, offset, length, true).kind === "invalid") return { kind: "refused", refusal: refusal("ARCHIVE_BAD_HEADER", "malformed numeric field") };
+  for (const [offset, length] of [
+    [108, 8],
+    [116, 8],
+    [136, 12],
+    [329, 8],
+    [337, 8],
+  ] as const) {
+    if (readNumberField(block, offset, length, true).kind === "invalid")
+      return { kind: "refused", refusal: refusal("ARCHIVE_BAD_HEADER", "malformed numeric field") };
   }
   // GNU "isextended": sparse maps continue in further blocks that are not headers.
-  if (format === "gnu" && block[482] !== 0) return { kind: "refused", refusal: refusal("ARCHIVE_ENTRY_TYPE_UNSUPPORTED", "GNU sparse extension") };
+  if (format === "gnu" && block[482] !== 0)
+    return { kind: "refused", refusal: refusal("ARCHIVE_ENTRY_TYPE_UNSUPPORTED", "GNU sparse extension") };
 
   const typeByte = block[156]!;
   const typeflag = typeByte === 0 ? "0" : String.fromCharCode(typeByte);
@@ -154,7 +164,21 @@ export function parsePaxRecords(data: Buffer): TPaxParse {
 /** Keys we read. */
 const PAX_ENTRY_KEYS = new Set(["path", "linkpath", "size"]);
 /** Keys we accept and drop: times, owners, comments — git records none of them. */
-const PAX_IGNORED_KEYS = new Set(["mtime", "atime", "ctime", "uid", "gid", "uname", "gname", "comment", "SCHILY.dev", "SCHILY.ino", "SCHILY.nlink", "SCHILY.fflags", "LIBARCHIVE.creationtime"]);
+const PAX_IGNORED_KEYS = new Set([
+  "mtime",
+  "atime",
+  "ctime",
+  "uid",
+  "gid",
+  "uname",
+  "gname",
+  "comment",
+  "SCHILY.dev",
+  "SCHILY.ino",
+  "SCHILY.nlink",
+  "SCHILY.fflags",
+  "LIBARCHIVE.creationtime",
+]);
 /** Extended attributes and ACLs are dropped, never applied (git cannot store them). */
 const PAX_IGNORED_PREFIXES = ["SCHILY.xattr.", "LIBARCHIVE.xattr.", "SCHILY.acl."];
 
@@ -165,14 +189,17 @@ export type TPaxEntryFields = { path?: Buffer; linkpath?: Buffer; size?: number 
  * hdrcharset=BINARY and friends change how the entry must be read, and ignoring them is how
  * parsers come to disagree.
  */
-export function interpretPaxEntryRecords(records: Map<string, Buffer>): { kind: "ok"; fields: TPaxEntryFields } | { kind: "refused"; refusal: TArchiveRefusal } {
+export function interpretPaxEntryRecords(
+  records: Map<string, Buffer>,
+): { kind: "ok"; fields: TPaxEntryFields } | { kind: "refused"; refusal: TArchiveRefusal } {
   const fields: TPaxEntryFields = {};
   for (const [key, value] of records) {
     if (PAX_ENTRY_KEYS.has(key)) {
       if (value.length === 0) return { kind: "refused", refusal: refusal("ARCHIVE_PAX_INVALID", `empty ${key}`) };
       if (key === "size") {
         const text = value.toString("latin1");
-        if (!/^(0|[1-9][0-9]{0,15})$/.test(text) || !Number.isSafeInteger(Number(text))) return { kind: "refused", refusal: refusal("ARCHIVE_PAX_INVALID", "size is not a decimal number") };
+        if (!/^(0|[1-9][0-9]{0,15})$/.test(text) || !Number.isSafeInteger(Number(text)))
+          return { kind: "refused", refusal: refusal("ARCHIVE_PAX_INVALID", "size is not a decimal number") };
         fields.size = Number(text);
       } else if (key === "path") {
         fields.path = value;

@@ -13,7 +13,15 @@ import { createHash, type Hash } from "node:crypto";
 import type { TArchiveLimits } from "./archive-limits";
 import { ArchiveTree, checkEntryPath, checkSymlinkTarget } from "./archive-paths";
 import { refusal, type TArchiveRefusal } from "./archive-refusals";
-import { checkPaxGlobalRecords, interpretPaxEntryRecords, parseHeaderBlock, parsePaxRecords, TAR_BLOCK_BYTES, type TPaxEntryFields, type TTarHeader } from "./tar-header";
+import {
+  checkPaxGlobalRecords,
+  interpretPaxEntryRecords,
+  parseHeaderBlock,
+  parsePaxRecords,
+  TAR_BLOCK_BYTES,
+  type TPaxEntryFields,
+  type TTarHeader,
+} from "./tar-header";
 
 const MAX_REFUSALS = 20;
 
@@ -73,7 +81,8 @@ export class TarValidator {
   async push(chunk: Buffer): Promise<void> {
     if (this.state === "stopped") return;
     this.tarBytes += chunk.length;
-    if (this.tarBytes > this.limits.maxTarBytes) return this.stop(refusal("ARCHIVE_TOO_LARGE", `tar stream over ${this.limits.maxTarBytes} bytes`));
+    if (this.tarBytes > this.limits.maxTarBytes)
+      return this.stop(refusal("ARCHIVE_TOO_LARGE", `tar stream over ${this.limits.maxTarBytes} bytes`));
     let offset = 0;
     while (offset < chunk.length) {
       const available = chunk.length - offset;
@@ -129,7 +138,15 @@ export class TarValidator {
   /** Call once the input has ended. */
   finish(): TTarResult {
     if (this.state !== "stopped") {
-      if (this.state !== "end") this.refusals.push(refusal("ARCHIVE_TRUNCATED", this.state === "header" && this.headerFill === 0 ? "no end-of-archive marker" : `ends inside ${this.state === "header" ? "a header" : "an entry"}`));
+      if (this.state !== "end")
+        this.refusals.push(
+          refusal(
+            "ARCHIVE_TRUNCATED",
+            this.state === "header" && this.headerFill === 0
+              ? "no end-of-archive marker"
+              : `ends inside ${this.state === "header" ? "a header" : "an entry"}`,
+          ),
+        );
       else {
         const room = MAX_REFUSALS - this.refusals.length;
         if (room > 0) this.refusals.push(...this.tree.findEscapingSymlinks(room));
@@ -137,7 +154,13 @@ export class TarValidator {
       }
     }
     if (this.refusals.length > 0) return { kind: "refused", refusals: this.refusals.slice(0, MAX_REFUSALS), tarBytes: this.tarBytes };
-    return { kind: "accepted", entries: this.entries, entryCount: this.entryCount, totalFileBytes: this.totalFileBytes, tarBytes: this.tarBytes };
+    return {
+      kind: "accepted",
+      entries: this.entries,
+      entryCount: this.entryCount,
+      totalFileBytes: this.totalFileBytes,
+      tarBytes: this.tarBytes,
+    };
   }
 
   private refuseEntry(reason: TArchiveRefusal): void {
@@ -150,7 +173,8 @@ export class TarValidator {
     if (parsed.kind === "zero") {
       this.zeroBlocks++;
       if (this.zeroBlocks === 2) {
-        if (this.pendingPax || this.pendingLongName || this.pendingLongLink) return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", "extension header with no entry"));
+        if (this.pendingPax || this.pendingLongName || this.pendingLongLink)
+          return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", "extension header with no entry"));
         this.state = "end";
       }
       return;
@@ -164,7 +188,8 @@ export class TarValidator {
         if (this.pendingPax) return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", "two PAX headers for one entry"));
         return this.beginExtension("pax", header.size, this.limits.maxExtensionHeaderBytes, "ARCHIVE_PAX_INVALID");
       case "g":
-        if (this.pendingPax || this.pendingLongName || this.pendingLongLink) return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", "global header between an extension header and its entry"));
+        if (this.pendingPax || this.pendingLongName || this.pendingLongLink)
+          return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", "global header between an extension header and its entry"));
         return this.beginExtension("global", header.size, this.limits.maxExtensionHeaderBytes, "ARCHIVE_PAX_INVALID");
       case "L":
         if (this.pendingLongName) return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", "two GNU long names for one entry"));
@@ -177,7 +202,12 @@ export class TarValidator {
     }
   }
 
-  private beginExtension(type: TExtension["type"], size: number, maxBytes: number, code: "ARCHIVE_PAX_INVALID" | "ARCHIVE_PATH_TOO_LONG"): void {
+  private beginExtension(
+    type: TExtension["type"],
+    size: number,
+    maxBytes: number,
+    code: "ARCHIVE_PAX_INVALID" | "ARCHIVE_PATH_TOO_LONG",
+  ): void {
     if (size > maxBytes) return this.stop(refusal(code, `extension header of ${size} bytes`));
     this.extension = { type, size, chunks: [], collected: 0 };
     this.paddingRemaining = padding(size);
@@ -216,20 +246,25 @@ export class TarValidator {
     this.pendingPax = this.pendingLongName = this.pendingLongLink = null;
 
     this.entryCount++;
-    if (this.entryCount > this.limits.maxEntries) return this.stop(refusal("ARCHIVE_TOO_MANY_ENTRIES", `more than ${this.limits.maxEntries}`));
+    if (this.entryCount > this.limits.maxEntries)
+      return this.stop(refusal("ARCHIVE_TOO_MANY_ENTRIES", `more than ${this.limits.maxEntries}`));
 
     // Two sources for one field is how two parsers come to read two archives: refuse, never pick.
     if (pax?.path && longName) return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", "both a PAX path and a GNU long name"));
     if (pax?.linkpath && longLink) return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", "both a PAX linkpath and a GNU long link name"));
-    if (pax?.size !== undefined && pax.size !== header.size) return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", `PAX size ${pax.size} but header size ${header.size}`));
+    if (pax?.size !== undefined && pax.size !== header.size)
+      return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", `PAX size ${pax.size} but header size ${header.size}`));
     const rawPath = pax?.path ?? longName ?? header.name;
     const rawLink = pax?.linkpath ?? longLink ?? header.linkname;
     const size = header.size;
 
     const kind = classify(header.typeflag);
-    if (kind === "unsupported") return this.stop(refusal("ARCHIVE_ENTRY_TYPE_UNSUPPORTED", `type ${JSON.stringify(header.typeflag)}`, rawPath));
-    if (kind !== "file" && kind !== "hardlink" && size !== 0) return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", `a ${kind} entry claims ${size} data bytes`, rawPath));
-    if (kind !== "symlink" && kind !== "hardlink" && rawLink.length > 0) return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", `a ${kind} entry has a link target`, rawPath));
+    if (kind === "unsupported")
+      return this.stop(refusal("ARCHIVE_ENTRY_TYPE_UNSUPPORTED", `type ${JSON.stringify(header.typeflag)}`, rawPath));
+    if (kind !== "file" && kind !== "hardlink" && size !== 0)
+      return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", `a ${kind} entry claims ${size} data bytes`, rawPath));
+    if (kind !== "symlink" && kind !== "hardlink" && rawLink.length > 0)
+      return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", `a ${kind} entry has a link target`, rawPath));
 
     const typeBits = header.mode & TYPE_BITS;
     if (typeBits === 0o140000) {
@@ -241,8 +276,10 @@ export class TarValidator {
     }
 
     if (kind === "file") {
-      if (size > this.limits.maxFileBytes) return this.stop(refusal("ARCHIVE_FILE_TOO_LARGE", `${size} bytes, limit ${this.limits.maxFileBytes}`, rawPath));
-      if (this.totalFileBytes + size > this.limits.maxTotalFileBytes) return this.stop(refusal("ARCHIVE_CONTENT_TOO_LARGE", `over ${this.limits.maxTotalFileBytes} bytes`, rawPath));
+      if (size > this.limits.maxFileBytes)
+        return this.stop(refusal("ARCHIVE_FILE_TOO_LARGE", `${size} bytes, limit ${this.limits.maxFileBytes}`, rawPath));
+      if (this.totalFileBytes + size > this.limits.maxTotalFileBytes)
+        return this.stop(refusal("ARCHIVE_CONTENT_TOO_LARGE", `over ${this.limits.maxTotalFileBytes} bytes`, rawPath));
       this.totalFileBytes += size;
     }
 
@@ -280,7 +317,13 @@ export class TarValidator {
       const problem = this.tree.addSymlink(entryPath, target.target);
       if (problem) return this.refuseEntry(problem);
       const targetBytes = Buffer.from(target.target, "utf8");
-      this.entries.push({ kind: "symlink", path: entryPath, target: target.target, size: targetBytes.length, sha256: createHash("sha256").update(targetBytes).digest("hex") });
+      this.entries.push({
+        kind: "symlink",
+        path: entryPath,
+        target: target.target,
+        size: targetBytes.length,
+        sha256: createHash("sha256").update(targetBytes).digest("hex"),
+      });
       return;
     }
 
@@ -290,7 +333,11 @@ export class TarValidator {
       return this.refuseEntry(problem);
     }
     const mode = (header.mode & 0o100) !== 0 ? "100755" : "100644";
-    this.current = { file: { kind: "file", path: entryPath, mode, size, spoolOffset: this.spoolOffset }, hash: createHash("sha256"), isKept: true };
+    this.current = {
+      file: { kind: "file", path: entryPath, mode, size, spoolOffset: this.spoolOffset },
+      hash: createHash("sha256"),
+      isKept: true,
+    };
     this.beginData(size);
   }
 

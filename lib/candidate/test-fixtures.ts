@@ -39,7 +39,11 @@ export type TImportFixture = {
   artifactStore: ArtifactStore;
   baseSha: string;
   repository: string;
-  createTask(overrides?: { createdAt?: Date; baseSha?: string; issueNumber?: number }): Promise<{ id: string; issueNumber: number; repository: string; baseRef: string; baseSha: string }>;
+  createTask(overrides?: {
+    createdAt?: Date;
+    baseSha?: string;
+    issueNumber?: number;
+  }): Promise<{ id: string; issueNumber: number; repository: string; baseRef: string; baseSha: string }>;
   writeSnapshot(snapshot: TSnapshot, name?: string): Promise<string>;
   writeBytes(bytes: Buffer, name?: string): Promise<string>;
   cleanup(): Promise<void>;
@@ -70,13 +74,23 @@ export function snapshotArchive(snapshot: TSnapshot): Buffer {
 
 let repoCounter = 0;
 
-export async function createImportFixture(db: Db, options: { baseTree?: TSnapshot; gitlinks?: Record<string, string> } = {}): Promise<TImportFixture> {
+export async function createImportFixture(
+  db: Db,
+  options: { baseTree?: TSnapshot; gitlinks?: Record<string, string> } = {},
+): Promise<TImportFixture> {
   const root = await fs.mkdtemp(path.join(os.tmpdir(), "candidate-fixture-"));
   const sourcePath = path.join(root, "source");
   await fs.mkdir(sourcePath);
   await runGit({ args: ["init", "--quiet", "--initial-branch=main", "--", sourcePath] });
   await writeTree(sourcePath, options.baseTree ?? BASE_TREE);
-  const metadata = { authorName: "Teacher", authorEmail: "teacher@example.invalid", committerName: "Teacher", committerEmail: "teacher@example.invalid", epochSeconds: 1_690_000_000, message: "base\n" };
+  const metadata = {
+    authorName: "Teacher",
+    authorEmail: "teacher@example.invalid",
+    committerName: "Teacher",
+    committerEmail: "teacher@example.invalid",
+    epochSeconds: 1_690_000_000,
+    message: "base\n",
+  };
   let baseSha: string;
   if (options.gitlinks) {
     // A submodule link has no worktree content, so it is staged by hand (git add would drop it).
@@ -84,7 +98,12 @@ export async function createImportFixture(db: Db, options: { baseTree?: TSnapsho
     for (const [linkPath, sha] of Object.entries(options.gitlinks)) {
       await runGit({ cwd: sourcePath, args: ["update-index", "--add", "--cacheinfo", `160000,${sha},${linkPath}`] });
     }
-    await runGit({ cwd: sourcePath, env: commitEnv(metadata), args: ["commit", "--quiet", "--no-verify", "--file=-"], input: metadata.message });
+    await runGit({
+      cwd: sourcePath,
+      env: commitEnv(metadata),
+      args: ["commit", "--quiet", "--no-verify", "--file=-"],
+      input: metadata.message,
+    });
     baseSha = (await runGit({ cwd: sourcePath, args: ["rev-parse", "HEAD"] })).stdout.toString().trim();
   } else {
     baseSha = await commitWorktree({ worktreePath: sourcePath, metadata });

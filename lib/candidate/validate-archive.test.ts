@@ -65,7 +65,11 @@ describe("accepted archives", () => {
       tarFile("./src/main.ts", "export const x = 1;\n"),
       tarFile("./run.sh", "#!/bin/sh\necho hi\n", 0o755),
       tarFile("./empty", ""),
-      paxHeader([["path", longPath], ["mtime", "1700000000.123456789"], ["SCHILY.xattr.user.note", "dropped"]]),
+      paxHeader([
+        ["path", longPath],
+        ["mtime", "1700000000.123456789"],
+        ["SCHILY.xattr.user.note", "dropped"],
+      ]),
       tarFile("placeholder", "pax path\n"),
       gnuLongName(`gnu/${"n".repeat(120)}.txt`),
       tarFile("truncated-name", "gnu long name\n"),
@@ -82,7 +86,9 @@ describe("accepted archives", () => {
     expect(verdict.archive.sha256).toBe(sha256(bytes));
     expect(verdict.archive.bytes).toBe(bytes.length);
     const byPath = new Map(verdict.entries.map((e) => [e.path, e]));
-    expect([...byPath.keys()].sort()).toEqual(["caf\u00e9.md", "chain", longPath, `gnu/${"n".repeat(120)}.txt`, "empty", "link-to-main", "run.sh", "src/main.ts", "src/up"].sort());
+    expect([...byPath.keys()].sort()).toEqual(
+      ["caf\u00e9.md", "chain", longPath, `gnu/${"n".repeat(120)}.txt`, "empty", "link-to-main", "run.sh", "src/main.ts", "src/up"].sort(),
+    );
     expect(byPath.get("run.sh")).toMatchObject({ kind: "file", mode: "100755", sha256: sha256("#!/bin/sh\necho hi\n") });
     expect(byPath.get("src/main.ts")).toMatchObject({ kind: "file", mode: "100644", size: 20 });
     expect(byPath.get("link-to-main")).toMatchObject({ kind: "symlink", target: "src/main.ts", sha256: sha256("src/main.ts") });
@@ -120,7 +126,10 @@ describe("accepted archives", () => {
   });
 
   it("accepts a PAX size that agrees with the header (the conflict case is not vacuous)", async () => {
-    const verdict = await validateArchive({ archivePath: await writeArchive(tarArchive(paxHeader([["size", "5"]]), tarFile("a.txt", "short"))), limits: DEFAULT_ARCHIVE_LIMITS });
+    const verdict = await validateArchive({
+      archivePath: await writeArchive(tarArchive(paxHeader([["size", "5"]]), tarFile("a.txt", "short"))),
+      limits: DEFAULT_ARCHIVE_LIMITS,
+    });
     expect(verdict.kind).toBe("accepted");
   });
 
@@ -132,7 +141,9 @@ describe("accepted archives", () => {
   });
 
   it("collects several per-entry reasons in one pass and stops spooling at the first", async () => {
-    const archivePath = await writeArchive(tarArchive(tarFile("good.txt", "g"), tarFile("../bad1", "x"), tarFile(".git/bad2", "x"), tarFile("after.txt", "SECRET-AFTER")));
+    const archivePath = await writeArchive(
+      tarArchive(tarFile("good.txt", "g"), tarFile("../bad1", "x"), tarFile(".git/bad2", "x"), tarFile("after.txt", "SECRET-AFTER")),
+    );
     const spool = path.join(root, "multi.spool");
     const verdict = await validateArchive({ archivePath, limits: DEFAULT_ARCHIVE_LIMITS, spoolPath: spool });
     expect(verdict.kind === "refused" && verdict.reasons.map((r) => r.code)).toEqual(["ARCHIVE_PATH_TRAVERSAL", "ARCHIVE_PATH_GIT_DIR"]);
@@ -141,6 +152,8 @@ describe("accepted archives", () => {
 
   it("refuses invalid limits as a configuration error", async () => {
     const archivePath = await writeArchive(tarArchive(tarFile("a", "b")));
-    await expect(validateArchive({ archivePath, limits: { ...DEFAULT_ARCHIVE_LIMITS, maxEntries: -1 } })).rejects.toMatchObject({ code: "CONFIG_INVALID" });
+    await expect(validateArchive({ archivePath, limits: { ...DEFAULT_ARCHIVE_LIMITS, maxEntries: -1 } })).rejects.toMatchObject({
+      code: "CONFIG_INVALID",
+    });
   });
 });

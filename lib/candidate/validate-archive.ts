@@ -31,7 +31,13 @@ export type TArchiveFacts = {
 };
 
 export type TArchiveVerdict =
-  | { kind: "accepted"; archive: TArchiveFacts & { sha256: string }; entries: TValidatedEntry[]; entryCount: number; totalFileBytes: number }
+  | {
+      kind: "accepted";
+      archive: TArchiveFacts & { sha256: string };
+      entries: TValidatedEntry[];
+      entryCount: number;
+      totalFileBytes: number;
+    }
   | { kind: "refused"; archive: TArchiveFacts; reasons: TArchiveRefusal[] };
 
 export type TValidateArchiveOptions = {
@@ -63,7 +69,8 @@ export async function validateArchive(options: TValidateArchiveOptions): Promise
     if (!stat.isFile()) throw new AppError("VALIDATION_FAILED", "The archive is not a regular file.");
     const facts: TArchiveFacts = { sha256: null, bytes: 0, isGzip: false, tarBytes: 0 };
     const refuse = (reason: TArchiveRefusal): TArchiveVerdict => ({ kind: "refused", archive: facts, reasons: [reason] });
-    if (stat.size > limits.maxArchiveBytes) return refuse(refusal("ARCHIVE_TOO_LARGE", `${stat.size} bytes, limit ${limits.maxArchiveBytes}`));
+    if (stat.size > limits.maxArchiveBytes)
+      return refuse(refusal("ARCHIVE_TOO_LARGE", `${stat.size} bytes, limit ${limits.maxArchiveBytes}`));
 
     const head = Buffer.alloc(8);
     const { bytesRead } = await handle.read(head, 0, head.length, 0);
@@ -108,7 +115,13 @@ export async function validateArchive(options: TValidateArchiveOptions): Promise
       isReadToEnd = !validator.isStopped;
     } catch (error) {
       if (isRawLimitHit) validator.stop(refusal("ARCHIVE_TOO_LARGE", `over ${limits.maxArchiveBytes} bytes`));
-      else if (facts.isGzip && isZlibError(error)) validator.stop(refusal((error as NodeJS.ErrnoException).code === "Z_BUF_ERROR" ? "ARCHIVE_TRUNCATED" : "ARCHIVE_COMPRESSION_INVALID", "gzip stream"));
+      else if (facts.isGzip && isZlibError(error))
+        validator.stop(
+          refusal(
+            (error as NodeJS.ErrnoException).code === "Z_BUF_ERROR" ? "ARCHIVE_TRUNCATED" : "ARCHIVE_COMPRESSION_INVALID",
+            "gzip stream",
+          ),
+        );
       else if (error instanceof AppError) throw error;
       else throw new AppError("INTERNAL", `Reading the archive failed: ${(error as Error).message}`);
     } finally {
@@ -120,7 +133,13 @@ export async function validateArchive(options: TValidateArchiveOptions): Promise
     const result = validator.finish();
     if (isReadToEnd && result.kind === "accepted") {
       facts.sha256 = hash.digest("hex");
-      return { kind: "accepted", archive: { ...facts, sha256: facts.sha256 }, entries: result.entries, entryCount: result.entryCount, totalFileBytes: result.totalFileBytes };
+      return {
+        kind: "accepted",
+        archive: { ...facts, sha256: facts.sha256 },
+        entries: result.entries,
+        entryCount: result.entryCount,
+        totalFileBytes: result.totalFileBytes,
+      };
     }
     return { kind: "refused", archive: facts, reasons: result.kind === "refused" ? result.refusals : [refusal("ARCHIVE_TRUNCATED")] };
   } finally {

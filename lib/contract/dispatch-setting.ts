@@ -17,7 +17,13 @@ export const ZSubstrateConfigSchema = z
     substrate: z.object({ kind: z.enum(["local", "smolcloud"]), url: z.string().max(500) }).strict(),
     guestImage: z.unknown(),
     verifierImage: z.unknown(),
-    network: z.object({ relayChannel: z.enum(["mailbox", "http"]), mode: z.enum(["blocked", "allowCidrs"]), relayEndpoint: z.string().max(500).nullable() }).strict(),
+    network: z
+      .object({
+        relayChannel: z.enum(["mailbox", "http"]),
+        mode: z.enum(["blocked", "allowCidrs"]),
+        relayEndpoint: z.string().max(500).nullable(),
+      })
+      .strict(),
     limits: z.unknown(),
     agentCommand: z.array(z.string()),
   })
@@ -31,7 +37,11 @@ const ZDispatchSettingObject = z
     /** the probe run whose passing evidence opened the gate */
     openedByRunId: z.uuid().nullable().default(null),
     /** the digest (and configuration) that run qualified; any change closes the gate */
-    configDigest: z.string().regex(/^[0-9a-f]{64}$/).nullable().default(null),
+    configDigest: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .nullable()
+      .default(null),
     config: ZSubstrateConfigSchema.nullable().default(null),
     /** why the gate last closed (an operator, a configuration change, a failed re-check) */
     closedReason: z.string().max(1000).nullable().default(null),
@@ -45,7 +55,14 @@ const ZDispatchSettingObject = z
  */
 function upgradeLegacy(value: unknown): unknown {
   if (value && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length === 1 && "enabled" in value) {
-    return { enabled: false, mode: "off", closedReason: (value as { enabled: unknown }).enabled === true ? "Dispatch was switched on before qualification probes existed; it is off until a probe run passes." : null };
+    return {
+      enabled: false,
+      mode: "off",
+      closedReason:
+        (value as { enabled: unknown }).enabled === true
+          ? "Dispatch was switched on before qualification probes existed; it is off until a probe run passes."
+          : null,
+    };
   }
   return value;
 }
@@ -53,11 +70,22 @@ function upgradeLegacy(value: unknown): unknown {
 export const ZDispatchSettingSchema = z
   .preprocess(upgradeLegacy, ZDispatchSettingObject)
   // `enabled` stays for compatibility (CLI `dispatch status --json`); it must agree with the mode.
-  .refine((value) => value.enabled === (value.mode !== "off"), { message: "enabled must be true exactly when mode is development or production", path: ["enabled"] })
+  .refine((value) => value.enabled === (value.mode !== "off"), {
+    message: "enabled must be true exactly when mode is development or production",
+    path: ["enabled"],
+  })
   .refine((value) => value.mode === "off" || (value.openedByRunId !== null && value.configDigest !== null && value.config !== null), {
     message: "an open gate names the probe run and the configuration digest that opened it",
     path: ["openedByRunId"],
   });
 export type TDispatchSetting = z.infer<typeof ZDispatchSettingSchema>;
 
-export const DISPATCH_CLOSED: TDispatchSetting = { enabled: false, mode: "off", openedByRunId: null, configDigest: null, config: null, closedReason: null, changedAt: null };
+export const DISPATCH_CLOSED: TDispatchSetting = {
+  enabled: false,
+  mode: "off",
+  openedByRunId: null,
+  configDigest: null,
+  config: null,
+  closedReason: null,
+  changedAt: null,
+};

@@ -9,6 +9,11 @@ const DIGEST_PINNED = /^[a-z0-9][a-z0-9._/:-]*@sha256:[a-f0-9]{64}$/;
 
 export const ZGuestImageSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("smolmachine"), reference: z.string().min(1).max(300) }).strict(),
-  z.object({ type: z.literal("image"), reference: z.string().regex(DIGEST_PINNED, "a registry image must be pinned by digest (name@sha256:…)") }).strict(),
+  z
+    .object({
+      type: z.literal("image"),
+      reference: z.string().regex(DIGEST_PINNED, "a registry image must be pinned by digest (name@sha256:…)"),
+    })
+    .strict(),
 ]);
 export type TGuestImage = z.infer<typeof ZGuestImageSchema>;

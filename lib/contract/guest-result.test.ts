@@ -13,7 +13,8 @@ const valid = {
   studentReport: { summary: "fixed" },
   supplementalChecks: [{ supplemental: true, name: "tests", command: "npm test", exitCode: 0, outputExcerpt: "ok" }],
 };
-const parse = (value: unknown, max = 256 * 1024) => parseGuestResult(Buffer.from(typeof value === "string" ? value : JSON.stringify(value)), request, max);
+const parse = (value: unknown, max = 256 * 1024) =>
+  parseGuestResult(Buffer.from(typeof value === "string" ? value : JSON.stringify(value)), request, max);
 
 describe("GuestResult v1", () => {
   it("accepts a well-formed result", () => expect(parse(valid).status).toBe("completed"));
@@ -23,7 +24,11 @@ describe("GuestResult v1", () => {
     ["an unknown field", { ...valid, extra: 1 }, "RESULT_SCHEMA"],
     ["the wrong version", { ...valid, v: 2 }, "RESULT_SCHEMA"],
     ["unbounded diagnostics", { ...valid, diagnostics: "x".repeat(5000) }, "RESULT_SCHEMA"],
-    ["a supplemental check not marked supplemental", { ...valid, supplementalChecks: [{ ...valid.supplementalChecks[0], supplemental: false }] }, "RESULT_SCHEMA"],
+    [
+      "a supplemental check not marked supplemental",
+      { ...valid, supplementalChecks: [{ ...valid.supplementalChecks[0], supplemental: false }] },
+      "RESULT_SCHEMA",
+    ],
     ["an archive elsewhere", { ...valid, candidate: { ...valid.candidate, archivePath: "/etc/passwd" } }, "RESULT_SCHEMA"],
     ["another task", { ...valid, taskId: "00000000-0000-4000-8000-000000000000" }, "RESULT_DISAGREES"],
     ["another repository", { ...valid, repository: "evil/repo" }, "RESULT_DISAGREES"],
@@ -39,7 +44,8 @@ describe("GuestResult v1", () => {
 
 describe("GuestResult v2 (revision rounds)", () => {
   const v2 = { ...valid, v: 2, round: 2 };
-  const parseFor = (value: unknown, round?: number) => parseGuestResult(Buffer.from(JSON.stringify(value)), { ...request, round }, 256 * 1024);
+  const parseFor = (value: unknown, round?: number) =>
+    parseGuestResult(Buffer.from(JSON.stringify(value)), { ...request, round }, 256 * 1024);
 
   it("accepts a result that answers the requested round", () => expect(parseFor(v2, 2)).toMatchObject({ v: 2, round: 2 }));
 
@@ -48,7 +54,9 @@ describe("GuestResult v2 (revision rounds)", () => {
     ["a result for an earlier round", v2, 3],
     ["a v1 result for a revision round", valid, 2],
   ])("refuses %s as disagreeing with the request", (_name, value, round) => {
-    expect(() => parseFor(value, round)).toThrow(expect.objectContaining({ code: "CONTRACT_VIOLATION", details: { reason: "RESULT_DISAGREES" } }));
+    expect(() => parseFor(value, round)).toThrow(
+      expect.objectContaining({ code: "CONTRACT_VIOLATION", details: { reason: "RESULT_DISAGREES" } }),
+    );
   });
 
   it("refuses a v2 result without its round, or with round 1", () => {

@@ -47,7 +47,10 @@ export const ZGuestResultSchema = z
       })
       .strict()
       .nullable(),
-    studentReport: z.object({ summary: z.string().max(GUEST_RESULT_LIMITS.summaryChars) }).strict().nullable(),
+    studentReport: z
+      .object({ summary: z.string().max(GUEST_RESULT_LIMITS.summaryChars) })
+      .strict()
+      .nullable(),
     supplementalChecks: z.array(ZSupplementalCheckSchema).max(GUEST_RESULT_LIMITS.supplementalChecks),
   })
   .strict();
@@ -72,21 +75,41 @@ export function roundOfGuestResult(result: TGuestResult): number {
  * Parses raw bytes and checks them against the request; any disagreement is a named failure.
  * `request.round` defaults to 1; a result for another round (a stale guest, a replayed file) is refused.
  */
-export function parseGuestResult(bytes: Buffer, request: Pick<TTaskRequest, "taskId" | "repository" | "baseSha"> & { round?: number }, maxBytes: number): TGuestResult {
-  if (bytes.length > maxBytes) throw new AppError("CONTRACT_VIOLATION", `result.json is ${bytes.length} bytes, over the ${maxBytes}-byte limit`, { reason: "RESULT_TOO_LARGE" });
+export function parseGuestResult(
+  bytes: Buffer,
+  request: Pick<TTaskRequest, "taskId" | "repository" | "baseSha"> & { round?: number },
+  maxBytes: number,
+): TGuestResult {
+  if (bytes.length > maxBytes)
+    throw new AppError("CONTRACT_VIOLATION", `result.json is ${bytes.length} bytes, over the ${maxBytes}-byte limit`, {
+      reason: "RESULT_TOO_LARGE",
+    });
   let json: unknown;
   try {
     json = JSON.parse(bytes.toString("utf8"));
   } catch {
     throw new AppError("CONTRACT_VIOLATION", "result.json is not valid JSON", { reason: "RESULT_MALFORMED" });
   }
-  const result = parseOrThrow(ZAnyGuestResultSchema, json, { code: "CONTRACT_VIOLATION", label: "result.json (GuestResult v1/v2)", details: { reason: "RESULT_SCHEMA" } });
+  const result = parseOrThrow(ZAnyGuestResultSchema, json, {
+    code: "CONTRACT_VIOLATION",
+    label: "result.json (GuestResult v1/v2)",
+    details: { reason: "RESULT_SCHEMA" },
+  });
   for (const field of ["taskId", "repository", "baseSha"] as const) {
-    if (result[field] !== request[field]) throw new AppError("CONTRACT_VIOLATION", `result.json names ${field} ${JSON.stringify(result[field]).slice(0, 100)}, the request was for ${request[field]}`, { reason: "RESULT_DISAGREES" });
+    if (result[field] !== request[field])
+      throw new AppError(
+        "CONTRACT_VIOLATION",
+        `result.json names ${field} ${JSON.stringify(result[field]).slice(0, 100)}, the request was for ${request[field]}`,
+        { reason: "RESULT_DISAGREES" },
+      );
   }
   const expectedRound = request.round ?? 1;
   if (roundOfGuestResult(result) !== expectedRound) {
-    throw new AppError("CONTRACT_VIOLATION", `result.json answers round ${roundOfGuestResult(result)}, the request was for round ${expectedRound}`, { reason: "RESULT_DISAGREES" });
+    throw new AppError(
+      "CONTRACT_VIOLATION",
+      `result.json answers round ${roundOfGuestResult(result)}, the request was for round ${expectedRound}`,
+      { reason: "RESULT_DISAGREES" },
+    );
   }
   return result;
 }

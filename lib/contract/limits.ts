@@ -9,22 +9,62 @@ const MiB = 1024 * 1024;
 export const ZTaskLimitsSchema = z
   .object({
     v: z.literal(1).default(1),
-    wallClockSeconds: z.number().int().min(30).max(6 * 3600).default(900),
+    wallClockSeconds: z
+      .number()
+      .int()
+      .min(30)
+      .max(6 * 3600)
+      .default(900),
     cpus: z.number().int().min(1).max(16).default(1),
     memoryMb: z.number().int().min(128).max(65536).default(1024),
     diskGb: z.number().int().min(1).max(200).default(2),
     maxProcesses: z.number().int().min(16).max(4096).default(256),
     maxExecOutputBytes: z.number().int().min(1024).max(MiB).default(MiB),
-    maxArchiveBytes: z.number().int().min(MiB).max(1024 * MiB).default(64 * MiB),
-    maxResultBytes: z.number().int().min(4096).max(4 * MiB).default(256 * 1024),
-    maxReportBytes: z.number().int().min(1024).max(MiB).default(64 * 1024),
-    maxUploadBytes: z.number().int().min(MiB).max(100 * MiB).default(100 * MiB),
+    maxArchiveBytes: z
+      .number()
+      .int()
+      .min(MiB)
+      .max(1024 * MiB)
+      .default(64 * MiB),
+    maxResultBytes: z
+      .number()
+      .int()
+      .min(4096)
+      .max(4 * MiB)
+      .default(256 * 1024),
+    maxReportBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(MiB)
+      .default(64 * 1024),
+    maxUploadBytes: z
+      .number()
+      .int()
+      .min(MiB)
+      .max(100 * MiB)
+      .default(100 * MiB),
     relay: z
       .object({
         maxRequests: z.number().int().min(1).max(10_000).default(20),
-        maxBytes: z.number().int().min(1024).max(256 * MiB).default(4 * MiB),
-        maxRequestBytes: z.number().int().min(256).max(16 * MiB).default(256 * 1024),
-        maxResponseBytes: z.number().int().min(256).max(16 * MiB).default(256 * 1024),
+        maxBytes: z
+          .number()
+          .int()
+          .min(1024)
+          .max(256 * MiB)
+          .default(4 * MiB),
+        maxRequestBytes: z
+          .number()
+          .int()
+          .min(256)
+          .max(16 * MiB)
+          .default(256 * 1024),
+        maxResponseBytes: z
+          .number()
+          .int()
+          .min(256)
+          .max(16 * MiB)
+          .default(256 * 1024),
       })
       .strict()
       .default({ maxRequests: 20, maxBytes: 4 * MiB, maxRequestBytes: 256 * 1024, maxResponseBytes: 256 * 1024 }),

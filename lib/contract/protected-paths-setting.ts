@@ -34,7 +34,10 @@ const ZPattern = z
   .string()
   .min(1)
   .max(500)
-  .refine((p) => !p.startsWith("/") && !p.includes("\\") && !p.split("/").some((c) => c === "" || c === "." || c === ".."), "a pattern is a relative path glob without empty, . or .. components");
+  .refine(
+    (p) => !p.startsWith("/") && !p.includes("\\") && !p.split("/").some((c) => c === "" || c === "." || c === ".."),
+    "a pattern is a relative path glob without empty, . or .. components",
+  );
 
 export const ZRepositoryProtectedPathsSchema = z
   .object({
@@ -55,4 +58,7 @@ export const ZProtectedPathsSettingSchema = z
 
 export type TProtectedPathsSetting = z.infer<typeof ZProtectedPathsSettingSchema>;
 
-export const DEFAULT_PROTECTED_PATHS_SETTING: TProtectedPathsSetting = { defaultPatterns: [...DEFAULT_PROTECTED_PATH_PATTERNS], repositories: {} };
+export const DEFAULT_PROTECTED_PATHS_SETTING: TProtectedPathsSetting = {
+  defaultPatterns: [...DEFAULT_PROTECTED_PATH_PATTERNS],
+  repositories: {},
+};

@@ -10,7 +10,10 @@ export const ZGitHubPublishSettingSchema = z
     /** https://api.github.com, a GitHub Enterprise /api/v3 URL, or the local forge's URL */
     apiBaseUrl: z.url({ protocol: /^https?$/ }),
     /** absolute path of a file holding the token (first line) */
-    tokenFile: z.string().min(1).refine((p) => p.startsWith("/"), "must be an absolute path"),
+    tokenFile: z
+      .string()
+      .min(1)
+      .refine((p) => p.startsWith("/"), "must be an absolute path"),
     // Capped so one attempt (4 API calls + 1 push) always ends inside its lease (ATTEMPT_LEASE_MS).
     requestTimeoutMs: z.number().int().min(200).max(30_000).optional(),
     pushTimeoutMs: z.number().int().min(1_000).max(150_000).optional(),

@@ -21,7 +21,10 @@ const ZEndpoint = z
   .max(2048)
   .refine((value) => ["http:", "https:"].includes(new URL(value).protocol), "must be an http(s) URL")
   // A credential in the URL would be shown by `relay upstream show` and kept in the settings row.
-  .refine((value) => !new URL(value).username && !new URL(value).password, "must not carry a user name or password (use --credential-file)");
+  .refine(
+    (value) => !new URL(value).username && !new URL(value).password,
+    "must not carry a user name or password (use --credential-file)",
+  );
 
 const ZMaxResponseBytes = z.number().int().min(1024).max(UPSTREAM_MAX_RESPONSE_BYTES_CEILING).default(UPSTREAM_DEFAULT_MAX_RESPONSE_BYTES);
 
@@ -40,7 +43,9 @@ const httpUpstreamFields = {
 export const ZRelayUpstreamSettingSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("scripted"), scriptFile: ZAbsolutePath, maxResponseBytes: ZMaxResponseBytes }).strict(),
   z.object({ kind: z.literal("openai"), ...httpUpstreamFields }).strict(),
-  z.object({ kind: z.literal("anthropic"), ...httpUpstreamFields, anthropicVersion: z.string().min(1).max(40).default("2023-06-01") }).strict(),
+  z
+    .object({ kind: z.literal("anthropic"), ...httpUpstreamFields, anthropicVersion: z.string().min(1).max(40).default("2023-06-01") })
+    .strict(),
 ]);
 
 export type TRelayUpstreamSetting = z.infer<typeof ZRelayUpstreamSettingSchema>;

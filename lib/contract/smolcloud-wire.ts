@@ -21,7 +21,10 @@ export const ZMachineInfoSchema = z.object({
 export type TMachineInfo = z.infer<typeof ZMachineInfoSchema>;
 
 /** GET /v1/machines answers an array; some builds wrap it as {machines: [...]}. */
-export const ZMachineListSchema = z.union([z.array(ZMachineInfoSchema), z.object({ machines: z.array(ZMachineInfoSchema) }).transform((v) => v.machines)]);
+export const ZMachineListSchema = z.union([
+  z.array(ZMachineInfoSchema),
+  z.object({ machines: z.array(ZMachineInfoSchema) }).transform((v) => v.machines),
+]);
 
 export const ZExecResponseSchema = z.object({
   stdout: z.string().optional().default(""),
@@ -39,8 +42,18 @@ const ZMicros = z.number().int();
 
 export const ZUsageReportSchema = z.object({
   machineId: z.string(),
-  usage: z.object({ totalUptimeSeconds: z.number().optional(), cpuHours: z.number().optional(), memoryGbHours: z.number().optional() }).passthrough().optional(),
-  cost: z.object({ cpuMicros: ZMicros.optional(), memoryMicros: ZMicros.optional(), totalMicros: ZMicros.min(0), amountDueMicros: ZMicros.optional() }).passthrough(),
+  usage: z
+    .object({ totalUptimeSeconds: z.number().optional(), cpuHours: z.number().optional(), memoryGbHours: z.number().optional() })
+    .passthrough()
+    .optional(),
+  cost: z
+    .object({
+      cpuMicros: ZMicros.optional(),
+      memoryMicros: ZMicros.optional(),
+      totalMicros: ZMicros.min(0),
+      amountDueMicros: ZMicros.optional(),
+    })
+    .passthrough(),
 });
 export type TUsageReport = z.infer<typeof ZUsageReportSchema>;
 
@@ -53,7 +66,13 @@ export const ZAccountSchema = z.object({
   lowBalanceThresholdMicros: ZMicros.nullable().optional(),
   periodCost: z.object({ totalMicros: ZMicros.optional() }).passthrough().nullish(),
   plan: z
-    .object({ id: z.string().optional(), name: z.string().optional(), rateCpuHourMicros: ZMicros.nullish(), rateMemoryGbHourMicros: ZMicros.nullish(), budgetPolicy: z.string().nullish() })
+    .object({
+      id: z.string().optional(),
+      name: z.string().optional(),
+      rateCpuHourMicros: ZMicros.nullish(),
+      rateMemoryGbHourMicros: ZMicros.nullish(),
+      budgetPolicy: z.string().nullish(),
+    })
     .passthrough()
     .nullish(),
 });

@@ -16,7 +16,12 @@ const v1 = {
   agent: { command: ["node", "agent.mjs"], timeoutSeconds: 60 },
   limits: DEFAULT_TASK_LIMITS,
 };
-const feedback = { answersRound: 1, comment: "also handle negative numbers", lineComments: [{ path: "src/add.js", side: "new", line: 2, lineText: "return a + b;", body: "here" }], omittedLineComments: 0 };
+const feedback = {
+  answersRound: 1,
+  comment: "also handle negative numbers",
+  lineComments: [{ path: "src/add.js", side: "new", line: 2, lineText: "return a + b;", body: "here" }],
+  omittedLineComments: 0,
+};
 const v2 = { ...v1, v: 2, round: 2, startSha: "b".repeat(40), feedback };
 
 describe("TaskRequest v2 (revision rounds)", () => {
@@ -31,8 +36,17 @@ describe("TaskRequest v2 (revision rounds)", () => {
     ["no feedback", { ...v2, feedback: undefined }],
     ["an empty comment", { ...v2, feedback: { ...feedback, comment: "" } }],
     ["an unbounded comment", { ...v2, feedback: { ...feedback, comment: "x".repeat(FEEDBACK_LIMITS.commentChars + 1) } }],
-    ["too many line comments", { ...v2, feedback: { ...feedback, lineComments: Array.from({ length: FEEDBACK_LIMITS.lineComments + 1 }, () => feedback.lineComments[0]) } }],
-    ["a side that is neither old nor new", { ...v2, feedback: { ...feedback, lineComments: [{ ...feedback.lineComments[0], side: "left" }] } }],
+    [
+      "too many line comments",
+      {
+        ...v2,
+        feedback: { ...feedback, lineComments: Array.from({ length: FEEDBACK_LIMITS.lineComments + 1 }, () => feedback.lineComments[0]) },
+      },
+    ],
+    [
+      "a side that is neither old nor new",
+      { ...v2, feedback: { ...feedback, lineComments: [{ ...feedback.lineComments[0], side: "left" }] } },
+    ],
     ["an unknown field", { ...v2, instructions: "run this" }],
     ["a short start SHA", { ...v2, startSha: "b".repeat(7) }],
   ])("refuses %s", (_name, value) => {

@@ -27,13 +27,28 @@ export const ZTaskRequestSchema = z
     v: z.literal(1),
     taskId: z.uuid(),
     operationId: z.uuid(),
-    issue: z.object({ number: z.number().int().min(1), title: z.string().max(500), body: z.string().max(MAX_PROMPT_CHARS), untrusted: z.literal(true) }).strict(),
+    issue: z
+      .object({
+        number: z.number().int().min(1),
+        title: z.string().max(500),
+        body: z.string().max(MAX_PROMPT_CHARS),
+        untrusted: z.literal(true),
+      })
+      .strict(),
     repository: ZRepositoryNameSchema,
     baseRef: z.string().min(1).max(250),
     baseSha: ZFullShaSchema,
-    context: z.object({ untrusted: z.literal(true), paths: z.array(z.string().max(500)).max(2000), readmeExcerpt: z.string().max(8000).nullable() }).strict(),
+    context: z
+      .object({ untrusted: z.literal(true), paths: z.array(z.string().max(500)).max(2000), readmeExcerpt: z.string().max(8000).nullable() })
+      .strict(),
     image: z.object({ type: z.enum(["smolmachine", "image"]), reference: z.string().max(300) }).strict(),
-    relay: z.object({ channel: z.enum(["mailbox", "http"]), handle: z.string().regex(/^scr_[A-Za-z0-9_-]{20,}$/), socketPath: z.string().nullable() }).strict(),
+    relay: z
+      .object({
+        channel: z.enum(["mailbox", "http"]),
+        handle: z.string().regex(/^scr_[A-Za-z0-9_-]{20,}$/),
+        socketPath: z.string().nullable(),
+      })
+      .strict(),
     agent: z.object({ command: z.array(z.string().max(4000)).min(1).max(64), timeoutSeconds: z.number().int().min(10) }).strict(),
     limits: ZTaskLimitsSchema,
   })
@@ -42,7 +57,13 @@ export const ZTaskRequestSchema = z
 export type TTaskRequest = z.infer<typeof ZTaskRequestSchema>;
 
 /** Bounds of the feedback a revision round carries (the page shows everything; the guest gets this much). */
-export const FEEDBACK_LIMITS = { commentChars: 10_000, lineComments: 100, lineCommentChars: 2000, lineTextChars: 500, pathChars: 4096 } as const;
+export const FEEDBACK_LIMITS = {
+  commentChars: 10_000,
+  lineComments: 100,
+  lineCommentChars: 2000,
+  lineTextChars: 500,
+  pathChars: 4096,
+} as const;
 
 export const ZLineFeedbackSchema = z
   .object({

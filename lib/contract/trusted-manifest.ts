@@ -12,7 +12,12 @@ export type TReporterFormat = (typeof REPORTER_FORMATS)[number];
 
 export const ZTrustedCheckSchema = z
   .object({
-    name: z.string().trim().min(1).max(100).regex(/^[A-Za-z0-9 ._:-]+$/, "letters, digits, spaces and . _ : -"),
+    name: z
+      .string()
+      .trim()
+      .min(1)
+      .max(100)
+      .regex(/^[A-Za-z0-9 ._:-]+$/, "letters, digits, spaces and . _ : -"),
     /** argv run inside the verifier guest, in /workspace/candidate; never a repository-defined script name */
     command: z.array(z.string().min(1).max(2000)).min(1).max(64),
     timeoutSeconds: z.number().int().min(5).max(3600),
@@ -40,14 +45,27 @@ export const ZTrustedManifestSchema = z
         cpus: z.number().int().min(1).max(16),
         memoryMb: z.number().int().min(128).max(65536),
         diskGb: z.number().int().min(1).max(200),
-        maxOutputBytes: z.number().int().min(1024).max(1024 * 1024),
+        maxOutputBytes: z
+          .number()
+          .int()
+          .min(1024)
+          .max(1024 * 1024),
       })
       .strict(),
     /**
      * Path prefixes whose content in the verification tree comes from the BASE commit, not the
      * candidate: a student cannot weaken the tests the trusted checks run.
      */
-    protectedPaths: z.array(z.string().min(1).max(500).regex(/^[^/].*$/, "relative paths")).max(100).default([]),
+    protectedPaths: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(500)
+          .regex(/^[^/].*$/, "relative paths"),
+      )
+      .max(100)
+      .default([]),
   })
   .strict();
 
@@ -59,7 +77,12 @@ export const DEMO_TRUSTED_MANIFEST: TTrustedManifest = {
   v: 1,
   checks: [
     { name: "unit tests", command: ["node", "--test", "--test-reporter=spec"], timeoutSeconds: 120, required: true, reporter: "node-test" },
-    { name: "no debugger statements", command: ["sh", "-c", "! grep -rn --include=*.js 'debugger' src"], timeoutSeconds: 30, required: false },
+    {
+      name: "no debugger statements",
+      command: ["sh", "-c", "! grep -rn --include=*.js 'debugger' src"],
+      timeoutSeconds: 30,
+      required: false,
+    },
   ],
   image: { type: "smolmachine", reference: "school-core/node24" },
   limits: { cpus: 1, memoryMb: 512, diskGb: 1, maxOutputBytes: 64 * 1024 },

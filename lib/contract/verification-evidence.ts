@@ -28,7 +28,13 @@ export const ZCheckResultSchema = z
      * a reporter: the counts read from its summary, null when no summary could be read.
      */
     reporter: z
-      .object({ format: z.enum(REPORTER_FORMATS), tests: z.number().int().nonnegative(), passed: z.number().int().nonnegative(), failed: z.number().int().nonnegative(), skipped: z.number().int().nonnegative() })
+      .object({
+        format: z.enum(REPORTER_FORMATS),
+        tests: z.number().int().nonnegative(),
+        passed: z.number().int().nonnegative(),
+        failed: z.number().int().nonnegative(),
+        skipped: z.number().int().nonnegative(),
+      })
       .strict()
       .nullable()
       .optional(),

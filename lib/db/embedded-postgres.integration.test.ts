@@ -58,7 +58,9 @@ describe("embedded PostgreSQL", () => {
     const blocker = net.createServer().listen(port, "127.0.0.1");
     await new Promise((r) => blocker.once("listening", r));
     try {
-      await expect(startEmbeddedPostgres({ dataDir, port })).rejects.toThrow(new RegExp(`Port ${port} is already in use.*EMBEDDED_PG_PORT`));
+      await expect(startEmbeddedPostgres({ dataDir, port })).rejects.toThrow(
+        new RegExp(`Port ${port} is already in use.*EMBEDDED_PG_PORT`),
+      );
     } finally {
       blocker.close();
     }
@@ -96,16 +98,21 @@ describe("embedded PostgreSQL", () => {
     const dataDir = await tempDataDir();
     const port = await findFreePort();
     const root = path.resolve(import.meta.dirname, "..", "..");
-    const child = spawn(process.execPath, [path.join(root, "node_modules", "tsx", "dist", "cli.mjs"), path.join(root, "scripts", "worker.ts")], {
-      cwd: root,
-      env: { ...process.env, DATABASE_URL: "", DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(port) },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      [path.join(root, "node_modules", "tsx", "dist", "cli.mjs"), path.join(root, "scripts", "worker.ts")],
+      {
+        cwd: root,
+        env: { ...process.env, DATABASE_URL: "", DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(port) },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let output = "";
     child.stderr.on("data", (d: Buffer) => (output += d.toString()));
     child.stdout.on("data", (d: Buffer) => (output += d.toString()));
     const deadline = Date.now() + 60_000;
-    while (!output.includes("worker started") && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 200));
+    while (!output.includes("worker started") && Date.now() < deadline && child.exitCode === null)
+      await new Promise((r) => setTimeout(r, 200));
     expect(output).toContain("worker started");
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     child.kill("SIGTERM");

@@ -86,7 +86,9 @@ function assertTraversable(dir: string, runAs: RunAs): void {
   while (true) {
     const stat = fs.statSync(current);
     const isOwner = stat.uid === runAs.uid;
-    const canSearch = isOwner ? (stat.mode & 0o100) !== 0 : (stat.mode & 0o001) !== 0 || (stat.gid === runAs.gid && (stat.mode & 0o010) !== 0);
+    const canSearch = isOwner
+      ? (stat.mode & 0o100) !== 0
+      : (stat.mode & 0o001) !== 0 || (stat.gid === runAs.gid && (stat.mode & 0o010) !== 0);
     if (!canSearch) {
       throw new AppError(
         "CONFIG_INVALID",
@@ -125,7 +127,6 @@ function readPidFile(pgDir: string): PidFile | undefined {
   }
 }
 
-
 async function canConnect(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
   try {
@@ -159,7 +160,15 @@ async function initialiseCluster(bins: Binaries, pgDir: string, password: string
     await new Promise<void>((resolve, reject) => {
       const child = spawn(
         bins.initdb,
-        [`--pgdata=${pgDir}`, "--auth=scram-sha-256", `--username=${DB_USER}`, `--pwfile=${pwFile}`, "--encoding=UTF8", "--locale=C", "--no-instructions"],
+        [
+          `--pgdata=${pgDir}`,
+          "--auth=scram-sha-256",
+          `--username=${DB_USER}`,
+          `--pwfile=${pwFile}`,
+          "--encoding=UTF8",
+          "--locale=C",
+          "--no-instructions",
+        ],
         { ...runAs, env: serverEnv(), stdio: ["ignore", "pipe", "pipe"] },
       );
       let output = "";
@@ -273,7 +282,18 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   if (runAs.uid !== undefined) fs.fchownSync(logFd, runAs.uid, runAs.gid!);
   const child = spawn(
     bins.postgres,
-    ["-D", pgDir, "-p", String(options.port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "max_connections=200"],
+    [
+      "-D",
+      pgDir,
+      "-p",
+      String(options.port),
+      "-c",
+      "listen_addresses=127.0.0.1",
+      "-c",
+      "unix_socket_directories=",
+      "-c",
+      "max_connections=200",
+    ],
     { ...runAs, detached: true, stdio: ["ignore", logFd, logFd], env: serverEnv() },
   );
   fs.closeSync(logFd);

@@ -28,7 +28,10 @@ describe("migrations", () => {
   });
 
   it("every migration keeps the schema it was generated from, and the last one equals schema.prisma", async () => {
-    const dirs = (await fs.readdir(MIGRATIONS_DIR, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+    const dirs = (await fs.readdir(MIGRATIONS_DIR, { withFileTypes: true }))
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name)
+      .sort();
     for (const dir of dirs) await expect(fs.stat(path.join(MIGRATIONS_DIR, dir, "schema.prisma.snapshot"))).resolves.toBeTruthy();
     const last = await fs.readFile(path.join(MIGRATIONS_DIR, dirs.at(-1)!, "schema.prisma.snapshot"), "utf8");
     const current = await fs.readFile(path.join(MIGRATIONS_DIR, "..", "schema.prisma"), "utf8");

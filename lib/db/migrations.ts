@@ -17,7 +17,10 @@ const SNAPSHOT_FILE = "schema.prisma.snapshot";
 
 export async function loadMigrationList(migrationsDir = MIGRATIONS_DIR): Promise<MigrationList> {
   const entries = await fs.readdir(migrationsDir, { withFileTypes: true }).catch(() => []);
-  const names = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const names = entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
   const migrationDirectories = await Promise.all(
     names.map(async (name) => ({
       path: name,
@@ -29,7 +32,12 @@ export async function loadMigrationList(migrationsDir = MIGRATIONS_DIR): Promise
   );
   const lockPath = path.join(migrationsDir, "migration_lock.toml");
   const lockContent = await fs.readFile(lockPath, "utf8").catch(() => null);
-  return { baseDir: migrationsDir, lockfile: { path: "migration_lock.toml", content: lockContent }, shadowDbInitScript: "", migrationDirectories };
+  return {
+    baseDir: migrationsDir,
+    lockfile: { path: "migration_lock.toml", content: lockContent },
+    shadowDbInitScript: "",
+    migrationDirectories,
+  };
 }
 
 /** Applies every pending migration; returns the names applied now. Safe to run concurrently: a lock serialises it. */
@@ -94,7 +102,14 @@ export async function diffDatabaseToSchema(connectionString: string): Promise<st
   let sql: string;
   try {
     const files = [{ path: SCHEMA_PATH, content: schemaText }];
-    const result = await engine.diff({ from: { tag: "empty" }, to: { tag: "schemaDatamodel", files }, script: true, exitCode: null, shadowDatabaseUrl: null, filters: NO_FILTERS });
+    const result = await engine.diff({
+      from: { tag: "empty" },
+      to: { tag: "schemaDatamodel", files },
+      script: true,
+      exitCode: null,
+      shadowDatabaseUrl: null,
+      filters: NO_FILTERS,
+    });
     sql = result.stdout ?? "";
   } finally {
     engine.free();

@@ -14,7 +14,11 @@ import { bindMigrationAwareSqlAdapterFactory } from "@prisma/driver-adapter-util
 type WasmModule = {
   __wbg_set_wasm(exports: WebAssembly.Exports): void;
   SchemaEngine: {
-    new: (options: { datamodels: [string, string][] | undefined }, log: (line: string) => void, adapter: object) => Promise<SchemaEngineHandle>;
+    new: (
+      options: { datamodels: [string, string][] | undefined },
+      log: (line: string) => void,
+      adapter: object,
+    ) => Promise<SchemaEngineHandle>;
   };
 };
 
@@ -33,8 +37,18 @@ type DiffTarget =
   | { tag: "schemaDatasource"; files: { path: string; content: string }[]; configDir: string };
 
 export type SchemaEngineHandle = {
-  applyMigrations(input: { migrationsList: MigrationList; filters: { externalTables: string[]; externalEnums: string[] } }): Promise<{ appliedMigrationNames: string[] }>;
-  diff(params: { from: DiffTarget; to: DiffTarget; script: boolean; exitCode: boolean | null; shadowDatabaseUrl: string | null; filters: { externalTables: string[]; externalEnums: string[] } }): Promise<{ exitCode: number; stdout: string | null }>;
+  applyMigrations(input: {
+    migrationsList: MigrationList;
+    filters: { externalTables: string[]; externalEnums: string[] };
+  }): Promise<{ appliedMigrationNames: string[] }>;
+  diff(params: {
+    from: DiffTarget;
+    to: DiffTarget;
+    script: boolean;
+    exitCode: boolean | null;
+    shadowDatabaseUrl: string | null;
+    filters: { externalTables: string[]; externalEnums: string[] };
+  }): Promise<{ exitCode: number; stdout: string | null }>;
   free(): void;
 };
 
@@ -54,7 +68,12 @@ async function loadWasm(): Promise<WasmModule> {
 }
 
 /** Opens an engine bound to the database at connectionString with the given schema text. */
-export async function openSchemaEngine(options: { connectionString: string; schemaPath: string; schemaText: string; log?: (line: string) => void }): Promise<SchemaEngineHandle> {
+export async function openSchemaEngine(options: {
+  connectionString: string;
+  schemaPath: string;
+  schemaText: string;
+  log?: (line: string) => void;
+}): Promise<SchemaEngineHandle> {
   wasmModule ??= loadWasm();
   const mod = await wasmModule;
   // Our own pool, ended in free(): the engine never closes its adapter's connections, and idle

@@ -16,9 +16,12 @@ export const DEMO_ISSUE = {
 };
 
 const FILES: Record<string, string> = {
-  "package.json": JSON.stringify({ name: "calculator", version: "1.0.0", private: true, type: "module", scripts: { test: "node --test" } }, null, 2) + "\n",
+  "package.json":
+    JSON.stringify({ name: "calculator", version: "1.0.0", private: true, type: "module", scripts: { test: "node --test" } }, null, 2) +
+    "\n",
   "src/add.js": "export function add(a, b) {\n  return a - b;\n}\n",
-  "test/add.test.js": 'import assert from "node:assert/strict";\nimport { test } from "node:test";\nimport { add } from "../src/add.js";\n\ntest("add adds", () => {\n  assert.equal(add(2, 3), 5);\n});\n',
+  "test/add.test.js":
+    'import assert from "node:assert/strict";\nimport { test } from "node:test";\nimport { add } from "../src/add.js";\n\ntest("add adds", () => {\n  assert.equal(add(2, 3), 5);\n});\n',
   "README.md": "# calculator\n\nA tiny library used by the School-Core demo. `npm test` runs the tests.\n",
 };
 
@@ -32,7 +35,14 @@ export async function writeDemoRepository(dir: string): Promise<{ path: string; 
   }
   const sha = await commitWorktree({
     worktreePath: dir,
-    metadata: { authorName: "School-Core demo", authorEmail: "demo@school-core.invalid", committerName: "School-Core demo", committerEmail: "demo@school-core.invalid", epochSeconds: 1_780_000_000, message: "calculator: first version\n" },
+    metadata: {
+      authorName: "School-Core demo",
+      authorEmail: "demo@school-core.invalid",
+      committerName: "School-Core demo",
+      committerEmail: "demo@school-core.invalid",
+      epochSeconds: 1_780_000_000,
+      message: "calculator: first version\n",
+    },
   });
   return { path: dir, sha };
 }

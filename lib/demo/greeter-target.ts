@@ -19,12 +19,20 @@ export const GREETER_ISSUE = {
 };
 
 export const GREETER_FIXTURE_PACKAGES: readonly TFixturePackage[] = [
-  { name: "word-case", version: "1.0.0", files: { "index.js": "export function capitalize(word) {\n  return word.charAt(0).toUpperCase() + word.slice(1);\n}\n" }, extraManifest: { type: "module", main: "index.js" } },
+  {
+    name: "word-case",
+    version: "1.0.0",
+    files: { "index.js": "export function capitalize(word) {\n  return word.charAt(0).toUpperCase() + word.slice(1);\n}\n" },
+    extraManifest: { type: "module", main: "index.js" },
+  },
   {
     name: "greet-words",
     version: "1.2.0",
     dependencies: { "word-case": "^1.0.0" },
-    files: { "index.js": 'import { capitalize } from "word-case";\n\nexport function greeting(name) {\n  return `Hello, ${capitalize(name)}!`;\n}\n' },
+    files: {
+      "index.js":
+        'import { capitalize } from "word-case";\n\nexport function greeting(name) {\n  return `Hello, ${capitalize(name)}!`;\n}\n',
+    },
     extraManifest: { type: "module", main: "index.js" },
   },
 ];
@@ -35,7 +43,8 @@ const FILES: Record<string, string> = {
   "package.json": JSON.stringify({ ...ROOT, private: true, type: "module", scripts: { test: "node --test" } }, null, 2) + "\n",
   "package-lock.json": writeLockfile(ROOT, GREETER_FIXTURE_PACKAGES),
   "src/greet.js": 'import { greeting } from "greet-words";\n\nexport function greet(name) {\n  return greeting(name);\n}\n',
-  "test/greet.test.js": 'import assert from "node:assert/strict";\nimport { test } from "node:test";\nimport { greet } from "../src/greet.js";\n\ntest("greet trims and capitalizes", () => {\n  assert.equal(greet("  ada "), "Hello, Ada!");\n});\n',
+  "test/greet.test.js":
+    'import assert from "node:assert/strict";\nimport { test } from "node:test";\nimport { greet } from "../src/greet.js";\n\ntest("greet trims and capitalizes", () => {\n  assert.equal(greet("  ada "), "Hello, Ada!");\n});\n',
   ".gitignore": "node_modules/\n",
   "README.md": "# greeter\n\nGreets people, with the help of the `greet-words` package. `npm ci && npm test` runs the tests.\n",
 };
@@ -50,7 +59,14 @@ export async function writeGreeterRepository(dir: string): Promise<{ path: strin
   }
   const sha = await commitWorktree({
     worktreePath: dir,
-    metadata: { authorName: "School-Core demo", authorEmail: "demo@school-core.invalid", committerName: "School-Core demo", committerEmail: "demo@school-core.invalid", epochSeconds: 1_780_000_000, message: "greeter: first version\n" },
+    metadata: {
+      authorName: "School-Core demo",
+      authorEmail: "demo@school-core.invalid",
+      committerName: "School-Core demo",
+      committerEmail: "demo@school-core.invalid",
+      epochSeconds: 1_780_000_000,
+      message: "greeter: first version\n",
+    },
   });
   return { path: dir, sha };
 }

@@ -58,8 +58,14 @@ export async function seedDemoEnvironment(options: TSeedDemoOptions): Promise<vo
     } finally {
       await fs.rm(work, { recursive: true, force: true });
     }
-    await addTargetRepository({ db }, { name: GREETER_REPOSITORY, cloneUrl: `${options.forgeUrl}/${GREETER_REPOSITORY}.git`, actorId: null });
-    await setRepositorySetup({ db }, { name: GREETER_REPOSITORY, recipe: { v: 1, kind: "npm-ci", registries: [options.demoRegistryUrl] }, actorId: null });
+    await addTargetRepository(
+      { db },
+      { name: GREETER_REPOSITORY, cloneUrl: `${options.forgeUrl}/${GREETER_REPOSITORY}.git`, actorId: null },
+    );
+    await setRepositorySetup(
+      { db },
+      { name: GREETER_REPOSITORY, recipe: { v: 1, kind: "npm-ci", registries: [options.demoRegistryUrl] }, actorId: null },
+    );
     logInfo("demo target with dependencies seeded", { repository: GREETER_REPOSITORY, registry: options.demoRegistryUrl });
   }
   if (!(await readSetting(db, "publish.github").catch(() => null))) {

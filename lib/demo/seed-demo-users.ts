@@ -14,7 +14,9 @@ export const DEMO_USERS = [
   { email: "teacher@demo.school-core.local", name: "Demo Teacher", roles: ["teacher"] as const },
 ];
 
-export type DemoSeedResult = { kind: "created"; credentials: { email: string; password: string; roles: readonly string[] }[]; file: string } | { kind: "existing"; file: string };
+export type DemoSeedResult =
+  | { kind: "created"; credentials: { email: string; password: string; roles: readonly string[] }[]; file: string }
+  | { kind: "existing"; file: string };
 
 export async function seedDemoUsers(db: Db, dataDir: string): Promise<DemoSeedResult> {
   const file = path.join(dataDir, "demo-credentials.txt");
@@ -22,10 +24,17 @@ export async function seedDemoUsers(db: Db, dataDir: string): Promise<DemoSeedRe
   if (existing > 0) return { kind: "existing", file };
   const credentials = DEMO_USERS.map((u) => ({ email: u.email, password: generatePassword(), roles: u.roles }));
   for (const [i, user] of DEMO_USERS.entries()) {
-    const created = await createUser({ db }, { email: user.email, name: user.name, roles: [...user.roles], password: credentials[i]!.password });
+    const created = await createUser(
+      { db },
+      { email: user.email, name: user.name, roles: [...user.roles], password: credentials[i]!.password },
+    );
     await recordAudit(db, { actorId: null, action: "user.create", targetType: "user", targetId: created.id, detail: { via: "demo-seed" } });
   }
-  const text = ["# School-Core demo logins (generated once; delete this file when you no longer need it)", ...credentials.map((c) => `${c.roles.join(",")}\t${c.email}\t${c.password}`), ""].join("\n");
+  const text = [
+    "# School-Core demo logins (generated once; delete this file when you no longer need it)",
+    ...credentials.map((c) => `${c.roles.join(",")}\t${c.email}\t${c.password}`),
+    "",
+  ].join("\n");
   await fs.writeFile(file, text, { mode: 0o600 });
   await fs.chmod(file, 0o600);
   return { kind: "created", credentials, file };

@@ -6,7 +6,11 @@
 import { describe, expect, it } from "vitest";
 import { classifyBrokerRequest, rewriteTarballUrls, type TBrokerPolicy } from "./broker-policy";
 
-const policy: TBrokerPolicy = { registries: ["https://registry.example.org/", "https://mirror.example.org/npm/"], protocols: ["npm"], allowedHosts: ["127.0.0.1:7878"] };
+const policy: TBrokerPolicy = {
+  registries: ["https://registry.example.org/", "https://mirror.example.org/npm/"],
+  protocols: ["npm"],
+  allowedHosts: ["127.0.0.1:7878"],
+};
 const get = (target: string, host = "127.0.0.1:7878") => classifyBrokerRequest({ method: "GET", target, host, hasBody: false }, policy);
 
 describe("classifyBrokerRequest", () => {
@@ -43,14 +47,29 @@ describe("classifyBrokerRequest", () => {
   });
 
   it("routes a path under a registry's own prefix to that registry", () => {
-    expect(classifyBrokerRequest({ method: "GET", target: "/npm/left-pad", host: "127.0.0.1:7878", hasBody: false }, { ...policy, registries: ["https://mirror.example.org/npm/"] })).toMatchObject({ kind: "allowed", upstream: new URL("https://mirror.example.org/npm/left-pad") });
-    expect(classifyBrokerRequest({ method: "GET", target: "/left-pad", host: "127.0.0.1:7878", hasBody: false }, { ...policy, registries: ["https://mirror.example.org/npm/"] })).toMatchObject({ kind: "refused", status: 404 });
+    expect(
+      classifyBrokerRequest(
+        { method: "GET", target: "/npm/left-pad", host: "127.0.0.1:7878", hasBody: false },
+        { ...policy, registries: ["https://mirror.example.org/npm/"] },
+      ),
+    ).toMatchObject({ kind: "allowed", upstream: new URL("https://mirror.example.org/npm/left-pad") });
+    expect(
+      classifyBrokerRequest(
+        { method: "GET", target: "/left-pad", host: "127.0.0.1:7878", hasBody: false },
+        { ...policy, registries: ["https://mirror.example.org/npm/"] },
+      ),
+    ).toMatchObject({ kind: "refused", status: 404 });
   });
 });
 
 describe("rewriteTarballUrls", () => {
   it("points tarballs on a configured registry at the guest's registry address and leaves others unreachable", () => {
-    const packument = { versions: { "1.0.0": { dist: { tarball: "https://registry.example.org/a/-/a-1.0.0.tgz" } }, "2.0.0": { dist: { tarball: "https://elsewhere.example/a-2.0.0.tgz" } } } };
+    const packument = {
+      versions: {
+        "1.0.0": { dist: { tarball: "https://registry.example.org/a/-/a-1.0.0.tgz" } },
+        "2.0.0": { dist: { tarball: "https://elsewhere.example/a-2.0.0.tgz" } },
+      },
+    };
     expect(rewriteTarballUrls(packument, policy.registries, "http://127.0.0.1:7878")).toBe(1);
     expect(packument.versions["1.0.0"].dist.tarball).toBe("http://127.0.0.1:7878/a/-/a-1.0.0.tgz");
     expect(packument.versions["2.0.0"].dist.tarball).toBe("https://elsewhere.example/a-2.0.0.tgz");

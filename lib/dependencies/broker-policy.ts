@@ -20,8 +20,7 @@ export type TBrokerRequest = { method: string; target: string; host: string | un
 export type TDownloadKind = "packument" | "tarball" | "pypi-index" | "pypi-file";
 
 export type TBrokerDecision =
-  | { kind: "allowed"; upstream: URL; artifact: TDownloadKind; packageName: string }
-  | { kind: "refused"; status: number; reason: string };
+  { kind: "allowed"; upstream: URL; artifact: TDownloadKind; packageName: string } | { kind: "refused"; status: number; reason: string };
 
 const NAME = "[A-Za-z0-9][A-Za-z0-9._~-]{0,213}";
 const SCOPE = "@[A-Za-z0-9][A-Za-z0-9._~-]{0,213}";
@@ -55,7 +54,8 @@ export function classifyBrokerRequest(request: TBrokerRequest, policy: TBrokerPo
   if (request.method !== "GET") return refused(405, `method ${request.method.slice(0, 20)} is refused: package downloads are GET only`);
   // origin-form only; an absolute URL names another host through us, which is what a proxy does
   if (!request.target.startsWith("/") || request.target.startsWith("//")) return refused(403, "absolute-form (proxy) requests are refused");
-  if (!request.host || !policy.allowedHosts.includes(request.host.toLowerCase())) return refused(403, `Host ${String(request.host ?? "(none)").slice(0, 100)} is not the registry broker`);
+  if (!request.host || !policy.allowedHosts.includes(request.host.toLowerCase()))
+    return refused(403, `Host ${String(request.host ?? "(none)").slice(0, 100)} is not the registry broker`);
   if (request.hasBody) return refused(400, "a package download carries no body");
   if (request.target.includes("?") || request.target.includes("#")) return refused(403, "queries are refused");
   const pathname = request.target;

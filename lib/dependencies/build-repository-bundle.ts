@@ -14,15 +14,28 @@ import { runDependencySetup, type TDependencyDeps } from "./run-dependency-setup
 
 export type TBuiltRepositoryBundle = { repository: string; sha: string; isReused: boolean; elapsedMs: number; bundle: DependencyBundle };
 
-export async function buildRepositoryBundle(deps: TDependencyDeps, input: { name: string; ref?: string; isForced?: boolean; actorId: string | null }): Promise<TBuiltRepositoryBundle> {
+export async function buildRepositoryBundle(
+  deps: TDependencyDeps,
+  input: { name: string; ref?: string; isForced?: boolean; actorId: string | null },
+): Promise<TBuiltRepositoryBundle> {
   const repo = await getTargetRepositoryOrThrow(deps, { name: input.name });
   const mirror = await syncRepositoryMirror(deps, repo);
   const sha = await resolveBaseRef(mirror, input.ref ?? repo.defaultBranch);
   const started = Date.now();
   const before = await findDependencyBundle(deps, { repositoryId: repo.id, sha, gitDir: mirror });
-  if (before.kind === "none") throw new AppError("VALIDATION_FAILED", `${repo.name} has no setup recipe: set one first (\`schoolcore repo setup\`, or the repository's dependencies page).`);
+  if (before.kind === "none")
+    throw new AppError(
+      "VALIDATION_FAILED",
+      `${repo.name} has no setup recipe: set one first (\`schoolcore repo setup\`, or the repository's dependencies page).`,
+    );
   const bundle = input.isForced
-    ? await runDependencySetup(deps, { repositoryId: repo.id, sha, gitDir: mirror, reason: "operator (forced rebuild)", actorId: input.actorId })
+    ? await runDependencySetup(deps, {
+        repositoryId: repo.id,
+        sha,
+        gitDir: mirror,
+        reason: "operator (forced rebuild)",
+        actorId: input.actorId,
+      })
     : await ensureDependencyBundle(deps, { repositoryId: repo.id, sha, reason: "operator", actorId: input.actorId });
   // ensureDependencyBundle answers null only without a recipe, which was just ruled out
   if (!bundle) throw new AppError("VALIDATION_FAILED", `${repo.name} has no setup recipe any more.`);

@@ -9,7 +9,12 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { createFsArtifactStore, defaultArtifactRoot } from "../artifacts/fs-artifact-store";
-import { GUEST_DEPENDENCIES_ARCHIVE, GUEST_DEPENDENCIES_DIR, GUEST_DEPENDENCIES_FILE, VERIFIER_DEPENDENCIES_ARCHIVE } from "../contract/guest-layout";
+import {
+  GUEST_DEPENDENCIES_ARCHIVE,
+  GUEST_DEPENDENCIES_DIR,
+  GUEST_DEPENDENCIES_FILE,
+  VERIFIER_DEPENDENCIES_ARCHIVE,
+} from "../contract/guest-layout";
 import type { Db } from "../db/client";
 import type { DependencyBundle } from "../db/generated/client";
 import type { TEnv } from "../env";
@@ -38,14 +43,26 @@ export async function loadDeliverableBundle(deps: { db: Db; env: TEnv }, bundle:
 /** Student guest: the archive and its description next to task.json; the runner extracts it. */
 export async function uploadStudentDependencies(substrate: Substrate, providerId: string, deliverable: TDeliverableBundle): Promise<void> {
   await substrate.upload(providerId, GUEST_DEPENDENCIES_ARCHIVE, deliverable.bytes);
-  await substrate.upload(providerId, GUEST_DEPENDENCIES_FILE, Buffer.from(JSON.stringify({ v: 1, artifactDigest: deliverable.bundle.artifactDigest, env: deliverable.consumerEnv })));
+  await substrate.upload(
+    providerId,
+    GUEST_DEPENDENCIES_FILE,
+    Buffer.from(JSON.stringify({ v: 1, artifactDigest: deliverable.bundle.artifactDigest, env: deliverable.consumerEnv })),
+  );
 }
 
 /** Verifier guest: a fresh copy at /workspace/<outputDir>, replacing whatever a previous check left. */
-export async function installVerifierDependencies(substrate: Substrate, providerId: string, deliverable: TDeliverableBundle): Promise<void> {
+export async function installVerifierDependencies(
+  substrate: Substrate,
+  providerId: string,
+  deliverable: TDeliverableBundle,
+): Promise<void> {
   await substrate.upload(providerId, VERIFIER_DEPENDENCIES_ARCHIVE, deliverable.bytes);
   const target = `${GUEST_DEPENDENCIES_DIR}/${deliverable.outputDir}`;
   const script = `if [ -e ${target} ]; then chmod -R u+rwX ${target} 2>/dev/null; rm -rf ${target}; fi; [ ! -e ${target} ] && tar -xzf ${VERIFIER_DEPENDENCIES_ARCHIVE} -C ${GUEST_DEPENDENCIES_DIR} --no-same-owner --no-same-permissions && rm -f ${VERIFIER_DEPENDENCIES_ARCHIVE}`;
   const unpack = await substrate.exec(providerId, { command: ["sh", "-c", script], timeoutSeconds: 300 }, { maxOutputBytes: 4096 });
-  if (unpack.exitCode !== 0) throw new AppError("SUBSTRATE_FAILED", `Installing the dependency bundle in the verifier guest failed (exit ${unpack.exitCode}): ${sanitizeExcerpt(unpack.stderr, 500)}`);
+  if (unpack.exitCode !== 0)
+    throw new AppError(
+      "SUBSTRATE_FAILED",
+      `Installing the dependency bundle in the verifier guest failed (exit ${unpack.exitCode}): ${sanitizeExcerpt(unpack.stderr, 500)}`,
+    );
 }

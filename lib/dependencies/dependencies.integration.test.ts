@@ -36,7 +36,10 @@ beforeAll(async () => {
   const greeter = await writeGreeterRepository(path.join(world.env.dataDir, "greeter-src"));
   greeterSha = greeter.sha;
   await addTargetRepository({ db: world.db }, { name: GREETER_REPOSITORY, cloneUrl: greeter.path, actorId: null });
-  await setRepositorySetup({ db: world.db }, { name: GREETER_REPOSITORY, recipe: { v: 1, kind: "npm-ci", registries: [registry.url] }, actorId: null });
+  await setRepositorySetup(
+    { db: world.db },
+    { name: GREETER_REPOSITORY, recipe: { v: 1, kind: "npm-ci", registries: [registry.url] }, actorId: null },
+  );
   await setRelayUpstream({ db: world.db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "test" });
 });
 
@@ -46,9 +49,22 @@ afterAll(async () => {
 
 async function runGreeterTask(agentCommand: string[]) {
   await writeSetting(world.db, { key: "guest.agent", value: { command: agentCommand }, actorId: null });
-  await writeSetting(world.db, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 120, memoryMb: 1024 }, actorId: null });
+  await writeSetting(world.db, {
+    key: "task.limits",
+    value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 120, memoryMb: 1024 },
+    actorId: null,
+  });
   await qualifyForTests(world.db, world.env);
-  const task = await createTask({ db: world.db, env: world.env }, { repository: GREETER_REPOSITORY, issueNumber: GREETER_ISSUE.number, issueTitle: GREETER_ISSUE.title, prompt: GREETER_ISSUE.body, actorId: null });
+  const task = await createTask(
+    { db: world.db, env: world.env },
+    {
+      repository: GREETER_REPOSITORY,
+      issueNumber: GREETER_ISSUE.number,
+      issueTitle: GREETER_ISSUE.title,
+      prompt: GREETER_ISSUE.body,
+      actorId: null,
+    },
+  );
   await advanceTask(world.ctx, task.id);
   const done = await world.db.task.findUniqueOrThrow({ where: { id: task.id } });
   expect(done.state, `${done.errorCode}: ${done.errorSummary}`).toBe("review_pending");
@@ -80,7 +96,10 @@ describe("a repository with dependencies", () => {
     const builders = await world.db.guestMachine.findMany({ where: { purpose: "builder", setupRunId: run.id } });
     expect(builders).toHaveLength(1);
     expect(builders[0]!.state).toBe("destroyed");
-    expect((builders[0]!.resources as { network: { mode: string; hosts: string[] } }).network).toMatchObject({ mode: "allowCidrs", hosts: [expect.stringMatching(/^127\.0\.0\.1:\d+$/)] });
+    expect((builders[0]!.resources as { network: { mode: string; hosts: string[] } }).network).toMatchObject({
+      mode: "allowCidrs",
+      hosts: [expect.stringMatching(/^127\.0\.0\.1:\d+$/)],
+    });
 
     // the student's guest: network blocked; its agent ran `npm test` there and it passed
     const studentMachine = await world.db.guestMachine.findFirstOrThrow({ where: { taskId: first.task.id, purpose: "student" } });
@@ -98,7 +117,9 @@ describe("a repository with dependencies", () => {
     const view = await getRepositoryDependencies({ db: world.db }, { name: GREETER_REPOSITORY });
     expect(view.bundles).toHaveLength(1);
     expect(view.bundles[0]).toMatchObject({ isCurrent: true, packageCount: 2, sourceSha: greeterSha, source: "base" });
-    console.log(`[issue 18] setup run ${run.durationMs} ms, bundle ${view.bundles[0]!.sizeBytes} bytes (${view.bundles[0]!.fileCount} files), first task ${firstMs} ms`);
+    console.log(
+      `[issue 18] setup run ${run.durationMs} ms, bundle ${view.bundles[0]!.sizeBytes} bytes (${view.bundles[0]!.fileCount} files), first task ${firstMs} ms`,
+    );
 
     // a second task: the same bundle, no new setup run, no new builder
     const second = await runGreeterTask(["node", GUEST_STUDENT_AGENT_PROGRAM]);
@@ -124,7 +145,10 @@ describe("a repository with dependencies", () => {
 
 describe("the builder's egress", () => {
   it("reaches the registry through the broker and nothing else; the broker refuses everything but package downloads", async () => {
-    const report = await probeBuilderEgress({ ...world.ctx, readyTimeoutMs: 10_000 }, { extraDirectTargets: [{ label: "the local substrate's API", host: "127.0.0.1", port: Number(new URL(world.substrate.url).port) }] });
+    const report = await probeBuilderEgress(
+      { ...world.ctx, readyTimeoutMs: 10_000 },
+      { extraDirectTargets: [{ label: "the local substrate's API", host: "127.0.0.1", port: Number(new URL(world.substrate.url).port) }] },
+    );
     expect(report.reasons).toEqual([]);
     expect(report.isPass).toBe(true);
     expect(report.observed.interfaces).toEqual(["lo"]);

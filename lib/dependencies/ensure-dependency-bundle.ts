@@ -12,10 +12,16 @@ import { readRecipeInputs } from "./read-recipe-inputs";
 import { recipeDigest, resolveRecipe } from "./recipes";
 import { bundleKeyDigest, parseSetupRecipe, readBuilderImage, runDependencySetup, type TDependencyDeps } from "./run-dependency-setup";
 
-export type TBundleLookup = { kind: "none" } | { kind: "found"; bundle: DependencyBundle; lockfileDigest: string } | { kind: "missing"; lockfileDigest: string; keyDigest: string };
+export type TBundleLookup =
+  | { kind: "none" }
+  | { kind: "found"; bundle: DependencyBundle; lockfileDigest: string }
+  | { kind: "missing"; lockfileDigest: string; keyDigest: string };
 
 /** Which bundle (if any) a commit's lockfile maps to, without building anything. */
-export async function findDependencyBundle(deps: Pick<TDependencyDeps, "db" | "env">, input: { repositoryId: string; sha: string; gitDir: string }): Promise<TBundleLookup> {
+export async function findDependencyBundle(
+  deps: Pick<TDependencyDeps, "db" | "env">,
+  input: { repositoryId: string; sha: string; gitDir: string },
+): Promise<TBundleLookup> {
   const repo = await deps.db.targetRepository.findUniqueOrThrow({ where: { id: input.repositoryId } });
   const recipe = parseSetupRecipe(repo.setupRecipe);
   if (!recipe) return { kind: "none" };
@@ -23,22 +29,38 @@ export async function findDependencyBundle(deps: Pick<TDependencyDeps, "db" | "e
   const { imageDigest } = await readBuilderImage(deps.db);
   const keyDigest = bundleKeyDigest({ imageDigest, lockfileDigest: inputs.lockfileDigest, recipeDigest: recipeDigest(recipe) });
   const bundle = await deps.db.dependencyBundle.findUnique({ where: { repositoryId_keyDigest: { repositoryId: repo.id, keyDigest } } });
-  return bundle ? { kind: "found", bundle, lockfileDigest: inputs.lockfileDigest } : { kind: "missing", lockfileDigest: inputs.lockfileDigest, keyDigest };
+  return bundle
+    ? { kind: "found", bundle, lockfileDigest: inputs.lockfileDigest }
+    : { kind: "missing", lockfileDigest: inputs.lockfileDigest, keyDigest };
 }
 
 /** Fetches the repository into the control plane's mirror (its branches as they are now). */
-export async function syncRepositoryMirror(deps: Pick<TDependencyDeps, "db" | "env">, repository: { name: string; cloneUrl: string }): Promise<string> {
-  return syncMirror({ dataDir: deps.env.dataDir, repository: repository.name, source: { cloneUrl: repository.cloneUrl, credential: await readMirrorCredential(deps.db) } });
+export async function syncRepositoryMirror(
+  deps: Pick<TDependencyDeps, "db" | "env">,
+  repository: { name: string; cloneUrl: string },
+): Promise<string> {
+  return syncMirror({
+    dataDir: deps.env.dataDir,
+    repository: repository.name,
+    source: { cloneUrl: repository.cloneUrl, credential: await readMirrorCredential(deps.db) },
+  });
 }
 
 /** The mirror holding `sha`, fetched again when it does not have it yet. */
-export async function mirrorWithCommit(deps: Pick<TDependencyDeps, "db" | "env">, repository: { name: string; cloneUrl: string }, sha: string): Promise<string> {
+export async function mirrorWithCommit(
+  deps: Pick<TDependencyDeps, "db" | "env">,
+  repository: { name: string; cloneUrl: string },
+  sha: string,
+): Promise<string> {
   const mirror = mirrorPathFor(deps.env.dataDir, repository.name);
   if (await hasCommit({ gitDir: mirror, sha }).catch(() => false)) return mirror;
   return syncRepositoryMirror(deps, repository);
 }
 
-export async function ensureDependencyBundle(deps: TDependencyDeps, input: { repositoryId: string; sha: string; reason: string; actorId?: string | null }): Promise<DependencyBundle | null> {
+export async function ensureDependencyBundle(
+  deps: TDependencyDeps,
+  input: { repositoryId: string; sha: string; reason: string; actorId?: string | null },
+): Promise<DependencyBundle | null> {
   const repo = await deps.db.targetRepository.findUniqueOrThrow({ where: { id: input.repositoryId } });
   if (!repo.setupRecipe) return null;
   const gitDir = await mirrorWithCommit(deps, repo, input.sha);

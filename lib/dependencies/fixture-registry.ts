@@ -29,9 +29,18 @@ export type TFixtureRegistry = {
 
 /** The package's .tgz: `package/<file>` entries, sorted, fixed metadata, gzip level 0 (stable across zlib versions). */
 export function packTarball(pkg: TFixturePackage): Buffer {
-  const manifest = { name: pkg.name, version: pkg.version, ...(pkg.dependencies ? { dependencies: pkg.dependencies } : {}), ...pkg.extraManifest };
+  const manifest = {
+    name: pkg.name,
+    version: pkg.version,
+    ...(pkg.dependencies ? { dependencies: pkg.dependencies } : {}),
+    ...pkg.extraManifest,
+  };
   const files: Record<string, string> = { ...pkg.files, "package.json": JSON.stringify(manifest, null, 2) + "\n" };
-  const tar = packUstar(Object.keys(files).sort().map((file) => ({ path: `package/${file}`, bytes: Buffer.from(files[file]!, "utf8") })));
+  const tar = packUstar(
+    Object.keys(files)
+      .sort()
+      .map((file) => ({ path: `package/${file}`, bytes: Buffer.from(files[file]!, "utf8") })),
+  );
   return zlib.gzipSync(tar, { level: 0 });
 }
 
@@ -44,15 +53,28 @@ export type TLockEntry = { version: string; resolved: string; integrity: string;
 /** The lockfile entry npm writes for a package (resolved on registry.npmjs.org, as real lockfiles are). */
 export function fixtureLockEntry(pkg: TFixturePackage): TLockEntry {
   const integrity = `sha512-${createHash("sha512").update(packTarball(pkg)).digest("base64")}`;
-  return { version: pkg.version, resolved: `https://registry.npmjs.org/${pkg.name}/-/${tarballName(pkg.name, pkg.version)}`, integrity, ...(pkg.dependencies ? { dependencies: pkg.dependencies } : {}) };
+  return {
+    version: pkg.version,
+    resolved: `https://registry.npmjs.org/${pkg.name}/-/${tarballName(pkg.name, pkg.version)}`,
+    integrity,
+    ...(pkg.dependencies ? { dependencies: pkg.dependencies } : {}),
+  };
 }
 
 /** `port` 0 (the default) picks a free one; the demo uses a fixed port so its recipe's registry URL survives restarts. */
-export async function startFixtureRegistry(packages: readonly TFixturePackage[], options: { port?: number } = {}): Promise<TFixtureRegistry> {
+export async function startFixtureRegistry(
+  packages: readonly TFixturePackage[],
+  options: { port?: number } = {},
+): Promise<TFixtureRegistry> {
   const tarballs = new Map<string, { pkg: TFixturePackage; bytes: Buffer; integrity: string; shasum: string }>();
   for (const pkg of packages) {
     const bytes = packTarball(pkg);
-    tarballs.set(`${pkg.name}@${pkg.version}`, { pkg, bytes, integrity: `sha512-${createHash("sha512").update(bytes).digest("base64")}`, shasum: createHash("sha1").update(bytes).digest("hex") });
+    tarballs.set(`${pkg.name}@${pkg.version}`, {
+      pkg,
+      bytes,
+      integrity: `sha512-${createHash("sha512").update(bytes).digest("base64")}`,
+      shasum: createHash("sha1").update(bytes).digest("hex"),
+    });
   }
   const requests: { method: string; path: string }[] = [];
   let origin = "";
@@ -64,7 +86,9 @@ export async function startFixtureRegistry(packages: readonly TFixturePackage[],
     if (tarball) {
       const hit = [...tarballs.values()].find((t) => t.pkg.name === tarball[1] && tarballName(t.pkg.name, t.pkg.version) === tarball[2]);
       if (!hit) return void res.writeHead(404).end();
-      return void res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(hit.bytes.length) }).end(hit.bytes);
+      return void res
+        .writeHead(200, { "content-type": "application/octet-stream", "content-length": String(hit.bytes.length) })
+        .end(hit.bytes);
     }
     const name = path.slice(1);
     const versions = [...tarballs.values()].filter((t) => t.pkg.name === name);
@@ -75,7 +99,12 @@ export async function startFixtureRegistry(packages: readonly TFixturePackage[],
       versions: Object.fromEntries(
         versions.map((t) => [
           t.pkg.version,
-          { name, version: t.pkg.version, ...(t.pkg.dependencies ? { dependencies: t.pkg.dependencies } : {}), dist: { tarball: `${origin}/${name}/-/${tarballName(name, t.pkg.version)}`, integrity: t.integrity, shasum: t.shasum } },
+          {
+            name,
+            version: t.pkg.version,
+            ...(t.pkg.dependencies ? { dependencies: t.pkg.dependencies } : {}),
+            dist: { tarball: `${origin}/${name}/-/${tarballName(name, t.pkg.version)}`, integrity: t.integrity, shasum: t.shasum },
+          },
         ]),
       ),
     };
@@ -97,7 +126,10 @@ export async function startFixtureRegistry(packages: readonly TFixturePackage[],
 }
 
 /** A package-lock.json (v3) for a root package depending on fixture packages (all hoisted). */
-export function writeLockfile(root: { name: string; version: string; dependencies: Record<string, string> }, fixtures: readonly TFixturePackage[]): string {
+export function writeLockfile(
+  root: { name: string; version: string; dependencies: Record<string, string> },
+  fixtures: readonly TFixturePackage[],
+): string {
   const packages: Record<string, unknown> = { "": { name: root.name, version: root.version, dependencies: root.dependencies } };
   for (const pkg of [...fixtures].sort((a, b) => (a.name < b.name ? -1 : 1))) packages[`node_modules/${pkg.name}`] = fixtureLockEntry(pkg);
   return JSON.stringify({ name: root.name, version: root.version, lockfileVersion: 3, requires: true, packages }, null, 2) + "\n";

@@ -24,11 +24,20 @@ export async function readRecipeInputs(options: { gitDir: string; sha: string; i
   const files: TRecipeInput[] = [];
   for (const file of options.inputFiles) {
     const listed = await runGit({ gitDir: options.gitDir, args: ["ls-tree", "-z", options.sha, "--", file], maxStdoutBytes: 64 * 1024 });
-    const entry = listed.stdout.toString("utf8").split("\0").find((line) => line.endsWith(`\t${file}`));
-    if (!entry) throw new AppError("DEPENDENCY_SETUP_FAILED", `The commit ${options.sha.slice(0, 12)} has no ${file}; the recipe needs it.`);
+    const entry = listed.stdout
+      .toString("utf8")
+      .split("\0")
+      .find((line) => line.endsWith(`\t${file}`));
+    if (!entry)
+      throw new AppError("DEPENDENCY_SETUP_FAILED", `The commit ${options.sha.slice(0, 12)} has no ${file}; the recipe needs it.`);
     const [mode, type] = entry.split(/[ \t]/);
-    if (type !== "blob" || (mode !== "100644" && mode !== "100755")) throw new AppError("DEPENDENCY_SETUP_FAILED", `${file} at ${options.sha.slice(0, 12)} is not a regular file (mode ${mode}).`);
-    const blob = await runGit({ gitDir: options.gitDir, args: ["cat-file", "blob", `${options.sha}:${file}`], maxStdoutBytes: MAX_INPUT_FILE_BYTES });
+    if (type !== "blob" || (mode !== "100644" && mode !== "100755"))
+      throw new AppError("DEPENDENCY_SETUP_FAILED", `${file} at ${options.sha.slice(0, 12)} is not a regular file (mode ${mode}).`);
+    const blob = await runGit({
+      gitDir: options.gitDir,
+      args: ["cat-file", "blob", `${options.sha}:${file}`],
+      maxStdoutBytes: MAX_INPUT_FILE_BYTES,
+    });
     files.push({ path: file, sha256: sha256Hex(blob.stdout), bytes: blob.stdout });
   }
   const lockfiles = files.map((f) => ({ path: f.path, sha256: f.sha256 }));

@@ -11,12 +11,21 @@ import type { DependencyBundle } from "../db/generated/client";
 import { AppError } from "../errors";
 import { runDependencySetup, type TDependencyDeps } from "./run-dependency-setup";
 
-export async function rebuildFromCandidateLockfile(deps: TDependencyDeps, input: { candidateId: string; actorId: string | null }): Promise<DependencyBundle> {
+export async function rebuildFromCandidateLockfile(
+  deps: TDependencyDeps,
+  input: { candidateId: string; actorId: string | null },
+): Promise<DependencyBundle> {
   const candidate = await deps.db.candidate.findUnique({ where: { id: input.candidateId } });
   if (!candidate) throw new AppError("NOT_FOUND", "No such candidate.");
   const repo = await deps.db.targetRepository.findUnique({ where: { name: candidate.repository } });
   if (!repo) throw new AppError("NOT_FOUND", "The candidate's repository is not a target any more.");
-  await recordAudit(deps.db, { actorId: input.actorId, action: "dependencies.rebuild-from-candidate", targetType: "candidate", targetId: candidate.id, detail: { repository: repo.name, headSha: candidate.headSha } });
+  await recordAudit(deps.db, {
+    actorId: input.actorId,
+    action: "dependencies.rebuild-from-candidate",
+    targetType: "candidate",
+    targetId: candidate.id,
+    detail: { repository: repo.name, headSha: candidate.headSha },
+  });
   return runDependencySetup(deps, {
     repositoryId: repo.id,
     sha: candidate.headSha,

@@ -10,7 +10,9 @@ describe("setup recipes", () => {
     const recipe = ZSetupRecipeSchema.parse({ v: 1, kind: "npm-ci", registries: ["https://registry.npmjs.org"] });
     expect(recipe.registries).toEqual(["https://registry.npmjs.org/"]);
     const resolved = resolveRecipe(recipe);
-    expect(resolved.command).toEqual(expect.arrayContaining(["npm", "ci", "--ignore-scripts", "--registry=http://127.0.0.1:7878/", "--replace-registry-host=always"]));
+    expect(resolved.command).toEqual(
+      expect.arrayContaining(["npm", "ci", "--ignore-scripts", "--registry=http://127.0.0.1:7878/", "--replace-registry-host=always"]),
+    );
     expect(resolved.inputFiles).toEqual(["package.json", "package-lock.json"]);
     expect(resolved.outputDir).toBe("node_modules");
   });
@@ -18,8 +20,26 @@ describe("setup recipes", () => {
   it("custom recipes must name command, inputs and output; known recipes may not", () => {
     expect(ZSetupRecipeSchema.safeParse({ v: 1, kind: "custom", registries: ["https://r.example/"] }).success).toBe(false);
     expect(ZSetupRecipeSchema.safeParse({ v: 1, kind: "npm-ci", registries: ["https://r.example/"], command: ["sh"] }).success).toBe(false);
-    expect(ZSetupRecipeSchema.safeParse({ v: 1, kind: "custom", registries: ["https://r.example/"], command: ["make", "deps"], inputFiles: ["deps.lock"], outputDir: "vendor" }).success).toBe(true);
-    expect(ZSetupRecipeSchema.safeParse({ v: 1, kind: "custom", registries: ["https://r.example/"], command: ["x"], inputFiles: ["../etc/passwd"], outputDir: "vendor" }).success).toBe(false);
+    expect(
+      ZSetupRecipeSchema.safeParse({
+        v: 1,
+        kind: "custom",
+        registries: ["https://r.example/"],
+        command: ["make", "deps"],
+        inputFiles: ["deps.lock"],
+        outputDir: "vendor",
+      }).success,
+    ).toBe(true);
+    expect(
+      ZSetupRecipeSchema.safeParse({
+        v: 1,
+        kind: "custom",
+        registries: ["https://r.example/"],
+        command: ["x"],
+        inputFiles: ["../etc/passwd"],
+        outputDir: "vendor",
+      }).success,
+    ).toBe(false);
   });
 
   it.each([
@@ -41,6 +61,14 @@ describe("setup recipes", () => {
   });
 
   it("counts installed packages, scoped and nested, not their inner package.json files", () => {
-    expect(countPackages(["node_modules/a/package.json", "node_modules/@s/b/package.json", "node_modules/a/node_modules/c/package.json", "node_modules/a/lib/package.json", "node_modules/.package-lock.json"])).toBe(3);
+    expect(
+      countPackages([
+        "node_modules/a/package.json",
+        "node_modules/@s/b/package.json",
+        "node_modules/a/node_modules/c/package.json",
+        "node_modules/a/lib/package.json",
+        "node_modules/.package-lock.json",
+      ]),
+    ).toBe(3);
   });
 });

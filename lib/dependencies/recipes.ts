@@ -30,7 +30,8 @@ export function checkRegistryUrl(value: string): { kind: "ok"; url: URL } | { ki
   if (url.username || url.password) return { kind: "refused", reason: "a registry URL may not carry credentials" };
   if (url.search || url.hash) return { kind: "refused", reason: "a registry URL may not carry a query or fragment" };
   if (url.protocol === "https:") return { kind: "ok", url };
-  if (url.protocol === "http:" && (LOOPBACK_HOSTS.has(url.hostname) || /^127\.\d+\.\d+\.\d+$/.test(url.hostname))) return { kind: "ok", url };
+  if (url.protocol === "http:" && (LOOPBACK_HOSTS.has(url.hostname) || /^127\.\d+\.\d+\.\d+$/.test(url.hostname)))
+    return { kind: "ok", url };
   return { kind: "refused", reason: "https, or http on loopback only" };
 }
 
@@ -67,13 +68,19 @@ export const ZSetupRecipeSchema = z
     /** custom only: the files read from the base commit */
     inputFiles: z.array(ZRelativePathSchema).min(1).max(20).optional(),
     /** custom only: the one top-level folder the recipe produces, bundled and extracted at /workspace */
-    outputDir: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/).refine((d) => d !== "." && d !== "..").optional(),
+    outputDir: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,100}$/)
+      .refine((d) => d !== "." && d !== "..")
+      .optional(),
   })
   .strict()
   .superRefine((r, ctx) => {
     const customFields = [r.command, r.inputFiles, r.outputDir];
-    if (r.kind === "custom" && customFields.some((f) => f === undefined)) ctx.addIssue({ code: "custom", message: "a custom recipe names its command, inputFiles and outputDir" });
-    if (r.kind !== "custom" && customFields.some((f) => f !== undefined)) ctx.addIssue({ code: "custom", message: `the ${r.kind} recipe has a fixed command, inputs and output` });
+    if (r.kind === "custom" && customFields.some((f) => f === undefined))
+      ctx.addIssue({ code: "custom", message: "a custom recipe names its command, inputFiles and outputDir" });
+    if (r.kind !== "custom" && customFields.some((f) => f !== undefined))
+      ctx.addIssue({ code: "custom", message: `the ${r.kind} recipe has a fixed command, inputs and output` });
   });
 
 export type TSetupRecipe = z.infer<typeof ZSetupRecipeSchema>;
@@ -101,7 +108,12 @@ export function guestRegistryUrl(registry: string): string {
 export function resolveRecipe(recipe: TSetupRecipe): TResolvedRecipe {
   const registry = guestRegistryUrl(recipe.registries[0]!);
   const base = { kind: recipe.kind, timeoutSeconds: recipe.timeoutSeconds };
-  const npmEnv = { npm_config_cache: "/tmp/npm-cache", npm_config_update_notifier: "false", npm_config_fund: "false", npm_config_audit: "false" };
+  const npmEnv = {
+    npm_config_cache: "/tmp/npm-cache",
+    npm_config_update_notifier: "false",
+    npm_config_fund: "false",
+    npm_config_audit: "false",
+  };
   switch (recipe.kind) {
     case "npm-ci":
       return {
@@ -122,7 +134,15 @@ export function resolveRecipe(recipe: TSetupRecipe): TResolvedRecipe {
         inputFiles: ["package.json", "pnpm-lock.yaml"],
         outputDir: "node_modules",
         // hoisted: a flat node_modules with no links into a store outside the bundle
-        command: ["pnpm", "install", "--frozen-lockfile", "--ignore-scripts", `--registry=${registry}`, "--store-dir=/tmp/pnpm-store", "--config.node-linker=hoisted"],
+        command: [
+          "pnpm",
+          "install",
+          "--frozen-lockfile",
+          "--ignore-scripts",
+          `--registry=${registry}`,
+          "--store-dir=/tmp/pnpm-store",
+          "--config.node-linker=hoisted",
+        ],
         builderEnv: npmEnv,
         consumerEnv: {},
       };
@@ -132,7 +152,22 @@ export function resolveRecipe(recipe: TSetupRecipe): TResolvedRecipe {
         protocols: ["pypi"],
         inputFiles: ["requirements.txt"],
         outputDir: "site-packages",
-        command: ["python3", "-m", "pip", "install", "--require-hashes", "--no-input", "--disable-pip-version-check", "--no-cache-dir", "--target", "site-packages", "--index-url", registry, "-r", "requirements.txt"],
+        command: [
+          "python3",
+          "-m",
+          "pip",
+          "install",
+          "--require-hashes",
+          "--no-input",
+          "--disable-pip-version-check",
+          "--no-cache-dir",
+          "--target",
+          "site-packages",
+          "--index-url",
+          registry,
+          "-r",
+          "requirements.txt",
+        ],
         builderEnv: {},
         consumerEnv: { PYTHONPATH: "/workspace/site-packages" },
       };

@@ -58,7 +58,18 @@ export async function startRegistryBroker(options: TBrokerOptions): Promise<TReg
   const maxMetadataBytes = options.maxMetadataBytes ?? 32 * 1024 * 1024;
   const upstreamTimeoutMs = options.upstreamTimeoutMs ?? 60_000;
   const packages = new Set<string>();
-  const log: Omit<TBrokerLog, "packages"> = { requests: 0, served: 0, refused: 0, bytesServed: 0, packuments: 0, tarballs: 0, upstreamErrors: 0, foreignTarballs: 0, refusals: [], isTruncated: false };
+  const log: Omit<TBrokerLog, "packages"> = {
+    requests: 0,
+    served: 0,
+    refused: 0,
+    bytesServed: 0,
+    packuments: 0,
+    tarballs: 0,
+    upstreamErrors: 0,
+    foreignTarballs: 0,
+    refusals: [],
+    isTruncated: false,
+  };
   const allowedHosts: string[] = [`127.0.0.1:${BUILDER_REGISTRY_PORT}`, `localhost:${BUILDER_REGISTRY_PORT}`];
 
   const refuse = (method: string, target: string, reason: string) => {
@@ -77,12 +88,19 @@ export async function startRegistryBroker(options: TBrokerOptions): Promise<TReg
     const method = req.method ?? "";
     const target = req.url ?? "";
     const hasBody = Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined;
-    let decision: TBrokerDecision = classifyBrokerRequest({ method, target, host: req.headers.host, hasBody }, { registries: options.registries, protocols: options.protocols, allowedHosts });
-    if (decision.kind === "allowed" && log.requests > options.maxRequests) decision = { kind: "refused", status: 429, reason: `over ${options.maxRequests} requests for this setup run` };
-    if (decision.kind === "allowed" && remaining() <= 0) decision = { kind: "refused", status: 429, reason: `over ${options.maxBytes} bytes for this setup run` };
+    let decision: TBrokerDecision = classifyBrokerRequest(
+      { method, target, host: req.headers.host, hasBody },
+      { registries: options.registries, protocols: options.protocols, allowedHosts },
+    );
+    if (decision.kind === "allowed" && log.requests > options.maxRequests)
+      decision = { kind: "refused", status: 429, reason: `over ${options.maxRequests} requests for this setup run` };
+    if (decision.kind === "allowed" && remaining() <= 0)
+      decision = { kind: "refused", status: 429, reason: `over ${options.maxBytes} bytes for this setup run` };
     if (decision.kind === "refused") {
       refuse(method, target, decision.reason);
-      res.writeHead(decision.status, { "content-type": "text/plain", connection: "close" }).end(`refused by the School-Core registry broker: ${decision.reason}\n`);
+      res
+        .writeHead(decision.status, { "content-type": "text/plain", connection: "close" })
+        .end(`refused by the School-Core registry broker: ${decision.reason}\n`);
       req.resume();
       return;
     }
@@ -105,10 +123,18 @@ export async function startRegistryBroker(options: TBrokerOptions): Promise<TReg
     socket.end("HTTP/1.1 403 Forbidden\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
   });
 
-  async function serveAllowed(decision: Extract<TBrokerDecision, { kind: "allowed" }>, req: http.IncomingMessage, res: http.ServerResponse) {
+  async function serveAllowed(
+    decision: Extract<TBrokerDecision, { kind: "allowed" }>,
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+  ) {
     req.resume();
     const accept = typeof req.headers.accept === "string" ? req.headers.accept.slice(0, 300) : "*/*";
-    const upstream = await fetch(decision.upstream, { headers: { accept, "accept-encoding": "identity" }, redirect: "manual", signal: AbortSignal.timeout(upstreamTimeoutMs) });
+    const upstream = await fetch(decision.upstream, {
+      headers: { accept, "accept-encoding": "identity" },
+      redirect: "manual",
+      signal: AbortSignal.timeout(upstreamTimeoutMs),
+    });
     if (upstream.status !== 200) {
       await upstream.body?.cancel();
       // a redirect could lead anywhere: never followed; a 404 stays a 404 so the package manager says "not found"
@@ -138,7 +164,12 @@ export async function startRegistryBroker(options: TBrokerOptions): Promise<TReg
       log.packuments++;
       log.served++;
       log.bytesServed += out.length;
-      res.writeHead(200, { "content-type": upstream.headers.get("content-type") ?? "application/json", "content-length": String(out.length) }).end(out);
+      res
+        .writeHead(200, {
+          "content-type": upstream.headers.get("content-type") ?? "application/json",
+          "content-length": String(out.length),
+        })
+        .end(out);
       return;
     }
     // tarballs and index pages stream through, counted; over the budget the response is cut (the package manager's integrity check fails closed)
@@ -152,7 +183,10 @@ export async function startRegistryBroker(options: TBrokerOptions): Promise<TReg
       return;
     }
     log.served++;
-    res.writeHead(200, { "content-type": upstream.headers.get("content-type") ?? "application/octet-stream", ...(Number.isFinite(length) ? { "content-length": String(length) } : {}) });
+    res.writeHead(200, {
+      "content-type": upstream.headers.get("content-type") ?? "application/octet-stream",
+      ...(Number.isFinite(length) ? { "content-length": String(length) } : {}),
+    });
     if (!upstream.body) {
       res.end();
       return;

@@ -16,7 +16,13 @@ import { recordArtifact } from "../artifacts/artifact.repo";
 import { createFsArtifactStore, defaultArtifactRoot } from "../artifacts/fs-artifact-store";
 import { recordAudit } from "../audit";
 import { validateArchive } from "../candidate/validate-archive";
-import { BUILDER_BUNDLE_ARCHIVE, BUILDER_CONFIG_FILE, BUILDER_INPUTS_ARCHIVE, BUILDER_PROGRAM, BUILDER_RESULT_FILE } from "../contract/guest-layout";
+import {
+  BUILDER_BUNDLE_ARCHIVE,
+  BUILDER_CONFIG_FILE,
+  BUILDER_INPUTS_ARCHIVE,
+  BUILDER_PROGRAM,
+  BUILDER_RESULT_FILE,
+} from "../contract/guest-layout";
 import type { Db } from "../db/client";
 import type { DependencyBundle } from "../db/generated/client";
 import type { TEnv } from "../env";
@@ -62,12 +68,15 @@ export function parseSetupRecipe(value: unknown): TSetupRecipe | null {
   if (value === null || value === undefined) return null;
   const parsed = ZSetupRecipeSchema.safeParse(value);
   // fail closed: a stored recipe that no longer parses is a configuration error, never "no setup"
-  if (!parsed.success) throw new AppError("CONFIG_INVALID", "The repository's setup recipe is invalid; set it again with `schoolcore repo setup`.");
+  if (!parsed.success)
+    throw new AppError("CONFIG_INVALID", "The repository's setup recipe is invalid; set it again with `schoolcore repo setup`.");
   return parsed.data;
 }
 
 /** The image a bundle is built for: the guest image setting (the student's image), digested. */
-export async function readBuilderImage(db: Db): Promise<{ image: { type: "smolmachine" | "image"; reference: string }; imageDigest: string }> {
+export async function readBuilderImage(
+  db: Db,
+): Promise<{ image: { type: "smolmachine" | "image"; reference: string }; imageDigest: string }> {
   const image = await readSetting(db, "guest.image");
   return { image, imageDigest: canonicalDigest(image) };
 }
@@ -89,9 +98,23 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
 
   const run = await db.$transaction(async (tx) => {
     const created = await tx.dependencySetupRun.create({
-      data: { repositoryId: repo.id, reason: source.reason, sourceSha: source.sha, candidateId: source.candidateId ?? null, recipe: recipe as object, ...key, requestedById: source.actorId ?? null },
+      data: {
+        repositoryId: repo.id,
+        reason: source.reason,
+        sourceSha: source.sha,
+        candidateId: source.candidateId ?? null,
+        recipe: recipe as object,
+        ...key,
+        requestedById: source.actorId ?? null,
+      },
     });
-    await recordAudit(tx, { actorId: source.actorId ?? null, action: "dependencies.setup.start", targetType: "repository", targetId: repo.id, detail: { setupRunId: created.id, sourceSha: source.sha, reason: source.reason, candidateId: source.candidateId ?? null } });
+    await recordAudit(tx, {
+      actorId: source.actorId ?? null,
+      action: "dependencies.setup.start",
+      targetType: "repository",
+      targetId: repo.id,
+      detail: { setupRunId: created.id, sourceSha: source.sha, reason: source.reason, candidateId: source.candidateId ?? null },
+    });
     return created;
   });
 
@@ -108,7 +131,13 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
       network: { mode: "allowCidrs" as const, hosts: [broker.hostPort] },
       ttlSeconds: recipe.timeoutSeconds + TTL_GRACE_SECONDS,
     };
-    let machine = await recordMachineIntent(db, { setupRunId: run.id, purpose: "builder", operationId: run.id, substrateLabel: substrate.label, spec });
+    let machine = await recordMachineIntent(db, {
+      setupRunId: run.id,
+      purpose: "builder",
+      operationId: run.id,
+      substrateLabel: substrate.label,
+      spec,
+    });
     machineId = machine.id;
     machine = await ensureMachineCreated(db, substrate, machine, spec);
     machine = await startMachine(db, substrate, machine, deps.readyTimeoutMs);
@@ -116,25 +145,57 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
 
     await substrate.upload(providerId, BUILDER_PROGRAM, await fs.readFile(BUILDER_PROGRAM_SOURCE));
     await substrate.upload(providerId, BUILDER_INPUTS_ARCHIVE, packRecipeInputs(inputs.files));
-    await substrate.upload(providerId, BUILDER_CONFIG_FILE, Buffer.from(JSON.stringify({ command: resolved.command, env: resolved.builderEnv, outputDir: resolved.outputDir, timeoutSeconds: recipe.timeoutSeconds })));
-    await substrate.exec(providerId, { command: ["node", BUILDER_PROGRAM], cwd: "/tmp", timeoutSeconds: recipe.timeoutSeconds + 120 }, { maxOutputBytes: 16 * 1024 });
+    await substrate.upload(
+      providerId,
+      BUILDER_CONFIG_FILE,
+      Buffer.from(
+        JSON.stringify({
+          command: resolved.command,
+          env: resolved.builderEnv,
+          outputDir: resolved.outputDir,
+          timeoutSeconds: recipe.timeoutSeconds,
+        }),
+      ),
+    );
+    await substrate.exec(
+      providerId,
+      { command: ["node", BUILDER_PROGRAM], cwd: "/tmp", timeoutSeconds: recipe.timeoutSeconds + 120 },
+      { maxOutputBytes: 16 * 1024 },
+    );
     fetchLog = broker.log();
 
     const resultBytes = await substrate.downloadSmall(providerId, BUILDER_RESULT_FILE, { maxBytes: 16 * 1024 });
     const result = resultBytes ? ZBuilderResultSchema.safeParse(safeJson(resultBytes)) : undefined;
     if (!result?.success) throw new AppError("DEPENDENCY_SETUP_FAILED", "The builder wrote no valid result.");
     if (result.data.status !== "succeeded") {
-      throw new AppError("DEPENDENCY_SETUP_FAILED", `The ${recipe.kind} recipe ${result.data.status === "timed_out" ? `timed out after ${recipe.timeoutSeconds} s` : `failed (exit ${result.data.exitCode})`}: ${sanitizeExcerpt(result.data.outputTail, 1200)}`);
+      throw new AppError(
+        "DEPENDENCY_SETUP_FAILED",
+        `The ${recipe.kind} recipe ${result.data.status === "timed_out" ? `timed out after ${recipe.timeoutSeconds} s` : `failed (exit ${result.data.exitCode})`}: ${sanitizeExcerpt(result.data.outputTail, 1200)}`,
+      );
     }
 
     const archivePath = path.join(staging, "bundle.tar.gz");
     await substrate.downloadToFile(providerId, BUILDER_BUNDLE_ARCHIVE, archivePath, { maxBytes: DEPENDENCY_BUNDLE_LIMITS.maxArchiveBytes });
     const verdict = await validateArchive({ archivePath, limits: DEPENDENCY_BUNDLE_LIMITS });
-    if (verdict.kind === "refused") throw new AppError("DEPENDENCY_BUNDLE_REFUSED", `The dependency bundle was refused: ${verdict.reasons.map((r) => `${r.code}: ${r.message}${r.path ? ` (${r.path})` : ""}`).join("; ").slice(0, 600)}`);
+    if (verdict.kind === "refused")
+      throw new AppError(
+        "DEPENDENCY_BUNDLE_REFUSED",
+        `The dependency bundle was refused: ${verdict.reasons
+          .map((r) => `${r.code}: ${r.message}${r.path ? ` (${r.path})` : ""}`)
+          .join("; ")
+          .slice(0, 600)}`,
+      );
     const stray = verdict.entries.find((e) => e.path !== resolved.outputDir && !e.path.startsWith(`${resolved.outputDir}/`));
-    if (stray) throw new AppError("DEPENDENCY_BUNDLE_REFUSED", `The dependency bundle holds ${stray.path.slice(0, 200)}, outside ${resolved.outputDir}/.`);
+    if (stray)
+      throw new AppError(
+        "DEPENDENCY_BUNDLE_REFUSED",
+        `The dependency bundle holds ${stray.path.slice(0, 200)}, outside ${resolved.outputDir}/.`,
+      );
 
-    const stored = await createFsArtifactStore({ rootDir: defaultArtifactRoot(env.dataDir) }).putFile({ filePath: archivePath, expectedDigest: verdict.archive.sha256 });
+    const stored = await createFsArtifactStore({ rootDir: defaultArtifactRoot(env.dataDir) }).putFile({
+      filePath: archivePath,
+      expectedDigest: verdict.archive.sha256,
+    });
     const paths = verdict.entries.map((e) => e.path);
     const bundle = await db.$transaction(async (tx) => {
       await recordArtifact(tx, { ...stored, kind: "dependency-bundle" });
@@ -159,16 +220,47 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
             setupRunId: run.id,
           },
         }));
-      await tx.dependencySetupRun.update({ where: { id: run.id }, data: { state: "succeeded", bundleId: row.id, fetchLog: fetchLog as object, durationMs: Date.now() - started, finishedAt: new Date() } });
-      await recordAudit(tx, { actorId: source.actorId ?? null, action: "dependencies.setup.succeeded", targetType: "repository", targetId: repo.id, detail: { setupRunId: run.id, bundleId: row.id, artifactDigest: stored.digest, sizeBytes: stored.sizeBytes } });
+      await tx.dependencySetupRun.update({
+        where: { id: run.id },
+        data: {
+          state: "succeeded",
+          bundleId: row.id,
+          fetchLog: fetchLog as object,
+          durationMs: Date.now() - started,
+          finishedAt: new Date(),
+        },
+      });
+      await recordAudit(tx, {
+        actorId: source.actorId ?? null,
+        action: "dependencies.setup.succeeded",
+        targetType: "repository",
+        targetId: repo.id,
+        detail: { setupRunId: run.id, bundleId: row.id, artifactDigest: stored.digest, sizeBytes: stored.sizeBytes },
+      });
       return row;
     });
     return bundle;
   } catch (error) {
     const code = error instanceof AppError ? error.code : "DEPENDENCY_SETUP_FAILED";
     const summary = boundText(error instanceof Error ? error.message : String(error), 2048);
-    await db.dependencySetupRun.update({ where: { id: run.id }, data: { state: "failed", errorCode: code, errorSummary: summary, fetchLog: (fetchLog ?? broker.log()) as object, durationMs: Date.now() - started, finishedAt: new Date() } });
-    await recordAudit(db, { actorId: source.actorId ?? null, action: "dependencies.setup.failed", targetType: "repository", targetId: repo.id, detail: { setupRunId: run.id, errorCode: code } });
+    await db.dependencySetupRun.update({
+      where: { id: run.id },
+      data: {
+        state: "failed",
+        errorCode: code,
+        errorSummary: summary,
+        fetchLog: (fetchLog ?? broker.log()) as object,
+        durationMs: Date.now() - started,
+        finishedAt: new Date(),
+      },
+    });
+    await recordAudit(db, {
+      actorId: source.actorId ?? null,
+      action: "dependencies.setup.failed",
+      targetType: "repository",
+      targetId: repo.id,
+      detail: { setupRunId: run.id, errorCode: code },
+    });
     if (error instanceof AppError) throw error;
     throw new AppError("DEPENDENCY_SETUP_FAILED", `The dependency setup run failed: ${summary}`);
   } finally {

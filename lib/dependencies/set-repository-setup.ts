@@ -11,13 +11,26 @@ import { parseOrThrow } from "../parse-or-throw";
 import { getTargetRepositoryOrThrow } from "../repos/target-repositories";
 import { recipeDigest, ZSetupRecipeSchema, type TSetupRecipe } from "./recipes";
 
-export async function setRepositorySetup(deps: { db: Db }, input: { name: string; recipe: z.input<typeof ZSetupRecipeSchema> | null; actorId: string | null }): Promise<{ recipe: TSetupRecipe | null; recipeDigest: string | null }> {
+export async function setRepositorySetup(
+  deps: { db: Db },
+  input: { name: string; recipe: z.input<typeof ZSetupRecipeSchema> | null; actorId: string | null },
+): Promise<{ recipe: TSetupRecipe | null; recipeDigest: string | null }> {
   const { db } = deps;
-  const recipe = input.recipe === null ? null : parseOrThrow(ZSetupRecipeSchema, input.recipe, { code: "VALIDATION_FAILED", label: "setup recipe" });
+  const recipe =
+    input.recipe === null ? null : parseOrThrow(ZSetupRecipeSchema, input.recipe, { code: "VALIDATION_FAILED", label: "setup recipe" });
   const repo = await getTargetRepositoryOrThrow({ db }, { name: input.name });
   await db.$transaction(async (tx) => {
-    await tx.targetRepository.update({ where: { id: repo.id }, data: { setupRecipe: recipe === null ? Prisma.DbNull : (recipe as object) } });
-    await recordAudit(tx, { actorId: input.actorId, action: "repository.setup-recipe", targetType: "repository", targetId: repo.id, detail: { name: repo.name, before: (repo.setupRecipe ?? null) as object | null, after: recipe as object | null } as never });
+    await tx.targetRepository.update({
+      where: { id: repo.id },
+      data: { setupRecipe: recipe === null ? Prisma.DbNull : (recipe as object) },
+    });
+    await recordAudit(tx, {
+      actorId: input.actorId,
+      action: "repository.setup-recipe",
+      targetType: "repository",
+      targetId: repo.id,
+      detail: { name: repo.name, before: (repo.setupRecipe ?? null) as object | null, after: recipe as object | null } as never,
+    });
   });
   return { recipe, recipeDigest: recipe ? recipeDigest(recipe) : null };
 }

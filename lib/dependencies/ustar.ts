@@ -6,7 +6,8 @@
 import { AppError } from "../errors";
 
 export function ustarHeader(name: string, size: number, type: "0" | "5", mode: number): Buffer {
-  if (Buffer.byteLength(name) > 100) throw new AppError("VALIDATION_FAILED", `The archive path ${name.slice(0, 120)} is longer than 100 bytes.`);
+  if (Buffer.byteLength(name) > 100)
+    throw new AppError("VALIDATION_FAILED", `The archive path ${name.slice(0, 120)} is longer than 100 bytes.`);
   const block = Buffer.alloc(512);
   const octal = (value: number, length: number) => value.toString(8).padStart(length - 1, "0") + "\0";
   block.write(name, 0, 100, "utf8");
@@ -36,7 +37,11 @@ export function packUstar(files: readonly { path: string; bytes: Buffer; mode?: 
       directories.add(dir);
       parts.push(ustarHeader(dir, 0, "5", 0o755));
     }
-    parts.push(ustarHeader(file.path, file.bytes.length, "0", file.mode ?? 0o644), file.bytes, Buffer.alloc((512 - (file.bytes.length % 512)) % 512));
+    parts.push(
+      ustarHeader(file.path, file.bytes.length, "0", file.mode ?? 0o644),
+      file.bytes,
+      Buffer.alloc((512 - (file.bytes.length % 512)) % 512),
+    );
   }
   parts.push(Buffer.alloc(1024));
   return Buffer.concat(parts);

@@ -21,11 +21,19 @@ export async function prepareVerificationDependencies(
   if (!repo) throw new AppError("NOT_FOUND", `Repository ${candidate.repository.slice(0, 200)} is not a target.`);
   const recipe = parseSetupRecipe(repo.setupRecipe);
   if (!recipe) return null;
-  const bundle = await ensureDependencyBundle(deps, { repositoryId: repo.id, sha: candidate.baseSha, reason: "verification of a candidate on this base" });
+  const bundle = await ensureDependencyBundle(deps, {
+    repositoryId: repo.id,
+    sha: candidate.baseSha,
+    reason: "verification of a candidate on this base",
+  });
   if (!bundle) return null;
   let candidateLockfileDigest: string | null;
   try {
-    const inputs = await readRecipeInputs({ gitDir: candidateRepoPathFor(deps.env.dataDir, candidate.repository), sha: candidate.headSha, inputFiles: resolveRecipe(recipe).inputFiles });
+    const inputs = await readRecipeInputs({
+      gitDir: candidateRepoPathFor(deps.env.dataDir, candidate.repository),
+      sha: candidate.headSha,
+      inputFiles: resolveRecipe(recipe).inputFiles,
+    });
     candidateLockfileDigest = inputs.lockfileDigest;
   } catch (error) {
     // a candidate that deleted or replaced a lockfile changed its dependencies too

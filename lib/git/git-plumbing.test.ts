@@ -7,7 +7,19 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addWorktree, archiveTree, commitWorktree, diffTreeRaw, fetchCommit, hasCommit, initBareRepository, lsTree, removeWorktree, revParse, streamBinaryDiff } from "./git-plumbing";
+import {
+  addWorktree,
+  archiveTree,
+  commitWorktree,
+  diffTreeRaw,
+  fetchCommit,
+  hasCommit,
+  initBareRepository,
+  lsTree,
+  removeWorktree,
+  revParse,
+  streamBinaryDiff,
+} from "./git-plumbing";
 import { runGit } from "./run-git";
 import { expectGitFailure, makeTempRoot, makeWorkRepo, pathExists, TEST_COMMIT_METADATA } from "./testing/git-test-fixture";
 
@@ -57,7 +69,12 @@ describe("git helpers", () => {
     ]);
 
     const listing = await lsTree({ gitDir: bare, treeish: head });
-    expect(listing.map((e) => `${e.mode} ${e.path}`).sort()).toEqual(["100644 .gitattributes", "100644 change.txt", "100644 keep.txt", "100755 new.sh"]);
+    expect(listing.map((e) => `${e.mode} ${e.path}`).sort()).toEqual([
+      "100644 .gitattributes",
+      "100644 change.txt",
+      "100644 keep.txt",
+      "100755 new.sh",
+    ]);
 
     const chunks: Buffer[] = [];
     await streamBinaryDiff({ gitDir: bare, from: base, to: head, onChunk: (c) => chunks.push(c) });

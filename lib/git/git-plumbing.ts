@@ -40,7 +40,8 @@ export function assertRefName(ref: string): void {
  * archive (export-ignore/export-subst) are set to "unspecified" for every path. info/attributes
  * outranks every in-tree .gitattributes, so a hostile tree cannot re-enable them.
  */
-const NEUTRAL_ATTRIBUTES = "* !text !eol !crlf !diff !merge !filter !ident !working-tree-encoding !export-ignore !export-subst !whitespace !delta\n";
+const NEUTRAL_ATTRIBUTES =
+  "* !text !eol !crlf !diff !merge !filter !ident !working-tree-encoding !export-ignore !export-subst !whitespace !delta\n";
 
 export async function writeNeutralAttributes(gitDir: string): Promise<void> {
   await fsp.mkdir(path.join(gitDir, "info"), { recursive: true });
@@ -78,7 +79,16 @@ export async function fetchCommit(options: { gitDir: string; sourceRepoPath: str
   assertSha(options.sha, "commit");
   await runGit({
     gitDir: options.gitDir,
-    args: ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--", path.resolve(options.sourceRepoPath), options.sha],
+    args: [
+      "fetch",
+      "--quiet",
+      "--no-tags",
+      "--no-write-fetch-head",
+      "--no-recurse-submodules",
+      "--",
+      path.resolve(options.sourceRepoPath),
+      options.sha,
+    ],
     timeoutMs: options.timeoutMs,
   });
 }
@@ -87,8 +97,12 @@ export async function fetchCommit(options: { gitDir: string; sourceRepoPath: str
 export async function updateRef(options: { gitDir: string; ref: string; newSha: string; oldSha?: string }): Promise<void> {
   assertRefName(options.ref);
   assertSha(options.newSha, "new value");
-  if (options.oldSha !== undefined && !/^[0-9a-f]{40}$/.test(options.oldSha)) throw gitError("usage", "update-ref", "old value is not a SHA");
-  await runGit({ gitDir: options.gitDir, args: ["update-ref", "--no-deref", options.ref, options.newSha, ...(options.oldSha ? [options.oldSha] : [])] });
+  if (options.oldSha !== undefined && !/^[0-9a-f]{40}$/.test(options.oldSha))
+    throw gitError("usage", "update-ref", "old value is not a SHA");
+  await runGit({
+    gitDir: options.gitDir,
+    args: ["update-ref", "--no-deref", options.ref, options.newSha, ...(options.oldSha ? [options.oldSha] : [])],
+  });
 }
 
 export async function deleteRef(options: { gitDir: string; ref: string }): Promise<void> {
@@ -99,12 +113,19 @@ export async function deleteRef(options: { gitDir: string; ref: string }): Promi
 /** Adds a detached worktree at a commit (hooks are off, so post-checkout cannot run). */
 export async function addWorktree(options: { gitDir: string; worktreePath: string; commit: string }): Promise<void> {
   assertSha(options.commit, "commit");
-  await runGit({ gitDir: options.gitDir, args: ["worktree", "add", "--detach", "--quiet", "--", path.resolve(options.worktreePath), options.commit] });
+  await runGit({
+    gitDir: options.gitDir,
+    args: ["worktree", "add", "--detach", "--quiet", "--", path.resolve(options.worktreePath), options.commit],
+  });
 }
 
 /** Removes a worktree and its administrative files, even when it has changes. */
 export async function removeWorktree(options: { gitDir: string; worktreePath: string }): Promise<void> {
-  await runGit({ gitDir: options.gitDir, args: ["worktree", "remove", "--force", "--force", "--", path.resolve(options.worktreePath)], okExitCodes: [0, 128] });
+  await runGit({
+    gitDir: options.gitDir,
+    args: ["worktree", "remove", "--force", "--force", "--", path.resolve(options.worktreePath)],
+    okExitCodes: [0, 128],
+  });
   await fsp.rm(options.worktreePath, { recursive: true, force: true });
   await runGit({ gitDir: options.gitDir, args: ["worktree", "prune"] });
 }
@@ -120,7 +141,8 @@ export type TCommitMetadata = {
 };
 
 export function commitEnv(metadata: TCommitMetadata): Record<string, string> {
-  if (!Number.isSafeInteger(metadata.epochSeconds) || metadata.epochSeconds < 0) throw gitError("usage", "commit", "commit date must be whole non-negative seconds");
+  if (!Number.isSafeInteger(metadata.epochSeconds) || metadata.epochSeconds < 0)
+    throw gitError("usage", "commit", "commit date must be whole non-negative seconds");
   // "@" marks a raw epoch; without it git rejects small values as an unknown date format.
   const date = `@${metadata.epochSeconds} +0000`;
   return {
@@ -138,14 +160,26 @@ export function commitEnv(metadata: TCommitMetadata): Record<string, string> {
  * For trees the control plane wrote itself: `git add` honours in-tree .gitignore, so hostile
  * trees are imported with fast-import instead (see lib/candidate/build-candidate-commit.ts).
  */
-export async function commitWorktree(options: { worktreePath: string; metadata: TCommitMetadata; isEmptyAllowed?: boolean }): Promise<string> {
+export async function commitWorktree(options: {
+  worktreePath: string;
+  metadata: TCommitMetadata;
+  isEmptyAllowed?: boolean;
+}): Promise<string> {
   const cwd = path.resolve(options.worktreePath);
   const env = commitEnv(options.metadata);
   await runGit({ cwd, args: ["add", "--all", "--force", "--", "."] });
   await runGit({
     cwd,
     env,
-    args: ["commit", "--quiet", "--no-verify", "--no-gpg-sign", "--cleanup=verbatim", ...(options.isEmptyAllowed ? ["--allow-empty"] : []), "--file=-"],
+    args: [
+      "commit",
+      "--quiet",
+      "--no-verify",
+      "--no-gpg-sign",
+      "--cleanup=verbatim",
+      ...(options.isEmptyAllowed ? ["--allow-empty"] : []),
+      "--file=-",
+    ],
     input: options.metadata.message,
   });
   const head = await runGit({ cwd, args: ["rev-parse", "--verify", "HEAD^{commit}"] });
@@ -157,26 +191,55 @@ export type TTreeEntry = { mode: string; type: "blob" | "tree" | "commit"; sha: 
 /** Recursive listing of a tree, parsed from NUL-separated output (paths are raw, never quoted). */
 export async function lsTree(options: { gitDir: string; treeish: string; maxOutputBytes?: number }): Promise<TTreeEntry[]> {
   assertRev(options.treeish, "tree-ish");
-  const result = await runGit({ gitDir: options.gitDir, args: ["ls-tree", "-r", "-z", "--full-tree", options.treeish], maxStdoutBytes: options.maxOutputBytes });
+  const result = await runGit({
+    gitDir: options.gitDir,
+    args: ["ls-tree", "-r", "-z", "--full-tree", options.treeish],
+    maxStdoutBytes: options.maxOutputBytes,
+  });
   const entries: TTreeEntry[] = [];
   for (const record of splitNul(result.stdout)) {
     const tab = record.indexOf("\t");
     const [mode, type, sha] = record.slice(0, tab).split(" ");
-    if (tab < 0 || !mode || !sha || (type !== "blob" && type !== "tree" && type !== "commit")) throw gitError("exit", "ls-tree", "unexpected output");
+    if (tab < 0 || !mode || !sha || (type !== "blob" && type !== "tree" && type !== "commit"))
+      throw gitError("exit", "ls-tree", "unexpected output");
     entries.push({ mode, type, sha, path: record.slice(tab + 1) });
   }
   return entries;
 }
 
-export type TRawDiffEntry = { status: "A" | "M" | "D" | "T"; oldMode: string; newMode: string; oldSha: string; newSha: string; path: string };
+export type TRawDiffEntry = {
+  status: "A" | "M" | "D" | "T";
+  oldMode: string;
+  newMode: string;
+  oldSha: string;
+  newSha: string;
+  path: string;
+};
 
 /** What changed between two commits, file by file, with modes; renames are never inferred. */
-export async function diffTreeRaw(options: { gitDir: string; from: string; to: string; maxOutputBytes?: number }): Promise<TRawDiffEntry[]> {
+export async function diffTreeRaw(options: {
+  gitDir: string;
+  from: string;
+  to: string;
+  maxOutputBytes?: number;
+}): Promise<TRawDiffEntry[]> {
   assertSha(options.from, "from");
   assertSha(options.to, "to");
   const result = await runGit({
     gitDir: options.gitDir,
-    args: ["diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", "--raw", "--full-index", "--no-commit-id", options.from, options.to, "--"],
+    args: [
+      "diff-tree",
+      "-r",
+      "-z",
+      "--no-renames",
+      "--no-ext-diff",
+      "--raw",
+      "--full-index",
+      "--no-commit-id",
+      options.from,
+      options.to,
+      "--",
+    ],
     maxStdoutBytes: options.maxOutputBytes,
   });
   const fields = splitNul(result.stdout);
@@ -186,18 +249,44 @@ export async function diffTreeRaw(options: { gitDir: string; from: string; to: s
     const filePath = fields[i + 1];
     const match = /^:(\d{6}) (\d{6}) ([0-9a-f]{40}) ([0-9a-f]{40}) ([AMDT])$/.exec(meta);
     if (!match || filePath === undefined) throw gitError("exit", "diff-tree", "unexpected output");
-    entries.push({ oldMode: match[1]!, newMode: match[2]!, oldSha: match[3]!, newSha: match[4]!, status: match[5] as TRawDiffEntry["status"], path: filePath });
+    entries.push({
+      oldMode: match[1]!,
+      newMode: match[2]!,
+      oldSha: match[3]!,
+      newSha: match[4]!,
+      status: match[5] as TRawDiffEntry["status"],
+      path: filePath,
+    });
   }
   return entries;
 }
 
 /** The canonical binary diff between two commits, streamed to `onChunk` (it can be large). */
-export async function streamBinaryDiff(options: { gitDir: string; from: string; to: string; onChunk: (chunk: Buffer) => void; timeoutMs?: number }): Promise<void> {
+export async function streamBinaryDiff(options: {
+  gitDir: string;
+  from: string;
+  to: string;
+  onChunk: (chunk: Buffer) => void;
+  timeoutMs?: number;
+}): Promise<void> {
   assertSha(options.from, "from");
   assertSha(options.to, "to");
   await runGit({
     gitDir: options.gitDir,
-    args: ["diff", "--binary", "--full-index", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", "--src-prefix=a/", "--dst-prefix=b/", options.from, options.to, "--"],
+    args: [
+      "diff",
+      "--binary",
+      "--full-index",
+      "--no-color",
+      "--no-ext-diff",
+      "--no-textconv",
+      "--no-renames",
+      "--src-prefix=a/",
+      "--dst-prefix=b/",
+      options.from,
+      options.to,
+      "--",
+    ],
     onStdout: options.onChunk,
     timeoutMs: options.timeoutMs,
   });
@@ -206,7 +295,11 @@ export async function streamBinaryDiff(options: { gitDir: string; from: string; 
 /** Writes a tar of a tree to a file (attributes are neutral in repositories we initialised). */
 export async function archiveTree(options: { gitDir: string; treeish: string; outputPath: string; timeoutMs?: number }): Promise<void> {
   assertRev(options.treeish, "tree-ish");
-  await runGit({ gitDir: options.gitDir, args: ["archive", "--format=tar", `--output=${path.resolve(options.outputPath)}`, options.treeish], timeoutMs: options.timeoutMs });
+  await runGit({
+    gitDir: options.gitDir,
+    args: ["archive", "--format=tar", `--output=${path.resolve(options.outputPath)}`, options.treeish],
+    timeoutMs: options.timeoutMs,
+  });
 }
 
 /**

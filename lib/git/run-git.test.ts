@@ -102,7 +102,10 @@ describe("runGit isolation", () => {
   });
 
   it("fails with a typed, bounded and redacted error", async () => {
-    const error = await expectGitFailure(runGit({ args: ["rev-parse", "--git-dir"], gitDir: path.join(root, "no-such-repo-ghp_abcdefgh12345678") }), "exit");
+    const error = await expectGitFailure(
+      runGit({ args: ["rev-parse", "--git-dir"], gitDir: path.join(root, "no-such-repo-ghp_abcdefgh12345678") }),
+      "exit",
+    );
     expect(error.message).toContain("[REDACTED]");
     expect(error.message).not.toContain("ghp_abcdefgh12345678");
     expect(error.message.length).toBeLessThanOrEqual(2048);
@@ -116,7 +119,10 @@ describe("runGit isolation", () => {
       await new Promise((resolve) => setTimeout(resolve, 60_000));
     }
     const started = Date.now();
-    await expectGitFailure(runGit({ gitDir: bare, args: ["fast-import", "--quiet", "--done"], input: forever(), timeoutMs: 300 }), "timeout");
+    await expectGitFailure(
+      runGit({ gitDir: bare, args: ["fast-import", "--quiet", "--done"], input: forever(), timeoutMs: 300 }),
+      "timeout",
+    );
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
@@ -134,12 +140,22 @@ describe("remote transports and secrets", () => {
   it("refuses network transports unless asked, and keeps secret config out of argv and errors", async () => {
     const bare = path.join(root, "transport.git");
     await initBareRepository({ repoPath: bare });
-    const refused = await expectGitFailure(runGit({ gitDir: bare, args: ["ls-remote", "http://127.0.0.1:9/x.git"], timeoutMs: 20_000 }), "exit");
+    const refused = await expectGitFailure(
+      runGit({ gitDir: bare, args: ["ls-remote", "http://127.0.0.1:9/x.git"], timeoutMs: 20_000 }),
+      "exit",
+    );
     expect(refused.message).toMatch(/not allowed/);
 
     const secret = "Authorization: Bearer s3cr3t-value-for-test";
     const allowed = await expectGitFailure(
-      runGit({ gitDir: bare, args: ["ls-remote", "http://127.0.0.1:9/x.git"], remoteProtocols: ["http"], secretConfig: [["http.http://127.0.0.1:9/x.git.extraHeader", secret]], secrets: ["s3cr3t-value-for-test"], timeoutMs: 20_000 }),
+      runGit({
+        gitDir: bare,
+        args: ["ls-remote", "http://127.0.0.1:9/x.git"],
+        remoteProtocols: ["http"],
+        secretConfig: [["http.http://127.0.0.1:9/x.git.extraHeader", secret]],
+        secrets: ["s3cr3t-value-for-test"],
+        timeoutMs: 20_000,
+      }),
       "exit",
     );
     expect(allowed.message).not.toMatch(/not allowed/);

@@ -149,7 +149,10 @@ function getPrivateHome(): string {
 }
 
 /** The complete environment of a git process. Exported for tests that prove nothing leaks in. */
-export function buildGitEnv(extra: Readonly<Record<string, string>> = {}, secretConfig: readonly (readonly [string, string])[] = []): Record<string, string> {
+export function buildGitEnv(
+  extra: Readonly<Record<string, string>> = {},
+  secretConfig: readonly (readonly [string, string])[] = [],
+): Record<string, string> {
   const home = getPrivateHome();
   for (const name of Object.keys(extra)) {
     if (!ALLOWED_EXTRA_ENV.has(name)) throw gitError("usage", "(env)", `environment variable ${name} may not be set for git`);
@@ -158,7 +161,8 @@ export function buildGitEnv(extra: Readonly<Record<string, string>> = {}, secret
   for (const [key] of secretConfig) {
     // A credential header is scoped to one URL (`http.<url>.extraHeader`): a global one would be
     // sent to whatever host a fetch or a redirect reaches (issue 12, item 10).
-    if (key.toLowerCase() === "http.extraheader") throw gitError("usage", "(config)", "a global http.extraHeader may not be set; scope it as http.<url>.extraHeader");
+    if (key.toLowerCase() === "http.extraheader")
+      throw gitError("usage", "(config)", "a global http.extraHeader may not be set; scope it as http.<url>.extraHeader");
   }
   if (secretConfig.length > 0) {
     configEnv.GIT_CONFIG_COUNT = String(secretConfig.length);
@@ -196,7 +200,8 @@ export function buildGitEnv(extra: Readonly<Record<string, string>> = {}, secret
 export function buildGitArgv(options: Pick<TRunGitOptions, "args" | "gitDir" | "workTree" | "remoteProtocols" | "config">): string[] {
   const argv: string[] = ["--no-pager", "--no-replace-objects"];
   for (const [key, value] of options.config ?? []) {
-    if (!/^[A-Za-z][A-Za-z0-9-]*(\.[^=\n]+)?\.[A-Za-z][A-Za-z0-9-]*$/.test(key) || value.includes("\n")) throw gitError("usage", "(config)", "not a plain config setting");
+    if (!/^[A-Za-z][A-Za-z0-9-]*(\.[^=\n]+)?\.[A-Za-z][A-Za-z0-9-]*$/.test(key) || value.includes("\n"))
+      throw gitError("usage", "(config)", "not a plain config setting");
     argv.push("-c", `${key}=${value}`);
   }
   // Later -c settings win over earlier ones: the hardening always comes last.
@@ -233,7 +238,13 @@ export function runGit(options: TRunGitOptions): Promise<TGitResult> {
   return new Promise<TGitResult>((resolve, reject) => {
     // detached: git's own children (upload-pack, pack-objects, index-pack) share its process
     // group, so a timeout can kill all of them, not just the parent.
-    const child = spawn("git", argv, { cwd: options.cwd ?? getPrivateHome(), env: env as NodeJS.ProcessEnv, stdio: ["pipe", "pipe", "pipe"], detached: true, shell: false });
+    const child = spawn("git", argv, {
+      cwd: options.cwd ?? getPrivateHome(),
+      env: env as NodeJS.ProcessEnv,
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: true,
+      shell: false,
+    });
     const stdoutChunks: Buffer[] = [];
     let stdoutBytes = 0;
     const stderrChunks: Buffer[] = [];
@@ -265,7 +276,8 @@ export function runGit(options: TRunGitOptions): Promise<TGitResult> {
         try {
           options.onStdout(chunk);
         } catch (error) {
-          failure = error instanceof AppError ? error : gitError("output_limit", subcommand, `output consumer failed: ${(error as Error).message}`);
+          failure =
+            error instanceof AppError ? error : gitError("output_limit", subcommand, `output consumer failed: ${(error as Error).message}`);
           killGroup();
         }
         return;
@@ -289,7 +301,11 @@ export function runGit(options: TRunGitOptions): Promise<TGitResult> {
     child.stdin.on("error", () => undefined);
 
     child.on("error", (error) => {
-      failure ??= gitError("spawn", subcommand, `could not start git: ${sanitizeExcerpt(error.message, STDERR_EXCERPT_BYTES, options.secrets ?? [])}`);
+      failure ??= gitError(
+        "spawn",
+        subcommand,
+        `could not start git: ${sanitizeExcerpt(error.message, STDERR_EXCERPT_BYTES, options.secrets ?? [])}`,
+      );
     });
     child.on("close", (code, signal) => {
       clearTimeout(timer);
@@ -304,7 +320,12 @@ export function runGit(options: TRunGitOptions): Promise<TGitResult> {
       }
       const exitCode = code ?? -1;
       if (signal || !okExitCodes.includes(exitCode)) {
-        reject(gitError("exit", subcommand, `exited with ${signal ?? exitCode}${stderrExcerpt ? `: ${stderrExcerpt}` : ""}`, { exitCode, stderr: stderrExcerpt }));
+        reject(
+          gitError("exit", subcommand, `exited with ${signal ?? exitCode}${stderrExcerpt ? `: ${stderrExcerpt}` : ""}`, {
+            exitCode,
+            stderr: stderrExcerpt,
+          }),
+        );
         return;
       }
       resolve({ stdout: Buffer.concat(stdoutChunks), stderr, exitCode });

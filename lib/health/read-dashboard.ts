@@ -16,7 +16,18 @@ export async function readDashboard(deps: { db: Db }) {
       where: { state: { in: ["blocked", "failed", "pr_failed"] }, probeRunId: null },
       orderBy: { updatedAt: "desc" },
       take: 8,
-      select: { id: true, state: true, issueNumber: true, issueTitle: true, errorCode: true, errorSummary: true, updatedAt: true, attempt: true, autoRetryAt: true, repository: { select: { name: true } } },
+      select: {
+        id: true,
+        state: true,
+        issueNumber: true,
+        issueTitle: true,
+        errorCode: true,
+        errorSummary: true,
+        updatedAt: true,
+        attempt: true,
+        autoRetryAt: true,
+        repository: { select: { name: true } },
+      },
     }),
   ]);
   return {

@@ -31,7 +31,12 @@ export async function readHealth(now = new Date()): Promise<THealth> {
       status: workerStatus === "ok" ? "ok" : "degraded",
       version: APP_VERSION,
       database: { status: "ok", latencyMs },
-      worker: { status: workerStatus, lastHeartbeatAt: latest?.beatAt.toISOString() ?? null, workerCount: beats.length, restartCount: latest?.restartCount ?? 0 },
+      worker: {
+        status: workerStatus,
+        lastHeartbeatAt: latest?.beatAt.toISOString() ?? null,
+        workerCount: beats.length,
+        restartCount: latest?.restartCount ?? 0,
+      },
       web: { restartCount: getEnv().SCHOOLCORE_RESTART_COUNT },
     };
   } catch {

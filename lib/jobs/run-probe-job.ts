@@ -22,7 +22,14 @@ export function createProbeTaskDriver(ctx: TaskRunContext, steps: TaskSteps = LI
 }
 
 export function probeDepsFor(ctx: TaskRunContext, extra: Partial<TProbeDeps> = {}): TProbeDeps {
-  return { db: ctx.db, env: ctx.env, substrate: ctx.substrate, runProbeTask: createProbeTaskDriver(ctx), readyTimeoutMs: ctx.readyTimeoutMs, ...extra };
+  return {
+    db: ctx.db,
+    env: ctx.env,
+    substrate: ctx.substrate,
+    runProbeTask: createProbeTaskDriver(ctx),
+    readyTimeoutMs: ctx.readyTimeoutMs,
+    ...extra,
+  };
 }
 
 export async function runProbeJob(ctx: TaskRunContext, runId: string, extra: Partial<TProbeDeps> = {}): Promise<"passed" | "failed"> {

@@ -72,15 +72,26 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   // per-task advisory lock, not the queue: a job whose worker was killed still looks active until
   // its heartbeat lapses, yet the lock died with that worker's connection, so the next sweep's job
   // resumes the task at once.
-  await boss.createQueue(JOBS.advanceTask.name, { policy: "short", retryLimit: 2, retryDelay: 5, expireInSeconds: 8 * 3600, heartbeatSeconds: 10, deleteAfterSeconds: 3600 });
-  const advanceWorkerId = await boss.work(JOBS.advanceTask.name, { pollingIntervalSeconds: 1, batchSize: 1, localConcurrency: 4 }, async (jobs) => {
-    for (const job of jobs) {
-      const { taskId } = JOBS.advanceTask.schema.parse(job.data);
-      // A queued task's job admits the next task in fair order under the machine cap (maybe another one).
-      const drivenId = await pickTaskToDrive(ctx, { taskId });
-      if (drivenId) await withTaskLock(lockPool, `task:${drivenId}`, () => advanceTask(ctx, drivenId, steps));
-    }
+  await boss.createQueue(JOBS.advanceTask.name, {
+    policy: "short",
+    retryLimit: 2,
+    retryDelay: 5,
+    expireInSeconds: 8 * 3600,
+    heartbeatSeconds: 10,
+    deleteAfterSeconds: 3600,
   });
+  const advanceWorkerId = await boss.work(
+    JOBS.advanceTask.name,
+    { pollingIntervalSeconds: 1, batchSize: 1, localConcurrency: 4 },
+    async (jobs) => {
+      for (const job of jobs) {
+        const { taskId } = JOBS.advanceTask.schema.parse(job.data);
+        // A queued task's job admits the next task in fair order under the machine cap (maybe another one).
+        const drivenId = await pickTaskToDrive(ctx, { taskId });
+        if (drivenId) await withTaskLock(lockPool, `task:${drivenId}`, () => advanceTask(ctx, drivenId, steps));
+      }
+    },
+  );
 
   // Qualification runs (lib/probes): one job per run; a worker killed mid-run leaves the run
   // `running` with a lapsing heartbeat, and the sweep below fails it — it never shows "passed".
@@ -94,7 +105,12 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   const sweepProbeRuns = async () => {
     // fails runs whose runner died, and the tasks and machines they left behind
     await closeAbandonedProbeRuns(ctx);
-    for (const run of await db.probeRun.findMany({ where: { state: "queued" }, select: { id: true }, orderBy: { createdAt: "asc" }, take: 10 })) {
+    for (const run of await db.probeRun.findMany({
+      where: { state: "queued" },
+      select: { id: true },
+      orderBy: { createdAt: "asc" },
+      take: 10,
+    })) {
       await boss.send(JOBS.runProbes.name, { runId: run.id }, { singletonKey: run.id });
     }
   };
@@ -102,7 +118,9 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   const sweepTasks = async () => {
     // Automatic retries of transient provider errors that are due become new attempts (queued).
     for (const taskId of await listDueAutomaticRetries({ db }, { now: new Date(), take: 50 })) {
-      await retryTask({ db }, { taskId, reason: "transient provider error", actorId: null, isAutomatic: true }).catch((error) => logError("automatic retry failed", error, { taskId }));
+      await retryTask({ db }, { taskId, reason: "transient provider error", actorId: null, isAutomatic: true }).catch((error) =>
+        logError("automatic retry failed", error, { taskId }),
+      );
     }
     await sweepProbeRuns().catch((error) => logError("probe run sweep failed", error));
     // The gate is re-proved here (and again before each provisioning in advanceTask).
@@ -110,7 +128,12 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
     // pr_pending waits for its backoff (nextAttemptAt); everything else runs as soon as it can.
     const states = Object.keys(steps).filter((s) => (s !== "queued" || isDispatchEnabled) && s !== "pr_pending") as (keyof TaskSteps)[];
     // A qualification probe's tasks are driven by its own run, never by this sweep.
-    const tasks = await db.task.findMany({ where: { state: { in: states }, probeRunId: null }, select: { id: true }, orderBy: { createdAt: "asc" }, take: 200 });
+    const tasks = await db.task.findMany({
+      where: { state: { in: states }, probeRunId: null },
+      select: { id: true },
+      orderBy: { createdAt: "asc" },
+      take: 200,
+    });
     const due = steps.pr_pending ? await listDuePublications({ db }, { take: 100 }) : [];
     for (const taskId of new Set([...tasks.map((t) => t.id), ...due])) {
       await boss.send(JOBS.advanceTask.name, { taskId }, { singletonKey: taskId });
@@ -118,7 +141,9 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   };
 
   const sendHeartbeat = () =>
-    boss.send(JOBS.heartbeat.name, { sentAt: new Date().toISOString() }, { singletonKey: workerId, singletonSeconds: 5 }).catch((error) => logError("heartbeat send failed", error));
+    boss
+      .send(JOBS.heartbeat.name, { sentAt: new Date().toISOString() }, { singletonKey: workerId, singletonSeconds: 5 })
+      .catch((error) => logError("heartbeat send failed", error));
   await sendHeartbeat();
   // Event-driven dispatch (lib/tasks/notify-task-ready.ts): a task made ready in a committed
   // transaction is enqueued at once and the job worker woken, instead of waiting for the sweep.

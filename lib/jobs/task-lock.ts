@@ -4,7 +4,11 @@
  */
 import type pg from "pg";
 
-export async function withTaskLock<T>(pool: pg.Pool, key: string, body: () => Promise<T>): Promise<{ kind: "ran"; value: T } | { kind: "busy" }> {
+export async function withTaskLock<T>(
+  pool: pg.Pool,
+  key: string,
+  body: () => Promise<T>,
+): Promise<{ kind: "ran"; value: T } | { kind: "busy" }> {
   const client = await pool.connect();
   try {
     const locked = await client.query<{ ok: boolean }>("select pg_try_advisory_lock(hashtext($1)) as ok", [key]);

@@ -221,11 +221,18 @@ describe("two worker processes on one database", () => {
     for (const taskId of taskIds) {
       const task = await world.db.task.findUniqueOrThrow({
         where: { id: taskId },
-        include: { transitions: { orderBy: { id: "asc" } }, machines: { include: { transitions: { orderBy: { id: "asc" } } } }, candidates: true },
+        include: {
+          transitions: { orderBy: { id: "asc" } },
+          machines: { include: { transitions: { orderBy: { id: "asc" } } } },
+          candidates: true,
+        },
       });
       // On failure, the task's machines as rows: which ones, when, under which operation, through which states.
       const machineReport = task.machines
-        .map((m) => `${m.purpose} ${m.id} ${m.providerName} provider=${m.providerId} op=${m.operationId} created=${m.createdAt.toISOString()} state=${m.state}: ${m.transitions.map((t) => `${t.fromState}->${t.toState}@${t.createdAt.toISOString()} (${t.reason ?? ""})`).join("; ")}`)
+        .map(
+          (m) =>
+            `${m.purpose} ${m.id} ${m.providerName} provider=${m.providerId} op=${m.operationId} created=${m.createdAt.toISOString()} state=${m.state}: ${m.transitions.map((t) => `${t.fromState}->${t.toState}@${t.createdAt.toISOString()} (${t.reason ?? ""})`).join("; ")}`,
+        )
         .concat(`task: ${task.transitions.map((t) => `${t.toState}@${t.createdAt.toISOString()}`).join(" ")}`)
         .join("\n");
       expect(

@@ -43,7 +43,12 @@ let output = "";
 
 function startProcess(args: string[]): ChildProcess {
   // Its own process group, so a "kill every process" reaches its children (guests, tsx) too.
-  const child = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: PROJECT_ROOT, env: childEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", ...args], {
+    cwd: PROJECT_ROOT,
+    env: childEnv,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   child.stdout!.on("data", (d: Buffer) => (output += d.toString()));
   child.stderr!.on("data", (d: Buffer) => (output += d.toString()));
   children.push(child);
@@ -69,7 +74,13 @@ async function startSystem(): Promise<void> {
   db = createDb(postgres.url);
   startProcess([path.join(PROJECT_ROOT, "scripts", "cli", "main.ts"), "substrate", "serve"]);
   for (let i = 0; i < 200; i++) {
-    if (await fetch(`http://127.0.0.1:${env.LOCAL_SUBSTRATE_PORT}/v1/machines`).then(() => true, () => false)) break;
+    if (
+      await fetch(`http://127.0.0.1:${env.LOCAL_SUBSTRATE_PORT}/v1/machines`).then(
+        () => true,
+        () => false,
+      )
+    )
+      break;
     await new Promise((r) => setTimeout(r, 100));
   }
   startProcess([path.join(PROJECT_ROOT, "scripts", "worker.ts")]);
@@ -86,7 +97,14 @@ beforeAll(async () => {
   dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-crash-"));
   await fs.chmod(dataDir, 0o711);
   pgPort = await findFreePort();
-  const vars = { DATA_DIR: dataDir, NODE_ENV: "test", EMBEDDED_PG_PORT: String(pgPort), LOCAL_SUBSTRATE_PORT: String(await findFreePort()), LOCAL_SUBSTRATE_ADMIN_PORT: String(await findFreePort()), LOG_LEVEL: "warn" };
+  const vars = {
+    DATA_DIR: dataDir,
+    NODE_ENV: "test",
+    EMBEDDED_PG_PORT: String(pgPort),
+    LOCAL_SUBSTRATE_PORT: String(await findFreePort()),
+    LOCAL_SUBSTRATE_ADMIN_PORT: String(await findFreePort()),
+    LOG_LEVEL: "warn",
+  };
   env = parseEnv(vars);
   childEnv = { PATH: process.env.PATH, HOME: process.env.HOME, ...vars } as NodeJS.ProcessEnv;
   await ensureDefaultGuestImage(dataDir);
@@ -103,7 +121,16 @@ beforeAll(async () => {
   await saveTrustedManifest({ db: setup }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
   await qualifyForTests(setup, env);
   for (let i = 0; i < TASKS; i++) {
-    await createTask({ db: setup, env }, { repository: "demo/calculator", issueNumber: DEMO_ISSUE.number, issueTitle: `${DEMO_ISSUE.title} (${i + 1})`, prompt: DEMO_ISSUE.body, actorId: null });
+    await createTask(
+      { db: setup, env },
+      {
+        repository: "demo/calculator",
+        issueNumber: DEMO_ISSUE.number,
+        issueTitle: `${DEMO_ISSUE.title} (${i + 1})`,
+        prompt: DEMO_ISSUE.body,
+        actorId: null,
+      },
+    );
   }
   await setup.$disconnect();
   await postgres.stop();
@@ -138,7 +165,16 @@ describe("after killing every process with a dozen tasks in flight", () => {
     killGroup(postmaster);
     await db!.$disconnect().catch(() => undefined);
     children.length = 0;
-    for (let i = 0; i < 100 && (await fs.access(`/proc/${postmaster}`).then(() => true, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
+    for (
+      let i = 0;
+      i < 100 &&
+      (await fs.access(`/proc/${postmaster}`).then(
+        () => true,
+        () => false,
+      ));
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 100));
 
     const restartedAt = Date.now();
     await startSystem();
@@ -161,7 +197,8 @@ describe("after killing every process with a dozen tasks in flight", () => {
     console.log(`whole-system crash: ${JSON.stringify(summary)}`);
     expect(reviewed.length / TASKS, JSON.stringify(summary)).toBeGreaterThanOrEqual(0.9);
     // A retried task shows its new attempt in its history.
-    for (const task of tasks.filter((t) => t.attempt > 0)) expect(task.transitions.some((t) => /attempt \d+/.test(t.reason ?? ""))).toBe(true);
+    for (const task of tasks.filter((t) => t.attempt > 0))
+      expect(task.transitions.some((t) => /attempt \d+/.test(t.reason ?? ""))).toBe(true);
     // Nothing is left live, and no machine the provider no longer knows is quarantined.
     expect(summary.machines.cleanup_quarantined ?? 0).toBe(0);
     for (const state of ["requested", "created", "started", "ready", "exported"]) expect(summary.machines[state] ?? 0).toBe(0);

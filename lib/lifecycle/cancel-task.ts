@@ -14,7 +14,10 @@ export const ZCancelTaskSchema = z.object({ taskId: z.uuid() }).strict();
 
 export type TCancelTaskInput = z.input<typeof ZCancelTaskSchema> & { actorId: string | null; actorEmail?: string };
 
-export async function cancelTask(deps: Pick<TaskRunContext, "db" | "env" | "substrate">, { actorId, actorEmail, ...fields }: TCancelTaskInput): Promise<void> {
+export async function cancelTask(
+  deps: Pick<TaskRunContext, "db" | "env" | "substrate">,
+  { actorId, actorEmail, ...fields }: TCancelTaskInput,
+): Promise<void> {
   const input = parseOrThrow(ZCancelTaskSchema, fields, { code: "VALIDATION_FAILED", label: "task cancel" });
   const task = await deps.db.task.findUnique({ where: { id: input.taskId } });
   if (!task) throw new AppError("NOT_FOUND", "No such task.");

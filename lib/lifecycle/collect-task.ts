@@ -35,7 +35,12 @@ async function exists(file: string): Promise<boolean> {
  */
 function assertReportWithinLimit(result: TGuestResult, maxReportBytes: number): void {
   const bytes = Buffer.byteLength(JSON.stringify({ studentReport: result.studentReport, supplementalChecks: result.supplementalChecks }));
-  if (bytes > maxReportBytes) throw new AppError("CONTRACT_VIOLATION", `The student report is ${bytes} bytes, over the task's maxReportBytes limit (${maxReportBytes} bytes); it was refused whole.`, { reason: "REPORT_TOO_LARGE" });
+  if (bytes > maxReportBytes)
+    throw new AppError(
+      "CONTRACT_VIOLATION",
+      `The student report is ${bytes} bytes, over the task's maxReportBytes limit (${maxReportBytes} bytes); it was refused whole.`,
+      { reason: "REPORT_TOO_LARGE" },
+    );
 }
 
 export async function collectTask(ctx: TaskRunContext, task: Task): Promise<void> {
@@ -49,7 +54,10 @@ export async function collectTask(ctx: TaskRunContext, task: Task): Promise<void
   // The result must answer this round (GuestResult v2 names it): a stale guest's file is refused.
   const request = { taskId: task.id, repository: repo.name, baseSha: task.baseSha, round: task.round };
 
-  const machine = await db.guestMachine.findFirst({ where: { taskId: task.id, purpose: "student", operationId: task.operationId }, orderBy: { createdAt: "desc" } });
+  const machine = await db.guestMachine.findFirst({
+    where: { taskId: task.id, purpose: "student", operationId: task.operationId },
+    orderBy: { createdAt: "desc" },
+  });
   const isMachineUp = machine?.providerId && (machine.state === "ready" || machine.state === "exported");
 
   let result: TGuestResult;
@@ -58,21 +66,40 @@ export async function collectTask(ctx: TaskRunContext, task: Task): Promise<void
     if (!bytes) throw new AppError("CONTRACT_VIOLATION", "The guest finished without a result.json.", { reason: "RESULT_MISSING" });
     result = parseGuestResult(bytes, request, limits.maxResultBytes);
     assertReportWithinLimit(result, limits.maxReportBytes);
-    if (result.status !== "completed") throw new AppError("CONTRACT_VIOLATION", `The student agent ended with status ${result.status}: ${result.diagnostics.slice(0, 500)}`, { reason: result.status });
-    if (!result.candidate) throw new AppError("CONTRACT_VIOLATION", "The guest result names no candidate archive.", { reason: "NO_CANDIDATE" });
+    if (result.status !== "completed")
+      throw new AppError(
+        "CONTRACT_VIOLATION",
+        `The student agent ended with status ${result.status}: ${result.diagnostics.slice(0, 500)}`,
+        { reason: result.status },
+      );
+    if (!result.candidate)
+      throw new AppError("CONTRACT_VIOLATION", "The guest result names no candidate archive.", { reason: "NO_CANDIDATE" });
     await fs.rm(archiveFile, { force: true });
-    const downloaded = await substrate.downloadToFile(machine.providerId!, GUEST_CANDIDATE_ARCHIVE, archiveFile, { maxBytes: limits.maxArchiveBytes }).catch((error) => {
-      // Oversized guest output is the guest's failure, not the provider's: refused whole, never truncated.
-      if (isSubstrateError(error) && error.substrateCode === "SUBSTRATE_RESPONSE_TOO_LARGE") {
-        throw new AppError("CONTRACT_VIOLATION", `The candidate archive exceeds the ${limits.maxArchiveBytes}-byte limit; it was refused whole.`, { reason: "ARCHIVE_TOO_LARGE" });
-      }
-      throw error;
-    });
+    const downloaded = await substrate
+      .downloadToFile(machine.providerId!, GUEST_CANDIDATE_ARCHIVE, archiveFile, { maxBytes: limits.maxArchiveBytes })
+      .catch((error) => {
+        // Oversized guest output is the guest's failure, not the provider's: refused whole, never truncated.
+        if (isSubstrateError(error) && error.substrateCode === "SUBSTRATE_RESPONSE_TOO_LARGE") {
+          throw new AppError(
+            "CONTRACT_VIOLATION",
+            `The candidate archive exceeds the ${limits.maxArchiveBytes}-byte limit; it was refused whole.`,
+            { reason: "ARCHIVE_TOO_LARGE" },
+          );
+        }
+        throw error;
+      });
     if (downloaded.sha256 !== result.candidate.archiveSha256 || downloaded.bytes !== result.candidate.archiveBytes) {
-      throw new AppError("CONTRACT_VIOLATION", "The downloaded candidate archive does not match the digest and size the guest declared.", { reason: "ARCHIVE_DIGEST_MISMATCH" });
+      throw new AppError("CONTRACT_VIOLATION", "The downloaded candidate archive does not match the digest and size the guest declared.", {
+        reason: "ARCHIVE_DIGEST_MISMATCH",
+      });
     }
     await fs.writeFile(resultFile, bytes, { mode: 0o600 });
-    await transitionMachine(db, { machineId: machine.id, from: "ready", to: "exported", reason: `candidate ${downloaded.bytes} bytes, sha256 ${downloaded.sha256}` });
+    await transitionMachine(db, {
+      machineId: machine.id,
+      from: "ready",
+      to: "exported",
+      reason: `candidate ${downloaded.bytes} bytes, sha256 ${downloaded.sha256}`,
+    });
     crashIfRequested("machine:exported");
   } else if ((await exists(resultFile)) && (await exists(archiveFile))) {
     // Resumed after a restart: the output was collected and kept in staging before the crash.
@@ -84,7 +111,10 @@ export async function collectTask(ctx: TaskRunContext, task: Task): Promise<void
   if (machine) {
     const destroyed = await destroyMachine(db, substrate, machine.id, "student run collected");
     if (destroyed.state === "cleanup_quarantined") {
-      throw new AppError("SUBSTRATE_FAILED", `The student guest could not be destroyed and is quarantined: ${destroyed.lastError ?? "unknown reason"}`);
+      throw new AppError(
+        "SUBSTRATE_FAILED",
+        `The student guest could not be destroyed and is quarantined: ${destroyed.lastError ?? "unknown reason"}`,
+      );
     }
   }
   await revokeCapability({ db }, { taskId: task.id, reason: "student run finished", via: "lifecycle" });

@@ -15,7 +15,17 @@ import { stagingDir, type TaskRunContext } from "../tasks/task-run-context";
 import { transitionTask } from "../tasks/transition-task";
 import { planAutomaticRetry } from "./plan-automatic-retry";
 
-const FAILED_CODES: readonly AppErrorCode[] = ["CONTRACT_VIOLATION", "ARCHIVE_REFUSED", "CANDIDATE_MISMATCH", "CANDIDATE_EMPTY", "CANDIDATE_PROTECTED_PATH", "GUEST_TIMEOUT", "GUEST_PROCESS_DIED", "TASK_CANCELLED", "VALIDATION_FAILED"];
+const FAILED_CODES: readonly AppErrorCode[] = [
+  "CONTRACT_VIOLATION",
+  "ARCHIVE_REFUSED",
+  "CANDIDATE_MISMATCH",
+  "CANDIDATE_EMPTY",
+  "CANDIDATE_PROTECTED_PATH",
+  "GUEST_TIMEOUT",
+  "GUEST_PROCESS_DIED",
+  "TASK_CANCELLED",
+  "VALIDATION_FAILED",
+];
 
 export function failureStateFor(error: unknown): "blocked" | "failed" {
   return isAppError(error) && FAILED_CODES.includes(error.code) ? "failed" : "blocked";
@@ -30,12 +40,17 @@ export function failureCodeOf(error: unknown): string {
   return "INTERNAL";
 }
 
-export async function failTask(deps: Pick<TaskRunContext, "db" | "env" | "substrate">, input: { taskId: string; error: unknown }): Promise<void> {
+export async function failTask(
+  deps: Pick<TaskRunContext, "db" | "env" | "substrate">,
+  input: { taskId: string; error: unknown },
+): Promise<void> {
   const { db, substrate } = deps;
   const { taskId, error } = input;
   const message = isAppError(error) ? error.message : "An internal error occurred (details are in the worker log).";
   if (!isAppError(error)) logError("task step failed unexpectedly", error, { taskId });
-  await revokeCapability({ db }, { taskId, reason: `task ended: ${failureCodeOf(error)}`, via: "lifecycle" }).catch((e) => logError("revoke failed", e, { taskId }));
+  await revokeCapability({ db }, { taskId, reason: `task ended: ${failureCodeOf(error)}`, via: "lifecycle" }).catch((e) =>
+    logError("revoke failed", e, { taskId }),
+  );
   const quarantined = await destroyTaskMachines(db, substrate, taskId, `task ended: ${failureCodeOf(error)}`).catch((e) => {
     logError("destroy after failure failed", e, { taskId });
     return [];
@@ -49,7 +64,10 @@ export async function failTask(deps: Pick<TaskRunContext, "db" | "env" | "substr
     if (!canTransitionTask(task.state as TaskState, to)) return;
     try {
       await transitionTask(db, { taskId, from: task.state as TaskState, to, reason, errorCode: failureCodeOf(error) });
-      if (to === "blocked") await planAutomaticRetry({ db }, { taskId, error, failedFrom: task.state }).catch((e) => logError("planning an automatic retry failed", e, { taskId }));
+      if (to === "blocked")
+        await planAutomaticRetry({ db }, { taskId, error, failedFrom: task.state }).catch((e) =>
+          logError("planning an automatic retry failed", e, { taskId }),
+        );
       return;
     } catch (transitionError) {
       if (!(isAppError(transitionError) && transitionError.code === "STATE_CONFLICT")) throw transitionError;

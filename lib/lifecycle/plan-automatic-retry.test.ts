@@ -6,15 +6,21 @@ import { isRetryableInfrastructureFailure } from "./plan-automatic-retry";
 const substrate = (code: SubstrateErrorCode) => new SubstrateError({ code, operation: "waitReady", message: "x" });
 
 describe("isRetryableInfrastructureFailure (issue 17: recovery to review)", () => {
-  it.each(["SUBSTRATE_MACHINE_FAILED", "SUBSTRATE_NOT_READY", "SUBSTRATE_NOT_FOUND"] as const)("retries %s while provisioning: the guest vanished or never became ready before any student code ran", (code) => {
-    expect(isRetryableInfrastructureFailure(substrate(code), "provisioning")).toBe(true);
-    expect(isRetryableInfrastructureFailure(substrate(code), "queued")).toBe(true);
-  });
+  it.each(["SUBSTRATE_MACHINE_FAILED", "SUBSTRATE_NOT_READY", "SUBSTRATE_NOT_FOUND"] as const)(
+    "retries %s while provisioning: the guest vanished or never became ready before any student code ran",
+    (code) => {
+      expect(isRetryableInfrastructureFailure(substrate(code), "provisioning")).toBe(true);
+      expect(isRetryableInfrastructureFailure(substrate(code), "queued")).toBe(true);
+    },
+  );
 
-  it.each(["running", "collecting", "verifying", undefined])("does not retry a vanished guest once the task was %s: the student's code may have ended it", (state) => {
-    expect(isRetryableInfrastructureFailure(substrate("SUBSTRATE_MACHINE_FAILED"), state)).toBe(false);
-    expect(isRetryableInfrastructureFailure(substrate("SUBSTRATE_NOT_FOUND"), state)).toBe(false);
-  });
+  it.each(["running", "collecting", "verifying", undefined])(
+    "does not retry a vanished guest once the task was %s: the student's code may have ended it",
+    (state) => {
+      expect(isRetryableInfrastructureFailure(substrate("SUBSTRATE_MACHINE_FAILED"), state)).toBe(false);
+      expect(isRetryableInfrastructureFailure(substrate("SUBSTRATE_NOT_FOUND"), state)).toBe(false);
+    },
+  );
 
   it("retries a transient provider error (5xx, timeout) wherever it happened", () => {
     expect(isRetryableInfrastructureFailure(substrate("SUBSTRATE_INTERNAL"), "provisioning")).toBe(true);

@@ -9,7 +9,13 @@ import type { Db } from "../db/client";
 import { readSetting } from "../settings/operator-settings";
 import { isSubstrateError, type SubstrateErrorCode } from "../substrate/substrate-error";
 
-const TRANSIENT_SUBSTRATE_CODES: readonly SubstrateErrorCode[] = ["SUBSTRATE_INTERNAL", "SUBSTRATE_UNAVAILABLE", "SUBSTRATE_RATE_LIMITED", "SUBSTRATE_TIMEOUT", "SUBSTRATE_NETWORK"];
+const TRANSIENT_SUBSTRATE_CODES: readonly SubstrateErrorCode[] = [
+  "SUBSTRATE_INTERNAL",
+  "SUBSTRATE_UNAVAILABLE",
+  "SUBSTRATE_RATE_LIMITED",
+  "SUBSTRATE_TIMEOUT",
+  "SUBSTRATE_NETWORK",
+];
 
 export function isTransientProviderError(error: unknown): boolean {
   return isSubstrateError(error) && TRANSIENT_SUBSTRATE_CODES.includes(error.substrateCode);
@@ -21,23 +27,41 @@ export function isTransientProviderError(error: unknown): boolean {
  * (a whole-system crash loses every guest being started). Retried like a transient error. The
  * same codes once the task is running are not: the student's code may be what ended the guest.
  */
-const PRE_STUDENT_SUBSTRATE_CODES: readonly SubstrateErrorCode[] = ["SUBSTRATE_MACHINE_FAILED", "SUBSTRATE_NOT_READY", "SUBSTRATE_NOT_FOUND"];
+const PRE_STUDENT_SUBSTRATE_CODES: readonly SubstrateErrorCode[] = [
+  "SUBSTRATE_MACHINE_FAILED",
+  "SUBSTRATE_NOT_READY",
+  "SUBSTRATE_NOT_FOUND",
+];
 const PRE_STUDENT_STATES: readonly string[] = ["queued", "provisioning"];
 
 export function isRetryableInfrastructureFailure(error: unknown, failedFrom: string | undefined): boolean {
   if (isTransientProviderError(error)) return true;
-  return failedFrom !== undefined && PRE_STUDENT_STATES.includes(failedFrom) && isSubstrateError(error) && PRE_STUDENT_SUBSTRATE_CODES.includes(error.substrateCode);
+  return (
+    failedFrom !== undefined &&
+    PRE_STUDENT_STATES.includes(failedFrom) &&
+    isSubstrateError(error) &&
+    PRE_STUDENT_SUBSTRATE_CODES.includes(error.substrateCode)
+  );
 }
 
 /** Returns when the retry is planned, or null when none is (not transient, or the count is used up). */
-export async function planAutomaticRetry(deps: { db: Db; now?: () => Date }, input: { taskId: string; error: unknown; failedFrom?: string }): Promise<Date | null> {
+export async function planAutomaticRetry(
+  deps: { db: Db; now?: () => Date },
+  input: { taskId: string; error: unknown; failedFrom?: string },
+): Promise<Date | null> {
   if (!isRetryableInfrastructureFailure(input.error, input.failedFrom)) return null;
   const policy = await readSetting(deps.db, "task.retry");
-  const task = await deps.db.task.findUnique({ where: { id: input.taskId }, select: { state: true, autoRetryCount: true, probeRunId: true } });
+  const task = await deps.db.task.findUnique({
+    where: { id: input.taskId },
+    select: { state: true, autoRetryCount: true, probeRunId: true },
+  });
   // A probe's own task is judged as it ran: never retried behind the probe's back.
   if (!task || task.state !== "blocked" || task.probeRunId || task.autoRetryCount >= policy.maxAutomaticRetries) return null;
   const now = (deps.now ?? (() => new Date()))();
   const at = new Date(now.getTime() + policy.backoffSeconds * 1000 * 2 ** task.autoRetryCount);
-  const updated = await deps.db.task.updateMany({ where: { id: input.taskId, state: "blocked", autoRetryAt: null }, data: { autoRetryAt: at } });
+  const updated = await deps.db.task.updateMany({
+    where: { id: input.taskId, state: "blocked", autoRetryAt: null },
+    data: { autoRetryAt: at },
+  });
   return updated.count === 1 ? at : null;
 }

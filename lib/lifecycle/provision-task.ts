@@ -56,7 +56,10 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
   // The repository's dependency bundle (issue 18): built once by a trusted setup run from the base
   // commit's lockfile, reused by every later task; before the deadline is fixed, so a first
   // setup does not eat into the student's time.
-  const dependencyBundle = await ensureDependencyBundle({ db, env, substrate, readyTimeoutMs: ctx.readyTimeoutMs }, { repositoryId: repo.id, sha: task.baseSha, reason: `first task needing it (task ${task.id})` });
+  const dependencyBundle = await ensureDependencyBundle(
+    { db, env, substrate, readyTimeoutMs: ctx.readyTimeoutMs },
+    { repositoryId: repo.id, sha: task.baseSha, reason: `first task needing it (task ${task.id})` },
+  );
 
   // The deadline is fixed once, when provisioning starts; a restart does not extend it.
   const deadlineAt = task.deadlineAt ?? new Date(Date.now() + limits.wallClockSeconds * 1000);
@@ -71,7 +74,11 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
   try {
     await writeBaseArchive(mirror, task.baseSha, baseTar);
   } catch {
-    mirror = await syncMirror({ dataDir: env.dataDir, repository: repo.name, source: { cloneUrl: repo.cloneUrl, credential: await readMirrorCredential(db) } });
+    mirror = await syncMirror({
+      dataDir: env.dataDir,
+      repository: repo.name,
+      source: { cloneUrl: repo.cloneUrl, credential: await readMirrorCredential(db) },
+    });
     await writeBaseArchive(mirror, task.baseSha, baseTar);
   }
   // A revision round (issue 14) starts from the previous round's candidate head, read from the
@@ -81,7 +88,11 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
   const startRepo = start.kind === "revision" ? candidateRepoPathFor(env.dataDir, repo.name) : mirror;
   if (start.kind === "revision") await writeBaseArchive(startRepo, startSha, baseTar);
   const baseTarBytes = await fs.readFile(baseTar);
-  if (baseTarBytes.length > limits.maxUploadBytes) throw new AppError("VALIDATION_FAILED", `repository.tar is ${baseTarBytes.length} bytes, over the ${limits.maxUploadBytes}-byte upload limit`);
+  if (baseTarBytes.length > limits.maxUploadBytes)
+    throw new AppError(
+      "VALIDATION_FAILED",
+      `repository.tar is ${baseTarBytes.length} bytes, over the ${limits.maxUploadBytes}-byte upload limit`,
+    );
   const context = await readRepositoryContext(startRepo, startSha);
 
   // A handle is shown once and stored only hashed: after a restart it cannot be recovered, so
@@ -103,7 +114,9 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
 
   const image = await readSetting(db, "guest.image");
   // A qualification probe's task runs the probe's own fixed command (lib/probes/probe-tasks.ts).
-  const agent = task.agentCommand ? { command: z.array(z.string().min(1).max(4000)).min(1).max(64).parse(task.agentCommand) } : await readSetting(db, "guest.agent");
+  const agent = task.agentCommand
+    ? { command: z.array(z.string().min(1).max(4000)).min(1).max(64).parse(task.agentCommand) }
+    : await readSetting(db, "guest.agent");
   const requestV1: TTaskRequest = ZTaskRequestSchema.parse({
     v: 1,
     taskId: task.id,
@@ -114,7 +127,11 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
     baseSha: task.baseSha,
     context: { untrusted: true, paths: context.paths, readmeExcerpt: context.readmeExcerpt },
     image,
-    relay: { channel: limits.relayChannel, handle: capability.handle, socketPath: limits.relayChannel === "http" ? GUEST_RELAY_SOCKET : null },
+    relay: {
+      channel: limits.relayChannel,
+      handle: capability.handle,
+      socketPath: limits.relayChannel === "http" ? GUEST_RELAY_SOCKET : null,
+    },
     agent: { command: agent.command, timeoutSeconds: Math.max(10, remainingSeconds - AGENT_MARGIN_SECONDS) },
     limits,
   });
@@ -123,7 +140,9 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
   const agentConfig = { command: agent.command, image };
   await db.task.update({ where: { id: task.id }, data: { agentConfig, agentConfigDigest: canonicalDigest(agentConfig) } });
   const request: TTaskRequest | TTaskRequestV2 =
-    start.kind === "revision" ? ZTaskRequestV2Schema.parse({ ...requestV1, v: 2, round: task.round, startSha, feedback: start.feedback }) : requestV1;
+    start.kind === "revision"
+      ? ZTaskRequestV2Schema.parse({ ...requestV1, v: 2, round: task.round, startSha, feedback: start.feedback })
+      : requestV1;
 
   // One student machine per operation: reuse the intent a crashed attempt recorded.
   const spec = {
@@ -134,8 +153,21 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
     ttlSeconds: remainingSeconds + TTL_GRACE_SECONDS,
   };
   let machine =
-    (await db.guestMachine.findFirst({ where: { taskId: task.id, purpose: "student", operationId: task.operationId, state: { in: ["requested", "created", "started", "ready"] } } })) ??
-    (await recordMachineIntent(db, { taskId: task.id, purpose: "student", operationId: task.operationId, substrateLabel: substrate.label, spec }));
+    (await db.guestMachine.findFirst({
+      where: {
+        taskId: task.id,
+        purpose: "student",
+        operationId: task.operationId,
+        state: { in: ["requested", "created", "started", "ready"] },
+      },
+    })) ??
+    (await recordMachineIntent(db, {
+      taskId: task.id,
+      purpose: "student",
+      operationId: task.operationId,
+      substrateLabel: substrate.label,
+      spec,
+    }));
   crashIfRequested("machine:requested");
   machine = await ensureMachineCreated(db, substrate, machine, spec);
   crashIfRequested("machine:created");
@@ -147,7 +179,13 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
   for (const program of GUEST_PROGRAMS) {
     await substrate.upload(machine.providerId!, `${GUEST_INPUT_DIR}/${program}`, await fs.readFile(path.join(GUEST_PROGRAMS_DIR, program)));
   }
-  if (dependencyBundle) await uploadStudentDependencies(substrate, machine.providerId!, await loadDeliverableBundle({ db, env }, dependencyBundle));
-  await transitionTask(db, { taskId: task.id, from: "provisioning", to: "running", reason: `guest ${machine.providerId} ready, inputs uploaded` });
+  if (dependencyBundle)
+    await uploadStudentDependencies(substrate, machine.providerId!, await loadDeliverableBundle({ db, env }, dependencyBundle));
+  await transitionTask(db, {
+    taskId: task.id,
+    from: "provisioning",
+    to: "running",
+    reason: `guest ${machine.providerId} ready, inputs uploaded`,
+  });
   crashIfRequested("running");
 }

@@ -18,15 +18,25 @@ import { transitionTaskIn } from "../tasks/transition-task";
 export async function queueNextRound(ctx: TaskRunContext, task: Task): Promise<void> {
   const nextRound = task.round + 1;
   await ctx.db.$transaction(async (tx) => {
-    const closed = await tx.candidate.findUnique({ where: { taskId_round: { taskId: task.id, round: task.round } }, include: { decisions: true } });
+    const closed = await tx.candidate.findUnique({
+      where: { taskId_round: { taskId: task.id, round: task.round } },
+      include: { decisions: true },
+    });
     // Fail closed: only a recorded "Request changes" on this round's candidate opens another round.
     if (!closed?.decisions.some((d) => d.verdict === "request_changes")) {
       throw new AppError("STATE_CONFLICT", `Round ${task.round} has no "Request changes" decision; no further round is started.`);
     }
     // The limit was checked when the teacher asked; re-checked here in case the operator lowered it since.
     const { maxRounds } = await readSetting(tx, "review.rounds");
-    if (nextRound > maxRounds) throw new AppError("REVIEW_ROUND_LIMIT", `The task already had ${task.round} of at most ${maxRounds} review rounds.`);
-    await transitionTaskIn(tx, { taskId: task.id, from: "changes_requested", to: "queued", operationId: randomUUID(), reason: `round ${nextRound} queued after changes were requested in round ${task.round}` });
+    if (nextRound > maxRounds)
+      throw new AppError("REVIEW_ROUND_LIMIT", `The task already had ${task.round} of at most ${maxRounds} review rounds.`);
+    await transitionTaskIn(tx, {
+      taskId: task.id,
+      from: "changes_requested",
+      to: "queued",
+      operationId: randomUUID(),
+      reason: `round ${nextRound} queued after changes were requested in round ${task.round}`,
+    });
     await tx.task.update({ where: { id: task.id }, data: { round: nextRound, deadlineAt: null, guestReport: Prisma.DbNull } });
     // The new round dispatches at once: delivered only if this transaction commits.
     await notifyTaskReady(tx, task.id);

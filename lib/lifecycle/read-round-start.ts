@@ -25,7 +25,11 @@ export async function readRoundStart(db: Db, task: Pick<Task, "id" | "round">): 
   });
   if (!previous) throw new AppError("STATE_CONFLICT", `Round ${task.round} has no round ${task.round - 1} candidate to start from.`);
   const decision = previous.decisions.find((d) => d.verdict === "request_changes");
-  if (!decision) throw new AppError("STATE_CONFLICT", `Round ${task.round - 1} was not sent back with "Request changes"; round ${task.round} has no feedback to answer.`);
+  if (!decision)
+    throw new AppError(
+      "STATE_CONFLICT",
+      `Round ${task.round - 1} was not sent back with "Request changes"; round ${task.round} has no feedback to answer.`,
+    );
   const kept = previous.lineComments.slice(0, FEEDBACK_LIMITS.lineComments);
   const feedback = parseOrThrow(
     ZRoundFeedbackSchema,

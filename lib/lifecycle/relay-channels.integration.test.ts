@@ -33,7 +33,10 @@ afterAll(async () => {
 
 async function runDemo(channel: "mailbox" | "http") {
   const taskId = await world.createDemoTask({ agentCommand: STUDENT_AGENT, limits: { relayChannel: channel } });
-  const ctx = { ...world.ctx, env: { ...world.ctx.env, RELAY_PUBLIC_URL: `http://127.0.0.1:${(relayServer.address() as AddressInfo).port}` } };
+  const ctx = {
+    ...world.ctx,
+    env: { ...world.ctx.env, RELAY_PUBLIC_URL: `http://127.0.0.1:${(relayServer.address() as AddressInfo).port}` },
+  };
   // The guest is pointed at this listener: the relay endpoint is part of the qualified
   // configuration, so the world is qualified for it.
   await qualifyForTests(world.db, ctx.env);
@@ -58,7 +61,18 @@ describe("the student agent through the task relay", () => {
     await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve)); // nothing listens there any more
-    await setRelayUpstream({ db: world.db, value: { kind: "openai", endpoint: `http://127.0.0.1:${port}/v1/chat/completions`, model: "m", credentialFile: world.tokenFile, connectTimeoutMs: 500, requestTimeoutMs: 2000 }, via: "test" });
+    await setRelayUpstream({
+      db: world.db,
+      value: {
+        kind: "openai",
+        endpoint: `http://127.0.0.1:${port}/v1/chat/completions`,
+        model: "m",
+        credentialFile: world.tokenFile,
+        connectTimeoutMs: 500,
+        requestTimeoutMs: 2000,
+      },
+      via: "test",
+    });
     try {
       const taskId = await world.createDemoTask({ agentCommand: STUDENT_AGENT, limits: { relayChannel: "mailbox" } });
       await advanceTask(world.ctx, taskId);

@@ -49,10 +49,21 @@ describe("operator retry", () => {
     expect(outcome).toMatchObject({ attempt: 1, from: "blocked", to: "queued" });
     expect(outcome.operationId).not.toBe(before.operationId);
     const queued = await world.db.task.findUniqueOrThrow({ where: { id: taskId } });
-    expect(queued).toMatchObject({ state: "queued", attempt: 1, operationId: outcome.operationId, errorCode: null, errorSummary: null, autoRetryAt: null, deadlineAt: null });
+    expect(queued).toMatchObject({
+      state: "queued",
+      attempt: 1,
+      operationId: outcome.operationId,
+      errorCode: null,
+      errorSummary: null,
+      autoRetryAt: null,
+      deadlineAt: null,
+    });
 
     await dispatch(taskId);
-    const task = await world.db.task.findUniqueOrThrow({ where: { id: taskId }, include: { transitions: { orderBy: { id: "asc" } }, machines: { orderBy: { createdAt: "asc" } }, capabilities: true } });
+    const task = await world.db.task.findUniqueOrThrow({
+      where: { id: taskId },
+      include: { transitions: { orderBy: { id: "asc" } }, machines: { orderBy: { createdAt: "asc" } }, capabilities: true },
+    });
     expect(task.state, `${task.errorCode}: ${task.errorSummary}`).toBe("review_pending");
     // attempt 0's history is untouched; attempt 1 has its own operation
     const byAttempt = (n: number) => task.transitions.filter((t) => t.attempt === n).map((t) => t.toState);
@@ -67,12 +78,21 @@ describe("operator retry", () => {
     ]);
     expect(task.capabilities.length).toBe(2);
     const audit = await world.db.auditLog.findFirstOrThrow({ where: { action: "task.retry", targetId: taskId } });
-    expect(audit.detail).toMatchObject({ from: "blocked", to: "queued", attempt: 1, previousOperationId: before.operationId, previousErrorCode: "SUBSTRATE_INTERNAL", isAutomatic: false });
+    expect(audit.detail).toMatchObject({
+      from: "blocked",
+      to: "queued",
+      attempt: 1,
+      previousOperationId: before.operationId,
+      previousErrorCode: "SUBSTRATE_INTERNAL",
+      isAutomatic: false,
+    });
   });
 
   it("refuses a task that is not blocked or failed, and a retry without a reason", async () => {
     const taskId = await world.createDemoTask();
-    await expect(retryTask({ db: world.db }, { taskId, reason: "again please", actorId: null })).rejects.toMatchObject({ code: "STATE_CONFLICT" });
+    await expect(retryTask({ db: world.db }, { taskId, reason: "again please", actorId: null })).rejects.toMatchObject({
+      code: "STATE_CONFLICT",
+    });
     await expect(retryTask({ db: world.db }, { taskId, reason: "", actorId: null })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
     await world.db.task.update({ where: { id: taskId }, data: { state: "failed" } });
   });
@@ -88,12 +108,18 @@ describe("automatic retry", () => {
     expect(blocked.autoRetryAt!.getTime()).toBeGreaterThanOrEqual(start + 60_000);
 
     expect(await listDueAutomaticRetries({ db: world.db }, { now: new Date(), take: 10 })).not.toContain(taskId);
-    await expect(retryTask({ db: world.db }, { taskId, reason: "transient", actorId: null, isAutomatic: true })).rejects.toMatchObject({ code: "STATE_CONFLICT" });
+    await expect(retryTask({ db: world.db }, { taskId, reason: "transient", actorId: null, isAutomatic: true })).rejects.toMatchObject({
+      code: "STATE_CONFLICT",
+    });
 
     const later = new Date(blocked.autoRetryAt!.getTime() + 1);
     expect(await listDueAutomaticRetries({ db: world.db }, { now: later, take: 10 })).toContain(taskId);
     await retryTask({ db: world.db, now: () => later }, { taskId, reason: "transient", actorId: null, isAutomatic: true });
-    expect(await world.db.task.findUniqueOrThrow({ where: { id: taskId } })).toMatchObject({ state: "queued", attempt: 1, autoRetryCount: 1 });
+    expect(await world.db.task.findUniqueOrThrow({ where: { id: taskId } })).toMatchObject({
+      state: "queued",
+      attempt: 1,
+      autoRetryCount: 1,
+    });
 
     // the second transient failure is not retried automatically: the count is used up
     await world.substrate.admin("POST", "/admin/faults", { verb: "create", kind: "http500", count: 1 });
@@ -106,9 +132,19 @@ describe("automatic retry", () => {
     const taskId = await world.createDemoTask();
     await world.db.task.update({ where: { id: taskId }, data: { state: "blocked" } });
     expect(await planAutomaticRetry({ db: world.db }, { taskId, error: new AppError("SPEND_CEILING_EXCEEDED", "over") })).toBeNull();
-    expect(await planAutomaticRetry({ db: world.db }, { taskId, error: new SubstrateError({ code: "SUBSTRATE_BAD_REQUEST", operation: "create", message: "bad", status: 400 }) })).toBeNull();
+    expect(
+      await planAutomaticRetry(
+        { db: world.db },
+        { taskId, error: new SubstrateError({ code: "SUBSTRATE_BAD_REQUEST", operation: "create", message: "bad", status: 400 }) },
+      ),
+    ).toBeNull();
     await world.db.task.update({ where: { id: taskId }, data: { state: "failed" } });
-    expect(await planAutomaticRetry({ db: world.db }, { taskId, error: new SubstrateError({ code: "SUBSTRATE_INTERNAL", operation: "create", message: "boom", status: 500 }) })).toBeNull();
+    expect(
+      await planAutomaticRetry(
+        { db: world.db },
+        { taskId, error: new SubstrateError({ code: "SUBSTRATE_INTERNAL", operation: "create", message: "boom", status: 500 }) },
+      ),
+    ).toBeNull();
     expect((await world.db.task.findUniqueOrThrow({ where: { id: taskId } })).autoRetryAt).toBeNull();
   });
 });

@@ -30,57 +30,71 @@ beforeAll(async () => {
 const ROUND_CRASH_POINTS = ["round:queued", "provisioning", "machine:created", "running", "collecting", "imported", "review_pending"];
 
 describe("worker killed right after a commit of a revision round", () => {
-  it.each(ROUND_CRASH_POINTS)("after %s in round 2: resumes to review with one guest per round and no duplicate round", async (point) => {
-    const taskId = await world.createDemoTask({ agentCommand: ROUND_AWARE_AGENT });
-    const first = startWorkerProcess(world);
-    try {
-      const reviewed = await waitForTaskState(world, taskId, ["review_pending", "failed", "blocked"], 90_000);
-      expect(reviewed.state, `${reviewed.errorCode}: ${reviewed.errorSummary}`).toBe("review_pending");
-    } finally {
-      await stopWorkerProcess(first);
-    }
+  it.each(ROUND_CRASH_POINTS)(
+    "after %s in round 2: resumes to review with one guest per round and no duplicate round",
+    async (point) => {
+      const taskId = await world.createDemoTask({ agentCommand: ROUND_AWARE_AGENT });
+      const first = startWorkerProcess(world);
+      try {
+        const reviewed = await waitForTaskState(world, taskId, ["review_pending", "failed", "blocked"], 90_000);
+        expect(reviewed.state, `${reviewed.errorCode}: ${reviewed.errorSummary}`).toBe("review_pending");
+      } finally {
+        await stopWorkerProcess(first);
+      }
 
-    // The teacher requests changes (the web app's commit, not the worker's).
-    const round1 = await world.db.candidate.findUniqueOrThrow({ where: { taskId_round: { taskId, round: 1 } } });
-    const evidence = await readLatestEvidence(world.db, round1);
-    const teacher = await world.db.user.create({ data: { email: `t-${randomBytes(4).toString("hex")}@school.invalid`, name: "teacher", passwordHash: "unused", roles: ["teacher"] } });
-    await decideCandidate(
-      { db: world.db, dataDir: world.env.dataDir },
-      { actor: { userId: teacher.id, email: teacher.email, roles: ["teacher"] }, candidateId: round1.id, headSha: round1.headSha, evidenceId: evidence.evidenceId!, manifestDigest: evidence.manifestDigest!, verdict: "request_changes", comment: "also handle negative numbers" },
-    );
+      // The teacher requests changes (the web app's commit, not the worker's).
+      const round1 = await world.db.candidate.findUniqueOrThrow({ where: { taskId_round: { taskId, round: 1 } } });
+      const evidence = await readLatestEvidence(world.db, round1);
+      const teacher = await world.db.user.create({
+        data: { email: `t-${randomBytes(4).toString("hex")}@school.invalid`, name: "teacher", passwordHash: "unused", roles: ["teacher"] },
+      });
+      await decideCandidate(
+        { db: world.db, dataDir: world.env.dataDir },
+        {
+          actor: { userId: teacher.id, email: teacher.email, roles: ["teacher"] },
+          candidateId: round1.id,
+          headSha: round1.headSha,
+          evidenceId: evidence.evidenceId!,
+          manifestDigest: evidence.manifestDigest!,
+          verdict: "request_changes",
+          comment: "also handle negative numbers",
+        },
+      );
 
-    const crashing = startWorkerProcess(world, point);
-    const ended = await Promise.race([crashing.exited, new Promise<"timeout">((r) => setTimeout(() => r("timeout"), 90_000))]);
-    expect(ended, crashing.output().slice(-2000)).not.toBe("timeout");
-    const { code, signal } = ended as { code: number | null; signal: string | null };
-    expect(signal === "SIGKILL" || code === 137, `exit ${code} ${signal}\n${crashing.output().slice(-3000)}`).toBe(true);
-    expect(crashing.output()).toContain(`crash point ${point} reached`);
+      const crashing = startWorkerProcess(world, point);
+      const ended = await Promise.race([crashing.exited, new Promise<"timeout">((r) => setTimeout(() => r("timeout"), 90_000))]);
+      expect(ended, crashing.output().slice(-2000)).not.toBe("timeout");
+      const { code, signal } = ended as { code: number | null; signal: string | null };
+      expect(signal === "SIGKILL" || code === 137, `exit ${code} ${signal}\n${crashing.output().slice(-3000)}`).toBe(true);
+      expect(crashing.output()).toContain(`crash point ${point} reached`);
 
-    const worker = startWorkerProcess(world);
-    try {
-      const task = await waitForTaskState(world, taskId, ["review_pending", "failed", "blocked"], 90_000);
-      expect(task.state, `${task.errorCode}: ${task.errorSummary}`).toBe("review_pending");
-      expect(task.round).toBe(2);
-    } finally {
-      await stopWorkerProcess(worker);
-    }
+      const worker = startWorkerProcess(world);
+      try {
+        const task = await waitForTaskState(world, taskId, ["review_pending", "failed", "blocked"], 90_000);
+        expect(task.state, `${task.errorCode}: ${task.errorSummary}`).toBe("review_pending");
+        expect(task.round).toBe(2);
+      } finally {
+        await stopWorkerProcess(worker);
+      }
 
-    const students = await world.db.guestMachine.findMany({ where: { taskId, purpose: "student" }, orderBy: { createdAt: "asc" } });
-    expect(students).toHaveLength(2);
-    expect(new Set(students.map((m) => m.operationId)).size).toBe(2);
-    for (const m of students) expect(m.state).toBe("destroyed");
-    const transitions = await world.db.taskTransition.findMany({ where: { taskId }, orderBy: { id: "asc" } });
-    const lifecycle = ["queued", "provisioning", "running", "collecting", "imported", "verifying", "review_pending"];
-    expect(transitions.map((t) => t.toState)).toEqual([...lifecycle, "changes_requested", ...lifecycle]);
-    const candidates = await world.db.candidate.findMany({ where: { taskId }, orderBy: { round: "asc" } });
-    expect(candidates.map((c) => [c.round, c.parentCandidateId])).toEqual([
-      [1, null],
-      [2, round1.id],
-    ]);
-    expect((candidates[1]!.changedFiles as { path: string }[]).map((f) => f.path)).toEqual(["src/add.js", "test/negative.txt"]);
-    const verifiers = await world.db.guestMachine.findMany({ where: { taskId, purpose: "verifier" } });
-    for (const v of verifiers) expect(v.state).toBe("destroyed");
-    expect(await world.db.verificationEvidence.count({ where: { taskId } })).toBe(2);
-    expect(await world.liveAtProvider()).toBe(0);
-  }, 300_000);
+      const students = await world.db.guestMachine.findMany({ where: { taskId, purpose: "student" }, orderBy: { createdAt: "asc" } });
+      expect(students).toHaveLength(2);
+      expect(new Set(students.map((m) => m.operationId)).size).toBe(2);
+      for (const m of students) expect(m.state).toBe("destroyed");
+      const transitions = await world.db.taskTransition.findMany({ where: { taskId }, orderBy: { id: "asc" } });
+      const lifecycle = ["queued", "provisioning", "running", "collecting", "imported", "verifying", "review_pending"];
+      expect(transitions.map((t) => t.toState)).toEqual([...lifecycle, "changes_requested", ...lifecycle]);
+      const candidates = await world.db.candidate.findMany({ where: { taskId }, orderBy: { round: "asc" } });
+      expect(candidates.map((c) => [c.round, c.parentCandidateId])).toEqual([
+        [1, null],
+        [2, round1.id],
+      ]);
+      expect((candidates[1]!.changedFiles as { path: string }[]).map((f) => f.path)).toEqual(["src/add.js", "test/negative.txt"]);
+      const verifiers = await world.db.guestMachine.findMany({ where: { taskId, purpose: "verifier" } });
+      for (const v of verifiers) expect(v.state).toBe("destroyed");
+      expect(await world.db.verificationEvidence.count({ where: { taskId } })).toBe(2);
+      expect(await world.liveAtProvider()).toBe(0);
+    },
+    300_000,
+  );
 });

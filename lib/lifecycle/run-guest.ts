@@ -21,7 +21,9 @@ const HEARTBEAT_STALE_MS = 20_000;
 async function serveMailbox(ctx: TaskRunContext, task: Task, providerId: string, next: number): Promise<number> {
   let sequence = next;
   while (sequence <= MAILBOX_MAX_SEQUENCE) {
-    const bytes = await ctx.substrate.downloadSmall(providerId, mailboxOutboxPath(sequence), { maxBytes: MAILBOX_MAX_REQUEST_FILE_BYTES + 1 });
+    const bytes = await ctx.substrate.downloadSmall(providerId, mailboxOutboxPath(sequence), {
+      maxBytes: MAILBOX_MAX_REQUEST_FILE_BYTES + 1,
+    });
     if (!bytes) return sequence;
     // After a restart the answer may already be there; re-uploading would replace it with the
     // duplicate refusal (mailbox-protocol.ts).
@@ -30,7 +32,11 @@ async function serveMailbox(ctx: TaskRunContext, task: Task, providerId: string,
       const answer = await processMailboxRequest({ db: ctx.db, taskId: task.id, sequence, bytes, transport: ctx.relayTransport });
       await ctx.substrate.upload(providerId, mailboxInboxPath(sequence), answer.responseBytes);
       // No fallback of any kind: an upstream failure blocks the task (seed 000).
-      if (answer.code === "RELAY_UPSTREAM_FAILED") throw new AppError("RELAY_UPSTREAM_FAILED", "The model upstream failed while serving the guest's relay mailbox; the task is blocked with no fallback.");
+      if (answer.code === "RELAY_UPSTREAM_FAILED")
+        throw new AppError(
+          "RELAY_UPSTREAM_FAILED",
+          "The model upstream failed while serving the guest's relay mailbox; the task is blocked with no fallback.",
+        );
     }
     sequence++;
   }
@@ -60,13 +66,20 @@ class HeartbeatWatch {
 export async function runGuest(ctx: TaskRunContext, task: Task): Promise<void> {
   const { db, substrate } = ctx;
   const limits = parseTaskLimits(task);
-  const machine = await db.guestMachine.findFirst({ where: { taskId: task.id, purpose: "student", operationId: task.operationId, state: "ready" } });
+  const machine = await db.guestMachine.findFirst({
+    where: { taskId: task.id, purpose: "student", operationId: task.operationId, state: "ready" },
+  });
   if (!machine?.providerId) throw new AppError("SUBSTRATE_FAILED", "The student guest is no longer ready (lost after a restart).");
   const deadline = task.deadlineAt?.getTime() ?? Date.now() + limits.wallClockSeconds * 1000;
 
   await substrate.exec(
     machine.providerId,
-    { command: ["node", GUEST_RUNNER_PROGRAM], cwd: "/tmp", background: true, timeoutSeconds: Math.max(30, Math.ceil((deadline - Date.now()) / 1000) + 30) },
+    {
+      command: ["node", GUEST_RUNNER_PROGRAM],
+      cwd: "/tmp",
+      background: true,
+      timeoutSeconds: Math.max(30, Math.ceil((deadline - Date.now()) / 1000) + 30),
+    },
     { maxOutputBytes: limits.maxExecOutputBytes },
   );
 
@@ -77,7 +90,8 @@ export async function runGuest(ctx: TaskRunContext, task: Task): Promise<void> {
     nextSequence = await serveMailbox(ctx, task, machine.providerId, nextSequence);
     const done = await substrate.downloadSmall(machine.providerId, GUEST_DONE_FILE, { maxBytes: 4096 });
     if (done) break;
-    if (Date.now() > deadline) throw new AppError("GUEST_TIMEOUT", `The guest did not finish before the task deadline (${limits.wallClockSeconds} s).`);
+    if (Date.now() > deadline)
+      throw new AppError("GUEST_TIMEOUT", `The guest did not finish before the task deadline (${limits.wallClockSeconds} s).`);
     if (Date.now() - lastLiveness > LIVENESS_EVERY_MS) {
       lastLiveness = Date.now();
       if (!(await heartbeat.isAlive(substrate, machine.providerId))) {

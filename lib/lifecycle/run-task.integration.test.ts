@@ -27,7 +27,10 @@ afterAll(() => {
 
 async function runToRest(taskId: string) {
   await advanceTask(world.ctx, taskId);
-  return world.db.task.findUniqueOrThrow({ where: { id: taskId }, include: { transitions: { orderBy: { id: "asc" } }, machines: true, candidates: true } });
+  return world.db.task.findUniqueOrThrow({
+    where: { id: taskId },
+    include: { transitions: { orderBy: { id: "asc" } }, machines: true, candidates: true },
+  });
 }
 
 async function expectNothingLive(taskId: string) {
@@ -44,9 +47,20 @@ describe("the student run", () => {
     const taskId = await world.createDemoTask();
     const task = await runToRest(taskId);
     expect(task.state, `${task.errorCode}: ${task.errorSummary}`).toBe("review_pending");
-    expect(task.transitions.map((t) => t.toState)).toEqual(["queued", "provisioning", "running", "collecting", "imported", "verifying", "review_pending"]);
+    expect(task.transitions.map((t) => t.toState)).toEqual([
+      "queued",
+      "provisioning",
+      "running",
+      "collecting",
+      "imported",
+      "verifying",
+      "review_pending",
+    ]);
     for (const t of task.transitions) expect(t.operationId).toBe(task.operationId);
-    expect(task.machines.map((m) => [m.purpose, m.state]).sort()).toEqual([["student", "destroyed"], ["verifier", "destroyed"]]);
+    expect(task.machines.map((m) => [m.purpose, m.state]).sort()).toEqual([
+      ["student", "destroyed"],
+      ["verifier", "destroyed"],
+    ]);
     const evidence = await world.db.verificationEvidence.findFirstOrThrow({ where: { taskId } });
     expect(evidence.isPass).toBe(true);
     const candidate = task.candidates[0]!;
@@ -102,7 +116,10 @@ describe("fault matrix", () => {
   });
 
   it("oversized output → failed, refused whole", async () => {
-    const taskId = await world.createDemoTask({ agentCommand: ["sh", "-c", "head -c 3000000 /dev/urandom > blob.bin"], limits: { maxArchiveBytes: 1024 * 1024 } });
+    const taskId = await world.createDemoTask({
+      agentCommand: ["sh", "-c", "head -c 3000000 /dev/urandom > blob.bin"],
+      limits: { maxArchiveBytes: 1024 * 1024 },
+    });
     const task = await runToRest(taskId);
     expect(task.state).toBe("failed");
     expect(task.errorCode).toBe("CONTRACT_VIOLATION:ARCHIVE_TOO_LARGE");

@@ -13,7 +13,19 @@ beforeAll(async () => {
   world = await createLifecycleWorld();
 });
 
-const CRASH_POINTS = ["provisioning", "machine:requested", "machine:created", "machine:started", "machine:ready", "running", "collecting", "machine:exported", "imported", "verifying", "review_pending"];
+const CRASH_POINTS = [
+  "provisioning",
+  "machine:requested",
+  "machine:created",
+  "machine:started",
+  "machine:ready",
+  "running",
+  "collecting",
+  "machine:exported",
+  "imported",
+  "verifying",
+  "review_pending",
+];
 
 describe("worker killed right after a transition commit", () => {
   it.each(CRASH_POINTS)("after %s: resumes to review with one student machine and nothing live", async (point) => {
@@ -36,7 +48,15 @@ describe("worker killed right after a transition commit", () => {
     expect(machines).toHaveLength(1);
     expect(machines[0]!.state).toBe("destroyed");
     const transitions = await world.db.taskTransition.findMany({ where: { taskId }, orderBy: { id: "asc" } });
-    expect(transitions.map((t) => t.toState)).toEqual(["queued", "provisioning", "running", "collecting", "imported", "verifying", "review_pending"]);
+    expect(transitions.map((t) => t.toState)).toEqual([
+      "queued",
+      "provisioning",
+      "running",
+      "collecting",
+      "imported",
+      "verifying",
+      "review_pending",
+    ]);
     const verifiers = await world.db.guestMachine.findMany({ where: { taskId, purpose: "verifier" } });
     for (const v of verifiers) expect(v.state).toBe("destroyed");
     expect(await world.db.verificationEvidence.count({ where: { taskId } })).toBe(1);

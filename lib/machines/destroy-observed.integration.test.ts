@@ -14,7 +14,12 @@ import { sweepMachines } from "./sweep-machines";
 import { transitionMachine } from "./transition-machine";
 
 let world: LifecycleWorld;
-const SPEC = { source: { type: "smolmachine" as const, reference: DEFAULT_GUEST_IMAGE }, resources: { cpus: 1, memoryMb: 256, diskGb: 1 }, network: { mode: "blocked" as const }, ttlSeconds: 600 };
+const SPEC = {
+  source: { type: "smolmachine" as const, reference: DEFAULT_GUEST_IMAGE },
+  resources: { cpus: 1, memoryMb: 256, diskGb: 1 },
+  network: { mode: "blocked" as const },
+  ttlSeconds: 600,
+};
 
 beforeAll(async () => {
   world = await createLifecycleWorld();
@@ -25,7 +30,12 @@ afterEach(async () => {
 });
 
 async function createdMachine() {
-  return ensureMachineCreated(world.db, world.adapter, await recordMachineIntent(world.db, { purpose: "probe", operationId: randomUUID(), substrateLabel: "local", spec: SPEC }), SPEC);
+  return ensureMachineCreated(
+    world.db,
+    world.adapter,
+    await recordMachineIntent(world.db, { purpose: "probe", operationId: randomUUID(), substrateLabel: "local", spec: SPEC }),
+    SPEC,
+  );
 }
 
 async function keepDeletes(count: number) {
@@ -43,15 +53,27 @@ describe("a destroy the provider acknowledges but does not do", () => {
     const final = await destroyMachine(world.db, world.adapter, machine.id, "task ended");
     expect(final.state).toBe("cleanup_quarantined");
     expect(final.lastError).toMatch(/acknowledged 3 delete\(s\) but the machine is still there/);
-    expect(await world.db.quarantineRecord.findUnique({ where: { machineId: machine.id } })).toMatchObject({ providerId: machine.providerId, releasedAt: null });
+    expect(await world.db.quarantineRecord.findUnique({ where: { machineId: machine.id } })).toMatchObject({
+      providerId: machine.providerId,
+      releasedAt: null,
+    });
     expect(await isAtProvider(machine.providerId!)).toBe(true);
 
     // an operator's release is observed the same way: still there → still quarantined
-    const operator = await world.db.user.create({ data: { email: `op-${randomUUID()}@test.school`, name: "O", roles: ["operator"], passwordHash: "x" } });
-    await expect(releaseQuarantine({ db: world.db, substrate: world.adapter }, { actorId: operator.id, machineId: machine.id, reason: "try again" })).rejects.toMatchObject({ code: "SUBSTRATE_FAILED" });
+    const operator = await world.db.user.create({
+      data: { email: `op-${randomUUID()}@test.school`, name: "O", roles: ["operator"], passwordHash: "x" },
+    });
+    await expect(
+      releaseQuarantine({ db: world.db, substrate: world.adapter }, { actorId: operator.id, machineId: machine.id, reason: "try again" }),
+    ).rejects.toMatchObject({ code: "SUBSTRATE_FAILED" });
     expect((await world.db.guestMachine.findUniqueOrThrow({ where: { id: machine.id } })).state).toBe("cleanup_quarantined");
     await world.substrate.admin("DELETE", "/admin/faults");
-    expect(await releaseQuarantine({ db: world.db, substrate: world.adapter }, { actorId: operator.id, machineId: machine.id, reason: "the delete works now" })).toMatchObject({ state: "destroyed" });
+    expect(
+      await releaseQuarantine(
+        { db: world.db, substrate: world.adapter },
+        { actorId: operator.id, machineId: machine.id, reason: "the delete works now" },
+      ),
+    ).toMatchObject({ state: "destroyed" });
     expect(await isAtProvider(machine.providerId!)).toBe(false);
   });
 
@@ -84,7 +106,12 @@ describe("the orphan sweep", () => {
 
   it("adopts a provider machine under our name with no record; one whose delete is not honoured ends quarantined", async () => {
     const id = randomUUID();
-    const created = await world.substrate.api("POST", "/v1/machines", { name: `sc-probe-${id}`, source: { type: "smolmachine", reference: DEFAULT_GUEST_IMAGE }, network: { mode: "blocked" }, resources: { cpus: 1, memoryMb: 256 } });
+    const created = await world.substrate.api("POST", "/v1/machines", {
+      name: `sc-probe-${id}`,
+      source: { type: "smolmachine", reference: DEFAULT_GUEST_IMAGE },
+      network: { mode: "blocked" },
+      resources: { cpus: 1, memoryMb: 256 },
+    });
     expect(created.status).toBeLessThan(300);
     const providerId = (created.json as { id: string }).id;
     await keepDeletes(10);

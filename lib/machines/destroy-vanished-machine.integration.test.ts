@@ -10,7 +10,12 @@ import { createLifecycleWorld, type LifecycleWorld } from "../lifecycle/testing/
 import { destroyMachine, ensureMachineCreated, recordMachineIntent } from "./guest-machines";
 
 let world: LifecycleWorld;
-const SPEC = { source: { type: "smolmachine" as const, reference: DEFAULT_GUEST_IMAGE }, resources: { cpus: 1, memoryMb: 256, diskGb: 1 }, network: { mode: "blocked" as const }, ttlSeconds: 600 };
+const SPEC = {
+  source: { type: "smolmachine" as const, reference: DEFAULT_GUEST_IMAGE },
+  resources: { cpus: 1, memoryMb: 256, diskGb: 1 },
+  network: { mode: "blocked" as const },
+  ttlSeconds: 600,
+};
 
 beforeAll(async () => {
   world = await createLifecycleWorld();
@@ -18,7 +23,12 @@ beforeAll(async () => {
 
 /** A machine we recorded as created, deleted behind our back at the provider. */
 async function vanishedMachine() {
-  const machine = await ensureMachineCreated(world.db, world.adapter, await recordMachineIntent(world.db, { purpose: "probe", operationId: randomUUID(), substrateLabel: "local", spec: SPEC }), SPEC);
+  const machine = await ensureMachineCreated(
+    world.db,
+    world.adapter,
+    await recordMachineIntent(world.db, { purpose: "probe", operationId: randomUUID(), substrateLabel: "local", spec: SPEC }),
+    SPEC,
+  );
   expect((await world.substrate.api("DELETE", `/v1/machines/${machine.providerId}`)).status).toBeLessThan(300);
   return machine;
 }

@@ -46,7 +46,16 @@ export async function recordMachineIntent(db: Db, intent: TMachineIntent): Promi
         operationId: intent.operationId,
       },
     });
-    await tx.machineTransition.create({ data: { machineId: id, fromState: null, toState: "requested", operationId: intent.operationId, attempt: 0, reason: "create intent recorded" } });
+    await tx.machineTransition.create({
+      data: {
+        machineId: id,
+        fromState: null,
+        toState: "requested",
+        operationId: intent.operationId,
+        attempt: 0,
+        reason: "create intent recorded",
+      },
+    });
     return machine;
   });
 }
@@ -56,7 +65,12 @@ export function specOf(machine: GuestMachine, spec: Omit<TMachineSpec, "name">):
 }
 
 /** → cleanup_quarantined with a visible quarantine record (re-opened if it was released before). */
-export async function quarantineMachine(db: Db, machine: GuestMachine, reason: string, data?: { providerId?: string }): Promise<GuestMachine> {
+export async function quarantineMachine(
+  db: Db,
+  machine: GuestMachine,
+  reason: string,
+  data?: { providerId?: string },
+): Promise<GuestMachine> {
   return db.$transaction(async (tx) => {
     const updated = await transitionMachineIn(tx, { machineId: machine.id, from: machine.state, to: "cleanup_quarantined", reason, data });
     await tx.quarantineRecord.upsert({
@@ -72,10 +86,22 @@ export async function quarantineMachine(db: Db, machine: GuestMachine, reason: s
  * Makes sure the provider machine exists exactly once: adopt one with our name (a create whose
  * answer was lost), else create. An ambiguous create that leaves no trace is quarantined.
  */
-export async function ensureMachineCreated(db: Db, substrate: Substrate, machine: GuestMachine, spec: Omit<TMachineSpec, "name">): Promise<GuestMachine> {
+export async function ensureMachineCreated(
+  db: Db,
+  substrate: Substrate,
+  machine: GuestMachine,
+  spec: Omit<TMachineSpec, "name">,
+): Promise<GuestMachine> {
   if (machine.state !== "requested") return machine;
   const existing = await substrate.findByName(machine.providerName);
-  if (existing) return transitionMachine(db, { machineId: machine.id, from: "requested", to: "created", reason: "adopted a machine created before a restart", data: { providerId: existing.id } });
+  if (existing)
+    return transitionMachine(db, {
+      machineId: machine.id,
+      from: "requested",
+      to: "created",
+      reason: "adopted a machine created before a restart",
+      data: { providerId: existing.id },
+    });
   try {
     const created = await substrate.create(specOf(machine, spec));
     return await transitionMachine(db, { machineId: machine.id, from: "requested", to: "created", data: { providerId: created.id } });
@@ -83,13 +109,35 @@ export async function ensureMachineCreated(db: Db, substrate: Substrate, machine
     if (isSubstrateError(error) && error.isAmbiguous) {
       const found = await substrate.findByName(machine.providerName).catch(() => "unknown" as const);
       if (found && found !== "unknown") {
-        return transitionMachine(db, { machineId: machine.id, from: "requested", to: "created", reason: "adopted after an ambiguous create", data: { providerId: found.id } });
+        return transitionMachine(db, {
+          machineId: machine.id,
+          from: "requested",
+          to: "created",
+          reason: "adopted after an ambiguous create",
+          data: { providerId: found.id },
+        });
       }
-      if (found === "unknown") await quarantineMachine(db, machine, `create was ambiguous and the machine list cannot be read: ${error.message}`);
-      else await transitionMachine(db, { machineId: machine.id, from: "requested", to: "failed", reason: `create was ambiguous and no machine named ${machine.providerName} exists: ${error.message}` });
-      await createSpendGuard(db).settle({ machineName: machine.providerName, actualMicros: found === "unknown" ? undefined : 0, note: "ambiguous create" });
+      if (found === "unknown")
+        await quarantineMachine(db, machine, `create was ambiguous and the machine list cannot be read: ${error.message}`);
+      else
+        await transitionMachine(db, {
+          machineId: machine.id,
+          from: "requested",
+          to: "failed",
+          reason: `create was ambiguous and no machine named ${machine.providerName} exists: ${error.message}`,
+        });
+      await createSpendGuard(db).settle({
+        machineName: machine.providerName,
+        actualMicros: found === "unknown" ? undefined : 0,
+        note: "ambiguous create",
+      });
     } else {
-      await transitionMachine(db, { machineId: machine.id, from: "requested", to: "failed", reason: error instanceof Error ? error.message : String(error) });
+      await transitionMachine(db, {
+        machineId: machine.id,
+        from: "requested",
+        to: "failed",
+        reason: error instanceof Error ? error.message : String(error),
+      });
     }
     throw error;
   }
@@ -136,7 +184,11 @@ async function isProvenGone(substrate: Substrate, machine: Pick<GuestMachine, "p
  * The same rule as for a machine the provider lost — its own get AND list show it gone — read a
  * few times, because a provider may take a moment to finish a delete. A 204 alone proves nothing.
  */
-export async function confirmMachineGone(substrate: Substrate, machine: Pick<GuestMachine, "providerId" | "providerName">, options: { reads?: number; pauseMs?: number } = {}): Promise<boolean> {
+export async function confirmMachineGone(
+  substrate: Substrate,
+  machine: Pick<GuestMachine, "providerId" | "providerName">,
+  options: { reads?: number; pauseMs?: number } = {},
+): Promise<boolean> {
   const reads = options.reads ?? CONFIRM_READS;
   for (let read = 1; read <= reads; read++) {
     if (await isProvenGone(substrate, machine)) return true;
@@ -156,12 +208,19 @@ export async function destroyMachine(db: Db, substrate: Substrate, machineId: st
 
   if (machine.state === "requested") {
     const found = await substrate.findByName(machine.providerName).catch(() => "unknown" as const);
-    if (found === "unknown") return quarantineMachine(db, machine, `${reason}; the provider's machine list cannot be read to prove no machine was created`);
+    if (found === "unknown")
+      return quarantineMachine(db, machine, `${reason}; the provider's machine list cannot be read to prove no machine was created`);
     if (!found) {
       await spend.release({ machineName: machine.providerName, note: "never created" });
       return transitionMachine(db, { machineId, from: "requested", to: "failed", reason: `${reason}; no machine was created` });
     }
-    machine = await transitionMachine(db, { machineId, from: "requested", to: "created", reason: "adopted for destruction", data: { providerId: found.id } });
+    machine = await transitionMachine(db, {
+      machineId,
+      from: "requested",
+      to: "created",
+      reason: "adopted for destruction",
+      data: { providerId: found.id },
+    });
   }
 
   let lastError: unknown;
@@ -170,11 +229,22 @@ export async function destroyMachine(db: Db, substrate: Substrate, machineId: st
     try {
       const result = await substrate.destroy(machine.providerId!);
       if (result.kind === "deleted") {
-        if (acknowledgedDeletes++ === 0) await spend.settle({ machineName: machine.providerName, actualMicros: result.usage?.cost.totalMicros, note: "provider usage report on delete" });
+        if (acknowledgedDeletes++ === 0)
+          await spend.settle({
+            machineName: machine.providerName,
+            actualMicros: result.usage?.cost.totalMicros,
+            note: "provider usage report on delete",
+          });
         // Observed, not assumed: a provider that answers 204 and keeps the machine must not leave
         // a live guest the records call destroyed. Still there → delete again, then quarantine.
         if (await confirmMachineGone(substrate, machine)) {
-          return transitionMachine(db, { machineId, from: machine.state, to: "destroyed", reason, data: { costMicros: result.usage ? BigInt(result.usage.cost.totalMicros) : undefined } });
+          return transitionMachine(db, {
+            machineId,
+            from: machine.state,
+            to: "destroyed",
+            reason,
+            data: { costMicros: result.usage ? BigInt(result.usage.cost.totalMicros) : undefined },
+          });
         }
         lastError = new Error(`the provider acknowledged the delete but machine ${machine.providerId} is still there`);
         logWarn("machine still present after an acknowledged delete", { machineId, providerId: machine.providerId, attempt });
@@ -184,10 +254,25 @@ export async function destroyMachine(db: Db, substrate: Substrate, machineId: st
       // provider), or when the provider's own get AND list both show no such machine (issue 17: a
       // provider restart lost it). A get or list that cannot be read leaves it unproven: quarantine.
       const ttlEndsAt = machine.createdAt.getTime() + machine.ttlSeconds * 1000;
-      await spend.settle({ machineName: machine.providerName, actualMicros: undefined, note: "no usage report (machine unknown to provider)" });
-      if (Date.now() >= ttlEndsAt) return transitionMachine(db, { machineId, from: machine.state, to: "destroyed", reason: `${reason}; swept by the provider's TTL` });
-      if (await isProvenGone(substrate, machine)) return transitionMachine(db, { machineId, from: machine.state, to: "destroyed", reason: `${reason}; the provider's get and list both show machine ${machine.providerId} gone` });
-      return quarantineMachine(db, machine, `${reason}; the provider does not know machine ${machine.providerId} and its TTL has not passed`);
+      await spend.settle({
+        machineName: machine.providerName,
+        actualMicros: undefined,
+        note: "no usage report (machine unknown to provider)",
+      });
+      if (Date.now() >= ttlEndsAt)
+        return transitionMachine(db, { machineId, from: machine.state, to: "destroyed", reason: `${reason}; swept by the provider's TTL` });
+      if (await isProvenGone(substrate, machine))
+        return transitionMachine(db, {
+          machineId,
+          from: machine.state,
+          to: "destroyed",
+          reason: `${reason}; the provider's get and list both show machine ${machine.providerId} gone`,
+        });
+      return quarantineMachine(
+        db,
+        machine,
+        `${reason}; the provider does not know machine ${machine.providerId} and its TTL has not passed`,
+      );
     } catch (error) {
       lastError = error;
       logWarn("destroy failed", { machineId, attempt, error: error instanceof Error ? error.message : String(error) });
@@ -196,7 +281,12 @@ export async function destroyMachine(db: Db, substrate: Substrate, machineId: st
   }
   if (acknowledgedDeletes === 0) await spend.settle({ machineName: machine.providerName, actualMicros: undefined, note: "destroy failed" });
   const message = lastError instanceof SubstrateError || lastError instanceof Error ? lastError.message : String(lastError);
-  if (acknowledgedDeletes > 0) return quarantineMachine(db, machine, `${reason}; the provider acknowledged ${acknowledgedDeletes} delete(s) but the machine is still there: ${message}`);
+  if (acknowledgedDeletes > 0)
+    return quarantineMachine(
+      db,
+      machine,
+      `${reason}; the provider acknowledged ${acknowledgedDeletes} delete(s) but the machine is still there: ${message}`,
+    );
   return quarantineMachine(db, machine, `${reason}; destroy failed ${DESTROY_ATTEMPTS} times: ${message}`);
 }
 

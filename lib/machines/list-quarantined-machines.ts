@@ -12,7 +12,13 @@ export async function listQuarantinedMachines(deps: { db: Db; now?: () => Date }
   const where = { state: "cleanup_quarantined" as const };
   const [total, rows] = await Promise.all([
     deps.db.guestMachine.count({ where }),
-    deps.db.guestMachine.findMany({ where, orderBy: { createdAt: "asc" }, skip: (page - 1) * pageSize, take: pageSize, include: { quarantine: true } }),
+    deps.db.guestMachine.findMany({
+      where,
+      orderBy: { createdAt: "asc" },
+      skip: (page - 1) * pageSize,
+      take: pageSize,
+      include: { quarantine: true },
+    }),
   ]);
   const now = (deps.now ?? (() => new Date()))().getTime();
   return {

@@ -6,7 +6,16 @@
  */
 import type { MachineState } from "../db/generated/enums";
 
-export const MACHINE_STATES = ["requested", "created", "started", "ready", "exported", "destroyed", "cleanup_quarantined", "failed"] as const satisfies readonly MachineState[];
+export const MACHINE_STATES = [
+  "requested",
+  "created",
+  "started",
+  "ready",
+  "exported",
+  "destroyed",
+  "cleanup_quarantined",
+  "failed",
+] as const satisfies readonly MachineState[];
 
 const END = ["destroyed", "cleanup_quarantined"] as const;
 

@@ -7,7 +7,12 @@ import { createLifecycleWorld, type LifecycleWorld } from "../lifecycle/testing/
 
 let world: LifecycleWorld;
 let operatorId: string;
-const SPEC = { source: { type: "smolmachine" as const, reference: DEFAULT_GUEST_IMAGE }, resources: { cpus: 1, memoryMb: 256, diskGb: 1 }, network: { mode: "blocked" as const }, ttlSeconds: 600 };
+const SPEC = {
+  source: { type: "smolmachine" as const, reference: DEFAULT_GUEST_IMAGE },
+  resources: { cpus: 1, memoryMb: 256, diskGb: 1 },
+  network: { mode: "blocked" as const },
+  ttlSeconds: 600,
+};
 
 beforeAll(async () => {
   world = await createLifecycleWorld();
@@ -15,7 +20,12 @@ beforeAll(async () => {
 });
 
 async function quarantinedMachine() {
-  const machine = await ensureMachineCreated(world.db, world.adapter, await recordMachineIntent(world.db, { purpose: "probe", operationId: randomUUID(), substrateLabel: "local", spec: SPEC }), SPEC);
+  const machine = await ensureMachineCreated(
+    world.db,
+    world.adapter,
+    await recordMachineIntent(world.db, { purpose: "probe", operationId: randomUUID(), substrateLabel: "local", spec: SPEC }),
+    SPEC,
+  );
   await world.substrate.admin("POST", "/admin/faults", { verb: "delete", kind: "http500", count: 3 });
   const final = await destroyMachine(world.db, world.adapter, machine.id, "test");
   expect(final.state).toBe("cleanup_quarantined");
@@ -25,9 +35,14 @@ async function quarantinedMachine() {
 describe("quarantine release", () => {
   it("needs a reason, retries the destroy first, and records who released it and why", async () => {
     const machine = await quarantinedMachine();
-    await expect(releaseQuarantine({ db: world.db, substrate: world.adapter }, { machineId: machine.id, reason: "", actorId: operatorId })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    await expect(
+      releaseQuarantine({ db: world.db, substrate: world.adapter }, { machineId: machine.id, reason: "", actorId: operatorId }),
+    ).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
     expect(await world.liveAtProvider()).toBe(1);
-    const released = await releaseQuarantine({ db: world.db, substrate: world.adapter }, { machineId: machine.id, reason: "provider outage is over", actorId: operatorId });
+    const released = await releaseQuarantine(
+      { db: world.db, substrate: world.adapter },
+      { machineId: machine.id, reason: "provider outage is over", actorId: operatorId },
+    );
     expect(released.state).toBe("destroyed");
     expect(await world.liveAtProvider()).toBe(0);
     const record = await world.db.quarantineRecord.findUniqueOrThrow({ where: { machineId: machine.id } });
@@ -38,9 +53,14 @@ describe("quarantine release", () => {
   it("stays quarantined when the retried destroy fails again", async () => {
     const machine = await quarantinedMachine();
     await world.substrate.admin("POST", "/admin/faults", { verb: "delete", kind: "http500", count: 1 });
-    await expect(releaseQuarantine({ db: world.db, substrate: world.adapter }, { machineId: machine.id, reason: "try again", actorId: operatorId })).rejects.toMatchObject({ code: "SUBSTRATE_FAILED" });
+    await expect(
+      releaseQuarantine({ db: world.db, substrate: world.adapter }, { machineId: machine.id, reason: "try again", actorId: operatorId }),
+    ).rejects.toMatchObject({ code: "SUBSTRATE_FAILED" });
     expect((await world.db.guestMachine.findUniqueOrThrow({ where: { id: machine.id } })).state).toBe("cleanup_quarantined");
-    await releaseQuarantine({ db: world.db, substrate: world.adapter }, { machineId: machine.id, reason: "second try", actorId: operatorId });
+    await releaseQuarantine(
+      { db: world.db, substrate: world.adapter },
+      { machineId: machine.id, reason: "second try", actorId: operatorId },
+    );
     expect(await world.liveAtProvider()).toBe(0);
   });
 });

@@ -32,10 +32,16 @@ export async function transitionMachineIn(tx: DbTx, options: TransitionMachineOp
   });
   if (updated.count !== 1) {
     const current = await tx.guestMachine.findUnique({ where: { id: machineId }, select: { state: true } });
-    throw new AppError("STATE_CONFLICT", current ? `Machine ${machineId} is ${current.state}, not ${from}.` : `Machine ${machineId} does not exist.`, { current: current?.state });
+    throw new AppError(
+      "STATE_CONFLICT",
+      current ? `Machine ${machineId} is ${current.state}, not ${from}.` : `Machine ${machineId} does not exist.`,
+      { current: current?.state },
+    );
   }
   const machine = await tx.guestMachine.findUniqueOrThrow({ where: { id: machineId } });
-  await tx.machineTransition.create({ data: { machineId, fromState: from, toState: to, operationId: machine.operationId, attempt: machine.attempt, reason } });
+  await tx.machineTransition.create({
+    data: { machineId, fromState: from, toState: to, operationId: machine.operationId, attempt: machine.attempt, reason },
+  });
   return machine;
 }
 

@@ -25,11 +25,30 @@ async function seedTask(db: Db, repositoryId: string, path: { state: string; atS
   const start = new Date("2026-12-01T10:00:00Z").getTime();
   const last = path.at(-1)!;
   const task = await db.task.create({
-    data: { repositoryId, issueNumber: 1, issueTitle: "t", prompt: "p", baseRef: "main", baseSha: "a".repeat(40), state: last.state as never, operationId: randomUUID(), limits: DEFAULT_TASK_LIMITS },
+    data: {
+      repositoryId,
+      issueNumber: 1,
+      issueTitle: "t",
+      prompt: "p",
+      baseRef: "main",
+      baseSha: "a".repeat(40),
+      state: last.state as never,
+      operationId: randomUUID(),
+      limits: DEFAULT_TASK_LIMITS,
+    },
   });
   let from: string | null = null;
   for (const step of path) {
-    await db.taskTransition.create({ data: { taskId: task.id, fromState: from as never, toState: step.state as never, operationId: task.operationId, attempt: 0, createdAt: new Date(start + step.atSeconds * 1000) } });
+    await db.taskTransition.create({
+      data: {
+        taskId: task.id,
+        fromState: from as never,
+        toState: step.state as never,
+        operationId: task.operationId,
+        attempt: 0,
+        createdAt: new Date(start + step.atSeconds * 1000),
+      },
+    });
     from = step.state;
   }
   return task;
@@ -58,12 +77,41 @@ describe("collectMetrics (real PostgreSQL)", () => {
     ]);
     await db.guestMachine.createMany({
       data: [
-        { taskId: done.id, purpose: "student", state: "ready", providerName: `m-${randomUUID()}`, substrate: "local", imageRef: "x", resources: {}, ttlSeconds: 60, operationId: done.operationId },
-        { taskId: done.id, purpose: "student", state: "cleanup_quarantined", providerName: `m-${randomUUID()}`, substrate: "local", imageRef: "x", resources: {}, ttlSeconds: 60, operationId: done.operationId },
+        {
+          taskId: done.id,
+          purpose: "student",
+          state: "ready",
+          providerName: `m-${randomUUID()}`,
+          substrate: "local",
+          imageRef: "x",
+          resources: {},
+          ttlSeconds: 60,
+          operationId: done.operationId,
+        },
+        {
+          taskId: done.id,
+          purpose: "student",
+          state: "cleanup_quarantined",
+          providerName: `m-${randomUUID()}`,
+          substrate: "local",
+          imageRef: "x",
+          resources: {},
+          ttlSeconds: 60,
+          operationId: done.operationId,
+        },
       ],
     });
     const capability = await db.relayCapability.create({
-      data: { taskId: done.id, handleHash: randomUUID(), allowedOps: ["chat"], maxRequests: 10, maxBytes: 1000n, maxRequestBytes: 100, maxResponseBytes: 100, deadlineAt: now },
+      data: {
+        taskId: done.id,
+        handleHash: randomUUID(),
+        allowedOps: ["chat"],
+        maxRequests: 10,
+        maxBytes: 1000n,
+        maxRequestBytes: 100,
+        maxResponseBytes: 100,
+        deadlineAt: now,
+      },
     });
     await db.relayCall.createMany({
       data: [
@@ -72,7 +120,9 @@ describe("collectMetrics (real PostgreSQL)", () => {
         { capabilityId: capability.id, channel: "mailbox", operation: "chat", outcome: "quota_exhausted", requestBytes: 10, durationMs: 1 },
       ],
     });
-    await db.workerHeartbeat.create({ data: { workerId: "host:1", version: "t", beatAt: new Date(now.getTime() - 7000), startedAt: now, restartCount: 2 } });
+    await db.workerHeartbeat.create({
+      data: { workerId: "host:1", version: "t", beatAt: new Date(now.getTime() - 7000), startedAt: now, restartCount: 2 },
+    });
     ({ body, contentType } = await collectMetrics({ db, now: () => now }));
   });
 

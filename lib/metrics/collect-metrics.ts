@@ -28,7 +28,14 @@ type SumRow = { key: string; total: number; n: bigint };
  * single observations, so this hands prom-client's formatter the same shape its own Histogram
  * produces (`_bucket` cumulative with `le`, `_sum`, `_count`).
  */
-function aggregatedHistogram(options: { name: string; help: string; label: string; buckets: number[]; bucketRows: BucketRow[]; sumRows: SumRow[] }): Metric {
+function aggregatedHistogram(options: {
+  name: string;
+  help: string;
+  label: string;
+  buckets: number[];
+  bucketRows: BucketRow[];
+  sumRows: SumRow[];
+}): Metric {
   const values: { labels: Record<string, string | number>; value: number; metricName: string }[] = [];
   for (const sum of options.sumRows) {
     for (const le of options.buckets) {
@@ -39,7 +46,13 @@ function aggregatedHistogram(options: { name: string; help: string; label: strin
     values.push({ labels: { [options.label]: sum.key }, value: sum.total, metricName: `${options.name}_sum` });
     values.push({ labels: { [options.label]: sum.key }, value: Number(sum.n), metricName: `${options.name}_count` });
   }
-  const metric = { name: options.name, help: options.help, type: "histogram", aggregator: "sum", get: async () => ({ name: options.name, help: options.help, type: "histogram", aggregator: "sum", values }) };
+  const metric = {
+    name: options.name,
+    help: options.help,
+    type: "histogram",
+    aggregator: "sum",
+    get: async () => ({ name: options.name, help: options.help, type: "histogram", aggregator: "sum", values }),
+  };
   return metric as unknown as Metric;
 }
 
@@ -71,9 +84,21 @@ export async function collectMetrics(deps: { db: Db; now?: () => Date }): Promis
   const { db } = deps;
   const now = (deps.now ?? (() => new Date()))();
   const registry = new Registry();
-  const gauge = <L extends string>(name: string, help: string, labelNames: L[] = []) => new Gauge<L>({ name, help, labelNames, registers: [registry] });
+  const gauge = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
+    new Gauge<L>({ name, help, labelNames, registers: [registry] });
 
-  const [tasksByState, machinesByState, relayCalls, stepDurations, relayLatency, ceilings, monthCommitted, heartbeat, probeRuns, latestProbeRun] = await Promise.all([
+  const [
+    tasksByState,
+    machinesByState,
+    relayCalls,
+    stepDurations,
+    relayLatency,
+    ceilings,
+    monthCommitted,
+    heartbeat,
+    probeRuns,
+    latestProbeRun,
+  ] = await Promise.all([
     db.task.groupBy({ by: ["state"], where: { probeRunId: null }, _count: { _all: true } }),
     db.guestMachine.groupBy({ by: ["state"], _count: { _all: true } }),
     db.relayCall.groupBy({ by: ["outcome"], _count: { _all: true } }),
@@ -83,7 +108,11 @@ export async function collectMetrics(deps: { db: Db; now?: () => Date }): Promis
     committedInWindow(db, monthWindowOf(now)),
     db.workerHeartbeat.findFirst({ orderBy: { beatAt: "desc" } }),
     db.probeRun.groupBy({ by: ["state"], _count: { _all: true } }),
-    db.probeRun.findFirst({ where: { state: { in: ["passed", "failed"] } }, orderBy: { createdAt: "desc" }, include: { results: { select: { probe: true, status: true, durationMs: true } } } }),
+    db.probeRun.findFirst({
+      where: { state: { in: ["passed", "failed"] } },
+      orderBy: { createdAt: "desc" },
+      include: { results: { select: { probe: true, status: true, durationMs: true } } },
+    }),
   ]);
 
   const tasks = gauge("schoolcore_tasks", "Tasks by lifecycle state (probe tasks excluded).", ["state"]);
@@ -92,16 +121,41 @@ export async function collectMetrics(deps: { db: Db; now?: () => Date }): Promis
   const machines = gauge("schoolcore_machines", "Guest machines by state (cleanup_quarantined = needs an operator).", ["state"]);
   for (const state of MACHINE_STATES) machines.set({ state }, machinesByState.find((r) => r.state === state)?._count._all ?? 0);
   const liveStates = ["requested", "created", "started", "ready", "exported"];
-  gauge("schoolcore_machines_live", "Guest machines that may exist at the provider and cost money.").set(machinesByState.filter((r) => liveStates.includes(r.state)).reduce((n, r) => n + r._count._all, 0));
-  gauge("schoolcore_machines_quarantined", "Guest machines in cleanup quarantine.").set(machinesByState.find((r) => r.state === "cleanup_quarantined")?._count._all ?? 0);
+  gauge("schoolcore_machines_live", "Guest machines that may exist at the provider and cost money.").set(
+    machinesByState.filter((r) => liveStates.includes(r.state)).reduce((n, r) => n + r._count._all, 0),
+  );
+  gauge("schoolcore_machines_quarantined", "Guest machines in cleanup quarantine.").set(
+    machinesByState.find((r) => r.state === "cleanup_quarantined")?._count._all ?? 0,
+  );
 
   // A counter in meaning (calls only accumulate), exposed as one from the durable call log.
-  const relayTotal = gauge("schoolcore_relay_calls", "Relay calls recorded, by outcome (monotonic: the call log is append-only).", ["outcome"]);
+  const relayTotal = gauge("schoolcore_relay_calls", "Relay calls recorded, by outcome (monotonic: the call log is append-only).", [
+    "outcome",
+  ]);
   for (const row of relayCalls) relayTotal.set({ outcome: row.outcome }, row._count._all);
-  registry.registerMetric(aggregatedHistogram({ name: "schoolcore_relay_call_duration_seconds", help: "Relay call latency by outcome.", label: "outcome", buckets: RELAY_LATENCY_BUCKETS, ...relayLatency }));
-  registry.registerMetric(aggregatedHistogram({ name: "schoolcore_task_step_duration_seconds", help: "Time tasks spent in each lifecycle state before leaving it.", label: "step", buckets: STEP_DURATION_BUCKETS, ...stepDurations }));
+  registry.registerMetric(
+    aggregatedHistogram({
+      name: "schoolcore_relay_call_duration_seconds",
+      help: "Relay call latency by outcome.",
+      label: "outcome",
+      buckets: RELAY_LATENCY_BUCKETS,
+      ...relayLatency,
+    }),
+  );
+  registry.registerMetric(
+    aggregatedHistogram({
+      name: "schoolcore_task_step_duration_seconds",
+      help: "Time tasks spent in each lifecycle state before leaving it.",
+      label: "step",
+      buckets: STEP_DURATION_BUCKETS,
+      ...stepDurations,
+    }),
+  );
 
-  gauge("schoolcore_spend_month_committed_micros", "Money committed this calendar month (UTC), in micro-units of the provider's currency.").set(monthCommitted);
+  gauge(
+    "schoolcore_spend_month_committed_micros",
+    "Money committed this calendar month (UTC), in micro-units of the provider's currency.",
+  ).set(monthCommitted);
   const ceiling = gauge("schoolcore_spend_ceiling_micros", "Spend ceilings set by the operator (absent = no ceiling).", ["ceiling"]);
   ceiling.set({ ceiling: "global" }, ceilings.globalMicros);
   ceiling.set({ ceiling: "per_task" }, ceilings.perTaskMicros);
@@ -110,15 +164,22 @@ export async function collectMetrics(deps: { db: Db; now?: () => Date }): Promis
 
   // No heartbeat ever: the age is absent (not 0), so an alert on a high age cannot be fooled.
   if (heartbeat) {
-    gauge("schoolcore_worker_heartbeat_age_seconds", "Seconds since the newest worker heartbeat was recorded.").set(Math.max(0, (now.getTime() - heartbeat.beatAt.getTime()) / 1000));
+    gauge("schoolcore_worker_heartbeat_age_seconds", "Seconds since the newest worker heartbeat was recorded.").set(
+      Math.max(0, (now.getTime() - heartbeat.beatAt.getTime()) / 1000),
+    );
     gauge("schoolcore_worker_restarts", "Supervisor restarts of the worker behind the newest heartbeat.").set(heartbeat.restartCount);
   }
 
   const runs = gauge("schoolcore_probe_runs", "Qualification probe runs by state.", ["state"]);
   for (const row of probeRuns) runs.set({ state: row.state }, row._count._all);
   if (latestProbeRun) {
-    gauge("schoolcore_probe_latest_run_timestamp_seconds", "When the newest finished probe run was created.").set(latestProbeRun.createdAt.getTime() / 1000);
-    const result = gauge("schoolcore_probe_latest_result", "1 for each probe's status in the newest finished probe run.", ["probe", "status"]);
+    gauge("schoolcore_probe_latest_run_timestamp_seconds", "When the newest finished probe run was created.").set(
+      latestProbeRun.createdAt.getTime() / 1000,
+    );
+    const result = gauge("schoolcore_probe_latest_result", "1 for each probe's status in the newest finished probe run.", [
+      "probe",
+      "status",
+    ]);
     for (const r of latestProbeRun.results) result.set({ probe: r.probe, status: r.status }, 1);
   }
 

@@ -12,8 +12,24 @@ import { scanEvidence } from "./p7-evidence";
 
 const D1 = "a".repeat(64);
 const D2 = "b".repeat(64);
-const passed = (overrides: Partial<TGateRun> = {}): TGateRun => ({ id: "11111111-1111-4111-8111-111111111111", state: "passed", substrate: "local", configDigest: D1, results: PROBE_IDS.map((probe) => ({ probe, status: "passed" })), finishedAt: new Date(), ...overrides });
-const CONFIG: TSubstrateConfig = { v: 1, substrate: { kind: "local", url: "http://127.0.0.1:7480" }, guestImage: {}, verifierImage: {}, network: { relayChannel: "mailbox", mode: "blocked", relayEndpoint: null }, limits: {}, agentCommand: ["x"] };
+const passed = (overrides: Partial<TGateRun> = {}): TGateRun => ({
+  id: "11111111-1111-4111-8111-111111111111",
+  state: "passed",
+  substrate: "local",
+  configDigest: D1,
+  results: PROBE_IDS.map((probe) => ({ probe, status: "passed" })),
+  finishedAt: new Date(),
+  ...overrides,
+});
+const CONFIG: TSubstrateConfig = {
+  v: 1,
+  substrate: { kind: "local", url: "http://127.0.0.1:7480" },
+  guestImage: {},
+  verifierImage: {},
+  network: { relayChannel: "mailbox", mode: "blocked", relayEndpoint: null },
+  limits: {},
+  agentCommand: ["x"],
+};
 
 describe("decideDispatchOpen", () => {
   it.each([
@@ -29,18 +45,35 @@ describe("decideDispatchOpen", () => {
   });
 
   it("opens development after a passing local run, production after a passing hosted run", () => {
-    expect(decideDispatchOpen({ requested: "development", currentDigest: D1, latestRun: passed() })).toMatchObject({ kind: "open", mode: "development" });
-    expect(decideDispatchOpen({ requested: "production", currentDigest: D1, latestRun: passed({ substrate: "smolcloud" }) })).toMatchObject({ kind: "open", mode: "production" });
+    expect(decideDispatchOpen({ requested: "development", currentDigest: D1, latestRun: passed() })).toMatchObject({
+      kind: "open",
+      mode: "development",
+    });
+    expect(decideDispatchOpen({ requested: "production", currentDigest: D1, latestRun: passed({ substrate: "smolcloud" }) })).toMatchObject(
+      { kind: "open", mode: "production" },
+    );
   });
 });
 
 describe("recheckOpenGate", () => {
-  const open: TDispatchSetting = { enabled: true, mode: "development", openedByRunId: passed().id, configDigest: D1, config: CONFIG, closedReason: null, changedAt: null };
+  const open: TDispatchSetting = {
+    enabled: true,
+    mode: "development",
+    openedByRunId: passed().id,
+    configDigest: D1,
+    config: CONFIG,
+    closedReason: null,
+    changedAt: null,
+  };
   it("holds while the digest and the opening run still prove it", () => {
     expect(recheckOpenGate(open, { currentDigest: D1, openingRun: passed() })).toEqual({ kind: "open" });
   });
   it("closes when the configuration changed, or the opening run does not prove it", () => {
-    expect(recheckOpenGate(open, { currentDigest: D2, openingRun: passed() })).toMatchObject({ kind: "closed", mustRecord: true, reason: expect.stringMatching(/configuration changed/) });
+    expect(recheckOpenGate(open, { currentDigest: D2, openingRun: passed() })).toMatchObject({
+      kind: "closed",
+      mustRecord: true,
+      reason: expect.stringMatching(/configuration changed/),
+    });
     expect(recheckOpenGate(open, { currentDigest: D1, openingRun: null })).toMatchObject({ kind: "closed", mustRecord: true });
     expect(recheckOpenGate({ ...open, mode: "production" }, { currentDigest: D1, openingRun: passed() })).toMatchObject({ kind: "closed" });
   });
@@ -48,7 +81,11 @@ describe("recheckOpenGate", () => {
 
 describe("the stored dispatch value", () => {
   it("reads a legacy {enabled: true} as closed, with the reason", () => {
-    expect(ZDispatchSettingSchema.parse({ enabled: true })).toMatchObject({ enabled: false, mode: "off", closedReason: expect.stringMatching(/before qualification/) });
+    expect(ZDispatchSettingSchema.parse({ enabled: true })).toMatchObject({
+      enabled: false,
+      mode: "off",
+      closedReason: expect.stringMatching(/before qualification/),
+    });
   });
   it("refuses an open gate that names no run, and enabled disagreeing with the mode", () => {
     expect(ZDispatchSettingSchema.safeParse({ ...DISPATCH_CLOSED, enabled: true, mode: "development" }).success).toBe(false);

@@ -19,14 +19,25 @@ import { isSubstrateError } from "../substrate/substrate-error";
 import { ZProbeIdSchema, type TProbeId } from "./probe-catalog";
 import { buildEvidenceDocument, MAX_DETAIL_BYTES, storeEvidence } from "./probe-evidence";
 import { PROBE_TIME_CAPS_MS, probeModules } from "./probe-registry";
-import { beatProbeRun, claimProbeRun, finishProbeRun, getProbeRunOrThrow, markProbeStarted, PROBE_HEARTBEAT_MS, recordProbeResult } from "./probe-run.repo";
+import {
+  beatProbeRun,
+  claimProbeRun,
+  finishProbeRun,
+  getProbeRunOrThrow,
+  markProbeStarted,
+  PROBE_HEARTBEAT_MS,
+  recordProbeResult,
+} from "./probe-run.repo";
 import { removeProbeTargetFiles } from "./probe-tasks";
 import type { TProbeDeps, TProbeResult, TProbeRunContext } from "./probe-types";
 import { substrateEndpointPart } from "./substrate-endpoint-part";
 
 async function readIfPresent(file: string | undefined): Promise<string | undefined> {
   if (!file) return undefined;
-  return fs.readFile(file, "utf8").then((t) => t.trim(), () => undefined);
+  return fs.readFile(file, "utf8").then(
+    (t) => t.trim(),
+    () => undefined,
+  );
 }
 
 /** Values the evidence must never contain: P7 scans for them, and detail is redacted with them. */
@@ -46,7 +57,11 @@ function sanitizeDetail(detail: unknown, secrets: Set<string>): unknown {
     if (typeof value === "string") return sanitizeExcerpt(value, 2000, known);
     if (depth > 8 || value === null || typeof value !== "object") return value;
     if (Array.isArray(value)) return value.slice(0, 200).map((v) => walk(v, depth + 1));
-    return Object.fromEntries(Object.entries(value).slice(0, 100).map(([k, v]) => [k.slice(0, 100), walk(v, depth + 1)]));
+    return Object.fromEntries(
+      Object.entries(value)
+        .slice(0, 100)
+        .map(([k, v]) => [k.slice(0, 100), walk(v, depth + 1)]),
+    );
   };
   const clean = walk(detail, 0);
   const text = canonicalJson(clean);
@@ -80,7 +95,8 @@ export async function executeProbeRun(deps: TProbeDeps, input: { runId: string }
   try {
     // Evidence binds to the configuration the probes actually ran under.
     const now = await readSubstrateConfig(deps.db, substrateEndpointPart(deps.env));
-    if (now.digest !== row.configDigest) reason = `the substrate configuration changed between the request and the start of the run (now ${now.digest.slice(0, 12)}…)`;
+    if (now.digest !== row.configDigest)
+      reason = `the substrate configuration changed between the request and the start of the run (now ${now.digest.slice(0, 12)}…)`;
     const modules = probeModules(() => ({ substrate: row.substrate, probes }));
     for (const id of probes) {
       if (reason) break;
@@ -94,7 +110,11 @@ export async function executeProbeRun(deps: TProbeDeps, input: { runId: string }
         // A provider failure is the substrate failing the probe, with its own words (finding B);
         // anything else means the probe could not run.
         result = isSubstrateError(error)
-          ? { status: "failed", detail: { error: error.message, operation: error.operation, code: error.substrateCode }, providerError: error.providerExcerpt ?? error.message }
+          ? {
+              status: "failed",
+              detail: { error: error.message, operation: error.operation, code: error.substrateCode },
+              providerError: error.providerExcerpt ?? error.message,
+            }
           : { status: "error", detail: { error: error instanceof Error ? error.message : String(error) } };
       }
       const durationMs = Date.now() - started;

@@ -32,8 +32,18 @@ export async function plantCanaries(options: { dataDir: string; runId: string })
     { where: "DATA_DIR", file: path.join(options.dataDir, `probe-canary-${tag}.txt`), mode: 0o644, content: (v) => `${v}\n` },
     { where: "secrets folder", file: path.join(secretsDir, `probe-canary-${tag}`), mode: 0o600, content: (v) => `${v}\n` },
     { where: "home", file: path.join(os.homedir(), `.school-core-probe-canary-${tag}`), mode: 0o644, content: (v) => `${v}\n` },
-    { where: "working directory", file: path.join(process.cwd(), `.school-core-probe-canary-${tag}`), mode: 0o644, content: (v) => `${v}\n` },
-    { where: "credential file", file: path.join(secretsDir, `probe-credentials-${tag}`), mode: 0o600, content: (v) => `[default]\naws_access_key_id = ${v}\naws_secret_access_key = ${v}\n` },
+    {
+      where: "working directory",
+      file: path.join(process.cwd(), `.school-core-probe-canary-${tag}`),
+      mode: 0o644,
+      content: (v) => `${v}\n`,
+    },
+    {
+      where: "credential file",
+      file: path.join(secretsDir, `probe-credentials-${tag}`),
+      mode: 0o600,
+      content: (v) => `[default]\naws_access_key_id = ${v}\naws_secret_access_key = ${v}\n`,
+    },
   ];
   const canaries: TCanary[] = [];
   const written: string[] = [];

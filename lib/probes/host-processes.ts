@@ -52,7 +52,9 @@ export function isAllowedHostBinary(file: string): boolean {
   return (ALLOWED_HOST_BINARIES as readonly string[]).includes(path.basename(file));
 }
 
-export function createHostProcessWatch(options: { isProviderSpawn?(info: { file: string; stack: string }): boolean } = {}): THostProcessWatch {
+export function createHostProcessWatch(
+  options: { isProviderSpawn?(info: { file: string; stack: string }): boolean } = {},
+): THostProcessWatch {
   const seen: THostSpawn[] = [];
   const known = new Set<number>();
   const providerPids = new Set<number>();

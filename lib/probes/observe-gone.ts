@@ -4,7 +4,10 @@
  */
 import type { Substrate } from "../substrate/substrate";
 
-export async function observeMachinesGone(substrate: Substrate, providerIds: string[]): Promise<{ isGone: boolean; stillListed: string[]; stillGettable: string[] }> {
+export async function observeMachinesGone(
+  substrate: Substrate,
+  providerIds: string[],
+): Promise<{ isGone: boolean; stillListed: string[]; stillGettable: string[] }> {
   const listed = new Set((await substrate.listMachines()).filter((m) => m.state !== "deleted").map((m) => m.id));
   const stillGettable: string[] = [];
   for (const id of providerIds) {

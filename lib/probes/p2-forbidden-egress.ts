@@ -21,14 +21,16 @@ function controlPlaneTargets(deps: TProbeDeps, substrateUrl: string): TEgressTar
   const dbPort = env.DATABASE_URL ? Number(new URL(env.DATABASE_URL).port || 5432) : env.EMBEDDED_PG_PORT;
   targets.push({ label: "database", host: "127.0.0.1", port: dbPort });
   const substrate = new URL(substrateUrl);
-  if (["127.0.0.1", "localhost", "[::1]"].includes(substrate.hostname)) targets.push({ label: "substrate API", host: "127.0.0.1", port: Number(substrate.port || 80) });
+  if (["127.0.0.1", "localhost", "[::1]"].includes(substrate.hostname))
+    targets.push({ label: "substrate API", host: "127.0.0.1", port: Number(substrate.port || 80) });
   targets.push({ label: "forge", host: "127.0.0.1", port: env.LOCAL_FORGE_PORT });
   return targets;
 }
 
 function escapes(report: TGuestProbeReport): string[] {
   const out: string[] = [];
-  for (const a of report.egress) if (a.outcome === "connected" || a.outcome === "answered") out.push(`${a.protocol} ${a.label} ${a.host}:${a.port} ${a.outcome}`);
+  for (const a of report.egress)
+    if (a.outcome === "connected" || a.outcome === "answered") out.push(`${a.protocol} ${a.label} ${a.host}:${a.port} ${a.outcome}`);
   if (report.network?.hasDefaultRoute) out.push("the guest has a default route");
   const foreign = (report.network?.interfaces ?? []).filter((i) => i !== "lo");
   if (foreign.length > 0) out.push(`the guest has network interfaces besides lo: ${foreign.join(", ")}`);
@@ -43,11 +45,21 @@ export const probeForbiddenEgress: TProbe = async (deps, run) => {
     const controlPlane = controlPlaneTargets(deps, run.config.substrate.url);
     // The blocked guest also tries the relay listener's port directly: only the relay channel's one route may reach it.
     const relayListener: TEgressTarget = { label: "relay listener", host: "127.0.0.1", port: deps.env.RELAY_PORT };
-    const probeInput = buildBlockedGuestProbeInput({ controlPlane: [...controlPlane, relayListener], listeners, loopbackExtras: deps.extraEgressTargets, external });
+    const probeInput = buildBlockedGuestProbeInput({
+      controlPlane: [...controlPlane, relayListener],
+      listeners,
+      loopbackExtras: deps.extraEgressTargets,
+      external,
+    });
     const blocked = await runGuestProbe(deps, { runId: run.runId, image, network: { mode: "blocked" }, probeInput, timeoutSeconds: 120 });
     const problems = escapes(blocked.report).map((p) => `blocked guest: ${p}`);
 
-    const relay = await checkRelayRoute(deps, { runId: run.runId, image, listeners, tcpTargets: [...controlPlane, { label: "probe listener", host: "127.0.0.1", port: listeners.httpPort }] });
+    const relay = await checkRelayRoute(deps, {
+      runId: run.runId,
+      image,
+      listeners,
+      tcpTargets: [...controlPlane, { label: "probe listener", host: "127.0.0.1", port: listeners.httpPort }],
+    });
     problems.push(...relay.problems);
     const mailbox = await checkMailboxForeignTask(deps, run);
     problems.push(...mailbox.problems);

@@ -23,7 +23,16 @@ export const probeHostCanaries: TProbe = async (deps, run) => {
       network: { mode: "blocked" },
       probeInput: {
         identity: true,
-        canaries: { pattern: CANARY_PATTERN_SOURCE, digests: [...byDigest.keys()], roots: ["@mounts", "/"], maxFiles: 20_000, maxBytesPerFile: 256 * 1024, maxTotalBytes: 64 * 1024 * 1024, timeMs: 3000, reportSockets: true },
+        canaries: {
+          pattern: CANARY_PATTERN_SOURCE,
+          digests: [...byDigest.keys()],
+          roots: ["@mounts", "/"],
+          maxFiles: 20_000,
+          maxBytesPerFile: 256 * 1024,
+          maxTotalBytes: 64 * 1024 * 1024,
+          timeMs: 3000,
+          reportSockets: true,
+        },
       },
       timeoutSeconds: 120,
     });
@@ -31,7 +40,8 @@ export const probeHostCanaries: TProbe = async (deps, run) => {
     const problems: string[] = [];
     if (!search) problems.push("the guest did not report its search");
     for (const hit of search?.found ?? []) {
-      if (hit.digest && byDigest.has(hit.digest)) problems.push(`canary from ${byDigest.get(hit.digest)} visible in the guest at ${hit.where}`);
+      if (hit.digest && byDigest.has(hit.digest))
+        problems.push(`canary from ${byDigest.get(hit.digest)} visible in the guest at ${hit.where}`);
       else if (hit.kind === "socket" && HOST_SOCKET.test(hit.where)) problems.push(`host socket visible in the guest: ${hit.where}`);
     }
     for (const mount of guest.report.identity?.socketMounts ?? []) problems.push(`host socket mount: ${mount.slice(0, 200)}`);
@@ -39,7 +49,15 @@ export const probeHostCanaries: TProbe = async (deps, run) => {
     return outcome(problems.length === 0, {
       guestMachine: guest.providerMachineId,
       planted: planted.canaries.map((c) => ({ where: c.where, sha256: c.digest })),
-      searched: search ? { filesRead: search.filesRead, bytesRead: search.bytesRead, isCut: search.isCut, roots: search.roots, includes: ["files", "env", "/proc/*/environ", "/proc/*/cmdline", "sockets", "mountinfo"] } : null,
+      searched: search
+        ? {
+            filesRead: search.filesRead,
+            bytesRead: search.bytesRead,
+            isCut: search.isCut,
+            roots: search.roots,
+            includes: ["files", "env", "/proc/*/environ", "/proc/*/cmdline", "sockets", "mountinfo"],
+          }
+        : null,
       identity: guest.report.identity,
       ...(problems.length ? { problems: problems.slice(0, 50) } : {}),
     });

@@ -16,8 +16,20 @@ export const probeTtlSweep: TProbe = async (deps, run) => {
   const ttlSeconds = isLocal ? 4 : 60;
   const graceSeconds = isLocal ? 6 : 120;
   const image = await readSetting(deps.db, "guest.image");
-  const spec = { source: image, resources: { cpus: 1, memoryMb: 128, diskGb: 1 }, network: { mode: "blocked" as const }, ttlSeconds, isTtlProbe: true };
-  let machine = await recordMachineIntent(deps.db, { probeRunId: run.runId, purpose: "probe", operationId: randomUUID(), substrateLabel: deps.substrate.label, spec });
+  const spec = {
+    source: image,
+    resources: { cpus: 1, memoryMb: 128, diskGb: 1 },
+    network: { mode: "blocked" as const },
+    ttlSeconds,
+    isTtlProbe: true,
+  };
+  let machine = await recordMachineIntent(deps.db, {
+    probeRunId: run.runId,
+    purpose: "probe",
+    operationId: randomUUID(),
+    substrateLabel: deps.substrate.label,
+    spec,
+  });
   machine = await ensureMachineCreated(deps.db, deps.substrate, machine, spec);
   machine = await startMachine(deps.db, deps.substrate, machine, deps.readyTimeoutMs ?? 60_000);
   const createdAt = Date.now();
@@ -29,7 +41,12 @@ export const probeTtlSweep: TProbe = async (deps, run) => {
   }
   const sweptAfterMs = Date.now() - createdAt;
   if (gone.isGone) {
-    await transitionMachine(deps.db, { machineId: machine.id, from: "ready", to: "destroyed", reason: `swept by the provider's TTL after ${Math.round(sweptAfterMs / 1000)} s (probe P6)` });
+    await transitionMachine(deps.db, {
+      machineId: machine.id,
+      from: "ready",
+      to: "destroyed",
+      reason: `swept by the provider's TTL after ${Math.round(sweptAfterMs / 1000)} s (probe P6)`,
+    });
   } else {
     await destroyMachine(deps.db, deps.substrate, machine.id, "probe P6: the provider did not sweep the machine within TTL + grace");
   }
@@ -39,6 +56,10 @@ export const probeTtlSweep: TProbe = async (deps, run) => {
     graceSeconds,
     sweptAfterMs: gone.isGone ? sweptAfterMs : null,
     observed: gone,
-    ...(gone.isGone ? {} : { reason: `still known to the provider ${Math.round(sweptAfterMs / 1000)} s after create (TTL ${ttlSeconds} s + grace ${graceSeconds} s)` }),
+    ...(gone.isGone
+      ? {}
+      : {
+          reason: `still known to the provider ${Math.round(sweptAfterMs / 1000)} s after create (TTL ${ttlSeconds} s + grace ${graceSeconds} s)`,
+        }),
   });
 };

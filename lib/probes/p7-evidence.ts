@@ -9,7 +9,14 @@ import type { TProbeId } from "./probe-catalog";
 import { outcome, type TProbe } from "./probe-types";
 
 /** Shapes of credentials this system issues or holds (SmolCloud keys, relay handles, GitHub tokens, model keys, private keys). */
-const CREDENTIAL_SHAPES: readonly RegExp[] = [/\bsmk_[A-Za-z0-9_-]{4,}/, /\bscr_[A-Za-z0-9_-]{8,}/, /\bgh[pousr]_[A-Za-z0-9]{8,}/, /\bgithub_pat_[A-Za-z0-9_]{8,}/, /\bsk-(?:ant-)?[A-Za-z0-9_-]{8,}/, /-----BEGIN [A-Z ]*PRIVATE KEY-----/];
+const CREDENTIAL_SHAPES: readonly RegExp[] = [
+  /\bsmk_[A-Za-z0-9_-]{4,}/,
+  /\bscr_[A-Za-z0-9_-]{8,}/,
+  /\bgh[pousr]_[A-Za-z0-9]{8,}/,
+  /\bgithub_pat_[A-Za-z0-9_]{8,}/,
+  /\bsk-(?:ant-)?[A-Za-z0-9_-]{8,}/,
+  /-----BEGIN [A-Z ]*PRIVATE KEY-----/,
+];
 
 export function scanEvidence(text: string, secrets: Iterable<string>): string[] {
   const findings: string[] = [];
@@ -18,7 +25,8 @@ export function scanEvidence(text: string, secrets: Iterable<string>): string[] 
     index++;
     if (secret.length >= 8 && text.includes(secret)) findings.push(`known secret #${index} appears in the evidence`);
   }
-  for (const shape of CREDENTIAL_SHAPES) if (shape.test(text)) findings.push(`a credential-shaped string (${shape.source.slice(0, 24)}…) appears in the evidence`);
+  for (const shape of CREDENTIAL_SHAPES)
+    if (shape.test(text)) findings.push(`a credential-shaped string (${shape.source.slice(0, 24)}…) appears in the evidence`);
   return findings;
 }
 
@@ -35,7 +43,8 @@ export function makeEvidenceProbe(selection: () => { substrate: string; probes: 
     const published = probeTasks.filter((t) => ["approved", "pr_pending", "pr_open", "pr_failed"].includes(t.state)).length;
     const problems = [...findings];
     if (bytes > MAX_EVIDENCE_BYTES) problems.push(`the evidence is ${bytes} bytes, over ${MAX_EVIDENCE_BYTES}`);
-    if (pullRequests > 0 || published > 0) problems.push(`provider writes during the run: ${pullRequests} pull request record(s), ${published} task(s) in publication`);
+    if (pullRequests > 0 || published > 0)
+      problems.push(`provider writes during the run: ${pullRequests} pull request record(s), ${published} task(s) in publication`);
     return outcome(problems.length === 0, {
       evidenceBytes: bytes,
       maxEvidenceBytes: MAX_EVIDENCE_BYTES,

@@ -11,7 +11,11 @@ import { outcome, type TProbeDeps, type TProbeOutcome, type TProbeRunContext } f
 export async function probeBuilderEgress(deps: TProbeDeps, run: Pick<TProbeRunContext, "runId">): Promise<TProbeOutcome> {
   const report = await runBuilderEgressProbe(
     { db: deps.db, env: deps.env, substrate: deps.substrate, readyTimeoutMs: deps.readyTimeoutMs ?? 60_000, probeRunId: run.runId },
-    { extraDirectTargets: (deps.extraEgressTargets ?? []).filter((t) => t.protocol === "tcp").map((t) => ({ label: t.label, host: t.host, port: t.port })) },
+    {
+      extraDirectTargets: (deps.extraEgressTargets ?? [])
+        .filter((t) => t.protocol === "tcp")
+        .map((t) => ({ label: t.label, host: t.host, port: t.port })),
+    },
   );
   return outcome(report.isPass, {
     reasons: report.reasons,
@@ -19,6 +23,11 @@ export async function probeBuilderEgress(deps: TProbeDeps, run: Pick<TProbeRunCo
     requests: report.observed.requests,
     interfaces: report.observed.interfaces,
     hasDefaultRoute: report.observed.hasDefaultRoute,
-    broker: { served: report.broker.served, refused: report.broker.refused, packages: report.broker.packages, refusals: report.broker.refusals.map((r) => r.reason) },
+    broker: {
+      served: report.broker.served,
+      refused: report.broker.refused,
+      packages: report.broker.packages,
+      refusals: report.broker.refusals.map((r) => r.reason),
+    },
   });
 }

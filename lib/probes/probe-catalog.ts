@@ -29,7 +29,8 @@ export function parseProbeSelection(text: string | undefined | readonly string[]
   const ids = new Set<TProbeId>();
   for (const item of raw) {
     const parsed = ZProbeIdSchema.safeParse(String(item).trim().toUpperCase());
-    if (!parsed.success) throw new AppError("VALIDATION_FAILED", `Unknown probe "${String(item).slice(0, 20)}"; the probes are ${PROBE_IDS.join(", ")}.`);
+    if (!parsed.success)
+      throw new AppError("VALIDATION_FAILED", `Unknown probe "${String(item).slice(0, 20)}"; the probes are ${PROBE_IDS.join(", ")}.`);
     ids.add(parsed.data);
   }
   return PROBE_IDS.filter((id) => ids.has(id));

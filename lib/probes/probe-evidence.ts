@@ -32,12 +32,22 @@ export function buildEvidenceDocument(run: TProbeRunContext, input: { substrate:
     startedAt: run.startedAt.toISOString(),
     probes: input.probes.map((id) => {
       const result = run.results.get(id);
-      return { id, title: PROBE_TITLES[id], status: result?.status ?? "not run", durationMs: result?.durationMs ?? null, detail: result?.detail ?? null, providerError: result?.providerError ?? null };
+      return {
+        id,
+        title: PROBE_TITLES[id],
+        status: result?.status ?? "not run",
+        durationMs: result?.durationMs ?? null,
+        detail: result?.detail ?? null,
+        providerError: result?.providerError ?? null,
+      };
     }),
   };
 }
 
-export async function storeEvidence(deps: { db: Db; env: TEnv }, doc: Record<string, unknown>): Promise<{ digest: string; sizeBytes: number }> {
+export async function storeEvidence(
+  deps: { db: Db; env: TEnv },
+  doc: Record<string, unknown>,
+): Promise<{ digest: string; sizeBytes: number }> {
   const text = canonicalJson(doc);
   const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "probe-evidence-"));
   try {

@@ -9,7 +9,14 @@ import dgram from "node:dgram";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 
-export type TProbeListeners = { marker: string; httpPort: number; udpPort: number; httpHits(): number; udpHits(): number; close(): Promise<void> };
+export type TProbeListeners = {
+  marker: string;
+  httpPort: number;
+  udpPort: number;
+  httpHits(): number;
+  udpHits(): number;
+  close(): Promise<void>;
+};
 
 export async function startProbeListeners(): Promise<TProbeListeners> {
   const marker = `probe-marker-${randomBytes(12).toString("hex")}`;
@@ -24,7 +31,11 @@ export async function startProbeListeners(): Promise<TProbeListeners> {
   udp.on("message", (message, remote) => {
     udpHits++;
     // a DNS-shaped answer for a query, an echo otherwise; either proves the datagram arrived
-    udp.send(message.length >= 12 ? Buffer.concat([message.subarray(0, 2), Buffer.from([0x81, 0x80]), message.subarray(4)]) : message, remote.port, remote.address);
+    udp.send(
+      message.length >= 12 ? Buffer.concat([message.subarray(0, 2), Buffer.from([0x81, 0x80]), message.subarray(4)]) : message,
+      remote.port,
+      remote.address,
+    );
   });
   await new Promise<void>((resolve) => udp.bind(0, "127.0.0.1", resolve));
   return {

@@ -14,7 +14,17 @@ import { makeEvidenceProbe } from "./p7-evidence";
 import { probeBuilderEgress } from "./p8-builder-egress";
 
 /** Wall-clock cap per probe: a probe that outlives it is `error`, and the run goes on. */
-export const PROBE_TIME_CAPS_MS: Record<TProbeId, number> = { P0: 30_000, P1: 180_000, P2: 120_000, P3: 120_000, P4: 180_000, P5: 180_000, P6: 200_000, P7: 30_000, P8: 120_000 };
+export const PROBE_TIME_CAPS_MS: Record<TProbeId, number> = {
+  P0: 30_000,
+  P1: 180_000,
+  P2: 120_000,
+  P3: 120_000,
+  P4: 180_000,
+  P5: 180_000,
+  P6: 200_000,
+  P7: 30_000,
+  P8: 120_000,
+};
 
 export function probeModules(selection: () => { substrate: string; probes: TProbeId[] }): Record<TProbeId, TProbe> {
   return {

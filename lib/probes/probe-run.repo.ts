@@ -19,7 +19,10 @@ export const PROBE_HEARTBEAT_STALE_MS = 20_000;
 
 export type TProbeResultStatus = "pending" | "running" | "passed" | "failed" | "error";
 
-export async function createProbeRun(db: Db, input: { probes: TProbeId[]; substrate: string; snapshot: TSubstrateConfigSnapshot; actorId: string | null }) {
+export async function createProbeRun(
+  db: Db,
+  input: { probes: TProbeId[]; substrate: string; snapshot: TSubstrateConfigSnapshot; actorId: string | null },
+) {
   return db.$transaction(async (tx) => {
     const run = await tx.probeRun.create({
       data: {
@@ -31,7 +34,13 @@ export async function createProbeRun(db: Db, input: { probes: TProbeId[]; substr
         results: { create: input.probes.map((probe) => ({ probe })) },
       },
     });
-    await recordAudit(tx, { actorId: input.actorId, action: "probe.run", targetType: "probeRun", targetId: run.id, detail: { probes: input.probes, configDigest: input.snapshot.digest, substrate: input.substrate } });
+    await recordAudit(tx, {
+      actorId: input.actorId,
+      action: "probe.run",
+      targetType: "probeRun",
+      targetId: run.id,
+      detail: { probes: input.probes, configDigest: input.snapshot.digest, substrate: input.substrate },
+    });
     return run;
   });
 }
@@ -39,7 +48,10 @@ export async function createProbeRun(db: Db, input: { probes: TProbeId[]; substr
 /** queued → running, claimed by one runner; a second claim is STATE_CONFLICT. */
 export async function claimProbeRun(db: Db, runId: string): Promise<void> {
   const now = new Date();
-  const claimed = await db.probeRun.updateMany({ where: { id: runId, state: "queued" }, data: { state: "running", startedAt: now, heartbeatAt: now } });
+  const claimed = await db.probeRun.updateMany({
+    where: { id: runId, state: "queued" },
+    data: { state: "running", startedAt: now, heartbeatAt: now },
+  });
   if (claimed.count !== 1) throw new AppError("STATE_CONFLICT", `Probe run ${runId} is not queued.`);
 }
 
@@ -51,26 +63,54 @@ export async function markProbeStarted(db: Db, runId: string, probe: TProbeId): 
   await db.probeResult.updateMany({ where: { runId, probe, status: "pending" }, data: { status: "running", startedAt: new Date() } });
 }
 
-export async function recordProbeResult(db: Db, runId: string, probe: TProbeId, result: { status: "passed" | "failed" | "error"; durationMs: number; detail: unknown; providerError?: string }): Promise<void> {
+export async function recordProbeResult(
+  db: Db,
+  runId: string,
+  probe: TProbeId,
+  result: { status: "passed" | "failed" | "error"; durationMs: number; detail: unknown; providerError?: string },
+): Promise<void> {
   const updated = await db.probeResult.updateMany({
     where: { runId, probe, status: "running" },
-    data: { status: result.status, durationMs: result.durationMs, detail: result.detail as Prisma.InputJsonValue, providerError: result.providerError ?? null, finishedAt: new Date() },
+    data: {
+      status: result.status,
+      durationMs: result.durationMs,
+      detail: result.detail as Prisma.InputJsonValue,
+      providerError: result.providerError ?? null,
+      finishedAt: new Date(),
+    },
   });
   if (updated.count !== 1) throw new AppError("STATE_CONFLICT", `Probe ${probe} of run ${runId} is not running.`);
 }
 
 /** running → passed only when every selected probe passed; anything else → failed with the reason. */
-export async function finishProbeRun(db: Db, runId: string, input: { evidenceDigest: string | null; reason: string | null }): Promise<"passed" | "failed"> {
+export async function finishProbeRun(
+  db: Db,
+  runId: string,
+  input: { evidenceDigest: string | null; reason: string | null },
+): Promise<"passed" | "failed"> {
   return db.$transaction(async (tx) => {
     const results = await tx.probeResult.findMany({ where: { runId } });
-    const isPass = results.length > 0 && results.every((r) => r.status === "passed") && input.evidenceDigest !== null && input.reason === null;
+    const isPass =
+      results.length > 0 && results.every((r) => r.status === "passed") && input.evidenceDigest !== null && input.reason === null;
     const state = isPass ? "passed" : "failed";
     const notPassed = results.filter((r) => r.status !== "passed").map((r) => `${r.probe} ${r.status}`);
     const reason = input.reason ?? (isPass ? null : `not passed: ${notPassed.join(", ")}`);
-    const updated = await tx.probeRun.updateMany({ where: { id: runId, state: "running" }, data: { state, evidenceDigest: input.evidenceDigest, reason, finishedAt: new Date() } });
+    const updated = await tx.probeRun.updateMany({
+      where: { id: runId, state: "running" },
+      data: { state, evidenceDigest: input.evidenceDigest, reason, finishedAt: new Date() },
+    });
     if (updated.count !== 1) throw new AppError("STATE_CONFLICT", `Probe run ${runId} is not running.`);
-    await tx.probeResult.updateMany({ where: { runId, status: { in: ["pending", "running"] } }, data: { status: "error", detail: { reason: reason ?? "the run ended first" }, finishedAt: new Date() } });
-    await recordAudit(tx, { actorId: null, action: "probe.finish", targetType: "probeRun", targetId: runId, detail: { state, evidenceDigest: input.evidenceDigest, reason } });
+    await tx.probeResult.updateMany({
+      where: { runId, status: { in: ["pending", "running"] } },
+      data: { status: "error", detail: { reason: reason ?? "the run ended first" }, finishedAt: new Date() },
+    });
+    await recordAudit(tx, {
+      actorId: null,
+      action: "probe.finish",
+      targetType: "probeRun",
+      targetId: runId,
+      detail: { state, evidenceDigest: input.evidenceDigest, reason },
+    });
     return state;
   });
 }
@@ -80,14 +120,33 @@ export async function finishProbeRun(db: Db, runId: string, input: { evidenceDig
  * still `running` whose heartbeat lapsed, and probes it left pending/running become `error`.
  */
 export async function failAbandonedProbeRuns(db: Db, now = new Date()): Promise<string[]> {
-  const stale = await db.probeRun.findMany({ where: { state: "running", OR: [{ heartbeatAt: null }, { heartbeatAt: { lt: new Date(now.getTime() - PROBE_HEARTBEAT_STALE_MS) } }] }, select: { id: true } });
+  const stale = await db.probeRun.findMany({
+    where: { state: "running", OR: [{ heartbeatAt: null }, { heartbeatAt: { lt: new Date(now.getTime() - PROBE_HEARTBEAT_STALE_MS) } }] },
+    select: { id: true },
+  });
   const failed: string[] = [];
   for (const { id } of stale) {
     await db.$transaction(async (tx: DbTx) => {
-      const updated = await tx.probeRun.updateMany({ where: { id, state: "running" }, data: { state: "failed", reason: "the process running the probes stopped (killed or crashed) before the run finished", finishedAt: now } });
+      const updated = await tx.probeRun.updateMany({
+        where: { id, state: "running" },
+        data: {
+          state: "failed",
+          reason: "the process running the probes stopped (killed or crashed) before the run finished",
+          finishedAt: now,
+        },
+      });
       if (updated.count !== 1) return;
-      await tx.probeResult.updateMany({ where: { runId: id, status: { in: ["pending", "running"] } }, data: { status: "error", detail: { reason: "the run was abandoned: its runner stopped" }, finishedAt: now } });
-      await recordAudit(tx, { actorId: null, action: "probe.abandoned", targetType: "probeRun", targetId: id, detail: { reason: "heartbeat lapsed" } });
+      await tx.probeResult.updateMany({
+        where: { runId: id, status: { in: ["pending", "running"] } },
+        data: { status: "error", detail: { reason: "the run was abandoned: its runner stopped" }, finishedAt: now },
+      });
+      await recordAudit(tx, {
+        actorId: null,
+        action: "probe.abandoned",
+        targetType: "probeRun",
+        targetId: id,
+        detail: { reason: "heartbeat lapsed" },
+      });
       failed.push(id);
     });
   }
@@ -110,12 +169,23 @@ export async function listProbeRuns(db: Db, options: { take?: number } = {}) {
 export type TProbeRunView = Awaited<ReturnType<typeof getProbeRunOrThrow>>;
 
 function toGateRun(run: TProbeRunView): TGateRun {
-  return { id: run.id, state: run.state, substrate: run.substrate, configDigest: run.configDigest, results: run.results, finishedAt: run.finishedAt };
+  return {
+    id: run.id,
+    state: run.state,
+    substrate: run.substrate,
+    configDigest: run.configDigest,
+    results: run.results,
+    finishedAt: run.finishedAt,
+  };
 }
 
 /** The latest completed (passed or failed) run for this digest, or null. */
 export async function latestCompletedRunFor(db: Db | DbTx, configDigest: string): Promise<TGateRun | null> {
-  const run = await db.probeRun.findFirst({ where: { configDigest, state: { in: ["passed", "failed"] } }, orderBy: [{ finishedAt: "desc" }, { createdAt: "desc" }], include: RUN_INCLUDE });
+  const run = await db.probeRun.findFirst({
+    where: { configDigest, state: { in: ["passed", "failed"] } },
+    orderBy: [{ finishedAt: "desc" }, { createdAt: "desc" }],
+    include: RUN_INCLUDE,
+  });
   return run ? toGateRun(run) : null;
 }
 

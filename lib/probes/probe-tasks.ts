@@ -22,7 +22,11 @@ export async function createProbeTarget(deps: { db: Db; env: TEnv }, input: { ru
   await fs.rm(dir, { recursive: true, force: true });
   const demo = await writeDemoRepository(dir);
   const name = `probe/run-${input.runId.slice(0, 8)}`;
-  const repo = await deps.db.targetRepository.upsert({ where: { name }, create: { name, cloneUrl: demo.path, probeRunId: input.runId }, update: { cloneUrl: demo.path, probeRunId: input.runId } });
+  const repo = await deps.db.targetRepository.upsert({
+    where: { name },
+    create: { name, cloneUrl: demo.path, probeRunId: input.runId },
+    update: { cloneUrl: demo.path, probeRunId: input.runId },
+  });
   const mirror = await syncMirror({ dataDir: deps.env.dataDir, repository: name, source: { cloneUrl: demo.path } });
   const baseSha = await resolveBaseRef(mirror, "main");
   return { repositoryId: repo.id, name, baseSha, dir };
@@ -33,7 +37,17 @@ export async function removeProbeTargetFiles(env: TEnv, runId: string): Promise<
 }
 
 /** A queued probe task on the probe's own target, with its own command, limits and (optionally) an earlier deadline. */
-export async function createProbeTask(deps: { db: Db }, input: { runId: string; target: TProbeTarget; label: string; agentCommand: string[]; limits?: Partial<TTaskLimits>; deadlineSeconds?: number }) {
+export async function createProbeTask(
+  deps: { db: Db },
+  input: {
+    runId: string;
+    target: TProbeTarget;
+    label: string;
+    agentCommand: string[];
+    limits?: Partial<TTaskLimits>;
+    deadlineSeconds?: number;
+  },
+) {
   const base = await readSetting(deps.db, "task.limits");
   const limits = { ...base, relayChannel: "mailbox" as const, ...input.limits };
   const operationId = randomUUID();
@@ -54,10 +68,29 @@ export async function createProbeTask(deps: { db: Db }, input: { runId: string; 
         deadlineAt: input.deadlineSeconds ? new Date(Date.now() + input.deadlineSeconds * 1000) : null,
       },
     });
-    await tx.taskTransition.create({ data: { taskId: task.id, fromState: null, toState: "queued", operationId, attempt: 0, reason: `created by qualification probe ${input.label}` } });
-    await recordAudit(tx, { actorId: null, action: "task.create", targetType: "task", targetId: task.id, detail: { probeRunId: input.runId, label: input.label } });
+    await tx.taskTransition.create({
+      data: {
+        taskId: task.id,
+        fromState: null,
+        toState: "queued",
+        operationId,
+        attempt: 0,
+        reason: `created by qualification probe ${input.label}`,
+      },
+    });
+    await recordAudit(tx, {
+      actorId: null,
+      action: "task.create",
+      targetType: "task",
+      targetId: task.id,
+      detail: { probeRunId: input.runId, label: input.label },
+    });
     return task;
   });
 }
 
-export const PROBE_FIX_COMMAND = ["sh", "-c", "sed -i 's/a - b/a + b/' src/add.js && printf '{\"summary\":\"probe fix\"}' > /tmp/school-core-output/student-report.json"];
+export const PROBE_FIX_COMMAND = [
+  "sh",
+  "-c",
+  "sed -i 's/a - b/a + b/' src/add.js && printf '{\"summary\":\"probe fix\"}' > /tmp/school-core-output/student-report.json",
+];

@@ -34,7 +34,13 @@ export async function readDispatchGate(db: Db, env: TEnv): Promise<TDispatchGate
   const closed: TDispatchSetting = { ...DISPATCH_CLOSED, closedReason: check.reason, changedAt: new Date().toISOString() };
   await db.$transaction(async (tx) => {
     await writeSetting(tx, { key: "dispatch", value: closed, actorId: null, reason: check.reason ?? undefined, via: "dispatch-gate" });
-    await recordAudit(tx, { actorId: null, action: "dispatch.close", targetType: "setting", targetId: "dispatch", detail: { reason: check.reason, before: gate as never } });
+    await recordAudit(tx, {
+      actorId: null,
+      action: "dispatch.close",
+      targetType: "setting",
+      targetId: "dispatch",
+      detail: { reason: check.reason, before: gate as never },
+    });
   });
   return { ...closed, ...view, isOpen: false };
 }

@@ -19,7 +19,18 @@ import type { TProbeDeps } from "./probe-types";
 
 const MAX_REPORT_BYTES = 512 * 1024;
 
-const ZAttempt = z.object({ label: z.string().max(200), protocol: z.enum(["tcp", "udp", "dns"]), host: z.string().max(200), port: z.number().int(), outcome: z.enum(["connected", "answered", "timeout", "error"]), detail: z.string().max(400), ms: z.number(), name: z.string().max(300).optional() }).strict();
+const ZAttempt = z
+  .object({
+    label: z.string().max(200),
+    protocol: z.enum(["tcp", "udp", "dns"]),
+    host: z.string().max(200),
+    port: z.number().int(),
+    outcome: z.enum(["connected", "answered", "timeout", "error"]),
+    detail: z.string().max(400),
+    ms: z.number(),
+    name: z.string().max(300).optional(),
+  })
+  .strict();
 
 export const ZGuestProbeReportSchema = z
   .object({
@@ -40,20 +51,37 @@ export const ZGuestProbeReportSchema = z
       .strict()
       .nullable(),
     network: z
-      .object({ interfaces: z.array(z.string().max(40)).max(20), ipv6Interfaces: z.array(z.string().max(40)).max(20), routeCount: z.number().int(), hasDefaultRoute: z.boolean(), resolvConf: z.string().max(600) })
+      .object({
+        interfaces: z.array(z.string().max(40)).max(20),
+        ipv6Interfaces: z.array(z.string().max(40)).max(20),
+        routeCount: z.number().int(),
+        hasDefaultRoute: z.boolean(),
+        resolvConf: z.string().max(600),
+      })
       .strict()
       .nullable(),
     egress: z.array(ZAttempt).max(200),
     relay: z
       .array(
         z
-          .object({ label: z.string().max(200), outcome: z.enum(["answered", "timeout", "error"]), status: z.string().max(3).nullable(), sawTarget: z.boolean(), sawExpected: z.boolean().optional(), detail: z.string().max(400) })
+          .object({
+            label: z.string().max(200),
+            outcome: z.enum(["answered", "timeout", "error"]),
+            status: z.string().max(3).nullable(),
+            sawTarget: z.boolean(),
+            sawExpected: z.boolean().optional(),
+            detail: z.string().max(400),
+          })
           .strict(),
       )
       .max(50),
     canaries: z
       .object({
-        found: z.array(z.object({ where: z.string().max(400), digest: z.string().max(64).nullable(), kind: z.string().max(20).optional() }).strict()).max(50),
+        found: z
+          .array(
+            z.object({ where: z.string().max(400), digest: z.string().max(64).nullable(), kind: z.string().max(20).optional() }).strict(),
+          )
+          .max(50),
         filesRead: z.number().int(),
         bytesRead: z.number().int(),
         isCut: z.boolean(),
@@ -65,20 +93,43 @@ export const ZGuestProbeReportSchema = z
   .strict();
 export type TGuestProbeReport = z.infer<typeof ZGuestProbeReportSchema>;
 
-export type TGuestProbeRun = { report: TGuestProbeReport; providerMachineId: string; machineId: string; image: TGuestImage; exitCode: number };
+export type TGuestProbeRun = {
+  report: TGuestProbeReport;
+  providerMachineId: string;
+  machineId: string;
+  image: TGuestImage;
+  exitCode: number;
+};
 
-export async function runGuestProbe(deps: TProbeDeps, input: { runId: string; image: TGuestImage; network: TNetworkPolicy; probeInput: Record<string, unknown>; timeoutSeconds: number }): Promise<TGuestProbeRun> {
+export async function runGuestProbe(
+  deps: TProbeDeps,
+  input: { runId: string; image: TGuestImage; network: TNetworkPolicy; probeInput: Record<string, unknown>; timeoutSeconds: number },
+): Promise<TGuestProbeRun> {
   const { db, substrate } = deps;
   const spec = { source: input.image, resources: { cpus: 1, memoryMb: 256, diskGb: 1 }, network: input.network, ttlSeconds: 600 };
-  let machine = await recordMachineIntent(db, { probeRunId: input.runId, purpose: "probe", operationId: randomUUID(), substrateLabel: substrate.label, spec });
+  let machine = await recordMachineIntent(db, {
+    probeRunId: input.runId,
+    purpose: "probe",
+    operationId: randomUUID(),
+    substrateLabel: substrate.label,
+    spec,
+  });
   try {
     machine = await ensureMachineCreated(db, substrate, machine, spec);
     machine = await startMachine(db, substrate, machine, deps.readyTimeoutMs ?? 60_000);
     const providerId = machine.providerId!;
     await substrate.upload(providerId, GUEST_PROBE_PROGRAM, await fs.readFile(path.join(GUEST_PROGRAMS_DIR, "probe.mjs")));
     await substrate.upload(providerId, GUEST_PROBE_INPUT_FILE, Buffer.from(JSON.stringify(input.probeInput)));
-    const result = await substrate.exec(providerId, { command: ["node", GUEST_PROBE_PROGRAM, GUEST_PROBE_INPUT_FILE], cwd: "/tmp", timeoutSeconds: input.timeoutSeconds }, { maxOutputBytes: MAX_REPORT_BYTES });
-    if (result.exitCode !== 0 || result.stdoutTruncated) throw new AppError("CONTRACT_VIOLATION", `The probe program exited ${result.exitCode}${result.stdoutTruncated ? " with truncated output" : ""}: ${result.stderr.slice(0, 500)}`);
+    const result = await substrate.exec(
+      providerId,
+      { command: ["node", GUEST_PROBE_PROGRAM, GUEST_PROBE_INPUT_FILE], cwd: "/tmp", timeoutSeconds: input.timeoutSeconds },
+      { maxOutputBytes: MAX_REPORT_BYTES },
+    );
+    if (result.exitCode !== 0 || result.stdoutTruncated)
+      throw new AppError(
+        "CONTRACT_VIOLATION",
+        `The probe program exited ${result.exitCode}${result.stdoutTruncated ? " with truncated output" : ""}: ${result.stderr.slice(0, 500)}`,
+      );
     let json: unknown;
     try {
       json = JSON.parse(result.stdout);

@@ -35,11 +35,14 @@ afterAll(async () => {
 });
 
 export function probeDepsForWorld(w: LifecycleWorld, listener: TProbeRelayListener = relay) {
-  return probeDepsFor({ ...w.ctx, env: listener.envFor(w.env) }, {
-    // the in-process local substrate stands in for the provider's hypervisor: its bubblewrap spawns are the provider's
-    isProviderSpawn: ({ stack }) => stack.includes(`${path.sep}sidecars${path.sep}local-substrate${path.sep}`),
-    extraEgressTargets: [{ label: "test database", host: "127.0.0.1", port: Number(new URL(w.databaseUrl).port), protocol: "tcp" }],
-  });
+  return probeDepsFor(
+    { ...w.ctx, env: listener.envFor(w.env) },
+    {
+      // the in-process local substrate stands in for the provider's hypervisor: its bubblewrap spawns are the provider's
+      isProviderSpawn: ({ stack }) => stack.includes(`${path.sep}sidecars${path.sep}local-substrate${path.sep}`),
+      extraEgressTargets: [{ label: "test database", host: "127.0.0.1", port: Number(new URL(w.databaseUrl).port), protocol: "tcp" }],
+    },
+  );
 }
 
 async function runProbes(probes: string[] = [...PROBE_IDS]) {
@@ -50,7 +53,10 @@ async function runProbes(probes: string[] = [...PROBE_IDS]) {
 }
 
 async function expectRefused(mode: "development" | "production", pattern: RegExp) {
-  await expect(setDispatch({ db: world.db, env: world.env }, { mode, actorId: null, via: "test" })).rejects.toMatchObject({ code: "DISPATCH_NOT_QUALIFIED", message: expect.stringMatching(pattern) });
+  await expect(setDispatch({ db: world.db, env: world.env }, { mode, actorId: null, via: "test" })).rejects.toMatchObject({
+    code: "DISPATCH_NOT_QUALIFIED",
+    message: expect.stringMatching(pattern),
+  });
 }
 
 describe("the dispatch gate before any run", () => {
@@ -65,7 +71,9 @@ describe("a full probe run on the local substrate", () => {
 
   it("passes P0–P7 well under a minute, recording status, duration and detail per probe", async () => {
     result = await runProbes();
-    const summary = result.run.results.map((r) => `${r.probe}:${r.status}:${r.durationMs}ms${r.status === "passed" ? "" : ` ${JSON.stringify(r.detail).slice(0, 600)}`}`);
+    const summary = result.run.results.map(
+      (r) => `${r.probe}:${r.status}:${r.durationMs}ms${r.status === "passed" ? "" : ` ${JSON.stringify(r.detail).slice(0, 600)}`}`,
+    );
     console.log(`probe run took ${result.ms} ms: ${summary.join(" | ")}`);
     expect(result.state, summary.join("\n")).toBe("passed");
     expect(result.run.results.map((r) => r.status)).toEqual(PROBE_IDS.map(() => "passed"));
@@ -93,7 +101,13 @@ describe("a full probe run on the local substrate", () => {
   it("opens development dispatch only; production is refused on the local substrate", async () => {
     await expectRefused("production", /not a VM/);
     const gate = await setDispatch({ db: world.db, env: world.env }, { mode: "development", actorId: null, via: "test" });
-    expect(gate).toMatchObject({ isOpen: true, enabled: true, mode: "development", openedByRunId: result.runId, configDigest: result.run.configDigest });
+    expect(gate).toMatchObject({
+      isOpen: true,
+      enabled: true,
+      mode: "development",
+      openedByRunId: result.runId,
+      configDigest: result.run.configDigest,
+    });
   });
 
   it("closes at once when the guest image changes, with the reason recorded", async () => {
@@ -123,12 +137,20 @@ describe("a probe run whose runner is killed", () => {
     const run = await requestProbeRun({ db: world.db, env: world.env }, { probes: ["P6"], actorId: null });
     const child = spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "scripts", "worker.ts")], {
       cwd: PROJECT_ROOT,
-      env: { ...process.env, NODE_ENV: "test", DATABASE_URL: world.databaseUrl, DATA_DIR: world.env.dataDir, LOCAL_SUBSTRATE_PORT: String(world.env.LOCAL_SUBSTRATE_PORT), SMOLCLOUD_TOKEN_FILE: world.tokenFile },
+      env: {
+        ...process.env,
+        NODE_ENV: "test",
+        DATABASE_URL: world.databaseUrl,
+        DATA_DIR: world.env.dataDir,
+        LOCAL_SUBSTRATE_PORT: String(world.env.LOCAL_SUBSTRATE_PORT),
+        SMOLCLOUD_TOKEN_FILE: world.tokenFile,
+      },
       stdio: "ignore",
     });
     const exited = new Promise((resolve) => child.once("exit", resolve));
     const deadline = Date.now() + 60_000;
-    while ((await world.db.probeRun.findUniqueOrThrow({ where: { id: run.id } })).state === "queued" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    while ((await world.db.probeRun.findUniqueOrThrow({ where: { id: run.id } })).state === "queued" && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 200));
     expect((await world.db.probeRun.findUniqueOrThrow({ where: { id: run.id } })).state).toBe("running");
     child.kill("SIGKILL");
     await exited;

@@ -16,15 +16,26 @@ import { latestCompletedRunFor } from "./probe-run.repo";
 import { readDispatchGate, type TDispatchGateView } from "./read-dispatch-gate";
 import { substrateEndpointPart } from "./substrate-endpoint-part";
 
-export async function setDispatch(deps: { db: Db; env: TEnv }, input: { mode: TDispatchMode; actorId: string | null; via: string }): Promise<TDispatchGateView> {
+export async function setDispatch(
+  deps: { db: Db; env: TEnv },
+  input: { mode: TDispatchMode; actorId: string | null; via: string },
+): Promise<TDispatchGateView> {
   const { db, env } = deps;
   if (input.mode === "off") {
-    const value: TDispatchSetting = { ...DISPATCH_CLOSED, closedReason: `turned off by ${input.actorId ? "an operator" : "the CLI"} (${input.via})`, changedAt: new Date().toISOString() };
+    const value: TDispatchSetting = {
+      ...DISPATCH_CLOSED,
+      closedReason: `turned off by ${input.actorId ? "an operator" : "the CLI"} (${input.via})`,
+      changedAt: new Date().toISOString(),
+    };
     await writeSetting(db, { key: "dispatch", value, actorId: input.actorId, reason: value.closedReason ?? undefined, via: input.via });
     return readDispatchGate(db, env);
   }
   const snapshot = await readSubstrateConfig(db, substrateEndpointPart(env));
-  const decision = decideDispatchOpen({ requested: input.mode, currentDigest: snapshot.digest, latestRun: await latestCompletedRunFor(db, snapshot.digest) });
+  const decision = decideDispatchOpen({
+    requested: input.mode,
+    currentDigest: snapshot.digest,
+    latestRun: await latestCompletedRunFor(db, snapshot.digest),
+  });
   if (decision.kind === "refused") throw new AppError("DISPATCH_NOT_QUALIFIED", decision.reason, { configDigest: snapshot.digest });
   const value: TDispatchSetting = {
     enabled: true,
@@ -35,6 +46,12 @@ export async function setDispatch(deps: { db: Db; env: TEnv }, input: { mode: TD
     closedReason: null,
     changedAt: new Date().toISOString(),
   };
-  await writeSetting(db, { key: "dispatch", value, actorId: input.actorId, reason: `opened (${decision.mode}) by probe run ${decision.runId}`, via: input.via });
+  await writeSetting(db, {
+    key: "dispatch",
+    value,
+    actorId: input.actorId,
+    reason: `opened (${decision.mode}) by probe run ${decision.runId}`,
+    via: input.via,
+  });
   return readDispatchGate(db, env);
 }

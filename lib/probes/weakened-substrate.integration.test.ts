@@ -34,7 +34,10 @@ afterEach(async () => {
 });
 
 function deps(extra: Partial<TProbeDeps> = {}): TProbeDeps {
-  return probeDepsFor({ ...world.ctx, env: relay.envFor(world.env) }, { isProviderSpawn: ({ stack }) => stack.includes(`${path.sep}sidecars${path.sep}local-substrate${path.sep}`), ...extra });
+  return probeDepsFor(
+    { ...world.ctx, env: relay.envFor(world.env) },
+    { isProviderSpawn: ({ stack }) => stack.includes(`${path.sep}sidecars${path.sep}local-substrate${path.sep}`), ...extra },
+  );
 }
 
 async function runOne(probe: TProbeId, extra: Partial<TProbeDeps> = {}) {
@@ -106,7 +109,11 @@ describe("probes against a weakened local substrate", () => {
     await weaken({ exportCapOff: true });
     const { state, result } = await runOne("P5");
     expect(state, JSON.stringify(result.detail)).toBe("passed");
-    const cases = (result.detail as { cases: { label: string; refusedBy: string; raisedAt: string; errorCode: string; state: string; candidates: number }[] }).cases;
+    const cases = (
+      result.detail as {
+        cases: { label: string; refusedBy: string; raisedAt: string; errorCode: string; state: string; candidates: number }[];
+      }
+    ).cases;
     expect(cases).toHaveLength(4);
     for (const c of cases) expect([c.label, c.refusedBy, c.state, c.candidates]).toEqual([c.label, "control plane", "failed", 0]);
     // Where it was raised: the control plane's own byte count on the download (collect-task), not
@@ -114,7 +121,11 @@ describe("probes against a weakened local substrate", () => {
     const oversized = cases.find((c) => c.label === "P5 oversized export");
     expect(oversized?.errorCode).toBe("CONTRACT_VIOLATION:ARCHIVE_TOO_LARGE");
     expect(oversized?.raisedAt).toMatch(/control plane's byte count/);
-    const observed = ((await world.substrate.admin("GET", "/admin/weakening")).json as { observed: { uncappedDownloads: number; largestUncappedBytes: number } }).observed;
+    const observed = (
+      (await world.substrate.admin("GET", "/admin/weakening")).json as {
+        observed: { uncappedDownloads: number; largestUncappedBytes: number };
+      }
+    ).observed;
     expect(observed.uncappedDownloads).toBeGreaterThan(0);
     expect(observed.largestUncappedBytes).toBeGreaterThan(1024 * 1024);
   }, 120_000);

@@ -6,11 +6,31 @@ const HEAD = "a".repeat(40);
 const BASE = "b".repeat(40);
 
 function input(): TApprovalInput {
-  const evidence = { candidateId: "cand-1", taskId: TASK, headSha: HEAD, baseSha: BASE, repository: "o/r", manifestDigest: "m1", isPass: true, digest: "e1" };
+  const evidence = {
+    candidateId: "cand-1",
+    taskId: TASK,
+    headSha: HEAD,
+    baseSha: BASE,
+    repository: "o/r",
+    manifestDigest: "m1",
+    isPass: true,
+    digest: "e1",
+  };
   return {
     task: { id: TASK, baseRef: "main", baseSha: BASE, repository: { name: "o/r" } },
     candidate: { id: "cand-1", taskId: TASK, repository: "o/r", baseRef: "main", baseSha: BASE, headSha: HEAD, branch: `school/${TASK}` },
-    decisions: [{ id: "d1", taskId: TASK, candidateId: "cand-1", headSha: HEAD, manifestDigest: "m1", verdict: "approve", evidence, teacher: { id: "t1", name: "T" } }],
+    decisions: [
+      {
+        id: "d1",
+        taskId: TASK,
+        candidateId: "cand-1",
+        headSha: HEAD,
+        manifestDigest: "m1",
+        verdict: "approve",
+        evidence,
+        teacher: { id: "t1", name: "T" },
+      },
+    ],
     pullRequest: null,
   };
 }
@@ -36,8 +56,14 @@ describe("checkPublishApproval", () => {
     ["a candidate of another repository", (v) => (v.candidate!.repository = "o/other")],
     ["a candidate on another base", (v) => (v.candidate!.baseSha = "c".repeat(40))],
     ["a candidate on another branch", (v) => (v.candidate!.branch = "main")],
-    ["a publication record for another head", (v) => (v.pullRequest = { candidateId: "cand-1", decisionId: "d1", headSha: "c".repeat(40), branch: `school/${TASK}` })],
-    ["a publication record for another decision", (v) => (v.pullRequest = { candidateId: "cand-1", decisionId: "d9", headSha: HEAD, branch: `school/${TASK}` })],
+    [
+      "a publication record for another head",
+      (v) => (v.pullRequest = { candidateId: "cand-1", decisionId: "d1", headSha: "c".repeat(40), branch: `school/${TASK}` }),
+    ],
+    [
+      "a publication record for another decision",
+      (v) => (v.pullRequest = { candidateId: "cand-1", decisionId: "d9", headSha: HEAD, branch: `school/${TASK}` }),
+    ],
   ];
   it.each(refusals)("refuses %s", (_name, mutate) => {
     const value = input();

@@ -15,7 +15,13 @@ import { failureOf, type TPublishTarget } from "./publication-provider";
 import { saveGitHubPublishSetting } from "./publish-settings";
 
 const GITHUB_PUBLISH_SETTING_KEY = "publish.github";
-import { createPublishFixture, readForgeBranch, startForgeEnvironment, type TForgeEnvironment, type TPublishFixture } from "./testing/publish-fixtures";
+import {
+  createPublishFixture,
+  readForgeBranch,
+  startForgeEnvironment,
+  type TForgeEnvironment,
+  type TPublishFixture,
+} from "./testing/publish-fixtures";
 
 describe("GitHub provider", async () => {
   const { db } = await createTestDatabase();
@@ -36,11 +42,17 @@ describe("GitHub provider", async () => {
     const provider = env.createProvider();
     // the branch exists at the base commit, an ancestor of the approved head
     await runGit({ gitDir: `${env.dataDir}/forge/${f.repository}.git`, args: ["update-ref", `refs/heads/${f.branch}`, f.baseSha] });
-    const outcome = await provider.pushBranch({ target, headSha: f.headSha, sourceGitDir: candidateRepoPathFor(env.dataDir, f.repository) });
+    const outcome = await provider.pushBranch({
+      target,
+      headSha: f.headSha,
+      sourceGitDir: candidateRepoPathFor(env.dataDir, f.repository),
+    });
     expect(outcome.kind).toBe("rejected");
     expect(await readForgeBranch(env, f.repository, f.branch)).toBe(f.baseSha);
     await runGit({ gitDir: `${env.dataDir}/forge/${f.repository}.git`, args: ["update-ref", "-d", `refs/heads/${f.branch}`] });
-    expect(await provider.pushBranch({ target, headSha: f.headSha, sourceGitDir: candidateRepoPathFor(env.dataDir, f.repository) })).toEqual({ kind: "pushed" });
+    expect(
+      await provider.pushBranch({ target, headSha: f.headSha, sourceGitDir: candidateRepoPathFor(env.dataDir, f.repository) }),
+    ).toEqual({ kind: "pushed" });
     expect(await provider.readRemoteBranch(target)).toBe(f.headSha);
     expect(await provider.readRemoteBranch({ ...target, branch: "school/absent" })).toBeNull();
   });
@@ -56,7 +68,13 @@ describe("GitHub provider", async () => {
   });
 
   it("keeps the token out of argv: it travels only as GIT_CONFIG_* header config", () => {
-    const command = buildPushCommand({ cloneUrl: "https://example.invalid/o/r.git", branch: "school/x", headSha: "a".repeat(40), sourceGitDir: "/tmp/x.git", token: "tok-1234567890" });
+    const command = buildPushCommand({
+      cloneUrl: "https://example.invalid/o/r.git",
+      branch: "school/x",
+      headSha: "a".repeat(40),
+      sourceGitDir: "/tmp/x.git",
+      token: "tok-1234567890",
+    });
     const basic = Buffer.from("x-access-token:tok-1234567890").toString("base64");
     expect(command.args.join(" ")).not.toContain("tok-1234567890");
     expect(command.args.join(" ")).not.toContain(basic);
@@ -102,10 +120,21 @@ describe("GitHub provider", async () => {
   });
 
   it("builds the provider from the operator's publish.github setting, failing closed when it is missing or invalid", async () => {
-    await expect(loadPublicationProvider({ db })).rejects.toMatchObject({ code: "CONFIG_INVALID", message: expect.stringContaining("publish.github") });
-    await db.operatorSetting.create({ data: { key: GITHUB_PUBLISH_SETTING_KEY, value: { apiBaseUrl: env.forge.url, tokenFile: "relative/path" } } });
-    await expect(loadPublicationProvider({ db })).rejects.toMatchObject({ code: "CONFIG_INVALID", message: expect.stringContaining("tokenFile") });
-    await db.operatorSetting.update({ where: { key: GITHUB_PUBLISH_SETTING_KEY }, data: { value: { apiBaseUrl: env.forge.url, tokenFile: env.tokenFile, token: "inline" } } });
+    await expect(loadPublicationProvider({ db })).rejects.toMatchObject({
+      code: "CONFIG_INVALID",
+      message: expect.stringContaining("publish.github"),
+    });
+    await db.operatorSetting.create({
+      data: { key: GITHUB_PUBLISH_SETTING_KEY, value: { apiBaseUrl: env.forge.url, tokenFile: "relative/path" } },
+    });
+    await expect(loadPublicationProvider({ db })).rejects.toMatchObject({
+      code: "CONFIG_INVALID",
+      message: expect.stringContaining("tokenFile"),
+    });
+    await db.operatorSetting.update({
+      where: { key: GITHUB_PUBLISH_SETTING_KEY },
+      data: { value: { apiBaseUrl: env.forge.url, tokenFile: env.tokenFile, token: "inline" } },
+    });
     await expect(loadPublicationProvider({ db })).rejects.toMatchObject({ code: "CONFIG_INVALID" });
     await saveGitHubPublishSetting(db, { apiBaseUrl: env.forge.url, tokenFile: env.tokenFile }, null);
     const provider = await loadPublicationProvider({ db });

@@ -16,7 +16,13 @@ import { AppError, isAppError } from "../errors";
 import { sanitizeExcerpt } from "../redact";
 import { isFullSha } from "../git/git-plumbing";
 import { runGit } from "../git/run-git";
-import { providerError, type PublicationProvider, type TCreatePullOutcome, type TProviderPull, type TPushOutcome } from "./publication-provider";
+import {
+  providerError,
+  type PublicationProvider,
+  type TCreatePullOutcome,
+  type TProviderPull,
+  type TPushOutcome,
+} from "./publication-provider";
 import type { TGitHubPublishSetting } from "../contract/publication-setting";
 
 export const GITHUB_PROVIDER_NAME = "github";
@@ -39,7 +45,12 @@ const ZPullSchema = z.object({
 });
 const ZPullListSchema = z.array(ZPullSchema).max(100);
 const ZRefSchema = z.object({ ref: z.string(), object: z.object({ sha: z.string().regex(FULL_SHA), type: z.string() }) });
-const ZErrorBodySchema = z.object({ message: z.string().optional(), errors: z.array(z.object({ message: z.string().optional(), code: z.string().optional() }).loose()).optional() }).loose();
+const ZErrorBodySchema = z
+  .object({
+    message: z.string().optional(),
+    errors: z.array(z.object({ message: z.string().optional(), code: z.string().optional() }).loose()).optional(),
+  })
+  .loose();
 
 type TPull = z.infer<typeof ZPullSchema>;
 
@@ -88,8 +99,10 @@ export function checkCloneUrl(cloneUrl: string): URL {
   } catch {
     throw providerError("refused", "The target repository's clone URL is not a URL.");
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") throw providerError("refused", "The target repository's clone URL must be http(s) for publication.");
-  if (url.username || url.password) throw providerError("refused", "The target repository's clone URL must not carry credentials; the token comes from the token file.");
+  if (url.protocol !== "https:" && url.protocol !== "http:")
+    throw providerError("refused", "The target repository's clone URL must be http(s) for publication.");
+  if (url.username || url.password)
+    throw providerError("refused", "The target repository's clone URL must not carry credentials; the token comes from the token file.");
   if (url.search || url.hash) throw providerError("refused", "The target repository's clone URL must not have a query or fragment.");
   return url;
 }
@@ -132,7 +145,12 @@ export function createGitHubProvider(options: TGitHubProviderOptions): Publicati
   const apiBase = options.apiBaseUrl.replace(/\/+$/, "");
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const pushTimeoutMs = options.pushTimeoutMs ?? DEFAULT_PUSH_TIMEOUT_MS;
-  const agent = new Agent({ keepAliveTimeout: 4_000, keepAliveMaxTimeout: 30_000, connections: 16, connect: { timeout: requestTimeoutMs } });
+  const agent = new Agent({
+    keepAliveTimeout: 4_000,
+    keepAliveMaxTimeout: 30_000,
+    connections: 16,
+    connect: { timeout: requestTimeoutMs },
+  });
 
   async function callApi(method: "GET" | "POST", path: string, what: string, body?: unknown, signal?: AbortSignal): Promise<TApiResponse> {
     const token = await readTokenFile(options.tokenFile);
@@ -189,7 +207,9 @@ export function createGitHubProvider(options: TGitHubProviderOptions): Publicati
   /** Turns a non-success answer into a typed error: 5xx, 429 and rate limits are transient/ambiguous. */
   function failFrom(what: string, response: TApiResponse): never {
     const parsed = ZErrorBodySchema.safeParse(response.json);
-    const detail = parsed.success ? [parsed.data.message, ...(parsed.data.errors ?? []).map((e) => e.message)].filter(Boolean).join("; ") : "";
+    const detail = parsed.success
+      ? [parsed.data.message, ...(parsed.data.errors ?? []).map((e) => e.message)].filter(Boolean).join("; ")
+      : "";
     const message = `${what}: HTTP ${response.status}${detail ? ` ${sanitizeExcerpt(detail, ERROR_EXCERPT_BYTES, response.secrets)}` : ""}`;
     const isTransient = response.status >= 500 || response.status === 429 || (response.status === 403 && response.rateLimited);
     throw providerError(isTransient ? "ambiguous" : "refused", message, response.status);
@@ -209,25 +229,41 @@ export function createGitHubProvider(options: TGitHubProviderOptions): Publicati
       const { owner, name } = splitRepository(target.repository);
       const query = new URLSearchParams({ head: `${owner}:${target.branch}`, base: target.baseRef, state: "all", per_page: "100" });
       const what = "Listing pull requests";
-      const response = await callApi("GET", `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/pulls?${query}`, what, undefined, signal);
+      const response = await callApi(
+        "GET",
+        `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/pulls?${query}`,
+        what,
+        undefined,
+        signal,
+      );
       if (response.status !== 200) failFrom(what, response);
       const pulls = parseOrAmbiguous(ZPullListSchema, response.json, what, response.status);
       // The query filters already; filtering again keeps a lax server (or a fork's same-named
       // branch) from being adopted as ours.
       const repository = target.repository.toLowerCase();
       return pulls
-        .filter((p) => p.head.ref === target.branch && p.base.ref === target.baseRef && (p.head.repo?.full_name.toLowerCase() ?? "") === repository)
+        .filter(
+          (p) =>
+            p.head.ref === target.branch && p.base.ref === target.baseRef && (p.head.repo?.full_name.toLowerCase() ?? "") === repository,
+        )
         .map(toProviderPull);
     },
 
     async readRemoteBranch(target, signal) {
       const { owner, name } = splitRepository(target.repository);
       const what = "Reading the remote branch";
-      const response = await callApi("GET", `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/git/ref/heads/${encodeRef(target.branch)}`, what, undefined, signal);
+      const response = await callApi(
+        "GET",
+        `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/git/ref/heads/${encodeRef(target.branch)}`,
+        what,
+        undefined,
+        signal,
+      );
       if (response.status === 404) return null;
       if (response.status !== 200) failFrom(what, response);
       const ref = parseOrAmbiguous(ZRefSchema, response.json, what, response.status);
-      if (ref.ref !== `refs/heads/${target.branch}`) throw providerError("ambiguous", `${what}: the provider answered for another ref.`, response.status);
+      if (ref.ref !== `refs/heads/${target.branch}`)
+        throw providerError("ambiguous", `${what}: the provider answered for another ref.`, response.status);
       return ref.object.sha;
     },
 
@@ -235,7 +271,13 @@ export function createGitHubProvider(options: TGitHubProviderOptions): Publicati
       checkCloneUrl(input.target.cloneUrl);
       if (!isFullSha(input.headSha)) throw new AppError("VALIDATION_FAILED", "The head SHA must be a full lower-case SHA-1.");
       const token = await readTokenFile(options.tokenFile);
-      const command = buildPushCommand({ cloneUrl: input.target.cloneUrl, branch: input.target.branch, headSha: input.headSha, sourceGitDir: input.sourceGitDir, token });
+      const command = buildPushCommand({
+        cloneUrl: input.target.cloneUrl,
+        branch: input.target.branch,
+        headSha: input.headSha,
+        sourceGitDir: input.sourceGitDir,
+        token,
+      });
       const result = await runGit({
         gitDir: command.gitDir,
         args: command.args,
@@ -247,12 +289,16 @@ export function createGitHubProvider(options: TGitHubProviderOptions): Publicati
         signal: input.signal,
       }).catch((error: unknown) => {
         // Killed mid-push (timeout, abort): the remote may or may not have taken the ref.
-        throw providerError("ambiguous", isAppError(error) ? sanitizeExcerpt(error.message, ERROR_EXCERPT_BYTES, command.secrets) : "git push did not finish.");
+        throw providerError(
+          "ambiguous",
+          isAppError(error) ? sanitizeExcerpt(error.message, ERROR_EXCERPT_BYTES, command.secrets) : "git push did not finish.",
+        );
       });
       if (result.exitCode === 0) return { kind: "pushed" };
       const output = `${result.stdout.toString("utf8")}\n${result.stderr}`;
       const excerpt = sanitizeExcerpt(output.trim().split("\n").slice(-6).join(" | "), ERROR_EXCERPT_BYTES, command.secrets);
-      if (/^!\t.*\[rejected\]|\(stale info\)|\(fetch first\)|\(non-fast-forward\)|\balready exists\b/m.test(output)) return { kind: "rejected", detail: excerpt };
+      if (/^!\t.*\[rejected\]|\(stale info\)|\(fetch first\)|\(non-fast-forward\)|\balready exists\b/m.test(output))
+        return { kind: "rejected", detail: excerpt };
       if (/Authentication failed|returned error: (401|403|404)|could not read Username|Repository not found/i.test(output)) {
         throw providerError("refused", `git push was refused: ${excerpt}`);
       }
@@ -266,16 +312,25 @@ export function createGitHubProvider(options: TGitHubProviderOptions): Publicati
         "POST",
         `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/pulls`,
         what,
-        { title: input.title, head: input.target.branch, base: input.target.baseRef, body: input.body, maintainer_can_modify: false, draft: false },
+        {
+          title: input.title,
+          head: input.target.branch,
+          base: input.target.baseRef,
+          body: input.body,
+          maintainer_can_modify: false,
+          draft: false,
+        },
         input.signal,
       );
-      if (response.status === 201) return { kind: "created", pull: toProviderPull(parseOrAmbiguous(ZPullSchema, response.json, what, response.status)) };
+      if (response.status === 201)
+        return { kind: "created", pull: toProviderPull(parseOrAmbiguous(ZPullSchema, response.json, what, response.status)) };
       if (response.status === 422) {
         const parsed = ZErrorBodySchema.safeParse(response.json);
         const messages = parsed.success ? (parsed.data.errors ?? []).map((e) => e.message ?? "") : [];
         const existing = messages.find((m) => /pull request already exists/i.test(m));
         // GitHub's way of saying "you lost a race" (Renovate and Dependabot read it the same way).
-        if (existing !== undefined) return { kind: "already_exists", message: sanitizeExcerpt(existing, ERROR_EXCERPT_BYTES, response.secrets) };
+        if (existing !== undefined)
+          return { kind: "already_exists", message: sanitizeExcerpt(existing, ERROR_EXCERPT_BYTES, response.secrets) };
       }
       failFrom(what, response);
     },
@@ -285,4 +340,3 @@ export function createGitHubProvider(options: TGitHubProviderOptions): Publicati
     },
   };
 }
-

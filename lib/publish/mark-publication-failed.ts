@@ -16,11 +16,16 @@ import { parseOrThrow } from "../parse-or-throw";
 import { transitionTaskIn } from "../tasks/transition-task";
 import { boundLastError } from "./publication.repo";
 
-export const ZMarkPublicationFailedSchema = z.object({ taskId: z.uuid(), reason: z.string().trim().min(3, "Give a reason.").max(500) }).strict();
+export const ZMarkPublicationFailedSchema = z
+  .object({ taskId: z.uuid(), reason: z.string().trim().min(3, "Give a reason.").max(500) })
+  .strict();
 
 export type TMarkPublicationFailedInput = z.input<typeof ZMarkPublicationFailedSchema> & { actor: Actor };
 
-export async function markPublicationFailed(deps: { db: Db }, { actor, ...fields }: TMarkPublicationFailedInput): Promise<{ taskId: string }> {
+export async function markPublicationFailed(
+  deps: { db: Db },
+  { actor, ...fields }: TMarkPublicationFailedInput,
+): Promise<{ taskId: string }> {
   const { db } = deps;
   if (!can(actor, "publish.manage")) throw new AppError("NOT_FOUND", "Not found.");
   const input = parseOrThrow(ZMarkPublicationFailedSchema, fields, { code: "VALIDATION_FAILED", label: "mark publication failed" });
@@ -28,10 +33,19 @@ export async function markPublicationFailed(deps: { db: Db }, { actor, ...fields
   return db.$transaction(async (tx) => {
     const pull = await tx.pullRequest.findUnique({ where: { taskId: input.taskId } });
     if (!pull) throw new AppError("NOT_FOUND", `No publication exists for task ${input.taskId}.`);
-    const updated = await tx.pullRequest.updateMany({ where: { id: pull.id, state: "pending" }, data: { state: "failed", reconcileState: "failed", lastError: reason, nextAttemptAt: null } });
+    const updated = await tx.pullRequest.updateMany({
+      where: { id: pull.id, state: "pending" },
+      data: { state: "failed", reconcileState: "failed", lastError: reason, nextAttemptAt: null },
+    });
     if (updated.count !== 1) throw new AppError("STATE_CONFLICT", `The publication of task ${pull.taskId} is ${pull.state}, not pending.`);
     await transitionTaskIn(tx, { taskId: pull.taskId, from: "pr_pending", to: "pr_failed", reason, errorCode: "PUBLISH_FAILED" });
-    await recordAudit(tx, { actorId: actor.userId, action: "publication.mark_failed", targetType: "task", targetId: pull.taskId, detail: { reason, attempts: pull.attempts, reconcileState: pull.reconcileState } });
+    await recordAudit(tx, {
+      actorId: actor.userId,
+      action: "publication.mark_failed",
+      targetType: "task",
+      targetId: pull.taskId,
+      detail: { reason, attempts: pull.attempts, reconcileState: pull.reconcileState },
+    });
     return { taskId: pull.taskId };
   });
 }

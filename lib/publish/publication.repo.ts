@@ -20,13 +20,22 @@ const MAX_LAST_ERROR_BYTES = 1024;
 export async function loadPublicationContext(db: Db, taskId: string) {
   const task = await db.task.findUnique({
     where: { id: taskId },
-    include: { repository: true, pullRequest: true, candidates: { orderBy: { round: "asc" }, include: { decisions: { select: { verdict: true } } } } },
+    include: {
+      repository: true,
+      pullRequest: true,
+      candidates: { orderBy: { round: "asc" }, include: { decisions: { select: { verdict: true } } } },
+    },
   });
   if (!task) return undefined;
   // The task's current round is the one a decision can approve (issue 14); earlier rounds were
   // sent back and are only listed in the pull request body.
   const candidate = task.candidates.find((c) => c.round === task.round);
-  const rounds = task.candidates.map((c) => ({ round: c.round, candidateId: c.id, headSha: c.headSha, verdict: c.decisions[0]?.verdict ?? null }));
+  const rounds = task.candidates.map((c) => ({
+    round: c.round,
+    candidateId: c.id,
+    headSha: c.headSha,
+    verdict: c.decisions[0]?.verdict ?? null,
+  }));
   const decisions = candidate
     ? await db.reviewDecision.findMany({
         where: { candidateId: candidate.id },
@@ -41,8 +50,25 @@ export type TPublicationContext = NonNullable<Awaited<ReturnType<typeof loadPubl
 export type TPullRequestRow = NonNullable<TPublicationContext["task"]["pullRequest"]>;
 
 /** approved → pr_pending and the PullRequest row, in one transaction. */
-export async function startPublicationIn(tx: DbTx, input: { taskId: string; candidateId: string; decisionId: string; headSha: string; branch: string; baseRef: string; repository: string; provider: string }) {
-  await transitionTaskIn(tx, { taskId: input.taskId, from: "approved", to: "pr_pending", reason: `approved; publishing ${input.branch} at ${input.headSha}` });
+export async function startPublicationIn(
+  tx: DbTx,
+  input: {
+    taskId: string;
+    candidateId: string;
+    decisionId: string;
+    headSha: string;
+    branch: string;
+    baseRef: string;
+    repository: string;
+    provider: string;
+  },
+) {
+  await transitionTaskIn(tx, {
+    taskId: input.taskId,
+    from: "approved",
+    to: "pr_pending",
+    reason: `approved; publishing ${input.branch} at ${input.headSha}`,
+  });
   return tx.pullRequest.create({
     data: {
       taskId: input.taskId,
@@ -74,7 +100,9 @@ export async function claimAttempt(db: Db, pull: TPullRequestRow, now: Date): Pr
 }
 
 export function supersededError(fence: TAttemptFence): AppError {
-  return new AppError("STATE_CONFLICT", `Publication attempt ${fence.attempt} of task ${fence.taskId} was superseded.`, { superseded: true });
+  return new AppError("STATE_CONFLICT", `Publication attempt ${fence.attempt} of task ${fence.taskId} was superseded.`, {
+    superseded: true,
+  });
 }
 
 export function isSuperseded(error: unknown): boolean {
@@ -97,37 +125,73 @@ export async function saveProgress(db: Db, fence: TAttemptFence, reconcileState:
 
 export async function finishOpen(db: Db, fence: TAttemptFence, input: { number: number; url: string; via: "created" | "adopted" }) {
   return db.$transaction(async (tx) => {
-    await updateFenced(tx, fence, { state: "open", reconcileState: input.via, number: input.number, url: input.url, lastError: null, nextAttemptAt: null, leaseTakenAt: null });
-    await transitionTaskIn(tx, { taskId: fence.taskId, from: "pr_pending", to: "pr_open", reason: `pull request #${input.number} ${input.via}` });
+    await updateFenced(tx, fence, {
+      state: "open",
+      reconcileState: input.via,
+      number: input.number,
+      url: input.url,
+      lastError: null,
+      nextAttemptAt: null,
+      leaseTakenAt: null,
+    });
+    await transitionTaskIn(tx, {
+      taskId: fence.taskId,
+      from: "pr_pending",
+      to: "pr_open",
+      reason: `pull request #${input.number} ${input.via}`,
+    });
   });
 }
 
 export async function finishFailed(db: Db, fence: TAttemptFence, input: { reconcileState: TReconcileState; reason: string }) {
   const reason = boundLastError(input.reason);
   return db.$transaction(async (tx) => {
-    await updateFenced(tx, fence, { state: "failed", reconcileState: input.reconcileState, lastError: reason, nextAttemptAt: null, leaseTakenAt: null });
+    await updateFenced(tx, fence, {
+      state: "failed",
+      reconcileState: input.reconcileState,
+      lastError: reason,
+      nextAttemptAt: null,
+      leaseTakenAt: null,
+    });
     await transitionTaskIn(tx, { taskId: fence.taskId, from: "pr_pending", to: "pr_failed", reason, errorCode: "PUBLISH_FAILED" });
   });
 }
 
 /** Stays pr_pending: records why and when the next attempt (which reconciles first) is due. */
-export async function finishPending(db: Db, fence: TAttemptFence, input: { reconcileState?: TReconcileState; reason: string; nextAttemptAt: Date }) {
+export async function finishPending(
+  db: Db,
+  fence: TAttemptFence,
+  input: { reconcileState?: TReconcileState; reason: string; nextAttemptAt: Date },
+) {
   const reason = boundLastError(input.reason);
   return db.$transaction(async (tx) => {
-    await updateFenced(tx, fence, { ...(input.reconcileState ? { reconcileState: input.reconcileState } : {}), lastError: reason, nextAttemptAt: input.nextAttemptAt, leaseTakenAt: null });
+    await updateFenced(tx, fence, {
+      ...(input.reconcileState ? { reconcileState: input.reconcileState } : {}),
+      lastError: reason,
+      nextAttemptAt: input.nextAttemptAt,
+      leaseTakenAt: null,
+    });
     await recordAudit(tx, {
       actorId: null,
       action: "publication.attempt_pending",
       targetType: "task",
       targetId: fence.taskId,
-      detail: { attempt: fence.attempt, reconcileState: input.reconcileState ?? null, reason, nextAttemptAt: input.nextAttemptAt.toISOString() },
+      detail: {
+        attempt: fence.attempt,
+        reconcileState: input.reconcileState ?? null,
+        reason,
+        nextAttemptAt: input.nextAttemptAt.toISOString(),
+      },
     });
   });
 }
 
 /** A graceful stop (abort) hands the publication back at once instead of waiting out the lease. */
 export async function releaseAttempt(db: Db, fence: TAttemptFence): Promise<void> {
-  await db.pullRequest.updateMany({ where: { id: fence.pullRequestId, state: "pending", attempts: fence.attempt }, data: { nextAttemptAt: null, leaseTakenAt: null } });
+  await db.pullRequest.updateMany({
+    where: { id: fence.pullRequestId, state: "pending", attempts: fence.attempt },
+    data: { nextAttemptAt: null, leaseTakenAt: null },
+  });
 }
 
 /**
@@ -138,8 +202,18 @@ export async function releaseAttempt(db: Db, fence: TAttemptFence): Promise<void
  */
 export async function releaseAbandonedLease(db: Db, taskId: string): Promise<boolean> {
   return db.$transaction(async (tx) => {
-    const released = await tx.pullRequest.updateMany({ where: { taskId, state: "pending", leaseTakenAt: { not: null } }, data: { leaseTakenAt: null, nextAttemptAt: null } });
-    if (released.count > 0) await recordAudit(tx, { actorId: null, action: "publication.lease_released", targetType: "task", targetId: taskId, detail: { reason: "the previous attempt's worker stopped mid-attempt" } });
+    const released = await tx.pullRequest.updateMany({
+      where: { taskId, state: "pending", leaseTakenAt: { not: null } },
+      data: { leaseTakenAt: null, nextAttemptAt: null },
+    });
+    if (released.count > 0)
+      await recordAudit(tx, {
+        actorId: null,
+        action: "publication.lease_released",
+        targetType: "task",
+        targetId: taskId,
+        detail: { reason: "the previous attempt's worker stopped mid-attempt" },
+      });
     return released.count > 0;
   });
 }

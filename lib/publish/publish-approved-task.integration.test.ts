@@ -18,7 +18,15 @@ import type { PublicationProvider } from "./publication-provider";
 import { publishApprovedTask, type TPublishApprovedTaskDeps, type TPublishApprovedTaskInput } from "./publish-approved-task";
 import { retryPublication } from "./retry-publication";
 import type { TReconcileState } from "./reconcile";
-import { createPublishFixture, listForgePulls, pushForeignBranch, readForgeBranch, startForgeEnvironment, type TForgeEnvironment, type TPublishFixture } from "./testing/publish-fixtures";
+import {
+  createPublishFixture,
+  listForgePulls,
+  pushForeignBranch,
+  readForgeBranch,
+  startForgeEnvironment,
+  type TForgeEnvironment,
+  type TPublishFixture,
+} from "./testing/publish-fixtures";
 
 const LATER = () => new Date(Date.now() + 24 * 60 * 60_000);
 
@@ -38,8 +46,10 @@ describe("publishApprovedTask", async () => {
   });
 
   const fixture = (options: { approval?: "head" | "other_sha" | "reject" | "none" } = {}) => createPublishFixture({ db, env, ...options });
-  const publish = (f: TPublishFixture, { now, ...input }: Pick<TPublishApprovedTaskDeps, "now"> & Omit<TPublishApprovedTaskInput, "taskId"> = {}) =>
-    publishApprovedTask({ db, provider, dataDir: env.dataDir, now }, { taskId: f.taskId, ...input });
+  const publish = (
+    f: TPublishFixture,
+    { now, ...input }: Pick<TPublishApprovedTaskDeps, "now"> & Omit<TPublishApprovedTaskInput, "taskId"> = {},
+  ) => publishApprovedTask({ db, provider, dataDir: env.dataDir, now }, { taskId: f.taskId, ...input });
   const stateOf = async (f: TPublishFixture) => {
     const task = await db.task.findUniqueOrThrow({ where: { id: f.taskId }, include: { pullRequest: true } });
     return { task: task.state, pull: task.pullRequest };
@@ -52,10 +62,19 @@ describe("publishApprovedTask", async () => {
     const pulls = await listForgePulls(env, f.repository);
     expect(pulls).toHaveLength(1);
     expect(pulls[0]!.head).toMatchObject({ ref: f.branch, sha: f.headSha });
-    for (const text of [f.taskId, `#${f.issueNumber}`, f.candidateId, f.headSha, f.evidenceDigest, f.teacherName]) expect(pulls[0]!.body).toContain(text);
+    for (const text of [f.taskId, `#${f.issueNumber}`, f.candidateId, f.headSha, f.evidenceDigest, f.teacherName])
+      expect(pulls[0]!.body).toContain(text);
     const { task, pull } = await stateOf(f);
     expect(task).toBe("pr_open");
-    expect(pull).toMatchObject({ state: "open", reconcileState: "created", number: 1, url: pulls[0]!.html_url, attempts: 1, lastError: null, provider: "github" });
+    expect(pull).toMatchObject({
+      state: "open",
+      reconcileState: "created",
+      number: 1,
+      url: pulls[0]!.html_url,
+      attempts: 1,
+      lastError: null,
+      provider: "github",
+    });
     const transitions = await db.taskTransition.findMany({ where: { taskId: f.taskId }, orderBy: { id: "asc" } });
     expect(transitions.map((t) => `${t.fromState}→${t.toState}`)).toEqual(["approved→pr_pending", "pr_pending→pr_open"]);
     // the page the link points at closes the loop in a browser
@@ -153,8 +172,18 @@ describe("publishApprovedTask", async () => {
     expect(await publish(f)).toMatchObject({ kind: "failed" });
     // what the operator page and the pull request panel show
     const queue = await listPublicationQueue({ db });
-    expect(queue.find((item) => item.taskId === f.taskId)).toMatchObject({ taskState: "pr_failed", reconcileState: "conflict", reason: expect.stringContaining(foreign) });
-    expect(await getPublication({ db }, { taskId: f.taskId })).toMatchObject({ state: "failed", taskState: "pr_failed", branch: f.branch, number: null, url: null });
+    expect(queue.find((item) => item.taskId === f.taskId)).toMatchObject({
+      taskState: "pr_failed",
+      reconcileState: "conflict",
+      reason: expect.stringContaining(foreign),
+    });
+    expect(await getPublication({ db }, { taskId: f.taskId })).toMatchObject({
+      state: "failed",
+      taskState: "pr_failed",
+      branch: f.branch,
+      number: null,
+      url: null,
+    });
     expect(safeHttpUrl("javascript:alert(1)")).toBeNull();
     expect(safeHttpUrl("http://127.0.0.1:7490/o/r/pull/1")).toBe("http://127.0.0.1:7490/o/r/pull/1");
   });
@@ -195,7 +224,10 @@ describe("publishApprovedTask", async () => {
     // a fresh call, as a restarted worker would make it, with its own provider
     const freshProvider = env.createProvider();
     const resumed: TReconcileState[] = [];
-    const result = await publishApprovedTask({ db, provider: freshProvider, dataDir: env.dataDir }, { taskId: f.taskId, onProgress: (s) => resumed.push(s) });
+    const result = await publishApprovedTask(
+      { db, provider: freshProvider, dataDir: env.dataDir },
+      { taskId: f.taskId, onProgress: (s) => resumed.push(s) },
+    );
     expect(result).toMatchObject({ kind: "open", via: "created" });
     // it did not push again: the branch was already at the approved SHA
     expect(resumed).toEqual(["create_sent", "created"]);
@@ -208,7 +240,18 @@ describe("publishApprovedTask", async () => {
     await db.$transaction(async (tx) => {
       await tx.task.update({ where: { id: g.taskId }, data: { state: "pr_pending" } });
       await tx.pullRequest.create({
-        data: { taskId: g.taskId, candidateId: g.candidateId, decisionId: g.decisionId!, headSha: g.headSha, branch: g.branch, baseRef: g.baseRef, provider: "github", repository: g.repository, attempts: 3, nextAttemptAt: new Date(Date.now() + 5 * 60_000) },
+        data: {
+          taskId: g.taskId,
+          candidateId: g.candidateId,
+          decisionId: g.decisionId!,
+          headSha: g.headSha,
+          branch: g.branch,
+          baseRef: g.baseRef,
+          provider: "github",
+          repository: g.repository,
+          attempts: 3,
+          nextAttemptAt: new Date(Date.now() + 5 * 60_000),
+        },
       });
     });
     expect(await publish(g)).toMatchObject({ kind: "pending", attempts: 3 });
@@ -255,7 +298,9 @@ describe("publishApprovedTask", async () => {
     const f = await fixture();
     await db.task.update({ where: { id: f.taskId }, data: { state: "review_pending" } });
     await expect(publish(f)).rejects.toMatchObject({ code: "PUBLISH_NOT_APPROVED" });
-    await expect(publishApprovedTask({ db, provider }, { taskId: "00000000-0000-4000-8000-00000000abcd" })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(publishApprovedTask({ db, provider }, { taskId: "00000000-0000-4000-8000-00000000abcd" })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
   });
 
   it("a candidate repository that no longer holds the approved commit fails closed before any push", async () => {
@@ -275,7 +320,9 @@ describe("publishApprovedTask", async () => {
     expect(first).toMatchObject({ kind: "pending" });
     expect((await stateOf(f)).pull!.lastError).toMatch(/timed out|aborted/);
     await new Promise((r) => setTimeout(r, 2_000));
-    expect(await publishApprovedTask({ db, provider: hasty, dataDir: env.dataDir, now: LATER }, { taskId: f.taskId })).toMatchObject({ kind: "open" });
+    expect(await publishApprovedTask({ db, provider: hasty, dataDir: env.dataDir, now: LATER }, { taskId: f.taskId })).toMatchObject({
+      kind: "open",
+    });
     expect(await listForgePulls(env, f.repository)).toHaveLength(1);
   });
 
@@ -301,18 +348,24 @@ describe("publishApprovedTask", async () => {
     const f = await fixture();
     await addForgeFault(env.admin, { kind: "create_502_before_create", repository: f.repository, times: 1 });
     expect(await publish(f)).toMatchObject({ kind: "pending" });
-    await expect(markPublicationFailed({ db }, { actor: operator, taskId: f.taskId, reason: "x" })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    await expect(markPublicationFailed({ db }, { actor: operator, taskId: f.taskId, reason: "x" })).rejects.toMatchObject({
+      code: "VALIDATION_FAILED",
+    });
     // an attempt claims the publication and is still talking to the provider …
     const inFlight = await claimAttempt(db, (await stateOf(f)).pull!, LATER());
     expect(inFlight).toBeDefined();
     await markPublicationFailed({ db }, { actor: operator, taskId: f.taskId, reason: "target repository archived" });
     // … and when it comes back with a pull request, its write is fenced out
-    await expect(finishOpen(db, inFlight!, { number: 9, url: "http://x/9", via: "created" })).rejects.toMatchObject({ code: "STATE_CONFLICT" });
+    await expect(finishOpen(db, inFlight!, { number: 9, url: "http://x/9", via: "created" })).rejects.toMatchObject({
+      code: "STATE_CONFLICT",
+    });
     const { task, pull } = await stateOf(f);
     expect(task).toBe("pr_failed");
     expect(pull).toMatchObject({ state: "failed", reconcileState: "failed" });
     expect(pull!.lastError).toContain("target repository archived");
-    await expect(markPublicationFailed({ db }, { actor: operator, taskId: f.taskId, reason: "again" })).rejects.toMatchObject({ code: "STATE_CONFLICT" });
+    await expect(markPublicationFailed({ db }, { actor: operator, taskId: f.taskId, reason: "again" })).rejects.toMatchObject({
+      code: "STATE_CONFLICT",
+    });
     expect(await publish(f, { now: LATER })).toMatchObject({ kind: "failed" });
     expect(await listForgePulls(env, f.repository)).toHaveLength(0);
     expect(await db.auditLog.count({ where: { targetId: f.taskId, action: "publication.mark_failed", actorId: operator.userId } })).toBe(1);
@@ -380,9 +433,15 @@ describe("publication secrets", async () => {
       expect(result).toMatchObject({ kind: "failed" });
       if (result.kind === "failed") errors.push(result.reason);
       // a push refused by the remote with the canary in the header
-      await wrong.pushBranch({ target: { repository: refused.repository, cloneUrl: refused.cloneUrl, branch: refused.branch, baseRef: "main" }, headSha: refused.headSha, sourceGitDir: candidateRepoPathFor(env.dataDir, refused.repository) }).catch((error: Error) => {
-        errors.push(`${error.message} ${JSON.stringify((error as { details?: unknown }).details ?? {})}`);
-      });
+      await wrong
+        .pushBranch({
+          target: { repository: refused.repository, cloneUrl: refused.cloneUrl, branch: refused.branch, baseRef: "main" },
+          headSha: refused.headSha,
+          sourceGitDir: candidateRepoPathFor(env.dataDir, refused.repository),
+        })
+        .catch((error: Error) => {
+          errors.push(`${error.message} ${JSON.stringify((error as { details?: unknown }).details ?? {})}`);
+        });
     } finally {
       process.stderr.write = originalStderr;
       process.stdout.write = originalStdout;

@@ -119,7 +119,8 @@ export async function publishApprovedTask(deps: TPublishApprovedTaskDeps, input:
     if (settledNow) return settledNow;
   }
   const pull = context.task.pullRequest;
-  if (context.task.state !== "pr_pending" || !pull) throw new AppError("STATE_CONFLICT", `Task ${taskId} is ${context.task.state}, not pr_pending.`);
+  if (context.task.state !== "pr_pending" || !pull)
+    throw new AppError("STATE_CONFLICT", `Task ${taskId} is ${context.task.state}, not pr_pending.`);
 
   const fence = await claimAttempt(db, pull, now());
   if (!fence) return currentResult(db, taskId);
@@ -129,7 +130,12 @@ export async function publishApprovedTask(deps: TPublishApprovedTaskDeps, input:
     fence,
     pull,
     provider,
-    target: { repository: candidate.repository, cloneUrl: context.task.repository.cloneUrl, branch: candidate.branch, baseRef: candidate.baseRef },
+    target: {
+      repository: candidate.repository,
+      cloneUrl: context.task.repository.cloneUrl,
+      branch: candidate.branch,
+      baseRef: candidate.baseRef,
+    },
     headSha: candidate.headSha,
     baseSha: candidate.baseSha,
     sourceGitDir: candidateRepoPathFor(deps.dataDir ?? getEnv().dataDir, candidate.repository),
@@ -173,10 +179,19 @@ async function runAttempt(attempt: TAttemptContext): Promise<TPublishResult> {
 
   const remoteSha = await provider.readRemoteBranch(target, signal);
   if (remoteSha !== null && remoteSha !== attempt.headSha) {
-    return endFailed(attempt, "conflict", `The remote branch ${target.branch} is at ${remoteSha}, not the approved ${attempt.headSha}; nothing was overwritten.`);
+    return endFailed(
+      attempt,
+      "conflict",
+      `The remote branch ${target.branch} is at ${remoteSha}, not the approved ${attempt.headSha}; nothing was overwritten.`,
+    );
   }
   if (remoteSha === null) {
-    const check = await checkCandidateCommit({ gitDir: attempt.sourceGitDir, branch: target.branch, baseSha: attempt.baseSha, headSha: attempt.headSha });
+    const check = await checkCandidateCommit({
+      gitDir: attempt.sourceGitDir,
+      branch: target.branch,
+      baseSha: attempt.baseSha,
+      headSha: attempt.headSha,
+    });
     if (check.kind === "mismatch") return endFailed(attempt, "failed", check.reason);
     signal?.throwIfAborted();
     const pushed = await provider.pushBranch({ target, headSha: attempt.headSha, sourceGitDir: attempt.sourceGitDir, signal });
@@ -211,9 +226,17 @@ async function reconcile(attempt: TAttemptContext): Promise<TPublishResult | und
     case "match":
       return settleWithPull(attempt, match.pull, "adopted");
     case "mismatch":
-      return endFailed(attempt, "conflict", `Pull request #${match.pull.number} for ${attempt.target.branch} is at ${match.pull.headSha}, not the approved ${attempt.headSha}; nothing was changed.`);
+      return endFailed(
+        attempt,
+        "conflict",
+        `Pull request #${match.pull.number} for ${attempt.target.branch} is at ${match.pull.headSha}, not the approved ${attempt.headSha}; nothing was changed.`,
+      );
     case "closed_match":
-      return endFailed(attempt, "conflict", `Pull request #${match.pull.number} for this candidate was closed without merging; opening another would duplicate it.`);
+      return endFailed(
+        attempt,
+        "conflict",
+        `Pull request #${match.pull.number} for this candidate was closed without merging; opening another would duplicate it.`,
+      );
   }
 }
 
@@ -253,7 +276,12 @@ async function endPending(attempt: TAttemptContext, reconcileState: TReconcileSt
  */
 async function endAmbiguous(attempt: TAttemptContext, previous: TReconcileState, error: unknown): Promise<TPublishResult> {
   const message = isAppError(error) ? error.message : "An unexpected error interrupted the attempt.";
-  if (!isAppError(error)) logWarn("publication attempt failed unexpectedly", { taskId: attempt.fence.taskId, attempt: attempt.fence.attempt, error: String(error) });
+  if (!isAppError(error))
+    logWarn("publication attempt failed unexpectedly", {
+      taskId: attempt.fence.taskId,
+      attempt: attempt.fence.attempt,
+      error: String(error),
+    });
   const state = attempt.pull.reconcileState as TReconcileState;
   if (failureOf(error) === "refused") return endFailed(attempt, "failed", message);
   const mayHaveCreated = state === "create_sent" || state === "ambiguous" || previous === "create_sent" || previous === "ambiguous";
@@ -270,7 +298,8 @@ async function endAmbiguous(attempt: TAttemptContext, previous: TReconcileState,
 }
 
 function settledResult(state: string, pull: TPullRequestRow | null): TPublishResult | undefined {
-  if (state === "pr_open" && pull?.number != null && pull.url) return { kind: "open", number: pull.number, url: pull.url, via: "already_open" };
+  if (state === "pr_open" && pull?.number != null && pull.url)
+    return { kind: "open", number: pull.number, url: pull.url, via: "already_open" };
   if (state === "pr_failed") return { kind: "failed", reason: pull?.lastError ?? "Publication failed." };
   return undefined;
 }
@@ -281,7 +310,12 @@ async function currentResult(db: Db, taskId: string): Promise<TPublishResult> {
   const settled = settledResult(task.state, task.pullRequest);
   if (settled) return settled;
   const pull = task.pullRequest;
-  return { kind: "pending", reason: pull?.lastError ?? "Another attempt is in progress.", nextAttemptAt: pull?.nextAttemptAt ?? null, attempts: pull?.attempts ?? 0 };
+  return {
+    kind: "pending",
+    reason: pull?.lastError ?? "Another attempt is in progress.",
+    nextAttemptAt: pull?.nextAttemptAt ?? null,
+    attempts: pull?.attempts ?? 0,
+  };
 }
 
 function isUniqueViolation(error: unknown): boolean {

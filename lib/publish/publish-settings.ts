@@ -13,6 +13,10 @@ export async function readGitHubPublishSetting(db: Db | DbTx): Promise<TGitHubPu
   return setting;
 }
 
-export async function saveGitHubPublishSetting(db: Db | DbTx, value: TGitHubPublishSetting, actorId: string | null): Promise<TGitHubPublishSetting> {
+export async function saveGitHubPublishSetting(
+  db: Db | DbTx,
+  value: TGitHubPublishSetting,
+  actorId: string | null,
+): Promise<TGitHubPublishSetting> {
   return writeSetting(db, { key: "publish.github", value, actorId });
 }

@@ -32,9 +32,18 @@ beforeAll(async () => {
   token = `forge_${randomBytes(18).toString("hex")}`;
   const tokenFile = path.join(world.env.dataDir, "forge-token");
   await fs.writeFile(tokenFile, token, { mode: 0o600 });
-  forge = await startLocalForge({ port: 0, adminPort: 0, token, adminToken: `admin_${randomBytes(18).toString("hex")}`, dataDir: world.env.dataDir });
+  forge = await startLocalForge({
+    port: 0,
+    adminPort: 0,
+    token,
+    adminToken: `admin_${randomBytes(18).toString("hex")}`,
+    dataDir: world.env.dataDir,
+  });
   const repo = await createForgeRepository({ dataDir: world.env.dataDir, repository: "demo/calculator" });
-  await runGit({ cwd: path.join(world.env.dataDir, "demo-src"), args: ["push", "--quiet", repo.gitDir, `${world.demoSha}:refs/heads/main`] });
+  await runGit({
+    cwd: path.join(world.env.dataDir, "demo-src"),
+    args: ["push", "--quiet", repo.gitDir, `${world.demoSha}:refs/heads/main`],
+  });
   await world.db.targetRepository.update({ where: { name: "demo/calculator" }, data: { cloneUrl: `${forge.url}/demo/calculator.git` } });
   await saveGitHubPublishSetting(world.db, { apiBaseUrl: forge.url, tokenFile }, null);
   lockPool = new pg.Pool({ connectionString: world.databaseUrl, max: 4 });
@@ -57,16 +66,39 @@ async function approvedDemoTask(): Promise<{ taskId: string; headSha: string }> 
   await advanceTask(world.ctx, taskId);
   const candidate = await world.db.candidate.findUniqueOrThrow({ where: { taskId_round: { taskId, round: 1 } } });
   const evidence = await readLatestEvidence(world.db, candidate);
-  await decideCandidate({ db: world.db, dataDir: world.env.dataDir }, { actor: teacher, candidateId: candidate.id, headSha: candidate.headSha, evidenceId: evidence.evidenceId!, manifestDigest: evidence.manifestDigest!, verdict: "approve", comment: "ship it" });
+  await decideCandidate(
+    { db: world.db, dataDir: world.env.dataDir },
+    {
+      actor: teacher,
+      candidateId: candidate.id,
+      headSha: candidate.headSha,
+      evidenceId: evidence.evidenceId!,
+      manifestDigest: evidence.manifestDigest!,
+      verdict: "approve",
+      comment: "ship it",
+    },
+  );
   return { taskId, headSha: candidate.headSha };
 }
 
 function runWorker(env: Record<string, string>) {
-  const child = spawn(process.execPath, [path.join(PROJECT_ROOT, "node_modules", "tsx", "dist", "cli.mjs"), path.join(PROJECT_ROOT, "scripts", "worker.ts")], {
-    cwd: PROJECT_ROOT,
-    env: { ...process.env, NODE_ENV: "test", DATABASE_URL: world.databaseUrl, DATA_DIR: world.env.dataDir, LOCAL_SUBSTRATE_PORT: String(world.env.LOCAL_SUBSTRATE_PORT), SMOLCLOUD_TOKEN_FILE: world.tokenFile, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [path.join(PROJECT_ROOT, "node_modules", "tsx", "dist", "cli.mjs"), path.join(PROJECT_ROOT, "scripts", "worker.ts")],
+    {
+      cwd: PROJECT_ROOT,
+      env: {
+        ...process.env,
+        NODE_ENV: "test",
+        DATABASE_URL: world.databaseUrl,
+        DATA_DIR: world.env.dataDir,
+        LOCAL_SUBSTRATE_PORT: String(world.env.LOCAL_SUBSTRATE_PORT),
+        SMOLCLOUD_TOKEN_FILE: world.tokenFile,
+        ...env,
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let output = "";
   child.stdout!.on("data", (d: Buffer) => (output += d.toString()));
   child.stderr!.on("data", (d: Buffer) => (output += d.toString()));
@@ -84,7 +116,10 @@ describe("publication from the worker", () => {
     const { taskId, headSha } = await approvedDemoTask();
     await Promise.all([advanceLocked(taskId), advanceLocked(taskId)]);
     for (let i = 0; i < 3; i++) await advanceLocked(taskId);
-    const task = await world.db.task.findUniqueOrThrow({ where: { id: taskId }, include: { pullRequest: true, transitions: { orderBy: { id: "asc" } } } });
+    const task = await world.db.task.findUniqueOrThrow({
+      where: { id: taskId },
+      include: { pullRequest: true, transitions: { orderBy: { id: "asc" } } },
+    });
     expect(task.state, `${task.errorCode}: ${task.errorSummary}`).toBe("pr_open");
     expect(task.transitions.map((t) => t.toState).slice(-3)).toEqual(["approved", "pr_pending", "pr_open"]);
     const pulls = (await forgePulls()).filter((p) => p.head.ref === `school/${taskId}`);
@@ -93,26 +128,30 @@ describe("publication from the worker", () => {
     expect(task.pullRequest).toMatchObject({ state: "open", number: pulls[0]!.number, headSha });
   });
 
-  it.each(["publish:pushed", "publish:create_sent"])("a worker SIGKILLed right after %s: the restarted worker opens exactly one PR at once", async (point) => {
-    const { taskId, headSha } = await approvedDemoTask();
-    const crashing = runWorker({ SCHOOLCORE_FAULT_CRASH_AFTER: point });
-    await crashing.exited;
-    expect(crashing.output()).toContain(`crash point ${point} reached`);
-    const stuck = await world.db.pullRequest.findUniqueOrThrow({ where: { taskId } });
-    expect(stuck.leaseTakenAt).not.toBeNull(); // the dead worker's lease
+  it.each(["publish:pushed", "publish:create_sent"])(
+    "a worker SIGKILLed right after %s: the restarted worker opens exactly one PR at once",
+    async (point) => {
+      const { taskId, headSha } = await approvedDemoTask();
+      const crashing = runWorker({ SCHOOLCORE_FAULT_CRASH_AFTER: point });
+      await crashing.exited;
+      expect(crashing.output()).toContain(`crash point ${point} reached`);
+      const stuck = await world.db.pullRequest.findUniqueOrThrow({ where: { taskId } });
+      expect(stuck.leaseTakenAt).not.toBeNull(); // the dead worker's lease
 
-    const worker = runWorker({});
-    try {
-      const deadline = Date.now() + 60_000;
-      while ((await world.db.task.findUniqueOrThrow({ where: { id: taskId } })).state !== "pr_open" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
-    } finally {
-      worker.child.kill("SIGTERM");
-      await worker.exited;
-    }
-    const task = await world.db.task.findUniqueOrThrow({ where: { id: taskId } });
-    expect(task.state, `${task.errorCode}: ${task.errorSummary}`).toBe("pr_open");
-    const pulls = (await forgePulls()).filter((p) => p.head.ref === `school/${taskId}`);
-    expect(pulls).toHaveLength(1);
-    expect(pulls[0]!.head.sha).toBe(headSha);
-  });
+      const worker = runWorker({});
+      try {
+        const deadline = Date.now() + 60_000;
+        while ((await world.db.task.findUniqueOrThrow({ where: { id: taskId } })).state !== "pr_open" && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 250));
+      } finally {
+        worker.child.kill("SIGTERM");
+        await worker.exited;
+      }
+      const task = await world.db.task.findUniqueOrThrow({ where: { id: taskId } });
+      expect(task.state, `${task.errorCode}: ${task.errorSummary}`).toBe("pr_open");
+      const pulls = (await forgePulls()).filter((p) => p.head.ref === `school/${taskId}`);
+      expect(pulls).toHaveLength(1);
+      expect(pulls[0]!.head.sha).toBe(headSha);
+    },
+  );
 });

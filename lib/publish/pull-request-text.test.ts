@@ -18,11 +18,16 @@ describe("buildPullRequestText", () => {
   it("names the task, issue, candidate, head, evidence and teacher", () => {
     const { title, body } = buildPullRequestText(base);
     expect(title).toBe("Fix the parser (#42)");
-    for (const text of [base.taskId, "#42", "cand-1", base.headSha, base.evidenceDigest, base.manifestDigest, "Ada Lovelace"]) expect(body).toContain(text);
+    for (const text of [base.taskId, "#42", "cand-1", base.headSha, base.evidenceDigest, base.manifestDigest, "Ada Lovelace"])
+      expect(body).toContain(text);
   });
 
   it("keeps untrusted text on one bounded line without control characters or mentions", () => {
-    const { title, body } = buildPullRequestText({ ...base, issueTitle: `evil\r\n\u001b[31mtitle ${"x".repeat(1000)}`, teacherName: "@everyone\n<img src=x>" });
+    const { title, body } = buildPullRequestText({
+      ...base,
+      issueTitle: `evil\r\n\u001b[31mtitle ${"x".repeat(1000)}`,
+      teacherName: "@everyone\n<img src=x>",
+    });
     expect(title).not.toMatch(/[\r\n\u001b]/);
     expect(title.length).toBeLessThanOrEqual(240);
     expect(title.endsWith("(#42)")).toBe(true);

@@ -26,7 +26,13 @@ export type TPullRequestTextInput = {
 const VERDICT_TEXT = { approve: "approved", reject: "rejected", request_changes: "changes requested" } as const;
 
 function oneLine(text: string, maxChars: number): string {
-  return boundText(stripControlCharacters(text).replace(/[\r\n\t\uFFFD]+/g, " ").replace(/\s+/g, " ").trim(), maxChars);
+  return boundText(
+    stripControlCharacters(text)
+      .replace(/[\r\n\t\uFFFD]+/g, " ")
+      .replace(/\s+/g, " ")
+      .trim(),
+    maxChars,
+  );
 }
 
 export function buildPullRequestText(input: TPullRequestTextInput): { title: string; body: string } {

@@ -4,7 +4,14 @@ import { MAX_RETRY_DELAY_MS, matchPullToCandidate, retryDelayMs } from "./reconc
 
 const HEAD = "a".repeat(40);
 const OTHER = "b".repeat(40);
-const pull = (number: number, headSha: string, state: TProviderPull["state"]): TProviderPull => ({ number, url: `http://x/${number}`, headRef: "school/t", headSha, baseRef: "main", state });
+const pull = (number: number, headSha: string, state: TProviderPull["state"]): TProviderPull => ({
+  number,
+  url: `http://x/${number}`,
+  headRef: "school/t",
+  headSha,
+  baseRef: "main",
+  state,
+});
 
 describe("matchPullToCandidate", () => {
   it.each([

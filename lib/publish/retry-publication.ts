@@ -18,7 +18,10 @@ export const ZRetryPublicationSchema = z.object({ taskId: z.uuid(), reason: z.st
 
 export type TRetryPublicationInput = z.input<typeof ZRetryPublicationSchema> & { actor: Actor };
 
-export async function retryPublication(deps: { db: Db }, { actor, ...fields }: TRetryPublicationInput): Promise<{ taskId: string; from: "pr_failed" | "pr_pending" }> {
+export async function retryPublication(
+  deps: { db: Db },
+  { actor, ...fields }: TRetryPublicationInput,
+): Promise<{ taskId: string; from: "pr_failed" | "pr_pending" }> {
   const { db } = deps;
   // Not allowed to manage publications = not allowed to know the task is there.
   if (!can(actor, "publish.manage")) throw new AppError("NOT_FOUND", "Not found.");
@@ -29,11 +32,22 @@ export async function retryPublication(deps: { db: Db }, { actor, ...fields }: T
     if (!task || !task.pullRequest) throw new AppError("NOT_FOUND", `No publication exists for task ${input.taskId}.`);
     const pull = task.pullRequest;
     if (task.state === "pr_failed") {
-      await transitionTaskIn(tx, { taskId: task.id, from: "pr_failed", to: "pr_pending", operationId: randomUUID(), incrementAttempt: true, reason: `operator retry${reason ? `: ${reason}` : ""}` });
+      await transitionTaskIn(tx, {
+        taskId: task.id,
+        from: "pr_failed",
+        to: "pr_pending",
+        operationId: randomUUID(),
+        incrementAttempt: true,
+        reason: `operator retry${reason ? `: ${reason}` : ""}`,
+      });
       const updated = await tx.pullRequest.updateMany({
         where: { id: pull.id, state: "failed" },
         // A terminal marker would mislead the next attempt's reader; the provider is read again anyway.
-        data: { state: "pending", nextAttemptAt: null, ...(pull.reconcileState === "conflict" || pull.reconcileState === "failed" ? { reconcileState: "not_pushed" } : {}) },
+        data: {
+          state: "pending",
+          nextAttemptAt: null,
+          ...(pull.reconcileState === "conflict" || pull.reconcileState === "failed" ? { reconcileState: "not_pushed" } : {}),
+        },
       });
       if (updated.count !== 1) throw new AppError("STATE_CONFLICT", "The publication changed meanwhile; reload and try again.");
     } else if (task.state === "pr_pending") {
@@ -45,7 +59,13 @@ export async function retryPublication(deps: { db: Db }, { actor, ...fields }: T
       throw new AppError("STATE_CONFLICT", `Task ${task.id} is ${task.state}; only pr_failed or pr_pending publications can be retried.`);
     }
     const from = task.state;
-    await recordAudit(tx, { actorId: actor.userId, action: "publication.retry", targetType: "task", targetId: task.id, detail: { from, reason: reason ?? null, attempts: pull.attempts } });
+    await recordAudit(tx, {
+      actorId: actor.userId,
+      action: "publication.retry",
+      targetType: "task",
+      targetId: task.id,
+      detail: { from, reason: reason ?? null, attempts: pull.attempts },
+    });
     return { taskId: task.id, from };
   });
 }

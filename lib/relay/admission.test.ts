@@ -32,13 +32,33 @@ describe("classifyAdmission", () => {
     ["admits a call within every limit", cap(), VALID, { kind: "admit" }],
     ["wrong task", cap(), { ...VALID, taskId: "22222222-2222-4222-8222-222222222222" }, { code: "RELAY_REFUSED", revokeReason: undefined }],
     ["revoked by the operator", cap({ revokedAt: NOW, revokedReason: "done" }), VALID, { code: "RELAY_REFUSED" }],
-    ["revoked as exhausted stays a 429", cap({ revokedAt: NOW, revokedReason: "exhausted:requests" }), VALID, { code: "RELAY_QUOTA_EXHAUSTED", revokeReason: undefined }],
+    [
+      "revoked as exhausted stays a 429",
+      cap({ revokedAt: NOW, revokedReason: "exhausted:requests" }),
+      VALID,
+      { code: "RELAY_QUOTA_EXHAUSTED", revokeReason: undefined },
+    ],
     ["expired → revoke as expired", cap({ deadlineAt: NOW }), VALID, { code: "RELAY_REFUSED", revokeReason: "expired" }],
     ["operation not allowed", cap(), { ...VALID, operation: "unknown" }, { code: "RELAY_OPERATION_NOT_ALLOWED" }],
     ["malformed request", cap(), { ...VALID, request: { kind: "malformed" as const, message: "x" } }, { code: "RELAY_REQUEST_MALFORMED" }],
-    ["request over its cap", cap(), { ...VALID, request: { kind: "valid" as const, bytes: 101 } }, { code: "RELAY_TOO_LARGE", revokeReason: undefined }],
-    ["request count exhausted → revoke", cap({ requestCount: 5 }), VALID, { code: "RELAY_QUOTA_EXHAUSTED", revokeReason: "exhausted:requests" }],
-    ["byte budget cannot hold the request → revoke", cap({ bytesUsed: 951n }), VALID, { code: "RELAY_QUOTA_EXHAUSTED", revokeReason: "exhausted:bytes" }],
+    [
+      "request over its cap",
+      cap(),
+      { ...VALID, request: { kind: "valid" as const, bytes: 101 } },
+      { code: "RELAY_TOO_LARGE", revokeReason: undefined },
+    ],
+    [
+      "request count exhausted → revoke",
+      cap({ requestCount: 5 }),
+      VALID,
+      { code: "RELAY_QUOTA_EXHAUSTED", revokeReason: "exhausted:requests" },
+    ],
+    [
+      "byte budget cannot hold the request → revoke",
+      cap({ bytesUsed: 951n }),
+      VALID,
+      { code: "RELAY_QUOTA_EXHAUSTED", revokeReason: "exhausted:bytes" },
+    ],
     ["byte budget exactly full is still admitted", cap({ bytesUsed: 950n }), VALID, { kind: "admit" }],
   ])("%s", (_label, state, call, expected) => {
     const decision = classifyAdmission(state, call);
@@ -47,7 +67,10 @@ describe("classifyAdmission", () => {
   });
 
   it("reports the binding before anything else (a foreign, revoked, expired handle is 'another task')", () => {
-    const decision = classifyAdmission(cap({ revokedAt: NOW, deadlineAt: NOW }), { ...VALID, taskId: "22222222-2222-4222-8222-222222222222" });
+    const decision = classifyAdmission(cap({ revokedAt: NOW, deadlineAt: NOW }), {
+      ...VALID,
+      taskId: "22222222-2222-4222-8222-222222222222",
+    });
     expect(decision).toMatchObject({ refusal: { message: expect.stringMatching(/another task/) } });
   });
 });
@@ -62,7 +85,10 @@ describe("response checks", () => {
     const withheld = classifyFailedCharge(cap({ revokedAt: NOW, revokedReason: "task blocked" }), 10);
     expect(withheld.code).toBe("RELAY_REFUSED");
     expect(withheld.revokeReason).toBeUndefined();
-    expect(classifyFailedCharge(cap({ revokedAt: NOW, revokedReason: "exhausted:requests" }), 10)).toMatchObject({ code: "RELAY_QUOTA_EXHAUSTED", revokeReason: "exhausted:bytes" });
+    expect(classifyFailedCharge(cap({ revokedAt: NOW, revokedReason: "exhausted:requests" }), 10)).toMatchObject({
+      code: "RELAY_QUOTA_EXHAUSTED",
+      revokeReason: "exhausted:bytes",
+    });
     expect(classifyFailedCharge(cap(), 10)).toMatchObject({ code: "RELAY_QUOTA_EXHAUSTED", revokeReason: "exhausted:bytes" });
     expect(classifyFailedCharge(cap({ deadlineAt: NOW }), 10)).toMatchObject({ code: "RELAY_REFUSED", revokeReason: "expired" });
   });
@@ -77,16 +103,29 @@ describe("handles", () => {
     expect(Buffer.from(a.slice(4), "base64url")).toHaveLength(32);
     expect(hashHandle(a)).toMatch(/^[a-f0-9]{64}$/);
     expect(hashHandle(a)).toBe(hashHandle(a));
-    for (const bad of ["scr_", `scr_${"a".repeat(42)}`, `scr_${"a".repeat(44)}`, `SCR_${"a".repeat(43)}`, `scr_${"a".repeat(42)}!`, null]) expect(isWellFormedHandle(bad)).toBe(false);
+    for (const bad of ["scr_", `scr_${"a".repeat(42)}`, `scr_${"a".repeat(44)}`, `SCR_${"a".repeat(43)}`, `scr_${"a".repeat(42)}!`, null])
+      expect(isWellFormedHandle(bad)).toBe(false);
   });
 });
 
 describe("the complete request surface carries no steering field", () => {
-  it.each(["url", "endpoint", "method", "headers", "header", "model", "baseUrl", "upstream", "apiKey"])("refuses %s at the top level and on a message", (field) => {
-    expect(ZCompleteRequestSchema.safeParse({ messages: [{ role: "user", content: "x" }], [field]: "x" }).success).toBe(false);
-    expect(ZCompleteRequestSchema.safeParse({ messages: [{ role: "user", content: "x", [field]: "x" }] }).success).toBe(false);
-  });
+  it.each(["url", "endpoint", "method", "headers", "header", "model", "baseUrl", "upstream", "apiKey"])(
+    "refuses %s at the top level and on a message",
+    (field) => {
+      expect(ZCompleteRequestSchema.safeParse({ messages: [{ role: "user", content: "x" }], [field]: "x" }).success).toBe(false);
+      expect(ZCompleteRequestSchema.safeParse({ messages: [{ role: "user", content: "x", [field]: "x" }] }).success).toBe(false);
+    },
+  );
   it("accepts exactly messages and maxTokens", () => {
-    expect(ZCompleteRequestSchema.safeParse({ messages: [{ role: "system", content: "s" }, { role: "user", content: "u" }, { role: "assistant", content: "a" }], maxTokens: 10 }).success).toBe(true);
+    expect(
+      ZCompleteRequestSchema.safeParse({
+        messages: [
+          { role: "system", content: "s" },
+          { role: "user", content: "u" },
+          { role: "assistant", content: "a" },
+        ],
+        maxTokens: 10,
+      }).success,
+    ).toBe(true);
   });
 });

@@ -38,23 +38,39 @@ export type TAdmissionDecision = { kind: "admit" } | { kind: "refuse"; refusal: 
 export type TAdmissionCall = { taskId: string; operation: string; request: TRequestCheck };
 
 export function classifyAdmission(cap: TCapabilityState, call: TAdmissionCall): TAdmissionDecision {
-  const refuse = (code: AppErrorCode, message: string, revokeReason?: string): TAdmissionDecision => ({ kind: "refuse", refusal: { code, message, revokeReason } });
+  const refuse = (code: AppErrorCode, message: string, revokeReason?: string): TAdmissionDecision => ({
+    kind: "refuse",
+    refusal: { code, message, revokeReason },
+  });
   if (cap.taskId !== call.taskId) return refuse("RELAY_REFUSED", "This relay handle is bound to another task.");
   if (cap.revokedAt) {
     // Exhaustion is reported as exhaustion even after the capability was revoked for it, so
     // concurrent callers racing the revocation all hear the same 429.
-    if (isExhaustionReason(cap.revokedReason)) return refuse("RELAY_QUOTA_EXHAUSTED", `The relay budget is exhausted (${cap.revokedReason}); the capability is revoked.`);
+    if (isExhaustionReason(cap.revokedReason))
+      return refuse("RELAY_QUOTA_EXHAUSTED", `The relay budget is exhausted (${cap.revokedReason}); the capability is revoked.`);
     return refuse("RELAY_REFUSED", `The relay capability is revoked (${cap.revokedReason ?? "no reason given"}).`);
   }
-  if (cap.deadlineAt.getTime() <= cap.dbNow.getTime()) return refuse("RELAY_REFUSED", "The relay capability has expired; it is now revoked.", REVOKE_REASONS.expired);
-  if (!cap.allowedOps.includes(call.operation)) return refuse("RELAY_OPERATION_NOT_ALLOWED", "This operation is not allowed for this relay capability.");
-  if (call.request.kind === "malformed") return refuse("RELAY_REQUEST_MALFORMED", `The relay request is malformed: ${call.request.message}`);
-  if (call.request.bytes > cap.maxRequestBytes) return refuse("RELAY_TOO_LARGE", `The request is ${call.request.bytes} bytes; this capability accepts at most ${cap.maxRequestBytes}.`);
+  if (cap.deadlineAt.getTime() <= cap.dbNow.getTime())
+    return refuse("RELAY_REFUSED", "The relay capability has expired; it is now revoked.", REVOKE_REASONS.expired);
+  if (!cap.allowedOps.includes(call.operation))
+    return refuse("RELAY_OPERATION_NOT_ALLOWED", "This operation is not allowed for this relay capability.");
+  if (call.request.kind === "malformed")
+    return refuse("RELAY_REQUEST_MALFORMED", `The relay request is malformed: ${call.request.message}`);
+  if (call.request.bytes > cap.maxRequestBytes)
+    return refuse("RELAY_TOO_LARGE", `The request is ${call.request.bytes} bytes; this capability accepts at most ${cap.maxRequestBytes}.`);
   if (cap.requestCount >= cap.maxRequests) {
-    return refuse("RELAY_QUOTA_EXHAUSTED", `The relay request budget (${cap.maxRequests}) is exhausted; the capability is revoked.`, REVOKE_REASONS.exhaustedRequests);
+    return refuse(
+      "RELAY_QUOTA_EXHAUSTED",
+      `The relay request budget (${cap.maxRequests}) is exhausted; the capability is revoked.`,
+      REVOKE_REASONS.exhaustedRequests,
+    );
   }
   if (cap.bytesUsed + BigInt(call.request.bytes) > cap.maxBytes) {
-    return refuse("RELAY_QUOTA_EXHAUSTED", `The relay byte budget (${cap.maxBytes}) cannot hold this request; the capability is revoked.`, REVOKE_REASONS.exhaustedBytes);
+    return refuse(
+      "RELAY_QUOTA_EXHAUSTED",
+      `The relay byte budget (${cap.maxBytes}) cannot hold this request; the capability is revoked.`,
+      REVOKE_REASONS.exhaustedBytes,
+    );
   }
   return { kind: "admit" };
 }
@@ -62,7 +78,10 @@ export function classifyAdmission(cap: TCapabilityState, call: TAdmissionCall): 
 /** A response is delivered whole or not at all: over the per-response cap it is refused, never cut. */
 export function checkResponseSize(cap: Pick<TCapabilityState, "maxResponseBytes">, responseBytes: number): TRefusal | null {
   if (responseBytes > cap.maxResponseBytes) {
-    return { code: "RELAY_TOO_LARGE", message: `The upstream response is ${responseBytes} bytes; this capability accepts at most ${cap.maxResponseBytes}. It was refused whole.` };
+    return {
+      code: "RELAY_TOO_LARGE",
+      message: `The upstream response is ${responseBytes} bytes; this capability accepts at most ${cap.maxResponseBytes}. It was refused whole.`,
+    };
   }
   return null;
 }
@@ -70,10 +89,17 @@ export function checkResponseSize(cap: Pick<TCapabilityState, "maxResponseBytes"
 /** Explains a failed response charge after re-reading the row. */
 export function classifyFailedCharge(cap: TCapabilityState, responseBytes: number): TRefusal {
   if (cap.revokedAt && !isExhaustionReason(cap.revokedReason)) {
-    return { code: "RELAY_REFUSED", message: `The relay capability was revoked while the call was in flight (${cap.revokedReason ?? "no reason given"}); the response is withheld.` };
+    return {
+      code: "RELAY_REFUSED",
+      message: `The relay capability was revoked while the call was in flight (${cap.revokedReason ?? "no reason given"}); the response is withheld.`,
+    };
   }
   if (cap.deadlineAt.getTime() <= cap.dbNow.getTime()) {
-    return { code: "RELAY_REFUSED", message: "The relay capability expired while the call was in flight; the response is withheld and the capability is revoked.", revokeReason: REVOKE_REASONS.expired };
+    return {
+      code: "RELAY_REFUSED",
+      message: "The relay capability expired while the call was in flight; the response is withheld and the capability is revoked.",
+      revokeReason: REVOKE_REASONS.expired,
+    };
   }
   return {
     code: "RELAY_QUOTA_EXHAUSTED",

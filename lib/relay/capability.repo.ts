@@ -41,7 +41,12 @@ export type TAdmission = TCapabilityState & {
   upstreamVersion: number;
 };
 
-type TRawAdmission = TRawCapability & { relayChannel: string; isAdmitted: boolean; reserve: bigint | string; upstreamVersion: number | null };
+type TRawAdmission = TRawCapability & {
+  relayChannel: string;
+  isAdmitted: boolean;
+  reserve: bigint | string;
+  upstreamVersion: number | null;
+};
 
 /**
  * Admission, the first of a call's two statements: looks the capability up by its handle hash,
@@ -87,10 +92,22 @@ export async function admitCallByHash(
   const row = rows[0];
   if (!row) return null;
   const { relayChannel, isAdmitted, reserve, upstreamVersion, ...cap } = row;
-  return { ...toState(cap), relayChannel, isAdmitted, reservedResponseBytes: isAdmitted ? Number(reserve) : 0, upstreamVersion: upstreamVersion ?? 0 };
+  return {
+    ...toState(cap),
+    relayChannel,
+    isAdmitted,
+    reservedResponseBytes: isAdmitted ? Number(reserve) : 0,
+    upstreamVersion: upstreamVersion ?? 0,
+  };
 }
 
-export type TSettlement = TCounters & { isDelivered: boolean; deadlineAt: Date; revokedAt: Date | null; revokedReason: string | null; dbNow: Date };
+export type TSettlement = TCounters & {
+  isDelivered: boolean;
+  deadlineAt: Date;
+  revokedAt: Date | null;
+  revokedReason: string | null;
+  dbNow: Date;
+};
 
 /**
  * Settlement, the second statement: releases the call's response reservation, charges the actual
@@ -103,7 +120,14 @@ export type TSettlement = TCounters & { isDelivered: boolean; deadlineAt: Date; 
  */
 export async function settleCall(
   db: Db,
-  call: { capabilityId: string; reservedResponseBytes: number; deliver: boolean; responseBytes: number; record: TCallRecord; claimedId?: bigint },
+  call: {
+    capabilityId: string;
+    reservedResponseBytes: number;
+    deliver: boolean;
+    responseBytes: number;
+    record: TCallRecord;
+    claimedId?: bigint;
+  },
 ): Promise<TSettlement | null> {
   const { record } = call;
   const responseBytes = BigInt(call.responseBytes);
@@ -182,11 +206,18 @@ export async function claimMailboxSequence(
     ON CONFLICT ("capabilityId", "channel", "sequence") DO NOTHING
     RETURNING "id"`;
   if (inserted[0]) return { kind: "claimed", id: BigInt(inserted[0].id) };
-  const previous = await db.relayCall.findFirst({ where: { capabilityId: record.capabilityId, channel: record.channel, sequence: record.sequence }, select: { outcome: true } });
+  const previous = await db.relayCall.findFirst({
+    where: { capabilityId: record.capabilityId, channel: record.channel, sequence: record.sequence },
+    select: { outcome: true },
+  });
   return { kind: "duplicate", previousOutcome: previous?.outcome ?? "pending" };
 }
 
-export async function finishCallRecord(db: Db, id: bigint, fields: Pick<TCallRecord, "outcome" | "requestBytes" | "responseBytes" | "durationMs">): Promise<void> {
+export async function finishCallRecord(
+  db: Db,
+  id: bigint,
+  fields: Pick<TCallRecord, "outcome" | "requestBytes" | "responseBytes" | "durationMs">,
+): Promise<void> {
   await db.relayCall.update({ where: { id }, data: fields });
 }
 

@@ -53,54 +53,96 @@ describe("the upstream credential never leaves the transport", async () => {
 
   async function newCapability() {
     const { taskId } = await createRelayTestTask(db);
-    const issued = await issueCapability({ db }, { taskId, maxRequests: 20, maxBytes: 1_000_000, maxRequestBytes: 100_000, maxResponseBytes: 100_000, ttlSeconds: 600 });
+    const issued = await issueCapability(
+      { db },
+      { taskId, maxRequests: 20, maxBytes: 1_000_000, maxRequestBytes: 100_000, maxResponseBytes: 100_000, ttlSeconds: 600 },
+    );
     return { taskId, ...issued };
   }
 
-  it.each(["openai", "anthropic"] as const)("%s: success, echoed-key upstream errors and a rotated wrong key all keep the canary in the transport", async (kind) => {
-    const fake = kind === "openai" ? openai : anthropic;
-    await setRelayUpstream({ db, value: { kind, endpoint: fake.endpoint, model: "model-x", credentialFile, requestTimeoutMs: 2000 }, via: "test" });
-    evidence.push(describeRelayUpstream((await readRelayUpstream({ db }))!));
+  it.each(["openai", "anthropic"] as const)(
+    "%s: success, echoed-key upstream errors and a rotated wrong key all keep the canary in the transport",
+    async (kind) => {
+      const fake = kind === "openai" ? openai : anthropic;
+      await setRelayUpstream({
+        db,
+        value: { kind, endpoint: fake.endpoint, model: "model-x", credentialFile, requestTimeoutMs: 2000 },
+        via: "test",
+      });
+      evidence.push(describeRelayUpstream((await readRelayUpstream({ db }))!));
 
-    const ok = await newCapability();
-    const success = await relayCall({ db, handle: ok.handle, taskId: ok.taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http" });
-    expect(success.status).toBe(200);
-    // The canary really was the credential used upstream.
-    expect(fake.requests.at(-1)!.authorization ?? fake.requests.at(-1)!.apiKey).toContain(CANARY);
-    evidence.push(success.body);
+      const ok = await newCapability();
+      const success = await relayCall({
+        db,
+        handle: ok.handle,
+        taskId: ok.taskId,
+        operation: "complete",
+        request: SIMPLE_REQUEST,
+        channel: "http",
+      });
+      expect(success.status).toBe(200);
+      // The canary really was the credential used upstream.
+      expect(fake.requests.at(-1)!.authorization ?? fake.requests.at(-1)!.apiKey).toContain(CANARY);
+      evidence.push(success.body);
 
-    // Through the relay listener…
-    const routed = await fetch(`${listener.url}/api/relay/v1/complete`, { method: "POST", headers: { authorization: `Bearer ${ok.handle}`, "content-type": "application/json" }, body: JSON.stringify({ taskId: ok.taskId, request: SIMPLE_REQUEST }) });
-    expect(routed.status).toBe(200);
-    evidence.push(await routed.text());
+      // Through the relay listener…
+      const routed = await fetch(`${listener.url}/api/relay/v1/complete`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ok.handle}`, "content-type": "application/json" },
+        body: JSON.stringify({ taskId: ok.taskId, request: SIMPLE_REQUEST }),
+      });
+      expect(routed.status).toBe(200);
+      evidence.push(await routed.text());
 
-    // …and the mailbox.
-    const mailbox = await processMailboxRequest({ db, taskId: ok.taskId, sequence: 1, bytes: Buffer.from(JSON.stringify({ v: 1, handle: ok.handle, taskId: ok.taskId, operation: "complete", request: SIMPLE_REQUEST })) });
-    expect(mailbox.status).toBe(200);
-    evidence.push(mailbox.responseBytes.toString("utf8"));
+      // …and the mailbox.
+      const mailbox = await processMailboxRequest({
+        db,
+        taskId: ok.taskId,
+        sequence: 1,
+        bytes: Buffer.from(JSON.stringify({ v: 1, handle: ok.handle, taskId: ok.taskId, operation: "complete", request: SIMPLE_REQUEST })),
+      });
+      expect(mailbox.status).toBe(200);
+      evidence.push(mailbox.responseBytes.toString("utf8"));
 
-    // An upstream 500 whose body echoes the key.
-    fake.mode = "status500";
-    const failed = await newCapability();
-    const failure = await relayCall({ db, handle: failed.handle, taskId: failed.taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http" });
-    expect(failure.status).toBe(502);
-    evidence.push(failure.body);
-    fake.mode = "ok";
+      // An upstream 500 whose body echoes the key.
+      fake.mode = "status500";
+      const failed = await newCapability();
+      const failure = await relayCall({
+        db,
+        handle: failed.handle,
+        taskId: failed.taskId,
+        operation: "complete",
+        request: SIMPLE_REQUEST,
+        channel: "http",
+      });
+      expect(failure.status).toBe(502);
+      evidence.push(failure.body);
+      fake.mode = "ok";
 
-    // A rotated, wrong key: the upstream's 401 names it.
-    await fs.writeFile(credentialFile, WRONG_CANARY);
-    const wrong = await newCapability();
-    const unauthorized = await relayCall({ db, handle: wrong.handle, taskId: wrong.taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http" });
-    expect(unauthorized.status).toBe(502);
-    expect(unauthorized.body).toMatchObject({ error: { message: expect.stringMatching(/http_status 401/) } });
-    evidence.push(unauthorized.body);
-    await fs.writeFile(credentialFile, CANARY);
+      // A rotated, wrong key: the upstream's 401 names it.
+      await fs.writeFile(credentialFile, WRONG_CANARY);
+      const wrong = await newCapability();
+      const unauthorized = await relayCall({
+        db,
+        handle: wrong.handle,
+        taskId: wrong.taskId,
+        operation: "complete",
+        request: SIMPLE_REQUEST,
+        channel: "http",
+      });
+      expect(unauthorized.status).toBe(502);
+      expect(unauthorized.body).toMatchObject({ error: { message: expect.stringMatching(/http_status 401/) } });
+      evidence.push(unauthorized.body);
+      await fs.writeFile(credentialFile, CANARY);
 
-    for (const cap of [ok, failed, wrong]) evidence.push(await readCapabilityUsage({ db }, { capabilityId: cap.capabilityId }));
-  });
+      for (const cap of [ok, failed, wrong]) evidence.push(await readCapabilityUsage({ db }, { capabilityId: cap.capabilityId }));
+    },
+  );
 
   it("no table, log line or piece of evidence holds the canary", async () => {
-    const tables = await db.$queryRawUnsafe<{ name: string }[]>(`select table_name as name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`);
+    const tables = await db.$queryRawUnsafe<{ name: string }[]>(
+      `select table_name as name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`,
+    );
     expect(tables.map((t) => t.name)).toEqual(expect.arrayContaining(["RelayCapability", "RelayCall", "OperatorSetting", "AuditLog"]));
     let scannedRows = 0;
     for (const { name } of tables) {

@@ -34,7 +34,10 @@ export type TIssueCapabilityInput = z.input<typeof ZIssueCapabilitySchema>;
 
 export type TIssuedCapability = { capabilityId: string; handle: string; deadlineAt: Date };
 
-export async function issueCapability(deps: { db: Db }, { actorId = null, via = "system", ...fields }: TIssueCapabilityInput & { actorId?: string | null; via?: string }): Promise<TIssuedCapability> {
+export async function issueCapability(
+  deps: { db: Db },
+  { actorId = null, via = "system", ...fields }: TIssueCapabilityInput & { actorId?: string | null; via?: string },
+): Promise<TIssuedCapability> {
   const { db } = deps;
   const limits = parseOrThrow(ZIssueCapabilitySchema, fields, { code: "VALIDATION_FAILED", label: "relay capability" });
   const task = await db.task.findUnique({ where: { id: limits.taskId }, select: { id: true } });
@@ -54,7 +57,16 @@ export async function issueCapability(deps: { db: Db }, { actorId = null, via = 
       action: "relay.issue",
       targetType: "relay_capability",
       targetId: row.id,
-      detail: { via, taskId: limits.taskId, allowedOps, maxRequests: limits.maxRequests, maxBytes: limits.maxBytes, maxRequestBytes: limits.maxRequestBytes, maxResponseBytes: limits.maxResponseBytes, ttlSeconds: limits.ttlSeconds },
+      detail: {
+        via,
+        taskId: limits.taskId,
+        allowedOps,
+        maxRequests: limits.maxRequests,
+        maxBytes: limits.maxBytes,
+        maxRequestBytes: limits.maxRequestBytes,
+        maxResponseBytes: limits.maxResponseBytes,
+        ttlSeconds: limits.ttlSeconds,
+      },
     });
     return row;
   });

@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { createTestDatabase } from "../testing/test-database";
 import { issueCapability } from "./issue-capability";
-import { MAILBOX_MAX_REQUEST_FILE_BYTES, MAILBOX_MAX_SEQUENCE, mailboxInboxPath, mailboxOutboxPath, ZMailboxResponseFileSchema } from "./mailbox-protocol";
+import {
+  MAILBOX_MAX_REQUEST_FILE_BYTES,
+  MAILBOX_MAX_SEQUENCE,
+  mailboxInboxPath,
+  mailboxOutboxPath,
+  ZMailboxResponseFileSchema,
+} from "./mailbox-protocol";
 import { processMailboxRequest, readNextMailboxSequence } from "./process-mailbox-request";
 import { readCapabilityUsage } from "./read-capability-usage";
 import { createCountingTransport, createRelayTestTask, SIMPLE_REQUEST } from "./testing/relay-fixtures";
@@ -11,8 +17,12 @@ describe("processMailboxRequest", async () => {
 
   async function setup() {
     const { taskId } = await createRelayTestTask(db);
-    const issued = await issueCapability({ db }, { taskId, maxRequests: 10, maxBytes: 100_000, maxRequestBytes: 10_000, maxResponseBytes: 10_000, ttlSeconds: 600 });
-    const file = (overrides: Record<string, unknown> = {}) => Buffer.from(JSON.stringify({ v: 1, handle: issued.handle, taskId, operation: "complete", request: SIMPLE_REQUEST, ...overrides }));
+    const issued = await issueCapability(
+      { db },
+      { taskId, maxRequests: 10, maxBytes: 100_000, maxRequestBytes: 10_000, maxResponseBytes: 10_000, ttlSeconds: 600 },
+    );
+    const file = (overrides: Record<string, unknown> = {}) =>
+      Buffer.from(JSON.stringify({ v: 1, handle: issued.handle, taskId, operation: "complete", request: SIMPLE_REQUEST, ...overrides }));
     return { taskId, ...issued, file };
   }
 
@@ -32,7 +42,11 @@ describe("processMailboxRequest", async () => {
     const transport = createCountingTransport(() => "mailbox answer");
     const answer = await processMailboxRequest({ db, taskId, sequence: 1, bytes: file(), transport });
     expect(answer).toMatchObject({ status: 200, code: null });
-    expect(parse(answer.responseBytes)).toMatchObject({ v: 1, status: 200, body: { completion: { content: "mailbox answer" }, usage: { requestCount: 1 } } });
+    expect(parse(answer.responseBytes)).toMatchObject({
+      v: 1,
+      status: 200,
+      body: { completion: { content: "mailbox answer" }, usage: { requestCount: 1 } },
+    });
     expect(await readNextMailboxSequence({ db, taskId })).toBe(2);
   });
 
@@ -45,7 +59,9 @@ describe("processMailboxRequest", async () => {
     expect(again).toMatchObject({ status: 409, code: "RELAY_DUPLICATE_REQUEST" });
     expect(again.responseBytes.toString()).not.toContain("only once");
     // Concurrent re-polls of one new sequence: exactly one reaches the upstream.
-    const racing = await Promise.all(Array.from({ length: 20 }, () => processMailboxRequest({ db, taskId, sequence: 2, bytes: file(), transport })));
+    const racing = await Promise.all(
+      Array.from({ length: 20 }, () => processMailboxRequest({ db, taskId, sequence: 2, bytes: file(), transport })),
+    );
     expect(racing.filter((r) => r.status === 200)).toHaveLength(1);
     expect(racing.filter((r) => r.code === "RELAY_DUPLICATE_REQUEST")).toHaveLength(19);
     expect(transport.calls).toBe(2);
@@ -65,7 +81,7 @@ describe("processMailboxRequest", async () => {
   });
 
   it.each([
-    ["not JSON", Buffer.from("{\"v\":1,")],
+    ["not JSON", Buffer.from('{"v":1,')],
     ["not UTF-8", Buffer.from([0xff, 0xfe, 0x7b, 0x7d])],
     ["wrong version", null],
     ["unknown key", null],
@@ -75,7 +91,11 @@ describe("processMailboxRequest", async () => {
     const transport = createCountingTransport();
     const bytes =
       raw ??
-      (label === "wrong version" ? file({ v: 2 }) : label === "unknown key" ? file({ url: "http://169.254.169.254/" }) : file({ request: { messages: [{ role: "user", content: "x" }], endpoint: "http://x" } }));
+      (label === "wrong version"
+        ? file({ v: 2 })
+        : label === "unknown key"
+          ? file({ url: "http://169.254.169.254/" })
+          : file({ request: { messages: [{ role: "user", content: "x" }], endpoint: "http://x" } }));
     const answer = await processMailboxRequest({ db, taskId, sequence: 1, bytes, transport });
     expect(answer).toMatchObject({ status: 400, code: "RELAY_REQUEST_MALFORMED" });
     expect(parse(answer.responseBytes).body).toMatchObject({ error: { code: "RELAY_REQUEST_MALFORMED" } });
@@ -89,7 +109,13 @@ describe("processMailboxRequest", async () => {
   it("refuses an oversized request file without parsing it", async () => {
     const { taskId } = await setup();
     const transport = createCountingTransport();
-    const answer = await processMailboxRequest({ db, taskId, sequence: 1, bytes: Buffer.alloc(MAILBOX_MAX_REQUEST_FILE_BYTES + 1, 0x20), transport });
+    const answer = await processMailboxRequest({
+      db,
+      taskId,
+      sequence: 1,
+      bytes: Buffer.alloc(MAILBOX_MAX_REQUEST_FILE_BYTES + 1, 0x20),
+      transport,
+    });
     expect(answer).toMatchObject({ status: 413, code: "RELAY_TOO_LARGE" });
     expect(transport.calls).toBe(0);
   });

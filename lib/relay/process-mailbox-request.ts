@@ -65,7 +65,8 @@ async function answer(options: TProcessMailboxRequestOptions): Promise<TRelayCal
     return refuseFile(options, "RELAY_REQUEST_MALFORMED", "The request file is not valid UTF-8 JSON.");
   }
   const file = ZMailboxRequestFileSchema.safeParse(json);
-  if (!file.success) return refuseFile(options, "RELAY_REQUEST_MALFORMED", `The request file is malformed: ${describeSchemaError(file.error)}`);
+  if (!file.success)
+    return refuseFile(options, "RELAY_REQUEST_MALFORMED", `The request file is malformed: ${describeSchemaError(file.error)}`);
   // The worker's task id is the truth: a file naming another task is refused even when its handle
   // is valid for that other task (a guest must not spend someone else's budget through its mailbox).
   if (file.data.taskId !== taskId) return refuseFile(options, "RELAY_REFUSED", "The request file names another task.");

@@ -28,7 +28,10 @@ export type TRelayUsageSnapshot = {
 };
 
 /** The snapshot of one capability, or of the task's most recent one; null when there is none. */
-export async function readCapabilityUsage({ db }: { db: Db }, { capabilityId, taskId }: { capabilityId?: string; taskId?: string }): Promise<TRelayUsageSnapshot | null> {
+export async function readCapabilityUsage(
+  { db }: { db: Db },
+  { capabilityId, taskId }: { capabilityId?: string; taskId?: string },
+): Promise<TRelayUsageSnapshot | null> {
   if (!capabilityId && !taskId) return null;
   const cap = await db.relayCapability.findFirst({
     where: capabilityId ? { id: capabilityId } : { taskId },
@@ -39,8 +42,13 @@ export async function readCapabilityUsage({ db }: { db: Db }, { capabilityId, ta
   const byOutcome: Record<string, number> = {};
   for (const group of groups) byOutcome[group.outcome] = group._count._all;
   const total = Object.values(byOutcome).reduce((a, b) => a + b, 0);
-  const refusals = Object.entries(byOutcome).filter(([outcome]) => !outcome.startsWith("ok:")).reduce((a, [, n]) => a + n, 0);
-  const upstreams = Object.keys(byOutcome).filter((o) => o.startsWith("ok:")).map((o) => o.slice(3)).sort();
+  const refusals = Object.entries(byOutcome)
+    .filter(([outcome]) => !outcome.startsWith("ok:"))
+    .reduce((a, [, n]) => a + n, 0);
+  const upstreams = Object.keys(byOutcome)
+    .filter((o) => o.startsWith("ok:"))
+    .map((o) => o.slice(3))
+    .sort();
   return {
     capabilityId: cap.id,
     taskId: cap.taskId,

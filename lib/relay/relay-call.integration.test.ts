@@ -25,7 +25,9 @@ describe("relayCall against real PostgreSQL", async () => {
     expect(row.handleHash).toBe(hashHandle(handle));
     const dump = JSON.stringify(await db.$queryRawUnsafe(`select row_to_json(c)::text as j from "RelayCapability" c`));
     expect(dump).not.toContain(handle);
-    const audit = JSON.stringify(await db.auditLog.findMany({ where: { targetId: capabilityId } }), (_k, v) => (typeof v === "bigint" ? String(v) : v));
+    const audit = JSON.stringify(await db.auditLog.findMany({ where: { targetId: capabilityId } }), (_k, v) =>
+      typeof v === "bigint" ? String(v) : v,
+    );
     expect(audit).toContain("relay.issue");
     expect(audit).not.toContain(handle);
   });
@@ -42,9 +44,20 @@ describe("relayCall against real PostgreSQL", async () => {
   it("answers a valid call with the completion and usage, and records counts only", async () => {
     const { taskId, handle, capabilityId } = await setup();
     const transport = createCountingTransport(() => "the secret answer text");
-    const result = await relayCall({ db, handle, taskId, operation: "complete", request: { messages: [{ role: "user", content: "the secret question text" }], maxTokens: 64 }, channel: "http", transport });
+    const result = await relayCall({
+      db,
+      handle,
+      taskId,
+      operation: "complete",
+      request: { messages: [{ role: "user", content: "the secret question text" }], maxTokens: 64 },
+      channel: "http",
+      transport,
+    });
     expect(result.status).toBe(200);
-    expect(result.body).toMatchObject({ completion: { content: "the secret answer text" }, usage: { requestCount: 1, maxRequests: 10, upstream: "scripted" } });
+    expect(result.body).toMatchObject({
+      completion: { content: "the secret answer text" },
+      usage: { requestCount: 1, maxRequests: 10, upstream: "scripted" },
+    });
     expect(transport.inputs[0]).toMatchObject({ maxTokens: 64 });
     const rows = await db.relayCall.findMany({ where: { capabilityId } });
     expect(rows).toHaveLength(1);
@@ -60,7 +73,11 @@ describe("relayCall against real PostgreSQL", async () => {
       await new Promise((r) => setTimeout(r, 5));
       return "fine";
     });
-    const results = await Promise.all(Array.from({ length: 500 }, () => relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport })));
+    const results = await Promise.all(
+      Array.from({ length: 500 }, () =>
+        relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport }),
+      ),
+    );
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(50);
     expect(statuses.filter((s) => s === 429)).toHaveLength(450);
@@ -82,7 +99,11 @@ describe("relayCall against real PostgreSQL", async () => {
     });
     // 40 requests (~48 bytes each) are all admitted at once; their ~316-byte responses then race
     // for the ~3 KB left, so some must be delivered and some refused whole.
-    const results = await Promise.all(Array.from({ length: 40 }, () => relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport })));
+    const results = await Promise.all(
+      Array.from({ length: 40 }, () =>
+        relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport }),
+      ),
+    );
     const delivered = results.filter((r) => r.status === 200);
     expect(delivered.length).toBeGreaterThan(0);
     expect(results.some((r) => r.status === 429)).toBe(true);
@@ -120,7 +141,15 @@ describe("relayCall against real PostgreSQL", async () => {
   it("refuses a request over the per-request cap before the transport", async () => {
     const { taskId, handle } = await setup({ maxRequestBytes: 100 });
     const transport = createCountingTransport();
-    const result = await relayCall({ db, handle, taskId, operation: "complete", request: { messages: [{ role: "user", content: "q".repeat(500) }] }, channel: "http", transport });
+    const result = await relayCall({
+      db,
+      handle,
+      taskId,
+      operation: "complete",
+      request: { messages: [{ role: "user", content: "q".repeat(500) }] },
+      channel: "http",
+      transport,
+    });
     expect(result.status).toBe(413);
     expect(result.body).toMatchObject({ error: { code: "RELAY_TOO_LARGE" } });
     expect(transport.calls).toBe(0);
@@ -130,7 +159,15 @@ describe("relayCall against real PostgreSQL", async () => {
     const a = await setup();
     const b = await createRelayTestTask(db);
     const transport = createCountingTransport();
-    const result = await relayCall({ db, handle: a.handle, taskId: b.taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
+    const result = await relayCall({
+      db,
+      handle: a.handle,
+      taskId: b.taskId,
+      operation: "complete",
+      request: SIMPLE_REQUEST,
+      channel: "http",
+      transport,
+    });
     expect(result.status).toBe(403);
     expect(result.body).toMatchObject({ error: { code: "RELAY_REFUSED", message: expect.stringMatching(/another task/) } });
     expect(transport.calls).toBe(0);
@@ -140,13 +177,19 @@ describe("relayCall against real PostgreSQL", async () => {
   it("refuses a revoked handle, and revocation is idempotent and keeps the first reason", async () => {
     const { taskId, handle, capabilityId } = await setup();
     const transport = createCountingTransport();
-    expect((await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport })).status).toBe(200);
-    expect(await revokeCapability({ db }, { taskId, reason: "task reached review_pending" })).toEqual({ revokedCapabilityIds: [capabilityId] });
+    expect(
+      (await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport })).status,
+    ).toBe(200);
+    expect(await revokeCapability({ db }, { taskId, reason: "task reached review_pending" })).toEqual({
+      revokedCapabilityIds: [capabilityId],
+    });
     expect(await revokeCapability({ db }, { taskId, reason: "again" })).toEqual({ revokedCapabilityIds: [] });
     expect(await revokeCapability({ db }, { capabilityId, reason: "and again" })).toEqual({ revokedCapabilityIds: [] });
     const result = await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
     expect(result.status).toBe(403);
-    expect(result.body).toMatchObject({ error: { code: "RELAY_REFUSED", message: expect.stringMatching(/revoked \(task reached review_pending\)/) } });
+    expect(result.body).toMatchObject({
+      error: { code: "RELAY_REFUSED", message: expect.stringMatching(/revoked \(task reached review_pending\)/) },
+    });
     expect(transport.calls).toBe(1);
     const usage = await readCapabilityUsage({ db }, { taskId });
     expect(usage).toMatchObject({ isRevoked: true, revokedReason: "task reached review_pending" });
@@ -203,7 +246,15 @@ describe("relayCall against real PostgreSQL", async () => {
       expect(result.body).toMatchObject({ error: { code: "RELAY_REQUEST_MALFORMED" } });
     }
     for (const badTaskId of ["not-a-uuid", 42, undefined]) {
-      const result = await relayCall({ db, handle, taskId: badTaskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
+      const result = await relayCall({
+        db,
+        handle,
+        taskId: badTaskId,
+        operation: "complete",
+        request: SIMPLE_REQUEST,
+        channel: "http",
+        transport,
+      });
       expect(result.status).toBe(400);
     }
     expect(transport.calls).toBe(0);
@@ -227,12 +278,28 @@ describe("relayCall against real PostgreSQL", async () => {
     const failing = createCountingTransport(() => {
       throw new Error("socket hang up while talking to http://10.0.0.5:8080 with key sk-abcdefgh12345678");
     });
-    const result = await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport: failing });
+    const result = await relayCall({
+      db,
+      handle,
+      taskId,
+      operation: "complete",
+      request: SIMPLE_REQUEST,
+      channel: "http",
+      transport: failing,
+    });
     expect(result.status).toBe(502);
     expect(result.body).toMatchObject({ error: { code: "RELAY_UPSTREAM_FAILED", message: expect.stringMatching(/no fallback/) } });
     expect(JSON.stringify(result.body)).not.toMatch(/10\.0\.0\.5|sk-abc/);
     expect(failing.calls).toBe(1);
-    const again = await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport: failing });
+    const again = await relayCall({
+      db,
+      handle,
+      taskId,
+      operation: "complete",
+      request: SIMPLE_REQUEST,
+      channel: "http",
+      transport: failing,
+    });
     expect(again.status).toBe(403);
     expect(failing.calls).toBe(1);
     const usage = await readCapabilityUsage({ db }, { capabilityId });
@@ -275,7 +342,9 @@ describe("relayCall against real PostgreSQL", async () => {
     const pending = relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
     while (transport.calls === 0) await new Promise((r) => setTimeout(r, 5));
     // The second call finds the request budget spent: the capability is revoked as exhausted.
-    expect((await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport })).status).toBe(429);
+    expect(
+      (await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport })).status,
+    ).toBe(429);
     expect((await readCapabilityUsage({ db }, { taskId }))?.revokedReason).toMatch(/^exhausted:/);
 
     expect(await revokeCapability({ db }, { taskId, reason: "task ended: cancelled" })).toEqual({ revokedCapabilityIds: [capabilityId] });
@@ -298,7 +367,9 @@ describe("relayCall against real PostgreSQL", async () => {
     });
     const result = await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
     expect(result.status).toBe(403);
-    expect(result.body).toMatchObject({ error: { code: "RELAY_REFUSED", message: expect.stringMatching(/expired while the call was in flight/) } });
+    expect(result.body).toMatchObject({
+      error: { code: "RELAY_REFUSED", message: expect.stringMatching(/expired while the call was in flight/) },
+    });
     expect(JSON.stringify(result.body)).not.toContain("too late");
     expect((await readCapabilityUsage({ db }, { capabilityId }))?.revokedReason).toBe("expired");
   });
@@ -306,22 +377,57 @@ describe("relayCall against real PostgreSQL", async () => {
   it("the usage snapshot holds counters, limits and revocation, never payload bytes", async () => {
     const { taskId, handle, capabilityId } = await setup();
     const transport = createCountingTransport(() => "PAYLOAD-RESPONSE-MARKER");
-    await relayCall({ db, handle, taskId, operation: "complete", request: { messages: [{ role: "user", content: "PAYLOAD-REQUEST-MARKER" }] }, channel: "http", transport });
+    await relayCall({
+      db,
+      handle,
+      taskId,
+      operation: "complete",
+      request: { messages: [{ role: "user", content: "PAYLOAD-REQUEST-MARKER" }] },
+      channel: "http",
+      transport,
+    });
     await revokeCapability({ db }, { capabilityId, reason: "done" });
     const usage = await readCapabilityUsage({ db }, { capabilityId });
-    expect(usage).toMatchObject({ capabilityId, taskId, allowedOps: ["complete"], usage: { requestCount: 1 }, limits: { maxRequests: 10 }, isRevoked: true, revokedReason: "done", calls: { total: 1, upstreams: ["scripted"] } });
+    expect(usage).toMatchObject({
+      capabilityId,
+      taskId,
+      allowedOps: ["complete"],
+      usage: { requestCount: 1 },
+      limits: { maxRequests: 10 },
+      isRevoked: true,
+      revokedReason: "done",
+      calls: { total: 1, upstreams: ["scripted"] },
+    });
     const text = JSON.stringify(usage);
     expect(text).not.toMatch(/PAYLOAD-(REQUEST|RESPONSE)-MARKER/);
     expect(text).not.toContain(handle);
     expect(text).not.toContain(hashHandle(handle));
-    expect(Object.keys(usage!).sort()).toEqual(["allowedOps", "calls", "capabilityId", "createdAt", "isExpired", "isRevoked", "limits", "revokedAt", "revokedReason", "taskId", "usage"]);
+    expect(Object.keys(usage!).sort()).toEqual([
+      "allowedOps",
+      "calls",
+      "capabilityId",
+      "createdAt",
+      "isExpired",
+      "isRevoked",
+      "limits",
+      "revokedAt",
+      "revokedReason",
+      "taskId",
+      "usage",
+    ]);
   });
 
   it("validates issue limits against the ceilings and refuses an unknown task", async () => {
     const { taskId } = await createRelayTestTask(db);
-    await expect(issueCapability({ db }, { taskId, ...LIMITS, allowedOps: ["complete", "shell" as "complete"] })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
-    await expect(issueCapability({ db }, { taskId, ...LIMITS, maxRequestBytes: 64 * 1024 * 1024 })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    await expect(issueCapability({ db }, { taskId, ...LIMITS, allowedOps: ["complete", "shell" as "complete"] })).rejects.toMatchObject({
+      code: "VALIDATION_FAILED",
+    });
+    await expect(issueCapability({ db }, { taskId, ...LIMITS, maxRequestBytes: 64 * 1024 * 1024 })).rejects.toMatchObject({
+      code: "VALIDATION_FAILED",
+    });
     await expect(issueCapability({ db }, { taskId, ...LIMITS, maxRequests: 0 })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
-    await expect(issueCapability({ db }, { taskId: "00000000-0000-4000-8000-000000000000", ...LIMITS })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(issueCapability({ db }, { taskId: "00000000-0000-4000-8000-000000000000", ...LIMITS })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
   });
 });

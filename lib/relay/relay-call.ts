@@ -12,7 +12,14 @@
 import type { Db } from "../db/client";
 import { isAppError, type AppErrorCode } from "../errors";
 import { logWarn } from "../log";
-import { classifyAdmission, checkResponseSize, classifyFailedCharge, type TCapabilityState, type TRefusal, type TRequestCheck } from "./admission";
+import {
+  classifyAdmission,
+  checkResponseSize,
+  classifyFailedCharge,
+  type TCapabilityState,
+  type TRefusal,
+  type TRequestCheck,
+} from "./admission";
 import {
   admitCallByHash,
   claimMailboxSequence,
@@ -84,23 +91,37 @@ export async function relayCall(options: TRelayCallOptions): Promise<TRelayCallR
   // The hot path: a well-formed HTTP call goes straight to the admission statement, which also
   // finds the capability (and explains its own refusal from the row it locked).
   if (channel === "http" && !options.envelopeRefusal && taskId.success && request.value) {
-    return admitAndCall({ db, handleHash, taskId: taskId.data, operation, channel, check: request.check, request: request.value, startedAt, transport: options.transport });
+    return admitAndCall({
+      db,
+      handleHash,
+      taskId: taskId.data,
+      operation,
+      channel,
+      check: request.check,
+      request: request.value,
+      startedAt,
+      transport: options.transport,
+    });
   }
 
   const cap = await findCapabilityByHash(db, handleHash);
   if (!cap) return refusalResult("RELAY_REFUSED", UNKNOWN_HANDLE);
   const context: TCallContext = { db, cap, channel, sequence: null, operation, startedAt };
   if (options.envelopeRefusal) return refuse(context, { code: options.envelopeRefusal.code, message: options.envelopeRefusal.message }, 0);
-  if (!taskId.success) return refuse(context, { code: "RELAY_REQUEST_MALFORMED", message: "The relay request is malformed: taskId must be a UUID." }, 0);
+  if (!taskId.success)
+    return refuse(context, { code: "RELAY_REQUEST_MALFORMED", message: "The relay request is malformed: taskId must be a UUID." }, 0);
   // Cross-task calls are refused before the mailbox claim, so a leaked handle cannot occupy the
   // owning task's sequence numbers.
   const bound = explainBinding(cap, taskId.data, channel);
   if (bound) return refuse(context, bound, 0);
 
   if (channel === "mailbox") {
-    if (!isValidMailboxSequence(options.sequence)) return refusalResult("RELAY_REQUEST_MALFORMED", "The mailbox sequence number is out of range.");
+    if (!isValidMailboxSequence(options.sequence))
+      return refusalResult("RELAY_REQUEST_MALFORMED", "The mailbox sequence number is out of range.");
     context.sequence = options.sequence;
-    const claim = await claimMailboxSequence(db, { ...baseRecord(context), outcome: "pending", requestBytes: 0 } as TCallRecord & { sequence: number });
+    const claim = await claimMailboxSequence(db, { ...baseRecord(context), outcome: "pending", requestBytes: 0 } as TCallRecord & {
+      sequence: number;
+    });
     if (claim.kind === "duplicate") return duplicateAnswer(options.sequence, claim.previousOutcome);
     context.claimedId = claim.id;
   }
@@ -111,10 +132,27 @@ export async function relayCall(options: TRelayCallOptions): Promise<TRelayCallR
     const pre = classifyAdmission(cap, { taskId: taskId.data, operation, request: request.check });
     if (pre.kind === "refuse") return await refuse(context, pre.refusal, 0);
     if (!request.value) return await refuse(context, { code: "RELAY_REQUEST_MALFORMED", message: "The relay request is malformed." }, 0);
-    return await admitAndCall({ db, handleHash, taskId: taskId.data, operation, channel, check: request.check, request: request.value, startedAt, transport: options.transport, context });
+    return await admitAndCall({
+      db,
+      handleHash,
+      taskId: taskId.data,
+      operation,
+      channel,
+      check: request.check,
+      request: request.value,
+      startedAt,
+      transport: options.transport,
+      context,
+    });
   } catch (error) {
     // An unexpected failure (database gone) leaves the claimed row visibly failed, not pending.
-    if (context.claimedId !== undefined) await finishCallRecord(db, context.claimedId, { outcome: "INTERNAL", requestBytes: 0, responseBytes: 0, durationMs: elapsed(context) }).catch(() => undefined);
+    if (context.claimedId !== undefined)
+      await finishCallRecord(db, context.claimedId, {
+        outcome: "INTERNAL",
+        requestBytes: 0,
+        responseBytes: 0,
+        durationMs: elapsed(context),
+      }).catch(() => undefined);
     throw error;
   }
 }
@@ -124,7 +162,8 @@ function explainBinding(cap: Pick<TAdmission, "taskId" | "relayChannel">, taskId
   if (cap.taskId !== taskId) return { code: "RELAY_REFUSED", message: "This relay handle is bound to another task." };
   // A task on the mailbox channel runs with its network blocked: the HTTP endpoint, reachable
   // from anywhere, is closed to its handle, so a leaked mailbox handle cannot be used there.
-  if (channel === "http" && cap.relayChannel !== "http") return { code: "RELAY_REFUSED", message: "This task's relay runs over the mailbox only; the HTTP channel is closed to it." };
+  if (channel === "http" && cap.relayChannel !== "http")
+    return { code: "RELAY_REFUSED", message: "This task's relay runs over the mailbox only; the HTTP channel is closed to it." };
   return null;
 }
 
@@ -148,13 +187,17 @@ async function admitAndCall(call: TAdmitAndCall): Promise<TRelayCallResult> {
   // Statement 1: admission.
   const admission = await admitCallByHash(db, { handleHash: call.handleHash, taskId, operation, requestBytes, channel: call.channel });
   if (!admission) return refusalResult("RELAY_REFUSED", UNKNOWN_HANDLE);
-  const context: TCallContext = call.context ? { ...call.context, cap: admission } : { db, cap: admission, channel: call.channel, sequence: null, operation, startedAt: call.startedAt };
+  const context: TCallContext = call.context
+    ? { ...call.context, cap: admission }
+    : { db, cap: admission, channel: call.channel, sequence: null, operation, startedAt: call.startedAt };
   if (!admission.isAdmitted) {
     // The statement judged the row it locked; the same row explains the refusal. Rows record the
     // bytes CHARGED to the budget, so a capability's rows always sum to bytesUsed: a call refused
     // at admission charged nothing.
     const decision = classifyAdmission(admission, { taskId, operation, request: call.check });
-    const refusal = explainBinding(admission, taskId, call.channel) ?? (decision.kind === "refuse" ? decision.refusal : { code: "RELAY_REFUSED" as const, message: "The relay refused admission." });
+    const refusal =
+      explainBinding(admission, taskId, call.channel) ??
+      (decision.kind === "refuse" ? decision.refusal : { code: "RELAY_REFUSED" as const, message: "The relay refused admission." });
     return refuse(context, refusal, 0);
   }
 
@@ -182,8 +225,18 @@ async function admitAndCall(call: TAdmitAndCall): Promise<TRelayCallResult> {
     if (isAppError(error) && error.code === "RELAY_TOO_LARGE") return refuseAdmitted({ code: error.code, message: error.message });
     // Fail closed: anything else the transport throws is an upstream failure; the capability is
     // revoked so the task blocks with a visible relay error and nothing retries around it.
-    const failure = isAppError(error) && error.code === "RELAY_UPSTREAM_FAILED" ? error : upstreamFailure(call.transport?.kind ?? "unknown", "connection_failed");
-    logWarn("relay upstream failed", { capabilityId: admission.id, taskId, channel: context.channel, code: failure.code, reason: String(failure.details?.reason ?? "unknown"), status: typeof failure.details?.status === "number" ? failure.details.status : null });
+    const failure =
+      isAppError(error) && error.code === "RELAY_UPSTREAM_FAILED"
+        ? error
+        : upstreamFailure(call.transport?.kind ?? "unknown", "connection_failed");
+    logWarn("relay upstream failed", {
+      capabilityId: admission.id,
+      taskId,
+      channel: context.channel,
+      code: failure.code,
+      reason: String(failure.details?.reason ?? "unknown"),
+      status: typeof failure.details?.status === "number" ? failure.details.status : null,
+    });
     return refuseAdmitted({ code: failure.code, message: failure.message, revokeReason: REVOKE_REASONS.upstreamFailed });
   }
 
@@ -240,7 +293,9 @@ async function admitAndCall(call: TAdmitAndCall): Promise<TRelayCallResult> {
   };
 }
 
-type TCheckedRequest = { check: TRequestCheck & { kind: "valid" }; value: TCompleteRequest } | { check: TRequestCheck & { kind: "malformed" }; value?: undefined };
+type TCheckedRequest =
+  | { check: TRequestCheck & { kind: "valid" }; value: TCompleteRequest }
+  | { check: TRequestCheck & { kind: "malformed" }; value?: undefined };
 
 function checkRequest(operation: string, raw: unknown): TCheckedRequest {
   if (!isRelayOperation(operation)) return { check: { kind: "malformed", message: "unknown operation" } };
@@ -257,14 +312,26 @@ async function refuse(context: TCallContext, refusal: TRefusal, chargedRequestBy
   return refusalResult(refusal.code, refusal.message);
 }
 
-async function recordRefusal(context: TCallContext, fields: { outcome: string; requestBytes: number; responseBytes: number }): Promise<void> {
+async function recordRefusal(
+  context: TCallContext,
+  fields: { outcome: string; requestBytes: number; responseBytes: number },
+): Promise<void> {
   const durationMs = elapsed(context);
   if (context.claimedId !== undefined) return finishCallRecord(context.db, context.claimedId, { ...fields, durationMs });
   return recordRefusedCall(context.db, { ...baseRecord(context), ...fields, durationMs });
 }
 
 function baseRecord(context: TCallContext): TCallRecord {
-  return { capabilityId: context.cap.id, channel: context.channel, sequence: context.sequence, operation: context.operation, outcome: "pending", requestBytes: 0, responseBytes: 0, durationMs: 0 };
+  return {
+    capabilityId: context.cap.id,
+    channel: context.channel,
+    sequence: context.sequence,
+    operation: context.operation,
+    outcome: "pending",
+    requestBytes: 0,
+    responseBytes: 0,
+    durationMs: 0,
+  };
 }
 
 function elapsed(context: TCallContext): number {
@@ -278,7 +345,13 @@ function elapsed(context: TCallContext): number {
  */
 function duplicateAnswer(sequence: number, previousOutcome: string): TRelayCallResult {
   if (isRefusalCode(previousOutcome) && previousOutcome !== "INTERNAL") {
-    return refusalResult(previousOutcome as AppErrorCode, `Mailbox request ${sequence} was already answered with ${previousOutcome}; a mailbox request is answered once.`);
+    return refusalResult(
+      previousOutcome as AppErrorCode,
+      `Mailbox request ${sequence} was already answered with ${previousOutcome}; a mailbox request is answered once.`,
+    );
   }
-  return refusalResult("RELAY_DUPLICATE_REQUEST", `Mailbox request ${sequence} was already processed; it is answered once and its response is not kept, so it is not answered again.`);
+  return refusalResult(
+    "RELAY_DUPLICATE_REQUEST",
+    `Mailbox request ${sequence} was already processed; it is answered once and its response is not kept, so it is not answered again.`,
+  );
 }

@@ -23,8 +23,7 @@ export type TRelaySuccessBody = { completion: { content: string }; usage: TRelay
 export type TRelayErrorBody = { error: { code: AppErrorCode; message: string } };
 
 export type TRelayCallResult =
-  | { status: 200; body: TRelaySuccessBody; code: null }
-  | { status: number; body: TRelayErrorBody; code: AppErrorCode };
+  { status: 200; body: TRelaySuccessBody; code: null } | { status: number; body: TRelayErrorBody; code: AppErrorCode };
 
 export function refusalResult(code: AppErrorCode, message: string): TRelayCallResult {
   const error = new AppError(code, message);

@@ -12,7 +12,9 @@ import { loadRelayTransport } from "./transports/load-transport";
 
 const TEST_TIMEOUT_MS = 30_000;
 
-export type TUpstreamTestResult = { isOk: true; kind: string; latencyMs: number; excerpt: string } | { isOk: false; kind: string; latencyMs: number; error: string; status: number | null };
+export type TUpstreamTestResult =
+  | { isOk: true; kind: string; latencyMs: number; excerpt: string }
+  | { isOk: false; kind: string; latencyMs: number; error: string; status: number | null };
 
 export async function testRelayUpstream(deps: { db: Db }, input: { actorId: string | null }): Promise<TUpstreamTestResult> {
   const started = performance.now();
@@ -21,12 +23,28 @@ export async function testRelayUpstream(deps: { db: Db }, input: { actorId: stri
   try {
     const transport = await loadRelayTransport(deps);
     kind = transport.kind;
-    const output = await transport.complete({ messages: [{ role: "user", content: "Reply with the single word: ok" }], maxTokens: 8, signal: AbortSignal.timeout(TEST_TIMEOUT_MS) });
+    const output = await transport.complete({
+      messages: [{ role: "user", content: "Reply with the single word: ok" }],
+      maxTokens: 8,
+      signal: AbortSignal.timeout(TEST_TIMEOUT_MS),
+    });
     result = { isOk: true, kind, latencyMs: Math.round(performance.now() - started), excerpt: sanitizeExcerpt(output.content, 200) };
   } catch (error) {
     const details = isAppError(error) ? (error.details as { status?: number } | undefined) : undefined;
-    result = { isOk: false, kind, latencyMs: Math.round(performance.now() - started), error: isAppError(error) ? error.message : "The call failed unexpectedly (details in the server log).", status: details?.status ?? null };
+    result = {
+      isOk: false,
+      kind,
+      latencyMs: Math.round(performance.now() - started),
+      error: isAppError(error) ? error.message : "The call failed unexpectedly (details in the server log).",
+      status: details?.status ?? null,
+    };
   }
-  await recordAudit(deps.db, { actorId: input.actorId, action: "relay.test_call", targetType: "setting", targetId: "relay.upstream", detail: { kind, isOk: result.isOk, latencyMs: result.latencyMs, ...(result.isOk ? {} : { error: result.error.slice(0, 300) }) } });
+  await recordAudit(deps.db, {
+    actorId: input.actorId,
+    action: "relay.test_call",
+    targetType: "setting",
+    targetId: "relay.upstream",
+    detail: { kind, isOk: result.isOk, latencyMs: result.latencyMs, ...(result.isOk ? {} : { error: result.error.slice(0, 300) }) },
+  });
   return result;
 }

@@ -11,14 +11,29 @@ export async function readRelayUpstream({ db }: { db: Db }): Promise<TRelayUpstr
   return readSetting(db, "relay.upstream");
 }
 
-export async function setRelayUpstream({ db, value, actorId = null, via }: { db: Db; value: unknown; actorId?: string | null; via: string }): Promise<TRelayUpstreamSetting> {
+export async function setRelayUpstream({
+  db,
+  value,
+  actorId = null,
+  via,
+}: {
+  db: Db;
+  value: unknown;
+  actorId?: string | null;
+  via: string;
+}): Promise<TRelayUpstreamSetting> {
   return writeSetting(db, { key: "relay.upstream", value, actorId, via });
 }
 
 /** What an operator may see: everything but the credential, which the setting never holds anyway. */
 export function describeRelayUpstream(setting: TRelayUpstreamSetting): Record<string, string | number> {
   if (setting.kind === "scripted") {
-    return { kind: "scripted", label: "scripted canned completions — not a model", scriptFile: setting.scriptFile, maxResponseBytes: setting.maxResponseBytes };
+    return {
+      kind: "scripted",
+      label: "scripted canned completions — not a model",
+      scriptFile: setting.scriptFile,
+      maxResponseBytes: setting.maxResponseBytes,
+    };
   }
   const { credentialFile, ...rest } = setting;
   return { ...rest, credentialFile: `${credentialFile} (contents never shown)` };

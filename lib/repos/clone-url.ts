@@ -28,10 +28,15 @@ export function checkTargetCloneUrl(cloneUrl: string): TCloneUrlCheck {
   } catch {
     return { kind: "refused", reason: "the clone URL is not a URL" };
   }
-  if (url.username || url.password) return { kind: "refused", reason: "credentials do not belong in the URL; the control plane supplies them" };
+  if (url.username || url.password)
+    return { kind: "refused", reason: "credentials do not belong in the URL; the control plane supplies them" };
   if (url.protocol === "https:") return { kind: "ok", transport: "https" };
   if (url.protocol === "http:" && isLoopbackHost(url.hostname)) return { kind: "ok", transport: "http-loopback" };
-  if (url.protocol === "http:") return { kind: "refused", reason: "a target repository must be fetched over https (plain http is allowed only on loopback, for the local forge)" };
+  if (url.protocol === "http:")
+    return {
+      kind: "refused",
+      reason: "a target repository must be fetched over https (plain http is allowed only on loopback, for the local forge)",
+    };
   return { kind: "refused", reason: "a target repository is an https URL, a loopback http URL or a local path" };
 }
 
@@ -48,7 +53,11 @@ function publicationHosts(apiBaseUrl: string): Set<string> {
  * redirects off (a redirect must not carry the header elsewhere), and nothing at all when the
  * clone URL is not on the publication host or not a network transport the rules above allow.
  */
-export function mirrorCredentialConfig(input: { cloneUrl: string; token: string | undefined; apiBaseUrl: string | undefined }): [string, string][] {
+export function mirrorCredentialConfig(input: {
+  cloneUrl: string;
+  token: string | undefined;
+  apiBaseUrl: string | undefined;
+}): [string, string][] {
   if (!input.token || !input.apiBaseUrl) return [];
   const check = checkTargetCloneUrl(input.cloneUrl);
   if (check.kind !== "ok" || check.transport === "local") return [];

@@ -23,7 +23,13 @@ let db: Db;
 let env: TEnv;
 let dataDir: string;
 let repoId: string;
-const issue = { repository: "demo/calculator", issueNumber: DEMO_ISSUE.number, issueTitle: DEMO_ISSUE.title, prompt: DEMO_ISSUE.body, actorId: null };
+const issue = {
+  repository: "demo/calculator",
+  issueNumber: DEMO_ISSUE.number,
+  issueTitle: DEMO_ISSUE.title,
+  prompt: DEMO_ISSUE.body,
+  actorId: null,
+};
 
 beforeAll(async () => {
   ({ db } = await createTestDatabase());
@@ -46,7 +52,11 @@ describe("per-task limits", () => {
   });
 
   it("applies overrides within the maxima and refuses each one above them next to its field", async () => {
-    await writeSetting(db, { key: "task.overrideMaxima", value: { wallClockSeconds: 1200, cpus: 4, memoryMb: 2048, diskGb: 4 }, actorId: null });
+    await writeSetting(db, {
+      key: "task.overrideMaxima",
+      value: { wallClockSeconds: 1200, cpus: 4, memoryMb: 2048, diskGb: 4 },
+      actorId: null,
+    });
     const task = await createTask({ db, env }, { ...issue, cpus: "4", wallClockSeconds: "", memoryMb: 2048 });
     expect(task.limitsOverrides).toEqual({ cpus: 4, memoryMb: 2048 });
     expect(task.limits).toMatchObject({ cpus: 4, memoryMb: 2048, wallClockSeconds: DEFAULT_TASK_LIMITS.wallClockSeconds });
@@ -60,23 +70,36 @@ describe("per-task limits", () => {
 describe("repositories", () => {
   it("a disabled repository takes no new task, and is audited with the reason", async () => {
     await setRepositoryDisabled({ db }, { repositoryId: repoId, isDisabled: "true", reason: "course ended", actorId: null });
-    await expect(createTask({ db, env }, issue)).rejects.toMatchObject({ code: "STATE_CONFLICT", message: expect.stringContaining("disabled") });
+    await expect(createTask({ db, env }, issue)).rejects.toMatchObject({
+      code: "STATE_CONFLICT",
+      message: expect.stringContaining("disabled"),
+    });
     await setRepositoryDisabled({ db }, { repositoryId: repoId, isDisabled: "false", reason: "new term", actorId: null });
-    expect((await db.auditLog.findMany({ where: { targetId: repoId, action: { startsWith: "repository." } }, orderBy: { id: "asc" } })).map((a) => a.action)).toEqual([
-      "repository.add",
-      "repository.disable",
-      "repository.enable",
-    ]);
+    expect(
+      (await db.auditLog.findMany({ where: { targetId: repoId, action: { startsWith: "repository." } }, orderBy: { id: "asc" } })).map(
+        (a) => a.action,
+      ),
+    ).toEqual(["repository.add", "repository.disable", "repository.enable"]);
   });
 
   it("edits one repository's protected paths through the settings registry", async () => {
-    await setRepositoryProtectedPaths({ db }, { repositoryId: repoId, allowed: ".github/workflows/test.yml\n", patterns: "", reason: "CI owned by the class", actorId: null });
-    expect((await readSetting(db, "publish.protectedPaths")).repositories["demo/calculator"]).toEqual({ allowed: [".github/workflows/test.yml"] });
-    await expect(setRepositoryProtectedPaths({ db }, { repositoryId: repoId, allowed: "../escape", patterns: "", reason: "bad", actorId: null })).rejects.toMatchObject({
+    await setRepositoryProtectedPaths(
+      { db },
+      { repositoryId: repoId, allowed: ".github/workflows/test.yml\n", patterns: "", reason: "CI owned by the class", actorId: null },
+    );
+    expect((await readSetting(db, "publish.protectedPaths")).repositories["demo/calculator"]).toEqual({
+      allowed: [".github/workflows/test.yml"],
+    });
+    await expect(
+      setRepositoryProtectedPaths({ db }, { repositoryId: repoId, allowed: "../escape", patterns: "", reason: "bad", actorId: null }),
+    ).rejects.toMatchObject({
       code: "VALIDATION_FAILED",
       details: { fieldErrors: { allowed: expect.any(Array) } },
     });
-    const write = await db.auditLog.findFirstOrThrow({ where: { action: "setting.write", targetId: "publish.protectedPaths" }, orderBy: { id: "desc" } });
+    const write = await db.auditLog.findFirstOrThrow({
+      where: { action: "setting.write", targetId: "publish.protectedPaths" },
+      orderBy: { id: "desc" },
+    });
     expect(write.detail).toMatchObject({ reason: "demo/calculator: CI owned by the class" });
   });
 });

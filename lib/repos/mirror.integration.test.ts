@@ -21,7 +21,11 @@ async function startRecorder(handler?: (req: http.IncomingMessage, res: http.Ser
     res.writeHead(404).end();
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }
 
 let dataDir: string;
@@ -47,25 +51,48 @@ afterAll(async () => {
 
 describe("the mirror's credential header", () => {
   it("reaches the publication host's clone URL", async () => {
-    await expect(syncMirror({ dataDir, repository: "demo/a", source: { cloneUrl: `${publicationHost.url}/demo/a.git`, credential: { token, apiBaseUrl: publicationHost.url } }, timeoutMs: 20_000 })).rejects.toMatchObject({ code: "GIT_FAILED" });
+    await expect(
+      syncMirror({
+        dataDir,
+        repository: "demo/a",
+        source: { cloneUrl: `${publicationHost.url}/demo/a.git`, credential: { token, apiBaseUrl: publicationHost.url } },
+        timeoutMs: 20_000,
+      }),
+    ).rejects.toMatchObject({ code: "GIT_FAILED" });
     expect(publicationHost.seen.length).toBeGreaterThan(0);
     expect(publicationHost.seen.every((h) => h === `Bearer ${token}`)).toBe(true);
   });
 
   it("is never sent to a host other than the publication host", async () => {
-    await expect(syncMirror({ dataDir, repository: "demo/b", source: { cloneUrl: `${otherHost.url}/demo/b.git`, credential: { token, apiBaseUrl: publicationHost.url } }, timeoutMs: 20_000 })).rejects.toMatchObject({ code: "GIT_FAILED" });
+    await expect(
+      syncMirror({
+        dataDir,
+        repository: "demo/b",
+        source: { cloneUrl: `${otherHost.url}/demo/b.git`, credential: { token, apiBaseUrl: publicationHost.url } },
+        timeoutMs: 20_000,
+      }),
+    ).rejects.toMatchObject({ code: "GIT_FAILED" });
     expect(otherHost.seen.length).toBeGreaterThan(0);
     expect(otherHost.seen.every((h) => h === undefined)).toBe(true);
   });
 
   it("does not follow a redirect from the publication host to another host", async () => {
     const before = otherHost.seen.length;
-    await expect(syncMirror({ dataDir, repository: "demo/c", source: { cloneUrl: `${redirector.url}/demo/c.git`, credential: { token, apiBaseUrl: redirector.url } }, timeoutMs: 20_000 })).rejects.toMatchObject({ code: "GIT_FAILED" });
+    await expect(
+      syncMirror({
+        dataDir,
+        repository: "demo/c",
+        source: { cloneUrl: `${redirector.url}/demo/c.git`, credential: { token, apiBaseUrl: redirector.url } },
+        timeoutMs: 20_000,
+      }),
+    ).rejects.toMatchObject({ code: "GIT_FAILED" });
     expect(redirector.seen[0]).toBe(`Bearer ${token}`);
     expect(otherHost.seen.length).toBe(before);
   });
 
   it("refuses a plain-http clone URL that is not loopback before any request", async () => {
-    await expect(syncMirror({ dataDir, repository: "demo/d", source: { cloneUrl: "http://forge.school.example/demo/d.git" } })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    await expect(
+      syncMirror({ dataDir, repository: "demo/d", source: { cloneUrl: "http://forge.school.example/demo/d.git" } }),
+    ).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
   });
 });

@@ -21,7 +21,12 @@ export type TMirrorSource = { cloneUrl: string; credential?: TMirrorCredential }
  * Fetches every branch of the target into the mirror (created on first use). A clone URL that is
  * neither https, loopback http nor a local path is refused here too (rows saved before the rule).
  */
-export async function syncMirror(options: { dataDir: string; repository: string; source: TMirrorSource; timeoutMs?: number }): Promise<string> {
+export async function syncMirror(options: {
+  dataDir: string;
+  repository: string;
+  source: TMirrorSource;
+  timeoutMs?: number;
+}): Promise<string> {
   const mirror = mirrorPathFor(options.dataDir, options.repository);
   await fs.mkdir(path.dirname(mirror), { recursive: true });
   await initBareRepository({ repoPath: mirror });
@@ -31,7 +36,16 @@ export async function syncMirror(options: { dataDir: string; repository: string;
   const secretConfig = mirrorCredentialConfig({ cloneUrl, token: credential?.token, apiBaseUrl: credential?.apiBaseUrl });
   await runGit({
     gitDir: mirror,
-    args: ["fetch", "--quiet", "--prune", "--no-tags", "--no-recurse-submodules", "--", options.source.cloneUrl, "+refs/heads/*:refs/heads/*"],
+    args: [
+      "fetch",
+      "--quiet",
+      "--prune",
+      "--no-tags",
+      "--no-recurse-submodules",
+      "--",
+      options.source.cloneUrl,
+      "+refs/heads/*:refs/heads/*",
+    ],
     remoteProtocols: ["file", "http", "https"],
     secretConfig,
     secrets: credential ? [credential.token] : [],
@@ -42,7 +56,8 @@ export async function syncMirror(options: { dataDir: string; repository: string;
 
 /** A branch name, tag or full SHA → the full commit SHA the control plane observed. */
 export async function resolveBaseRef(mirror: string, ref: string): Promise<string> {
-  if (!/^[A-Za-z0-9._/-]{1,250}$/.test(ref) || ref.includes("..") || ref.startsWith("-")) throw new AppError("VALIDATION_FAILED", "The base ref is not a plain branch, tag or SHA.");
+  if (!/^[A-Za-z0-9._/-]{1,250}$/.test(ref) || ref.includes("..") || ref.startsWith("-"))
+    throw new AppError("VALIDATION_FAILED", "The base ref is not a plain branch, tag or SHA.");
   const candidates = /^[0-9a-f]{40}$/.test(ref) ? [ref] : [`refs/heads/${ref}`, `refs/tags/${ref}`];
   for (const candidate of candidates) {
     const sha = await revParse({ gitDir: mirror, rev: candidate, peelTo: "commit" });
@@ -63,7 +78,12 @@ export async function readRepositoryContext(mirror: string, baseSha: string): Pr
   const readme = paths.find((p) => /^readme(\.md|\.txt)?$/i.test(p));
   let readmeExcerpt: string | null = null;
   if (readme) {
-    const blob = await runGit({ gitDir: mirror, args: ["cat-file", "blob", `${baseSha}:${readme}`], maxStdoutBytes: 1024 * 1024, okExitCodes: [0, 128] });
+    const blob = await runGit({
+      gitDir: mirror,
+      args: ["cat-file", "blob", `${baseSha}:${readme}`],
+      maxStdoutBytes: 1024 * 1024,
+      okExitCodes: [0, 128],
+    });
     readmeExcerpt = blob.exitCode === 0 ? blob.stdout.toString("utf8").slice(0, 8000) : null;
   }
   return { paths, readmeExcerpt };

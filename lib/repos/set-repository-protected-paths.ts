@@ -10,7 +10,16 @@ import { AppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";
 import { readSetting, writeSetting } from "../settings/operator-settings";
 
-const lines = z.preprocess((v) => (typeof v === "string" ? v.split(/\r?\n/).map((l) => l.trim()).filter(Boolean) : v), z.array(z.string()).max(200));
+const lines = z.preprocess(
+  (v) =>
+    typeof v === "string"
+      ? v
+          .split(/\r?\n/)
+          .map((l) => l.trim())
+          .filter(Boolean)
+      : v,
+  z.array(z.string()).max(200),
+);
 
 export const ZSetRepositoryProtectedPathsSchema = z
   .object({
@@ -22,7 +31,10 @@ export const ZSetRepositoryProtectedPathsSchema = z
   })
   .strict();
 
-export async function setRepositoryProtectedPaths(deps: { db: Db }, { actorId, ...fields }: z.input<typeof ZSetRepositoryProtectedPathsSchema> & { actorId: string | null }) {
+export async function setRepositoryProtectedPaths(
+  deps: { db: Db },
+  { actorId, ...fields }: z.input<typeof ZSetRepositoryProtectedPathsSchema> & { actorId: string | null },
+) {
   const input = parseOrThrow(ZSetRepositoryProtectedPathsSchema, fields, { code: "VALIDATION_FAILED", label: "protected paths" });
   const repo = await deps.db.targetRepository.findUnique({ where: { id: input.repositoryId } });
   if (!repo || repo.probeRunId) throw new AppError("NOT_FOUND", "No such repository.");
@@ -31,12 +43,23 @@ export async function setRepositoryProtectedPaths(deps: { db: Db }, { actorId, .
   const repositories = { ...current.repositories, [repo.name]: entry };
   if (entry.allowed.length === 0 && !entry.patterns) delete repositories[repo.name];
   try {
-    return await writeSetting(deps.db, { key: "publish.protectedPaths", value: { ...current, repositories }, actorId, reason: `${repo.name}: ${input.reason}`, via: "web" });
+    return await writeSetting(deps.db, {
+      key: "publish.protectedPaths",
+      value: { ...current, repositories },
+      actorId,
+      reason: `${repo.name}: ${input.reason}`,
+      via: "web",
+    });
   } catch (error) {
     // The registry keys issues by their path in the whole setting; the form's fields are this repository's lists.
     if (error instanceof AppError && error.code === "VALIDATION_FAILED") {
       const fieldErrors = (error.details as { fieldErrors?: Record<string, string[]> } | undefined)?.fieldErrors ?? {};
-      const mine = Object.fromEntries(Object.entries(fieldErrors).map(([path, messages]) => [path.includes(".allowed") ? "allowed" : path.includes(".patterns") ? "patterns" : path, messages]));
+      const mine = Object.fromEntries(
+        Object.entries(fieldErrors).map(([path, messages]) => [
+          path.includes(".allowed") ? "allowed" : path.includes(".patterns") ? "patterns" : path,
+          messages,
+        ]),
+      );
       throw new AppError("VALIDATION_FAILED", error.message, { fieldErrors: mine });
     }
     throw error;

@@ -23,17 +23,32 @@ export const ZAddTargetRepositorySchema = z
         const check = checkTargetCloneUrl(v);
         if (check.kind === "refused") ctx.addIssue({ code: "custom", message: check.reason });
       }),
-    defaultBranch: z.string().trim().min(1).max(250).regex(/^[A-Za-z0-9._/-]+$/).default("main"),
+    defaultBranch: z
+      .string()
+      .trim()
+      .min(1)
+      .max(250)
+      .regex(/^[A-Za-z0-9._/-]+$/)
+      .default("main"),
   })
   .strict();
 
-export async function addTargetRepository(deps: { db: Db }, { actorId, ...fields }: z.input<typeof ZAddTargetRepositorySchema> & { actorId: string | null }) {
+export async function addTargetRepository(
+  deps: { db: Db },
+  { actorId, ...fields }: z.input<typeof ZAddTargetRepositorySchema> & { actorId: string | null },
+) {
   const { db } = deps;
   const data = parseOrThrow(ZAddTargetRepositorySchema, fields, { code: "VALIDATION_FAILED", label: "repository" });
   try {
     return await db.$transaction(async (tx) => {
       const repo = await tx.targetRepository.create({ data });
-      await recordAudit(tx, { actorId, action: "repository.add", targetType: "repository", targetId: repo.id, detail: { name: repo.name } });
+      await recordAudit(tx, {
+        actorId,
+        action: "repository.add",
+        targetType: "repository",
+        targetId: repo.id,
+        detail: { name: repo.name },
+      });
       return repo;
     });
   } catch (error) {

@@ -27,24 +27,39 @@ export const ZLineCommentSchema = z
   })
   .strict();
 
-export async function addLineComment(deps: { db: Db; dataDir: string }, { actor, ...fields }: z.input<typeof ZLineCommentSchema> & { actor: Actor }) {
+export async function addLineComment(
+  deps: { db: Db; dataDir: string },
+  { actor, ...fields }: z.input<typeof ZLineCommentSchema> & { actor: Actor },
+) {
   const { db } = deps;
   if (!can(actor, "review.decide")) throw new AppError("NOT_FOUND", "No such candidate.");
   const input = parseOrThrow(ZLineCommentSchema, fields, { code: "VALIDATION_FAILED", label: "line comment" });
-  const candidate = await db.candidate.findUnique({ where: { id: input.candidateId }, include: { task: { select: { round: true, state: true } } } });
+  const candidate = await db.candidate.findUnique({
+    where: { id: input.candidateId },
+    include: { task: { select: { round: true, state: true } } },
+  });
   if (!candidate) throw new AppError("NOT_FOUND", "No such candidate.");
   if (candidate.round !== candidate.task.round || candidate.task.state !== "review_pending") {
-    throw new AppError("REVIEW_STALE", `Round ${candidate.round} is no longer under review. Reload the page to comment on the latest round.`);
+    throw new AppError(
+      "REVIEW_STALE",
+      `Round ${candidate.round} is no longer under review. Reload the page to comment on the latest round.`,
+    );
   }
-  const parent = candidate.parentCandidateId ? await db.candidate.findUnique({ where: { id: candidate.parentCandidateId }, select: { headSha: true } }) : null;
+  const parent = candidate.parentCandidateId
+    ? await db.candidate.findUnique({ where: { id: candidate.parentCandidateId }, select: { headSha: true } })
+    : null;
   const leftShas = [candidate.baseSha, ...(parent ? [parent.headSha] : [])];
   const isKnownCommit = input.side === "new" ? input.lineSha === candidate.headSha : leftShas.includes(input.lineSha);
   if (!isKnownCommit) throw new AppError("VALIDATION_FAILED", "The line belongs to a version this review does not show. Reload the page.");
   const lines = await readFileLines(deps.dataDir, { repository: candidate.repository, sha: input.lineSha, path: input.path });
   const text = lines?.[input.line - 1];
-  if (text === undefined) throw new AppError("VALIDATION_FAILED", "That line does not exist in this version of the file.", { fieldErrors: { line: ["That line does not exist in this version of the file."] } });
+  if (text === undefined)
+    throw new AppError("VALIDATION_FAILED", "That line does not exist in this version of the file.", {
+      fieldErrors: { line: ["That line does not exist in this version of the file."] },
+    });
   const count = await db.reviewLineComment.count({ where: { candidateId: candidate.id } });
-  if (count >= LINE_COMMENT_LIMITS.perCandidate) throw new AppError("VALIDATION_FAILED", `A round takes at most ${LINE_COMMENT_LIMITS.perCandidate} line comments.`);
+  if (count >= LINE_COMMENT_LIMITS.perCandidate)
+    throw new AppError("VALIDATION_FAILED", `A round takes at most ${LINE_COMMENT_LIMITS.perCandidate} line comments.`);
   return db.$transaction(async (tx) => {
     const comment = await tx.reviewLineComment.create({
       data: {
@@ -60,7 +75,13 @@ export async function addLineComment(deps: { db: Db; dataDir: string }, { actor,
         authorId: actor.userId,
       },
     });
-    await recordAudit(tx, { actorId: actor.userId, action: "review.line_comment", targetType: "candidate", targetId: candidate.id, detail: { commentId: comment.id, path: input.path.slice(0, 200), side: input.side, line: input.line } });
+    await recordAudit(tx, {
+      actorId: actor.userId,
+      action: "review.line_comment",
+      targetType: "candidate",
+      targetId: candidate.id,
+      detail: { commentId: comment.id, path: input.path.slice(0, 200), side: input.side, line: input.line },
+    });
     return comment;
   });
 }

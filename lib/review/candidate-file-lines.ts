@@ -13,8 +13,16 @@ import { parseZeroContextHunks, type TZeroContextHunk } from "./line-anchor";
 const MAX_FILE_BYTES = 8 * 1024 * 1024;
 
 export function assertRepoPath(path: string): void {
-  const isBad = path.length === 0 || path.length > 4096 || path.startsWith("/") || /[\u0000-\u001f\u007f]/.test(path) || path.split("/").some((p) => p === "" || p === "." || p === "..");
-  if (isBad) throw new AppError("VALIDATION_FAILED", "Not a path of this repository.", { fieldErrors: { path: ["Not a path of this repository."] } });
+  const isBad =
+    path.length === 0 ||
+    path.length > 4096 ||
+    path.startsWith("/") ||
+    /[\u0000-\u001f\u007f]/.test(path) ||
+    path.split("/").some((p) => p === "" || p === "." || p === "..");
+  if (isBad)
+    throw new AppError("VALIDATION_FAILED", "Not a path of this repository.", {
+      fieldErrors: { path: ["Not a path of this repository."] },
+    });
 }
 
 /** The file's lines at `sha`, or null when the commit has no such file. */
@@ -22,7 +30,12 @@ export async function readFileLines(dataDir: string, input: { repository: string
   assertRepoPath(input.path);
   if (!isFullSha(input.sha)) throw new AppError("VALIDATION_FAILED", "Not a full commit SHA.");
   const gitDir = candidateRepoPathFor(dataDir, input.repository);
-  const result = await runGit({ gitDir, args: ["cat-file", "blob", `${input.sha}:${input.path}`], maxStdoutBytes: MAX_FILE_BYTES, okExitCodes: [0, 128] });
+  const result = await runGit({
+    gitDir,
+    args: ["cat-file", "blob", `${input.sha}:${input.path}`],
+    maxStdoutBytes: MAX_FILE_BYTES,
+    okExitCodes: [0, 128],
+  });
   if (result.exitCode !== 0) return null;
   const text = result.stdout.toString("utf8");
   const lines = text.split("\n");
@@ -31,7 +44,10 @@ export async function readFileLines(dataDir: string, input: { repository: string
 }
 
 /** Hunks of `git diff -U0 from to -- path` (no renames: a moved file's comments become outdated). */
-export async function readLineHunks(dataDir: string, input: { repository: string; fromSha: string; toSha: string; path: string }): Promise<TZeroContextHunk[]> {
+export async function readLineHunks(
+  dataDir: string,
+  input: { repository: string; fromSha: string; toSha: string; path: string },
+): Promise<TZeroContextHunk[]> {
   assertRepoPath(input.path);
   if (!isFullSha(input.fromSha) || !isFullSha(input.toSha)) throw new AppError("VALIDATION_FAILED", "Not a full commit SHA.");
   const gitDir = candidateRepoPathFor(dataDir, input.repository);

@@ -38,12 +38,22 @@ const TARGET_STATE = { approve: "approved", reject: "rejected", request_changes:
  * Rejecting or requesting changes never needs the whole diff.
  */
 async function refuseIncompleteDiff(dataDir: string, candidate: { repository: string; baseSha: string; headSha: string }): Promise<void> {
-  const diff = await readCandidateDiff({ dataDir }, { repository: candidate.repository, baseSha: candidate.baseSha, headSha: candidate.headSha }).catch((error: unknown) => {
-    if (error instanceof AppError) throw new AppError("REVIEW_DIFF_INCOMPLETE", `Approval is not possible: the diff cannot be read (${error.message}). Reject or request changes instead.`);
+  const diff = await readCandidateDiff(
+    { dataDir },
+    { repository: candidate.repository, baseSha: candidate.baseSha, headSha: candidate.headSha },
+  ).catch((error: unknown) => {
+    if (error instanceof AppError)
+      throw new AppError(
+        "REVIEW_DIFF_INCOMPLETE",
+        `Approval is not possible: the diff cannot be read (${error.message}). Reject or request changes instead.`,
+      );
     throw error;
   });
   if (diff.isTruncated) {
-    throw new AppError("REVIEW_DIFF_INCOMPLETE", `Approval is not possible: the review page cannot show the whole diff (${diff.truncatedBy ?? "truncated"}). Reject or request changes instead.`);
+    throw new AppError(
+      "REVIEW_DIFF_INCOMPLETE",
+      `Approval is not possible: the review page cannot show the whole diff (${diff.truncatedBy ?? "truncated"}). Reject or request changes instead.`,
+    );
   }
 }
 
@@ -51,20 +61,29 @@ async function refuseIncompleteDiff(dataDir: string, candidate: { repository: st
  * A revision round whose snapshot equals its parent's (same files, modes and bytes) brings no new
  * work; the per-file digests of both immutable records decide it without reading git.
  */
-export async function isUnchangedSinceParent(tx: Db | DbTx, candidate: { parentCandidateId: string | null; fileDigests: unknown }): Promise<boolean> {
+export async function isUnchangedSinceParent(
+  tx: Db | DbTx,
+  candidate: { parentCandidateId: string | null; fileDigests: unknown },
+): Promise<boolean> {
   if (!candidate.parentCandidateId) return false;
   const parent = await tx.candidate.findUnique({ where: { id: candidate.parentCandidateId }, select: { fileDigests: true } });
   return parent !== null && JSON.stringify(parent.fileDigests) === JSON.stringify(candidate.fileDigests);
 }
 
-export async function decideCandidate(deps: { db: Db; dataDir: string }, { actor, ...fields }: z.input<typeof ZDecisionSchema> & { actor: Actor }) {
+export async function decideCandidate(
+  deps: { db: Db; dataDir: string },
+  { actor, ...fields }: z.input<typeof ZDecisionSchema> & { actor: Actor },
+) {
   const { db } = deps;
   // Not the teacher's to see = not found, never "forbidden".
   if (!can(actor, "review.decide")) throw new AppError("NOT_FOUND", "No such candidate.");
   const input = parseOrThrow(ZDecisionSchema, fields, { code: "VALIDATION_FAILED", label: "review decision" });
   if (input.verdict === "approve") {
     // A candidate's repository, base and head never change, so reading git outside the transaction is safe.
-    const seen = await db.candidate.findUnique({ where: { id: input.candidateId }, select: { repository: true, baseSha: true, headSha: true } });
+    const seen = await db.candidate.findUnique({
+      where: { id: input.candidateId },
+      select: { repository: true, baseSha: true, headSha: true },
+    });
     if (!seen) throw new AppError("NOT_FOUND", "No such candidate.");
     await refuseIncompleteDiff(deps.dataDir, seen);
   }
@@ -77,36 +96,76 @@ export async function decideCandidate(deps: { db: Db; dataDir: string }, { actor
     const task = await tx.task.findUniqueOrThrow({ where: { id: candidate.taskId } });
     // A decision binds to the latest round only (issue 14): a page of an earlier round is stale.
     if (candidate.round !== task.round) {
-      throw new AppError("REVIEW_STALE", `This page shows round ${candidate.round}, but the task is in round ${task.round} now. Open the latest round and decide there.`);
+      throw new AppError(
+        "REVIEW_STALE",
+        `This page shows round ${candidate.round}, but the task is in round ${task.round} now. Open the latest round and decide there.`,
+      );
     }
-    if (task.state !== "review_pending") throw new AppError("REVIEW_STALE", `This candidate is no longer waiting for review (the task is ${task.state}). Reload the page.`);
-    if (candidate.headSha !== input.headSha) throw new AppError("REVIEW_STALE", "The page shows another head SHA than the candidate's. Reload the page.");
+    if (task.state !== "review_pending")
+      throw new AppError("REVIEW_STALE", `This candidate is no longer waiting for review (the task is ${task.state}). Reload the page.`);
+    if (candidate.headSha !== input.headSha)
+      throw new AppError("REVIEW_STALE", "The page shows another head SHA than the candidate's. Reload the page.");
     // Separation of duties: whoever asked for the work does not also sign it off, unless the operator turned the rule off.
     if (input.verdict === "approve" && task.createdById === actor.userId && (await readSetting(tx, "review.separationOfDuties")).enabled) {
-      throw new AppError("REVIEW_SELF_APPROVAL", "You created this task, so another teacher must approve it (separation of duties). You can still reject it or request changes.");
+      throw new AppError(
+        "REVIEW_SELF_APPROVAL",
+        "You created this task, so another teacher must approve it (separation of duties). You can still reject it or request changes.",
+      );
     }
     const evidence = await readLatestEvidence(tx, candidate);
     if (evidence.evidenceId !== input.evidenceId || evidence.manifestDigest !== input.manifestDigest) {
-      throw new AppError("REVIEW_STALE", "The trusted evidence changed since this page was loaded (someone re-verified). Reload the page and review the current evidence.");
+      throw new AppError(
+        "REVIEW_STALE",
+        "The trusted evidence changed since this page was loaded (someone re-verified). Reload the page and review the current evidence.",
+      );
     }
     if (input.verdict === "approve" && evidence.assessment.status !== "pass") {
       const reasons = "reasons" in evidence.assessment ? evidence.assessment.reasons.join("; ") : "";
-      throw new AppError(evidence.assessment.status === "stale" ? "REVIEW_STALE" : "EVIDENCE_NOT_PASSING", `Approval needs passing trusted evidence; this evidence is ${evidence.assessment.status}: ${reasons}`);
+      throw new AppError(
+        evidence.assessment.status === "stale" ? "REVIEW_STALE" : "EVIDENCE_NOT_PASSING",
+        `Approval needs passing trusted evidence; this evidence is ${evidence.assessment.status}: ${reasons}`,
+      );
     }
     if (input.verdict === "request_changes") {
       const { maxRounds } = await readSetting(tx, "review.rounds");
       if (task.round >= maxRounds) {
-        throw new AppError("REVIEW_ROUND_LIMIT", `This task is in round ${task.round} of at most ${maxRounds}: no further round can be requested. Approve or reject it.`);
+        throw new AppError(
+          "REVIEW_ROUND_LIMIT",
+          `This task is in round ${task.round} of at most ${maxRounds}: no further round can be requested. Approve or reject it.`,
+        );
       }
     }
     if (input.verdict === "approve" && input.acknowledgeNoChange !== "on" && (await isUnchangedSinceParent(tx, candidate))) {
-      throw new AppError("REVIEW_NO_CHANGE", `Round ${candidate.round} changes nothing since round ${candidate.round - 1}. Tick "I have seen that this round changes nothing" to approve it anyway.`);
+      throw new AppError(
+        "REVIEW_NO_CHANGE",
+        `Round ${candidate.round} changes nothing since round ${candidate.round - 1}. Tick "I have seen that this round changes nothing" to approve it anyway.`,
+      );
     }
     const decision = await tx.reviewDecision.create({
-      data: { taskId: task.id, candidateId: candidate.id, headSha: candidate.headSha, evidenceId: input.evidenceId, manifestDigest: input.manifestDigest, verdict: input.verdict, comment: input.comment, teacherId: actor.userId },
+      data: {
+        taskId: task.id,
+        candidateId: candidate.id,
+        headSha: candidate.headSha,
+        evidenceId: input.evidenceId,
+        manifestDigest: input.manifestDigest,
+        verdict: input.verdict,
+        comment: input.comment,
+        teacherId: actor.userId,
+      },
     });
-    await transitionTaskIn(tx, { taskId: task.id, from: "review_pending", to: TARGET_STATE[input.verdict], reason: `${input.verdict} by ${actor.email}` });
-    await recordAudit(tx, { actorId: actor.userId, action: `review.${input.verdict}`, targetType: "candidate", targetId: candidate.id, detail: { decisionId: decision.id, evidenceId: input.evidenceId, headSha: candidate.headSha } });
+    await transitionTaskIn(tx, {
+      taskId: task.id,
+      from: "review_pending",
+      to: TARGET_STATE[input.verdict],
+      reason: `${input.verdict} by ${actor.email}`,
+    });
+    await recordAudit(tx, {
+      actorId: actor.userId,
+      action: `review.${input.verdict}`,
+      targetType: "candidate",
+      targetId: candidate.id,
+      detail: { decisionId: decision.id, evidenceId: input.evidenceId, headSha: candidate.headSha },
+    });
     return decision;
   });
 }

@@ -28,8 +28,18 @@ export async function readLatestEvidence(
     activeManifestDigest !== undefined ? activeManifestDigest : getActiveManifest(db).then((m) => m?.digest ?? null),
   ]);
   const parsed = row ? ZEvidenceContentSchema.safeParse(row.checks) : undefined;
-  const evidence = row && parsed?.success ? { content: parsed.data, digest: row.digest, recomputedDigest: canonicalDigest(parsed.data) } : null;
+  const evidence =
+    row && parsed?.success ? { content: parsed.data, digest: row.digest, recomputedDigest: canonicalDigest(parsed.data) } : null;
   const assessment: TEvidenceAssessment =
-    row && !parsed?.success ? { status: "mismatched", reasons: ["the stored evidence does not parse"] } : assessEvidence({ evidence, candidate, activeManifestDigest: activeDigest });
-  return { evidenceId: row?.id ?? null, digest: row?.digest ?? null, manifestDigest: row?.manifestDigest ?? null, content: evidence?.content ?? null, assessment, createdAt: row?.createdAt ?? null };
+    row && !parsed?.success
+      ? { status: "mismatched", reasons: ["the stored evidence does not parse"] }
+      : assessEvidence({ evidence, candidate, activeManifestDigest: activeDigest });
+  return {
+    evidenceId: row?.id ?? null,
+    digest: row?.digest ?? null,
+    manifestDigest: row?.manifestDigest ?? null,
+    content: evidence?.content ?? null,
+    assessment,
+    createdAt: row?.createdAt ?? null,
+  };
 }

@@ -11,7 +11,15 @@ import { readSetting } from "../settings/operator-settings";
 import { readLatestEvidence } from "./evidence-view";
 import { readReviewRounds } from "./read-review-rounds";
 
-export const REVIEWABLE_TASK_STATES = ["review_pending", "approved", "rejected", "changes_requested", "pr_pending", "pr_open", "pr_failed"] as const;
+export const REVIEWABLE_TASK_STATES = [
+  "review_pending",
+  "approved",
+  "rejected",
+  "changes_requested",
+  "pr_pending",
+  "pr_open",
+  "pr_failed",
+] as const;
 
 export type TGuestReportView = {
   status: string;
@@ -43,17 +51,27 @@ export async function getCandidateReview(deps: { db: Db }, input: { candidateId:
   if (!/^cand_[0-9a-f]{32}$/.test(candidateId)) throw new AppError("NOT_FOUND", "No such candidate.");
   const candidate = await db.candidate.findUnique({
     where: { id: candidateId },
-    include: { task: { include: { repository: { select: { name: true } } } }, decisions: { include: { teacher: { select: { email: true } } } } },
+    include: {
+      task: { include: { repository: { select: { name: true } } } },
+      decisions: { include: { teacher: { select: { email: true } } } },
+    },
   });
   // An earlier round (issue 14) stays readable whatever the task does now; the latest round is
   // reviewable once its task reached review.
   const isLatestRound = candidate?.round === candidate?.task.round;
-  if (!candidate || (isLatestRound && !(REVIEWABLE_TASK_STATES as readonly string[]).includes(candidate.task.state))) throw new AppError("NOT_FOUND", "No such candidate.");
+  if (!candidate || (isLatestRound && !(REVIEWABLE_TASK_STATES as readonly string[]).includes(candidate.task.state)))
+    throw new AppError("NOT_FOUND", "No such candidate.");
   const rounds = await readReviewRounds({ db }, { taskId: candidate.taskId, candidateId: candidate.id });
-  const [evidence, publication, protectedPaths] = await Promise.all([readLatestEvidence(db, candidate), getPublication({ db }, { taskId: candidate.taskId }), readSetting(db, "publish.protectedPaths")]);
+  const [evidence, publication, protectedPaths] = await Promise.all([
+    readLatestEvidence(db, candidate),
+    getPublication({ db }, { taskId: candidate.taskId }),
+    readSetting(db, "publish.protectedPaths"),
+  ]);
   // Protected paths the operator allowed for this repository still reach the target repository's
   // CI: the page shows them apart, above the diff, so the teacher sees them first.
-  const changedPaths = Array.isArray(candidate.changedFiles) ? candidate.changedFiles.flatMap((f) => (f && typeof f === "object" && "path" in f && typeof f.path === "string" ? [f.path] : [])) : [];
+  const changedPaths = Array.isArray(candidate.changedFiles)
+    ? candidate.changedFiles.flatMap((f) => (f && typeof f === "object" && "path" in f && typeof f.path === "string" ? [f.path] : []))
+    : [];
   const publicationSensitivePaths = classifyProtectedPaths(protectedPaths, candidate.repository, changedPaths).sensitive;
   const decision = candidate.decisions[0] ?? null;
   return {
@@ -71,13 +89,27 @@ export async function getCandidateReview(deps: { db: Db }, input: { candidateId:
       round: candidate.round,
       isLatestRound,
     },
-    task: { id: candidate.task.id, state: candidate.task.state, issueTitle: candidate.task.issueTitle, prompt: candidate.task.prompt, round: candidate.task.round },
+    task: {
+      id: candidate.task.id,
+      state: candidate.task.state,
+      issueTitle: candidate.task.issueTitle,
+      prompt: candidate.task.prompt,
+      round: candidate.task.round,
+    },
     // The task keeps only its latest run's report: an earlier round shows none rather than another round's.
     guestReport: isLatestRound ? parseGuestReport(candidate.task.guestReport) : null,
     rounds,
     publicationSensitivePaths,
     evidence,
-    decision: decision && { verdict: decision.verdict, comment: decision.comment, teacher: decision.teacher.email, createdAt: decision.createdAt, evidenceId: decision.evidenceId, headSha: decision.headSha, manifestDigest: decision.manifestDigest },
+    decision: decision && {
+      verdict: decision.verdict,
+      comment: decision.comment,
+      teacher: decision.teacher.email,
+      createdAt: decision.createdAt,
+      evidenceId: decision.evidenceId,
+      headSha: decision.headSha,
+      manifestDigest: decision.manifestDigest,
+    },
     publication,
   };
 }

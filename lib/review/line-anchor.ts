@@ -15,7 +15,12 @@ export function parseZeroContextHunks(patch: string): TZeroContextHunk[] {
   for (const line of patch.split("\n")) {
     const match = HUNK_HEADER.exec(line);
     if (!match) continue;
-    hunks.push({ oldStart: Number(match[1]), oldCount: match[2] === undefined ? 1 : Number(match[2]), newStart: Number(match[3]), newCount: match[4] === undefined ? 1 : Number(match[4]) });
+    hunks.push({
+      oldStart: Number(match[1]),
+      oldCount: match[2] === undefined ? 1 : Number(match[2]),
+      newStart: Number(match[3]),
+      newCount: match[4] === undefined ? 1 : Number(match[4]),
+    });
   }
   return hunks;
 }

@@ -39,7 +39,8 @@ export async function listLineComments(
   const hunksCache = new Map<string, Promise<TZeroContextHunk[]>>();
   const hunksOf = (fromSha: string, path: string) => {
     const key = `${fromSha}\u0000${path}`;
-    if (!hunksCache.has(key)) hunksCache.set(key, readLineHunks(deps.dataDir, { repository: candidate.repository, fromSha, toSha: candidate.headSha, path }));
+    if (!hunksCache.has(key))
+      hunksCache.set(key, readLineHunks(deps.dataDir, { repository: candidate.repository, fromSha, toSha: candidate.headSha, path }));
     return hunksCache.get(key)!;
   };
   return Promise.all(
@@ -49,7 +50,10 @@ export async function listLineComments(
       if (row.candidateId === candidate.id) anchor = { side, line: row.line, leftSha: side === "old" ? row.lineSha : null };
       else if (side === "old" && row.lineSha === candidate.baseSha) anchor = { side: "old", line: row.line, leftSha: candidate.baseSha };
       else {
-        const mapped = mapLineThroughHunks(row.line, await hunksOf(row.lineSha, row.path).catch(() => [{ oldStart: 1, oldCount: Number.MAX_SAFE_INTEGER, newStart: 1, newCount: 0 }]));
+        const mapped = mapLineThroughHunks(
+          row.line,
+          await hunksOf(row.lineSha, row.path).catch(() => [{ oldStart: 1, oldCount: Number.MAX_SAFE_INTEGER, newStart: 1, newCount: 0 }]),
+        );
         anchor = mapped === null ? null : { side: "new", line: mapped, leftSha: null };
       }
       return {

@@ -13,7 +13,10 @@ import { parseOrThrow } from "../parse-or-throw";
 
 export const HISTORY_PAGE_SIZE = 25;
 
-const ZDay = z.string().regex(/^\d{4}-\d{2}-\d{2}$/).refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)));
+const ZDay = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/)
+  .refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)));
 
 export const ZReviewHistoryQuerySchema = z
   .object({
@@ -91,7 +94,14 @@ export async function listReviewHistory(deps: { db: Db }, input: TReviewHistoryQ
     verdict: row.verdict,
     comment: row.comment,
     evidenceStatus: row.evidence.isPass ? "pass" : "fail",
-    pullRequest: row.task.pullRequest ? { state: row.task.pullRequest.state, number: row.task.pullRequest.number, url: row.task.pullRequest.url, isFromThisRound: row.task.pullRequest.candidateId === row.candidateId } : null,
+    pullRequest: row.task.pullRequest
+      ? {
+          state: row.task.pullRequest.state,
+          number: row.task.pullRequest.number,
+          url: row.task.pullRequest.url,
+          isFromThisRound: row.task.pullRequest.candidateId === row.candidateId,
+        }
+      : null,
   }));
   return { items, total, page: query.page, pageSize: HISTORY_PAGE_SIZE, query };
 }

@@ -17,11 +17,32 @@ function parseError(text: string): AppError {
 describe("parseUnifiedDiff", () => {
   it("reads a modification with line numbers for both sides", () => {
     const { files } = parseUnifiedDiff(
-      diff("diff --git a/src/app.ts b/src/app.ts", "index 422c2b7..55dce13 100644", "--- a/src/app.ts", "+++ b/src/app.ts", "@@ -10,3 +10,4 @@ export function f() {", " a", "-b", "+B", "+C", " d"),
+      diff(
+        "diff --git a/src/app.ts b/src/app.ts",
+        "index 422c2b7..55dce13 100644",
+        "--- a/src/app.ts",
+        "+++ b/src/app.ts",
+        "@@ -10,3 +10,4 @@ export function f() {",
+        " a",
+        "-b",
+        "+B",
+        "+C",
+        " d",
+      ),
     );
     expect(files).toHaveLength(1);
     const [file] = files;
-    expect(file).toMatchObject({ path: "src/app.ts", oldPath: "src/app.ts", newPath: "src/app.ts", oldMode: "100644", newMode: "100644", isNew: false, isDeleted: false, isBinary: false, isComplete: true });
+    expect(file).toMatchObject({
+      path: "src/app.ts",
+      oldPath: "src/app.ts",
+      newPath: "src/app.ts",
+      oldMode: "100644",
+      newMode: "100644",
+      isNew: false,
+      isDeleted: false,
+      isBinary: false,
+      isComplete: true,
+    });
     expect(file!.hunks[0]!.header).toBe("@@ -10,3 +10,4 @@ export function f() {");
     expect(file!.hunks[0]!.lines).toEqual([
       { kind: "context", oldNumber: 10, newNumber: 10, text: "a" },
@@ -58,7 +79,9 @@ describe("parseUnifiedDiff", () => {
   });
 
   it("reads several hunks and takes an empty line as an empty context line", () => {
-    const { files } = parseUnifiedDiff(diff("diff --git a/a b/a", "index 1..2 100644", "--- a/a", "+++ b/a", "@@ -1,2 +1,2 @@", "", "-x", "+y", "@@ -20 +20 @@", "-p", "+q"));
+    const { files } = parseUnifiedDiff(
+      diff("diff --git a/a b/a", "index 1..2 100644", "--- a/a", "+++ b/a", "@@ -1,2 +1,2 @@", "", "-x", "+y", "@@ -20 +20 @@", "-p", "+q"),
+    );
     expect(files[0]!.hunks).toHaveLength(2);
     expect(files[0]!.hunks[0]!.lines[0]).toEqual({ kind: "context", oldNumber: 1, newNumber: 1, text: "" });
     expect(files[0]!.hunks[1]!.lines).toEqual([
@@ -69,7 +92,17 @@ describe("parseUnifiedDiff", () => {
 
   it("marks lines followed by 'No newline at end of file' on either side", () => {
     const { files } = parseUnifiedDiff(
-      diff("diff --git a/nonl.txt b/nonl.txt", "index 1a9d148..7adf2e5 100644", "--- a/nonl.txt", "+++ b/nonl.txt", "@@ -1 +1 @@", "-nonl", "\\ No newline at end of file", "+nonl2", "\\ No newline at end of file"),
+      diff(
+        "diff --git a/nonl.txt b/nonl.txt",
+        "index 1a9d148..7adf2e5 100644",
+        "--- a/nonl.txt",
+        "+++ b/nonl.txt",
+        "@@ -1 +1 @@",
+        "-nonl",
+        "\\ No newline at end of file",
+        "+nonl2",
+        "\\ No newline at end of file",
+      ),
     );
     expect(files[0]!.hunks[0]!.lines).toEqual([
       { kind: "del", oldNumber: 1, newNumber: null, text: "nonl", hasNoNewline: true },
@@ -103,10 +136,30 @@ describe("parseUnifiedDiff", () => {
         "+z",
       ),
     );
-    expect(files.map((f) => ({ path: f.path, oldPath: f.oldPath, newPath: f.newPath, isNew: f.isNew, isDeleted: f.isDeleted, oldMode: f.oldMode, newMode: f.newMode, hunks: f.hunks.length }))).toEqual([
+    expect(
+      files.map((f) => ({
+        path: f.path,
+        oldPath: f.oldPath,
+        newPath: f.newPath,
+        isNew: f.isNew,
+        isDeleted: f.isDeleted,
+        oldMode: f.oldMode,
+        newMode: f.newMode,
+        hunks: f.hunks.length,
+      })),
+    ).toEqual([
       { path: "empty", oldPath: null, newPath: "empty", isNew: true, isDeleted: false, oldMode: null, newMode: "100644", hunks: 0 },
       { path: "gone.txt", oldPath: "gone.txt", newPath: null, isNew: false, isDeleted: true, oldMode: "100644", newMode: null, hunks: 1 },
-      { path: "mode.sh", oldPath: "mode.sh", newPath: "mode.sh", isNew: false, isDeleted: false, oldMode: "100644", newMode: "100755", hunks: 0 },
+      {
+        path: "mode.sh",
+        oldPath: "mode.sh",
+        newPath: "mode.sh",
+        isNew: false,
+        isDeleted: false,
+        oldMode: "100644",
+        newMode: "100755",
+        hunks: 0,
+      },
       { path: "new.txt", oldPath: null, newPath: "new.txt", isNew: true, isDeleted: false, oldMode: null, newMode: "100644", hunks: 1 },
     ]);
     expect(files[1]!.hunks[0]!.lines.map((l) => [l.oldNumber, l.newNumber])).toEqual([
@@ -118,7 +171,23 @@ describe("parseUnifiedDiff", () => {
 
   it("reads a type change as git prints it: a deletion and a creation of the same path", () => {
     const { files } = parseUnifiedDiff(
-      diff("diff --git a/typ b/typ", "deleted file mode 100644", "index c49c556..0000000", "--- a/typ", "+++ /dev/null", "@@ -1 +0,0 @@", "-tt", "diff --git a/typ b/typ", "new file mode 120000", "index 0000000..d550755", "--- /dev/null", "+++ b/typ", "@@ -0,0 +1 @@", "+mod.txt", "\\ No newline at end of file"),
+      diff(
+        "diff --git a/typ b/typ",
+        "deleted file mode 100644",
+        "index c49c556..0000000",
+        "--- a/typ",
+        "+++ /dev/null",
+        "@@ -1 +0,0 @@",
+        "-tt",
+        "diff --git a/typ b/typ",
+        "new file mode 120000",
+        "index 0000000..d550755",
+        "--- /dev/null",
+        "+++ b/typ",
+        "@@ -0,0 +1 @@",
+        "+mod.txt",
+        "\\ No newline at end of file",
+      ),
     );
     expect(files.map((f) => [f.path, f.isDeleted, f.isNew, f.oldMode, f.newMode])).toEqual([
       ["typ", true, false, "100644", null],
@@ -161,7 +230,17 @@ describe("parseUnifiedDiff", () => {
 
   describe("hostile names", () => {
     it("reads names with spaces (git ends them with a tab on ---/+++ lines)", () => {
-      const { files } = parseUnifiedDiff(diff("diff --git a/sp ace b/x.txt b/sp ace b/x.txt", "index 587be6b..b77b4eb 100644", "--- a/sp ace b/x.txt\t", "+++ b/sp ace b/x.txt\t", "@@ -1 +1,2 @@", " x", "+y"));
+      const { files } = parseUnifiedDiff(
+        diff(
+          "diff --git a/sp ace b/x.txt b/sp ace b/x.txt",
+          "index 587be6b..b77b4eb 100644",
+          "--- a/sp ace b/x.txt\t",
+          "+++ b/sp ace b/x.txt\t",
+          "@@ -1 +1,2 @@",
+          " x",
+          "+y",
+        ),
+      );
       expect(files[0]).toMatchObject({ path: "sp ace b/x.txt", oldPath: "sp ace b/x.txt", newPath: "sp ace b/x.txt" });
     });
 
@@ -178,7 +257,7 @@ describe("parseUnifiedDiff", () => {
           'diff --git "a/tab\\there.txt" "b/tab\\there.txt"',
           "new file mode 100644",
           "index 0000000..587be6b",
-          "diff --git \"a/bidi\\342\\200\\256txt.js\" \"b/bidi\\342\\200\\256txt.js\"",
+          'diff --git "a/bidi\\342\\200\\256txt.js" "b/bidi\\342\\200\\256txt.js"',
           "deleted file mode 100644",
           "index 0000000..587be6b",
           'diff --git "a/<script>alert(1)<\\\\script>.js" "b/<script>alert(1)<\\\\script>.js"',
@@ -188,7 +267,7 @@ describe("parseUnifiedDiff", () => {
           '+++ "b/<script>alert(1)<\\\\script>.js"',
           "@@ -0,0 +1 @@",
           "+</script><script>alert(2)</script>",
-          'diff --git a/caf\\xc3.txt b/caf\\xc3.txt',
+          "diff --git a/caf\\xc3.txt b/caf\\xc3.txt",
           "index 1..2 100644",
           "--- a/caf\\xc3.txt",
           "+++ b/caf\\xc3.txt",
@@ -197,25 +276,44 @@ describe("parseUnifiedDiff", () => {
           "+b",
         ),
       );
-      expect(files.map((f) => f.path)).toEqual(['we"ird\\name.txt', "tab\there.txt", "bidi\u202Etxt.js", "<script>alert(1)<\\script>.js", "caf\\xc3.txt"]);
+      expect(files.map((f) => f.path)).toEqual([
+        'we"ird\\name.txt',
+        "tab\there.txt",
+        "bidi\u202Etxt.js",
+        "<script>alert(1)<\\script>.js",
+        "caf\\xc3.txt",
+      ]);
       expect(files[2]!.isDeleted).toBe(true);
       expect(files[3]!.hunks[0]!.lines[0]!.text).toBe("</script><script>alert(2)</script>");
     });
 
     it("reads an unquoted name that contains ' b/' and a name that is only 'b'", () => {
-      const { files } = parseUnifiedDiff(diff("diff --git a/x b/y b/x b/y", "old mode 100644", "new mode 100755", "diff --git a/b b/b", "old mode 100755", "new mode 100644"));
+      const { files } = parseUnifiedDiff(
+        diff(
+          "diff --git a/x b/y b/x b/y",
+          "old mode 100644",
+          "new mode 100755",
+          "diff --git a/b b/b",
+          "old mode 100755",
+          "new mode 100644",
+        ),
+      );
       expect(files.map((f) => f.path)).toEqual(["x b/y", "b"]);
     });
   });
 
   it("keeps a trailing hunk that the input cut short, flagged incomplete", () => {
-    const { files } = parseUnifiedDiff(diff("diff --git a/a b/a", "index 1..2 100644", "--- a/a", "+++ b/a", "@@ -1,5 +1,5 @@", " one", "-two"));
+    const { files } = parseUnifiedDiff(
+      diff("diff --git a/a b/a", "index 1..2 100644", "--- a/a", "+++ b/a", "@@ -1,5 +1,5 @@", " one", "-two"),
+    );
     expect(files[0]!.isComplete).toBe(false);
     expect(files[0]!.hunks[0]!.lines).toHaveLength(2);
   });
 
   it("keeps \\r and other bytes inside the line text (neutralising is the display's job)", () => {
-    const { files } = parseUnifiedDiff(diff("diff --git a/a b/a", "index 1..2 100644", "--- a/a", "+++ b/a", "@@ -1 +1 @@", "-crlf\r", "+esc\u001b[31m\u202Eevil\r"));
+    const { files } = parseUnifiedDiff(
+      diff("diff --git a/a b/a", "index 1..2 100644", "--- a/a", "+++ b/a", "@@ -1 +1 @@", "-crlf\r", "+esc\u001b[31m\u202Eevil\r"),
+    );
     expect(files[0]!.hunks[0]!.lines.map((l) => l.text)).toEqual(["crlf\r", "esc\u001b[31m\u202Eevil\r"]);
   });
 
@@ -227,12 +325,21 @@ describe("parseUnifiedDiff", () => {
     it.each([
       ["content before the first file", diff("@@ -1 +1 @@", "-a", "+b")],
       ["an unknown header line", diff("diff --git a/a b/a", "x-header: 1")],
-      ["a hunk line that does not fit its counts", diff("diff --git a/a b/a", "index 1..2 100644", "--- a/a", "+++ b/a", "@@ -1 +1 @@", "-a", "-b")],
-      ["a line after a hunk that is neither a hunk nor a file", diff("diff --git a/a b/a", "index 1..2 100644", "--- a/a", "+++ b/a", "@@ -1 +1 @@", "-a", "+b", "old mode 100644")],
+      [
+        "a hunk line that does not fit its counts",
+        diff("diff --git a/a b/a", "index 1..2 100644", "--- a/a", "+++ b/a", "@@ -1 +1 @@", "-a", "-b"),
+      ],
+      [
+        "a line after a hunk that is neither a hunk nor a file",
+        diff("diff --git a/a b/a", "index 1..2 100644", "--- a/a", "+++ b/a", "@@ -1 +1 @@", "-a", "+b", "old mode 100644"),
+      ],
       ["a name without its prefix", diff("diff --git a/a b/a", "index 1..2 100644", "--- a", "+++ b/a")],
       ["a malformed quoted name", diff('diff --git "a/x\\q" "b/x\\q"', "old mode 100644")],
       ["ambiguous unquoted names", diff("diff --git a/p b/q b/r", "old mode 100644")],
-      ["a no-newline marker before any line", diff("diff --git a/a b/a", "index 1..2 100644", "--- a/a", "+++ b/a", "@@ -1 +1 @@", "\\ No newline at end of file")],
+      [
+        "a no-newline marker before any line",
+        diff("diff --git a/a b/a", "index 1..2 100644", "--- a/a", "+++ b/a", "@@ -1 +1 @@", "\\ No newline at end of file"),
+      ],
     ])("%s", (_name, text) => {
       const error = parseError(text);
       expect(error).toBeInstanceOf(AppError);

@@ -195,7 +195,20 @@ export function parseUnifiedDiff(text: string): { files: TParsedDiffFile[] } {
     if (line.startsWith("diff --git ")) {
       if (current) files.push(finishFile(current));
       const { oldName, newName } = parseGitHeaderNames(line.slice("diff --git ".length), lineNumber);
-      current = { oldPath: null, newPath: null, path: newName, oldMode: null, newMode: null, isNew: false, isDeleted: false, isBinary: false, hunks: [], isComplete: true, headerOld: oldName, headerNew: newName };
+      current = {
+        oldPath: null,
+        newPath: null,
+        path: newName,
+        oldMode: null,
+        newMode: null,
+        isNew: false,
+        isDeleted: false,
+        isBinary: false,
+        hunks: [],
+        isComplete: true,
+        headerOld: oldName,
+        headerNew: newName,
+      };
       isInBinaryPatch = false;
       i++;
       continue;
@@ -294,7 +307,9 @@ function readHunk(lines: readonly string[], start: number, header: RegExpExecArr
       hunk.lines.push({ kind: "add", oldNumber: null, newNumber: newNumber++, text: body });
       newLeft--;
     } else {
-      throw new AppError("DIFF_UNREADABLE", `The diff does not parse (line ${i + 1}): a hunk line does not fit its header counts`, { line: i + 1 });
+      throw new AppError("DIFF_UNREADABLE", `The diff does not parse (line ${i + 1}): a hunk line does not fit its header counts`, {
+        line: i + 1,
+      });
     }
     i++;
   }

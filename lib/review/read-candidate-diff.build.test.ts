@@ -2,7 +2,13 @@ import { describe, expect, it } from "vitest";
 import { AppError } from "../errors";
 import type { TRawDiffEntry } from "../git/git-plumbing";
 import { parseUnifiedDiff } from "./parse-unified-diff";
-import { buildCandidateDiff, languageOf, neutraliseForDisplay, type TCandidateDiffInputs, type TNumstat } from "./read-candidate-diff.build";
+import {
+  buildCandidateDiff,
+  languageOf,
+  neutraliseForDisplay,
+  type TCandidateDiffInputs,
+  type TNumstat,
+} from "./read-candidate-diff.build";
 import { DEFAULT_DIFF_LIMITS } from "./read-candidate-diff.schema";
 
 const SHA_A = "a".repeat(40);
@@ -20,10 +26,22 @@ const raw = (path: string, status: TRawDiffEntry["status"], oldMode = "100644", 
 
 function inputs(entries: TRawDiffEntry[], patch: string, extra: Partial<TCandidateDiffInputs> = {}): TCandidateDiffInputs {
   const numstat = new Map<string, TNumstat>(entries.map((e) => [e.path, { additions: 1, deletions: 1, isBinary: false }]));
-  return { raw: entries, numstat, blobSizes: new Map([[SHA_A, 10], [SHA_B, 20]]), parsed: parseUnifiedDiff(patch).files, isPatchCut: false, limits: DEFAULT_DIFF_LIMITS, ...extra };
+  return {
+    raw: entries,
+    numstat,
+    blobSizes: new Map([
+      [SHA_A, 10],
+      [SHA_B, 20],
+    ]),
+    parsed: parseUnifiedDiff(patch).files,
+    isPatchCut: false,
+    limits: DEFAULT_DIFF_LIMITS,
+    ...extra,
+  };
 }
 
-const modified = (path: string) => `diff --git a/${path} b/${path}\nindex 1..2 100644\n--- a/${path}\n+++ b/${path}\n@@ -1 +1 @@\n-old\n+new\n`;
+const modified = (path: string) =>
+  `diff --git a/${path} b/${path}\nindex 1..2 100644\n--- a/${path}\n+++ b/${path}\n@@ -1 +1 @@\n-old\n+new\n`;
 
 function refusal(run: () => unknown): AppError {
   try {
@@ -36,7 +54,10 @@ function refusal(run: () => unknown): AppError {
 
 describe("neutraliseForDisplay", () => {
   it("leaves ordinary text, tabs and non-Latin scripts alone", () => {
-    expect(neutraliseForDisplay("const x = 'héllo 日本語 مرحبا';\t// ok")).toEqual({ text: "const x = 'héllo 日本語 مرحبا';\t// ok", count: 0 });
+    expect(neutraliseForDisplay("const x = 'héllo 日本語 مرحبا';\t// ok")).toEqual({
+      text: "const x = 'héllo 日本語 مرحبا';\t// ok",
+      count: 0,
+    });
   });
 
   it("makes C0/C1 controls, DEL, bidi, zero-width, separators, BOM and tag characters visible, and counts them", () => {
@@ -80,15 +101,25 @@ describe("buildCandidateDiff", () => {
     // a different file than listed
     expect(refusal(() => buildCandidateDiff(inputs([raw("a.txt", "M")], modified("b.txt")))).code).toBe("DIFF_UNREADABLE");
     // a file the patch does not show, without a byte cut
-    expect(refusal(() => buildCandidateDiff(inputs([raw("a.txt", "M"), raw("b.txt", "M")], modified("a.txt")))).code).toBe("DIFF_UNREADABLE");
+    expect(refusal(() => buildCandidateDiff(inputs([raw("a.txt", "M"), raw("b.txt", "M")], modified("a.txt")))).code).toBe(
+      "DIFF_UNREADABLE",
+    );
     // more files in the patch than listed
-    expect(refusal(() => buildCandidateDiff(inputs([raw("a.txt", "M")], modified("a.txt") + modified("b.txt")))).code).toBe("DIFF_UNREADABLE");
+    expect(refusal(() => buildCandidateDiff(inputs([raw("a.txt", "M")], modified("a.txt") + modified("b.txt")))).code).toBe(
+      "DIFF_UNREADABLE",
+    );
     // the patch says "new file" for a modification
-    expect(refusal(() => buildCandidateDiff(inputs([raw("a.txt", "M")], "diff --git a/a.txt b/a.txt\nnew file mode 100644\nindex 0..1\n"))).code).toBe("DIFF_UNREADABLE");
+    expect(
+      refusal(() => buildCandidateDiff(inputs([raw("a.txt", "M")], "diff --git a/a.txt b/a.txt\nnew file mode 100644\nindex 0..1\n"))).code,
+    ).toBe("DIFF_UNREADABLE");
     // numstat does not know a listed file
-    expect(refusal(() => buildCandidateDiff({ ...inputs([raw("a.txt", "M")], modified("a.txt")), numstat: new Map() })).code).toBe("DIFF_UNREADABLE");
+    expect(refusal(() => buildCandidateDiff({ ...inputs([raw("a.txt", "M")], modified("a.txt")), numstat: new Map() })).code).toBe(
+      "DIFF_UNREADABLE",
+    );
     // a mode the schema does not know
-    expect(refusal(() => buildCandidateDiff(inputs([raw("a.txt", "M", "100664", "100644")], modified("a.txt")))).code).toBe("DIFF_UNREADABLE");
+    expect(refusal(() => buildCandidateDiff(inputs([raw("a.txt", "M", "100664", "100644")], modified("a.txt")))).code).toBe(
+      "DIFF_UNREADABLE",
+    );
   });
 
   it("does not trust the file that holds the byte cut even when it looks whole (a cut after 'new file mode' reads like an empty file)", () => {
@@ -104,7 +135,9 @@ describe("buildCandidateDiff", () => {
 
   it("a truncated diff lists every file it does not show in full: files beyond the cap and files with lines cut", () => {
     const entries = [raw("a.txt", "M"), raw("b.txt", "M"), raw("c\u202Ed.txt", "A"), raw("z.txt", "D")];
-    const patch = modified("a.txt") + `diff --git a/b.txt b/b.txt\nindex 1..2 100644\n--- a/b.txt\n+++ b/b.txt\n@@ -1,2 +1,2 @@\n-old\n-old2\n+new\n+new2\n`;
+    const patch =
+      modified("a.txt") +
+      `diff --git a/b.txt b/b.txt\nindex 1..2 100644\n--- a/b.txt\n+++ b/b.txt\n@@ -1,2 +1,2 @@\n-old\n-old2\n+new\n+new2\n`;
     const diff = buildCandidateDiff(inputs(entries, patch, { limits: { ...DEFAULT_DIFF_LIMITS, maxFiles: 2, maxLinesPerFile: 2 } }));
     expect(diff.isTruncated).toBe(true);
     expect(diff.filesNotShown).toEqual([
@@ -116,7 +149,9 @@ describe("buildCandidateDiff", () => {
   });
 
   it("sizes a deletion by its old blob and a modification by its new one", () => {
-    const patch = modified("a.txt") + "diff --git a/d.txt b/d.txt\ndeleted file mode 100644\nindex 1..0\n--- a/d.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-gone\n";
+    const patch =
+      modified("a.txt") +
+      "diff --git a/d.txt b/d.txt\ndeleted file mode 100644\nindex 1..0\n--- a/d.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-gone\n";
     const diff = buildCandidateDiff(inputs([raw("a.txt", "M"), raw("d.txt", "D")], patch));
     expect(diff.files.map((f) => f.sizeBytes)).toEqual([20, 10]);
   });

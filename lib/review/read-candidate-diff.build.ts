@@ -15,10 +15,13 @@ import type { TCandidateDiff, TDiffFile, TDiffHunk, TDiffLanguage, TDiffLimits, 
  * line/paragraph separators, BOM, interlinear annotations and Unicode tag characters (used to
  * smuggle hidden instructions into text a model or a person reads).
  */
-const INVISIBLE_OR_CONTROL = /[\u0000-\u0008\u000A-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u2028-\u202E\u2060-\u2064\u2066-\u206F\uFEFF\uFFF9-\uFFFB]|[\u{E0000}-\u{E007F}]/gu;
+const INVISIBLE_OR_CONTROL =
+  /[\u0000-\u0008\u000A-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u2028-\u202E\u2060-\u2064\u2066-\u206F\uFEFF\uFFF9-\uFFFB]|[\u{E0000}-\u{E007F}]/gu;
 
 /** ASCII names of the C0 controls, index = code. */
-const C0_NAMES = "NUL SOH STX ETX EOT ENQ ACK BEL BS HT LF VT FF CR SO SI DLE DC1 DC2 DC3 DC4 NAK SYN ETB CAN EM SUB ESC FS GS RS US".split(" ");
+const C0_NAMES = "NUL SOH STX ETX EOT ENQ ACK BEL BS HT LF VT FF CR SO SI DLE DC1 DC2 DC3 DC4 NAK SYN ETB CAN EM SUB ESC FS GS RS US".split(
+  " ",
+);
 
 /**
  * The visible stand-in for one character: its ASCII name for C0 controls and DEL (⟨ESC⟩, ⟨CR⟩),
@@ -48,21 +51,44 @@ export function neutraliseForDisplay(text: string): { text: string; count: numbe
 }
 
 const LANGUAGE_BY_EXTENSION: Record<string, TDiffLanguage> = {
-  js: "js", mjs: "js", cjs: "js",
-  ts: "ts", mts: "ts", cts: "ts",
-  jsx: "jsx", tsx: "tsx",
-  json: "json", jsonc: "json", json5: "json",
-  css: "css", scss: "css", less: "css",
-  html: "html", htm: "html", xml: "html", svg: "html", vue: "html",
-  md: "md", markdown: "md",
-  py: "py", pyi: "py",
-  sh: "sh", bash: "sh", zsh: "sh",
-  yaml: "yaml", yml: "yaml",
+  js: "js",
+  mjs: "js",
+  cjs: "js",
+  ts: "ts",
+  mts: "ts",
+  cts: "ts",
+  jsx: "jsx",
+  tsx: "tsx",
+  json: "json",
+  jsonc: "json",
+  json5: "json",
+  css: "css",
+  scss: "css",
+  less: "css",
+  html: "html",
+  htm: "html",
+  xml: "html",
+  svg: "html",
+  vue: "html",
+  md: "md",
+  markdown: "md",
+  py: "py",
+  pyi: "py",
+  sh: "sh",
+  bash: "sh",
+  zsh: "sh",
+  yaml: "yaml",
+  yml: "yaml",
   go: "go",
   rs: "rust",
   java: "java",
-  c: "c", h: "c",
-  cc: "cpp", cpp: "cpp", cxx: "cpp", hpp: "cpp", hh: "cpp",
+  c: "c",
+  h: "c",
+  cc: "cpp",
+  cpp: "cpp",
+  cxx: "cpp",
+  hpp: "cpp",
+  hh: "cpp",
 };
 
 /** The highlighter to use for a path; symlinks and submodule links are plain (their "content" is a target). */
@@ -100,7 +126,9 @@ function modeOrNull(mode: string): TGitMode {
 }
 
 function mismatch(message: string, rawPath: string): AppError {
-  return new AppError("DIFF_UNREADABLE", `The diff disagrees with the changed-file list: ${message}`, { path: neutraliseForDisplay(rawPath).text });
+  return new AppError("DIFF_UNREADABLE", `The diff disagrees with the changed-file list: ${message}`, {
+    path: neutraliseForDisplay(rawPath).text,
+  });
 }
 
 /** Cuts a line to maxChars UTF-16 units without splitting a surrogate pair. */
@@ -128,7 +156,8 @@ export function buildCandidateDiff(inputs: TCandidateDiffInputs): TCandidateDiff
     totalAdditions += counts.additions;
     totalDeletions += counts.deletions;
   }
-  if (inputs.numstat.size !== inputs.raw.length) throw new AppError("DIFF_UNREADABLE", "The diff disagrees with the changed-file list: --numstat names other files.");
+  if (inputs.numstat.size !== inputs.raw.length)
+    throw new AppError("DIFF_UNREADABLE", "The diff disagrees with the changed-file list: --numstat names other files.");
   if (inputs.raw.length > limits.maxFiles) markTruncated("file_count");
 
   const files: TDiffFile[] = [];
@@ -146,7 +175,15 @@ export function buildCandidateDiff(inputs: TCandidateDiffInputs): TCandidateDiff
       // Both listings are in git's path order, so a cut patch is still a prefix of the list.
       if (part.path !== entry.path) throw mismatch("a file in the patch is not the next changed file", entry.path);
       const isShapeRight =
-        entry.status === "A" ? part.isNew : entry.status === "D" ? part.isDeleted : entry.status === "M" ? !part.isNew && !part.isDeleted : k === 0 ? part.isDeleted : part.isNew;
+        entry.status === "A"
+          ? part.isNew
+          : entry.status === "D"
+            ? part.isDeleted
+            : entry.status === "M"
+              ? !part.isNew && !part.isDeleted
+              : k === 0
+                ? part.isDeleted
+                : part.isNew;
       if (!isShapeRight) throw mismatch(`the patch does not show the file as status ${entry.status}`, entry.path);
       parts.push(part);
       next++;
@@ -230,7 +267,8 @@ export function buildCandidateDiff(inputs: TCandidateDiffInputs): TCandidateDiff
     throw mismatch("the patch names more files than the changed-file list", inputs.parsed[next]!.path);
   }
 
-  for (const entry of inputs.raw.slice(limits.maxFiles)) filesNotShown.push({ path: neutraliseForDisplay(entry.path).text, status: entry.status, reason: "not_listed" });
+  for (const entry of inputs.raw.slice(limits.maxFiles))
+    filesNotShown.push({ path: neutraliseForDisplay(entry.path).text, status: entry.status, reason: "not_listed" });
 
   return {
     files,

@@ -35,14 +35,45 @@ describe("readCandidateDiff on a hostile change", () => {
   it("lists every changed file once, in git's order, with the statuses of the candidate identity", () => {
     expect(ZCandidateDiffSchema.safeParse(diff).success).toBe(true);
     expect(diff.totals.files).toBe(diff.files.length);
-    expect(fileAt(diff, "src/app.ts")).toMatchObject({ status: "M", oldMode: "100644", newMode: "100644", additions: 3, deletions: 2, language: "ts", isBinary: false });
-    expect(fileAt(diff, "gone.txt")).toMatchObject({ status: "D", oldMode: "100644", newMode: null, additions: 0, deletions: 2, sizeBytes: 26 });
-    expect(fileAt(diff, "typechange")).toMatchObject({ status: "T", oldMode: "100644", newMode: "120000", additions: 1, deletions: 1, language: "plain" });
+    expect(fileAt(diff, "src/app.ts")).toMatchObject({
+      status: "M",
+      oldMode: "100644",
+      newMode: "100644",
+      additions: 3,
+      deletions: 2,
+      language: "ts",
+      isBinary: false,
+    });
+    expect(fileAt(diff, "gone.txt")).toMatchObject({
+      status: "D",
+      oldMode: "100644",
+      newMode: null,
+      additions: 0,
+      deletions: 2,
+      sizeBytes: 26,
+    });
+    expect(fileAt(diff, "typechange")).toMatchObject({
+      status: "T",
+      oldMode: "100644",
+      newMode: "120000",
+      additions: 1,
+      deletions: 1,
+      language: "plain",
+    });
     expect(fileAt(diff, "empty.txt")).toMatchObject({ status: "A", additions: 0, deletions: 0, hunks: [], sizeBytes: 0 });
   });
 
   it("shows a mode-only change with its modes and no lines", () => {
-    expect(fileAt(diff, "run.sh")).toMatchObject({ status: "M", oldMode: "100644", newMode: "100755", additions: 0, deletions: 0, hunks: [], isTruncated: false, language: "sh" });
+    expect(fileAt(diff, "run.sh")).toMatchObject({
+      status: "M",
+      oldMode: "100644",
+      newMode: "100755",
+      additions: 0,
+      deletions: 0,
+      hunks: [],
+      isTruncated: false,
+      language: "sh",
+    });
   });
 
   it("names a binary file with its size and shows none of its bytes", () => {
@@ -74,7 +105,7 @@ describe("readCandidateDiff on a hostile change", () => {
   it("reads hostile names exactly, with invisible and control characters made visible and counted", () => {
     const paths = diff.files.map((f) => f.path);
     expect(paths).toContain("<script>alert(1)<\\script>.js");
-    expect(paths).toContain('say "hi" \'there\'.txt');
+    expect(paths).toContain("say \"hi\" 'there'.txt");
     expect(paths).toContain("docs/with space b/in name.md");
     expect(paths).toContain("tab\tname.txt");
     expect(paths).toContain("ünïcödé/日本語.py");
@@ -86,14 +117,21 @@ describe("readCandidateDiff on a hostile change", () => {
   });
 
   it("keeps markup in names and lines as text (escaping is the renderer's job, content is never rewritten)", () => {
-    expect(allText(fileAt(diff, "<script>alert(1)<\\script>.js"))).toEqual(["<script>alert(document.cookie)</script>", "<img src=x onerror=alert(1)>"]);
+    expect(allText(fileAt(diff, "<script>alert(1)<\\script>.js"))).toEqual([
+      "<script>alert(document.cookie)</script>",
+      "<img src=x onerror=alert(1)>",
+    ]);
     expect(allText(fileAt(diff, "src/app.ts"))).toContain("// </script><script>alert('xss')</script>");
   });
 
   it("neutralises control and bidi characters in lines and counts them", () => {
     const file = fileAt(diff, "controls.js");
     expect(file.controlCharacterCount).toBe(5);
-    expect(allText(file)).toEqual(["const a = 1;⟨ESC⟩[2J // clear screen", "if (isAdmin ⟨U+202E⟩) { /* ⟨U+2066⟩ hidden ⟨U+2069⟩ */ }", 'const zw = "a⟨U+200B⟩b";']);
+    expect(allText(file)).toEqual([
+      "const a = 1;⟨ESC⟩[2J // clear screen",
+      "if (isAdmin ⟨U+202E⟩) { /* ⟨U+2066⟩ hidden ⟨U+2069⟩ */ }",
+      'const zw = "a⟨U+200B⟩b";',
+    ]);
     const crlf = fileAt(diff, "crlf.txt");
     expect(allText(crlf).at(-1)).toBe("three⟨CR⟩");
   });
@@ -115,7 +153,10 @@ describe("readCandidateDiff on a hostile change", () => {
   });
 
   it("ignores a repository's own config that would run programs or recolour the output", async () => {
-    await fs.appendFile(`${fixture.gitDir}/config`, '[diff]\n\texternal = /bin/false\n\tnoprefix = true\n\trenames = copies\n[color]\n\tui = always\n\tdiff = always\n[core]\n\tquotePath = false\n\tpager = /bin/false\n');
+    await fs.appendFile(
+      `${fixture.gitDir}/config`,
+      "[diff]\n\texternal = /bin/false\n\tnoprefix = true\n\trenames = copies\n[color]\n\tui = always\n\tdiff = always\n[core]\n\tquotePath = false\n\tpager = /bin/false\n",
+    );
     const again = await readCandidateDiff(fixture, fixture);
     expect(again).toEqual(diff);
   });
@@ -141,7 +182,9 @@ describe("readCandidateDiff on a 300-file / 10,000-line change", () => {
     expect(shownChanged).toBe(10_000);
     // Reported in the hand-over; generous so a loaded 2-core machine does not fail it.
     expect(elapsedMs).toBeLessThan(15_000);
-    console.info(`readCandidateDiff 300 files / ${shownChanged} changed lines: ${elapsedMs.toFixed(0)} ms, ${Buffer.byteLength(JSON.stringify(diff))} bytes of JSON`);
+    console.info(
+      `readCandidateDiff 300 files / ${shownChanged} changed lines: ${elapsedMs.toFixed(0)} ms, ${Buffer.byteLength(JSON.stringify(diff))} bytes of JSON`,
+    );
   });
 
   it("stops at the byte budget, keeps the file list and counts, and flags what is not shown", async () => {
@@ -157,8 +200,14 @@ describe("readCandidateDiff on a 300-file / 10,000-line change", () => {
     expect(notShown.every((f) => f.isTruncated)).toBe(true);
     // Everything before the file that holds the cut is complete.
     const firstCut = diff.files.findIndex((f) => f.isTruncated);
-    expect(diff.files.slice(0, firstCut).every((f) => f.hunks.flatMap((h) => h.lines).filter((l) => l.kind !== "context").length === f.additions + f.deletions)).toBe(true);
-    expect(Buffer.byteLength(diff.files.flatMap((f) => f.hunks.flatMap((h) => h.lines.map((l) => l.text))).join("\n"))).toBeLessThan(64 * 1024);
+    expect(
+      diff.files
+        .slice(0, firstCut)
+        .every((f) => f.hunks.flatMap((h) => h.lines).filter((l) => l.kind !== "context").length === f.additions + f.deletions),
+    ).toBe(true);
+    expect(Buffer.byteLength(diff.files.flatMap((f) => f.hunks.flatMap((h) => h.lines.map((l) => l.text))).join("\n"))).toBeLessThan(
+      64 * 1024,
+    );
   });
 
   it("applies the per-file, total-line, file-count and large-file limits", async () => {

@@ -7,7 +7,25 @@
  */
 import { z } from "zod";
 
-export const DIFF_LANGUAGES = ["js", "ts", "jsx", "tsx", "json", "css", "html", "md", "py", "sh", "yaml", "go", "rust", "java", "c", "cpp", "plain"] as const;
+export const DIFF_LANGUAGES = [
+  "js",
+  "ts",
+  "jsx",
+  "tsx",
+  "json",
+  "css",
+  "html",
+  "md",
+  "py",
+  "sh",
+  "yaml",
+  "go",
+  "rust",
+  "java",
+  "c",
+  "cpp",
+  "plain",
+] as const;
 
 const ZGitMode = z.enum(["100644", "100755", "120000", "160000"]);
 const ZLineNumber = z.number().int().positive().nullable();
@@ -68,7 +86,11 @@ export const ZCandidateDiffSchema = z
     files: z.array(ZDiffFileSchema),
     /** Over every changed file, including any beyond the cut. */
     totals: z
-      .object({ files: z.number().int().nonnegative(), additions: z.number().int().nonnegative(), deletions: z.number().int().nonnegative() })
+      .object({
+        files: z.number().int().nonnegative(),
+        additions: z.number().int().nonnegative(),
+        deletions: z.number().int().nonnegative(),
+      })
       .strict(),
     /** Something is not shown: files beyond maxFiles, or lines beyond a byte/line budget. */
     isTruncated: z.boolean(),
@@ -78,7 +100,11 @@ export const ZCandidateDiffSchema = z
      * them before anything else, so a teacher knows exactly what they have not seen.
      */
     filesNotShown: z
-      .array(z.object({ path: z.string().min(1), status: z.enum(["A", "M", "D", "T"]), reason: z.enum(["not_listed", "partly_shown"]) }).strict())
+      .array(
+        z
+          .object({ path: z.string().min(1), status: z.enum(["A", "M", "D", "T"]), reason: z.enum(["not_listed", "partly_shown"]) })
+          .strict(),
+      )
       .optional(),
     /** Why, when isTruncated: which budget ran out first. */
     truncatedBy: z.enum(["patch_bytes", "total_lines", "file_lines", "file_count", "line_chars"]).optional(),

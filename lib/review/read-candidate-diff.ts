@@ -34,12 +34,16 @@ const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
 const LENIENT_UTF8 = new TextDecoder("utf-8");
 
 export async function readCandidateDiff(deps: { dataDir: string }, input: TReadCandidateDiffInput): Promise<TCandidateDiff> {
-  if (!isFullSha(input.baseSha) || !isFullSha(input.headSha)) throw new AppError("VALIDATION_FAILED", "Base and head must be full lower-case SHA-1s.");
+  if (!isFullSha(input.baseSha) || !isFullSha(input.headSha))
+    throw new AppError("VALIDATION_FAILED", "Base and head must be full lower-case SHA-1s.");
   const limits = { ...DEFAULT_DIFF_LIMITS, ...input.limits };
   const gitDir = candidateRepoPathFor(deps.dataDir, input.repository);
   const diffRange = [input.baseSha, input.headSha] as const;
 
-  for (const [what, sha] of [["base", input.baseSha], ["head", input.headSha]] as const) {
+  for (const [what, sha] of [
+    ["base", input.baseSha],
+    ["head", input.headSha],
+  ] as const) {
     if (!(await hasCommit({ gitDir, sha }))) {
       throw new AppError("DIFF_UNREADABLE", `The candidate's ${what} commit is not in the candidate repository.`, { [`${what}Sha`]: sha });
     }
@@ -50,13 +54,17 @@ export async function readCandidateDiff(deps: { dataDir: string }, input: TReadC
     readNumstat(gitDir, diffRange, input.timeoutMs),
     readPatch(gitDir, diffRange, limits.maxPatchBytes, input.timeoutMs),
   ]);
-  const blobSizes = await readBlobSizes(gitDir, raw.slice(0, limits.maxFiles).flatMap((entry) => {
-    const isDeleted = entry.status === "D";
-    const sha = isDeleted ? entry.oldSha : entry.newSha;
-    const mode = isDeleted ? entry.oldMode : entry.newMode;
-    // A submodule link names a commit of another repository, which is not here.
-    return sha === NULL_SHA || mode === "160000" ? [] : [sha];
-  }), input.timeoutMs);
+  const blobSizes = await readBlobSizes(
+    gitDir,
+    raw.slice(0, limits.maxFiles).flatMap((entry) => {
+      const isDeleted = entry.status === "D";
+      const sha = isDeleted ? entry.oldSha : entry.newSha;
+      const mode = isDeleted ? entry.oldMode : entry.newMode;
+      // A submodule link names a commit of another repository, which is not here.
+      return sha === NULL_SHA || mode === "160000" ? [] : [sha];
+    }),
+    input.timeoutMs,
+  );
 
   const parsed = parseUnifiedDiff(patch.text);
   const diff = buildCandidateDiff({ raw, numstat, blobSizes, parsed: parsed.files, isPatchCut: patch.isCut, limits });
@@ -65,7 +73,11 @@ export async function readCandidateDiff(deps: { dataDir: string }, input: TReadC
 }
 
 /** `git diff --numstat -z`: "added\tdeleted\tpath\0" per file; "-\t-" for binary files. */
-async function readNumstat(gitDir: string, range: readonly [string, string], timeoutMs: number | undefined): Promise<Map<string, TNumstat>> {
+async function readNumstat(
+  gitDir: string,
+  range: readonly [string, string],
+  timeoutMs: number | undefined,
+): Promise<Map<string, TNumstat>> {
   const result = await runGit({
     gitDir,
     args: ["diff", "--numstat", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color", range[0], range[1], "--"],
@@ -109,7 +121,10 @@ async function readBlobSizes(gitDir: string, shas: readonly string[], timeoutMs:
   for (const line of result.stdout.toString("utf8").split("\n")) {
     if (line === "") continue;
     const match = /^([0-9a-f]{40}) blob (\d+)$/.exec(line);
-    if (!match) throw new AppError("DIFF_UNREADABLE", "A changed file's blob is missing from the candidate repository.", { line: line.slice(0, 120) });
+    if (!match)
+      throw new AppError("DIFF_UNREADABLE", "A changed file's blob is missing from the candidate repository.", {
+        line: line.slice(0, 120),
+      });
     sizes.set(match[1]!, Number(match[2]));
   }
   if (sizes.size !== unique.length) throw new AppError("DIFF_UNREADABLE", "git did not report the size of every changed blob.");
@@ -120,14 +135,31 @@ async function readBlobSizes(gitDir: string, shas: readonly string[], timeoutMs:
  * The unified patch, at most `maxBytes` of it. Past the budget git is stopped (its process group
  * killed by runGit) and the text is cut after the last complete line; `isCut` says so.
  */
-async function readPatch(gitDir: string, range: readonly [string, string], maxBytes: number, timeoutMs: number | undefined): Promise<{ text: string; isCut: boolean }> {
+async function readPatch(
+  gitDir: string,
+  range: readonly [string, string],
+  maxBytes: number,
+  timeoutMs: number | undefined,
+): Promise<{ text: string; isCut: boolean }> {
   const chunks: Buffer[] = [];
   let bytes = 0;
   let isCut = false;
   try {
     await runGit({
       gitDir,
-      args: ["diff", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", "--unified=3", "--src-prefix=a/", "--dst-prefix=b/", range[0], range[1], "--"],
+      args: [
+        "diff",
+        "--no-renames",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--unified=3",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+        range[0],
+        range[1],
+        "--",
+      ],
       timeoutMs,
       onStdout: (chunk) => {
         const room = maxBytes - bytes;

@@ -18,7 +18,12 @@ import { parseOrThrow } from "../parse-or-throw";
 export const ZInsightsQuerySchema = z
   .object({
     /** days back from now; 0 = all time */
-    days: z.coerce.number().int().refine((d) => [0, 7, 30, 90, 365].includes(d)).catch(90).default(90),
+    days: z.coerce
+      .number()
+      .int()
+      .refine((d) => [0, 7, 30, 90, 365].includes(d))
+      .catch(90)
+      .default(90),
   })
   .strip();
 
@@ -139,12 +144,22 @@ async function readGroups(db: Db, group: keyof typeof GROUPS, since: Date) {
 /** A readable name for an agent configuration digest: its command and image, from one task that ran it. */
 async function readAgentLabels(db: Db, digests: readonly string[]): Promise<Map<string, string>> {
   const known = digests.filter((d) => d !== "unrecorded");
-  const rows = known.length ? await db.task.findMany({ where: { agentConfigDigest: { in: known } }, distinct: ["agentConfigDigest"], select: { agentConfigDigest: true, agentConfig: true } }) : [];
+  const rows = known.length
+    ? await db.task.findMany({
+        where: { agentConfigDigest: { in: known } },
+        distinct: ["agentConfigDigest"],
+        select: { agentConfigDigest: true, agentConfig: true },
+      })
+    : [];
   const labels = new Map<string, string>([["unrecorded", "not recorded (tasks run before configurations were recorded)"]]);
   for (const row of rows) {
-    const config = z.object({ command: z.array(z.string()), image: z.object({ reference: z.string() }).passthrough() }).safeParse(row.agentConfig);
+    const config = z
+      .object({ command: z.array(z.string()), image: z.object({ reference: z.string() }).passthrough() })
+      .safeParse(row.agentConfig);
     // Absolute paths are shortened to their last part: the digest still tells configurations apart.
-    const command = config.success ? config.data.command.map((arg) => (arg.startsWith("/") ? (arg.split("/").at(-1) ?? arg) : arg)).join(" ") : "";
+    const command = config.success
+      ? config.data.command.map((arg) => (arg.startsWith("/") ? (arg.split("/").at(-1) ?? arg) : arg)).join(" ")
+      : "";
     const text = config.success ? `${command} · ${config.data.image.reference}` : "unreadable configuration";
     labels.set(row.agentConfigDigest!, `${text.slice(0, 160)} (${row.agentConfigDigest!.slice(0, 8)})`);
   }
@@ -173,7 +188,10 @@ export async function readReviewInsights(deps: { db: Db; now?: () => Date }, inp
          ORDER BY dec."taskId", dec."createdAt" DESC) final
        WHERE final.verdict = 'approve' GROUP BY final.round ORDER BY final.round`,
   ]);
-  const labels = await readAgentLabels(db, byAgent.map((r) => r.key));
+  const labels = await readAgentLabels(
+    db,
+    byAgent.map((r) => r.key),
+  );
   return {
     query,
     since,

@@ -22,7 +22,11 @@ export type TReviewRound = {
 export async function readReviewRounds(deps: { db: Db }, input: { taskId: string; candidateId: string }) {
   const { db } = deps;
   const [rows, activeDigest, limit] = await Promise.all([
-    db.candidate.findMany({ where: { taskId: input.taskId }, orderBy: { round: "asc" }, include: { decisions: { include: { teacher: { select: { email: true } } } } } }),
+    db.candidate.findMany({
+      where: { taskId: input.taskId },
+      orderBy: { round: "asc" },
+      include: { decisions: { include: { teacher: { select: { email: true } } } } },
+    }),
     getActiveManifest(db).then((m) => m?.digest ?? null),
     readSetting(db, "review.rounds"),
   ]);
@@ -37,7 +41,9 @@ export async function readReviewRounds(deps: { db: Db }, input: { taskId: string
       createdAt: row.createdAt,
       evidenceStatus: evidence.assessment.status,
       evidenceDigest: evidence.digest,
-      decision: decision ? { verdict: decision.verdict, comment: decision.comment, teacher: decision.teacher.email, createdAt: decision.createdAt } : null,
+      decision: decision
+        ? { verdict: decision.verdict, comment: decision.comment, teacher: decision.teacher.email, createdAt: decision.createdAt }
+        : null,
     });
   }
   const current = rows.find((r) => r.id === input.candidateId);
@@ -48,7 +54,10 @@ export async function readReviewRounds(deps: { db: Db }, input: { taskId: string
     maxRounds: limit.maxRounds,
     parent: parent ? { candidateId: parent.id, round: parent.round, headSha: parent.headSha } : null,
     /** the feedback this round answers: the previous round's "Request changes" comment */
-    answers: answered && parent ? { round: parent.round, comment: answered.comment, teacher: answered.teacher.email, createdAt: answered.createdAt } : null,
+    answers:
+      answered && parent
+        ? { round: parent.round, comment: answered.comment, teacher: answered.teacher.email, createdAt: answered.createdAt }
+        : null,
     isUnchangedSinceParent: current ? await isUnchangedSinceParent(db, current) : false,
   };
 }

@@ -55,7 +55,12 @@ afterAll(async () => {
 const ROUND1: TSnapshot = { ...BASE_TREE, "src/app.ts": "export const answer = 42;\n", "src/extra.ts": "one\ntwo\nthree\n" };
 const ROUND1_PATHS = ["src/app.ts", "src/extra.ts"];
 // Round 2 inserts a line above the round-1 line, rewrites extra.ts line 2, and adds a test.
-const ROUND2: TSnapshot = { ...ROUND1, "src/app.ts": "// checked\nexport const answer = 42;\n", "src/extra.ts": "one\nTWO\nthree\n", "test/app.test.ts": "test\n" };
+const ROUND2: TSnapshot = {
+  ...ROUND1,
+  "src/app.ts": "// checked\nexport const answer = 42;\n",
+  "src/extra.ts": "one\nTWO\nthree\n",
+  "test/app.test.ts": "test\n",
+};
 const ROUND2_PATHS = ["src/app.ts", "src/extra.ts", "test/app.test.ts"];
 
 type TTask = Awaited<ReturnType<TImportFixture["createTask"]>>;
@@ -63,7 +68,8 @@ const ctx = () => ({ db }) as unknown as TaskRunContext;
 
 /** Imports a round's snapshot (as collect-task does) and leaves the task where verification leaves it. */
 async function importRound(task: TTask, round: number, tree: TSnapshot, declared: string[]) {
-  const previous = round > 1 ? await db.candidate.findUniqueOrThrow({ where: { taskId_round: { taskId: task.id, round: round - 1 } } }) : undefined;
+  const previous =
+    round > 1 ? await db.candidate.findUniqueOrThrow({ where: { taskId_round: { taskId: task.id, round: round - 1 } } }) : undefined;
   const manifest = await importCandidate({
     db,
     task,
@@ -79,11 +85,26 @@ async function importRound(task: TTask, round: number, tree: TSnapshot, declared
   });
   const evidence = await writePassingEvidence(manifest);
   await db.task.update({ where: { id: task.id }, data: { state: "review_pending" } });
-  await db.taskTransition.create({ data: { taskId: task.id, fromState: "verifying", toState: "review_pending", operationId: randomUUID(), attempt: 0, reason: "test: verified" } });
+  await db.taskTransition.create({
+    data: {
+      taskId: task.id,
+      fromState: "verifying",
+      toState: "review_pending",
+      operationId: randomUUID(),
+      attempt: 0,
+      reason: "test: verified",
+    },
+  });
   return { candidateId: manifest.candidateId, headSha: manifest.headSha, evidenceId: evidence.id, manifestDigest: evidence.manifestDigest };
 }
 
-async function writePassingEvidence(candidate: { candidateId: string; taskId: string; repository: string; baseSha: string; headSha: string }) {
+async function writePassingEvidence(candidate: {
+  candidateId: string;
+  taskId: string;
+  repository: string;
+  baseSha: string;
+  headSha: string;
+}) {
   const manifest = (await getActiveManifest(db)) ?? (await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null }));
   const content: TEvidenceContent = {
     v: 1,
@@ -119,8 +140,25 @@ async function writePassingEvidence(candidate: { candidateId: string; taskId: st
 }
 
 type TTuple = Awaited<ReturnType<typeof importRound>>;
-const decide = (actor: Actor, tuple: TTuple, verdict: "approve" | "reject" | "request_changes", extra: { acknowledgeNoChange?: "on" } = {}) =>
-  decideCandidate({ db, dataDir: fx.dataDir }, { actor, candidateId: tuple.candidateId, headSha: tuple.headSha, evidenceId: tuple.evidenceId, manifestDigest: tuple.manifestDigest, verdict, comment: `${verdict}: also handle negative numbers`, ...extra });
+const decide = (
+  actor: Actor,
+  tuple: TTuple,
+  verdict: "approve" | "reject" | "request_changes",
+  extra: { acknowledgeNoChange?: "on" } = {},
+) =>
+  decideCandidate(
+    { db, dataDir: fx.dataDir },
+    {
+      actor,
+      candidateId: tuple.candidateId,
+      headSha: tuple.headSha,
+      evidenceId: tuple.evidenceId,
+      manifestDigest: tuple.manifestDigest,
+      verdict,
+      comment: `${verdict}: also handle negative numbers`,
+      ...extra,
+    },
+  );
 const loadTask = (task: TTask) => db.task.findUniqueOrThrow({ where: { id: task.id } });
 
 describe("revision rounds", () => {
@@ -136,7 +174,9 @@ describe("revision rounds", () => {
     await comment("old", "src/app.ts", 1, task.baseSha, "The old value was 41.");
     await comment("new", "src/extra.ts", 2, r1.headSha, "Upper-case this.");
     await expect(comment("new", "src/app.ts", 9, r1.headSha, "No such line")).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
-    await expect(comment("new", "src/app.ts", 1, task.baseSha, "Wrong commit for the new side")).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    await expect(comment("new", "src/app.ts", 1, task.baseSha, "Wrong commit for the new side")).rejects.toMatchObject({
+      code: "VALIDATION_FAILED",
+    });
 
     await decide(alice, r1, "request_changes");
     const closed = await loadTask(task);
@@ -155,7 +195,11 @@ describe("revision rounds", () => {
     expect(start.kind).toBe("revision");
     if (start.kind !== "revision") return;
     expect(start.previous.id).toBe(r1.candidateId);
-    expect(start.feedback).toMatchObject({ answersRound: 1, comment: "request_changes: also handle negative numbers", omittedLineComments: 0 });
+    expect(start.feedback).toMatchObject({
+      answersRound: 1,
+      comment: "request_changes: also handle negative numbers",
+      omittedLineComments: 0,
+    });
     expect(start.feedback.lineComments).toEqual([
       { path: "src/app.ts", side: "new", line: 1, lineText: "export const answer = 42;", body: "Why 42?" },
       { path: "src/app.ts", side: "old", line: 1, lineText: "export const answer = 41;", body: "The old value was 41." },
@@ -172,7 +216,10 @@ describe("revision rounds", () => {
     expect(await revParse({ gitDir: fx.candidateRepoPath, rev: `refs/school-rounds/${task.id}/1`, peelTo: "commit" })).toBe(r1.headSha);
 
     // The interdiff: only what round 2 changed since round 1.
-    const interdiff = await readCandidateDiff({ dataDir: fx.dataDir }, { repository: fx.repository, baseSha: r1.headSha, headSha: r2.headSha });
+    const interdiff = await readCandidateDiff(
+      { dataDir: fx.dataDir },
+      { repository: fx.repository, baseSha: r1.headSha, headSha: r2.headSha },
+    );
     expect(interdiff.files.map((f) => f.path)).toEqual(["src/app.ts", "src/extra.ts", "test/app.test.ts"]);
     expect(interdiff.totals).toMatchObject({ additions: 3, deletions: 1 });
 
@@ -196,7 +243,12 @@ describe("revision rounds", () => {
       [1, "request_changes"],
       [2, null],
     ]);
-    expect(rounds).toMatchObject({ maxRounds: 2, parent: { round: 1, headSha: r1.headSha }, answers: { round: 1 }, isUnchangedSinceParent: false });
+    expect(rounds).toMatchObject({
+      maxRounds: 2,
+      parent: { round: 1, headSha: r1.headSha },
+      answers: { round: 1 },
+      isUnchangedSinceParent: false,
+    });
 
     expect((await decide(bob, r2, "approve")).verdict).toBe("approve");
     expect((await loadTask(task)).state).toBe("approved");
@@ -210,7 +262,10 @@ describe("revision rounds", () => {
     await queueNextRound(ctx(), await loadTask(task));
     const r2 = await importRound(task, 2, ROUND1, []);
     expect(r2.headSha).not.toBe(r1.headSha);
-    const interdiff = await readCandidateDiff({ dataDir: fx.dataDir }, { repository: fx.repository, baseSha: r1.headSha, headSha: r2.headSha });
+    const interdiff = await readCandidateDiff(
+      { dataDir: fx.dataDir },
+      { repository: fx.repository, baseSha: r1.headSha, headSha: r2.headSha },
+    );
     expect(interdiff.totals.files).toBe(0);
     expect((await readReviewRounds({ db }, { taskId: task.id, candidateId: r2.candidateId })).isUnchangedSinceParent).toBe(true);
 

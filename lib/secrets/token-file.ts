@@ -16,6 +16,7 @@ export async function ensureTokenFile(file: string, prefix: string): Promise<str
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
   }
   const token = (await fs.readFile(file, "utf8")).split(/\r?\n/)[0]!.trim();
-  if (token.length < 16 || !/^[\x21-\x7e]+$/.test(token)) throw new AppError("CONFIG_INVALID", `The token file ${file} must hold one printable token of at least 16 characters.`);
+  if (token.length < 16 || !/^[\x21-\x7e]+$/.test(token))
+    throw new AppError("CONFIG_INVALID", `The token file ${file} must hold one printable token of at least 16 characters.`);
   return token;
 }

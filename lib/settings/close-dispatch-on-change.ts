@@ -14,7 +14,10 @@ export function isDigestInputSetting(key: string): boolean {
   return (DIGEST_INPUT_SETTINGS as readonly string[]).includes(key);
 }
 
-export async function closeDispatchOnConfigChange(tx: DbTx, input: { changedKey: string; actorId: string | null }): Promise<{ closed: false } | { closed: true; reason: string }> {
+export async function closeDispatchOnConfigChange(
+  tx: DbTx,
+  input: { changedKey: string; actorId: string | null },
+): Promise<{ closed: false } | { closed: true; reason: string }> {
   if (!isDigestInputSetting(input.changedKey)) return { closed: false };
   let gate: TDispatchSetting;
   try {
@@ -26,7 +29,19 @@ export async function closeDispatchOnConfigChange(tx: DbTx, input: { changedKey:
   const now = await readSubstrateConfig(tx, { substrate: gate.config.substrate, relayEndpoint: gate.config.network.relayEndpoint ?? "" });
   if (now.digest === gate.configDigest) return { closed: false };
   const reason = `Setting "${input.changedKey}" changed: the substrate configuration digest is now ${now.digest.slice(0, 12)}… (dispatch was qualified for ${gate.configDigest?.slice(0, 12)}…). Run the probes again.`;
-  await writeSetting(tx, { key: "dispatch", value: { ...DISPATCH_CLOSED, closedReason: reason, changedAt: new Date().toISOString() }, actorId: input.actorId, reason, via: "dispatch-gate" });
-  await recordAudit(tx, { actorId: input.actorId, action: "dispatch.close", targetType: "setting", targetId: "dispatch", detail: { reason, cause: input.changedKey, openedByRunId: gate.openedByRunId } });
+  await writeSetting(tx, {
+    key: "dispatch",
+    value: { ...DISPATCH_CLOSED, closedReason: reason, changedAt: new Date().toISOString() },
+    actorId: input.actorId,
+    reason,
+    via: "dispatch-gate",
+  });
+  await recordAudit(tx, {
+    actorId: input.actorId,
+    action: "dispatch.close",
+    targetType: "setting",
+    targetId: "dispatch",
+    detail: { reason, cause: input.changedKey, openedByRunId: gate.openedByRunId },
+  });
   return { closed: true, reason };
 }

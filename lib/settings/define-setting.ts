@@ -10,6 +10,10 @@ export type TSettingDefinition<S extends z.ZodType = z.ZodType, D extends z.infe
   label: string;
 };
 
-export function defineSetting<S extends z.ZodType, D extends z.infer<S> | null>(schema: S, defaultValue: D, label: string): TSettingDefinition<S, D> {
+export function defineSetting<S extends z.ZodType, D extends z.infer<S> | null>(
+  schema: S,
+  defaultValue: D,
+  label: string,
+): TSettingDefinition<S, D> {
   return { schema, default: defaultValue, label };
 }

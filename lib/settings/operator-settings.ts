@@ -58,7 +58,9 @@ export type TWriteSettingInput<K extends TSettingKey> = { key: K; value: unknown
 export async function writeSetting<K extends TSettingKey>(db: Db | DbTx, input: TWriteSettingInput<K>): Promise<TSettingParsed<K>> {
   const parsed = SETTING_SCHEMAS[input.key].schema.safeParse(input.value);
   if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 8).map((issue) => `${input.key}${issue.path.length ? "." + issue.path.join(".") : ""}: ${issue.message}`);
+    const issues = parsed.error.issues
+      .slice(0, 8)
+      .map((issue) => `${input.key}${issue.path.length ? "." + issue.path.join(".") : ""}: ${issue.message}`);
     // Every issue, keyed by its path inside the value, so a form shows each next to its field.
     throw new AppError("VALIDATION_FAILED", issues.join("; "), { fieldErrors: settingFieldErrors(parsed.error.issues) });
   }
@@ -68,16 +70,28 @@ export async function writeSetting<K extends TSettingKey>(db: Db | DbTx, input: 
     await tx.$executeRaw`insert into "OperatorSetting" (key, value, "updatedAt") values (${input.key}, 'null'::jsonb, now()) on conflict (key) do nothing`;
     await tx.$queryRaw`select key from "OperatorSetting" where key = ${input.key} for update`;
     const before = await tx.operatorSetting.findUnique({ where: { key: input.key } });
-    const previous = await tx.settingVersion.findFirst({ where: { key: input.key }, orderBy: { version: "desc" }, select: { version: true } });
+    const previous = await tx.settingVersion.findFirst({
+      where: { key: input.key },
+      orderBy: { version: "desc" },
+      select: { version: true },
+    });
     const version = (previous?.version ?? 0) + 1;
     await tx.operatorSetting.update({ where: { key: input.key }, data: { value, updatedById: input.actorId } });
-    await tx.settingVersion.create({ data: { key: input.key, version, value, actorId: input.actorId, reason: input.reason?.slice(0, 1000) ?? null } });
+    await tx.settingVersion.create({
+      data: { key: input.key, version, value, actorId: input.actorId, reason: input.reason?.slice(0, 1000) ?? null },
+    });
     await recordAudit(tx, {
       actorId: input.actorId,
       action: "setting.write",
       targetType: "setting",
       targetId: input.key,
-      detail: { version, before: (isPlaceholder(before?.value) ? null : before!.value) as never, after: value as never, ...(input.reason ? { reason: input.reason.slice(0, 1000) } : {}), ...(input.via ? { via: input.via } : {}) },
+      detail: {
+        version,
+        before: (isPlaceholder(before?.value) ? null : before!.value) as never,
+        after: value as never,
+        ...(input.reason ? { reason: input.reason.slice(0, 1000) } : {}),
+        ...(input.via ? { via: input.via } : {}),
+      },
     });
     // Any change to an input of the substrate configuration digest closes the dispatch gate at once, in this transaction.
     if (isDigestInputSetting(input.key)) await closeDispatchOnConfigChange(tx, { changedKey: input.key, actorId: input.actorId });

@@ -14,7 +14,11 @@ import { DEFAULT_PROBE_EXTERNAL_TARGETS, ZProbeExternalTargetsSettingSchema } fr
 import { ZRelayUpstreamSettingSchema } from "../contract/relay-upstream-setting";
 import { defineSetting } from "./define-setting";
 
-const ZMicrosSchema = z.number().int("a whole number of micro-dollars").min(0, "cannot be negative").max(1_000_000_000_000, "at most $1,000,000");
+const ZMicrosSchema = z
+  .number()
+  .int("a whole number of micro-dollars")
+  .min(0, "cannot be negative")
+  .max(1_000_000_000_000, "at most $1,000,000");
 
 /**
  * Lifetime and calendar-month (UTC) ceilings, global and per task, in micro-dollars. The monthly
@@ -36,7 +40,11 @@ export type TSpendCeilings = z.infer<typeof ZSpendCeilingsSchema>;
 /** Per-task overrides a task creator may choose, up to these maxima (and never past the schema's own bounds). */
 export const ZLimitOverrideMaximaSchema = z
   .object({
-    wallClockSeconds: z.number().int().min(30).max(6 * 3600),
+    wallClockSeconds: z
+      .number()
+      .int()
+      .min(30)
+      .max(6 * 3600),
     cpus: z.number().int().min(1).max(16),
     memoryMb: z.number().int().min(128).max(65536),
     diskGb: z.number().int().min(1).max(200),
@@ -82,12 +90,28 @@ export const SETTING_SCHEMAS = {
   "guest.image": defineSetting(ZGuestImageSchema, DEFAULT_IMAGE, "Image of the student agent's guest"),
   "verifier.image": defineSetting(ZGuestImageSchema, DEFAULT_IMAGE, "Image of the trusted verifier's guest"),
   // Monthly by default (a school's budget is monthly); the lifetime ceiling is a backstop.
-  "spend.ceilings": defineSetting(ZSpendCeilingsSchema, { globalMicros: 50_000_000, perTaskMicros: 500_000, monthlyGlobalMicros: 5_000_000, monthlyPerTaskMicros: null }, "Spend ceilings"),
+  "spend.ceilings": defineSetting(
+    ZSpendCeilingsSchema,
+    { globalMicros: 50_000_000, perTaskMicros: 500_000, monthlyGlobalMicros: 5_000_000, monthlyPerTaskMicros: null },
+    "Spend ceilings",
+  ),
   /** used when the provider's account does not state its rates; the higher of the two is used */
   "spend.rates": defineSetting(ZSpendRatesSchema, { cpuHourMicros: 50_000, memoryGbHourMicros: 10_000 }, "Fallback provider rates"),
-  "task.overrideMaxima": defineSetting(ZLimitOverrideMaximaSchema, { wallClockSeconds: 1800, cpus: 2, memoryMb: 2048, diskGb: 4 }, "Maxima for per-task limit overrides"),
-  "task.retry": defineSetting(ZTaskRetrySchema, { maxAutomaticRetries: 1, backoffSeconds: 30 }, "Automatic retries of transient provider failures"),
-  "machines.concurrency": defineSetting(ZMachineConcurrencySchema, { maxMachines: null, bySubstrate: {} }, "Concurrent machines per substrate"),
+  "task.overrideMaxima": defineSetting(
+    ZLimitOverrideMaximaSchema,
+    { wallClockSeconds: 1800, cpus: 2, memoryMb: 2048, diskGb: 4 },
+    "Maxima for per-task limit overrides",
+  ),
+  "task.retry": defineSetting(
+    ZTaskRetrySchema,
+    { maxAutomaticRetries: 1, backoffSeconds: 30 },
+    "Automatic retries of transient provider failures",
+  ),
+  "machines.concurrency": defineSetting(
+    ZMachineConcurrencySchema,
+    { maxMachines: null, bySubstrate: {} },
+    "Concurrent machines per substrate",
+  ),
   /** the dispatch gate: opened only by a passing probe run for the current configuration digest (lib/probes) */
   dispatch: defineSetting(ZDispatchSettingSchema, DISPATCH_CLOSED, "Dispatch gate"),
   /** the student agent command the operator's guest runner starts inside the guest */
@@ -101,17 +125,30 @@ export const SETTING_SCHEMAS = {
   /** files a candidate may not change in a target repository unless allowed there (CI, submodules, code owners) */
   "publish.protectedPaths": defineSetting(ZProtectedPathsSettingSchema, DEFAULT_PROTECTED_PATHS_SETTING, "Protected publication paths"),
   /** how many review rounds a task may have: "Request changes" past the last one is refused */
-  "review.rounds": defineSetting(z.object({ maxRounds: z.number().int().min(1).max(10) }).strict(), { maxRounds: 3 }, "Review rounds per task"),
+  "review.rounds": defineSetting(
+    z.object({ maxRounds: z.number().int().min(1).max(10) }).strict(),
+    { maxRounds: 3 },
+    "Review rounds per task",
+  ),
   /** separation of duties: the user who created a task may not approve its candidate */
-  "review.separationOfDuties": defineSetting(z.object({ enabled: z.boolean() }).strict(), { enabled: true }, "Task creators may not approve their own tasks"),
+  "review.separationOfDuties": defineSetting(
+    z.object({ enabled: z.boolean() }).strict(),
+    { enabled: true },
+    "Task creators may not approve their own tasks",
+  ),
   /** P2's external egress targets for a hosted substrate (private range, metadata, public, resolver); empty = loopback only */
-  "probe.externalTargets": defineSetting(ZProbeExternalTargetsSettingSchema, DEFAULT_PROBE_EXTERNAL_TARGETS, "External egress targets of probe P2"),
+  "probe.externalTargets": defineSetting(
+    ZProbeExternalTargetsSettingSchema,
+    DEFAULT_PROBE_EXTERNAL_TARGETS,
+    "External egress targets of probe P2",
+  ),
 } as const;
 
 export type TSettingKey = keyof typeof SETTING_SCHEMAS;
 type TDefinitionOf<K extends TSettingKey> = (typeof SETTING_SCHEMAS)[K];
 /** The value a read returns: the parsed value, or the default (null = not configured). */
-export type TSettingValue<K extends TSettingKey> = z.infer<TDefinitionOf<K>["schema"]> | (TDefinitionOf<K>["default"] extends null ? null : never);
+export type TSettingValue<K extends TSettingKey> =
+  z.infer<TDefinitionOf<K>["schema"]> | (TDefinitionOf<K>["default"] extends null ? null : never);
 /** What a write accepts and returns: a complete value. */
 export type TSettingInput<K extends TSettingKey> = z.input<TDefinitionOf<K>["schema"]>;
 export type TSettingParsed<K extends TSettingKey> = z.infer<TDefinitionOf<K>["schema"]>;

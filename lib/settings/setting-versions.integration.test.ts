@@ -20,11 +20,21 @@ beforeAll(async () => {
 describe("setting versions", () => {
   it("starts at version 0 (the default) and numbers each write", async () => {
     expect(await readSettingVersion(db, "task.limits")).toBe(0);
-    await writeSetting(db, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, cpus: 2 }, actorId, reason: "more cpu for the robotics class" });
+    await writeSetting(db, {
+      key: "task.limits",
+      value: { ...DEFAULT_TASK_LIMITS, cpus: 2 },
+      actorId,
+      reason: "more cpu for the robotics class",
+    });
     await writeSetting(db, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, cpus: 3 }, actorId, reason: "even more" });
     expect(await readSettingVersion(db, "task.limits")).toBe(2);
     const v1 = await readSettingVersionValue(db, { key: "task.limits", version: 1 });
-    expect(v1).toMatchObject({ version: 1, actorId, reason: "more cpu for the robotics class", value: expect.objectContaining({ cpus: 2 }) });
+    expect(v1).toMatchObject({
+      version: 1,
+      actorId,
+      reason: "more cpu for the robotics class",
+      value: expect.objectContaining({ cpus: 2 }),
+    });
     expect((await readSetting(db, "task.limits")).cpus).toBe(3);
   });
 
@@ -36,7 +46,9 @@ describe("setting versions", () => {
   });
 
   it("writes nothing for a refused value, and reports every issue", async () => {
-    await expect(writeSetting(db, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, cpus: 0, memoryMb: 1 }, actorId })).rejects.toMatchObject({
+    await expect(
+      writeSetting(db, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, cpus: 0, memoryMb: 1 }, actorId }),
+    ).rejects.toMatchObject({
       code: "VALIDATION_FAILED",
       message: expect.stringMatching(/cpus.*memoryMb/),
     });
@@ -44,7 +56,9 @@ describe("setting versions", () => {
   });
 
   it("gives concurrent saves of one key distinct, consecutive versions", async () => {
-    await Promise.all([1, 2, 3, 4].map((n) => writeSetting(db, { key: "task.retry", value: { maxAutomaticRetries: n, backoffSeconds: 10 }, actorId })));
+    await Promise.all(
+      [1, 2, 3, 4].map((n) => writeSetting(db, { key: "task.retry", value: { maxAutomaticRetries: n, backoffSeconds: 10 }, actorId })),
+    );
     const versions = await db.settingVersion.findMany({ where: { key: "task.retry" }, orderBy: { version: "asc" } });
     expect(versions.map((v) => v.version)).toEqual([1, 2, 3, 4]);
   });

@@ -34,7 +34,11 @@ export async function readSubstrateConfig(db: Db | DbTx, endpoint: TSubstrateEnd
     substrate: endpoint.substrate,
     guestImage,
     verifierImage,
-    network: { relayChannel: limits.relayChannel, mode: isHttp ? "allowCidrs" : "blocked", relayEndpoint: isHttp ? endpoint.relayEndpoint : null },
+    network: {
+      relayChannel: limits.relayChannel,
+      mode: isHttp ? "allowCidrs" : "blocked",
+      relayEndpoint: isHttp ? endpoint.relayEndpoint : null,
+    },
     limits,
     agentCommand: agent.command,
   };

@@ -6,7 +6,13 @@
 import type { TAccount } from "../contract/smolcloud-wire";
 
 export type THeadroom =
-  | { kind: "observed"; headroomMicros: number; source: "budgetRemainingMicros" | "prepaidCreditMicros"; isLowBalance: boolean; lowBalanceThresholdMicros: number | null }
+  | {
+      kind: "observed";
+      headroomMicros: number;
+      source: "budgetRemainingMicros" | "prepaidCreditMicros";
+      isLowBalance: boolean;
+      lowBalanceThresholdMicros: number | null;
+    }
   | { kind: "unobservable"; reason: string };
 
 export function computeAccountHeadroom(account: TAccount): THeadroom {
@@ -24,7 +30,13 @@ export function computeAccountHeadroom(account: TAccount): THeadroom {
 }
 
 /** Pessimistic cost of a machine living its whole TTL: rate × resources × ttl, rounded up. */
-export function reservationMicros(options: { cpus: number; memoryMb: number; ttlSeconds: number; cpuHourMicros: number; memoryGbHourMicros: number }): number {
+export function reservationMicros(options: {
+  cpus: number;
+  memoryMb: number;
+  ttlSeconds: number;
+  cpuHourMicros: number;
+  memoryGbHourMicros: number;
+}): number {
   const hours = options.ttlSeconds / 3600;
   return Math.ceil((options.cpus * options.cpuHourMicros + (options.memoryMb / 1024) * options.memoryGbHourMicros) * hours);
 }

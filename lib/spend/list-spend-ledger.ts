@@ -27,7 +27,12 @@ export async function listSpendLedger(deps: { db: Db }, fields: TListSpendLedger
     ...(input.kind ? { kind: input.kind } : {}),
     ...(input.taskId ? { taskId: input.taskId } : {}),
     ...(input.from || input.to
-      ? { createdAt: { ...(input.from ? { gte: new Date(`${input.from}T00:00:00Z`) } : {}), ...(input.to ? { lt: new Date(new Date(`${input.to}T00:00:00Z`).getTime() + 86_400_000) } : {}) } }
+      ? {
+          createdAt: {
+            ...(input.from ? { gte: new Date(`${input.from}T00:00:00Z`) } : {}),
+            ...(input.to ? { lt: new Date(new Date(`${input.to}T00:00:00Z`).getTime() + 86_400_000) } : {}),
+          },
+        }
       : {}),
   };
   const [total, rows] = await Promise.all([
@@ -37,7 +42,10 @@ export async function listSpendLedger(deps: { db: Db }, fields: TListSpendLedger
       orderBy: { id: "desc" },
       skip: (input.page - 1) * input.pageSize,
       take: input.pageSize,
-      include: { task: { select: { issueNumber: true, repository: { select: { name: true } } } }, machine: { select: { providerName: true, purpose: true } } },
+      include: {
+        task: { select: { issueNumber: true, repository: { select: { name: true } } } },
+        machine: { select: { providerName: true, purpose: true } },
+      },
     }),
   ]);
   return {
@@ -71,7 +79,22 @@ function csvField(value: string | number | null): string {
 export function spendLedgerCsv(items: Awaited<ReturnType<typeof listSpendLedger>>["items"]): string {
   const lines = [CSV_HEADER.join(",")];
   for (const e of items) {
-    lines.push([e.id, e.createdAt.toISOString(), e.kind, e.amountMicros, (e.amountMicros / 1_000_000).toFixed(6), e.taskId, e.repository, e.issueNumber, e.machine, e.note].map(csvField).join(","));
+    lines.push(
+      [
+        e.id,
+        e.createdAt.toISOString(),
+        e.kind,
+        e.amountMicros,
+        (e.amountMicros / 1_000_000).toFixed(6),
+        e.taskId,
+        e.repository,
+        e.issueNumber,
+        e.machine,
+        e.note,
+      ]
+        .map(csvField)
+        .join(","),
+    );
   }
   return `${lines.join("\n")}\n`;
 }

@@ -14,8 +14,16 @@ export async function readProviderAccount(substrate: Substrate): Promise<TProvid
   try {
     const account = await substrate.account();
     const headroom = computeAccountHeadroom(account);
-    if (headroom.kind === "unobservable") return { kind: "unobservable", status: account.status, reason: headroom.reason, label: substrate.label };
-    return { kind: "ok", status: account.status, headroomMicros: headroom.headroomMicros, source: headroom.source, isLowBalance: headroom.isLowBalance, label: substrate.label };
+    if (headroom.kind === "unobservable")
+      return { kind: "unobservable", status: account.status, reason: headroom.reason, label: substrate.label };
+    return {
+      kind: "ok",
+      status: account.status,
+      headroomMicros: headroom.headroomMicros,
+      source: headroom.source,
+      isLowBalance: headroom.isLowBalance,
+      label: substrate.label,
+    };
   } catch (error) {
     return { kind: "unreachable", reason: error instanceof Error ? error.message : "unknown error", label: substrate.label };
   }

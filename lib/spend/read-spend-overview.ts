@@ -60,7 +60,15 @@ export async function readSpendOverview(deps: { db: Db; now?: () => Date }) {
   const queuedMicros = queued.reduce((sum, task) => {
     const limits = ZTaskLimitsSchema.safeParse(task.limits);
     if (!limits.success) return sum;
-    return sum + reservationMicros({ cpus: limits.data.cpus, memoryMb: limits.data.memoryMb, ttlSeconds: limits.data.wallClockSeconds + TTL_GRACE_SECONDS, ...rates });
+    return (
+      sum +
+      reservationMicros({
+        cpus: limits.data.cpus,
+        memoryMb: limits.data.memoryMb,
+        ttlSeconds: limits.data.wallClockSeconds + TTL_GRACE_SECONDS,
+        ...rates,
+      })
+    );
   }, 0);
 
   const byDay = new Map(perDay.map((row) => [row.day, Number(row.committed)]));
@@ -78,7 +86,11 @@ export async function readSpendOverview(deps: { db: Db; now?: () => Date }) {
     monthCommittedMicros: monthCommitted,
     days,
     perRepository: perRepository.map((row) => ({ repository: row.repository, committedMicros: Number(row.committed) })),
-    perTask: perTask.map((row) => ({ taskId: row.taskId, label: `#${row.issueNumber} ${row.issueTitle}`.slice(0, 80), committedMicros: Number(row.committed) })),
+    perTask: perTask.map((row) => ({
+      taskId: row.taskId,
+      label: `#${row.issueNumber} ${row.issueTitle}`.slice(0, 80),
+      committedMicros: Number(row.committed),
+    })),
     projected: {
       queuedTasks: queued.length,
       queuedMicros,

@@ -51,10 +51,14 @@ export function createSpendGuard(db: Db, deps: TSpendGuardDeps = {}): SpendGuard
       return db.$transaction(async (tx) => {
         await tx.$executeRaw`insert into "SpendAccount" (scope, "reservedMicros", "spentMicros", "updatedAt") values (${GLOBAL}, 0, 0, now()) on conflict (scope) do nothing`;
         // The lock that makes reservations serial: every reserve waits here for the previous one.
-        const [account] = await tx.$queryRaw<{ reservedMicros: bigint; spentMicros: bigint }[]>`select "reservedMicros", "spentMicros" from "SpendAccount" where scope = ${GLOBAL} for update`;
+        const [account] = await tx.$queryRaw<
+          { reservedMicros: bigint; spentMicros: bigint }[]
+        >`select "reservedMicros", "spentMicros" from "SpendAccount" where scope = ${GLOBAL} for update`;
         const machine = await tx.guestMachine.findUnique({ where: { providerName: machineName } });
-        if (!machine) throw new AppError("STATE_CONFLICT", `No machine record named ${machineName}: a create must be recorded before it is made.`);
-        if (machine.reservedMicros > 0n) return { machineId: machine.id, taskId: machine.taskId, amountMicros: Number(machine.reservedMicros) };
+        if (!machine)
+          throw new AppError("STATE_CONFLICT", `No machine record named ${machineName}: a create must be recorded before it is made.`);
+        if (machine.reservedMicros > 0n)
+          return { machineId: machine.id, taskId: machine.taskId, amountMicros: Number(machine.reservedMicros) };
         const ceilings = await readSetting(tx, "spend.ceilings");
         const committed = Number(account!.reservedMicros + account!.spentMicros);
         if (committed + amountMicros > ceilings.globalMicros) {
@@ -76,19 +80,40 @@ export function createSpendGuard(db: Db, deps: TSpendGuardDeps = {}): SpendGuard
         if (machine.taskId && ceilings.monthlyPerTaskMicros !== null) {
           const taskMonth = await committedInWindow(tx, month, machine.taskId);
           if (taskMonth + amountMicros > ceilings.monthlyPerTaskMicros) {
-            throw new AppError("SPEND_CEILING_EXCEEDED", `Monthly per-task spend ceiling (${month.label}): this machine reserves ${formatMicros(amountMicros)}, the task has ${formatMicros(taskMonth)} of ${formatMicros(ceilings.monthlyPerTaskMicros)} this month.`);
+            throw new AppError(
+              "SPEND_CEILING_EXCEEDED",
+              `Monthly per-task spend ceiling (${month.label}): this machine reserves ${formatMicros(amountMicros)}, the task has ${formatMicros(taskMonth)} of ${formatMicros(ceilings.monthlyPerTaskMicros)} this month.`,
+            );
           }
         }
         if (machine.taskId) {
-          const taskTotal = await tx.spendLedgerEntry.aggregate({ where: { taskId: machine.taskId, kind: { in: ["reservation", "usage"] } }, _sum: { amountMicros: true } });
-          const released = await tx.spendLedgerEntry.aggregate({ where: { taskId: machine.taskId, kind: "release" }, _sum: { amountMicros: true } });
+          const taskTotal = await tx.spendLedgerEntry.aggregate({
+            where: { taskId: machine.taskId, kind: { in: ["reservation", "usage"] } },
+            _sum: { amountMicros: true },
+          });
+          const released = await tx.spendLedgerEntry.aggregate({
+            where: { taskId: machine.taskId, kind: "release" },
+            _sum: { amountMicros: true },
+          });
           const taskCommitted = Number((taskTotal._sum.amountMicros ?? 0n) - (released._sum.amountMicros ?? 0n));
           if (taskCommitted + amountMicros > ceilings.perTaskMicros) {
-            throw new AppError("SPEND_CEILING_EXCEEDED", `Per-task spend ceiling: this machine reserves ${formatMicros(amountMicros)}, the task has ${formatMicros(taskCommitted)} of ${formatMicros(ceilings.perTaskMicros)}.`);
+            throw new AppError(
+              "SPEND_CEILING_EXCEEDED",
+              `Per-task spend ceiling: this machine reserves ${formatMicros(amountMicros)}, the task has ${formatMicros(taskCommitted)} of ${formatMicros(ceilings.perTaskMicros)}.`,
+            );
           }
         }
         // Stamped by the same clock the monthly ceiling read, so the month it counts in is the one checked.
-        await tx.spendLedgerEntry.create({ data: { kind: "reservation", amountMicros: BigInt(amountMicros), machineId: machine.id, taskId: machine.taskId, note: "pessimistic: rate × resources × ttl", createdAt: now() } });
+        await tx.spendLedgerEntry.create({
+          data: {
+            kind: "reservation",
+            amountMicros: BigInt(amountMicros),
+            machineId: machine.id,
+            taskId: machine.taskId,
+            note: "pessimistic: rate × resources × ttl",
+            createdAt: now(),
+          },
+        });
         await tx.spendAccount.update({ where: { scope: GLOBAL }, data: { reservedMicros: { increment: BigInt(amountMicros) } } });
         await tx.guestMachine.update({ where: { id: machine.id }, data: { reservedMicros: BigInt(amountMicros) } });
         return { machineId: machine.id, taskId: machine.taskId, amountMicros };
@@ -113,9 +138,23 @@ async function closeReservation(db: Db, machineName: string, actualMicros: numbe
     const reserved = machine.reservedMicros;
     // Unknown actual cost = the whole reservation is treated as spent (pessimistic, fail closed).
     const spent = mode === "release" ? 0n : BigInt(actualMicros ?? Number(reserved));
-    await tx.spendLedgerEntry.create({ data: { kind: "release", amountMicros: reserved, machineId: machine.id, taskId: machine.taskId, note } });
-    if (spent > 0n) await tx.spendLedgerEntry.create({ data: { kind: "usage", amountMicros: spent, machineId: machine.id, taskId: machine.taskId, note: actualMicros === undefined ? `${note} (no usage report: reservation counted as spent)` : note } });
-    await tx.spendAccount.update({ where: { scope: GLOBAL }, data: { reservedMicros: { decrement: reserved }, spentMicros: { increment: spent } } });
+    await tx.spendLedgerEntry.create({
+      data: { kind: "release", amountMicros: reserved, machineId: machine.id, taskId: machine.taskId, note },
+    });
+    if (spent > 0n)
+      await tx.spendLedgerEntry.create({
+        data: {
+          kind: "usage",
+          amountMicros: spent,
+          machineId: machine.id,
+          taskId: machine.taskId,
+          note: actualMicros === undefined ? `${note} (no usage report: reservation counted as spent)` : note,
+        },
+      });
+    await tx.spendAccount.update({
+      where: { scope: GLOBAL },
+      data: { reservedMicros: { decrement: reserved }, spentMicros: { increment: spent } },
+    });
     await tx.guestMachine.update({ where: { id: machine.id }, data: { reservedMicros: 0n, costMicros: spent } });
   });
 }

@@ -35,7 +35,8 @@ export function withSpendGuard(inner: Substrate & { close?: () => Promise<void> 
       try {
         return await inner.create(spec);
       } catch (error) {
-        if (isDefiniteRefusal(error)) await options.spendGuard.release({ machineName: spec.name, note: `create refused: ${error.substrateCode}` });
+        if (isDefiniteRefusal(error))
+          await options.spendGuard.release({ machineName: spec.name, note: `create refused: ${error.substrateCode}` });
         throw error;
       }
     },
@@ -46,7 +47,8 @@ export function withSpendGuard(inner: Substrate & { close?: () => Promise<void> 
     listMachines: () => inner.listMachines(),
     upload: (machineId, guestPath, bytes) => inner.upload(machineId, guestPath, bytes),
     exec: (machineId, request, execOptions) => inner.exec(machineId, request, execOptions),
-    downloadToFile: (machineId, guestPath, hostPath, downloadOptions) => inner.downloadToFile(machineId, guestPath, hostPath, downloadOptions),
+    downloadToFile: (machineId, guestPath, hostPath, downloadOptions) =>
+      inner.downloadToFile(machineId, guestPath, hostPath, downloadOptions),
     downloadSmall: (machineId, guestPath, downloadOptions) => inner.downloadSmall(machineId, guestPath, downloadOptions),
     destroy: (machineId) => inner.destroy(machineId),
     account: () => inner.account(),
@@ -60,7 +62,11 @@ export function withSpendGuard(inner: Substrate & { close?: () => Promise<void> 
 async function reserveCreate(account: TAccount, spec: TMachineSpec, options: TSpendGuardOptions): Promise<void> {
   const headroom = computeAccountHeadroom(account);
   // Fail closed: an unobservable budget is not an unlimited one.
-  if (headroom.kind === "unobservable") throw new AppError("ACCOUNT_UNOBSERVABLE", `SmolCloud account headroom cannot be observed: ${headroom.reason}. Refusing to create machines.`);
+  if (headroom.kind === "unobservable")
+    throw new AppError(
+      "ACCOUNT_UNOBSERVABLE",
+      `SmolCloud account headroom cannot be observed: ${headroom.reason}. Refusing to create machines.`,
+    );
   const fallback = await options.fallbackRates();
   const rates = {
     cpuHourMicros: Math.max(account.plan?.rateCpuHourMicros ?? 0, fallback.cpuHourMicros),
@@ -68,7 +74,10 @@ async function reserveCreate(account: TAccount, spec: TMachineSpec, options: TSp
   };
   const amount = reservationMicros({ ...spec.resources, ttlSeconds: spec.ttlSeconds, ...rates });
   if (amount > headroom.headroomMicros) {
-    throw new AppError("SPEND_CEILING_EXCEEDED", `The SmolCloud account has ${headroom.headroomMicros} µ$ of headroom (${headroom.source}); this machine reserves ${amount} µ$.`);
+    throw new AppError(
+      "SPEND_CEILING_EXCEEDED",
+      `The SmolCloud account has ${headroom.headroomMicros} µ$ of headroom (${headroom.source}); this machine reserves ${amount} µ$.`,
+    );
   }
   if (headroom.isLowBalance) {
     logWarn("SmolCloud account balance is low", { headroomMicros: headroom.headroomMicros, source: headroom.source });
@@ -81,4 +90,3 @@ async function reserveCreate(account: TAccount, spec: TMachineSpec, options: TSp
 function isDefiniteRefusal(error: unknown): error is SubstrateError {
   return error instanceof SubstrateError && !error.isAmbiguous;
 }
-

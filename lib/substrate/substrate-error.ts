@@ -39,7 +39,14 @@ export type SubstrateErrorCode = (typeof SUBSTRATE_ERROR_CODES)[number];
 
 export const MAX_PROVIDER_EXCERPT_BYTES = 2048;
 
-const AMBIGUOUS: readonly SubstrateErrorCode[] = ["SUBSTRATE_TIMEOUT", "SUBSTRATE_NETWORK", "SUBSTRATE_UNAVAILABLE", "SUBSTRATE_INTERNAL", "SUBSTRATE_MALFORMED_RESPONSE", "SUBSTRATE_RESPONSE_TOO_LARGE"];
+const AMBIGUOUS: readonly SubstrateErrorCode[] = [
+  "SUBSTRATE_TIMEOUT",
+  "SUBSTRATE_NETWORK",
+  "SUBSTRATE_UNAVAILABLE",
+  "SUBSTRATE_INTERNAL",
+  "SUBSTRATE_MALFORMED_RESPONSE",
+  "SUBSTRATE_RESPONSE_TOO_LARGE",
+];
 
 export class SubstrateError extends AppError {
   readonly substrateCode: SubstrateErrorCode;
@@ -48,10 +55,23 @@ export class SubstrateError extends AppError {
   readonly providerExcerpt: string | undefined;
   readonly operation: string;
 
-  constructor(options: { code: SubstrateErrorCode; operation: string; message: string; status?: number; requestId?: string; body?: string; secrets?: readonly string[] }) {
+  constructor(options: {
+    code: SubstrateErrorCode;
+    operation: string;
+    message: string;
+    status?: number;
+    requestId?: string;
+    body?: string;
+    secrets?: readonly string[];
+  }) {
     const excerpt = options.body === undefined ? undefined : sanitizeExcerpt(options.body, MAX_PROVIDER_EXCERPT_BYTES, options.secrets);
-    const statusText = options.status ? ` (HTTP ${options.status}${options.requestId ? `, request ${sanitizeExcerpt(options.requestId, 100)}` : ""})` : "";
-    super("SUBSTRATE_FAILED", `${options.operation}: ${sanitizeExcerpt(options.message, 600, options.secrets)}${statusText}${excerpt ? `: ${excerpt}` : ""}`);
+    const statusText = options.status
+      ? ` (HTTP ${options.status}${options.requestId ? `, request ${sanitizeExcerpt(options.requestId, 100)}` : ""})`
+      : "";
+    super(
+      "SUBSTRATE_FAILED",
+      `${options.operation}: ${sanitizeExcerpt(options.message, 600, options.secrets)}${statusText}${excerpt ? `: ${excerpt}` : ""}`,
+    );
     this.name = "SubstrateError";
     this.substrateCode = options.code;
     this.operation = options.operation;
@@ -67,7 +87,13 @@ export class SubstrateError extends AppError {
 
   /** Bounded, secret-free fields for durable evidence. */
   toEvidence() {
-    return { code: this.substrateCode, operation: this.operation, status: this.httpStatusFromProvider ?? null, requestId: this.requestId ?? null, excerpt: this.providerExcerpt ?? null };
+    return {
+      code: this.substrateCode,
+      operation: this.operation,
+      status: this.httpStatusFromProvider ?? null,
+      requestId: this.requestId ?? null,
+      excerpt: this.providerExcerpt ?? null,
+    };
   }
 }
 

@@ -6,5 +6,8 @@
 import path from "node:path";
 
 export function defaultSubstrateTokenFiles(dataDir: string): { tokenFile: string; adminTokenFile: string } {
-  return { tokenFile: path.join(dataDir, "secrets", "substrate-token"), adminTokenFile: path.join(dataDir, "secrets", "substrate-admin-token") };
+  return {
+    tokenFile: path.join(dataDir, "secrets", "substrate-token"),
+    adminTokenFile: path.join(dataDir, "secrets", "substrate-admin-token"),
+  };
 }

@@ -54,7 +54,12 @@ export interface Substrate {
   upload(machineId: string, guestPath: string, bytes: Buffer): Promise<void>;
   exec(machineId: string, request: TExecRequest, options: { maxOutputBytes: number }): Promise<TExecResult>;
   /** streams to a file, refusing (and deleting the partial file) once maxBytes would be exceeded */
-  downloadToFile(machineId: string, guestPath: string, hostPath: string, options: { maxBytes: number }): Promise<{ bytes: number; sha256: string }>;
+  downloadToFile(
+    machineId: string,
+    guestPath: string,
+    hostPath: string,
+    options: { maxBytes: number },
+  ): Promise<{ bytes: number; sha256: string }>;
   /** small files (results, mailbox); undefined when the file does not exist */
   downloadSmall(machineId: string, guestPath: string, options: { maxBytes: number }): Promise<Buffer | undefined>;
   /** 'deleted' with a usage report, or 'absent' when the provider no longer knows the machine */

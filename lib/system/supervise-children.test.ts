@@ -40,7 +40,13 @@ describe("superviseChildren", () => {
         return child;
       },
     });
-    const supervisor = superviseChildren({ children: [spec("worker"), spec("web")], log: (l) => lines.push(l), backoff: policy, stopTimeoutMs: 1000, now: () => clock });
+    const supervisor = superviseChildren({
+      children: [spec("worker"), spec("web")],
+      log: (l) => lines.push(l),
+      backoff: policy,
+      stopTimeoutMs: 1000,
+      now: () => clock,
+    });
     supervisor.start();
     return { supervisor, lines, started };
   }
@@ -53,7 +59,11 @@ describe("superviseChildren", () => {
     await vi.advanceTimersByTimeAsync(499);
     expect(started).toHaveLength(2);
     await vi.advanceTimersByTimeAsync(1);
-    expect(started.map((s) => [s.name, s.restartCount])).toEqual([["worker", 0], ["web", 0], ["worker", 1]]);
+    expect(started.map((s) => [s.name, s.restartCount])).toEqual([
+      ["worker", 0],
+      ["web", 0],
+      ["worker", 1],
+    ]);
     expect(web.signals).toEqual([]);
     expect(supervisor.status()).toEqual([
       { name: "worker", pid: started[2]!.child.pid, restartCount: 1, isRunning: true },
@@ -64,12 +74,18 @@ describe("superviseChildren", () => {
   it("doubles the delay for a child that keeps crashing, up to the cap, and resets after a healthy run", async () => {
     const { lines, started } = setup();
     for (let i = 0; i < 5; i++) {
-      started.filter((s) => s.name === "worker").at(-1)!.child.die(1);
+      started
+        .filter((s) => s.name === "worker")
+        .at(-1)!
+        .child.die(1);
       await vi.advanceTimersByTimeAsync(4000);
     }
     expect(lines.map((l) => l.match(/in ([\d.]+)s/)![1])).toEqual(["0.5", "1.0", "2.0", "4.0", "4.0"]);
     clock += 60_000; // the sixth incarnation runs a healthy minute
-    started.filter((s) => s.name === "worker").at(-1)!.child.die(1);
+    started
+      .filter((s) => s.name === "worker")
+      .at(-1)!
+      .child.die(1);
     expect(lines.at(-1)).toContain("restarting in 0.5s (restart 6)");
   });
 
@@ -78,7 +94,10 @@ describe("superviseChildren", () => {
     const stopped = supervisor.stop();
     await vi.advanceTimersByTimeAsync(1000);
     await stopped;
-    expect(started.map((s) => s.child.signals)).toEqual([["SIGTERM", "SIGKILL"], ["SIGTERM", "SIGKILL"]]);
+    expect(started.map((s) => s.child.signals)).toEqual([
+      ["SIGTERM", "SIGKILL"],
+      ["SIGTERM", "SIGKILL"],
+    ]);
     await vi.advanceTimersByTimeAsync(10_000);
     expect(started).toHaveLength(2);
   });

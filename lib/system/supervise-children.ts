@@ -71,7 +71,16 @@ export function superviseChildren(options: SupervisorOptions): Supervisor {
   const policy = options.backoff ?? DEFAULT_BACKOFF;
   const now = options.now ?? Date.now;
   const stopTimeoutMs = options.stopTimeoutMs ?? 25_000;
-  const slots: Slot[] = options.children.map((spec) => ({ spec, child: undefined, isRunning: false, restartCount: 0, consecutiveFailures: 0, startedAt: 0, timer: undefined, exited: Promise.resolve() }));
+  const slots: Slot[] = options.children.map((spec) => ({
+    spec,
+    child: undefined,
+    isRunning: false,
+    restartCount: 0,
+    consecutiveFailures: 0,
+    startedAt: 0,
+    timer: undefined,
+    exited: Promise.resolve(),
+  }));
   let isStopping = false;
   let stopping: Promise<void> | undefined;
 

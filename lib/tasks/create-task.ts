@@ -18,7 +18,10 @@ import { AppError } from "../errors";
 import { readMirrorCredential } from "../repos/mirror-credentials";
 import { notifyTaskReady } from "./notify-task-ready";
 
-const ZOptionalIntSchema = z.preprocess((v) => (v === "" || v === null ? undefined : v), z.coerce.number().int("a whole number").min(1, "at least 1").optional());
+const ZOptionalIntSchema = z.preprocess(
+  (v) => (v === "" || v === null ? undefined : v),
+  z.coerce.number().int("a whole number").min(1, "at least 1").optional(),
+);
 
 const OVERRIDABLE = ["wallClockSeconds", "cpus", "memoryMb", "diskGb"] as const;
 
@@ -44,15 +47,26 @@ export async function createTask(deps: { db: Db; env: TEnv }, { actorId, ...fiel
   const { db, env } = deps;
   const repo = await getTargetRepositoryOrThrow({ db }, { name: input.repository });
   if (repo.isDisabled) throw new AppError("STATE_CONFLICT", `Repository ${repo.name} is disabled: it takes no new tasks.`);
-  const [baseLimits, limitsVersion, maxima] = await Promise.all([readSetting(db, "task.limits"), readSettingVersion(db, "task.limits"), readSetting(db, "task.overrideMaxima")]);
-  const overrides = Object.fromEntries(OVERRIDABLE.flatMap((key) => (input[key] === undefined ? [] : [[key, input[key]]]))) as Partial<Record<(typeof OVERRIDABLE)[number], number>>;
+  const [baseLimits, limitsVersion, maxima] = await Promise.all([
+    readSetting(db, "task.limits"),
+    readSettingVersion(db, "task.limits"),
+    readSetting(db, "task.overrideMaxima"),
+  ]);
+  const overrides = Object.fromEntries(OVERRIDABLE.flatMap((key) => (input[key] === undefined ? [] : [[key, input[key]]]))) as Partial<
+    Record<(typeof OVERRIDABLE)[number], number>
+  >;
   const fieldErrors: Record<string, string[]> = {};
   for (const [key, value] of Object.entries(overrides) as [(typeof OVERRIDABLE)[number], number][]) {
     if (value > maxima[key]) fieldErrors[key] = [`at most ${maxima[key]} (the operator's maximum for a per-task override)`];
   }
-  if (Object.keys(fieldErrors).length > 0) throw new AppError("VALIDATION_FAILED", "A limit override is above the operator's maximum.", { fieldErrors });
+  if (Object.keys(fieldErrors).length > 0)
+    throw new AppError("VALIDATION_FAILED", "A limit override is above the operator's maximum.", { fieldErrors });
   const limits = parseOrThrow(ZTaskLimitsSchema, { ...baseLimits, ...overrides }, { code: "VALIDATION_FAILED", label: "task limits" });
-  const mirror = await syncMirror({ dataDir: env.dataDir, repository: repo.name, source: { cloneUrl: repo.cloneUrl, credential: await readMirrorCredential(db) } });
+  const mirror = await syncMirror({
+    dataDir: env.dataDir,
+    repository: repo.name,
+    source: { cloneUrl: repo.cloneUrl, credential: await readMirrorCredential(db) },
+  });
   const baseRef = input.baseRef || repo.defaultBranch;
   const baseSha = await resolveBaseRef(mirror, baseRef);
   const hasOverrides = Object.keys(overrides).length > 0;
@@ -75,8 +89,23 @@ export async function createTask(deps: { db: Db; env: TEnv }, { actorId, ...fiel
         createdById: actorId,
       },
     });
-    await tx.taskTransition.create({ data: { taskId: task.id, fromState: null, toState: "queued", operationId, attempt: 0, reason: "created" } });
-    await recordAudit(tx, { actorId: actorId, action: "task.create", targetType: "task", targetId: task.id, detail: { repository: repo.name, issueNumber: input.issueNumber, baseRef, baseSha, limitsVersion, ...(hasOverrides ? { limitsOverrides: overrides } : {}) } });
+    await tx.taskTransition.create({
+      data: { taskId: task.id, fromState: null, toState: "queued", operationId, attempt: 0, reason: "created" },
+    });
+    await recordAudit(tx, {
+      actorId: actorId,
+      action: "task.create",
+      targetType: "task",
+      targetId: task.id,
+      detail: {
+        repository: repo.name,
+        issueNumber: input.issueNumber,
+        baseRef,
+        baseSha,
+        limitsVersion,
+        ...(hasOverrides ? { limitsOverrides: overrides } : {}),
+      },
+    });
     // The worker hears of the task when this transaction commits, and starts its job at once.
     await notifyTaskReady(tx, task.id);
     return task;

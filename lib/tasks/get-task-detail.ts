@@ -17,9 +17,27 @@ export async function getTaskDetail(deps: { db: Db }, input: { taskId: string })
       transitions: { orderBy: { id: "asc" } },
       machines: { orderBy: { createdAt: "asc" }, include: { quarantine: true, transitions: { orderBy: { id: "asc" } } } },
       // latest round first (issue 14): candidates[0] is the one under review or approved
-      candidates: { orderBy: { round: "desc" }, select: { id: true, round: true, repository: true, baseSha: true, headSha: true, branch: true, diffDigest: true, createdAt: true } },
-      evidence: { orderBy: { createdAt: "desc" }, select: { id: true, isPass: true, verdictReason: true, manifestDigest: true, headSha: true, createdAt: true, digest: true } },
-      decisions: { select: { id: true, verdict: true, comment: true, createdAt: true, candidateId: true, headSha: true, evidenceId: true, manifestDigest: true, teacher: { select: { email: true } } } },
+      candidates: {
+        orderBy: { round: "desc" },
+        select: { id: true, round: true, repository: true, baseSha: true, headSha: true, branch: true, diffDigest: true, createdAt: true },
+      },
+      evidence: {
+        orderBy: { createdAt: "desc" },
+        select: { id: true, isPass: true, verdictReason: true, manifestDigest: true, headSha: true, createdAt: true, digest: true },
+      },
+      decisions: {
+        select: {
+          id: true,
+          verdict: true,
+          comment: true,
+          createdAt: true,
+          candidateId: true,
+          headSha: true,
+          evidenceId: true,
+          manifestDigest: true,
+          teacher: { select: { email: true } },
+        },
+      },
       pullRequest: true,
     },
   });

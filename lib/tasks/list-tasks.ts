@@ -4,12 +4,27 @@
 import type { Db } from "../db/client";
 import type { TaskState } from "../db/generated/enums";
 
-export type TTaskListItem = { id: string; repository: string; issueNumber: number; issueTitle: string; state: TaskState; createdAt: Date; errorSummary: string | null };
+export type TTaskListItem = {
+  id: string;
+  repository: string;
+  issueNumber: number;
+  issueTitle: string;
+  state: TaskState;
+  createdAt: Date;
+  errorSummary: string | null;
+};
 
-export async function listRecentTasks(deps: { db: Db }, input: { take: number; state?: TaskState; before?: Date }): Promise<{ items: TTaskListItem[]; nextBefore: Date | null }> {
+export async function listRecentTasks(
+  deps: { db: Db },
+  input: { take: number; state?: TaskState; before?: Date },
+): Promise<{ items: TTaskListItem[]; nextBefore: Date | null }> {
   const rows = await deps.db.task.findMany({
     // a qualification probe's own tasks are shown on the probes page, not among the school's tasks
-    where: { probeRunId: null, ...(input.state ? { state: input.state } : {}), ...(input.before ? { createdAt: { lt: input.before } } : {}) },
+    where: {
+      probeRunId: null,
+      ...(input.state ? { state: input.state } : {}),
+      ...(input.before ? { createdAt: { lt: input.before } } : {}),
+    },
     orderBy: { createdAt: "desc" },
     take: input.take + 1,
     include: { repository: { select: { name: true } } },

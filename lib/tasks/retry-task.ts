@@ -33,13 +33,24 @@ export type TRetryTaskInput = z.input<typeof ZRetryTaskSchema>;
 
 export type TRetryOutcome = { taskId: string; attempt: number; operationId: string; from: TaskState; to: "queued" | "imported" };
 
-export async function retryTask(deps: { db: Db; now?: () => Date }, input: TRetryTaskInput & { actorId: string | null; isAutomatic?: boolean }): Promise<TRetryOutcome> {
-  const { taskId, reason } = parseOrThrow(ZRetryTaskSchema, { taskId: input.taskId, reason: input.reason }, { code: "VALIDATION_FAILED", label: "retry" });
+export async function retryTask(
+  deps: { db: Db; now?: () => Date },
+  input: TRetryTaskInput & { actorId: string | null; isAutomatic?: boolean },
+): Promise<TRetryOutcome> {
+  const { taskId, reason } = parseOrThrow(
+    ZRetryTaskSchema,
+    { taskId: input.taskId, reason: input.reason },
+    { code: "VALIDATION_FAILED", label: "retry" },
+  );
   const now = (deps.now ?? (() => new Date()))();
   return deps.db.$transaction(async (tx) => {
-    const task = await tx.task.findUnique({ where: { id: taskId }, include: { candidates: { select: { id: true, decisions: { select: { verdict: true } } } } } });
+    const task = await tx.task.findUnique({
+      where: { id: taskId },
+      include: { candidates: { select: { id: true, decisions: { select: { verdict: true } } } } },
+    });
     if (!task || task.probeRunId) throw new AppError("NOT_FOUND", "No such task.");
-    if (!(RETRYABLE_TASK_STATES as readonly string[]).includes(task.state)) throw new AppError("STATE_CONFLICT", `Only a blocked or failed task can be retried (this one is ${task.state}).`);
+    if (!(RETRYABLE_TASK_STATES as readonly string[]).includes(task.state))
+      throw new AppError("STATE_CONFLICT", `Only a blocked or failed task can be retried (this one is ${task.state}).`);
     if (input.isAutomatic && (task.state !== "blocked" || !task.autoRetryAt || task.autoRetryAt > now)) {
       throw new AppError("STATE_CONFLICT", "No automatic retry is due for this task.");
     }
@@ -51,18 +62,40 @@ export async function retryTask(deps: { db: Db; now?: () => Date }, input: TRetr
     const operationId = randomUUID();
     const attempt = task.attempt + 1;
     const who = input.isAutomatic ? "automatic retry of a transient provider error" : "retried by an operator";
-    await transitionTaskIn(tx, { taskId, from: task.state, to, operationId, incrementAttempt: true, reason: `attempt ${attempt}: ${who} — ${reason}` });
+    await transitionTaskIn(tx, {
+      taskId,
+      from: task.state,
+      to,
+      operationId,
+      incrementAttempt: true,
+      reason: `attempt ${attempt}: ${who} — ${reason}`,
+    });
     // The new attempt starts clean: its own deadline, no error, no retry planned.
     await tx.task.update({
       where: { id: taskId },
-      data: { errorCode: null, errorSummary: null, deadlineAt: null, autoRetryAt: null, ...(input.isAutomatic ? { autoRetryCount: { increment: 1 } } : {}) },
+      data: {
+        errorCode: null,
+        errorSummary: null,
+        deadlineAt: null,
+        autoRetryAt: null,
+        ...(input.isAutomatic ? { autoRetryCount: { increment: 1 } } : {}),
+      },
     });
     await recordAudit(tx, {
       actorId: input.actorId,
       action: "task.retry",
       targetType: "task",
       targetId: taskId,
-      detail: { from: task.state, to, attempt, operationId, previousOperationId: task.operationId, previousErrorCode: task.errorCode, isAutomatic: input.isAutomatic ?? false, reason },
+      detail: {
+        from: task.state,
+        to,
+        attempt,
+        operationId,
+        previousOperationId: task.operationId,
+        previousErrorCode: task.errorCode,
+        isAutomatic: input.isAutomatic ?? false,
+        reason,
+      },
     });
     // Dispatch at once: delivered only if this transaction commits (the sweep stays the fallback).
     await notifyTaskReady(tx, taskId);
@@ -72,6 +105,11 @@ export async function retryTask(deps: { db: Db; now?: () => Date }, input: TRetr
 
 /** Blocked tasks whose automatic retry is due (the worker's sweep retries them). */
 export async function listDueAutomaticRetries(deps: { db: Db }, input: { now: Date; take: number }): Promise<string[]> {
-  const rows = await deps.db.task.findMany({ where: { state: "blocked", autoRetryAt: { lte: input.now } }, select: { id: true }, orderBy: { autoRetryAt: "asc" }, take: input.take });
+  const rows = await deps.db.task.findMany({
+    where: { state: "blocked", autoRetryAt: { lte: input.now } },
+    select: { id: true },
+    orderBy: { autoRetryAt: "asc" },
+    take: input.take,
+  });
   return rows.map((r) => r.id);
 }

@@ -7,7 +7,14 @@ import type { TaskState } from "../db/generated/enums";
 
 type TTransition = { attempt: number; operationId: string; toState: TaskState; reason: string | null; createdAt: Date };
 
-export type TTaskAttempt = { attempt: number; operationId: string; startedAt: Date; lastState: TaskState; lastReason: string | null; machineCount: number };
+export type TTaskAttempt = {
+  attempt: number;
+  operationId: string;
+  startedAt: Date;
+  lastState: TaskState;
+  lastReason: string | null;
+  machineCount: number;
+};
 
 export function attemptsOf(task: { transitions: TTransition[]; machines: { operationId: string }[] }): TTaskAttempt[] {
   const byAttempt = new Map<number, TTransition[]>();
@@ -18,6 +25,13 @@ export function attemptsOf(task: { transitions: TTransition[]; machines: { opera
       const first = transitions[0]!;
       const last = transitions.at(-1)!;
       const operations = new Set(transitions.map((t) => t.operationId));
-      return { attempt, operationId: first.operationId, startedAt: first.createdAt, lastState: last.toState, lastReason: last.reason, machineCount: task.machines.filter((m) => operations.has(m.operationId)).length };
+      return {
+        attempt,
+        operationId: first.operationId,
+        startedAt: first.createdAt,
+        lastState: last.toState,
+        lastReason: last.reason,
+        machineCount: task.machines.filter((m) => operations.has(m.operationId)).length,
+      };
     });
 }

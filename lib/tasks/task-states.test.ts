@@ -5,20 +5,50 @@ import { canTransitionMachine, MACHINE_STATES, MACHINE_TRANSITIONS } from "../ma
 // The specification (seed 000 and ARCHITECTURE.md), written out pair by pair so a change to the
 // table must be a deliberate change here too.
 const TASK_ALLOWED = new Set([
-  "queued>provisioning", "provisioning>running", "running>collecting", "collecting>imported", "imported>verifying",
-  "verifying>review_pending", "review_pending>approved", "review_pending>rejected", "review_pending>changes_requested",
-  "review_pending>verifying", "approved>pr_pending", "pr_pending>pr_open", "pr_pending>pr_failed", "pr_failed>pr_pending",
+  "queued>provisioning",
+  "provisioning>running",
+  "running>collecting",
+  "collecting>imported",
+  "imported>verifying",
+  "verifying>review_pending",
+  "review_pending>approved",
+  "review_pending>rejected",
+  "review_pending>changes_requested",
+  "review_pending>verifying",
+  "approved>pr_pending",
+  "pr_pending>pr_open",
+  "pr_pending>pr_failed",
+  "pr_failed>pr_pending",
   "changes_requested>queued",
-  "blocked>queued", "blocked>imported", "failed>queued", "failed>imported",
-  ...["queued", "provisioning", "running", "collecting", "imported", "verifying", "review_pending", "changes_requested", "approved", "pr_pending"].flatMap((s) => [`${s}>blocked`, `${s}>failed`]),
+  "blocked>queued",
+  "blocked>imported",
+  "failed>queued",
+  "failed>imported",
+  ...[
+    "queued",
+    "provisioning",
+    "running",
+    "collecting",
+    "imported",
+    "verifying",
+    "review_pending",
+    "changes_requested",
+    "approved",
+    "pr_pending",
+  ].flatMap((s) => [`${s}>blocked`, `${s}>failed`]),
 ]);
 
 const MACHINE_ALLOWED = new Set([
-  "requested>created", "requested>failed", "requested>cleanup_quarantined",
-  "created>started", "started>ready", "ready>exported",
+  "requested>created",
+  "requested>failed",
+  "requested>cleanup_quarantined",
+  "created>started",
+  "started>ready",
+  "ready>exported",
   ...["created", "started", "ready", "exported"].flatMap((s) => [`${s}>destroyed`, `${s}>cleanup_quarantined`]),
   "cleanup_quarantined>destroyed",
-  "destroyed>cleanup_quarantined", "failed>cleanup_quarantined",
+  "destroyed>cleanup_quarantined",
+  "failed>cleanup_quarantined",
 ]);
 
 describe("task transition table", () => {

@@ -54,13 +54,24 @@ export const TASK_TRANSITIONS = {
 } as const satisfies Record<TaskState, readonly TaskState[]>;
 
 /** States in which no work is scheduled and nothing will happen without an operator. */
-export const TERMINAL_TASK_STATES = TASK_STATES.filter((s) => TASK_TRANSITIONS[s].length === 0 || s === "pr_failed" || s === "blocked" || s === "failed");
+export const TERMINAL_TASK_STATES = TASK_STATES.filter(
+  (s) => TASK_TRANSITIONS[s].length === 0 || s === "pr_failed" || s === "blocked" || s === "failed",
+);
 
 /** States an operator may retry (a new attempt of the same task). */
 export const RETRYABLE_TASK_STATES = ["blocked", "failed"] as const satisfies readonly TaskState[];
 
 /** States a worker owns and must resume (or fail visibly) after a crash. */
-export const ACTIVE_TASK_STATES = ["provisioning", "running", "collecting", "imported", "verifying", "changes_requested", "approved", "pr_pending"] as const satisfies readonly TaskState[];
+export const ACTIVE_TASK_STATES = [
+  "provisioning",
+  "running",
+  "collecting",
+  "imported",
+  "verifying",
+  "changes_requested",
+  "approved",
+  "pr_pending",
+] as const satisfies readonly TaskState[];
 
 export function canTransitionTask(from: TaskState, to: TaskState): boolean {
   return (TASK_TRANSITIONS[from] as readonly TaskState[]).includes(to);

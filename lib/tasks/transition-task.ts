@@ -38,10 +38,14 @@ export async function transitionTaskIn(tx: DbTx, options: TransitionTaskOptions)
   });
   if (updated.count !== 1) {
     const current = await tx.task.findUnique({ where: { id: taskId }, select: { state: true } });
-    throw new AppError("STATE_CONFLICT", current ? `Task ${taskId} is ${current.state}, not ${from}.` : `Task ${taskId} does not exist.`, { current: current?.state });
+    throw new AppError("STATE_CONFLICT", current ? `Task ${taskId} is ${current.state}, not ${from}.` : `Task ${taskId} does not exist.`, {
+      current: current?.state,
+    });
   }
   const task = await tx.task.findUniqueOrThrow({ where: { id: taskId } });
-  await tx.taskTransition.create({ data: { taskId, fromState: from, toState: to, operationId: task.operationId, attempt: task.attempt, reason } });
+  await tx.taskTransition.create({
+    data: { taskId, fromState: from, toState: to, operationId: task.operationId, attempt: task.attempt, reason },
+  });
   return task;
 }
 

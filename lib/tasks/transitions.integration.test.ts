@@ -8,18 +8,33 @@ describe("durable transitions", async () => {
   const { db } = await createTestDatabase();
   const repo = await db.targetRepository.create({ data: { name: "demo/transitions", cloneUrl: "file:///nowhere" } });
   const newTask = () =>
-    db.task.create({ data: { repositoryId: repo.id, issueNumber: 1, issueTitle: "t", prompt: "p", baseRef: "main", baseSha: "a".repeat(40), operationId: randomUUID(), limits: {} } });
+    db.task.create({
+      data: {
+        repositoryId: repo.id,
+        issueNumber: 1,
+        issueTitle: "t",
+        prompt: "p",
+        baseRef: "main",
+        baseSha: "a".repeat(40),
+        operationId: randomUUID(),
+        limits: {},
+      },
+    });
 
   it("moves with compare-and-set and writes one log row per transition", async () => {
     const task = await newTask();
     await transitionTask(db, { taskId: task.id, from: "queued", to: "provisioning", reason: "dispatch" });
     const log = await db.taskTransition.findMany({ where: { taskId: task.id } });
-    expect(log).toMatchObject([{ fromState: "queued", toState: "provisioning", operationId: task.operationId, attempt: 0, reason: "dispatch" }]);
+    expect(log).toMatchObject([
+      { fromState: "queued", toState: "provisioning", operationId: task.operationId, attempt: 0, reason: "dispatch" },
+    ]);
   });
 
   it("refuses when the task is not in the expected state, and logs nothing", async () => {
     const task = await newTask();
-    await expect(transitionTask(db, { taskId: task.id, from: "running", to: "collecting" })).rejects.toMatchObject({ code: "STATE_CONFLICT" });
+    await expect(transitionTask(db, { taskId: task.id, from: "running", to: "collecting" })).rejects.toMatchObject({
+      code: "STATE_CONFLICT",
+    });
     expect(await db.taskTransition.count({ where: { taskId: task.id } })).toBe(0);
   });
 
@@ -40,7 +55,13 @@ describe("durable transitions", async () => {
 
   it("a failure records a bounded, redacted reason on the task", async () => {
     const task = await newTask();
-    await transitionTask(db, { taskId: task.id, from: "queued", to: "blocked", reason: `token smk_secretsecret ${"x".repeat(10_000)}`, errorCode: "SUBSTRATE_FAILED" });
+    await transitionTask(db, {
+      taskId: task.id,
+      from: "queued",
+      to: "blocked",
+      reason: `token smk_secretsecret ${"x".repeat(10_000)}`,
+      errorCode: "SUBSTRATE_FAILED",
+    });
     const stored = await db.task.findUniqueOrThrow({ where: { id: task.id } });
     expect(stored.errorCode).toBe("SUBSTRATE_FAILED");
     expect(Buffer.byteLength(stored.errorSummary!)).toBeLessThanOrEqual(2048);
@@ -50,11 +71,24 @@ describe("durable transitions", async () => {
   it("machine transitions are guarded the same way", async () => {
     const task = await newTask();
     const machine = await db.guestMachine.create({
-      data: { taskId: task.id, purpose: "student", providerName: `sc-${randomUUID()}`, substrate: "local", imageRef: "img", resources: {}, ttlSeconds: 60, operationId: task.operationId },
+      data: {
+        taskId: task.id,
+        purpose: "student",
+        providerName: `sc-${randomUUID()}`,
+        substrate: "local",
+        imageRef: "img",
+        resources: {},
+        ttlSeconds: 60,
+        operationId: task.operationId,
+      },
     });
     await transitionMachine(db, { machineId: machine.id, from: "requested", to: "created", data: { providerId: "mach-1" } });
-    await expect(transitionMachine(db, { machineId: machine.id, from: "requested", to: "created" })).rejects.toMatchObject({ code: "STATE_CONFLICT" });
-    await expect(transitionMachine(db, { machineId: machine.id, from: "created", to: "exported" })).rejects.toMatchObject({ code: "STATE_CONFLICT" });
+    await expect(transitionMachine(db, { machineId: machine.id, from: "requested", to: "created" })).rejects.toMatchObject({
+      code: "STATE_CONFLICT",
+    });
+    await expect(transitionMachine(db, { machineId: machine.id, from: "created", to: "exported" })).rejects.toMatchObject({
+      code: "STATE_CONFLICT",
+    });
     expect((await db.guestMachine.findUniqueOrThrow({ where: { id: machine.id } })).providerId).toBe("mach-1");
     expect(await db.machineTransition.count({ where: { machineId: machine.id } })).toBe(1);
   });

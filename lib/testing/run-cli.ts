@@ -5,10 +5,12 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { PROJECT_ROOT } from "../project-root";
 
-
 export type CliResult = { code: number | null; stdout: string; stderr: string };
 
-export function runCli(args: string[], options: { env?: Record<string, string>; stdin?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  options: { env?: Record<string, string>; stdin?: string; timeoutMs?: number } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(PROJECT_ROOT, "scripts", "schoolcore.mjs"), ...args], {
       cwd: PROJECT_ROOT,

@@ -46,7 +46,8 @@ function readTap(text: string): TReporterCounts | undefined {
   }
   if (plan === undefined) return undefined;
   // A plan that does not match the points seen means tests went missing (a crash mid-run).
-  if (plan !== passed + failed + skipped) return { format: "tap", tests: plan, passed, failed: failed + Math.max(0, plan - passed - failed - skipped), skipped };
+  if (plan !== passed + failed + skipped)
+    return { format: "tap", tests: plan, passed, failed: failed + Math.max(0, plan - passed - failed - skipped), skipped };
   return { format: "tap", tests: plan, passed, failed, skipped };
 }
 
@@ -55,7 +56,11 @@ export function readReporterCounts(format: TReporterFormat, stdout: string): TRe
 }
 
 /** Why counts that came with exit 0 still are not a pass; undefined when they are. */
-export function reporterFailureReason(format: TReporterFormat, counts: TReporterCounts | undefined, isOutputTruncated: boolean): string | undefined {
+export function reporterFailureReason(
+  format: TReporterFormat,
+  counts: TReporterCounts | undefined,
+  isOutputTruncated: boolean,
+): string | undefined {
   if (!counts) return `no ${format} summary in the output${isOutputTruncated ? " (the output was truncated)" : ""}`;
   if (counts.passed + counts.failed === 0) return `the ${format} reporter counted zero tests run`;
   if (counts.failed > 0) return `the ${format} reporter counted ${counts.failed} failing test(s)`;

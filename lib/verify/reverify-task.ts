@@ -21,8 +21,14 @@ export async function reverifyTask(deps: { db: Db }, { actor, ...fields }: z.inp
   return deps.db.$transaction(async (tx) => {
     const task = await tx.task.findUnique({ where: { id: input.taskId } });
     if (!task) throw new AppError("NOT_FOUND", "No such task.");
-    if (task.state !== "review_pending") throw new AppError("STATE_CONFLICT", `Only a task waiting for review can be re-verified (this one is ${task.state}).`);
-    await transitionTaskIn(tx, { taskId: task.id, from: "review_pending", to: "verifying", reason: "re-verification requested by an operator" });
+    if (task.state !== "review_pending")
+      throw new AppError("STATE_CONFLICT", `Only a task waiting for review can be re-verified (this one is ${task.state}).`);
+    await transitionTaskIn(tx, {
+      taskId: task.id,
+      from: "review_pending",
+      to: "verifying",
+      reason: "re-verification requested by an operator",
+    });
     await recordAudit(tx, { actorId: actor.userId, action: "task.reverify", targetType: "task", targetId: task.id });
   });
 }

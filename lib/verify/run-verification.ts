@@ -47,13 +47,27 @@ async function prepareFreshTree(substrate: Substrate, providerId: string, archiv
   await substrate.upload(providerId, VERIFIER_CANDIDATE_ARCHIVE, archive);
   const script = `if [ -e ${VERIFIER_WORKDIR} ]; then chmod -R u+rwX ${VERIFIER_WORKDIR} 2>/dev/null; rm -rf ${VERIFIER_WORKDIR}; fi; [ ! -e ${VERIFIER_WORKDIR} ] && mkdir -p ${VERIFIER_WORKDIR} && tar -xf ${VERIFIER_CANDIDATE_ARCHIVE} -C ${VERIFIER_WORKDIR} && rm -f ${VERIFIER_CANDIDATE_ARCHIVE}`;
   const unpack = await substrate.exec(providerId, { command: ["sh", "-c", script], timeoutSeconds: 120 }, { maxOutputBytes: 4096 });
-  if (unpack.exitCode !== 0) throw new AppError("SUBSTRATE_FAILED", `Preparing a fresh candidate tree in the verifier guest failed (exit ${unpack.exitCode}): ${sanitizeExcerpt(unpack.stderr, 500)}`);
+  if (unpack.exitCode !== 0)
+    throw new AppError(
+      "SUBSTRATE_FAILED",
+      `Preparing a fresh candidate tree in the verifier guest failed (exit ${unpack.exitCode}): ${sanitizeExcerpt(unpack.stderr, 500)}`,
+    );
 }
 
-async function runCheck(substrate: Substrate, providerId: string, check: TTrustedCheck, maxOutputBytes: number, dependencyEnv: Record<string, string> = {}): Promise<TCheckResult> {
+async function runCheck(
+  substrate: Substrate,
+  providerId: string,
+  check: TTrustedCheck,
+  maxOutputBytes: number,
+  dependencyEnv: Record<string, string> = {},
+): Promise<TCheckResult> {
   const started = Date.now();
   try {
-    const result = await substrate.exec(providerId, { command: check.command, cwd: VERIFIER_WORKDIR, timeoutSeconds: check.timeoutSeconds, env: { ...dependencyEnv, CI: "1" } }, { maxOutputBytes });
+    const result = await substrate.exec(
+      providerId,
+      { command: check.command, cwd: VERIFIER_WORKDIR, timeoutSeconds: check.timeoutSeconds, env: { ...dependencyEnv, CI: "1" } },
+      { maxOutputBytes },
+    );
     const output = `${result.stdout}${result.stderr ? `\n--- stderr ---\n${result.stderr}` : ""}`;
     const isOutputTruncated = result.stdoutTruncated || result.stderrTruncated || output.length > 16_000;
     // 124 is timeout(1)'s convention, which some providers follow
@@ -134,8 +148,17 @@ export async function runVerification(ctx: TaskRunContext, task: Task): Promise<
   };
   // One verifier guest per attempt: a restarted worker reuses the live one it had recorded.
   let machine =
-    (await db.guestMachine.findFirst({ where: { taskId: task.id, purpose: "verifier", state: { in: ["requested", "created", "started", "ready"] } }, orderBy: { createdAt: "desc" } })) ??
-    (await recordMachineIntent(db, { taskId: task.id, purpose: "verifier", operationId: task.operationId, substrateLabel: substrate.label, spec }));
+    (await db.guestMachine.findFirst({
+      where: { taskId: task.id, purpose: "verifier", state: { in: ["requested", "created", "started", "ready"] } },
+      orderBy: { createdAt: "desc" },
+    })) ??
+    (await recordMachineIntent(db, {
+      taskId: task.id,
+      purpose: "verifier",
+      operationId: task.operationId,
+      substrateLabel: substrate.label,
+      spec,
+    }));
   machine = await ensureMachineCreated(db, substrate, machine, spec);
   machine = await startMachine(db, substrate, machine, ctx.readyTimeoutMs);
 
@@ -192,7 +215,12 @@ export async function runVerification(ctx: TaskRunContext, task: Task): Promise<
         digest,
       },
     });
-    await transitionTaskIn(tx, { taskId: task.id, from: "verifying", to: "review_pending", reason: content.verdict.isPass ? "trusted checks passed" : `trusted checks did not pass: ${content.verdict.reasons.join("; ")}` });
+    await transitionTaskIn(tx, {
+      taskId: task.id,
+      from: "verifying",
+      to: "review_pending",
+      reason: content.verdict.isPass ? "trusted checks passed" : `trusted checks did not pass: ${content.verdict.reasons.join("; ")}`,
+    });
   });
   await fs.rm(archivePath, { force: true });
   crashIfRequested("review_pending");

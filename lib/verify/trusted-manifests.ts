@@ -19,7 +19,8 @@ export function manifestDigestOf(content: TTrustedManifest): string {
 function toStored(row: { id: string; version: number; digest: string; content: unknown; createdAt: Date }): TStoredManifest {
   const parsed = ZTrustedManifestSchema.safeParse(row.content);
   // A stored manifest that no longer parses, or whose digest does not match, is not policy.
-  if (!parsed.success || manifestDigestOf(parsed.data) !== row.digest) throw new AppError("CONFIG_INVALID", `Trusted manifest version ${row.version} is corrupt (schema or digest mismatch).`);
+  if (!parsed.success || manifestDigestOf(parsed.data) !== row.digest)
+    throw new AppError("CONFIG_INVALID", `Trusted manifest version ${row.version} is corrupt (schema or digest mismatch).`);
   return { id: row.id, version: row.version, digest: row.digest, content: parsed.data, createdAt: row.createdAt };
 }
 
@@ -30,7 +31,11 @@ export async function getActiveManifest(db: Db | DbTx): Promise<TStoredManifest 
 
 export async function getActiveManifestOrThrow(db: Db | DbTx): Promise<TStoredManifest> {
   const manifest = await getActiveManifest(db);
-  if (!manifest) throw new AppError("CONFIG_INVALID", "No trusted manifest is configured: an operator must define the trusted checks before verification can run.");
+  if (!manifest)
+    throw new AppError(
+      "CONFIG_INVALID",
+      "No trusted manifest is configured: an operator must define the trusted checks before verification can run.",
+    );
   return manifest;
 }
 
@@ -48,8 +53,16 @@ export async function saveTrustedManifest(deps: { db: Db }, input: { content: un
     await tx.$executeRaw`select pg_advisory_xact_lock(7345002)`;
     const active = await getActiveManifest(tx);
     if (active?.digest === digest) return active;
-    const row = await tx.trustedManifest.create({ data: { version: (active?.version ?? 0) + 1, digest, content: manifest as object, createdById: input.actorId } });
-    await recordAudit(tx, { actorId: input.actorId, action: "manifest.save", targetType: "trusted_manifest", targetId: row.id, detail: { version: row.version, digest } });
+    const row = await tx.trustedManifest.create({
+      data: { version: (active?.version ?? 0) + 1, digest, content: manifest as object, createdById: input.actorId },
+    });
+    await recordAudit(tx, {
+      actorId: input.actorId,
+      action: "manifest.save",
+      targetType: "trusted_manifest",
+      targetId: row.id,
+      detail: { version: row.version, digest },
+    });
     return toStored(row);
   });
 }

@@ -28,12 +28,27 @@ const ok = (name: string, overrides: Partial<TCheckResult> = {}): TCheckResult =
 
 describe("computeVerdict", () => {
   it("passes only when every required check ran and passed; advisory failures do not block", () => {
-    expect(computeVerdict(manifest, [ok("tests"), ok("lint"), ok("style", { status: "failed", exitCode: 1 })])).toEqual({ isPass: true, reasons: [] });
+    expect(computeVerdict(manifest, [ok("tests"), ok("lint"), ok("style", { status: "failed", exitCode: 1 })])).toEqual({
+      isPass: true,
+      reasons: [],
+    });
   });
   it.each([
     ["a skipped (missing) required check", [ok("tests")], /"lint" did not run/],
     ["a failing required check", [ok("tests"), ok("lint", { status: "failed", exitCode: 2 })], /"lint" failed \(exit 2\)/],
-    ["a required check whose reporter counted zero tests (exit 0)", [ok("tests", { status: "failed", exitCode: 0, reporter: { format: "node-test", tests: 0, passed: 0, failed: 0, skipped: 0 }, failureReason: "the node-test reporter counted zero tests run" }), ok("lint")], /"tests" failed \(the node-test reporter counted zero tests run\)/],
+    [
+      "a required check whose reporter counted zero tests (exit 0)",
+      [
+        ok("tests", {
+          status: "failed",
+          exitCode: 0,
+          reporter: { format: "node-test", tests: 0, passed: 0, failed: 0, skipped: 0 },
+          failureReason: "the node-test reporter counted zero tests run",
+        }),
+        ok("lint"),
+      ],
+      /"tests" failed \(the node-test reporter counted zero tests run\)/,
+    ],
     ["a timed-out required check", [ok("tests", { status: "timed_out", exitCode: null }), ok("lint")], /"tests" timed out/],
     ["a check that is not in the manifest", [ok("tests"), ok("lint"), ok("sneaky")], /"sneaky" is not in the manifest/],
     ["no checks at all", [], /did not run/],
@@ -45,7 +60,13 @@ describe("computeVerdict", () => {
 });
 
 describe("assessEvidence", () => {
-  const candidate = { id: "cand_" + "a".repeat(32), taskId: "00000000-0000-4000-8000-000000000001", repository: "demo/calculator", baseSha: "b".repeat(40), headSha: "c".repeat(40) };
+  const candidate = {
+    id: "cand_" + "a".repeat(32),
+    taskId: "00000000-0000-4000-8000-000000000001",
+    repository: "demo/calculator",
+    baseSha: "b".repeat(40),
+    headSha: "c".repeat(40),
+  };
   const content: TEvidenceContent = {
     v: 1,
     taskId: candidate.taskId,
@@ -63,15 +84,24 @@ describe("assessEvidence", () => {
   };
   const digest = canonicalDigest(content);
   const assess = (c: TEvidenceContent, activeManifestDigest: string | null = "d".repeat(64), storedDigest = digest) =>
-    assessEvidence({ evidence: { content: c, digest: storedDigest, recomputedDigest: canonicalDigest(c) }, candidate, activeManifestDigest });
+    assessEvidence({
+      evidence: { content: c, digest: storedDigest, recomputedDigest: canonicalDigest(c) },
+      candidate,
+      activeManifestDigest,
+    });
 
   it("is a pass when everything binds", () => expect(assess(content).status).toBe("pass"));
   it("is stale when the manifest changed since", () => expect(assess(content, "f".repeat(64)).status).toBe("stale"));
-  it("is mismatched for another head SHA", () => expect(assess({ ...content, headSha: "9".repeat(40) }, undefined, canonicalDigest({ ...content, headSha: "9".repeat(40) })).status).toBe("mismatched"));
-  it("is mismatched when the stored content no longer matches its digest (tampering)", () => expect(assess({ ...content, verdict: { isPass: true, reasons: [] }, checks: [] }).status).toBe("mismatched"));
+  it("is mismatched for another head SHA", () =>
+    expect(
+      assess({ ...content, headSha: "9".repeat(40) }, undefined, canonicalDigest({ ...content, headSha: "9".repeat(40) })).status,
+    ).toBe("mismatched"));
+  it("is mismatched when the stored content no longer matches its digest (tampering)", () =>
+    expect(assess({ ...content, verdict: { isPass: true, reasons: [] }, checks: [] }).status).toBe("mismatched"));
   it("is failing when the verdict is not a pass", () => {
     const failing = { ...content, verdict: { isPass: false, reasons: ["x failed"] } };
     expect(assess(failing, undefined, canonicalDigest(failing))).toEqual({ status: "failing", reasons: ["x failed"] });
   });
-  it("is missing without evidence", () => expect(assessEvidence({ evidence: null, candidate, activeManifestDigest: null }).status).toBe("missing"));
+  it("is missing without evidence", () =>
+    expect(assessEvidence({ evidence: null, candidate, activeManifestDigest: null }).status).toBe("missing"));
 });

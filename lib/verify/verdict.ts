@@ -12,7 +12,8 @@ export function computeVerdict(manifest: TTrustedManifest, results: readonly TCh
     const result = results.find((r) => r.name === check.name);
     if (!result) reasons.push(`required check "${check.name}" did not run`);
     else if (result.status === "timed_out") reasons.push(`required check "${check.name}" timed out after ${check.timeoutSeconds} s`);
-    else if (result.status !== "passed") reasons.push(`required check "${check.name}" failed (${result.failureReason ?? `exit ${result.exitCode ?? "none"}`})`);
+    else if (result.status !== "passed")
+      reasons.push(`required check "${check.name}" failed (${result.failureReason ?? `exit ${result.exitCode ?? "none"}`})`);
   }
   for (const result of results) {
     if (!manifest.checks.some((c) => c.name === result.name)) reasons.push(`check "${result.name}" is not in the manifest`);
@@ -45,7 +46,12 @@ export function assessEvidence(options: {
   if (c.headSha !== candidate.headSha) mismatches.push("the evidence is for another head SHA");
   if (mismatches.length) return { status: "mismatched", reasons: mismatches };
   if (options.activeManifestDigest !== c.manifestDigest) {
-    return { status: "stale", reasons: [`the trusted manifest changed since this verification (evidence ${c.manifestDigest.slice(0, 12)}, now ${options.activeManifestDigest?.slice(0, 12) ?? "none"}); re-verify`] };
+    return {
+      status: "stale",
+      reasons: [
+        `the trusted manifest changed since this verification (evidence ${c.manifestDigest.slice(0, 12)}, now ${options.activeManifestDigest?.slice(0, 12) ?? "none"}); re-verify`,
+      ],
+    };
   }
   if (!c.verdict.isPass) return { status: "failing", reasons: c.verdict.reasons };
   return { status: "pass" };

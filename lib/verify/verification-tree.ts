@@ -9,7 +9,13 @@ import path from "node:path";
 import { archiveTree } from "../git/git-plumbing";
 import { runGit } from "../git/run-git";
 
-export async function writeVerificationArchive(options: { gitDir: string; baseSha: string; headSha: string; protectedPaths: readonly string[]; outputPath: string }): Promise<{ treeSha: string }> {
+export async function writeVerificationArchive(options: {
+  gitDir: string;
+  baseSha: string;
+  headSha: string;
+  protectedPaths: readonly string[];
+  outputPath: string;
+}): Promise<{ treeSha: string }> {
   const { gitDir, baseSha, headSha } = options;
   const indexDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-verify-index-"));
   const env = { GIT_INDEX_FILE: path.join(indexDir, "index") };
@@ -22,8 +28,13 @@ export async function writeVerificationArchive(options: { gitDir: string; baseSh
       const pathspec = `:(literal)${prefix}`;
       const current = await runGit({ gitDir, env, args: ["ls-files", "-z", "--cached", "--", pathspec], maxStdoutBytes: 16 * 1024 * 1024 });
       const paths = current.stdout.toString("utf8").split("\0").filter(Boolean);
-      if (paths.length) await runGit({ gitDir, workTree, env, args: ["update-index", "-z", "--force-remove", "--stdin"], input: paths.join("\0") + "\0" });
-      const base = await runGit({ gitDir, args: ["ls-tree", "-r", "-z", "--full-tree", baseSha, "--", pathspec], maxStdoutBytes: 16 * 1024 * 1024 });
+      if (paths.length)
+        await runGit({ gitDir, workTree, env, args: ["update-index", "-z", "--force-remove", "--stdin"], input: paths.join("\0") + "\0" });
+      const base = await runGit({
+        gitDir,
+        args: ["ls-tree", "-r", "-z", "--full-tree", baseSha, "--", pathspec],
+        maxStdoutBytes: 16 * 1024 * 1024,
+      });
       if (base.stdout.length) await runGit({ gitDir, workTree, env, args: ["update-index", "-z", "--index-info"], input: base.stdout });
     }
     const tree = (await runGit({ gitDir, env, args: ["write-tree"] })).stdout.toString("utf8").trim();

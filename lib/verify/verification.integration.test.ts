@@ -23,7 +23,9 @@ beforeAll(async () => {
   world = await createLifecycleWorld();
   const user = await world.db.user.create({ data: { email: "teacher@test.school", name: "T", roles: ["teacher"], passwordHash: "x" } });
   teacher = { userId: user.id, email: user.email, roles: ["teacher"] };
-  const operatorUser = await world.db.user.create({ data: { email: "operator@test.school", name: "O", roles: ["operator"], passwordHash: "x" } });
+  const operatorUser = await world.db.user.create({
+    data: { email: "operator@test.school", name: "O", roles: ["operator"], passwordHash: "x" },
+  });
   operator = { userId: operatorUser.id, email: operatorUser.email, roles: ["operator"] };
 });
 
@@ -38,7 +40,12 @@ async function runToReview(agentCommand?: string[]) {
 }
 
 function tuple(candidate: { id: string; headSha: string }, evidence: { evidenceId: string | null; manifestDigest: string | null }) {
-  return { candidateId: candidate.id, headSha: candidate.headSha, evidenceId: evidence.evidenceId!, manifestDigest: evidence.manifestDigest! };
+  return {
+    candidateId: candidate.id,
+    headSha: candidate.headSha,
+    evidenceId: evidence.evidenceId!,
+    manifestDigest: evidence.manifestDigest!,
+  };
 }
 
 describe("trusted verification", () => {
@@ -50,22 +57,57 @@ describe("trusted verification", () => {
     ];
     const { candidate, evidence } = await runToReview(cheat);
     expect(evidence.assessment.status).toBe("failing");
-    expect(evidence.content!.checks.find((c) => c.name === "unit tests")).toMatchObject({ status: "failed", command: DEMO_TRUSTED_MANIFEST.checks[0]!.command });
+    expect(evidence.content!.checks.find((c) => c.name === "unit tests")).toMatchObject({
+      status: "failed",
+      command: DEMO_TRUSTED_MANIFEST.checks[0]!.command,
+    });
     // the trusted check ran the BASE's protected test file, not the candidate's rewrite
     expect(evidence.content!.checks[0]!.outputExcerpt).toMatch(/add adds/);
-    await expect(decideCandidate({ db: world.db, dataDir: world.env.dataDir }, { actor: teacher, ...tuple(candidate, evidence), verdict: "approve", comment: "looks fine" })).rejects.toMatchObject({ code: "EVIDENCE_NOT_PASSING" });
-    const decision = await decideCandidate({ db: world.db, dataDir: world.env.dataDir }, { actor: teacher, ...tuple(candidate, evidence), verdict: "request_changes", comment: "the tests were changed" });
-    expect(decision).toMatchObject({ candidateId: candidate.id, headSha: candidate.headSha, evidenceId: evidence.evidenceId, manifestDigest: evidence.manifestDigest, teacherId: teacher.userId, verdict: "request_changes" });
+    await expect(
+      decideCandidate(
+        { db: world.db, dataDir: world.env.dataDir },
+        { actor: teacher, ...tuple(candidate, evidence), verdict: "approve", comment: "looks fine" },
+      ),
+    ).rejects.toMatchObject({ code: "EVIDENCE_NOT_PASSING" });
+    const decision = await decideCandidate(
+      { db: world.db, dataDir: world.env.dataDir },
+      { actor: teacher, ...tuple(candidate, evidence), verdict: "request_changes", comment: "the tests were changed" },
+    );
+    expect(decision).toMatchObject({
+      candidateId: candidate.id,
+      headSha: candidate.headSha,
+      evidenceId: evidence.evidenceId,
+      manifestDigest: evidence.manifestDigest,
+      teacherId: teacher.userId,
+      verdict: "request_changes",
+    });
     expect((await world.db.task.findUniqueOrThrow({ where: { id: candidate.taskId } })).state).toBe("changes_requested");
   });
 
   it("a manifest edit after verification makes the evidence stale and approval impossible, until re-verified", async () => {
     const { taskId, candidate, evidence } = await runToReview();
     expect(evidence.assessment.status).toBe("pass");
-    await saveTrustedManifest({ db: world.db }, { content: { ...DEMO_TRUSTED_MANIFEST, checks: [...DEMO_TRUSTED_MANIFEST.checks, { name: "readme present", command: ["test", "-f", "README.md"], timeoutSeconds: 10, required: true }] }, actorId: null });
+    await saveTrustedManifest(
+      { db: world.db },
+      {
+        content: {
+          ...DEMO_TRUSTED_MANIFEST,
+          checks: [
+            ...DEMO_TRUSTED_MANIFEST.checks,
+            { name: "readme present", command: ["test", "-f", "README.md"], timeoutSeconds: 10, required: true },
+          ],
+        },
+        actorId: null,
+      },
+    );
     const stale = await readLatestEvidence(world.db, candidate);
     expect(stale.assessment.status).toBe("stale");
-    await expect(decideCandidate({ db: world.db, dataDir: world.env.dataDir }, { actor: teacher, ...tuple(candidate, evidence), verdict: "approve", comment: "ok" })).rejects.toMatchObject({ code: "REVIEW_STALE" });
+    await expect(
+      decideCandidate(
+        { db: world.db, dataDir: world.env.dataDir },
+        { actor: teacher, ...tuple(candidate, evidence), verdict: "approve", comment: "ok" },
+      ),
+    ).rejects.toMatchObject({ code: "REVIEW_STALE" });
 
     // re-verifying is the operator's (task.reverify); a teacher is told there is no such task
     await expect(reverifyTask({ db: world.db }, { actor: teacher, taskId })).rejects.toMatchObject({ code: "NOT_FOUND" });
@@ -75,20 +117,52 @@ describe("trusted verification", () => {
     expect(fresh.assessment.status).toBe("pass");
     expect(fresh.evidenceId).not.toBe(evidence.evidenceId);
     // a page still showing the old evidence is stale (the two-tab case)
-    await expect(decideCandidate({ db: world.db, dataDir: world.env.dataDir }, { actor: teacher, ...tuple(candidate, evidence), verdict: "approve", comment: "old tab" })).rejects.toMatchObject({ code: "REVIEW_STALE" });
-    const decision = await decideCandidate({ db: world.db, dataDir: world.env.dataDir }, { actor: teacher, ...tuple(candidate, fresh), verdict: "approve", comment: "verified twice" });
-    expect(decision).toMatchObject({ candidateId: candidate.id, headSha: candidate.headSha, evidenceId: fresh.evidenceId, manifestDigest: fresh.manifestDigest });
+    await expect(
+      decideCandidate(
+        { db: world.db, dataDir: world.env.dataDir },
+        { actor: teacher, ...tuple(candidate, evidence), verdict: "approve", comment: "old tab" },
+      ),
+    ).rejects.toMatchObject({ code: "REVIEW_STALE" });
+    const decision = await decideCandidate(
+      { db: world.db, dataDir: world.env.dataDir },
+      { actor: teacher, ...tuple(candidate, fresh), verdict: "approve", comment: "verified twice" },
+    );
+    expect(decision).toMatchObject({
+      candidateId: candidate.id,
+      headSha: candidate.headSha,
+      evidenceId: fresh.evidenceId,
+      manifestDigest: fresh.manifestDigest,
+    });
     expect((await world.db.task.findUniqueOrThrow({ where: { id: taskId } })).state).toBe("approved");
     // one decision per candidate
-    await expect(decideCandidate({ db: world.db, dataDir: world.env.dataDir }, { actor: teacher, ...tuple(candidate, fresh), verdict: "reject", comment: "again" })).rejects.toMatchObject({ code: "REVIEW_STALE" });
+    await expect(
+      decideCandidate(
+        { db: world.db, dataDir: world.env.dataDir },
+        { actor: teacher, ...tuple(candidate, fresh), verdict: "reject", comment: "again" },
+      ),
+    ).rejects.toMatchObject({ code: "REVIEW_STALE" });
     await saveTrustedManifest({ db: world.db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
   });
 
   it("a timed-out required check blocks approval and says which one and why", async () => {
-    await saveTrustedManifest({ db: world.db }, { content: { ...DEMO_TRUSTED_MANIFEST, checks: [{ name: "slow suite", command: ["sleep", "60"], timeoutSeconds: 5, required: true }] }, actorId: null });
+    await saveTrustedManifest(
+      { db: world.db },
+      {
+        content: {
+          ...DEMO_TRUSTED_MANIFEST,
+          checks: [{ name: "slow suite", command: ["sleep", "60"], timeoutSeconds: 5, required: true }],
+        },
+        actorId: null,
+      },
+    );
     const { candidate, evidence } = await runToReview();
     expect(evidence.assessment).toMatchObject({ status: "failing", reasons: [expect.stringMatching(/"slow suite" timed out after 5 s/)] });
-    await expect(decideCandidate({ db: world.db, dataDir: world.env.dataDir }, { actor: teacher, ...tuple(candidate, evidence), verdict: "approve", comment: "x" })).rejects.toMatchObject({ code: "EVIDENCE_NOT_PASSING" });
+    await expect(
+      decideCandidate(
+        { db: world.db, dataDir: world.env.dataDir },
+        { actor: teacher, ...tuple(candidate, evidence), verdict: "approve", comment: "x" },
+      ),
+    ).rejects.toMatchObject({ code: "EVIDENCE_NOT_PASSING" });
     await saveTrustedManifest({ db: world.db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
   });
 
@@ -100,7 +174,20 @@ describe("trusted verification", () => {
       "echo 'export const add = () => 42;' > src/add.js && rm -rf test && touch marker && mkdir -p locked/inner && chmod 000 locked && (echo junk > /tmp/school-core-verify/candidate.tar || true)",
     ];
     const inspect = ["sh", "-c", "test ! -e marker && test ! -e locked && test -d test && ! grep -q 42 src/add.js && echo pristine"];
-    await saveTrustedManifest({ db: world.db }, { content: { ...DEMO_TRUSTED_MANIFEST, checks: [{ name: "tamper", command: tamper, timeoutSeconds: 30, required: false }, { name: "inspect", command: inspect, timeoutSeconds: 30, required: true }, DEMO_TRUSTED_MANIFEST.checks[0]!] }, actorId: null });
+    await saveTrustedManifest(
+      { db: world.db },
+      {
+        content: {
+          ...DEMO_TRUSTED_MANIFEST,
+          checks: [
+            { name: "tamper", command: tamper, timeoutSeconds: 30, required: false },
+            { name: "inspect", command: inspect, timeoutSeconds: 30, required: true },
+            DEMO_TRUSTED_MANIFEST.checks[0]!,
+          ],
+        },
+        actorId: null,
+      },
+    );
     const { evidence } = await runToReview();
     const byName = Object.fromEntries(evidence.content!.checks.map((c) => [c.name, c]));
     expect(byName.tamper!.status).toBe("passed");
@@ -114,17 +201,46 @@ describe("trusted verification", () => {
 
   it("a check that declares a reporter and runs zero tests is not a pass, even with exit 0", async () => {
     const noTests = ["sh", "-c", "mkdir -p /tmp/no-tests && cd /tmp/no-tests && node --test --test-reporter=spec"];
-    await saveTrustedManifest({ db: world.db }, { content: { ...DEMO_TRUSTED_MANIFEST, checks: [{ name: "unit tests", command: noTests, timeoutSeconds: 60, required: true, reporter: "node-test" }] }, actorId: null });
+    await saveTrustedManifest(
+      { db: world.db },
+      {
+        content: {
+          ...DEMO_TRUSTED_MANIFEST,
+          checks: [{ name: "unit tests", command: noTests, timeoutSeconds: 60, required: true, reporter: "node-test" }],
+        },
+        actorId: null,
+      },
+    );
     const { candidate, evidence } = await runToReview();
-    expect(evidence.content!.checks[0]).toMatchObject({ status: "failed", exitCode: 0, reporter: { tests: 0, passed: 0, failed: 0 }, failureReason: expect.stringMatching(/zero tests run/) });
-    expect(evidence.assessment).toMatchObject({ status: "failing", reasons: [expect.stringMatching(/"unit tests" failed \(the node-test reporter counted zero tests run\)/)] });
-    await expect(decideCandidate({ db: world.db, dataDir: world.env.dataDir }, { actor: teacher, ...tuple(candidate, evidence), verdict: "approve", comment: "x" })).rejects.toMatchObject({ code: "EVIDENCE_NOT_PASSING" });
+    expect(evidence.content!.checks[0]).toMatchObject({
+      status: "failed",
+      exitCode: 0,
+      reporter: { tests: 0, passed: 0, failed: 0 },
+      failureReason: expect.stringMatching(/zero tests run/),
+    });
+    expect(evidence.assessment).toMatchObject({
+      status: "failing",
+      reasons: [expect.stringMatching(/"unit tests" failed \(the node-test reporter counted zero tests run\)/)],
+    });
+    await expect(
+      decideCandidate(
+        { db: world.db, dataDir: world.env.dataDir },
+        { actor: teacher, ...tuple(candidate, evidence), verdict: "approve", comment: "x" },
+      ),
+    ).rejects.toMatchObject({ code: "EVIDENCE_NOT_PASSING" });
     await saveTrustedManifest({ db: world.db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
   });
 
   it("someone without the teacher role cannot decide (not found), and evidence rows are immutable", async () => {
     const { candidate, evidence } = await runToReview();
-    await expect(decideCandidate({ db: world.db, dataDir: world.env.dataDir }, { actor: operator, ...tuple(candidate, evidence), verdict: "approve", comment: "x" })).rejects.toMatchObject({ code: "NOT_FOUND" });
-    await expect(world.db.verificationEvidence.updateMany({ where: { id: evidence.evidenceId! }, data: { isPass: false } })).rejects.toThrow(/immutable/);
+    await expect(
+      decideCandidate(
+        { db: world.db, dataDir: world.env.dataDir },
+        { actor: operator, ...tuple(candidate, evidence), verdict: "approve", comment: "x" },
+      ),
+    ).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(
+      world.db.verificationEvidence.updateMany({ where: { id: evidence.evidenceId! }, data: { isPass: false } }),
+    ).rejects.toThrow(/immutable/);
   });
 });

@@ -14,16 +14,23 @@ const ROOT = path.resolve(import.meta.dirname, "..", "..");
 const out = path.join(await fs.mkdtemp(path.join(os.tmpdir(), "diff-view-bench-")), "figures.json");
 
 const code = await new Promise<number>((resolve) => {
-  const child = spawn(process.execPath, [path.join(ROOT, "node_modules", "@playwright", "test", "cli.js"), "test", "e2e/diff-view-perf.spec.ts", "--reporter=line"], {
-    cwd: ROOT,
-    stdio: ["ignore", "inherit", "inherit"],
-    env: { ...process.env, DIFF_VIEW_BENCH: "1", DIFF_VIEW_BENCH_OUT: out },
-  });
+  const child = spawn(
+    process.execPath,
+    [path.join(ROOT, "node_modules", "@playwright", "test", "cli.js"), "test", "e2e/diff-view-perf.spec.ts", "--reporter=line"],
+    {
+      cwd: ROOT,
+      stdio: ["ignore", "inherit", "inherit"],
+      env: { ...process.env, DIFF_VIEW_BENCH: "1", DIFF_VIEW_BENCH_OUT: out },
+    },
+  );
   child.on("exit", (exitCode) => resolve(exitCode ?? 1));
 });
 
 type TFigures = Record<string, number | string>;
-const cases = await fs.readFile(out, "utf8").then((text) => JSON.parse(text) as TFigures[], () => [] as TFigures[]);
+const cases = await fs.readFile(out, "utf8").then(
+  (text) => JSON.parse(text) as TFigures[],
+  () => [] as TFigures[],
+);
 await fs.rm(path.dirname(out), { recursive: true, force: true });
 
 const TARGETS: [string, string, number | null][] = [
@@ -41,7 +48,9 @@ const TARGETS: [string, string, number | null][] = [
 ];
 const lines: string[] = [];
 for (const figures of cases) {
-  lines.push(`\n${figures.case} (diff JSON ${(Number(figures.diffJsonBytes) / 1024 / 1024).toFixed(1)} MiB, ${figures.rows} rows, ${figures.renderedRows} in the DOM, JS ${(Number(figures.jsBytes) / 1024).toFixed(0)} KiB)`);
+  lines.push(
+    `\n${figures.case} (diff JSON ${(Number(figures.diffJsonBytes) / 1024 / 1024).toFixed(1)} MiB, ${figures.rows} rows, ${figures.renderedRows} in the DOM, JS ${(Number(figures.jsBytes) / 1024).toFixed(0)} KiB)`,
+  );
   for (const [name, key, target] of TARGETS) {
     const value = Number(figures[key]);
     const verdict = target === null ? "" : value <= target ? `≤ ${target} ms  ok` : `> ${target} ms  MISSED`;
@@ -50,5 +59,7 @@ for (const figures of cases) {
 }
 process.stdout.write(lines.join("\n") + "\n");
 process.stdout.write(`machine: ${os.cpus().length} cores, node ${process.version}\n`);
-process.stdout.write(`BENCH_JSON ${JSON.stringify({ bench: "diff-view", ok: code === 0, machine: { cores: os.cpus().length, node: process.version }, cases })}\n`);
+process.stdout.write(
+  `BENCH_JSON ${JSON.stringify({ bench: "diff-view", ok: code === 0, machine: { cores: os.cpus().length, node: process.version }, cases })}\n`,
+);
 process.exit(code);

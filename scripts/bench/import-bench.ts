@@ -41,7 +41,9 @@ const BENCH_LIMITS: TArchiveLimits = {
 
 /** Text-like content (base64 of random bytes): compressible like source, unique per file. */
 function fileContent(bytes: number, seed: string): string {
-  return `${seed}\n${randomBytes(Math.ceil((bytes * 3) / 4)).toString("base64").replace(/(.{76})/g, "$1\n")}`.slice(0, bytes);
+  return `${seed}\n${randomBytes(Math.ceil((bytes * 3) / 4))
+    .toString("base64")
+    .replace(/(.{76})/g, "$1\n")}`.slice(0, bytes);
 }
 
 function filePath(i: number): string {
@@ -54,9 +56,14 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-
 /** Writes the candidate tree to a directory file by file (never the whole tree in memory), then tars it. */
-async function writeCandidateArchive(options: { dir: string; archivePath: string; files: number; fileBytes: number; base: (i: number) => string | null }): Promise<string[]> {
+async function writeCandidateArchive(options: {
+  dir: string;
+  archivePath: string;
+  files: number;
+  fileBytes: number;
+  base: (i: number) => string | null;
+}): Promise<string[]> {
   const changed: string[] = [];
   for (let i = 0; i < options.files + 20; i++) {
     const isDeleted = i < 20;
@@ -80,7 +87,17 @@ async function writeCandidateArchive(options: { dir: string; archivePath: string
 async function importOnce(fx: TImportFixture, archivePath: string, declared: string[], limits: TArchiveLimits): Promise<number> {
   const task = await fx.createTask();
   const started = performance.now();
-  await importCandidate({ db: fx.db, task, archivePath, declaredChangedPaths: declared, mirrorPath: fx.mirrorPath, candidateRepoPath: fx.candidateRepoPath, artifactStore: fx.artifactStore, limits, workDir: fx.workDir });
+  await importCandidate({
+    db: fx.db,
+    task,
+    archivePath,
+    declaredChangedPaths: declared,
+    mirrorPath: fx.mirrorPath,
+    candidateRepoPath: fx.candidateRepoPath,
+    artifactStore: fx.artifactStore,
+    limits,
+    workDir: fx.workDir,
+  });
   return performance.now() - started;
 }
 
@@ -90,7 +107,13 @@ async function benchSmall(db: Db): Promise<{ validate: number[]; ours: number[];
   const fx = await createImportFixture(db, { baseTree });
   try {
     const archivePath = path.join(fx.root, "candidate.tar");
-    const declared = await writeCandidateArchive({ dir: path.join(fx.root, "candidate-tree"), archivePath, files: SMALL.files, fileBytes: SMALL.fileBytes, base: (i) => baseContents[i] ?? null });
+    const declared = await writeCandidateArchive({
+      dir: path.join(fx.root, "candidate-tree"),
+      archivePath,
+      files: SMALL.files,
+      fileBytes: SMALL.fileBytes,
+      base: (i) => baseContents[i] ?? null,
+    });
     const archiveBytes = (await fs.stat(archivePath)).size;
 
     const validate: number[] = [];
@@ -109,7 +132,18 @@ async function benchSmall(db: Db): Promise<{ validate: number[]; ours: number[];
       const t0 = performance.now();
       execFileSync("tar", ["-xf", archivePath, "-C", checkout]);
       execFileSync("git", ["-C", checkout, "add", "-A"]);
-      execFileSync("git", ["-C", checkout, "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-q", "-m", "naive import"]);
+      execFileSync("git", [
+        "-C",
+        checkout,
+        "-c",
+        "user.name=bench",
+        "-c",
+        "user.email=bench@example.invalid",
+        "commit",
+        "-q",
+        "-m",
+        "naive import",
+      ]);
       if (run >= 0) naive.push(performance.now() - t0);
       await fs.rm(checkout, { recursive: true, force: true });
     }
@@ -125,26 +159,63 @@ async function childLarge(url: string): Promise<void> {
   const fx = await createImportFixture(db, { baseTree: { "README.md": "# large\n" } });
   try {
     const archivePath = path.join(fx.root, "large.tar");
-    const declared = await writeCandidateArchive({ dir: path.join(fx.root, "large-tree"), archivePath, files: LARGE.files, fileBytes: LARGE.fileBytes, base: () => null });
+    const declared = await writeCandidateArchive({
+      dir: path.join(fx.root, "large-tree"),
+      archivePath,
+      files: LARGE.files,
+      fileBytes: LARGE.fileBytes,
+      base: () => null,
+    });
     declared.push("README.md");
     const archiveBytes = (await fs.stat(archivePath)).size;
     const rssBefore = process.memoryUsage().rss;
     const maxRssBeforeKb = process.resourceUsage().maxRSS;
     const started = performance.now();
     const task = await fx.createTask();
-    await importCandidate({ db, task, archivePath, declaredChangedPaths: declared, mirrorPath: fx.mirrorPath, candidateRepoPath: fx.candidateRepoPath, artifactStore: fx.artifactStore, limits: BENCH_LIMITS, workDir: fx.workDir });
+    await importCandidate({
+      db,
+      task,
+      archivePath,
+      declaredChangedPaths: declared,
+      mirrorPath: fx.mirrorPath,
+      candidateRepoPath: fx.candidateRepoPath,
+      artifactStore: fx.artifactStore,
+      limits: BENCH_LIMITS,
+      workDir: fx.workDir,
+    });
     const elapsedMs = performance.now() - started;
-    process.stdout.write(JSON.stringify({ archiveBytes, elapsedMs, rssBeforeKb: Math.round(rssBefore / 1024), maxRssBeforeKb, nodeMaxRssKb: process.resourceUsage().maxRSS }) + "\n");
+    process.stdout.write(
+      JSON.stringify({
+        archiveBytes,
+        elapsedMs,
+        rssBeforeKb: Math.round(rssBefore / 1024),
+        maxRssBeforeKb,
+        nodeMaxRssKb: process.resourceUsage().maxRSS,
+      }) + "\n",
+    );
   } finally {
     await fx.cleanup();
     await db.$disconnect();
   }
 }
 
-async function benchLarge(url: string): Promise<{ archiveBytes: number; elapsedMs: number; rssBeforeKb: number; maxRssBeforeKb: number; nodeMaxRssKb: number; treeMaxRssKb: number }> {
+async function benchLarge(
+  url: string,
+): Promise<{
+  archiveBytes: number;
+  elapsedMs: number;
+  rssBeforeKb: number;
+  maxRssBeforeKb: number;
+  nodeMaxRssKb: number;
+  treeMaxRssKb: number;
+}> {
   const timeFile = path.join(os.tmpdir(), `import-bench-time-${randomBytes(4).toString("hex")}`);
   const stdout = await new Promise<string>((resolve, reject) => {
-    const child = spawn("/usr/bin/time", ["-f", "%M", "-o", timeFile, process.execPath, "--import", "tsx", import.meta.filename, "--child-large", url], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(
+      "/usr/bin/time",
+      ["-f", "%M", "-o", timeFile, process.execPath, "--import", "tsx", import.meta.filename, "--child-large", url],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.on("error", reject);
@@ -170,12 +241,28 @@ async function main(): Promise<void> {
     const large = await benchLarge(url);
 
     const rows = [
-      ["validate only (stream, hashes, no spool)", `${mb(small.archiveBytes)}, ${SMALL.files} files`, `${median(small.validate).toFixed(0)} ms`],
-      ["importCandidate (validate + fast-import + manifest + artifact + row)", `${mb(small.archiveBytes)}`, `${median(small.ours).toFixed(0)} ms`],
+      [
+        "validate only (stream, hashes, no spool)",
+        `${mb(small.archiveBytes)}, ${SMALL.files} files`,
+        `${median(small.validate).toFixed(0)} ms`,
+      ],
+      [
+        "importCandidate (validate + fast-import + manifest + artifact + row)",
+        `${mb(small.archiveBytes)}`,
+        `${median(small.ours).toFixed(0)} ms`,
+      ],
       ["tar -x && git add -A && git commit (naive, unsafe)", `${mb(small.archiveBytes)}`, `${median(small.naive).toFixed(0)} ms`],
       ["importCandidate, 200 MB: wall time", mb(large.archiveBytes), `${large.elapsedMs.toFixed(0)} ms`],
-      ["importCandidate, 200 MB: node peak RSS (RSS / peak before import)", mb(large.archiveBytes), `${(large.nodeMaxRssKb / 1024).toFixed(0)} MiB (${(large.rssBeforeKb / 1024).toFixed(0)} / ${(large.maxRssBeforeKb / 1024).toFixed(0)} MiB)`],
-      ["importCandidate, 200 MB: largest process incl. git (time %M)", mb(large.archiveBytes), `${(large.treeMaxRssKb / 1024).toFixed(0)} MiB`],
+      [
+        "importCandidate, 200 MB: node peak RSS (RSS / peak before import)",
+        mb(large.archiveBytes),
+        `${(large.nodeMaxRssKb / 1024).toFixed(0)} MiB (${(large.rssBeforeKb / 1024).toFixed(0)} / ${(large.maxRssBeforeKb / 1024).toFixed(0)} MiB)`,
+      ],
+      [
+        "importCandidate, 200 MB: largest process incl. git (time %M)",
+        mb(large.archiveBytes),
+        `${(large.treeMaxRssKb / 1024).toFixed(0)} MiB`,
+      ],
     ];
     const widths = [0, 1, 2].map((c) => Math.max(...rows.map((r) => r[c]!.length), ["case", "input", "median"][c]!.length));
     const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join("  ");
@@ -194,10 +281,25 @@ async function main(): Promise<void> {
       bench: "import",
       ok: true,
       rows: [
-        row(`import ${mb(small.archiveBytes)} / ${SMALL.files} files: importCandidate median`, median(small.ours), "ms", { label: "naive tar -x && git add && commit", value: median(small.naive) }, "≤ 1.5× naive"),
-        row(`import ${mb(small.archiveBytes)}: validate only median`, median(small.validate), "ms", { label: "naive tar -x && git add && commit", value: median(small.naive) }),
+        row(
+          `import ${mb(small.archiveBytes)} / ${SMALL.files} files: importCandidate median`,
+          median(small.ours),
+          "ms",
+          { label: "naive tar -x && git add && commit", value: median(small.naive) },
+          "≤ 1.5× naive",
+        ),
+        row(`import ${mb(small.archiveBytes)}: validate only median`, median(small.validate), "ms", {
+          label: "naive tar -x && git add && commit",
+          value: median(small.naive),
+        }),
         row(`import ${mb(large.archiveBytes)}: wall time`, large.elapsedMs, "ms", null, "≤ 1.5× naive at the same size"),
-        row(`import ${mb(large.archiveBytes)}: node peak RSS`, large.nodeMaxRssKb / 1024, "MiB", { label: "peak RSS before the import", value: large.maxRssBeforeKb / 1024 }, "added ≤ 64 MiB"),
+        row(
+          `import ${mb(large.archiveBytes)}: node peak RSS`,
+          large.nodeMaxRssKb / 1024,
+          "MiB",
+          { label: "peak RSS before the import", value: large.maxRssBeforeKb / 1024 },
+          "added ≤ 64 MiB",
+        ),
         row(`import ${mb(large.archiveBytes)}: largest process incl. git`, large.treeMaxRssKb / 1024, "MiB"),
       ],
     });

@@ -61,14 +61,28 @@ async function startListenerProcess(databaseUrl: string): Promise<{ url: string;
   const port = await findFreePort();
   const child = spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "scripts", "relay.ts")], {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, DATABASE_URL: databaseUrl, RELAY_PORT: String(port), HOSTNAME: "127.0.0.1", LOG_LEVEL: "error", NODE_ENV: "production" },
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      RELAY_PORT: String(port),
+      HOSTNAME: "127.0.0.1",
+      LOG_LEVEL: "error",
+      NODE_ENV: "production",
+    },
     stdio: ["ignore", "ignore", "inherit"],
   });
   const url = `http://127.0.0.1:${port}`;
-  const stop = () => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once("exit", () => resolve()), child.kill("SIGTERM"))));
+  const stop = () =>
+    new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once("exit", () => resolve()), child.kill("SIGTERM"))));
   for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
     if (child.exitCode !== null) throw new Error(`the relay listener exited with ${child.exitCode}`);
-    if ((await fetch(`${url}/`).then((r) => r.status, () => 0)) === 404) return { url, stop };
+    if (
+      (await fetch(`${url}/`).then(
+        (r) => r.status,
+        () => 0,
+      )) === 404
+    )
+      return { url, stop };
   }
   await stop();
   throw new Error("the relay listener did not start within 30 s");
@@ -85,12 +99,19 @@ async function main(db: Db, databaseUrl: string) {
     cleanups.push(() => fs.rm(credentialDir, { recursive: true, force: true }));
     const upstream = await startFakeOpenAiServer({ credential, reply: () => REPLY, recordRequests: false });
     cleanups.push(() => upstream.close());
-    await setRelayUpstream({ db, value: { kind: "openai", endpoint: upstream.endpoint, model: "bench-model", credentialFile }, via: "bench" });
+    await setRelayUpstream({
+      db,
+      value: { kind: "openai", endpoint: upstream.endpoint, model: "bench-model", credentialFile },
+      via: "bench",
+    });
     cleanups.push(() => closeUpstreamAgents());
 
     const newCapability = async (label: string) => {
       const { taskId } = await createRelayTestTask(db, label);
-      const { handle } = await issueCapability({ db }, { taskId, maxRequests: 100_000, maxBytes: 2 ** 40, maxRequestBytes: 64 * 1024, maxResponseBytes: 64 * 1024, ttlSeconds: 3600 });
+      const { handle } = await issueCapability(
+        { db },
+        { taskId, maxRequests: 100_000, maxBytes: 2 ** 40, maxRequestBytes: 64 * 1024, maxResponseBytes: 64 * 1024, ttlSeconds: 3600 },
+      );
       return { taskId, handle };
     };
     const shared = await newCapability("bench");
@@ -110,7 +131,8 @@ async function main(db: Db, databaseUrl: string) {
         body: JSON.stringify({ model: "bench-model", messages: MESSAGES, max_tokens: 256, stream: false }),
       });
       const body = (await response.body.json()) as { choices?: { message?: { content?: string } }[] };
-      if (response.statusCode !== 200 || body.choices?.[0]?.message?.content !== REPLY) throw new Error(`direct call failed: ${response.statusCode}`);
+      if (response.statusCode !== 200 || body.choices?.[0]?.message?.content !== REPLY)
+        throw new Error(`direct call failed: ${response.statusCode}`);
     };
     const listener = await startListenerProcess(databaseUrl);
     cleanups.push(() => listener.stop());
@@ -125,7 +147,8 @@ async function main(db: Db, databaseUrl: string) {
         body: JSON.stringify({ taskId, request: { messages: MESSAGES, maxTokens: 256 } }),
       });
       const body = (await response.body.json()) as { completion?: { content?: string } };
-      if (response.statusCode !== 200 || body.completion?.content !== REPLY) throw new Error(`relay call failed: ${response.statusCode} ${JSON.stringify(body).slice(0, 200)}`);
+      if (response.statusCode !== 200 || body.completion?.content !== REPLY)
+        throw new Error(`relay call failed: ${response.statusCode} ${JSON.stringify(body).slice(0, 200)}`);
     };
     const relayed = () => relayedWith(shared);
     // Each concurrent worker is one task with its own capability.
@@ -167,9 +190,21 @@ async function main(db: Db, databaseUrl: string) {
       bench: "relay",
       ok: true,
       rows: rows.flatMap(({ label, direct: d, relay: r }) => [
-        row(`relay ${label}: p50 latency`, r.median, "ms", { label: "direct upstream p50", value: d.median }, label === "c=1" ? "≤ direct + 1.5 ms" : null),
+        row(
+          `relay ${label}: p50 latency`,
+          r.median,
+          "ms",
+          { label: "direct upstream p50", value: d.median },
+          label === "c=1" ? "≤ direct + 1.5 ms" : null,
+        ),
         row(`relay ${label}: p99 latency`, r.p99, "ms", { label: "direct upstream p99", value: d.p99 }),
-        row(`relay ${label}: throughput`, rps(r), "rps", { label: "direct upstream", value: rps(d) }, label === "c=1" ? null : "≥ 0.5× direct"),
+        row(
+          `relay ${label}: throughput`,
+          rps(r),
+          "rps",
+          { label: "direct upstream", value: rps(d) },
+          label === "c=1" ? null : "≥ 0.5× direct",
+        ),
       ]),
     });
   } finally {

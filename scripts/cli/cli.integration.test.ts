@@ -8,7 +8,10 @@ describe("schoolcore CLI", async () => {
   const env = { DATABASE_URL: url };
 
   it("user add with --password-stdin creates a hashed user and --json reports it", async () => {
-    const result = await runCli(["user", "add", "--email", "Ops@School.test", "--role", "operator", "--role", "teacher", "--password-stdin", "--json"], { env, stdin: "a very long password\n" });
+    const result = await runCli(
+      ["user", "add", "--email", "Ops@School.test", "--role", "operator", "--role", "teacher", "--password-stdin", "--json"],
+      { env, stdin: "a very long password\n" },
+    );
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     const out = JSON.parse(result.stdout);

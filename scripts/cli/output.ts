@@ -21,13 +21,18 @@ export function printError(error: unknown, isJson: boolean): number {
   const line = sanitizeExcerpt(message.replace(/\s*\n\s*/g, " "), 1000);
   if (isJson) process.stdout.write(JSON.stringify({ error: { code, message: line } }) + "\n");
   process.stderr.write(`schoolcore: ${line}\n`);
-  if (!isAppError(error) && !(error instanceof UsageError) && error instanceof Error && process.env.SCHOOLCORE_DEBUG) process.stderr.write(`${error.stack}\n`);
+  if (!isAppError(error) && !(error instanceof UsageError) && error instanceof Error && process.env.SCHOOLCORE_DEBUG)
+    process.stderr.write(`${error.stack}\n`);
   return error instanceof UsageError ? 2 : 1;
 }
 
 export function table(rows: Record<string, string>[], columns: string[]): string {
   if (rows.length === 0) return "(none)";
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => (r[c] ?? "").length)));
-  const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd();
   return [line(columns), ...rows.map((r) => line(columns.map((c) => r[c] ?? "")))].join("\n");
 }

@@ -11,13 +11,19 @@ import { forgeGitDir, parseForgeFullName } from "./forge-paths";
 
 export type TCreateForgeRepositoryOptions = { dataDir: string; repository: string; defaultBranch?: string };
 
-export async function createForgeRepository(options: TCreateForgeRepositoryOptions): Promise<{ gitDir: string; repository: string; isNew: boolean }> {
+export async function createForgeRepository(
+  options: TCreateForgeRepositoryOptions,
+): Promise<{ gitDir: string; repository: string; isNew: boolean }> {
   const repo = parseForgeFullName(options.repository);
   if (!repo) throw new AppError("VALIDATION_FAILED", "A forge repository name must be owner/name (letters, digits, _ . -).");
   const defaultBranch = options.defaultBranch ?? "main";
-  if (!/^[A-Za-z0-9_.\/-]{1,100}$/.test(defaultBranch) || defaultBranch.includes("..")) throw new AppError("VALIDATION_FAILED", "Invalid default branch name.");
+  if (!/^[A-Za-z0-9_.\/-]{1,100}$/.test(defaultBranch) || defaultBranch.includes(".."))
+    throw new AppError("VALIDATION_FAILED", "Invalid default branch name.");
   const gitDir = forgeGitDir(options.dataDir, repo);
-  const exists = await fs.stat(`${gitDir}/HEAD`).then(() => true, () => false);
+  const exists = await fs.stat(`${gitDir}/HEAD`).then(
+    () => true,
+    () => false,
+  );
   if (!exists) {
     await fs.mkdir(gitDir, { recursive: true });
     await runGit({ args: ["init", "--quiet", "--bare", `--initial-branch=${defaultBranch}`, "--", gitDir] });

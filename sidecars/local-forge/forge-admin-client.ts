@@ -30,6 +30,13 @@ export async function readForgeStats(admin: TForgeAdmin): Promise<TForgeStats & 
   return (await call(admin, "GET", "/stats")) as TForgeStats & { held: number };
 }
 
-export async function createForgeRepositoryViaAdmin(admin: TForgeAdmin, repository: string, defaultBranch?: string): Promise<{ repository: string; cloneUrl: string }> {
-  return (await call(admin, "POST", "/repos", { repository, ...(defaultBranch ? { defaultBranch } : {}) })) as { repository: string; cloneUrl: string };
+export async function createForgeRepositoryViaAdmin(
+  admin: TForgeAdmin,
+  repository: string,
+  defaultBranch?: string,
+): Promise<{ repository: string; cloneUrl: string }> {
+  return (await call(admin, "POST", "/repos", { repository, ...(defaultBranch ? { defaultBranch } : {}) })) as {
+    repository: string;
+    cloneUrl: string;
+  };
 }

@@ -39,7 +39,11 @@ const ZCreatePullSchema = z.object({
 export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent || res.destroyed) return;
   const body = JSON.stringify(value);
-  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(body)), ...headers });
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": String(Buffer.byteLength(body)),
+    ...headers,
+  });
   res.end(body);
 }
 
@@ -86,7 +90,10 @@ async function pullJson(context: TForgeApiContext, repo: TForgeRepoName, pull: T
 }
 
 async function repositoryExists(context: TForgeApiContext, repo: TForgeRepoName): Promise<boolean> {
-  return fs.stat(`${forgeGitDir(context.dataDir, repo)}/HEAD`).then(() => true, () => false);
+  return fs.stat(`${forgeGitDir(context.dataDir, repo)}/HEAD`).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Handles /repos/... on the authenticated API port. */
@@ -98,7 +105,12 @@ export async function handleApiRequest(context: TForgeApiContext, req: IncomingM
   const method = req.method ?? "GET";
 
   if (rest === "" && method === "GET") {
-    return sendJson(res, 200, { full_name: repo.fullName, name: repo.name, owner: { login: repo.owner }, clone_url: `${context.publicUrl()}/${repo.fullName}.git` });
+    return sendJson(res, 200, {
+      full_name: repo.fullName,
+      name: repo.name,
+      owner: { login: repo.owner },
+      clone_url: `${context.publicUrl()}/${repo.fullName}.git`,
+    });
   }
 
   if (rest === "/pulls" && method === "GET") {
@@ -138,7 +150,11 @@ export async function handleApiRequest(context: TForgeApiContext, req: IncomingM
     const branch = ref[1]!.split("/").map(decodeURIComponent).join("/");
     const sha = await readBranchSha(forgeGitDir(context.dataDir, repo), branch);
     if (!sha) return sendGitHubError(res, 404, "Not Found");
-    return sendJson(res, 200, { ref: `refs/heads/${branch}`, url: `${context.publicUrl()}/repos/${repo.fullName}/git/refs/heads/${branch}`, object: { sha, type: "commit" } });
+    return sendJson(res, 200, {
+      ref: `refs/heads/${branch}`,
+      url: `${context.publicUrl()}/repos/${repo.fullName}/git/refs/heads/${branch}`,
+      object: { sha, type: "commit" },
+    });
   }
 
   if (rest === "/pulls" && method === "POST") return createPull(context, req, res, repo);
@@ -153,26 +169,52 @@ async function createPull(context: TForgeApiContext, req: IncomingMessage, res: 
   const parsed = ZCreatePullSchema.safeParse(body.value);
   if (!parsed.success) {
     const field = String(parsed.error.issues[0]?.path[0] ?? "body");
-    return sendGitHubError(res, 422, "Validation Failed", [{ resource: "PullRequest", field, code: parsed.error.issues[0]?.code === "too_small" ? "missing_field" : "invalid" }]);
+    return sendGitHubError(res, 422, "Validation Failed", [
+      { resource: "PullRequest", field, code: parsed.error.issues[0]?.code === "too_small" ? "missing_field" : "invalid" },
+    ]);
   }
   const input = parsed.data;
-  const fault = context.faults.take(["create_502_before_create", "create_502_after_create", "create_timeout_after_create", "create_422_already_exists"], repo.fullName);
+  const fault = context.faults.take(
+    ["create_502_before_create", "create_502_after_create", "create_timeout_after_create", "create_422_already_exists"],
+    repo.fullName,
+  );
   if (fault?.kind === "create_502_before_create") return sendGitHubError(res, 502, "Server Error");
 
   const colon = input.head.indexOf(":");
   const headOwner = colon >= 0 ? input.head.slice(0, colon).toLowerCase() : repo.owner;
   const headRef = colon >= 0 ? input.head.slice(colon + 1) : input.head;
   const gitDir = forgeGitDir(context.dataDir, repo);
-  const [headSha, baseSha] = await Promise.all([headOwner === repo.owner ? readBranchSha(gitDir, headRef) : null, readBranchSha(gitDir, input.base)]);
+  const [headSha, baseSha] = await Promise.all([
+    headOwner === repo.owner ? readBranchSha(gitDir, headRef) : null,
+    readBranchSha(gitDir, input.base),
+  ]);
   if (!headSha) return sendGitHubError(res, 422, "Validation Failed", [{ resource: "PullRequest", field: "head", code: "invalid" }]);
   if (!baseSha) return sendGitHubError(res, 422, "Validation Failed", [{ resource: "PullRequest", field: "base", code: "invalid" }]);
-  if (headSha === baseSha) return sendGitHubError(res, 422, "Validation Failed", [{ resource: "PullRequest", code: "custom", message: `No commits between ${input.base} and ${headRef}` }]);
+  if (headSha === baseSha)
+    return sendGitHubError(res, 422, "Validation Failed", [
+      { resource: "PullRequest", code: "custom", message: `No commits between ${input.base} and ${headRef}` },
+    ]);
 
-  const alreadyExists = () => sendGitHubError(res, 422, "Validation Failed", [{ resource: "PullRequest", code: "custom", message: `A pull request already exists for ${repo.owner}:${headRef}.` }]);
+  const alreadyExists = () =>
+    sendGitHubError(res, 422, "Validation Failed", [
+      { resource: "PullRequest", code: "custom", message: `A pull request already exists for ${repo.owner}:${headRef}.` },
+    ]);
   const outcome = await context.store.withPulls<{ kind: "exists" } | { kind: "created"; pull: TForgePull }>(repo, async (file) => {
-    if (file.pulls.some((p) => p.state === "open" && p.headRef === headRef && p.baseRef === input.base)) return { result: { kind: "exists" as const }, save: false };
+    if (file.pulls.some((p) => p.state === "open" && p.headRef === headRef && p.baseRef === input.base))
+      return { result: { kind: "exists" as const }, save: false };
     const now = new Date().toISOString();
-    const pull: TForgePull = { number: file.nextNumber, title: input.title, body: input.body ?? "", state: "open", headRef, headSha, baseRef: input.base, baseSha, createdAt: now, updatedAt: now };
+    const pull: TForgePull = {
+      number: file.nextNumber,
+      title: input.title,
+      body: input.body ?? "",
+      state: "open",
+      headRef,
+      headSha,
+      baseRef: input.base,
+      baseSha,
+      createdAt: now,
+      updatedAt: now,
+    };
     file.nextNumber += 1;
     file.pulls.push(pull);
     return { result: { kind: "created" as const, pull }, save: true };

@@ -18,15 +18,25 @@ describe("schoolcore forge serve", () => {
   it("serves with tokens from files it creates, prints the publish setting, stops on SIGTERM", async () => {
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-forge-cli-"));
     dirs.push(dataDir);
-    const child = spawn(process.execPath, [path.join(PROJECT_ROOT, "scripts", "schoolcore.mjs"), "forge", "serve", "--port", "0", "--admin-port", "0", "--json"], {
-      cwd: PROJECT_ROOT,
-      env: { ...process.env, DATA_DIR: dataDir },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      [path.join(PROJECT_ROOT, "scripts", "schoolcore.mjs"), "forge", "serve", "--port", "0", "--admin-port", "0", "--json"],
+      {
+        cwd: PROJECT_ROOT,
+        env: { ...process.env, DATA_DIR: dataDir },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let stdout = "";
     const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
     try {
-      const info = await new Promise<{ url: string; adminUrl: string; tokenFile: string; adminTokenFile: string; publishSetting: { apiBaseUrl: string; tokenFile: string } }>((resolve, reject) => {
+      const info = await new Promise<{
+        url: string;
+        adminUrl: string;
+        tokenFile: string;
+        adminTokenFile: string;
+        publishSetting: { apiBaseUrl: string; tokenFile: string };
+      }>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no output: ${stdout}`)), 30_000);
         child.stdout.on("data", (chunk: Buffer) => {
           stdout += chunk.toString();
@@ -45,7 +55,11 @@ describe("schoolcore forge serve", () => {
       const adminToken = (await fs.readFile(info.adminTokenFile, "utf8")).trim();
       expect(stdout).not.toContain(token);
       expect(stdout).not.toContain(adminToken);
-      const created = await fetch(`${info.adminUrl}/repos`, { method: "POST", headers: { authorization: `Bearer ${adminToken}` }, body: JSON.stringify({ repository: "demo/cli" }) });
+      const created = await fetch(`${info.adminUrl}/repos`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${adminToken}` },
+        body: JSON.stringify({ repository: "demo/cli" }),
+      });
       expect(created.status).toBe(201);
       expect((await fetch(`${info.url}/repos/demo/cli`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
       expect((await fetch(`${info.url}/repos/demo/cli`)).status).toBe(401);

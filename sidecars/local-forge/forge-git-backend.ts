@@ -15,7 +15,10 @@ export type TGitBackendRequest = { projectRoot: string; pathInfo: string; query:
 export function serveGitHttpBackend(req: IncomingMessage, res: ServerResponse, options: TGitBackendRequest): Promise<void> {
   return new Promise((resolve) => {
     const env: Record<string, string> = {
-      ...buildGitEnv({}, [["http.receivepack", "true"], ["http.uploadpack", "true"]]),
+      ...buildGitEnv({}, [
+        ["http.receivepack", "true"],
+        ["http.uploadpack", "true"],
+      ]),
       GIT_PROJECT_ROOT: options.projectRoot,
       GIT_HTTP_EXPORT_ALL: "1",
       GIT_HTTP_MAX_REQUEST_BUFFER: String(100 << 20),
@@ -37,7 +40,10 @@ export function serveGitHttpBackend(req: IncomingMessage, res: ServerResponse, o
     const gitProtocol = req.headers["git-protocol"];
     if (typeof gitProtocol === "string") env.GIT_PROTOCOL = gitProtocol;
 
-    const child = spawn("git", buildGitArgv({ args: ["http-backend"] }), { env: env as NodeJS.ProcessEnv, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn("git", buildGitArgv({ args: ["http-backend"] }), {
+      env: env as NodeJS.ProcessEnv,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let headerBuffer = Buffer.alloc(0);
     let isHeaderDone = false;
     const fail = (status: number, message: string) => {

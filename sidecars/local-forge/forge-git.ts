@@ -8,13 +8,24 @@ const MAX_DIFF_BYTES = 512 * 1024;
 
 /** Branch names the forge accepts: what our publication uses and GitHub allows, nothing that could be an option. */
 export function isSafeBranchName(ref: string): boolean {
-  return /^[A-Za-z0-9_][A-Za-z0-9._\/-]{0,199}$/.test(ref) && !ref.includes("..") && !ref.endsWith("/") && !ref.endsWith(".lock") && !ref.includes("//");
+  return (
+    /^[A-Za-z0-9_][A-Za-z0-9._\/-]{0,199}$/.test(ref) &&
+    !ref.includes("..") &&
+    !ref.endsWith("/") &&
+    !ref.endsWith(".lock") &&
+    !ref.includes("//")
+  );
 }
 
 /** The commit a branch points at, or null when it does not exist. */
 export async function readBranchSha(gitDir: string, branch: string): Promise<string | null> {
   if (!isSafeBranchName(branch)) return null;
-  const result = await runGit({ gitDir, args: ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`], timeoutMs: 10_000, okExitCodes: [0, 1, 128] });
+  const result = await runGit({
+    gitDir,
+    args: ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`],
+    timeoutMs: 10_000,
+    okExitCodes: [0, 1, 128],
+  });
   const sha = result.stdout.toString("utf8").trim();
   return result.exitCode === 0 && isFullSha(sha) ? sha : null;
 }

@@ -16,7 +16,14 @@ export function renderPullPage(input: { repository: string; pull: TForgePull; he
   const diffLines = input.diff
     .split("\n")
     .map((line) => {
-      const tone = line.startsWith("+") && !line.startsWith("+++") ? "add" : line.startsWith("-") && !line.startsWith("---") ? "del" : line.startsWith("@@") ? "hunk" : "";
+      const tone =
+        line.startsWith("+") && !line.startsWith("+++")
+          ? "add"
+          : line.startsWith("-") && !line.startsWith("---")
+            ? "del"
+            : line.startsWith("@@")
+              ? "hunk"
+              : "";
       return `<span class="${tone}">${escapeHtml(line)}</span>`;
     })
     .join("\n");

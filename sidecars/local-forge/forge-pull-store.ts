@@ -34,12 +34,14 @@ export class ForgePullStore {
   /** Runs fn with exclusive access to the repository's pull requests; saves when fn returns `save: true`. */
   async withPulls<T>(repo: TForgeRepoName, fn: (file: TForgePullFile) => Promise<{ result: T; save: boolean }>): Promise<T> {
     const previous = this.queues.get(repo.fullName) ?? Promise.resolve();
-    const run = previous.catch(() => undefined).then(async () => {
-      const file = await this.read(repo);
-      const { result, save } = await fn(file);
-      if (save) await this.write(repo, file);
-      return result;
-    });
+    const run = previous
+      .catch(() => undefined)
+      .then(async () => {
+        const file = await this.read(repo);
+        const { result, save } = await fn(file);
+        if (save) await this.write(repo, file);
+        return result;
+      });
     this.queues.set(repo.fullName, run);
     try {
       return await run;

@@ -22,7 +22,8 @@ describe("local forge", () => {
   const api = (p: string, init: RequestInit = {}) => fetch(`${forge.url}${p}`, { ...init, headers: { ...auth, ...(init.headers ?? {}) } });
   const admin = () => ({ adminUrl: forge.adminUrl, adminToken: ADMIN });
   // scoped to the forge (run-git refuses a global http.extraHeader)
-  const gitAuth = () => [[`http.${forge.url}/.extraHeader`, `Authorization: Basic ${Buffer.from(`x:${TOKEN}`).toString("base64")}`]] as const;
+  const gitAuth = () =>
+    [[`http.${forge.url}/.extraHeader`, `Authorization: Basic ${Buffer.from(`x:${TOKEN}`).toString("base64")}`]] as const;
 
   beforeAll(async () => {
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-forge-"));
@@ -30,7 +31,9 @@ describe("local forge", () => {
     await createForgeRepository({ dataDir, repository });
     const work = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-forge-work-"));
     const git = async (args: string[], http = false) =>
-      (await runGit({ cwd: work, args, ...(http ? { remoteProtocols: ["http"] as const, secretConfig: gitAuth() } : {}) })).stdout.toString("utf8").trim();
+      (await runGit({ cwd: work, args, ...(http ? { remoteProtocols: ["http"] as const, secretConfig: gitAuth() } : {}) })).stdout
+        .toString("utf8")
+        .trim();
     await git(["init", "--quiet", "--initial-branch=main"]);
     await fs.writeFile(path.join(work, "a.txt"), "one\n");
     await git(["add", "a.txt"]);
@@ -56,7 +59,12 @@ describe("local forge", () => {
     expect(await response.json()).toMatchObject({ message: "Bad credentials" });
     const wrong = await fetch(`${forge.url}/repos/${repository}/pulls`, { headers: { authorization: "Bearer not-the-token-at-all" } });
     expect(wrong.status).toBe(401);
-    const clone = await runGit({ args: ["ls-remote", `${forge.url}/${repository}.git`], remoteProtocols: ["http"], okExitCodes: [0, 128], timeoutMs: 20_000 });
+    const clone = await runGit({
+      args: ["ls-remote", `${forge.url}/${repository}.git`],
+      remoteProtocols: ["http"],
+      okExitCodes: [0, 128],
+      timeoutMs: 20_000,
+    });
     expect(clone.exitCode).not.toBe(0);
     expect(clone.stderr).toMatch(/could not read Username|401|Authentication/i);
     const adminWithApiToken = await fetch(`${forge.adminUrl}/stats`, { headers: auth });
@@ -75,16 +83,31 @@ describe("local forge", () => {
 
   it("creates one pull request per head and base, answering a second create with GitHub's 422", async () => {
     const create = () =>
-      api(`/repos/${repository}/pulls`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ title: "<b>Title</b>", head: "school/t1", base: "main", body: "Body <script>x</script>" }) });
+      api(`/repos/${repository}/pulls`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ title: "<b>Title</b>", head: "school/t1", base: "main", body: "Body <script>x</script>" }),
+      });
     const first = await create();
     expect(first.status).toBe(201);
-    const pull = (await first.json()) as { number: number; html_url: string; head: { sha: string; ref: string }; base: { ref: string; sha: string } };
+    const pull = (await first.json()) as {
+      number: number;
+      html_url: string;
+      head: { sha: string; ref: string };
+      base: { ref: string; sha: string };
+    };
     expect(pull).toMatchObject({ number: 1, head: { sha: headSha, ref: "school/t1" }, base: { ref: "main", sha: baseSha } });
     expect(pull.html_url).toBe(`${forge.url}/${repository}/pull/1`);
     const second = await create();
     expect(second.status).toBe(422);
-    expect(await second.json()).toMatchObject({ message: "Validation Failed", errors: [{ message: "A pull request already exists for demo:school/t1." }] });
-    const badHead = await api(`/repos/${repository}/pulls`, { method: "POST", body: JSON.stringify({ title: "x", head: "school/none", base: "main" }) });
+    expect(await second.json()).toMatchObject({
+      message: "Validation Failed",
+      errors: [{ message: "A pull request already exists for demo:school/t1." }],
+    });
+    const badHead = await api(`/repos/${repository}/pulls`, {
+      method: "POST",
+      body: JSON.stringify({ title: "x", head: "school/none", base: "main" }),
+    });
     expect(badHead.status).toBe(422);
     expect(await badHead.json()).toMatchObject({ errors: [{ field: "head", code: "invalid" }] });
   });
@@ -120,7 +143,8 @@ describe("local forge", () => {
 
   it("injects faults from the admin port: 502 before create creates nothing; 502 after create does", async () => {
     await runGit({ gitDir: path.join(dataDir, "forge/demo/widgets.git"), args: ["update-ref", "refs/heads/school/t2", headSha] });
-    const create = () => api(`/repos/${repository}/pulls`, { method: "POST", body: JSON.stringify({ title: "t2", head: "demo:school/t2", base: "main" }) });
+    const create = () =>
+      api(`/repos/${repository}/pulls`, { method: "POST", body: JSON.stringify({ title: "t2", head: "demo:school/t2", base: "main" }) });
     const count = async () => ((await (await api(`/repos/${repository}/pulls?state=all`)).json()) as unknown[]).length;
     const createdBefore = (await readForgeStats(admin())).created;
     await addForgeFault(admin(), { kind: "create_502_before_create", repository });
@@ -131,7 +155,11 @@ describe("local forge", () => {
     expect(await count()).toBe(2);
     expect((await readForgeStats(admin())).created).toBe(createdBefore + 1);
     expect((await create()).status).toBe(422);
-    const bad = await fetch(`${forge.adminUrl}/faults`, { method: "POST", headers: { authorization: `Bearer ${ADMIN}` }, body: JSON.stringify({ kind: "explode" }) });
+    const bad = await fetch(`${forge.adminUrl}/faults`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN}` },
+      body: JSON.stringify({ kind: "explode" }),
+    });
     expect(bad.status).toBe(400);
   });
 

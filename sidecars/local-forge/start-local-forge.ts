@@ -79,7 +79,8 @@ export async function startLocalForge(options: TLocalForgeOptions): Promise<TLoc
   if (options.token.length < MIN_TOKEN_CHARS || options.adminToken.length < MIN_TOKEN_CHARS) {
     throw new AppError("CONFIG_INVALID", `The forge token and admin token must each have at least ${MIN_TOKEN_CHARS} characters.`);
   }
-  if (sameSecret(options.token, options.adminToken)) throw new AppError("CONFIG_INVALID", "The forge admin token must differ from the API token.");
+  if (sameSecret(options.token, options.adminToken))
+    throw new AppError("CONFIG_INVALID", "The forge admin token must differ from the API token.");
   const host = options.host ?? "127.0.0.1";
   const urlHost = host === "::1" ? "[::1]" : host;
   let publicUrl = "";
@@ -117,7 +118,12 @@ export async function startLocalForge(options: TLocalForgeOptions): Promise<TLoc
         const slow = context.faults.take(["push_slow"], repo.fullName);
         if (slow) await new Promise((r) => setTimeout(r, slow.delayMs ?? 5_000));
       }
-      return serveGitHttpBackend(req, res, { projectRoot: forgeRoot(options.dataDir), pathInfo: `/${repo.owner}/${repo.name}.git${service}`, query: url.search.slice(1), remoteUser: "school-core" });
+      return serveGitHttpBackend(req, res, {
+        projectRoot: forgeRoot(options.dataDir),
+        pathInfo: `/${repo.owner}/${repo.name}.git${service}`,
+        query: url.search.slice(1),
+        remoteUser: "school-core",
+      });
     }
     const pageMatch = /^\/([^/]+)\/([^/]+)\/pull\/(\d{1,9})$/.exec(url.pathname);
     if (pageMatch && req.method === "GET") return servePullPage(res, pageMatch[1]!, pageMatch[2]!, Number(pageMatch[3]));
@@ -144,7 +150,12 @@ export async function startLocalForge(options: TLocalForgeOptions): Promise<TLoc
     const gitDir = forgeGitDir(options.dataDir, repo);
     const headSha = (pull.state === "open" ? await readBranchSha(gitDir, pull.headRef) : null) ?? pull.headSha;
     const html = renderPullPage({ repository: repo.fullName, pull, headSha, diff: await readDiff(gitDir, pull.baseSha, headSha) });
-    res.writeHead(200, { "content-type": "text/html; charset=utf-8", "content-security-policy": FORGE_PAGE_CSP, "x-content-type-options": "nosniff", "referrer-policy": "no-referrer" });
+    res.writeHead(200, {
+      "content-type": "text/html; charset=utf-8",
+      "content-security-policy": FORGE_PAGE_CSP,
+      "x-content-type-options": "nosniff",
+      "referrer-policy": "no-referrer",
+    });
     res.end(html);
   }
 
@@ -156,7 +167,11 @@ export async function startLocalForge(options: TLocalForgeOptions): Promise<TLoc
     if (url.pathname === "/faults" && method === "POST") {
       const body = await readJsonBody(req);
       const parsed = body.ok ? ZForgeFaultSchema.safeParse(body.value) : undefined;
-      if (!parsed?.success) return sendJson(res, 400, { message: "A fault is {kind, repository?, times?, delayMs?}.", kinds: ZForgeFaultSchema.shape.kind.options });
+      if (!parsed?.success)
+        return sendJson(res, 400, {
+          message: "A fault is {kind, repository?, times?, delayMs?}.",
+          kinds: ZForgeFaultSchema.shape.kind.options,
+        });
       context.faults.add(parsed.data);
       return sendJson(res, 201, { faults: context.faults.list() });
     }
@@ -168,11 +183,19 @@ export async function startLocalForge(options: TLocalForgeOptions): Promise<TLoc
     if (url.pathname === "/stats" && method === "GET") return sendJson(res, 200, { ...stats, held: context.held.size });
     if (url.pathname === "/repos" && method === "POST") {
       const body = await readJsonBody(req);
-      const parsed = body.ok ? z.object({ repository: z.string().max(200), defaultBranch: z.string().max(100).optional() }).strict().safeParse(body.value) : undefined;
+      const parsed = body.ok
+        ? z
+            .object({ repository: z.string().max(200), defaultBranch: z.string().max(100).optional() })
+            .strict()
+            .safeParse(body.value)
+        : undefined;
       if (!parsed?.success) return sendJson(res, 400, { message: "Expected {repository, defaultBranch?}." });
       try {
         const created = await createForgeRepository({ dataDir: options.dataDir, ...parsed.data });
-        return sendJson(res, created.isNew ? 201 : 200, { repository: created.repository, cloneUrl: `${publicUrl}/${created.repository}.git` });
+        return sendJson(res, created.isNew ? 201 : 200, {
+          repository: created.repository,
+          cloneUrl: `${publicUrl}/${created.repository}.git`,
+        });
       } catch (error) {
         return sendJson(res, 400, { message: error instanceof AppError ? error.message : "Cannot create the repository." });
       }

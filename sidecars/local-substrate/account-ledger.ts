@@ -4,7 +4,16 @@
  * may change for spend-ceiling tests, and the vendor-shaped `GET /v1/account` view. The machines
  * themselves are the registry's; the ledger is handed the live ones whenever it needs them.
  */
-import { accountMoney, addMeters, meterMachine, ZERO_METER, type TAccountMoney, type TBillingRates, type TBudgetPolicy, type TMachineMeter } from "./billing";
+import {
+  accountMoney,
+  addMeters,
+  meterMachine,
+  ZERO_METER,
+  type TAccountMoney,
+  type TBillingRates,
+  type TBudgetPolicy,
+  type TMachineMeter,
+} from "./billing";
 import { isoOf } from "./clock";
 import type { TMachine, TSubstrateLimits } from "./machine-record";
 import type { TLocalAccount } from "./wire-responses";
@@ -62,7 +71,8 @@ export class AccountLedger {
 
   /** Admin: sets the remaining prepaid credit and/or the budget policy, for spend-ceiling tests. */
   update(update: TAccountUpdate, live: Iterable<TMeteredMachine>, now: number): void {
-    if (update.prepaidCreditMicros !== undefined) this.#initialCreditMicros = update.prepaidCreditMicros + this.#liveMeter(live, now).totalMicros;
+    if (update.prepaidCreditMicros !== undefined)
+      this.#initialCreditMicros = update.prepaidCreditMicros + this.#liveMeter(live, now).totalMicros;
     if (update.budgetPolicy !== undefined) this.#billing.budgetPolicy = update.budgetPolicy;
     if (update.monthlyBudgetMicros !== undefined) this.#billing.monthlyBudgetMicros = update.monthlyBudgetMicros;
     if (update.lowBalanceThresholdMicros !== undefined) this.#billing.lowBalanceThresholdMicros = update.lowBalanceThresholdMicros;

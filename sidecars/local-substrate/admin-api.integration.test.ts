@@ -110,10 +110,18 @@ describe("faults", () => {
     const id = await createMachine();
     await sub.api("POST", `/v1/machines/${id}/start`);
     await inject({ verb: "upload", kind: "status", status: 503, body: { error: "busy", code: "UNAVAILABLE" } });
-    const upload = await fetch(`${sub.url}/v1/machines/${id}/files/tmp/x`, { method: "PUT", headers: { authorization: `Bearer ${sub.token}` }, body: "data" });
+    const upload = await fetch(`${sub.url}/v1/machines/${id}/files/tmp/x`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${sub.token}` },
+      body: "data",
+    });
     expect(upload.status).toBe(503);
     await inject({ verb: "download", kind: "http500", phase: "after" });
-    await fetch(`${sub.url}/v1/machines/${id}/files/tmp/x`, { method: "PUT", headers: { authorization: `Bearer ${sub.token}` }, body: "data" });
+    await fetch(`${sub.url}/v1/machines/${id}/files/tmp/x`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${sub.token}` },
+      body: "data",
+    });
     expect((await sub.api("GET", `/v1/machines/${id}/files/tmp/x`)).status).toBe(500);
     expect((await sub.api("GET", `/v1/machines/${id}/files/tmp/x`)).text).toBe("data");
     await sub.api("DELETE", `/v1/machines/${id}`);
@@ -121,7 +129,9 @@ describe("faults", () => {
 
   it("lists, clears and validates faults", async () => {
     await inject({ verb: "exec", kind: "http500", count: 3 });
-    expect(((await sub.admin("GET", "/admin/faults")).json as { faults: { verb: string; remaining: number }[] }).faults).toContainEqual(expect.objectContaining({ verb: "exec", remaining: 3 }));
+    expect(((await sub.admin("GET", "/admin/faults")).json as { faults: { verb: string; remaining: number }[] }).faults).toContainEqual(
+      expect.objectContaining({ verb: "exec", remaining: 3 }),
+    );
     expect((await sub.admin("DELETE", "/admin/faults")).json).toEqual({ cleared: 1 });
     expect(((await sub.admin("GET", "/admin/faults")).json as { faults: unknown[] }).faults).toEqual([]);
     expect((await sub.admin("POST", "/admin/faults", { verb: "reboot", kind: "http500" })).status).toBe(400);
@@ -140,7 +150,11 @@ describe("TTL and billing on the injected clock", () => {
     const swept = await sub.admin("POST", "/admin/clock/advance", { seconds: 1 });
     expect((swept.json as { deleted: string[] }).deleted).toEqual([id]);
     expect((await sub.api("GET", `/v1/machines/${id}`)).status).toBe(404);
-    const snapshot = (await sub.admin("GET", "/admin/machines")).json as { machines: { id: string }[]; leftoverRoots: string[]; pendingCleanups: number };
+    const snapshot = (await sub.admin("GET", "/admin/machines")).json as {
+      machines: { id: string }[];
+      leftoverRoots: string[];
+      pendingCleanups: number;
+    };
     expect(snapshot.machines.map((m) => m.id)).not.toContain(id);
     expect(snapshot.leftoverRoots).toEqual([]);
     expect(snapshot.pendingCleanups).toBe(0);
@@ -164,22 +178,43 @@ describe("TTL and billing on the injected clock", () => {
       from: expect.any(String),
       to: expect.any(String),
       usage: { totalUptimeSeconds: 3600, cpuHours: 2, memoryGbHours: 1, diskGbHours: 0, egressGb: 0, execCount: 0 },
-      cost: { cpuMicros: 80_000, memoryMicros: 8_000, execMicros: 0, diskMicros: 0, egressMicros: 0, baseMicros: 0, totalMicros: 88_000, amountDueMicros: 88_000 },
+      cost: {
+        cpuMicros: 80_000,
+        memoryMicros: 8_000,
+        execMicros: 0,
+        diskMicros: 0,
+        egressMicros: 0,
+        baseMicros: 0,
+        totalMicros: 88_000,
+        amountDueMicros: 88_000,
+      },
     });
-    const after = (await sub.api("GET", "/v1/account")).json as { prepaidCreditMicros: number; periodCost: { totalMicros: number }; budgetRemainingMicros: null };
+    const after = (await sub.api("GET", "/v1/account")).json as {
+      prepaidCreditMicros: number;
+      periodCost: { totalMicros: number };
+      budgetRemainingMicros: null;
+    };
     expect(after.periodCost.totalMicros - before.periodCost.totalMicros).toBe(88_000);
     expect(before.prepaidCreditMicros - after.prepaidCreditMicros).toBe(88_000);
     expect(after.budgetRemainingMicros).toBeNull();
   });
 
   it("reports budget headroom under a hard policy and refuses creates once it is spent", async () => {
-    const hard = (await sub.admin("PATCH", "/admin/account", { budgetPolicy: "hard", prepaidCreditMicros: 50_000 })).json as { budgetRemainingMicros: number; prepaidCreditMicros: number; plan: { budgetPolicy: string } };
+    const hard = (await sub.admin("PATCH", "/admin/account", { budgetPolicy: "hard", prepaidCreditMicros: 50_000 })).json as {
+      budgetRemainingMicros: number;
+      prepaidCreditMicros: number;
+      plan: { budgetPolicy: string };
+    };
     expect(hard.plan.budgetPolicy).toBe("hard");
     expect(hard.prepaidCreditMicros).toBe(50_000);
     expect(hard.budgetRemainingMicros).toBe(50_000);
     const id = await createMachine({ resources: { cpus: 1, memoryMb: 1024 } });
     manualNow += 2 * HOUR_MS; // 2 × (40_000 + 8_000) = 96_000 > 50_000
-    const spent = (await sub.api("GET", "/v1/account")).json as { budgetRemainingMicros: number; prepaidCreditMicros: number; periodCost: { amountDueMicros: number } };
+    const spent = (await sub.api("GET", "/v1/account")).json as {
+      budgetRemainingMicros: number;
+      prepaidCreditMicros: number;
+      periodCost: { amountDueMicros: number };
+    };
     expect(spent.budgetRemainingMicros).toBe(0);
     expect(spent.prepaidCreditMicros).toBe(0);
     const refused = await sub.api("POST", "/v1/machines", { source: SOURCE, network: { mode: "blocked" } });
@@ -205,7 +240,14 @@ describe("admin", () => {
   });
 
   it("leaves no machine, process or root behind once everything is deleted", async () => {
-    for (const machine of (await sub.api("GET", "/v1/machines")).json as { id: string }[]) await sub.api("DELETE", `/v1/machines/${machine.id}`);
-    expect((await sub.admin("GET", "/admin/machines")).json).toMatchObject({ machineCount: 0, runningCommandCount: 0, pendingCleanups: 0, leftoverRoots: [], cleanupFailures: [] });
+    for (const machine of (await sub.api("GET", "/v1/machines")).json as { id: string }[])
+      await sub.api("DELETE", `/v1/machines/${machine.id}`);
+    expect((await sub.admin("GET", "/admin/machines")).json).toMatchObject({
+      machineCount: 0,
+      runningCommandCount: 0,
+      pendingCleanups: 0,
+      leftoverRoots: [],
+      cleanupFailures: [],
+    });
   });
 });

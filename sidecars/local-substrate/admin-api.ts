@@ -38,7 +38,14 @@ import type { MachineService } from "./machine-service";
 import { WireError } from "./wire-error";
 import { describeZodError } from "./wire-schemas";
 
-const ZAdvanceSchema = z.object({ seconds: z.number().min(0).max(10 * 365 * 24 * 3600) }).strict();
+const ZAdvanceSchema = z
+  .object({
+    seconds: z
+      .number()
+      .min(0)
+      .max(10 * 365 * 24 * 3600),
+  })
+  .strict();
 const ZAccountUpdateSchema = z
   .object({
     prepaidCreditMicros: z.number().int().min(0).optional(),
@@ -48,7 +55,14 @@ const ZAccountUpdateSchema = z
   })
   .strict();
 
-export type TAdminApiOptions = { service: MachineService; token: string; faults: FaultBook; clock: OffsetClock; publicUrl: () => string; weakening?: WeakeningBook };
+export type TAdminApiOptions = {
+  service: MachineService;
+  token: string;
+  faults: FaultBook;
+  clock: OffsetClock;
+  publicUrl: () => string;
+  weakening?: WeakeningBook;
+};
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   const parsed = schema.safeParse(body ?? {});

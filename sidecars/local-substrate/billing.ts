@@ -15,7 +15,12 @@ export type TMachineMeter = {
   totalMicros: number;
 };
 
-export function meterMachine(resources: { cpus: number; memoryMb: number }, fromMs: number, toMs: number, rates: TBillingRates): TMachineMeter {
+export function meterMachine(
+  resources: { cpus: number; memoryMb: number },
+  fromMs: number,
+  toMs: number,
+  rates: TBillingRates,
+): TMachineMeter {
   const totalUptimeSeconds = Math.max(0, Math.ceil((toMs - fromMs) / 1000));
   const cpuHours = (resources.cpus * totalUptimeSeconds) / 3600;
   const memoryGbHours = (resources.memoryMb / 1024) * (totalUptimeSeconds / 3600);
@@ -35,7 +40,14 @@ export function addMeters(a: TMachineMeter, b: TMachineMeter): TMachineMeter {
   };
 }
 
-export const ZERO_METER: TMachineMeter = { totalUptimeSeconds: 0, cpuHours: 0, memoryGbHours: 0, cpuMicros: 0, memoryMicros: 0, totalMicros: 0 };
+export const ZERO_METER: TMachineMeter = {
+  totalUptimeSeconds: 0,
+  cpuHours: 0,
+  memoryGbHours: 0,
+  cpuMicros: 0,
+  memoryMicros: 0,
+  totalMicros: 0,
+};
 
 export type TBudgetPolicy = "hard" | "soft";
 
@@ -51,10 +63,21 @@ export type TAccountMoney = {
  * The money fields of the account: prepaid credit is drawn down by the period's cost; under a
  * hard policy the budget (default: the initial credit) is also reported as remaining headroom.
  */
-export function accountMoney(input: { initialCreditMicros: number; periodTotalMicros: number; budgetPolicy: TBudgetPolicy; monthlyBudgetMicros: number | null }): TAccountMoney {
+export function accountMoney(input: {
+  initialCreditMicros: number;
+  periodTotalMicros: number;
+  budgetPolicy: TBudgetPolicy;
+  monthlyBudgetMicros: number | null;
+}): TAccountMoney {
   const prepaidCreditMicros = Math.max(0, input.initialCreditMicros - input.periodTotalMicros);
   const amountDueMicros = Math.max(0, input.periodTotalMicros - input.initialCreditMicros);
-  if (input.budgetPolicy === "soft") return { prepaidCreditMicros, budgetRemainingMicros: null, monthlyBudgetMicros: null, amountDueMicros };
+  if (input.budgetPolicy === "soft")
+    return { prepaidCreditMicros, budgetRemainingMicros: null, monthlyBudgetMicros: null, amountDueMicros };
   const budget = input.monthlyBudgetMicros ?? input.initialCreditMicros;
-  return { prepaidCreditMicros, budgetRemainingMicros: Math.max(0, budget - input.periodTotalMicros), monthlyBudgetMicros: budget, amountDueMicros };
+  return {
+    prepaidCreditMicros,
+    budgetRemainingMicros: Math.max(0, budget - input.periodTotalMicros),
+    monthlyBudgetMicros: budget,
+    amountDueMicros,
+  };
 }

@@ -20,7 +20,9 @@ export function probeBwrapFeatures(bwrapPath: string): Promise<TBwrapFeatures> {
     probe = execFileAsync(bwrapPath, ["--help"], { timeout: 10_000, env: {} as NodeJS.ProcessEnv, encoding: "utf8" }).then(
       ({ stdout, stderr }) => ({ hasDisableUserns: /--disable-userns\b/.test(`${stdout}${stderr}`) }),
       // an old bubblewrap may exit non-zero on --help; its output still tells
-      (error: { stdout?: string; stderr?: string }) => ({ hasDisableUserns: /--disable-userns\b/.test(`${error.stdout ?? ""}${error.stderr ?? ""}`) }),
+      (error: { stdout?: string; stderr?: string }) => ({
+        hasDisableUserns: /--disable-userns\b/.test(`${error.stdout ?? ""}${error.stderr ?? ""}`),
+      }),
     );
     cache.set(bwrapPath, probe);
   }

@@ -34,7 +34,6 @@ async function ownCgroupPath(controller: TCgroupController): Promise<string | un
   return undefined;
 }
 
-
 /**
  * Removes the groups of substrate instances whose process is gone (killed before `stop()`).
  * Only empty groups are removed — rmdir refuses a group that still has tasks — so nothing alive
@@ -107,7 +106,11 @@ export class MachineCgroup {
     readonly cpuDir: string | undefined = undefined,
   ) {}
 
-  static async create(root: TCgroupRoot, machineId: string, limits: { maxProcesses: number; memoryBytes: number; cpus?: number }): Promise<MachineCgroup> {
+  static async create(
+    root: TCgroupRoot,
+    machineId: string,
+    limits: { maxProcesses: number; memoryBytes: number; cpus?: number },
+  ): Promise<MachineCgroup> {
     let pidsDir: string | undefined;
     let memoryDir: string | undefined;
     let cpuDir: string | undefined;
@@ -200,7 +203,12 @@ export class MachineCgroup {
 
   async #killLoop(): Promise<void> {
     for (let round = 0; round < 100; round++) {
-      const pids = [...new Set([...(this.procsFiles.pids ? await readPids(this.procsFiles.pids) : []), ...(this.procsFiles.memory ? await readPids(this.procsFiles.memory) : [])])];
+      const pids = [
+        ...new Set([
+          ...(this.procsFiles.pids ? await readPids(this.procsFiles.pids) : []),
+          ...(this.procsFiles.memory ? await readPids(this.procsFiles.memory) : []),
+        ]),
+      ];
       if (pids.length === 0) return;
       for (const pid of pids) {
         try {

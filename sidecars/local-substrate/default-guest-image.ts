@@ -14,7 +14,8 @@ import { latestImageRef, loadImageManifest, readImageRefs } from "./image-store"
 
 export const DEFAULT_GUEST_IMAGE = "school-core/node24";
 
-const PASSWD = "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\nstudent:x:1000:1000:student:/workspace:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
+const PASSWD =
+  "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\nstudent:x:1000:1000:student:/workspace:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
 const GROUP = "root:x:0:\nstudent:x:1000:\nnogroup:x:65534:\n";
 const HOSTS = "127.0.0.1\tlocalhost school-core-guest\n::1\tlocalhost ip6-localhost ip6-loopback\n";
 const NSSWITCH = "passwd: files\ngroup: files\nshadow: files\nhosts: files\n";
@@ -39,9 +40,14 @@ export type TEnsureDefaultImageOptions = { nodeBinaryPath?: string };
  * /etc/alternatives links that /usr/bin points into) — never the host's /etc wholesale.
  */
 export async function ensureDefaultGuestImage(dataDir: string, options: TEnsureDefaultImageOptions = {}): Promise<TImageRecord> {
-  const nodePath = await fsp.realpath(options.nodeBinaryPath ?? path.join(PROJECT_ROOT, "node_modules", "node", "bin", "node")).catch(() => {
-    throw new AppError("CONFIG_INVALID", "the Node 24 binary (node_modules/node/bin/node) was not found; the devDependency `node` must be installed");
-  });
+  const nodePath = await fsp
+    .realpath(options.nodeBinaryPath ?? path.join(PROJECT_ROOT, "node_modules", "node", "bin", "node"))
+    .catch(() => {
+      throw new AppError(
+        "CONFIG_INVALID",
+        "the Node 24 binary (node_modules/node/bin/node) was not found; the devDependency `node` must be installed",
+      );
+    });
   const nodeStat = await fsp.stat(nodePath);
   const provenance = { recipe: RECIPE_VERSION, nodePath, nodeSize: nodeStat.size, nodeMtimeMs: Math.trunc(nodeStat.mtimeMs) };
   const existing = latestImageRef(await readImageRefs(dataDir, DEFAULT_GUEST_IMAGE));
@@ -56,7 +62,8 @@ export async function ensureDefaultGuestImage(dataDir: string, options: TEnsureD
       if (!stat) continue;
       const target = stat.isSymbolicLink() ? await fsp.readlink(hostPath) : undefined;
       // A merged-/usr link (/bin -> usr/bin) stays a link inside the guest; anything else is bound.
-      if (target !== undefined && !target.startsWith("/") && path.posix.resolve("/", target).startsWith("/usr/")) await builder.addSymlink(hostPath.slice(1), target);
+      if (target !== undefined && !target.startsWith("/") && path.posix.resolve("/", target).startsWith("/usr/"))
+        await builder.addSymlink(hostPath.slice(1), target);
       else builder.addBind(await fsp.realpath(hostPath), hostPath);
     }
     for (const hostPath of HOST_USR_TOOLCHAIN) {

@@ -29,10 +29,15 @@ export const ZFaultSpecSchema = z
     /** For kind "hang": how long to hold the connection before destroying it (capped by the server). */
     hangMs: z.number().int().min(1).optional(),
     /** For kind "oversized_body": body size (default 5 MiB). */
-    bytes: z.number().int().min(1).max(64 * 1024 * 1024).optional(),
+    bytes: z
+      .number()
+      .int()
+      .min(1)
+      .max(64 * 1024 * 1024)
+      .optional(),
   })
   .strict()
-  .refine((spec) => spec.kind !== "status" || spec.status !== undefined, { message: "kind \"status\" needs a status", path: ["status"] });
+  .refine((spec) => spec.kind !== "status" || spec.status !== undefined, { message: 'kind "status" needs a status', path: ["status"] });
 
 export type TFaultSpec = z.infer<typeof ZFaultSpecSchema>;
 export type TFault = TFaultSpec & { id: string; remaining: number; fired: number };

@@ -45,14 +45,30 @@ describe("parseGuestFilePath", () => {
     expect(file(raw).display).toBe(display);
   });
 
-  it.each(["tmp/../etc/passwd", "tmp/%2e%2e/x", "tmp/a%2F..%2F..%2Fetc", "etc/passwd", "root/.ssh/id_rsa", "tmp", "tmp/a%00b", "tmp/%E0%A4%A", "tmp/./x"])("refuses %s", (raw) => {
+  it.each([
+    "tmp/../etc/passwd",
+    "tmp/%2e%2e/x",
+    "tmp/a%2F..%2F..%2Fetc",
+    "etc/passwd",
+    "root/.ssh/id_rsa",
+    "tmp",
+    "tmp/a%00b",
+    "tmp/%E0%A4%A",
+    "tmp/./x",
+  ])("refuses %s", (raw) => {
     expect(() => file(raw)).toThrow(WireError);
   });
 });
 
 describe("writeGuestFile / openGuestFile", () => {
   it("round-trips bytes, creating parents owned by the machine uid", async () => {
-    const result = await writeGuestFile({ rootDir: root, file: file("tmp/new/dir/f.bin"), body: Readable.from([Buffer.from("hello")]), maxBytes: 100, uid: 4242 });
+    const result = await writeGuestFile({
+      rootDir: root,
+      file: file("tmp/new/dir/f.bin"),
+      body: Readable.from([Buffer.from("hello")]),
+      maxBytes: 100,
+      uid: 4242,
+    });
     expect(result.size).toBe(5);
     expect((await fs.stat(path.join(root, "new", "dir"))).uid).toBe(4242);
     expect((await fs.stat(path.join(root, "new", "dir", "f.bin"))).uid).toBe(4242);
@@ -69,7 +85,10 @@ describe("writeGuestFile / openGuestFile", () => {
   it("refuses a symlinked directory component, never creating anything through it", async () => {
     await fs.symlink(base, path.join(root, "dirlink"));
     await expectWireError(openGuestFile({ rootDir: root, file: file("tmp/dirlink/host-canary") }), "BAD_REQUEST");
-    await expectWireError(writeGuestFile({ rootDir: root, file: file("tmp/dirlink/planted"), body: Readable.from([Buffer.from("x")]), maxBytes: 100, uid: 1 }), "BAD_REQUEST");
+    await expectWireError(
+      writeGuestFile({ rootDir: root, file: file("tmp/dirlink/planted"), body: Readable.from([Buffer.from("x")]), maxBytes: 100, uid: 1 }),
+      "BAD_REQUEST",
+    );
     await expect(fs.stat(path.join(base, "planted"))).rejects.toThrow();
   });
 
@@ -89,7 +108,13 @@ describe("writeGuestFile / openGuestFile", () => {
 
   it("replaces a planted symlink at the final name with a regular file instead of writing through it", async () => {
     await fs.symlink(canary, path.join(root, "swap"));
-    await writeGuestFile({ rootDir: root, file: file("tmp/swap"), body: Readable.from([Buffer.from("guest data")]), maxBytes: 100, uid: 1 });
+    await writeGuestFile({
+      rootDir: root,
+      file: file("tmp/swap"),
+      body: Readable.from([Buffer.from("guest data")]),
+      maxBytes: 100,
+      uid: 1,
+    });
     expect((await fs.lstat(path.join(root, "swap"))).isFile()).toBe(true);
     expect(await fs.readFile(canary, "utf8")).toBe("HOST SECRET");
   });

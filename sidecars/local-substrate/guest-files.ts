@@ -54,7 +54,8 @@ export function parseGuestFilePath(raw: string, options: { isEncoded: boolean })
   }
   if (segments.length > MAX_SEGMENTS) throw new WireError("BAD_REQUEST", "file path is too deep");
   const [root, ...rest] = segments;
-  if (root !== "tmp" && root !== "workspace") throw new WireError("BAD_REQUEST", "file path must be under /tmp or /workspace, the machine's writable roots");
+  if (root !== "tmp" && root !== "workspace")
+    throw new WireError("BAD_REQUEST", "file path must be under /tmp or /workspace, the machine's writable roots");
   if (rest.length === 0) throw new WireError("BAD_REQUEST", `file path names the /${root} directory itself, not a file`);
   return { root, segments: rest, display: `/${[root, ...rest].join("/")}` };
 }
@@ -73,11 +74,16 @@ function open(file: string, flags: number, mode?: number): Promise<number> {
 
 async function assertInside(fd: number, rootReal: string, display: string): Promise<void> {
   const actual = await fsp.readlink(fdPath(fd));
-  if (actual !== rootReal && !actual.startsWith(`${rootReal}/`)) throw new WireError("BAD_REQUEST", `refusing ${display}: it resolves outside the machine's writable roots`);
+  if (actual !== rootReal && !actual.startsWith(`${rootReal}/`))
+    throw new WireError("BAD_REQUEST", `refusing ${display}: it resolves outside the machine's writable roots`);
 }
 
 /** Walks to the directory holding the final segment; every step is an O_NOFOLLOW open relative to a verified fd. */
-async function openParentDir(rootDir: string, file: TGuestFilePath, options: { create: boolean; uid: number }): Promise<{ fd: number; rootReal: string }> {
+async function openParentDir(
+  rootDir: string,
+  file: TGuestFilePath,
+  options: { create: boolean; uid: number },
+): Promise<{ fd: number; rootReal: string }> {
   const rootReal = await fsp.realpath(rootDir);
   let fd = await open(rootReal, O_PATH | O_DIRECTORY | O_NOFOLLOW);
   try {
@@ -86,7 +92,8 @@ async function openParentDir(rootDir: string, file: TGuestFilePath, options: { c
         if (isErrno(error, "ENOENT")) return undefined;
         throw error;
       });
-      if (stat?.isSymbolicLink()) throw new WireError("BAD_REQUEST", `refusing ${file.display}: "${segment}" is a symlink and links are never followed`);
+      if (stat?.isSymbolicLink())
+        throw new WireError("BAD_REQUEST", `refusing ${file.display}: "${segment}" is a symlink and links are never followed`);
       if (!stat) {
         if (!options.create) throw new WireError("NOT_FOUND", `no such file: ${file.display}`);
         await fsp.mkdir(fdPath(fd, segment), { mode: 0o755 }).catch((error: unknown) => {
@@ -96,7 +103,8 @@ async function openParentDir(rootDir: string, file: TGuestFilePath, options: { c
         throw new WireError(options.create ? "BAD_REQUEST" : "NOT_FOUND", `"${segment}" in ${file.display} is not a directory`);
       }
       const next = await open(fdPath(fd, segment), O_PATH | O_DIRECTORY | O_NOFOLLOW).catch((error: unknown) => {
-        if (isErrno(error, "ELOOP", "ENOTDIR")) throw new WireError("BAD_REQUEST", `refusing ${file.display}: "${segment}" changed into a link or file`);
+        if (isErrno(error, "ELOOP", "ENOTDIR"))
+          throw new WireError("BAD_REQUEST", `refusing ${file.display}: "${segment}" changed into a link or file`);
         throw error;
       });
       await closeQuietly(fd);
@@ -116,7 +124,13 @@ async function openParentDir(rootDir: string, file: TGuestFilePath, options: { c
  * owned by the machine's uid, renamed over the final name (rename replaces a link, never follows
  * it). More than maxBytes → PAYLOAD_TOO_LARGE and nothing is left behind.
  */
-export async function writeGuestFile(options: { rootDir: string; file: TGuestFilePath; body: Readable; maxBytes: number; uid: number }): Promise<{ size: number }> {
+export async function writeGuestFile(options: {
+  rootDir: string;
+  file: TGuestFilePath;
+  body: Readable;
+  maxBytes: number;
+  uid: number;
+}): Promise<{ size: number }> {
   const { fd: dirFd } = await openParentDir(options.rootDir, options.file, { create: true, uid: options.uid });
   const name = options.file.segments.at(-1)!;
   const tempName = `.school-core-upload-${randomBytes(8).toString("hex")}`;
@@ -126,7 +140,9 @@ export async function writeGuestFile(options: { rootDir: string; file: TGuestFil
     if (existing?.isDirectory()) throw new WireError("BAD_REQUEST", `${options.file.display} is a directory`);
     const fileFd = await open(fdPath(dirFd, tempName), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644);
     isTempCreated = true;
-    await new Promise<void>((resolve, reject) => fs.fchown(fileFd, options.uid, options.uid, (error) => (error ? reject(error) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      fs.fchown(fileFd, options.uid, options.uid, (error) => (error ? reject(error) : resolve())),
+    );
     let size = 0;
     const limiter = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
@@ -152,7 +168,8 @@ export async function openGuestFile(options: { rootDir: string; file: TGuestFile
   try {
     const stat = await fsp.lstat(fdPath(dirFd, name)).catch(() => undefined);
     if (!stat) throw new WireError("NOT_FOUND", `no such file: ${options.file.display}`);
-    if (stat.isSymbolicLink()) throw new WireError("BAD_REQUEST", `refusing ${options.file.display}: it is a symlink and links are never followed`);
+    if (stat.isSymbolicLink())
+      throw new WireError("BAD_REQUEST", `refusing ${options.file.display}: it is a symlink and links are never followed`);
     if (!stat.isFile()) throw new WireError("BAD_REQUEST", `${options.file.display} is not a regular file`);
     // O_NONBLOCK: if the guest swapped in a FIFO after lstat, open must not hang (fstat refuses it below).
     const fileFd = await open(fdPath(dirFd, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK).catch((error: unknown) => {

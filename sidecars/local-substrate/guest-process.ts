@@ -113,7 +113,11 @@ function rlimitArgs(limits: TGuestRlimits): string[] {
 
 function outerBwrapPid(unsharePid: number, uid: number): number | undefined {
   try {
-    const children = readFileSync(`/proc/${unsharePid}/task/${unsharePid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+    const children = readFileSync(`/proc/${unsharePid}/task/${unsharePid}/children`, "utf8")
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
     return children.find((pid) => new RegExp(`^Uid:\\s+${uid}\\s`, "m").test(readFileSync(`/proc/${pid}/status`, "utf8")));
   } catch {
     return undefined;

@@ -55,7 +55,9 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
 export function splitTarget(rawUrl: string | undefined): { pathname: string; query: URLSearchParams } {
   const url = rawUrl ?? "/";
   const mark = url.indexOf("?");
-  return mark === -1 ? { pathname: url, query: new URLSearchParams() } : { pathname: url.slice(0, mark), query: new URLSearchParams(url.slice(mark + 1)) };
+  return mark === -1
+    ? { pathname: url, query: new URLSearchParams() }
+    : { pathname: url.slice(0, mark), query: new URLSearchParams(url.slice(mark + 1)) };
 }
 
 export function sendResponse(req: IncomingMessage, res: ServerResponse, response: TWireResponse): void {
@@ -67,7 +69,10 @@ export function sendResponse(req: IncomingMessage, res: ServerResponse, response
     res.writeHead(response.status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
     res.end(text);
   } else if ("stream" in response) {
-    res.writeHead(response.status, { "content-type": response.contentType, ...(response.size === undefined ? {} : { "content-length": response.size }) });
+    res.writeHead(response.status, {
+      "content-type": response.contentType,
+      ...(response.size === undefined ? {} : { "content-length": response.size }),
+    });
     response.stream.on("error", (error) => {
       logError("local substrate: download stream failed", error);
       res.destroy();
@@ -138,7 +143,8 @@ export function applyFault(req: IncomingMessage, res: ServerResponse, fault: TFa
     case "status": {
       const body = fault.body === undefined ? { error: `injected fault: status ${fault.status}`, code: "INJECTED" } : fault.body;
       if (typeof body === "string") sendResponse(req, res, { status: fault.status!, body, contentType: fault.contentType ?? "text/plain" });
-      else sendResponse(req, res, { status: fault.status!, body: JSON.stringify(body), contentType: fault.contentType ?? "application/json" });
+      else
+        sendResponse(req, res, { status: fault.status!, body: JSON.stringify(body), contentType: fault.contentType ?? "application/json" });
       return;
     }
     case "ignored":

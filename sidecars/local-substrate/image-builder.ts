@@ -11,7 +11,16 @@ import path from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { AppError } from "../../lib/errors";
-import { assertBindHost, assertGuestPath, assertImageName, sha256Hex, type TImageBind, type TImageEntry, type TImageManifest, type TImageRecord } from "./image-manifest";
+import {
+  assertBindHost,
+  assertGuestPath,
+  assertImageName,
+  sha256Hex,
+  type TImageBind,
+  type TImageEntry,
+  type TImageManifest,
+  type TImageRecord,
+} from "./image-manifest";
 import { publishImage } from "./image-store";
 import { ensureSubstrateDirs, substrateDirs } from "./substrate-dirs";
 
@@ -41,7 +50,8 @@ export class ImageBuilder {
   }
 
   #count(): void {
-    if (this.entries.length > MAX_IMAGE_ENTRIES) throw new AppError("VALIDATION_FAILED", `an image may hold at most ${MAX_IMAGE_ENTRIES} entries`);
+    if (this.entries.length > MAX_IMAGE_ENTRIES)
+      throw new AppError("VALIDATION_FAILED", `an image may hold at most ${MAX_IMAGE_ENTRIES} entries`);
   }
 
   addBind(host: string, guest: string): void {
@@ -162,7 +172,8 @@ export async function addImage(options: TAddImageOptions): Promise<TImageRecord>
       }
       await builder.copyTree(dir);
     }
-    if (builder.binds.length === 0 && builder.entries.length === 0) throw new AppError("VALIDATION_FAILED", "an image needs at least one --bind or a --dir");
+    if (builder.binds.length === 0 && builder.entries.length === 0)
+      throw new AppError("VALIDATION_FAILED", "an image needs at least one --bind or a --dir");
     return await builder.publish(options.name);
   } catch (error) {
     await builder.discard();

@@ -94,12 +94,35 @@ export function assertGuestPath(guest: string): void {
  * guest needs (`/usr/bin`, `/usr/lib` …), never all of host `/usr` (which holds `/usr/local` with
  * whatever the host installed there, sources, headers) nor a tree of host state or secrets.
  */
-const UNBINDABLE_HOST_TREES = ["/", "/usr", "/usr/local", "/etc", "/home", "/root", "/var", "/opt", "/srv", "/boot", "/mnt", "/media", "/proc", "/sys", "/dev", "/run", "/tmp"];
+const UNBINDABLE_HOST_TREES = [
+  "/",
+  "/usr",
+  "/usr/local",
+  "/etc",
+  "/home",
+  "/root",
+  "/var",
+  "/opt",
+  "/srv",
+  "/boot",
+  "/mnt",
+  "/media",
+  "/proc",
+  "/sys",
+  "/dev",
+  "/run",
+  "/tmp",
+];
 
 export function assertBindHost(host: string): void {
   const normal = path.posix.normalize(host).replace(/\/+$/, "") || "/";
-  if (!host.startsWith("/") || host.includes("\u0000")) throw new AppError("VALIDATION_FAILED", `bind source "${host}" must be an absolute host path`);
-  if (UNBINDABLE_HOST_TREES.includes(normal)) throw new AppError("VALIDATION_FAILED", `bind source "${host}" is a whole host tree; bind only the toolchain paths the guest needs (for example /usr/bin, /usr/lib)`);
+  if (!host.startsWith("/") || host.includes("\u0000"))
+    throw new AppError("VALIDATION_FAILED", `bind source "${host}" must be an absolute host path`);
+  if (UNBINDABLE_HOST_TREES.includes(normal))
+    throw new AppError(
+      "VALIDATION_FAILED",
+      `bind source "${host}" is a whole host tree; bind only the toolchain paths the guest needs (for example /usr/bin, /usr/lib)`,
+    );
 }
 
 /** What `schoolcore substrate image list|add` shows of one registration. */

@@ -78,6 +78,8 @@ describe("local images", () => {
   });
 
   it("refuses a bind that would expose the substrate's own data", async () => {
-    await expect(addImage({ dataDir, name: "school-core/bad", binds: [{ host: dataDir, guest: "/data" }] })).rejects.toThrow(/data directory/);
+    await expect(addImage({ dataDir, name: "school-core/bad", binds: [{ host: dataDir, guest: "/data" }] })).rejects.toThrow(
+      /data directory/,
+    );
   });
 });

@@ -9,7 +9,17 @@ import { randomBytes } from "node:crypto";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { substrateDirs } from "./substrate-dirs";
-import { imageRecordOf, parseImageReference, sha256Hex, ZImageManifestSchema, ZImageRefSchema, type TImageManifest, type TImageRecord, type TImageRef, type TResolvedImage } from "./image-manifest";
+import {
+  imageRecordOf,
+  parseImageReference,
+  sha256Hex,
+  ZImageManifestSchema,
+  ZImageRefSchema,
+  type TImageManifest,
+  type TImageRecord,
+  type TImageRef,
+  type TResolvedImage,
+} from "./image-manifest";
 
 function isErrno(error: unknown, ...codes: string[]): boolean {
   return typeof error === "object" && error !== null && codes.includes((error as NodeJS.ErrnoException).code ?? "");
@@ -36,7 +46,9 @@ export async function readImageRefs(dataDir: string, name?: string): Promise<TIm
   for (const nameDir of nameDirs) {
     const files = await fsp.readdir(path.join(refsRoot, nameDir)).catch(() => [] as string[]);
     for (const file of files.filter((f) => f.endsWith(".json"))) {
-      const parsed = ZImageRefSchema.safeParse(JSON.parse(await fsp.readFile(path.join(refsRoot, nameDir, file), "utf8").catch(() => "null")));
+      const parsed = ZImageRefSchema.safeParse(
+        JSON.parse(await fsp.readFile(path.join(refsRoot, nameDir, file), "utf8").catch(() => "null")),
+      );
       if (parsed.success) refs.push(parsed.data);
     }
   }
@@ -61,7 +73,13 @@ export function latestImageRef(refs: TImageRef[]): TImageRef | undefined {
  * Moves a finished build directory (holding `root/`) to its digest and registers `name` for it.
  * Same digest = same content: if another process published it first, that copy is kept.
  */
-export async function publishImage(options: { dataDir: string; buildDir: string; manifest: TImageManifest; name: string; provenance?: Record<string, unknown> | undefined }): Promise<TImageRecord> {
+export async function publishImage(options: {
+  dataDir: string;
+  buildDir: string;
+  manifest: TImageManifest;
+  name: string;
+  provenance?: Record<string, unknown> | undefined;
+}): Promise<TImageRecord> {
   const dirs = substrateDirs(options.dataDir);
   const text = JSON.stringify(options.manifest);
   const hex = sha256Hex(text);
@@ -73,7 +91,12 @@ export async function publishImage(options: { dataDir: string; buildDir: string;
     if (!isErrno(error, "EEXIST", "ENOTEMPTY")) throw error;
     await fsp.rm(options.buildDir, { recursive: true, force: true });
   }
-  const ref: TImageRef = { name: options.name, digest: `sha256:${hex}`, createdAt: new Date().toISOString(), ...(options.provenance ? { provenance: options.provenance } : {}) };
+  const ref: TImageRef = {
+    name: options.name,
+    digest: `sha256:${hex}`,
+    createdAt: new Date().toISOString(),
+    ...(options.provenance ? { provenance: options.provenance } : {}),
+  };
   await writeRef(options.dataDir, ref);
   return imageRecordOf(ref, options.manifest);
 }
@@ -96,5 +119,10 @@ export async function resolveImage(dataDir: string, reference: string): Promise<
   if (!ref) return undefined;
   const manifest = await loadImageManifest(dataDir, ref.digest);
   if (!manifest) return undefined;
-  return { name: ref.name, digest: ref.digest, rootDir: path.join(substrateDirs(dataDir).images, ref.digest.slice("sha256:".length), "root"), manifest };
+  return {
+    name: ref.name,
+    digest: ref.digest,
+    rootDir: path.join(substrateDirs(dataDir).images, ref.digest.slice("sha256:".length), "root"),
+    manifest,
+  };
 }

@@ -26,7 +26,19 @@ let sub: TTestSubstrate;
 let id: string;
 const canaries: string[] = [];
 
-type TSnapshot = { limitsMode: { pids: string; memory: string }; machines: { id: string; hostUid: number; cgroupProcesses: number | null; pidsPeak: number | null; pidsMaxEvents: number | null; oomKills: number | null }[]; leftoverRoots: string[]; machineCount: number };
+type TSnapshot = {
+  limitsMode: { pids: string; memory: string };
+  machines: {
+    id: string;
+    hostUid: number;
+    cgroupProcesses: number | null;
+    pidsPeak: number | null;
+    pidsMaxEvents: number | null;
+    oomKills: number | null;
+  }[];
+  leftoverRoots: string[];
+  machineCount: number;
+};
 
 async function snapshot(): Promise<TSnapshot> {
   return (await sub.admin("GET", "/admin/machines")).json as TSnapshot;
@@ -49,7 +61,11 @@ async function hostProcessesOf(uid: number): Promise<number> {
 
 beforeAll(async () => {
   sub = await startTestSubstrate({ limits: { maxProcesses: MAX_PROCESSES, fileSizeBytes: FILE_SIZE_BYTES, maxExecTimeoutSeconds: 20 } });
-  for (const file of [path.join(PROJECT_ROOT, `.substrate-canary-${tag}`), path.join(sub.dataDir, `canary-${tag}`), path.join("/root", `.substrate-canary-${tag}`)]) {
+  for (const file of [
+    path.join(PROJECT_ROOT, `.substrate-canary-${tag}`),
+    path.join(sub.dataDir, `canary-${tag}`),
+    path.join("/root", `.substrate-canary-${tag}`),
+  ]) {
     await fs.writeFile(file, SECRET, { mode: 0o644 });
     canaries.push(file);
   }
@@ -63,7 +79,10 @@ afterAll(async () => {
 
 describe("guest isolation", () => {
   it("runs Node 24, git and sh as an unprivileged user with no capabilities", async () => {
-    const result = await sub.exec(id, { command: "node --version; git --version; sh -c 'echo sh-ok'; id -u; grep CapEff /proc/self/status; cd /workspace && git init -q r && echo git-ok" });
+    const result = await sub.exec(id, {
+      command:
+        "node --version; git --version; sh -c 'echo sh-ok'; id -u; grep CapEff /proc/self/status; cd /workspace && git init -q r && echo git-ok",
+    });
     expect(result.body.exitCode).toBe(0);
     expect(result.body.stdout).toMatch(/^v24\.\d+\.\d+\ngit version [\d.]+\nsh-ok\n1000\nCapEff:\t0000000000000000\ngit-ok\n$/);
     const background = await sub.exec(id, { command: "sleep 2", background: true });
@@ -81,7 +100,12 @@ describe("guest isolation", () => {
     });
     await new Promise<void>((resolve) => server.listen(0, "0.0.0.0", resolve));
     const port = (server.address() as net.AddressInfo).port;
-    const hostAddresses = ["127.0.0.1", ...Object.values(os.networkInterfaces()).flatMap((list) => (list ?? []).filter((a) => a.family === "IPv4" && !a.internal).map((a) => a.address))];
+    const hostAddresses = [
+      "127.0.0.1",
+      ...Object.values(os.networkInterfaces()).flatMap((list) =>
+        (list ?? []).filter((a) => a.family === "IPv4" && !a.internal).map((a) => a.address),
+      ),
+    ];
     try {
       // Prove the server is reachable from the host itself, so a failure in the guest means something.
       await new Promise<void>((resolve, reject) => net.connect(port, "127.0.0.1").on("connect", resolve).on("error", reject));
@@ -101,7 +125,9 @@ describe("guest isolation", () => {
 
   it("cannot see canary files in the project directory, in DATA_DIR or in /root", async () => {
     const paths = canaries.map((c) => `'${c}'`).join(" ");
-    const direct = await sub.exec(id, { command: `for f in ${paths} '${PROJECT_ROOT}' '${sub.dataDir}' /root /home; do test -e "$f" && echo "VISIBLE $f"; done; cat ${paths} 2>/dev/null; true` });
+    const direct = await sub.exec(id, {
+      command: `for f in ${paths} '${PROJECT_ROOT}' '${sub.dataDir}' /root /home; do test -e "$f" && echo "VISIBLE $f"; done; cat ${paths} 2>/dev/null; true`,
+    });
     expect(direct.body.stdout).toBe("");
     // Search the whole guest filesystem (bar the kernel's and the read-only /usr) for the secret and the names.
     const search = await sub.exec(id, {
@@ -127,7 +153,10 @@ describe("guest isolation", () => {
   });
 
   it("has a read-only root: only /tmp and /workspace are writable", async () => {
-    const result = await sub.exec(id, { command: "for d in / /etc /opt /usr/bin /run; do touch $d/x 2>/dev/null && echo \"WROTE $d\"; done; touch /tmp/ok /workspace/ok && echo writable" });
+    const result = await sub.exec(id, {
+      command:
+        'for d in / /etc /opt /usr/bin /run; do touch $d/x 2>/dev/null && echo "WROTE $d"; done; touch /tmp/ok /workspace/ok && echo writable',
+    });
     expect(result.body.stdout).toBe("writable\n");
   });
 });
@@ -157,14 +186,21 @@ describe("limits", () => {
   });
 
   it("stops a 2 GiB write at the file-size limit", async () => {
-    const result = await sub.exec(id, { command: "head -c 2147483648 /dev/zero > /workspace/big; echo rc=$?; stat -c %s /workspace/big; rm -f /workspace/big", timeoutSeconds: 15 });
+    const result = await sub.exec(id, {
+      command: "head -c 2147483648 /dev/zero > /workspace/big; echo rc=$?; stat -c %s /workspace/big; rm -f /workspace/big",
+      timeoutSeconds: 15,
+    });
     const [rc, size] = result.body.stdout.trim().split("\n");
     expect(rc).not.toBe("rc=0");
     expect(Number(size)).toBeLessThanOrEqual(FILE_SIZE_BYTES);
   });
 
   it("kills background and detached children when the exec times out", async () => {
-    const result = await sub.exec(id, { command: "(sleep 1.5; echo leaked > /workspace/leak1) & setsid sh -c 'sleep 1.5; echo leaked > /workspace/leak2' & nohup sh -c 'sleep 1.5; echo leaked > /workspace/leak3' >/dev/null 2>&1 & sleep 30", timeoutSeconds: 1 });
+    const result = await sub.exec(id, {
+      command:
+        "(sleep 1.5; echo leaked > /workspace/leak1) & setsid sh -c 'sleep 1.5; echo leaked > /workspace/leak2' & nohup sh -c 'sleep 1.5; echo leaked > /workspace/leak3' >/dev/null 2>&1 & sleep 30",
+      timeoutSeconds: 1,
+    });
     expect(result.status).toBe(408);
     expect((await machineSnapshot(id)).cgroupProcesses ?? 0).toBe(0);
     await new Promise((r) => setTimeout(r, 1200));
@@ -173,12 +209,24 @@ describe("limits", () => {
 });
 
 describe("files API confinement", () => {
-  const put = (machineId: string, pathname: string, body: string) => fetch(`${sub.url}/v1/machines/${machineId}/files/${pathname}`, { method: "PUT", headers: { authorization: `Bearer ${sub.token}` }, body });
+  const put = (machineId: string, pathname: string, body: string) =>
+    fetch(`${sub.url}/v1/machines/${machineId}/files/${pathname}`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${sub.token}` },
+      body,
+    });
 
   it("refuses a guest-planted symlink to a host canary, and a symlinked directory, for download and upload", async () => {
     const rootCanary = canaries[2]!;
-    await sub.exec(id, { command: `ln -sf '${rootCanary}' /tmp/evil; ln -sfn /root /tmp/rootlink; ln -sfn '${sub.dataDir}' /workspace/datalink; ln -sfn ../../../../../../root /workspace/rel` });
-    for (const target of ["tmp/evil", `tmp/rootlink/${path.basename(rootCanary)}`, `workspace/datalink/canary-${tag}`, `workspace/rel/${path.basename(rootCanary)}`]) {
+    await sub.exec(id, {
+      command: `ln -sf '${rootCanary}' /tmp/evil; ln -sfn /root /tmp/rootlink; ln -sfn '${sub.dataDir}' /workspace/datalink; ln -sfn ../../../../../../root /workspace/rel`,
+    });
+    for (const target of [
+      "tmp/evil",
+      `tmp/rootlink/${path.basename(rootCanary)}`,
+      `workspace/datalink/canary-${tag}`,
+      `workspace/rel/${path.basename(rootCanary)}`,
+    ]) {
       const response = await sub.api("GET", `/v1/machines/${id}/files/${target}`);
       expect(response.status, target).toBe(400);
       expect(response.text).not.toContain(SECRET);
@@ -203,7 +251,9 @@ describe("relay socket (allowCidrs with one HOST:PORT)", () => {
       const script = `require("http").get({socketPath:"${GUEST_RELAY_SOCKET}",path:"/v1/ping"},r=>{let b="";r.on("data",d=>b+=d);r.on("end",()=>{console.log(b);require("net").connect(${port},"127.0.0.1").on("error",e=>console.log(e.code)).on("connect",()=>console.log("DIRECT"))})}).on("error",e=>console.log("relay error "+e.code))`;
       const result = await sub.exec(relayed, { command: ["node", "-e", script], timeoutSeconds: 10 });
       expect(result.body.stdout).toBe("relay says hi to /v1/ping\nECONNREFUSED\n");
-      expect((await sub.exec(relayed, { command: `touch ${GUEST_RELAY_SOCKET_DIR}/x 2>/dev/null && echo WROTE; true` })).body.stdout).toBe("");
+      expect((await sub.exec(relayed, { command: `touch ${GUEST_RELAY_SOCKET_DIR}/x 2>/dev/null && echo WROTE; true` })).body.stdout).toBe(
+        "",
+      );
       await sub.api("DELETE", `/v1/machines/${relayed}`);
     } finally {
       server.close();
@@ -212,7 +262,10 @@ describe("relay socket (allowCidrs with one HOST:PORT)", () => {
 
   it("refuses a relay target that is the substrate's own API", async () => {
     const port = new URL(sub.adminUrl).port;
-    const created = await sub.api("POST", "/v1/machines", { source: { type: "smolmachine", reference: "school-core/node24" }, network: { mode: "allowCidrs", hosts: [`127.0.0.1:${port}`] } });
+    const created = await sub.api("POST", "/v1/machines", {
+      source: { type: "smolmachine", reference: "school-core/node24" },
+      network: { mode: "allowCidrs", hosts: [`127.0.0.1:${port}`] },
+    });
     const machineId = (created.json as { id: string }).id;
     expect((await sub.api("POST", `/v1/machines/${machineId}/start`)).status).toBe(400);
     await sub.api("DELETE", `/v1/machines/${machineId}`);

@@ -26,28 +26,45 @@ const BACKGROUND_SETTLE_MS = 150;
 /** `--disable-userns` where bubblewrap has it, and the compiled seccomp filter's file (seccomp-filter.ts). */
 export type TExecHardening = { disableUserns: boolean; seccompFile: string };
 
-export type TMachineExecContext = { limits: TSubstrateLimits; bwrapPath: string; cgroupRoot: TCgroupRoot; clock: TClock; hardening: TExecHardening; weakening?: TWeakening };
+export type TMachineExecContext = {
+  limits: TSubstrateLimits;
+  bwrapPath: string;
+  cgroupRoot: TCgroupRoot;
+  clock: TClock;
+  hardening: TExecHardening;
+  weakening?: TWeakening;
+};
 
-export async function execOnMachine(context: TMachineExecContext, machine: TMachine, body: unknown, outputMode: TExecOutputMode): Promise<TLocalExecResponse> {
+export async function execOnMachine(
+  context: TMachineExecContext,
+  machine: TMachine,
+  body: unknown,
+  outputMode: TExecOutputMode,
+): Promise<TLocalExecResponse> {
   const parsed = ZLocalExecRequestSchema.safeParse(body);
   if (!parsed.success) throw new WireError("BAD_REQUEST", describeZodError(parsed.error));
   const request = parsed.data;
   if (request.stream) throw new WireError("BAD_REQUEST", "streaming exec is not supported by the local substrate");
-  if (machine.state !== "started" || !machine.image) throw new WireError("CONFLICT", `machine ${machine.id} is not started (state: ${machine.state})`);
+  if (machine.state !== "started" || !machine.image)
+    throw new WireError("CONFLICT", `machine ${machine.id} is not started (state: ${machine.state})`);
   const { limits, cgroupRoot } = context;
-  if (machine.processes.size >= limits.maxConcurrentExecsPerMachine) throw new WireError("UNAVAILABLE", "too many commands are running on this machine");
+  if (machine.processes.size >= limits.maxConcurrentExecsPerMachine)
+    throw new WireError("UNAVAILABLE", "too many commands are running on this machine");
   const timeoutSeconds = Math.min(limits.maxExecTimeoutSeconds, request.timeoutSeconds || limits.defaultExecTimeoutSeconds);
-  const bwrapArgs = weakenBwrapArgs(buildBwrapArgs({
-    imageRootDir: machine.image.rootDir,
-    manifest: machine.image.manifest,
-    tmpDir: guestRootDir(machine.dir, "tmp"),
-    workspaceDir: guestRootDir(machine.dir, "workspace"),
-    relayDir: machine.relay ? path.dirname(machine.relay.socketPath) : undefined,
-    env: guestEnvironment(machine.env, request.env),
-    cwd: request.cwd ?? machine.workdir ?? "/workspace",
-    argv: guestArgv(request.command),
-    hardening: { disableUserns: context.hardening.disableUserns, seccompFd: SECCOMP_FD },
-  }), context.weakening);
+  const bwrapArgs = weakenBwrapArgs(
+    buildBwrapArgs({
+      imageRootDir: machine.image.rootDir,
+      manifest: machine.image.manifest,
+      tmpDir: guestRootDir(machine.dir, "tmp"),
+      workspaceDir: guestRootDir(machine.dir, "workspace"),
+      relayDir: machine.relay ? path.dirname(machine.relay.socketPath) : undefined,
+      env: guestEnvironment(machine.env, request.env),
+      cwd: request.cwd ?? machine.workdir ?? "/workspace",
+      argv: guestArgv(request.command),
+      hardening: { disableUserns: context.hardening.disableUserns, seccompFd: SECCOMP_FD },
+    }),
+    context.weakening,
+  );
   const memoryBytes = machine.resources.memoryMb * 1024 * 1024;
   const guest = spawnGuestProcess({
     bwrapPath: context.bwrapPath,
@@ -76,7 +93,17 @@ export async function execOnMachine(context: TMachineExecContext, machine: TMach
     const pid = await guest.started;
     const early = await Promise.race([guest.done, new Promise<undefined>((r) => setTimeout(r, BACKGROUND_SETTLE_MS))]);
     if (early?.kind === "sandbox_failed" || pid === undefined) throwForResult(machine, early ?? (await guest.done), timeoutSeconds);
-    return { stdout: "", stderr: "", exitCode: 0, durationMs: 0, machineId: machine.id, stdoutTruncated: false, stderrTruncated: false, pid, background: true };
+    return {
+      stdout: "",
+      stderr: "",
+      exitCode: 0,
+      durationMs: 0,
+      machineId: machine.id,
+      stdoutTruncated: false,
+      stderrTruncated: false,
+      pid,
+      background: true,
+    };
   }
   const result = await guest.done;
   if (result.kind !== "exited") throwForResult(machine, result, timeoutSeconds);
@@ -99,7 +126,8 @@ export async function execOnMachine(context: TMachineExecContext, machine: TMach
 /** A command that did not exit on its own, as the vendor's error codes. */
 function throwForResult(machine: TMachine, result: TGuestProcessResult, timeoutSeconds: number): never {
   if (result.kind === "killed") {
-    if (result.reason === "timeout") throw new WireError("TIMEOUT", `command timed out after ${timeoutSeconds}s; its whole process tree was killed`);
+    if (result.reason === "timeout")
+      throw new WireError("TIMEOUT", `command timed out after ${timeoutSeconds}s; its whole process tree was killed`);
     if (result.reason === "shutdown") throw new WireError("UNAVAILABLE", "the local substrate is shutting down");
     throw new WireError("CONFLICT", `machine ${machine.id} was ${result.reason} while the command ran`);
   }

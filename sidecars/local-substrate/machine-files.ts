@@ -14,8 +14,15 @@ export type TUploadInput = { rawPath: string; isEncoded: boolean; body: Readable
 
 export async function uploadMachineFile(clock: TClock, machine: TMachine, input: TUploadInput): Promise<TLocalUploadResponse> {
   const file = parseGuestFilePath(input.rawPath, { isEncoded: input.isEncoded });
-  if (input.declaredLength !== undefined && input.declaredLength > MAX_UPLOAD_BYTES) throw new WireError("PAYLOAD_TOO_LARGE", `upload exceeds ${MAX_UPLOAD_BYTES} bytes`);
-  const { size } = await writeGuestFile({ rootDir: guestRootDir(machine.dir, file.root), file, body: input.body, maxBytes: MAX_UPLOAD_BYTES, uid: machine.hostUid });
+  if (input.declaredLength !== undefined && input.declaredLength > MAX_UPLOAD_BYTES)
+    throw new WireError("PAYLOAD_TOO_LARGE", `upload exceeds ${MAX_UPLOAD_BYTES} bytes`);
+  const { size } = await writeGuestFile({
+    rootDir: guestRootDir(machine.dir, file.root),
+    file,
+    body: input.body,
+    maxBytes: MAX_UPLOAD_BYTES,
+    uid: machine.hostUid,
+  });
   machine.lastActivityAtMs = clock.now();
   return { path: file.display, size };
 }
@@ -28,7 +35,11 @@ export async function uploadMachineFile(clock: TClock, machine: TMachine, input:
 export const MAX_DOWNLOAD_BYTES = 1024 * 1024 * 1024;
 
 /** `isCapOff` (test-only weakening): no cap, and no declared length for the control plane to check first. */
-export async function downloadMachineFile(clock: TClock, machine: TMachine, input: { rawPath: string; isEncoded: boolean; isCapOff?: boolean }): Promise<{ stream: Readable; size: number; isLengthDeclared: boolean }> {
+export async function downloadMachineFile(
+  clock: TClock,
+  machine: TMachine,
+  input: { rawPath: string; isEncoded: boolean; isCapOff?: boolean },
+): Promise<{ stream: Readable; size: number; isLengthDeclared: boolean }> {
   const file = parseGuestFilePath(input.rawPath, { isEncoded: input.isEncoded });
   const opened = await openGuestFile({ rootDir: guestRootDir(machine.dir, file.root), file });
   machine.lastActivityAtMs = clock.now();

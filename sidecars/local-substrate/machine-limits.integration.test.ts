@@ -7,7 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestSubstrate, type TTestSubstrate } from "./test-substrate";
 
-type TSnapshot = { limitsMode: { pids: string; cpu: string; disk: string }; machines: { id: string; cpuQuotaMicros: number | null; cpuThrottledPeriods: number | null }[] };
+type TSnapshot = {
+  limitsMode: { pids: string; cpu: string; disk: string };
+  machines: { id: string; cpuQuotaMicros: number | null; cpuThrottledPeriods: number | null }[];
+};
 
 let sub: TTestSubstrate;
 
@@ -32,7 +35,10 @@ describe("local substrate machine limits", () => {
     if ((await snapshot()).limitsMode.pids !== "cgroup") return;
     const tight = await sub.startMachine({ resources: { cpus: 1, memoryMb: 256, maxProcesses: 40 } });
     const roomy = await sub.startMachine({ resources: { cpus: 1, memoryMb: 256 } });
-    const refusedOn = async (id: string) => Number(/refused=(\d+)/.exec((await sub.exec(id, { command: ["node", "-e", SPAWN_MANY(60)], timeoutSeconds: 20 })).body.stdout)?.[1] ?? -1);
+    const refusedOn = async (id: string) =>
+      Number(
+        /refused=(\d+)/.exec((await sub.exec(id, { command: ["node", "-e", SPAWN_MANY(60)], timeoutSeconds: 20 })).body.stdout)?.[1] ?? -1,
+      );
     expect(await refusedOn(tight)).toBeGreaterThan(0);
     expect(await refusedOn(roomy)).toBe(0);
   });
@@ -57,7 +63,9 @@ describe("local substrate machine limits", () => {
     const size = await sub.exec(id, { command: "df -B1 --output=size /workspace | tail -1" });
     expect(Number(size.body.stdout.trim())).toBeLessThanOrEqual(1024 ** 3);
     // each file is under the per-file limit; together they are over the machine's disk
-    const fill = await sub.exec(id, { command: "fallocate -l 600M /tmp/a && echo first-ok && fallocate -l 600M /workspace/b && echo second-ok" });
+    const fill = await sub.exec(id, {
+      command: "fallocate -l 600M /tmp/a && echo first-ok && fallocate -l 600M /workspace/b && echo second-ok",
+    });
     expect(fill.body.stdout).toBe("first-ok\n");
     expect(fill.body.stderr).toMatch(/No space left on device/);
   });

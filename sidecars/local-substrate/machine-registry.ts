@@ -105,16 +105,27 @@ export class MachineRegistry {
     };
     if (resources.memoryMb < MIN_MEMORY_MB) throw new WireError("BAD_REQUEST", `resources.memoryMb must be at least ${MIN_MEMORY_MB}`);
     if (resources.cpus > limits.maxCpus || resources.memoryMb > limits.maxMemoryMb || resources.diskGb > limits.maxDiskGb) {
-      throw new WireError("QUOTA_EXCEEDED", `quota exceeded: at most ${limits.maxCpus} cpus, ${limits.maxMemoryMb} MB memory and ${limits.maxDiskGb} GB disk per machine`);
+      throw new WireError(
+        "QUOTA_EXCEEDED",
+        `quota exceeded: at most ${limits.maxCpus} cpus, ${limits.maxMemoryMb} MB memory and ${limits.maxDiskGb} GB disk per machine`,
+      );
     }
-    if (this.#machines.size >= limits.maxMachines) throw new WireError("QUOTA_EXCEEDED", `quota exceeded: at most ${limits.maxMachines} machines`);
-    if (ledger.isBudgetExhausted(this.#machines.values(), clock.now())) throw new WireError("QUOTA_EXCEEDED", "quota exceeded: the account's budget is exhausted (hard budget policy)");
-    if (request.name && [...this.#machines.values()].some((m) => m.name === request.name)) throw new WireError("CONFLICT", `a machine named "${request.name}" already exists`);
+    if (this.#machines.size >= limits.maxMachines)
+      throw new WireError("QUOTA_EXCEEDED", `quota exceeded: at most ${limits.maxMachines} machines`);
+    if (ledger.isBudgetExhausted(this.#machines.values(), clock.now()))
+      throw new WireError("QUOTA_EXCEEDED", "quota exceeded: the account's budget is exhausted (hard budget policy)");
+    if (request.name && [...this.#machines.values()].some((m) => m.name === request.name))
+      throw new WireError("CONFLICT", `a machine named "${request.name}" already exists`);
     // Vendor sources disagree on the default; the local substrate fails closed to "blocked".
     const network: TMachineNetwork = request.network
-      ? { mode: request.network.mode, ...(request.network.cidrs ? { cidrs: request.network.cidrs } : {}), ...(request.network.hosts ? { hosts: request.network.hosts } : {}) }
+      ? {
+          mode: request.network.mode,
+          ...(request.network.cidrs ? { cidrs: request.network.cidrs } : {}),
+          ...(request.network.hosts ? { hosts: request.network.hosts } : {}),
+        }
       : { mode: "blocked" };
-    if (network.mode === "allowCidrs" && (network.cidrs?.length ?? 0) + (network.hosts?.length ?? 0) === 0) throw new WireError("BAD_REQUEST", "network mode allowCidrs requires at least one CIDR or host");
+    if (network.mode === "allowCidrs" && (network.cidrs?.length ?? 0) + (network.hosts?.length ?? 0) === 0)
+      throw new WireError("BAD_REQUEST", "network mode allowCidrs requires at least one CIDR or host");
 
     const id = `mach-${randomBytes(16).toString("hex")}`;
     const usedUids = new Set([...this.#machines.values()].map((m) => m.hostUid));
@@ -150,7 +161,11 @@ export class MachineRegistry {
     };
     try {
       await createMachineRoots(dir, hostUid, { diskGb: resources.diskGb, mode: await probeDiskMode() });
-      machine.cgroup = await MachineCgroup.create(this.options.cgroupRoot, id, { maxProcesses: resources.maxProcesses, memoryBytes: resources.memoryMb * 1024 * 1024, cpus: resources.cpus });
+      machine.cgroup = await MachineCgroup.create(this.options.cgroupRoot, id, {
+        maxProcesses: resources.maxProcesses,
+        memoryBytes: resources.memoryMb * 1024 * 1024,
+        cpus: resources.cpus,
+      });
     } catch (error) {
       await machine.cgroup?.remove().catch(() => undefined);
       await releaseMachineDisk(dir).catch(() => undefined);
@@ -184,7 +199,12 @@ export class MachineRegistry {
       if (machine.state === "started") return this.#info(machine);
       try {
         await prepareMachineStart(
-          { dataDir: this.options.dataDir, runDir: this.options.dirs.run, relayMaxConnections: this.options.limits.relayMaxConnections, ownPorts: this.options.ownPorts },
+          {
+            dataDir: this.options.dataDir,
+            runDir: this.options.dirs.run,
+            relayMaxConnections: this.options.limits.relayMaxConnections,
+            ownPorts: this.options.ownPorts,
+          },
           machine,
         );
       } catch (error) {
@@ -239,7 +259,9 @@ export class MachineRegistry {
   async snapshot(): Promise<TMachinesSnapshot> {
     const now = this.options.clock.now();
     const machines = await Promise.all([...this.#machines.values()].map((m) => machineAdminView(m, now)));
-    const leftoverRoots = (await fs.readdir(this.options.dirs.machines).catch(() => [] as string[])).filter((name) => !this.#machines.has(name));
+    const leftoverRoots = (await fs.readdir(this.options.dirs.machines).catch(() => [] as string[])).filter(
+      (name) => !this.#machines.has(name),
+    );
     return {
       machineCount: machines.length,
       runningCommandCount: machines.reduce((sum, m) => sum + m.runningCommands, 0),

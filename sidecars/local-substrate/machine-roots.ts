@@ -19,7 +19,11 @@ const OWNER_FILE = "owner-pid";
  * Creates `dir` with its owner file and the guest's writable roots, owned by `hostUid`, on the
  * machine's own `diskGb` filesystem when the host allows it (machine-disk.ts).
  */
-export async function createMachineRoots(dir: string, hostUid: number, disk: { diskGb: number; mode: TDiskMode } = { diskGb: 1, mode: "file-size-only" }): Promise<void> {
+export async function createMachineRoots(
+  dir: string,
+  hostUid: number,
+  disk: { diskGb: number; mode: TDiskMode } = { diskGb: 1, mode: "file-size-only" },
+): Promise<void> {
   await fs.mkdir(dir, { mode: 0o711 });
   await fs.writeFile(path.join(dir, OWNER_FILE), String(process.pid), { mode: 0o600 });
   await createMachineDisk(dir, disk.diskGb, disk.mode);

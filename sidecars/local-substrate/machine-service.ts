@@ -43,14 +43,26 @@ export type TMachineServiceOptions = {
 };
 
 /** Which mechanism enforces the process and memory limits on this host. */
-export type TLimitsMode = { pids: "cgroup" | "rlimit"; memory: "cgroup" | "rlimit-data"; cpu: "cgroup" | "none"; disk: TDiskMode; seccomp: boolean; disableUserns: boolean };
+export type TLimitsMode = {
+  pids: "cgroup" | "rlimit";
+  memory: "cgroup" | "rlimit-data";
+  cpu: "cgroup" | "none";
+  disk: TDiskMode;
+  seccomp: boolean;
+  disableUserns: boolean;
+};
 
 export class MachineService {
   readonly #ledger: AccountLedger;
   readonly #registry: MachineRegistry;
 
   constructor(private readonly options: TMachineServiceOptions) {
-    this.#ledger = new AccountLedger({ billing: options.billing, limits: options.limits, tenantId: options.tenantId, startedAtMs: options.clock.now() });
+    this.#ledger = new AccountLedger({
+      billing: options.billing,
+      limits: options.limits,
+      tenantId: options.tenantId,
+      startedAtMs: options.clock.now(),
+    });
     this.#registry = new MachineRegistry({
       dirs: options.dirs,
       dataDir: options.dataDir,
@@ -112,10 +124,21 @@ export class MachineService {
   async exec(id: string, body: unknown, outputMode: TExecOutputMode): Promise<TLocalExecResponse> {
     const machine = this.#registry.getLive(id);
     const { limits, bwrapPath, cgroupRoot, clock } = this.options;
-    return execOnMachine({ limits, bwrapPath, cgroupRoot, clock, hardening: this.options.hardening, weakening: this.options.weakening?.current }, machine, body, outputMode);
+    return execOnMachine(
+      { limits, bwrapPath, cgroupRoot, clock, hardening: this.options.hardening, weakening: this.options.weakening?.current },
+      machine,
+      body,
+      outputMode,
+    );
   }
 
-  async upload(id: string, rawPath: string, isEncoded: boolean, body: Readable, declaredLength: number | undefined): Promise<TLocalUploadResponse> {
+  async upload(
+    id: string,
+    rawPath: string,
+    isEncoded: boolean,
+    body: Readable,
+    declaredLength: number | undefined,
+  ): Promise<TLocalUploadResponse> {
     return uploadMachineFile(this.options.clock, this.#registry.getLive(id), { rawPath, isEncoded, body, declaredLength });
   }
 

@@ -32,21 +32,38 @@ function findingAMessage(reference: string): string {
 export async function prepareMachineStart(context: TMachineStartContext, machine: TMachine): Promise<void> {
   const { network, source } = machine;
   // The local substrate never gives a guest the host network: fail closed rather than pretend.
-  if (network.mode === "open") throw new WireError("BAD_REQUEST", 'network mode "open" is refused: the local substrate never gives a guest the host network; use "blocked", or "allowCidrs" with exactly one HOST:PORT to forward');
+  if (network.mode === "open")
+    throw new WireError(
+      "BAD_REQUEST",
+      'network mode "open" is refused: the local substrate never gives a guest the host network; use "blocked", or "allowCidrs" with exactly one HOST:PORT to forward',
+    );
   if (source.type === "image") {
     if (network.mode === "blocked") throw new WireError("BAD_REQUEST", findingAMessage(source.reference));
-    throw new WireError("BAD_REQUEST", `image '${source.reference}' is not cached and the local substrate cannot pull from a registry; register it with \`schoolcore substrate image add\` and use a smolmachine source`);
+    throw new WireError(
+      "BAD_REQUEST",
+      `image '${source.reference}' is not cached and the local substrate cannot pull from a registry; register it with \`schoolcore substrate image add\` and use a smolmachine source`,
+    );
   }
   const image = await resolveImage(context.dataDir, source.reference);
-  if (!image) throw new WireError("BAD_REQUEST", `smolmachine '${source.reference}' not found: no local image is registered under that name or digest (see \`schoolcore substrate image list\`)`);
+  if (!image)
+    throw new WireError(
+      "BAD_REQUEST",
+      `smolmachine '${source.reference}' not found: no local image is registered under that name or digest (see \`schoolcore substrate image list\`)`,
+    );
   machine.image = image;
   if (network.mode === "allowCidrs" && !machine.relay) {
     const parsed = parseRelayTarget(network);
     if (parsed.kind === "refused") throw new WireError("BAD_REQUEST", parsed.reason);
     const isLoopback = ["127.0.0.1", "localhost", "::1"].includes(parsed.target.host) || parsed.target.host.startsWith("127.");
-    if (isLoopback && context.ownPorts().includes(parsed.target.port)) throw new WireError("BAD_REQUEST", "the relay target may not be the substrate's own API");
+    if (isLoopback && context.ownPorts().includes(parsed.target.port))
+      throw new WireError("BAD_REQUEST", "the relay target may not be the substrate's own API");
     const socketPath = await createRelaySocketPath(context.runDir, machine.id);
-    machine.relay = await startRelayForwarder({ socketPath, target: parsed.target, maxConnections: context.relayMaxConnections, ownerUid: machine.hostUid });
+    machine.relay = await startRelayForwarder({
+      socketPath,
+      target: parsed.target,
+      maxConnections: context.relayMaxConnections,
+      ownerUid: machine.hostUid,
+    });
   }
 }
 

@@ -32,11 +32,14 @@ function expectEnvelope(result: { status: number; requestId: string | null; json
 function rawRequest(method: string, target: string, token: string, body?: Buffer): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const url = new URL(sub.url);
-    const req = http.request({ host: url.hostname, port: url.port, method, path: target, headers: { authorization: `Bearer ${token}` } }, (res) => {
-      let text = "";
-      res.on("data", (d: Buffer) => (text += d.toString()));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
-    });
+    const req = http.request(
+      { host: url.hostname, port: url.port, method, path: target, headers: { authorization: `Bearer ${token}` } },
+      (res) => {
+        let text = "";
+        res.on("data", (d: Buffer) => (text += d.toString()));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
@@ -44,7 +47,12 @@ function rawRequest(method: string, target: string, token: string, body?: Buffer
 
 describe("auth and envelope", () => {
   it("answers 401 with the envelope and a request id without a valid bearer token", async () => {
-    const attempts: Record<string, string>[] = [{}, { authorization: "Bearer wrong-token-0123456789" }, { authorization: `Basic ${sub.token}` }, { authorization: `Bearer ${sub.adminToken}` }];
+    const attempts: Record<string, string>[] = [
+      {},
+      { authorization: "Bearer wrong-token-0123456789" },
+      { authorization: `Basic ${sub.token}` },
+      { authorization: `Bearer ${sub.adminToken}` },
+    ];
     for (const headers of attempts) {
       const response = await fetch(`${sub.url}/v1/machines`, { headers });
       expect(response.status).toBe(401);
@@ -72,7 +80,15 @@ describe("auth and envelope", () => {
 
 describe("machines", () => {
   it("creates (201, stopped), starts (200, started, not ready), becomes ready, lists, deletes (204) and then 404s", async () => {
-    const created = await sub.api("POST", "/v1/machines", { name: "contract-1", source: SOURCE, network: { mode: "blocked" }, resources: { cpus: 1, memoryMb: 256, diskGb: 1 }, env: { A: "1" }, ttlSeconds: 600, ephemeral: true });
+    const created = await sub.api("POST", "/v1/machines", {
+      name: "contract-1",
+      source: SOURCE,
+      network: { mode: "blocked" },
+      resources: { cpus: 1, memoryMb: 256, diskGb: 1 },
+      env: { A: "1" },
+      ttlSeconds: 600,
+      ephemeral: true,
+    });
     expect(created.status).toBe(201);
     expect(created.requestId).toMatch(/^req-/);
     const info = created.json as Record<string, unknown>;
@@ -121,7 +137,11 @@ describe("machines", () => {
     expectEnvelope(await sub.api("POST", "/v1/machines", {}), 400, "BAD_REQUEST");
     expectEnvelope(await sub.api("POST", "/v1/machines", { source: { type: "docker", reference: "x" } }), 400, "BAD_REQUEST");
     expectEnvelope(await sub.api("POST", "/v1/machines", { source: SOURCE, network: { mode: "allowCidrs" } }), 400, "BAD_REQUEST");
-    const notJson = await fetch(`${sub.url}/v1/machines`, { method: "POST", headers: { authorization: `Bearer ${sub.token}` }, body: "{not json" });
+    const notJson = await fetch(`${sub.url}/v1/machines`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${sub.token}` },
+      body: "{not json",
+    });
     expect(notJson.status).toBe(400);
     expect(((await notJson.json()) as { code: string }).code).toBe("BAD_REQUEST");
     expectEnvelope(await sub.api("POST", "/v1/machines", { source: SOURCE, resources: { cpus: 3 } }), 422, "QUOTA_EXCEEDED");
@@ -141,7 +161,9 @@ describe("machines", () => {
     const started = await sub.api("POST", `/v1/machines/${id}/start`);
     expectEnvelope(started, 400, "BAD_REQUEST");
     const message = (started.json as { error: string }).error;
-    expect(message).toContain(`image '${reference}' must be pulled from a registry, but this machine has no network, so the pull can never succeed`);
+    expect(message).toContain(
+      `image '${reference}' must be pulled from a registry, but this machine has no network, so the pull can never succeed`,
+    );
     expect(message).toContain("supply the image locally instead");
     const after = await sub.api("GET", `/v1/machines/${id}`);
     expect(after.json).toMatchObject({ state: "error", ready: false, error: expect.stringContaining("must be pulled from a registry") });
@@ -186,11 +208,24 @@ describe("exec", () => {
   it("runs a string via sh -lc and returns the vendor shape", async () => {
     const result = await sub.exec(id, { command: "echo out; echo err >&2; exit 3" });
     expect(result.status).toBe(200);
-    expect(result.json).toEqual({ stdout: "out\n", stderr: "err\n", exitCode: 3, durationMs: expect.any(Number), machineId: id, stdoutTruncated: false, stderrTruncated: false });
+    expect(result.json).toEqual({
+      stdout: "out\n",
+      stderr: "err\n",
+      exitCode: 3,
+      durationMs: expect.any(Number),
+      machineId: id,
+      stdoutTruncated: false,
+      stderrTruncated: false,
+    });
   });
 
   it("runs an array as argv, with cwd, env and stdin", async () => {
-    const result = await sub.exec(id, { command: ["/bin/sh", "-c", 'pwd; echo "$MACHINE_VAR $CALL_VAR"; cat'], cwd: "/tmp", env: { CALL_VAR: "from-call" }, stdin: "piped" });
+    const result = await sub.exec(id, {
+      command: ["/bin/sh", "-c", 'pwd; echo "$MACHINE_VAR $CALL_VAR"; cat'],
+      cwd: "/tmp",
+      env: { CALL_VAR: "from-call" },
+      stdin: "piped",
+    });
     expect(result.body).toMatchObject({ stdout: "/tmp\nfrom-create from-call\npiped", exitCode: 0 });
   });
 
@@ -267,26 +302,43 @@ describe("files", () => {
     expect(await put.json()).toEqual({ path: "/tmp/in/data.bin", size: 5 });
     const post = await upload("/workspace/sp%20ace.txt", "posted", "POST");
     expect(await post.json()).toEqual({ path: "/workspace/sp ace.txt", size: 6 });
-    expect((await sub.exec(id, { command: "od -An -tu1 /tmp/in/data.bin; cat '/workspace/sp ace.txt'; echo; stat -c %U /tmp/in/data.bin" })).body.stdout).toBe("   0   1   2 255  10\nposted\nstudent\n");
+    expect(
+      (await sub.exec(id, { command: "od -An -tu1 /tmp/in/data.bin; cat '/workspace/sp ace.txt'; echo; stat -c %U /tmp/in/data.bin" })).body
+        .stdout,
+    ).toBe("   0   1   2 255  10\nposted\nstudent\n");
 
-    const download = await fetch(`${sub.url}/v1/machines/${id}/files/tmp/in/data.bin`, { headers: { authorization: `Bearer ${sub.token}` } });
+    const download = await fetch(`${sub.url}/v1/machines/${id}/files/tmp/in/data.bin`, {
+      headers: { authorization: `Bearer ${sub.token}` },
+    });
     expect(download.status).toBe(200);
     expect(download.headers.get("content-type")).toBe("application/octet-stream");
     expect(Buffer.from(await download.arrayBuffer())).toEqual(bytes);
-    const byQuery = await fetch(`${sub.url}/v1/machines/${id}/files?path=${encodeURIComponent("/workspace/sp ace.txt")}`, { headers: { authorization: `Bearer ${sub.token}` } });
+    const byQuery = await fetch(`${sub.url}/v1/machines/${id}/files?path=${encodeURIComponent("/workspace/sp ace.txt")}`, {
+      headers: { authorization: `Bearer ${sub.token}` },
+    });
     expect(await byQuery.text()).toBe("posted");
   });
 
   it("downloads a file the guest wrote and 404s an absent one", async () => {
     await sub.exec(id, { command: "mkdir -p /workspace/out && printf result > /workspace/out/r.txt" });
-    const download = await fetch(`${sub.url}/v1/machines/${id}/files/workspace/out/r.txt`, { headers: { authorization: `Bearer ${sub.token}` } });
+    const download = await fetch(`${sub.url}/v1/machines/${id}/files/workspace/out/r.txt`, {
+      headers: { authorization: `Bearer ${sub.token}` },
+    });
     expect(await download.text()).toBe("result");
     const absent = await sub.api("GET", `/v1/machines/${id}/files/workspace/none`);
     expectEnvelope(absent, 404, "NOT_FOUND");
   });
 
   it("refuses paths outside /tmp and /workspace, .. and encoded escapes", async () => {
-    for (const target of ["/files/etc/passwd", "/files//etc/passwd", "/files/tmp/../../etc/passwd", "/files/tmp/%2e%2e/%2e%2e/etc/passwd", "/files/tmp/a%2F..%2F..%2Fetc", "/files/tmp/x%00y", "/files/workspace"]) {
+    for (const target of [
+      "/files/etc/passwd",
+      "/files//etc/passwd",
+      "/files/tmp/../../etc/passwd",
+      "/files/tmp/%2e%2e/%2e%2e/etc/passwd",
+      "/files/tmp/a%2F..%2F..%2Fetc",
+      "/files/tmp/x%00y",
+      "/files/workspace",
+    ]) {
       const response = await rawRequest("GET", `/v1/machines/${id}${target}`, sub.token);
       expect(response.status, target).toBe(400);
       expect(JSON.parse(response.text)).toMatchObject({ code: "BAD_REQUEST" });
@@ -327,9 +379,26 @@ describe("account", () => {
       monthlyBudgetMicros: null,
       prepaidCreditMicros: expect.any(Number),
       lowBalanceThresholdMicros: expect.any(Number),
-      periodCost: { cpuMicros: expect.any(Number), memoryMicros: expect.any(Number), execMicros: 0, totalMicros: expect.any(Number), amountDueMicros: expect.any(Number) },
-      periodUsage: { totalUptimeSeconds: expect.any(Number), cpuHours: expect.any(Number), memoryGbHours: expect.any(Number), machineCount: expect.any(Number) },
-      plan: { id: expect.any(String), name: expect.any(String), rateCpuHourMicros: expect.any(Number), rateMemoryGbHourMicros: expect.any(Number), budgetPolicy: "soft" },
+      periodCost: {
+        cpuMicros: expect.any(Number),
+        memoryMicros: expect.any(Number),
+        execMicros: 0,
+        totalMicros: expect.any(Number),
+        amountDueMicros: expect.any(Number),
+      },
+      periodUsage: {
+        totalUptimeSeconds: expect.any(Number),
+        cpuHours: expect.any(Number),
+        memoryGbHours: expect.any(Number),
+        machineCount: expect.any(Number),
+      },
+      plan: {
+        id: expect.any(String),
+        name: expect.any(String),
+        rateCpuHourMicros: expect.any(Number),
+        rateMemoryGbHourMicros: expect.any(Number),
+        budgetPolicy: "soft",
+      },
     });
   });
 });

@@ -5,7 +5,18 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FaultBook, TFaultVerb } from "./faults";
-import { applyFault, discardResponse, hasBearer, newRequestId, readJsonBody, sendError, sendResponse, splitTarget, type THangRegistry, type TWireResponse } from "./http-wire";
+import {
+  applyFault,
+  discardResponse,
+  hasBearer,
+  newRequestId,
+  readJsonBody,
+  sendError,
+  sendResponse,
+  splitTarget,
+  type THangRegistry,
+  type TWireResponse,
+} from "./http-wire";
 import type { MachineService } from "./machine-service";
 import { WireError } from "./wire-error";
 import { ZExecOutputModeSchema } from "./wire-schemas";
@@ -27,10 +38,15 @@ function decodeId(segment: string): string {
 function matchRoute(req: IncomingMessage, service: MachineService): TRoute | undefined {
   const { pathname, query } = splitTarget(req.url);
   const method = req.method ?? "GET";
-  if (pathname === "/v1/account" && method === "GET") return { verb: "account", run: async () => ({ status: 200, json: service.account() }) };
+  if (pathname === "/v1/account" && method === "GET")
+    return { verb: "account", run: async () => ({ status: 200, json: service.account() }) };
   if (pathname === "/v1/machines" || pathname === "/v1/machines/") {
     if (method === "GET") return { verb: "list", run: async () => ({ status: 200, json: service.list() }) };
-    if (method === "POST") return { verb: "create", run: async () => ({ status: 201, json: await service.create(await readJsonBody(req, MAX_JSON_BODY_BYTES)) }) };
+    if (method === "POST")
+      return {
+        verb: "create",
+        run: async () => ({ status: 201, json: await service.create(await readJsonBody(req, MAX_JSON_BODY_BYTES)) }),
+      };
     return undefined;
   }
   const match = /^\/v1\/machines\/([^/]+)(?:\/(start|stop|exec|files)(\/.*)?)?$/.exec(pathname);
@@ -53,7 +69,10 @@ function matchRoute(req: IncomingMessage, service: MachineService): TRoute | und
     return undefined;
   }
   if ((action === "start" || action === "stop") && rest === undefined && method === "POST") {
-    return { verb: action, run: async () => ({ status: 200, json: action === "start" ? await service.start(id) : await service.stop(id) }) };
+    return {
+      verb: action,
+      run: async () => ({ status: 200, json: action === "start" ? await service.start(id) : await service.stop(id) }),
+    };
   }
   if (action === "exec" && rest === undefined && method === "POST") {
     return {
@@ -81,7 +100,13 @@ function matchRoute(req: IncomingMessage, service: MachineService): TRoute | und
     }
     if (method === "PUT" || method === "POST") {
       const declared = Number(req.headers["content-length"]);
-      return { verb: "upload", run: async () => ({ status: 200, json: await service.upload(id, raw, isEncoded, req, Number.isFinite(declared) ? declared : undefined) }) };
+      return {
+        verb: "upload",
+        run: async () => ({
+          status: 200,
+          json: await service.upload(id, raw, isEncoded, req, Number.isFinite(declared) ? declared : undefined),
+        }),
+      };
     }
   }
   return undefined;

@@ -17,7 +17,10 @@ const HOST_PORT = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]+))(?:\/32)?:(\d{1,5})
  * of the form HOST:PORT (an IPv4 `/32` is accepted). Anything else is refused with a reason,
  * because the local substrate cannot emulate a general egress allow-list and must fail closed.
  */
-export function parseRelayTarget(network: { hosts?: string[] | undefined; cidrs?: string[] | undefined }): { kind: "ok"; target: TRelayTarget } | { kind: "refused"; reason: string } {
+export function parseRelayTarget(network: {
+  hosts?: string[] | undefined;
+  cidrs?: string[] | undefined;
+}): { kind: "ok"; target: TRelayTarget } | { kind: "refused"; reason: string } {
   const entries = [...(network.hosts ?? []), ...(network.cidrs ?? [])];
   if (entries.length !== 1) {
     return { kind: "refused", reason: `the local substrate forwards exactly one HOST:PORT for allowCidrs, got ${entries.length} entries` };
@@ -25,14 +28,22 @@ export function parseRelayTarget(network: { hosts?: string[] | undefined; cidrs?
   const match = HOST_PORT.exec(entries[0]!);
   const port = match ? Number(match[3]) : NaN;
   if (!match || !(port >= 1 && port <= 65535)) {
-    return { kind: "refused", reason: `allowCidrs entry "${entries[0]!.slice(0, 100)}" is not HOST:PORT; the local substrate can only forward one host port, not a CIDR range` };
+    return {
+      kind: "refused",
+      reason: `allowCidrs entry "${entries[0]!.slice(0, 100)}" is not HOST:PORT; the local substrate can only forward one host port, not a CIDR range`,
+    };
   }
   return { kind: "ok", target: { host: match[1] ?? match[2]!, port } };
 }
 
 export type TRelayForwarder = { socketPath: string; connectionCount(): number; close(): Promise<void> };
 
-export async function startRelayForwarder(options: { socketPath: string; target: TRelayTarget; maxConnections: number; ownerUid: number }): Promise<TRelayForwarder> {
+export async function startRelayForwarder(options: {
+  socketPath: string;
+  target: TRelayTarget;
+  maxConnections: number;
+  ownerUid: number;
+}): Promise<TRelayForwarder> {
   const sockets = new Set<net.Socket>();
   const server = net.createServer((inbound) => {
     if (sockets.size >= options.maxConnections) {

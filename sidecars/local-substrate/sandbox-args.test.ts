@@ -17,7 +17,16 @@ const manifest = {
 };
 
 function build(extra: Partial<Parameters<typeof buildBwrapArgs>[0]> = {}) {
-  return buildBwrapArgs({ imageRootDir: "/data/substrate/images/abc/root", manifest, tmpDir: "/data/m/tmp", workspaceDir: "/data/m/workspace", env: { PATH: "/bin", X: "1" }, cwd: "/workspace", argv: ["/bin/sh", "-lc", "true"], ...extra });
+  return buildBwrapArgs({
+    imageRootDir: "/data/substrate/images/abc/root",
+    manifest,
+    tmpDir: "/data/m/tmp",
+    workspaceDir: "/data/m/workspace",
+    env: { PATH: "/bin", X: "1" },
+    cwd: "/workspace",
+    argv: ["/bin/sh", "-lc", "true"],
+    ...extra,
+  });
 }
 
 function pairsAfter(args: string[], flag: string): string[][] {

@@ -99,7 +99,10 @@ export function buildBwrapArgs(spec: TSandboxSpec): string[] {
 }
 
 /** Base env < machine env < call env; PATH and HOME may be overridden by the caller, like a VM. */
-export function guestEnvironment(machineEnv: Record<string, string> | undefined, callEnv: Record<string, string> | undefined): Record<string, string> {
+export function guestEnvironment(
+  machineEnv: Record<string, string> | undefined,
+  callEnv: Record<string, string> | undefined,
+): Record<string, string> {
   return { ...GUEST_BASE_ENV, ...machineEnv, ...callEnv };
 }
 

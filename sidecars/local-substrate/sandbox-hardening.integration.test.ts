@@ -31,7 +31,14 @@ describe.runIf(process.arch === "x64")("guest sandbox hardening", () => {
   });
 
   it("refuses nested namespaces and mounts", async () => {
-    for (const command of ["unshare --user true", "unshare --user --map-root-user true", "unshare --mount true", "unshare --net true", "unshare --pid --fork true", "mount -t tmpfs none /tmp"]) {
+    for (const command of [
+      "unshare --user true",
+      "unshare --user --map-root-user true",
+      "unshare --mount true",
+      "unshare --net true",
+      "unshare --pid --fork true",
+      "mount -t tmpfs none /tmp",
+    ]) {
       const result = await sub.exec(id, { command: `${command}; echo "exit=$?"` });
       expect(result.body.stdout, command).not.toMatch(/exit=0/);
       expect(result.body.stderr, command).toMatch(/Operation not permitted|permission denied|must be superuser/i);
@@ -49,20 +56,30 @@ describe.runIf(process.arch === "x64")("guest sandbox hardening", () => {
     expect(lines).toHaveLength(DENIED_SYSCALLS.length);
     for (const line of lines) expect(line, line).toMatch(/^\w+ -1 1$/);
     // clone/unshare with a namespace flag refused; ptrace of another process too
-    const flags = await sub.exec(id, { command: ["perl", "-e", `$!=0; syscall(${numbers.unshare}, 0x10000000); print $!+0, " "; $!=0; syscall(${numbers.clone3}, 0, 0); print $!+0, " "; $!=0; syscall(${numbers.ptrace}, 16, 1, 0, 0); print $!+0, "\\n";`] });
+    const flags = await sub.exec(id, {
+      command: [
+        "perl",
+        "-e",
+        `$!=0; syscall(${numbers.unshare}, 0x10000000); print $!+0, " "; $!=0; syscall(${numbers.clone3}, 0, 0); print $!+0, " "; $!=0; syscall(${numbers.ptrace}, 16, 1, 0, 0); print $!+0, "\\n";`,
+      ],
+    });
     expect(flags.body.stdout).toBe("1 38 1\n");
   });
 
   it("still runs ordinary work: processes, threads, node, git and tar", async () => {
     const result = await sub.exec(id, {
-      command: "cd /workspace && (sleep 0.1 & wait) && node -e 'const {Worker}=require(\"worker_threads\"); new Worker(\"1\",{eval:true}).on(\"exit\",()=>console.log(\"thread-ok\"))' && git init -q hard && tar -cf hard.tar hard && echo done",
+      command:
+        'cd /workspace && (sleep 0.1 & wait) && node -e \'const {Worker}=require("worker_threads"); new Worker("1",{eval:true}).on("exit",()=>console.log("thread-ok"))\' && git init -q hard && tar -cf hard.tar hard && echo done',
     });
     expect(result.body.exitCode, result.body.stderr).toBe(0);
     expect(result.body.stdout).toMatch(/thread-ok\n(.|\n)*done\n$/);
   });
 
   it("binds only the toolchain paths the image declares, never all of host /usr", async () => {
-    const result = await sub.exec(id, { command: "test -x /usr/bin/sh && echo has-bin; test -e /usr/local && echo has-local; test -e /usr/src && echo has-src; test -e /usr/include && echo has-include; true" });
+    const result = await sub.exec(id, {
+      command:
+        "test -x /usr/bin/sh && echo has-bin; test -e /usr/local && echo has-local; test -e /usr/src && echo has-src; test -e /usr/include && echo has-include; true",
+    });
     expect(result.body.stdout).toBe("has-bin\n");
   });
 });

@@ -5,7 +5,18 @@
  * allowed, x32 numbers are refused and a foreign architecture is killed.
  */
 import { describe, expect, it } from "vitest";
-import { AUDIT_ARCH, buildSeccompFilter, DENIED_SYSCALLS, ENOSYS, EPERM, SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO, SECCOMP_RET_KILL_PROCESS, SYSCALL_NUMBERS, type TSeccompArch } from "./seccomp-filter";
+import {
+  AUDIT_ARCH,
+  buildSeccompFilter,
+  DENIED_SYSCALLS,
+  ENOSYS,
+  EPERM,
+  SECCOMP_RET_ALLOW,
+  SECCOMP_RET_ERRNO,
+  SECCOMP_RET_KILL_PROCESS,
+  SYSCALL_NUMBERS,
+  type TSeccompArch,
+} from "./seccomp-filter";
 
 /** seccomp_data as the kernel lays it out (little-endian). */
 function seccompData(arch: number, nr: number, args: number[] = []): Buffer {

@@ -37,36 +37,144 @@ export const ENOSYS = 38;
 export const NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x00000080;
 
 export type TDeniedSyscall =
-  | "init_module" | "finit_module" | "delete_module" | "kexec_load" | "kexec_file_load"
-  | "add_key" | "request_key" | "keyctl" | "bpf" | "perf_event_open" | "userfaultfd"
-  | "ptrace" | "process_vm_readv" | "process_vm_writev" | "name_to_handle_at" | "open_by_handle_at"
-  | "mount" | "umount2" | "pivot_root" | "open_tree" | "move_mount" | "fsopen" | "fsconfig" | "fsmount" | "fspick" | "mount_setattr"
-  | "setns" | "swapon" | "swapoff" | "reboot" | "sethostname" | "setdomainname" | "acct" | "settimeofday" | "clock_settime"
-  | "adjtimex" | "clock_adjtime" | "quotactl" | "lookup_dcookie" | "vhangup";
+  | "init_module"
+  | "finit_module"
+  | "delete_module"
+  | "kexec_load"
+  | "kexec_file_load"
+  | "add_key"
+  | "request_key"
+  | "keyctl"
+  | "bpf"
+  | "perf_event_open"
+  | "userfaultfd"
+  | "ptrace"
+  | "process_vm_readv"
+  | "process_vm_writev"
+  | "name_to_handle_at"
+  | "open_by_handle_at"
+  | "mount"
+  | "umount2"
+  | "pivot_root"
+  | "open_tree"
+  | "move_mount"
+  | "fsopen"
+  | "fsconfig"
+  | "fsmount"
+  | "fspick"
+  | "mount_setattr"
+  | "setns"
+  | "swapon"
+  | "swapoff"
+  | "reboot"
+  | "sethostname"
+  | "setdomainname"
+  | "acct"
+  | "settimeofday"
+  | "clock_settime"
+  | "adjtimex"
+  | "clock_adjtime"
+  | "quotactl"
+  | "lookup_dcookie"
+  | "vhangup";
 
 /** Syscall numbers per architecture (x86_64: arch/x86/entry/syscalls/syscall_64.tbl; aarch64: asm-generic/unistd.h). */
 export const SYSCALL_NUMBERS: Record<TSeccompArch, Record<TDeniedSyscall | "clone" | "clone3" | "unshare", number>> = {
   x86_64: {
-    init_module: 175, finit_module: 313, delete_module: 176, kexec_load: 246, kexec_file_load: 320,
-    add_key: 248, request_key: 249, keyctl: 250, bpf: 321, perf_event_open: 298, userfaultfd: 323,
-    ptrace: 101, process_vm_readv: 310, process_vm_writev: 311, name_to_handle_at: 303, open_by_handle_at: 304,
-    mount: 165, umount2: 166, pivot_root: 155, open_tree: 428, move_mount: 429, fsopen: 430, fsconfig: 431, fsmount: 432, fspick: 433, mount_setattr: 442,
-    setns: 308, swapon: 167, swapoff: 168, reboot: 169, sethostname: 170, setdomainname: 171, acct: 163, settimeofday: 164, clock_settime: 227,
-    adjtimex: 159, clock_adjtime: 305, quotactl: 179, lookup_dcookie: 212, vhangup: 153,
-    clone: 56, clone3: 435, unshare: 272,
+    init_module: 175,
+    finit_module: 313,
+    delete_module: 176,
+    kexec_load: 246,
+    kexec_file_load: 320,
+    add_key: 248,
+    request_key: 249,
+    keyctl: 250,
+    bpf: 321,
+    perf_event_open: 298,
+    userfaultfd: 323,
+    ptrace: 101,
+    process_vm_readv: 310,
+    process_vm_writev: 311,
+    name_to_handle_at: 303,
+    open_by_handle_at: 304,
+    mount: 165,
+    umount2: 166,
+    pivot_root: 155,
+    open_tree: 428,
+    move_mount: 429,
+    fsopen: 430,
+    fsconfig: 431,
+    fsmount: 432,
+    fspick: 433,
+    mount_setattr: 442,
+    setns: 308,
+    swapon: 167,
+    swapoff: 168,
+    reboot: 169,
+    sethostname: 170,
+    setdomainname: 171,
+    acct: 163,
+    settimeofday: 164,
+    clock_settime: 227,
+    adjtimex: 159,
+    clock_adjtime: 305,
+    quotactl: 179,
+    lookup_dcookie: 212,
+    vhangup: 153,
+    clone: 56,
+    clone3: 435,
+    unshare: 272,
   },
   aarch64: {
-    init_module: 105, finit_module: 273, delete_module: 106, kexec_load: 104, kexec_file_load: 294,
-    add_key: 217, request_key: 218, keyctl: 219, bpf: 280, perf_event_open: 241, userfaultfd: 282,
-    ptrace: 117, process_vm_readv: 270, process_vm_writev: 271, name_to_handle_at: 264, open_by_handle_at: 265,
-    mount: 40, umount2: 39, pivot_root: 41, open_tree: 428, move_mount: 429, fsopen: 430, fsconfig: 431, fsmount: 432, fspick: 433, mount_setattr: 442,
-    setns: 268, swapon: 224, swapoff: 225, reboot: 142, sethostname: 161, setdomainname: 162, acct: 89, settimeofday: 170, clock_settime: 112,
-    adjtimex: 171, clock_adjtime: 266, quotactl: 60, lookup_dcookie: 18, vhangup: 58,
-    clone: 220, clone3: 435, unshare: 97,
+    init_module: 105,
+    finit_module: 273,
+    delete_module: 106,
+    kexec_load: 104,
+    kexec_file_load: 294,
+    add_key: 217,
+    request_key: 218,
+    keyctl: 219,
+    bpf: 280,
+    perf_event_open: 241,
+    userfaultfd: 282,
+    ptrace: 117,
+    process_vm_readv: 270,
+    process_vm_writev: 271,
+    name_to_handle_at: 264,
+    open_by_handle_at: 265,
+    mount: 40,
+    umount2: 39,
+    pivot_root: 41,
+    open_tree: 428,
+    move_mount: 429,
+    fsopen: 430,
+    fsconfig: 431,
+    fsmount: 432,
+    fspick: 433,
+    mount_setattr: 442,
+    setns: 268,
+    swapon: 224,
+    swapoff: 225,
+    reboot: 142,
+    sethostname: 161,
+    setdomainname: 162,
+    acct: 89,
+    settimeofday: 170,
+    clock_settime: 112,
+    adjtimex: 171,
+    clock_adjtime: 266,
+    quotactl: 60,
+    lookup_dcookie: 18,
+    vhangup: 58,
+    clone: 220,
+    clone3: 435,
+    unshare: 97,
   },
 };
 
-export const DENIED_SYSCALLS = Object.keys(SYSCALL_NUMBERS.x86_64).filter((name) => !["clone", "clone3", "unshare"].includes(name)) as TDeniedSyscall[];
+export const DENIED_SYSCALLS = Object.keys(SYSCALL_NUMBERS.x86_64).filter(
+  (name) => !["clone", "clone3", "unshare"].includes(name),
+) as TDeniedSyscall[];
 
 // Classic BPF opcodes (linux/filter.h).
 const LD_W_ABS = 0x20;

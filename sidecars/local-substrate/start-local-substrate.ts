@@ -130,17 +130,25 @@ function listen(server: http.Server, port: number): Promise<number> {
 export async function startLocalSubstrate(input: TLocalSubstrateOptions): Promise<TLocalSubstrate> {
   const options = parseOrThrow(ZOptionsSchema, input, { code: "CONFIG_INVALID", label: "local substrate options" });
   if (options.token === options.adminToken) throw new AppError("CONFIG_INVALID", "the admin token must differ from the API token");
-  if (process.getuid?.() !== 0) throw new AppError("CONFIG_INVALID", "the local substrate must run as root: it gives every machine its own unprivileged uid and cgroups");
+  if (process.getuid?.() !== 0)
+    throw new AppError(
+      "CONFIG_INVALID",
+      "the local substrate must run as root: it gives every machine its own unprivileged uid and cgroups",
+    );
   await fs.access(options.bwrapPath, fs.constants.X_OK).catch(() => {
     throw new AppError("CONFIG_INVALID", `bubblewrap was not found at ${options.bwrapPath} (Debian package "bubblewrap")`);
   });
   const dirs = await ensureSubstrateDirs(options.dataDir);
   await assertTraversableByOthers(dirs.root);
   const orphaned = await removeOrphanedMachineRoots(dirs.machines);
-  if (orphaned.length > 0 && !options.isQuiet) logInfo("local substrate: removed machine roots left by a substrate that died", { count: orphaned.length });
+  if (orphaned.length > 0 && !options.isQuiet)
+    logInfo("local substrate: removed machine roots left by a substrate that died", { count: orphaned.length });
 
   const clock = new OffsetClock(input.clock ?? SYSTEM_CLOCK);
-  const hardening = { disableUserns: (await probeBwrapFeatures(options.bwrapPath)).hasDisableUserns, seccompFile: await writeSeccompFilterFile(dirs.root) };
+  const hardening = {
+    disableUserns: (await probeBwrapFeatures(options.bwrapPath)).hasDisableUserns,
+    seccompFile: await writeSeccompFilterFile(dirs.root),
+  };
   const cgroupRoot = await createCgroupRoot();
   const ports: number[] = [];
   const weakening = options.allowWeakening ? new WeakeningBook() : undefined;
@@ -162,9 +170,13 @@ export async function startLocalSubstrate(input: TLocalSubstrateOptions): Promis
   });
   const faults = new FaultBook();
   const hangs = createHangRegistry();
-  const publicServer = http.createServer(createPublicHandler({ service, token: options.token, faults, hangs, hangCapMs: options.hangCapMs }));
+  const publicServer = http.createServer(
+    createPublicHandler({ service, token: options.token, faults, hangs, hangCapMs: options.hangCapMs }),
+  );
   let url = "";
-  const adminServer = http.createServer(createAdminHandler({ service, token: options.adminToken, faults, clock, publicUrl: () => url, weakening }));
+  const adminServer = http.createServer(
+    createAdminHandler({ service, token: options.adminToken, faults, clock, publicUrl: () => url, weakening }),
+  );
   try {
     ports.push(await listen(publicServer, options.port));
     ports.push(await listen(adminServer, options.adminPort));
@@ -187,7 +199,9 @@ export async function startLocalSubstrate(input: TLocalSubstrateOptions): Promis
     stop() {
       stopping ??= (async () => {
         clearInterval(sweeper);
-        const closed = Promise.all([publicServer, adminServer].map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+        const closed = Promise.all(
+          [publicServer, adminServer].map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
+        );
         hangs.releaseAll();
         await service.shutdown();
         publicServer.closeAllConnections();

@@ -43,7 +43,11 @@ describe("schoolcore substrate image", () => {
     const added = await runCli(["substrate", "image", "add", "school-core/tool", "--dir", source, "--bind", "/usr/bin:/usr/bin", "--json"]);
     expect(added.code, added.stderr).toBe(0);
     const record = JSON.parse(added.stdout) as { reference: string; fileCount: number; binds: unknown[] };
-    expect(record).toMatchObject({ reference: expect.stringMatching(/^school-core\/tool@sha256:[0-9a-f]{64}$/), fileCount: 1, binds: [{ host: "/usr/bin", guest: "/usr/bin" }] });
+    expect(record).toMatchObject({
+      reference: expect.stringMatching(/^school-core\/tool@sha256:[0-9a-f]{64}$/),
+      fileCount: 1,
+      binds: [{ host: "/usr/bin", guest: "/usr/bin" }],
+    });
     const listed = await runCli(["substrate", "image", "list", "--json"]);
     expect((JSON.parse(listed.stdout) as { reference: string }[]).map((i) => i.reference)).toContain(record.reference);
     const bad = await runCli(["substrate", "image", "add", "school-core/bad", "--bind", "relative:/x"]);
@@ -61,7 +65,10 @@ describe("schoolcore substrate image", () => {
 
 describe("schoolcore substrate serve", () => {
   it("serves the contract with a 0600 token file, and SIGTERM removes every machine", async () => {
-    const child = spawn(process.execPath, [CLI, "substrate", "serve", "--port", "0", "--admin-port", "0", "--json"], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [CLI, "substrate", "serve", "--port", "0", "--admin-port", "0", "--json"], {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, ...env },
+    });
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     try {
       let stdout = "";
@@ -76,7 +83,11 @@ describe("schoolcore substrate serve", () => {
       expect(token).toMatch(/^smk_local_/);
       expect(stdout).not.toContain(token);
       const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
-      const created = await fetch(`${info.url}/v1/machines`, { method: "POST", headers, body: JSON.stringify({ source: { type: "smolmachine", reference: "school-core/node24" }, network: { mode: "blocked" } }) });
+      const created = await fetch(`${info.url}/v1/machines`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ source: { type: "smolmachine", reference: "school-core/node24" }, network: { mode: "blocked" } }),
+      });
       expect(created.status).toBe(201);
       const { id } = (await created.json()) as { id: string };
       expect((await fetch(`${info.url}/v1/machines/${id}/start`, { method: "POST", headers })).status).toBe(200);

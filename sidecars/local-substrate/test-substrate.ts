@@ -23,7 +23,16 @@ export type TTestSubstrate = TLocalSubstrate & {
   cleanup(): Promise<void>;
 };
 
-export type TExecBody = { stdout: string; stderr: string; exitCode: number; stdoutTruncated: boolean; stderrTruncated: boolean; pid?: number; error?: string; code?: string };
+export type TExecBody = {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  pid?: number;
+  error?: string;
+  code?: string;
+};
 
 async function call(base: string, token: string, method: string, pathname: string, body?: unknown): Promise<TApiResult> {
   const response = await fetch(base + pathname, {
@@ -38,7 +47,13 @@ async function call(base: string, token: string, method: string, pathname: strin
   } catch {
     json = undefined;
   }
-  return { status: response.status, requestId: response.headers.get("x-request-id"), contentType: response.headers.get("content-type"), text, json };
+  return {
+    status: response.status,
+    requestId: response.headers.get("x-request-id"),
+    contentType: response.headers.get("content-type"),
+    text,
+    json,
+  };
 }
 
 export async function makeTestDataDir(): Promise<string> {
@@ -63,7 +78,12 @@ export async function startTestSubstrate(options: Partial<TLocalSubstrateOptions
     api,
     admin,
     async startMachine(overrides = {}) {
-      const created = await api("POST", "/v1/machines", { source: { type: "smolmachine", reference: DEFAULT_GUEST_IMAGE }, network: { mode: "blocked" }, resources: { cpus: 1, memoryMb: 256 }, ...overrides });
+      const created = await api("POST", "/v1/machines", {
+        source: { type: "smolmachine", reference: DEFAULT_GUEST_IMAGE },
+        network: { mode: "blocked" },
+        resources: { cpus: 1, memoryMb: 256 },
+        ...overrides,
+      });
       if (created.status !== 201) throw new Error(`create failed: ${created.status} ${created.text}`);
       const id = (created.json as { id: string }).id;
       const started = await api("POST", `/v1/machines/${id}/start`);

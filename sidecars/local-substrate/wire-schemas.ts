@@ -11,7 +11,10 @@ const hasNoNul = (value: string) => !value.includes("\u0000");
 
 /** Guest environment: POSIX names only, bounded, no NUL (bwrap would truncate at it). */
 export const ZEnvMapSchema = z
-  .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "environment names are [A-Za-z_][A-Za-z0-9_]*"), z.string().max(32_768).refine(hasNoNul, "NUL in environment value"))
+  .record(
+    z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "environment names are [A-Za-z_][A-Za-z0-9_]*"),
+    z.string().max(32_768).refine(hasNoNul, "NUL in environment value"),
+  )
   .refine((env) => Object.keys(env).length <= 128, "at most 128 environment variables");
 
 /** The shared contract's machine source with the server's bounds (a request body, not a response). */

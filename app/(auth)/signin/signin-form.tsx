@@ -30,11 +30,23 @@ export function SignInForm({ returnPath }: { returnPath: string }) {
     <form onSubmit={onSubmit} className="space-y-3 rounded border border-slate-200 bg-white p-4">
       <label className="block text-sm">
         Email
-        <input name="email" type="email" autoComplete="username" required className="mt-1 w-full rounded border border-slate-300 px-2 py-1" />
+        <input
+          name="email"
+          type="email"
+          autoComplete="username"
+          required
+          className="mt-1 w-full rounded border border-slate-300 px-2 py-1"
+        />
       </label>
       <label className="block text-sm">
         Password
-        <input name="password" type="password" autoComplete="current-password" required className="mt-1 w-full rounded border border-slate-300 px-2 py-1" />
+        <input
+          name="password"
+          type="password"
+          autoComplete="current-password"
+          required
+          className="mt-1 w-full rounded border border-slate-300 px-2 py-1"
+        />
       </label>
       {error && (
         <p role="alert" data-testid="signin-error" className="text-sm text-red-700">

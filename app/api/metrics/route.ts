@@ -15,7 +15,10 @@ export const dynamic = "force-dynamic";
 export async function GET(request: Request) {
   try {
     if (!(await isMetricsRequestAuthorized(getEnv().dataDir, request.headers.get("authorization")))) {
-      return NextResponse.json({ error: { code: "UNAUTHENTICATED", message: "A metrics bearer token is required." } }, { status: 401, headers: { "WWW-Authenticate": 'Bearer realm="metrics"' } });
+      return NextResponse.json(
+        { error: { code: "UNAUTHENTICATED", message: "A metrics bearer token is required." } },
+        { status: 401, headers: { "WWW-Authenticate": 'Bearer realm="metrics"' } },
+      );
     }
     const { contentType, body } = await collectMetrics({ db: await getDb() });
     return new Response(body, { status: 200, headers: { "Content-Type": contentType, "Cache-Control": "no-store" } });

@@ -50,7 +50,10 @@ const PAGE_OF: Record<TFormSettingKey, string> = {
  */
 export const saveSettingFormAction = withActorAction({
   action: "operator.view",
-  schema: z.looseObject({ key: z.enum(FORM_SETTING_KEYS as [TFormSettingKey, ...TFormSettingKey[]]), reason: z.string().max(2000).optional() }),
+  schema: z.looseObject({
+    key: z.enum(FORM_SETTING_KEYS as [TFormSettingKey, ...TFormSettingKey[]]),
+    reason: z.string().max(2000).optional(),
+  }),
   handler: async ({ actor, input }) => {
     // A caller without this setting's permission learns nothing more than a missing page would say.
     if (!can(actor, PERMISSION_OF[input.key])) throw new AppError("NOT_FOUND", "Not found.");

@@ -2,7 +2,15 @@ import { describe, expect, it } from "vitest";
 import { settingFieldErrors } from "@/lib/settings/operator-settings";
 import { SETTING_KEYS, SETTING_SCHEMAS } from "@/lib/settings/setting-schemas";
 import { DEFAULT_TASK_LIMITS } from "@/lib/contract/limits";
-import { FORM_SETTING_KEYS, fieldsOf, formFieldErrorsOf, humanBytes, initialTextOf, isFormSettingKey, settingValueOf } from "./setting-form-model";
+import {
+  FORM_SETTING_KEYS,
+  fieldsOf,
+  formFieldErrorsOf,
+  humanBytes,
+  initialTextOf,
+  isFormSettingKey,
+  settingValueOf,
+} from "./setting-form-model";
 
 function roundTrip(key: (typeof FORM_SETTING_KEYS)[number], current: unknown) {
   const raw = Object.fromEntries(fieldsOf(key).map((f) => [f.name, initialTextOf(f, current)]));
@@ -20,7 +28,9 @@ describe("setting forms", () => {
 
   it("edit nested paths, dollars and lines", () => {
     expect(settingValueOf("task.limits", { "relay.maxRequests": "40", cpus: "2" })).toEqual({ v: 1, cpus: 2, relay: { maxRequests: 40 } });
-    expect(settingValueOf("spend.ceilings", { monthlyGlobalMicros: "12.5", monthlyPerTaskMicros: "", globalMicros: "50", perTaskMicros: "0.5" })).toEqual({
+    expect(
+      settingValueOf("spend.ceilings", { monthlyGlobalMicros: "12.5", monthlyPerTaskMicros: "", globalMicros: "50", perTaskMicros: "0.5" }),
+    ).toEqual({
       monthlyGlobalMicros: 12_500_000,
       monthlyPerTaskMicros: null,
       globalMicros: 50_000_000,
@@ -30,20 +40,36 @@ describe("setting forms", () => {
   });
 
   it("leave text that is not a number as text, so the schema names the field", () => {
-    const parsed = SETTING_SCHEMAS["task.limits"].schema.safeParse(settingValueOf("task.limits", { ...Object.fromEntries(fieldsOf("task.limits").map((f) => [f.name, initialTextOf(f, DEFAULT_TASK_LIMITS)])), cpus: "lots", memoryMb: "1" }));
+    const parsed = SETTING_SCHEMAS["task.limits"].schema.safeParse(
+      settingValueOf("task.limits", {
+        ...Object.fromEntries(fieldsOf("task.limits").map((f) => [f.name, initialTextOf(f, DEFAULT_TASK_LIMITS)])),
+        cpus: "lots",
+        memoryMb: "1",
+      }),
+    );
     expect(parsed.success).toBe(false);
     expect(parsed.error!.issues.map((i) => i.path.join("."))).toEqual(["cpus", "memoryMb"]);
   });
 
   it("submit only the fields of the chosen kind", () => {
-    expect(settingValueOf("relay.upstream", { kind: "scripted", scriptFile: "/x.json", endpoint: "https://e", maxResponseBytes: "2048" })).toEqual({ kind: "scripted", scriptFile: "/x.json", maxResponseBytes: 2048 });
+    expect(
+      settingValueOf("relay.upstream", { kind: "scripted", scriptFile: "/x.json", endpoint: "https://e", maxResponseBytes: "2048" }),
+    ).toEqual({ kind: "scripted", scriptFile: "/x.json", maxResponseBytes: 2048 });
   });
 
   it("edit a nullable cap and a per-substrate map (machines.concurrency)", () => {
     const schema = SETTING_SCHEMAS["machines.concurrency"].schema;
-    expect(schema.parse(settingValueOf("machines.concurrency", { maxMachines: "", bySubstrate: "" }))).toEqual({ maxMachines: null, bySubstrate: {} });
-    expect(schema.parse(settingValueOf("machines.concurrency", { maxMachines: " 8 ", bySubstrate: "local = 4\n\n  smolcloud=12 " }))).toEqual({ maxMachines: 8, bySubstrate: { local: 4, smolcloud: 12 } });
-    expect(roundTrip("machines.concurrency", { maxMachines: 3, bySubstrate: { local: 2 } })).toEqual({ maxMachines: 3, bySubstrate: { local: 2 } });
+    expect(schema.parse(settingValueOf("machines.concurrency", { maxMachines: "", bySubstrate: "" }))).toEqual({
+      maxMachines: null,
+      bySubstrate: {},
+    });
+    expect(
+      schema.parse(settingValueOf("machines.concurrency", { maxMachines: " 8 ", bySubstrate: "local = 4\n\n  smolcloud=12 " })),
+    ).toEqual({ maxMachines: 8, bySubstrate: { local: 4, smolcloud: 12 } });
+    expect(roundTrip("machines.concurrency", { maxMachines: 3, bySubstrate: { local: 2 } })).toEqual({
+      maxMachines: 3,
+      bySubstrate: { local: 2 },
+    });
     const refused = schema.safeParse(settingValueOf("machines.concurrency", { maxMachines: "0", bySubstrate: "local = many\nhosted" }));
     expect(refused.success).toBe(false);
     const errors = formFieldErrorsOf("machines.concurrency", settingFieldErrors(refused.error!.issues));
@@ -54,7 +80,10 @@ describe("setting forms", () => {
   it("edit a boolean as a choice of two (review.separationOfDuties)", () => {
     expect(settingValueOf("review.separationOfDuties", { enabled: "false" })).toEqual({ enabled: false });
     expect(roundTrip("review.separationOfDuties", { enabled: true })).toEqual({ enabled: true });
-    expect(SETTING_SCHEMAS["review.separationOfDuties"].schema.safeParse(settingValueOf("review.separationOfDuties", { enabled: "maybe" })).success).toBe(false);
+    expect(
+      SETTING_SCHEMAS["review.separationOfDuties"].schema.safeParse(settingValueOf("review.separationOfDuties", { enabled: "maybe" }))
+        .success,
+    ).toBe(false);
   });
 
   it("edit records one per line, naming the line of each problem (probe.externalTargets)", () => {
@@ -63,10 +92,22 @@ describe("setting forms", () => {
       { label: "metadata", protocol: "tcp", host: "169.254.169.254", port: 80 },
       { label: "resolver", protocol: "dns", host: "192.0.2.53", port: 53, name: "example.org" },
     ];
-    expect(schema.parse(settingValueOf("probe.externalTargets", { targets: "metadata, tcp, 169.254.169.254, 80\n resolver,dns,192.0.2.53,53,example.org \n" }))).toEqual({ targets });
+    expect(
+      schema.parse(
+        settingValueOf("probe.externalTargets", {
+          targets: "metadata, tcp, 169.254.169.254, 80\n resolver,dns,192.0.2.53,53,example.org \n",
+        }),
+      ),
+    ).toEqual({ targets });
     expect(roundTrip("probe.externalTargets", { targets })).toEqual({ targets });
-    expect(initialTextOf(fieldsOf("probe.externalTargets")[0]!, { targets })).toBe("metadata, tcp, 169.254.169.254, 80\nresolver, dns, 192.0.2.53, 53, example.org");
-    const refused = schema.safeParse(settingValueOf("probe.externalTargets", { targets: "ok, tcp, 192.0.2.1, 80\nlocal, tcp, 127.0.0.1, http\nx, tcp, 192.0.2.2, 1, a.b, surplus" }));
+    expect(initialTextOf(fieldsOf("probe.externalTargets")[0]!, { targets })).toBe(
+      "metadata, tcp, 169.254.169.254, 80\nresolver, dns, 192.0.2.53, 53, example.org",
+    );
+    const refused = schema.safeParse(
+      settingValueOf("probe.externalTargets", {
+        targets: "ok, tcp, 192.0.2.1, 80\nlocal, tcp, 127.0.0.1, http\nx, tcp, 192.0.2.2, 1, a.b, surplus",
+      }),
+    );
     expect(refused.success).toBe(false);
     const errors = formFieldErrorsOf("probe.externalTargets", settingFieldErrors(refused.error!.issues));
     expect(Object.keys(errors)).toEqual(["targets"]);

@@ -7,7 +7,12 @@
 
 export type TUnit = "s" | "ms" | "count" | "MiB" | "GiB" | "bytes";
 
-type TBase = { name: string; label: string; hint?: string; /** shown only (and submitted only) when another field has one of these values */ onlyWhen?: { field: string; values: string[] } };
+type TBase = {
+  name: string;
+  label: string;
+  hint?: string;
+  /** shown only (and submitted only) when another field has one of these values */ onlyWhen?: { field: string; values: string[] };
+};
 
 export type TSettingField =
   /** `isNullable`: blank = null (e.g. "no cap") instead of the schema's default */
@@ -71,7 +76,14 @@ export const SETTING_FORMS = {
   ],
   "guest.image": IMAGE_FIELDS,
   "verifier.image": IMAGE_FIELDS,
-  "guest.agent": [{ kind: "lines", name: "command", label: "Command", hint: "One argument per line; no shell unless you name one. Runs inside the guest only." }],
+  "guest.agent": [
+    {
+      kind: "lines",
+      name: "command",
+      label: "Command",
+      hint: "One argument per line; no shell unless you name one. Runs inside the guest only.",
+    },
+  ],
   "task.overrideMaxima": [
     { kind: "number", unit: "s", name: "wallClockSeconds", label: "Wall clock at most" },
     { kind: "number", unit: "count", name: "cpus", label: "CPUs at most" },
@@ -79,7 +91,13 @@ export const SETTING_FORMS = {
     { kind: "number", unit: "GiB", name: "diskGb", label: "Disk at most" },
   ],
   "task.retry": [
-    { kind: "number", unit: "count", name: "maxAutomaticRetries", label: "Automatic retries", hint: "Transient provider errors only (5xx, timeouts before a create was acknowledged); 0 = never. Integrity failures are never retried." },
+    {
+      kind: "number",
+      unit: "count",
+      name: "maxAutomaticRetries",
+      label: "Automatic retries",
+      hint: "Transient provider errors only (5xx, timeouts before a create was acknowledged); 0 = never. Integrity failures are never retried.",
+    },
     { kind: "number", unit: "s", name: "backoffSeconds", label: "First wait", hint: "Each further retry waits twice as long." },
   ],
   "machines.concurrency": [
@@ -121,16 +139,33 @@ export const SETTING_FORMS = {
     },
   ],
   "review.rounds": [
-    { kind: "number", unit: "count", name: "maxRounds", label: "Review rounds per task", hint: "How many times a task may run: the first run plus the revisions a teacher asks for with “Request changes”. Past it the button explains that the limit is reached." },
+    {
+      kind: "number",
+      unit: "count",
+      name: "maxRounds",
+      label: "Review rounds per task",
+      hint: "How many times a task may run: the first run plus the revisions a teacher asks for with “Request changes”. Past it the button explains that the limit is reached.",
+    },
   ],
   "spend.ceilings": [
-    { kind: "dollars", name: "monthlyGlobalMicros", label: "Per calendar month (UTC), all tasks", isNullable: true, hint: "Blank = no monthly ceiling. Rolls over by itself on the 1st." },
+    {
+      kind: "dollars",
+      name: "monthlyGlobalMicros",
+      label: "Per calendar month (UTC), all tasks",
+      isNullable: true,
+      hint: "Blank = no monthly ceiling. Rolls over by itself on the 1st.",
+    },
     { kind: "dollars", name: "monthlyPerTaskMicros", label: "Per calendar month, one task", isNullable: true },
     { kind: "dollars", name: "globalMicros", label: "Lifetime, all tasks" },
     { kind: "dollars", name: "perTaskMicros", label: "Lifetime, one task (all its attempts)" },
   ],
   "spend.rates": [
-    { kind: "dollars", name: "cpuHourMicros", label: "Per CPU-hour", hint: "Used when the provider's plan states no rate; the higher of the two is used." },
+    {
+      kind: "dollars",
+      name: "cpuHourMicros",
+      label: "Per CPU-hour",
+      hint: "Used when the provider's plan states no rate; the higher of the two is used.",
+    },
     { kind: "dollars", name: "memoryGbHourMicros", label: "Per GB-hour of memory" },
   ],
   "relay.upstream": [
@@ -145,9 +180,21 @@ export const SETTING_FORMS = {
       ],
     },
     { kind: "text", name: "scriptFile", label: "Script file (absolute path)", onlyWhen: { field: "kind", values: ["scripted"] } },
-    { kind: "text", name: "endpoint", label: "Endpoint URL", placeholder: "https://api.example.com/v1/chat/completions", onlyWhen: HTTP_UPSTREAM },
+    {
+      kind: "text",
+      name: "endpoint",
+      label: "Endpoint URL",
+      placeholder: "https://api.example.com/v1/chat/completions",
+      onlyWhen: HTTP_UPSTREAM,
+    },
     { kind: "text", name: "model", label: "Model", onlyWhen: HTTP_UPSTREAM },
-    { kind: "text", name: "credentialFile", label: "Credential file (absolute path)", hint: "The path of a file holding the key — never the key itself. Read at each call.", onlyWhen: HTTP_UPSTREAM },
+    {
+      kind: "text",
+      name: "credentialFile",
+      label: "Credential file (absolute path)",
+      hint: "The path of a file holding the key — never the key itself. Read at each call.",
+      onlyWhen: HTTP_UPSTREAM,
+    },
     { kind: "number", unit: "ms", name: "connectTimeoutMs", label: "Connect timeout", onlyWhen: HTTP_UPSTREAM },
     { kind: "number", unit: "ms", name: "requestTimeoutMs", label: "Request timeout", onlyWhen: HTTP_UPSTREAM },
     { kind: "number", unit: "count", name: "defaultMaxTokens", label: "Default max tokens", onlyWhen: HTTP_UPSTREAM },
@@ -155,8 +202,19 @@ export const SETTING_FORMS = {
     bytes("maxResponseBytes", "Upstream response size"),
   ],
   "publish.github": [
-    { kind: "text", name: "apiBaseUrl", label: "API base URL", placeholder: "https://api.github.com", hint: "GitHub, a GitHub Enterprise /api/v3 URL, or the local forge." },
-    { kind: "text", name: "tokenFile", label: "Token file (absolute path)", hint: "The path of a file holding the token (first line) — never the token itself." },
+    {
+      kind: "text",
+      name: "apiBaseUrl",
+      label: "API base URL",
+      placeholder: "https://api.github.com",
+      hint: "GitHub, a GitHub Enterprise /api/v3 URL, or the local forge.",
+    },
+    {
+      kind: "text",
+      name: "tokenFile",
+      label: "Token file (absolute path)",
+      hint: "The path of a file holding the token (first line) — never the token itself.",
+    },
     { kind: "number", unit: "ms", name: "requestTimeoutMs", label: "API request timeout" },
     { kind: "number", unit: "ms", name: "pushTimeoutMs", label: "Push timeout" },
   ],
@@ -175,7 +233,9 @@ export function fieldsOf(key: TFormSettingKey): readonly TSettingField[] {
 }
 
 function readPath(value: unknown, path: string): unknown {
-  return path.split(".").reduce<unknown>((v, part) => (v && typeof v === "object" ? (v as Record<string, unknown>)[part] : undefined), value);
+  return path
+    .split(".")
+    .reduce<unknown>((v, part) => (v && typeof v === "object" ? (v as Record<string, unknown>)[part] : undefined), value);
 }
 
 function writePath(target: Record<string, unknown>, path: string, value: unknown) {
@@ -190,14 +250,21 @@ export function initialTextOf(field: TSettingField, current: unknown): string {
   const value = readPath(current, field.name);
   if (value === undefined || value === null) return "";
   if (field.kind === "lines") return Array.isArray(value) ? value.join("\n") : "";
-  if (field.kind === "map") return typeof value === "object" ? Object.entries(value as Record<string, unknown>).map(([k, v]) => `${k} = ${String(v)}`).join("\n") : "";
+  if (field.kind === "map")
+    return typeof value === "object"
+      ? Object.entries(value as Record<string, unknown>)
+          .map(([k, v]) => `${k} = ${String(v)}`)
+          .join("\n")
+      : "";
   if (field.kind === "records") return Array.isArray(value) ? value.map((row) => recordLineOf(field.columns, row)).join("\n") : "";
   if (field.kind === "dollars") return typeof value === "number" ? String(value / 1_000_000) : "";
   return String(value);
 }
 
 function recordLineOf(columns: readonly { name: string }[], row: unknown): string {
-  const cells = columns.map((c) => (row && typeof row === "object" ? (row as Record<string, unknown>)[c.name] : undefined)).map((v) => (v === undefined || v === null ? "" : String(v)));
+  const cells = columns
+    .map((c) => (row && typeof row === "object" ? (row as Record<string, unknown>)[c.name] : undefined))
+    .map((v) => (v === undefined || v === null ? "" : String(v)));
   while (cells.length > 0 && cells.at(-1) === "") cells.pop();
   return cells.join(", ");
 }
@@ -238,7 +305,17 @@ export function settingValueOf(key: TFormSettingKey, raw: Record<string, unknown
       writePath(value, field.name, text === "true" ? true : text === "false" ? false : text);
     } else if (field.kind === "map") {
       // a line without "=" keeps its whole text as the value, so the schema refuses it by name
-      writePath(value, field.name, Object.fromEntries(linesOf(text).map((line) => (line.includes("=") ? [line.slice(0, line.indexOf("=")).trim(), numberOrText(line.slice(line.indexOf("=") + 1).trim())] : [line, line]))));
+      writePath(
+        value,
+        field.name,
+        Object.fromEntries(
+          linesOf(text).map((line) =>
+            line.includes("=")
+              ? [line.slice(0, line.indexOf("=")).trim(), numberOrText(line.slice(line.indexOf("=") + 1).trim())]
+              : [line, line],
+          ),
+        ),
+      );
     } else if (field.kind === "records") {
       writePath(
         value,
@@ -280,7 +357,10 @@ export function formFieldErrorsOf(key: TFormSettingKey, errors: Record<string, s
       continue;
     }
     const [first, ...rest] = path.slice(field.name.length + 1).split(".");
-    const where = field.kind === "records" && /^\d+$/.test(first!) ? `line ${Number(first) + 1}${rest.length ? `, ${rest.join(".")}` : ""}` : [first, ...rest].join(".");
+    const where =
+      field.kind === "records" && /^\d+$/.test(first!)
+        ? `line ${Number(first) + 1}${rest.length ? `, ${rest.join(".")}` : ""}`
+        : [first, ...rest].join(".");
     const list = (folded[field.name] ??= []);
     for (const message of messages) if (list.length < 5) list.push(`${where}: ${message}`);
   }

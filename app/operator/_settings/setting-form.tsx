@@ -10,7 +10,16 @@ import { DiffTable } from "@/components/diff-table";
 import { Field, FieldError } from "@/components/form-field";
 import { diffValues } from "@/lib/audit-log/diff-values";
 import { saveSettingFormAction } from "./actions";
-import { fieldsOf, formatInUnit, humanBytes, initialTextOf, isFieldShown, settingValueOf, type TFormSettingKey, type TSettingField } from "./setting-form-model";
+import {
+  fieldsOf,
+  formatInUnit,
+  humanBytes,
+  initialTextOf,
+  isFieldShown,
+  settingValueOf,
+  type TFormSettingKey,
+  type TSettingField,
+} from "./setting-form-model";
 
 const CONTROL = "mt-1 w-full rounded border border-slate-300 px-2 py-1 text-sm aria-[invalid=true]:border-red-600";
 
@@ -52,7 +61,13 @@ export function SettingForm({ settingKey, current, defaults, submitLabel = "Save
   const preview = diffValues(current ?? null, settingValueOf(settingKey, raw));
 
   return (
-    <ActionForm action={saveSettingFormAction} testId={`setting-form-${settingKey}`} className="space-y-3" submitLabel={submitLabel} pendingLabel="Saving…">
+    <ActionForm
+      action={saveSettingFormAction}
+      testId={`setting-form-${settingKey}`}
+      className="space-y-3"
+      submitLabel={submitLabel}
+      pendingLabel="Saving…"
+    >
       <div className="space-y-3" onChange={(event) => setRaw(rawOf((event.target as HTMLElement).closest("form")))}>
         <input type="hidden" name="key" value={settingKey} />
         <div className="grid grid-cols-1 gap-3 sm:grid-cols-2 lg:grid-cols-3">
@@ -60,7 +75,10 @@ export function SettingForm({ settingKey, current, defaults, submitLabel = "Save
             if (!isFieldShown(field, raw)) return null;
             const unit = unitLabel(field);
             const defaultText = initialTextOf(field, defaults);
-            const hint = [field.hint, defaultText !== "" && field.kind !== "lines" ? `Default: ${defaultLabelOf(field, defaultText)}.` : null]
+            const hint = [
+              field.hint,
+              defaultText !== "" && field.kind !== "lines" ? `Default: ${defaultLabelOf(field, defaultText)}.` : null,
+            ]
               .filter(Boolean)
               .map((part) => (/[.!?]$/.test(part!) ? part : `${part}.`))
               .join(" ");
@@ -88,7 +106,12 @@ export function SettingForm({ settingKey, current, defaults, submitLabel = "Save
                       <option value="false">{field.falseLabel}</option>
                     </select>
                   ) : isMultiline(field) ? (
-                    <textarea rows={4} defaultValue={initial[field.name]} placeholder={"placeholder" in field ? field.placeholder : undefined} className={`${CONTROL} font-mono`} />
+                    <textarea
+                      rows={4}
+                      defaultValue={initial[field.name]}
+                      placeholder={"placeholder" in field ? field.placeholder : undefined}
+                      className={`${CONTROL} font-mono`}
+                    />
                   ) : (
                     <input
                       type="text"
@@ -99,7 +122,9 @@ export function SettingForm({ settingKey, current, defaults, submitLabel = "Save
                     />
                   )}
                 </Field>
-                {field.kind === "number" && field.unit === "bytes" && /^\d+$/.test(value) && <p className="text-xs text-slate-600">= {humanBytes(Number(value))}</p>}
+                {field.kind === "number" && field.unit === "bytes" && /^\d+$/.test(value) && (
+                  <p className="text-xs text-slate-600">= {humanBytes(Number(value))}</p>
+                )}
               </div>
             );
           })}
@@ -107,7 +132,11 @@ export function SettingForm({ settingKey, current, defaults, submitLabel = "Save
         <FieldError name="" />
         <div className="rounded border border-slate-200 bg-slate-50 p-2" data-testid="setting-preview">
           <p className="text-xs font-medium text-slate-700">Preview of the change</p>
-          {preview.length === 0 ? <p className="text-xs text-slate-600">No change yet.</p> : <DiffTable rows={preview} testId="setting-preview-table" />}
+          {preview.length === 0 ? (
+            <p className="text-xs text-slate-600">No change yet.</p>
+          ) : (
+            <DiffTable rows={preview} testId="setting-preview-table" />
+          )}
         </div>
         <Field name="reason" label={<span className="font-medium">Reason (required, kept in the audit trail)</span>}>
           <input className={CONTROL} maxLength={500} />

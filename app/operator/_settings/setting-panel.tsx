@@ -19,7 +19,11 @@ export async function SettingPanel({ settingKey, description }: { settingKey: TF
       (error: Error) => ({ ok: false as const, error: error.message }),
     ),
     readSettingVersion(db, settingKey),
-    db.settingVersion.findFirst({ where: { key: settingKey }, orderBy: { version: "desc" }, select: { createdAt: true, reason: true, actorId: true } }),
+    db.settingVersion.findFirst({
+      where: { key: settingKey },
+      orderBy: { version: "desc" },
+      select: { createdAt: true, reason: true, actorId: true },
+    }),
   ]);
   const actor = last?.actorId ? await db.user.findUnique({ where: { id: last.actorId }, select: { email: true } }) : null;
   return (
@@ -33,14 +37,19 @@ export async function SettingPanel({ settingKey, description }: { settingKey: TF
             "version 0 (defaults, never saved)"
           ) : (
             <>
-              <Link href={`/operator/limits/versions/${settingKey}/${version}`}>version {version}</Link>, {last!.createdAt.toISOString().slice(0, 16).replace("T", " ")} UTC by {actor?.email ?? "the system"} —{" "}
+              <Link href={`/operator/limits/versions/${settingKey}/${version}`}>version {version}</Link>,{" "}
+              {last!.createdAt.toISOString().slice(0, 16).replace("T", " ")} UTC by {actor?.email ?? "the system"} —{" "}
               <Link href="/operator/audit?kind=setting">history</Link>
             </>
           )}
         </p>
       </div>
       {description && <div className="text-sm text-slate-700">{description}</div>}
-      {!current.ok && <p className="rounded bg-red-50 p-2 text-sm text-red-800">The stored value is invalid ({current.error}); the form starts from the defaults.</p>}
+      {!current.ok && (
+        <p className="rounded bg-red-50 p-2 text-sm text-red-800">
+          The stored value is invalid ({current.error}); the form starts from the defaults.
+        </p>
+      )}
       <SettingForm settingKey={settingKey} current={current.ok ? current.value : null} defaults={definition.default} />
     </section>
   );

@@ -15,7 +15,8 @@ type Props = { searchParams: Promise<Record<string, string | string[] | undefine
 const CONTROL = "mt-1 block rounded border border-slate-300 px-2 py-1 text-sm";
 
 function targetLink(entry: TAuditEntry) {
-  if (entry.targetType === "task" && entry.targetId) return <Link href={`/operator/tasks/${entry.targetId}`}>task {entry.targetId.slice(0, 8)}</Link>;
+  if (entry.targetType === "task" && entry.targetId)
+    return <Link href={`/operator/tasks/${entry.targetId}`}>task {entry.targetId.slice(0, 8)}</Link>;
   if (entry.targetType === "setting" && entry.targetId) return <span className="font-mono">{entry.targetId}</span>;
   return (
     <span>
@@ -30,7 +31,10 @@ function Detail({ entry }: { entry: TAuditEntry }) {
   const detail = (entry.detail ?? {}) as Record<string, unknown>;
   if (entry.action === "setting.write") {
     // A first write replaces the registry's default: show what changed against it, not the whole value.
-    const fromDefaults = (detail.before ?? null) === null && entry.targetId !== null && isSettingKey(entry.targetId) ? SETTING_SCHEMAS[entry.targetId].default : null;
+    const fromDefaults =
+      (detail.before ?? null) === null && entry.targetId !== null && isSettingKey(entry.targetId)
+        ? SETTING_SCHEMAS[entry.targetId].default
+        : null;
     const rows = diffValues(detail.before ?? fromDefaults, detail.after ?? null);
     return (
       <div className="space-y-1">
@@ -61,7 +65,9 @@ function Detail({ entry }: { entry: TAuditEntry }) {
 
 export default async function AuditPage({ searchParams }: Props) {
   await requirePagePermission("audit.view", "/operator/audit");
-  const raw = Object.fromEntries(Object.entries(await searchParams).flatMap(([k, v]) => (typeof v === "string" && v !== "" ? [[k, v]] : [])));
+  const raw = Object.fromEntries(
+    Object.entries(await searchParams).flatMap(([k, v]) => (typeof v === "string" && v !== "" ? [[k, v]] : [])),
+  );
   const filter = ZListAuditEntriesSchema.safeParse(raw);
   const db = await getDb();
   const [result, users] = await Promise.all([listAuditEntries({ db }, filter.success ? filter.data : {}), listUsers({ db })]);
@@ -69,7 +75,11 @@ export default async function AuditPage({ searchParams }: Props) {
   return (
     <section className="space-y-4">
       <h1>Audit trail</h1>
-      <form method="get" className="flex flex-wrap items-end gap-3 rounded border border-slate-200 bg-white p-3 text-sm" data-testid="audit-filter">
+      <form
+        method="get"
+        className="flex flex-wrap items-end gap-3 rounded border border-slate-200 bg-white p-3 text-sm"
+        data-testid="audit-filter"
+      >
         <label>
           Actor
           <select name="actor" defaultValue={query.actor ?? ""} className={CONTROL}>
@@ -126,7 +136,12 @@ export default async function AuditPage({ searchParams }: Props) {
           ))}
         </DataTable>
       )}
-      <Pager page={result.page} pageSize={result.pageSize} total={result.total} hrefOf={(page) => `/operator/audit${queryString({ ...query, page })}`} />
+      <Pager
+        page={result.page}
+        pageSize={result.pageSize}
+        total={result.total}
+        hrefOf={(page) => `/operator/audit${queryString({ ...query, page })}`}
+      />
     </section>
   );
 }

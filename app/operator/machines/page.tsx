@@ -14,7 +14,10 @@ export default async function MachinesPage() {
   await requirePagePermission("operator.view", "/operator/machines");
   const db = await getDb();
   // The list is the newest 200; the quarantine count covers all of them (the quarantine page lists every one).
-  const [machines, quarantinedCount] = await Promise.all([listMachines({ db }), db.guestMachine.count({ where: { state: "cleanup_quarantined" } })]);
+  const [machines, quarantinedCount] = await Promise.all([
+    listMachines({ db }),
+    db.guestMachine.count({ where: { state: "cleanup_quarantined" } }),
+  ]);
   return (
     <section className="space-y-6">
       <h1>Guest machines</h1>
@@ -27,21 +30,21 @@ export default async function MachinesPage() {
         <EmptyState title="No machines yet" />
       ) : (
         <DataTable testId="machine-table" headers={["Provider id", "Purpose", "State", "Age", "TTL", "Spend (reserved)", "Task"]}>
-            {machines.map((m) => (
-              <tr key={m.id} className="border-t border-slate-200">
-                <td className="p-2 font-mono">{m.providerId ?? m.providerName}</td>
-                <td className="p-2">{m.purpose}</td>
-                <td className="p-2">
-                  <StateBadge state={m.state} />
-                </td>
-                <td className="p-2">{m.ageSeconds} s</td>
-                <td className="p-2">{m.ttlSeconds} s</td>
-                <td className="p-2">
-                  {micros(m.costMicros)} ({micros(m.reservedMicros)})
-                </td>
-                <td className="p-2">{m.taskId && <Link href={`/operator/tasks/${m.taskId}`}>task</Link>}</td>
-              </tr>
-            ))}
+          {machines.map((m) => (
+            <tr key={m.id} className="border-t border-slate-200">
+              <td className="p-2 font-mono">{m.providerId ?? m.providerName}</td>
+              <td className="p-2">{m.purpose}</td>
+              <td className="p-2">
+                <StateBadge state={m.state} />
+              </td>
+              <td className="p-2">{m.ageSeconds} s</td>
+              <td className="p-2">{m.ttlSeconds} s</td>
+              <td className="p-2">
+                {micros(m.costMicros)} ({micros(m.reservedMicros)})
+              </td>
+              <td className="p-2">{m.taskId && <Link href={`/operator/tasks/${m.taskId}`}>task</Link>}</td>
+            </tr>
+          ))}
         </DataTable>
       )}
     </section>

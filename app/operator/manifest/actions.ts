@@ -17,6 +17,9 @@ export const saveManifestAction = withActorAction({
     }
     const saved = await saveTrustedManifest({ db: await getDb() }, { content, actorId: actor.userId });
     revalidatePath("/operator/manifest");
-    return { ok: true, message: `Trusted manifest version ${saved.version} is active (digest ${saved.digest.slice(0, 16)}). Evidence made under earlier versions is now stale.` };
+    return {
+      ok: true,
+      message: `Trusted manifest version ${saved.version} is active (digest ${saved.digest.slice(0, 16)}). Evidence made under earlier versions is now stale.`,
+    };
   },
 });

@@ -15,12 +15,16 @@ export default async function ManifestPage() {
     <section className="space-y-6">
       <h1>Trusted checks</h1>
       <p className="text-sm text-slate-600">
-        The operator-owned policy every candidate is verified against, on a fresh verifier guest. Repository files (package.json scripts, CI files) never change it. Every edit is a new
-        version; evidence made under another version is stale and cannot be approved.
+        The operator-owned policy every candidate is verified against, on a fresh verifier guest. Repository files (package.json scripts, CI
+        files) never change it. Every edit is a new version; evidence made under another version is stale and cannot be approved.
       </p>
       <ActionForm action={saveManifestAction} submitLabel="Save as new version" testId="manifest-form">
         <Field name="content" label="Trusted manifest (JSON)">
-          <textarea rows={24} defaultValue={JSON.stringify(active?.content ?? DEMO_TRUSTED_MANIFEST, null, 2)} className="w-full rounded border border-slate-300 p-2 font-mono text-xs" />
+          <textarea
+            rows={24}
+            defaultValue={JSON.stringify(active?.content ?? DEMO_TRUSTED_MANIFEST, null, 2)}
+            className="w-full rounded border border-slate-300 p-2 font-mono text-xs"
+          />
         </Field>
       </ActionForm>
       <div className="space-y-2">
@@ -31,7 +35,8 @@ export default async function ManifestPage() {
           <ul className="space-y-1 text-sm" data-testid="manifest-versions">
             {versions.map((v) => (
               <li key={v.id}>
-                v{v.version} <span className="font-mono">{v.digest.slice(0, 16)}</span> — {v.content.checks.map((c) => c.name).join(", ")} — {v.createdAt.toISOString().replace("T", " ").slice(0, 19)}
+                v{v.version} <span className="font-mono">{v.digest.slice(0, 16)}</span> — {v.content.checks.map((c) => c.name).join(", ")} —{" "}
+                {v.createdAt.toISOString().replace("T", " ").slice(0, 19)}
                 {v === active && <strong> (active)</strong>}
               </li>
             ))}

@@ -13,7 +13,10 @@ export const requestProbeRunAction = withActorAction({
   action: "probe.run",
   schema: z.object({ probes: z.union([z.literal("all"), z.enum(PROBE_IDS)]) }),
   handler: async ({ actor, input }) => {
-    const run = await requestProbeRun({ db: await getDb(), env: getEnv() }, { probes: parseProbeSelection(input.probes === "all" ? undefined : input.probes), actorId: actor.userId });
+    const run = await requestProbeRun(
+      { db: await getDb(), env: getEnv() },
+      { probes: parseProbeSelection(input.probes === "all" ? undefined : input.probes), actorId: actor.userId },
+    );
     revalidatePath("/operator/probes");
     return { ok: true, message: `Probe run ${run.id} queued (${run.probes.join(", ")}).`, id: run.id };
   },

@@ -34,8 +34,10 @@ export default async function ProbesPage({ searchParams }: { searchParams: Promi
         <AutoRefresh isActive={isActive} intervalMs={1500} />
       </div>
       <p className="text-sm text-slate-700">
-        Each probe runs real guests on the configured substrate and records what it observed. Dispatch can open only while the latest completed run for the current configuration digest passed P0–P8 (P8: the dependency builder reaches only the registry broker);
-        the local substrate (not a VM) opens development dispatch only. Probes run in the order listed; P7 comes last because it scans the evidence of all the others. A full run on the local substrate takes about 40 seconds.
+        Each probe runs real guests on the configured substrate and records what it observed. Dispatch can open only while the latest
+        completed run for the current configuration digest passed P0–P8 (P8: the dependency builder reaches only the registry broker); the
+        local substrate (not a VM) opens development dispatch only. Probes run in the order listed; P7 comes last because it scans the
+        evidence of all the others. A full run on the local substrate takes about 40 seconds.
       </p>
       <DispatchGatePanel gate={gate} action={setDispatchAction} canToggle={can(actor, "dispatch.toggle")} />
       <div className="space-y-2 rounded border border-slate-200 bg-white p-4" data-testid="probe-controls">
@@ -52,12 +54,18 @@ export default async function ProbesPage({ searchParams }: { searchParams: Promi
         </div>
       </div>
       {selected ? (
-        <div className="space-y-2 rounded border border-slate-200 bg-white p-4" data-testid="probe-run" data-run-id={selected.id} data-state={selected.state}>
+        <div
+          className="space-y-2 rounded border border-slate-200 bg-white p-4"
+          data-testid="probe-run"
+          data-run-id={selected.id}
+          data-state={selected.state}
+        >
           <h2>
             Run <code>{selected.id}</code> <StateBadge state={selected.state} />
           </h2>
           <p className="text-xs text-slate-600">
-            {selected.substrate === "local" ? "local substrate (not a VM)" : "hosted substrate"} · configuration digest <code>{selected.configDigest}</code>
+            {selected.substrate === "local" ? "local substrate (not a VM)" : "hosted substrate"} · configuration digest{" "}
+            <code>{selected.configDigest}</code>
             {selected.configDigest === gate.currentDigest ? " (current)" : " (not the current configuration)"}
           </p>
           {selected.reason && <p className="text-sm text-red-800">{selected.reason}</p>}
@@ -66,7 +74,12 @@ export default async function ProbesPage({ searchParams }: { searchParams: Promi
               .slice()
               .sort((a, b) => PROBE_IDS.indexOf(a.probe as never) - PROBE_IDS.indexOf(b.probe as never))
               .map((result) => (
-                <tr key={result.probe} className="border-t border-slate-200 align-top" data-testid={`probe-${result.probe}`} data-status={result.status}>
+                <tr
+                  key={result.probe}
+                  className="border-t border-slate-200 align-top"
+                  data-testid={`probe-${result.probe}`}
+                  data-status={result.status}
+                >
                   <td className="p-2">
                     {result.probe} {PROBE_TITLES[result.probe as keyof typeof PROBE_TITLES]}
                   </td>
@@ -122,7 +135,10 @@ export default async function ProbesPage({ searchParams }: { searchParams: Promi
           </DataTable>
         </div>
       )}
-      <SettingPanel settingKey="probe.externalTargets" description="Used by P2 on a hosted substrate. Changing the targets does not close the gate; run the probes again to have evidence for them." />
+      <SettingPanel
+        settingKey="probe.externalTargets"
+        description="Used by P2 on a hosted substrate. Changing the targets does not close the gate; run the probes again to have evidence for them."
+      />
     </section>
   );
 }

@@ -11,7 +11,10 @@ export const retryPublicationAction = withActorAction({
   handler: async ({ actor, input }) => {
     const result = await retryPublication({ db: await getDb() }, { ...input, reason: input.reason || undefined, actor });
     revalidatePath("/operator/publications");
-    return { ok: true, message: `Retry queued (was ${result.from}); the next attempt reconciles with the provider before it creates anything.` };
+    return {
+      ok: true,
+      message: `Retry queued (was ${result.from}); the next attempt reconciles with the provider before it creates anything.`,
+    };
   },
 });
 

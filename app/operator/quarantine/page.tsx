@@ -25,8 +25,8 @@ export default async function QuarantinePage({ searchParams }: Props) {
     <section className="space-y-4">
       <h1>Quarantine ({result.total})</h1>
       <p className="text-sm text-slate-600">
-        A machine whose destroy failed, or could not be proven, is quarantined: never reused, and its reservation stays counted. Releasing retries the destroy first; only a machine the
-        provider has deleted (or no longer knows) is released.
+        A machine whose destroy failed, or could not be proven, is quarantined: never reused, and its reservation stays counted. Releasing
+        retries the destroy first; only a machine the provider has deleted (or no longer knows) is released.
       </p>
       {result.items.length === 0 ? (
         <EmptyState title="No quarantined machines">Nothing is waiting for cleanup.</EmptyState>
@@ -58,15 +58,28 @@ export default async function QuarantinePage({ searchParams }: Props) {
                 </dd>
                 <dt className="text-slate-600">Quarantined</dt>
                 <dd>
-                  {m.quarantinedAt.toISOString().slice(0, 16).replace("T", " ")} UTC ({age(m.quarantinedSeconds)} ago), reservation held {formatMicros(m.reservedMicros)}
+                  {m.quarantinedAt.toISOString().slice(0, 16).replace("T", " ")} UTC ({age(m.quarantinedSeconds)} ago), reservation held{" "}
+                  {formatMicros(m.reservedMicros)}
                 </dd>
                 <dt className="text-slate-600">Reason</dt>
                 <dd className="break-words text-red-900">{m.reason}</dd>
               </dl>
-              <ActionForm action={retryDestroyAndReleaseAction} submitLabel="Retry destroy and release" pendingLabel="Destroying…" tone="danger" className="flex flex-wrap items-start gap-2">
+              <ActionForm
+                action={retryDestroyAndReleaseAction}
+                submitLabel="Retry destroy and release"
+                pendingLabel="Destroying…"
+                tone="danger"
+                className="flex flex-wrap items-start gap-2"
+              >
                 <input type="hidden" name="machineId" value={m.id} />
                 <Field name="reason" label={<span className="sr-only">Reason</span>}>
-                  <input required minLength={5} maxLength={1000} placeholder="Reason (kept in the audit trail)" className="w-80 rounded border border-slate-300 px-2 py-1" />
+                  <input
+                    required
+                    minLength={5}
+                    maxLength={1000}
+                    placeholder="Reason (kept in the audit trail)"
+                    className="w-80 rounded border border-slate-300 px-2 py-1"
+                  />
                 </Field>
               </ActionForm>
             </li>

@@ -11,6 +11,9 @@ export const testUpstreamAction = withActorAction({
     const result = await testRelayUpstream({ db: await getDb() }, { actorId: actor.userId });
     return result.isOk
       ? { ok: true, message: `${result.kind} answered in ${result.latencyMs} ms: “${result.excerpt}”` }
-      : { ok: false, error: `${result.kind} failed after ${result.latencyMs} ms${result.status ? ` (HTTP ${result.status})` : ""}: ${result.error}` };
+      : {
+          ok: false,
+          error: `${result.kind} failed after ${result.latencyMs} ms${result.status ? ` (HTTP ${result.status})` : ""}: ${result.error}`,
+        };
   },
 });

@@ -9,7 +9,9 @@ import { setRepositoryProtectedPaths, ZSetRepositoryProtectedPathsSchema } from 
 
 export const addRepositoryAction = withActorAction({
   action: "repository.manage",
-  schema: ZAddTargetRepositorySchema.extend({ defaultBranch: z.preprocess((v) => (v === "" ? undefined : v), ZAddTargetRepositorySchema.shape.defaultBranch) }),
+  schema: ZAddTargetRepositorySchema.extend({
+    defaultBranch: z.preprocess((v) => (v === "" ? undefined : v), ZAddTargetRepositorySchema.shape.defaultBranch),
+  }),
   handler: async ({ actor, input }) => {
     const repo = await addTargetRepository({ db: await getDb() }, { ...input, actorId: actor.userId });
     revalidatePath("/operator/repositories");
@@ -21,7 +23,10 @@ export const setRepositoryDisabledAction = withActorAction({
   action: "repository.manage",
   schema: ZSetRepositoryDisabledSchema,
   handler: async ({ actor, input }) => {
-    const repo = await setRepositoryDisabled({ db: await getDb() }, { ...input, isDisabled: input.isDisabled ? "true" : "false", actorId: actor.userId });
+    const repo = await setRepositoryDisabled(
+      { db: await getDb() },
+      { ...input, isDisabled: input.isDisabled ? "true" : "false", actorId: actor.userId },
+    );
     revalidatePath("/operator/repositories");
     return { ok: true, message: `${repo.name} is ${repo.isDisabled ? "disabled" : "enabled"}.` };
   },

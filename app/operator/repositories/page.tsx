@@ -13,13 +13,21 @@ const CONTROL = "mt-1 w-full rounded border border-slate-300 px-2 py-1 text-sm";
 export default async function RepositoriesPage() {
   await requirePagePermission("repository.manage", "/operator/repositories");
   const db = await getDb();
-  const [repositories, protectedPaths] = await Promise.all([listRepositoriesForOperator({ db }), readSetting(db, "publish.protectedPaths")]);
+  const [repositories, protectedPaths] = await Promise.all([
+    listRepositoriesForOperator({ db }),
+    readSetting(db, "publish.protectedPaths"),
+  ]);
   return (
     <section className="space-y-6">
       <h1>Target repositories</h1>
       <div className="space-y-2 rounded border border-slate-200 bg-white p-4">
         <h2>Add a repository</h2>
-        <ActionForm action={addRepositoryAction} submitLabel="Add repository" testId="add-repository-form" className="grid grid-cols-1 items-start gap-3 sm:grid-cols-3">
+        <ActionForm
+          action={addRepositoryAction}
+          submitLabel="Add repository"
+          testId="add-repository-form"
+          className="grid grid-cols-1 items-start gap-3 sm:grid-cols-3"
+        >
           <Field name="name" label="owner/name">
             <input required placeholder="school/calculator" className={CONTROL} />
           </Field>
@@ -38,7 +46,12 @@ export default async function RepositoriesPage() {
           {repositories.map((repo) => {
             const paths = protectedPaths.repositories[repo.name];
             return (
-              <li key={repo.id} className="space-y-3 rounded border border-slate-200 bg-white p-4" data-testid="repository" data-name={repo.name}>
+              <li
+                key={repo.id}
+                className="space-y-3 rounded border border-slate-200 bg-white p-4"
+                data-testid="repository"
+                data-name={repo.name}
+              >
                 <div className="flex flex-wrap items-baseline justify-between gap-2">
                   <h2 className="font-mono">{repo.name}</h2>
                   <span className={`text-sm ${repo.isDisabled ? "text-red-800" : "text-green-800"}`} data-testid="repository-status">
@@ -46,10 +59,17 @@ export default async function RepositoriesPage() {
                   </span>
                 </div>
                 <p className="text-xs text-slate-600">
-                  <span className="break-all font-mono">{repo.cloneUrl}</span> · default branch {repo.defaultBranch} · {repo.taskCount} task(s) · added {repo.createdAt.toISOString().slice(0, 10)} ·{" "}
+                  <span className="break-all font-mono">{repo.cloneUrl}</span> · default branch {repo.defaultBranch} · {repo.taskCount}{" "}
+                  task(s) · added {repo.createdAt.toISOString().slice(0, 10)} ·{" "}
                   <Link href={`/operator/repositories/${repo.id}/dependencies`}>dependencies</Link>
                 </p>
-                <ActionForm action={setRepositoryDisabledAction} submitLabel={repo.isDisabled ? "Enable" : "Disable"} tone={repo.isDisabled ? "primary" : "danger"} size="xs" className="flex flex-wrap items-start gap-2">
+                <ActionForm
+                  action={setRepositoryDisabledAction}
+                  submitLabel={repo.isDisabled ? "Enable" : "Disable"}
+                  tone={repo.isDisabled ? "primary" : "danger"}
+                  size="xs"
+                  className="flex flex-wrap items-start gap-2"
+                >
                   <input type="hidden" name="repositoryId" value={repo.id} />
                   <input type="hidden" name="isDisabled" value={repo.isDisabled ? "false" : "true"} />
                   <Field name="reason" label={<span className="sr-only">Reason</span>}>
@@ -58,12 +78,21 @@ export default async function RepositoriesPage() {
                 </ActionForm>
                 <details className="text-sm">
                   <summary className="cursor-pointer">Protected publication paths {paths ? "(customised)" : "(defaults)"}</summary>
-                  <ActionForm action={setProtectedPathsAction} submitLabel="Save paths" size="xs" className="mt-2 grid grid-cols-1 gap-3 sm:grid-cols-2">
+                  <ActionForm
+                    action={setProtectedPathsAction}
+                    submitLabel="Save paths"
+                    size="xs"
+                    className="mt-2 grid grid-cols-1 gap-3 sm:grid-cols-2"
+                  >
                     <input type="hidden" name="repositoryId" value={repo.id} />
                     <Field name="allowed" label="Allowed to change anyway (one glob per line)">
                       <textarea rows={4} defaultValue={(paths?.allowed ?? []).join("\n")} className={`${CONTROL} font-mono`} />
                     </Field>
-                    <Field name="patterns" label="Protected patterns (blank = the defaults)" hint={`Defaults: ${protectedPaths.defaultPatterns.slice(0, 6).join(", ")}…`}>
+                    <Field
+                      name="patterns"
+                      label="Protected patterns (blank = the defaults)"
+                      hint={`Defaults: ${protectedPaths.defaultPatterns.slice(0, 6).join(", ")}…`}
+                    >
                       <textarea rows={4} defaultValue={(paths?.patterns ?? []).join("\n")} className={`${CONTROL} font-mono`} />
                     </Field>
                     <Field name="reason" label="Reason" className="block text-sm sm:col-span-2">

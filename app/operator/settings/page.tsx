@@ -8,7 +8,10 @@ import { getEnv } from "@/lib/env";
 import { readDispatchGate } from "@/lib/probes/read-dispatch-gate";
 
 const SETTING_PAGES = [
-  ["/operator/limits", "Limits, guest and verifier images, the student agent command, per-task maxima, automatic retries, review rounds, separation of duties, concurrent machines"],
+  [
+    "/operator/limits",
+    "Limits, guest and verifier images, the student agent command, per-task maxima, automatic retries, review rounds, separation of duties, concurrent machines",
+  ],
   ["/operator/probes", "Qualification probes, the dispatch gate, P2's external egress targets"],
   ["/operator/spend", "Spend ceilings (monthly and lifetime), fallback rates, the ledger"],
   ["/operator/relay", "Model relay upstream (and a test call)"],
@@ -32,7 +35,10 @@ export default async function SettingsPage() {
       </p>
       <div className="space-y-2 rounded border border-slate-200 bg-white p-4" data-testid="settings-links">
         <h2>Everything else</h2>
-        <p className="text-sm text-slate-600">Each setting has a typed form with per-field errors, a preview of the change and a required reason; every save is versioned and audited.</p>
+        <p className="text-sm text-slate-600">
+          Each setting has a typed form with per-field errors, a preview of the change and a required reason; every save is versioned and
+          audited.
+        </p>
         <ul className="list-disc pl-5 text-sm">
           {SETTING_PAGES.map(([href, label]) => (
             <li key={href}>

@@ -27,10 +27,16 @@ function Card({ title, children, testId }: { title: string; children: React.Reac
 
 export default async function SpendPage({ searchParams }: Props) {
   await requirePagePermission("spend.edit", "/operator/spend");
-  const raw = Object.fromEntries(Object.entries(await searchParams).flatMap(([k, v]) => (typeof v === "string" && v !== "" ? [[k, v]] : [])));
+  const raw = Object.fromEntries(
+    Object.entries(await searchParams).flatMap(([k, v]) => (typeof v === "string" && v !== "" ? [[k, v]] : [])),
+  );
   const filter = ZListSpendLedgerSchema.safeParse({ ...raw, pageSize: "25" });
   const db = await getDb();
-  const [overview, ledger, preflight] = await Promise.all([readSpendOverview({ db }), listSpendLedger({ db }, filter.success ? filter.data : { pageSize: 25 }), readLastPreflight({ db })]);
+  const [overview, ledger, preflight] = await Promise.all([
+    readSpendOverview({ db }),
+    listSpendLedger({ db }, filter.success ? filter.data : { pageSize: 25 }),
+    readLastPreflight({ db }),
+  ]);
   const query = filter.success ? { kind: filter.data.kind, taskId: filter.data.taskId, from: filter.data.from, to: filter.data.to } : {};
   const csvQuery = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => Boolean(e[1]))).toString();
   const { ceilings } = overview;
@@ -55,12 +61,15 @@ export default async function SpendPage({ searchParams }: Props) {
         <Card title="Provider account (last preflight)" testId="spend-preflight">
           {preflight ? (
             <>
-              <span className={preflight.status === "passed" ? "text-green-800" : "text-red-800"}>{preflight.status}</span> {preflight.finishedAt?.toISOString().slice(0, 16).replace("T", " ")} UTC
+              <span className={preflight.status === "passed" ? "text-green-800" : "text-red-800"}>{preflight.status}</span>{" "}
+              {preflight.finishedAt?.toISOString().slice(0, 16).replace("T", " ")} UTC
               <dl className="mt-1 grid grid-cols-[auto_1fr] gap-x-2 text-xs">
                 {Object.entries(preflight.observed).map(([key, value]) => (
                   <div key={key} className="contents">
                     <dt className="text-slate-600">{key}</dt>
-                    <dd className="font-mono">{typeof value === "number" && key.endsWith("Micros") ? formatMicros(value) : String(value)}</dd>
+                    <dd className="font-mono">
+                      {typeof value === "number" && key.endsWith("Micros") ? formatMicros(value) : String(value)}
+                    </dd>
                   </div>
                 ))}
               </dl>
@@ -76,7 +85,9 @@ export default async function SpendPage({ searchParams }: Props) {
 
       <div className="space-y-2 rounded border border-slate-200 bg-white p-4">
         <h2>Spend per day, {overview.month}</h2>
-        <p className="text-xs text-slate-600">A machine&apos;s cost counts on the day (and in the month) its reservation was made: the same rule the monthly ceiling applies.</p>
+        <p className="text-xs text-slate-600">
+          A machine&apos;s cost counts on the day (and in the month) its reservation was made: the same rule the monthly ceiling applies.
+        </p>
         {overview.monthCommittedMicros === 0 && overview.days.every((d) => d.committedMicros === 0) ? (
           <p className="text-sm text-slate-600" data-testid="daily-spend-empty">
             Nothing reserved or spent this month yet.
@@ -88,17 +99,37 @@ export default async function SpendPage({ searchParams }: Props) {
       <div className="grid grid-cols-1 gap-3 lg:grid-cols-2">
         <div className="space-y-2 rounded border border-slate-200 bg-white p-4">
           <h2>Per repository, this month</h2>
-          {overview.perRepository.length === 0 ? <p className="text-sm text-slate-600">Nothing spent this month.</p> : <BreakdownChart testId="repository-spend-chart" label="Spend per repository this month" rows={overview.perRepository.map((r) => ({ name: r.repository, committedMicros: r.committedMicros }))} />}
+          {overview.perRepository.length === 0 ? (
+            <p className="text-sm text-slate-600">Nothing spent this month.</p>
+          ) : (
+            <BreakdownChart
+              testId="repository-spend-chart"
+              label="Spend per repository this month"
+              rows={overview.perRepository.map((r) => ({ name: r.repository, committedMicros: r.committedMicros }))}
+            />
+          )}
         </div>
         <div className="space-y-2 rounded border border-slate-200 bg-white p-4">
           <h2>Per task, this month (top 20)</h2>
-          {overview.perTask.length === 0 ? <p className="text-sm text-slate-600">Nothing spent this month.</p> : <BreakdownChart testId="task-spend-chart" label="Spend per task this month" rows={overview.perTask.map((t) => ({ name: t.label, committedMicros: t.committedMicros }))} />}
+          {overview.perTask.length === 0 ? (
+            <p className="text-sm text-slate-600">Nothing spent this month.</p>
+          ) : (
+            <BreakdownChart
+              testId="task-spend-chart"
+              label="Spend per task this month"
+              rows={overview.perTask.map((t) => ({ name: t.label, committedMicros: t.committedMicros }))}
+            />
+          )}
         </div>
       </div>
 
       <div className="space-y-3">
         <h2>Ledger</h2>
-        <form method="get" className="flex flex-wrap items-end gap-3 rounded border border-slate-200 bg-white p-3 text-sm" data-testid="ledger-filter">
+        <form
+          method="get"
+          className="flex flex-wrap items-end gap-3 rounded border border-slate-200 bg-white p-3 text-sm"
+          data-testid="ledger-filter"
+        >
           <label>
             Kind
             <select name="kind" defaultValue={query.kind ?? ""} className={CONTROL}>
@@ -137,17 +168,33 @@ export default async function SpendPage({ searchParams }: Props) {
                 <td className="whitespace-nowrap p-2 font-mono text-xs">{e.createdAt.toISOString().slice(0, 19).replace("T", " ")}</td>
                 <td className="p-2">{e.kind}</td>
                 <td className="p-2 font-mono">{formatMicros(e.amountMicros)}</td>
-                <td className="p-2">{e.taskId ? <Link href={`/operator/tasks/${e.taskId}`}>{e.repository} #{e.issueNumber}</Link> : "—"}</td>
+                <td className="p-2">
+                  {e.taskId ? (
+                    <Link href={`/operator/tasks/${e.taskId}`}>
+                      {e.repository} #{e.issueNumber}
+                    </Link>
+                  ) : (
+                    "—"
+                  )}
+                </td>
                 <td className="p-2 font-mono text-xs">{e.machine ?? "—"}</td>
                 <td className="p-2 text-xs text-slate-600">{e.note}</td>
               </tr>
             ))}
           </DataTable>
         )}
-        <Pager page={ledger.page} pageSize={ledger.pageSize} total={ledger.total} hrefOf={(page) => `/operator/spend${queryString({ ...query, page })}`} />
+        <Pager
+          page={ledger.page}
+          pageSize={ledger.pageSize}
+          total={ledger.total}
+          hrefOf={(page) => `/operator/spend${queryString({ ...query, page })}`}
+        />
       </div>
 
-      <SettingPanel settingKey="spend.ceilings" description="A create that would pass any ceiling is refused before it is sent. The month is the calendar month in UTC." />
+      <SettingPanel
+        settingKey="spend.ceilings"
+        description="A create that would pass any ceiling is refused before it is sent. The month is the calendar month in UTC."
+      />
       <SettingPanel settingKey="spend.rates" />
     </section>
   );

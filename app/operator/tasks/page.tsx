@@ -13,14 +13,19 @@ type Props = { searchParams: Promise<{ state?: string; before?: string }> };
 export default async function TasksPage({ searchParams }: Props) {
   await requirePagePermission("operator.view", "/operator/tasks");
   const params = await searchParams;
-  const state = (TASK_STATES as readonly string[]).includes(params.state ?? "") ? (params.state as (typeof TASK_STATES)[number]) : undefined;
+  const state = (TASK_STATES as readonly string[]).includes(params.state ?? "")
+    ? (params.state as (typeof TASK_STATES)[number])
+    : undefined;
   const before = params.before && !Number.isNaN(Date.parse(params.before)) ? new Date(params.before) : undefined;
   const { items, nextBefore } = await listRecentTasks({ db: await getDb() }, { take: PAGE_SIZE, state, before });
   return (
     <section className="space-y-4">
       <div className="flex flex-wrap items-center gap-3">
         <h1>Tasks</h1>
-        <Link href="/operator/tasks/new" className="ml-auto rounded bg-blue-700 px-3 py-1.5 text-sm text-white no-underline hover:bg-blue-800">
+        <Link
+          href="/operator/tasks/new"
+          className="ml-auto rounded bg-blue-700 px-3 py-1.5 text-sm text-white no-underline hover:bg-blue-800"
+        >
           New task
         </Link>
       </div>
@@ -44,27 +49,29 @@ export default async function TasksPage({ searchParams }: Props) {
         <EmptyState title="No tasks">{state ? `No task is ${state}.` : "Create one with “New task”."}</EmptyState>
       ) : (
         <DataTable testId="task-table" headers={["Task", "Repository", "State", "Error", "Created"]}>
-            {items.map((task) => (
-              <tr key={task.id} className="border-t border-slate-200 align-top">
-                <td className="p-2">
-                  <Link href={`/operator/tasks/${task.id}`}>
-                    #{task.issueNumber} {task.issueTitle}
-                  </Link>
-                </td>
-                <td className="p-2">{task.repository}</td>
-                <td className="p-2">
-                  <StateBadge state={task.state} />
-                </td>
-                <td className="max-w-xs truncate p-2 text-red-800" title={task.errorSummary ?? ""}>
-                  {task.errorSummary}
-                </td>
-                <td className="whitespace-nowrap p-2">{task.createdAt.toISOString().replace("T", " ").slice(0, 19)}</td>
-              </tr>
-            ))}
+          {items.map((task) => (
+            <tr key={task.id} className="border-t border-slate-200 align-top">
+              <td className="p-2">
+                <Link href={`/operator/tasks/${task.id}`}>
+                  #{task.issueNumber} {task.issueTitle}
+                </Link>
+              </td>
+              <td className="p-2">{task.repository}</td>
+              <td className="p-2">
+                <StateBadge state={task.state} />
+              </td>
+              <td className="max-w-xs truncate p-2 text-red-800" title={task.errorSummary ?? ""}>
+                {task.errorSummary}
+              </td>
+              <td className="whitespace-nowrap p-2">{task.createdAt.toISOString().replace("T", " ").slice(0, 19)}</td>
+            </tr>
+          ))}
         </DataTable>
       )}
       {nextBefore && (
-        <Link href={`/operator/tasks?${new URLSearchParams({ ...(state ? { state } : {}), before: nextBefore.toISOString() })}`}>Older tasks →</Link>
+        <Link href={`/operator/tasks?${new URLSearchParams({ ...(state ? { state } : {}), before: nextBefore.toISOString() })}`}>
+          Older tasks →
+        </Link>
       )}
     </section>
   );

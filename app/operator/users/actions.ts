@@ -21,7 +21,10 @@ export const updateUserAction = withActorAction({
   action: "user.manage",
   schema: ZUpdateUserSchema,
   handler: async ({ actor, input }) => {
-    const user = await updateUser({ db: await getDb() }, { ...input, isDisabled: input.isDisabled ? "true" : "false", actorId: actor.userId });
+    const user = await updateUser(
+      { db: await getDb() },
+      { ...input, isDisabled: input.isDisabled ? "true" : "false", actorId: actor.userId },
+    );
     revalidatePath("/operator/users");
     return { ok: true, message: `${user.email}: ${user.roles.join(", ")}${user.isDisabled ? ", disabled" : ""}.` };
   },

@@ -16,8 +16,16 @@ export default async function UsersPage() {
       <h1>Users</h1>
       <div className="space-y-2 rounded border border-slate-200 bg-white p-4">
         <h2>Add a user</h2>
-        <p className="text-sm text-slate-600">A password is generated and shown once, here, after you add the user. Only its hash is kept.</p>
-        <ActionForm action={addUserAction} submitLabel="Add user" testId="add-user-form" resultTestId="add-user-result" className="grid grid-cols-1 items-start gap-3 sm:grid-cols-3">
+        <p className="text-sm text-slate-600">
+          A password is generated and shown once, here, after you add the user. Only its hash is kept.
+        </p>
+        <ActionForm
+          action={addUserAction}
+          submitLabel="Add user"
+          testId="add-user-form"
+          resultTestId="add-user-result"
+          className="grid grid-cols-1 items-start gap-3 sm:grid-cols-3"
+        >
           <Field name="email" label="Email">
             <input type="email" required className={CONTROL} />
           </Field>
@@ -37,7 +45,12 @@ export default async function UsersPage() {
       </div>
       <ul className="space-y-3" data-testid="user-list">
         {users.map((user) => (
-          <li key={user.id} className="space-y-2 rounded border border-slate-200 bg-white p-3 text-sm" data-testid="user" data-email={user.email}>
+          <li
+            key={user.id}
+            className="space-y-2 rounded border border-slate-200 bg-white p-3 text-sm"
+            data-testid="user"
+            data-email={user.email}
+          >
             <p>
               <span className="font-medium">{user.email}</span> <span className="text-slate-600">({user.name})</span>
               {user.id === actor.userId && <span className="text-slate-500"> — you</span>}
@@ -55,7 +68,13 @@ export default async function UsersPage() {
               </label>
               <FieldError name="roles" />
             </ActionForm>
-            <ActionForm action={resetPasswordAction} submitLabel="Reset password" tone="warning" size="xs" className="flex items-center gap-2">
+            <ActionForm
+              action={resetPasswordAction}
+              submitLabel="Reset password"
+              tone="warning"
+              size="xs"
+              className="flex items-center gap-2"
+            >
               <input type="hidden" name="userId" value={user.id} />
             </ActionForm>
           </li>

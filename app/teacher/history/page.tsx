@@ -18,16 +18,34 @@ export default async function ReviewHistoryPage({ searchParams }: Props) {
   const params = await searchParams;
   const history = await listReviewHistory(
     { db: await getDb() },
-    { actor, scope: first(params.scope) as never, repository: first(params.repository), verdict: first(params.verdict) as never, from: first(params.from), to: first(params.to), page: first(params.page) as never },
+    {
+      actor,
+      scope: first(params.scope) as never,
+      repository: first(params.repository),
+      verdict: first(params.verdict) as never,
+      from: first(params.from),
+      to: first(params.to),
+      page: first(params.page) as never,
+    },
   );
   const { query } = history;
-  const filters = { scope: query.scope === "all" ? undefined : query.scope, repository: query.repository, verdict: query.verdict, from: query.from, to: query.to };
+  const filters = {
+    scope: query.scope === "all" ? undefined : query.scope,
+    repository: query.repository,
+    verdict: query.verdict,
+    from: query.from,
+    to: query.to,
+  };
   const hrefOf = (page: number) => `/teacher/history${queryString({ ...filters, page: page === 1 ? undefined : page })}`;
   const isFiltered = Object.values(filters).some(Boolean);
   return (
     <section className="space-y-4">
       <h1>Review history</h1>
-      <form method="get" className="flex flex-wrap items-end gap-3 rounded border border-slate-200 bg-white p-3 text-sm" data-testid="history-filters">
+      <form
+        method="get"
+        className="flex flex-wrap items-end gap-3 rounded border border-slate-200 bg-white p-3 text-sm"
+        data-testid="history-filters"
+      >
         <label className="block">
           Decisions
           <select name="scope" defaultValue={query.scope} className="mt-1 block rounded border border-slate-300 p-1">
@@ -37,7 +55,12 @@ export default async function ReviewHistoryPage({ searchParams }: Props) {
         </label>
         <label className="block">
           Repository
-          <input name="repository" defaultValue={query.repository ?? ""} placeholder="owner/name" className="mt-1 block w-44 rounded border border-slate-300 p-1" />
+          <input
+            name="repository"
+            defaultValue={query.repository ?? ""}
+            placeholder="owner/name"
+            className="mt-1 block w-44 rounded border border-slate-300 p-1"
+          />
         </label>
         <label className="block">
           Verdict
@@ -62,7 +85,9 @@ export default async function ReviewHistoryPage({ searchParams }: Props) {
         {isFiltered && <Link href="/teacher/history">Clear filters</Link>}
       </form>
       {history.items.length === 0 ? (
-        <EmptyState title={isFiltered ? "No decision matches these filters" : "No decisions yet"}>Every approval, rejection and request for changes is listed here.</EmptyState>
+        <EmptyState title={isFiltered ? "No decision matches these filters" : "No decisions yet"}>
+          Every approval, rejection and request for changes is listed here.
+        </EmptyState>
       ) : (
         <div className="overflow-x-auto rounded border border-slate-200 bg-white">
           <table className="w-full text-left text-sm" data-testid="history-table">

@@ -85,15 +85,21 @@ export default async function ReviewInsightsPage({ searchParams }: Props) {
         <h1>Insights</h1>
         <nav className="ml-auto flex flex-wrap gap-2 text-sm" aria-label="Time window">
           {WINDOWS.map(([value, label]) => (
-            <Link key={value} href={value === 90 ? "/teacher/insights" : `/teacher/insights?days=${value}`} aria-current={value === windowDays ? "page" : undefined} className={`rounded border px-2 py-0.5 no-underline ${value === windowDays ? "border-slate-800 bg-slate-800 text-white" : "border-slate-300 bg-white"}`}>
+            <Link
+              key={value}
+              href={value === 90 ? "/teacher/insights" : `/teacher/insights?days=${value}`}
+              aria-current={value === windowDays ? "page" : undefined}
+              className={`rounded border px-2 py-0.5 no-underline ${value === windowDays ? "border-slate-800 bg-slate-800 text-white" : "border-slate-300 bg-white"}`}
+            >
               {label}
             </Link>
           ))}
         </nav>
       </div>
       <p className="text-sm text-slate-600">
-        Tasks created {windowDays === 0 ? "at any time" : `in the last ${windowDays} days`}. A task counts as decided once it is approved or rejected; &ldquo;Request changes&rdquo; only ends a round.
-        Times are medians. Relay usage is the model relay calls and bytes of approved tasks, all rounds, per approved task.
+        Tasks created {windowDays === 0 ? "at any time" : `in the last ${windowDays} days`}. A task counts as decided once it is approved or
+        rejected; &ldquo;Request changes&rdquo; only ends a round. Times are medians. Relay usage is the model relay calls and bytes of
+        approved tasks, all rounds, per approved task.
       </p>
       {insights.byRepository.length === 0 ? (
         <EmptyState title="No tasks in this window">Insights appear once tasks have been created and reviewed.</EmptyState>
@@ -101,17 +107,37 @@ export default async function ReviewInsightsPage({ searchParams }: Props) {
         <>
           <div className="space-y-2">
             <h2>Per repository</h2>
-            <ApprovalRatesChart rows={insights.byRepository.map((r) => ({ name: r.label, approvalRate: r.approvalRate, firstRoundApprovalRate: r.firstRoundApprovalRate }))} testId="repository-rates-chart" label="Approval rate and round-1 approval rate per repository" />
+            <ApprovalRatesChart
+              rows={insights.byRepository.map((r) => ({
+                name: r.label,
+                approvalRate: r.approvalRate,
+                firstRoundApprovalRate: r.firstRoundApprovalRate,
+              }))}
+              testId="repository-rates-chart"
+              label="Approval rate and round-1 approval rate per repository"
+            />
             <InsightsTable rows={insights.byRepository} groupLabel="Repository" testId="insights-by-repository" />
           </div>
           <div className="space-y-2">
             <h2>Per student-agent configuration</h2>
-            <ApprovalRatesChart rows={insights.byAgent.map((r) => ({ name: r.label, approvalRate: r.approvalRate, firstRoundApprovalRate: r.firstRoundApprovalRate }))} testId="agent-rates-chart" label="Approval rate and round-1 approval rate per student-agent configuration" />
+            <ApprovalRatesChart
+              rows={insights.byAgent.map((r) => ({
+                name: r.label,
+                approvalRate: r.approvalRate,
+                firstRoundApprovalRate: r.firstRoundApprovalRate,
+              }))}
+              testId="agent-rates-chart"
+              label="Approval rate and round-1 approval rate per student-agent configuration"
+            />
             <InsightsTable rows={insights.byAgent} groupLabel="Agent command · image" testId="insights-by-agent" />
           </div>
           <div className="space-y-2">
             <h2>Rounds to approval</h2>
-            {insights.roundsToApproval.length === 0 ? <p className="text-sm text-slate-600">No task was approved in this window.</p> : <RoundsToApprovalChart rows={insights.roundsToApproval} />}
+            {insights.roundsToApproval.length === 0 ? (
+              <p className="text-sm text-slate-600">No task was approved in this window.</p>
+            ) : (
+              <RoundsToApprovalChart rows={insights.roundsToApproval} />
+            )}
           </div>
         </>
       )}

@@ -55,7 +55,14 @@ export function spySubstrate(inner: Substrate): Substrate & { calls: SubstrateCa
  */
 export function spyHostProcesses(): { commands: string[]; restore(): void } {
   const commands: string[] = [];
-  const originals = { spawn: childProcess.spawn, execFile: childProcess.execFile, exec: childProcess.exec, spawnSync: childProcess.spawnSync, execFileSync: childProcess.execFileSync, execSync: childProcess.execSync };
+  const originals = {
+    spawn: childProcess.spawn,
+    execFile: childProcess.execFile,
+    exec: childProcess.exec,
+    spawnSync: childProcess.spawnSync,
+    execFileSync: childProcess.execFileSync,
+    execSync: childProcess.execSync,
+  };
   const wrap = <F extends (...args: never[]) => unknown>(name: keyof typeof originals, original: F) =>
     ((...args: Parameters<F>) => {
       const stack = new Error().stack ?? "";
@@ -63,7 +70,8 @@ export function spyHostProcesses(): { commands: string[]; restore(): void } {
       if (!stack.includes(`${path.sep}sidecars${path.sep}local-substrate${path.sep}`)) commands.push(`${name}:${String(args[0])}`);
       return original(...args);
     }) as unknown as F;
-  for (const [name, original] of Object.entries(originals)) (childProcess as unknown as Record<string, unknown>)[name] = wrap(name as keyof typeof originals, original as never);
+  for (const [name, original] of Object.entries(originals))
+    (childProcess as unknown as Record<string, unknown>)[name] = wrap(name as keyof typeof originals, original as never);
   syncBuiltinESMExports();
   return {
     commands,
@@ -87,7 +95,11 @@ export type LifecycleWorld = {
   liveAtProvider(): Promise<number>;
 };
 
-export const SCRIPTED_FIX = ["sh", "-c", `sed -i 's/a - b/a + b/' src/add.js && printf '{"summary":"fixed add"}' > ${GUEST_STUDENT_REPORT_FILE}`];
+export const SCRIPTED_FIX = [
+  "sh",
+  "-c",
+  `sed -i 's/a - b/a + b/' src/add.js && printf '{"summary":"fixed add"}' > ${GUEST_STUDENT_REPORT_FILE}`,
+];
 
 /** `allowWeakening`: the local substrate is started with its test-only weakening switches (qualification probe tests). */
 export async function createLifecycleWorld(options: { allowWeakening?: boolean } = {}): Promise<LifecycleWorld> {
@@ -97,11 +109,24 @@ export async function createLifecycleWorld(options: { allowWeakening?: boolean }
   const substrate = await startTestSubstrate({ hangCapMs: 9000, allowWeakening: options.allowWeakening ?? false });
   const tokenFile = path.join(dataDir, "substrate-token");
   await fs.writeFile(tokenFile, substrate.token, { mode: 0o600 });
-  const env = parseEnv({ DATA_DIR: dataDir, NODE_ENV: "test", LOCAL_SUBSTRATE_PORT: new URL(substrate.url).port, SMOLCLOUD_TOKEN_FILE: tokenFile });
-  const adapter = withSpendGuard(new SmolCloudSubstrate({ baseUrl: substrate.url, tokenFile, label: "local", timeouts: { controlMs: 2000, execGraceMs: 2000, transferMs: 5000 } }), {
-    spendGuard: createSpendGuard(db),
-    fallbackRates: async () => ({ cpuHourMicros: 0, memoryGbHourMicros: 0 }),
+  const env = parseEnv({
+    DATA_DIR: dataDir,
+    NODE_ENV: "test",
+    LOCAL_SUBSTRATE_PORT: new URL(substrate.url).port,
+    SMOLCLOUD_TOKEN_FILE: tokenFile,
   });
+  const adapter = withSpendGuard(
+    new SmolCloudSubstrate({
+      baseUrl: substrate.url,
+      tokenFile,
+      label: "local",
+      timeouts: { controlMs: 2000, execGraceMs: 2000, transferMs: 5000 },
+    }),
+    {
+      spendGuard: createSpendGuard(db),
+      fallbackRates: async () => ({ cpuHourMicros: 0, memoryGbHourMicros: 0 }),
+    },
+  );
   const demo = await writeDemoRepository(path.join(dataDir, "demo-src"));
   await addTargetRepository({ db }, { name: "demo/calculator", cloneUrl: demo.path, actorId: null });
   await writeSetting(db, { key: "spend.ceilings", value: { globalMicros: 1_000_000_000, perTaskMicros: 100_000_000 }, actorId: null });
@@ -126,11 +151,24 @@ export async function createLifecycleWorld(options: { allowWeakening?: boolean }
     demoSha: demo.sha,
     async createDemoTask(options = {}) {
       await writeSetting(db, { key: "guest.agent", value: { command: options.agentCommand ?? SCRIPTED_FIX }, actorId: null });
-      await writeSetting(db, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 60, memoryMb: 512, ...options.limits }, actorId: null });
+      await writeSetting(db, {
+        key: "task.limits",
+        value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 60, memoryMb: 512, ...options.limits },
+        actorId: null,
+      });
       // Changing the agent or the limits changes the configuration digest and closes the gate:
       // the world re-qualifies (a recorded passing run; the probes are proved in lib/probes).
       await qualifyForTests(db, env);
-      const task = await createTask({ db, env }, { repository: "demo/calculator", issueNumber: DEMO_ISSUE.number, issueTitle: DEMO_ISSUE.title, prompt: DEMO_ISSUE.body, actorId: null });
+      const task = await createTask(
+        { db, env },
+        {
+          repository: "demo/calculator",
+          issueNumber: DEMO_ISSUE.number,
+          issueTitle: DEMO_ISSUE.title,
+          prompt: DEMO_ISSUE.body,
+          actorId: null,
+        },
+      );
       return task.id;
     },
     async liveAtProvider() {

@@ -10,7 +10,11 @@ import { afterAll } from "vitest";
 import { PROJECT_ROOT } from "../../project-root";
 import type { LifecycleWorld } from "./lifecycle-fixture";
 
-export type TWorkerProcess = { child: ChildProcess; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>; output: () => string };
+export type TWorkerProcess = {
+  child: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  output: () => string;
+};
 
 const running = new Set<ChildProcess>();
 afterAll(() => {

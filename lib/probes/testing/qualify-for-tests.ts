@@ -13,8 +13,14 @@ import { setDispatch } from "../set-dispatch";
 export async function qualifyForTests(db: Db, env: TEnv): Promise<string> {
   const run = await requestProbeRun({ db, env }, { probes: [...PROBE_IDS], actorId: null });
   const now = new Date();
-  await db.probeResult.updateMany({ where: { runId: run.id }, data: { status: "passed", durationMs: 0, detail: { fixture: "qualifyForTests" }, startedAt: now, finishedAt: now } });
-  await db.probeRun.update({ where: { id: run.id }, data: { state: "passed", startedAt: now, finishedAt: now, evidenceDigest: "0".repeat(64), reason: "test fixture" } });
+  await db.probeResult.updateMany({
+    where: { runId: run.id },
+    data: { status: "passed", durationMs: 0, detail: { fixture: "qualifyForTests" }, startedAt: now, finishedAt: now },
+  });
+  await db.probeRun.update({
+    where: { id: run.id },
+    data: { state: "passed", startedAt: now, finishedAt: now, evidenceDigest: "0".repeat(64), reason: "test fixture" },
+  });
   await setDispatch({ db, env }, { mode: "development", actorId: null, via: "test fixture" });
   return run.id;
 }

@@ -46,7 +46,12 @@ export async function startForgeEnvironment(options: { token?: string } = {}): P
     tokenFile,
     admin: { adminUrl: forge.adminUrl, adminToken },
     createProvider(providerOptions = {}) {
-      const provider = createGitHubProvider({ apiBaseUrl: forge.url, tokenFile: providerOptions.tokenFile ?? tokenFile, requestTimeoutMs: providerOptions.requestTimeoutMs ?? 5_000, pushTimeoutMs: providerOptions.pushTimeoutMs ?? 30_000 });
+      const provider = createGitHubProvider({
+        apiBaseUrl: forge.url,
+        tokenFile: providerOptions.tokenFile ?? tokenFile,
+        requestTimeoutMs: providerOptions.requestTimeoutMs ?? 5_000,
+        pushTimeoutMs: providerOptions.pushTimeoutMs ?? 30_000,
+      });
       providers.push(provider);
       return provider;
     },
@@ -114,13 +119,20 @@ export async function createPublishFixture(options: TPublishFixtureOptions): Pro
     const taskId = randomUUID();
     const branch = candidateBranchOf(taskId);
     await git(workDir, ["checkout", "--quiet", "-b", branch]);
-    const headSha = await commitFile(workDir, "src/answer.txt", `answer for ${taskId}\n<script>alert(1)</script>\n`, `Fix issue for task ${taskId}`);
+    const headSha = await commitFile(
+      workDir,
+      "src/answer.txt",
+      `answer for ${taskId}\n<script>alert(1)</script>\n`,
+      `Fix issue for task ${taskId}`,
+    );
     const candidateDir = candidateRepoPathFor(env.dataDir, repository);
     await initBareRepository({ repoPath: candidateDir });
     await git(workDir, ["push", "--quiet", candidateDir, `${branch}:refs/heads/${branch}`]);
 
     const teacherName = "Ada Teacher";
-    const teacher = await db.user.create({ data: { email: `teacher-${taskId}@school.invalid`, name: teacherName, passwordHash: "unused", roles: ["teacher"] } });
+    const teacher = await db.user.create({
+      data: { email: `teacher-${taskId}@school.invalid`, name: teacherName, passwordHash: "unused", roles: ["teacher"] },
+    });
     const target = await db.targetRepository.upsert({
       where: { name: repository },
       create: { name: repository, cloneUrl: `${env.forge.url}/${repo.fullName}.git`, defaultBranch: baseRef },
@@ -128,7 +140,18 @@ export async function createPublishFixture(options: TPublishFixtureOptions): Pro
     });
     const issueNumber = 7;
     await db.task.create({
-      data: { id: taskId, repositoryId: target.id, issueNumber, issueTitle: "Make the answer file exist", prompt: "untrusted", baseRef, baseSha, state: "approved", operationId: randomUUID(), limits: {} },
+      data: {
+        id: taskId,
+        repositoryId: target.id,
+        issueNumber,
+        issueTitle: "Make the answer file exist",
+        prompt: "untrusted",
+        baseRef,
+        baseSha,
+        state: "approved",
+        operationId: randomUUID(),
+        limits: {},
+      },
     });
     const archiveDigest = createHash("sha256").update(`archive-${taskId}`).digest("hex");
     await db.artifact.create({ data: { digest: archiveDigest, sizeBytes: 100n, kind: "candidate-archive" } });
@@ -150,7 +173,9 @@ export async function createPublishFixture(options: TPublishFixtureOptions): Pro
       },
     });
     const manifestDigest = createHash("sha256").update(`manifest-${taskId}`).digest("hex");
-    const manifest = await db.trustedManifest.create({ data: { version: manifestVersion++, digest: manifestDigest, content: { checks: ["test"] } } });
+    const manifest = await db.trustedManifest.create({
+      data: { version: manifestVersion++, digest: manifestDigest, content: { checks: ["test"] } },
+    });
     const evidenceDigest = createHash("sha256").update(`evidence-${taskId}`).digest("hex");
     const evidence = await db.verificationEvidence.create({
       data: {
@@ -222,14 +247,21 @@ export async function pushForeignBranch(env: TForgeEnvironment, fixture: TPublis
 }
 
 /** The forge's own view (its JSON file, read through the admin-free API with the token). */
-export async function listForgePulls(env: TForgeEnvironment, repository: string): Promise<{ number: number; state: string; head: { ref: string; sha: string }; html_url: string; body: string }[]> {
-  const response = await fetch(`${env.forge.url}/repos/${repository}/pulls?state=all`, { headers: { authorization: `Bearer ${env.token}` } });
+export async function listForgePulls(
+  env: TForgeEnvironment,
+  repository: string,
+): Promise<{ number: number; state: string; head: { ref: string; sha: string }; html_url: string; body: string }[]> {
+  const response = await fetch(`${env.forge.url}/repos/${repository}/pulls?state=all`, {
+    headers: { authorization: `Bearer ${env.token}` },
+  });
   if (!response.ok) throw new Error(`forge list answered ${response.status}`);
   return (await response.json()) as { number: number; state: string; head: { ref: string; sha: string }; html_url: string; body: string }[];
 }
 
 export async function readForgeBranch(env: TForgeEnvironment, repository: string, branch: string): Promise<string | null> {
-  const response = await fetch(`${env.forge.url}/repos/${repository}/git/ref/heads/${branch}`, { headers: { authorization: `Bearer ${env.token}` } });
+  const response = await fetch(`${env.forge.url}/repos/${repository}/git/ref/heads/${branch}`, {
+    headers: { authorization: `Bearer ${env.token}` },
+  });
   if (response.status === 404) return null;
   return ((await response.json()) as { object: { sha: string } }).object.sha;
 }

@@ -22,15 +22,26 @@ export type TFakeUpstream = {
 
 type TProtocol = "openai" | "anthropic";
 
-export async function startFakeOpenAiServer(options: { credential: string; reply?: TFakeUpstream["reply"]; recordRequests?: boolean }): Promise<TFakeUpstream> {
+export async function startFakeOpenAiServer(options: {
+  credential: string;
+  reply?: TFakeUpstream["reply"];
+  recordRequests?: boolean;
+}): Promise<TFakeUpstream> {
   return startFake("openai", options);
 }
 
-export async function startFakeAnthropicServer(options: { credential: string; reply?: TFakeUpstream["reply"]; recordRequests?: boolean }): Promise<TFakeUpstream> {
+export async function startFakeAnthropicServer(options: {
+  credential: string;
+  reply?: TFakeUpstream["reply"];
+  recordRequests?: boolean;
+}): Promise<TFakeUpstream> {
   return startFake("anthropic", options);
 }
 
-async function startFake(protocol: TProtocol, options: { credential: string; reply?: TFakeUpstream["reply"]; recordRequests?: boolean }): Promise<TFakeUpstream> {
+async function startFake(
+  protocol: TProtocol,
+  options: { credential: string; reply?: TFakeUpstream["reply"]; recordRequests?: boolean },
+): Promise<TFakeUpstream> {
   const path = protocol === "openai" ? "/v1/chat/completions" : "/v1/messages";
   const sockets = new Set<import("node:net").Socket>();
   const state = {
@@ -59,10 +70,16 @@ async function startFake(protocol: TProtocol, options: { credential: string; rep
         if (presented !== options.credential) {
           // Both services name the bad key (partly) in the error body.
           return protocol === "openai"
-            ? sendJson(res, 401, { error: { message: `Incorrect API key provided: ${presented}`, type: "invalid_request_error", code: "invalid_api_key" } })
+            ? sendJson(res, 401, {
+                error: { message: `Incorrect API key provided: ${presented}`, type: "invalid_request_error", code: "invalid_api_key" },
+              })
             : sendJson(res, 401, { type: "error", error: { type: "authentication_error", message: `invalid x-api-key ${presented}` } });
         }
-        if (protocol === "anthropic" && !req.headers["anthropic-version"]) return sendJson(res, 400, { type: "error", error: { type: "invalid_request_error", message: "anthropic-version header is required" } });
+        if (protocol === "anthropic" && !req.headers["anthropic-version"])
+          return sendJson(res, 400, {
+            type: "error",
+            error: { type: "invalid_request_error", message: "anthropic-version header is required" },
+          });
         switch (state.mode) {
           case "status500":
             return sendJson(res, 500, { error: { message: `upstream exploded; key was ${presented}` } });
@@ -73,7 +90,7 @@ async function startFake(protocol: TProtocol, options: { credential: string; rep
             return;
           case "malformed":
             res.writeHead(200, { "content-type": "application/json" });
-            return res.end("{\"choices\": [");
+            return res.end('{"choices": [');
           case "oversized":
             res.writeHead(200, { "content-type": "application/json" });
             // Streamed without content-length: the cap must hold while reading, not from a header.
@@ -82,7 +99,13 @@ async function startFake(protocol: TProtocol, options: { credential: string; rep
           default:
             break;
         }
-        const messages = protocol === "openai" ? (body.messages as { role: string; content: string }[]) : [...(body.system ? [{ role: "system", content: String(body.system) }] : []), ...(body.messages as { role: string; content: string }[])];
+        const messages =
+          protocol === "openai"
+            ? (body.messages as { role: string; content: string }[])
+            : [
+                ...(body.system ? [{ role: "system", content: String(body.system) }] : []),
+                ...(body.messages as { role: string; content: string }[]),
+              ];
         const text = state.reply(messages);
         if (protocol === "openai") {
           sendJson(res, 200, {

@@ -7,8 +7,14 @@ import type { Db } from "../../db/client";
 import type { TCompletionInput, TRelayTransport } from "../transports/transport";
 import type { TTransportKind } from "../../contract/relay-upstream-setting";
 
-export async function createRelayTestTask(db: Db, label = randomUUID().slice(0, 8), relayChannel: "http" | "mailbox" = "http"): Promise<{ taskId: string; repositoryId: string }> {
-  const repository = await db.targetRepository.create({ data: { name: `relay-test/${label}`, cloneUrl: `file:///nonexistent/${label}.git` } });
+export async function createRelayTestTask(
+  db: Db,
+  label = randomUUID().slice(0, 8),
+  relayChannel: "http" | "mailbox" = "http",
+): Promise<{ taskId: string; repositoryId: string }> {
+  const repository = await db.targetRepository.create({
+    data: { name: `relay-test/${label}`, cloneUrl: `file:///nonexistent/${label}.git` },
+  });
   const task = await db.task.create({
     data: {
       repositoryId: repository.id,
@@ -28,7 +34,10 @@ export async function createRelayTestTask(db: Db, label = randomUUID().slice(0, 
 export type TCountingTransport = TRelayTransport & { calls: number; inputs: TCompletionInput[] };
 
 /** An in-memory upstream port that counts calls; `answer` decides each reply (or throws). */
-export function createCountingTransport(answer: (input: TCompletionInput) => string | Promise<string> = () => "ok", kind: TTransportKind = "scripted"): TCountingTransport {
+export function createCountingTransport(
+  answer: (input: TCompletionInput) => string | Promise<string> = () => "ok",
+  kind: TTransportKind = "scripted",
+): TCountingTransport {
   const transport: TCountingTransport = {
     kind,
     calls: 0,

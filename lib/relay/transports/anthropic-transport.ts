@@ -20,7 +20,10 @@ export function createAnthropicTransport(setting: TAnthropicSetting): TRelayTran
     kind: "anthropic",
     async complete({ messages, maxTokens, signal }) {
       const credential = await readCredentialFile("anthropic", setting.credentialFile);
-      const system = messages.filter((m) => m.role === "system").map((m) => m.content).join("\n\n");
+      const system = messages
+        .filter((m) => m.role === "system")
+        .map((m) => m.content)
+        .join("\n\n");
       const turns = messages.filter((m) => m.role !== "system").map((m) => ({ role: m.role, content: m.content }));
       const json = await postJson({
         kind: "anthropic",
@@ -34,7 +37,9 @@ export function createAnthropicTransport(setting: TAnthropicSetting): TRelayTran
       });
       const parsed = ZAnthropicResponseSchema.safeParse(json);
       if (!parsed.success) throw upstreamFailure("anthropic", "malformed_response");
-      const texts = parsed.data.content.filter((block) => block.type === "text" && typeof block.text === "string").map((block) => block.text!);
+      const texts = parsed.data.content
+        .filter((block) => block.type === "text" && typeof block.text === "string")
+        .map((block) => block.text!);
       // A reply with no text block is not an empty success: it is an answer we cannot use.
       if (texts.length === 0) throw upstreamFailure("anthropic", "malformed_response");
       return { content: texts.join(""), inputTokens: parsed.data.usage?.input_tokens, outputTokens: parsed.data.usage?.output_tokens };

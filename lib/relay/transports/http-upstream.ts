@@ -109,7 +109,12 @@ export async function postJson(options: TPostJsonOptions): Promise<unknown> {
 }
 
 function classifyTransportError(kind: TTransportKind, error: unknown, timeout: AbortSignal) {
-  if (timeout.aborted || error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError || error instanceof undiciErrors.ConnectTimeoutError) {
+  if (
+    timeout.aborted ||
+    error instanceof undiciErrors.HeadersTimeoutError ||
+    error instanceof undiciErrors.BodyTimeoutError ||
+    error instanceof undiciErrors.ConnectTimeoutError
+  ) {
     return upstreamFailure(kind, "timeout");
   }
   if (error instanceof Error && error.name === "AbortError") return upstreamFailure(kind, "aborted");

@@ -11,9 +11,7 @@ type TOpenAiSetting = Extract<TRelayUpstreamSetting, { kind: "openai" }>;
 
 /** Only what we use is validated; upstreams add fields freely, so this one is not strict. */
 const ZOpenAiResponseSchema = z.object({
-  choices: z
-    .array(z.object({ message: z.object({ content: z.string() }) }))
-    .min(1),
+  choices: z.array(z.object({ message: z.object({ content: z.string() }) })).min(1),
   usage: z.object({ prompt_tokens: z.number().int().nonnegative(), completion_tokens: z.number().int().nonnegative() }).optional(),
 });
 
@@ -26,7 +24,12 @@ export function createOpenAiTransport(setting: TOpenAiSetting): TRelayTransport 
         kind: "openai",
         endpoint: setting.endpoint,
         headers: { authorization: `Bearer ${credential}` },
-        body: { model: setting.model, messages: messages.map((m) => ({ role: m.role, content: m.content })), max_tokens: maxTokens ?? setting.defaultMaxTokens, stream: false },
+        body: {
+          model: setting.model,
+          messages: messages.map((m) => ({ role: m.role, content: m.content })),
+          max_tokens: maxTokens ?? setting.defaultMaxTokens,
+          stream: false,
+        },
         connectTimeoutMs: setting.connectTimeoutMs,
         requestTimeoutMs: setting.requestTimeoutMs,
         maxResponseBytes: setting.maxResponseBytes,

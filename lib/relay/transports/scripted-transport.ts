@@ -20,7 +20,11 @@ export const ZScriptFileSchema = z
       .array(
         z
           .object({
-            pattern: z.string().min(1).max(2000).refine((p) => isValidRegex(p), "is not a valid regular expression"),
+            pattern: z
+              .string()
+              .min(1)
+              .max(2000)
+              .refine((p) => isValidRegex(p), "is not a valid regular expression"),
             completion: z.string(),
           })
           .strict(),

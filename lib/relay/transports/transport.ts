@@ -33,7 +33,11 @@ export type TUpstreamFailureReason =
 
 export function upstreamFailure(kind: TTransportKind | "unknown", reason: TUpstreamFailureReason, status?: number): AppError {
   const what = status === undefined ? reason : `${reason} ${status}`;
-  return new AppError("RELAY_UPSTREAM_FAILED", `The model upstream failed (${kind}: ${what}). The task is blocked; there is no fallback.`, { kind, reason, status });
+  return new AppError("RELAY_UPSTREAM_FAILED", `The model upstream failed (${kind}: ${what}). The task is blocked; there is no fallback.`, {
+    kind,
+    reason,
+    status,
+  });
 }
 
 export function upstreamTooLarge(kind: TTransportKind, limitBytes: number): AppError {

@@ -12,8 +12,14 @@ import { chooseScriptedCompletion, createScriptedTransport, loadScriptFile } fro
 const dir = await fs.mkdtemp(path.join(os.tmpdir(), "relay-transport-"));
 const credentialFile = path.join(dir, "credential");
 await fs.writeFile(credentialFile, "test-credential-0123456789\n");
-const openai = await startFakeOpenAiServer({ credential: "test-credential-0123456789", reply: (m) => `openai saw ${m.length} messages, last: ${m.at(-1)?.content}` });
-const anthropic = await startFakeAnthropicServer({ credential: "test-credential-0123456789", reply: (m) => `anthropic saw ${m.map((x) => x.role).join(",")}` });
+const openai = await startFakeOpenAiServer({
+  credential: "test-credential-0123456789",
+  reply: (m) => `openai saw ${m.length} messages, last: ${m.at(-1)?.content}`,
+});
+const anthropic = await startFakeAnthropicServer({
+  credential: "test-credential-0123456789",
+  reply: (m) => `anthropic saw ${m.map((x) => x.role).join(",")}`,
+});
 
 afterAll(async () => {
   await closeUpstreamAgents();
@@ -23,7 +29,14 @@ afterAll(async () => {
 });
 
 function openAiSetting(overrides: Record<string, unknown> = {}) {
-  return ZRelayUpstreamSettingSchema.parse({ kind: "openai", endpoint: openai.endpoint, model: "gpt-test", credentialFile, requestTimeoutMs: 1000, ...overrides }) as Extract<TRelayUpstreamSetting, { kind: "openai" }>;
+  return ZRelayUpstreamSettingSchema.parse({
+    kind: "openai",
+    endpoint: openai.endpoint,
+    model: "gpt-test",
+    credentialFile,
+    requestTimeoutMs: 1000,
+    ...overrides,
+  }) as Extract<TRelayUpstreamSetting, { kind: "openai" }>;
 }
 
 const MESSAGES = [
@@ -48,7 +61,9 @@ describe("OpenAI-compatible transport (real HTTP, loopback fake speaking the wir
     ["hang", /timeout/],
   ] as const)("maps upstream %s to RELAY_UPSTREAM_FAILED without upstream text", async (mode, reason) => {
     openai.mode = mode;
-    const error = await createOpenAiTransport(openAiSetting()).complete({ messages: MESSAGES }).catch((e: unknown) => e);
+    const error = await createOpenAiTransport(openAiSetting())
+      .complete({ messages: MESSAGES })
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "RELAY_UPSTREAM_FAILED", message: expect.stringMatching(reason) });
     expect(String((error as Error).message)).not.toMatch(/exploded|127\.0\.0\.1|test-credential/);
     openai.mode = "ok";
@@ -56,7 +71,9 @@ describe("OpenAI-compatible transport (real HTTP, loopback fake speaking the wir
 
   it("refuses an oversized streamed answer whole (RELAY_TOO_LARGE), reading no more than the cap", async () => {
     openai.mode = "oversized";
-    await expect(createOpenAiTransport(openAiSetting({ maxResponseBytes: 64 * 1024 })).complete({ messages: MESSAGES })).rejects.toMatchObject({ code: "RELAY_TOO_LARGE" });
+    await expect(
+      createOpenAiTransport(openAiSetting({ maxResponseBytes: 64 * 1024 })).complete({ messages: MESSAGES }),
+    ).rejects.toMatchObject({ code: "RELAY_TOO_LARGE" });
     openai.mode = "ok";
   });
 
@@ -70,9 +87,13 @@ describe("OpenAI-compatible transport (real HTTP, loopback fake speaking the wir
     await fs.writeFile(rotating, "test-credential-0123456789");
     expect((await transport.complete({ messages: MESSAGES })).content).toMatch(/openai saw/);
     await fs.writeFile(rotating, "test-credential\r\nx-injected: 1");
-    await expect(transport.complete({ messages: MESSAGES })).rejects.toMatchObject({ message: expect.stringMatching(/credential_unavailable/) });
+    await expect(transport.complete({ messages: MESSAGES })).rejects.toMatchObject({
+      message: expect.stringMatching(/credential_unavailable/),
+    });
     await fs.rm(rotating);
-    await expect(transport.complete({ messages: MESSAGES })).rejects.toMatchObject({ message: expect.stringMatching(/credential_unavailable/) });
+    await expect(transport.complete({ messages: MESSAGES })).rejects.toMatchObject({
+      message: expect.stringMatching(/credential_unavailable/),
+    });
   });
 
   it("never follows a redirect to another host", async () => {
@@ -84,7 +105,9 @@ describe("OpenAI-compatible transport (real HTTP, loopback fake speaking the wir
     await new Promise<void>((r) => redirector.listen(0, "127.0.0.1", r));
     const port = (redirector.address() as { port: number }).port;
     const before = openai.requests.length;
-    await expect(createOpenAiTransport(openAiSetting({ endpoint: `http://127.0.0.1:${port}/v1/chat/completions` })).complete({ messages: MESSAGES })).rejects.toMatchObject({
+    await expect(
+      createOpenAiTransport(openAiSetting({ endpoint: `http://127.0.0.1:${port}/v1/chat/completions` })).complete({ messages: MESSAGES }),
+    ).rejects.toMatchObject({
       message: expect.stringMatching(/http_status 307/),
     });
     expect(openai.requests.length).toBe(before);
@@ -94,7 +117,13 @@ describe("OpenAI-compatible transport (real HTTP, loopback fake speaking the wir
 
 describe("Anthropic messages transport", () => {
   const setting = () =>
-    ZRelayUpstreamSettingSchema.parse({ kind: "anthropic", endpoint: anthropic.endpoint, model: "claude-test", credentialFile, requestTimeoutMs: 1000 }) as Extract<TRelayUpstreamSetting, { kind: "anthropic" }>;
+    ZRelayUpstreamSettingSchema.parse({
+      kind: "anthropic",
+      endpoint: anthropic.endpoint,
+      model: "claude-test",
+      credentialFile,
+      requestTimeoutMs: 1000,
+    }) as Extract<TRelayUpstreamSetting, { kind: "anthropic" }>;
 
   it("sends x-api-key and anthropic-version, lifts system messages, returns the text", async () => {
     const result = await createAnthropicTransport(setting()).complete({ messages: MESSAGES });
@@ -107,7 +136,9 @@ describe("Anthropic messages transport", () => {
 
   it("maps a 500 to RELAY_UPSTREAM_FAILED", async () => {
     anthropic.mode = "status500";
-    await expect(createAnthropicTransport(setting()).complete({ messages: MESSAGES })).rejects.toMatchObject({ code: "RELAY_UPSTREAM_FAILED" });
+    await expect(createAnthropicTransport(setting()).complete({ messages: MESSAGES })).rejects.toMatchObject({
+      code: "RELAY_UPSTREAM_FAILED",
+    });
     anthropic.mode = "ok";
   });
 });
@@ -115,27 +146,51 @@ describe("Anthropic messages transport", () => {
 describe("scripted transport", () => {
   it("answers with the first entry whose pattern matches the last user message, else the default", async () => {
     const scriptFile = path.join(dir, "script.json");
-    await fs.writeFile(scriptFile, JSON.stringify({ default: "no idea", entries: [{ pattern: "add\\(\\)", completion: "first" }, { pattern: "add", completion: "second" }] }));
+    await fs.writeFile(
+      scriptFile,
+      JSON.stringify({
+        default: "no idea",
+        entries: [
+          { pattern: "add\\(\\)", completion: "first" },
+          { pattern: "add", completion: "second" },
+        ],
+      }),
+    );
     const transport = createScriptedTransport({ scriptFile, maxResponseBytes: 1000 });
     expect(await transport.complete({ messages: [{ role: "user", content: "add() is broken" }] })).toEqual({ content: "first" });
     expect(await transport.complete({ messages: [{ role: "user", content: "add is broken" }] })).toEqual({ content: "second" });
-    expect(await transport.complete({ messages: [{ role: "user", content: "add() is broken" }, { role: "assistant", content: "?" }, { role: "user", content: "other" }] })).toEqual({ content: "no idea" });
+    expect(
+      await transport.complete({
+        messages: [
+          { role: "user", content: "add() is broken" },
+          { role: "assistant", content: "?" },
+          { role: "user", content: "other" },
+        ],
+      }),
+    ).toEqual({ content: "no idea" });
     expect(transport.kind).toBe("scripted");
   });
 
   it("fails closed on a missing or invalid script and refuses an oversized canned answer", async () => {
-    await expect(createScriptedTransport({ scriptFile: path.join(dir, "missing.json"), maxResponseBytes: 1000 }).complete({ messages: MESSAGES })).rejects.toMatchObject({ code: "RELAY_UPSTREAM_FAILED" });
+    await expect(
+      createScriptedTransport({ scriptFile: path.join(dir, "missing.json"), maxResponseBytes: 1000 }).complete({ messages: MESSAGES }),
+    ).rejects.toMatchObject({ code: "RELAY_UPSTREAM_FAILED" });
     const bad = path.join(dir, "bad.json");
     await fs.writeFile(bad, JSON.stringify({ default: "x", entries: [{ pattern: "(", completion: "y" }] }));
     await expect(loadScriptFile(bad)).rejects.toMatchObject({ code: "RELAY_UPSTREAM_FAILED" });
     const big = path.join(dir, "big.json");
     await fs.writeFile(big, JSON.stringify({ default: "b".repeat(2000), entries: [] }));
-    await expect(createScriptedTransport({ scriptFile: big, maxResponseBytes: 1000 }).complete({ messages: MESSAGES })).rejects.toMatchObject({ code: "RELAY_TOO_LARGE" });
+    await expect(
+      createScriptedTransport({ scriptFile: big, maxResponseBytes: 1000 }).complete({ messages: MESSAGES }),
+    ).rejects.toMatchObject({ code: "RELAY_TOO_LARGE" });
   });
 
   it("the demo script fixes demo/calculator issue #1 with one whole-file block", async () => {
     const script = await loadScriptFile(path.resolve(import.meta.dirname, "../../demo/scripted-completions.json"));
-    const answer = chooseScriptedCompletion(script, "Issue #1: add() subtracts instead of adding\n\nCalling add(2, 3) returns -1. It should return 5.");
+    const answer = chooseScriptedCompletion(
+      script,
+      "Issue #1: add() subtracts instead of adding\n\nCalling add(2, 3) returns -1. It should return 5.",
+    );
     const blocks = [...answer.matchAll(/^```file (.+)$/gm)].map((m) => m[1]);
     expect(blocks).toEqual(["src/add.js"]);
     expect(answer).toContain("return a + b;");

@@ -44,7 +44,12 @@ async function clearWorktree(dir: string): Promise<void> {
   }
 }
 
-const METADATA = { authorName: "Fixture", authorEmail: "fixture@example.invalid", committerName: "Fixture", committerEmail: "fixture@example.invalid" };
+const METADATA = {
+  authorName: "Fixture",
+  authorEmail: "fixture@example.invalid",
+  committerName: "Fixture",
+  committerEmail: "fixture@example.invalid",
+};
 
 /** Builds base and head with git in a scratch worktree, then copies head (and so base) into the candidate repository. */
 export async function createCandidateDiffFixture(options: TChangeSet & { repository?: string }): Promise<TCandidateDiffFixture> {
@@ -55,10 +60,18 @@ export async function createCandidateDiffFixture(options: TChangeSet & { reposit
   await fs.mkdir(worktree, { recursive: true });
   await runGit({ args: ["init", "--quiet", "--initial-branch=main", "--", worktree] });
   await writeTree(worktree, options.base);
-  const baseSha = await commitWorktree({ worktreePath: worktree, metadata: { ...METADATA, epochSeconds: 1_700_000_000, message: "base\n" }, isEmptyAllowed: true });
+  const baseSha = await commitWorktree({
+    worktreePath: worktree,
+    metadata: { ...METADATA, epochSeconds: 1_700_000_000, message: "base\n" },
+    isEmptyAllowed: true,
+  });
   await clearWorktree(worktree);
   await writeTree(worktree, options.head);
-  const headSha = await commitWorktree({ worktreePath: worktree, metadata: { ...METADATA, epochSeconds: 1_700_000_100, message: "candidate\n" }, isEmptyAllowed: true });
+  const headSha = await commitWorktree({
+    worktreePath: worktree,
+    metadata: { ...METADATA, epochSeconds: 1_700_000_100, message: "candidate\n" },
+    isEmptyAllowed: true,
+  });
 
   const gitDir = candidateRepoPathFor(dataDir, repository);
   await initBareRepository({ repoPath: gitDir });
@@ -70,7 +83,7 @@ export async function createCandidateDiffFixture(options: TChangeSet & { reposit
 /** Names a hostile agent can give files; all legal on Linux and in git. */
 export const HOSTILE_NAMES = {
   script: "<script>alert(1)<\\script>.js",
-  quotes: 'say "hi" \'there\'.txt',
+  quotes: "say \"hi\" 'there'.txt",
   space: "docs/with space b/in name.md",
   tab: "tab\tname.txt",
   newline: "new\nline.txt",
@@ -91,20 +104,21 @@ export function hostileChangeSet(): TChangeSet {
     "src/app.ts": "export const answer = 41;\nexport function greet(name: string) {\n  return `hi ${name}`;\n}\n",
     "gone.txt": "to be deleted\nsecond line\n",
     "run.sh": "#!/bin/sh\necho run\n",
-    "typechange": "was a file\n",
+    typechange: "was a file\n",
     "logo.png": binaryBase,
     "nonl.txt": "no newline",
     "crlf.txt": "one\r\ntwo\r\n",
   };
   const head: TFixtureTree = {
-    "src/app.ts": "export const answer = 42;\nexport function greet(name: string) {\n  return `hello ${name}`;\n}\n// </script><script>alert('xss')</script>\n",
+    "src/app.ts":
+      "export const answer = 42;\nexport function greet(name: string) {\n  return `hello ${name}`;\n}\n// </script><script>alert('xss')</script>\n",
     "run.sh": { content: "#!/bin/sh\necho run\n", mode: 0o755 },
     typechange: { symlink: "src/app.ts" },
     "logo.png": binaryHead,
     "nonl.txt": "no newline either",
     "crlf.txt": "one\r\ntwo\r\nthree\r\n",
     "empty.txt": "",
-    "controls.js": "const a = 1;\u001b[2J // clear screen\nif (isAdmin \u202E) { /* \u2066 hidden \u2069 */ }\nconst zw = \"a\u200Bb\";\n",
+    "controls.js": 'const a = 1;\u001b[2J // clear screen\nif (isAdmin \u202E) { /* \u2066 hidden \u2069 */ }\nconst zw = "a\u200Bb";\n',
     "long-line.json": `{"data": "${"x".repeat(30_000)}"}\n`,
     [HOSTILE_NAMES.script]: "<script>alert(document.cookie)</script>\n<img src=x onerror=alert(1)>\n",
     [HOSTILE_NAMES.quotes]: "quoted\n",
@@ -157,7 +171,8 @@ export function largeChangeSet(options: { files?: number; lines?: number } = {})
   }
   for (let f = 0; f < addedCount; f++) {
     const lines = Math.floor(addedLines / addedCount) + (f < addedLines % addedCount ? 1 : 0);
-    head[`pkg/area-${f % 12}/added-${String(f).padStart(3, "0")}.ts`] = Array.from({ length: lines }, (_, l) => codeLine(f, l + 1)).join("\n") + "\n";
+    head[`pkg/area-${f % 12}/added-${String(f).padStart(3, "0")}.ts`] =
+      Array.from({ length: lines }, (_, l) => codeLine(f, l + 1)).join("\n") + "\n";
   }
   return { base, head: { ...base, ...head } };
 }

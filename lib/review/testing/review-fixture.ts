@@ -40,13 +40,38 @@ export async function createReviewFixture(db: Db, change: TChangeSet): Promise<T
   const target = await db.targetRepository.create({ data: { name: repository, cloneUrl: "https://forge.invalid/x.git" } });
   const taskId = randomUUID();
   await db.task.create({
-    data: { id: taskId, repositoryId: target.id, issueNumber: 3, issueTitle: "review fixture", prompt: "untrusted", baseRef: "main", baseSha: diff.baseSha, state: "review_pending", operationId: randomUUID(), limits: {}, createdById: creator.userId },
+    data: {
+      id: taskId,
+      repositoryId: target.id,
+      issueNumber: 3,
+      issueTitle: "review fixture",
+      prompt: "untrusted",
+      baseRef: "main",
+      baseSha: diff.baseSha,
+      state: "review_pending",
+      operationId: randomUUID(),
+      limits: {},
+      createdById: creator.userId,
+    },
   });
   const archiveDigest = createHash("sha256").update(`archive-${taskId}`).digest("hex");
   await db.artifact.create({ data: { digest: archiveDigest, sizeBytes: 1n, kind: "candidate-archive" } });
   const candidateId = `cand_${randomBytes(16).toString("hex")}`;
   await db.candidate.create({
-    data: { id: candidateId, taskId, issueNumber: 3, repository, baseRef: "main", baseSha: diff.baseSha, headSha: diff.headSha, branch: `school/${taskId}`, changedFiles: [], diffDigest: "0".repeat(64), archiveDigest, fileDigests: {} },
+    data: {
+      id: candidateId,
+      taskId,
+      issueNumber: 3,
+      repository,
+      baseRef: "main",
+      baseSha: diff.baseSha,
+      headSha: diff.headSha,
+      branch: `school/${taskId}`,
+      changedFiles: [],
+      diffDigest: "0".repeat(64),
+      archiveDigest,
+      fileDigests: {},
+    },
   });
   const manifest = (await getActiveManifest(db)) ?? (await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null }));
   const content: TEvidenceContent = {
@@ -65,7 +90,27 @@ export async function createReviewFixture(db: Db, change: TChangeSet): Promise<T
     verdict: { isPass: true, reasons: [] },
   };
   const evidence = await db.verificationEvidence.create({
-    data: { taskId, candidateId, repository, baseSha: diff.baseSha, headSha: diff.headSha, manifestId: manifest.id, manifestDigest: manifest.digest, imageRef: "verifier@sha256:fixture", checks: content, isPass: true, verdictReason: "fixture", digest: canonicalDigest(content) },
+    data: {
+      taskId,
+      candidateId,
+      repository,
+      baseSha: diff.baseSha,
+      headSha: diff.headSha,
+      manifestId: manifest.id,
+      manifestDigest: manifest.digest,
+      imageRef: "verifier@sha256:fixture",
+      checks: content,
+      isPass: true,
+      verdictReason: "fixture",
+      digest: canonicalDigest(content),
+    },
   });
-  return { diff, candidateId, taskId, creator, reviewer, tuple: { candidateId, headSha: diff.headSha, evidenceId: evidence.id, manifestDigest: manifest.digest } };
+  return {
+    diff,
+    candidateId,
+    taskId,
+    creator,
+    reviewer,
+    tuple: { candidateId, headSha: diff.headSha, evidenceId: evidence.id, manifestDigest: manifest.digest },
+  };
 }

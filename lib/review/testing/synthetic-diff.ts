@@ -39,16 +39,23 @@ export function buildSyntheticDiff(options: { files?: number; changedLines?: num
       left -= inHunk;
       const lines: TDiffLine[] = [];
       const header = `@@ -${oldLine},${context + Math.floor(inHunk / 3)} +${newLine},${context + inHunk - Math.floor(inHunk / 3)} @@ function f${f}()`;
-      for (let c = 0; c < context / 2; c++) lines.push({ kind: "context", oldNumber: oldLine++, newNumber: newLine++, text: SAMPLE_LINES[c % 5]! });
+      for (let c = 0; c < context / 2; c++)
+        lines.push({ kind: "context", oldNumber: oldLine++, newNumber: newLine++, text: SAMPLE_LINES[c % 5]! });
       for (let d = 0; d < Math.floor(inHunk / 3); d++) {
         lines.push({ kind: "del", oldNumber: oldLine++, newNumber: null, text: SAMPLE_LINES[(d + f) % SAMPLE_LINES.length]! });
         fileDels++;
       }
       for (let a = 0; a < inHunk - Math.floor(inHunk / 3); a++) {
-        lines.push({ kind: "add", oldNumber: null, newNumber: newLine++, text: `${SAMPLE_LINES[(a + f + 1) % SAMPLE_LINES.length]!} // ${f}:${a}` });
+        lines.push({
+          kind: "add",
+          oldNumber: null,
+          newNumber: newLine++,
+          text: `${SAMPLE_LINES[(a + f + 1) % SAMPLE_LINES.length]!} // ${f}:${a}`,
+        });
         fileAdds++;
       }
-      for (let c = 0; c < context / 2; c++) lines.push({ kind: "context", oldNumber: oldLine++, newNumber: newLine++, text: SAMPLE_LINES[(c + 2) % 5]! });
+      for (let c = 0; c < context / 2; c++)
+        lines.push({ kind: "context", oldNumber: oldLine++, newNumber: newLine++, text: SAMPLE_LINES[(c + 2) % 5]! });
       hunks.push({ header, lines });
       oldLine += 20;
       newLine += 20;

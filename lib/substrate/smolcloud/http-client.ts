@@ -50,10 +50,18 @@ export class SmolCloudHttp {
     try {
       token = (await fs.readFile(this.tokenFile, "utf8")).trim();
     } catch {
-      throw new SubstrateError({ code: "SUBSTRATE_CREDENTIAL_MISSING", operation, message: `the SmolCloud token file cannot be read (${this.tokenFile})` });
+      throw new SubstrateError({
+        code: "SUBSTRATE_CREDENTIAL_MISSING",
+        operation,
+        message: `the SmolCloud token file cannot be read (${this.tokenFile})`,
+      });
     }
     if (token.length < 8 || /[\s\u0000-\u001f\u007f]/.test(token)) {
-      throw new SubstrateError({ code: "SUBSTRATE_CREDENTIAL_MISSING", operation, message: "the SmolCloud token file does not hold a usable token" });
+      throw new SubstrateError({
+        code: "SUBSTRATE_CREDENTIAL_MISSING",
+        operation,
+        message: "the SmolCloud token file does not hold a usable token",
+      });
     }
     return token;
   }
@@ -103,14 +111,18 @@ export class SmolCloudHttp {
     });
   }
 
-  private async readCapped(response: Dispatcher.ResponseData, cap: number, operation: string, token: string): Promise<Buffer | "too_large"> {
+  private async readCapped(
+    response: Dispatcher.ResponseData,
+    cap: number,
+    operation: string,
+    token: string,
+  ): Promise<Buffer | "too_large"> {
     try {
       return await readBodyCapped(response.body, cap);
     } catch (error) {
       throw this.transportError(operation, error, token);
     }
   }
-
 
   private requestIdOf(response: Dispatcher.ResponseData): string | undefined {
     const value = response.headers["x-request-id"];
@@ -124,9 +136,22 @@ export class SmolCloudHttp {
     const requestId = this.requestIdOf(response);
     const isOk = response.statusCode >= 200 && response.statusCode < 300;
     const body = await this.readCapped(response, isOk ? options.maxResponseBytes : MAX_ERROR_BODY_READ, options.operation, token);
-    if (!isOk) throw this.statusError(options.operation, response.statusCode, requestId, body === "too_large" ? "(error body larger than 64 KiB)" : body.toString("utf8"), token);
+    if (!isOk)
+      throw this.statusError(
+        options.operation,
+        response.statusCode,
+        requestId,
+        body === "too_large" ? "(error body larger than 64 KiB)" : body.toString("utf8"),
+        token,
+      );
     if (body === "too_large") {
-      throw new SubstrateError({ code: "SUBSTRATE_RESPONSE_TOO_LARGE", operation: options.operation, message: `the answer exceeds ${options.maxResponseBytes} bytes`, status: response.statusCode, requestId });
+      throw new SubstrateError({
+        code: "SUBSTRATE_RESPONSE_TOO_LARGE",
+        operation: options.operation,
+        message: `the answer exceeds ${options.maxResponseBytes} bytes`,
+        status: response.statusCode,
+        requestId,
+      });
     }
     const contentType = response.headers["content-type"];
     return { status: response.statusCode, requestId, body, contentType: typeof contentType === "string" ? contentType : undefined };
@@ -143,16 +168,34 @@ export class SmolCloudHttp {
     }
     if (response.statusCode < 200 || response.statusCode >= 300) {
       const body = await this.readCapped(response, MAX_ERROR_BODY_READ, options.operation, token);
-      throw this.statusError(options.operation, response.statusCode, requestId, body === "too_large" ? "(error body larger than 64 KiB)" : body.toString("utf8"), token);
+      throw this.statusError(
+        options.operation,
+        response.statusCode,
+        requestId,
+        body === "too_large" ? "(error body larger than 64 KiB)" : body.toString("utf8"),
+        token,
+      );
     }
     if (!isOctetStream(response.headers["content-type"])) {
       response.body.destroy();
-      throw new SubstrateError({ code: "SUBSTRATE_MALFORMED_RESPONSE", operation: options.operation, message: "a file download must be application/octet-stream", status: response.statusCode, requestId });
+      throw new SubstrateError({
+        code: "SUBSTRATE_MALFORMED_RESPONSE",
+        operation: options.operation,
+        message: "a file download must be application/octet-stream",
+        status: response.statusCode,
+        requestId,
+      });
     }
     const declared = Number(response.headers["content-length"]);
     if (Number.isFinite(declared) && declared > options.maxResponseBytes) {
       response.body.destroy();
-      throw new SubstrateError({ code: "SUBSTRATE_RESPONSE_TOO_LARGE", operation: options.operation, message: `the file is ${declared} bytes, over the ${options.maxResponseBytes}-byte limit`, status: response.statusCode, requestId });
+      throw new SubstrateError({
+        code: "SUBSTRATE_RESPONSE_TOO_LARGE",
+        operation: options.operation,
+        message: `the file is ${declared} bytes, over the ${options.maxResponseBytes}-byte limit`,
+        status: response.statusCode,
+        requestId,
+      });
     }
     const hash = createHash("sha256");
     const out = createWriteStream(hostPath, { flags: "wx", mode: 0o600 });
@@ -162,7 +205,13 @@ export class SmolCloudHttp {
         bytes += (chunk as Buffer).length;
         if (bytes > options.maxResponseBytes) {
           response.body.destroy();
-          throw new SubstrateError({ code: "SUBSTRATE_RESPONSE_TOO_LARGE", operation: options.operation, message: `the file exceeds the ${options.maxResponseBytes}-byte limit`, status: response.statusCode, requestId });
+          throw new SubstrateError({
+            code: "SUBSTRATE_RESPONSE_TOO_LARGE",
+            operation: options.operation,
+            message: `the file exceeds the ${options.maxResponseBytes}-byte limit`,
+            status: response.statusCode,
+            requestId,
+          });
         }
         hash.update(chunk as Buffer);
         if (!out.write(chunk)) await new Promise<void>((resolve) => out.once("drain", () => resolve()));
@@ -180,9 +229,16 @@ export class SmolCloudHttp {
   private statusError(operation: string, status: number, requestId: string | undefined, body: string, token: string): SubstrateError {
     // The body is the provider's explanation (JSON envelope or plain text); it is kept, bounded
     // and sanitized, in the error itself.
-    return new SubstrateError({ code: substrateCodeForStatus(status), operation, message: "the provider refused the request", status, requestId, body, secrets: [token] });
+    return new SubstrateError({
+      code: substrateCodeForStatus(status),
+      operation,
+      message: "the provider refused the request",
+      status,
+      requestId,
+      body,
+      secrets: [token],
+    });
   }
-
 }
 
 export function isOctetStream(contentType: unknown): boolean {

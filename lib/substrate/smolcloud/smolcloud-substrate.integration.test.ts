@@ -36,11 +36,19 @@ let tokenFile: string;
 let adapter: TClosableSubstrate;
 
 function makeAdapter(options: { onLowBalance?: (h: number) => void } = {}) {
-  return withSpendGuard(new SmolCloudSubstrate({ baseUrl: substrate.url, tokenFile, label: "local", timeouts: { controlMs: 1500, execGraceMs: 1500, transferMs: 3000 } }), {
-    spendGuard: createSpendGuard(db),
-    fallbackRates: async () => ({ cpuHourMicros: 0, memoryGbHourMicros: 0 }),
-    onLowBalance: options.onLowBalance,
-  });
+  return withSpendGuard(
+    new SmolCloudSubstrate({
+      baseUrl: substrate.url,
+      tokenFile,
+      label: "local",
+      timeouts: { controlMs: 1500, execGraceMs: 1500, transferMs: 3000 },
+    }),
+    {
+      spendGuard: createSpendGuard(db),
+      fallbackRates: async () => ({ cpuHourMicros: 0, memoryGbHourMicros: 0 }),
+      onLowBalance: options.onLowBalance,
+    },
+  );
 }
 
 async function liveAtProvider(): Promise<number> {
@@ -53,8 +61,23 @@ async function intent(taskId?: string) {
 }
 
 async function newTask(): Promise<string> {
-  const repo = await db.targetRepository.upsert({ where: { name: "demo/adapter" }, create: { name: "demo/adapter", cloneUrl: "/nowhere" }, update: {} });
-  const task = await db.task.create({ data: { repositoryId: repo.id, issueNumber: 1, issueTitle: "t", prompt: "p", baseRef: "main", baseSha: "a".repeat(40), operationId: randomUUID(), limits: {} } });
+  const repo = await db.targetRepository.upsert({
+    where: { name: "demo/adapter" },
+    create: { name: "demo/adapter", cloneUrl: "/nowhere" },
+    update: {},
+  });
+  const task = await db.task.create({
+    data: {
+      repositoryId: repo.id,
+      issueNumber: 1,
+      issueTitle: "t",
+      prompt: "p",
+      baseRef: "main",
+      baseSha: "a".repeat(40),
+      operationId: randomUUID(),
+      limits: {},
+    },
+  });
   return task.id;
 }
 
@@ -66,9 +89,15 @@ async function runLifecycle(): Promise<{ error: unknown; machineState: string }>
     machine = await ensureMachineCreated(db, adapter, machine, SPEC);
     machine = await startMachine(db, adapter, machine, 5000);
     await adapter.upload(machine.providerId!, "/tmp/in.txt", Buffer.from("hello from the control plane"));
-    const exec = await adapter.exec(machine.providerId!, { command: ["sh", "-c", "tr a-z A-Z < /tmp/in.txt > /tmp/out.txt; cat /tmp/out.txt"], timeoutSeconds: 5 }, { maxOutputBytes: 4096 });
+    const exec = await adapter.exec(
+      machine.providerId!,
+      { command: ["sh", "-c", "tr a-z A-Z < /tmp/in.txt > /tmp/out.txt; cat /tmp/out.txt"], timeoutSeconds: 5 },
+      { maxOutputBytes: 4096 },
+    );
     expect(exec.exitCode).toBe(0);
-    expect(await adapter.downloadSmall(machine.providerId!, "/tmp/out.txt", { maxBytes: 1024 })).toEqual(Buffer.from("HELLO FROM THE CONTROL PLANE"));
+    expect(await adapter.downloadSmall(machine.providerId!, "/tmp/out.txt", { maxBytes: 1024 })).toEqual(
+      Buffer.from("HELLO FROM THE CONTROL PLANE"),
+    );
   } catch (caught) {
     error = caught;
   }
@@ -103,8 +132,16 @@ describe("SmolCloud adapter over HTTP", () => {
   });
 
   it("finding A: refuses a registry image with a blocked network before any request, saying how to fix it", async () => {
-    const machine = await recordMachineIntent(db, { purpose: "probe", operationId: randomUUID(), substrateLabel: "local", spec: { ...SPEC, source: { type: "image", reference: `alpine:3.21@sha256:${"c".repeat(64)}` } } });
-    const error = await ensureMachineCreated(db, adapter, machine, { ...SPEC, source: { type: "image", reference: `alpine:3.21@sha256:${"c".repeat(64)}` } }).catch((e) => e);
+    const machine = await recordMachineIntent(db, {
+      purpose: "probe",
+      operationId: randomUUID(),
+      substrateLabel: "local",
+      spec: { ...SPEC, source: { type: "image", reference: `alpine:3.21@sha256:${"c".repeat(64)}` } },
+    });
+    const error = await ensureMachineCreated(db, adapter, machine, {
+      ...SPEC,
+      source: { type: "image", reference: `alpine:3.21@sha256:${"c".repeat(64)}` },
+    }).catch((e) => e);
     expect(isSubstrateError(error) && error.substrateCode).toBe("SUBSTRATE_CONFIG_REFUSED");
     expect(error.message).toMatch(/smolmachine/);
     expect(await liveAtProvider()).toBe(0);
@@ -112,7 +149,11 @@ describe("SmolCloud adapter over HTTP", () => {
   });
 
   it("finding B: the provider's 400 body, request id and status are kept in the error, bounded and without the token", async () => {
-    const created = await substrate.api("POST", "/v1/machines", { source: { type: "image", reference: `alpine:3.21@sha256:${"d".repeat(64)}` }, network: { mode: "blocked" }, resources: { cpus: 1, memoryMb: 256 } });
+    const created = await substrate.api("POST", "/v1/machines", {
+      source: { type: "image", reference: `alpine:3.21@sha256:${"d".repeat(64)}` },
+      network: { mode: "blocked" },
+      resources: { cpus: 1, memoryMb: 256 },
+    });
     const id = (created.json as { id: string }).id;
     const error = (await adapter.start(id).catch((e) => e)) as SubstrateError;
     expect(error).toBeInstanceOf(SubstrateError);
@@ -128,7 +169,12 @@ describe("SmolCloud adapter over HTTP", () => {
     const account = await adapter.account();
     expect(account.budgetRemainingMicros ?? null).toBeNull();
     expect(account.prepaidCreditMicros).toBeGreaterThan(0);
-    await substrate.admin("POST", "/admin/faults", { verb: "account", kind: "status", status: 200, body: { tenantId: "t", status: "active", budgetRemainingMicros: null, prepaidCreditMicros: null } });
+    await substrate.admin("POST", "/admin/faults", {
+      verb: "account",
+      kind: "status",
+      status: 200,
+      body: { tenantId: "t", status: "active", budgetRemainingMicros: null, prepaidCreditMicros: null },
+    });
     const machine = await intent();
     await expect(ensureMachineCreated(db, adapter, machine, SPEC)).rejects.toMatchObject({ code: "ACCOUNT_UNOBSERVABLE" });
     expect(await liveAtProvider()).toBe(0);
@@ -150,7 +196,11 @@ describe("SmolCloud adapter over HTTP", () => {
   it("finding C: 20 concurrent creates against a ceiling that admits 5 create exactly 5 machines", async () => {
     const before = await db.spendAccount.findUniqueOrThrow({ where: { scope: "global" } });
     const committed = Number(before.reservedMicros + before.spentMicros);
-    await writeSetting(db, { key: "spend.ceilings", value: { globalMicros: committed + 5 * RESERVATION + RESERVATION / 2, perTaskMicros: 1_000_000_000 }, actorId: null });
+    await writeSetting(db, {
+      key: "spend.ceilings",
+      value: { globalMicros: committed + 5 * RESERVATION + RESERVATION / 2, perTaskMicros: 1_000_000_000 },
+      actorId: null,
+    });
     const machines = await Promise.all(Array.from({ length: 20 }, () => intent()));
     const results = await Promise.allSettled(machines.map((m) => ensureMachineCreated(db, adapter, m, SPEC)));
     const created = results.filter((r) => r.status === "fulfilled");
@@ -165,7 +215,11 @@ describe("SmolCloud adapter over HTTP", () => {
 
   it("the per-task ceiling refuses a task's second machine when it would go over", async () => {
     const taskId = await newTask();
-    await writeSetting(db, { key: "spend.ceilings", value: { globalMicros: 1_000_000_000, perTaskMicros: RESERVATION + 1000 }, actorId: null });
+    await writeSetting(db, {
+      key: "spend.ceilings",
+      value: { globalMicros: 1_000_000_000, perTaskMicros: RESERVATION + 1000 },
+      actorId: null,
+    });
     const first = await ensureMachineCreated(db, adapter, await intent(taskId), SPEC);
     await expect(ensureMachineCreated(db, adapter, await intent(taskId), SPEC)).rejects.toMatchObject({ code: "SPEND_CEILING_EXCEEDED" });
     await destroyMachine(db, adapter, first.id, "done");

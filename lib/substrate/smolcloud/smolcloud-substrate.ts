@@ -49,12 +49,24 @@ function parseWire<T extends z.ZodType>(schema: T, body: Buffer, operation: stri
   try {
     json = JSON.parse(body.toString("utf8"));
   } catch {
-    throw new SubstrateError({ code: "SUBSTRATE_MALFORMED_RESPONSE", operation, message: "the answer is not JSON", requestId, body: body.subarray(0, 4096).toString("utf8") });
+    throw new SubstrateError({
+      code: "SUBSTRATE_MALFORMED_RESPONSE",
+      operation,
+      message: "the answer is not JSON",
+      requestId,
+      body: body.subarray(0, 4096).toString("utf8"),
+    });
   }
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new SubstrateError({ code: "SUBSTRATE_MALFORMED_RESPONSE", operation, message: `the answer breaks the contract at ${issue.path.join(".") || "(root)"}: ${issue.message}`, requestId, body: body.subarray(0, 4096).toString("utf8") });
+    throw new SubstrateError({
+      code: "SUBSTRATE_MALFORMED_RESPONSE",
+      operation,
+      message: `the answer breaks the contract at ${issue.path.join(".") || "(root)"}: ${issue.message}`,
+      requestId,
+      body: body.subarray(0, 4096).toString("utf8"),
+    });
   }
   return parsed.data;
 }
@@ -71,7 +83,11 @@ export function assertStartableSource(spec: Pick<TMachineSpec, "source" | "netwo
     });
   }
   if (spec.source.type === "image" && !/@sha256:[a-f0-9]{64}$/.test(spec.source.reference)) {
-    throw new SubstrateError({ code: "SUBSTRATE_CONFIG_REFUSED", operation: "create", message: `a registry image must be pinned by digest (name@sha256:…), got ${spec.source.reference}` });
+    throw new SubstrateError({
+      code: "SUBSTRATE_CONFIG_REFUSED",
+      operation: "create",
+      message: `a registry image must be pinned by digest (name@sha256:…), got ${spec.source.reference}`,
+    });
   }
 }
 
@@ -91,7 +107,13 @@ export class SmolCloudSubstrate implements Substrate {
   }
 
   async account(): Promise<TAccount> {
-    const result = await this.http.call({ operation: "account", method: "GET", path: "/v1/account", timeoutMs: this.timeouts.controlMs, maxResponseBytes: MAX_JSON_BYTES });
+    const result = await this.http.call({
+      operation: "account",
+      method: "GET",
+      path: "/v1/account",
+      timeoutMs: this.timeouts.controlMs,
+      maxResponseBytes: MAX_JSON_BYTES,
+    });
     return parseWire(ZAccountSchema, result.body, "account", result.requestId);
   }
 
@@ -99,7 +121,8 @@ export class SmolCloudSubstrate implements Substrate {
     assertStartableSource(spec);
     // A short TTL would kill a task's guest mid-run; only probe P6, which watches the sweep, may ask for one.
     const minTtl = spec.isTtlProbe ? 3 : 60;
-    if (!Number.isInteger(spec.ttlSeconds) || spec.ttlSeconds < minTtl) throw new AppError("VALIDATION_FAILED", `ttlSeconds must be an integer ≥ ${minTtl}`);
+    if (!Number.isInteger(spec.ttlSeconds) || spec.ttlSeconds < minTtl)
+      throw new AppError("VALIDATION_FAILED", `ttlSeconds must be an integer ≥ ${minTtl}`);
   }
 
   async create(spec: TMachineSpec): Promise<TMachineInfo> {
@@ -107,32 +130,47 @@ export class SmolCloudSubstrate implements Substrate {
 
     const result = await this.http.call({
       operation: "create",
-        method: "POST",
-        path: "/v1/machines",
-        json: {
-          name: spec.name,
-          source: spec.source,
-          resources: this.label === "local" ? spec.resources : { cpus: spec.resources.cpus, memoryMb: spec.resources.memoryMb, diskGb: spec.resources.diskGb },
-          // Always explicit: vendor sources disagree on the default (docs: blocked, OpenAPI: open).
-          network: spec.network,
-          env: spec.env ?? {},
-          ttlSeconds: spec.ttlSeconds,
-          ephemeral: true,
-        },
-        timeoutMs: this.timeouts.controlMs,
-        maxResponseBytes: MAX_JSON_BYTES,
-      });
+      method: "POST",
+      path: "/v1/machines",
+      json: {
+        name: spec.name,
+        source: spec.source,
+        resources:
+          this.label === "local"
+            ? spec.resources
+            : { cpus: spec.resources.cpus, memoryMb: spec.resources.memoryMb, diskGb: spec.resources.diskGb },
+        // Always explicit: vendor sources disagree on the default (docs: blocked, OpenAPI: open).
+        network: spec.network,
+        env: spec.env ?? {},
+        ttlSeconds: spec.ttlSeconds,
+        ephemeral: true,
+      },
+      timeoutMs: this.timeouts.controlMs,
+      maxResponseBytes: MAX_JSON_BYTES,
+    });
     return parseWire(ZMachineInfoSchema, result.body, "create", result.requestId);
   }
 
   async start(machineId: string): Promise<TMachineInfo> {
-    const result = await this.http.call({ operation: "start", method: "POST", path: `/v1/machines/${encodeURIComponent(machineId)}/start`, timeoutMs: this.timeouts.controlMs, maxResponseBytes: MAX_JSON_BYTES });
+    const result = await this.http.call({
+      operation: "start",
+      method: "POST",
+      path: `/v1/machines/${encodeURIComponent(machineId)}/start`,
+      timeoutMs: this.timeouts.controlMs,
+      maxResponseBytes: MAX_JSON_BYTES,
+    });
     return parseWire(ZMachineInfoSchema, result.body, "start", result.requestId);
   }
 
   async get(machineId: string): Promise<TMachineInfo | undefined> {
     try {
-      const result = await this.http.call({ operation: "get", method: "GET", path: `/v1/machines/${encodeURIComponent(machineId)}`, timeoutMs: this.timeouts.controlMs, maxResponseBytes: MAX_JSON_BYTES });
+      const result = await this.http.call({
+        operation: "get",
+        method: "GET",
+        path: `/v1/machines/${encodeURIComponent(machineId)}`,
+        timeoutMs: this.timeouts.controlMs,
+        maxResponseBytes: MAX_JSON_BYTES,
+      });
       return parseWire(ZMachineInfoSchema, result.body, "get", result.requestId);
     } catch (error) {
       if (error instanceof SubstrateError && error.substrateCode === "SUBSTRATE_NOT_FOUND") return undefined;
@@ -141,14 +179,21 @@ export class SmolCloudSubstrate implements Substrate {
   }
 
   async listMachines(): Promise<TMachineInfo[]> {
-    const result = await this.http.call({ operation: "list", method: "GET", path: "/v1/machines", timeoutMs: this.timeouts.controlMs, maxResponseBytes: 8 * 1024 * 1024 });
+    const result = await this.http.call({
+      operation: "list",
+      method: "GET",
+      path: "/v1/machines",
+      timeoutMs: this.timeouts.controlMs,
+      maxResponseBytes: 8 * 1024 * 1024,
+    });
     return parseWire(ZMachineListSchema, result.body, "list", result.requestId);
   }
 
   async findByName(name: string): Promise<TMachineInfo | undefined> {
     const machines = await this.listMachines();
     const matches = machines.filter((m) => m.name === name && m.state !== "deleted");
-    if (matches.length > 1) throw new SubstrateError({ code: "SUBSTRATE_CONFLICT", operation: "list", message: `${matches.length} machines are named ${name}` });
+    if (matches.length > 1)
+      throw new SubstrateError({ code: "SUBSTRATE_CONFLICT", operation: "list", message: `${matches.length} machines are named ${name}` });
     return matches[0];
   }
 
@@ -158,12 +203,26 @@ export class SmolCloudSubstrate implements Substrate {
     const pollMs = options.pollMs ?? 1000;
     while (true) {
       const info = await this.get(machineId);
-      if (!info) throw new SubstrateError({ code: "SUBSTRATE_MACHINE_FAILED", operation: "waitReady", message: "the machine disappeared while starting" });
+      if (!info)
+        throw new SubstrateError({
+          code: "SUBSTRATE_MACHINE_FAILED",
+          operation: "waitReady",
+          message: "the machine disappeared while starting",
+        });
       if (info.ready) return info;
       if (TERMINAL_WHILE_WAITING.has(info.state)) {
-        throw new SubstrateError({ code: "SUBSTRATE_MACHINE_FAILED", operation: "waitReady", message: `the machine is ${info.state}${info.error ? `: ${info.error}` : ""}` });
+        throw new SubstrateError({
+          code: "SUBSTRATE_MACHINE_FAILED",
+          operation: "waitReady",
+          message: `the machine is ${info.state}${info.error ? `: ${info.error}` : ""}`,
+        });
       }
-      if (Date.now() + pollMs > deadline) throw new SubstrateError({ code: "SUBSTRATE_NOT_READY", operation: "waitReady", message: `not ready after ${Math.round(options.timeoutMs / 1000)} s (state ${info.state})` });
+      if (Date.now() + pollMs > deadline)
+        throw new SubstrateError({
+          code: "SUBSTRATE_NOT_READY",
+          operation: "waitReady",
+          message: `not ready after ${Math.round(options.timeoutMs / 1000)} s (state ${info.state})`,
+        });
       await new Promise((r) => setTimeout(r, pollMs));
     }
   }
@@ -179,7 +238,12 @@ export class SmolCloudSubstrate implements Substrate {
     });
     const answer = parseWire(ZUploadResponseSchema, result.body, "upload", result.requestId);
     if (answer.size !== undefined && answer.size !== bytes.length) {
-      throw new SubstrateError({ code: "SUBSTRATE_MALFORMED_RESPONSE", operation: "upload", message: `the provider stored ${answer.size} bytes of ${bytes.length}`, requestId: result.requestId });
+      throw new SubstrateError({
+        code: "SUBSTRATE_MALFORMED_RESPONSE",
+        operation: "upload",
+        message: `the provider stored ${answer.size} bytes of ${bytes.length}`,
+        requestId: result.requestId,
+      });
     }
   }
 
@@ -189,7 +253,13 @@ export class SmolCloudSubstrate implements Substrate {
       method: "POST",
       path: `/v1/machines/${encodeURIComponent(machineId)}/exec`,
       query: { output: "text" },
-      json: { command: request.command, cwd: request.cwd, env: request.env ?? {}, timeoutSeconds: request.timeoutSeconds, background: request.background ?? false },
+      json: {
+        command: request.command,
+        cwd: request.cwd,
+        env: request.env ?? {},
+        timeoutSeconds: request.timeoutSeconds,
+        background: request.background ?? false,
+      },
       timeoutMs: request.timeoutSeconds * 1000 + this.timeouts.execGraceMs,
       maxResponseBytes: MAX_EXEC_RESPONSE_BYTES,
     });
@@ -199,8 +269,14 @@ export class SmolCloudSubstrate implements Substrate {
     // Output limits hold on every byte we keep, whatever the provider's own cap is.
     return {
       ...parsed,
-      stdout: stdoutBytes > options.maxOutputBytes ? Buffer.from(parsed.stdout).subarray(0, options.maxOutputBytes).toString("utf8") : parsed.stdout,
-      stderr: stderrBytes > options.maxOutputBytes ? Buffer.from(parsed.stderr).subarray(0, options.maxOutputBytes).toString("utf8") : parsed.stderr,
+      stdout:
+        stdoutBytes > options.maxOutputBytes
+          ? Buffer.from(parsed.stdout).subarray(0, options.maxOutputBytes).toString("utf8")
+          : parsed.stdout,
+      stderr:
+        stderrBytes > options.maxOutputBytes
+          ? Buffer.from(parsed.stderr).subarray(0, options.maxOutputBytes).toString("utf8")
+          : parsed.stderr,
       stdoutTruncated: parsed.stdoutTruncated || stdoutBytes > options.maxOutputBytes,
       stderrTruncated: parsed.stderrTruncated || stderrBytes > options.maxOutputBytes,
       stdoutBytes,
@@ -208,12 +284,29 @@ export class SmolCloudSubstrate implements Substrate {
     };
   }
 
-  async downloadToFile(machineId: string, guestPath: string, hostPath: string, options: { maxBytes: number }): Promise<{ bytes: number; sha256: string }> {
+  async downloadToFile(
+    machineId: string,
+    guestPath: string,
+    hostPath: string,
+    options: { maxBytes: number },
+  ): Promise<{ bytes: number; sha256: string }> {
     const result = await this.http.download(
-      { operation: "download", method: "GET", path: `/v1/machines/${encodeURIComponent(machineId)}/files/${encodeGuestPath(guestPath)}`, timeoutMs: this.timeouts.transferMs, maxResponseBytes: options.maxBytes },
+      {
+        operation: "download",
+        method: "GET",
+        path: `/v1/machines/${encodeURIComponent(machineId)}/files/${encodeGuestPath(guestPath)}`,
+        timeoutMs: this.timeouts.transferMs,
+        maxResponseBytes: options.maxBytes,
+      },
       hostPath,
     );
-    if (result === "not_found") throw new SubstrateError({ code: "SUBSTRATE_NOT_FOUND", operation: "download", message: `${guestPath} does not exist in the guest`, status: 404 });
+    if (result === "not_found")
+      throw new SubstrateError({
+        code: "SUBSTRATE_NOT_FOUND",
+        operation: "download",
+        message: `${guestPath} does not exist in the guest`,
+        status: 404,
+      });
     return result;
   }
 
@@ -227,7 +320,13 @@ export class SmolCloudSubstrate implements Substrate {
         maxResponseBytes: options.maxBytes,
       });
       if (!isOctetStream(result.contentType)) {
-        throw new SubstrateError({ code: "SUBSTRATE_MALFORMED_RESPONSE", operation: "download", message: "a file download must be application/octet-stream", status: result.status, requestId: result.requestId });
+        throw new SubstrateError({
+          code: "SUBSTRATE_MALFORMED_RESPONSE",
+          operation: "download",
+          message: "a file download must be application/octet-stream",
+          status: result.status,
+          requestId: result.requestId,
+        });
       }
       return result.body;
     } catch (error) {
@@ -236,7 +335,9 @@ export class SmolCloudSubstrate implements Substrate {
     }
   }
 
-  async destroy(machineId: string): Promise<{ kind: "deleted"; usage: z.infer<typeof ZUsageReportSchema> | undefined } | { kind: "absent" }> {
+  async destroy(
+    machineId: string,
+  ): Promise<{ kind: "deleted"; usage: z.infer<typeof ZUsageReportSchema> | undefined } | { kind: "absent" }> {
     try {
       const result = await this.http.call({
         operation: "delete",

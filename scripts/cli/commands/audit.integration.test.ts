@@ -12,7 +12,12 @@ describe("schoolcore audit list", async () => {
   const { db, url } = await createTestDatabase();
   const env = { DATABASE_URL: url };
   const op = await db.user.create({ data: { email: "op@audit-cli.test", name: "op", passwordHash: "x", roles: ["operator"] } });
-  await writeSetting(db, { key: "task.retry", value: { maxAutomaticRetries: 3, backoffSeconds: 5 }, actorId: op.id, reason: "flaky provider week" });
+  await writeSetting(db, {
+    key: "task.retry",
+    value: { maxAutomaticRetries: 3, backoffSeconds: 5 },
+    actorId: op.id,
+    reason: "flaky provider week",
+  });
   await recordAudit(db, { actorId: null, action: "quarantine.release", targetType: "machine", targetId: "m1" });
 
   it("lists every entry as JSON, newest first, with the actor's email and the setting's before/after", async () => {
@@ -22,7 +27,12 @@ describe("schoolcore audit list", async () => {
     const out = JSON.parse(result.stdout);
     expect(out.total).toBe(2);
     expect(out.items[0]).toMatchObject({ action: "quarantine.release", actorEmail: null });
-    expect(out.items[1]).toMatchObject({ action: "setting.write", actorEmail: "op@audit-cli.test", targetId: "task.retry", detail: { before: null, after: { maxAutomaticRetries: 3 }, reason: "flaky provider week", version: 1 } });
+    expect(out.items[1]).toMatchObject({
+      action: "setting.write",
+      actorEmail: "op@audit-cli.test",
+      targetId: "task.retry",
+      detail: { before: null, after: { maxAutomaticRetries: 3 }, reason: "flaky provider week", version: 1 },
+    });
   });
 
   it("filters by actor email and by kind", async () => {
@@ -33,7 +43,10 @@ describe("schoolcore audit list", async () => {
   });
 
   it("refuses an unknown actor or kind with one line", async () => {
-    for (const args of [["--actor", "nobody@x.test"], ["--kind", "nope"]]) {
+    for (const args of [
+      ["--actor", "nobody@x.test"],
+      ["--kind", "nope"],
+    ]) {
       const result = await runCli(["audit", "list", ...args], { env });
       expect(result.code).not.toBe(0);
       expect(result.stderr.trim().split("\n")).toHaveLength(1);

@@ -22,13 +22,28 @@ export const auditList: Command = {
         if (!user) throw new UsageError(`no user with email ${values.actor}`);
         actor = user.id;
       }
-      return listAuditEntries({ db }, { actor, kind: values.kind as never, from: values.from, to: values.to, page: values.page as never, pageSize: values["page-size"] as never });
+      return listAuditEntries(
+        { db },
+        {
+          actor,
+          kind: values.kind as never,
+          from: values.from,
+          to: values.to,
+          page: values.page as never,
+          pageSize: values["page-size"] as never,
+        },
+      );
     });
     const json = { ...result, items: result.items.map((e) => ({ ...e, createdAt: e.createdAt.toISOString() })) };
     printResult(context.isJson, json, () =>
       [
         table(
-          result.items.map((e) => ({ when: e.createdAt.toISOString().slice(0, 19), who: e.actorEmail ?? "system", action: e.action, target: `${e.targetType}${e.targetId ? ` ${e.targetId}` : ""}` })),
+          result.items.map((e) => ({
+            when: e.createdAt.toISOString().slice(0, 19),
+            who: e.actorEmail ?? "system",
+            action: e.action,
+            target: `${e.targetType}${e.targetId ? ` ${e.targetId}` : ""}`,
+          })),
           ["when", "who", "action", "target"],
         ),
         `page ${result.page} of ${result.pageCount} (${result.total} entries)`,

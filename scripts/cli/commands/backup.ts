@@ -12,15 +12,38 @@ export const backupCreate: Command = {
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { out: { type: "string" }, "include-secrets": { type: "boolean" } });
     if (!values.out) throw new UsageError("--out FILE is required");
-    const result = await withDatabase(context, ({ handle }) => createBackup({ databaseUrl: handle.url, dataDir: context.env.dataDir }, { outFile: values.out!, isSecretsIncluded: values["include-secrets"] === true }), false);
+    const result = await withDatabase(
+      context,
+      ({ handle }) =>
+        createBackup(
+          { databaseUrl: handle.url, dataDir: context.env.dataDir },
+          { outFile: values.out!, isSecretsIncluded: values["include-secrets"] === true },
+        ),
+      false,
+    );
     const rows = result.manifest.tables.reduce((n, t) => n + t.rows, 0);
-    printResult(context.isJson, { file: result.file, bytes: result.bytes, seconds: result.seconds, rows, snapshotAt: result.manifest.snapshotAt, dataEntries: result.manifest.dataEntries, secretsIncluded: result.manifest.secretsIncluded, secretsToReprovide: result.manifest.secretsToReprovide, warnings: result.warnings }, () =>
-      [
-        `wrote ${result.file} (${mib(result.bytes)}, ${rows} rows, snapshot at ${result.manifest.snapshotAt}) in ${result.seconds}s`,
-        `files: ${result.manifest.dataEntries.join(", ") || "none"}`,
-        result.manifest.secretsIncluded ? "secrets included: keep this file as safe as the server" : `secrets NOT included; after a restore provide again: ${result.manifest.secretsToReprovide.join(", ") || "nothing"}`,
-        ...result.warnings.map((w) => `warning: ${w}`),
-      ].join("\n"),
+    printResult(
+      context.isJson,
+      {
+        file: result.file,
+        bytes: result.bytes,
+        seconds: result.seconds,
+        rows,
+        snapshotAt: result.manifest.snapshotAt,
+        dataEntries: result.manifest.dataEntries,
+        secretsIncluded: result.manifest.secretsIncluded,
+        secretsToReprovide: result.manifest.secretsToReprovide,
+        warnings: result.warnings,
+      },
+      () =>
+        [
+          `wrote ${result.file} (${mib(result.bytes)}, ${rows} rows, snapshot at ${result.manifest.snapshotAt}) in ${result.seconds}s`,
+          `files: ${result.manifest.dataEntries.join(", ") || "none"}`,
+          result.manifest.secretsIncluded
+            ? "secrets included: keep this file as safe as the server"
+            : `secrets NOT included; after a restore provide again: ${result.manifest.secretsToReprovide.join(", ") || "nothing"}`,
+          ...result.warnings.map((w) => `warning: ${w}`),
+        ].join("\n"),
     );
   },
 };
@@ -43,13 +66,25 @@ export const backupRestore: Command = {
       },
       { file: positionals[0]! },
     );
-    printResult(context.isJson, { dataDir: result.dataDir, seconds: result.seconds, rows: result.rows, snapshotAt: result.manifest.snapshotAt, secretsToReprovide: result.manifest.secretsToReprovide, migrationsAppliedAfter: result.migrationsAppliedAfter }, () =>
-      [
-        `restored ${result.rows} rows and ${result.manifest.dataEntries.join(", ") || "no files"} into ${result.dataDir} in ${result.seconds}s (state as of ${result.manifest.snapshotAt})`,
-        result.manifest.secretsToReprovide.length > 0 ? `provide again before starting: ${result.manifest.secretsToReprovide.join(", ")} (npm start creates fresh local tokens and demo logins are not restored)` : "",
-      ]
-        .filter(Boolean)
-        .join("\n"),
+    printResult(
+      context.isJson,
+      {
+        dataDir: result.dataDir,
+        seconds: result.seconds,
+        rows: result.rows,
+        snapshotAt: result.manifest.snapshotAt,
+        secretsToReprovide: result.manifest.secretsToReprovide,
+        migrationsAppliedAfter: result.migrationsAppliedAfter,
+      },
+      () =>
+        [
+          `restored ${result.rows} rows and ${result.manifest.dataEntries.join(", ") || "no files"} into ${result.dataDir} in ${result.seconds}s (state as of ${result.manifest.snapshotAt})`,
+          result.manifest.secretsToReprovide.length > 0
+            ? `provide again before starting: ${result.manifest.secretsToReprovide.join(", ")} (npm start creates fresh local tokens and demo logins are not restored)`
+            : "",
+        ]
+          .filter(Boolean)
+          .join("\n"),
     );
   },
 };

@@ -64,7 +64,10 @@ describe("schoolcore candidate", async () => {
     const failed = await runCli(["candidate", "rehydrate", manifest.candidateId, "--json"], { env });
     expect(failed.code).toBe(1);
     expect(JSON.parse(failed.stdout).error.code).toBe("ARTIFACT_CORRUPT");
-    const audit = await db.auditLog.findMany({ where: { targetType: "candidate", targetId: manifest.candidateId }, orderBy: { id: "asc" } });
+    const audit = await db.auditLog.findMany({
+      where: { targetType: "candidate", targetId: manifest.candidateId },
+      orderBy: { id: "asc" },
+    });
     expect(audit.map((a) => (a.detail as { outcome: string }).outcome)).toEqual(["reproduced", "ARTIFACT_CORRUPT"]);
   });
 });

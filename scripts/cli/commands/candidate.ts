@@ -33,15 +33,34 @@ export const candidateCheck: Command = {
     const verdict = await validateArchive({ archivePath: positionals[0]!, limits });
     if (verdict.kind === "refused") {
       printResult(context.isJson, { verdict: "refused", archive: verdict.archive, reasons: verdict.reasons }, () =>
-        [`refused (${verdict.reasons.length} reason${verdict.reasons.length === 1 ? "" : "s"})`, table(verdict.reasons.map((r) => ({ code: r.code, path: r.path ?? "", reason: r.message })), ["code", "path", "reason"])].join("\n"),
+        [
+          `refused (${verdict.reasons.length} reason${verdict.reasons.length === 1 ? "" : "s"})`,
+          table(
+            verdict.reasons.map((r) => ({ code: r.code, path: r.path ?? "", reason: r.message })),
+            ["code", "path", "reason"],
+          ),
+        ].join("\n"),
       );
       process.exitCode = 1;
       return;
     }
     const files = verdict.entries.filter((e) => e.kind === "file").length;
     const symlinks = verdict.entries.length - files;
-    printResult(context.isJson, { verdict: "accepted", archive: verdict.archive, entryCount: verdict.entryCount, files, symlinks, totalFileBytes: verdict.totalFileBytes }, () =>
-      [`accepted: ${files} files, ${symlinks} symlinks, ${verdict.totalFileBytes} bytes of content (${verdict.entryCount} entries)`, `sha256 ${verdict.archive.sha256}${verdict.archive.isGzip ? " (gzip)" : ""}`].join("\n"),
+    printResult(
+      context.isJson,
+      {
+        verdict: "accepted",
+        archive: verdict.archive,
+        entryCount: verdict.entryCount,
+        files,
+        symlinks,
+        totalFileBytes: verdict.totalFileBytes,
+      },
+      () =>
+        [
+          `accepted: ${files} files, ${symlinks} symlinks, ${verdict.totalFileBytes} bytes of content (${verdict.entryCount} entries)`,
+          `sha256 ${verdict.archive.sha256}${verdict.archive.isGzip ? " (gzip)" : ""}`,
+        ].join("\n"),
     );
   },
 };
@@ -52,7 +71,16 @@ export const candidateRehydrate: Command = {
   async run(context) {
     const { positionals, values } = parseCommandArgs(context.argv, { restore: { type: "boolean" } }, true);
     if (positionals.length !== 1) throw new UsageError("exactly one candidate id is required");
-    const result = await withDatabase(context, ({ db }) => reproveCandidate({ db, dataDir: context.env.dataDir }, { candidateId: positionals[0]!, actorId: null, isRestoreWanted: values.restore === true }));
-    printResult(context.isJson, result, () => `reproduced ${result.candidateId}: head ${result.headSha}${result.isRestored ? " (branch restored)" : ""}`);
+    const result = await withDatabase(context, ({ db }) =>
+      reproveCandidate(
+        { db, dataDir: context.env.dataDir },
+        { candidateId: positionals[0]!, actorId: null, isRestoreWanted: values.restore === true },
+      ),
+    );
+    printResult(
+      context.isJson,
+      result,
+      () => `reproduced ${result.candidateId}: head ${result.headSha}${result.isRestored ? " (branch restored)" : ""}`,
+    );
   },
 };

@@ -51,7 +51,9 @@ export const dbDiff: Command = {
     const handle = await resolveDatabase(context.env);
     try {
       const written = await writeNextMigration(name, handle.url);
-      printResult(context.isJson, written ?? { dir: null }, () => (written ? `wrote ${written.dir}/migration.sql` : "schema.prisma has no changes since the last migration"));
+      printResult(context.isJson, written ?? { dir: null }, () =>
+        written ? `wrote ${written.dir}/migration.sql` : "schema.prisma has no changes since the last migration",
+      );
     } catch (error) {
       throw error instanceof AppError ? error : new AppError("INTERNAL", `db diff failed: ${(error as Error).message}`);
     } finally {

@@ -10,7 +10,8 @@ import { parseCommandArgs, withDatabase, type Command } from "../context";
 import { printResult } from "../output";
 
 export function describeGate(gate: TDispatchGateView): string {
-  if (gate.isOpen) return `dispatch is on (${gate.mode}${gate.mode === "development" ? " — local substrate, not a VM" : ""}), opened by probe run ${gate.openedByRunId}, digest ${gate.currentDigest.slice(0, 12)}…`;
+  if (gate.isOpen)
+    return `dispatch is on (${gate.mode}${gate.mode === "development" ? " — local substrate, not a VM" : ""}), opened by probe run ${gate.openedByRunId}, digest ${gate.currentDigest.slice(0, 12)}…`;
   return `dispatch is off (tasks stay queued)${gate.closedReason ? `: ${gate.closedReason}` : ""}; current digest ${gate.currentDigest.slice(0, 12)}…`;
 }
 

@@ -61,6 +61,10 @@ export const forgeRepoCreate: Command = {
     if (!repository || positionals.length > 1) throw new UsageError("exactly one OWNER/NAME is required");
     const created = await createForgeRepository({ dataDir: context.env.dataDir, repository, defaultBranch: values["default-branch"] });
     const cloneUrl = `http://127.0.0.1:${context.env.LOCAL_FORGE_PORT}/${created.repository}.git`;
-    printResult(context.isJson, { ...created, cloneUrl }, () => `${created.isNew ? "created" : "exists"}: ${created.gitDir}\nclone URL when served on the default port: ${cloneUrl}`);
+    printResult(
+      context.isJson,
+      { ...created, cloneUrl },
+      () => `${created.isNew ? "created" : "exists"}: ${created.gitDir}\nclone URL when served on the default port: ${cloneUrl}`,
+    );
   },
 };

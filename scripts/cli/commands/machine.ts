@@ -14,7 +14,16 @@ export const machineList: Command = {
     const machines = await withDatabase(context, ({ db }) => listMachines({ db }, { states: values.state as never }));
     printResult(context.isJson, machines, () =>
       table(
-        machines.map((m) => ({ id: m.id, provider: m.providerId ?? "-", purpose: m.purpose, state: m.state, age: `${m.ageSeconds}s`, ttl: `${m.ttlSeconds}s`, spend: m.costMicros ?? `≤${m.reservedMicros}`, note: m.quarantineReason ?? "" })),
+        machines.map((m) => ({
+          id: m.id,
+          provider: m.providerId ?? "-",
+          purpose: m.purpose,
+          state: m.state,
+          age: `${m.ageSeconds}s`,
+          ttl: `${m.ttlSeconds}s`,
+          spend: m.costMicros ?? `≤${m.reservedMicros}`,
+          note: m.quarantineReason ?? "",
+        })),
         ["id", "provider", "purpose", "state", "age", "ttl", "spend", "note"],
       ),
     );

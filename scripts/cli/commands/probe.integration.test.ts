@@ -15,13 +15,23 @@ let env: Record<string, string>;
 beforeAll(async () => {
   world = await createLifecycleWorld();
   await setDispatch({ db: world.db, env: world.env }, { mode: "off", actorId: null, via: "test" });
-  env = { DATABASE_URL: world.databaseUrl, DATA_DIR: world.env.dataDir, LOCAL_SUBSTRATE_PORT: String(world.env.LOCAL_SUBSTRATE_PORT), SMOLCLOUD_TOKEN_FILE: world.tokenFile };
+  env = {
+    DATABASE_URL: world.databaseUrl,
+    DATA_DIR: world.env.dataDir,
+    LOCAL_SUBSTRATE_PORT: String(world.env.LOCAL_SUBSTRATE_PORT),
+    SMOLCLOUD_TOKEN_FILE: world.tokenFile,
+  };
 });
 
 describe("schoolcore probe / dispatch / settings", () => {
   it("dispatch status --json keeps `enabled` and adds mode, opening run and close reason; `on` is refused unqualified", async () => {
     const status = await runCli(["dispatch", "status", "--json"], { env });
-    expect(JSON.parse(status.stdout)).toMatchObject({ enabled: false, mode: "off", openedByRunId: null, currentDigest: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      enabled: false,
+      mode: "off",
+      openedByRunId: null,
+      currentDigest: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     const on = await runCli(["dispatch", "on", "--json"], { env });
     expect(on.code).not.toBe(0);
     expect(JSON.parse(on.stdout).error.code).toBe("DISPATCH_NOT_QUALIFIED");
@@ -45,10 +55,21 @@ describe("schoolcore probe / dispatch / settings", () => {
     const run = await runCli(["probe", "run", "--only", "P0,P7", "--json"], { env, timeoutMs: 120_000 });
     expect(run.code, run.stderr).toBe(0);
     const summary = JSON.parse(run.stdout);
-    expect(summary).toMatchObject({ runId: expect.any(String), configDigest: expect.stringMatching(/^[0-9a-f]{64}$/), passed: true, probes: [{ id: "P0", status: "passed" }, { id: "P7", status: "passed" }] });
+    expect(summary).toMatchObject({
+      runId: expect.any(String),
+      configDigest: expect.stringMatching(/^[0-9a-f]{64}$/),
+      passed: true,
+      probes: [
+        { id: "P0", status: "passed" },
+        { id: "P7", status: "passed" },
+      ],
+    });
     expect(summary.probes[0].durationMs).toEqual(expect.any(Number));
     const on = await runCli(["dispatch", "on", "--development", "--json"], { env });
-    expect(JSON.parse(on.stdout).error).toMatchObject({ code: "DISPATCH_NOT_QUALIFIED", message: expect.stringMatching(/P1, P2, P3, P4, P5, P6/) });
+    expect(JSON.parse(on.stdout).error).toMatchObject({
+      code: "DISPATCH_NOT_QUALIFIED",
+      message: expect.stringMatching(/P1, P2, P3, P4, P5, P6/),
+    });
     const list = await runCli(["probe", "list", "--json"], { env });
     expect(JSON.parse(list.stdout)[0].runId).toBe(summary.runId);
     const show = await runCli(["probe", "show", summary.runId, "--json"], { env });

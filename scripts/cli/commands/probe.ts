@@ -24,7 +24,13 @@ function summarize(run: TProbeRunView) {
     reason: run.reason,
     createdAt: run.createdAt,
     finishedAt: run.finishedAt,
-    probes: run.results.map((r) => ({ id: r.probe, status: r.status, durationMs: r.durationMs, detail: r.detail, providerError: r.providerError })),
+    probes: run.results.map((r) => ({
+      id: r.probe,
+      status: r.status,
+      durationMs: r.durationMs,
+      detail: r.detail,
+      providerError: r.providerError,
+    })),
   };
 }
 
@@ -56,7 +62,11 @@ export const probeRun: Command = {
       }
     });
     printResult(context.isJson, summary, () =>
-      [`probe run ${summary.runId}: ${summary.passed ? "PASSED" : "FAILED"} (digest ${summary.configDigest.slice(0, 12)}…)`, ...summary.probes.map((p) => `  ${p.id} ${p.status} ${p.durationMs ?? "-"} ms`), ...(summary.reason ? [`  ${summary.reason}`] : [])].join("\n"),
+      [
+        `probe run ${summary.runId}: ${summary.passed ? "PASSED" : "FAILED"} (digest ${summary.configDigest.slice(0, 12)}…)`,
+        ...summary.probes.map((p) => `  ${p.id} ${p.status} ${p.durationMs ?? "-"} ms`),
+        ...(summary.reason ? [`  ${summary.reason}`] : []),
+      ].join("\n"),
     );
     if (!summary.passed) process.exitCode = 1;
   },
@@ -70,7 +80,14 @@ export const probeList: Command = {
     const runs = await withDatabase(context, async ({ db }) => (await listProbeRuns(db, { take: 50 })).map(summarize));
     printResult(context.isJson, runs, () =>
       table(
-        runs.map((r) => ({ run: r.runId, state: r.state, substrate: r.substrate, digest: r.configDigest.slice(0, 12), probes: r.probes.map((p) => `${p.id}:${p.status}`).join(" "), created: r.createdAt.toISOString().slice(0, 19) })),
+        runs.map((r) => ({
+          run: r.runId,
+          state: r.state,
+          substrate: r.substrate,
+          digest: r.configDigest.slice(0, 12),
+          probes: r.probes.map((p) => `${p.id}:${p.status}`).join(" "),
+          created: r.createdAt.toISOString().slice(0, 19),
+        })),
         ["run", "state", "substrate", "digest", "probes", "created"],
       ),
     );

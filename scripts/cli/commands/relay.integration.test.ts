@@ -34,7 +34,22 @@ describe("schoolcore relay", async () => {
     const credential = `canary${randomBytes(12).toString("hex")}`;
     const credentialFile = path.join(dir, "cred");
     await fs.writeFile(credentialFile, credential);
-    const openai = await runCli(["relay", "upstream", "set", "--kind", "openai", "--endpoint", "http://127.0.0.1:9/v1/chat/completions", "--model", "m", "--credential-file", credentialFile], { env });
+    const openai = await runCli(
+      [
+        "relay",
+        "upstream",
+        "set",
+        "--kind",
+        "openai",
+        "--endpoint",
+        "http://127.0.0.1:9/v1/chat/completions",
+        "--model",
+        "m",
+        "--credential-file",
+        credentialFile,
+      ],
+      { env },
+    );
     expect(openai.code).toBe(0);
     const shown = await runCli(["relay", "upstream", "show"], { env });
     expect(shown.stdout).toMatch(/kind: openai/);
@@ -48,7 +63,10 @@ describe("schoolcore relay", async () => {
   it.each([
     [["relay", "upstream", "set", "--kind", "proxy"], /--kind must be/],
     [["relay", "upstream", "set", "--kind", "scripted", "--script-file", "/nonexistent.json"], /not a readable scripted-completions file/],
-    [["relay", "upstream", "set", "--kind", "openai", "--endpoint", "http://x/", "--model", "m", "--credential-file", "/nonexistent"], /not a readable file/],
+    [
+      ["relay", "upstream", "set", "--kind", "openai", "--endpoint", "http://x/", "--model", "m", "--credential-file", "/nonexistent"],
+      /not a readable file/,
+    ],
     [["relay", "upstream", "set", "--kind", "anthropic", "--model", "m"], /--endpoint is required/],
     [["relay", "issue"], /--task is required/],
     [["relay", "issue", "--task", "00000000-0000-4000-8000-000000000000"], /No such task/],
@@ -64,10 +82,20 @@ describe("schoolcore relay", async () => {
 
   it("issue prints the handle once (stored only as a hash, audit-logged), usage shows counters, revoke is idempotent", async () => {
     const { taskId } = await createRelayTestTask(db);
-    const issued = await runCli(["relay", "issue", "--task", taskId, "--max-requests", "3", "--max-bytes", "50000", "--ttl", "120", "--json"], { env });
+    const issued = await runCli(
+      ["relay", "issue", "--task", taskId, "--max-requests", "3", "--max-bytes", "50000", "--ttl", "120", "--json"],
+      { env },
+    );
     expect(issued.stderr).toBe("");
     const out = JSON.parse(issued.stdout);
-    expect(out).toMatchObject({ taskId, maxRequests: 3, maxBytes: 50000, ttlSeconds: 120, allowedOps: ["complete"], maxRequestBytes: 256 * 1024 });
+    expect(out).toMatchObject({
+      taskId,
+      maxRequests: 3,
+      maxBytes: 50000,
+      ttlSeconds: 120,
+      allowedOps: ["complete"],
+      maxRequestBytes: 256 * 1024,
+    });
     expect(out.handle).toMatch(/^scr_[A-Za-z0-9_-]{43}$/);
     const row = await db.relayCapability.findUniqueOrThrow({ where: { id: out.capabilityId }, omit: { handleHash: false } });
     expect(row.handleHash).toBe(hashHandle(out.handle));

@@ -26,7 +26,8 @@ function requireTask(value: string | undefined): string {
 }
 
 export const relayIssue: Command = {
-  summary: "issue a task-scoped relay capability and print its handle once (defaults: the task's relay limits; also --max-request-bytes, --max-response-bytes)",
+  summary:
+    "issue a task-scoped relay capability and print its handle once (defaults: the task's relay limits; also --max-request-bytes, --max-response-bytes)",
   usage: "relay issue --task ID [--ops complete] [--max-requests N] [--max-bytes B] [--ttl S] [--json]",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, {
@@ -40,7 +41,9 @@ export const relayIssue: Command = {
     });
     const taskId = requireTask(values.task);
     const ops = (values.ops ?? ["complete"]).flatMap((o) => o.split(",")).filter(Boolean);
-    for (const op of ops) if (!(RELAY_OPERATIONS as readonly string[]).includes(op)) throw new UsageError(`unknown operation "${op}" (known: ${RELAY_OPERATIONS.join(", ")})`);
+    for (const op of ops)
+      if (!(RELAY_OPERATIONS as readonly string[]).includes(op))
+        throw new UsageError(`unknown operation "${op}" (known: ${RELAY_OPERATIONS.join(", ")})`);
     // Flags are checked before the database is opened: a typo must not cost a connection.
     const overrides = {
       maxRequests: parseCount("max-requests", values["max-requests"]),
@@ -69,7 +72,18 @@ export const relayIssue: Command = {
     });
     printResult(
       context.isJson,
-      { capabilityId: issued.capabilityId, taskId, handle: issued.handle, deadlineAt: issued.deadlineAt.toISOString(), allowedOps: issued.allowedOps, maxRequests: issued.maxRequests, maxBytes: issued.maxBytes, maxRequestBytes: issued.maxRequestBytes, maxResponseBytes: issued.maxResponseBytes, ttlSeconds: issued.ttlSeconds },
+      {
+        capabilityId: issued.capabilityId,
+        taskId,
+        handle: issued.handle,
+        deadlineAt: issued.deadlineAt.toISOString(),
+        allowedOps: issued.allowedOps,
+        maxRequests: issued.maxRequests,
+        maxBytes: issued.maxBytes,
+        maxRequestBytes: issued.maxRequestBytes,
+        maxResponseBytes: issued.maxResponseBytes,
+        ttlSeconds: issued.ttlSeconds,
+      },
       () =>
         [
           `issued relay capability ${issued.capabilityId} for task ${taskId}`,
@@ -86,9 +100,13 @@ export const relayRevoke: Command = {
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { task: { type: "string" }, reason: { type: "string" } });
     const taskId = requireTask(values.task);
-    const result = await withDatabase(context, ({ db }) => revokeCapability({ db }, { taskId, reason: values.reason ?? "revoked by operator", via: "cli" }));
+    const result = await withDatabase(context, ({ db }) =>
+      revokeCapability({ db }, { taskId, reason: values.reason ?? "revoked by operator", via: "cli" }),
+    );
     printResult(context.isJson, { taskId, ...result }, () =>
-      result.revokedCapabilityIds.length ? `revoked ${result.revokedCapabilityIds.length} capability(ies) of task ${taskId}` : `task ${taskId} has no unrevoked relay capability (nothing changed)`,
+      result.revokedCapabilityIds.length
+        ? `revoked ${result.revokedCapabilityIds.length} capability(ies) of task ${taskId}`
+        : `task ${taskId} has no unrevoked relay capability (nothing changed)`,
     );
   },
 };
@@ -106,14 +124,19 @@ export const relayUsage: Command = {
         `capability ${usage.capabilityId} (task ${usage.taskId}) ops ${usage.allowedOps.join(",")}`,
         `  requests ${usage.usage.requestCount}/${usage.limits.maxRequests}, bytes ${usage.usage.bytesUsed}/${usage.limits.maxBytes}, expires ${usage.limits.deadlineAt}`,
         `  ${usage.isRevoked ? `revoked ${usage.revokedAt} (${usage.revokedReason})` : usage.isExpired ? "expired" : "active"}`,
-        `  calls ${usage.calls.total}: ${Object.entries(usage.calls.byOutcome).map(([k, v]) => `${k}=${v}`).join(", ") || "none"}${usage.calls.upstreams.includes("scripted") ? " — answers came from the SCRIPTED transport, not a model" : ""}`,
+        `  calls ${usage.calls.total}: ${
+          Object.entries(usage.calls.byOutcome)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(", ") || "none"
+        }${usage.calls.upstreams.includes("scripted") ? " — answers came from the SCRIPTED transport, not a model" : ""}`,
       ].join("\n"),
     );
   },
 };
 
 export const relayUpstreamSet: Command = {
-  summary: "pin the relay's upstream: scripted canned completions, or an OpenAI/Anthropic endpoint + credential file (also --connect-timeout-ms, --request-timeout-ms, --max-response-bytes, --json)",
+  summary:
+    "pin the relay's upstream: scripted canned completions, or an OpenAI/Anthropic endpoint + credential file (also --connect-timeout-ms, --request-timeout-ms, --max-response-bytes, --json)",
   usage: "relay upstream set --kind scripted --script-file F | --kind openai|anthropic --endpoint URL --model M --credential-file F",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, {
@@ -135,11 +158,14 @@ export const relayUpstreamSet: Command = {
       const scriptFile = path.resolve(values["script-file"]);
       // Refuse a file the transport could not use now, rather than failing the first task.
       await loadScriptFile(scriptFile).catch(() => {
-        throw new UsageError(`${scriptFile} is not a readable scripted-completions file ({ "default": "…", "entries": [{ "pattern", "completion" }] })`);
+        throw new UsageError(
+          `${scriptFile} is not a readable scripted-completions file ({ "default": "…", "entries": [{ "pattern", "completion" }] })`,
+        );
       });
       value = { kind: "scripted", scriptFile, ...optional };
     } else if (values.kind === "openai" || values.kind === "anthropic") {
-      for (const flag of ["endpoint", "model", "credential-file"] as const) if (!values[flag]) throw new UsageError(`--${flag} is required for --kind ${values.kind}`);
+      for (const flag of ["endpoint", "model", "credential-file"] as const)
+        if (!values[flag]) throw new UsageError(`--${flag} is required for --kind ${values.kind}`);
       const credentialFile = path.resolve(values["credential-file"]!);
       await readCredentialFile(values.kind, credentialFile).catch(() => {
         throw new UsageError(`${credentialFile} is not a readable file holding one token (its contents are never printed)`);
@@ -158,7 +184,14 @@ export const relayUpstreamSet: Command = {
     }
     const setting = await withDatabase(context, ({ db }) => setRelayUpstream({ db, value, via: "cli" }));
     const shown = describeRelayUpstream(setting);
-    printResult(context.isJson, shown, () => `relay upstream set: ${Object.entries(shown).map(([k, v]) => `${k}=${v}`).join(" ")}`);
+    printResult(
+      context.isJson,
+      shown,
+      () =>
+        `relay upstream set: ${Object.entries(shown)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(" ")}`,
+    );
   },
 };
 
@@ -168,13 +201,20 @@ export const relayUpstreamShow: Command = {
   async run(context) {
     parseCommandArgs(context.argv, {});
     const setting = await withDatabase(context, ({ db }) => readRelayUpstream({ db }));
-    const shown = setting ? describeRelayUpstream(setting) : { kind: "none", label: "not configured — every relay call fails closed with RELAY_UPSTREAM_FAILED" };
-    printResult(context.isJson, shown, () => Object.entries(shown).map(([k, v]) => `${k}: ${v}`).join("\n"));
+    const shown = setting
+      ? describeRelayUpstream(setting)
+      : { kind: "none", label: "not configured — every relay call fails closed with RELAY_UPSTREAM_FAILED" };
+    printResult(context.isJson, shown, () =>
+      Object.entries(shown)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join("\n"),
+    );
   },
 };
 
 export const relayUrl: Command = {
-  summary: "print the relay listener's URL (where guests on the HTTP relay channel are pointed: RELAY_PUBLIC_URL, else http://HOSTNAME:RELAY_PORT)",
+  summary:
+    "print the relay listener's URL (where guests on the HTTP relay channel are pointed: RELAY_PUBLIC_URL, else http://HOSTNAME:RELAY_PORT)",
   usage: "relay url [--json]",
   async run(context) {
     parseCommandArgs(context.argv, {});

@@ -24,7 +24,12 @@ beforeAll(async () => {
   const greeter = await writeGreeterRepository(path.join(world.env.dataDir, "greeter-src"));
   greeterSha = greeter.sha;
   await addTargetRepository({ db: world.db }, { name: GREETER_REPOSITORY, cloneUrl: greeter.path, actorId: null });
-  env = { DATABASE_URL: world.databaseUrl, DATA_DIR: world.env.dataDir, LOCAL_SUBSTRATE_PORT: String(world.env.LOCAL_SUBSTRATE_PORT), SMOLCLOUD_TOKEN_FILE: world.tokenFile };
+  env = {
+    DATABASE_URL: world.databaseUrl,
+    DATA_DIR: world.env.dataDir,
+    LOCAL_SUBSTRATE_PORT: String(world.env.LOCAL_SUBSTRATE_PORT),
+    SMOLCLOUD_TOKEN_FILE: world.tokenFile,
+  };
 });
 
 afterAll(async () => {
@@ -33,7 +38,10 @@ afterAll(async () => {
 
 describe("schoolcore repo setup / bundle build / bundle show", () => {
   it("refuses a bad recipe without writing it, and a build before any recipe", async () => {
-    const bad = await runCli(["repo", "setup", "--repo", GREETER_REPOSITORY, "--recipe", "npm-ci", "--registry", "http://192.0.2.1/", "--json"], { env });
+    const bad = await runCli(
+      ["repo", "setup", "--repo", GREETER_REPOSITORY, "--recipe", "npm-ci", "--registry", "http://192.0.2.1/", "--json"],
+      { env },
+    );
     expect(bad.code).not.toBe(0);
     expect(JSON.parse(bad.stdout).error).toMatchObject({ code: "VALIDATION_FAILED", message: expect.stringMatching(/loopback/) });
     const usage = await runCli(["repo", "setup", "--repo", GREETER_REPOSITORY, "--recipe", "make", "--json"], { env });
@@ -45,18 +53,30 @@ describe("schoolcore repo setup / bundle build / bundle show", () => {
   }, 150_000);
 
   it("sets the recipe (audited), builds the bundle once on a builder guest, reuses it, and shows both", async () => {
-    const setup = await runCli(["repo", "setup", "--repo", GREETER_REPOSITORY, "--recipe", "npm-ci", "--registry", registry.url.replace(/\/$/, ""), "--json"], { env });
+    const setup = await runCli(
+      ["repo", "setup", "--repo", GREETER_REPOSITORY, "--recipe", "npm-ci", "--registry", registry.url.replace(/\/$/, ""), "--json"],
+      { env },
+    );
     expect(setup.code, setup.stderr).toBe(0);
     const set = JSON.parse(setup.stdout);
     // the registry is stored in one canonical spelling (a trailing slash), with the schema's defaults
-    expect(set).toMatchObject({ recipe: { v: 1, kind: "npm-ci", registries: [registry.url.endsWith("/") ? registry.url : `${registry.url}/`], timeoutSeconds: 600 }, recipeDigest: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(set).toMatchObject({
+      recipe: { v: 1, kind: "npm-ci", registries: [registry.url.endsWith("/") ? registry.url : `${registry.url}/`], timeoutSeconds: 600 },
+      recipeDigest: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     const audit = await world.db.auditLog.findFirstOrThrow({ where: { action: "repository.setup-recipe" }, orderBy: { id: "desc" } });
     expect(audit.detail).toMatchObject({ name: GREETER_REPOSITORY, before: null, after: { kind: "npm-ci" } });
 
     const built = await runCli(["repo", "bundle", "build", "--repo", GREETER_REPOSITORY, "--json"], { env, timeoutMs: 180_000 });
     expect(built.code, built.stderr).toBe(0);
     const first = JSON.parse(built.stdout);
-    expect(first).toMatchObject({ repository: GREETER_REPOSITORY, sha: greeterSha, isReused: false, elapsedMs: expect.any(Number), bundle: { packageCount: 2, sourceSha: greeterSha, source: "base" } });
+    expect(first).toMatchObject({
+      repository: GREETER_REPOSITORY,
+      sha: greeterSha,
+      isReused: false,
+      elapsedMs: expect.any(Number),
+      bundle: { packageCount: 2, sourceSha: greeterSha, source: "base" },
+    });
     // bigint sizes are printed as decimal strings
     expect(Number(first.bundle.sizeBytes)).toBeGreaterThan(0);
     expect(registry.requests.length).toBeGreaterThan(0);
@@ -69,11 +89,21 @@ describe("schoolcore repo setup / bundle build / bundle show", () => {
     const show = await runCli(["repo", "bundle", "show", "--repo", GREETER_REPOSITORY, "--json"], { env });
     expect(show.code, show.stderr).toBe(0);
     const view = JSON.parse(show.stdout);
-    expect(view).toMatchObject({ repository: { name: GREETER_REPOSITORY }, recipe: { kind: "npm-ci" }, recipeDigest: set.recipeDigest, changedLockfileCandidates: [] });
+    expect(view).toMatchObject({
+      repository: { name: GREETER_REPOSITORY },
+      recipe: { kind: "npm-ci" },
+      recipeDigest: set.recipeDigest,
+      changedLockfileCandidates: [],
+    });
     expect(view.bundles).toHaveLength(1);
     expect(view.bundles[0]).toMatchObject({ id: first.bundle.id, isCurrent: true, packageCount: 2, source: "base", sourceSha: greeterSha });
     expect(view.setupRuns).toHaveLength(1);
-    expect(view.setupRuns[0]).toMatchObject({ state: "succeeded", reason: "operator", bundleId: first.bundle.id, fetchLog: { packages: ["greet-words", "word-case"], refused: 0 } });
+    expect(view.setupRuns[0]).toMatchObject({
+      state: "succeeded",
+      reason: "operator",
+      bundleId: first.bundle.id,
+      fetchLog: { packages: ["greet-words", "word-case"], refused: 0 },
+    });
 
     const text = await runCli(["repo", "bundle", "show", "--repo", GREETER_REPOSITORY], { env });
     expect(text.stdout).toContain(`${GREETER_REPOSITORY}: npm-ci via`);

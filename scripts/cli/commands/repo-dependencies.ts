@@ -16,7 +16,11 @@ import { printResult, table, UsageError } from "../output";
 
 const DEFAULT_NPM_REGISTRY = "https://registry.npmjs.org/";
 
-async function withSubstrate<T>(db: Db, env: TEnv, body: (deps: { db: Db; env: TEnv; substrate: ReturnType<typeof createSubstrate>; readyTimeoutMs: number }) => Promise<T>): Promise<T> {
+async function withSubstrate<T>(
+  db: Db,
+  env: TEnv,
+  body: (deps: { db: Db; env: TEnv; substrate: ReturnType<typeof createSubstrate>; readyTimeoutMs: number }) => Promise<T>,
+): Promise<T> {
   const substrate = createSubstrate(db, env);
   try {
     return await body({ db, env, substrate, readyTimeoutMs: 60_000 });
@@ -27,7 +31,8 @@ async function withSubstrate<T>(db: Db, env: TEnv, body: (deps: { db: Db; env: T
 
 export const repoSetup: Command = {
   summary: "set a repository's dependency setup recipe and registries (or --clear)",
-  usage: "repo setup --repo NAME --recipe npm-ci|pnpm-install|pip-require-hashes|custom [--registry URL]… [--timeout S] [--command JSON --inputs a,b --output DIR] [--clear] [--json]",
+  usage:
+    "repo setup --repo NAME --recipe npm-ci|pnpm-install|pip-require-hashes|custom [--registry URL]… [--timeout S] [--command JSON --inputs a,b --output DIR] [--clear] [--json]",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, {
       repo: { type: "string" },
@@ -40,7 +45,8 @@ export const repoSetup: Command = {
       clear: { type: "boolean" },
     });
     if (!values.repo) throw new UsageError("--repo is required");
-    if (!values.clear && !SETUP_RECIPE_KINDS.includes(values.recipe as TSetupRecipeKind)) throw new UsageError(`--recipe must be one of ${SETUP_RECIPE_KINDS.join(", ")}`);
+    if (!values.clear && !SETUP_RECIPE_KINDS.includes(values.recipe as TSetupRecipeKind))
+      throw new UsageError(`--recipe must be one of ${SETUP_RECIPE_KINDS.join(", ")}`);
     let command: unknown;
     if (values.command) {
       try {
@@ -61,7 +67,11 @@ export const repoSetup: Command = {
           ...(values.output ? { outputDir: values.output } : {}),
         };
     const result = await withDatabase(context, ({ db }) => setRepositorySetup({ db }, { name: values.repo!, recipe, actorId: null }));
-    printResult(context.isJson, result, () => (result.recipe ? `${values.repo}: ${result.recipe.kind} via ${result.recipe.registries.join(", ")} (recipe ${result.recipeDigest!.slice(0, 12)})` : `${values.repo}: no dependency setup`));
+    printResult(context.isJson, result, () =>
+      result.recipe
+        ? `${values.repo}: ${result.recipe.kind} via ${result.recipe.registries.join(", ")} (recipe ${result.recipeDigest!.slice(0, 12)})`
+        : `${values.repo}: no dependency setup`,
+    );
   },
 };
 
@@ -71,8 +81,17 @@ export const repoBundleBuild: Command = {
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { repo: { type: "string" }, ref: { type: "string" }, force: { type: "boolean" } });
     if (!values.repo) throw new UsageError("--repo is required");
-    const result = await withDatabase(context, ({ db }) => withSubstrate(db, context.env, (deps) => buildRepositoryBundle(deps, { name: values.repo!, ref: values.ref, isForced: values.force, actorId: null })));
-    printResult(context.isJson, result, () => `${result.repository}@${result.sha.slice(0, 12)}: bundle ${result.bundle.id} (${result.bundle.sizeBytes} bytes, ${result.bundle.packageCount} packages) ${result.isReused ? "reused" : `built in ${(result.elapsedMs / 1000).toFixed(1)} s`}`);
+    const result = await withDatabase(context, ({ db }) =>
+      withSubstrate(db, context.env, (deps) =>
+        buildRepositoryBundle(deps, { name: values.repo!, ref: values.ref, isForced: values.force, actorId: null }),
+      ),
+    );
+    printResult(
+      context.isJson,
+      result,
+      () =>
+        `${result.repository}@${result.sha.slice(0, 12)}: bundle ${result.bundle.id} (${result.bundle.sizeBytes} bytes, ${result.bundle.packageCount} packages) ${result.isReused ? "reused" : `built in ${(result.elapsedMs / 1000).toFixed(1)} s`}`,
+    );
   },
 };
 
@@ -87,11 +106,25 @@ export const repoBundleShow: Command = {
       [
         `${view.repository.name}: ${view.recipe ? `${view.recipe.kind} via ${view.recipe.registries.join(", ")}` : "no dependency setup"}`,
         table(
-          view.bundles.map((b) => ({ bundle: b.id.slice(0, 8), current: b.isCurrent ? "yes" : "", bytes: String(b.sizeBytes), packages: String(b.packageCount), from: `${b.source}@${b.sourceSha.slice(0, 12)}`, built: b.createdAt.toISOString().slice(0, 19) })),
+          view.bundles.map((b) => ({
+            bundle: b.id.slice(0, 8),
+            current: b.isCurrent ? "yes" : "",
+            bytes: String(b.sizeBytes),
+            packages: String(b.packageCount),
+            from: `${b.source}@${b.sourceSha.slice(0, 12)}`,
+            built: b.createdAt.toISOString().slice(0, 19),
+          })),
           ["bundle", "current", "bytes", "packages", "from", "built"],
         ),
         table(
-          view.setupRuns.map((r) => ({ run: r.id.slice(0, 8), state: r.state, reason: r.reason, ms: String(r.durationMs ?? ""), fetched: r.fetchLog ? `${r.fetchLog.served} (${r.fetchLog.bytesServed} B)` : "", refused: r.fetchLog ? String(r.fetchLog.refused) : "" })),
+          view.setupRuns.map((r) => ({
+            run: r.id.slice(0, 8),
+            state: r.state,
+            reason: r.reason,
+            ms: String(r.durationMs ?? ""),
+            fetched: r.fetchLog ? `${r.fetchLog.served} (${r.fetchLog.bytesServed} B)` : "",
+            refused: r.fetchLog ? String(r.fetchLog.refused) : "",
+          })),
           ["run", "state", "reason", "ms", "fetched", "refused"],
         ),
       ].join("\n"),
@@ -105,7 +138,13 @@ export const repoBundleRebuildCandidate: Command = {
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { candidate: { type: "string" } });
     if (!values.candidate) throw new UsageError("--candidate is required");
-    const bundle = await withDatabase(context, ({ db }) => withSubstrate(db, context.env, (deps) => rebuildFromCandidateLockfile(deps, { candidateId: values.candidate!, actorId: null })));
-    printResult(context.isJson, bundle, () => `bundle ${bundle.id} from candidate ${values.candidate} (${bundle.sizeBytes} bytes, ${bundle.packageCount} packages)`);
+    const bundle = await withDatabase(context, ({ db }) =>
+      withSubstrate(db, context.env, (deps) => rebuildFromCandidateLockfile(deps, { candidateId: values.candidate!, actorId: null })),
+    );
+    printResult(
+      context.isJson,
+      bundle,
+      () => `bundle ${bundle.id} from candidate ${values.candidate} (${bundle.sizeBytes} bytes, ${bundle.packageCount} packages)`,
+    );
   },
 };

@@ -6,9 +6,15 @@ export const repoAdd: Command = {
   summary: "add a target repository",
   usage: "repo add --name owner/name --url GIT_URL [--default-branch B] [--json]",
   async run(context) {
-    const { values } = parseCommandArgs(context.argv, { name: { type: "string" }, url: { type: "string" }, "default-branch": { type: "string" } });
+    const { values } = parseCommandArgs(context.argv, {
+      name: { type: "string" },
+      url: { type: "string" },
+      "default-branch": { type: "string" },
+    });
     if (!values.name || !values.url) throw new UsageError("--name and --url are required");
-    const repo = await withDatabase(context, ({ db }) => addTargetRepository({ db }, { name: values.name!, cloneUrl: values.url!, defaultBranch: values["default-branch"], actorId: null }));
+    const repo = await withDatabase(context, ({ db }) =>
+      addTargetRepository({ db }, { name: values.name!, cloneUrl: values.url!, defaultBranch: values["default-branch"], actorId: null }),
+    );
     printResult(context.isJson, repo, () => `added ${repo.name} (${repo.cloneUrl}, default branch ${repo.defaultBranch})`);
   },
 };
@@ -19,6 +25,11 @@ export const repoList: Command = {
   async run(context) {
     parseCommandArgs(context.argv, {});
     const repos = await withDatabase(context, ({ db }) => listTargetRepositories({ db }));
-    printResult(context.isJson, repos, () => table(repos.map((r) => ({ name: r.name, url: r.cloneUrl, branch: r.defaultBranch })), ["name", "url", "branch"]));
+    printResult(context.isJson, repos, () =>
+      table(
+        repos.map((r) => ({ name: r.name, url: r.cloneUrl, branch: r.defaultBranch })),
+        ["name", "url", "branch"],
+      ),
+    );
   },
 };

@@ -22,8 +22,23 @@ export const settingsGet: Command = {
   async run(context) {
     const { positionals } = parseCommandArgs(context.argv, {}, true);
     if (positionals.length === 0) {
-      const all = await withDatabase(context, async ({ db }) => Object.fromEntries(await Promise.all(SETTING_KEYS.map(async (key) => [key, await readSetting(db, key).catch((error: Error) => ({ invalid: error.message }))]))));
-      printResult(context.isJson, all, () => table(Object.entries(all).map(([key, value]) => ({ key, label: SETTING_SCHEMAS[key as keyof typeof SETTING_SCHEMAS].label, value: JSON.stringify(value).slice(0, 100) })), ["key", "label", "value"]));
+      const all = await withDatabase(context, async ({ db }) =>
+        Object.fromEntries(
+          await Promise.all(
+            SETTING_KEYS.map(async (key) => [key, await readSetting(db, key).catch((error: Error) => ({ invalid: error.message }))]),
+          ),
+        ),
+      );
+      printResult(context.isJson, all, () =>
+        table(
+          Object.entries(all).map(([key, value]) => ({
+            key,
+            label: SETTING_SCHEMAS[key as keyof typeof SETTING_SCHEMAS].label,
+            value: JSON.stringify(value).slice(0, 100),
+          })),
+          ["key", "label", "value"],
+        ),
+      );
       return;
     }
     const key = keyOf(positionals);
@@ -38,7 +53,11 @@ export const settingsSet: Command = {
   async run(context) {
     const { values, positionals } = parseCommandArgs(context.argv, { value: { type: "string" }, reason: { type: "string" } }, true);
     const key = keyOf(positionals);
-    if (key === "dispatch") throw new AppError("VALIDATION_FAILED", "The dispatch gate changes only with `schoolcore dispatch on [--development]|off`: it opens only for a passing probe run.");
+    if (key === "dispatch")
+      throw new AppError(
+        "VALIDATION_FAILED",
+        "The dispatch gate changes only with `schoolcore dispatch on [--development]|off`: it opens only for a passing probe run.",
+      );
     if (values.value === undefined) throw new UsageError("--value JSON is required");
     let value: unknown;
     try {
@@ -46,7 +65,9 @@ export const settingsSet: Command = {
     } catch {
       throw new UsageError("--value is not valid JSON");
     }
-    const saved = await withDatabase(context, ({ db }) => writeSetting(db, { key, value, actorId: null, reason: values.reason, via: "cli" }));
+    const saved = await withDatabase(context, ({ db }) =>
+      writeSetting(db, { key, value, actorId: null, reason: values.reason, via: "cli" }),
+    );
     printResult(context.isJson, { key, value: saved }, () => `${key} saved`);
   },
 };

@@ -56,17 +56,28 @@ export const substrateServe: Command = {
       allowWeakening: values["allow-weakening"] === true,
     });
     const isWeakenable = values["allow-weakening"] === true;
-    printResult(context.isJson, { url: substrate.url, adminUrl: substrate.adminUrl, tokenFile, adminTokenFile, defaultImage: image.reference, isVm: false, isWeakenable }, () =>
-      [
-        ...(isWeakenable ? ["WARNING: started with --allow-weakening (tests only): the admin API can weaken guest isolation."] : []),
-        `local substrate (bubblewrap sandboxes on this host, NOT VMs) on ${substrate.url}`,
-        `admin (faults, clock, machines) on ${substrate.adminUrl}`,
-        `API token file:   ${tokenFile}`,
-        `admin token file: ${adminTokenFile}`,
-        `default image:    ${image.reference}`,
-        `point the adapter at it: SMOLCLOUD_URL=${substrate.url} SMOLCLOUD_TOKEN_FILE=${tokenFile}`,
-        "Ctrl-C stops it and removes every machine.",
-      ].join("\n"),
+    printResult(
+      context.isJson,
+      {
+        url: substrate.url,
+        adminUrl: substrate.adminUrl,
+        tokenFile,
+        adminTokenFile,
+        defaultImage: image.reference,
+        isVm: false,
+        isWeakenable,
+      },
+      () =>
+        [
+          ...(isWeakenable ? ["WARNING: started with --allow-weakening (tests only): the admin API can weaken guest isolation."] : []),
+          `local substrate (bubblewrap sandboxes on this host, NOT VMs) on ${substrate.url}`,
+          `admin (faults, clock, machines) on ${substrate.adminUrl}`,
+          `API token file:   ${tokenFile}`,
+          `admin token file: ${adminTokenFile}`,
+          `default image:    ${image.reference}`,
+          `point the adapter at it: SMOLCLOUD_URL=${substrate.url} SMOLCLOUD_TOKEN_FILE=${tokenFile}`,
+          "Ctrl-C stops it and removes every machine.",
+        ].join("\n"),
     );
     await serveUntilSignal(substrate);
   },
@@ -76,14 +87,22 @@ export const substrateImageAdd: Command = {
   summary: "register a local image for smolmachine sources: read-only binds and/or a directory, under a content digest",
   usage: "substrate image add NAME [--bind HOST:GUEST …] [--dir DIR] [--json]",
   async run(context) {
-    const { values, positionals } = parseCommandArgs(context.argv, { bind: { type: "string", multiple: true }, dir: { type: "string" } }, true);
+    const { values, positionals } = parseCommandArgs(
+      context.argv,
+      { bind: { type: "string", multiple: true }, dir: { type: "string" } },
+      true,
+    );
     const name = positionals[0];
     if (!name || positionals.length > 1) throw new UsageError("exactly one image NAME is required");
     const binds = (values.bind ?? []).map(parseBind);
     if (binds.length === 0 && !values.dir) throw new UsageError("give at least one --bind HOST:GUEST or a --dir DIR");
     const record = await addImage({ dataDir: context.env.dataDir, name, binds, dir: values.dir ? path.resolve(values.dir) : undefined });
     printResult(context.isJson, record, () =>
-      [`registered ${record.reference}`, `${record.fileCount} files, ${record.totalBytes} bytes, ${record.binds.length} read-only binds`, `use it as source {"type":"smolmachine","reference":"${record.name}"} (or the pinned reference above)`].join("\n"),
+      [
+        `registered ${record.reference}`,
+        `${record.fileCount} files, ${record.totalBytes} bytes, ${record.binds.length} read-only binds`,
+        `use it as source {"type":"smolmachine","reference":"${record.name}"} (or the pinned reference above)`,
+      ].join("\n"),
     );
   },
 };
@@ -96,7 +115,14 @@ export const substrateImageList: Command = {
     const images = await listImages(context.env.dataDir);
     printResult(context.isJson, images, () =>
       table(
-        images.map((i) => ({ name: i.name, digest: i.digest.slice(0, 19) + "…", files: String(i.fileCount), bytes: String(i.totalBytes), binds: i.binds.map((b) => (b.host === b.guest ? b.host : `${b.host}:${b.guest}`)).join(","), created: i.createdAt })),
+        images.map((i) => ({
+          name: i.name,
+          digest: i.digest.slice(0, 19) + "…",
+          files: String(i.fileCount),
+          bytes: String(i.totalBytes),
+          binds: i.binds.map((b) => (b.host === b.guest ? b.host : `${b.host}:${b.guest}`)).join(","),
+          created: i.createdAt,
+        })),
         ["name", "digest", "files", "bytes", "binds", "created"],
       ),
     );

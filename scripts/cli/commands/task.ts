@@ -12,16 +12,41 @@ export const taskCreate: Command = {
   summary: "create a task (one issue in one target repository)",
   usage: "task create --repo owner/name --issue N --base REF --prompt-file F [--title T] [--json]",
   async run(context) {
-    const { values } = parseCommandArgs(context.argv, { repo: { type: "string" }, issue: { type: "string" }, base: { type: "string" }, "prompt-file": { type: "string" }, title: { type: "string" } });
+    const { values } = parseCommandArgs(context.argv, {
+      repo: { type: "string" },
+      issue: { type: "string" },
+      base: { type: "string" },
+      "prompt-file": { type: "string" },
+      title: { type: "string" },
+    });
     if (!values.repo || !values.issue || !values["prompt-file"]) throw new UsageError("--repo, --issue and --prompt-file are required");
     const prompt = await fs.readFile(values["prompt-file"], "utf8").catch(() => {
       throw new UsageError(`cannot read --prompt-file ${values["prompt-file"]}`);
     });
-    const firstLine = prompt.split("\n").find((l) => l.trim())?.replace(/^#+\s*/, "").trim() ?? "";
+    const firstLine =
+      prompt
+        .split("\n")
+        .find((l) => l.trim())
+        ?.replace(/^#+\s*/, "")
+        .trim() ?? "";
     const task = await withDatabase(context, ({ db }) =>
-      createTask({ db, env: context.env }, { repository: values.repo!, issueNumber: values.issue, issueTitle: values.title ?? (firstLine.slice(0, 200) || `Issue #${values.issue}`), prompt, baseRef: values.base, actorId: null }),
+      createTask(
+        { db, env: context.env },
+        {
+          repository: values.repo!,
+          issueNumber: values.issue,
+          issueTitle: values.title ?? (firstLine.slice(0, 200) || `Issue #${values.issue}`),
+          prompt,
+          baseRef: values.base,
+          actorId: null,
+        },
+      ),
     );
-    printResult(context.isJson, { id: task.id, state: task.state, baseRef: task.baseRef, baseSha: task.baseSha }, () => `created task ${task.id} (${task.state}) at ${task.baseRef} ${task.baseSha}`);
+    printResult(
+      context.isJson,
+      { id: task.id, state: task.state, baseRef: task.baseRef, baseSha: task.baseSha },
+      () => `created task ${task.id} (${task.state}) at ${task.baseRef} ${task.baseSha}`,
+    );
   },
 };
 
@@ -37,7 +62,9 @@ export const taskShow: Command = {
         `task ${task.id}: ${task.state}${task.errorSummary ? ` — ${task.errorCode}: ${task.errorSummary}` : ""}`,
         `repository ${task.repository.name} issue #${task.issueNumber} base ${task.baseRef} ${task.baseSha}`,
         "timeline:",
-        ...task.transitions.map((t) => `  ${t.createdAt.toISOString()}  ${t.fromState ?? "-"} → ${t.toState}${t.reason ? `  (${t.reason})` : ""}`),
+        ...task.transitions.map(
+          (t) => `  ${t.createdAt.toISOString()}  ${t.fromState ?? "-"} → ${t.toState}${t.reason ? `  (${t.reason})` : ""}`,
+        ),
         "machines:",
         ...task.machines.map((m) => `  ${m.purpose} ${m.providerId ?? m.providerName} ${m.state}`),
       ].join("\n"),
@@ -54,7 +81,16 @@ export const taskList: Command = {
     const take = Math.min(500, Math.max(1, Number(values.limit ?? 50) || 50));
     const { items } = await withDatabase(context, ({ db }) => listRecentTasks({ db }, { take, state: values.state as never }));
     printResult(context.isJson, items, () =>
-      table(items.map((t) => ({ id: t.id, state: t.state, repository: t.repository, issue: `#${t.issueNumber}`, created: t.createdAt.toISOString() })), ["id", "state", "repository", "issue", "created"]),
+      table(
+        items.map((t) => ({
+          id: t.id,
+          state: t.state,
+          repository: t.repository,
+          issue: `#${t.issueNumber}`,
+          created: t.createdAt.toISOString(),
+        })),
+        ["id", "state", "repository", "issue", "created"],
+      ),
     );
   },
 };
@@ -74,6 +110,10 @@ export const taskCancel: Command = {
       }
       return db.task.findUniqueOrThrow({ where: { id: positionals[0]! } });
     });
-    printResult(context.isJson, { id: task.id, state: task.state, errorSummary: task.errorSummary }, () => `task ${task.id} is ${task.state}: ${task.errorSummary ?? ""}`);
+    printResult(
+      context.isJson,
+      { id: task.id, state: task.state, errorSummary: task.errorSummary },
+      () => `task ${task.id} is ${task.state}: ${task.errorSummary ?? ""}`,
+    );
   },
 };

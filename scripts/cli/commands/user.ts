@@ -18,12 +18,22 @@ export const userAdd: Command = {
     if (!values.email) throw new UsageError("--email is required");
     const roles = (values.role ?? []).flatMap((r) => r.split(","));
     if (roles.length === 0) throw new UsageError("--role is required (teacher or operator)");
-    for (const role of roles) if (!ZRoleSchema.safeParse(role).success) throw new UsageError(`unknown role "${role}" (teacher or operator)`);
+    for (const role of roles)
+      if (!ZRoleSchema.safeParse(role).success) throw new UsageError(`unknown role "${role}" (teacher or operator)`);
     const isGenerated = !values["password-stdin"];
     const password = isGenerated ? generatePassword() : (await readStdin()).replace(/\r?\n$/, "");
     const user = await withDatabase(context, async ({ db }) => {
-      const created = await createUser({ db }, { email: values.email!, name: values.name, roles: roles as ("teacher" | "operator")[], password });
-      await recordAudit(db, { actorId: null, action: "user.create", targetType: "user", targetId: created.id, detail: { via: "cli", roles: created.roles } });
+      const created = await createUser(
+        { db },
+        { email: values.email!, name: values.name, roles: roles as ("teacher" | "operator")[], password },
+      );
+      await recordAudit(db, {
+        actorId: null,
+        action: "user.create",
+        targetType: "user",
+        targetId: created.id,
+        detail: { via: "cli", roles: created.roles },
+      });
       return created;
     });
     printResult(context.isJson, { id: user.id, email: user.email, roles: user.roles, ...(isGenerated ? { password } : {}) }, () =>
@@ -40,7 +50,12 @@ export const userList: Command = {
     const users = await withDatabase(context, ({ db }) => listUsers({ db }));
     printResult(context.isJson, users, () =>
       table(
-        users.map((u) => ({ email: u.email, roles: u.roles.join(","), disabled: u.isDisabled ? "yes" : "", created: u.createdAt.toISOString() })),
+        users.map((u) => ({
+          email: u.email,
+          roles: u.roles.join(","),
+          disabled: u.isDisabled ? "yes" : "",
+          created: u.createdAt.toISOString(),
+        })),
         ["email", "roles", "disabled", "created"],
       ),
     );

@@ -9,7 +9,10 @@ export const reproveCandidateAction = withActorAction({
   action: "candidate.reprove",
   schema: ZReproveCandidateInputSchema,
   handler: async ({ actor, input }) => {
-    const result = await reproveCandidate({ db: await getDb(), dataDir: getEnv().dataDir }, { candidateId: input.candidateId, actorId: actor.userId });
+    const result = await reproveCandidate(
+      { db: await getDb(), dataDir: getEnv().dataDir },
+      { candidateId: input.candidateId, actorId: actor.userId },
+    );
     return { ok: true, message: `Reproduced: the rebuilt head ${result.rebuiltHeadSha} is the recorded head.` };
   },
 });

@@ -22,14 +22,22 @@ export default async function CandidatePage({ params }: Props) {
   const { manifest } = view;
   const identity: [string, React.ReactNode][] = [
     ["Candidate", manifest.candidateId],
-    ["Task", <Link key="task" href={`/operator/tasks/${manifest.taskId}`}>{manifest.taskId}</Link>],
+    [
+      "Task",
+      <Link key="task" href={`/operator/tasks/${manifest.taskId}`}>
+        {manifest.taskId}
+      </Link>,
+    ],
     ["Issue", `#${manifest.issueNumber}`],
     ["Repository", manifest.repository],
     ["Base", `${manifest.baseRef} ${manifest.baseSha}`],
     ["Head", manifest.headSha],
     ["Branch", manifest.branch],
     ["Diff digest (sha256)", manifest.diffDigest],
-    ["Archive digest (sha256)", `${manifest.archiveDigest}${view.artifactBytes !== null ? ` (${view.artifactBytes.toString()} bytes)` : " (no artifact row)"}`],
+    [
+      "Archive digest (sha256)",
+      `${manifest.archiveDigest}${view.artifactBytes !== null ? ` (${view.artifactBytes.toString()} bytes)` : " (no artifact row)"}`,
+    ],
     ["Recorded", view.createdAt.toISOString().replace("T", " ").slice(0, 19)],
   ];
   return (
@@ -47,7 +55,10 @@ export default async function CandidatePage({ params }: Props) {
       {can(actor, "candidate.reprove") && (
         <div className="space-y-2">
           <h2>Re-prove</h2>
-          <p className="text-sm text-slate-600">Rebuilds the head from the base in the control plane&apos;s mirror and the stored artifact, under the same fixed metadata. Anything but the recorded head is a failure.</p>
+          <p className="text-sm text-slate-600">
+            Rebuilds the head from the base in the control plane&apos;s mirror and the stored artifact, under the same fixed metadata.
+            Anything but the recorded head is a failure.
+          </p>
           <ActionForm action={reproveCandidateAction} submitLabel="Re-prove" pendingLabel="Re-proving…" testId="reprove-form">
             <input type="hidden" name="candidateId" value={manifest.candidateId} />
           </ActionForm>
@@ -57,27 +68,29 @@ export default async function CandidatePage({ params }: Props) {
       <div className="space-y-2">
         <h2>Changed files ({manifest.changedFiles.length})</h2>
         <DataTable testId="changed-files" headers={["Status", "Path", "Mode"]}>
-            {manifest.changedFiles.map((file) => (
-              <tr key={file.path} className="border-t border-slate-200">
-                <td className="p-2">{STATUS_LABEL[file.status]}</td>
-                <td className="break-all p-2 font-mono">{file.path}</td>
-                <td className="p-2 font-mono">{file.oldMode === file.newMode ? file.newMode : `${file.oldMode ?? "—"} → ${file.newMode ?? "—"}`}</td>
-              </tr>
-            ))}
+          {manifest.changedFiles.map((file) => (
+            <tr key={file.path} className="border-t border-slate-200">
+              <td className="p-2">{STATUS_LABEL[file.status]}</td>
+              <td className="break-all p-2 font-mono">{file.path}</td>
+              <td className="p-2 font-mono">
+                {file.oldMode === file.newMode ? file.newMode : `${file.oldMode ?? "—"} → ${file.newMode ?? "—"}`}
+              </td>
+            </tr>
+          ))}
         </DataTable>
       </div>
 
       <details className="space-y-2">
         <summary className="cursor-pointer">All files of the snapshot ({manifest.fileDigests.length})</summary>
         <DataTable testId="file-digests" headers={["Path", "Mode", "Bytes", "sha256"]}>
-            {manifest.fileDigests.map((file) => (
-              <tr key={file.path} className="border-t border-slate-200">
-                <td className="break-all p-2 font-mono">{file.path}</td>
-                <td className="p-2 font-mono">{file.mode}</td>
-                <td className="p-2">{file.sizeBytes}</td>
-                <td className="break-all p-2 font-mono text-xs">{file.sha256}</td>
-              </tr>
-            ))}
+          {manifest.fileDigests.map((file) => (
+            <tr key={file.path} className="border-t border-slate-200">
+              <td className="break-all p-2 font-mono">{file.path}</td>
+              <td className="p-2 font-mono">{file.mode}</td>
+              <td className="p-2">{file.sizeBytes}</td>
+              <td className="break-all p-2 font-mono text-xs">{file.sha256}</td>
+            </tr>
+          ))}
         </DataTable>
       </details>
     </section>

@@ -9,7 +9,11 @@ export const GET = withActorRoute({
   handler: async ({ body }) => {
     const ledger = await listSpendLedger({ db: await getDb() }, { ...body, pageSize: 10_000 });
     return new Response(spendLedgerCsv(ledger.items), {
-      headers: { "content-type": "text/csv; charset=utf-8", "content-disposition": `attachment; filename="spend-ledger-page-${ledger.page}.csv"`, "cache-control": "no-store" },
+      headers: {
+        "content-type": "text/csv; charset=utf-8",
+        "content-disposition": `attachment; filename="spend-ledger-page-${ledger.page}.csv"`,
+        "cache-control": "no-store",
+      },
     });
   },
 });

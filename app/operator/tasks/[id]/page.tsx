@@ -62,8 +62,16 @@ export default async function TaskDetailPage({ params }: Props) {
         </dd>
         <dt className="text-slate-600">Limits</dt>
         <dd data-testid="task-limits-version">
-          {task.limitsVersion ? <Link href={`/operator/limits/versions/task.limits/${task.limitsVersion}`}>version {task.limitsVersion}</Link> : task.limitsVersion === 0 ? "defaults (version 0)" : "recorded before versioning"}
-          {task.limitsOverrides ? <span className="text-slate-600"> with per-task overrides {JSON.stringify(task.limitsOverrides)}</span> : null}
+          {task.limitsVersion ? (
+            <Link href={`/operator/limits/versions/task.limits/${task.limitsVersion}`}>version {task.limitsVersion}</Link>
+          ) : task.limitsVersion === 0 ? (
+            "defaults (version 0)"
+          ) : (
+            "recorded before versioning"
+          )}
+          {task.limitsOverrides ? (
+            <span className="text-slate-600"> with per-task overrides {JSON.stringify(task.limitsOverrides)}</span>
+          ) : null}
         </dd>
         <dt className="text-slate-600">Relay channel</dt>
         <dd>{task.relayChannel}</dd>
@@ -78,16 +86,24 @@ export default async function TaskDetailPage({ params }: Props) {
       )}
       <div className="space-y-2">
         <h2>Issue text (untrusted)</h2>
-        <pre className="max-h-64 overflow-auto whitespace-pre-wrap rounded border border-amber-200 bg-amber-50 p-3 text-sm">{task.prompt}</pre>
+        <pre className="max-h-64 overflow-auto whitespace-pre-wrap rounded border border-amber-200 bg-amber-50 p-3 text-sm">
+          {task.prompt}
+        </pre>
       </div>
       {attempts.length > 1 && (
         <div className="space-y-2">
           <h2>Attempts</h2>
           <ol className="space-y-1 text-sm" data-testid="task-attempts">
             {attempts.map((a) => (
-              <li key={a.attempt} className="rounded border border-slate-200 bg-white p-2" data-testid="task-attempt" data-attempt={a.attempt}>
-                <span className="font-medium">Attempt {a.attempt}</span> <span className="font-mono text-xs text-slate-600">{a.operationId}</span> · started {time(a.startedAt)} · {a.machineCount} machine(s) · ended{" "}
-                <StateBadge state={a.lastState} />
+              <li
+                key={a.attempt}
+                className="rounded border border-slate-200 bg-white p-2"
+                data-testid="task-attempt"
+                data-attempt={a.attempt}
+              >
+                <span className="font-medium">Attempt {a.attempt}</span>{" "}
+                <span className="font-mono text-xs text-slate-600">{a.operationId}</span> · started {time(a.startedAt)} · {a.machineCount}{" "}
+                machine(s) · ended <StateBadge state={a.lastState} />
                 {a.lastReason && <span className="block text-xs text-slate-600">{a.lastReason}</span>}
               </li>
             ))}
@@ -98,13 +114,29 @@ export default async function TaskDetailPage({ params }: Props) {
         <div className="space-y-2 rounded border border-amber-200 bg-amber-50 p-3" data-testid="retry-panel">
           <h2>Retry</h2>
           <p className="text-sm">
-            A retry is a new attempt of this task: a new operation, a fresh guest and a fresh relay capability. The attempts above stay as they are.
-            {task.autoRetryAt && <span className="block">An automatic retry (transient provider error) is planned for {time(task.autoRetryAt)} UTC.</span>}
+            A retry is a new attempt of this task: a new operation, a fresh guest and a fresh relay capability. The attempts above stay as
+            they are.
+            {task.autoRetryAt && (
+              <span className="block">An automatic retry (transient provider error) is planned for {time(task.autoRetryAt)} UTC.</span>
+            )}
           </p>
-          <ActionForm action={retryTaskAction} submitLabel="Retry as a new attempt" pendingLabel="Retrying…" tone="warning" testId="retry-form" className="flex flex-wrap items-start gap-2">
+          <ActionForm
+            action={retryTaskAction}
+            submitLabel="Retry as a new attempt"
+            pendingLabel="Retrying…"
+            tone="warning"
+            testId="retry-form"
+            className="flex flex-wrap items-start gap-2"
+          >
             <input type="hidden" name="taskId" value={task.id} />
             <Field name="reason" label={<span className="sr-only">Reason</span>} className="text-sm">
-              <input required minLength={3} maxLength={500} placeholder="Reason (kept in the audit trail)" className="w-80 rounded border border-slate-300 px-2 py-1" />
+              <input
+                required
+                minLength={3}
+                maxLength={500}
+                placeholder="Reason (kept in the audit trail)"
+                className="w-80 rounded border border-slate-300 px-2 py-1"
+              />
             </Field>
           </ActionForm>
         </div>
@@ -132,8 +164,8 @@ export default async function TaskDetailPage({ params }: Props) {
           <ul className="space-y-2 text-sm" data-testid="task-machines">
             {task.machines.map((m) => (
               <li key={m.id} className="rounded border border-slate-200 bg-white p-2">
-                <span className="font-medium">{m.purpose}</span> <span className="font-mono">{m.providerId ?? m.providerName}</span> <StateBadge state={m.state} />{" "}
-                <span className="text-slate-600">{m.imageRef}</span>
+                <span className="font-medium">{m.purpose}</span> <span className="font-mono">{m.providerId ?? m.providerName}</span>{" "}
+                <StateBadge state={m.state} /> <span className="text-slate-600">{m.imageRef}</span>
                 {m.lastError && <p className="text-red-800">{m.lastError}</p>}
                 <p className="text-xs text-slate-500">{m.transitions.map((t) => t.toState).join(" → ")}</p>
               </li>
@@ -157,7 +189,8 @@ export default async function TaskDetailPage({ params }: Props) {
           {latestEvidence?.content && <h3 className="pt-1 text-sm font-semibold">Every verification</h3>}
           {task.evidence.map((e) => (
             <p key={e.id} data-testid="evidence-row">
-              <StateBadge state={e.isPass ? "passed" : "failed"} /> {time(e.createdAt)} manifest <span className="font-mono">{e.manifestDigest.slice(0, 12)}</span> — {e.verdictReason}
+              <StateBadge state={e.isPass ? "passed" : "failed"} /> {time(e.createdAt)} manifest{" "}
+              <span className="font-mono">{e.manifestDigest.slice(0, 12)}</span> — {e.verdictReason}
             </p>
           ))}
         </div>
@@ -175,7 +208,8 @@ export default async function TaskDetailPage({ params }: Props) {
       )}
       {candidate && (
         <p className="text-sm">
-          Candidate: <Link href={`/operator/candidates/${candidate.id}`}>{candidate.id}</Link> at <span className="font-mono">{candidate.headSha}</span>
+          Candidate: <Link href={`/operator/candidates/${candidate.id}`}>{candidate.id}</Link> at{" "}
+          <span className="font-mono">{candidate.headSha}</span>
         </p>
       )}
       {canTransitionTask(task.state, "failed") && (

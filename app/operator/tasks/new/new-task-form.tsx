@@ -14,12 +14,21 @@ const OVERRIDES: [TOverridable, string, string][] = [
   ["diskGb", "Disk", "GiB"],
 ];
 
-type Props = { repositories: { name: string; defaultBranch: string }[]; limits: Record<TOverridable, number>; maxima: Record<TOverridable, number> };
+type Props = {
+  repositories: { name: string; defaultBranch: string }[];
+  limits: Record<TOverridable, number>;
+  maxima: Record<TOverridable, number>;
+};
 
 export function NewTaskForm({ repositories, limits, maxima }: Props) {
   const router = useRouter();
   return (
-    <ActionForm action={createTaskAction} className="space-y-3 rounded border border-slate-200 bg-white p-4" testId="new-task-form" onSuccess={(result) => result.id && router.push(`/operator/tasks/${result.id}`)}>
+    <ActionForm
+      action={createTaskAction}
+      className="space-y-3 rounded border border-slate-200 bg-white p-4"
+      testId="new-task-form"
+      onSuccess={(result) => result.id && router.push(`/operator/tasks/${result.id}`)}
+    >
       <Field name="repository" label="Target repository">
         <select required className={CONTROL}>
           {repositories.map((r) => (
@@ -56,7 +65,9 @@ export function NewTaskForm({ repositories, limits, maxima }: Props) {
       <SubmitButton pendingLabel="Creating…" disabled={repositories.length === 0}>
         Create task
       </SubmitButton>
-      {repositories.length === 0 && <p className="text-sm text-slate-600">No enabled target repository yet: add one on the Repositories page.</p>}
+      {repositories.length === 0 && (
+        <p className="text-sm text-slate-600">No enabled target repository yet: add one on the Repositories page.</p>
+      )}
     </ActionForm>
   );
 }

@@ -7,13 +7,21 @@ import { NewTaskForm } from "./new-task-form";
 export default async function NewTaskPage() {
   await requirePagePermission("task.create", "/operator/tasks/new");
   const db = await getDb();
-  const [repositories, limits, maxima] = await Promise.all([listTargetRepositories({ db }), readSetting(db, "task.limits"), readSetting(db, "task.overrideMaxima")]);
+  const [repositories, limits, maxima] = await Promise.all([
+    listTargetRepositories({ db }),
+    readSetting(db, "task.limits"),
+    readSetting(db, "task.overrideMaxima"),
+  ]);
   return (
     <section className="max-w-2xl space-y-4">
       <h1>New task</h1>
-      <p className="text-sm text-slate-600">One issue in one target repository. The control plane resolves the base ref to a full SHA in its own mirror.</p>
+      <p className="text-sm text-slate-600">
+        One issue in one target repository. The control plane resolves the base ref to a full SHA in its own mirror.
+      </p>
       <NewTaskForm
-        repositories={repositories.filter((r) => !r.isDisabled && !r.probeRunId).map((r) => ({ name: r.name, defaultBranch: r.defaultBranch }))}
+        repositories={repositories
+          .filter((r) => !r.isDisabled && !r.probeRunId)
+          .map((r) => ({ name: r.name, defaultBranch: r.defaultBranch }))}
         limits={{ wallClockSeconds: limits.wallClockSeconds, cpus: limits.cpus, memoryMb: limits.memoryMb, diskGb: limits.diskGb }}
         maxima={maxima}
       />

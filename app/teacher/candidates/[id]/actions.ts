@@ -14,7 +14,10 @@ export const decideCandidateAction = withActorAction({
   handler: async ({ actor, input }) => {
     const decision = await decideCandidate({ db: await getDb(), dataDir: getEnv().dataDir }, { ...input, actor });
     revalidatePath(`/teacher/candidates/${input.candidateId}`);
-    return { ok: true, message: `${VERDICT_LABEL[decision.verdict]}. The decision is bound to head ${decision.headSha.slice(0, 12)} and evidence ${decision.evidenceId.slice(0, 8)}.` };
+    return {
+      ok: true,
+      message: `${VERDICT_LABEL[decision.verdict]}. The decision is bound to head ${decision.headSha.slice(0, 12)} and evidence ${decision.evidenceId.slice(0, 8)}.`,
+    };
   },
 });
 
@@ -24,6 +27,9 @@ export const addLineCommentAction = withActorAction({
   handler: async ({ actor, input }) => {
     const comment = await addLineComment({ db: await getDb(), dataDir: getEnv().dataDir }, { ...input, actor });
     revalidatePath(`/teacher/candidates/${input.candidateId}`);
-    return { ok: true, message: `Comment added on ${comment.path} line ${comment.line}. It goes to the student agent with "Request changes".` };
+    return {
+      ok: true,
+      message: `Comment added on ${comment.path} line ${comment.line}. It goes to the student agent with "Request changes".`,
+    };
   },
 });

@@ -21,7 +21,12 @@ type Props = {
 /** The decision form carries exactly what this page showed; the server refuses it if that changed. */
 export function DecisionForm(props: Props) {
   return (
-    <ActionForm action={decideCandidateAction} className="space-y-3 rounded border border-slate-200 bg-white p-4" testId="decision-form" resultTestId="decision-result">
+    <ActionForm
+      action={decideCandidateAction}
+      className="space-y-3 rounded border border-slate-200 bg-white p-4"
+      testId="decision-form"
+      resultTestId="decision-result"
+    >
       <input type="hidden" name="candidateId" value={props.candidateId} />
       <input type="hidden" name="headSha" value={props.headSha} />
       <input type="hidden" name="evidenceId" value={props.evidenceId} />
@@ -32,7 +37,9 @@ export function DecisionForm(props: Props) {
       {props.isUnchangedSinceParent && (
         <label className="flex items-start gap-2 text-sm text-amber-950" data-testid="acknowledge-no-change">
           <input type="checkbox" name="acknowledgeNoChange" className="mt-1" />
-          <span>I have seen that round {props.round} changes nothing since round {props.round - 1}, and approve it anyway.</span>
+          <span>
+            I have seen that round {props.round} changes nothing since round {props.round - 1}, and approve it anyway.
+          </span>
         </label>
       )}
       <div className="flex flex-wrap gap-2">

@@ -40,7 +40,10 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
   });
   const { candidate, task, evidence, decision } = review;
   // A diff that cannot be read is shown as such and blocks approval: nobody approves unseen code.
-  const diff = await readCandidateDiff({ dataDir: getEnv().dataDir }, { repository: candidate.repository, baseSha: candidate.baseSha, headSha: candidate.headSha }).catch((error) => {
+  const diff = await readCandidateDiff(
+    { dataDir: getEnv().dataDir },
+    { repository: candidate.repository, baseSha: candidate.baseSha, headSha: candidate.headSha },
+  ).catch((error) => {
     if (isAppError(error)) return { unreadable: error.message };
     throw error;
   });
@@ -51,7 +54,10 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
   const showInterdiff = rounds.parent !== null && view !== "full";
   const leftSha = showInterdiff ? rounds.parent!.headSha : candidate.baseSha;
   const shownDiff = showInterdiff
-    ? await readCandidateDiff({ dataDir: getEnv().dataDir }, { repository: candidate.repository, baseSha: leftSha, headSha: candidate.headSha }).catch((error) => {
+    ? await readCandidateDiff(
+        { dataDir: getEnv().dataDir },
+        { repository: candidate.repository, baseSha: leftSha, headSha: candidate.headSha },
+      ).catch((error) => {
         if (isAppError(error)) return { unreadable: error.message };
         throw error;
       })
@@ -59,7 +65,18 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
   const lineComments = await listLineComments({ db, dataDir: getEnv().dataDir }, { candidate: { ...candidate, taskId: task.id } });
   const inlineComments: TInlineComment[] = lineComments.flatMap((c) =>
     c.anchor && (c.anchor.side === "new" || c.anchor.leftSha === leftSha)
-      ? [{ id: c.id, path: c.path, side: c.anchor.side, line: c.anchor.line, body: c.body, author: c.author, round: c.round, isFromEarlierRound: c.round !== candidate.round }]
+      ? [
+          {
+            id: c.id,
+            path: c.path,
+            side: c.anchor.side,
+            line: c.anchor.line,
+            body: c.body,
+            author: c.author,
+            round: c.round,
+            isFromEarlierRound: c.round !== candidate.round,
+          },
+        ]
       : [],
   );
   const isOpenForReview = candidate.isLatestRound && task.state === "review_pending" && !decision;
@@ -72,8 +89,8 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
     : !isDiffComplete
       ? "the diff is too large to show in full (the files not shown are listed above the diff)"
       : "reasons" in evidence.assessment
-      ? `evidence is ${evidence.assessment.status}: ${evidence.assessment.reasons.join("; ")}`
-      : null;
+        ? `evidence is ${evidence.assessment.status}: ${evidence.assessment.reasons.join("; ")}`
+        : null;
 
   return (
     <section className="space-y-6">
@@ -90,13 +107,19 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
       {!candidate.isLatestRound && (
         <p role="note" className="rounded border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900" data-testid="earlier-round">
           This is round {candidate.round}, kept read-only. The task is in round {task.round} now:{" "}
-          <Link href={`/teacher/candidates/${rounds.rounds.find((r) => r.round === task.round)?.candidateId ?? candidate.id}`}>open the latest round</Link>.
+          <Link href={`/teacher/candidates/${rounds.rounds.find((r) => r.round === task.round)?.candidateId ?? candidate.id}`}>
+            open the latest round
+          </Link>
+          .
         </p>
       )}
       {rounds.rounds.length > 1 && <RoundsPanel rounds={rounds} currentCandidateId={candidate.id} latestRound={task.round} />}
       <AnswersPanel rounds={rounds} comments={lineComments} />
 
-      <dl className="grid grid-cols-1 gap-x-6 gap-y-1 rounded border border-slate-200 bg-white p-3 text-sm sm:grid-cols-[max-content_1fr]" data-testid="identity-block">
+      <dl
+        className="grid grid-cols-1 gap-x-6 gap-y-1 rounded border border-slate-200 bg-white p-3 text-sm sm:grid-cols-[max-content_1fr]"
+        data-testid="identity-block"
+      >
         <IdentityRow label="Repository" value={candidate.repository} />
         <IdentityRow label="Issue" value={`#${candidate.issueNumber}`} />
         <IdentityRow label="Base" value={`${candidate.baseRef} ${candidate.baseSha}`} testId="identity-base" />
@@ -108,7 +131,10 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
 
       <div className="space-y-2">
         <h2>Issue text (untrusted — written by whoever filed the issue)</h2>
-        <pre className="max-h-64 overflow-auto whitespace-pre-wrap break-words rounded border border-amber-200 bg-amber-50 p-3 text-sm" data-testid="issue-prompt">
+        <pre
+          className="max-h-64 overflow-auto whitespace-pre-wrap break-words rounded border border-amber-200 bg-amber-50 p-3 text-sm"
+          data-testid="issue-prompt"
+        >
           {task.prompt}
         </pre>
       </div>
@@ -119,7 +145,11 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
         {evidence.content?.dependencies && (
           <p
             data-testid="dependencies-note"
-            className={evidence.content.dependencies.isCandidateLockfileChanged ? "rounded border border-amber-300 bg-amber-50 p-2 text-sm" : "text-sm text-slate-600"}
+            className={
+              evidence.content.dependencies.isCandidateLockfileChanged
+                ? "rounded border border-amber-300 bg-amber-50 p-2 text-sm"
+                : "text-sm text-slate-600"
+            }
           >
             {evidence.content.dependencies.note ?? "Checked with the dependency bundle built from the base commit's lockfile."}{" "}
             <span className="font-mono">bundle {evidence.content.dependencies.artifactDigest.slice(0, 12)}</span>
@@ -130,7 +160,9 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
       {review.guestReport && (
         <div className="space-y-2 rounded border border-dashed border-slate-300 p-3" data-testid="supplemental">
           <h2>Student report and supplemental checks (untrusted, never counted)</h2>
-          {review.guestReport.studentSummary && <pre className="max-h-48 overflow-auto whitespace-pre-wrap break-words text-sm">{review.guestReport.studentSummary}</pre>}
+          {review.guestReport.studentSummary && (
+            <pre className="max-h-48 overflow-auto whitespace-pre-wrap break-words text-sm">{review.guestReport.studentSummary}</pre>
+          )}
           {review.guestReport.supplementalChecks.map((check) => (
             <details key={check.name} className="text-sm">
               <summary>
@@ -143,11 +175,15 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
       )}
 
       {review.publicationSensitivePaths.length > 0 ? (
-        <div role="note" className="space-y-1 rounded border-2 border-orange-400 bg-orange-50 p-3 text-sm text-orange-950" data-testid="publication-sensitive">
+        <div
+          role="note"
+          className="space-y-1 rounded border-2 border-orange-400 bg-orange-50 p-3 text-sm text-orange-950"
+          data-testid="publication-sensitive"
+        >
           <h2>Publication-sensitive changes</h2>
           <p>
-            These files configure CI, submodules or code owners of the target repository. The operator allowed them for this repository; once published they run
-            with the repository&apos;s secrets. Read them first.
+            These files configure CI, submodules or code owners of the target repository. The operator allowed them for this repository;
+            once published they run with the repository&apos;s secrets. Read them first.
           </p>
           <ul className="font-mono text-xs">
             {review.publicationSensitivePaths.map((changedPath) => (
@@ -160,13 +196,26 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
       {rounds.parent && (
         <div className="flex flex-wrap items-center gap-3 text-sm" data-testid="diff-switch">
           <span className="text-slate-600">Show:</span>
-          {showInterdiff ? <strong>Changes since round {rounds.parent.round}</strong> : <Link href={`/teacher/candidates/${candidate.id}`}>Changes since round {rounds.parent.round}</Link>}
-          {showInterdiff ? <Link href={`/teacher/candidates/${candidate.id}?view=full`}>Full diff against the base</Link> : <strong>Full diff against the base</strong>}
+          {showInterdiff ? (
+            <strong>Changes since round {rounds.parent.round}</strong>
+          ) : (
+            <Link href={`/teacher/candidates/${candidate.id}`}>Changes since round {rounds.parent.round}</Link>
+          )}
+          {showInterdiff ? (
+            <Link href={`/teacher/candidates/${candidate.id}?view=full`}>Full diff against the base</Link>
+          ) : (
+            <strong>Full diff against the base</strong>
+          )}
         </div>
       )}
       {rounds.isUnchangedSinceParent && (
-        <p role="note" className="rounded border-2 border-amber-400 bg-amber-50 px-3 py-2 text-sm font-medium text-amber-950" data-testid="no-change-round">
-          Round {candidate.round} changes nothing since round {rounds.parent?.round}: the student agent returned the same files. Approving it approves round {rounds.parent?.round}&apos;s work again.
+        <p
+          role="note"
+          className="rounded border-2 border-amber-400 bg-amber-50 px-3 py-2 text-sm font-medium text-amber-950"
+          data-testid="no-change-round"
+        >
+          Round {candidate.round} changes nothing since round {rounds.parent?.round}: the student agent returned the same files. Approving
+          it approves round {rounds.parent?.round}&apos;s work again.
         </p>
       )}
       {"unreadable" in shownDiff ? (
@@ -179,20 +228,28 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
           diff={shownDiff}
           title={showInterdiff ? `Changes since round ${rounds.parent!.round}` : rounds.parent ? "All changes against the base" : "Changes"}
           comments={inlineComments}
-          commenting={isOpenForReview ? { candidateId: candidate.id, leftSha, headSha: candidate.headSha, action: addLineCommentAction } : null}
+          commenting={
+            isOpenForReview ? { candidateId: candidate.id, leftSha, headSha: candidate.headSha, action: addLineCommentAction } : null
+          }
         />
       )}
-      {isOpenForReview && !("unreadable" in shownDiff) && <p className="text-xs text-slate-600">Click a line number to comment on that line; comments go to the student agent with &ldquo;Request changes&rdquo;.</p>}
+      {isOpenForReview && !("unreadable" in shownDiff) && (
+        <p className="text-xs text-slate-600">
+          Click a line number to comment on that line; comments go to the student agent with &ldquo;Request changes&rdquo;.
+        </p>
+      )}
       <LineCommentsPanel comments={lineComments} currentRound={candidate.round} />
 
       {decision ? (
         <div className="space-y-1 rounded border border-slate-200 bg-white p-3 text-sm" data-testid="decision">
           <p>
-            <strong>{decision.verdict.replace("_", " ")}</strong> by {decision.teacher} at {decision.createdAt.toISOString().replace("T", " ").slice(0, 19)}
+            <strong>{decision.verdict.replace("_", " ")}</strong> by {decision.teacher} at{" "}
+            {decision.createdAt.toISOString().replace("T", " ").slice(0, 19)}
           </p>
           <p className="whitespace-pre-wrap">{decision.comment}</p>
           <p className="text-xs text-slate-500">
-            bound to head <span className="font-mono">{decision.headSha}</span>, evidence <span className="font-mono">{decision.evidenceId}</span>, manifest{" "}
+            bound to head <span className="font-mono">{decision.headSha}</span>, evidence{" "}
+            <span className="font-mono">{decision.evidenceId}</span>, manifest{" "}
             <span className="font-mono">{decision.manifestDigest.slice(0, 16)}</span>
           </p>
         </div>

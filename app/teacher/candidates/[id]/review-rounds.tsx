@@ -12,17 +12,33 @@ const VERDICT_TEXT = { approve: "approved", reject: "rejected", request_changes:
 const VERDICT_STATE = { approve: "approved", reject: "rejected", request_changes: "changes_requested" } as const;
 const when = (date: Date) => `${date.toISOString().replace("T", " ").slice(0, 16)} UTC`;
 
-export function RoundsPanel({ rounds, currentCandidateId, latestRound }: { rounds: TReviewRounds; currentCandidateId: string; latestRound: number }) {
+export function RoundsPanel({
+  rounds,
+  currentCandidateId,
+  latestRound,
+}: {
+  rounds: TReviewRounds;
+  currentCandidateId: string;
+  latestRound: number;
+}) {
   return (
     <div className="space-y-2 rounded border border-slate-200 bg-white p-3" data-testid="rounds-panel">
       <h2>
-        Rounds <span className="text-sm font-normal text-slate-600">({rounds.rounds.length} of at most {rounds.maxRounds})</span>
+        Rounds{" "}
+        <span className="text-sm font-normal text-slate-600">
+          ({rounds.rounds.length} of at most {rounds.maxRounds})
+        </span>
       </h2>
       <ol className="space-y-1 text-sm">
         {rounds.rounds.map((round) => {
           const isCurrent = round.candidateId === currentCandidateId;
           return (
-            <li key={round.candidateId} className={`flex flex-wrap items-center gap-2 rounded px-2 py-1 ${isCurrent ? "bg-blue-50" : ""}`} data-testid="round-item" data-round={round.round}>
+            <li
+              key={round.candidateId}
+              className={`flex flex-wrap items-center gap-2 rounded px-2 py-1 ${isCurrent ? "bg-blue-50" : ""}`}
+              data-testid="round-item"
+              data-round={round.round}
+            >
               {isCurrent ? (
                 <strong>Round {round.round} (this page)</strong>
               ) : (
@@ -81,7 +97,11 @@ export function AnswersPanel({ rounds, comments }: { rounds: TReviewRounds; comm
       <p className="whitespace-pre-wrap break-words" data-testid="answered-comment">
         {rounds.answers.comment}
       </p>
-      {lineComments.length > 0 && <p className="text-xs text-slate-600">…and {lineComments.length} line comment{lineComments.length === 1 ? "" : "s"}, listed below with where they sit now.</p>}
+      {lineComments.length > 0 && (
+        <p className="text-xs text-slate-600">
+          …and {lineComments.length} line comment{lineComments.length === 1 ? "" : "s"}, listed below with where they sit now.
+        </p>
+      )}
     </div>
   );
 }
@@ -95,9 +115,12 @@ export function LineCommentsPanel({ comments, currentRound }: { comments: readon
         {comments.map((c) => (
           <li key={c.id} className="py-2" data-testid="line-comment" data-anchored={c.anchor ? "yes" : "no"}>
             <p className="text-xs text-slate-600">
-              <span className="font-mono">{c.path}</span> line {c.line} ({c.side === "new" ? "that round's version" : "the version it was compared with"}) · round {c.round} · {c.author}
+              <span className="font-mono">{c.path}</span> line {c.line} (
+              {c.side === "new" ? "that round's version" : "the version it was compared with"}) · round {c.round} · {c.author}
             </p>
-            <pre className="my-1 overflow-x-auto whitespace-pre rounded bg-slate-50 px-2 py-0.5 font-mono text-xs text-slate-700">{c.lineText || " "}</pre>
+            <pre className="my-1 overflow-x-auto whitespace-pre rounded bg-slate-50 px-2 py-0.5 font-mono text-xs text-slate-700">
+              {c.lineText || " "}
+            </pre>
             <p className="whitespace-pre-wrap break-words">{c.body}</p>
             <p className="text-xs text-slate-500">
               {c.anchor === null

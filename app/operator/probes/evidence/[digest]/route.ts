@@ -17,7 +17,12 @@ export const GET = withActorRoute<never, { digest: string }>({
     if (!/^[0-9a-f]{64}$/.test(params.digest)) throw new AppError("NOT_FOUND", "Not found.");
     const bytes = await readEvidence({ db: await getDb(), env: getEnv() }, params.digest);
     return new Response(new Uint8Array(bytes), {
-      headers: { "content-type": "application/json", "content-disposition": `attachment; filename="probe-evidence-${params.digest.slice(0, 12)}.json"`, "cache-control": "no-store", "x-content-sha256": params.digest },
+      headers: {
+        "content-type": "application/json",
+        "content-disposition": `attachment; filename="probe-evidence-${params.digest.slice(0, 12)}.json"`,
+        "cache-control": "no-store",
+        "x-content-sha256": params.digest,
+      },
     });
   },
 });

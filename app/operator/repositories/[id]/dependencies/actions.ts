@@ -17,7 +17,15 @@ const ZText = (max: number) => z.string().max(max, `at most ${max} characters`).
 
 export const setSetupRecipeAction = withActorAction({
   action: "repository.manage",
-  schema: z.object({ repository: ZRepositoryName, kind: z.string().max(40), registries: ZText(5000), timeoutSeconds: ZText(20), command: ZText(20_000), inputFiles: ZText(5000), outputDir: ZText(200) }),
+  schema: z.object({
+    repository: ZRepositoryName,
+    kind: z.string().max(40),
+    registries: ZText(5000),
+    timeoutSeconds: ZText(20),
+    command: ZText(20_000),
+    inputFiles: ZText(5000),
+    outputDir: ZText(200),
+  }),
   handler: async ({ actor, input }) => {
     const recipe = recipeInputOf(input);
     const parsed = ZSetupRecipeSchema.safeParse(recipe);
@@ -27,7 +35,10 @@ export const setSetupRecipeAction = withActorAction({
     }
     const result = await setRepositorySetup({ db: await getDb() }, { name: input.repository, recipe: parsed.data, actorId: actor.userId });
     revalidatePath(PAGE, "page");
-    return { ok: true, message: `Recipe saved (${result.recipe!.kind}, recipe ${recipeDigest(result.recipe!).slice(0, 12)}). The next task, or "Build bundle now", builds its bundle.` };
+    return {
+      ok: true,
+      message: `Recipe saved (${result.recipe!.kind}, recipe ${recipeDigest(result.recipe!).slice(0, 12)}). The next task, or "Build bundle now", builds its bundle.`,
+    };
   },
 });
 
@@ -47,10 +58,16 @@ export const buildBundleNowAction = withActorAction({
   schema: z.object({ repository: ZRepositoryName, isForced: z.enum(["true"]).optional() }),
   handler: async ({ actor, input }) => {
     const { db, env, substrate, readyTimeoutMs } = await getRunContext();
-    const result = await buildRepositoryBundle({ db, env, substrate, readyTimeoutMs }, { name: input.repository, isForced: input.isForced === "true", actorId: actor.userId });
+    const result = await buildRepositoryBundle(
+      { db, env, substrate, readyTimeoutMs },
+      { name: input.repository, isForced: input.isForced === "true", actorId: actor.userId },
+    );
     revalidatePath(PAGE, "page");
     const what = `bundle ${result.bundle.artifactDigest.slice(0, 12)} (${result.bundle.packageCount} packages) for ${result.sha.slice(0, 12)}`;
-    return { ok: true, message: result.isReused ? `Already built: ${what}; reused.` : `Built ${what} in ${(result.elapsedMs / 1000).toFixed(1)} s.` };
+    return {
+      ok: true,
+      message: result.isReused ? `Already built: ${what}; reused.` : `Built ${what} in ${(result.elapsedMs / 1000).toFixed(1)} s.`,
+    };
   },
 });
 
@@ -60,8 +77,14 @@ export const rebuildFromCandidateAction = withActorAction({
   schema: z.object({ candidateId: z.string().trim().min(1, "Choose a candidate.").max(100) }),
   handler: async ({ actor, input }) => {
     const { db, env, substrate, readyTimeoutMs } = await getRunContext();
-    const bundle = await rebuildFromCandidateLockfile({ db, env, substrate, readyTimeoutMs }, { candidateId: input.candidateId, actorId: actor.userId });
+    const bundle = await rebuildFromCandidateLockfile(
+      { db, env, substrate, readyTimeoutMs },
+      { candidateId: input.candidateId, actorId: actor.userId },
+    );
     revalidatePath(PAGE, "page");
-    return { ok: true, message: `Built bundle ${bundle.artifactDigest.slice(0, 12)} (${bundle.packageCount} packages) from candidate ${input.candidateId}'s lockfile.` };
+    return {
+      ok: true,
+      message: `Built bundle ${bundle.artifactDigest.slice(0, 12)} (${bundle.packageCount} packages) from candidate ${input.candidateId}'s lockfile.`,
+    };
   },
 });

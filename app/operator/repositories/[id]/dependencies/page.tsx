@@ -43,8 +43,9 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
         <h2>Setup recipe</h2>
         {view.recipe ? (
           <p>
-            In force: <strong>{view.recipe.kind}</strong> through the registry broker to <span className="break-all font-mono">{view.recipe.registries.join(", ")}</span> · timeout {view.recipe.timeoutSeconds} s · recipe{" "}
-            <span className="font-mono">{view.recipeDigest?.slice(0, 12)}</span>
+            In force: <strong>{view.recipe.kind}</strong> through the registry broker to{" "}
+            <span className="break-all font-mono">{view.recipe.registries.join(", ")}</span> · timeout {view.recipe.timeoutSeconds} s ·
+            recipe <span className="font-mono">{view.recipeDigest?.slice(0, 12)}</span>
             {view.recipe.command && (
               <>
                 {" "}
@@ -58,14 +59,34 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
         <SetupRecipeForm repository={view.repository.name} recipe={view.recipe} defaultRegistry={DEFAULT_NPM_REGISTRY} />
         {view.recipe && (
           <div className="flex flex-wrap items-start gap-3 border-t border-slate-200 pt-3">
-            <ActionForm action={buildBundleNowAction} submitLabel="Build bundle now" pendingLabel="Building on a builder guest…" className="max-w-xs space-y-2" testId="build-bundle-form">
+            <ActionForm
+              action={buildBundleNowAction}
+              submitLabel="Build bundle now"
+              pendingLabel="Building on a builder guest…"
+              className="max-w-xs space-y-2"
+              testId="build-bundle-form"
+            >
               <input type="hidden" name="repository" value={view.repository.name} />
             </ActionForm>
-            <ActionForm action={buildBundleNowAction} submitLabel="Rebuild (new setup run)" pendingLabel="Building on a builder guest…" tone="warning" className="max-w-xs space-y-2" testId="rebuild-bundle-form">
+            <ActionForm
+              action={buildBundleNowAction}
+              submitLabel="Rebuild (new setup run)"
+              pendingLabel="Building on a builder guest…"
+              tone="warning"
+              className="max-w-xs space-y-2"
+              testId="rebuild-bundle-form"
+            >
               <input type="hidden" name="repository" value={view.repository.name} />
               <input type="hidden" name="isForced" value="true" />
             </ActionForm>
-            <ActionForm action={clearSetupRecipeAction} submitLabel="Remove dependency setup" pendingLabel="Removing…" tone="danger" className="max-w-xs space-y-2" testId="clear-recipe-form">
+            <ActionForm
+              action={clearSetupRecipeAction}
+              submitLabel="Remove dependency setup"
+              pendingLabel="Removing…"
+              tone="danger"
+              className="max-w-xs space-y-2"
+              testId="clear-recipe-form"
+            >
               <input type="hidden" name="repository" value={view.repository.name} />
             </ActionForm>
           </div>
@@ -88,7 +109,13 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
             {view.bundles.map((b) => (
               <tr key={b.id} className="border-t border-slate-200 align-top" data-testid="bundle">
                 <td className="p-2 font-mono">{b.artifactDigest.slice(0, 12)}</td>
-                <td className="p-2">{b.isCurrent ? "current recipe and image" : b.source === "candidate" ? `from candidate ${b.candidateId ?? ""}` : "superseded"}</td>
+                <td className="p-2">
+                  {b.isCurrent
+                    ? "current recipe and image"
+                    : b.source === "candidate"
+                      ? `from candidate ${b.candidateId ?? ""}`
+                      : "superseded"}
+                </td>
                 <td className="whitespace-nowrap p-2">{formatBytes(b.sizeBytes)}</td>
                 <td className="p-2">
                   {b.packageCount} ({b.fileCount} files)
@@ -106,18 +133,26 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
         <div className="space-y-2 rounded border border-amber-200 bg-amber-50 p-4 text-sm" data-testid="candidate-lockfiles">
           <h2>Candidates that changed the lockfile</h2>
           <p className="text-slate-700">
-            Their trusted checks ran with the base commit&apos;s dependencies. Building a bundle from a candidate&apos;s own lockfile is a separate decision, recorded in the audit trail; the bundle is listed
-            above as &ldquo;from candidate&rdquo; and is never used by that candidate&apos;s checks.
+            Their trusted checks ran with the base commit&apos;s dependencies. Building a bundle from a candidate&apos;s own lockfile is a
+            separate decision, recorded in the audit trail; the bundle is listed above as &ldquo;from candidate&rdquo; and is never used by
+            that candidate&apos;s checks.
           </p>
           {view.changedLockfileCandidates.length === 0 ? (
             <p className="text-slate-600">None so far.</p>
           ) : (
-            <ActionForm action={rebuildFromCandidateAction} submitLabel="Build from the candidate's lockfile" pendingLabel="Building on a builder guest…" tone="warning" testId="rebuild-candidate-form">
+            <ActionForm
+              action={rebuildFromCandidateAction}
+              submitLabel="Build from the candidate's lockfile"
+              pendingLabel="Building on a builder guest…"
+              tone="warning"
+              testId="rebuild-candidate-form"
+            >
               <Field name="candidateId" label="Candidate">
                 <select className="mt-1 w-full rounded border border-slate-300 px-2 py-1 text-sm">
                   {view.changedLockfileCandidates.map((c) => (
                     <option key={c.id} value={c.id}>
-                      #{c.issueNumber} round {c.round} · {c.id} · head {c.headSha.slice(0, 12)} · checked {c.checkedAt.toISOString().replace("T", " ").slice(0, 16)} UTC
+                      #{c.issueNumber} round {c.round} · {c.id} · head {c.headSha.slice(0, 12)} · checked{" "}
+                      {c.checkedAt.toISOString().replace("T", " ").slice(0, 16)} UTC
                     </option>
                   ))}
                 </select>
@@ -129,18 +164,22 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
       <div className="space-y-2">
         <h2>Setup runs</h2>
         {view.setupRuns.length === 0 ? (
-          <EmptyState title="No setup run yet">{view.recipe ? "A setup run starts when a task needs a bundle that is not built yet." : "Setup runs need a setup recipe."}</EmptyState>
+          <EmptyState title="No setup run yet">
+            {view.recipe ? "A setup run starts when a task needs a bundle that is not built yet." : "Setup runs need a setup recipe."}
+          </EmptyState>
         ) : (
           <ul className="space-y-2" data-testid="setup-runs">
             {view.setupRuns.map((r) => (
               <li key={r.id} className="rounded border border-slate-200 bg-white p-3 text-sm">
                 <p>
                   <strong>{r.state}</strong> · {r.reason} · {r.startedAt.toISOString().replace("T", " ").slice(0, 19)}
-                  {r.durationMs !== null && ` · ${(r.durationMs / 1000).toFixed(1)} s`} · commit <span className="font-mono">{r.sourceSha.slice(0, 12)}</span>
+                  {r.durationMs !== null && ` · ${(r.durationMs / 1000).toFixed(1)} s`} · commit{" "}
+                  <span className="font-mono">{r.sourceSha.slice(0, 12)}</span>
                 </p>
                 {r.fetchLog && (
                   <p className="text-xs text-slate-600">
-                    broker: {r.fetchLog.served} served ({formatBytes(r.fetchLog.bytesServed)}; {r.fetchLog.tarballs} tarballs), {r.fetchLog.refused} refused · packages: {r.fetchLog.packages.slice(0, 30).join(", ")}
+                    broker: {r.fetchLog.served} served ({formatBytes(r.fetchLog.bytesServed)}; {r.fetchLog.tarballs} tarballs),{" "}
+                    {r.fetchLog.refused} refused · packages: {r.fetchLog.packages.slice(0, 30).join(", ")}
                     {r.fetchLog.packages.length > 30 && " …"}
                   </p>
                 )}
@@ -153,7 +192,11 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
                     ))}
                   </ul>
                 )}
-                {r.errorSummary && <pre className="whitespace-pre-wrap break-words text-xs text-red-800">{r.errorCode}: {r.errorSummary}</pre>}
+                {r.errorSummary && (
+                  <pre className="whitespace-pre-wrap break-words text-xs text-red-800">
+                    {r.errorCode}: {r.errorSummary}
+                  </pre>
+                )}
               </li>
             ))}
           </ul>

@@ -47,7 +47,10 @@ export function recipeInputOf(raw: TRaw): Record<string, unknown> {
  * list, naming its line; the custom recipe's "name its command, inputFiles and outputDir" goes to
  * each custom field that is missing.
  */
-export function recipeFieldErrorsOf(issues: readonly { path: readonly PropertyKey[]; message: string }[], recipe: Record<string, unknown>): Record<string, string[]> {
+export function recipeFieldErrorsOf(
+  issues: readonly { path: readonly PropertyKey[]; message: string }[],
+  recipe: Record<string, unknown>,
+): Record<string, string[]> {
   const errors: Record<string, string[]> = {};
   const add = (field: string, message: string) => {
     const list = (errors[field] ??= []);
@@ -55,11 +58,13 @@ export function recipeFieldErrorsOf(issues: readonly { path: readonly PropertyKe
   };
   for (const issue of issues.slice(0, 50)) {
     const [head, index] = issue.path.map(String);
-    if (head === "registries" && index === undefined && Array.isArray(recipe.registries) && recipe.registries.length === 0) add("registries", "Name at least one registry (one URL per line).");
+    if (head === "registries" && index === undefined && Array.isArray(recipe.registries) && recipe.registries.length === 0)
+      add("registries", "Name at least one registry (one URL per line).");
     else if (head && index !== undefined && /^\d+$/.test(index)) add(head, `line ${Number(index) + 1}: ${issue.message}`);
     else if (head === "v") add("", issue.message);
     else if (head) add(head, issue.message);
-    else if (recipe.kind === "custom") for (const field of CUSTOM_ONLY_FIELDS.filter((f) => recipe[f] === undefined)) add(field, "A custom recipe needs this.");
+    else if (recipe.kind === "custom")
+      for (const field of CUSTOM_ONLY_FIELDS.filter((f) => recipe[f] === undefined)) add(field, "A custom recipe needs this.");
     else add("", issue.message);
   }
   return errors;

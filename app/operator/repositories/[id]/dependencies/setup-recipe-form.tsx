@@ -14,13 +14,30 @@ import { RECIPE_KIND_LABELS, RECIPE_KINDS } from "./setup-recipe-form-model";
 
 const CONTROL = "mt-1 w-full rounded border border-slate-300 px-2 py-1 text-sm aria-[invalid=true]:border-red-600";
 
-export function SetupRecipeForm({ repository, recipe, defaultRegistry }: { repository: string; recipe: TSetupRecipe | null; defaultRegistry: string }) {
+export function SetupRecipeForm({
+  repository,
+  recipe,
+  defaultRegistry,
+}: {
+  repository: string;
+  recipe: TSetupRecipe | null;
+  defaultRegistry: string;
+}) {
   const [kind, setKind] = useState<string>(recipe?.kind ?? "npm-ci");
   return (
-    <ActionForm action={setSetupRecipeAction} submitLabel={recipe ? "Save recipe" : "Set up dependencies"} pendingLabel="Saving…" testId="setup-recipe-form">
+    <ActionForm
+      action={setSetupRecipeAction}
+      submitLabel={recipe ? "Save recipe" : "Set up dependencies"}
+      pendingLabel="Saving…"
+      testId="setup-recipe-form"
+    >
       <input type="hidden" name="repository" value={repository} />
       <div className="grid grid-cols-1 gap-3 sm:grid-cols-2">
-        <Field name="kind" label={<span className="font-medium">Recipe</span>} hint="Lifecycle scripts never run; the recipe reads only the base commit's lockfile.">
+        <Field
+          name="kind"
+          label={<span className="font-medium">Recipe</span>}
+          hint="Lifecycle scripts never run; the recipe reads only the base commit's lockfile."
+        >
           <select defaultValue={kind} onChange={(event) => setKind(event.target.value)} className={CONTROL}>
             {RECIPE_KINDS.map((k) => (
               <option key={k} value={k}>
@@ -42,13 +59,26 @@ export function SetupRecipeForm({ repository, recipe, defaultRegistry }: { repos
         </Field>
         {kind === "custom" && (
           <>
-            <Field name="command" className="block text-sm sm:col-span-2" label={<span className="font-medium">Command</span>} hint="One argument per line, run in the builder guest's work directory with the registry in $SCHOOLCORE_REGISTRY. No shell unless you name one.">
+            <Field
+              name="command"
+              className="block text-sm sm:col-span-2"
+              label={<span className="font-medium">Command</span>}
+              hint="One argument per line, run in the builder guest's work directory with the registry in $SCHOOLCORE_REGISTRY. No shell unless you name one."
+            >
               <textarea rows={4} defaultValue={recipe?.command?.join("\n") ?? ""} className={`${CONTROL} font-mono`} />
             </Field>
-            <Field name="inputFiles" label={<span className="font-medium">Input files</span>} hint="Read from the base commit; one relative path per line (or comma-separated).">
+            <Field
+              name="inputFiles"
+              label={<span className="font-medium">Input files</span>}
+              hint="Read from the base commit; one relative path per line (or comma-separated)."
+            >
               <textarea rows={2} defaultValue={recipe?.inputFiles?.join("\n") ?? ""} className={`${CONTROL} font-mono`} />
             </Field>
-            <Field name="outputDir" label={<span className="font-medium">Output folder</span>} hint="The one top-level folder the command produces; extracted beside the repository at /workspace.">
+            <Field
+              name="outputDir"
+              label={<span className="font-medium">Output folder</span>}
+              hint="The one top-level folder the command produces; extracted beside the repository at /workspace."
+            >
               <input type="text" defaultValue={recipe?.outputDir ?? ""} placeholder="node_modules" className={`${CONTROL} font-mono`} />
             </Field>
           </>

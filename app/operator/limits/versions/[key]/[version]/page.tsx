@@ -16,7 +16,10 @@ export default async function SettingVersionPage({ params }: Props) {
   const version = Number(versionText);
   if (!isSettingKey(key) || !Number.isInteger(version) || version < 1 || version > 1_000_000) notFound();
   const db = await getDb();
-  const [row, previous] = await Promise.all([readSettingVersionValue(db, { key, version }), version > 1 ? readSettingVersionValue(db, { key, version: version - 1 }) : null]);
+  const [row, previous] = await Promise.all([
+    readSettingVersionValue(db, { key, version }),
+    version > 1 ? readSettingVersionValue(db, { key, version: version - 1 }) : null,
+  ]);
   if (!row) notFound();
   const actor = row.actorId ? await db.user.findUnique({ where: { id: row.actorId }, select: { email: true } }) : null;
   return (
@@ -39,7 +42,8 @@ export default async function SettingVersionPage({ params }: Props) {
         </pre>
       </div>
       <p className="text-sm">
-        {version > 1 && <Link href={`/operator/limits/versions/${key}/${version - 1}`}>← version {version - 1}</Link>} <Link href="/operator/limits">current limits</Link>
+        {version > 1 && <Link href={`/operator/limits/versions/${key}/${version - 1}`}>← version {version - 1}</Link>}{" "}
+        <Link href="/operator/limits">current limits</Link>
       </p>
     </section>
   );
