@@ -1,5 +1,5 @@
 /**
- * `npm test`: typecheck, lint, layering (dependency-cruiser), unit + integration tests (Vitest, real Postgres, real bubblewrap,
+ * `npm test`: typecheck, lint, formatting (Prettier), layering (dependency-cruiser), unit + integration tests (Vitest, real Postgres, real bubblewrap,
  * real git), then the Playwright e2e suite in Debian's Chromium against the real system.
  */
 import { spawn } from "node:child_process";
@@ -16,6 +16,7 @@ const STEPS: Step[] = [
   { name: "prisma generate", command: process.execPath, args: [path.join(ROOT, "scripts", "prisma-generate.mjs")] },
   { name: "typecheck", command: bin("tsc"), args: ["--noEmit", "-p", "tsconfig.json"] },
   { name: "lint", command: bin("eslint"), args: ["--max-warnings", "0", "."] },
+  { name: "format", command: bin("prettier"), args: ["--check", "--log-level", "warn", "."] },
   {
     name: "layering",
     command: process.execPath,
