@@ -199,9 +199,7 @@ async function childLarge(url: string): Promise<void> {
   }
 }
 
-async function benchLarge(
-  url: string,
-): Promise<{
+async function benchLarge(url: string): Promise<{
   archiveBytes: number;
   elapsedMs: number;
   rssBeforeKb: number;
