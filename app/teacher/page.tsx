@@ -1,6 +1,7 @@
 import Link from "next/link";
 import { requirePagePermission } from "@/app/_server/guard";
 import { EmptyState } from "@/components/empty-state";
+import { FilterBar } from "@/components/filter-bar";
 import { Pager, queryString } from "@/components/pager";
 import { StateBadge } from "@/components/state-badge";
 import { getDb } from "@/lib/db/client";
@@ -24,11 +25,7 @@ export default async function TeacherPage({ searchParams }: Props) {
   return (
     <section className="space-y-4">
       <h1>Review queue</h1>
-      <form
-        method="get"
-        className="flex flex-wrap items-end gap-3 rounded border border-slate-200 bg-white p-3 text-sm"
-        data-testid="queue-filters"
-      >
+      <FilterBar testId="queue-filters" tone="neutral" links={isFiltered && <Link href="/teacher">Clear filters</Link>}>
         <label className="block">
           Repository
           <select name="repository" defaultValue={query.repository ?? ""} className="mt-1 block rounded border border-slate-300 p-1">
@@ -48,11 +45,7 @@ export default async function TeacherPage({ searchParams }: Props) {
             <option value="revisions">Revisions (answering feedback)</option>
           </select>
         </label>
-        <button type="submit" className="rounded bg-slate-800 px-3 py-1.5 text-white">
-          Filter
-        </button>
-        {isFiltered && <Link href="/teacher">Clear filters</Link>}
-      </form>
+      </FilterBar>
       {queue.items.length === 0 ? (
         <EmptyState title={isFiltered ? "Nothing matches these filters" : "Nothing to review"}>
           Candidates appear here once their trusted checks have run.

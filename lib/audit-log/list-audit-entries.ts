@@ -6,6 +6,7 @@
 import { z } from "zod";
 import type { Db } from "../db/client";
 import type { Prisma } from "../db/generated/client";
+import { pagedListFields, pageWindow, toPage, utcDayRange } from "../paging";
 import { parseOrThrow } from "../parse-or-throw";
 
 export const AUDIT_KINDS = {
@@ -31,12 +32,7 @@ export const ZListAuditEntriesSchema = z
     /** a user id, or "system" for entries without an actor (the worker, the CLI without a user) */
     actor: z.union([z.uuid(), z.literal("system")]).optional(),
     kind: z.enum(Object.keys(AUDIT_KINDS) as [TAuditKind, ...TAuditKind[]]).optional(),
-    /** YYYY-MM-DD, inclusive, UTC */
-    from: z.iso.date().optional(),
-    /** YYYY-MM-DD, inclusive, UTC */
-    to: z.iso.date().optional(),
-    page: z.coerce.number().int().min(1).max(100_000).default(1),
-    pageSize: z.coerce.number().int().min(1).max(500).default(50),
+    ...pagedListFields(500),
   })
   .strict();
 export type TListAuditEntriesInput = z.input<typeof ZListAuditEntriesSchema>;
@@ -46,25 +42,22 @@ export async function listAuditEntries(deps: { db: Db }, fields: TListAuditEntri
   const and: Prisma.AuditLogWhereInput[] = [];
   if (input.actor) and.push({ actorId: input.actor === "system" ? null : input.actor });
   if (input.kind) and.push(AUDIT_KINDS[input.kind].where);
-  if (input.from) and.push({ createdAt: { gte: new Date(`${input.from}T00:00:00Z`) } });
-  if (input.to) and.push({ createdAt: { lt: new Date(new Date(`${input.to}T00:00:00Z`).getTime() + 86_400_000) } });
+  const createdAt = utcDayRange(input);
+  if (createdAt) and.push({ createdAt });
   const where: Prisma.AuditLogWhereInput = and.length > 0 ? { AND: and } : {};
   const [total, rows] = await Promise.all([
     deps.db.auditLog.count({ where }),
     deps.db.auditLog.findMany({
       where,
       orderBy: { id: "desc" },
-      skip: (input.page - 1) * input.pageSize,
-      take: input.pageSize,
+      ...pageWindow(input),
       include: { actor: { select: { email: true } } },
     }),
   ]);
-  return {
+  return toPage(
+    input,
     total,
-    page: input.page,
-    pageSize: input.pageSize,
-    pageCount: Math.max(1, Math.ceil(total / input.pageSize)),
-    items: rows.map((row) => ({
+    rows.map((row) => ({
       id: row.id.toString(),
       createdAt: row.createdAt,
       actorId: row.actorId,
@@ -74,7 +67,7 @@ export async function listAuditEntries(deps: { db: Db }, fields: TListAuditEntri
       targetId: row.targetId,
       detail: row.detail,
     })),
-  };
+  );
 }
 
 export type TAuditEntry = Awaited<ReturnType<typeof listAuditEntries>>["items"][number];

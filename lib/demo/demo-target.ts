@@ -3,10 +3,7 @@
  * loop (student agent → candidate → trusted checks → review → pull request) can be shown with no
  * outside accounts. Written by the control plane itself, with fixed commit metadata.
  */
-import fs from "node:fs/promises";
-import path from "node:path";
-import { commitWorktree } from "../git/git-plumbing";
-import { runGit } from "../git/run-git";
+import { writeDemoFiles } from "./write-demo-files";
 
 export const DEMO_REPOSITORY = "demo/calculator";
 export const DEMO_ISSUE = {
@@ -26,23 +23,6 @@ const FILES: Record<string, string> = {
 };
 
 /** Creates a working repository with one commit on `main`; returns its path and commit SHA. */
-export async function writeDemoRepository(dir: string): Promise<{ path: string; sha: string }> {
-  await fs.mkdir(dir, { recursive: true });
-  await runGit({ cwd: dir, args: ["init", "--quiet", "--initial-branch=main"] });
-  for (const [file, content] of Object.entries(FILES)) {
-    await fs.mkdir(path.join(dir, path.dirname(file)), { recursive: true });
-    await fs.writeFile(path.join(dir, file), content);
-  }
-  const sha = await commitWorktree({
-    worktreePath: dir,
-    metadata: {
-      authorName: "School-Core demo",
-      authorEmail: "demo@school-core.invalid",
-      committerName: "School-Core demo",
-      committerEmail: "demo@school-core.invalid",
-      epochSeconds: 1_780_000_000,
-      message: "calculator: first version\n",
-    },
-  });
-  return { path: dir, sha };
+export function writeDemoRepository(dir: string): Promise<{ path: string; sha: string }> {
+  return writeDemoFiles(dir, { files: FILES, message: "calculator: first version\n" });
 }

@@ -5,11 +5,8 @@
  * and the trusted checks then run with the network blocked. The packages are fixtures served by a
  * loopback registry (lib/dependencies/fixture-registry.ts): nothing leaves the machine.
  */
-import fs from "node:fs/promises";
-import path from "node:path";
 import { writeLockfile, type TFixturePackage } from "../dependencies/fixture-registry";
-import { commitWorktree } from "../git/git-plumbing";
-import { runGit } from "../git/run-git";
+import { writeDemoFiles } from "./write-demo-files";
 
 export const GREETER_REPOSITORY = "demo/greeter";
 export const GREETER_ISSUE = {
@@ -50,23 +47,6 @@ const FILES: Record<string, string> = {
 };
 
 /** Creates a working repository with one commit on `main`; returns its path and commit SHA. */
-export async function writeGreeterRepository(dir: string): Promise<{ path: string; sha: string }> {
-  await fs.mkdir(dir, { recursive: true });
-  await runGit({ cwd: dir, args: ["init", "--quiet", "--initial-branch=main"] });
-  for (const [file, content] of Object.entries(FILES)) {
-    await fs.mkdir(path.join(dir, path.dirname(file)), { recursive: true });
-    await fs.writeFile(path.join(dir, file), content);
-  }
-  const sha = await commitWorktree({
-    worktreePath: dir,
-    metadata: {
-      authorName: "School-Core demo",
-      authorEmail: "demo@school-core.invalid",
-      committerName: "School-Core demo",
-      committerEmail: "demo@school-core.invalid",
-      epochSeconds: 1_780_000_000,
-      message: "greeter: first version\n",
-    },
-  });
-  return { path: dir, sha };
+export function writeGreeterRepository(dir: string): Promise<{ path: string; sha: string }> {
+  return writeDemoFiles(dir, { files: FILES, message: "greeter: first version\n" });
 }

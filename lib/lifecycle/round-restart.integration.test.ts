@@ -34,7 +34,7 @@ describe("worker killed right after a commit of a revision round", () => {
     "after %s in round 2: resumes to review with one guest per round and no duplicate round",
     async (point) => {
       const taskId = await world.createDemoTask({ agentCommand: ROUND_AWARE_AGENT });
-      const first = startWorkerProcess(world);
+      const first = startWorkerProcess({ world });
       try {
         const reviewed = await waitForTaskState(world, taskId, ["review_pending", "failed", "blocked"], 90_000);
         expect(reviewed.state, `${reviewed.errorCode}: ${reviewed.errorSummary}`).toBe("review_pending");
@@ -61,14 +61,14 @@ describe("worker killed right after a commit of a revision round", () => {
         },
       );
 
-      const crashing = startWorkerProcess(world, point);
+      const crashing = startWorkerProcess({ world, crashAfter: point });
       const ended = await Promise.race([crashing.exited, new Promise<"timeout">((r) => setTimeout(() => r("timeout"), 90_000))]);
       expect(ended, crashing.output().slice(-2000)).not.toBe("timeout");
       const { code, signal } = ended as { code: number | null; signal: string | null };
       expect(signal === "SIGKILL" || code === 137, `exit ${code} ${signal}\n${crashing.output().slice(-3000)}`).toBe(true);
       expect(crashing.output()).toContain(`crash point ${point} reached`);
 
-      const worker = startWorkerProcess(world);
+      const worker = startWorkerProcess({ world });
       try {
         const task = await waitForTaskState(world, taskId, ["review_pending", "failed", "blocked"], 90_000);
         expect(task.state, `${task.errorCode}: ${task.errorSummary}`).toBe("review_pending");

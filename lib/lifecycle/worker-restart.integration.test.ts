@@ -30,14 +30,14 @@ const CRASH_POINTS = [
 describe("worker killed right after a transition commit", () => {
   it.each(CRASH_POINTS)("after %s: resumes to review with one student machine and nothing live", async (point) => {
     const taskId = await world.createDemoTask();
-    const crashing = startWorkerProcess(world, point);
+    const crashing = startWorkerProcess({ world, crashAfter: point });
     const ended = await Promise.race([crashing.exited, new Promise<"timeout">((r) => setTimeout(() => r("timeout"), 90_000))]);
     expect(ended, crashing.output().slice(-2000)).not.toBe("timeout");
     const { code, signal } = ended as { code: number | null; signal: string | null };
     expect(signal === "SIGKILL" || code === 137, `exit ${code} ${signal}`).toBe(true);
     expect(crashing.output()).toContain(`crash point ${point} reached`);
 
-    const worker = startWorkerProcess(world);
+    const worker = startWorkerProcess({ world });
     try {
       const task = await waitForTaskState(world, taskId, ["review_pending", "failed", "blocked"], 90_000);
       expect(task.state, `${task.errorCode}: ${task.errorSummary}`).toBe("review_pending");

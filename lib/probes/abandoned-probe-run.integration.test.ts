@@ -5,12 +5,10 @@
  * The worker is the real process (`scripts/worker.ts`); the local substrate keeps running in this
  * test process, as a provider would, so the dead worker's guests are really still there.
  */
-import { spawn } from "node:child_process";
-import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createLifecycleWorld, type LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
+import { startWorkerProcess } from "../lifecycle/testing/worker-process";
 import { LIVE_MACHINE_STATES } from "../machines/machine-states";
-import { PROJECT_ROOT } from "../project-root";
 import { closeAbandonedProbeRuns } from "./close-abandoned-probe-runs";
 import { getProbeRunOrThrow } from "./probe-run.repo";
 import { requestProbeRun } from "./request-probe-run";
@@ -21,26 +19,10 @@ beforeAll(async () => {
   world = await createLifecycleWorld();
 });
 
-/**
- * Starts a real worker on P1 and SIGKILLs it as soon as the probe task's guest is live at the
- * provider. One process (`node --import tsx`), not tsx's CLI: the CLI runs the script in a child
- * that a SIGKILL of the CLI would leave running.
- */
+/** Starts a real worker on P1 and SIGKILLs it as soon as the probe task's guest is live at the provider. */
 async function killWorkerMidTask(): Promise<{ runId: string; taskId: string }> {
   const run = await requestProbeRun({ db: world.db, env: world.env }, { probes: ["P1"], actorId: null });
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "scripts", "worker.ts")], {
-    cwd: PROJECT_ROOT,
-    env: {
-      ...process.env,
-      NODE_ENV: "test",
-      DATABASE_URL: world.databaseUrl,
-      DATA_DIR: world.env.dataDir,
-      LOCAL_SUBSTRATE_PORT: String(world.env.LOCAL_SUBSTRATE_PORT),
-      SMOLCLOUD_TOKEN_FILE: world.tokenFile,
-    },
-    stdio: "ignore",
-  });
-  const exited = new Promise((resolve) => child.once("exit", resolve));
+  const worker = startWorkerProcess({ world });
   try {
     const deadline = Date.now() + 90_000;
     while (Date.now() < deadline) {
@@ -49,13 +31,13 @@ async function killWorkerMidTask(): Promise<{ runId: string; taskId: string }> {
         select: { taskId: true },
       });
       if (live) return { runId: run.id, taskId: live.taskId! };
-      if (child.exitCode !== null) throw new Error(`the worker exited with ${child.exitCode}`);
+      if (worker.child.exitCode !== null) throw new Error(`the worker exited with ${worker.child.exitCode}`);
       await new Promise((r) => setTimeout(r, 50));
     }
     throw new Error("the probe task's guest never came up");
   } finally {
-    child.kill("SIGKILL");
-    await exited;
+    worker.child.kill("SIGKILL");
+    await worker.exited;
   }
 }
 

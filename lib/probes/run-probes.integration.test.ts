@@ -3,13 +3,12 @@
  * eight probes pass and store bounded, sanitized, content-addressed evidence; the dispatch gate
  * follows the evidence (the matrix below); a run whose runner is SIGKILLed never shows "passed".
  */
-import { spawn } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { canonicalDigest } from "../canonical-json";
 import { createLifecycleWorld, type LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
+import { startWorkerProcess } from "../lifecycle/testing/worker-process";
 import { probeDepsFor } from "../jobs/run-probe-job";
-import { PROJECT_ROOT } from "../project-root";
 import { writeSetting } from "../settings/operator-settings";
 import { executeProbeRun } from "./execute-probe-run";
 import { PROBE_IDS } from "./probe-catalog";
@@ -135,25 +134,13 @@ describe("a probe run whose runner is killed", () => {
   it("never shows passed: the sweep fails it, its probes end as error", async () => {
     await writeSetting(world.db, { key: "guest.image", value: { type: "smolmachine", reference: "school-core/node24" }, actorId: null });
     const run = await requestProbeRun({ db: world.db, env: world.env }, { probes: ["P6"], actorId: null });
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "scripts", "worker.ts")], {
-      cwd: PROJECT_ROOT,
-      env: {
-        ...process.env,
-        NODE_ENV: "test",
-        DATABASE_URL: world.databaseUrl,
-        DATA_DIR: world.env.dataDir,
-        LOCAL_SUBSTRATE_PORT: String(world.env.LOCAL_SUBSTRATE_PORT),
-        SMOLCLOUD_TOKEN_FILE: world.tokenFile,
-      },
-      stdio: "ignore",
-    });
-    const exited = new Promise((resolve) => child.once("exit", resolve));
+    const worker = startWorkerProcess({ world });
     const deadline = Date.now() + 60_000;
     while ((await world.db.probeRun.findUniqueOrThrow({ where: { id: run.id } })).state === "queued" && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 200));
     expect((await world.db.probeRun.findUniqueOrThrow({ where: { id: run.id } })).state).toBe("running");
-    child.kill("SIGKILL");
-    await exited;
+    worker.child.kill("SIGKILL");
+    await worker.exited;
     // the heartbeat lapses; the next sweep (any worker, or the CLI) fails the run
     await failAbandonedProbeRuns(world.db, new Date(Date.now() + 25_000));
     const after = await getProbeRunOrThrow(world.db, run.id);

@@ -3,7 +3,6 @@
  * substrate, a teacher approves, and advancing the task pushes `school/<task>` to the local forge
  * (the demo target's remote) and opens exactly one pull request, however often it is advanced.
  */
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -17,9 +16,9 @@ import { saveGitHubPublishSetting } from "./publish-settings";
 import { decideCandidate } from "../review/decide-candidate";
 import { readLatestEvidence } from "../review/evidence-view";
 import { withTaskLock } from "../jobs/task-lock";
-import { PROJECT_ROOT } from "../project-root";
 import { advanceTask } from "../jobs/advance-task";
 import { createLifecycleWorld, type LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
+import { startWorkerProcess } from "../lifecycle/testing/worker-process";
 
 let world: LifecycleWorld;
 let forge: TLocalForge;
@@ -81,31 +80,6 @@ async function approvedDemoTask(): Promise<{ taskId: string; headSha: string }> 
   return { taskId, headSha: candidate.headSha };
 }
 
-function runWorker(env: Record<string, string>) {
-  const child = spawn(
-    process.execPath,
-    [path.join(PROJECT_ROOT, "node_modules", "tsx", "dist", "cli.mjs"), path.join(PROJECT_ROOT, "scripts", "worker.ts")],
-    {
-      cwd: PROJECT_ROOT,
-      env: {
-        ...process.env,
-        NODE_ENV: "test",
-        DATABASE_URL: world.databaseUrl,
-        DATA_DIR: world.env.dataDir,
-        LOCAL_SUBSTRATE_PORT: String(world.env.LOCAL_SUBSTRATE_PORT),
-        SMOLCLOUD_TOKEN_FILE: world.tokenFile,
-        ...env,
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  let output = "";
-  child.stdout!.on("data", (d: Buffer) => (output += d.toString()));
-  child.stderr!.on("data", (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  return { child, exited, output: () => output };
-}
-
 async function forgePulls(): Promise<{ number: number; head: { ref: string; sha: string } }[]> {
   const response = await fetch(`${forge.url}/repos/demo/calculator/pulls?state=all`, { headers: { authorization: `Bearer ${token}` } });
   return (await response.json()) as { number: number; head: { ref: string; sha: string } }[];
@@ -132,13 +106,13 @@ describe("publication from the worker", () => {
     "a worker SIGKILLed right after %s: the restarted worker opens exactly one PR at once",
     async (point) => {
       const { taskId, headSha } = await approvedDemoTask();
-      const crashing = runWorker({ SCHOOLCORE_FAULT_CRASH_AFTER: point });
+      const crashing = startWorkerProcess({ world, crashAfter: point });
       await crashing.exited;
       expect(crashing.output()).toContain(`crash point ${point} reached`);
       const stuck = await world.db.pullRequest.findUniqueOrThrow({ where: { taskId } });
       expect(stuck.leaseTakenAt).not.toBeNull(); // the dead worker's lease
 
-      const worker = runWorker({});
+      const worker = startWorkerProcess({ world });
       try {
         const deadline = Date.now() + 60_000;
         while ((await world.db.task.findUniqueOrThrow({ where: { id: taskId } })).state !== "pr_open" && Date.now() < deadline)

@@ -5,55 +5,42 @@
 import { z } from "zod";
 import type { Db } from "../db/client";
 import type { Prisma } from "../db/generated/client";
+import { pagedListFields, pageWindow, toPage, utcDayRange } from "../paging";
 import { parseOrThrow } from "../parse-or-throw";
 
 export const ZListSpendLedgerSchema = z
   .object({
     kind: z.enum(["reservation", "release", "usage"]).optional(),
     taskId: z.uuid().optional(),
-    /** YYYY-MM-DD, inclusive, UTC */
-    from: z.iso.date().optional(),
-    /** YYYY-MM-DD, inclusive, UTC */
-    to: z.iso.date().optional(),
-    page: z.coerce.number().int().min(1).max(100_000).default(1),
-    pageSize: z.coerce.number().int().min(1).max(10_000).default(50),
+    ...pagedListFields(10_000),
   })
   .strict();
 export type TListSpendLedgerInput = z.input<typeof ZListSpendLedgerSchema>;
 
 export async function listSpendLedger(deps: { db: Db }, fields: TListSpendLedgerInput) {
   const input = parseOrThrow(ZListSpendLedgerSchema, fields, { code: "VALIDATION_FAILED", label: "ledger filter" });
+  const createdAt = utcDayRange(input);
   const where: Prisma.SpendLedgerEntryWhereInput = {
     ...(input.kind ? { kind: input.kind } : {}),
     ...(input.taskId ? { taskId: input.taskId } : {}),
-    ...(input.from || input.to
-      ? {
-          createdAt: {
-            ...(input.from ? { gte: new Date(`${input.from}T00:00:00Z`) } : {}),
-            ...(input.to ? { lt: new Date(new Date(`${input.to}T00:00:00Z`).getTime() + 86_400_000) } : {}),
-          },
-        }
-      : {}),
+    ...(createdAt ? { createdAt } : {}),
   };
   const [total, rows] = await Promise.all([
     deps.db.spendLedgerEntry.count({ where }),
     deps.db.spendLedgerEntry.findMany({
       where,
       orderBy: { id: "desc" },
-      skip: (input.page - 1) * input.pageSize,
-      take: input.pageSize,
+      ...pageWindow(input),
       include: {
         task: { select: { issueNumber: true, repository: { select: { name: true } } } },
         machine: { select: { providerName: true, purpose: true } },
       },
     }),
   ]);
-  return {
+  return toPage(
+    input,
     total,
-    page: input.page,
-    pageSize: input.pageSize,
-    pageCount: Math.max(1, Math.ceil(total / input.pageSize)),
-    items: rows.map((e) => ({
+    rows.map((e) => ({
       id: e.id.toString(),
       createdAt: e.createdAt,
       kind: e.kind,
@@ -64,7 +51,7 @@ export async function listSpendLedger(deps: { db: Db }, fields: TListSpendLedger
       machine: e.machine ? `${e.machine.purpose} ${e.machine.providerName}` : null,
       note: e.note,
     })),
-  };
+  );
 }
 
 const CSV_HEADER = ["id", "created_at", "kind", "amount_micros", "amount_usd", "task_id", "repository", "issue", "machine", "note"];

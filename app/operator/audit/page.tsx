@@ -3,6 +3,7 @@ import { requirePagePermission } from "@/app/_server/guard";
 import { DataTable } from "@/components/data-table";
 import { DiffTable } from "@/components/diff-table";
 import { EmptyState } from "@/components/empty-state";
+import { DateRangeFields, FilterBar } from "@/components/filter-bar";
 import { Pager, queryString } from "@/components/pager";
 import { diffValues } from "@/lib/audit-log/diff-values";
 import { AUDIT_KINDS, listAuditEntries, ZListAuditEntriesSchema, type TAuditEntry } from "@/lib/audit-log/list-audit-entries";
@@ -75,10 +76,13 @@ export default async function AuditPage({ searchParams }: Props) {
   return (
     <section className="space-y-4">
       <h1>Audit trail</h1>
-      <form
-        method="get"
-        className="flex flex-wrap items-end gap-3 rounded border border-slate-200 bg-white p-3 text-sm"
-        data-testid="audit-filter"
+      <FilterBar
+        testId="audit-filter"
+        links={
+          <Link href="/operator/audit" className="py-1.5">
+            clear
+          </Link>
+        }
       >
         <label>
           Actor
@@ -103,21 +107,8 @@ export default async function AuditPage({ searchParams }: Props) {
             ))}
           </select>
         </label>
-        <label>
-          From (UTC)
-          <input type="date" name="from" defaultValue={query.from ?? ""} className={CONTROL} />
-        </label>
-        <label>
-          To (UTC)
-          <input type="date" name="to" defaultValue={query.to ?? ""} className={CONTROL} />
-        </label>
-        <button type="submit" className="rounded bg-blue-700 px-3 py-1.5 text-white hover:bg-blue-800">
-          Filter
-        </button>
-        <Link href="/operator/audit" className="py-1.5">
-          clear
-        </Link>
-      </form>
+        <DateRangeFields from={query.from} to={query.to} controlClassName={CONTROL} />
+      </FilterBar>
       {!filter.success && <p className="text-sm text-red-800">That filter is not valid; showing everything.</p>}
       {result.items.length === 0 ? (
         <EmptyState title="Nothing recorded for this filter" />

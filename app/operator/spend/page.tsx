@@ -2,6 +2,7 @@ import Link from "next/link";
 import { requirePagePermission } from "@/app/_server/guard";
 import { DataTable } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
+import { DateRangeFields, FilterBar } from "@/components/filter-bar";
 import { Pager, queryString } from "@/components/pager";
 import { BreakdownChart, DailySpendChart } from "@/components/spend-charts";
 import { SpendGauge } from "@/components/spend-gauge";
@@ -125,10 +126,13 @@ export default async function SpendPage({ searchParams }: Props) {
 
       <div className="space-y-3">
         <h2>Ledger</h2>
-        <form
-          method="get"
-          className="flex flex-wrap items-end gap-3 rounded border border-slate-200 bg-white p-3 text-sm"
-          data-testid="ledger-filter"
+        <FilterBar
+          testId="ledger-filter"
+          links={
+            <a href={`/operator/spend/ledger.csv${csvQuery ? `?${csvQuery}` : ""}`} className="py-1.5" data-testid="ledger-csv" download>
+              Export CSV
+            </a>
+          }
         >
           <label>
             Kind
@@ -143,21 +147,8 @@ export default async function SpendPage({ searchParams }: Props) {
             Task id
             <input name="taskId" defaultValue={query.taskId ?? ""} className={`${CONTROL} w-80 font-mono`} />
           </label>
-          <label>
-            From (UTC)
-            <input type="date" name="from" defaultValue={query.from ?? ""} className={CONTROL} />
-          </label>
-          <label>
-            To (UTC)
-            <input type="date" name="to" defaultValue={query.to ?? ""} className={CONTROL} />
-          </label>
-          <button type="submit" className="rounded bg-blue-700 px-3 py-1.5 text-white hover:bg-blue-800">
-            Filter
-          </button>
-          <a href={`/operator/spend/ledger.csv${csvQuery ? `?${csvQuery}` : ""}`} className="py-1.5" data-testid="ledger-csv" download>
-            Export CSV
-          </a>
-        </form>
+          <DateRangeFields from={query.from} to={query.to} controlClassName={CONTROL} />
+        </FilterBar>
         {!filter.success && <p className="text-sm text-red-800">That filter is not valid; showing everything.</p>}
         {ledger.items.length === 0 ? (
           <EmptyState title="No ledger entries for this filter" />

@@ -1,6 +1,7 @@
 import Link from "next/link";
 import { requirePagePermission } from "@/app/_server/guard";
 import { EmptyState } from "@/components/empty-state";
+import { DateRangeFields, FilterBar } from "@/components/filter-bar";
 import { Pager, queryString } from "@/components/pager";
 import { StateBadge } from "@/components/state-badge";
 import { getDb } from "@/lib/db/client";
@@ -41,11 +42,7 @@ export default async function ReviewHistoryPage({ searchParams }: Props) {
   return (
     <section className="space-y-4">
       <h1>Review history</h1>
-      <form
-        method="get"
-        className="flex flex-wrap items-end gap-3 rounded border border-slate-200 bg-white p-3 text-sm"
-        data-testid="history-filters"
-      >
+      <FilterBar testId="history-filters" tone="neutral" links={isFiltered && <Link href="/teacher/history">Clear filters</Link>}>
         <label className="block">
           Decisions
           <select name="scope" defaultValue={query.scope} className="mt-1 block rounded border border-slate-300 p-1">
@@ -71,19 +68,8 @@ export default async function ReviewHistoryPage({ searchParams }: Props) {
             <option value="reject">Rejected</option>
           </select>
         </label>
-        <label className="block">
-          From (UTC)
-          <input type="date" name="from" defaultValue={query.from ?? ""} className="mt-1 block rounded border border-slate-300 p-1" />
-        </label>
-        <label className="block">
-          To (UTC)
-          <input type="date" name="to" defaultValue={query.to ?? ""} className="mt-1 block rounded border border-slate-300 p-1" />
-        </label>
-        <button type="submit" className="rounded bg-slate-800 px-3 py-1.5 text-white">
-          Filter
-        </button>
-        {isFiltered && <Link href="/teacher/history">Clear filters</Link>}
-      </form>
+        <DateRangeFields from={query.from} to={query.to} controlClassName="mt-1 block rounded border border-slate-300 p-1" />
+      </FilterBar>
       {history.items.length === 0 ? (
         <EmptyState title={isFiltered ? "No decision matches these filters" : "No decisions yet"}>
           Every approval, rejection and request for changes is listed here.

@@ -1,6 +1,6 @@
 /**
  * Test support for restart tests: a real worker process (scripts/worker.ts) against a lifecycle
- * world, optionally told to SIGKILL itself at a crash point, and a poll for a task state. One
+ * world (the one way tests start a worker), optionally told to SIGKILL itself at a crash point, and a poll for a task state. One
  * process (`node --import tsx`), not tsx's CLI, which runs the script in a second process that a
  * SIGKILL of the first would leave running. Not used by production code.
  */
@@ -21,7 +21,14 @@ afterAll(() => {
   for (const child of running) child.kill("SIGKILL");
 });
 
-export function startWorkerProcess(world: LifecycleWorld, crashAfter?: string): TWorkerProcess {
+export type TWorkerProcessOptions = {
+  /** The world whose database, data dir, substrate port and token file the worker uses. */
+  world: LifecycleWorld;
+  /** A crash point (`SCHOOLCORE_FAULT_CRASH_AFTER`) at which the worker SIGKILLs itself. */
+  crashAfter?: string;
+};
+
+export function startWorkerProcess({ world, crashAfter }: TWorkerProcessOptions): TWorkerProcess {
   const child = spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "scripts", "worker.ts")], {
     cwd: PROJECT_ROOT,
     env: {
