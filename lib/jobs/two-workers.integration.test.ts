@@ -97,6 +97,25 @@ async function stateCounts(taskIds: string[]): Promise<string> {
   return groups.map((g) => `${g.state}=${g._count}`).join(" ");
 }
 
+/** Every task short of review: its transitions (with reasons) and its machines with theirs — what a failure needs to be read. */
+async function describeStuckTasks(taskIds: string[]): Promise<string> {
+  const tasks = await world.db.task.findMany({
+    where: { id: { in: taskIds }, state: { notIn: ["review_pending", "approved", "pr_pending", "pr_open"] } },
+    include: { transitions: { orderBy: { id: "asc" } }, machines: { include: { transitions: { orderBy: { id: "asc" } } } } },
+  });
+  return tasks
+    .map((task) =>
+      [
+        `task ${task.id} ${task.state}: ${task.transitions.map((t) => `${t.toState}@${t.createdAt.toISOString()} (${t.reason ?? ""})`).join("; ")}`,
+        ...task.machines.map(
+          (m) =>
+            `  ${m.purpose} ${m.id} provider=${m.providerId} op=${m.operationId} state=${m.state} lastError=${m.lastError ?? ""}: ${m.transitions.map((t) => `${t.fromState}->${t.toState}@${t.createdAt.toISOString()} (${t.reason ?? ""})`).join("; ")}`,
+        ),
+      ].join("\n"),
+    )
+    .join("\n");
+}
+
 beforeAll(async () => {
   world = await createLifecycleWorld();
   forgeToken = `forge_${randomBytes(18).toString("hex")}`;
@@ -204,6 +223,7 @@ describe("two worker processes on one database", () => {
       );
     } catch (error) {
       for (const w of workers) process.stderr.write(`--- ${w.name} ---\n${w.output().slice(-3000)}\n`);
+      process.stderr.write(`--- tasks not at review or later ---\n${await describeStuckTasks(taskIds)}\n`);
       throw error;
     } finally {
       isSampling = false;

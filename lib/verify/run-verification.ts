@@ -17,7 +17,7 @@ import { AppError } from "../errors";
 import { crashIfRequested } from "../tasks/crash-points";
 import { destroyMachine, ensureMachineCreated, recordMachineIntent, startMachine } from "../machines/guest-machines";
 import { stagingDir, type TaskRunContext } from "../tasks/task-run-context";
-import { transitionTask, transitionTaskIn } from "../tasks/transition-task";
+import { transitionTask } from "../tasks/transition-task";
 import { sanitizeExcerpt } from "../redact";
 import type { Substrate } from "../substrate/substrate";
 import { isSubstrateError } from "../substrate/substrate-error";
@@ -116,6 +116,27 @@ async function runCheck(
   }
 }
 
+/**
+ * This attempt's evidence for the candidate under this manifest, if a previous run of this step
+ * committed it: bound to a verifier guest of the task's current operation (a retry or a new round
+ * has a new operation id, so an older attempt's evidence never short-cuts a new verification).
+ */
+async function findRecordedEvidence(db: TaskRunContext["db"], task: Task, candidateId: string, manifestDigest: string) {
+  const rows = await db.verificationEvidence.findMany({
+    where: { taskId: task.id, candidateId, manifestDigest, machineId: { not: null } },
+    orderBy: { createdAt: "desc" },
+    take: 5,
+  });
+  for (const row of rows) {
+    const machine = await db.guestMachine.findUnique({
+      where: { id: row.machineId! },
+      select: { operationId: true, taskId: true, purpose: true },
+    });
+    if (machine?.taskId === task.id && machine.purpose === "verifier" && machine.operationId === task.operationId) return row;
+  }
+  return null;
+}
+
 export async function runVerification(ctx: TaskRunContext, task: Task): Promise<void> {
   const { db, env, substrate } = ctx;
   // The current round's candidate (issue 14): each round is verified on a fresh verifier guest.
@@ -146,59 +167,59 @@ export async function runVerification(ctx: TaskRunContext, task: Task): Promise<
     network: { mode: "blocked" as const },
     ttlSeconds: totalTimeout + TTL_GRACE_SECONDS,
   };
-  // One verifier guest per attempt: a restarted worker reuses the live one it had recorded.
-  let machine =
-    (await db.guestMachine.findFirst({
-      where: { taskId: task.id, purpose: "verifier", state: { in: ["requested", "created", "started", "ready"] } },
-      orderBy: { createdAt: "desc" },
-    })) ??
-    (await recordMachineIntent(db, {
+  // A worker killed after the checks' evidence was committed resumes from that evidence: it
+  // finishes the destroy of the guest that produced it and moves on, instead of re-running the
+  // checks on a second verifier guest (the verifier, like the student, is one guest per attempt).
+  const recorded = await findRecordedEvidence(db, task, candidate.id, manifest.digest);
+  if (!recorded) {
+    // One verifier guest per attempt: a restarted worker reuses the live one it had recorded.
+    let machine =
+      (await db.guestMachine.findFirst({
+        where: { taskId: task.id, purpose: "verifier", state: { in: ["requested", "created", "started", "ready"] } },
+        orderBy: { createdAt: "desc" },
+      })) ??
+      (await recordMachineIntent(db, {
+        taskId: task.id,
+        purpose: "verifier",
+        operationId: task.operationId,
+        substrateLabel: substrate.label,
+        spec,
+      }));
+    let checks: TCheckResult[];
+    try {
+      machine = await ensureMachineCreated(db, substrate, machine, spec);
+      machine = await startMachine(db, substrate, machine, ctx.readyTimeoutMs);
+      const archive = await fs.readFile(archivePath);
+      checks = [];
+      for (const check of m.checks) {
+        await prepareFreshTree(substrate, machine.providerId!, archive);
+        if (dependencies) await installVerifierDependencies(substrate, machine.providerId!, dependencies.deliverable);
+        checks.push(await runCheck(substrate, machine.providerId!, check, m.limits.maxOutputBytes, dependencies?.deliverable.consumerEnv));
+      }
+    } catch (error) {
+      await destroyMachine(db, substrate, machine.id, "verification failed");
+      throw error;
+    }
+
+    const content: TEvidenceContent = ZEvidenceContentSchema.parse({
+      v: 1,
       taskId: task.id,
-      purpose: "verifier",
-      operationId: task.operationId,
-      substrateLabel: substrate.label,
-      spec,
-    }));
-  machine = await ensureMachineCreated(db, substrate, machine, spec);
-  machine = await startMachine(db, substrate, machine, ctx.readyTimeoutMs);
-
-  let checks: TCheckResult[];
-  try {
-    const archive = await fs.readFile(archivePath);
-    checks = [];
-    for (const check of m.checks) {
-      await prepareFreshTree(substrate, machine.providerId!, archive);
-      if (dependencies) await installVerifierDependencies(substrate, machine.providerId!, dependencies.deliverable);
-      checks.push(await runCheck(substrate, machine.providerId!, check, m.limits.maxOutputBytes, dependencies?.deliverable.consumerEnv));
-    }
-  } finally {
-    const destroyed = await destroyMachine(db, substrate, machine.id, "verification finished");
-    if (destroyed.state === "cleanup_quarantined") {
-      // Evidence from a guest we could not destroy is still evidence, but the task must not move on
-      // as if nothing happened: cleanup failure blocks it (seed 000).
-      throw new AppError("SUBSTRATE_FAILED", `The verifier guest could not be destroyed and is quarantined: ${destroyed.lastError ?? ""}`);
-    }
-  }
-
-  const content: TEvidenceContent = ZEvidenceContentSchema.parse({
-    v: 1,
-    taskId: task.id,
-    repository: candidate.repository,
-    baseSha: candidate.baseSha,
-    candidateId: candidate.id,
-    headSha: candidate.headSha,
-    manifestId: manifest.id,
-    manifestVersion: manifest.version,
-    manifestDigest: manifest.digest,
-    verifier: { machineId: machine.id, providerId: machine.providerId!, imageRef: machine.imageRef, substrate: machine.substrate },
-    verificationTreeSha: treeSha,
-    checks,
-    verdict: computeVerdict(m, checks),
-    ...(dependencies ? { dependencies: dependencies.evidence } : {}),
-  });
-  const digest = canonicalDigest(content);
-  await db.$transaction(async (tx) => {
-    await tx.verificationEvidence.create({
+      repository: candidate.repository,
+      baseSha: candidate.baseSha,
+      candidateId: candidate.id,
+      headSha: candidate.headSha,
+      manifestId: manifest.id,
+      manifestVersion: manifest.version,
+      manifestDigest: manifest.digest,
+      verifier: { machineId: machine.id, providerId: machine.providerId!, imageRef: machine.imageRef, substrate: machine.substrate },
+      verificationTreeSha: treeSha,
+      checks,
+      verdict: computeVerdict(m, checks),
+      ...(dependencies ? { dependencies: dependencies.evidence } : {}),
+    });
+    // Committed before the guest is destroyed, so a crash in between loses neither the evidence nor
+    // the guest's record (the resumed worker finds both above).
+    await db.verificationEvidence.create({
       data: {
         taskId: task.id,
         candidateId: candidate.id,
@@ -212,15 +233,24 @@ export async function runVerification(ctx: TaskRunContext, task: Task): Promise<
         checks: content as object,
         isPass: content.verdict.isPass,
         verdictReason: content.verdict.isPass ? "every required check passed" : content.verdict.reasons.join("; "),
-        digest,
+        digest: canonicalDigest(content),
       },
     });
-    await transitionTaskIn(tx, {
-      taskId: task.id,
-      from: "verifying",
-      to: "review_pending",
-      reason: content.verdict.isPass ? "trusted checks passed" : `trusted checks did not pass: ${content.verdict.reasons.join("; ")}`,
-    });
+    crashIfRequested("machine:verifier_evidence");
+  }
+  const evidence = recorded ?? (await findRecordedEvidence(db, task, candidate.id, manifest.digest))!;
+  const destroyed = await destroyMachine(db, substrate, evidence.machineId!, "verification finished");
+  if (destroyed.state === "cleanup_quarantined") {
+    // Evidence from a guest we could not destroy is still evidence, but the task must not move on
+    // as if nothing happened: cleanup failure blocks it (seed 000).
+    throw new AppError("SUBSTRATE_FAILED", `The verifier guest could not be destroyed and is quarantined: ${destroyed.lastError ?? ""}`);
+  }
+  crashIfRequested("machine:verifier_destroyed");
+  await transitionTask(db, {
+    taskId: task.id,
+    from: "verifying",
+    to: "review_pending",
+    reason: evidence.isPass ? "trusted checks passed" : `trusted checks did not pass: ${evidence.verdictReason}`,
   });
   await fs.rm(archivePath, { force: true });
   crashIfRequested("review_pending");
