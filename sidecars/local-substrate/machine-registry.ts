@@ -57,6 +57,8 @@ export type TMachinesSnapshot = {
 
 export class MachineRegistry {
   readonly #machines = new Map<string, TMachine>();
+  /** names of creates still between their checks and their registration */
+  readonly #creatingNames = new Set<string>();
   readonly #cleanups = new Set<Promise<void>>();
   readonly #cleanupFailures: { machineId: string; error: string }[] = [];
   #isShuttingDown = false;
@@ -114,7 +116,7 @@ export class MachineRegistry {
       throw new WireError("QUOTA_EXCEEDED", `quota exceeded: at most ${limits.maxMachines} machines`);
     if (ledger.isBudgetExhausted(this.#machines.values(), clock.now()))
       throw new WireError("QUOTA_EXCEEDED", "quota exceeded: the account's budget is exhausted (hard budget policy)");
-    if (request.name && [...this.#machines.values()].some((m) => m.name === request.name))
+    if (request.name && (this.#creatingNames.has(request.name) || [...this.#machines.values()].some((m) => m.name === request.name)))
       throw new WireError("CONFLICT", `a machine named "${request.name}" already exists`);
     // Vendor sources disagree on the default; the local substrate fails closed to "blocked".
     const network: TMachineNetwork = request.network
@@ -159,6 +161,9 @@ export class MachineRegistry {
       execCount: 0,
       chain: Promise.resolve(),
     };
+    // The name is taken from here on: two creates with one name racing through the awaits below
+    // must not both succeed (a name is how the control plane finds a machine whose answer it lost).
+    if (request.name) this.#creatingNames.add(request.name);
     try {
       await createMachineRoots(dir, hostUid, { diskGb: resources.diskGb, mode: await probeDiskMode() });
       machine.cgroup = await MachineCgroup.create(this.options.cgroupRoot, id, {
@@ -171,6 +176,8 @@ export class MachineRegistry {
       await releaseMachineDisk(dir).catch(() => undefined);
       await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);
       throw error;
+    } finally {
+      if (request.name) this.#creatingNames.delete(request.name);
     }
     this.#machines.set(id, machine);
     ledger.recordCreated();

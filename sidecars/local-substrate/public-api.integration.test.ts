@@ -151,6 +151,13 @@ describe("machines", () => {
     expect(first.status).toBe(201);
     expectEnvelope(await sub.api("POST", "/v1/machines", { name: "dup", source: SOURCE, network: { mode: "blocked" } }), 409, "CONFLICT");
     await sub.api("DELETE", `/v1/machines/${(first.json as { id: string }).id}`);
+
+    // Creates racing with one name: exactly one is made (a name is how a lost answer is found).
+    const racing = await Promise.all(
+      Array.from({ length: 4 }, () => sub.api("POST", "/v1/machines", { name: "racing", source: SOURCE, network: { mode: "blocked" } })),
+    );
+    expect(racing.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
+    for (const r of racing) if (r.status === 201) await sub.api("DELETE", `/v1/machines/${(r.json as { id: string }).id}`);
   });
 
   it("refuses to start a registry image with the network blocked, exactly like the vendor (seed 001 finding A)", async () => {
