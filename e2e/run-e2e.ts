@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { findFreePort } from "../lib/testing/free-port";
+import { findFreePorts } from "../lib/testing/free-port";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const TSX = path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs");
@@ -68,21 +68,22 @@ async function readDemoLogins(dataDir: string): Promise<Record<string, { email: 
 async function main() {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-e2e-"));
   await fs.chmod(dataDir, 0o755);
-  const port = await findFreePort();
+  // Distinct ports, all held while they are chosen: two services given one port fail to start.
+  const [port, pgPort, substratePort, substrateAdminPort, forgePort, forgeAdminPort, relayPort, registryPort] = await findFreePorts(8);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATA_DIR: dataDir,
     PORT: String(port),
     HOSTNAME: "127.0.0.1",
-    EMBEDDED_PG_PORT: String(await findFreePort()),
-    LOCAL_SUBSTRATE_PORT: String(await findFreePort()),
-    LOCAL_SUBSTRATE_ADMIN_PORT: String(await findFreePort()),
-    LOCAL_FORGE_PORT: String(await findFreePort()),
-    LOCAL_FORGE_ADMIN_PORT: String(await findFreePort()),
+    EMBEDDED_PG_PORT: String(pgPort),
+    LOCAL_SUBSTRATE_PORT: String(substratePort),
+    LOCAL_SUBSTRATE_ADMIN_PORT: String(substrateAdminPort),
+    LOCAL_FORGE_PORT: String(forgePort),
+    LOCAL_FORGE_ADMIN_PORT: String(forgeAdminPort),
     // Never the defaults: another run (or `npm start`) on this machine may hold them, and a
     // shared relay port would let one system's guests reach the other's relay listener.
-    RELAY_PORT: String(await findFreePort()),
-    DEMO_REGISTRY_PORT: String(await findFreePort()),
+    RELAY_PORT: String(relayPort),
+    DEMO_REGISTRY_PORT: String(registryPort),
     DATABASE_URL: "",
   };
   let failures = 0;
