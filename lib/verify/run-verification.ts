@@ -122,8 +122,16 @@ async function runCheck(
  * has a new operation id, so an older attempt's evidence never short-cuts a new verification).
  */
 async function findRecordedEvidence(db: TaskRunContext["db"], task: Task, candidateId: string, manifestDigest: string) {
+  // Only evidence made since the task last entered `verifying` resumes it: a re-verify (same
+  // operation, same candidate and manifest) must run the checks again, not reuse the old ones.
+  const entered = await db.taskTransition.findFirst({
+    where: { taskId: task.id, toState: "verifying" },
+    orderBy: { id: "desc" },
+    select: { createdAt: true },
+  });
+  if (!entered) return null;
   const rows = await db.verificationEvidence.findMany({
-    where: { taskId: task.id, candidateId, manifestDigest, machineId: { not: null } },
+    where: { taskId: task.id, candidateId, manifestDigest, machineId: { not: null }, createdAt: { gte: entered.createdAt } },
     orderBy: { createdAt: "desc" },
     take: 5,
   });
