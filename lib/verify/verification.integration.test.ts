@@ -84,6 +84,18 @@ describe("trusted verification", () => {
     expect((await world.db.task.findUniqueOrThrow({ where: { id: candidate.taskId } })).state).toBe("changes_requested");
   });
 
+  it("a re-verify with the same manifest runs the checks again on a new verifier guest (recorded evidence is not reused)", async () => {
+    const { taskId, candidate, evidence } = await runToReview();
+    await reverifyTask({ db: world.db }, { actor: operator, taskId });
+    await advanceTask(world.ctx, taskId);
+    const fresh = await readLatestEvidence(world.db, candidate);
+    expect(fresh.evidenceId).not.toBe(evidence.evidenceId);
+    expect(fresh.manifestDigest).toBe(evidence.manifestDigest);
+    expect(await world.db.verificationEvidence.count({ where: { taskId } })).toBe(2);
+    expect(await world.db.guestMachine.count({ where: { taskId, purpose: "verifier" } })).toBe(2);
+    expect((await world.db.task.findUniqueOrThrow({ where: { id: taskId } })).state).toBe("review_pending");
+  });
+
   it("a manifest edit after verification makes the evidence stale and approval impossible, until re-verified", async () => {
     const { taskId, candidate, evidence } = await runToReview();
     expect(evidence.assessment.status).toBe("pass");
