@@ -16,13 +16,11 @@ import { DEMO_ISSUE } from "../demo/demo-target";
 import { runGit } from "../git/run-git";
 import { PROJECT_ROOT } from "../project-root";
 import { saveGitHubPublishSetting } from "../publish/publish-settings";
-import { decideCandidate } from "../review/decide-candidate";
-import { readLatestEvidence } from "../review/evidence-view";
 import { writeSetting } from "../settings/operator-settings";
 import { createTask } from "../tasks/create-task";
 import { createForgeRepository } from "../../sidecars/local-forge/create-forge-repository";
 import { startLocalForge, type TLocalForge } from "../../sidecars/local-forge/start-local-forge";
-import { createLifecycleWorld, type LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
+import { createLifecycleWorld, decideRoundOneCandidate, type LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
 
 const TASKS = 20;
 const MACHINE_CAP = 6;
@@ -200,20 +198,7 @@ describe("two worker processes on one database", () => {
       );
 
       for (const taskId of taskIds) {
-        const candidate = await world.db.candidate.findUniqueOrThrow({ where: { taskId_round: { taskId, round: 1 } } });
-        const evidence = await readLatestEvidence(world.db, candidate);
-        await decideCandidate(
-          { db: world.db, dataDir: world.env.dataDir },
-          {
-            actor: teacher,
-            candidateId: candidate.id,
-            headSha: candidate.headSha,
-            evidenceId: evidence.evidenceId!,
-            manifestDigest: evidence.manifestDigest!,
-            verdict: "approve",
-            comment: "ship it",
-          },
-        );
+        await decideRoundOneCandidate(world, { taskId, actor: teacher, verdict: "approve", comment: "ship it" });
       }
       await waitUntil(
         "every task's pull request open",

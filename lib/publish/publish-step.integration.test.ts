@@ -13,11 +13,9 @@ import { runGit } from "../git/run-git";
 import { createForgeRepository } from "../../sidecars/local-forge/create-forge-repository";
 import { startLocalForge, type TLocalForge } from "../../sidecars/local-forge/start-local-forge";
 import { saveGitHubPublishSetting } from "./publish-settings";
-import { decideCandidate } from "../review/decide-candidate";
-import { readLatestEvidence } from "../review/evidence-view";
 import { withTaskLock } from "../jobs/task-lock";
 import { advanceTask } from "../jobs/advance-task";
-import { createLifecycleWorld, type LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
+import { createLifecycleWorld, decideRoundOneCandidate, type LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
 import { startWorkerProcess } from "../lifecycle/testing/worker-process";
 
 let world: LifecycleWorld;
@@ -63,21 +61,8 @@ function advanceLocked(taskId: string) {
 async function approvedDemoTask(): Promise<{ taskId: string; headSha: string }> {
   const taskId = await world.createDemoTask();
   await advanceTask(world.ctx, taskId);
-  const candidate = await world.db.candidate.findUniqueOrThrow({ where: { taskId_round: { taskId, round: 1 } } });
-  const evidence = await readLatestEvidence(world.db, candidate);
-  await decideCandidate(
-    { db: world.db, dataDir: world.env.dataDir },
-    {
-      actor: teacher,
-      candidateId: candidate.id,
-      headSha: candidate.headSha,
-      evidenceId: evidence.evidenceId!,
-      manifestDigest: evidence.manifestDigest!,
-      verdict: "approve",
-      comment: "ship it",
-    },
-  );
-  return { taskId, headSha: candidate.headSha };
+  const { headSha } = await decideRoundOneCandidate(world, { taskId, actor: teacher, verdict: "approve", comment: "ship it" });
+  return { taskId, headSha };
 }
 
 async function forgePulls(): Promise<{ number: number; head: { ref: string; sha: string } }[]> {

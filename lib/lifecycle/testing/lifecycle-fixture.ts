@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { syncBuiltinESMExports } from "node:module";
 import { afterAll } from "vitest";
+import type { Actor } from "../../auth/permissions";
 import type { Db } from "../../db/client";
 import { writeDemoRepository, DEMO_ISSUE } from "../../demo/demo-target";
 import { parseEnv, type TEnv } from "../../env";
@@ -28,6 +29,8 @@ import { GUEST_STUDENT_REPORT_FILE } from "../../contract/guest-layout";
 import { DEFAULT_TASK_LIMITS, type TTaskLimits } from "../../contract/limits";
 import { DEMO_TRUSTED_MANIFEST } from "../../contract/trusted-manifest";
 import { saveTrustedManifest } from "../../verify/trusted-manifests";
+import { decideCandidate } from "../../review/decide-candidate";
+import { readLatestEvidence } from "../../review/evidence-view";
 
 export type SubstrateCall = { method: string; args: unknown[] };
 
@@ -176,4 +179,26 @@ export async function createLifecycleWorld(options: { allowWeakening?: boolean }
       return (result.json as { machineCount: number }).machineCount;
     },
   };
+}
+
+/** A teacher's decision on a task's round-1 candidate, bound to its latest evidence (as the review page binds it). */
+export async function decideRoundOneCandidate(
+  world: Pick<LifecycleWorld, "db" | "env">,
+  input: { taskId: string; actor: Actor; verdict: "approve" | "reject" | "request_changes"; comment: string },
+): Promise<{ headSha: string }> {
+  const candidate = await world.db.candidate.findUniqueOrThrow({ where: { taskId_round: { taskId: input.taskId, round: 1 } } });
+  const evidence = await readLatestEvidence(world.db, candidate);
+  await decideCandidate(
+    { db: world.db, dataDir: world.env.dataDir },
+    {
+      actor: input.actor,
+      candidateId: candidate.id,
+      headSha: candidate.headSha,
+      evidenceId: evidence.evidenceId!,
+      manifestDigest: evidence.manifestDigest!,
+      verdict: input.verdict,
+      comment: input.comment,
+    },
+  );
+  return { headSha: candidate.headSha };
 }
