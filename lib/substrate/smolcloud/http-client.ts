@@ -199,6 +199,23 @@ export class SmolCloudHttp {
     }
     const hash = createHash("sha256");
     const out = createWriteStream(hostPath, { flags: "wx", mode: 0o600 });
+    // A write still in flight when the stream is destroyed reports ERR_STREAM_DESTROYED as an
+    // 'error' event later; without a listener that becomes an uncaught exception in the process.
+    let writeError: Error | undefined;
+    out.on("error", (error) => (writeError ??= error));
+    const drainedOrFailed = () =>
+      new Promise<void>((resolve, reject) => {
+        const onDrain = () => {
+          out.off("close", onClose);
+          resolve();
+        };
+        const onClose = () => {
+          out.off("drain", onDrain);
+          reject(writeError ?? new Error("the download file closed before the write finished"));
+        };
+        out.once("drain", onDrain);
+        out.once("close", onClose);
+      });
     let bytes = 0;
     try {
       for await (const chunk of response.body) {
@@ -214,12 +231,17 @@ export class SmolCloudHttp {
           });
         }
         hash.update(chunk as Buffer);
-        if (!out.write(chunk)) await new Promise<void>((resolve) => out.once("drain", () => resolve()));
+        if (writeError) throw writeError;
+        if (!out.write(chunk)) await drainedOrFailed();
       }
       await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
       return { bytes, sha256: hash.digest("hex") };
     } catch (error) {
-      out.destroy();
+      if (!out.closed) {
+        const closed = new Promise<void>((resolve) => out.once("close", () => resolve()));
+        out.destroy();
+        await closed;
+      }
       await fs.rm(hostPath, { force: true });
       if (error instanceof SubstrateError) throw error;
       throw this.transportError(options.operation, error, token);
