@@ -5,18 +5,36 @@
  * explicit `omit: { passwordHash: false }` at the single place that verifies it.
  */
 import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
 import { getEnv } from "../env";
 import { resolveDatabase, type DatabaseHandle } from "./database-url";
 import { PrismaClient } from "./generated/client";
 
+/** The pg pool under each client: the relay's two hot statements run on it directly (see pgPoolOf). */
+const poolOfClient = new WeakMap<object, pg.Pool>();
+
 function buildClient(url: string) {
-  return new PrismaClient({
-    adapter: new PrismaPg({ connectionString: url, max: 10 }),
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  const client = new PrismaClient({
+    adapter: new PrismaPg(pool, { disposeExternalPool: true }),
     omit: { user: { passwordHash: true }, relayCapability: { handleHash: true } },
   });
+  poolOfClient.set(client, pool);
+  return client;
 }
 
 export type Db = ReturnType<typeof buildClient>;
+
+/**
+ * The node-postgres pool a client runs on (the same connections, the same limit). Only for a hot
+ * path measured to need it — the relay's admission and settlement, where Prisma's per-query work
+ * was several times the statement's own CPU (issue 16); everything else goes through Prisma.
+ */
+export function pgPoolOf(db: Db): pg.Pool {
+  const pool = poolOfClient.get(db);
+  if (!pool) throw new Error("this database client was not built by lib/db/client.ts");
+  return pool;
+}
 /** A transaction client, for functions that must run inside a caller's transaction. */
 export type DbTx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
 

@@ -2,9 +2,11 @@
  * The relay's SQL. Every budget decision is one conditional UPDATE on the capability row, so the
  * row lock serialises concurrent callers and no read-then-write gap exists for them to overshoot
  * through. A successful call is two statements: admission (admitCallByHash) and settlement
- * (settleCall). Nothing here caches: revocation and counters are read on every call.
+ * (settleCall), both prepared statements on the client's pg pool (Prisma's per-query work was
+ * several times their own cost, issue 16). Nothing here caches: revocation and counters are read
+ * on every call.
  */
-import type { Db } from "../db/client";
+import { pgPoolOf, type Db } from "../db/client";
 import { Prisma } from "../db/generated/client";
 import type { TCapabilityState } from "./admission";
 import { RELAY_MAX_REASON_CHARS, RELAY_MAX_RECORDED_REFUSALS } from "./limits";
@@ -61,34 +63,11 @@ export async function admitCallByHash(
   db: Db,
   call: { handleHash: string; taskId: string; operation: string; requestBytes: number; channel: string },
 ): Promise<TAdmission | null> {
-  const requestBytes = BigInt(call.requestBytes);
-  const rows = await db.$queryRaw<TRawAdmission[]>`
-    WITH cap AS (
-      SELECT c."id", c."taskId", c."allowedOps", c."maxRequests", c."maxBytes", c."maxRequestBytes", c."maxResponseBytes",
-             c."requestCount", c."bytesUsed", c."deadlineAt", c."revokedAt", c."revokedReason", now() AS "dbNow", t."relayChannel",
-             LEAST(c."maxResponseBytes"::bigint, c."maxBytes" - c."bytesUsed" - ${requestBytes}) AS "reserve"
-        FROM "RelayCapability" c JOIN "Task" t ON t."id" = c."taskId"
-       WHERE c."handleHash" = ${call.handleHash}
-         FOR UPDATE OF c
-    ), admitted AS (
-      UPDATE "RelayCapability" c
-         SET "requestCount" = cap."requestCount" + 1,
-             "bytesUsed" = cap."bytesUsed" + ${requestBytes} + cap."reserve"
-        FROM cap
-       WHERE c."id" = cap."id"
-         AND cap."taskId" = ${call.taskId}::uuid
-         AND (${call.channel} <> 'http' OR cap."relayChannel" = 'http')
-         AND cap."revokedAt" IS NULL
-         AND cap."deadlineAt" > now()
-         AND ${call.operation} = ANY(cap."allowedOps")
-         AND ${requestBytes} <= cap."maxRequestBytes"
-         AND cap."requestCount" < cap."maxRequests"
-         AND cap."bytesUsed" + ${requestBytes} <= cap."maxBytes"
-      RETURNING c."id"
-    )
-    SELECT cap.*, EXISTS (SELECT 1 FROM admitted) AS "isAdmitted",
-           (SELECT max(v."version") FROM "SettingVersion" v WHERE v."key" = 'relay.upstream') AS "upstreamVersion"
-      FROM cap`;
+  const { rows } = await pgPoolOf(db).query<TRawAdmission>({
+    name: "relay_admit_v1",
+    text: ADMIT_SQL,
+    values: [call.handleHash, String(call.requestBytes), call.taskId, call.channel, call.operation],
+  });
   const row = rows[0];
   if (!row) return null;
   const { relayChannel, isAdmitted, reserve, upstreamVersion, ...cap } = row;
@@ -100,6 +79,36 @@ export async function admitCallByHash(
     upstreamVersion: upstreamVersion ?? 0,
   };
 }
+
+// $1 handle hash, $2 request bytes, $3 task id, $4 channel, $5 operation. A named (prepared)
+// statement: parsed and planned once per connection.
+const ADMIT_SQL = `
+    WITH cap AS (
+      SELECT c."id", c."taskId", c."allowedOps", c."maxRequests", c."maxBytes", c."maxRequestBytes", c."maxResponseBytes",
+             c."requestCount", c."bytesUsed", c."deadlineAt", c."revokedAt", c."revokedReason", now() AS "dbNow", t."relayChannel",
+             LEAST(c."maxResponseBytes"::bigint, c."maxBytes" - c."bytesUsed" - $2::bigint) AS "reserve"
+        FROM "RelayCapability" c JOIN "Task" t ON t."id" = c."taskId"
+       WHERE c."handleHash" = $1::text
+         FOR UPDATE OF c
+    ), admitted AS (
+      UPDATE "RelayCapability" c
+         SET "requestCount" = cap."requestCount" + 1,
+             "bytesUsed" = cap."bytesUsed" + $2::bigint + cap."reserve"
+        FROM cap
+       WHERE c."id" = cap."id"
+         AND cap."taskId" = $3::uuid
+         AND ($4::text <> 'http' OR cap."relayChannel" = 'http')
+         AND cap."revokedAt" IS NULL
+         AND cap."deadlineAt" > now()
+         AND $5::text = ANY(cap."allowedOps")
+         AND $2::bigint <= cap."maxRequestBytes"
+         AND cap."requestCount" < cap."maxRequests"
+         AND cap."bytesUsed" + $2::bigint <= cap."maxBytes"
+      RETURNING c."id"
+    )
+    SELECT cap.*, EXISTS (SELECT 1 FROM admitted) AS "isAdmitted",
+           (SELECT max(v."version") FROM "SettingVersion" v WHERE v."key" = 'relay.upstream') AS "upstreamVersion"
+      FROM cap`;
 
 export type TSettlement = TCounters & {
   isDelivered: boolean;
@@ -130,31 +139,55 @@ export async function settleCall(
   },
 ): Promise<TSettlement | null> {
   const { record } = call;
-  const responseBytes = BigInt(call.responseBytes);
-  const deliverable = call.deliver
-    ? Prisma.sql`("deadlineAt" > now() AND ("revokedAt" IS NULL OR "revokedReason" LIKE 'exhausted:%'))`
-    : Prisma.sql`false`;
-  const settled = Prisma.sql`
-      UPDATE "RelayCapability"
-         SET "bytesUsed" = "bytesUsed" - ${BigInt(call.reservedResponseBytes)} + CASE WHEN ${deliverable} THEN ${responseBytes} ELSE 0 END
-       WHERE "id" = ${call.capabilityId}::uuid
-      RETURNING "requestCount", "bytesUsed", "maxRequests", "maxBytes", "deadlineAt", "revokedAt", "revokedReason", now() AS "dbNow", ${deliverable} AS "isDelivered"`;
+  const isClaimed = call.claimedId !== undefined;
+  const values: unknown[] = [
+    String(call.reservedResponseBytes),
+    String(call.responseBytes),
+    call.capabilityId,
+    record.outcome,
+    record.requestBytes,
+    record.responseBytes,
+    record.durationMs,
+    ...(isClaimed ? [String(call.claimedId)] : [record.channel, record.sequence, record.operation]),
+  ];
+  const { rows } = await pgPoolOf(db).query<TRawSettlement>({
+    name: `relay_settle_v1_${call.deliver ? "deliver" : "withhold"}_${isClaimed ? "claimed" : "new"}`,
+    text: settleSql(call.deliver, isClaimed),
+    values,
+  });
+  const row = rows[0];
+  if (!row) return null;
+  return { ...row, bytesUsed: BigInt(row.bytesUsed), maxBytes: BigInt(row.maxBytes) };
+}
+
+type TRawSettlement = Omit<TSettlement, "bytesUsed" | "maxBytes"> & { bytesUsed: string; maxBytes: string };
+
+/**
+ * $1 reserved response bytes, $2 response bytes, $3 capability id, $4 outcome, $5 request bytes,
+ * $6 response bytes recorded, $7 duration; then $8 the claimed row's id, or $8–$10 channel,
+ * sequence and operation of a new row. One text per (deliver, claimed) pair, each prepared once.
+ */
+function settleSql(deliver: boolean, isClaimed: boolean): string {
+  const deliverable = deliver ? `("deadlineAt" > now() AND ("revokedAt" IS NULL OR "revokedReason" LIKE 'exhausted:%'))` : "false";
   // A withheld delivery is recorded as RELAY_REFUSED with no response bytes (nothing was charged for it).
-  const outcome = Prisma.sql`CASE WHEN settled."isDelivered" OR NOT ${call.deliver} THEN ${record.outcome} ELSE 'RELAY_REFUSED' END`;
-  const charged = Prisma.sql`CASE WHEN settled."isDelivered" THEN ${record.responseBytes} ELSE 0 END`;
-  const recorded =
-    call.claimedId === undefined
-      ? Prisma.sql`
-      INSERT INTO "RelayCall" ("capabilityId", "channel", "sequence", "operation", "outcome", "requestBytes", "responseBytes", "durationMs")
-      SELECT ${record.capabilityId}::uuid, ${record.channel}, ${record.sequence}, ${record.operation}, ${outcome}, ${record.requestBytes}, ${charged}, ${record.durationMs}
-        FROM settled`
-      : Prisma.sql`
-      UPDATE "RelayCall"
-         SET "outcome" = ${outcome}, "requestBytes" = ${record.requestBytes}, "responseBytes" = ${charged}, "durationMs" = ${record.durationMs}
-        FROM settled
-       WHERE "id" = ${call.claimedId}`;
-  const rows = await db.$queryRaw<TSettlement[]>`WITH settled AS (${settled}), recorded AS (${recorded}) SELECT * FROM settled`;
-  return rows[0] ?? null;
+  const outcome = deliver ? `CASE WHEN settled."isDelivered" THEN $4::text ELSE 'RELAY_REFUSED' END` : "$4::text";
+  const charged = `CASE WHEN settled."isDelivered" THEN $6::int ELSE 0 END`;
+  const recorded = isClaimed
+    ? `UPDATE "RelayCall"
+          SET "outcome" = ${outcome}, "requestBytes" = $5::int, "responseBytes" = ${charged}, "durationMs" = $7::int
+         FROM settled
+        WHERE "id" = $8::bigint`
+    : `INSERT INTO "RelayCall" ("capabilityId", "channel", "sequence", "operation", "outcome", "requestBytes", "responseBytes", "durationMs")
+       SELECT $3::uuid, $8::text, $9::int, $10::text, ${outcome}, $5::int, ${charged}, $7::int
+         FROM settled`;
+  return `
+    WITH settled AS (
+      UPDATE "RelayCapability"
+         SET "bytesUsed" = "bytesUsed" - $1::bigint + CASE WHEN ${deliverable} THEN $2::bigint ELSE 0 END
+       WHERE "id" = $3::uuid
+      RETURNING "requestCount", "bytesUsed", "maxRequests", "maxBytes", "deadlineAt", "revokedAt", "revokedReason", now() AS "dbNow", ${deliverable} AS "isDelivered"
+    ), recorded AS (${recorded})
+    SELECT * FROM settled`;
 }
 
 /**
