@@ -65,11 +65,47 @@ export async function admitCallByHash(
 ): Promise<TAdmission | null> {
   const { rows } = await pgPoolOf(db).query<TRawAdmission>({
     name: "relay_admit_v1",
-    text: ADMIT_SQL,
+    text: admissionSql({ isMailboxClaim: false }),
     values: [call.handleHash, String(call.requestBytes), call.taskId, call.channel, call.operation],
+  });
+  return rows[0] ? toAdmission(rows[0]) : null;
+}
+
+/** A mailbox admission also says whether its sequence was claimed: null = already claimed before (a re-poll), or another task's handle. */
+export type TMailboxAdmission = TAdmission & { claimedId: bigint | null };
+
+/**
+ * The mailbox's admission: the same statement, and in it the claim of the request's sequence
+ * number (the unique (capabilityId, channel, sequence) index makes a re-polled request lose
+ * here). A call is admitted only when its claim is new, and a claim is made only for the task
+ * the handle is bound to — a leaked handle cannot occupy the owning task's sequence numbers. So
+ * a mailbox call, like an HTTP one, is two statements: this, then settlement.
+ */
+export async function admitMailboxCallByHash(
+  db: Db,
+  call: { handleHash: string; taskId: string; operation: string; requestBytes: number; sequence: number },
+): Promise<TMailboxAdmission | null> {
+  const { rows } = await pgPoolOf(db).query<TRawAdmission & { claimedId: string | null }>({
+    name: "relay_admit_mailbox_v1",
+    text: admissionSql({ isMailboxClaim: true }),
+    values: [call.handleHash, String(call.requestBytes), call.taskId, "mailbox", call.operation, call.sequence],
   });
   const row = rows[0];
   if (!row) return null;
+  const { claimedId, ...admission } = row;
+  return { ...toAdmission(admission), claimedId: claimedId === null ? null : BigInt(claimedId) };
+}
+
+/** The outcome recorded for a mailbox sequence claimed before ("pending" while its call is in flight). */
+export async function readClaimedOutcome(db: Db, call: { capabilityId: string; sequence: number }): Promise<string> {
+  const previous = await db.relayCall.findFirst({
+    where: { capabilityId: call.capabilityId, channel: "mailbox", sequence: call.sequence },
+    select: { outcome: true },
+  });
+  return previous?.outcome ?? "pending";
+}
+
+function toAdmission(row: TRawAdmission): TAdmission {
   const { relayChannel, isAdmitted, reserve, upstreamVersion, ...cap } = row;
   return {
     ...toState(cap),
@@ -80,9 +116,21 @@ export async function admitCallByHash(
   };
 }
 
-// $1 handle hash, $2 request bytes, $3 task id, $4 channel, $5 operation. A named (prepared)
-// statement: parsed and planned once per connection.
-const ADMIT_SQL = `
+/**
+ * $1 handle hash, $2 request bytes, $3 task id, $4 channel, $5 operation (a known name or
+ * "unknown"); with the mailbox claim, $6 the sequence. Named (prepared) statements: parsed and
+ * planned once per connection.
+ */
+function admissionSql({ isMailboxClaim }: { isMailboxClaim: boolean }): string {
+  const claim = isMailboxClaim
+    ? `, claim AS (
+      INSERT INTO "RelayCall" ("capabilityId", "channel", "sequence", "operation", "outcome", "requestBytes", "responseBytes", "durationMs")
+      SELECT cap."id", $4::text, $6::int, $5::text, 'pending', 0, 0, 0 FROM cap WHERE cap."taskId" = $3::uuid
+      ON CONFLICT ("capabilityId", "channel", "sequence") DO NOTHING
+      RETURNING "id"
+    )`
+    : "";
+  return `
     WITH cap AS (
       SELECT c."id", c."taskId", c."allowedOps", c."maxRequests", c."maxBytes", c."maxRequestBytes", c."maxResponseBytes",
              c."requestCount", c."bytesUsed", c."deadlineAt", c."revokedAt", c."revokedReason", now() AS "dbNow", t."relayChannel",
@@ -90,7 +138,7 @@ const ADMIT_SQL = `
         FROM "RelayCapability" c JOIN "Task" t ON t."id" = c."taskId"
        WHERE c."handleHash" = $1::text
          FOR UPDATE OF c
-    ), admitted AS (
+    )${claim}, admitted AS (
       UPDATE "RelayCapability" c
          SET "requestCount" = cap."requestCount" + 1,
              "bytesUsed" = cap."bytesUsed" + $2::bigint + cap."reserve"
@@ -103,12 +151,18 @@ const ADMIT_SQL = `
          AND $5::text = ANY(cap."allowedOps")
          AND $2::bigint <= cap."maxRequestBytes"
          AND cap."requestCount" < cap."maxRequests"
-         AND cap."bytesUsed" + $2::bigint <= cap."maxBytes"
+         AND cap."bytesUsed" + $2::bigint <= cap."maxBytes"${
+           isMailboxClaim
+             ? `
+         AND EXISTS (SELECT 1 FROM claim)`
+             : ""
+         }
       RETURNING c."id"
     )
-    SELECT cap.*, EXISTS (SELECT 1 FROM admitted) AS "isAdmitted",
+    SELECT cap.*, EXISTS (SELECT 1 FROM admitted) AS "isAdmitted",${isMailboxClaim ? ` (SELECT "id" FROM claim) AS "claimedId",` : ""}
            (SELECT max(v."version") FROM "SettingVersion" v WHERE v."key" = 'relay.upstream') AS "upstreamVersion"
       FROM cap`;
+}
 
 export type TSettlement = TCounters & {
   isDelivered: boolean;

@@ -133,7 +133,8 @@ describe("processMailboxRequest", async () => {
     expect(transport.calls).toBe(0);
     expect((await readCapabilityUsage({ db }, { capabilityId: a.capabilityId }))?.usage.requestCount).toBe(0);
     // A's own sequence 1 and 2 are still free.
-    expect((await processMailboxRequest({ db, taskId: a.taskId, sequence: 1, bytes: a.file(), transport })).status).toBe(200);
+    const own1 = await processMailboxRequest({ db, taskId: a.taskId, sequence: 1, bytes: a.file(), transport });
+    expect(own1, JSON.stringify(own1)).toMatchObject({ status: 200 });
     expect((await processMailboxRequest({ db, taskId: a.taskId, sequence: 2, bytes: a.file(), transport })).status).toBe(200);
   });
 

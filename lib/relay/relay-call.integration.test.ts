@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { pgPoolOf } from "../db/client";
 import { createTestDatabase } from "../testing/test-database";
 import { issueCapability } from "./issue-capability";
 import { readCapabilityUsage } from "./read-capability-usage";
@@ -65,6 +66,65 @@ describe("relayCall against real PostgreSQL", async () => {
     expect(rows[0]!.requestBytes).toBeGreaterThan(0);
     expect(rows[0]!.responseBytes).toBeGreaterThan(0);
     expect(JSON.stringify(rows, (_k, v) => (typeof v === "bigint" ? String(v) : v))).not.toMatch(/secret (question|answer)/);
+  });
+
+  // Every statement outside a transaction is one pool.query (Prisma's adapter runs on the same
+  // pool), which checks a client out with pool.connect for itself; a transaction would check one
+  // out beyond that.
+  async function countStatements(body: () => Promise<unknown>): Promise<{ queries: number; connects: number }> {
+    const pool = pgPoolOf(db);
+    const query = vi.spyOn(pool, "query");
+    const connect = vi.spyOn(pool, "connect");
+    try {
+      await body();
+      return { queries: query.mock.calls.length, connects: connect.mock.calls.length };
+    } finally {
+      query.mockRestore();
+      connect.mockRestore();
+    }
+  }
+
+  it("a successful call is two statements on either channel: admission, then settlement", async () => {
+    const transport = createCountingTransport(() => "fine");
+    const http = await setup();
+    const overHttp = await countStatements(async () => {
+      const result = await relayCall({ db, ...http, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
+      expect(result.status).toBe(200);
+    });
+    expect(overHttp).toEqual({ queries: 2, connects: 2 });
+
+    const { taskId } = await createRelayTestTask(db, undefined, "mailbox");
+    const { handle, capabilityId } = await issueCapability({ db }, { taskId, ...LIMITS });
+    const overMailbox = await countStatements(async () => {
+      const result = await relayCall({
+        db,
+        handle,
+        taskId,
+        operation: "complete",
+        request: SIMPLE_REQUEST,
+        channel: "mailbox",
+        sequence: 1,
+        transport,
+      });
+      expect(result.status).toBe(200);
+    });
+    expect(overMailbox).toEqual({ queries: 2, connects: 2 });
+    const rows = await db.relayCall.findMany({ where: { capabilityId } });
+    expect(rows).toMatchObject([{ channel: "mailbox", sequence: 1, outcome: "ok:scripted" }]);
+    expect(rows[0]!.responseBytes).toBeGreaterThan(0);
+
+    const again = await relayCall({
+      db,
+      handle,
+      taskId,
+      operation: "complete",
+      request: SIMPLE_REQUEST,
+      channel: "mailbox",
+      sequence: 1,
+      transport,
+    });
+    expect(again).toMatchObject({ code: "RELAY_DUPLICATE_REQUEST" });
+    expect(transport.inputs).toHaveLength(2);
   });
 
   it("500 concurrent calls against a budget of 50 requests admit exactly 50", async () => {

@@ -22,9 +22,11 @@ import {
 } from "./admission";
 import {
   admitCallByHash,
+  admitMailboxCallByHash,
   claimMailboxSequence,
   findCapabilityByHash,
   finishCallRecord,
+  readClaimedOutcome,
   recordRefusedCall,
   revokeCapabilityRows,
   settleCall,
@@ -88,9 +90,24 @@ export async function relayCall(options: TRelayCallOptions): Promise<TRelayCallR
   const taskId = ZTaskIdSchema.safeParse(options.taskId);
   const request = checkRequest(operation, options.request);
 
-  // The hot path: a well-formed HTTP call goes straight to the admission statement, which also
-  // finds the capability (and explains its own refusal from the row it locked).
-  if (channel === "http" && !options.envelopeRefusal && taskId.success && request.value) {
+  // The hot path: a well-formed call goes straight to the admission statement, which also finds
+  // the capability (and explains its own refusal from the row it locked); on the mailbox the
+  // same statement claims the request's sequence number.
+  if (!options.envelopeRefusal && taskId.success && request.value) {
+    if (channel === "http")
+      return admitAndCall({
+        db,
+        handleHash,
+        taskId: taskId.data,
+        operation,
+        channel,
+        check: request.check,
+        request: request.value,
+        startedAt,
+        transport: options.transport,
+      });
+    if (!isValidMailboxSequence(options.sequence))
+      return refusalResult("RELAY_REQUEST_MALFORMED", "The mailbox sequence number is out of range.");
     return admitAndCall({
       db,
       handleHash,
@@ -101,6 +118,7 @@ export async function relayCall(options: TRelayCallOptions): Promise<TRelayCallR
       request: request.value,
       startedAt,
       transport: options.transport,
+      mailboxSequence: options.sequence,
     });
   }
 
@@ -126,28 +144,24 @@ export async function relayCall(options: TRelayCallOptions): Promise<TRelayCallR
     context.claimedId = claim.id;
   }
 
+  // Only a malformed request reaches this point with its sequence claimed: it is refused and the
+  // claimed row says why.
+  return finishingClaimOnFailure(context, () => refuse(context, classifyMalformed(cap, taskId.data, operation, request.check), 0));
+}
+
+/** The refusal of a call whose request did not parse, in the order a caller is told why. */
+function classifyMalformed(cap: TCapabilityState, taskId: string, operation: string, check: TRequestCheck): TRefusal {
+  const decision = classifyAdmission(cap, { taskId, operation, request: check });
+  return decision.kind === "refuse" ? decision.refusal : { code: "RELAY_REQUEST_MALFORMED", message: "The relay request is malformed." };
+}
+
+/** An unexpected failure (database gone) after a mailbox claim leaves the claimed row visibly failed, not pending. */
+async function finishingClaimOnFailure(context: TCallContext, body: () => Promise<TRelayCallResult>): Promise<TRelayCallResult> {
   try {
-    // Calls that can never be admitted (malformed, operation not allowed, revoked …) are refused
-    // without the admission write.
-    const pre = classifyAdmission(cap, { taskId: taskId.data, operation, request: request.check });
-    if (pre.kind === "refuse") return await refuse(context, pre.refusal, 0);
-    if (!request.value) return await refuse(context, { code: "RELAY_REQUEST_MALFORMED", message: "The relay request is malformed." }, 0);
-    return await admitAndCall({
-      db,
-      handleHash,
-      taskId: taskId.data,
-      operation,
-      channel,
-      check: request.check,
-      request: request.value,
-      startedAt,
-      transport: options.transport,
-      context,
-    });
+    return await body();
   } catch (error) {
-    // An unexpected failure (database gone) leaves the claimed row visibly failed, not pending.
     if (context.claimedId !== undefined)
-      await finishCallRecord(db, context.claimedId, {
+      await finishCallRecord(context.db, context.claimedId, {
         outcome: "INTERNAL",
         requestBytes: 0,
         responseBytes: 0,
@@ -177,19 +191,49 @@ type TAdmitAndCall = {
   request: TCompleteRequest;
   startedAt: number;
   transport?: TRelayTransport;
-  /** Set when the capability was read (and a mailbox sequence claimed) before admission. */
-  context?: TCallContext;
+  /** The mailbox request's sequence number: admission claims it in the same statement. */
+  mailboxSequence?: number;
 };
 
 async function admitAndCall(call: TAdmitAndCall): Promise<TRelayCallResult> {
   const { db, taskId, operation } = call;
   const requestBytes = call.check.bytes;
-  // Statement 1: admission.
-  const admission = await admitCallByHash(db, { handleHash: call.handleHash, taskId, operation, requestBytes, channel: call.channel });
+  // Statement 1: admission (on the mailbox, with the sequence claim).
+  const sequence = call.mailboxSequence;
+  let admission: TAdmission | null;
+  let claimedId: bigint | null = null;
+  if (sequence === undefined) {
+    admission = await admitCallByHash(db, { handleHash: call.handleHash, taskId, operation, requestBytes, channel: call.channel });
+  } else {
+    const mailbox = await admitMailboxCallByHash(db, { handleHash: call.handleHash, taskId, operation, requestBytes, sequence });
+    admission = mailbox;
+    claimedId = mailbox?.claimedId ?? null;
+  }
   if (!admission) return refusalResult("RELAY_REFUSED", UNKNOWN_HANDLE);
-  const context: TCallContext = call.context
-    ? { ...call.context, cap: admission }
-    : { db, cap: admission, channel: call.channel, sequence: null, operation, startedAt: call.startedAt };
+  const context: TCallContext = {
+    db,
+    cap: admission,
+    channel: call.channel,
+    sequence: null,
+    operation,
+    startedAt: call.startedAt,
+  };
+  if (sequence !== undefined) {
+    if (claimedId === null) {
+      // Not claimed: another task's handle (refused, recorded without a sequence claim), or a re-poll.
+      const bound = explainBinding(admission, taskId, call.channel);
+      if (bound) return refuse(context, bound, 0);
+      return duplicateAnswer(sequence, await readClaimedOutcome(db, { capabilityId: admission.id, sequence }));
+    }
+    context.claimedId = claimedId;
+    context.sequence = sequence;
+  }
+  return finishingClaimOnFailure(context, () => callAdmitted(call, admission, context));
+}
+
+async function callAdmitted(call: TAdmitAndCall, admission: TAdmission, context: TCallContext): Promise<TRelayCallResult> {
+  const { db, taskId, operation } = call;
+  const requestBytes = call.check.bytes;
   if (!admission.isAdmitted) {
     // The statement judged the row it locked; the same row explains the refusal. Rows record the
     // bytes CHARGED to the budget, so a capability's rows always sum to bytesUsed: a call refused
