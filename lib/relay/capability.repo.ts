@@ -9,6 +9,7 @@
 import { pgPoolOf, type Db } from "../db/client";
 import { Prisma } from "../db/generated/client";
 import type { TCapabilityState } from "./admission";
+import { createStatementBatcher } from "./statement-batcher";
 import { RELAY_MAX_REASON_CHARS, RELAY_MAX_RECORDED_REFUSALS } from "./limits";
 
 const CAPABILITY_COLUMNS = `c."id", c."taskId", c."allowedOps", c."maxRequests", c."maxBytes", c."maxRequestBytes", c."maxResponseBytes", c."requestCount", c."bytesUsed", c."deadlineAt", c."revokedAt", c."revokedReason", now() AS "dbNow"`;
@@ -59,16 +60,131 @@ type TRawAdmission = TRawCapability & {
  * response did not use, so concurrent callers can never overshoot the budget. The row is returned
  * either way (null = unknown handle), so a refusal is explained without a second read.
  */
-export async function admitCallByHash(
-  db: Db,
-  call: { handleHash: string; taskId: string; operation: string; requestBytes: number; channel: string },
-): Promise<TAdmission | null> {
-  const { rows } = await pgPoolOf(db).query<TRawAdmission>({
-    name: "relay_admit_v1",
-    text: admissionSql({ isMailboxClaim: false }),
-    values: [call.handleHash, String(call.requestBytes), call.taskId, call.channel, call.operation],
-  });
-  return rows[0] ? toAdmission(rows[0]) : null;
+export async function admitCallByHash(db: Db, call: TAdmissionRequest): Promise<TAdmission | null> {
+  return batchersOf(db).admit.submit(call);
+}
+
+type TAdmissionRequest = { handleHash: string; taskId: string; operation: string; requestBytes: number; channel: string };
+
+/**
+ * The admission of a batch of calls (statement-batcher.ts: the calls that arrived while the
+ * previous admission ran), in one statement. Every capability named is locked in id order (so two
+ * relay processes never deadlock on each other), and each call is judged in arrival order as if
+ * alone against what the calls before it in the batch took: the per-call conditions of the
+ * capability contract, then the request count and the bytes, where every admitted call before
+ * counts with its worst-case response. Past the first call the byte budget cannot hold, that
+ * over-counts at most, never under: a budget can be refused early, never overshot. Each answer
+ * carries the row as that call saw it, so a refusal is explained exactly as a lone call's is.
+ */
+async function admitBatch(db: Db, calls: readonly TAdmissionRequest[]): Promise<(TAdmission | null)[]> {
+  const { rows } = await retryOnDeadlock(() =>
+    pgPoolOf(db).query<TRawAdmission & { ord: string }>({
+      name: "relay_admit_batch_v1",
+      text: ADMIT_BATCH_SQL,
+      values: [
+        calls.map((c) => c.handleHash),
+        calls.map((c) => String(c.requestBytes)),
+        calls.map((c) => c.taskId),
+        calls.map((c) => c.channel),
+        calls.map((c) => c.operation),
+      ],
+    }),
+  );
+  const answers: (TAdmission | null)[] = calls.map(() => null);
+  for (const { ord, ...row } of rows) answers[Number(ord) - 1] = toAdmission(row);
+  return answers;
+}
+
+// $1 handle hashes, $2 request bytes, $3 task ids, $4 channels, $5 operations: one element per call.
+const ADMIT_BATCH_SQL = `
+    WITH req AS (
+      SELECT * FROM unnest($1::text[], $2::bigint[], $3::uuid[], $4::text[], $5::text[]) WITH ORDINALITY
+          AS r("handleHash", "bytes", "callTaskId", "channel", "operation", "ord")
+    ), locked AS (
+      SELECT c."id", c."handleHash", c."taskId", c."allowedOps", c."maxRequests", c."maxBytes", c."maxRequestBytes", c."maxResponseBytes",
+             c."requestCount", c."bytesUsed", c."deadlineAt", c."revokedAt", c."revokedReason", now() AS "dbNow", t."relayChannel"
+        FROM "RelayCapability" c JOIN "Task" t ON t."id" = c."taskId"
+       WHERE c."handleHash" IN (SELECT "handleHash" FROM req)
+       ORDER BY c."id"
+         FOR UPDATE OF c
+    ), judged AS (
+      SELECT req."ord", req."bytes", l."id" AS "capId", l."requestCount" AS "countAtStart", l."bytesUsed" AS "bytesAtStart",
+             l."maxRequests" AS "countLimit", l."maxBytes" AS "bytesLimit", l."maxResponseBytes"::bigint AS "worstResponse",
+             (req."callTaskId" = l."taskId"
+              AND (req."channel" <> 'http' OR l."relayChannel" = 'http')
+              AND l."revokedAt" IS NULL
+              AND l."deadlineAt" > now()
+              AND req."operation" = ANY(l."allowedOps")
+              AND req."bytes" <= l."maxRequestBytes") AS "isEligible"
+        FROM req JOIN locked l ON l."handleHash" = req."handleHash"
+    ), running AS (
+      SELECT j.*,
+             count(*) FILTER (WHERE j."isEligible") OVER upto AS "eligibleUpTo",
+             COALESCE(sum(j."bytes" + j."worstResponse") FILTER (WHERE j."isEligible") OVER before, 0) AS "worstBefore"
+        FROM judged j
+      WINDOW upto AS (PARTITION BY j."capId" ORDER BY j."ord" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
+             before AS (PARTITION BY j."capId" ORDER BY j."ord" ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+    ), decided AS (
+      SELECT r.*,
+             (r."isEligible"
+              AND r."countAtStart" + r."eligibleUpTo" <= r."countLimit"
+              AND r."bytesAtStart" + r."worstBefore" + r."bytes" <= r."bytesLimit") AS "isAdmitted",
+             LEAST(r."worstResponse", r."bytesLimit" - r."bytesAtStart" - r."worstBefore" - r."bytes") AS "reserve"
+        FROM running r
+    ), seen AS (
+      SELECT d.*,
+             d."countAtStart" + count(*) FILTER (WHERE d."isAdmitted") OVER before AS "countSeen",
+             d."bytesAtStart" + COALESCE(sum(d."bytes" + d."reserve") FILTER (WHERE d."isAdmitted") OVER before, 0) AS "bytesSeen"
+        FROM decided d
+      WINDOW before AS (PARTITION BY d."capId" ORDER BY d."ord" ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+    ), totals AS (
+      SELECT "capId", count(*) AS "admitted", sum("bytes" + "reserve") AS "charged" FROM decided WHERE "isAdmitted" GROUP BY "capId"
+    ), updated AS (
+      UPDATE "RelayCapability" c
+         SET "requestCount" = c."requestCount" + t."admitted", "bytesUsed" = c."bytesUsed" + t."charged"
+        FROM totals t
+       WHERE c."id" = t."capId"
+      RETURNING c."id"
+    )
+    SELECT s."ord", l."id", l."taskId", l."allowedOps", l."maxRequests", l."maxBytes", l."maxRequestBytes", l."maxResponseBytes",
+           s."countSeen" AS "requestCount", s."bytesSeen" AS "bytesUsed", l."deadlineAt", l."revokedAt", l."revokedReason", l."dbNow",
+           l."relayChannel", s."isAdmitted", s."reserve",
+           (SELECT max(v."version") FROM "SettingVersion" v WHERE v."key" = 'relay.upstream') AS "upstreamVersion"
+      FROM seen s JOIN locked l ON l."id" = s."capId"`;
+
+/** A deadlock (with a statement that locked several of the same rows in another order) is retried: nothing of it was applied. */
+async function retryOnDeadlock<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      if (attempt >= 3 || (error as { code?: unknown }).code !== "40P01") throw error;
+    }
+  }
+}
+
+/** Statement batchers per client: the relay's group commit (statement-batcher.ts). */
+const batchersByDb = new WeakMap<Db, ReturnType<typeof createBatchers>>();
+
+function createBatchers(db: Db) {
+  return {
+    admit: createStatementBatcher<TAdmissionRequest, TAdmission | null>({
+      run: (calls) => admitBatch(db, calls),
+      maxInFlight: 2,
+      maxBatch: 256,
+    }),
+    settle: createStatementBatcher<TUnclaimedSettlement, TSettlement | null>({
+      run: (calls) => settleBatch(db, calls),
+      maxInFlight: 2,
+      maxBatch: 256,
+    }),
+  };
+}
+
+function batchersOf(db: Db): ReturnType<typeof createBatchers> {
+  let batchers = batchersByDb.get(db);
+  if (!batchers) batchersByDb.set(db, (batchers = createBatchers(db)));
+  return batchers;
 }
 
 /** A mailbox admission also says whether its sequence was claimed: null = already claimed before (a re-poll), or another task's handle. */
@@ -87,7 +203,7 @@ export async function admitMailboxCallByHash(
 ): Promise<TMailboxAdmission | null> {
   const { rows } = await pgPoolOf(db).query<TRawAdmission & { claimedId: string | null }>({
     name: "relay_admit_mailbox_v1",
-    text: admissionSql({ isMailboxClaim: true }),
+    text: ADMIT_MAILBOX_SQL,
     values: [call.handleHash, String(call.requestBytes), call.taskId, "mailbox", call.operation, call.sequence],
   });
   const row = rows[0];
@@ -117,20 +233,11 @@ function toAdmission(row: TRawAdmission): TAdmission {
 }
 
 /**
- * $1 handle hash, $2 request bytes, $3 task id, $4 channel, $5 operation (a known name or
- * "unknown"); with the mailbox claim, $6 the sequence. Named (prepared) statements: parsed and
- * planned once per connection.
+ * $1 handle hash, $2 request bytes, $3 task id, $4 channel ('mailbox'), $5 operation (a known
+ * name or "unknown"), $6 the sequence. A named (prepared) statement: parsed and planned once per
+ * connection.
  */
-function admissionSql({ isMailboxClaim }: { isMailboxClaim: boolean }): string {
-  const claim = isMailboxClaim
-    ? `, claim AS (
-      INSERT INTO "RelayCall" ("capabilityId", "channel", "sequence", "operation", "outcome", "requestBytes", "responseBytes", "durationMs")
-      SELECT cap."id", $4::text, $6::int, $5::text, 'pending', 0, 0, 0 FROM cap WHERE cap."taskId" = $3::uuid
-      ON CONFLICT ("capabilityId", "channel", "sequence") DO NOTHING
-      RETURNING "id"
-    )`
-    : "";
-  return `
+const ADMIT_MAILBOX_SQL = `
     WITH cap AS (
       SELECT c."id", c."taskId", c."allowedOps", c."maxRequests", c."maxBytes", c."maxRequestBytes", c."maxResponseBytes",
              c."requestCount", c."bytesUsed", c."deadlineAt", c."revokedAt", c."revokedReason", now() AS "dbNow", t."relayChannel",
@@ -138,31 +245,30 @@ function admissionSql({ isMailboxClaim }: { isMailboxClaim: boolean }): string {
         FROM "RelayCapability" c JOIN "Task" t ON t."id" = c."taskId"
        WHERE c."handleHash" = $1::text
          FOR UPDATE OF c
-    )${claim}, admitted AS (
+    ), claim AS (
+      INSERT INTO "RelayCall" ("capabilityId", "channel", "sequence", "operation", "outcome", "requestBytes", "responseBytes", "durationMs")
+      SELECT cap."id", $4::text, $6::int, $5::text, 'pending', 0, 0, 0 FROM cap WHERE cap."taskId" = $3::uuid
+      ON CONFLICT ("capabilityId", "channel", "sequence") DO NOTHING
+      RETURNING "id"
+    ), admitted AS (
       UPDATE "RelayCapability" c
          SET "requestCount" = cap."requestCount" + 1,
              "bytesUsed" = cap."bytesUsed" + $2::bigint + cap."reserve"
         FROM cap
        WHERE c."id" = cap."id"
+         AND EXISTS (SELECT 1 FROM claim)
          AND cap."taskId" = $3::uuid
-         AND ($4::text <> 'http' OR cap."relayChannel" = 'http')
          AND cap."revokedAt" IS NULL
          AND cap."deadlineAt" > now()
          AND $5::text = ANY(cap."allowedOps")
          AND $2::bigint <= cap."maxRequestBytes"
          AND cap."requestCount" < cap."maxRequests"
-         AND cap."bytesUsed" + $2::bigint <= cap."maxBytes"${
-           isMailboxClaim
-             ? `
-         AND EXISTS (SELECT 1 FROM claim)`
-             : ""
-         }
+         AND cap."bytesUsed" + $2::bigint <= cap."maxBytes"
       RETURNING c."id"
     )
-    SELECT cap.*, EXISTS (SELECT 1 FROM admitted) AS "isAdmitted",${isMailboxClaim ? ` (SELECT "id" FROM claim) AS "claimedId",` : ""}
+    SELECT cap.*, EXISTS (SELECT 1 FROM admitted) AS "isAdmitted", (SELECT "id" FROM claim) AS "claimedId",
            (SELECT max(v."version") FROM "SettingVersion" v WHERE v."key" = 'relay.upstream') AS "upstreamVersion"
       FROM cap`;
-}
 
 export type TSettlement = TCounters & {
   isDelivered: boolean;
@@ -192,55 +298,126 @@ export async function settleCall(
     claimedId?: bigint;
   },
 ): Promise<TSettlement | null> {
+  if (call.claimedId === undefined) return batchersOf(db).settle.submit(call);
   const { record } = call;
-  const isClaimed = call.claimedId !== undefined;
-  const values: unknown[] = [
-    String(call.reservedResponseBytes),
-    String(call.responseBytes),
-    call.capabilityId,
-    record.outcome,
-    record.requestBytes,
-    record.responseBytes,
-    record.durationMs,
-    ...(isClaimed ? [String(call.claimedId)] : [record.channel, record.sequence, record.operation]),
-  ];
   const { rows } = await pgPoolOf(db).query<TRawSettlement>({
-    name: `relay_settle_v1_${call.deliver ? "deliver" : "withhold"}_${isClaimed ? "claimed" : "new"}`,
-    text: settleSql(call.deliver, isClaimed),
-    values,
+    name: `relay_settle_claimed_v1_${call.deliver ? "deliver" : "withhold"}`,
+    text: settleClaimedSql(call.deliver),
+    values: [
+      String(call.reservedResponseBytes),
+      String(call.responseBytes),
+      call.capabilityId,
+      record.outcome,
+      record.requestBytes,
+      record.responseBytes,
+      record.durationMs,
+      String(call.claimedId),
+    ],
   });
-  const row = rows[0];
-  if (!row) return null;
-  return { ...row, bytesUsed: BigInt(row.bytesUsed), maxBytes: BigInt(row.maxBytes) };
+  return rows[0] ? toSettlement(rows[0]) : null;
 }
+
+type TUnclaimedSettlement = {
+  capabilityId: string;
+  reservedResponseBytes: number;
+  deliver: boolean;
+  responseBytes: number;
+  record: TCallRecord;
+};
 
 type TRawSettlement = Omit<TSettlement, "bytesUsed" | "maxBytes"> & { bytesUsed: string; maxBytes: string };
 
+function toSettlement(row: TRawSettlement): TSettlement {
+  return { ...row, bytesUsed: BigInt(row.bytesUsed), maxBytes: BigInt(row.maxBytes) };
+}
+
 /**
- * $1 reserved response bytes, $2 response bytes, $3 capability id, $4 outcome, $5 request bytes,
- * $6 response bytes recorded, $7 duration; then $8 the claimed row's id, or $8–$10 channel,
- * sequence and operation of a new row. One text per (deliver, claimed) pair, each prepared once.
+ * The settlement of a batch of calls in one statement: per capability (locked in id order) the
+ * reservations of all its calls are released and the delivered responses charged, and one call
+ * row per call is written. Whether a response is delivered is judged per capability, as for a lone
+ * call. Each answer carries the capability's counters after the whole batch.
  */
-function settleSql(deliver: boolean, isClaimed: boolean): string {
+async function settleBatch(db: Db, calls: readonly TUnclaimedSettlement[]): Promise<(TSettlement | null)[]> {
+  const { rows } = await retryOnDeadlock(() =>
+    pgPoolOf(db).query<TRawSettlement & { ord: string }>({
+      name: "relay_settle_batch_v1",
+      text: SETTLE_BATCH_SQL,
+      values: [
+        calls.map((c) => c.capabilityId),
+        calls.map((c) => String(c.reservedResponseBytes)),
+        calls.map((c) => c.deliver),
+        calls.map((c) => String(c.responseBytes)),
+        calls.map((c) => c.record.outcome),
+        calls.map((c) => c.record.requestBytes),
+        calls.map((c) => c.record.responseBytes),
+        calls.map((c) => c.record.durationMs),
+        calls.map((c) => c.record.channel),
+        calls.map((c) => c.record.sequence),
+        calls.map((c) => c.record.operation),
+      ],
+    }),
+  );
+  const answers: (TSettlement | null)[] = calls.map(() => null);
+  for (const { ord, ...row } of rows) answers[Number(ord) - 1] = toSettlement(row);
+  return answers;
+}
+
+// $1 capability ids, $2 reserved response bytes, $3 deliver, $4 response bytes, $5 outcomes,
+// $6 request bytes, $7 response bytes recorded, $8 durations, $9 channels, $10 sequences,
+// $11 operations: one element per call. A withheld delivery is recorded as RELAY_REFUSED with no
+// response bytes (nothing was charged for it).
+const SETTLE_BATCH_SQL = `
+    WITH req AS (
+      SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::boolean[], $4::bigint[], $5::text[], $6::int[], $7::int[], $8::int[], $9::text[], $10::int[], $11::text[])
+          WITH ORDINALITY AS r("capId", "reserved", "deliver", "responseBytes", "outcome", "requestBytes", "recordedResponseBytes", "durationMs", "channel", "sequence", "operation", "ord")
+    ), locked AS (
+      SELECT c."id", (c."deadlineAt" > now() AND (c."revokedAt" IS NULL OR c."revokedReason" LIKE 'exhausted:%')) AS "isDeliverable"
+        FROM "RelayCapability" c
+       WHERE c."id" IN (SELECT "capId" FROM req)
+       ORDER BY c."id"
+         FOR UPDATE
+    ), judged AS (
+      SELECT req.*, (req."deliver" AND l."isDeliverable") AS "isDelivered" FROM req JOIN locked l ON l."id" = req."capId"
+    ), totals AS (
+      SELECT "capId", sum("reserved") AS "released", sum(CASE WHEN "isDelivered" THEN "responseBytes" ELSE 0 END) AS "charged"
+        FROM judged GROUP BY "capId"
+    ), settled AS (
+      UPDATE "RelayCapability" c
+         SET "bytesUsed" = c."bytesUsed" - t."released" + t."charged"
+        FROM totals t
+       WHERE c."id" = t."capId"
+      RETURNING c."id", c."requestCount", c."bytesUsed", c."maxRequests", c."maxBytes", c."deadlineAt", c."revokedAt", c."revokedReason", now() AS "dbNow"
+    ), recorded AS (
+      INSERT INTO "RelayCall" ("capabilityId", "channel", "sequence", "operation", "outcome", "requestBytes", "responseBytes", "durationMs")
+      SELECT j."capId", j."channel", j."sequence", j."operation",
+             CASE WHEN j."isDelivered" OR NOT j."deliver" THEN j."outcome" ELSE 'RELAY_REFUSED' END,
+             j."requestBytes", CASE WHEN j."isDelivered" THEN j."recordedResponseBytes" ELSE 0 END, j."durationMs"
+        FROM judged j ORDER BY j."ord"
+    )
+    SELECT j."ord", j."isDelivered", s."requestCount", s."bytesUsed", s."maxRequests", s."maxBytes", s."deadlineAt", s."revokedAt",
+           s."revokedReason", s."dbNow"
+      FROM judged j JOIN settled s ON s."id" = j."capId"`;
+
+/**
+ * A mailbox call's settlement finishes the row its admission claimed. $1 reserved response bytes,
+ * $2 response bytes, $3 capability id, $4 outcome, $5 request bytes, $6 response bytes recorded,
+ * $7 duration, $8 the claimed row's id. One text per deliver/withhold, each prepared once.
+ */
+function settleClaimedSql(deliver: boolean): string {
   const deliverable = deliver ? `("deadlineAt" > now() AND ("revokedAt" IS NULL OR "revokedReason" LIKE 'exhausted:%'))` : "false";
-  // A withheld delivery is recorded as RELAY_REFUSED with no response bytes (nothing was charged for it).
   const outcome = deliver ? `CASE WHEN settled."isDelivered" THEN $4::text ELSE 'RELAY_REFUSED' END` : "$4::text";
-  const charged = `CASE WHEN settled."isDelivered" THEN $6::int ELSE 0 END`;
-  const recorded = isClaimed
-    ? `UPDATE "RelayCall"
-          SET "outcome" = ${outcome}, "requestBytes" = $5::int, "responseBytes" = ${charged}, "durationMs" = $7::int
-         FROM settled
-        WHERE "id" = $8::bigint`
-    : `INSERT INTO "RelayCall" ("capabilityId", "channel", "sequence", "operation", "outcome", "requestBytes", "responseBytes", "durationMs")
-       SELECT $3::uuid, $8::text, $9::int, $10::text, ${outcome}, $5::int, ${charged}, $7::int
-         FROM settled`;
   return `
     WITH settled AS (
       UPDATE "RelayCapability"
          SET "bytesUsed" = "bytesUsed" - $1::bigint + CASE WHEN ${deliverable} THEN $2::bigint ELSE 0 END
        WHERE "id" = $3::uuid
       RETURNING "requestCount", "bytesUsed", "maxRequests", "maxBytes", "deadlineAt", "revokedAt", "revokedReason", now() AS "dbNow", ${deliverable} AS "isDelivered"
-    ), recorded AS (${recorded})
+    ), recorded AS (
+      UPDATE "RelayCall"
+         SET "outcome" = ${outcome}, "requestBytes" = $5::int, "responseBytes" = CASE WHEN settled."isDelivered" THEN $6::int ELSE 0 END, "durationMs" = $7::int
+        FROM settled
+       WHERE "id" = $8::bigint
+    )
     SELECT * FROM settled`;
 }
 

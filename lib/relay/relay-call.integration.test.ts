@@ -150,6 +150,37 @@ describe("relayCall against real PostgreSQL", async () => {
     expect(usage?.calls.byOutcome.RELAY_QUOTA_EXHAUSTED).toBe(450);
   });
 
+  it("concurrent calls of several tasks, batched into shared statements, are each judged exactly as if alone", async () => {
+    const transport = createCountingTransport(() => "fine");
+    const a = await setup({ maxRequests: 5 });
+    const b = await setup({ maxRequests: 100 });
+    // Three worst-case calls fit whole; a fourth fits with what is left for its response; no fifth.
+    const requestBytes = Buffer.byteLength(JSON.stringify(SIMPLE_REQUEST), "utf8");
+    const c = await setup({ maxRequests: 100, maxResponseBytes: 1_000, maxBytes: 3 * (requestBytes + 1_000) + 500 });
+    const call = (cap: { handle: string }, taskId: string) =>
+      relayCall({ db, handle: cap.handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
+    const [ofA, ofB, crossTask, ofC] = await Promise.all([
+      Promise.all(Array.from({ length: 20 }, () => call(a, a.taskId))),
+      Promise.all(Array.from({ length: 10 }, () => call(b, b.taskId))),
+      Promise.all(Array.from({ length: 3 }, () => call(a, b.taskId))),
+      Promise.all(Array.from({ length: 8 }, () => call(c, c.taskId))),
+    ]);
+    const count = (results: { status: number }[], status: number) => results.filter((r) => r.status === status).length;
+    expect([count(ofA, 200), count(ofA, 429)]).toEqual([5, 15]);
+    expect(count(ofB, 200)).toBe(10);
+    expect(crossTask.map((r) => r.code)).toEqual(["RELAY_REFUSED", "RELAY_REFUSED", "RELAY_REFUSED"]);
+    expect([count(ofC, 200), count(ofC, 429)]).toEqual([4, 4]);
+    expect(transport.calls).toBe(5 + 10 + 4);
+    for (const cap of [a, b, c]) {
+      const row = await db.relayCapability.findUniqueOrThrow({ where: { id: cap.capabilityId } });
+      const calls = await db.relayCall.findMany({ where: { capabilityId: cap.capabilityId } });
+      // Every reservation was released: the rows sum to what the budget holds, and it was never passed.
+      expect(calls.reduce((sum, r) => sum + r.requestBytes + r.responseBytes, 0)).toBe(Number(row.bytesUsed));
+      expect(Number(row.bytesUsed)).toBeLessThanOrEqual(Number(row.maxBytes));
+      expect(row.requestCount).toBe(calls.filter((r) => r.outcome.startsWith("ok:")).length);
+    }
+  });
+
   it("never lets request + response bytes exceed the byte budget under concurrency", async () => {
     const maxBytes = 5_000;
     const { taskId, handle, capabilityId } = await setup({ maxRequests: 1000, maxBytes });
