@@ -32,18 +32,29 @@ export function serveGitHttpBackend(req: IncomingMessage, res: ServerResponse, o
     };
     const contentType = req.headers["content-type"];
     if (contentType) env.CONTENT_TYPE = contentType;
-    // Without CONTENT_LENGTH http-backend reads the (chunked) body until EOF.
-    const contentLength = req.headers["content-length"];
-    if (contentLength) env.CONTENT_LENGTH = contentLength;
+    // CONTENT_LENGTH is never passed: given one, http-backend (git 2.39) copies exactly that many
+    // bytes in a loop that spins forever on an early EOF — a pusher killed mid-push left an
+    // orphan at full CPU. Without it the service reads the body to EOF, and a short body simply fails.
     const encoding = req.headers["content-encoding"];
     if (typeof encoding === "string") env.HTTP_CONTENT_ENCODING = encoding;
     const gitProtocol = req.headers["git-protocol"];
     if (typeof gitProtocol === "string") env.GIT_PROTOCOL = gitProtocol;
 
+    // Its own process group: `git` runs git-http-backend, which runs receive-pack or upload-pack;
+    // killing the group stops all three when the request goes away.
     const child = spawn("git", buildGitArgv({ args: ["http-backend"] }), {
       env: env as NodeJS.ProcessEnv,
       stdio: ["pipe", "pipe", "pipe"],
+      detached: true,
     });
+    const killGroup = () => {
+      if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    };
     let headerBuffer = Buffer.alloc(0);
     let isHeaderDone = false;
     const fail = (status: number, message: string) => {
@@ -70,7 +81,7 @@ export function serveGitHttpBackend(req: IncomingMessage, res: ServerResponse, o
       }
       if (end < 0) {
         if (headerBuffer.length > MAX_CGI_HEADER_BYTES) {
-          child.kill("SIGKILL");
+          killGroup();
           fail(502, "git http-backend sent oversized headers");
         }
         return;
@@ -97,8 +108,8 @@ export function serveGitHttpBackend(req: IncomingMessage, res: ServerResponse, o
     });
     req.pipe(child.stdin);
     child.stdin.on("error", () => undefined);
-    res.on("close", () => {
-      if (child.exitCode === null) child.kill("SIGKILL");
-    });
+    // A request cut short (the pusher died mid-body) or an answer nobody reads stops the group.
+    req.on("aborted", killGroup);
+    res.on("close", killGroup);
   });
 }

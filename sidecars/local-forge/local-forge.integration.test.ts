@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { candidateRepoPathFor } from "../../lib/candidate/candidate-git";
 import { runGit } from "../../lib/git/run-git";
 import { createForgeRepository } from "./create-forge-repository";
@@ -161,6 +162,31 @@ describe("local forge", () => {
       body: JSON.stringify({ kind: "explode" }),
     });
     expect(bad.status).toBe(400);
+  });
+
+  it("a push cut short mid-body leaves no git process behind (git http-backend spun forever on an early EOF)", async () => {
+    const forgeRoot = path.join(dataDir, "forge");
+    const gitProcessesOfThisForge = async () => {
+      const found: string[] = [];
+      for (const pid of (await fs.readdir("/proc")).filter((name) => /^\d+$/.test(name))) {
+        const environ = await fs.readFile(`/proc/${pid}/environ`, "latin1").catch(() => "");
+        if (environ.split("\0").includes(`GIT_PROJECT_ROOT=${forgeRoot}`)) found.push(pid);
+      }
+      return found;
+    };
+    const { port } = new URL(forge.url);
+    const socket = net.connect(Number(port), "127.0.0.1");
+    await new Promise<void>((resolve, reject) => socket.once("connect", resolve).once("error", reject));
+    const basic = Buffer.from(`x:${TOKEN}`).toString("base64");
+    socket.write(
+      `POST /${repository}.git/git-receive-pack HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic ${basic}\r\n` +
+        `Content-Type: application/x-git-receive-pack-request\r\nContent-Length: 647\r\n\r\n0095abcdef`,
+    );
+    let answer = "";
+    socket.on("data", (chunk: Buffer) => (answer += chunk.toString("latin1")));
+    await vi.waitFor(async () => expect((await gitProcessesOfThisForge()).length, answer).toBeGreaterThan(0), { timeout: 10_000, interval: 50 });
+    socket.destroy();
+    await vi.waitFor(async () => expect(await gitProcessesOfThisForge()).toEqual([]), { timeout: 10_000, interval: 100 });
   });
 
   it("refuses repository names that could escape its root", async () => {
