@@ -92,6 +92,12 @@ describe("relayCall against real PostgreSQL", async () => {
       expect(result.status).toBe(200);
     });
     expect(overHttp).toEqual({ queries: 2, connects: 2 });
+    // The settlement relaxes synchronous_commit for its own transaction only: every pooled
+    // connection still waits for its flush afterwards.
+    const settings = await Promise.all(
+      Array.from({ length: 10 }, () => pgPoolOf(db).query<{ synchronous_commit: string }>("SHOW synchronous_commit")),
+    );
+    expect(new Set(settings.map((r) => r.rows[0]!.synchronous_commit))).toEqual(new Set(["on"]));
 
     const { taskId } = await createRelayTestTask(db, undefined, "mailbox");
     const { handle, capabilityId } = await issueCapability({ db }, { taskId, ...LIMITS });
