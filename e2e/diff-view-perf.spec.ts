@@ -2,14 +2,19 @@
  * DiffView in a real browser (Debian Chromium), without adding any route to the app: the spec
  * bundles the component with esbuild (production React), renders it on the "server" with
  * react-dom/server exactly as a server component would, compiles the Tailwind CSS it uses, and
- * serves the three from an intercepted origin. The browser then hydrates a synthetic diff with
- * hostile paths and lines: 300 files / 10,000 changed lines, and (as the benchmark,
- * DIFF_VIEW_BENCH=1) 1,000 files / 100,000 changed lines.
+ * serves them from an intercepted origin, as the review page does: the page carries the diff's
+ * outline and first chunk of lines (lib/review/diff-chunks.ts), the other chunks come from a
+ * chunk route (here `/chunks?chunk=n`), React and React DOM are a script of their own (Next's
+ * framework chunk) and highlight.js a lazily imported chunk. The browser then hydrates a
+ * synthetic diff with hostile paths and lines: 300 files / 10,000 changed lines, and (as the
+ * benchmark, DIFF_VIEW_BENCH=1) 1,000 files / 100,000 changed lines.
  *
- * The journey: first rows, hydration, scrolling through the whole diff, the search box (count,
- * next match scrolled into view), a tree jump to the last file (focus on its heading), hide/show
- * surviving the same diff sent again, the layout switch from the keyboard, and hostile content
- * never running (no dialog, no injected element, no request).
+ * The journey: first rows, hydration, every chunk of lines loaded, scrolling through the whole
+ * diff, the search box (count, next match scrolled into view), a tree jump to the last file (focus
+ * on its heading), hide/show surviving the same diff sent again, the layout switch from the
+ * keyboard, and hostile content never running (no dialog, no injected element, no request). A
+ * second journey holds and fails chunks: the view says lines are loading, the search says its
+ * count is not final, a failed chunk shows where its lines would be, and a retry loads them.
  *
  * Timing is measured and reported, never asserted (speed targets belong to `npm run bench`, not
  * to tests): the figures go to the log and, when DIFF_VIEW_BENCH_OUT names a file, to that file
@@ -34,7 +39,20 @@ const CASES = IS_BENCH
     ]
   : [{ files: 300, changedLines: 10_000 }];
 
-type THarness = { html: string; js: string; css: string; diffJsonBytes: number; rowsInHtml: number };
+type THarness = {
+  html: string;
+  /** Script files by path: /vendor.js (React), /app.js (the view), and its lazily imported chunks. */
+  scripts: Record<string, string>;
+  css: string;
+  /** The whole diff as JSON (what the page embedded before it was sent in chunks), and the page's part now. */
+  diffJsonBytes: number;
+  pageJsonBytes: number;
+  /** Chunks 1… as the chunk route sends them (index 0 is in the page). */
+  chunks: string[];
+  /** Lines holding "onerror", counted over the whole diff on the server side. */
+  onerrorLines: number;
+  rowsInHtml: number;
+};
 
 /** esbuild and postcss are already installed (tsx and Next depend on them); nothing is downloaded. */
 async function buildHarness(size: { files: number; changedLines: number }): Promise<THarness> {
@@ -48,34 +66,82 @@ async function buildHarness(size: { files: number; changedLines: number }): Prom
     define: { "process.env.NODE_ENV": '"production"' },
     logLevel: "error" as const,
   };
-  const diffModule = `import { buildSyntheticDiff } from "./lib/review/testing/synthetic-diff";\nexport const diff = buildSyntheticDiff({ files: ${size.files}, changedLines: ${size.changedLines} });\n`;
+  // What the review page does: the outline and chunk 0 in the page, the other chunks from the chunk route.
+  const diffModule = `import { buildSyntheticDiff } from "./lib/review/testing/synthetic-diff";\nimport { planDiffChunks, sliceDiffChunk, toDiffPage } from "./lib/review/diff-chunks";\nexport const diff = buildSyntheticDiff({ files: ${size.files}, changedLines: ${size.changedLines} });\nconst plan = planDiffChunks(diff);\nexport const page = toDiffPage(diff, plan);\nexport const chunks = plan.starts.map((_, i) => JSON.stringify(sliceDiffChunk(diff, plan, i)));\n`;
   const server = await esbuild.build({
     ...common,
     platform: "node",
     format: "cjs",
     stdin: {
-      contents: `${diffModule}import { createElement } from "react";\nimport { renderToString } from "react-dom/server";\nimport { DiffView } from "./components/diff-view/diff-view";\nexport const render = () => renderToString(createElement(DiffView, { diff }));\n`,
+      contents: `${diffModule}import { createElement } from "react";\nimport { renderToString } from "react-dom/server";\nimport { DiffView } from "./components/diff-view/diff-view";\nexport const render = () => renderToString(createElement(DiffView, { page, chunkUrl: "/chunks" }));\n`,
       resolveDir: ROOT,
       sourcefile: "harness-server.tsx",
       loader: "tsx",
     },
   });
-  const client = await esbuild.build({
+  // As Next ships it: the framework (React, React DOM) is a classic script of its own, evaluated in
+  // its own task; the app is a module whose dynamic imports (highlight.js) are chunks of their own.
+  const vendor = await esbuild.build({
     ...common,
     platform: "browser",
     format: "iife",
     minify: true,
     stdin: {
-      contents: `import { createElement } from "react";\nimport { hydrateRoot } from "react-dom/client";\nimport { DiffView } from "./components/diff-view/diff-view";\nconst diff = JSON.parse(document.getElementById("diff-data").textContent);\nperformance.mark("hydrate-start");\nconst root = hydrateRoot(document.getElementById("root"), createElement(DiffView, { diff }));\nwindow.__renderDiff = (next) => root.render(createElement(DiffView, { diff: next }));\n`,
+      contents: `import * as React from "react";\nimport * as JsxRuntime from "react/jsx-runtime";\nimport * as ReactDOM from "react-dom";\nimport * as ReactDOMClient from "react-dom/client";\nglobalThis.__harnessVendor = { React, JsxRuntime, ReactDOM, ReactDOMClient };\n`,
       resolveDir: ROOT,
-      sourcefile: "harness-client.tsx",
-      loader: "tsx",
+      sourcefile: "harness-vendor.ts",
+      loader: "ts",
     },
   });
+  const VENDOR_GLOBALS: Record<string, string> = {
+    react: "React",
+    "react/jsx-runtime": "JsxRuntime",
+    "react-dom": "ReactDOM",
+    "react-dom/client": "ReactDOMClient",
+  };
+  const entryDir = await fs.mkdtemp(path.join(os.tmpdir(), "diff-harness-client-"));
+  const entry = path.join(entryDir, "app.tsx");
+  const componentPath = path.join(ROOT, "components", "diff-view", "diff-view");
+  await fs.writeFile(
+    entry,
+    `import { createElement } from "react";\nimport { hydrateRoot } from "react-dom/client";\nimport { DiffView } from ${JSON.stringify(componentPath)};\nconst page = JSON.parse(document.getElementById("diff-data").textContent);\nperformance.mark("hydrate-start");\nconst root = hydrateRoot(document.getElementById("root"), createElement(DiffView, { page, chunkUrl: "/chunks" }));\nwindow.__renderDiff = (next, chunkUrl) => root.render(createElement(DiffView, { page: next, chunkUrl }));\n`,
+  );
+  const client = await esbuild.build({
+    ...common,
+    platform: "browser",
+    format: "esm",
+    splitting: true,
+    minify: true,
+    entryPoints: [entry],
+    outdir: path.join(entryDir, "out"),
+    plugins: [
+      {
+        name: "harness-vendor",
+        setup(build) {
+          build.onResolve({ filter: /^(react|react\/jsx-runtime|react-dom|react-dom\/client)$/ }, (args) => ({
+            path: args.path,
+            namespace: "harness-vendor",
+          }));
+          build.onLoad({ filter: /.*/, namespace: "harness-vendor" }, (args) => ({
+            contents: `module.exports = globalThis.__harnessVendor.${VENDOR_GLOBALS[args.path]};`,
+            loader: "js",
+          }));
+        },
+      },
+    ],
+  });
+  await fs.rm(entryDir, { recursive: true, force: true });
+  const scripts: Record<string, string> = { "/vendor.js": vendor.outputFiles![0]!.text };
+  for (const file of client.outputFiles!) scripts[`/${path.basename(file.path)}`] = file.text;
 
   const serverFile = path.join(await fs.mkdtemp(path.join(os.tmpdir(), "diff-harness-")), "server.cjs");
   await fs.writeFile(serverFile, server.outputFiles![0]!.text);
-  const serverModule = createRequire(import.meta.url)(serverFile) as { render: () => string; diff: unknown };
+  const serverModule = createRequire(import.meta.url)(serverFile) as {
+    render: () => string;
+    diff: { files: { hunks: { lines: { text: string }[] }[] }[] };
+    page: unknown;
+    chunks: string[];
+  };
   await fs.rm(path.dirname(serverFile), { recursive: true, force: true });
 
   const postcss = (await import("postcss")).default;
@@ -92,18 +158,25 @@ async function buildHarness(size: { files: number; changedLines: number }): Prom
 
   // The same escaping rule a server component's payload obeys: "<" never appears raw inside a script.
   const diffJson = JSON.stringify(serverModule.diff);
+  const pageJson = JSON.stringify(serverModule.page);
   const rendered = serverModule.render();
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>DiffView harness</title><link rel="stylesheet" href="/app.css">
 <script>window.__longTasks=[];new PerformanceObserver((l)=>{for(const e of l.getEntries())window.__longTasks.push({start:e.startTime,duration:e.duration});}).observe({type:"longtask",buffered:true});
 window.__firstRowsAt=null;window.__hydratedAt=null;new MutationObserver((_,o)=>{if(window.__firstRowsAt===null&&document.querySelector("[data-kind]"))window.__firstRowsAt=performance.now();if(document.querySelector('[data-hydrated="true"]')){window.__hydratedAt=performance.now();o.disconnect();}}).observe(document,{subtree:true,childList:true,attributes:true,attributeFilter:["data-hydrated"]});</script>
 </head><body><main class="mx-auto max-w-screen-2xl p-4"><div id="root">${rendered}</div></main>
-<script type="application/json" id="diff-data">${diffJson.replace(/</g, "\\u003c")}</script>
-<script src="/app.js"></script></body></html>`;
+<script type="application/json" id="diff-data">${pageJson.replace(/</g, "\\u003c")}</script>
+<script src="/vendor.js"></script><script type="module" src="/app.js"></script></body></html>`;
   return {
     html,
-    js: client.outputFiles![0]!.text,
+    scripts,
     css: css.css,
     diffJsonBytes: Buffer.byteLength(diffJson),
+    pageJsonBytes: Buffer.byteLength(pageJson),
+    chunks: serverModule.chunks,
+    onerrorLines: serverModule.diff.files.reduce(
+      (n, f) => n + f.hunks.reduce((m, h) => m + h.lines.filter((l) => l.text.toLowerCase().includes("onerror")).length, 0),
+      0,
+    ),
     rowsInHtml: rendered.split("data-kind=").length - 1,
   };
 }
@@ -140,13 +213,19 @@ for (const size of CASES) {
       });
       const pageErrors: string[] = [];
       page.on("pageerror", (error) => pageErrors.push(error.message));
+      let chunkRequests = 0;
       await page.setViewportSize({ width: 1400, height: 900 });
       await page.route(`${ORIGIN}/**`, async (route) => {
         const url = new URL(route.request().url());
         if (url.pathname === "/") return route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: harness.html });
-        if (url.pathname === "/app.js")
-          return route.fulfill({ status: 200, contentType: "text/javascript; charset=utf-8", body: harness.js });
+        const script = harness.scripts[url.pathname];
+        if (script !== undefined) return route.fulfill({ status: 200, contentType: "text/javascript; charset=utf-8", body: script });
         if (url.pathname === "/app.css") return route.fulfill({ status: 200, contentType: "text/css; charset=utf-8", body: harness.css });
+        if (url.pathname === "/chunks") {
+          chunkRequests++;
+          const body = harness.chunks[Number(url.searchParams.get("chunk"))];
+          if (body) return route.fulfill({ status: 200, contentType: "application/json", body });
+        }
         // Anything else (an <img src=x> that escaped, a stray fetch) is a finding.
         pageErrors.push(`unexpected request ${url.pathname}`);
         return route.fulfill({ status: 404, body: "" });
@@ -165,6 +244,14 @@ for (const size of CASES) {
         polling: 50,
         timeout: 60_000,
       });
+      const highlightedMs = await now(page);
+      // Then the other chunks of lines arrive; "load" lasts until the last one is in.
+      await page.waitForFunction(() => document.querySelector('[data-testid="diff-view"]')?.getAttribute("data-loaded") !== "false", null, {
+        polling: 50,
+        timeout: 120_000,
+      });
+      expect(await page.evaluate(() => document.querySelector('[data-testid="diff-view"]')!.getAttribute("data-loaded"))).toBe("true");
+      expect(chunkRequests).toBe(harness.chunks.length - 1);
       const load = await page.evaluate(() => {
         const w = window as unknown as { __firstRowsAt: number | null; __hydratedAt: number | null };
         const nav = performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming;
@@ -172,7 +259,7 @@ for (const size of CASES) {
           firstRowsMs: w.__firstRowsAt ?? -1,
           hydratedMs: w.__hydratedAt ?? -1,
           domContentLoadedMs: nav.domContentLoadedEventEnd,
-          highlightedMs: performance.now(),
+          allLinesMs: performance.now(),
           rows: Number(document.querySelector('[data-testid="diff-view"]')!.getAttribute("data-rows")),
           renderedRows: document.querySelectorAll("[data-kind]").length,
           elements: document.getElementsByTagName("*").length,
@@ -213,26 +300,18 @@ for (const size of CASES) {
       const scrollTasks = await longTasksSince(page, scrollStarted);
       expect(scroll.blankSteps).toBe(0);
 
-      // Search: type, wait for the count, step to the first and the second match.
+      // Search: type, wait for the (final) count, step to the first and the second match.
       await page.evaluate(() => window.scrollTo(0, 0));
       const searchStarted = await now(page);
       await page.locator('[data-testid="diff-search"]').fill("onerror");
       await page.waitForFunction(
-        () => /match/.test(document.querySelector('[data-testid="diff-search-status"]')?.textContent ?? ""),
+        () => /^(\d[\d,]* match(es)?|No matches)$/.test(document.querySelector('[data-testid="diff-search-status"]')?.textContent ?? ""),
         null,
         { polling: 50, timeout: 60_000 },
       );
       const searchCountMs = (await now(page)) - searchStarted;
       const searchStatus = await page.evaluate(() => document.querySelector('[data-testid="diff-search-status"]')!.textContent);
-      const expectedMatches = await page.evaluate(() => {
-        const diff = JSON.parse(document.getElementById("diff-data")!.textContent!) as {
-          files: { hunks: { lines: { text: string }[] }[] }[];
-        };
-        return diff.files.reduce(
-          (n, f) => n + f.hunks.reduce((m, h) => m + h.lines.filter((l) => l.text.toLowerCase().includes("onerror")).length, 0),
-          0,
-        );
-      });
+      const expectedMatches = harness.onerrorLines;
       expect(searchStatus).toBe(`${expectedMatches.toLocaleString("en-US")} matches`);
       await page.locator('[data-testid="diff-search"]').press("Enter");
       await page.locator('[data-testid="diff-search"]').press("Enter");
@@ -283,28 +362,45 @@ for (const size of CASES) {
       // The server sends the same diff again after a server action (revalidation): a new object,
       // same content. What the teacher hid stays hidden; another candidate's diff starts over.
       const kept = await page.evaluate(async () => {
-        type TWindow = { __renderDiff: (diff: unknown) => void };
+        type TPage = {
+          outline: { files: unknown[]; totals: { files: number }; chunkCount: number };
+          first: { pieces: { file: number }[] };
+        };
+        type TWindow = { __renderDiff: (page: TPage, chunkUrl: string | null) => void };
         const settle = () => new Promise((r) => setTimeout(r, 150));
         const first = () => document.querySelector<HTMLElement>('[data-testid="diff-file"]')!;
-        const diff = JSON.parse(document.getElementById("diff-data")!.textContent!);
+        const diffPage = JSON.parse(document.getElementById("diff-data")!.textContent!) as TPage;
         first().querySelector<HTMLButtonElement>("button[aria-expanded]")!.click();
         await settle();
         const afterHide = first().dataset.body;
-        (window as unknown as TWindow).__renderDiff(JSON.parse(JSON.stringify(diff)));
+        (window as unknown as TWindow).__renderDiff(JSON.parse(JSON.stringify(diffPage)), "/chunks");
         await settle();
         const afterSameDiff = first().dataset.body;
-        (window as unknown as TWindow).__renderDiff({
-          ...diff,
-          files: diff.files.slice(0, -1),
-          totals: { ...diff.totals, files: diff.totals.files - 1 },
-        });
+        const files = diffPage.outline.files.length - 1;
+        (window as unknown as TWindow).__renderDiff(
+          {
+            outline: {
+              ...diffPage.outline,
+              files: diffPage.outline.files.slice(0, -1),
+              totals: { ...diffPage.outline.totals, files },
+              chunkCount: 1,
+            },
+            first: { ...diffPage.first, pieces: diffPage.first.pieces.filter((p) => p.file < files) },
+          },
+          null,
+        );
         await settle();
         const afterOtherDiff = first().dataset.body;
-        (window as unknown as TWindow).__renderDiff(diff);
+        (window as unknown as TWindow).__renderDiff(diffPage, "/chunks");
         await settle();
         return { afterHide, afterSameDiff, afterOtherDiff };
       });
       expect(kept).toEqual({ afterHide: "hidden", afterSameDiff: "hidden", afterOtherDiff: "shown" });
+      // The diff came back as a new one: its lines load again before the layout switch is measured.
+      await page.waitForFunction(() => document.querySelector('[data-testid="diff-view"]')?.getAttribute("data-loaded") === "true", null, {
+        polling: 50,
+        timeout: 120_000,
+      });
 
       // Keyboard: the layout toggle is a button reachable by focus and pressed with Enter.
       await page.evaluate(() =>
@@ -337,13 +433,16 @@ for (const size of CASES) {
         changedLines: size.changedLines,
         htmlChars: harness.html.length,
         diffJsonBytes: harness.diffJsonBytes,
-        jsBytes: harness.js.length,
+        jsBytes: Object.values(harness.scripts).reduce((n, text) => n + text.length, 0),
         rows: load.rows,
         renderedRows: load.renderedRows,
         elements: load.elements,
         firstRowsMs: Math.round(load.firstRowsMs),
         hydratedMs: Math.round(load.hydratedMs),
-        firstScreenHighlightedMs: Math.round(load.highlightedMs),
+        firstScreenHighlightedMs: Math.round(highlightedMs),
+        allLinesMs: Math.round(load.allLinesMs),
+        pageJsonBytes: harness.pageJsonBytes,
+        chunks: harness.chunks.length,
         longestTaskLoadMs: Math.round(loadTasks.longest),
         longestTaskScrollMs: Math.round(scrollTasks.longest),
         longestTaskSearchMs: Math.round(searchTasks.longest),
@@ -364,6 +463,70 @@ for (const size of CASES) {
         );
         await fs.writeFile(out, JSON.stringify([...previous, figures]));
       }
+    });
+
+    test(`while the ${label} diff's lines arrive: the view says so, the search waits for them, a failed chunk shows and is retried`, async ({
+      page,
+    }) => {
+      test.skip(IS_BENCH, "a journey check, not a figure");
+      const pageErrors: string[] = [];
+      page.on("pageerror", (error) => pageErrors.push(error.message));
+      let releaseFirst: () => void = () => undefined;
+      const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
+      let failures = 0;
+      await page.setViewportSize({ width: 1400, height: 900 });
+      await page.route(`${ORIGIN}/**`, async (route) => {
+        const url = new URL(route.request().url());
+        if (url.pathname === "/") return route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: harness.html });
+        const script = harness.scripts[url.pathname];
+        if (script !== undefined) return route.fulfill({ status: 200, contentType: "text/javascript; charset=utf-8", body: script });
+        if (url.pathname === "/app.css") return route.fulfill({ status: 200, contentType: "text/css; charset=utf-8", body: harness.css });
+        const index = Number(url.searchParams.get("chunk"));
+        if (url.pathname === "/chunks" && harness.chunks[index]) {
+          // Chunk 1 is held until the test lets it go; the last chunk fails once.
+          if (index === 1) await firstHeld;
+          if (index === harness.chunks.length - 1 && failures++ === 0)
+            return route.fulfill({
+              status: 500,
+              contentType: "application/json",
+              body: '{"error":{"code":"INTERNAL","message":"disk on fire"}}',
+            });
+          return route.fulfill({ status: 200, contentType: "application/json", body: harness.chunks[index] });
+        }
+        pageErrors.push(`unexpected request ${url.pathname}`);
+        return route.fulfill({ status: 404, body: "" });
+      });
+      const view = page.locator('[data-testid="diff-view"]');
+      const status = page.locator('[data-testid="diff-search-status"]');
+      await page.goto(`${ORIGIN}/`);
+      await expect(view).toHaveAttribute("data-hydrated", "true");
+      await expect(view).toHaveAttribute("data-loaded", "false");
+      await expect(page.locator('[data-testid="diff-loading"]')).toContainText(/Loading lines… [\d,]+ of [\d,]+ \(\d+%\)/);
+      // The search counts what is here and says it is not final.
+      await page.locator('[data-testid="diff-search"]').fill("onerror");
+      await expect(status).toContainText(/^Searching… .*lines still loading \(\d+%\)$/);
+      // A file whose lines have not arrived holds their place and says so.
+      await page.locator('[data-testid="diff-tree-file"]').last().click();
+      await expect(page.locator('[data-testid="diff-pending"]').first()).toContainText(/Loading [\d,]+ more lines of this file…/);
+      await page.screenshot({ path: "test-results/diff-view-loading.png" });
+
+      // The rest arrives, but the last chunk fails: the view says which lines are missing, not silently.
+      releaseFirst();
+      await expect(view).toHaveAttribute("data-loaded", "error");
+      await expect(page.locator('[data-testid="diff-load-error"]')).toContainText("HTTP 500: disk on fire");
+      await expect(page.locator('[data-testid="diff-pending"]').first()).toContainText(/could not be loaded/);
+      await expect(status).toContainText("some lines could not be loaded");
+      await page.screenshot({ path: "test-results/diff-view-load-error.png" });
+
+      // Retried, every line is here and the count is final and exact.
+      await page.getByRole("button", { name: "Try loading them again" }).click();
+      await expect(view).toHaveAttribute("data-loaded", "true");
+      await expect(page.locator('[data-testid="diff-load-error"]')).toHaveCount(0);
+      await expect(page.locator('[data-testid="diff-pending"]')).toHaveCount(0);
+      await expect(status).toHaveText(`${harness.onerrorLines.toLocaleString("en-US")} matches`);
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await page.screenshot({ path: "test-results/diff-view-loaded.png" });
+      expect(pageErrors).toEqual([]);
     });
   });
 }

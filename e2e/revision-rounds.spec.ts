@@ -101,6 +101,23 @@ test("request changes with a line comment → round 2 runs by itself → interdi
   await expect(teacher.getByTestId("line-comment")).toHaveAttribute("data-anchored", "yes");
   await expect(teacher.getByTestId("rounds-panel").getByTestId("round-item")).toHaveCount(2);
   await snapshot(teacher, "round-2-interdiff");
+  // The route the diff view fetches its other chunks of lines from (issue 16) is bound to this
+  // candidate's head and its own two diffs, and answers teachers only. (This diff is one chunk.)
+  const chunkUrl = (head: string, left: string) => `/api/teacher/candidates/${round2.id}/diff?head=${head}&left=${left}&chunk=1`;
+  const refusal = async (response: { status: () => number; json: () => Promise<unknown> }) => ({
+    status: response.status(),
+    message: ((await response.json()) as { error: { message: string } }).error.message,
+  });
+  expect(await refusal(await teacher.request.get(chunkUrl(round2.headSha, round1.headSha)))).toMatchObject({
+    status: 400,
+    message: expect.stringMatching(/has 1 chunks; chunk 1 does not exist/),
+  });
+  expect(await refusal(await teacher.request.get(chunkUrl(round1.headSha, round1.headSha)))).toMatchObject({ status: 409 });
+  expect(await refusal(await teacher.request.get(chunkUrl(round2.headSha, "0".repeat(40))))).toMatchObject({
+    status: 400,
+    message: expect.stringMatching(/not one of this candidate's/),
+  });
+  expect((await operator.request.get(chunkUrl(round2.headSha, round1.headSha))).status()).toBe(404);
   await teacher.getByTestId("diff-switch").getByRole("link", { name: "Full diff against the base" }).click();
   await expect(teacher.getByTestId("diff-totals")).toContainText("2 files changed");
   await expect(teacher.getByTestId("inline-comment")).toContainText("carried over from an earlier round");

@@ -1,6 +1,7 @@
 import type { TDiffFile } from "@/lib/review/read-candidate-diff.schema";
-import { hasLines, lineCountOf } from "./diff-rows";
+import { hasLines, lineCountOf, type TViewFile } from "./diff-rows";
 import { StatusBadge } from "./status-badge";
+import { formatNumber } from "./format-number";
 
 /**
  * The header row of one file in the virtualized diff: a heading (status, path, mode change,
@@ -14,8 +15,6 @@ const MODE_LABEL: Record<string, string> = {
   "120000": "symbolic link",
   "160000": "submodule link",
 };
-
-const formatNumber = (n: number) => n.toLocaleString("en-US");
 
 function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${formatNumber(bytes)} B`;
@@ -43,7 +42,7 @@ function emptyBodyNote(file: TDiffFile): string {
   return "No lines to show.";
 }
 
-type TProps = { file: TDiffFile; index: number; anchorId: string; isOpen: boolean; onToggle: (index: number) => void };
+type TProps = { file: TViewFile; index: number; anchorId: string; isOpen: boolean; onToggle: (index: number) => void };
 
 export function DiffFileHeader({ file, index, anchorId, isOpen, onToggle }: TProps) {
   const headingId = `${anchorId}-heading`;

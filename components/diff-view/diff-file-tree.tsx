@@ -2,6 +2,9 @@ import { memo, type MouseEvent } from "react";
 import type { TDiffFile } from "@/lib/review/read-candidate-diff.schema";
 import { StatusBadge } from "./status-badge";
 
+/** 1,000 files are 1,000 links: only those in the tree's scroll window are rendered by the browser. */
+const TREE_ITEM_STYLE = { contentVisibility: "auto", containIntrinsicSize: "auto 22px" } as const;
+
 type TTreeDir = { name: string; dirs: TTreeDir[]; files: { index: number; name: string }[] };
 
 /**
@@ -34,7 +37,9 @@ export function buildFileTree(paths: readonly string[]): TTreeDir {
   return fold(root);
 }
 
-type TProps = { files: readonly TDiffFile[]; anchorIdOf: (index: number) => string; onJump: (index: number) => void };
+/** Only what the tree shows: the outline's files (no lines), so the tree never changes while lines arrive. */
+type TTreeFile = Pick<TDiffFile, "path" | "status" | "isBinary" | "additions" | "deletions">;
+type TProps = { files: readonly TTreeFile[]; anchorIdOf: (index: number) => string; onJump: (index: number) => void };
 
 /** The changed files as a tree; each file is a link to its section (works without JavaScript too). */
 export const DiffFileTree = memo(function DiffFileTree({ files, anchorIdOf, onJump }: TProps) {
@@ -56,7 +61,8 @@ export const DiffFileTree = memo(function DiffFileTree({ files, anchorIdOf, onJu
       {dir.files.map(({ index, name }) => {
         const file = files[index]!;
         return (
-          <li key={index}>
+          // Off-screen entries of a long tree skip style, layout and paint (content-visibility).
+          <li key={index} style={TREE_ITEM_STYLE}>
             <a
               href={`#${anchorIdOf(index)}`}
               onClick={(event) => onClick(event, index)}

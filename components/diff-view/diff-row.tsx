@@ -1,9 +1,10 @@
 import { memo, type ReactNode } from "react";
-import type { TDiffFile, TDiffLine } from "@/lib/review/read-candidate-diff.schema";
+import type { TDiffLine } from "@/lib/review/read-candidate-diff.schema";
 import { LineCommentRows, LineNumberCell } from "./diff-comments";
-import type { TDiffRow, TViewMode } from "./diff-rows";
+import { pendingHeight, type TDiffRow, type TViewFile, type TViewMode } from "./diff-rows";
 import { DiffFileHeader } from "./diff-file-header";
-import { plainTokens, type TToken, type TTokenKind } from "./highlight";
+import { plainTokens, type TToken, type TTokenKind } from "./highlight-tokens";
+import { formatNumber } from "./format-number";
 
 /**
  * One row of the virtualized diff: a file header, a hunk header, a line (unified) or a pair of
@@ -99,7 +100,7 @@ function LineNotes({ line }: { line: TDiffLine }) {
     <>
       {line.omittedChars ? (
         <span className="ml-1 select-none rounded bg-slate-200 px-1 text-slate-700 not-italic">
-          … {line.omittedChars.toLocaleString("en-US")} more characters not shown
+          … {formatNumber(line.omittedChars)} more characters not shown
         </span>
       ) : null}
       {line.hasNoNewline ? (
@@ -134,7 +135,8 @@ function CodeCell({
 
 export type TRowProps = {
   row: TDiffRow;
-  files: readonly TDiffFile[];
+  /** The row's file (a new object only when lines of that file arrive). */
+  file: TViewFile;
   viewMode: TViewMode;
   anchorIdOf: (index: number) => string;
   isOpen: boolean;
@@ -142,19 +144,73 @@ export type TRowProps = {
   /** Tokens of a line of this row, or null while its block is not highlighted yet. */
   tokensOf: (file: number, hunk: number, line: number) => TToken[] | null;
   matchesOf: (file: number, hunk: number, line: number) => TLineMatches | null;
-  /** Changes when tokens or matches of rows may have changed (memo key). */
+  /** Changes when tokens or matches of rows may have changed (the memo key for tokensOf and matchesOf). */
   version: string;
+  /** Why lines stopped arriving, for a pending row; null while they arrive. */
+  loadError?: string | null;
 };
 
-export const DiffRowView = memo(function DiffRowView({ row, files, anchorIdOf, isOpen, onToggle, tokensOf, matchesOf }: TRowProps) {
-  const file = files[row.file]!;
+/** Rows are made afresh per render (diff-rows.ts rowAt): compared by content, not identity. */
+function isSameRow(a: TDiffRow, b: TDiffRow): boolean {
+  if (a.type !== b.type || a.file !== b.file) return false;
+  if (a.type === "hunk" && b.type === "hunk") return a.hunk === b.hunk;
+  if (a.type === "line" && b.type === "line") return a.hunk === b.hunk && a.line === b.line;
+  if (a.type === "pair" && b.type === "pair") return a.hunk === b.hunk && a.left === b.left && a.right === b.right;
+  if (a.type === "pending" && b.type === "pending") return a.lines === b.lines && a.hunks === b.hunks;
+  return true;
+}
+
+/** tokensOf and matchesOf change only together with `version`, which is compared. */
+function isSameRowProps(a: TRowProps, b: TRowProps): boolean {
+  return (
+    isSameRow(a.row, b.row) &&
+    a.file === b.file &&
+    a.viewMode === b.viewMode &&
+    a.anchorIdOf === b.anchorIdOf &&
+    a.isOpen === b.isOpen &&
+    a.onToggle === b.onToggle &&
+    a.version === b.version &&
+    a.loadError === b.loadError
+  );
+}
+
+/** Placeholder stripes: wherever the teacher scrolls inside a pending row, it reads as "not here yet". */
+const PENDING_STRIPES = "repeating-linear-gradient(135deg, transparent 0 12px, rgb(148 163 184 / 0.12) 12px 24px)";
+
+/** Stands in for the lines of a file that have not arrived yet: as tall as they will be. */
+function PendingRow({ lines, hunks, loadError }: { lines: number; hunks: number; loadError: string | null }) {
+  return (
+    <div
+      className={`border-x border-slate-200 px-3 py-1 text-xs ${loadError ? "bg-red-50 text-red-900" : "bg-slate-50 text-slate-600"}`}
+      style={{ height: pendingHeight(lines, hunks), backgroundImage: PENDING_STRIPES }}
+      data-testid="diff-pending"
+    >
+      {/* Not sticky: rows are placed by transform, and sticky positioning works on the untransformed box. */}
+      {loadError
+        ? `${formatNumber(lines)} more lines of this file could not be loaded (${loadError}).`
+        : `Loading ${formatNumber(lines)} more lines of this file…`}
+    </div>
+  );
+}
+
+export const DiffRowView = memo(function DiffRowView({
+  row,
+  file,
+  anchorIdOf,
+  isOpen,
+  onToggle,
+  tokensOf,
+  matchesOf,
+  loadError = null,
+}: TRowProps) {
+  if (row.type === "pending") return <PendingRow lines={row.lines} hunks={row.hunks} loadError={loadError} />;
   if (row.type === "file")
     return <DiffFileHeader file={file} index={row.file} anchorId={anchorIdOf(row.file)} isOpen={isOpen} onToggle={onToggle} />;
   if (row.type === "cut") {
     return (
       <p className="border-x border-b border-slate-200 bg-amber-50 px-3 py-1 text-xs text-amber-900">
-        Only part of this file&apos;s diff is shown (the page&apos;s line budget);{" "}
-        {(file.additions + file.deletions).toLocaleString("en-US")} lines changed in all.
+        Only part of this file&apos;s diff is shown (the page&apos;s line budget); {formatNumber(file.additions + file.deletions)} lines
+        changed in all.
       </p>
     );
   }
@@ -212,4 +268,4 @@ export const DiffRowView = memo(function DiffRowView({ row, files, anchorIdOf, i
       <LineCommentRows path={file.path} oldLine={left?.oldNumber ?? null} newLine={right?.newNumber ?? null} />
     </div>
   );
-});
+}, isSameRowProps);

@@ -1,6 +1,16 @@
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useRef, useState, useTransition } from "react";
 import type { TDiffFile } from "@/lib/review/read-candidate-diff.schema";
-import { indexMatches, MAX_MATCHES, searchSlice, SLICE_LINES, type TSearchCursor, type TSearchMatch } from "./diff-search";
+import {
+  indexMatches,
+  MAX_MATCHES,
+  SEARCH_START,
+  searchSlice,
+  SLICE_LINES,
+  SLICE_MS,
+  type TSearchCursor,
+  type TSearchMatch,
+} from "./diff-search";
+import { formatNumber } from "./format-number";
 
 /**
  * The search box over the diff (the browser's find sees only rendered rows of the virtualized
@@ -13,7 +23,10 @@ export type TDiffSearchState = {
   setQuery: (query: string) => void;
   matches: readonly TSearchMatch[];
   byLine: ReadonlyMap<string, number[]>;
+  /** The scan of the lines there are is not done (the count is not final). */
   isSearching: boolean;
+  /** The scan is done with the lines there are, but more lines are still arriving. */
+  isWaitingForLines: boolean;
   current: number;
   setCurrent: (index: number) => void;
   /** Bumps when the match list changes (rows re-render their marks). */
@@ -22,51 +35,86 @@ export type TDiffSearchState = {
 
 const EMPTY: TSearchMatch[] = [];
 
-export function useDiffSearch(files: readonly TDiffFile[]): TDiffSearchState {
+type TResult = { query: string; matches: TSearchMatch[]; isDone: boolean; isWaiting: boolean; version: number };
+
+/**
+ * The scan follows the diff as its lines arrive: `files` grows (new arrays, lines appended in
+ * order) and `arrivedLines` counts the lines there are. A scan that reached the last line there
+ * is waits, and goes on from that line when more arrive; a new query starts over. Results are
+ * published in a transition, so React renders the marks in slices too.
+ */
+export function useDiffSearch(files: readonly TDiffFile[], arrivedLines: number, isComplete: boolean): TDiffSearchState {
   const [query, setQuery] = useState("");
-  // The matches of `result.query` over `result.files`; stale while a new scan runs.
-  const [result, setResult] = useState<{ query: string; files: readonly TDiffFile[] | null; matches: TSearchMatch[]; version: number }>({
-    query: "",
-    files: null,
-    matches: EMPTY,
-    version: 0,
-  });
+  const [result, setResult] = useState<TResult>({ query: "", matches: EMPTY, isDone: true, isWaiting: false, version: 0 });
   const [current, setCurrent] = useState(-1);
+  const [, startTransition] = useTransition();
+  // The running scan: its query, what it found, where it is. Survives renders (lines arriving).
+  const scan = useRef<{ query: string; found: TSearchMatch[]; cursor: TSearchCursor | null } | null>(null);
+  const latest = useRef({ files, arrivedLines: isComplete ? Number.POSITIVE_INFINITY : arrivedLines });
+  useEffect(() => {
+    latest.current = { files, arrivedLines: isComplete ? Number.POSITIVE_INFINITY : arrivedLines };
+  }, [files, arrivedLines, isComplete]);
 
   useEffect(() => {
-    if (query.length === 0) return;
-    const found: TSearchMatch[] = [];
-    let cursor: TSearchCursor | null = { file: 0, hunk: 0, line: 0 };
-    // Debounced: a scan starts once typing pauses; each slice is one macrotask.
-    const step = () => {
-      cursor = searchSlice(files, query, cursor!, SLICE_LINES, found);
-      if (cursor) {
-        handle = setTimeout(step, 0);
-        return;
-      }
-      setResult((r) => ({ query, files, matches: found, version: r.version + 1 }));
-      setCurrent(-1);
+    if (query.length === 0) {
+      scan.current = null;
+      return;
+    }
+    const isNewQuery = scan.current?.query !== query;
+    if (isNewQuery) scan.current = { query, found: [], cursor: SEARCH_START };
+    const job = scan.current!;
+    if (!job.cursor) return;
+    const publish = (isDone: boolean) => {
+      const isWaiting = !isDone;
+      const matches = job.found.slice();
+      startTransition(() => {
+        setResult((r) => ({ query, matches, isDone, isWaiting, version: r.version + 1 }));
+        if (isNewQuery) setCurrent(-1);
+      });
     };
-    let handle = setTimeout(step, 150);
+    const step = () => {
+      const { files: now, arrivedLines: arrived } = latest.current;
+      const started = performance.now();
+      while (job.cursor && job.cursor.ordinal < arrived && performance.now() - started < SLICE_MS)
+        job.cursor = searchSlice(now, query, job.cursor, SLICE_LINES, job.found, arrived);
+      if (!job.cursor) return publish(true);
+      if (job.cursor.ordinal >= arrived) return publish(false); // wait for more lines (this effect runs again)
+      handle = setTimeout(step, 0);
+    };
+    // Debounced: a new query's scan starts once typing pauses; more lines continue it at once.
+    let handle = setTimeout(step, isNewQuery ? 150 : 0);
     return () => clearTimeout(handle);
-  }, [files, query]);
+  }, [files, arrivedLines, isComplete, query]);
 
-  const isCurrent = query.length > 0 && result.query === query && result.files === files;
+  const isCurrent = query.length > 0 && result.query === query;
   const matches = isCurrent ? result.matches : EMPTY;
   const byLine = useMemo(() => indexMatches(matches), [matches]);
+  const isWaitingForLines = isCurrent && result.isWaiting && !isComplete;
   return {
     query,
     setQuery,
     matches,
     byLine,
-    isSearching: query.length > 0 && !isCurrent,
+    isSearching: query.length > 0 && (!isCurrent || (!result.isDone && !isWaitingForLines)),
+    isWaitingForLines,
     current: isCurrent ? current : -1,
     setCurrent,
     version: result.version,
   };
 }
 
-export function DiffSearch({ idPrefix, search, onStep }: { idPrefix: string; search: TDiffSearchState; onStep: (index: number) => void }) {
+export function DiffSearch({
+  idPrefix,
+  search,
+  onStep,
+  loadingNote,
+}: {
+  idPrefix: string;
+  search: TDiffSearchState;
+  onStep: (index: number) => void;
+  /** What the lines still arriving are, e.g. "lines still loading (40%)" or "some lines failed to load". */
+  loadingNote: string;
+}) {
   const count = search.matches.length;
   const step = (delta: 1 | -1) => {
     if (count === 0) return;
@@ -74,14 +122,18 @@ export function DiffSearch({ idPrefix, search, onStep }: { idPrefix: string; sea
     search.setCurrent(next);
     onStep(next);
   };
+  const counted = `${search.current < 0 ? "" : `${formatNumber(search.current + 1)} of `}${count >= MAX_MATCHES ? `more than ${formatNumber(MAX_MATCHES)}` : formatNumber(count)} match${count === 1 ? "" : "es"}`;
   const status =
     search.query === ""
       ? ""
       : search.isSearching
         ? "Searching…"
-        : count === 0
-          ? "No matches"
-          : `${search.current < 0 ? "" : `${(search.current + 1).toLocaleString("en-US")} of `}${count >= MAX_MATCHES ? `more than ${MAX_MATCHES.toLocaleString("en-US")}` : count.toLocaleString("en-US")} match${count === 1 ? "" : "es"}`;
+        : search.isWaitingForLines
+          ? // Never a final-looking count while lines are missing: a teacher must not read "No matches" too early.
+            `Searching… ${count === 0 ? "no matches yet" : `${counted} so far`}; ${loadingNote}`
+          : count === 0
+            ? "No matches"
+            : counted;
   return (
     <div role="search" aria-label="Search the diff" className="flex flex-wrap items-center gap-2">
       <label htmlFor={`${idPrefix}-search`} className="text-sm text-slate-700">

@@ -9,12 +9,23 @@ import { buildSyntheticDiff, HOSTILE_LINE, HOSTILE_PATH } from "@/lib/review/tes
 import { DiffFileHeader } from "./diff-file-header";
 import { buildFileTree } from "./diff-file-tree";
 import { DiffRowView } from "./diff-row";
-import { buildDiffRows, pairSplitRows, type TViewMode } from "./diff-rows";
-import { searchSlice, type TSearchMatch } from "./diff-search";
+import { DIFF_CHUNK_BUDGETS, planDiffChunks, toDiffPage, type TDiffChunkBudgets } from "@/lib/review/diff-chunks";
+import { buildDiffRows, pairSplitRows, type TDiffRows, type TViewMode } from "./diff-rows";
+import { SEARCH_START, searchSlice, type TSearchMatch } from "./diff-search";
 import { DiffView } from "./diff-view";
-import { highlightLines, plainTokens } from "./highlight";
+import { highlightLines } from "./highlight";
+import { plainTokens } from "./highlight-tokens";
 
 const count = (html: string, needle: string) => html.split(needle).length - 1;
+
+const rowsOf = (model: TDiffRows) => Array.from({ length: model.count }, (_, i) => model.rowAt(i));
+
+/** The whole diff in the page's first chunk (what a small diff is anyway): no fetching. */
+const WHOLE: TDiffChunkBudgets = {
+  first: { maxLines: Number.POSITIVE_INFINITY, maxChars: Number.POSITIVE_INFINITY },
+  rest: DIFF_CHUNK_BUDGETS.rest,
+};
+const wholePage = (diff: TCandidateDiff) => toDiffPage(diff, planDiffChunks(diff, WHOLE));
 
 /** The text a reader sees: tags dropped, the entities React writes decoded. */
 const textOf = (html: string) =>
@@ -89,13 +100,13 @@ function section(f: TDiffFile, bodyState: "shown" | "collapsed" | "hidden" = "sh
   const header = renderToStaticMarkup(
     createElement(DiffFileHeader, { file: f, index: 0, anchorId: "t-file-0", isOpen, onToggle: () => undefined }),
   );
-  const rows = model.rows
+  const rows = rowsOf(model)
     .filter((row) => row.type !== "file")
     .map((row) =>
       renderToStaticMarkup(
         createElement(DiffRowView, {
           row,
-          files: [f],
+          file: f,
           viewMode,
           anchorIdOf: () => "t-file-0",
           isOpen,
@@ -118,9 +129,9 @@ describe("DiffView on a 300-file / 10,000-line diff (server render)", () => {
   });
 
   it("renders a first screen on the server: the tree lists every file, the list only a window of rows", () => {
-    renderToString(createElement(DiffView, { diff })); // warm-up (module init, JIT)
+    renderToString(createElement(DiffView, { page: wholePage(diff) })); // warm-up (module init, JIT)
     const started = performance.now();
-    const html = renderToString(createElement(DiffView, { diff }));
+    const html = renderToString(createElement(DiffView, { page: wholePage(diff) }));
     const elapsedMs = performance.now() - started;
     const json = JSON.stringify(diff);
     console.info(
@@ -137,27 +148,27 @@ describe("DiffView on a 300-file / 10,000-line diff (server render)", () => {
     const lines = diff.files.reduce((n, f) => n + f.hunks.reduce((m, h) => m + h.lines.length, 0), 0);
     const hunks = diff.files.reduce((n, f) => n + f.hunks.length, 0);
     const unified = buildDiffRows(diff.files, () => true, "unified");
-    expect(unified.rows.length).toBe(300 + hunks + lines);
-    expect(new Set(unified.keys).size).toBe(unified.rows.length);
+    expect(unified.count).toBe(300 + hunks + lines);
+    expect(new Set(unified.keys).size).toBe(unified.count);
     const split = buildDiffRows(diff.files, () => true, "split");
-    expect(split.rows.filter((r) => r.type === "pair").length).toBe(
+    expect(rowsOf(split).filter((r) => r.type === "pair").length).toBe(
       diff.files.reduce((n, f) => n + f.hunks.reduce((m, h) => m + pairSplitRows(h.lines).length, 0), 0),
     );
     // Every line maps to the row that shows it, in both layouts.
     for (const model of [unified, split]) {
-      const row = model.rows[model.rowOfLine(7, 0, 5)!]!;
+      const row = model.rowAt(model.rowOfLine(7, 0, 5)!);
       expect(row.type === "line" ? row.line : row.type === "pair" ? [row.left, row.right] : null).toEqual(
         row.type === "line" ? 5 : expect.arrayContaining([5]),
       );
     }
     // A hidden file keeps its header row only.
-    expect(buildDiffRows(diff.files, (i) => i !== 0, "unified").rows.length).toBe(
-      unified.rows.length - diff.files[0]!.hunks.length - diff.files[0]!.hunks.reduce((m, h) => m + h.lines.length, 0),
+    expect(buildDiffRows(diff.files, (i) => i !== 0, "unified").count).toBe(
+      unified.count - diff.files[0]!.hunks.length - diff.files[0]!.hunks.reduce((m, h) => m + h.lines.length, 0),
     );
   });
 
   it("shows markup in paths and lines only escaped", () => {
-    const html = renderToString(createElement(DiffView, { diff }));
+    const html = renderToString(createElement(DiffView, { page: wholePage(diff) }));
     expectNoActiveMarkup(html);
     expect(html).not.toMatch(/<input[^>]*\son/i);
     expect(html).toContain("&lt;script&gt;alert(&quot;path&quot;)&lt;/script&gt;/x&amp;y &quot;q&quot;.ts");
@@ -317,11 +328,44 @@ describe("highlightLines (highlight.js)", () => {
   });
 });
 
+describe("DiffView while lines arrive (the page's first chunk only)", () => {
+  it("renders the first chunk's rows, stands the rest in with pending rows, and says it is loading", () => {
+    const diff = buildSyntheticDiff({ files: 300, changedLines: 10_000 });
+    const page = toDiffPage(diff);
+    expect(page.outline.chunkCount).toBeGreaterThan(1);
+    const html = renderToString(createElement(DiffView, { page, chunkUrl: "/chunks" }));
+    expect(html).toContain('data-loaded="false"');
+    expect(textOf(html)).toMatch(/Loading lines… 1,500 of 11,800 \(12%\)/);
+    // Every file still has its header row (the tree and the list know the whole diff).
+    expect(count(html, 'data-testid="diff-tree-file"')).toBe(300);
+    // Without a route to fetch from, the missing lines are an error, not silence.
+    const stranded = renderToString(createElement(DiffView, { page, chunkUrl: null }));
+    expect(stranded).toContain('data-loaded="error"');
+    expect(textOf(stranded)).toContain("Some lines of this diff could not be loaded");
+  });
+});
+
 describe("searchSlice", () => {
+  it("waits at the last line there is, even inside a hunk, and misses nothing when the rest arrives", () => {
+    const diff = buildSyntheticDiff({ files: 5, changedLines: 300 });
+    const all: TSearchMatch[] = [];
+    for (let c: Parameters<typeof searchSlice>[2] | null = SEARCH_START; c;) c = searchSlice(diff.files, "onerror", c, 1_000, all);
+    // The first 37 lines arrived (file 0 cut inside its second hunk), then the rest.
+    const cut = diff.files.map((f, i) =>
+      i === 0 ? { ...f, hunks: [f.hunks[0]!, { ...f.hunks[1]!, lines: f.hunks[1]!.lines.slice(0, 5) }] } : { ...f, hunks: [] },
+    );
+    const arrived = diff.files[0]!.hunks[0]!.lines.length + 5;
+    const found: TSearchMatch[] = [];
+    let cursor = searchSlice(cut, "onerror", SEARCH_START, 10_000, found, arrived);
+    expect(cursor).toMatchObject({ file: 0, hunk: 1, line: 5, ordinal: arrived });
+    while (cursor) cursor = searchSlice(diff.files, "onerror", cursor, 10_000, found);
+    expect(found).toEqual(all);
+  });
+
   it("finds every case-insensitive match, slice by slice, with offsets into the shown text", () => {
     const diff = buildSyntheticDiff({ files: 20, changedLines: 600 });
     const found: TSearchMatch[] = [];
-    let cursor: Parameters<typeof searchSlice>[2] | null = { file: 0, hunk: 0, line: 0 };
+    let cursor: Parameters<typeof searchSlice>[2] | null = SEARCH_START;
     let slices = 0;
     while (cursor) {
       cursor = searchSlice(diff.files, "ONERROR", cursor, 50, found);

@@ -1,14 +1,17 @@
 "use client";
 
-import { useWindowVirtualizer } from "@tanstack/react-virtual";
-import { useCallback, useEffect, useId, useLayoutEffect, useMemo, useRef, useState, useSyncExternalStore, useTransition } from "react";
+import { useWindowVirtualizer, type Range } from "@tanstack/react-virtual";
+import { Suspense, useCallback, useEffect, useId, useMemo, useRef, useState, useTransition } from "react";
+import type { TDiffOutline, TDiffPage } from "@/lib/review/diff-chunks";
 import type { TCandidateDiff } from "@/lib/review/read-candidate-diff.schema";
 import { DiffCommentsProvider, type TDiffCommenting, type TInlineComment } from "./diff-comments";
 import { DiffFileTree } from "./diff-file-tree";
 import { DiffRowView, type TLineMatches } from "./diff-row";
-import { buildDiffRows, estimateRowHeight, type TViewMode } from "./diff-rows";
+import { buildDiffRows, type TViewMode } from "./diff-rows";
 import { DiffSearch, useDiffSearch } from "./diff-search-box";
 import { HighlightStore } from "./highlight-store";
+import { useDiffChunks } from "./use-diff-chunks";
+import { formatNumber } from "./format-number";
 
 const TRUNCATION_TEXT: Record<NonNullable<TCandidateDiff["truncatedBy"]>, string> = {
   patch_bytes:
@@ -30,9 +33,9 @@ type TState = { signature: string; overrides: Readonly<Record<number, boolean>> 
  * Which diff the view state belongs to. Not object identity: a server action's revalidation
  * sends the same diff again as a new object, and the teacher's open files must survive that.
  */
-function signatureOf(diff: TCandidateDiff): string {
-  const files = diff.files;
-  return `${files.length}|${diff.totals.files}|${diff.totals.additions}|${diff.totals.deletions}|${files[0]?.path ?? ""}|${files[files.length - 1]?.path ?? ""}`;
+function signatureOf(outline: TDiffOutline, chunkUrl: string | null): string {
+  const files = outline.files;
+  return `${chunkUrl ?? ""}|${outline.chunkCount}|${files.length}|${outline.totals.files}|${outline.totals.additions}|${outline.totals.deletions}|${files[0]?.path ?? ""}|${files[files.length - 1]?.path ?? ""}`;
 }
 
 /**
@@ -40,9 +43,15 @@ function signatureOf(diff: TCandidateDiff): string {
  * rounds): totals, a search box, a file tree, and every file with its lines, unified or side by
  * side. The content is untrusted and is only ever rendered as text.
  *
+ * The page sends only the outline and the first chunk of lines; the rest arrive from the chunk
+ * route in small chunks (use-diff-chunks.ts), each appended in a transition, so no task parses or
+ * renders the whole diff at once. Until a file's lines are here, a row of its height stands in for
+ * them; the search waits for them and says so; a failure shows in the view with a retry.
+ *
  * The rows are virtualized against the window (@tanstack/react-virtual): whatever the size of the
  * diff, only the rows on and near the screen exist in the DOM, so a 100,000-line diff is shown
- * whole without freezing the page. Heights are measured as rows render (lines wrap, comments
+ * whole without freezing the page. The virtualizer's callbacks are stable per row model: a new
+ * `getItemKey` makes it re-measure every row, O(rows) on every render. Heights are measured as rows render (lines wrap, comments
  * open). The server renders the first screen, hydration agrees with it. Highlighting runs in
  * small slices for the rows on screen (highlight-store.ts). The browser's find sees only rendered
  * rows, so the search box searches the diff itself and scrolls to each match.
@@ -52,12 +61,15 @@ function signatureOf(diff: TCandidateDiff): string {
  * holding focus is kept rendered even when it scrolls away, so focus is never lost.
  */
 export function DiffView({
-  diff,
+  page,
+  chunkUrl = null,
   title = "Changes",
   comments = NO_COMMENTS,
   commenting = null,
 }: {
-  diff: TCandidateDiff;
+  page: TDiffPage;
+  /** Where the other chunks come from (`?chunk=n` is appended); null when the page holds every chunk. */
+  chunkUrl?: string | null;
   title?: string;
   comments?: readonly TInlineComment[];
   commenting?: TDiffCommenting | null;
@@ -66,33 +78,45 @@ export function DiffView({
   const anchorIdOf = useCallback((index: number) => `${idPrefix}-file-${index}`, [idPrefix]);
   const [viewMode, setViewMode] = useState<TViewMode>("unified");
   const [isSwitching, startSwitching] = useTransition();
-  const signature = signatureOf(diff);
+  const diff = page.outline;
+  const signature = signatureOf(diff, chunkUrl);
   const [state, setState] = useState<TState>(() => ({ signature, overrides: {} }));
   // Another candidate's diff starts over; React's pattern for state derived from a prop.
   if (state.signature !== signature) setState({ signature, overrides: {} });
-  const files = diff.files;
+  const load = useDiffChunks(page, chunkUrl, signature);
+  const files = load.files;
+  // What does not change while lines arrive (so rows, the tree and callbacks stay put).
+  const outlineFiles = diff.files;
 
-  const isOpenIn = useCallback((overrides: TState["overrides"], index: number) => overrides[index] ?? !files[index]!.isLarge, [files]);
+  const isOpenIn = useCallback(
+    (overrides: TState["overrides"], index: number) => overrides[index] ?? !outlineFiles[index]!.isLarge,
+    [outlineFiles],
+  );
   const model = useMemo(
     () => buildDiffRows(files, (i) => isOpenIn(state.overrides, i), viewMode),
     [files, isOpenIn, state.overrides, viewMode],
   );
 
-  // Highlighting: one store per diff content (same signature = same tokens).
-  const store = useMemo(() => new HighlightStore(files), [files]);
+  // Highlighting: one store per diff (same signature = same lines, more of them as they arrive).
+  // eslint-disable-next-line react-hooks/exhaustive-deps -- the store follows `files` just below
+  const store = useMemo(() => new HighlightStore(files), [signature]);
+  // Before any row of this render asks it for tokens; idempotent, and lines only ever grow.
+  store.setFiles(files);
   useEffect(() => () => store.dispose(), [store]);
-  const highlightVersion = useSyncExternalStore(store.subscribe, store.getVersion, () => 0);
+  // Highlighted blocks re-render the rows in a transition (sliced), never in the block's own task.
+  const [highlightVersion, setHighlightVersion] = useState(0);
+  const [, startHighlightRender] = useTransition();
+  useEffect(() => store.subscribe(() => startHighlightRender(() => setHighlightVersion(store.getVersion()))), [store]);
 
-  const search = useDiffSearch(files);
+  const search = useDiffSearch(files, load.arrivedLines, load.isComplete);
 
   // Virtualizer over the window. scrollMargin is where the list starts on the page; it moves
   // when anything above it changes height. Read in a ResizeObserver callback (after layout, so
   // no forced synchronous layout), never on every commit: at 100,000 rows a forced layout per
   // render was the largest cost measured.
-  const listRef = useRef<HTMLDivElement>(null);
+  // A callback ref: the list is observed when it is attached (and let go when it is detached).
   const [scrollMargin, setScrollMargin] = useState(0);
-  useLayoutEffect(() => {
-    const list = listRef.current;
+  const attachList = useCallback((list: HTMLDivElement | null) => {
     if (!list) return;
     const update = () => {
       const top = list.getBoundingClientRect().top + window.scrollY;
@@ -104,28 +128,32 @@ export function DiffView({
     return () => observer.disconnect();
   }, []);
   const focusedRow = useRef<number | null>(null);
+  // Stable per row model: the virtualizer re-measures all rows whenever getItemKey changes.
+  const getItemKey = useCallback((i: number) => model.keys[i]!, [model]);
+  // Keep the row that holds focus rendered, so keyboard focus never falls back to <body>.
+  const rangeExtractor = useCallback((range: Range) => {
+    const indexes: number[] = [];
+    for (let i = Math.max(0, range.startIndex - range.overscan); i <= Math.min(range.count - 1, range.endIndex + range.overscan); i++)
+      indexes.push(i);
+    const focused = focusedRow.current;
+    if (focused !== null && focused < range.count && !indexes.includes(focused)) {
+      indexes.push(focused);
+      indexes.sort((a, b) => a - b);
+    }
+    return indexes;
+  }, []);
   const virtualizer = useWindowVirtualizer({
-    count: model.rows.length,
-    estimateSize: (i) => estimateRowHeight(model.rows[i]!, files),
-    getItemKey: (i) => model.keys[i]!,
-    overscan: 12,
+    count: model.count,
+    estimateSize: model.estimateSize,
+    getItemKey,
+    // Rows beyond the screen on each side: enough for a wheel step, few enough that a jump lays out little.
+    overscan: 8,
     scrollMargin,
     initialRect: INITIAL_RECT,
     // The same first window on the server and in hydration, whatever the restored scroll position.
     initialOffset: 0,
     useFlushSync: false,
-    // Keep the row that holds focus rendered, so keyboard focus never falls back to <body>.
-    rangeExtractor: (range) => {
-      const indexes: number[] = [];
-      for (let i = Math.max(0, range.startIndex - range.overscan); i <= Math.min(range.count - 1, range.endIndex + range.overscan); i++)
-        indexes.push(i);
-      const focused = focusedRow.current;
-      if (focused !== null && focused < range.count && !indexes.includes(focused)) {
-        indexes.push(focused);
-        indexes.sort((a, b) => a - b);
-      }
-      return indexes;
-    },
+    rangeExtractor,
   });
   const items = virtualizer.getVirtualItems();
 
@@ -133,9 +161,10 @@ export function DiffView({
   useEffect(() => {
     const wanted: { file: number; hunk: number; line: number }[] = [];
     for (const item of items) {
-      const row = model.rows[item.index];
-      if (row?.type === "line") wanted.push(row);
-      else if (row?.type === "pair") {
+      if (item.index >= model.count) continue;
+      const row = model.rowAt(item.index);
+      if (row.type === "line") wanted.push(row);
+      else if (row.type === "pair") {
         if (row.left >= 0) wanted.push({ file: row.file, hunk: row.hunk, line: row.left });
         if (row.right >= 0) wanted.push({ file: row.file, hunk: row.hunk, line: row.right });
       }
@@ -164,11 +193,11 @@ export function DiffView({
   const onJump = useCallback(
     (file: number, line?: { hunk: number; line: number }) => {
       setState((s) =>
-        isOpenIn(s.overrides, file) || !files[file]!.hunks.length ? s : { ...s, overrides: { ...s.overrides, [file]: true } },
+        isOpenIn(s.overrides, file) || !outlineFiles[file]!.hunkCount ? s : { ...s, overrides: { ...s.overrides, [file]: true } },
       );
       setJump((j) => ({ file, line, nonce: (j?.nonce ?? 0) + 1 }));
     },
-    [files, isOpenIn],
+    [outlineFiles, isOpenIn],
   );
   useEffect(() => {
     if (!jump) return;
@@ -196,7 +225,21 @@ export function DiffView({
     [matches, onJump],
   );
 
-  const controlCharacters = useMemo(() => files.reduce((sum, f) => sum + f.controlCharacterCount, 0), [files]);
+  // The tree in a Suspense boundary (nothing suspends): React hydrates it later, in time slices,
+  // instead of inside the page's first task. The element is memoized: a boundary whose props
+  // change before it hydrated (the virtualizer re-renders right after hydration, synchronously)
+  // is hydrated synchronously at once, which is what the boundary is there to avoid.
+  const tree = useMemo(
+    () => (
+      <Suspense fallback={null}>
+        <DiffFileTree files={outlineFiles} anchorIdOf={anchorIdOf} onJump={onJump} />
+      </Suspense>
+    ),
+    [outlineFiles, anchorIdOf, onJump],
+  );
+  const controlCharacters = useMemo(() => outlineFiles.reduce((sum, f) => sum + f.controlCharacterCount, 0), [outlineFiles]);
+  const loadedPercent = load.totalLines === 0 ? 100 : Math.floor((load.arrivedLines / load.totalLines) * 100);
+  const loadingNote = load.error ? "some lines could not be loaded" : `lines still loading (${loadedPercent}%)`;
   const [isHydrated, setIsHydrated] = useState(false);
   useEffect(() => setIsHydrated(true), []);
   const rowVersion = `${highlightVersion}|${search.version}|${search.current}`;
@@ -208,7 +251,8 @@ export function DiffView({
       data-testid="diff-view"
       data-view={viewMode}
       data-hydrated={isHydrated ? "true" : "false"}
-      data-rows={model.rows.length}
+      data-rows={model.count}
+      data-loaded={load.isComplete ? "true" : load.error ? "error" : "false"}
     >
       {diff.filesNotShown && diff.filesNotShown.length > 0 ? (
         // First, before anything else: the files the teacher will not see in full (approval is refused while any exist).
@@ -218,7 +262,7 @@ export function DiffView({
           data-testid="diff-files-not-shown"
         >
           <p className="font-semibold">
-            {diff.filesNotShown.length.toLocaleString("en-US")} file{diff.filesNotShown.length === 1 ? " is" : "s are"} not shown in full:
+            {formatNumber(diff.filesNotShown.length)} file{diff.filesNotShown.length === 1 ? " is" : "s are"} not shown in full:
           </p>
           <ul className="mt-1 max-h-48 overflow-auto font-mono text-xs">
             {diff.filesNotShown.map((file) => (
@@ -232,10 +276,16 @@ export function DiffView({
       <div className="flex flex-wrap items-center gap-3">
         <h2 id={`${idPrefix}-title`}>{title}</h2>
         <p className="text-sm text-slate-700" data-testid="diff-totals">
-          {diff.totals.files.toLocaleString("en-US")} file{diff.totals.files === 1 ? "" : "s"} changed ·{" "}
-          <span className="text-green-700">+{diff.totals.additions.toLocaleString("en-US")}</span>{" "}
-          <span className="text-red-700">−{diff.totals.deletions.toLocaleString("en-US")}</span>
+          {formatNumber(diff.totals.files)} file{diff.totals.files === 1 ? "" : "s"} changed ·{" "}
+          <span className="text-green-700">+{formatNumber(diff.totals.additions)}</span>{" "}
+          <span className="text-red-700">−{formatNumber(diff.totals.deletions)}</span>
         </p>
+        {/* In the header row, so the list below does not move when loading ends. */}
+        {!load.isComplete && !load.error ? (
+          <span role="status" className="text-xs text-slate-600" data-testid="diff-loading">
+            Loading lines… {formatNumber(load.arrivedLines)} of {formatNumber(load.totalLines)} ({loadedPercent}%)
+          </span>
+        ) : null}
         <div role="group" aria-label="Diff layout" className="ml-auto inline-flex overflow-hidden rounded border border-slate-300">
           {(["unified", "split"] as const).map((mode) => (
             <button
@@ -270,27 +320,41 @@ export function DiffView({
           className="rounded border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900"
           data-testid="diff-control-characters"
         >
-          This change contains {controlCharacters.toLocaleString("en-US")} control or invisible characters (escape codes, bidi overrides,
-          zero-width characters). Each is shown as a highlighted marker such as ⟨ESC⟩ or ⟨U+202E⟩; files with them say so.
+          This change contains {formatNumber(controlCharacters)} control or invisible characters (escape codes, bidi overrides, zero-width
+          characters). Each is shown as a highlighted marker such as ⟨ESC⟩ or ⟨U+202E⟩; files with them say so.
         </p>
       ) : null}
-      <DiffSearch idPrefix={idPrefix} search={search} onStep={onSearchStep} />
+      {load.error ? (
+        <div role="alert" className="rounded border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900" data-testid="diff-load-error">
+          <p>
+            Some lines of this diff could not be loaded ({formatNumber(load.totalLines - load.arrivedLines)} of{" "}
+            {formatNumber(load.totalLines)} lines are missing): {load.error}. Files whose lines are missing say so where the lines would be;
+            the search covers only the lines shown.
+          </p>
+          <button
+            type="button"
+            onClick={load.retry}
+            className="mt-1 rounded border border-red-300 bg-white px-2 py-0.5 text-sm hover:bg-red-100 focus:outline-2 focus:outline-blue-600"
+          >
+            Try loading them again
+          </button>
+        </div>
+      ) : null}
+      <DiffSearch idPrefix={idPrefix} search={search} onStep={onSearchStep} loadingNote={loadingNote} />
       <div className="grid grid-cols-1 gap-4 lg:grid-cols-[minmax(14rem,20rem)_minmax(0,1fr)]">
         <aside
           style={{ contain: "content" }}
           className="lg:sticky lg:top-2 lg:max-h-[calc(100vh-1rem)] lg:self-start lg:overflow-auto rounded border border-slate-200 bg-white p-2"
         >
-          <DiffFileTree files={files} anchorIdOf={anchorIdOf} onJump={onJump} />
+          {tree}
           {diff.totals.files > files.length ? (
-            <p className="mt-2 text-xs text-amber-900">
-              {(diff.totals.files - files.length).toLocaleString("en-US")} more files are not listed.
-            </p>
+            <p className="mt-2 text-xs text-amber-900">{formatNumber(diff.totals.files - files.length)} more files are not listed.</p>
           ) : null}
         </aside>
         <div className="min-w-0">
           <DiffCommentsProvider comments={comments} commenting={commenting}>
             <div
-              ref={listRef}
+              ref={attachList}
               className="relative"
               // Size and layout containment: rows coming and going never re-lay out the rest of the page.
               style={{ height: virtualizer.getTotalSize(), contain: "strict" }}
@@ -300,27 +364,32 @@ export function DiffView({
                 focusedRow.current = row ? Number(row.dataset.index) : null;
               }}
             >
-              {items.map((item) => (
-                <div
-                  key={item.key}
-                  data-index={item.index}
-                  ref={virtualizer.measureElement}
-                  className="absolute left-0 top-0 w-full"
-                  style={{ transform: `translateY(${item.start - scrollMargin}px)`, contain: "layout style" }}
-                >
-                  <DiffRowView
-                    row={model.rows[item.index]!}
-                    files={files}
-                    viewMode={viewMode}
-                    anchorIdOf={anchorIdOf}
-                    isOpen={isOpenIn(state.overrides, model.rows[item.index]!.file)}
-                    onToggle={onToggle}
-                    tokensOf={tokensOf}
-                    matchesOf={matchesOf}
-                    version={rowVersion}
-                  />
-                </div>
-              ))}
+              {items.map((item) => {
+                if (item.index >= model.count) return null;
+                const row = model.rowAt(item.index);
+                return (
+                  <div
+                    key={item.key}
+                    data-index={item.index}
+                    ref={virtualizer.measureElement}
+                    className="absolute left-0 top-0 w-full"
+                    style={{ transform: `translateY(${item.start - scrollMargin}px)`, contain: "layout style" }}
+                  >
+                    <DiffRowView
+                      row={row}
+                      file={files[row.file]!}
+                      viewMode={viewMode}
+                      anchorIdOf={anchorIdOf}
+                      isOpen={isOpenIn(state.overrides, row.file)}
+                      onToggle={onToggle}
+                      tokensOf={tokensOf}
+                      matchesOf={matchesOf}
+                      version={rowVersion}
+                      loadError={load.error}
+                    />
+                  </div>
+                );
+              })}
             </div>
           </DiffCommentsProvider>
         </div>

@@ -33,15 +33,7 @@ import typescript from "highlight.js/lib/languages/typescript";
 import xml from "highlight.js/lib/languages/xml";
 import yaml from "highlight.js/lib/languages/yaml";
 import type { TDiffLanguage } from "@/lib/review/read-candidate-diff.schema";
-
-export type TTokenKind = "plain" | "keyword" | "string" | "comment" | "number" | "title" | "type" | "meta" | "marker";
-export type TToken = { kind: TTokenKind; text: string };
-
-export const BLOCK_LINES = 48;
-export const BLOCK_CHARS = 4_000;
-export const LOOKBACK_LINES = 16;
-export const LOOKBACK_CHARS = 2_000;
-export const MAX_HIGHLIGHT_LINE_CHARS = 1_000;
+import { MARKER, MAX_HIGHLIGHT_LINE_CHARS, plainTokens, type TToken, type TTokenKind } from "./highlight-tokens";
 
 const HLJS_LANGUAGE: Record<TDiffLanguage, string | null> = {
   js: "javascript",
@@ -69,6 +61,32 @@ function registerLanguages(): void {
   isRegistered = true;
   const languages = { bash, c, cpp, css, go, java, javascript, json, markdown, python, rust, typescript, xml, yaml };
   for (const [name, definition] of Object.entries(languages)) hljs.registerLanguage(name, definition);
+}
+
+const prepared = new Set<string>();
+
+/** The language needs no grammar compiled first (plain text needs none). */
+export function isLanguagePrepared(language: TDiffLanguage): boolean {
+  const name = HLJS_LANGUAGE[language];
+  return !name || prepared.has(name);
+}
+
+/**
+ * Readies a language (registers the grammars, compiles this one: tens of ms the first time) and
+ * says whether that cost anything, so the caller can spend it in a task of its own rather than
+ * on top of highlighting a block.
+ */
+export function prepareLanguage(language: TDiffLanguage): boolean {
+  const name = HLJS_LANGUAGE[language];
+  if (!name || prepared.has(name)) return false;
+  prepared.add(name);
+  registerLanguages();
+  try {
+    hljs.highlight("", { language: name, ignoreIllegals: true });
+  } catch {
+    // highlightLines falls back to plain text for this language.
+  }
+  return true;
 }
 
 /** highlight.js scope (first segment, e.g. "title" of "title.function") → the few colours the view uses. */
@@ -108,9 +126,6 @@ const KIND_BY_SCOPE: Record<string, TTokenKind> = {
   deletion: "plain",
 };
 
-/** The visible markers neutraliseForDisplay writes: ⟨ESC⟩-style control names and ⟨U+XXXX⟩. */
-const MARKER = /⟨(?:U\+[0-9A-F]{4,6}|[A-Z]{2,3}[1-4]?)⟩/g;
-
 type TNode = string | { scope?: string; children: TNode[] };
 
 function kindOfScope(scope: string | undefined, inherited: TTokenKind): TTokenKind {
@@ -146,31 +161,6 @@ function tokensByLine(root: TNode, lineCount: number): TToken[][] {
   };
   walk(root, "plain");
   return lines;
-}
-
-/** Each display marker becomes a "marker" token of its own; nothing else changes. */
-export function splitMarkers(tokens: readonly TToken[]): TToken[] {
-  const out: TToken[] = [];
-  for (const token of tokens) {
-    if (!token.text.includes("⟨")) {
-      out.push(token);
-      continue;
-    }
-    let from = 0;
-    MARKER.lastIndex = 0;
-    for (let match = MARKER.exec(token.text); match; match = MARKER.exec(token.text)) {
-      if (match.index > from) out.push({ kind: token.kind, text: token.text.slice(from, match.index) });
-      out.push({ kind: "marker", text: match[0] });
-      from = match.index + match[0].length;
-    }
-    if (from < token.text.length) out.push({ kind: token.kind, text: token.text.slice(from) });
-  }
-  return out;
-}
-
-/** A line shown without colours: its text, with markers flagged. */
-export function plainTokens(text: string): TToken[] {
-  return text === "" ? [] : splitMarkers([{ kind: "plain", text }]);
 }
 
 /**
@@ -235,22 +225,4 @@ function joinMarkers(tokens: readonly TToken[], text: string): TToken[] {
     offset = end;
   }
   return out;
-}
-
-/** Line blocks of one side of a hunk: consecutive, each within BLOCK_LINES and BLOCK_CHARS. */
-export function blockStarts(lines: readonly string[]): number[] {
-  const starts: number[] = [];
-  let chars = 0;
-  let count = 0;
-  lines.forEach((text, i) => {
-    const cost = Math.min(text.length, MAX_HIGHLIGHT_LINE_CHARS) + 1;
-    if (i === 0 || count >= BLOCK_LINES || chars + cost > BLOCK_CHARS) {
-      starts.push(i);
-      chars = 0;
-      count = 0;
-    }
-    chars += cost;
-    count++;
-  });
-  return starts;
 }

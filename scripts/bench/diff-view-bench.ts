@@ -37,6 +37,7 @@ const TARGETS: [string, string, number | null][] = [
   ["first rows (server HTML parsed)", "firstRowsMs", 1_000],
   ["hydrated (interactive)", "hydratedMs", null],
   ["first screen highlighted", "firstScreenHighlightedMs", null],
+  ["all lines loaded (chunks)", "allLinesMs", null],
   ["longest task: load", "longestTaskLoadMs", 50],
   ["longest task: scroll top → bottom", "longestTaskScrollMs", 50],
   ["longest task: search + 2 steps", "longestTaskSearchMs", 50],
@@ -49,7 +50,7 @@ const TARGETS: [string, string, number | null][] = [
 const lines: string[] = [];
 for (const figures of cases) {
   lines.push(
-    `\n${figures.case} (diff JSON ${(Number(figures.diffJsonBytes) / 1024 / 1024).toFixed(1)} MiB, ${figures.rows} rows, ${figures.renderedRows} in the DOM, JS ${(Number(figures.jsBytes) / 1024).toFixed(0)} KiB)`,
+    `\n${figures.case} (diff JSON ${(Number(figures.diffJsonBytes) / 1024 / 1024).toFixed(1)} MiB, in the page ${(Number(figures.pageJsonBytes) / 1024).toFixed(0)} KiB + ${Number(figures.chunks) - 1} chunks, ${figures.rows} rows, ${figures.renderedRows} in the DOM, JS ${(Number(figures.jsBytes) / 1024).toFixed(0)} KiB)`,
   );
   for (const [name, key, target] of TARGETS) {
     const value = Number(figures[key]);

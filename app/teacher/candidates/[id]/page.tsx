@@ -8,7 +8,8 @@ import { StateBadge } from "@/components/state-badge";
 import { getDb } from "@/lib/db/client";
 import { getEnv } from "@/lib/env";
 import { isAppError } from "@/lib/errors";
-import { readCandidateDiff } from "@/lib/review/read-candidate-diff";
+import { toDiffPage } from "@/lib/review/diff-chunks";
+import { readCandidateDiffCached } from "@/lib/review/read-candidate-diff-cached";
 import { getCandidateReview } from "@/lib/review/get-candidate-review";
 import { listLineComments } from "@/lib/review/list-line-comments";
 import type { TInlineComment } from "@/components/diff-view/diff-comments";
@@ -40,28 +41,22 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
   });
   const { candidate, task, evidence, decision } = review;
   // A diff that cannot be read is shown as such and blocks approval: nobody approves unseen code.
-  const diff = await readCandidateDiff(
-    { dataDir: getEnv().dataDir },
-    { repository: candidate.repository, baseSha: candidate.baseSha, headSha: candidate.headSha },
-  ).catch((error) => {
-    if (isAppError(error)) return { unreadable: error.message };
-    throw error;
-  });
-  const isDiffReadable = !("unreadable" in diff);
+  // Read through the cache the chunk route reads too (the browser fetches all but the first chunk).
+  const readDiff = (baseSha: string) =>
+    readCandidateDiffCached({ dataDir: getEnv().dataDir }, { repository: candidate.repository, baseSha, headSha: candidate.headSha }).catch(
+      (error) => {
+        if (isAppError(error)) return { unreadable: error.message };
+        throw error;
+      },
+    );
+  const fullDiff = await readDiff(candidate.baseSha);
+  const isDiffReadable = !("unreadable" in fullDiff);
   // Revision rounds (issue 14): "changes since round N−1" (the interdiff of the two heads) by
   // default, the full diff against the base one click away; line comments of every round so far.
   const { rounds } = review;
   const showInterdiff = rounds.parent !== null && view !== "full";
   const leftSha = showInterdiff ? rounds.parent!.headSha : candidate.baseSha;
-  const shownDiff = showInterdiff
-    ? await readCandidateDiff(
-        { dataDir: getEnv().dataDir },
-        { repository: candidate.repository, baseSha: leftSha, headSha: candidate.headSha },
-      ).catch((error) => {
-        if (isAppError(error)) return { unreadable: error.message };
-        throw error;
-      })
-    : diff;
+  const shownDiff = showInterdiff ? await readDiff(leftSha) : fullDiff;
   const lineComments = await listLineComments({ db, dataDir: getEnv().dataDir }, { candidate: { ...candidate, taskId: task.id } });
   const inlineComments: TInlineComment[] = lineComments.flatMap((c) =>
     c.anchor && (c.anchor.side === "new" || c.anchor.leftSha === leftSha)
@@ -82,7 +77,7 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
   const isOpenForReview = candidate.isLatestRound && task.state === "review_pending" && !decision;
   const canRequestChanges = task.round < rounds.maxRounds;
   // The server refuses the same approvals (REVIEW_DIFF_INCOMPLETE); the page only says so first.
-  const isDiffComplete = isDiffReadable && !diff.isTruncated;
+  const isDiffComplete = isDiffReadable && !fullDiff.diff.isTruncated;
   const canApprove = evidence.assessment.status === "pass" && isDiffComplete;
   const approveBlockedReason = !isDiffReadable
     ? "the diff cannot be read"
@@ -225,7 +220,10 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
         </div>
       ) : (
         <DiffView
-          diff={shownDiff}
+          // Only the outline and the first chunk of lines travel in the page; DiffView fetches the
+          // rest from the chunk route, bound to this head and this left side.
+          page={toDiffPage(shownDiff.diff, shownDiff.plan)}
+          chunkUrl={`/api/teacher/candidates/${candidate.id}/diff?head=${candidate.headSha}&left=${leftSha}`}
           title={showInterdiff ? `Changes since round ${rounds.parent!.round}` : rounds.parent ? "All changes against the base" : "Changes"}
           comments={inlineComments}
           commenting={
