@@ -184,7 +184,10 @@ describe("local forge", () => {
     );
     let answer = "";
     socket.on("data", (chunk: Buffer) => (answer += chunk.toString("latin1")));
-    await vi.waitFor(async () => expect((await gitProcessesOfThisForge()).length, answer).toBeGreaterThan(0), { timeout: 10_000, interval: 50 });
+    await vi.waitFor(async () => expect((await gitProcessesOfThisForge()).length, answer).toBeGreaterThan(0), {
+      timeout: 10_000,
+      interval: 50,
+    });
     socket.destroy();
     await vi.waitFor(async () => expect(await gitProcessesOfThisForge()).toEqual([]), { timeout: 10_000, interval: 100 });
   });
