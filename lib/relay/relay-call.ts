@@ -77,6 +77,10 @@ type TCallContext = {
 };
 
 const UNKNOWN_HANDLE = "Unknown or malformed relay handle.";
+const BATCH_BUDGET_REFUSAL: TRefusal = {
+  code: "RELAY_QUOTA_EXHAUSTED",
+  message: "The relay budget cannot hold this request beside the calls admitted with it.",
+};
 
 export async function relayCall(options: TRelayCallOptions): Promise<TRelayCallResult> {
   const startedAt = performance.now();
@@ -238,10 +242,12 @@ async function callAdmitted(call: TAdmitAndCall, admission: TAdmission, context:
     // The statement judged the row it locked; the same row explains the refusal. Rows record the
     // bytes CHARGED to the budget, so a capability's rows always sum to bytesUsed: a call refused
     // at admission charged nothing.
+    // Every condition but the budget is judged on this row exactly as the statement did; a call the
+    // row alone would admit was refused by the budget its batch shares (calls before it in the
+    // batch that were refused still count with their worst case): the budget, not revoked.
     const decision = classifyAdmission(admission, { taskId, operation, request: call.check });
     const refusal =
-      explainBinding(admission, taskId, call.channel) ??
-      (decision.kind === "refuse" ? decision.refusal : { code: "RELAY_REFUSED" as const, message: "The relay refused admission." });
+      explainBinding(admission, taskId, call.channel) ?? (decision.kind === "refuse" ? decision.refusal : BATCH_BUDGET_REFUSAL);
     return refuse(context, refusal, 0);
   }
 
