@@ -10,11 +10,12 @@
  * benchmark, DIFF_VIEW_BENCH=1) 1,000 files / 100,000 changed lines.
  *
  * The journey: first rows, hydration, every chunk of lines loaded, scrolling through the whole
- * diff, the search box (count, next match scrolled into view), a tree jump to the last file (focus
- * on its heading), hide/show surviving the same diff sent again, the layout switch from the
- * keyboard, and hostile content never running (no dialog, no injected element, no request). A
- * second journey holds and fails chunks: the view says lines are loading, the search says its
- * count is not final, a failed chunk shows where its lines would be, and a retry loads them.
+ * diff, the search box (count, next match scrolled into view), the tree listed page by page and
+ * a jump to its last file (focus on its heading), hide/show surviving the same diff sent again,
+ * the layout switch from the keyboard, and hostile content never running (no dialog, no injected
+ * element, no request). A second journey holds and fails chunks: the view says lines are
+ * loading, the search says its count is not final, a failed chunk shows where its lines would be,
+ * and a retry loads them.
  *
  * Timing is measured and reported, never asserted (speed targets belong to `npm run bench`, not
  * to tests): the figures go to the log and, when DIFF_VIEW_BENCH_OUT names a file, to that file
@@ -80,7 +81,9 @@ async function buildHarness(size: { files: number; changedLines: number }): Prom
     },
   });
   // As Next ships it: the framework (React, React DOM) is a classic script of its own, evaluated in
-  // its own task; the app is a module whose dynamic imports (highlight.js) are chunks of their own.
+  // its own task; the app is a module whose dynamic imports (highlight.js) are chunks of their own;
+  // and the page is hydrated inside startTransition, as Next's client entry does
+  // (next/dist/client/app-index.js), so React hydrates it in time slices.
   const vendor = await esbuild.build({
     ...common,
     platform: "browser",
@@ -104,7 +107,7 @@ async function buildHarness(size: { files: number; changedLines: number }): Prom
   const componentPath = path.join(ROOT, "components", "diff-view", "diff-view");
   await fs.writeFile(
     entry,
-    `import { createElement } from "react";\nimport { hydrateRoot } from "react-dom/client";\nimport { DiffView } from ${JSON.stringify(componentPath)};\nconst page = JSON.parse(document.getElementById("diff-data").textContent);\nperformance.mark("hydrate-start");\nconst root = hydrateRoot(document.getElementById("root"), createElement(DiffView, { page, chunkUrl: "/chunks" }));\nwindow.__renderDiff = (next, chunkUrl) => root.render(createElement(DiffView, { page: next, chunkUrl }));\n`,
+    `import { createElement, startTransition } from "react";\nimport { hydrateRoot } from "react-dom/client";\nimport { DiffView } from ${JSON.stringify(componentPath)};\nconst page = JSON.parse(document.getElementById("diff-data").textContent);\nperformance.mark("hydrate-start");\nlet root;\nstartTransition(() => {\n  root = hydrateRoot(document.getElementById("root"), createElement(DiffView, { page, chunkUrl: "/chunks" }));\n});\nwindow.__renderDiff = (next, chunkUrl) => root.render(createElement(DiffView, { page: next, chunkUrl }));\n`,
   );
   const client = await esbuild.build({
     ...common,
@@ -331,7 +334,20 @@ for (const size of CASES) {
       expect(stepped).toEqual({ text: "onerror", isInView: true, status: `2 of ${expectedMatches.toLocaleString("en-US")} matches` });
       const searchTasks = await longTasksSince(page, searchStarted);
 
-      // Tree jump to the last file: scrolled to it, focus on its heading.
+      // Tree jump to the last file: scrolled to it, focus on its heading. The tree lists a page of
+      // files at a time: list them all first, with its button, as a keyboard user would.
+      const listed = await page.evaluate(async () => {
+        for (let pages = 1; ; pages++) {
+          const more = document.querySelector<HTMLButtonElement>('[data-testid="diff-tree-more"]');
+          if (!more) return { pages, files: document.querySelectorAll('[data-testid="diff-tree-file"]').length };
+          const before = document.querySelectorAll('[data-testid="diff-tree-file"]').length;
+          more.click();
+          while (document.querySelectorAll('[data-testid="diff-tree-file"]').length === before)
+            await new Promise((r) => requestAnimationFrame(r));
+        }
+      });
+      expect(listed.files).toBe(size.files);
+      expect(listed.pages).toBeGreaterThan(1);
       const jump = await page.evaluate(async () => {
         const links = document.querySelectorAll<HTMLAnchorElement>('[data-testid="diff-tree-file"]');
         const link = links[links.length - 1]!;
@@ -505,7 +521,18 @@ for (const size of CASES) {
       // The search counts what is here and says it is not final.
       await page.locator('[data-testid="diff-search"]').fill("onerror");
       await expect(status).toContainText(/^Searching… .*lines still loading \(\d+%\)$/);
-      // A file whose lines have not arrived holds their place and says so.
+      // A file whose lines have not arrived holds their place and says so. The tree lists a page of
+      // files at a time: its button lists the next one, from the keyboard too.
+      const more = page.getByTestId("diff-tree-more");
+      await expect(more).toHaveText(/^List 100 more of [\d,]+ files not listed yet$/);
+      for (let listed = 100; (await more.count()) > 0; listed += 100) {
+        await more.focus();
+        await page.keyboard.press("Enter");
+        // Focus moves to the first file it listed (never lost when the button goes with the last page).
+        await expect(page.locator('[data-testid="diff-tree-file"]').nth(listed)).toBeFocused();
+      }
+      await expect(page.locator('[data-testid="diff-tree-file"]')).toHaveCount(size.files);
+      await expect(page.locator('[data-testid="diff-file-tree"]')).toHaveAttribute("data-complete", "true");
       await page.locator('[data-testid="diff-tree-file"]').last().click();
       await expect(page.locator('[data-testid="diff-pending"]').first()).toContainText(/Loading [\d,]+ more lines of this file…/);
       await page.screenshot({ path: "test-results/diff-view-loading.png" });

@@ -111,7 +111,8 @@ export function LineCommentRows({ path, oldLine, newLine }: { path: string; oldL
     ((target.side === "old" && target.line === oldLine) || (target.side === "new" && target.line === newLine));
   if (comments.length === 0 && !(isTarget && commenting)) return null;
   return (
-    <div className="bg-slate-50 px-3 py-2 font-sans text-sm">
+    // The last, full-width row of the line's grid (diff-row.tsx).
+    <div className="col-span-full bg-slate-50 px-3 py-2 font-sans text-sm">
       {comments.map((c) => (
         <div
           key={c.id}

@@ -32,6 +32,7 @@ const SIGN: Record<TDiffLine["kind"], string> = { add: "+", del: "-", context: "
 /** What a screen reader says for the sign column (the visible +/- is hidden from it). */
 const SIGN_LABEL: Record<TDiffLine["kind"], string> = { add: "added: ", del: "deleted: ", context: "" };
 const CODE = "min-w-0 whitespace-pre-wrap break-all px-2";
+const LINE_ROW = "border-x border-slate-200 font-mono text-xs leading-[18px]";
 const GRID: Record<TViewMode, string> = {
   unified: "grid grid-cols-[3rem_3rem_minmax(0,1fr)]",
   split: "grid grid-cols-[3rem_minmax(0,1fr)_3rem_minmax(0,1fr)]",
@@ -224,13 +225,13 @@ export const DiffRowView = memo(function DiffRowView({
   }
   if (row.type === "line") {
     const line = hunk.lines[row.line]!;
+    // One element holds the whole row (its comments are the grid's last, full-width row): a
+    // scroll jump adds ~60 rows at once, and every element is style, layout and hydration work.
     return (
-      <div className="border-x border-slate-200 font-mono text-xs leading-[18px]">
-        <div className={`${GRID.unified} ${ROW_CLASS[line.kind]}`} data-kind={line.kind}>
-          <LineNumberCell path={file.path} side="old" line={line.oldNumber} className={NUMBER_CLASS[line.kind]} />
-          <LineNumberCell path={file.path} side="new" line={line.newNumber} className={NUMBER_CLASS[line.kind]} />
-          <CodeCell line={line} tokens={tokensOf(row.file, row.hunk, row.line)} matches={matchesOf(row.file, row.hunk, row.line)} />
-        </div>
+      <div className={`${LINE_ROW} ${GRID.unified} ${ROW_CLASS[line.kind]}`} data-kind={line.kind}>
+        <LineNumberCell path={file.path} side="old" line={line.oldNumber} className={NUMBER_CLASS[line.kind]} />
+        <LineNumberCell path={file.path} side="new" line={line.newNumber} className={NUMBER_CLASS[line.kind]} />
+        <CodeCell line={line} tokens={tokensOf(row.file, row.hunk, row.line)} matches={matchesOf(row.file, row.hunk, row.line)} />
         <LineCommentRows path={file.path} oldLine={line.oldNumber} newLine={line.newNumber} />
       </div>
     );
@@ -260,11 +261,9 @@ export const DiffRowView = memo(function DiffRowView({
       </>
     );
   return (
-    <div className="border-x border-slate-200 font-mono text-xs leading-[18px]">
-      <div className={GRID.split} data-kind={right?.kind ?? left?.kind} data-view="split">
-        {side(left, row.left, "old")}
-        {side(right, row.right, "new")}
-      </div>
+    <div className={`${LINE_ROW} ${GRID.split}`} data-kind={right?.kind ?? left?.kind} data-view="split">
+      {side(left, row.left, "old")}
+      {side(right, row.right, "new")}
       <LineCommentRows path={file.path} oldLine={left?.oldNumber ?? null} newLine={right?.newNumber ?? null} />
     </div>
   );

@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useRef, useState, useTransition } from "react";
+import { startTransition, useEffect, useMemo, useRef, useState } from "react";
 import type { TDiffFile } from "@/lib/review/read-candidate-diff.schema";
 import {
   indexMatches,
@@ -47,7 +47,8 @@ export function useDiffSearch(files: readonly TDiffFile[], arrivedLines: number,
   const [query, setQuery] = useState("");
   const [result, setResult] = useState<TResult>({ query: "", matches: EMPTY, isDone: true, isWaiting: false, version: 0 });
   const [current, setCurrent] = useState(-1);
-  const [, startTransition] = useTransition();
+  // React's own startTransition: useTransition's would first re-render the hook's owner (the
+  // whole DiffView) synchronously to set isPending, once per published slice of the scan.
   // The running scan: its query, what it found, where it is. Survives renders (lines arriving).
   const scan = useRef<{ query: string; found: TSearchMatch[]; cursor: TSearchCursor | null } | null>(null);
   const latest = useRef({ files, arrivedLines: isComplete ? Number.POSITIVE_INFINITY : arrivedLines });

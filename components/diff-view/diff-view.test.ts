@@ -7,13 +7,13 @@ import { describe, expect, it } from "vitest";
 import { ZCandidateDiffSchema, type TCandidateDiff, type TDiffFile } from "@/lib/review/read-candidate-diff.schema";
 import { buildSyntheticDiff, HOSTILE_LINE, HOSTILE_PATH } from "@/lib/review/testing/synthetic-diff";
 import { DiffFileHeader } from "./diff-file-header";
-import { buildFileTree } from "./diff-file-tree";
+import { buildFileTree, listOrderOf, TREE_PAGE } from "./diff-file-tree";
 import { DiffRowView } from "./diff-row";
 import { DIFF_CHUNK_BUDGETS, planDiffChunks, toDiffPage, type TDiffChunkBudgets } from "@/lib/review/diff-chunks";
 import { buildDiffRows, pairSplitRows, type TDiffRows, type TViewMode } from "./diff-rows";
 import { SEARCH_START, searchSlice, type TSearchMatch } from "./diff-search";
 import { DiffView } from "./diff-view";
-import { highlightLines } from "./highlight";
+import { highlightLines, isLanguagePrepared, prepareLanguage } from "./highlight";
 import { plainTokens } from "./highlight-tokens";
 
 const count = (html: string, needle: string) => html.split(needle).length - 1;
@@ -128,7 +128,7 @@ describe("DiffView on a 300-file / 10,000-line diff (server render)", () => {
     expect(diff.totals.additions + diff.totals.deletions).toBe(10_000);
   });
 
-  it("renders a first screen on the server: the tree lists every file, the list only a window of rows", () => {
+  it("renders a first screen on the server: the tree's first entries and the rest still to come, the list only a window of rows", () => {
     renderToString(createElement(DiffView, { page: wholePage(diff) })); // warm-up (module init, JIT)
     const started = performance.now();
     const html = renderToString(createElement(DiffView, { page: wholePage(diff) }));
@@ -137,7 +137,9 @@ describe("DiffView on a 300-file / 10,000-line diff (server render)", () => {
     console.info(
       `DiffView renderToString, 300 files / 10,000 changed lines: ${elapsedMs.toFixed(0)} ms, HTML ${Buffer.byteLength(html)} bytes (gzip ${gzipSync(html).length}); diff JSON ${Buffer.byteLength(json)} bytes (gzip ${gzipSync(json).length})`,
     );
-    expect(count(html, 'data-testid="diff-tree-file"')).toBe(300);
+    // The tree lists its first page of files, and a button lists the next.
+    expect(count(html, 'data-testid="diff-tree-file"')).toBe(TREE_PAGE);
+    expect(textOf(html)).toContain(`List ${TREE_PAGE} more of ${300 - TREE_PAGE} files not listed yet`);
     const renderedRows = count(html, "data-kind=");
     expect(renderedRows).toBeGreaterThan(10);
     expect(renderedRows).toBeLessThan(200);
@@ -161,6 +163,24 @@ describe("DiffView on a 300-file / 10,000-line diff (server render)", () => {
         row.type === "line" ? 5 : expect.arrayContaining([5]),
       );
     }
+    // The split rows are exactly pairSplitRows of each hunk, and every line (not only one) maps to its row.
+    const pairs = rowsOf(split).filter((r) => r.type === "pair");
+    const expected = diff.files.flatMap((f, file) =>
+      f.hunks.flatMap((h, hunk) =>
+        pairSplitRows(h.lines).map((p) => ({ type: "pair", file, hunk, left: p.left ?? -1, right: p.right ?? -1 })),
+      ),
+    );
+    expect(pairs).toEqual(expected);
+    diff.files.forEach((f, file) =>
+      f.hunks.forEach((h, hunk) =>
+        h.lines.forEach((_, line) => {
+          const u = unified.rowAt(unified.rowOfLine(file, hunk, line)!);
+          const p = split.rowAt(split.rowOfLine(file, hunk, line)!);
+          expect(u).toEqual({ type: "line", file, hunk, line });
+          expect(p.type === "pair" && p.file === file && p.hunk === hunk && (p.left === line || p.right === line)).toBe(true);
+        }),
+      ),
+    );
     // A hidden file keeps its header row only.
     expect(buildDiffRows(diff.files, (i) => i !== 0, "unified").count).toBe(
       unified.count - diff.files[0]!.hunks.length - diff.files[0]!.hunks.reduce((m, h) => m + h.lines.length, 0),
@@ -273,6 +293,17 @@ describe("diff rows", () => {
 describe("highlightLines (highlight.js)", () => {
   const kinds = (tokens: { kind: string; text: string }[]) => tokens.filter((t) => t.kind !== "plain").map((t) => [t.kind, t.text]);
 
+  it("readies a language one step (one task) at a time: registering, then each grammar it hands text to, then its own", () => {
+    let steps = 0;
+    while (prepareLanguage("html")) steps++;
+    // Registering, CSS, JavaScript, HTML — fewer when an earlier test readied some of them.
+    expect(steps).toBeLessThanOrEqual(4);
+    expect(isLanguagePrepared("html")).toBe(true);
+    expect(isLanguagePrepared("js")).toBe(true);
+    expect(prepareLanguage("css")).toBe(false);
+    expect(prepareLanguage("plain")).toBe(false);
+  });
+
   it("colours keywords, strings, numbers and comments, and gives back exactly the line", () => {
     const text = `export const x = "a\\"b" + 0x1F; // note <script>`;
     const [tokens] = highlightLines([text], "ts");
@@ -336,8 +367,9 @@ describe("DiffView while lines arrive (the page's first chunk only)", () => {
     const html = renderToString(createElement(DiffView, { page, chunkUrl: "/chunks" }));
     expect(html).toContain('data-loaded="false"');
     expect(textOf(html)).toMatch(/Loading lines… 1,500 of 11,800 \(12%\)/);
-    // Every file still has its header row (the tree and the list know the whole diff).
-    expect(count(html, 'data-testid="diff-tree-file"')).toBe(300);
+    // Every file still has its header row (the list knows the whole diff); the tree lists its first page of files.
+    expect(count(html, 'data-testid="diff-tree-file"')).toBe(TREE_PAGE);
+    expect(html).toContain('data-rows="');
     // Without a route to fetch from, the missing lines are an error, not silence.
     const stranded = renderToString(createElement(DiffView, { page, chunkUrl: null }));
     expect(stranded).toContain('data-loaded="error"');
@@ -396,6 +428,16 @@ describe("buildFileTree", () => {
         { index: 1, name: "y.ts" },
       ],
     });
+  });
+
+  it("lists files in the order the tree reads (directories first, depth first), so a tree shown in part only grows at its end", () => {
+    const tree = buildFileTree(["a/b/c/x.ts", "a/b/c/y.ts", "a/z.ts", "top.md"]);
+    const { rankOf, firstRankOf } = listOrderOf(tree, 4);
+    expect([...rankOf]).toEqual([0, 1, 2, 3]);
+    expect(firstRankOf.get(tree.dirs[0]!)).toBe(0);
+    const flat = buildFileTree(["m.ts", "d/x.ts", "a.ts"]);
+    // Top-level files come after the directories: m.ts and a.ts are listed after d/x.ts.
+    expect([...listOrderOf(flat, 3).rankOf]).toEqual([1, 0, 2]);
   });
 });
 

@@ -1,7 +1,7 @@
 "use client";
 
-import { useWindowVirtualizer, type Range } from "@tanstack/react-virtual";
-import { Suspense, useCallback, useEffect, useId, useMemo, useRef, useState, useTransition } from "react";
+import { measureElement, observeWindowRect, useWindowVirtualizer, type Range, type Rect, type Virtualizer } from "@tanstack/react-virtual";
+import { startTransition, Suspense, useCallback, useEffect, useId, useMemo, useRef, useState, useTransition } from "react";
 import type { TDiffOutline, TDiffPage } from "@/lib/review/diff-chunks";
 import type { TCandidateDiff } from "@/lib/review/read-candidate-diff.schema";
 import { DiffCommentsProvider, type TDiffCommenting, type TInlineComment } from "./diff-comments";
@@ -28,6 +28,57 @@ const NO_COMMENTS: readonly TInlineComment[] = [];
 const INITIAL_RECT = { width: 1200, height: 1000 };
 
 type TState = { signature: string; overrides: Readonly<Record<number, boolean>> };
+
+/**
+ * The window's size for the virtualizer, first reported in a task of its own. The virtualizer
+ * subscribes in a layout effect and reads the size at once; a size other than INITIAL_RECT
+ * re-rendered the whole view synchronously inside the commit that hydrated it (~20 ms of that one
+ * task at 100,000 lines, measured). Until the report the window counts as INITIAL_RECT, which is
+ * what the server rendered rows for.
+ */
+function observeWindowRectSoon(instance: Virtualizer<Window, Element>, report: (rect: Rect) => void): () => void {
+  let isLive = false;
+  let latest: Rect | null = null;
+  const unsubscribe = observeWindowRect(instance, (rect) => {
+    if (isLive) report(rect);
+    else latest = rect;
+  });
+  const handle = setTimeout(() => {
+    isLive = true;
+    if (latest) report(latest);
+  }, 0);
+  return () => {
+    clearTimeout(handle);
+    unsubscribe?.();
+  };
+}
+
+/**
+ * A row's height, from the ResizeObserver only. The virtualizer's default reads `offsetHeight`
+ * of every row the moment React attaches it: a forced layout inside React's commit, so rendering
+ * the rows and laying them out were one long task on every scroll jump. The observer reports each
+ * new row's size right after the browser's own layout; until then the row counts as its
+ * measured (or estimated) height.
+ */
+function measureRow(element: Element, entry: ResizeObserverEntry | undefined, instance: Virtualizer<Window, Element>): number {
+  if (entry) return measureElement(element, entry, instance);
+  const index = instance.indexFromElement(element);
+  return instance.itemSizeCache.get(instance.options.getItemKey(index)) ?? instance.options.estimateSize(index);
+}
+
+/**
+ * Places the rendered rows where the virtualizer has them now. A row measured taller or shorter
+ * than its estimate (a wrapped line, an open comment) moves the rows below it; the observer says
+ * so after layout and before paint, but the re-render that moves them comes a task later, so the
+ * rows are placed here first and the frame is never painted with rows on top of each other. The
+ * re-render then writes the same positions.
+ */
+function placeRows(instance: Virtualizer<Window, Element>): void {
+  for (const item of instance.getVirtualItems()) {
+    const element = instance.elementsCache.get(item.key);
+    if (element instanceof HTMLElement) element.style.transform = `translateY(${item.start - instance.options.scrollMargin}px)`;
+  }
+}
 
 /**
  * Which diff the view state belongs to. Not object identity: a server action's revalidation
@@ -105,8 +156,9 @@ export function DiffView({
   useEffect(() => () => store.dispose(), [store]);
   // Highlighted blocks re-render the rows in a transition (sliced), never in the block's own task.
   const [highlightVersion, setHighlightVersion] = useState(0);
-  const [, startHighlightRender] = useTransition();
-  useEffect(() => store.subscribe(() => startHighlightRender(() => setHighlightVersion(store.getVersion()))), [store]);
+  // React's own startTransition, not useTransition's: that one first re-renders its owner (this
+  // whole view) synchronously to set isPending — a SyncLane update in React 19 — once per slice.
+  useEffect(() => store.subscribe(() => startTransition(() => setHighlightVersion(store.getVersion()))), [store]);
 
   const search = useDiffSearch(files, load.arrivedLines, load.isComplete);
 
@@ -122,7 +174,10 @@ export function DiffView({
       const top = list.getBoundingClientRect().top + window.scrollY;
       setScrollMargin((previous) => (Math.abs(top - previous) > 0.5 ? top : previous));
     };
-    update();
+    // Not called here: a ref runs inside React's commit, where reading the layout forces it and
+    // the state update re-renders every row synchronously (13 ms of the hydration task at 100,000
+    // lines, measured). The observer's first callback comes right after the first layout, and
+    // until then the rows sit where the server put them (start and margin move together).
     const observer = new ResizeObserver(update);
     observer.observe(document.body);
     return () => observer.disconnect();
@@ -154,6 +209,9 @@ export function DiffView({
     initialOffset: 0,
     useFlushSync: false,
     rangeExtractor,
+    measureElement: measureRow,
+    observeElementRect: observeWindowRectSoon,
+    onChange: placeRows,
   });
   const items = virtualizer.getVirtualItems();
 
@@ -227,7 +285,7 @@ export function DiffView({
 
   // The tree in a Suspense boundary (nothing suspends): React hydrates it later, in time slices,
   // instead of inside the page's first task. The element is memoized: a boundary whose props
-  // change before it hydrated (the virtualizer re-renders right after hydration, synchronously)
+  // change before it hydrated (the virtualizer re-renders soon after hydration)
   // is hydrated synchronously at once, which is what the boundary is there to avoid.
   const tree = useMemo(
     () => (

@@ -72,17 +72,46 @@ export function isLanguagePrepared(language: TDiffLanguage): boolean {
 }
 
 /**
- * Readies a language (registers the grammars, compiles this one: tens of ms the first time) and
- * says whether that cost anything, so the caller can spend it in a task of its own rather than
- * on top of highlighting a block.
+ * Grammars that hand parts of their text to others (HTML's <style> and <script>, JSX and tagged
+ * templates, inline HTML in Markdown), among the registered ones. highlight.js compiles those
+ * on first use, in the middle of highlighting a block; here each is compiled first, in a task of
+ * its own.
+ */
+const SUB_LANGUAGES: Readonly<Record<string, readonly string[]>> = {
+  xml: ["css", "javascript"],
+  javascript: ["xml", "css"],
+  typescript: ["xml", "css"],
+  markdown: ["xml"],
+};
+
+/** The next grammar to compile before `name` can be highlighted without compiling anything (null: none). */
+function nextToCompile(name: string, visiting: Set<string> = new Set()): string | null {
+  if (prepared.has(name) || visiting.has(name)) return null;
+  visiting.add(name);
+  for (const sub of SUB_LANGUAGES[name] ?? []) {
+    const next = nextToCompile(sub, visiting);
+    if (next) return next;
+  }
+  return name;
+}
+
+/**
+ * Readies a language one step at a time and says whether that step cost anything, so the caller
+ * spends each in a task of its own rather than on top of highlighting a block: registering the
+ * grammars (the first call), then compiling each grammar it needs (tens of ms each the first time,
+ * measured: registering and compiling HTML with its CSS and JavaScript was one 30–50 ms task).
  */
 export function prepareLanguage(language: TDiffLanguage): boolean {
   const name = HLJS_LANGUAGE[language];
   if (!name || prepared.has(name)) return false;
-  prepared.add(name);
-  registerLanguages();
+  if (!isRegistered) {
+    registerLanguages();
+    return true;
+  }
+  const next = nextToCompile(name) ?? name;
+  prepared.add(next);
   try {
-    hljs.highlight("", { language: name, ignoreIllegals: true });
+    hljs.highlight("", { language: next, ignoreIllegals: true });
   } catch {
     // highlightLines falls back to plain text for this language.
   }

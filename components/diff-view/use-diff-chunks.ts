@@ -11,7 +11,7 @@
  * view shows; the teacher can retry. Lines are only ever appended, never changed, so everything
  * keyed by a line (highlight blocks, search matches, measured rows) stays valid.
  */
-import { useCallback, useEffect, useMemo, useRef, useState, useTransition } from "react";
+import { startTransition, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { TDiffChunk, TDiffOutline, TDiffPage } from "@/lib/review/diff-chunks";
 import type { TDiffHunk } from "@/lib/review/read-candidate-diff.schema";
 import type { TViewFile } from "./diff-rows";
@@ -108,7 +108,8 @@ export function useDiffChunks(page: TDiffPage, chunkUrl: string | null, signatur
     state = initialState(page, signature);
     setState(state);
   }
-  const [, startTransition] = useTransition();
+  // Chunks are appended with React's own startTransition: useTransition's would first re-render
+  // the hook's owner (the whole DiffView) synchronously to set isPending, once per chunk.
   const chunkCount = page.outline.chunkCount;
   const [attempt, setAttempt] = useState(0);
   // Chunks fetched ahead, by index; dropped when the diff changes.
