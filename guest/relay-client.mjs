@@ -113,7 +113,21 @@ export function mailboxFileName(sequence) {
 
 // ---- mailbox ---------------------------------------------------------------------------------
 
-async function sendMailbox({ mailbox, handle, taskId, operation, request, timeoutMs, pollIntervalMs }) {
+/**
+ * A worker killed while it handled a request leaves that request answered "duplicate" by the next
+ * worker (it is never sent upstream twice; its response was lost). The request is then sent once
+ * more under a new sequence number, charged as a new call.
+ */
+async function sendMailbox(options) {
+  try {
+    return await sendMailboxOnce(options);
+  } catch (error) {
+    if (!(error instanceof RelayClientError) || error.code !== "RELAY_DUPLICATE_REQUEST") throw error;
+    return sendMailboxOnce(options);
+  }
+}
+
+async function sendMailboxOnce({ mailbox, handle, taskId, operation, request, timeoutMs, pollIntervalMs }) {
   const deadline = Date.now() + timeoutMs;
   const outbox = path.join(mailbox.root, "outbox");
   const inbox = path.join(mailbox.root, "inbox");

@@ -11,7 +11,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import * as protocol from "../lib/relay/mailbox-protocol";
 import { issueCapability } from "../lib/relay/issue-capability";
-import { processMailboxRequest } from "../lib/relay/process-mailbox-request";
+import { processMailboxRequest, resumeMailboxSequence } from "../lib/relay/process-mailbox-request";
 import { createRelayRequestListener } from "../lib/relay/relay-http";
 import { readCapabilityUsage } from "../lib/relay/read-capability-usage";
 import { createRelayTestTask } from "../lib/relay/testing/relay-fixtures";
@@ -45,9 +45,9 @@ describe("guest relay client", async () => {
   }
 
   /** The worker's side of the mailbox, as the protocol describes it (files API: get by exact path, put). */
-  function startMailboxWorker(root: string, taskId: string, options: { corruptFirstUpload?: boolean } = {}) {
+  function startMailboxWorker(root: string, taskId: string, options: { corruptFirstUpload?: boolean; startAt?: number } = {}) {
     let isRunning = true;
-    let next = 1;
+    let next = options.startAt ?? 1;
     let uploads = 0;
     const loop = (async () => {
       while (isRunning) {
@@ -125,6 +125,39 @@ describe("guest relay client", async () => {
     });
     await worker.stop();
     expect((await readCapabilityUsage({ db }, { capabilityId }))?.usage.requestCount).toBe(2);
+  });
+
+  it("mailbox: a request a killed worker claimed but never answered is sent once more under a new number", async () => {
+    const { taskId, handle, capabilityId } = await newTask();
+    const root = path.join(tmp, "mailbox-abandoned");
+    const relay = client.createRelayClient({
+      taskId,
+      channel: "mailbox",
+      handle,
+      mailboxRoot: root,
+      timeoutMs: 10_000,
+      pollIntervalMs: 20,
+    });
+    const answered = relay.complete([{ role: "user", content: "add() subtracts instead of adding" }]);
+    // The killed worker had claimed request 1; the next worker resumes there.
+    await db.relayCall.create({
+      data: {
+        capabilityId,
+        channel: "mailbox",
+        sequence: 1,
+        operation: "complete",
+        outcome: "pending",
+        requestBytes: 0,
+        responseBytes: 0,
+        durationMs: 0,
+      },
+    });
+    const worker = startMailboxWorker(root, taskId, { startAt: await resumeMailboxSequence({ db, taskId }) });
+    const first = await answered;
+    expect(first.content).toContain("return a + b;");
+    expect((await fs.readdir(path.join(root, "outbox"))).sort()).toEqual(["000001.json", "000002.json"]);
+    await worker.stop();
+    expect((await readCapabilityUsage({ db }, { capabilityId }))?.usage.requestCount).toBe(1);
   });
 
   it("mailbox: a restarted client continues numbering after existing requests", async () => {

@@ -8,7 +8,7 @@ import { GUEST_DONE_FILE, GUEST_HEARTBEAT_FILE, GUEST_RUNNER_PROGRAM } from "../
 import type { Task } from "../db/generated/client";
 import { AppError } from "../errors";
 import { MAILBOX_MAX_REQUEST_FILE_BYTES, MAILBOX_MAX_SEQUENCE, mailboxInboxPath, mailboxOutboxPath } from "../relay/mailbox-protocol";
-import { processMailboxRequest, readNextMailboxSequence } from "../relay/process-mailbox-request";
+import { processMailboxRequest, resumeMailboxSequence } from "../relay/process-mailbox-request";
 import type { Substrate } from "../substrate/substrate";
 import { crashIfRequested } from "../tasks/crash-points";
 import { parseTaskLimits } from "./provision-task";
@@ -83,7 +83,7 @@ export async function runGuest(ctx: TaskRunContext, task: Task): Promise<void> {
     { maxOutputBytes: limits.maxExecOutputBytes },
   );
 
-  let nextSequence = await readNextMailboxSequence({ db, taskId: task.id });
+  let nextSequence = await resumeMailboxSequence({ db, taskId: task.id });
   let lastLiveness = Date.now();
   const heartbeat = new HeartbeatWatch(HEARTBEAT_STALE_MS);
   while (true) {

@@ -11,7 +11,7 @@
  *
  * Rules for the worker's loop (implemented elsewhere):
  * - Sequences start at 1 and are dense. The next one to probe after a restart is
- *   readNextMailboxSequence(); a re-polled sequence is answered once (see relayCall), so a crash
+ *   resumeMailboxSequence(); a re-polled sequence is answered once (see relayCall), so a crash
  *   between processing and upload costs that one answer, never a second upstream call.
  * - Before processing outbox/<n>, a worker that can cheaply check inbox/<n> should skip n when it
  *   exists: re-uploading would replace a good answer with the duplicate refusal.

@@ -8,7 +8,7 @@ import {
   mailboxOutboxPath,
   ZMailboxResponseFileSchema,
 } from "./mailbox-protocol";
-import { processMailboxRequest, readNextMailboxSequence } from "./process-mailbox-request";
+import { processMailboxRequest, resumeMailboxSequence } from "./process-mailbox-request";
 import { readCapabilityUsage } from "./read-capability-usage";
 import { createCountingTransport, createRelayTestTask, SIMPLE_REQUEST } from "./testing/relay-fixtures";
 
@@ -47,7 +47,39 @@ describe("processMailboxRequest", async () => {
       status: 200,
       body: { completion: { content: "mailbox answer" }, usage: { requestCount: 1 } },
     });
-    expect(await readNextMailboxSequence({ db, taskId })).toBe(2);
+    expect(await resumeMailboxSequence({ db, taskId })).toBe(2);
+  });
+
+  it("resumes at a request a killed worker claimed but never answered: answered duplicate once, then numbering goes on", async () => {
+    const { taskId, capabilityId, file } = await setup();
+    const transport = createCountingTransport(() => "fine");
+    expect((await processMailboxRequest({ db, taskId, sequence: 1, bytes: file(), transport })).status).toBe(200);
+    // A worker claimed request 2 and was killed before it settled or answered.
+    await db.relayCall.create({
+      data: {
+        capabilityId,
+        channel: "mailbox",
+        sequence: 2,
+        operation: "complete",
+        outcome: "pending",
+        requestBytes: 0,
+        responseBytes: 0,
+        durationMs: 0,
+      },
+    });
+    expect(await resumeMailboxSequence({ db, taskId })).toBe(2);
+    const again = await processMailboxRequest({ db, taskId, sequence: 2, bytes: file(), transport });
+    expect(again).toMatchObject({ code: "RELAY_DUPLICATE_REQUEST" });
+    expect(transport.calls).toBe(1);
+    // The guest's client re-sends it as request 3, a new call.
+    expect((await processMailboxRequest({ db, taskId, sequence: 3, bytes: file(), transport })).status).toBe(200);
+    expect(await resumeMailboxSequence({ db, taskId })).toBe(4);
+    const rows = await db.relayCall.findMany({ where: { capabilityId }, orderBy: { sequence: "asc" } });
+    expect(rows.map((r) => [r.sequence, r.outcome])).toEqual([
+      [1, "ok:scripted"],
+      [2, "INTERNAL"],
+      [3, "ok:scripted"],
+    ]);
   });
 
   it("answers a duplicate sequence once: the upstream is never called twice", async () => {

@@ -106,13 +106,24 @@ async function refuseFile(options: TProcessMailboxRequestOptions, code: AppError
 }
 
 /**
- * The next sequence the worker should probe: one past the highest the task's current capability
- * has recorded. Each provisioning issues a new capability for a new guest whose mailbox starts at
- * 1 again (a revision round, issue 14), so an earlier capability's sequences do not count.
+ * Where a worker starts serving a task's mailbox: one past the highest sequence the task's current
+ * capability has recorded — or the first one a killed worker left `pending` (claimed, never
+ * answered: its guest still waits). Those claims are closed as INTERNAL first, so each is
+ * re-probed once and answered "duplicate" — never sent upstream twice, since its response was lost
+ * — and the guest's client re-sends it under a new number. Only the worker that holds the task's
+ * lock calls this, so nothing else is in flight for the task. Each provisioning issues a new
+ * capability for a new guest whose mailbox starts at 1 again (a revision round, issue 14), so an
+ * earlier capability's sequences do not count.
  */
-export async function readNextMailboxSequence({ db, taskId }: { db: Db; taskId: string }): Promise<number> {
+export async function resumeMailboxSequence({ db, taskId }: { db: Db; taskId: string }): Promise<number> {
   const current = await db.relayCapability.findFirst({ where: { taskId }, orderBy: { createdAt: "desc" }, select: { id: true } });
   if (!current) return 1;
-  const result = await db.relayCall.aggregate({ where: { channel: "mailbox", capabilityId: current.id }, _max: { sequence: true } });
+  const where = { channel: "mailbox", capabilityId: current.id };
+  const abandoned = await db.relayCall.aggregate({ where: { ...where, outcome: "pending" }, _min: { sequence: true } });
+  if (abandoned._min.sequence !== null) {
+    await db.relayCall.updateMany({ where: { ...where, outcome: "pending" }, data: { outcome: "INTERNAL" } });
+    return abandoned._min.sequence;
+  }
+  const result = await db.relayCall.aggregate({ where, _max: { sequence: true } });
   return (result._max.sequence ?? 0) + 1;
 }
