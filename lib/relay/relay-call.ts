@@ -98,19 +98,8 @@ export async function relayCall(options: TRelayCallOptions): Promise<TRelayCallR
   // the capability (and explains its own refusal from the row it locked); on the mailbox the
   // same statement claims the request's sequence number.
   if (!options.envelopeRefusal && taskId.success && request.value) {
-    if (channel === "http")
-      return admitAndCall({
-        db,
-        handleHash,
-        taskId: taskId.data,
-        operation,
-        channel,
-        check: request.check,
-        request: request.value,
-        startedAt,
-        transport: options.transport,
-      });
-    if (!isValidMailboxSequence(options.sequence))
+    const isMailbox = channel === "mailbox";
+    if (isMailbox && !isValidMailboxSequence(options.sequence))
       return refusalResult("RELAY_REQUEST_MALFORMED", "The mailbox sequence number is out of range.");
     return admitAndCall({
       db,
@@ -122,7 +111,7 @@ export async function relayCall(options: TRelayCallOptions): Promise<TRelayCallR
       request: request.value,
       startedAt,
       transport: options.transport,
-      mailboxSequence: options.sequence,
+      mailboxSequence: isMailbox ? options.sequence : undefined,
     });
   }
 

@@ -47,7 +47,7 @@ export async function readCredentialFile(kind: TTransportKind, file: string): Pr
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
     const stat = fs.fstatSync(fd);
     if (!stat.isFile() || stat.size > MAX_CREDENTIAL_FILE_BYTES) throw upstreamFailure(kind, "credential_unavailable");
-    const buffer = Buffer.alloc(MAX_CREDENTIAL_FILE_BYTES + 1);
+    const buffer = Buffer.allocUnsafe(MAX_CREDENTIAL_FILE_BYTES + 1);
     const length = fs.readSync(fd, buffer, 0, buffer.length, 0);
     if (length > MAX_CREDENTIAL_FILE_BYTES) throw upstreamFailure(kind, "credential_unavailable");
     const value = buffer.toString("utf8", 0, length).trim();
