@@ -147,13 +147,14 @@ afterAll(async () => {
 describe("after killing every process with a dozen tasks in flight", () => {
   it("a plain restart brings at least 90 % of the tasks to review with no operator action", { timeout: 600_000 }, async () => {
     await startSystem();
-    // Wait until the pipeline is full: tasks in flight and guests being started or running
-    // (the moment a crash used to strand tasks as "the machine disappeared while starting").
+    // Wait until the pipeline is full: tasks in flight, guests being started, and at least one
+    // student run under way (the moments a crash used to strand tasks: "the machine disappeared
+    // while starting", and a running task whose guest the restarted provider no longer knows).
     const startedAt = Date.now();
     for (;;) {
       const now = await states();
       const guests = await db!.guestMachine.count({ where: { state: { in: ["created", "started", "ready"] } } });
-      if (now.filter((s) => IN_FLIGHT.includes(s)).length >= 4 && guests >= 3) break;
+      if (now.filter((s) => IN_FLIGHT.includes(s)).length >= 4 && guests >= 3 && now.includes("running")) break;
       if (Date.now() - startedAt > 180_000) throw new Error(`no tasks in flight: ${now.join(",")}\n${output.slice(-3000)}`);
       await new Promise((r) => setTimeout(r, 200));
     }

@@ -15,12 +15,27 @@ describe("isRetryableInfrastructureFailure (issue 17: recovery to review)", () =
   );
 
   it.each(["running", "collecting", "verifying", undefined])(
-    "does not retry a vanished guest once the task was %s: the student's code may have ended it",
+    "does not retry a failed or unready guest once the task was %s: the student's code may have ended it",
     (state) => {
-      expect(isRetryableInfrastructureFailure(substrate("SUBSTRATE_MACHINE_FAILED"), state)).toBe(false);
+      for (const beforeDeadline of [false, true]) {
+        expect(isRetryableInfrastructureFailure(substrate("SUBSTRATE_MACHINE_FAILED"), state, beforeDeadline)).toBe(false);
+        expect(isRetryableInfrastructureFailure(substrate("SUBSTRATE_NOT_READY"), state, beforeDeadline)).toBe(false);
+      }
+    },
+  );
+
+  it.each(["running", "collecting", "verifying"])(
+    "retries a guest the provider no longer knows (404) while %s only before the task's deadline (after it, the provider's TTL sweep may be why)",
+    (state) => {
+      expect(isRetryableInfrastructureFailure(substrate("SUBSTRATE_NOT_FOUND"), state, true)).toBe(true);
+      expect(isRetryableInfrastructureFailure(substrate("SUBSTRATE_NOT_FOUND"), state, false)).toBe(false);
       expect(isRetryableInfrastructureFailure(substrate("SUBSTRATE_NOT_FOUND"), state)).toBe(false);
     },
   );
+
+  it("does not retry when the state it failed from is unknown", () => {
+    expect(isRetryableInfrastructureFailure(substrate("SUBSTRATE_NOT_FOUND"), undefined, true)).toBe(false);
+  });
 
   it("retries a transient provider error (5xx, timeout) wherever it happened", () => {
     expect(isRetryableInfrastructureFailure(substrate("SUBSTRATE_INTERNAL"), "provisioning")).toBe(true);

@@ -24,8 +24,12 @@ export function isTransientProviderError(error: unknown): boolean {
 /**
  * Issue 17: the guest vanished, failed to start or never became ready while the task was still
  * provisioning — before any student code ran, so nothing the student did can have caused it
- * (a whole-system crash loses every guest being started). Retried like a transient error. The
- * same codes once the task is running are not: the student's code may be what ended the guest.
+ * (a whole-system crash loses every guest being started). Retried like a transient error. Once
+ * the task is running, a guest that failed or never answered is not: the student's code may be
+ * what ended it. A guest the provider no longer knows at all (404) is different: a guest cannot
+ * delete itself from the provider — it holds no credential — and the provider's own sweep comes
+ * only after the task's deadline plus a grace (the machine's TTL). So NOT_FOUND before the task's
+ * deadline is the provider losing it (a crash of the substrate itself) in any state.
  */
 const PRE_STUDENT_SUBSTRATE_CODES: readonly SubstrateErrorCode[] = [
   "SUBSTRATE_MACHINE_FAILED",
@@ -34,14 +38,11 @@ const PRE_STUDENT_SUBSTRATE_CODES: readonly SubstrateErrorCode[] = [
 ];
 const PRE_STUDENT_STATES: readonly string[] = ["queued", "provisioning"];
 
-export function isRetryableInfrastructureFailure(error: unknown, failedFrom: string | undefined): boolean {
+export function isRetryableInfrastructureFailure(error: unknown, failedFrom: string | undefined, beforeDeadline: boolean = false): boolean {
   if (isTransientProviderError(error)) return true;
-  return (
-    failedFrom !== undefined &&
-    PRE_STUDENT_STATES.includes(failedFrom) &&
-    isSubstrateError(error) &&
-    PRE_STUDENT_SUBSTRATE_CODES.includes(error.substrateCode)
-  );
+  if (!isSubstrateError(error) || failedFrom === undefined) return false;
+  if (PRE_STUDENT_STATES.includes(failedFrom)) return PRE_STUDENT_SUBSTRATE_CODES.includes(error.substrateCode);
+  return beforeDeadline && error.substrateCode === "SUBSTRATE_NOT_FOUND";
 }
 
 /** Returns when the retry is planned, or null when none is (not transient, or the count is used up). */
@@ -49,15 +50,16 @@ export async function planAutomaticRetry(
   deps: { db: Db; now?: () => Date },
   input: { taskId: string; error: unknown; failedFrom?: string },
 ): Promise<Date | null> {
-  if (!isRetryableInfrastructureFailure(input.error, input.failedFrom)) return null;
-  const policy = await readSetting(deps.db, "task.retry");
   const task = await deps.db.task.findUnique({
     where: { id: input.taskId },
-    select: { state: true, autoRetryCount: true, probeRunId: true },
+    select: { state: true, autoRetryCount: true, probeRunId: true, deadlineAt: true },
   });
+  const now = (deps.now ?? (() => new Date()))();
+  const beforeDeadline = task?.deadlineAt != null && now.getTime() < task.deadlineAt.getTime();
+  if (!isRetryableInfrastructureFailure(input.error, input.failedFrom, beforeDeadline)) return null;
+  const policy = await readSetting(deps.db, "task.retry");
   // A probe's own task is judged as it ran: never retried behind the probe's back.
   if (!task || task.state !== "blocked" || task.probeRunId || task.autoRetryCount >= policy.maxAutomaticRetries) return null;
-  const now = (deps.now ?? (() => new Date()))();
   const at = new Date(now.getTime() + policy.backoffSeconds * 1000 * 2 ** task.autoRetryCount);
   const updated = await deps.db.task.updateMany({
     where: { id: input.taskId, state: "blocked", autoRetryAt: null },

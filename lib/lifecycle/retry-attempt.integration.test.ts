@@ -128,6 +128,20 @@ describe("automatic retry", () => {
     expect(again).toMatchObject({ state: "blocked", autoRetryAt: null, autoRetryCount: 1 });
   });
 
+  it("plans a retry for a running task whose guest the provider no longer knows, only before the task's deadline", async () => {
+    await writeSetting(world.db, { key: "task.retry", value: { maxAutomaticRetries: 2, backoffSeconds: 1 }, actorId: null });
+    const lost = () => new SubstrateError({ code: "SUBSTRATE_NOT_FOUND", operation: "exec", message: "machine not found", status: 404 });
+    const taskId = await world.createDemoTask();
+    const now = new Date();
+    await world.db.task.update({ where: { id: taskId }, data: { state: "blocked", deadlineAt: new Date(now.getTime() - 1000) } });
+    expect(await planAutomaticRetry({ db: world.db, now: () => now }, { taskId, error: lost(), failedFrom: "running" })).toBeNull();
+    await world.db.task.update({ where: { id: taskId }, data: { deadlineAt: new Date(now.getTime() + 60_000) } });
+    const failed = new SubstrateError({ code: "SUBSTRATE_MACHINE_FAILED", operation: "exec", message: "guest ended" });
+    expect(await planAutomaticRetry({ db: world.db, now: () => now }, { taskId, error: failed, failedFrom: "running" })).toBeNull();
+    const at = await planAutomaticRetry({ db: world.db, now: () => now }, { taskId, error: lost(), failedFrom: "running" });
+    expect(at?.getTime()).toBe(now.getTime() + 1000);
+  });
+
   it("never plans a retry for integrity failures or non-transient refusals", async () => {
     const taskId = await world.createDemoTask();
     await world.db.task.update({ where: { id: taskId }, data: { state: "blocked" } });
