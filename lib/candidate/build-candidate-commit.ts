@@ -32,33 +32,59 @@ function identityLine(kind: "author" | "committer", name: string, email: string,
 }
 
 /**
- * Coalesces the command stream into writes of about WRITE_BATCH_BYTES: a snapshot of thousands of
- * small files is otherwise tens of thousands of tiny pipe writes, each a round trip through the
- * event loop (measured as most of the import's own time at 2,000 files, issue 16).
+ * The command stream is written through one fixed buffer, and the spool is read through another:
+ * nothing is allocated per file or per chunk. (A buffer per read and a concatenation per write
+ * batch churned about twice the archive's size through the allocator, and the process grew by
+ * the garbage collector's slack for external memory before it collected them — the import's
+ * added RSS grew with the archive, issue 16.) Each yielded view of the output buffer is written
+ * before the generator resumes (runGit's writer awaits every write), so refilling it is safe.
+ * Small files are coalesced into writes of about WRITE_BATCH_BYTES: thousands of tiny pipe
+ * writes were most of the import's own time at 2,000 files.
  */
-async function* batched(source: AsyncGenerator<Buffer | string>): AsyncGenerator<Buffer> {
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
-  for await (const piece of source) {
-    const buffer = typeof piece === "string" ? Buffer.from(piece, "utf8") : piece;
-    pending.push(buffer);
-    pendingBytes += buffer.length;
-    if (pendingBytes >= WRITE_BATCH_BYTES) {
-      yield pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
-      pending = [];
-      pendingBytes = 0;
+class FixedOutput {
+  private readonly buffer = Buffer.allocUnsafe(WRITE_BATCH_BYTES);
+  private filled = 0;
+
+  /** The filled part, handed to the writer; the buffer is reused once the generator resumes. */
+  private take(): Buffer {
+    const view = this.buffer.subarray(0, this.filled);
+    this.filled = 0;
+    return view;
+  }
+
+  *text(value: string): Generator<Buffer> {
+    // Short commands (a path is bounded by the archive limits) are encoded in place.
+    if (value.length * 3 <= this.buffer.length - this.filled) {
+      this.filled += this.buffer.write(value, this.filled, "utf8");
+      return;
+    }
+    yield* this.bytes(Buffer.from(value, "utf8"));
+  }
+
+  *bytes(value: Buffer): Generator<Buffer> {
+    let offset = 0;
+    while (offset < value.length) {
+      if (this.filled === this.buffer.length) yield this.take();
+      const copied = value.copy(this.buffer, this.filled, offset);
+      this.filled += copied;
+      offset += copied;
     }
   }
-  if (pendingBytes > 0) yield Buffer.concat(pending, pendingBytes);
+
+  *rest(): Generator<Buffer> {
+    if (this.filled > 0) yield this.take();
+  }
 }
 
 /**
- * Reads the spool front to back through one read-ahead buffer: entries were spooled in archive
- * order, so their bytes are consecutive and one large read serves many small files.
+ * Reads the spool front to back through one read-ahead buffer that is refilled in place: entries
+ * were spooled in archive order, so their bytes are consecutive and one large read serves many
+ * small files. The views it yields are valid until the generator is resumed.
  */
 class SpoolReader {
-  private buffer = Buffer.alloc(0);
+  private readonly buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
   private bufferStart = 0;
+  private bufferLength = 0;
 
   constructor(private readonly handle: fs.FileHandle) {}
 
@@ -67,18 +93,15 @@ class SpoolReader {
     let position = offset;
     let remaining = size;
     while (remaining > 0) {
-      const bufferEnd = this.bufferStart + this.buffer.length;
-      if (position < this.bufferStart || position >= bufferEnd) {
-        const next = Buffer.allocUnsafe(READ_CHUNK_BYTES);
-        const { bytesRead } = await this.handle.read(next, 0, next.length, position);
+      if (position < this.bufferStart || position >= this.bufferStart + this.bufferLength) {
+        const { bytesRead } = await this.handle.read(this.buffer, 0, this.buffer.length, position);
         if (bytesRead <= 0) throw new AppError("INTERNAL", "The staging spool is shorter than the validated archive.");
-        this.buffer = next.subarray(0, bytesRead);
         this.bufferStart = position;
+        this.bufferLength = bytesRead;
         continue;
       }
       const from = position - this.bufferStart;
-      const take = Math.min(remaining, this.buffer.length - from);
-      // A view, not a copy: the read-ahead buffer is replaced by a new one, never overwritten.
+      const take = Math.min(remaining, this.bufferLength - from);
       yield this.buffer.subarray(from, from + take);
       position += take;
       remaining -= take;
@@ -93,36 +116,38 @@ async function* fastImportStream(options: {
   gitlinks: readonly TGitlink[];
   spoolPath: string;
   metadata: TCommitMetadata;
-}): AsyncGenerator<Buffer | string> {
+}): AsyncGenerator<Buffer> {
   const { metadata } = options;
+  const out = new FixedOutput();
   const message = Buffer.from(metadata.message, "utf8");
-  yield "feature done\n";
-  yield `commit ${options.ref}\n`;
-  yield identityLine("author", metadata.authorName, metadata.authorEmail, metadata.epochSeconds);
-  yield identityLine("committer", metadata.committerName, metadata.committerEmail, metadata.epochSeconds);
-  yield `data ${message.length}\n`;
-  yield message;
-  yield `\nfrom ${options.baseSha}\ndeleteall\n`;
-  for (const link of options.gitlinks) yield `M 160000 ${link.sha} ${quotePath(link.path)}\n`;
+  yield* out.text("feature done\n");
+  yield* out.text(`commit ${options.ref}\n`);
+  yield* out.text(identityLine("author", metadata.authorName, metadata.authorEmail, metadata.epochSeconds));
+  yield* out.text(identityLine("committer", metadata.committerName, metadata.committerEmail, metadata.epochSeconds));
+  yield* out.text(`data ${message.length}\n`);
+  yield* out.bytes(message);
+  yield* out.text(`\nfrom ${options.baseSha}\ndeleteall\n`);
+  for (const link of options.gitlinks) yield* out.text(`M 160000 ${link.sha} ${quotePath(link.path)}\n`);
   const handle = await fs.open(options.spoolPath, "r");
   const spool = new SpoolReader(handle);
   try {
     for (const entry of options.entries) {
       if (entry.kind === "symlink") {
         const target = Buffer.from(entry.target, "utf8");
-        yield `M 120000 inline ${quotePath(entry.path)}\ndata ${target.length}\n`;
-        yield target;
-        yield "\n";
+        yield* out.text(`M 120000 inline ${quotePath(entry.path)}\ndata ${target.length}\n`);
+        yield* out.bytes(target);
+        yield* out.text("\n");
         continue;
       }
-      yield `M ${entry.mode} inline ${quotePath(entry.path)}\ndata ${entry.size}\n`;
-      yield* spool.range(entry.spoolOffset, entry.size);
-      yield "\n";
+      yield* out.text(`M ${entry.mode} inline ${quotePath(entry.path)}\ndata ${entry.size}\n`);
+      for await (const piece of spool.range(entry.spoolOffset, entry.size)) yield* out.bytes(piece);
+      yield* out.text("\n");
     }
   } finally {
     await handle.close();
   }
-  yield "done\n";
+  yield* out.text("done\n");
+  yield* out.rest();
 }
 
 /**
@@ -142,7 +167,7 @@ export async function buildCandidateCommit(options: {
   try {
     await runFastImport({
       gitDir: options.gitDir,
-      input: batched(fastImportStream({ ...options, ref })),
+      input: fastImportStream({ ...options, ref }),
       timeoutMs: options.timeoutMs ?? 10 * 60_000,
       isFast: true,
     });

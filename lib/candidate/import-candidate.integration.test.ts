@@ -171,6 +171,27 @@ describe("importCandidate: happy path", () => {
     expect(git(fx.candidateRepoPath, ["rev-parse", branchRef]).toString().trim()).toBe(head);
   });
 
+  it("keeps every byte of files that straddle the read, spool and write buffers (each reused in place)", async () => {
+    const task = await fx.createTask();
+    const MiB = 1024 * 1024;
+    // Sizes around the 256 KiB archive reads and the 1 MiB spool reads and fast-import writes,
+    // with distinct bytes at every offset, so a view reused too early shows up as wrong content.
+    const sizes = [1, 256 * 1024 - 1, 256 * 1024 + 7, MiB - 1, MiB, MiB + 1, 3 * MiB + 513, 5, 0, 2 * MiB - 3];
+    const snapshot: TSnapshot = { ...BASE_TREE };
+    sizes.forEach((size, i) => {
+      const content = Buffer.alloc(size);
+      for (let j = 0; j < size; j++) content[j] = (j * 31 + i * 7 + (j >> 10)) & 0xff;
+      snapshot[`big/file-${i}.bin`] = { content };
+    });
+    const archivePath = await fx.writeSnapshot(snapshot, "straddle.tar");
+    const manifest = await importWith(task, archivePath, { declaredChangedPaths: sizes.map((_, i) => `big/file-${i}.bin`) });
+    for (const [file, spec] of Object.entries(snapshot)) {
+      const expected = typeof spec === "string" ? Buffer.from(spec) : "content" in spec ? Buffer.from(spec.content) : null;
+      if (!expected) continue;
+      expect(sha256(git(fx.candidateRepoPath, ["cat-file", "blob", `${manifest.headSha}:${file}`])), file).toBe(sha256(expected));
+    }
+  });
+
   it("has immutable Candidate rows (the database refuses update and delete)", async () => {
     const task = await fx.createTask();
     const manifest = await importWith(task, await fx.writeSnapshot(CHANGED_TREE));

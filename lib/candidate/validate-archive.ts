@@ -84,26 +84,35 @@ export async function validateArchive(options: TValidateArchiveOptions): Promise
     const validator = new TarValidator(limits, spool);
     const hash = createHash("sha256");
     let isRawLimitHit = false;
-    const tap = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        facts.bytes += chunk.length;
-        if (facts.bytes > limits.maxArchiveBytes) {
-          isRawLimitHit = true;
-          callback(new RawLimitExceeded());
-          return;
-        }
-        hash.update(chunk);
-        callback(null, chunk);
-      },
-    });
-    const source = handle.createReadStream({ start: 0, highWaterMark: READ_CHUNK_BYTES, autoClose: false });
-    const output: Readable = facts.isGzip
-      ? pipeline(source, tap, zlib.createGunzip({ chunkSize: 64 * 1024 }), () => undefined)
-      : pipeline(source, tap, () => undefined);
-
+    const countRaw = (chunk: Buffer): void => {
+      facts.bytes += chunk.length;
+      if (facts.bytes > limits.maxArchiveBytes) {
+        isRawLimitHit = true;
+        throw new RawLimitExceeded();
+      }
+      hash.update(chunk);
+    };
+    let source: Readable | undefined;
+    let output: AsyncIterable<Buffer>;
+    if (facts.isGzip) {
+      const tap = new Transform({
+        transform(chunk: Buffer, _encoding, callback) {
+          try {
+            countRaw(chunk);
+            callback(null, chunk);
+          } catch (error) {
+            callback(error as Error);
+          }
+        },
+      });
+      source = handle.createReadStream({ start: 0, highWaterMark: READ_CHUNK_BYTES, autoClose: false });
+      output = pipeline(source, tap, zlib.createGunzip({ chunkSize: 64 * 1024 }), () => undefined);
+    } else {
+      output = readThroughOneBuffer(handle, countRaw);
+    }
     let isReadToEnd = false;
     try {
-      for await (const chunk of output as AsyncIterable<Buffer>) {
+      for await (const chunk of output) {
         if (facts.isGzip && facts.tarBytes + chunk.length > limits.maxCompressionRatio * facts.bytes + COMPRESSION_RATIO_GRACE_BYTES) {
           validator.stop(refusal("ARCHIVE_COMPRESSION_RATIO", `more than ${limits.maxCompressionRatio}:1`));
         }
@@ -125,7 +134,7 @@ export async function validateArchive(options: TValidateArchiveOptions): Promise
       else if (error instanceof AppError) throw error;
       else throw new AppError("INTERNAL", `Reading the archive failed: ${(error as Error).message}`);
     } finally {
-      source.destroy();
+      source?.destroy();
     }
     await spool?.close();
     spool = undefined;
@@ -145,6 +154,25 @@ export async function validateArchive(options: TValidateArchiveOptions): Promise
   } finally {
     await spool?.close().catch(() => undefined);
     await handle.close().catch(() => undefined);
+  }
+}
+
+/**
+ * A plain tar is read through one fixed buffer: each chunk is a view that is overwritten by the
+ * next read, so nothing is allocated per chunk (a stream allocates a buffer per read, which on a
+ * 200 MB import grew the process by the garbage collector's external-memory slack, issue 16).
+ * Safe because the loop above awaits the validator — which copies what it keeps — before it
+ * asks for the next chunk.
+ */
+async function* readThroughOneBuffer(handle: fs.FileHandle, onChunk: (chunk: Buffer) => void): AsyncGenerator<Buffer> {
+  const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+  for (let position = 0; ;) {
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
+    if (bytesRead === 0) return;
+    position += bytesRead;
+    const chunk = buffer.subarray(0, bytesRead);
+    onChunk(chunk);
+    yield chunk;
   }
 }
 

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 /**
  * The plumbing helpers on real git: deterministic commits, fetch by SHA, revisions, raw and binary
  * diffs, tree listings, archives with neutral attributes, worktrees, and option-looking values
@@ -18,7 +19,7 @@ import {
   lsTree,
   removeWorktree,
   revParse,
-  streamBinaryDiff,
+  digestBinaryDiff,
 } from "./git-plumbing";
 import { runGit } from "./run-git";
 import { expectGitFailure, makeTempRoot, makeWorkRepo, pathExists, TEST_COMMIT_METADATA } from "./testing/git-test-fixture";
@@ -76,11 +77,25 @@ describe("git helpers", () => {
       "100755 new.sh",
     ]);
 
-    const chunks: Buffer[] = [];
-    await streamBinaryDiff({ gitDir: bare, from: base, to: head, onChunk: (c) => chunks.push(c) });
-    const diff = Buffer.concat(chunks).toString("utf8");
-    expect(diff).toContain("diff --git a/change.txt b/change.txt");
-    expect(diff).toContain("+after");
+    // The digest is sha256 of exactly the bytes plain git prints for the same canonical diff.
+    const plainDiff = execFileSync("git", [
+      `--git-dir=${bare}`,
+      "diff",
+      "--binary",
+      "--full-index",
+      "--no-color",
+      "--no-renames",
+      "--src-prefix=a/",
+      "--dst-prefix=b/",
+      base,
+      head,
+    ]);
+    expect(plainDiff.toString("utf8")).toContain("+after");
+    expect(await digestBinaryDiff({ gitDir: bare, from: base, to: head })).toBe(createHash("sha256").update(plainDiff).digest("hex"));
+    // An unknown commit fails closed: no digest of an empty diff.
+    await expect(digestBinaryDiff({ gitDir: bare, from: base, to: "0000000000000000000000000000000000000001" })).rejects.toMatchObject({
+      code: "GIT_FAILED",
+    });
 
     // The in-tree export-ignore is neutralised by the repository's info/attributes.
     const tarPath = path.join(root, "helpers.tar");

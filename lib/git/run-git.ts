@@ -20,6 +20,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import type { Writable } from "node:stream";
 import { AppError } from "../errors";
 import { sanitizeExcerpt } from "../redact";
 
@@ -103,8 +104,13 @@ export type TRunGitOptions = {
   timeoutMs?: number;
   /** Upper bound of buffered stdout; going over kills git and fails. Ignored with onStdout. */
   maxStdoutBytes?: number;
-  /** Streams stdout to the caller instead of buffering it (e.g. hashing a large diff). */
+  /** Streams stdout to the caller instead of buffering it. */
   onStdout?: (chunk: Buffer) => void;
+  /**
+   * Gives git's stdout to another process's stdin (a pipe, e.g. sha256sum's), so the bytes never
+   * pass through this process; its stdout is then neither buffered nor streamed here.
+   */
+  stdoutTo?: Writable;
   /** Commit identity, dates or GIT_INDEX_FILE; anything else is refused. */
   env?: Readonly<Record<string, string>>;
   /** Exit codes that are answers rather than failures (e.g. 1 for `cat-file -e`). */
@@ -241,10 +247,13 @@ export function runGit(options: TRunGitOptions): Promise<TGitResult> {
     const child = spawn("git", argv, {
       cwd: options.cwd ?? getPrivateHome(),
       env: env as NodeJS.ProcessEnv,
-      stdio: ["pipe", "pipe", "pipe"],
+      stdio: ["pipe", options.stdoutTo ?? "pipe", "pipe"],
       detached: true,
       shell: false,
     });
+    // Piped by the stdio above (stdout too, unless it goes to another process).
+    const stdin = child.stdin!;
+    const stderr = child.stderr!;
     const stdoutChunks: Buffer[] = [];
     let stdoutBytes = 0;
     const stderrChunks: Buffer[] = [];
@@ -270,7 +279,7 @@ export function runGit(options: TRunGitOptions): Promise<TGitResult> {
     if (options.signal?.aborted) onAbort();
     options.signal?.addEventListener("abort", onAbort, { once: true });
 
-    child.stdout.on("data", (chunk: Buffer) => {
+    child.stdout?.on("data", (chunk: Buffer) => {
       if (failure) return;
       if (options.onStdout) {
         try {
@@ -290,7 +299,7 @@ export function runGit(options: TRunGitOptions): Promise<TGitResult> {
       }
       stdoutChunks.push(chunk);
     });
-    child.stderr.on("data", (chunk: Buffer) => {
+    stderr.on("data", (chunk: Buffer) => {
       if (stderrBytes >= MAX_STDERR_BYTES) return;
       const room = MAX_STDERR_BYTES - stderrBytes;
       const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
@@ -298,7 +307,7 @@ export function runGit(options: TRunGitOptions): Promise<TGitResult> {
       stderrBytes += kept.length;
     });
     // git closing stdin early (it failed, or needed no input) is reported through its exit code.
-    child.stdin.on("error", () => undefined);
+    stdin.on("error", () => undefined);
 
     child.on("error", (error) => {
       failure ??= gitError(
@@ -331,7 +340,7 @@ export function runGit(options: TRunGitOptions): Promise<TGitResult> {
       resolve({ stdout: Buffer.concat(stdoutChunks), stderr, exitCode });
     });
 
-    writeInput(child.stdin, options.input).catch((error: unknown) => {
+    writeInput(stdin, options.input).catch((error: unknown) => {
       failure ??= error instanceof AppError ? error : gitError("exit", subcommand, `writing input failed: ${(error as Error).message}`);
       killGroup();
     });
@@ -347,19 +356,19 @@ async function writeInput(stdin: NodeJS.WritableStream & { destroyed?: boolean }
     stdin.end(input);
     return;
   }
+  // Each chunk is written (handed to the pipe) before the next is asked for: a source may then
+  // hand out views of one buffer it refills (the candidate import does), and at most one chunk
+  // is in memory at a time.
   for await (const chunk of input) {
     if (stdin.destroyed) return;
-    if (!stdin.write(chunk)) {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          stdin.removeListener("drain", done);
-          stdin.removeListener("close", done);
-          resolve();
-        };
-        stdin.once("drain", done);
-        stdin.once("close", done);
-      });
-    }
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        stdin.removeListener("close", done);
+        resolve();
+      };
+      stdin.once("close", done);
+      stdin.write(chunk, done);
+    });
   }
   stdin.end();
 }
