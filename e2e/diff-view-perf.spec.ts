@@ -27,12 +27,14 @@ import { createRequire } from "node:module";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { expect, test, type Page } from "@playwright/test";
+import { expect, test, type Page, type Route } from "@playwright/test";
 import type { AcceptedPlugin } from "postcss";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const ORIGIN = "http://diff-harness.test";
 const IS_BENCH = process.env.DIFF_VIEW_BENCH === "1";
+/** The review queue as the harness has it: a page that runs the framework script and nothing of the diff view. */
+const QUEUE_HTML = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Review queue</title><link rel="stylesheet" href="/app.css"></head><body><main><h1>Review queue</h1></main><script src="/vendor.js"></script></body></html>`;
 const CASES = IS_BENCH
   ? [
       { files: 300, changedLines: 10_000 },
@@ -218,9 +220,10 @@ for (const size of CASES) {
       page.on("pageerror", (error) => pageErrors.push(error.message));
       let chunkRequests = 0;
       await page.setViewportSize({ width: 1400, height: 900 });
-      await page.route(`${ORIGIN}/**`, async (route) => {
+      const serveHarness = async (route: Route) => {
         const url = new URL(route.request().url());
         if (url.pathname === "/") return route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: harness.html });
+        if (url.pathname === "/queue") return route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: QUEUE_HTML });
         const script = harness.scripts[url.pathname];
         if (script !== undefined) return route.fulfill({ status: 200, contentType: "text/javascript; charset=utf-8", body: script });
         if (url.pathname === "/app.css") return route.fulfill({ status: 200, contentType: "text/css; charset=utf-8", body: harness.css });
@@ -232,7 +235,8 @@ for (const size of CASES) {
         // Anything else (an <img src=x> that escaped, a stray fetch) is a finding.
         pageErrors.push(`unexpected request ${url.pathname}`);
         return route.fulfill({ status: 404, body: "" });
-      });
+      };
+      await page.route(`${ORIGIN}/**`, serveHarness);
 
       // All waits use native DOM queries inside the page (Playwright's selector engines would be
       // measured as the page's own long tasks).
@@ -443,6 +447,25 @@ for (const size of CASES) {
       expect(dialogs).toEqual([]);
       expect(pageErrors).toEqual([]);
 
+      // The benchmark also opens the diff as a teacher usually does: from the review queue, in a
+      // tab that has already run the framework script (React) once. The first visit above pays for
+      // compiling and running React in the page's first tasks; here only the view's own code is new.
+      let fromQueue: TLongTasks | null = null;
+      if (IS_BENCH) {
+        const tab = await page.context().newPage();
+        await tab.setViewportSize({ width: 1400, height: 900 });
+        await tab.route(`${ORIGIN}/**`, serveHarness);
+        await tab.goto(`${ORIGIN}/queue`);
+        await tab.waitForFunction(() => "__harnessVendor" in window, null, { polling: 50, timeout: 60_000 });
+        await tab.goto(`${ORIGIN}/`);
+        await tab.waitForFunction(() => document.querySelector('[data-testid="diff-view"]')?.getAttribute("data-loaded") === "true", null, {
+          polling: 50,
+          timeout: 120_000,
+        });
+        fromQueue = await longTasksSince(tab, 0);
+        await tab.close();
+      }
+
       const figures = {
         case: label,
         files: size.files,
@@ -460,6 +483,7 @@ for (const size of CASES) {
         pageJsonBytes: harness.pageJsonBytes,
         chunks: harness.chunks.length,
         longestTaskLoadMs: Math.round(loadTasks.longest),
+        ...(fromQueue ? { longestTaskLoadFromQueueMs: Math.round(fromQueue.longest) } : {}),
         longestTaskScrollMs: Math.round(scrollTasks.longest),
         longestTaskSearchMs: Math.round(searchTasks.longest),
         longestTaskToggleMs: Math.round(toggleTasks.longest),
@@ -491,9 +515,10 @@ for (const size of CASES) {
       const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
       let failures = 0;
       await page.setViewportSize({ width: 1400, height: 900 });
-      await page.route(`${ORIGIN}/**`, async (route) => {
+      const serveHarness = async (route: Route) => {
         const url = new URL(route.request().url());
         if (url.pathname === "/") return route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: harness.html });
+        if (url.pathname === "/queue") return route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: QUEUE_HTML });
         const script = harness.scripts[url.pathname];
         if (script !== undefined) return route.fulfill({ status: 200, contentType: "text/javascript; charset=utf-8", body: script });
         if (url.pathname === "/app.css") return route.fulfill({ status: 200, contentType: "text/css; charset=utf-8", body: harness.css });
@@ -511,7 +536,8 @@ for (const size of CASES) {
         }
         pageErrors.push(`unexpected request ${url.pathname}`);
         return route.fulfill({ status: 404, body: "" });
-      });
+      };
+      await page.route(`${ORIGIN}/**`, serveHarness);
       const view = page.locator('[data-testid="diff-view"]');
       const status = page.locator('[data-testid="diff-search-status"]');
       await page.goto(`${ORIGIN}/`);

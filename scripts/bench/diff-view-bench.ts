@@ -1,7 +1,9 @@
 /**
  * `npm run bench:diff-view`: the teacher's diff view in Debian's Chromium at 300 files / 10,000
  * changed lines and at 1,000 files / 100,000 changed lines (e2e/diff-view-perf.spec.ts with
- * DIFF_VIEW_BENCH=1). Prints a table of the figures beside their targets (longest main-thread
+ * DIFF_VIEW_BENCH=1). "Load" is measured twice: on the first visit in a fresh browser (React's
+ * framework script compiled and run in the page's first tasks), and opened from the review queue
+ * in a tab that already ran the framework once, as a teacher usually opens it. Prints a table of the figures beside their targets (longest main-thread
  * task ≤ 50 ms, first rows ≤ 1 s) and, last, one machine-readable line:
  * `BENCH_JSON {"bench":"diff-view","cases":[…]}` for `npm run bench`. Asserts no timing.
  */
@@ -38,7 +40,8 @@ const TARGETS: [string, string, number | null][] = [
   ["hydrated (interactive)", "hydratedMs", null],
   ["first screen highlighted", "firstScreenHighlightedMs", null],
   ["all lines loaded (chunks)", "allLinesMs", null],
-  ["longest task: load", "longestTaskLoadMs", 50],
+  ["longest task: load, first visit", "longestTaskLoadMs", 50],
+  ["longest task: load, from the queue", "longestTaskLoadFromQueueMs", 50],
   ["longest task: scroll top → bottom", "longestTaskScrollMs", 50],
   ["longest task: search + 2 steps", "longestTaskSearchMs", 50],
   ["longest task: unified → split", "longestTaskToggleMs", 50],
