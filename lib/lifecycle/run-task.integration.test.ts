@@ -2,7 +2,8 @@
  * A task on the demo target runs on the local substrate (real bubblewrap guests) to `imported`
  * with a scripted student command, and every failure in the fault matrix ends visibly — blocked
  * or failed, machines destroyed or quarantined, nothing live at the provider — with zero host
- * executions: every command ran through the substrate, the host spawned only git.
+ * executions: every command ran through the substrate, the host spawned only git (and sha256sum,
+ * which digests git's own output of the candidate's diff).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GUEST_DONE_FILE, GUEST_RESULT_FILE, GUEST_TASK_FILE } from "../contract/guest-layout";
@@ -20,8 +21,9 @@ beforeAll(async () => {
 
 afterAll(() => {
   host?.restore();
-  // Zero host executions across every test in this file: the host ran git and nothing else.
-  const foreign = host.commands.filter((c) => !/^spawn:git$|^spawn:\S*\/git$/.test(c));
+  // Zero host executions across every test in this file: the host ran git (and sha256sum on git's
+  // output) and nothing else.
+  const foreign = host.commands.filter((c) => !/^spawn:(\S*\/)?(git|sha256sum)$/.test(c));
   expect(foreign).toEqual([]);
 });
 
