@@ -83,6 +83,14 @@ test("a teacher asking for another resource by id gets 404, an operator on a tea
   await signIn(operator, operatorLogin());
   expect(await statusOf(operator, `/teacher/candidates/cand_${"0".repeat(32)}`)).toBe(403);
   expect(await statusOf(operator, `/operator/tasks/${"00000000-0000-4000-8000-000000000000"}`)).toBe(404);
+  // The review page's chunk route (issue 16): a teacher asking for an unknown candidate gets 404,
+  // an operator 404 (not a teacher's resource), nobody signed in 401 — never a diff.
+  const chunkUrl = `/api/teacher/candidates/cand_${"0".repeat(32)}/diff?head=${"a".repeat(40)}&left=${"b".repeat(40)}&chunk=1`;
+  expect((await teacher.request.get(chunkUrl)).status()).toBe(404);
+  expect((await operator.request.get(chunkUrl)).status()).toBe(404);
+  const anonymous = await browser.newContext();
+  expect((await anonymous.request.get(chunkUrl)).status()).toBe(401);
+  await anonymous.close();
 });
 
 async function statusOf(page: Page, path: string) {

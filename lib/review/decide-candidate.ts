@@ -14,7 +14,7 @@ import { can } from "../auth/permissions";
 import { transitionTaskIn } from "../tasks/transition-task";
 import { readSetting } from "../settings/operator-settings";
 import { readLatestEvidence } from "./evidence-view";
-import { readCandidateDiff } from "./read-candidate-diff";
+import { readCandidateDiffCached } from "./read-candidate-diff-cached";
 
 export const ZDecisionSchema = z
   .object({
@@ -38,7 +38,9 @@ const TARGET_STATE = { approve: "approved", reject: "rejected", request_changes:
  * Rejecting or requesting changes never needs the whole diff.
  */
 async function refuseIncompleteDiff(dataDir: string, candidate: { repository: string; baseSha: string; headSha: string }): Promise<void> {
-  const diff = await readCandidateDiff(
+  // The same cached read the review page and its chunk route use: the teacher just opened this
+  // diff, so a huge one is not read and parsed with git a second time to approve it.
+  const { diff } = await readCandidateDiffCached(
     { dataDir },
     { repository: candidate.repository, baseSha: candidate.baseSha, headSha: candidate.headSha },
   ).catch((error: unknown) => {
