@@ -41,7 +41,7 @@ export async function ensureBareRepository(repoPath: string): Promise<void> {
     if (bare.stdout.toString("utf8").trim() !== "true")
       throw new AppError("CONFIG_INVALID", "The candidate repository path is not a bare repository.");
   }
-  // Re-running init on an existing repository only refreshes it; info/attributes is rewritten.
+  // An existing repository is re-opened, not re-initialised; info/attributes is rewritten.
   await initBareRepository({ repoPath });
 }
 

@@ -104,6 +104,24 @@ describe("git helpers", () => {
     expect(names).toContain("new.sh");
   });
 
+  it("creates or re-opens a bare repository from many processes at once (two workers importing into one new repository)", async () => {
+    for (const existing of [false, true]) {
+      const repoPath = path.join(root, `concurrent-${existing ? "existing" : "new"}.git`);
+      if (existing) await initBareRepository({ repoPath });
+      // Each call spawns git; twelve at once is what several workers' imports do to one repository.
+      const outcomes = await Promise.allSettled(Array.from({ length: 12 }, () => initBareRepository({ repoPath })));
+      expect(outcomes.filter((o) => o.status === "rejected")).toEqual([]);
+      expect(
+        execFileSync("git", [`--git-dir=${repoPath}`, "rev-parse", "--is-bare-repository"])
+          .toString()
+          .trim(),
+      ).toBe("true");
+      expect(await fs.readFile(path.join(repoPath, "info", "attributes"), "utf8")).toMatch(/^\* !text /);
+      // Nothing is left beside it: each staging directory was renamed into place or removed.
+      expect((await fs.readdir(root)).filter((name) => name.startsWith(`${path.basename(repoPath)}.`))).toEqual([]);
+    }
+  });
+
   it("adds and removes worktrees", async () => {
     const work = await makeWorkRepo(root, "wt-src");
     await fs.writeFile(path.join(work, "f.txt"), "f\n");

@@ -3,12 +3,14 @@
  * HTTP servers that record the Authorization header they receive. The publication host gets the
  * token; another host never does — not directly, not through a redirect.
  */
+import { execFileSync } from "node:child_process";
 import fs from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeDemoRepository } from "../demo/demo-target";
 import { syncMirror } from "./mirror";
 
 type TRecorder = { url: string; seen: (string | undefined)[]; close: () => Promise<void> };
@@ -94,5 +96,21 @@ describe("the mirror's credential header", () => {
     await expect(
       syncMirror({ dataDir, repository: "demo/d", source: { cloneUrl: "http://forge.school.example/demo/d.git" } }),
     ).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+  });
+});
+
+describe("the mirror under concurrency", () => {
+  it("is created and fetched by several callers at once (task creation, provisioning, probes)", async () => {
+    const source = await writeDemoRepository(path.join(dataDir, "concurrent-source"));
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 8 }, () => syncMirror({ dataDir, repository: "demo/concurrent", source: { cloneUrl: source.path } })),
+    );
+    expect(outcomes.filter((o) => o.status === "rejected")).toEqual([]);
+    const mirror = (outcomes[0] as PromiseFulfilledResult<string>).value;
+    expect(
+      execFileSync("git", [`--git-dir=${mirror}`, "rev-parse", "refs/heads/main"])
+        .toString()
+        .trim(),
+    ).toMatch(/^[0-9a-f]{40}$/);
   });
 });
