@@ -100,7 +100,7 @@ describe("the mirror's credential header", () => {
 });
 
 describe("the mirror under concurrency", () => {
-  it("is created and fetched by several callers at once (task creation, provisioning, probes)", async () => {
+  it("is created and fetched by several callers at once (task creation, provisioning, probes): they take turns, none fails", async () => {
     const source = await writeDemoRepository(path.join(dataDir, "concurrent-source"));
     const outcomes = await Promise.allSettled(
       Array.from({ length: 8 }, () => syncMirror({ dataDir, repository: "demo/concurrent", source: { cloneUrl: source.path } })),

@@ -17,9 +17,18 @@ export function mirrorPathFor(dataDir: string, repository: string): string {
 
 export type TMirrorSource = { cloneUrl: string; credential?: TMirrorCredential };
 
+/** Syncs in flight per mirror in this process: each waits for the one before it. */
+const syncsInFlight = new Map<string, Promise<string>>();
+/** git's own ref-lock wait is 100 ms; a sync from another process can hold the refs longer. */
+const LOCK_RETRIES = 3;
+const LOCK_RETRY_DELAY_MS = 250;
+const REF_LOCK_CONTENTION = /cannot lock ref|Unable to create '[^']*\.lock'/;
+
 /**
  * Fetches every branch of the target into the mirror (created on first use). A clone URL that is
  * neither https, loopback http nor a local path is refused here too (rows saved before the rule).
+ * Task creation, provisioning, probes and dependency bundles may sync one mirror at once: in one
+ * process they take turns; a fetch that lost a ref lock to another process is tried again.
  */
 export async function syncMirror(options: {
   dataDir: string;
@@ -28,30 +37,52 @@ export async function syncMirror(options: {
   timeoutMs?: number;
 }): Promise<string> {
   const mirror = mirrorPathFor(options.dataDir, options.repository);
+  const previous = syncsInFlight.get(mirror);
+  const sync = (previous ?? Promise.resolve(mirror)).then(
+    () => syncMirrorNow(options, mirror),
+    () => syncMirrorNow(options, mirror),
+  );
+  syncsInFlight.set(mirror, sync);
+  try {
+    return await sync;
+  } finally {
+    if (syncsInFlight.get(mirror) === sync) syncsInFlight.delete(mirror);
+  }
+}
+
+async function syncMirrorNow(options: { repository: string; source: TMirrorSource; timeoutMs?: number }, mirror: string): Promise<string> {
   await fs.mkdir(path.dirname(mirror), { recursive: true });
   await initBareRepository({ repoPath: mirror });
   const check = checkTargetCloneUrl(options.source.cloneUrl);
   if (check.kind === "refused") throw new AppError("VALIDATION_FAILED", `Repository ${options.repository}: ${check.reason}.`);
   const { cloneUrl, credential } = options.source;
   const secretConfig = mirrorCredentialConfig({ cloneUrl, token: credential?.token, apiBaseUrl: credential?.apiBaseUrl });
-  await runGit({
-    gitDir: mirror,
-    args: [
-      "fetch",
-      "--quiet",
-      "--prune",
-      "--no-tags",
-      "--no-recurse-submodules",
-      "--",
-      options.source.cloneUrl,
-      "+refs/heads/*:refs/heads/*",
-    ],
-    remoteProtocols: ["file", "http", "https"],
-    secretConfig,
-    secrets: credential ? [credential.token] : [],
-    timeoutMs: options.timeoutMs ?? 120_000,
-  });
-  return mirror;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await runGit({
+        gitDir: mirror,
+        args: [
+          "fetch",
+          "--quiet",
+          "--prune",
+          "--no-tags",
+          "--no-recurse-submodules",
+          "--",
+          options.source.cloneUrl,
+          "+refs/heads/*:refs/heads/*",
+        ],
+        remoteProtocols: ["file", "http", "https"],
+        secretConfig,
+        secrets: credential ? [credential.token] : [],
+        timeoutMs: options.timeoutMs ?? 120_000,
+      });
+      return mirror;
+    } catch (error) {
+      const stderr = error instanceof AppError ? String(error.details?.stderr ?? "") : "";
+      if (attempt >= LOCK_RETRIES || !REF_LOCK_CONTENTION.test(stderr)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_DELAY_MS * attempt));
+    }
+  }
 }
 
 /** A branch name, tag or full SHA → the full commit SHA the control plane observed. */
