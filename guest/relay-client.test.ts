@@ -24,6 +24,9 @@ import * as client from "./relay-client.mjs";
 import { runStudentAgent } from "./student-agent.mjs";
 
 const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "relay-client-"));
+/** The guest's mailbox client as the tests use it: a 10 s budget, polling every 20 ms. */
+const mailboxClient = (taskId: string, handle: string, root: string) =>
+  client.createRelayClient({ taskId, channel: "mailbox", handle, mailboxRoot: root, timeoutMs: 10_000, pollIntervalMs: 20 });
 const DEMO_SCRIPT = path.resolve(import.meta.dirname, "../lib/demo/scripted-completions.json");
 
 describe("guest relay client", async () => {
@@ -101,14 +104,7 @@ describe("guest relay client", async () => {
     const { taskId, handle, capabilityId } = await newTask();
     const root = path.join(tmp, "mailbox-ok");
     const worker = startMailboxWorker(root, taskId, { corruptFirstUpload: true });
-    const relay = client.createRelayClient({
-      taskId,
-      channel: "mailbox",
-      handle,
-      mailboxRoot: root,
-      timeoutMs: 10_000,
-      pollIntervalMs: 20,
-    });
+    const relay = mailboxClient(taskId, handle, root);
     const first = await relay.complete([{ role: "user", content: "add() subtracts instead of adding" }], { maxTokens: 100 });
     expect(first.content).toContain("return a + b;");
     expect(first.usage).toMatchObject({ upstream: "scripted", requestCount: 1 });
@@ -130,14 +126,7 @@ describe("guest relay client", async () => {
   it("mailbox: a request a killed worker claimed but never answered is sent once more under a new number", async () => {
     const { taskId, handle, capabilityId } = await newTask();
     const root = path.join(tmp, "mailbox-abandoned");
-    const relay = client.createRelayClient({
-      taskId,
-      channel: "mailbox",
-      handle,
-      mailboxRoot: root,
-      timeoutMs: 10_000,
-      pollIntervalMs: 20,
-    });
+    const relay = mailboxClient(taskId, handle, root);
     const answered = relay.complete([{ role: "user", content: "add() subtracts instead of adding" }]);
     // The killed worker had claimed request 1; the next worker resumes there.
     await db.relayCall.create({
@@ -164,12 +153,8 @@ describe("guest relay client", async () => {
     const { taskId, handle } = await newTask();
     const root = path.join(tmp, "mailbox-restart");
     const worker = startMailboxWorker(root, taskId);
-    await client
-      .createRelayClient({ taskId, channel: "mailbox", handle, mailboxRoot: root, timeoutMs: 10_000, pollIntervalMs: 20 })
-      .complete([{ role: "user", content: "one" }]);
-    await client
-      .createRelayClient({ taskId, channel: "mailbox", handle, mailboxRoot: root, timeoutMs: 10_000, pollIntervalMs: 20 })
-      .complete([{ role: "user", content: "two" }]);
+    await mailboxClient(taskId, handle, root).complete([{ role: "user", content: "one" }]);
+    await mailboxClient(taskId, handle, root).complete([{ role: "user", content: "two" }]);
     expect((await fs.readdir(path.join(root, "outbox"))).sort()).toEqual(["000001.json", "000002.json"]);
     await worker.stop();
   });
@@ -178,14 +163,7 @@ describe("guest relay client", async () => {
     const { taskId, handle } = await newTask();
     const root = path.join(tmp, "mailbox-refused");
     const worker = startMailboxWorker(root, taskId);
-    const relay = client.createRelayClient({
-      taskId,
-      channel: "mailbox",
-      handle,
-      mailboxRoot: root,
-      timeoutMs: 10_000,
-      pollIntervalMs: 20,
-    });
+    const relay = mailboxClient(taskId, handle, root);
     const error = await relay.complete([{ role: "tool", content: "x" }]).catch((e: unknown) => e);
     expect(error).toMatchObject({ name: "RelayClientError", code: "RELAY_REQUEST_MALFORMED", status: 400 });
     expect(String((error as Error).message)).not.toContain(handle);
@@ -275,14 +253,7 @@ describe("guest relay client", async () => {
     const root = path.join(tmp, "mailbox-agent");
     const worker = startMailboxWorker(root, taskId);
     const outputDir = path.join(tmp, "output");
-    const relay = client.createRelayClient({
-      taskId,
-      channel: "mailbox",
-      handle,
-      mailboxRoot: root,
-      timeoutMs: 10_000,
-      pollIntervalMs: 20,
-    });
+    const relay = mailboxClient(taskId, handle, root);
     const { exitCode, report } = await runStudentAgent({ taskFile, repoDir: repo, outputDir, client: relay, testTimeoutMs: 60_000 });
     await worker.stop();
     expect(exitCode).toBe(0);

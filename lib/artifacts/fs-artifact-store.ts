@@ -8,6 +8,7 @@ import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { AppError } from "../errors";
+import { readFileInPlace } from "../read-file-in-place";
 import { ZSHA256_HEX, type ArtifactStore, type TArtifactRef } from "./artifact-store";
 
 const COPY_CHUNK_BYTES = 1024 * 1024;
@@ -20,53 +21,46 @@ function assertDigest(digest: string): void {
   if (!ZSHA256_HEX.test(digest)) throw new AppError("VALIDATION_FAILED", "An artifact digest must be 64 lower-case hex characters.");
 }
 
-/**
- * Reads a file front to back through one buffer, handing each filled view to `onChunk` (which
- * must be done with it when its promise settles). A stream would allocate a buffer per read: at a
- * 200 MB artifact the process grew by the collector's slack for external memory (issue 16).
- */
-async function readThroughOneBuffer(source: string, onChunk: (chunk: Buffer) => void | Promise<void>): Promise<number> {
-  const handle = await fs.open(source, "r");
-  const buffer = Buffer.allocUnsafe(COPY_CHUNK_BYTES);
-  let sizeBytes = 0;
-  try {
-    for (;;) {
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, sizeBytes);
-      if (bytesRead === 0) return sizeBytes;
-      sizeBytes += bytesRead;
-      await onChunk(buffer.subarray(0, bytesRead));
-    }
-  } finally {
-    await handle.close();
-  }
-}
-
 /** Copies `source` into `dest` (created exclusively), hashing on the way; fsyncs dest. */
 async function copyHashing(source: string, dest: string): Promise<TArtifactRef> {
   const hash = createHash("sha256");
-  const out = await fs.open(dest, "wx", 0o600);
-  let sizeBytes: number;
+  const input = await fs.open(source, "r");
+  let sizeBytes = 0;
   try {
-    sizeBytes = await readThroughOneBuffer(source, async (chunk) => {
-      hash.update(chunk);
-      for (let written = 0; written < chunk.length;) written += (await out.write(chunk, written, chunk.length - written)).bytesWritten;
-    });
-    await out.sync();
+    const out = await fs.open(dest, "wx", 0o600);
+    try {
+      for await (const chunk of readFileInPlace(input, COPY_CHUNK_BYTES)) {
+        hash.update(chunk);
+        sizeBytes += chunk.length;
+        for (let written = 0; written < chunk.length;) written += (await out.write(chunk, written, chunk.length - written)).bytesWritten;
+      }
+      await out.sync();
+    } finally {
+      await out.close();
+    }
   } finally {
-    await out.close();
+    await input.close();
   }
   return { digest: hash.digest("hex"), sizeBytes };
 }
 
 async function hashFile(file: string): Promise<TArtifactRef | null> {
-  const hash = createHash("sha256");
-  try {
-    const sizeBytes = await readThroughOneBuffer(file, (chunk) => void hash.update(chunk));
-    return { digest: hash.digest("hex"), sizeBytes };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+  const input = await fs.open(file, "r").catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return null;
     throw error;
+  });
+  if (!input) return null;
+  const hash = createHash("sha256");
+  let sizeBytes = 0;
+  try {
+    for await (const chunk of readFileInPlace(input, COPY_CHUNK_BYTES)) {
+      hash.update(chunk);
+      sizeBytes += chunk.length;
+    }
+  } finally {
+    await input.close();
   }
+  return { digest: hash.digest("hex"), sizeBytes };
 }
 
 async function fsyncDirectory(dir: string): Promise<void> {

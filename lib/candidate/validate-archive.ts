@@ -12,6 +12,7 @@ import { Transform, pipeline, type Readable } from "node:stream";
 import zlib from "node:zlib";
 import { AppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";
+import { readFileInPlace } from "../read-file-in-place";
 import { ZArchiveLimitsSchema, type TArchiveLimits } from "./archive-limits";
 import { refusal, type TArchiveRefusal } from "./archive-refusals";
 import { TarValidator, type TContentSink, type TValidatedEntry } from "./tar-validator";
@@ -108,7 +109,14 @@ export async function validateArchive(options: TValidateArchiveOptions): Promise
       source = handle.createReadStream({ start: 0, highWaterMark: READ_CHUNK_BYTES, autoClose: false });
       output = pipeline(source, tap, zlib.createGunzip({ chunkSize: 64 * 1024 }), () => undefined);
     } else {
-      output = readThroughOneBuffer(handle, countRaw);
+      // Views of one buffer (readFileInPlace): safe, because the loop below awaits the validator —
+      // which copies what it keeps — before it asks for the next chunk.
+      output = (async function* () {
+        for await (const chunk of readFileInPlace(handle, READ_CHUNK_BYTES)) {
+          countRaw(chunk);
+          yield chunk;
+        }
+      })();
     }
     let isReadToEnd = false;
     try {
@@ -154,25 +162,6 @@ export async function validateArchive(options: TValidateArchiveOptions): Promise
   } finally {
     await spool?.close().catch(() => undefined);
     await handle.close().catch(() => undefined);
-  }
-}
-
-/**
- * A plain tar is read through one fixed buffer: each chunk is a view that is overwritten by the
- * next read, so nothing is allocated per chunk (a stream allocates a buffer per read, which on a
- * 200 MB import grew the process by the garbage collector's external-memory slack, issue 16).
- * Safe because the loop above awaits the validator — which copies what it keeps — before it
- * asks for the next chunk.
- */
-async function* readThroughOneBuffer(handle: fs.FileHandle, onChunk: (chunk: Buffer) => void): AsyncGenerator<Buffer> {
-  const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
-  for (let position = 0; ;) {
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
-    if (bytesRead === 0) return;
-    position += bytesRead;
-    const chunk = buffer.subarray(0, bytesRead);
-    onChunk(chunk);
-    yield chunk;
   }
 }
 

@@ -45,9 +45,14 @@ export function assertRefName(ref: string): void {
 const NEUTRAL_ATTRIBUTES =
   "* !text !eol !crlf !diff !merge !filter !ident !working-tree-encoding !export-ignore !export-subst !whitespace !delta\n";
 
-/** Written to a private name and renamed over: several processes may write it at once. */
+/**
+ * Makes info/attributes neutral. It is checked on every import, so it is written only when it
+ * differs, to a private name renamed over: several processes may write it at once.
+ */
 export async function writeNeutralAttributes(gitDir: string): Promise<void> {
   const infoDir = path.join(gitDir, "info");
+  const current = await fsp.readFile(path.join(infoDir, "attributes"), "utf8").catch(() => null);
+  if (current === NEUTRAL_ATTRIBUTES) return;
   await fsp.mkdir(infoDir, { recursive: true });
   const staging = path.join(infoDir, `.attributes-${randomBytes(6).toString("hex")}`);
   try {
