@@ -188,7 +188,7 @@ function PendingRow({ lines, hunks, loadError }: { lines: number; hunks: number;
     >
       {/* Not sticky: rows are placed by transform, and sticky positioning works on the untransformed box. */}
       {loadError
-        ? `${formatNumber(lines)} more lines of this file could not be loaded (${loadError}).`
+        ? `${formatNumber(lines)} more lines of this file could not be loaded (${loadError}). “Try loading them again” is above the diff.`
         : `Loading ${formatNumber(lines)} more lines of this file…`}
     </div>
   );
