@@ -151,11 +151,25 @@ async function main(db: Db, databaseUrl: string) {
         throw new Error(`relay call failed: ${response.statusCode} ${JSON.stringify(body).slice(0, 200)}`);
     };
     const relayed = () => relayedWith(shared);
+    // The floor of the relay's own hop: the same request to the listener with a malformed handle,
+    // refused before any database statement or upstream call (issue 16's "the route alone").
+    const routeAlone = async () => {
+      const response = await relayAgent.request({
+        origin: listener.url,
+        path: "/api/relay/v1/complete",
+        method: "POST",
+        headers: { authorization: "Bearer not-a-handle", "content-type": "application/json" },
+        body: JSON.stringify({ taskId: shared.taskId, request: { messages: MESSAGES, maxTokens: 256 } }),
+      });
+      await response.body.dump();
+      if (response.statusCode !== 403) throw new Error(`the route alone answered ${response.statusCode}, not 403`);
+    };
     // Each concurrent worker is one task with its own capability.
     const relayedPerTask = (worker: number) => relayedWith(perTask[worker % perTask.length]!);
 
     await measure(8, WARMUP / 8 + 1, direct);
     await measure(8, WARMUP / 8 + 1, relayed);
+    await measure(8, WARMUP / 8 + 1, routeAlone);
 
     const rows: { label: string; direct: Stats; relay: Stats }[] = [];
     for (const [label, concurrency, perWorker, relay] of [
@@ -168,6 +182,8 @@ async function main(db: Db, databaseUrl: string) {
       const r = await measure(concurrency, perWorker, relay);
       rows.push({ label, direct: d, relay: r });
     }
+    const routeDirect = await measure(1, SERIAL_CALLS, direct);
+    const route = await measure(1, SERIAL_CALLS, routeAlone);
 
     const ms = (n: number) => `${n.toFixed(2)} ms`.padStart(10);
     const lines = [
@@ -178,10 +194,12 @@ async function main(db: Db, databaseUrl: string) {
         ({ label, direct: d, relay: r }) =>
           `${label.padEnd(22)}${ms(d.median).padStart(12)}${ms(r.median).padStart(12)}${ms(r.median - d.median).padStart(12)}${ms(d.p99).padStart(12)}${ms(r.p99).padStart(12)}${ms(r.p99 - d.p99).padStart(12)}${String(Math.round((d.count / d.wallMs) * 1000)).padStart(12)}${String(Math.round((r.count / r.wallMs) * 1000)).padStart(12)}${`${(r.count / r.wallMs / (d.count / d.wallMs)).toFixed(2)}×`.padStart(12)}`,
       ),
+      `${"c=1, the route alone".padEnd(22)}${ms(routeDirect.median).padStart(12)}${ms(route.median).padStart(12)}${ms(route.median - routeDirect.median).padStart(12)}${ms(routeDirect.p99).padStart(12)}${ms(route.p99).padStart(12)}${ms(route.p99 - routeDirect.p99).padStart(12)}`,
       "",
       `samples: ${rows.map((r) => `${r.label}: ${r.direct.count} direct / ${r.relay.count} relayed`).join("; ")}`,
       "relay = HTTP to the relay listener process: admission (one statement: lookup by handle hash, every check, slot + request + worst-case response reserved), transport cached per setting version, credential file read, upstream HTTP call, settlement (one statement: charge, release, call row).",
-      "1 capability: all calls of one task serialize on its row lock (two durable commits per call) — the worst case; N tasks: the scale-out case.",
+      "the route alone: the same request with a malformed handle, refused by the listener before any statement or upstream call — the floor of the extra process hop on this machine.",
+      "1 capability: all calls of one task serialize on its row lock (each batch of admissions waits for one WAL flush) — the worst case; N tasks: the scale-out case.",
     ];
     process.stdout.write(lines.join("\n") + "\n");
     // For `npm run bench`'s one table (scripts/bench/bench-report.ts): each relay figure beside the direct call.
@@ -189,23 +207,30 @@ async function main(db: Db, databaseUrl: string) {
     printBenchJson({
       bench: "relay",
       ok: true,
-      rows: rows.flatMap(({ label, direct: d, relay: r }) => [
-        row(
-          `relay ${label}: p50 latency`,
-          r.median,
-          "ms",
-          { label: "direct upstream p50", value: d.median },
-          label === "c=1" ? "≤ direct + 1.5 ms" : null,
-        ),
-        row(`relay ${label}: p99 latency`, r.p99, "ms", { label: "direct upstream p99", value: d.p99 }),
-        row(
-          `relay ${label}: throughput`,
-          rps(r),
-          "rps",
-          { label: "direct upstream", value: rps(d) },
-          label === "c=1" ? null : "≥ 0.5× direct",
-        ),
-      ]),
+      rows: rows
+        .flatMap(({ label, direct: d, relay: r }) => [
+          row(
+            `relay ${label}: p50 latency`,
+            r.median,
+            "ms",
+            { label: "direct upstream p50", value: d.median },
+            label === "c=1" ? "≤ direct + 1.5 ms" : null,
+          ),
+          row(`relay ${label}: p99 latency`, r.p99, "ms", { label: "direct upstream p99", value: d.p99 }),
+          row(
+            `relay ${label}: throughput`,
+            rps(r),
+            "rps",
+            { label: "direct upstream", value: rps(d) },
+            label === "c=1" ? null : "≥ 0.5× direct",
+          ),
+        ])
+        .concat([
+          row("relay c=1, the route alone (no database, no upstream): p50 latency", route.median, "ms", {
+            label: "direct upstream p50",
+            value: routeDirect.median,
+          }),
+        ]),
     });
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
