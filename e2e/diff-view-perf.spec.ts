@@ -29,6 +29,7 @@ import os from "node:os";
 import path from "node:path";
 import { expect, test, type Page, type Route } from "@playwright/test";
 import type { AcceptedPlugin } from "postcss";
+import { isFrameworkChunk, withCompileHint } from "../scripts/compile-hints";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const ORIGIN = "http://diff-harness.test";
@@ -138,7 +139,9 @@ async function buildHarness(size: { files: number; changedLines: number }): Prom
     ],
   });
   await fs.rm(entryDir, { recursive: true, force: true });
-  const scripts: Record<string, string> = { "/vendor.js": vendor.outputFiles![0]!.text };
+  // Marked for eager compilation by the rule `npm run build` applies to Next's framework chunk.
+  const vendorText = vendor.outputFiles![0]!.text;
+  const scripts: Record<string, string> = { "/vendor.js": isFrameworkChunk(vendorText) ? withCompileHint(vendorText) : vendorText };
   for (const file of client.outputFiles!) scripts[`/${path.basename(file.path)}`] = file.text;
 
   const serverFile = path.join(await fs.mkdtemp(path.join(os.tmpdir(), "diff-harness-")), "server.cjs");

@@ -25,6 +25,7 @@ import { ensureBubblewrap } from "../lib/system/ensure-bubblewrap";
 import { getEnv, relayListenerUrl } from "../lib/env";
 import { isAppError } from "../lib/errors";
 import { superviseChildren } from "../lib/system/supervise-children";
+import { hintFrameworkChunks } from "./compile-hints";
 
 const NEXT_BIN = path.join(PROJECT_ROOT, "node_modules", "next", "dist", "bin", "next");
 const SOURCE_DIRS = ["app", "components", "lib", "proxy.ts", "next.config.ts", "package.json", "postcss.config.mjs"];
@@ -98,6 +99,8 @@ async function main() {
     say("building the web app (first start or sources changed)");
     await run(process.execPath, [NEXT_BIN, "build"], { ...childEnv, NEXT_TELEMETRY_DISABLED: "1" });
   }
+  // Idempotent and quick; also marks a build made before the hint existed.
+  await hintFrameworkChunks(path.join(PROJECT_ROOT, process.env.NEXT_DIST_DIR || ".next"));
 
   ensureBubblewrap(say);
   await fs.promises.mkdir(env.dataDir, { recursive: true, mode: 0o711 });
