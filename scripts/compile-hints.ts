@@ -49,8 +49,12 @@ export async function hintFrameworkChunks(distDir: string): Promise<{ found: str
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const distDir = path.resolve(process.argv[2] ?? process.env.NEXT_DIST_DIR ?? ".next");
-  const { found, changed } = await hintFrameworkChunks(distDir);
-  // Not an error: the app works without the hint, it only starts slower on a first visit.
-  if (found.length === 0) process.stderr.write(`compile hints: no chunk under ${distDir} holds React DOM's client; nothing marked\n`);
-  else process.stdout.write(`compile hints: ${found.join(", ")} ${changed.length === 0 ? "already marked" : "marked"}\n`);
+  // Never fails the build: the app works without the hint, it only starts slower on a first visit.
+  try {
+    const { found, changed } = await hintFrameworkChunks(distDir);
+    if (found.length === 0) process.stderr.write(`compile hints: no chunk under ${distDir} holds React DOM's client; nothing marked\n`);
+    else process.stdout.write(`compile hints: ${found.join(", ")} ${changed.length === 0 ? "already marked" : "marked"}\n`);
+  } catch (error) {
+    process.stderr.write(`compile hints: ${(error as Error).message}; nothing marked\n`);
+  }
 }
