@@ -13,7 +13,8 @@ describe("compile hints for the framework chunk", () => {
     for (const dir of dirs.splice(0)) await fs.rm(dir, { recursive: true, force: true });
   });
 
-  it("recognises the installed React DOM client, and not React itself or the server renderer", async () => {
+  it("recognises React DOM's client — the copy Next bundles for the app router and the installed one — and not React itself or the server renderer", async () => {
+    expect(isFrameworkChunk(await read("next/dist/compiled/react-dom/cjs/react-dom-client.production.js"))).toBe(true);
     expect(isFrameworkChunk(await read("react-dom/cjs/react-dom-client.production.js"))).toBe(true);
     expect(isFrameworkChunk(await read("react/cjs/react.production.js"))).toBe(false);
     expect(isFrameworkChunk(await read("react-dom/cjs/react-dom-server.node.production.js"))).toBe(false);
