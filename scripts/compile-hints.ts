@@ -37,10 +37,11 @@ export async function hintFrameworkChunks(distDir: string): Promise<{ found: str
     const source = await fs.readFile(file, "utf8");
     if (!isFrameworkChunk(source)) continue;
     found.push(path.relative(distDir, file));
-    if (source.startsWith(COMPILE_HINT)) continue;
+    const marked = withCompileHint(source);
+    if (marked === source) continue;
     // Written beside and renamed: a server reading the chunk never sees half a file.
     const staging = `${file}.hint-${process.pid}`;
-    await fs.writeFile(staging, withCompileHint(source));
+    await fs.writeFile(staging, marked);
     await fs.rename(staging, file);
     changed.push(path.relative(distDir, file));
   }

@@ -98,12 +98,13 @@ async function main() {
   if (needsBuild()) {
     say("building the web app (first start or sources changed)");
     await run(process.execPath, [NEXT_BIN, "build"], { ...childEnv, NEXT_TELEMETRY_DISABLED: "1" });
+    // As `npm run build` does. A build made before the hint existed is older than package.json,
+    // so it is rebuilt (and marked) here. Only a first visit's speed depends on the hint: a
+    // failure is said and the app starts anyway.
+    await hintFrameworkChunks(path.join(PROJECT_ROOT, process.env.NEXT_DIST_DIR || ".next")).catch((error: Error) =>
+      say(`marking the framework chunk for eager compilation failed (pages still work): ${error.message}`),
+    );
   }
-  // Idempotent and quick; also marks a build made before the hint existed. Only a first visit's
-  // speed depends on it, so a failure is said and the app starts anyway.
-  await hintFrameworkChunks(path.join(PROJECT_ROOT, process.env.NEXT_DIST_DIR || ".next")).catch((error: Error) =>
-    say(`marking the framework chunk for eager compilation failed (pages still work): ${error.message}`),
-  );
 
   ensureBubblewrap(say);
   await fs.promises.mkdir(env.dataDir, { recursive: true, mode: 0o711 });

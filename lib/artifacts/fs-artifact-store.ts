@@ -21,27 +21,35 @@ function assertDigest(digest: string): void {
   if (!ZSHA256_HEX.test(digest)) throw new AppError("VALIDATION_FAILED", "An artifact digest must be 64 lower-case hex characters.");
 }
 
+/** sha256 and size of an open file read front to back; each chunk also goes to `onChunk` (a view: written, not kept). */
+async function hashThrough(input: fs.FileHandle, onChunk?: (chunk: Buffer) => Promise<void>): Promise<TArtifactRef> {
+  const hash = createHash("sha256");
+  let sizeBytes = 0;
+  for await (const chunk of readFileInPlace(input, COPY_CHUNK_BYTES)) {
+    hash.update(chunk);
+    sizeBytes += chunk.length;
+    await onChunk?.(chunk);
+  }
+  return { digest: hash.digest("hex"), sizeBytes };
+}
+
 /** Copies `source` into `dest` (created exclusively), hashing on the way; fsyncs dest. */
 async function copyHashing(source: string, dest: string): Promise<TArtifactRef> {
-  const hash = createHash("sha256");
   const input = await fs.open(source, "r");
-  let sizeBytes = 0;
   try {
     const out = await fs.open(dest, "wx", 0o600);
     try {
-      for await (const chunk of readFileInPlace(input, COPY_CHUNK_BYTES)) {
-        hash.update(chunk);
-        sizeBytes += chunk.length;
+      const ref = await hashThrough(input, async (chunk) => {
         for (let written = 0; written < chunk.length;) written += (await out.write(chunk, written, chunk.length - written)).bytesWritten;
-      }
+      });
       await out.sync();
+      return ref;
     } finally {
       await out.close();
     }
   } finally {
     await input.close();
   }
-  return { digest: hash.digest("hex"), sizeBytes };
 }
 
 async function hashFile(file: string): Promise<TArtifactRef | null> {
@@ -50,17 +58,11 @@ async function hashFile(file: string): Promise<TArtifactRef | null> {
     throw error;
   });
   if (!input) return null;
-  const hash = createHash("sha256");
-  let sizeBytes = 0;
   try {
-    for await (const chunk of readFileInPlace(input, COPY_CHUNK_BYTES)) {
-      hash.update(chunk);
-      sizeBytes += chunk.length;
-    }
+    return await hashThrough(input);
   } finally {
     await input.close();
   }
-  return { digest: hash.digest("hex"), sizeBytes };
 }
 
 async function fsyncDirectory(dir: string): Promise<void> {

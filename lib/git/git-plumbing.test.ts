@@ -1,9 +1,9 @@
-import { createHash } from "node:crypto";
 /**
  * The plumbing helpers on real git: deterministic commits, fetch by SHA, revisions, raw and binary
  * diffs, tree listings, archives with neutral attributes, worktrees, and option-looking values
  * refused before git sees them.
  */
+import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs/promises";
 import path from "node:path";

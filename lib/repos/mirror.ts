@@ -3,7 +3,6 @@
  * here, the base tree for a guest is archived from here, and candidates are imported on top of
  * commits from here — never from anything a guest produced.
  */
-import fs from "node:fs/promises";
 import path from "node:path";
 import { archiveTree, initBareRepository, revParse } from "../git/git-plumbing";
 import { runGit } from "../git/run-git";
@@ -51,7 +50,6 @@ export async function syncMirror(options: {
 }
 
 async function syncMirrorNow(options: { repository: string; source: TMirrorSource; timeoutMs?: number }, mirror: string): Promise<string> {
-  await fs.mkdir(path.dirname(mirror), { recursive: true });
   await initBareRepository({ repoPath: mirror });
   const check = checkTargetCloneUrl(options.source.cloneUrl);
   if (check.kind === "refused") throw new AppError("VALIDATION_FAILED", `Repository ${options.repository}: ${check.reason}.`);

@@ -3,9 +3,10 @@
  * changed lines and at 1,000 files / 100,000 changed lines (e2e/diff-view-perf.spec.ts with
  * DIFF_VIEW_BENCH=1). "Load" is measured twice: on the first visit in a fresh browser (React's
  * framework script compiled and run in the page's first tasks), and opened from the review queue
- * in a tab that already ran the framework once, as a teacher usually opens it. Prints a table of the figures beside their targets (longest main-thread
- * task ≤ 50 ms, first rows ≤ 1 s), the first visit's longest task beside its floor (the framework
- * script alone, first visit, fresh context) and, last, one machine-readable line
+ * in a tab that already ran the framework once, as a teacher usually opens it. Prints a table of
+ * the figures beside their targets (longest main-thread task ≤ 50 ms, first rows ≤ 1 s), the first
+ * visit's longest task beside its floor (the framework script alone, first visit, fresh context)
+ * and, last, one machine-readable line
  * `BENCH_JSON {"bench":"diff-view","rows":[…]}` for `npm run bench`. Asserts no timing.
  */
 import { spawn } from "node:child_process";

@@ -138,14 +138,16 @@ async function main(db: Db, databaseUrl: string) {
     cleanups.push(() => listener.stop());
     const relayAgent = new Agent({ keepAliveTimeout: 30_000, connections: 128 });
     cleanups.push(() => relayAgent.close());
-    const relayedWith = async ({ taskId, handle }: { taskId: string; handle: string }) => {
-      const response = await relayAgent.request({
+    const postToListener = (taskId: string, handle: string) =>
+      relayAgent.request({
         origin: listener.url,
         path: "/api/relay/v1/complete",
         method: "POST",
         headers: { authorization: `Bearer ${handle}`, "content-type": "application/json" },
         body: JSON.stringify({ taskId, request: { messages: MESSAGES, maxTokens: 256 } }),
       });
+    const relayedWith = async ({ taskId, handle }: { taskId: string; handle: string }) => {
+      const response = await postToListener(taskId, handle);
       const body = (await response.body.json()) as { completion?: { content?: string } };
       if (response.statusCode !== 200 || body.completion?.content !== REPLY)
         throw new Error(`relay call failed: ${response.statusCode} ${JSON.stringify(body).slice(0, 200)}`);
@@ -154,13 +156,7 @@ async function main(db: Db, databaseUrl: string) {
     // The floor of the relay's own hop: the same request to the listener with a malformed handle,
     // refused before any database statement or upstream call (issue 16's "the route alone").
     const routeAlone = async () => {
-      const response = await relayAgent.request({
-        origin: listener.url,
-        path: "/api/relay/v1/complete",
-        method: "POST",
-        headers: { authorization: "Bearer not-a-handle", "content-type": "application/json" },
-        body: JSON.stringify({ taskId: shared.taskId, request: { messages: MESSAGES, maxTokens: 256 } }),
-      });
+      const response = await postToListener(shared.taskId, "not-a-handle");
       await response.body.dump();
       if (response.statusCode !== 403) throw new Error(`the route alone answered ${response.statusCode}, not 403`);
     };
@@ -186,15 +182,23 @@ async function main(db: Db, databaseUrl: string) {
     const route = await measure(1, SERIAL_CALLS, routeAlone);
 
     const ms = (n: number) => `${n.toFixed(2)} ms`.padStart(10);
+    const perSecond = (s: Stats) => (s.count / s.wallMs) * 1000;
+    const tableLine = (label: string, d: Stats, r: Stats, withThroughput: boolean) =>
+      [
+        label.padEnd(22),
+        ...[d.median, r.median, r.median - d.median, d.p99, r.p99, r.p99 - d.p99].map((n) => ms(n).padStart(12)),
+        ...(withThroughput
+          ? [String(Math.round(perSecond(d))), String(Math.round(perSecond(r))), `${(perSecond(r) / perSecond(d)).toFixed(2)}×`].map((t) =>
+              t.padStart(12),
+            )
+          : []),
+      ].join("");
     const lines = [
       `relay benchmark — upstream: loopback fake OpenAI-compatible server; database: ${process.env.DATABASE_URL ? "DATABASE_URL" : "embedded PostgreSQL"}; Node ${process.version}; ${os.cpus().length} cores`,
       "",
       `${"".padEnd(22)}${"direct p50".padStart(12)}${"relay p50".padStart(12)}${"added p50".padStart(12)}${"direct p99".padStart(12)}${"relay p99".padStart(12)}${"added p99".padStart(12)}${"direct rps".padStart(12)}${"relay rps".padStart(12)}${"rps ratio".padStart(12)}`,
-      ...rows.map(
-        ({ label, direct: d, relay: r }) =>
-          `${label.padEnd(22)}${ms(d.median).padStart(12)}${ms(r.median).padStart(12)}${ms(r.median - d.median).padStart(12)}${ms(d.p99).padStart(12)}${ms(r.p99).padStart(12)}${ms(r.p99 - d.p99).padStart(12)}${String(Math.round((d.count / d.wallMs) * 1000)).padStart(12)}${String(Math.round((r.count / r.wallMs) * 1000)).padStart(12)}${`${(r.count / r.wallMs / (d.count / d.wallMs)).toFixed(2)}×`.padStart(12)}`,
-      ),
-      `${"c=1, the route alone".padEnd(22)}${ms(routeDirect.median).padStart(12)}${ms(route.median).padStart(12)}${ms(route.median - routeDirect.median).padStart(12)}${ms(routeDirect.p99).padStart(12)}${ms(route.p99).padStart(12)}${ms(route.p99 - routeDirect.p99).padStart(12)}`,
+      ...rows.map(({ label, direct: d, relay: r }) => tableLine(label, d, r, true)),
+      tableLine("c=1, the route alone", routeDirect, route, false),
       "",
       `samples: ${rows.map((r) => `${r.label}: ${r.direct.count} direct / ${r.relay.count} relayed`).join("; ")}`,
       "relay = HTTP to the relay listener process: admission (one statement: lookup by handle hash, every check, slot + request + worst-case response reserved), transport cached per setting version, credential file read, upstream HTTP call, settlement (one statement: charge, release, call row).",
@@ -203,7 +207,6 @@ async function main(db: Db, databaseUrl: string) {
     ];
     process.stdout.write(lines.join("\n") + "\n");
     // For `npm run bench`'s one table (scripts/bench/bench-report.ts): each relay figure beside the direct call.
-    const rps = (s: Stats) => (s.count / s.wallMs) * 1000;
     printBenchJson({
       bench: "relay",
       ok: true,
@@ -219,9 +222,9 @@ async function main(db: Db, databaseUrl: string) {
           row(`relay ${label}: p99 latency`, r.p99, "ms", { label: "direct upstream p99", value: d.p99 }),
           row(
             `relay ${label}: throughput`,
-            rps(r),
+            perSecond(r),
             "rps",
-            { label: "direct upstream", value: rps(d) },
+            { label: "direct upstream", value: perSecond(d) },
             label === "c=1" ? null : "≥ 0.5× direct",
           ),
         ])
