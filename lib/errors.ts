@@ -29,6 +29,8 @@ export const APP_ERROR_CODES = {
   DISPATCH_NOT_QUALIFIED: 409,
   /** A qualification probe's task was failed because the probe run driving it was abandoned (its runner stopped mid-run). */
   PROBE_RUN_ABANDONED: 409,
+  /** Every machine slot of the substrate's cap (setting machines.concurrency) is in use: a re-verification, a retry from `imported` or an operator's dependency build cannot start now. */
+  MACHINE_CAP_REACHED: 409,
   /** A spend ceiling or the provider account's headroom refuses a new machine. */
   SPEND_CEILING_EXCEEDED: 402,
   /** The provider account cannot be read well enough to know its headroom. */

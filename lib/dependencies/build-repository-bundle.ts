@@ -35,8 +35,9 @@ export async function buildRepositoryBundle(
         gitDir: mirror,
         reason: "operator (forced rebuild)",
         actorId: input.actorId,
+        machineSlot: "own",
       })
-    : await ensureDependencyBundle(deps, { repositoryId: repo.id, sha, reason: "operator", actorId: input.actorId });
+    : await ensureDependencyBundle(deps, { repositoryId: repo.id, sha, reason: "operator", actorId: input.actorId, machineSlot: "own" });
   // ensureDependencyBundle answers null only without a recipe, which was just ruled out
   if (!bundle) throw new AppError("VALIDATION_FAILED", `${repo.name} has no setup recipe any more.`);
   return { repository: repo.name, sha, isReused: !input.isForced && before.kind === "found", elapsedMs: Date.now() - started, bundle };

@@ -10,7 +10,14 @@ import { mirrorPathFor, syncMirror } from "../repos/mirror";
 import { hasCommit } from "../git/git-plumbing";
 import { readRecipeInputs } from "./read-recipe-inputs";
 import { recipeDigest, resolveRecipe } from "./recipes";
-import { bundleKeyDigest, parseSetupRecipe, readBuilderImage, runDependencySetup, type TDependencyDeps } from "./run-dependency-setup";
+import {
+  bundleKeyDigest,
+  parseSetupRecipe,
+  readBuilderImage,
+  runDependencySetup,
+  type TDependencyDeps,
+  type TSetupSource,
+} from "./run-dependency-setup";
 
 export type TBundleLookup =
   | { kind: "none" }
@@ -59,7 +66,7 @@ export async function mirrorWithCommit(
 
 export async function ensureDependencyBundle(
   deps: TDependencyDeps,
-  input: { repositoryId: string; sha: string; reason: string; actorId?: string | null },
+  input: { repositoryId: string; sha: string; reason: string; actorId?: string | null; machineSlot: TSetupSource["machineSlot"] },
 ): Promise<DependencyBundle | null> {
   const repo = await deps.db.targetRepository.findUniqueOrThrow({ where: { id: input.repositoryId } });
   if (!repo.setupRecipe) return null;
@@ -67,5 +74,12 @@ export async function ensureDependencyBundle(
   const lookup = await findDependencyBundle(deps, { repositoryId: repo.id, sha: input.sha, gitDir });
   if (lookup.kind === "none") return null;
   if (lookup.kind === "found") return lookup.bundle;
-  return runDependencySetup(deps, { repositoryId: repo.id, sha: input.sha, gitDir, reason: input.reason, actorId: input.actorId ?? null });
+  return runDependencySetup(deps, {
+    repositoryId: repo.id,
+    sha: input.sha,
+    gitDir,
+    reason: input.reason,
+    actorId: input.actorId ?? null,
+    machineSlot: input.machineSlot,
+  });
 }

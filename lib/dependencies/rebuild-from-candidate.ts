@@ -33,5 +33,6 @@ export async function rebuildFromCandidateLockfile(
     reason: "candidate lockfile (operator decision)",
     candidateId: candidate.id,
     actorId: input.actorId,
+    machineSlot: "own",
   });
 }

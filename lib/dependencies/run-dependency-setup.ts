@@ -51,6 +51,12 @@ export type TSetupSource = {
   reason: string;
   candidateId?: string;
   actorId?: string | null;
+  /**
+   * Whose machine slot the builder runs in: a task's (built while it provisions or verifies, one
+   * machine after the other), or a free one of its own (an operator's build), claimed with the
+   * machine or refused when every slot is in use (lib/machines/machine-slots.ts).
+   */
+  machineSlot: "task" | "own";
 };
 
 const ZBuilderResultSchema = z
@@ -137,6 +143,7 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
       operationId: run.id,
       substrateLabel: substrate.label,
       spec,
+      ...(source.machineSlot === "own" ? { needsFreeSlot: { what: "the dependency build" } } : {}),
     });
     machineId = machine.id;
     machine = await ensureMachineCreated(db, substrate, machine, spec);

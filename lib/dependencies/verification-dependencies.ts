@@ -25,6 +25,7 @@ export async function prepareVerificationDependencies(
     repositoryId: repo.id,
     sha: candidate.baseSha,
     reason: "verification of a candidate on this base",
+    machineSlot: "task",
   });
   if (!bundle) return null;
   let candidateLockfileDigest: string | null;

@@ -10,7 +10,8 @@ import { createDb } from "../db/client";
 import { writeSetting } from "../settings/operator-settings";
 import { createTestDatabase } from "../testing/test-database";
 import { transitionTask } from "../tasks/transition-task";
-import { admitNextTask, admitQueuedTask, countMachineSlots } from "./admit-task";
+import { admitNextTask, admitQueuedTask } from "./admit-task";
+import { countMachineSlots } from "../machines/machine-slots";
 
 describe("admission to provisioning", async () => {
   const { db, url } = await createTestDatabase();

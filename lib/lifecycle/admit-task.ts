@@ -1,18 +1,11 @@
 /**
  * Admission, queued → provisioning (issue 16, item 3): the operator's cap on concurrent machines
- * per substrate (setting `machines.concurrency`) and fair scheduling across target repositories.
+ * per substrate and fair scheduling across target repositories.
  *
  * Why one lock: N workers admit at the same time. The slot count and the compare-and-set
- * transition run in one transaction under a transaction-scoped advisory lock per substrate, so two
- * workers can never both see the last free slot — the second one waits for the first to commit
- * and then counts its task too. The lock is held for a count and one update (milliseconds).
- *
- * What a slot is: a task in a machine-holding state (provisioning … verifying: it holds at most one
- * machine at a time — the student guest is destroyed before `imported`, the verifier is made in
- * `verifying`), plus every live machine on the substrate that no such task accounts for (a failed
- * task's guest still being destroyed, a probe's or a dependency builder's machine). Quarantined
- * machines are not counted: an operator decides about them, and they must not close admission for
- * good.
+ * transition run in one transaction under the substrate's slot lock (lib/machines/machine-slots.ts,
+ * which also says what a slot is), so two workers can never both see the last free slot — the
+ * second one waits for the first to commit and then counts its task too.
  *
  * Why fair: a queued task's job is a dispatch token. It admits whichever queued task is next in
  * fair order — the head (oldest queued task) of the repository with the fewest tasks in flight,
@@ -22,13 +15,9 @@
 import { Prisma } from "../db/generated/client";
 import type { Db, DbTx } from "../db/client";
 import { isAppError } from "../errors";
-import { LIVE_MACHINE_STATES } from "../machines/machine-states";
-import { readSetting } from "../settings/operator-settings";
+import { lockAndCountMachineSlotsIn, MACHINE_HOLDING_TASK_STATES } from "../machines/machine-slots";
 import { crashIfRequested } from "../tasks/crash-points";
 import { transitionTaskIn } from "../tasks/transition-task";
-
-/** Task states in which a task holds (or is about to hold) one machine. */
-export const MACHINE_HOLDING_TASK_STATES = ["provisioning", "running", "collecting", "imported", "verifying"] as const;
 
 export type TAdmission =
   | { kind: "admitted"; taskId: string; inFlight: number; cap: number | null }
@@ -36,26 +25,6 @@ export type TAdmission =
   | { kind: "none_queued" };
 
 type TAdmitDeps = { db: Db; substrateLabel: string };
-
-/** The cap in force for one substrate; null = none. */
-export async function readMachineCap(db: Db | DbTx, substrateLabel: string): Promise<number | null> {
-  const setting = await readSetting(db, "machines.concurrency");
-  return setting.bySubstrate[substrateLabel] ?? setting.maxMachines;
-}
-
-/** Slots in use on a substrate: tasks in machine-holding states plus live machines no such task accounts for. */
-export async function countMachineSlots(db: Db | DbTx, substrateLabel: string): Promise<number> {
-  const holding = Prisma.join(MACHINE_HOLDING_TASK_STATES.map((s) => Prisma.sql`${s}`));
-  const live = Prisma.join(LIVE_MACHINE_STATES.map((s) => Prisma.sql`${s}`));
-  const rows = await db.$queryRaw<{ n: number }[]>`
-    select (
-      (select count(*) from "Task" where state::text in (${holding}))
-      + (select count(*) from "GuestMachine" m left join "Task" t on t.id = m."taskId"
-          where m.substrate = ${substrateLabel} and m.state::text in (${live})
-            and (t.id is null or t.state::text not in (${holding})))
-    )::int as n`;
-  return rows[0]?.n ?? 0;
-}
 
 /** The next queued task in fair order (see the header), or null. Probe tasks are driven by their run, never picked here. */
 export async function pickNextQueuedTask(db: Db | DbTx): Promise<string | null> {
@@ -82,9 +51,7 @@ async function admitUnderLock(
 ): Promise<TAdmission> {
   const admission = await deps.db.$transaction(
     async (tx): Promise<TAdmission> => {
-      await tx.$executeRaw`select pg_advisory_xact_lock(hashtext(${`school-core:admission:${deps.substrateLabel}`}))`;
-      const cap = await readMachineCap(tx, deps.substrateLabel);
-      const inFlight = cap === null ? 0 : await countMachineSlots(tx, deps.substrateLabel);
+      const { inFlight, cap } = await lockAndCountMachineSlotsIn(tx, deps.substrateLabel);
       if (cap !== null && inFlight >= cap && !options.ignoreCap) return { kind: "at_capacity", inFlight, cap };
       const taskId = await choose(tx);
       if (!taskId) return { kind: "none_queued" };

@@ -58,7 +58,7 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
   // setup does not eat into the student's time.
   const dependencyBundle = await ensureDependencyBundle(
     { db, env, substrate, readyTimeoutMs: ctx.readyTimeoutMs },
-    { repositoryId: repo.id, sha: task.baseSha, reason: `first task needing it (task ${task.id})` },
+    { repositoryId: repo.id, sha: task.baseSha, reason: `first task needing it (task ${task.id})`, machineSlot: "task" },
   );
 
   // The deadline is fixed once, when provisioning starts; a restart does not extend it.

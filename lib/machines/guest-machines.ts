@@ -15,6 +15,7 @@ import type { Substrate, TMachineSpec } from "../substrate/substrate";
 import { isSubstrateError, SubstrateError } from "../substrate/substrate-error";
 import { crashIfRequested } from "../tasks/crash-points";
 import { LIVE_MACHINE_STATES } from "./machine-states";
+import { claimFreeMachineSlotIn } from "./machine-slots";
 import { transitionMachine, transitionMachineIn } from "./transition-machine";
 
 export type TMachineIntent = {
@@ -26,11 +27,17 @@ export type TMachineIntent = {
   operationId: string;
   substrateLabel: string;
   spec: Omit<TMachineSpec, "name">;
+  /**
+   * The machine is not covered by a slot its owner already holds (a builder an operator asked
+   * for): a free slot is claimed with the intent, or it is refused with MACHINE_CAP_REACHED.
+   */
+  needsFreeSlot?: { what: string };
 };
 
 export async function recordMachineIntent(db: Db, intent: TMachineIntent): Promise<GuestMachine> {
   const id = randomUUID();
   return db.$transaction(async (tx) => {
+    if (intent.needsFreeSlot) await claimFreeMachineSlotIn(tx, intent.substrateLabel, intent.needsFreeSlot.what);
     const machine = await tx.guestMachine.create({
       data: {
         id,

@@ -5,7 +5,7 @@ import { getRunContext } from "@/app/_server/run-context";
 import { cancelTask, ZCancelTaskSchema } from "@/lib/lifecycle/cancel-task";
 import { createTask, ZCreateTaskSchema } from "@/lib/tasks/create-task";
 import { reverifyTask, ZReverifyTaskSchema } from "@/lib/verify/reverify-task";
-import { retryTask, ZRetryTaskSchema } from "@/lib/tasks/retry-task";
+import { retryTask, ZRetryTaskSchema } from "@/lib/lifecycle/retry-task";
 
 export const createTaskAction = withActorAction({
   action: "task.create",
@@ -31,7 +31,8 @@ export const reverifyTaskAction = withActorAction({
   action: "task.reverify",
   schema: ZReverifyTaskSchema,
   handler: async ({ actor, input }) => {
-    await reverifyTask({ db: (await getRunContext()).db }, { ...input, actor });
+    const { db, substrate } = await getRunContext();
+    await reverifyTask({ db, substrateLabel: substrate.label }, { ...input, actor });
     revalidatePath(`/operator/tasks/${input.taskId}`);
     return { ok: true, message: "Re-verification scheduled: the trusted checks run again on a fresh verifier guest." };
   },
@@ -41,7 +42,8 @@ export const retryTaskAction = withActorAction({
   action: "task.retry",
   schema: ZRetryTaskSchema,
   handler: async ({ actor, input }) => {
-    const outcome = await retryTask({ db: (await getRunContext()).db }, { ...input, actorId: actor.userId });
+    const { db, substrate } = await getRunContext();
+    const outcome = await retryTask({ db, substrateLabel: substrate.label }, { ...input, actorId: actor.userId });
     revalidatePath(`/operator/tasks/${input.taskId}`);
     return { ok: true, message: `Attempt ${outcome.attempt} started from ${outcome.to}.` };
   },

@@ -1,0 +1,75 @@
+/**
+ * The operator's cap on concurrent machines per substrate (setting `machines.concurrency`, issue
+ * 16 item 3), counted in slots. Everything that can add a machine outside a slot it already holds
+ * counts under one transaction-scoped advisory lock per substrate: admission (queued →
+ * provisioning, lib/lifecycle/admit-task.ts), a task re-entering a machine-holding state without
+ * admission (an operator's re-verification, a retry from `imported`), and a builder an operator
+ * asked for. So two of them can never both take the last free slot — the second waits for the
+ * first to commit and then counts what it added. The lock is held for a count and one write.
+ *
+ * What a slot is: a task in a machine-holding state (provisioning … verifying: it holds at most one
+ * machine at a time — the student guest is destroyed before `imported`, the verifier is made in
+ * `verifying`), plus every live machine on the substrate that no such task accounts for (a failed
+ * task's guest still being destroyed, a probe's or a dependency builder's machine). Quarantined
+ * machines are not counted: an operator decides about them, and they must not close admission for
+ * good. Qualification probes are the one exception to the cap (their runs are started on purpose
+ * and must not fail for want of a slot); they count against it while they run.
+ */
+import type { Db, DbTx } from "../db/client";
+import { Prisma } from "../db/generated/client";
+import { AppError } from "../errors";
+import { readSetting } from "../settings/operator-settings";
+import { LIVE_MACHINE_STATES } from "./machine-states";
+
+/** Task states in which a task holds (or is about to hold) one machine. */
+export const MACHINE_HOLDING_TASK_STATES = ["provisioning", "running", "collecting", "imported", "verifying"] as const;
+
+/** The cap in force for one substrate; null = none. */
+export async function readMachineCap(db: Db | DbTx, substrateLabel: string): Promise<number | null> {
+  const setting = await readSetting(db, "machines.concurrency");
+  return setting.bySubstrate[substrateLabel] ?? setting.maxMachines;
+}
+
+/** Slots in use on a substrate: tasks in machine-holding states plus live machines no such task accounts for. */
+export async function countMachineSlots(db: Db | DbTx, substrateLabel: string): Promise<number> {
+  const holding = Prisma.join(MACHINE_HOLDING_TASK_STATES.map((s) => Prisma.sql`${s}`));
+  const live = Prisma.join(LIVE_MACHINE_STATES.map((s) => Prisma.sql`${s}`));
+  const rows = await db.$queryRaw<{ n: number }[]>`
+    select (
+      (select count(*) from "Task" where state::text in (${holding}))
+      + (select count(*) from "GuestMachine" m left join "Task" t on t.id = m."taskId"
+          where m.substrate = ${substrateLabel} and m.state::text in (${live})
+            and (t.id is null or t.state::text not in (${holding})))
+    )::int as n`;
+  return rows[0]?.n ?? 0;
+}
+
+/** Serialises every slot decision on one substrate until the caller's transaction ends. */
+export async function lockMachineSlotsIn(tx: DbTx, substrateLabel: string): Promise<void> {
+  await tx.$executeRaw`select pg_advisory_xact_lock(hashtext(${`school-core:admission:${substrateLabel}`}))`;
+}
+
+export type TSlotCount = { inFlight: number; cap: number | null };
+
+/** Takes the lock and counts: what admission decides on. */
+export async function lockAndCountMachineSlotsIn(tx: DbTx, substrateLabel: string): Promise<TSlotCount> {
+  await lockMachineSlotsIn(tx, substrateLabel);
+  const cap = await readMachineCap(tx, substrateLabel);
+  return { inFlight: cap === null ? 0 : await countMachineSlots(tx, substrateLabel), cap };
+}
+
+/**
+ * For what would add a machine outside admission: takes the lock, and refuses with
+ * MACHINE_CAP_REACHED when every slot is in use — nothing was changed, and the same request can be
+ * made again once a slot frees. The caller then makes its change in the same transaction, so the
+ * next count sees it.
+ */
+export async function claimFreeMachineSlotIn(tx: DbTx, substrateLabel: string, what: string): Promise<void> {
+  const { inFlight, cap } = await lockAndCountMachineSlotsIn(tx, substrateLabel);
+  if (cap !== null && inFlight >= cap)
+    throw new AppError(
+      "MACHINE_CAP_REACHED",
+      `All ${cap} machine slots on ${substrateLabel} are in use, so ${what} cannot start now; nothing was changed. Try again when a task finishes (or raise the cap under Settings → machines.concurrency).`,
+      { inFlight, cap },
+    );
+}
