@@ -47,6 +47,7 @@ export async function syncRepositoryMirror(
   repository: { name: string; cloneUrl: string },
 ): Promise<string> {
   return syncMirror({
+    db: deps.db,
     dataDir: deps.env.dataDir,
     repository: repository.name,
     source: { cloneUrl: repository.cloneUrl, credential: await readMirrorCredential(deps.db) },

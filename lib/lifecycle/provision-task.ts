@@ -75,6 +75,7 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
     await writeBaseArchive(mirror, task.baseSha, baseTar);
   } catch {
     mirror = await syncMirror({
+      db,
       dataDir: env.dataDir,
       repository: repo.name,
       source: { cloneUrl: repo.cloneUrl, credential: await readMirrorCredential(db) },

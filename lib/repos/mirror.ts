@@ -4,6 +4,8 @@
  * commits from here — never from anything a guest produced.
  */
 import path from "node:path";
+import { pgPoolOf, type Db } from "../db/client";
+import { withSessionLock } from "../db/session-lock";
 import { archiveTree, initBareRepository, revParse } from "../git/git-plumbing";
 import { runGit } from "../git/run-git";
 import { AppError } from "../errors";
@@ -16,20 +18,22 @@ export function mirrorPathFor(dataDir: string, repository: string): string {
 
 export type TMirrorSource = { cloneUrl: string; credential?: TMirrorCredential };
 
-/** Syncs in flight per mirror in this process: each waits for the one before it. */
+/** Syncs in flight per mirror in this process: each waits for the one before it (one lock connection per mirror, not one per caller). */
 const syncsInFlight = new Map<string, Promise<string>>();
-/** git's own ref-lock wait is 100 ms; a sync from another process can hold the refs longer. */
-const LOCK_RETRIES = 3;
-const LOCK_RETRY_DELAY_MS = 250;
-const REF_LOCK_CONTENTION = /cannot lock ref|Unable to create '[^']*\.lock'/;
+const DEFAULT_FETCH_TIMEOUT_MS = 120_000;
+/** A sync waits at most this long for another process's fetch of the same mirror (beyond its own timeout). */
+const LOCK_WAIT_MARGIN_MS = 30_000;
 
 /**
  * Fetches every branch of the target into the mirror (created on first use). A clone URL that is
  * neither https, loopback http nor a local path is refused here too (rows saved before the rule).
- * Task creation, provisioning, probes and dependency bundles may sync one mirror at once: in one
- * process they take turns; a fetch that lost a ref lock to another process is tried again.
+ * Task creation, provisioning, probes and dependency bundles may sync one mirror at once, from any
+ * number of worker and web processes on any number of hosts sharing DATA_DIR: in one process they
+ * take turns, and across processes each fetch holds the mirror's PostgreSQL advisory lock
+ * (lib/db/session-lock.ts), so two fetches never race for the mirror's ref locks.
  */
 export async function syncMirror(options: {
+  db: Db;
   dataDir: string;
   repository: string;
   source: TMirrorSource;
@@ -38,8 +42,8 @@ export async function syncMirror(options: {
   const mirror = mirrorPathFor(options.dataDir, options.repository);
   const previous = syncsInFlight.get(mirror);
   const sync = (previous ?? Promise.resolve(mirror)).then(
-    () => syncMirrorNow(options, mirror),
-    () => syncMirrorNow(options, mirror),
+    () => syncMirrorLocked(options, mirror),
+    () => syncMirrorLocked(options, mirror),
   );
   syncsInFlight.set(mirror, sync);
   try {
@@ -49,38 +53,49 @@ export async function syncMirror(options: {
   }
 }
 
-async function syncMirrorNow(options: { repository: string; source: TMirrorSource; timeoutMs?: number }, mirror: string): Promise<string> {
+async function syncMirrorLocked(
+  options: { db: Db; repository: string; source: TMirrorSource; timeoutMs?: number },
+  mirror: string,
+): Promise<string> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS;
+  const outcome = await withSessionLock(
+    pgPoolOf(options.db),
+    `school-core:mirror:${options.repository}`,
+    { waitMs: timeoutMs + LOCK_WAIT_MARGIN_MS },
+    () => syncMirrorNow({ ...options, timeoutMs }, mirror),
+  );
+  if (outcome.kind === "busy")
+    throw new AppError(
+      "GIT_FAILED",
+      `The mirror of ${options.repository} has been busy with another process's fetch for over ${Math.round((timeoutMs + LOCK_WAIT_MARGIN_MS) / 1000)} s; try again.`,
+    );
+  return outcome.value;
+}
+
+async function syncMirrorNow(options: { repository: string; source: TMirrorSource; timeoutMs: number }, mirror: string): Promise<string> {
   await initBareRepository({ repoPath: mirror });
   const check = checkTargetCloneUrl(options.source.cloneUrl);
   if (check.kind === "refused") throw new AppError("VALIDATION_FAILED", `Repository ${options.repository}: ${check.reason}.`);
   const { cloneUrl, credential } = options.source;
   const secretConfig = mirrorCredentialConfig({ cloneUrl, token: credential?.token, apiBaseUrl: credential?.apiBaseUrl });
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await runGit({
-        gitDir: mirror,
-        args: [
-          "fetch",
-          "--quiet",
-          "--prune",
-          "--no-tags",
-          "--no-recurse-submodules",
-          "--",
-          options.source.cloneUrl,
-          "+refs/heads/*:refs/heads/*",
-        ],
-        remoteProtocols: ["file", "http", "https"],
-        secretConfig,
-        secrets: credential ? [credential.token] : [],
-        timeoutMs: options.timeoutMs ?? 120_000,
-      });
-      return mirror;
-    } catch (error) {
-      const stderr = error instanceof AppError ? String(error.details?.stderr ?? "") : "";
-      if (attempt >= LOCK_RETRIES || !REF_LOCK_CONTENTION.test(stderr)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_DELAY_MS * attempt));
-    }
-  }
+  await runGit({
+    gitDir: mirror,
+    args: [
+      "fetch",
+      "--quiet",
+      "--prune",
+      "--no-tags",
+      "--no-recurse-submodules",
+      "--",
+      options.source.cloneUrl,
+      "+refs/heads/*:refs/heads/*",
+    ],
+    remoteProtocols: ["file", "http", "https"],
+    secretConfig,
+    secrets: credential ? [credential.token] : [],
+    timeoutMs: options.timeoutMs,
+  });
+  return mirror;
 }
 
 /** A branch name, tag or full SHA → the full commit SHA the control plane observed. */

@@ -63,6 +63,7 @@ export async function createTask(deps: { db: Db; env: TEnv }, { actorId, ...fiel
     throw new AppError("VALIDATION_FAILED", "A limit override is above the operator's maximum.", { fieldErrors });
   const limits = parseOrThrow(ZTaskLimitsSchema, { ...baseLimits, ...overrides }, { code: "VALIDATION_FAILED", label: "task limits" });
   const mirror = await syncMirror({
+    db,
     dataDir: env.dataDir,
     repository: repo.name,
     source: { cloneUrl: repo.cloneUrl, credential: await readMirrorCredential(db) },
