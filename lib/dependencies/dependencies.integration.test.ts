@@ -104,8 +104,9 @@ describe("a repository with dependencies", () => {
     // the student's guest: network blocked; its agent ran `npm test` there and it passed
     const studentMachine = await world.db.guestMachine.findFirstOrThrow({ where: { taskId: first.task.id, purpose: "student" } });
     expect((studentMachine.resources as { network: { mode: string } }).network.mode).toBe("blocked");
-    const report = first.task.guestReport as { supplementalChecks: { command: string; exitCode: number; outputExcerpt: string }[] };
-    expect(report.supplementalChecks[0]).toMatchObject({ command: "npm test", exitCode: 0 });
+    const { report } = await world.db.guestRoundReport.findUniqueOrThrow({ where: { taskId_round: { taskId: first.task.id, round: 1 } } });
+    const { supplementalChecks } = report as { supplementalChecks: { command: string; exitCode: number; outputExcerpt: string }[] };
+    expect(supplementalChecks[0]).toMatchObject({ command: "npm test", exitCode: 0 });
     // the bundle is not part of the candidate
     const candidate = await world.db.candidate.findFirstOrThrow({ where: { taskId: first.task.id } });
     expect((candidate.changedFiles as { path: string }[]).map((f) => f.path)).toEqual(["src/greet.js"]);

@@ -119,19 +119,20 @@ export async function collectTask(ctx: TaskRunContext, task: Task): Promise<void
   }
   await revokeCapability({ db }, { taskId: task.id, reason: "student run finished", via: "lifecycle" });
 
-  // What the guest said about itself, kept bounded and labelled: shown apart, never counted.
-  await db.task.update({
-    where: { id: task.id },
-    data: {
-      guestReport: {
-        untrusted: true,
-        guestExecutionId: result.guestExecutionId,
-        status: result.status,
-        diagnostics: sanitizeExcerpt(result.diagnostics, 4096),
-        studentSummary: result.studentReport ? sanitizeExcerpt(result.studentReport.summary, 8192) : null,
-        supplementalChecks: result.supplementalChecks.map((c) => ({ ...c, outputExcerpt: sanitizeExcerpt(c.outputExcerpt, 8192) })),
-      },
-    },
+  // What the guest said about itself, kept bounded and labelled: shown apart, never counted. One
+  // per round (a collection repeated after a restart writes the same round's again).
+  const report = {
+    untrusted: true,
+    guestExecutionId: result.guestExecutionId,
+    status: result.status,
+    diagnostics: sanitizeExcerpt(result.diagnostics, 4096),
+    studentSummary: result.studentReport ? sanitizeExcerpt(result.studentReport.summary, 8192) : null,
+    supplementalChecks: result.supplementalChecks.map((c) => ({ ...c, outputExcerpt: sanitizeExcerpt(c.outputExcerpt, 8192) })),
+  };
+  await db.guestRoundReport.upsert({
+    where: { taskId_round: { taskId: task.id, round: task.round } },
+    create: { taskId: task.id, round: task.round, report },
+    update: { report },
   });
   const start = await readRoundStart(db, task);
   await importCollectedCandidate({
@@ -145,7 +146,7 @@ export async function collectTask(ctx: TaskRunContext, task: Task): Promise<void
   });
   await transitionTask(db, { taskId: task.id, from: "collecting", to: "imported", reason: `round ${task.round} candidate imported` });
   crashIfRequested("imported");
-  // The archive now lives in the content-addressed store and the report on the task: the staging
+  // The archive now lives in the content-addressed store and the report in its round's row: the staging
   // copies were only there to survive a restart between download and import.
   await fs.rm(staging, { recursive: true, force: true });
 }

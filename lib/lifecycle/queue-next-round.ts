@@ -7,7 +7,7 @@
  * it now; one killed after finds it queued in round N + 1: a round never starts twice.
  */
 import { randomUUID } from "node:crypto";
-import { Prisma, type Task } from "../db/generated/client";
+import type { Task } from "../db/generated/client";
 import { AppError } from "../errors";
 import { readSetting } from "../settings/operator-settings";
 import { crashIfRequested } from "../tasks/crash-points";
@@ -37,7 +37,7 @@ export async function queueNextRound(ctx: TaskRunContext, task: Task): Promise<v
       operationId: randomUUID(),
       reason: `round ${nextRound} queued after changes were requested in round ${task.round}`,
     });
-    await tx.task.update({ where: { id: task.id }, data: { round: nextRound, deadlineAt: null, guestReport: Prisma.DbNull } });
+    await tx.task.update({ where: { id: task.id }, data: { round: nextRound, deadlineAt: null } });
     // The new round dispatches at once: delivered only if this transaction commits.
     await notifyTaskReady(tx, task.id);
   });

@@ -11,16 +11,17 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { GUEST_STUDENT_REPORT_FILE, GUEST_TASK_FILE } from "../contract/guest-layout";
 import { decideCandidate } from "../review/decide-candidate";
 import { readLatestEvidence } from "../review/evidence-view";
+import { getCandidateReview } from "../review/get-candidate-review";
 import { createLifecycleWorld, type LifecycleWorld } from "./testing/lifecycle-fixture";
 import { startWorkerProcess, stopWorkerProcess, waitForTaskState } from "./testing/worker-process";
 
 let world: LifecycleWorld;
 
-/** Round 1 fixes add(); a revision round (its task.json names round 2) adds a test instead. */
+/** Round 1 fixes add(); a revision round (its task.json names round 2) adds a test instead. Each reports which round it was. */
 const ROUND_AWARE_AGENT = [
   "sh",
   "-c",
-  `if grep -q '"round":2' ${GUEST_TASK_FILE}; then mkdir -p test && printf 'negative numbers\\n' > test/negative.txt; else sed -i 's/a - b/a + b/' src/add.js; fi && printf '{"summary":"done"}' > ${GUEST_STUDENT_REPORT_FILE}`,
+  `if grep -q '"round":2' ${GUEST_TASK_FILE}; then mkdir -p test && printf 'negative numbers\\n' > test/negative.txt && printf '{"summary":"round 2: added a test"}' > ${GUEST_STUDENT_REPORT_FILE}; else sed -i 's/a - b/a + b/' src/add.js && printf '{"summary":"round 1: fixed add"}' > ${GUEST_STUDENT_REPORT_FILE}; fi`,
 ];
 
 beforeAll(async () => {
@@ -99,6 +100,11 @@ describe("worker killed right after a commit of a revision round", () => {
       const verifiers = await world.db.guestMachine.findMany({ where: { taskId, purpose: "verifier" } });
       for (const v of verifiers) expect(v.state).toBe("destroyed");
       expect(await world.db.verificationEvidence.count({ where: { taskId } })).toBe(2);
+      // Each round's review page shows the report its own guest wrote: round 1 keeps its own.
+      for (const candidate of candidates) {
+        const review = await getCandidateReview({ db: world.db }, { candidateId: candidate.id });
+        expect(review.guestReport?.studentSummary).toBe(candidate.round === 1 ? "round 1: fixed add" : "round 2: added a test");
+      }
       expect(await world.liveAtProvider()).toBe(0);
     },
     300_000,

@@ -86,7 +86,8 @@ export async function checkMailboxForeignTask(deps: TProbeDeps, run: TProbeRunCo
       `mailbox: no refusal of the request file naming another task was recorded (task ${after.state}: ${after.errorCode ?? "no code"} ${after.errorSummary?.slice(0, 200) ?? ""})`,
     );
   }
-  const guestReport = after.guestReport as { studentSummary?: string | null } | null;
+  const roundReport = await deps.db.guestRoundReport.findUnique({ where: { taskId_round: { taskId: task.id, round: after.round } } });
+  const guestReport = roundReport?.report as { studentSummary?: string | null } | undefined;
   return {
     problems,
     detail: {

@@ -62,10 +62,14 @@ export async function getCandidateReview(deps: { db: Db }, input: { candidateId:
   if (!candidate || (isLatestRound && !(REVIEWABLE_TASK_STATES as readonly string[]).includes(candidate.task.state)))
     throw new AppError("NOT_FOUND", "No such candidate.");
   const rounds = await readReviewRounds({ db }, { taskId: candidate.taskId, candidateId: candidate.id });
-  const [evidence, publication, protectedPaths] = await Promise.all([
+  const [evidence, publication, protectedPaths, roundReport] = await Promise.all([
     readLatestEvidence(db, candidate),
     getPublication({ db }, { taskId: candidate.taskId }),
     readSetting(db, "publish.protectedPaths"),
+    db.guestRoundReport.findUnique({
+      where: { taskId_round: { taskId: candidate.taskId, round: candidate.round } },
+      select: { report: true },
+    }),
   ]);
   // Protected paths the operator allowed for this repository still reach the target repository's
   // CI: the page shows them apart, above the diff, so the teacher sees them first.
@@ -96,8 +100,8 @@ export async function getCandidateReview(deps: { db: Db }, input: { candidateId:
       prompt: candidate.task.prompt,
       round: candidate.task.round,
     },
-    // The task keeps only its latest run's report: an earlier round shows none rather than another round's.
-    guestReport: isLatestRound ? parseGuestReport(candidate.task.guestReport) : null,
+    // The report of the round this candidate answers (an earlier round keeps its own).
+    guestReport: parseGuestReport(roundReport?.report),
     rounds,
     publicationSensitivePaths,
     evidence,
