@@ -7,7 +7,7 @@
  * (statement-batcher.ts). A call that arrives alone goes as a one-call statement: the batch form's
  * unnest, window and join machinery made a lone call's admission + settlement 0.25–0.5 ms slower
  * (1.2–1.5 against 0.9–1.1 ms, one client, this 2-core VM). Both forms judge with the same SQL
- * conditions (eligibleSql, DELIVERABLE_SQL), and a test holds them to the same answers. Admission
+ * conditions (eligibleSql, deliverableSql), and a test holds them to the same answers. Admission
  * is durable; an HTTP settlement does not wait for its WAL flush (see SETTLE_BATCH_SQL). Nothing
  * here caches: revocation and counters are read on every call.
  */
