@@ -10,8 +10,13 @@ import { getEnv } from "../env";
 import { resolveDatabase, type DatabaseHandle } from "./database-url";
 import { PrismaClient } from "./generated/client";
 
-/** The pg pool under each client: the relay's two hot statements run on it directly (see pgPoolOf). */
-const poolOfClient = new WeakMap<object, pg.Pool>();
+/**
+ * The pg pool under each client (see pgPoolOf). Kept on globalThis like the client itself: Next
+ * can load this module more than once in one server process (one copy per bundle), and a client
+ * built by one copy must find its pool from another.
+ */
+const globalForPools = globalThis as unknown as { schoolCorePoolOfClient?: WeakMap<object, pg.Pool> };
+const poolOfClient = (globalForPools.schoolCorePoolOfClient ??= new WeakMap<object, pg.Pool>());
 
 function buildClient(url: string) {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
@@ -26,9 +31,11 @@ function buildClient(url: string) {
 export type Db = ReturnType<typeof buildClient>;
 
 /**
- * The node-postgres pool a client runs on (the same connections, the same limit). Only for a hot
- * path measured to need it — the relay's admission and settlement, where Prisma's per-query work
- * was several times the statement's own CPU (issue 16); everything else goes through Prisma.
+ * The node-postgres pool a client runs on (the same connections, the same limit). Only where
+ * Prisma cannot do the job: the relay's admission and settlement, where Prisma's per-query work
+ * was several times the statement's own CPU (issue 16), and session-level advisory locks, which
+ * need one connection held across statements (lib/db/session-lock.ts); everything else goes
+ * through Prisma.
  */
 export function pgPoolOf(db: Db): pg.Pool {
   const pool = poolOfClient.get(db);
