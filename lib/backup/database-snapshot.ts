@@ -6,7 +6,7 @@
  * - export: one REPEATABLE READ READ ONLY transaction (every table from the same instant while
  *   the system keeps running), each table streamed through a cursor as `row_to_json` lines that
  *   this process never parses (no precision loss for bigint, bytea or timestamps);
- * - import: Prisma's own migrations first, then every table in foreign-key order through
+ * - import (restore-backup.ts): the migrations the backup was taken at, then every table in foreign-key order through
  *   `json_populate_recordset` (PostgreSQL converts the values back with its own input functions),
  *   in one transaction, then the serial sequences moved past the loaded ids.
  *

@@ -92,10 +92,12 @@ export async function restoreBackup(deps: TRestoreDeps, input: { file: string })
   const database = await deps.openDatabase();
   try {
     await assertDatabaseEmpty(database.url);
-    await applyMigrations(database.url);
+    // The rows go into the schema they were taken from; the migrations the backup predates run
+    // after them, so a migration that moves data (e.g. guest_round_reports) moves the restored rows too.
+    await applyMigrations(database.url, undefined, { only: manifest.migrations });
     const { rows } = await importDatabaseSnapshot({ databaseUrl: database.url, fromDir: dataDir, tables: manifest.tables });
+    const migrationsAppliedAfter = await applyMigrations(database.url);
     await fs.rm(path.join(dataDir, BACKUP_META_DIR), { recursive: true, force: true });
-    const migrationsAppliedAfter = [...known].filter((m) => !manifest.migrations.includes(m)).sort();
     return { dataDir, seconds: Math.round((performance.now() - started) / 100) / 10, rows, manifest, migrationsAppliedAfter };
   } finally {
     await database.close();

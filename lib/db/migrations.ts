@@ -40,12 +40,22 @@ export async function loadMigrationList(migrationsDir = MIGRATIONS_DIR): Promise
   };
 }
 
-/** Applies every pending migration; returns the names applied now. Safe to run concurrently: a lock serialises it. */
-export async function applyMigrations(connectionString: string, log?: (line: string) => void): Promise<string[]> {
+/**
+ * Applies every pending migration — or, with `only`, the pending ones of those named (a restore
+ * first rebuilds the schema its backup was taken at) — and returns the names applied now. Safe to
+ * run concurrently: a lock serialises it.
+ */
+export async function applyMigrations(
+  connectionString: string,
+  log?: (line: string) => void,
+  options: { only?: readonly string[] } = {},
+): Promise<string[]> {
   const status = await readMigrationStatus(connectionString);
-  if (status.pending.length === 0 && status.failed.length === 0) return [];
+  const isWanted = (name: string) => !options.only || options.only.includes(name);
+  if (status.pending.filter(isWanted).length === 0 && status.failed.length === 0) return [];
   const schemaText = await fs.readFile(SCHEMA_PATH, "utf8");
-  const migrationsList = await loadMigrationList();
+  const all = await loadMigrationList();
+  const migrationsList = { ...all, migrationDirectories: all.migrationDirectories.filter((m) => isWanted(m.path)) };
   // Two processes migrating at once (web and worker starting together) would race on
   // _prisma_migrations; an advisory lock held on a side connection serialises them.
   const lockClient = new pg.Client({ connectionString });
