@@ -136,6 +136,8 @@ test("request changes with a line comment → round 2 runs by itself → interdi
   // Round 1's page is read-only now and points at the latest round.
   await teacher.goto(round1Url);
   await expect(teacher.getByTestId("earlier-round")).toBeVisible();
+  // It keeps the report its own guest wrote (untrusted, shown apart).
+  await expect(teacher.getByTestId("supplemental")).toBeVisible();
   await snapshot(teacher, "round-1-read-only");
   await expect(teacher.getByTestId("decision-form")).toHaveCount(0);
 
