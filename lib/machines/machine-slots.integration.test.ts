@@ -93,7 +93,7 @@ describe("the machine cap outside admission", async () => {
     await expect(reverifyTask({ db, substrateLabel: SUBSTRATE }, { actor: operator, taskId: waiting })).rejects.toMatchObject({
       code: "MACHINE_CAP_REACHED",
       message: expect.stringMatching(
-        /All 1 machine slots on local are in use, so the re-verification cannot start now; nothing was changed/,
+        /^The machine cap is reached \(1 of 1 slots on local in use\), so the re-verification cannot start now; nothing was changed\./,
       ),
     });
     expect((await db.task.findUniqueOrThrow({ where: { id: waiting } })).state).toBe("review_pending");

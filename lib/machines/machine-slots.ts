@@ -69,7 +69,7 @@ export async function claimFreeMachineSlotIn(tx: DbTx, substrateLabel: string, w
   if (cap !== null && inFlight >= cap)
     throw new AppError(
       "MACHINE_CAP_REACHED",
-      `All ${cap} machine slots on ${substrateLabel} are in use, so ${what} cannot start now; nothing was changed. Try again when a task finishes (or raise the cap under Settings → machines.concurrency).`,
+      `The machine cap is reached (${inFlight} of ${cap} slots on ${substrateLabel} in use), so ${what} cannot start now; nothing was changed. Try again when a task finishes, or raise "Concurrent machines per substrate" in the operator settings.`,
       { inFlight, cap },
     );
 }
