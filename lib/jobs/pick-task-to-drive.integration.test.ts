@@ -3,7 +3,6 @@
  * order — not necessarily its own — and only while the dispatch gate is open; a job for a task past
  * `queued` drives that task. Real PostgreSQL; the substrate adapter is constructed but never called.
  */
-import { randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -13,6 +12,7 @@ import { qualifyForTests } from "../probes/testing/qualify-for-tests";
 import { setDispatch } from "../probes/set-dispatch";
 import { SmolCloudSubstrate } from "../substrate/smolcloud/smolcloud-substrate";
 import { createTestDatabase } from "../testing/test-database";
+import { taskRow } from "../testing/task-row";
 import { pickTaskToDrive } from "./pick-task-to-drive";
 
 describe("which task a job drives", async () => {
@@ -38,17 +38,7 @@ describe("which task a job drives", async () => {
     });
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
-      const data = {
-        repositoryId: repo.id,
-        issueNumber: i + 1,
-        issueTitle: "t",
-        prompt: "p",
-        baseRef: "main",
-        baseSha: "a".repeat(40),
-        operationId: randomUUID(),
-        limits: {},
-        createdAt: new Date((clock += 1000)),
-      };
+      const data = taskRow(repo.id, { issueNumber: i + 1, createdAt: new Date((clock += 1000)) });
       ids.push((await db.task.create({ data })).id);
     }
     return ids;

@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createDb } from "../db/client";
 import { writeSetting } from "../settings/operator-settings";
 import { createTestDatabase } from "../testing/test-database";
+import { taskRow } from "../testing/task-row";
 import { transitionTask } from "../tasks/transition-task";
 import { admitNextTask, admitQueuedTask } from "./admit-task";
 import { countMachineSlots } from "../machines/machine-slots";
@@ -27,19 +28,7 @@ describe("admission to provisioning", async () => {
     });
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
-      const task = await db.task.create({
-        data: {
-          repositoryId: repo.id,
-          issueNumber: i + 1,
-          issueTitle: "t",
-          prompt: "p",
-          baseRef: "main",
-          baseSha: "a".repeat(40),
-          operationId: randomUUID(),
-          limits: {},
-          createdAt: new Date((clock += 1000)),
-        },
-      });
+      const task = await db.task.create({ data: taskRow(repo.id, { issueNumber: i + 1, createdAt: new Date((clock += 1000)) }) });
       ids.push(task.id);
     }
     return ids;

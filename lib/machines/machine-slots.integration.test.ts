@@ -12,6 +12,7 @@ import { admitNextTask } from "../lifecycle/admit-task";
 import { writeSetting } from "../settings/operator-settings";
 import { retryTask } from "../lifecycle/retry-task";
 import { createTestDatabase } from "../testing/test-database";
+import { taskRow } from "../testing/task-row";
 import { reverifyTask } from "../verify/reverify-task";
 import { recordMachineIntent } from "./guest-machines";
 import { countMachineSlots } from "./machine-slots";
@@ -29,19 +30,7 @@ describe("the machine cap outside admission", async () => {
   const repository = await db.targetRepository.create({ data: { name: "demo/slots", cloneUrl: "file:///nowhere" } });
 
   async function task(state: "queued" | "provisioning" | "review_pending" | "blocked", options: { openCandidate?: boolean } = {}) {
-    const created = await db.task.create({
-      data: {
-        repositoryId: repository.id,
-        issueNumber: 1,
-        issueTitle: "t",
-        prompt: "p",
-        baseRef: "main",
-        baseSha: "a".repeat(40),
-        operationId: randomUUID(),
-        limits: {},
-        state,
-      },
-    });
+    const created = await db.task.create({ data: taskRow(repository.id, { state }) });
     if (options.openCandidate) {
       const digest = randomUUID().replace(/-/g, "").padEnd(64, "0");
       await db.artifact.create({ data: { digest, sizeBytes: 1n, kind: "candidate-archive" } });

@@ -9,6 +9,7 @@ import { createTestDatabase } from "../testing/test-database";
 import { runCli } from "../testing/run-cli";
 import { collectMetrics } from "./collect-metrics";
 import { isMetricsRequestAuthorized, metricsTokenFile } from "./metrics-token";
+import { taskRow } from "../testing/task-row";
 
 /** Parses the exposition into `name{labels} value` → value (labels as written by prom-client). */
 function parse(body: string): Map<string, number> {
@@ -24,19 +25,7 @@ function parse(body: string): Map<string, number> {
 async function seedTask(db: Db, repositoryId: string, path: { state: string; atSeconds: number }[]) {
   const start = new Date("2026-12-01T10:00:00Z").getTime();
   const last = path.at(-1)!;
-  const task = await db.task.create({
-    data: {
-      repositoryId,
-      issueNumber: 1,
-      issueTitle: "t",
-      prompt: "p",
-      baseRef: "main",
-      baseSha: "a".repeat(40),
-      state: last.state as never,
-      operationId: randomUUID(),
-      limits: DEFAULT_TASK_LIMITS,
-    },
-  });
+  const task = await db.task.create({ data: taskRow(repositoryId, { state: last.state as never, limits: DEFAULT_TASK_LIMITS }) });
   let from: string | null = null;
   for (const step of path) {
     await db.taskTransition.create({

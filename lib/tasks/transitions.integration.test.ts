@@ -3,23 +3,12 @@ import { describe, expect, it } from "vitest";
 import { createTestDatabase } from "../testing/test-database";
 import { transitionMachine } from "../machines/transition-machine";
 import { transitionTask } from "./transition-task";
+import { taskRow } from "../testing/task-row";
 
 describe("durable transitions", async () => {
   const { db } = await createTestDatabase();
   const repo = await db.targetRepository.create({ data: { name: "demo/transitions", cloneUrl: "file:///nowhere" } });
-  const newTask = () =>
-    db.task.create({
-      data: {
-        repositoryId: repo.id,
-        issueNumber: 1,
-        issueTitle: "t",
-        prompt: "p",
-        baseRef: "main",
-        baseSha: "a".repeat(40),
-        operationId: randomUUID(),
-        limits: {},
-      },
-    });
+  const newTask = () => db.task.create({ data: taskRow(repo.id) });
 
   it("moves with compare-and-set and writes one log row per transition", async () => {
     const task = await newTask();

@@ -20,6 +20,7 @@ import { startTestSubstrate, type TTestSubstrate } from "../../../sidecars/local
 import type { TMachineSpec } from "../substrate";
 import { isSubstrateError, SubstrateError } from "../substrate-error";
 import { SmolCloudSubstrate } from "./smolcloud-substrate";
+import { taskRow } from "../../testing/task-row";
 
 const SPEC: Omit<TMachineSpec, "name"> = {
   source: { type: "smolmachine", reference: DEFAULT_GUEST_IMAGE },
@@ -66,18 +67,7 @@ async function newTask(): Promise<string> {
     create: { name: "demo/adapter", cloneUrl: "/nowhere" },
     update: {},
   });
-  const task = await db.task.create({
-    data: {
-      repositoryId: repo.id,
-      issueNumber: 1,
-      issueTitle: "t",
-      prompt: "p",
-      baseRef: "main",
-      baseSha: "a".repeat(40),
-      operationId: randomUUID(),
-      limits: {},
-    },
-  });
+  const task = await db.task.create({ data: taskRow(repo.id) });
   return task.id;
 }
 
