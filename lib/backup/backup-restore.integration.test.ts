@@ -6,7 +6,7 @@
  * rehydration must rebuild every recorded head. Secrets stay out unless asked for.
  */
 import { execFileSync } from "node:child_process";
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { advanceTask } from "../jobs/advance-task";
 import { createLifecycleWorld, type LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
 import { runCli } from "../testing/run-cli";
-import { applyMigrations, loadMigrationList } from "../db/migrations";
+import { createDatabaseBeforeGuestRoundReports } from "../db/testing/before-guest-round-reports";
 import { createBackup } from "./create-backup";
 
 let world: LifecycleWorld;
@@ -155,33 +155,11 @@ describe("schoolcore backup", () => {
 
   it("a backup taken before a migration that moves data is loaded at its own schema, then migrated: the data moves too", async () => {
     // A database as a School-Core from before guest_round_reports left it: a task with its report on the row.
-    const names = (await loadMigrationList()).migrationDirectories.map((m) => m.path);
-    const before = names.slice(
-      0,
-      names.findIndex((n) => n.endsWith("_guest_round_reports")),
-    );
     const oldUrl = await emptyDatabase();
-    await applyMigrations(oldUrl, undefined, { only: before });
-    const old = new pg.Client({ connectionString: oldUrl });
-    await old.connect();
-    const taskId = randomUUID();
-    try {
-      const repositoryId = randomUUID();
-      await old.query(`insert into "TargetRepository" ("id", "name", "cloneUrl") values ($1, 'demo/old', 'file:///x')`, [repositoryId]);
-      await old.query(
-        `insert into "Task" ("id", "repositoryId", "issueNumber", "issueTitle", "prompt", "baseRef", "baseSha", "operationId", "limits", "round", "guestReport", "updatedAt")
-         values ($1, $2, 1, 't', 'p', 'main', $3, $4, '{}', 1, $5, now())`,
-        [
-          taskId,
-          repositoryId,
-          "a".repeat(40),
-          randomUUID(),
-          JSON.stringify({ untrusted: true, studentSummary: "kept across the restore" }),
-        ],
-      );
-    } finally {
-      await old.end();
-    }
+    const legacy = await createDatabaseBeforeGuestRoundReports(oldUrl, [
+      { round: 1, guestReport: { untrusted: true, studentSummary: "kept across the restore" } },
+    ]);
+    const taskId = legacy.taskIds[0];
     const out = path.join(await tempDir("schoolcore-backup-out-"), "old.tar.gz");
     await createBackup({ databaseUrl: oldUrl, dataDir: await tempDir("schoolcore-old-data-") }, { outFile: out, isSecretsIncluded: false });
 
@@ -190,7 +168,7 @@ describe("schoolcore backup", () => {
       env: { DATA_DIR: await tempDir("schoolcore-fresh-"), DATABASE_URL: targetUrl },
     });
     expect(restored.code, restored.stderr).toBe(0);
-    expect(JSON.parse(restored.stdout).migrationsAppliedAfter).toEqual(names.slice(before.length));
+    expect(JSON.parse(restored.stdout).migrationsAppliedAfter).toEqual(legacy.fromGuestRoundReports);
     const target = new pg.Client({ connectionString: targetUrl });
     await target.connect();
     try {

@@ -1,10 +1,11 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
 import { describe, expect, inject, it } from "vitest";
 import { createTestDatabase } from "../testing/test-database";
-import { diffDatabaseToSchema, MIGRATIONS_DIR, readMigrationStatus } from "./migrations";
+import { applyMigrations, diffDatabaseToSchema, MIGRATIONS_DIR, readMigrationStatus } from "./migrations";
+import { createDatabaseBeforeGuestRoundReports } from "./testing/before-guest-round-reports";
 
 describe("migrations", () => {
   it("the migrated database matches schema.prisma (no drift)", async () => {
@@ -48,12 +49,6 @@ describe("migrations", () => {
   });
 
   it("guest_round_reports moves each task's report into the round the task is in, then drops the column", async () => {
-    const dirs = (await fs.readdir(MIGRATIONS_DIR, { withFileTypes: true }))
-      .filter((d) => d.isDirectory())
-      .map((d) => d.name)
-      .sort();
-    const target = dirs.findIndex((d) => d.endsWith("_guest_round_reports"));
-    expect(target).toBeGreaterThan(0);
     const adminUrl = new URL(inject("templateDatabaseUrl"));
     adminUrl.pathname = "/postgres";
     const admin = new pg.Client({ connectionString: adminUrl.toString() });
@@ -62,30 +57,27 @@ describe("migrations", () => {
     await admin.query(`create database ${name}`);
     const url = new URL(adminUrl);
     url.pathname = `/${name}`;
-    const client = new pg.Client({ connectionString: url.toString() });
-    await client.connect();
     try {
-      const apply = async (dir: string) => client.query(await fs.readFile(path.join(MIGRATIONS_DIR, dir, "migration.sql"), "utf8"));
-      for (const dir of dirs.slice(0, target)) await apply(dir);
-      const repositoryId = randomUUID();
-      await client.query(`insert into "TargetRepository" ("id", "name", "cloneUrl") values ($1, 'demo/m', 'file:///x')`, [repositoryId]);
-      const task = (round: number, report: object | null) =>
-        client.query(
-          `insert into "Task" ("id", "repositoryId", "issueNumber", "issueTitle", "prompt", "baseRef", "baseSha", "operationId", "limits", "round", "guestReport", "updatedAt")
-           values ($1, $2, 1, 't', 'p', 'main', $3, $4, '{}', $5, $6, now()) returning "id"`,
-          [randomUUID(), repositoryId, "a".repeat(40), randomUUID(), round, report === null ? null : JSON.stringify(report)],
+      const legacy = await createDatabaseBeforeGuestRoundReports(url.toString(), [
+        { round: 2, guestReport: { untrusted: true, studentSummary: "round 2 report" } },
+        { round: 1, guestReport: null },
+      ]);
+      await applyMigrations(url.toString(), undefined, { only: [...legacy.before, legacy.fromGuestRoundReports[0]!] });
+      const client = new pg.Client({ connectionString: url.toString() });
+      await client.connect();
+      try {
+        const moved = await client.query(`select "taskId", "round", "report" from "GuestRoundReport"`);
+        expect(moved.rows).toEqual([
+          { taskId: legacy.taskIds[0], round: 2, report: { untrusted: true, studentSummary: "round 2 report" } },
+        ]);
+        const column = await client.query(
+          `select 1 from information_schema.columns where table_name = 'Task' and column_name = 'guestReport'`,
         );
-      const inRound2 = (await task(2, { untrusted: true, studentSummary: "round 2 report" })).rows[0].id;
-      await task(1, null);
-      await apply(dirs[target]!);
-      const moved = await client.query(`select "taskId", "round", "report" from "GuestRoundReport"`);
-      expect(moved.rows).toEqual([{ taskId: inRound2, round: 2, report: { untrusted: true, studentSummary: "round 2 report" } }]);
-      const column = await client.query(
-        `select 1 from information_schema.columns where table_name = 'Task' and column_name = 'guestReport'`,
-      );
-      expect(column.rowCount).toBe(0);
+        expect(column.rowCount).toBe(0);
+      } finally {
+        await client.end();
+      }
     } finally {
-      await client.end();
       await admin.query(`drop database if exists ${name} with (force)`);
       await admin.end();
     }
