@@ -24,12 +24,6 @@ import { LIVE_MACHINE_STATES } from "./machine-states";
 /** Task states in which a task holds (or is about to hold) one machine. */
 export const MACHINE_HOLDING_TASK_STATES = ["provisioning", "running", "collecting", "imported", "verifying"] as const;
 
-/** The cap in force for one substrate; null = none. */
-export async function readMachineCap(db: Db | DbTx, substrateLabel: string): Promise<number | null> {
-  const setting = await readSetting(db, "machines.concurrency");
-  return setting.bySubstrate[substrateLabel] ?? setting.maxMachines;
-}
-
 /** Slots in use on a substrate: tasks in machine-holding states plus live machines no such task accounts for. */
 export async function countMachineSlots(db: Db | DbTx, substrateLabel: string): Promise<number> {
   const holding = Prisma.join(MACHINE_HOLDING_TASK_STATES.map((s) => Prisma.sql`${s}`));
@@ -44,17 +38,14 @@ export async function countMachineSlots(db: Db | DbTx, substrateLabel: string): 
   return rows[0]?.n ?? 0;
 }
 
-/** Serialises every slot decision on one substrate until the caller's transaction ends. */
-export async function lockMachineSlotsIn(tx: DbTx, substrateLabel: string): Promise<void> {
+/**
+ * Takes the substrate's slot lock (every slot decision on it is serialised until the caller's
+ * transaction ends) and counts: what admission and every claim decide on.
+ */
+export async function lockAndCountMachineSlotsIn(tx: DbTx, substrateLabel: string): Promise<{ inFlight: number; cap: number | null }> {
   await tx.$executeRaw`select pg_advisory_xact_lock(hashtext(${`school-core:admission:${substrateLabel}`}))`;
-}
-
-export type TSlotCount = { inFlight: number; cap: number | null };
-
-/** Takes the lock and counts: what admission decides on. */
-export async function lockAndCountMachineSlotsIn(tx: DbTx, substrateLabel: string): Promise<TSlotCount> {
-  await lockMachineSlotsIn(tx, substrateLabel);
-  const cap = await readMachineCap(tx, substrateLabel);
+  const setting = await readSetting(tx, "machines.concurrency");
+  const cap = setting.bySubstrate[substrateLabel] ?? setting.maxMachines;
   return { inFlight: cap === null ? 0 : await countMachineSlots(tx, substrateLabel), cap };
 }
 
