@@ -12,6 +12,7 @@ const TONES: Record<string, string> = {
   stale: "bg-amber-100 text-amber-900",
   degraded: "bg-amber-100 text-amber-900",
   queued: "bg-slate-100 text-slate-700",
+  succeeded: "bg-green-100 text-green-800",
   failed: "bg-red-100 text-red-800",
   blocked: "bg-red-100 text-red-800",
   down: "bg-red-100 text-red-800",

@@ -124,3 +124,27 @@ test("a task blocked by an injected provider 500 is retried from its page and re
   await page.goto("/operator/audit?kind=task");
   await expect(page.getByTestId("audit-row").first()).toContainText("task.retry");
 });
+
+test("a dependency rebuild asked from the repository's page is queued, run by the worker, and followed live to its bundle", async ({
+  browser,
+}) => {
+  const page = await operatorPage(browser);
+  await page.goto("/operator/repositories");
+  await page.locator('[data-testid="repository"][data-name="demo/greeter"]').getByRole("link", { name: "dependencies" }).click();
+  await expect(page.getByRole("heading", { name: "Dependencies of demo/greeter" })).toBeVisible();
+  const setupRunsBefore = await page.getByTestId("setup-runs").locator("li").count();
+
+  const rebuild = page.getByTestId("rebuild-bundle-form");
+  await rebuild.getByRole("button", { name: "Rebuild (new setup run)" }).click();
+  // The web request only queues: the answer comes at once, and the page follows the worker.
+  await expect(rebuild.getByTestId("action-result")).toContainText("Build queued");
+  const request = page.getByTestId("build-request").first();
+  await expect(request).toContainText("Rebuild for the default branch");
+  await expect(request).toHaveAttribute("data-state", "succeeded", { timeout: 120_000 });
+  await expect(request).toContainText(/Built bundle [0-9a-f]{12} for commit [0-9a-f]{12}/);
+  await expect(page.getByTestId("live-indicator")).toHaveCount(0);
+  await expect(page.getByTestId("setup-runs").locator("li")).toHaveCount(setupRunsBefore + 1);
+  await expect(page.getByTestId("setup-runs").locator("li").first()).toContainText("succeeded");
+  const dir = process.env.E2E_SCREENSHOT_DIR;
+  if (dir) await page.screenshot({ path: `${dir}/dependencies-build-request.png`, fullPage: true });
+});

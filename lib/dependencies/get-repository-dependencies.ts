@@ -5,6 +5,7 @@
  */
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
+import type { TBuildRequestState } from "./bundle-build-requests";
 import type { TBrokerLog } from "./registry-broker";
 import { recipeDigest } from "./recipes";
 import { parseSetupRecipe, readBuilderImage } from "./run-dependency-setup";
@@ -20,6 +21,11 @@ export async function getRepositoryDependencies(deps: { db: Db }, input: { repos
   const { imageDigest } = await readBuilderImage(db).catch(() => ({ imageDigest: null as string | null }));
   const bundles = await db.dependencyBundle.findMany({ where: { repositoryId: repo.id }, orderBy: { createdAt: "desc" }, take: 50 });
   const runs = await db.dependencySetupRun.findMany({ where: { repositoryId: repo.id }, orderBy: { startedAt: "desc" }, take: 20 });
+  const requests = await db.bundleBuildRequest.findMany({ where: { repositoryId: repo.id }, orderBy: { createdAt: "desc" }, take: 10 });
+  const requesterIds = [...new Set(requests.flatMap((r) => (r.requestedById ? [r.requestedById] : [])))];
+  const requesters = new Map(
+    (await db.user.findMany({ where: { id: { in: requesterIds } }, select: { id: true, name: true } })).map((u) => [u.id, u.name]),
+  );
   // candidates whose trusted checks said "dependencies changed in the candidate": the ones an
   // operator may decide to build a bundle for from the candidate's own lockfile
   const changedEvidence = await db.verificationEvidence.findMany({
@@ -65,6 +71,27 @@ export async function getRepositoryDependencies(deps: { db: Db }, input: { repos
       errorSummary: r.errorSummary,
       fetchLog: (r.fetchLog ?? null) as TBrokerLog | null,
     })),
+    buildRequests: requests.map((r) => ({
+      id: r.id,
+      kind: r.kind as "base" | "candidate",
+      ref: r.ref,
+      candidateId: r.candidateId,
+      isForced: r.isForced,
+      state: r.state as TBuildRequestState,
+      waitingReason: r.waitingReason,
+      attempts: r.attempts,
+      sourceSha: r.sourceSha,
+      bundleId: r.bundleId,
+      isReused: r.isReused,
+      errorCode: r.errorCode,
+      errorSummary: r.errorSummary,
+      requestedBy: r.requestedById ? (requesters.get(r.requestedById) ?? "a removed user") : null,
+      createdAt: r.createdAt,
+      startedAt: r.startedAt,
+      finishedAt: r.finishedAt,
+    })),
+    /** a build request or a setup run is under way: the page follows it live */
+    isBuilding: requests.some((r) => r.state === "queued" || r.state === "running") || runs.some((r) => r.state === "running"),
     changedLockfileCandidates,
   };
 }

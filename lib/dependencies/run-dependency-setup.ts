@@ -28,6 +28,7 @@ import type { DependencyBundle } from "../db/generated/client";
 import type { TEnv } from "../env";
 import { AppError } from "../errors";
 import { destroyMachine, ensureMachineCreated, recordMachineIntent, startMachine } from "../machines/guest-machines";
+import { claimFreeMachineSlotIn } from "../machines/machine-slots";
 import { PROJECT_ROOT } from "../project-root";
 import { boundText, sanitizeExcerpt } from "../redact";
 import { readSetting } from "../settings/operator-settings";
@@ -36,6 +37,9 @@ import { DEPENDENCY_BUNDLE_LIMITS, DEPENDENCY_BUILDER_RESOURCES, DEPENDENCY_BROK
 import { startRegistryBroker, type TBrokerLog } from "./registry-broker";
 import { countPackages, recipeDigest, resolveRecipe, ZSetupRecipeSchema, type TSetupRecipe } from "./recipes";
 import { readRecipeInputs, packRecipeInputs } from "./read-recipe-inputs";
+import { beatSetupRun, SETUP_RUN_HEARTBEAT_MS } from "./setup-run-heartbeat";
+
+const BUILD_WHAT = "the dependency build";
 
 export const BUILDER_PROGRAM_SOURCE = path.join(PROJECT_ROOT, "guest", "dependency-builder.mjs");
 const TTL_GRACE_SECONDS = 300;
@@ -103,6 +107,9 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
   const started = Date.now();
 
   const run = await db.$transaction(async (tx) => {
+    // An operator's build at the cap is refused before anything is written (the message says
+    // nothing was changed); the machine row below claims the slot for real, under the same lock.
+    if (source.machineSlot === "own") await claimFreeMachineSlotIn(tx, substrate.label, BUILD_WHAT);
     const created = await tx.dependencySetupRun.create({
       data: {
         repositoryId: repo.id,
@@ -112,6 +119,7 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
         recipe: recipe as object,
         ...key,
         requestedById: source.actorId ?? null,
+        heartbeatAt: new Date(),
       },
     });
     await recordAudit(tx, {
@@ -125,6 +133,8 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
   });
 
   const broker = await startRegistryBroker({ registries: recipe.registries, protocols: resolved.protocols, ...DEPENDENCY_BROKER_LIMITS });
+  // A run whose process dies is failed by the worker's sweep once this stops (failAbandonedSetupRuns).
+  const heartbeat = setInterval(() => void beatSetupRun(db, run.id).catch(() => undefined), SETUP_RUN_HEARTBEAT_MS);
   const staging = path.join(env.dataDir, "staging", "dependencies", run.id);
   let fetchLog: TBrokerLog | undefined;
   let machineId: string | undefined;
@@ -143,7 +153,7 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
       operationId: run.id,
       substrateLabel: substrate.label,
       spec,
-      ...(source.machineSlot === "own" ? { needsFreeSlot: { what: "the dependency build" } } : {}),
+      ...(source.machineSlot === "own" ? { needsFreeSlot: { what: BUILD_WHAT } } : {}),
     });
     machineId = machine.id;
     machine = await ensureMachineCreated(db, substrate, machine, spec);
@@ -271,6 +281,7 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
     if (error instanceof AppError) throw error;
     throw new AppError("DEPENDENCY_SETUP_FAILED", `The dependency setup run failed: ${summary}`);
   } finally {
+    clearInterval(heartbeat);
     if (machineId) await destroyMachine(db, substrate, machineId, "dependency setup finished").catch(() => undefined);
     await broker.close();
     await fs.rm(staging, { recursive: true, force: true });

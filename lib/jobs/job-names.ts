@@ -9,6 +9,7 @@ export const JOBS = {
   advanceTask: { name: "task-advance", schema: z.object({ taskId: z.uuid() }).strict() },
   sweepMachines: { name: "machine-sweep", schema: z.object({}).strict() },
   runProbes: { name: "probe-run", schema: z.object({ runId: z.uuid() }).strict() },
+  buildBundle: { name: "bundle-build", schema: z.object({ requestId: z.uuid() }).strict() },
 } as const;
 
 export type TJobName = (typeof JOBS)[keyof typeof JOBS]["name"];

@@ -29,6 +29,9 @@ import { listenForReadyTasks } from "./listen-task-ready";
 import { withTaskLock } from "./task-lock";
 import { pickTaskToDrive } from "./pick-task-to-drive";
 import { listDueAutomaticRetries, retryTask } from "../lifecycle/retry-task";
+import { failAbandonedBuildRequests, listQueuedBuildRequests } from "../dependencies/bundle-build-requests";
+import { runBundleBuildRequest } from "../dependencies/run-bundle-build-request";
+import { failAbandonedSetupRuns } from "../dependencies/setup-run-heartbeat";
 
 export type WorkerHandle = { workerId: string; boss: PgBoss; stop(): Promise<void> };
 
@@ -116,6 +119,24 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
     }
   };
 
+  // Operators' bundle builds (lib/dependencies/bundle-build-requests.ts): one job per queued
+  // request; a request waiting for a machine slot is sent again by each sweep and starts once one frees.
+  await boss.createQueue(JOBS.buildBundle.name, { policy: "short", retryLimit: 0, expireInSeconds: 3600, deleteAfterSeconds: 3600 });
+  await boss.work(JOBS.buildBundle.name, { pollingIntervalSeconds: 1, batchSize: 1, localConcurrency: 2 }, async (jobs) => {
+    for (const job of jobs) {
+      const { requestId } = JOBS.buildBundle.schema.parse(job.data);
+      await runBundleBuildRequest(ctx, requestId).catch((error) => logError("bundle build request failed", error, { requestId }));
+    }
+  });
+  const sweepBuilds = async () => {
+    // runs and requests whose process died are failed (their builders are then reaped by the machine sweep)
+    await failAbandonedSetupRuns(db);
+    await failAbandonedBuildRequests(db);
+    for (const requestId of await listQueuedBuildRequests(db)) {
+      await boss.send(JOBS.buildBundle.name, { requestId }, { singletonKey: requestId });
+    }
+  };
+
   const sweepTasks = async () => {
     // Automatic retries of transient provider errors that are due become new attempts (queued).
     for (const taskId of await listDueAutomaticRetries({ db }, { now: new Date(), take: 50 })) {
@@ -129,6 +150,7 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
       });
     }
     await sweepProbeRuns().catch((error) => logError("probe run sweep failed", error));
+    await sweepBuilds().catch((error) => logError("bundle build sweep failed", error));
     // The gate is re-proved here (and again before each provisioning in advanceTask).
     const isDispatchEnabled = await isDispatchOpen(db, env);
     // pr_pending waits for its backoff (nextAttemptAt); everything else runs as soon as it can.

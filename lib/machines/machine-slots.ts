@@ -44,9 +44,17 @@ export async function countMachineSlots(db: Db | DbTx, substrateLabel: string): 
  */
 export async function lockAndCountMachineSlotsIn(tx: DbTx, substrateLabel: string): Promise<{ inFlight: number; cap: number | null }> {
   await tx.$executeRaw`select pg_advisory_xact_lock(hashtext(${`school-core:admission:${substrateLabel}`}))`;
-  const setting = await readSetting(tx, "machines.concurrency");
+  return readMachineSlots(tx, substrateLabel);
+}
+
+/**
+ * Slots in use and the cap, read without the lock: for a queued request deciding whether another
+ * attempt is worth making. Only the locked claim decides.
+ */
+export async function readMachineSlots(db: Db | DbTx, substrateLabel: string): Promise<{ inFlight: number; cap: number | null }> {
+  const setting = await readSetting(db, "machines.concurrency");
   const cap = setting.bySubstrate[substrateLabel] ?? setting.maxMachines;
-  return { inFlight: cap === null ? 0 : await countMachineSlots(tx, substrateLabel), cap };
+  return { inFlight: cap === null ? 0 : await countMachineSlots(db, substrateLabel), cap };
 }
 
 /**

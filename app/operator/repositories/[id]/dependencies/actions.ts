@@ -3,10 +3,8 @@ import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { withActorAction } from "@/app/_server/action";
 import { summaryOf } from "@/app/_server/field-errors";
-import { getRunContext } from "@/app/_server/run-context";
 import { getDb } from "@/lib/db/client";
-import { buildRepositoryBundle } from "@/lib/dependencies/build-repository-bundle";
-import { rebuildFromCandidateLockfile } from "@/lib/dependencies/rebuild-from-candidate";
+import { requestBundleBuild } from "@/lib/dependencies/bundle-build-requests";
 import { recipeDigest, ZSetupRecipeSchema } from "@/lib/dependencies/recipes";
 import { setRepositorySetup } from "@/lib/dependencies/set-repository-setup";
 import { recipeFieldErrorsOf, recipeInputOf } from "./setup-recipe-form-model";
@@ -52,22 +50,17 @@ export const clearSetupRecipeAction = withActorAction({
   },
 });
 
-/** Runs the trusted setup on a builder guest in this request (seconds on the local substrate; at most the recipe's timeout). */
+/** Queues the build; a worker runs it on a builder guest (waiting while every machine slot is in use) and this page follows it. */
 export const buildBundleNowAction = withActorAction({
   action: "repository.manage",
   schema: z.object({ repository: ZRepositoryName, isForced: z.enum(["true"]).optional() }),
   handler: async ({ actor, input }) => {
-    const { db, env, substrate, readyTimeoutMs } = await getRunContext();
-    const result = await buildRepositoryBundle(
-      { db, env, substrate, readyTimeoutMs },
-      { name: input.repository, isForced: input.isForced === "true", actorId: actor.userId },
+    const { request, isExisting } = await requestBundleBuild(
+      { db: await getDb() },
+      { kind: "base", repository: input.repository, isForced: input.isForced === "true", actorId: actor.userId },
     );
     revalidatePath(PAGE, "page");
-    const what = `bundle ${result.bundle.artifactDigest.slice(0, 12)} (${result.bundle.packageCount} packages) for ${result.sha.slice(0, 12)}`;
-    return {
-      ok: true,
-      message: result.isReused ? `Already built: ${what}; reused.` : `Built ${what} in ${(result.elapsedMs / 1000).toFixed(1)} s.`,
-    };
+    return { ok: true, message: queuedMessage(request.state, isExisting) };
   },
 });
 
@@ -76,15 +69,16 @@ export const rebuildFromCandidateAction = withActorAction({
   action: "repository.manage",
   schema: z.object({ candidateId: z.string().trim().min(1, "Choose a candidate.").max(100) }),
   handler: async ({ actor, input }) => {
-    const { db, env, substrate, readyTimeoutMs } = await getRunContext();
-    const bundle = await rebuildFromCandidateLockfile(
-      { db, env, substrate, readyTimeoutMs },
-      { candidateId: input.candidateId, actorId: actor.userId },
+    const { request, isExisting } = await requestBundleBuild(
+      { db: await getDb() },
+      { kind: "candidate", candidateId: input.candidateId, actorId: actor.userId },
     );
     revalidatePath(PAGE, "page");
-    return {
-      ok: true,
-      message: `Built bundle ${bundle.artifactDigest.slice(0, 12)} (${bundle.packageCount} packages) from candidate ${input.candidateId}'s lockfile.`,
-    };
+    return { ok: true, message: queuedMessage(request.state, isExisting) };
   },
 });
+
+function queuedMessage(state: string, isExisting: boolean): string {
+  if (isExisting) return `The same build is already ${state}; it is shown under "Build requests" below.`;
+  return `Build queued: a worker runs it on a builder guest, and "Build requests" below follows it.`;
+}

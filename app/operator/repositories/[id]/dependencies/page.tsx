@@ -1,21 +1,78 @@
 // A repository's dependencies (issue 18): the setup recipe and registries, every bundle (size,
 // package count, when built, from which lockfile and commit) and the recent setup runs with what
 // the registry broker served and refused. The recipe is set here (or with `schoolcore repo setup`);
-// "Build bundle now" and "Build from a candidate's lockfile" run a trusted setup on a builder guest.
+// "Build bundle now" and "Build from a candidate's lockfile" queue a build a worker runs on a
+// builder guest; "Build requests" follows them live.
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { requirePagePermission } from "@/app/_server/guard";
 import { DataTable } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
 import { getDb } from "@/lib/db/client";
-import { getRepositoryDependencies } from "@/lib/dependencies/get-repository-dependencies";
+import { getRepositoryDependencies, type TRepositoryDependencies } from "@/lib/dependencies/get-repository-dependencies";
 import { AppError } from "@/lib/errors";
 import { ActionForm } from "@/components/action-form";
+import { AutoRefresh } from "@/components/auto-refresh";
+import { StateBadge } from "@/components/state-badge";
 import { Field } from "@/components/form-field";
 import { buildBundleNowAction, clearSetupRecipeAction, rebuildFromCandidateAction } from "./actions";
 import { SetupRecipeForm } from "./setup-recipe-form";
 
 const DEFAULT_NPM_REGISTRY = "https://registry.npmjs.org/";
+
+const utc = (date: Date) => `${date.toISOString().replace("T", " ").slice(0, 19)} UTC`;
+
+function describeRequest(r: TRepositoryDependencies["buildRequests"][number]): string {
+  if (r.kind === "candidate") return `From candidate ${r.candidateId ?? ""}'s lockfile`;
+  return `${r.isForced ? "Rebuild" : "Build"} for ${r.ref ?? "the default branch"}`;
+}
+
+function BuildRequests({
+  requests,
+  bundles,
+}: Pick<TRepositoryDependencies, "bundles"> & { requests: TRepositoryDependencies["buildRequests"] }) {
+  const digests = new Map(bundles.map((b) => [b.id, b.artifactDigest]));
+  return (
+    <div className="space-y-2">
+      <h2>Build requests</h2>
+      <ul className="space-y-2" data-testid="build-requests">
+        {requests.map((r) => (
+          <li
+            key={r.id}
+            className="space-y-1 rounded border border-slate-200 bg-white p-3 text-sm"
+            data-testid="build-request"
+            data-state={r.state}
+          >
+            <p className="flex flex-wrap items-center gap-2">
+              <StateBadge state={r.state} />
+              <span>{describeRequest(r)}</span>
+              <span className="text-slate-600">
+                · asked {utc(r.createdAt)}
+                {r.requestedBy && ` by ${r.requestedBy}`}
+                {r.finishedAt && r.startedAt && ` · took ${((r.finishedAt.getTime() - r.startedAt.getTime()) / 1000).toFixed(1)} s`}
+              </span>
+            </p>
+            {r.state === "queued" && <p className="text-slate-700">{r.waitingReason ?? "Waiting for a worker to pick it up."}</p>}
+            {r.state === "running" && <p className="text-slate-700">A worker is building it on a builder guest (attempt {r.attempts}).</p>}
+            {r.state === "succeeded" && (
+              <p className="text-slate-700">
+                {r.isReused ? "Reused bundle" : "Built bundle"}{" "}
+                <span className="font-mono">{digests.get(r.bundleId ?? "")?.slice(0, 12)}</span> for commit{" "}
+                <span className="font-mono">{r.sourceSha?.slice(0, 12)}</span>
+                {r.isReused && " (its lockfile had one already)"}.
+              </p>
+            )}
+            {r.errorSummary && (
+              <pre className="whitespace-pre-wrap break-words text-xs text-red-800">
+                {r.errorCode}: {r.errorSummary}
+              </pre>
+            )}
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
 
 function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
@@ -36,9 +93,12 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
       <p className="text-sm">
         <Link href="/operator/repositories">← Target repositories</Link>
       </p>
-      <h1>
-        Dependencies of <span className="font-mono">{view.repository.name}</span>
-      </h1>
+      <div className="flex flex-wrap items-baseline justify-between gap-2">
+        <h1>
+          Dependencies of <span className="font-mono">{view.repository.name}</span>
+        </h1>
+        <AutoRefresh isActive={view.isBuilding} />
+      </div>
       <div className="space-y-1 rounded border border-slate-200 bg-white p-4 text-sm" data-testid="setup-recipe">
         <h2>Setup recipe</h2>
         {view.recipe ? (
@@ -62,7 +122,7 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
             <ActionForm
               action={buildBundleNowAction}
               submitLabel="Build bundle now"
-              pendingLabel="Building on a builder guest…"
+              pendingLabel="Queuing…"
               className="max-w-xs space-y-2"
               testId="build-bundle-form"
             >
@@ -71,7 +131,7 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
             <ActionForm
               action={buildBundleNowAction}
               submitLabel="Rebuild (new setup run)"
-              pendingLabel="Building on a builder guest…"
+              pendingLabel="Queuing…"
               tone="warning"
               className="max-w-xs space-y-2"
               testId="rebuild-bundle-form"
@@ -92,6 +152,7 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
           </div>
         )}
       </div>
+      {view.buildRequests.length > 0 && <BuildRequests requests={view.buildRequests} bundles={view.bundles} />}
       <div className="space-y-2">
         <h2>Bundles</h2>
         {view.bundles.length === 0 ? (
@@ -143,7 +204,7 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
             <ActionForm
               action={rebuildFromCandidateAction}
               submitLabel="Build from the candidate's lockfile"
-              pendingLabel="Building on a builder guest…"
+              pendingLabel="Queuing…"
               tone="warning"
               testId="rebuild-candidate-form"
             >

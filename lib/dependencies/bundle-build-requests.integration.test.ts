@@ -1,0 +1,280 @@
+/**
+ * An operator's bundle build is a queued request a worker runs (issue 16 item 3: the web tier
+ * holds no work; issue 18: "Build bundle now"), on the local substrate with real bubblewrap
+ * builder guests, real PostgreSQL, real git and real npm against a loopback fixture registry:
+ * the same request asked twice is one; a request that can never build is refused with nothing
+ * written; at the machine cap a build waits in the queue (nothing written, no setup run) and
+ * starts once a slot frees; a failing build says why; a request or setup run whose process died
+ * is failed by the sweep, never left running; and a real worker picks a queued request up.
+ */
+import path from "node:path";
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GREETER_FIXTURE_PACKAGES, GREETER_REPOSITORY, writeGreeterRepository } from "../demo/greeter-target";
+import { startWorker } from "../jobs/start-worker";
+import { createLifecycleWorld, type LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
+import { recordMachineIntent } from "../machines/guest-machines";
+import { addTargetRepository } from "../repos/target-repositories";
+import { writeSetting } from "../settings/operator-settings";
+import { failAbandonedBuildRequests, requestBundleBuild } from "./bundle-build-requests";
+import { startFixtureRegistry, type TFixtureRegistry } from "./fixture-registry";
+import { getRepositoryDependencies } from "./get-repository-dependencies";
+import { runBundleBuildRequest } from "./run-bundle-build-request";
+import { setRepositorySetup } from "./set-repository-setup";
+import { failAbandonedSetupRuns, SETUP_RUN_STALE_MS } from "./setup-run-heartbeat";
+
+const BROKEN_REPOSITORY = "school/greeter-broken-setup";
+const PLAIN_REPOSITORY = "school/greeter-no-setup";
+
+let world: LifecycleWorld;
+let registry: TFixtureRegistry;
+let greeterSha: string;
+let greeterId: string;
+
+beforeAll(async () => {
+  world = await createLifecycleWorld();
+  registry = await startFixtureRegistry(GREETER_FIXTURE_PACKAGES);
+  const greeter = await writeGreeterRepository(path.join(world.env.dataDir, "greeter-src"));
+  greeterSha = greeter.sha;
+  greeterId = (await addTargetRepository({ db: world.db }, { name: GREETER_REPOSITORY, cloneUrl: greeter.path, actorId: null })).id;
+  await setRepositorySetup(
+    { db: world.db },
+    { name: GREETER_REPOSITORY, recipe: { v: 1, kind: "npm-ci", registries: [registry.url] }, actorId: null },
+  );
+  await addTargetRepository({ db: world.db }, { name: BROKEN_REPOSITORY, cloneUrl: greeter.path, actorId: null });
+  await setRepositorySetup(
+    { db: world.db },
+    {
+      name: BROKEN_REPOSITORY,
+      recipe: {
+        v: 1,
+        kind: "custom",
+        registries: [registry.url],
+        command: ["sh", "-c", "echo 'no such package: left-pad@99' >&2; exit 3"],
+        inputFiles: ["package.json"],
+        outputDir: "deps",
+        timeoutSeconds: 60,
+      },
+      actorId: null,
+    },
+  );
+  await addTargetRepository({ db: world.db }, { name: PLAIN_REPOSITORY, cloneUrl: greeter.path, actorId: null });
+});
+
+afterAll(async () => {
+  await registry?.close();
+});
+
+const setupRunCount = () => world.db.dependencySetupRun.count({ where: { repositoryId: greeterId } });
+const requestCount = () => world.db.bundleBuildRequest.count();
+const setCap = (maxMachines: number | null) =>
+  writeSetting(world.db, { key: "machines.concurrency", value: { maxMachines, bySubstrate: {} }, actorId: null });
+
+describe("an operator's bundle build request", () => {
+  it("is queued once however often it is asked, then built by the worker's runner; the next one reuses the bundle", async () => {
+    const first = await requestBundleBuild({ db: world.db }, { kind: "base", repository: GREETER_REPOSITORY, actorId: null });
+    expect(first).toMatchObject({ isExisting: false, request: { state: "queued", kind: "base", ref: null, isForced: false } });
+    const again = await requestBundleBuild({ db: world.db }, { kind: "base", repository: GREETER_REPOSITORY, actorId: null });
+    expect(again).toMatchObject({ isExisting: true, request: { id: first.request.id } });
+    // two at once still make one
+    const racing = await Promise.all(
+      [0, 1].map(() =>
+        requestBundleBuild({ db: world.db }, { kind: "base", repository: GREETER_REPOSITORY, isForced: true, actorId: null }),
+      ),
+    );
+    expect(racing[0]!.request.id).toBe(racing[1]!.request.id);
+    expect(racing.filter((r) => !r.isExisting)).toHaveLength(1);
+
+    expect(await runBundleBuildRequest(world.ctx, first.request.id)).toBe("succeeded");
+    const built = await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: first.request.id } });
+    const runs = await world.db.dependencySetupRun.findMany({ where: { repositoryId: greeterId } });
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ state: "succeeded", sourceSha: greeterSha });
+    expect(built).toMatchObject({
+      state: "succeeded",
+      attempts: 1,
+      sourceSha: greeterSha,
+      isReused: false,
+      setupRunId: runs[0]!.id,
+      bundleId: runs[0]!.bundleId,
+      errorCode: null,
+    });
+    expect(built.finishedAt!.getTime()).toBeGreaterThanOrEqual(built.startedAt!.getTime());
+    // a request runs once: a second job for it does nothing
+    expect(await runBundleBuildRequest(world.ctx, first.request.id)).toBe("not_queued");
+
+    // the forced one builds again; a plain one after it reuses the bundle without a setup run
+    expect(await runBundleBuildRequest(world.ctx, racing[0]!.request.id)).toBe("succeeded");
+    expect(await setupRunCount()).toBe(2);
+    const reuse = await requestBundleBuild({ db: world.db }, { kind: "base", repository: GREETER_REPOSITORY, actorId: null });
+    expect(await runBundleBuildRequest(world.ctx, reuse.request.id)).toBe("succeeded");
+    expect(await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: reuse.request.id } })).toMatchObject({
+      isReused: true,
+      setupRunId: null,
+      bundleId: built.bundleId,
+    });
+    expect(await setupRunCount()).toBe(2);
+
+    const audit = await world.db.auditLog.findMany({
+      where: { action: { startsWith: "dependencies.build." } },
+      orderBy: { createdAt: "asc" },
+    });
+    expect(audit.filter((a) => (a.detail as { requestId: string }).requestId === first.request.id).map((a) => a.action)).toEqual([
+      "dependencies.build.requested",
+      "dependencies.build.running",
+      "dependencies.build.succeeded",
+    ]);
+    const view = await getRepositoryDependencies({ db: world.db }, { name: GREETER_REPOSITORY });
+    expect(view.buildRequests.map((r) => r.state)).toEqual(["succeeded", "succeeded", "succeeded"]);
+    expect(view.isBuilding).toBe(false);
+  });
+
+  it("is refused up front, with nothing written, when it can never build", async () => {
+    const before = await requestCount();
+    const attempts = [
+      requestBundleBuild({ db: world.db }, { kind: "base", repository: "school/nowhere", actorId: null }),
+      requestBundleBuild({ db: world.db }, { kind: "base", repository: PLAIN_REPOSITORY, actorId: null }),
+      requestBundleBuild({ db: world.db }, { kind: "base", repository: GREETER_REPOSITORY, ref: "--upload-pack=evil", actorId: null }),
+      requestBundleBuild({ db: world.db }, { kind: "candidate", candidateId: randomUUID(), actorId: null }),
+    ];
+    const codes = await Promise.all(
+      attempts.map((a) =>
+        a.then(
+          () => "accepted",
+          (error: { code: string }) => error.code,
+        ),
+      ),
+    );
+    expect(codes).toEqual(["NOT_FOUND", "VALIDATION_FAILED", "VALIDATION_FAILED", "NOT_FOUND"]);
+    expect(await requestCount()).toBe(before);
+  });
+
+  it("waits in the queue at the machine cap — no setup run, nothing built — and starts once a slot frees", async () => {
+    await setCap(1);
+    const occupant = await recordMachineIntent(world.db, {
+      purpose: "builder",
+      operationId: randomUUID(),
+      substrateLabel: world.ctx.substrate.label,
+      spec: {
+        source: { type: "image", reference: "x" },
+        resources: { cpus: 1, memoryMb: 256, diskGb: 1 },
+        network: { mode: "blocked" },
+        ttlSeconds: 60,
+      },
+    });
+    try {
+      const runsBefore = await setupRunCount();
+      const { request } = await requestBundleBuild(
+        { db: world.db },
+        { kind: "base", repository: GREETER_REPOSITORY, isForced: true, actorId: null },
+      );
+      expect(await runBundleBuildRequest(world.ctx, request.id)).toBe("waiting");
+      const waiting = await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } });
+      expect(waiting).toMatchObject({ state: "queued", attempts: 1 });
+      expect(waiting.waitingReason).toContain(`Waiting for a free machine slot (1 of 1 on ${world.ctx.substrate.label} in use)`);
+      expect(await setupRunCount()).toBe(runsBefore);
+      // the next sweep's job sees no free slot and does not even try
+      expect(await runBundleBuildRequest(world.ctx, request.id)).toBe("waiting");
+      expect(await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } })).toMatchObject({ attempts: 1 });
+      expect((await getRepositoryDependencies({ db: world.db }, { name: GREETER_REPOSITORY })).isBuilding).toBe(true);
+
+      await world.db.guestMachine.update({ where: { id: occupant.id }, data: { state: "destroyed" } });
+      expect(await runBundleBuildRequest(world.ctx, request.id)).toBe("succeeded");
+      expect(await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } })).toMatchObject({
+        state: "succeeded",
+        attempts: 2,
+        waitingReason: null,
+        isReused: false,
+      });
+      expect(await setupRunCount()).toBe(runsBefore + 1);
+    } finally {
+      await world.db.guestMachine.update({ where: { id: occupant.id }, data: { state: "destroyed" } });
+      await setCap(null);
+    }
+  });
+
+  it("that fails says why, bounded; the builder is gone", async () => {
+    const { request } = await requestBundleBuild({ db: world.db }, { kind: "base", repository: BROKEN_REPOSITORY, actorId: null });
+    expect(await runBundleBuildRequest(world.ctx, request.id)).toBe("failed");
+    const failed = await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } });
+    expect(failed).toMatchObject({ state: "failed", errorCode: "DEPENDENCY_SETUP_FAILED", bundleId: null });
+    expect(failed.errorSummary).toContain("failed (exit 3)");
+    expect(failed.errorSummary).toContain("no such package: left-pad@99");
+    expect(failed.errorSummary!.length).toBeLessThanOrEqual(2048);
+    const run = await world.db.dependencySetupRun.findFirstOrThrow({ where: { repository: { name: BROKEN_REPOSITORY } } });
+    expect(run.state).toBe("failed");
+    const builders = await world.db.guestMachine.findMany({ where: { setupRunId: run.id } });
+    expect(builders.map((m) => m.state)).toEqual(["destroyed"]);
+  });
+
+  it("or a setup run whose process died is failed by the sweep, never left running; a live one is left alone", async () => {
+    const now = new Date();
+    const stale = new Date(now.getTime() - SETUP_RUN_STALE_MS - 1_000);
+    const make = (heartbeatAt: Date) =>
+      world.db.bundleBuildRequest.create({
+        data: { repositoryId: greeterId, kind: "base", state: "running", attempts: 1, startedAt: heartbeatAt, heartbeatAt },
+      });
+    const dead = await make(stale);
+    const alive = await make(now);
+    const run = (heartbeatAt: Date | null) =>
+      world.db.dependencySetupRun.create({
+        data: {
+          repositoryId: greeterId,
+          reason: "operator",
+          sourceSha: greeterSha,
+          recipe: {},
+          recipeDigest: "r",
+          lockfileDigest: "l",
+          imageDigest: "i",
+          startedAt: stale,
+          heartbeatAt,
+        },
+      });
+    const deadRun = await run(stale);
+    const preHeartbeatRun = await run(null);
+    const liveRun = await run(now);
+
+    expect(await failAbandonedBuildRequests(world.db, now)).toEqual([dead.id]);
+    expect(await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: dead.id } })).toMatchObject({
+      state: "failed",
+      errorCode: "DEPENDENCY_SETUP_FAILED",
+    });
+    expect((await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: dead.id } })).errorSummary).toContain("abandoned");
+    expect((await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: alive.id } })).state).toBe("running");
+
+    expect((await failAbandonedSetupRuns(world.db, now)).sort()).toEqual([deadRun.id, preHeartbeatRun.id].sort());
+    expect((await world.db.dependencySetupRun.findUniqueOrThrow({ where: { id: deadRun.id } })).state).toBe("failed");
+    expect((await world.db.dependencySetupRun.findUniqueOrThrow({ where: { id: liveRun.id } })).state).toBe("running");
+    // idempotent
+    expect(await failAbandonedBuildRequests(world.db, now)).toEqual([]);
+    await world.db.bundleBuildRequest.update({ where: { id: alive.id }, data: { state: "failed" } });
+    await world.db.dependencySetupRun.update({ where: { id: liveRun.id }, data: { state: "failed" } });
+  });
+});
+
+describe("the worker", () => {
+  it("picks a queued build request up by itself and runs it to the end", async () => {
+    const { request } = await requestBundleBuild(
+      { db: world.db },
+      { kind: "base", repository: GREETER_REPOSITORY, isForced: true, actorId: null },
+    );
+    const worker = await startWorker({
+      db: world.db,
+      databaseUrl: world.databaseUrl,
+      env: world.env,
+      substrate: world.ctx.substrate,
+      sweepIntervalMs: 500,
+      readyTimeoutMs: world.ctx.readyTimeoutMs,
+    });
+    try {
+      let state = "queued";
+      for (const deadline = Date.now() + 60_000; Date.now() < deadline && (state === "queued" || state === "running");) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        state = (await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } })).state;
+      }
+      expect(state).toBe("succeeded");
+    } finally {
+      await worker.stop();
+    }
+  });
+});

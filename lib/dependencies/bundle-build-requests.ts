@@ -1,0 +1,181 @@
+/**
+ * An operator's "Build bundle now" or "Build from a candidate's lockfile" (issue 18) is a queued
+ * request, run by a worker (run-bundle-build-request.ts), not work done inside a web request: a
+ * build takes up to its recipe's timeout, must survive the web process that asked for it, and
+ * must wait — not be refused — while every machine slot is in use (issue 16, item 3: the web
+ * tier holds no work). The same request asked twice while one is queued or running is that one.
+ *
+ * States and their transitions, each one guarded UPDATE (`where state = from`) in a transaction
+ * with its audit row; the request id plus the attempt number is the operation id.
+ */
+import type { Db, DbTx } from "../db/client";
+import type { BundleBuildRequest } from "../db/generated/client";
+import { recordAudit } from "../audit";
+import { AppError } from "../errors";
+import { boundText } from "../redact";
+import { parseSetupRecipe } from "./run-dependency-setup";
+import { ABANDONED_REASON, SETUP_RUN_STALE_MS } from "./setup-run-heartbeat";
+
+export const BUILD_REQUEST_STATES = ["queued", "running", "succeeded", "failed"] as const;
+export type TBuildRequestState = (typeof BUILD_REQUEST_STATES)[number];
+
+export const BUILD_REQUEST_TRANSITIONS = {
+  // claimed by a worker; or failed before it started (its worker's sweep found it abandoned)
+  queued: ["running", "failed"],
+  // back to the queue while every machine slot is in use
+  running: ["queued", "succeeded", "failed"],
+  succeeded: [],
+  failed: [],
+} as const satisfies Record<TBuildRequestState, readonly TBuildRequestState[]>;
+
+export const ACTIVE_BUILD_REQUEST_STATES = ["queued", "running"] as const satisfies readonly TBuildRequestState[];
+
+export function canTransitionBuildRequest(from: TBuildRequestState, to: TBuildRequestState): boolean {
+  return (BUILD_REQUEST_TRANSITIONS[from] as readonly TBuildRequestState[]).includes(to);
+}
+
+export type TBuildRequestInput =
+  { kind: "base"; repository: string; ref?: string | null; isForced?: boolean } | { kind: "candidate"; candidateId: string };
+
+export type TRequestedBuild = { request: BundleBuildRequest; isExisting: boolean };
+
+const MAX_REF_CHARS = 200;
+
+/** Queues a build (or answers the identical one already queued or running); refuses what can never build. */
+export async function requestBundleBuild(
+  deps: { db: Db },
+  input: TBuildRequestInput & { actorId: string | null },
+): Promise<TRequestedBuild> {
+  const { db } = deps;
+  const target = await resolveTarget(db, input);
+  return db.$transaction(async (tx) => {
+    // Two clicks at once make one request: the repository row serialises them.
+    await tx.$queryRaw`select 1 from "TargetRepository" where id = ${target.repositoryId}::uuid for update`;
+    const existing = await tx.bundleBuildRequest.findFirst({
+      where: { ...target.identity, state: { in: [...ACTIVE_BUILD_REQUEST_STATES] } },
+      orderBy: { createdAt: "asc" },
+    });
+    if (existing) return { request: existing, isExisting: true };
+    const request = await tx.bundleBuildRequest.create({ data: { ...target.identity, requestedById: input.actorId } });
+    await recordAudit(tx, {
+      actorId: input.actorId,
+      action: "dependencies.build.requested",
+      targetType: "repository",
+      targetId: target.repositoryId,
+      detail: { requestId: request.id, kind: request.kind, ref: request.ref, candidateId: request.candidateId, isForced: request.isForced },
+    });
+    return { request, isExisting: false };
+  });
+}
+
+async function resolveTarget(db: Db, input: TBuildRequestInput) {
+  if (input.kind === "candidate") {
+    const candidate = await db.candidate.findUnique({ where: { id: input.candidateId }, select: { id: true, repository: true } });
+    if (!candidate) throw new AppError("NOT_FOUND", "No such candidate.");
+    const repo = await buildableRepository(db, candidate.repository);
+    return {
+      repositoryId: repo.id,
+      identity: { repositoryId: repo.id, kind: "candidate", ref: null, candidateId: candidate.id, isForced: false },
+    };
+  }
+  const ref = input.ref?.trim() || null;
+  if (ref !== null && (ref.length > MAX_REF_CHARS || !/^[A-Za-z0-9._/-]+$/.test(ref) || ref.startsWith("-")))
+    throw new AppError(
+      "VALIDATION_FAILED",
+      `The ref must be a branch name or a commit (letters, digits, . _ / -; at most ${MAX_REF_CHARS}).`,
+    );
+  const repo = await buildableRepository(db, input.repository);
+  return {
+    repositoryId: repo.id,
+    identity: { repositoryId: repo.id, kind: "base", ref, candidateId: null, isForced: input.isForced ?? false },
+  };
+}
+
+async function buildableRepository(db: Db, name: string) {
+  const repo = await db.targetRepository.findUnique({ where: { name: name.trim().toLowerCase() } });
+  if (!repo || repo.probeRunId) throw new AppError("NOT_FOUND", `No target repository ${boundText(name, 200)}.`);
+  if (!parseSetupRecipe(repo.setupRecipe))
+    throw new AppError(
+      "VALIDATION_FAILED",
+      `${repo.name} has no setup recipe: set one first (\`schoolcore repo setup\`, or the repository's dependencies page).`,
+    );
+  return repo;
+}
+
+/**
+ * One guarded transition with its audit row. Answers false when the request was not in `from`
+ * (another worker claimed it, the sweep failed it): the caller then does nothing.
+ */
+export async function transitionBuildRequest(
+  db: Db,
+  request: Pick<BundleBuildRequest, "id" | "repositoryId" | "attempts">,
+  from: TBuildRequestState,
+  to: TBuildRequestState,
+  data: Partial<
+    Pick<BundleBuildRequest, "waitingReason" | "sourceSha" | "bundleId" | "isReused" | "setupRunId" | "errorCode" | "errorSummary">
+  > & {
+    attempts?: number;
+  } = {},
+): Promise<boolean> {
+  if (!canTransitionBuildRequest(from, to)) throw new AppError("STATE_CONFLICT", `A build request cannot go from ${from} to ${to}.`);
+  const now = new Date();
+  return db.$transaction(async (tx: DbTx) => {
+    const updated = await tx.bundleBuildRequest.updateMany({
+      where: { id: request.id, state: from },
+      data: {
+        ...data,
+        ...(data.errorSummary ? { errorSummary: boundText(data.errorSummary, 2048) } : {}),
+        ...(data.waitingReason ? { waitingReason: boundText(data.waitingReason, 1024) } : {}),
+        state: to,
+        ...(to === "running" ? { startedAt: now, heartbeatAt: now, finishedAt: null } : {}),
+        ...(to === "succeeded" || to === "failed" ? { finishedAt: now } : {}),
+      },
+    });
+    if (updated.count !== 1) return false;
+    await recordAudit(tx, {
+      actorId: null,
+      action: `dependencies.build.${to}`,
+      targetType: "repository",
+      targetId: request.repositoryId,
+      detail: {
+        requestId: request.id,
+        operationId: `${request.id}:${data.attempts ?? request.attempts}`,
+        from,
+        ...(data.errorCode ? { errorCode: data.errorCode } : {}),
+        ...(data.bundleId ? { bundleId: data.bundleId } : {}),
+      },
+    });
+    return true;
+  });
+}
+
+export async function beatBuildRequest(db: Db, requestId: string): Promise<void> {
+  await db.bundleBuildRequest.updateMany({ where: { id: requestId, state: "running" }, data: { heartbeatAt: new Date() } });
+}
+
+/** Running requests whose worker died are failed, never left "running" (the worker's sweep). */
+export async function failAbandonedBuildRequests(db: Db, now = new Date()): Promise<string[]> {
+  const stale = await db.bundleBuildRequest.findMany({
+    where: { state: "running", heartbeatAt: { lt: new Date(now.getTime() - SETUP_RUN_STALE_MS) } },
+  });
+  const failed: string[] = [];
+  for (const request of stale) {
+    const isFailed = await transitionBuildRequest(db, request, "running", "failed", {
+      errorCode: "DEPENDENCY_SETUP_FAILED",
+      errorSummary: `The build request was abandoned: ${ABANDONED_REASON}. Ask for the build again.`,
+    });
+    if (isFailed) failed.push(request.id);
+  }
+  return failed;
+}
+
+/** The queue, oldest first: what the worker's sweep sends to its build job. */
+export async function listQueuedBuildRequests(db: Db, take = 10): Promise<string[]> {
+  const rows = await db.bundleBuildRequest.findMany({
+    where: { state: "queued" },
+    orderBy: { createdAt: "asc" },
+    take,
+    select: { id: true },
+  });
+  return rows.map((r) => r.id);
+}
