@@ -2,20 +2,25 @@
  * An operator's bundle build is a queued request a worker runs (issue 16 item 3: the web tier
  * holds no work; issue 18: "Build bundle now"), on the local substrate with real bubblewrap
  * builder guests, real PostgreSQL, real git and real npm against a loopback fixture registry:
- * the same request asked twice is one; a request that can never build is refused with nothing
+ * the same request asked twice is one; a candidate's lockfile builds a bundle recorded as the
+ * candidate's; a request that can never build is refused with nothing
  * written; at the machine cap a build waits in the queue (nothing written, no setup run) and
  * starts once a slot frees; a failing build says why; a request or setup run whose process died
  * is failed by the sweep, never left running; and a real worker picks a queued request up.
  */
-import path from "node:path";
 import { randomUUID } from "node:crypto";
+import fs from "node:fs/promises";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { candidateRepoPathFor } from "../candidate/candidate-git";
 import { GREETER_FIXTURE_PACKAGES, GREETER_REPOSITORY, writeGreeterRepository } from "../demo/greeter-target";
 import { startWorker } from "../jobs/start-worker";
 import { createLifecycleWorld, type LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
 import { recordMachineIntent } from "../machines/guest-machines";
+import { runGit } from "../git/run-git";
 import { addTargetRepository } from "../repos/target-repositories";
 import { writeSetting } from "../settings/operator-settings";
+import { taskRow } from "../testing/task-row";
 import { failAbandonedBuildRequests, requestBundleBuild } from "./bundle-build-requests";
 import { startFixtureRegistry, type TFixtureRegistry } from "./fixture-registry";
 import { getRepositoryDependencies } from "./get-repository-dependencies";
@@ -127,6 +132,46 @@ describe("an operator's bundle build request", () => {
     const view = await getRepositoryDependencies({ db: world.db }, { name: GREETER_REPOSITORY });
     expect(view.buildRequests.map((r) => r.state)).toEqual(["succeeded", "succeeded", "succeeded"]);
     expect(view.isBuilding).toBe(false);
+  });
+
+  it("from a candidate's lockfile builds a bundle recorded as that candidate's, from its own commit", async () => {
+    // A candidate whose head changed package.json: its repository holds that commit.
+    const work = path.join(world.env.dataDir, "candidate-work");
+    await runGit({ args: ["clone", "--quiet", path.join(world.env.dataDir, "greeter-src"), work] });
+    const manifest = JSON.parse(await fs.readFile(path.join(work, "package.json"), "utf8")) as Record<string, unknown>;
+    await fs.writeFile(path.join(work, "package.json"), JSON.stringify({ ...manifest, description: "the candidate's" }, null, 2) + "\n");
+    await runGit({ cwd: work, args: ["commit", "--quiet", "-am", "candidate: change the manifest"] });
+    const headSha = (await runGit({ cwd: work, args: ["rev-parse", "HEAD"] })).stdout.toString("utf8").trim();
+    const candidateRepo = candidateRepoPathFor(world.env.dataDir, GREETER_REPOSITORY);
+    await runGit({ args: ["clone", "--quiet", "--bare", work, candidateRepo] });
+    const task = await world.db.task.create({ data: taskRow(greeterId, { state: "review_pending" }) });
+    const digest = randomUUID().replace(/-/g, "").padEnd(64, "0");
+    await world.db.artifact.create({ data: { digest, sizeBytes: 1n, kind: "candidate-archive" } });
+    const candidate = await world.db.candidate.create({
+      data: {
+        id: `cand-${randomUUID()}`,
+        taskId: task.id,
+        issueNumber: 1,
+        repository: GREETER_REPOSITORY,
+        baseRef: "main",
+        baseSha: greeterSha,
+        headSha,
+        branch: "schoolcore/1",
+        changedFiles: [],
+        diffDigest: "c".repeat(64),
+        archiveDigest: digest,
+        fileDigests: {},
+      },
+    });
+
+    const { request } = await requestBundleBuild({ db: world.db }, { kind: "candidate", candidateId: candidate.id, actorId: null });
+    expect(request).toMatchObject({ kind: "candidate", candidateId: candidate.id, state: "queued" });
+    expect(await runBundleBuildRequest(world.ctx, request.id)).toBe("succeeded");
+    const done = await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } });
+    const bundle = await world.db.dependencyBundle.findUniqueOrThrow({ where: { id: done.bundleId! } });
+    expect(bundle).toMatchObject({ source: "candidate", candidateId: candidate.id, sourceSha: headSha, setupRunId: done.setupRunId });
+    expect(done).toMatchObject({ state: "succeeded", sourceSha: headSha, isReused: false });
+    expect(await world.db.auditLog.count({ where: { action: "dependencies.rebuild-from-candidate", targetId: candidate.id } })).toBe(1);
   });
 
   it("is refused up front, with nothing written, when it can never build", async () => {

@@ -13,6 +13,7 @@ import { rebuildFromCandidateLockfile } from "./rebuild-from-candidate";
 import type { TDependencyDeps } from "./run-dependency-setup";
 import { SETUP_RUN_HEARTBEAT_MS } from "./setup-run-heartbeat";
 
+/** `not_queued`: not this runner's to run (another worker has it, or it ended) — or it ended while this one ran (the sweep failed it). */
 export type TBuildRequestOutcome = "succeeded" | "failed" | "waiting" | "not_queued";
 
 export async function runBundleBuildRequest(deps: TDependencyDeps, requestId: string): Promise<TBuildRequestOutcome> {
@@ -29,9 +30,10 @@ export async function runBundleBuildRequest(deps: TDependencyDeps, requestId: st
   const running = { ...request, attempts };
   const heartbeat = setInterval(() => void beatBuildRequest(db, request.id).catch(() => undefined), SETUP_RUN_HEARTBEAT_MS);
   try {
+    let isRecorded: boolean;
     if (request.kind === "candidate") {
       const bundle = await rebuildFromCandidateLockfile(deps, { candidateId: request.candidateId!, actorId: request.requestedById });
-      await transitionBuildRequest(db, running, "running", "succeeded", {
+      isRecorded = await transitionBuildRequest(db, running, "running", "succeeded", {
         sourceSha: bundle.sourceSha,
         bundleId: bundle.id,
         isReused: false,
@@ -45,7 +47,7 @@ export async function runBundleBuildRequest(deps: TDependencyDeps, requestId: st
         isForced: request.isForced,
         actorId: request.requestedById,
       });
-      await transitionBuildRequest(db, running, "running", "succeeded", {
+      isRecorded = await transitionBuildRequest(db, running, "running", "succeeded", {
         sourceSha: built.sha,
         bundleId: built.bundle.id,
         isReused: built.isReused,
@@ -53,7 +55,7 @@ export async function runBundleBuildRequest(deps: TDependencyDeps, requestId: st
         waitingReason: null,
       });
     }
-    return "succeeded";
+    return isRecorded ? "succeeded" : "not_queued";
   } catch (error) {
     if (isAppError(error) && error.code === "MACHINE_CAP_REACHED") {
       const { inFlight, cap } = (error.details ?? {}) as { inFlight?: number; cap?: number };
