@@ -13,6 +13,7 @@ const TONES: Record<string, string> = {
   degraded: "bg-amber-100 text-amber-900",
   queued: "bg-slate-100 text-slate-700",
   succeeded: "bg-green-100 text-green-800",
+  cancelled: "bg-slate-100 text-slate-700",
   failed: "bg-red-100 text-red-800",
   blocked: "bg-red-100 text-red-800",
   down: "bg-red-100 text-red-800",

@@ -2,7 +2,7 @@
  * An operator's bundle build is a queued request a worker runs (issue 16 item 3: the web tier
  * holds no work; issue 18: "Build bundle now"), on the local substrate with real bubblewrap
  * builder guests, real PostgreSQL, real git and real npm against a loopback fixture registry:
- * the same request asked twice is one; a candidate's lockfile builds a bundle recorded as the
+ * the same request asked twice is one; a waiting one can be cancelled; a candidate's lockfile builds a bundle recorded as the
  * candidate's; a request that can never build is refused with nothing
  * written; at the machine cap a build waits in the queue (nothing written, no setup run) and
  * starts once a slot frees; a failing build says why; a request or setup run whose process died
@@ -21,7 +21,7 @@ import { runGit } from "../git/run-git";
 import { addTargetRepository } from "../repos/target-repositories";
 import { writeSetting } from "../settings/operator-settings";
 import { taskRow } from "../testing/task-row";
-import { failAbandonedBuildRequests, requestBundleBuild } from "./bundle-build-requests";
+import { cancelBundleBuildRequest, failAbandonedBuildRequests, requestBundleBuild } from "./bundle-build-requests";
 import { startFixtureRegistry, type TFixtureRegistry } from "./fixture-registry";
 import { getRepositoryDependencies } from "./get-repository-dependencies";
 import { runBundleBuildRequest } from "./run-bundle-build-request";
@@ -236,6 +236,34 @@ describe("an operator's bundle build request", () => {
       await world.db.guestMachine.update({ where: { id: occupant.id }, data: { state: "destroyed" } });
       await setCap(null);
     }
+  });
+
+  it("can be cancelled while it waits, and then never runs; a started or ended one cannot", async () => {
+    const { request } = await requestBundleBuild(
+      { db: world.db },
+      { kind: "base", repository: GREETER_REPOSITORY, ref: "main", actorId: null },
+    );
+    const runsBefore = await setupRunCount();
+    await cancelBundleBuildRequest({ db: world.db }, { requestId: request.id, actorId: null });
+    const cancelled = await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } });
+    expect(cancelled).toMatchObject({ state: "cancelled", attempts: 0, bundleId: null });
+    expect(cancelled.finishedAt).not.toBeNull();
+    expect(await runBundleBuildRequest(world.ctx, request.id)).toBe("not_queued");
+    expect(await setupRunCount()).toBe(runsBefore);
+    await expect(cancelBundleBuildRequest({ db: world.db }, { requestId: request.id, actorId: null })).rejects.toMatchObject({
+      code: "STATE_CONFLICT",
+    });
+    const finished = await world.db.bundleBuildRequest.findFirstOrThrow({ where: { state: "succeeded" } });
+    await expect(cancelBundleBuildRequest({ db: world.db }, { requestId: finished.id, actorId: null })).rejects.toMatchObject({
+      code: "STATE_CONFLICT",
+    });
+    await expect(cancelBundleBuildRequest({ db: world.db }, { requestId: randomUUID(), actorId: null })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
+    // a new identical request is a new one: the cancelled one is over
+    const again = await requestBundleBuild({ db: world.db }, { kind: "base", repository: GREETER_REPOSITORY, ref: "main", actorId: null });
+    expect(again.isExisting).toBe(false);
+    await cancelBundleBuildRequest({ db: world.db }, { requestId: again.request.id, actorId: null });
   });
 
   it("that fails says why, bounded; the builder is gone", async () => {

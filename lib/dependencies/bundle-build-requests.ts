@@ -16,16 +16,17 @@ import { boundText } from "../redact";
 import { parseSetupRecipe } from "./run-dependency-setup";
 import { ABANDONED_REASON, SETUP_RUN_STALE_MS } from "./setup-run-heartbeat";
 
-export const BUILD_REQUEST_STATES = ["queued", "running", "succeeded", "failed"] as const;
+export const BUILD_REQUEST_STATES = ["queued", "running", "succeeded", "failed", "cancelled"] as const;
 export type TBuildRequestState = (typeof BUILD_REQUEST_STATES)[number];
 
 export const BUILD_REQUEST_TRANSITIONS = {
-  // claimed by a worker; or failed before it started (its worker's sweep found it abandoned)
-  queued: ["running", "failed"],
+  // claimed by a worker; failed before it started; or withdrawn by an operator while it waits
+  queued: ["running", "failed", "cancelled"],
   // back to the queue while every machine slot is in use
   running: ["queued", "succeeded", "failed"],
   succeeded: [],
   failed: [],
+  cancelled: [],
 } as const satisfies Record<TBuildRequestState, readonly TBuildRequestState[]>;
 
 export const ACTIVE_BUILD_REQUEST_STATES = ["queued", "running"] as const satisfies readonly TBuildRequestState[];
@@ -108,6 +109,7 @@ async function buildableRepository(db: Db, name: string) {
  */
 export async function transitionBuildRequest(
   db: Db,
+  actorId: string | null,
   request: Pick<BundleBuildRequest, "id" | "repositoryId" | "attempts">,
   from: TBuildRequestState,
   to: TBuildRequestState,
@@ -128,12 +130,12 @@ export async function transitionBuildRequest(
         ...(data.waitingReason ? { waitingReason: boundText(data.waitingReason, 1024) } : {}),
         state: to,
         ...(to === "running" ? { startedAt: now, heartbeatAt: now, finishedAt: null } : {}),
-        ...(to === "succeeded" || to === "failed" ? { finishedAt: now } : {}),
+        ...(to === "succeeded" || to === "failed" || to === "cancelled" ? { finishedAt: now } : {}),
       },
     });
     if (updated.count !== 1) return false;
     await recordAudit(tx, {
-      actorId: null,
+      actorId,
       action: `dependencies.build.${to}`,
       targetType: "repository",
       targetId: request.repositoryId,
@@ -160,13 +162,27 @@ export async function failAbandonedBuildRequests(db: Db, now = new Date()): Prom
   });
   const failed: string[] = [];
   for (const request of stale) {
-    const isFailed = await transitionBuildRequest(db, request, "running", "failed", {
+    const isFailed = await transitionBuildRequest(db, null, request, "running", "failed", {
       errorCode: "DEPENDENCY_SETUP_FAILED",
       errorSummary: `The build request was abandoned: ${ABANDONED_REASON}. Ask for the build again.`,
     });
     if (isFailed) failed.push(request.id);
   }
   return failed;
+}
+
+/**
+ * An operator withdraws a request that has not started. A running build cannot be withdrawn: it
+ * ends by itself (at the latest at its recipe's timeout) and its builder is destroyed.
+ */
+export async function cancelBundleBuildRequest(deps: { db: Db }, input: { requestId: string; actorId: string | null }): Promise<void> {
+  const request = await deps.db.bundleBuildRequest.findUnique({ where: { id: input.requestId } });
+  if (!request) throw new AppError("NOT_FOUND", "No such build request.");
+  if (!(await transitionBuildRequest(deps.db, input.actorId, request, "queued", "cancelled", { waitingReason: null })))
+    throw new AppError(
+      "STATE_CONFLICT",
+      "This build request is no longer queued: a running build finishes by itself (at the latest at its recipe's timeout), and an ended one stays as it is.",
+    );
 }
 
 /** The queue, oldest first: what the worker's sweep sends to its build job. */

@@ -26,14 +26,14 @@ export async function runBundleBuildRequest(deps: TDependencyDeps, requestId: st
     if (slots.cap !== null && slots.inFlight >= slots.cap) return "waiting";
   }
   const attempts = request.attempts + 1;
-  if (!(await transitionBuildRequest(db, request, "queued", "running", { attempts }))) return "not_queued";
+  if (!(await transitionBuildRequest(db, null, request, "queued", "running", { attempts }))) return "not_queued";
   const running = { ...request, attempts };
   const heartbeat = setInterval(() => void beatBuildRequest(db, request.id).catch(() => undefined), SETUP_RUN_HEARTBEAT_MS);
   try {
     let isRecorded: boolean;
     if (request.kind === "candidate") {
       const bundle = await rebuildFromCandidateLockfile(deps, { candidateId: request.candidateId!, actorId: request.requestedById });
-      isRecorded = await transitionBuildRequest(db, running, "running", "succeeded", {
+      isRecorded = await transitionBuildRequest(db, null, running, "running", "succeeded", {
         sourceSha: bundle.sourceSha,
         bundleId: bundle.id,
         isReused: false,
@@ -47,7 +47,7 @@ export async function runBundleBuildRequest(deps: TDependencyDeps, requestId: st
         isForced: request.isForced,
         actorId: request.requestedById,
       });
-      isRecorded = await transitionBuildRequest(db, running, "running", "succeeded", {
+      isRecorded = await transitionBuildRequest(db, null, running, "running", "succeeded", {
         sourceSha: built.sha,
         bundleId: built.bundle.id,
         isReused: built.isReused,
@@ -59,13 +59,13 @@ export async function runBundleBuildRequest(deps: TDependencyDeps, requestId: st
   } catch (error) {
     if (isAppError(error) && error.code === "MACHINE_CAP_REACHED") {
       const { inFlight, cap } = (error.details ?? {}) as { inFlight?: number; cap?: number };
-      await transitionBuildRequest(db, running, "running", "queued", {
+      await transitionBuildRequest(db, null, running, "running", "queued", {
         waitingReason: `Waiting for a free machine slot (${inFlight ?? "?"} of ${cap ?? "?"} on ${substrate.label} in use): it starts by itself when a task finishes, or raise "Concurrent machines per substrate" in the operator settings.`,
       });
       return "waiting";
     }
     if (!isAppError(error)) logError("bundle build request failed", error, { requestId });
-    await transitionBuildRequest(db, running, "running", "failed", {
+    await transitionBuildRequest(db, null, running, "running", "failed", {
       errorCode: isAppError(error) ? error.code : "DEPENDENCY_SETUP_FAILED",
       errorSummary: isAppError(error) ? error.message : "The build failed unexpectedly; the worker's log has the details.",
       waitingReason: null,

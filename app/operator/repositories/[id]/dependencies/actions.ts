@@ -4,7 +4,7 @@ import { z } from "zod";
 import { withActorAction } from "@/app/_server/action";
 import { summaryOf } from "@/app/_server/field-errors";
 import { getDb } from "@/lib/db/client";
-import { requestBundleBuild } from "@/lib/dependencies/bundle-build-requests";
+import { cancelBundleBuildRequest, requestBundleBuild } from "@/lib/dependencies/bundle-build-requests";
 import { recipeDigest, ZSetupRecipeSchema } from "@/lib/dependencies/recipes";
 import { setRepositorySetup } from "@/lib/dependencies/set-repository-setup";
 import { recipeFieldErrorsOf, recipeInputOf } from "./setup-recipe-form-model";
@@ -75,6 +75,17 @@ export const rebuildFromCandidateAction = withActorAction({
     );
     revalidatePath(PAGE, "page");
     return { ok: true, message: queuedMessage(request.state, isExisting) };
+  },
+});
+
+/** Withdraws a build that has not started (a running one ends by itself). */
+export const cancelBuildRequestAction = withActorAction({
+  action: "repository.manage",
+  schema: z.object({ requestId: z.uuid("Not a build request.") }),
+  handler: async ({ actor, input }) => {
+    await cancelBundleBuildRequest({ db: await getDb() }, { requestId: input.requestId, actorId: actor.userId });
+    revalidatePath(PAGE, "page");
+    return { ok: true, message: "Build request cancelled: nothing was built." };
   },
 });
 

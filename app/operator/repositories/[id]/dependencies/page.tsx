@@ -15,7 +15,7 @@ import { ActionForm } from "@/components/action-form";
 import { AutoRefresh } from "@/components/auto-refresh";
 import { StateBadge } from "@/components/state-badge";
 import { Field } from "@/components/form-field";
-import { buildBundleNowAction, clearSetupRecipeAction, rebuildFromCandidateAction } from "./actions";
+import { buildBundleNowAction, cancelBuildRequestAction, clearSetupRecipeAction, rebuildFromCandidateAction } from "./actions";
 import { SetupRecipeForm } from "./setup-recipe-form";
 
 const DEFAULT_NPM_REGISTRY = "https://registry.npmjs.org/";
@@ -52,7 +52,22 @@ function BuildRequests({
                 {r.finishedAt && r.startedAt && ` · took ${((r.finishedAt.getTime() - r.startedAt.getTime()) / 1000).toFixed(1)} s`}
               </span>
             </p>
-            {r.state === "queued" && <p className="text-slate-700">{r.waitingReason ?? "Waiting for a worker to pick it up."}</p>}
+            {r.state === "queued" && (
+              <div className="flex flex-wrap items-start justify-between gap-2">
+                <p className="text-slate-700">{r.waitingReason ?? "Waiting for a worker to pick it up."}</p>
+                <ActionForm
+                  action={cancelBuildRequestAction}
+                  submitLabel="Cancel"
+                  pendingLabel="Cancelling…"
+                  tone="danger"
+                  size="xs"
+                  testId="cancel-build-form"
+                >
+                  <input type="hidden" name="requestId" value={r.id} />
+                </ActionForm>
+              </div>
+            )}
+            {r.state === "cancelled" && <p className="text-slate-700">Cancelled before it started: nothing was built.</p>}
             {r.state === "running" && <p className="text-slate-700">A worker is building it on a builder guest (attempt {r.attempts}).</p>}
             {r.state === "succeeded" && (
               <p className="text-slate-700">
