@@ -1,6 +1,6 @@
 /**
- * "Build the bundle now" (issue 18), for the CLI's `repo bundle build` and the repository's
- * dependencies page alike: fetch the repository into the control plane's mirror, resolve a branch
+ * What a base build request runs (issue 18; run-bundle-build-request.ts, for the dependencies
+ * page's buttons through a worker and the CLI's `repo bundle build` at once): fetch the repository into the control plane's mirror, resolve a branch
  * (default: the repository's default branch) to its commit, and reuse the bundle that commit's
  * lockfile maps to — or run a trusted setup on a builder guest (always, with `isForced`). A
  * repository without a setup recipe has nothing to build: that is a refusal naming the fix.

@@ -24,7 +24,7 @@ import { taskRow } from "../testing/task-row";
 import { cancelBundleBuildRequest, failAbandonedBuildRequests, requestBundleBuild } from "./bundle-build-requests";
 import { startFixtureRegistry, type TFixtureRegistry } from "./fixture-registry";
 import { getRepositoryDependencies } from "./get-repository-dependencies";
-import { runBundleBuildRequest } from "./run-bundle-build-request";
+import { buildBundleNow, runBundleBuildRequest } from "./run-bundle-build-request";
 import { setRepositorySetup } from "./set-repository-setup";
 import { failAbandonedSetupRuns, SETUP_RUN_STALE_MS } from "./setup-run-heartbeat";
 
@@ -322,6 +322,65 @@ describe("an operator's bundle build request", () => {
     expect(await failAbandonedBuildRequests(world.db, now)).toEqual([]);
     await world.db.bundleBuildRequest.update({ where: { id: alive.id }, data: { state: "failed" } });
     await world.db.dependencySetupRun.update({ where: { id: liveRun.id }, data: { state: "failed" } });
+  });
+});
+
+describe("the CLI's build now (buildBundleNow)", () => {
+  it("runs the request in its own process, follows one a worker already runs, and at the cap leaves it queued and says so", async () => {
+    const built = await buildBundleNow(world.ctx, { kind: "base", repository: GREETER_REPOSITORY, actorId: null });
+    expect(built.request).toMatchObject({ state: "succeeded", isReused: true, attempts: 1 });
+    expect(built.bundle.id).toBe(built.request.bundleId);
+
+    // a worker has the identical request: it is followed to its end, not run twice
+    const { request } = await requestBundleBuild({ db: world.db }, { kind: "base", repository: GREETER_REPOSITORY, actorId: null });
+    await world.db.bundleBuildRequest.update({
+      where: { id: request.id },
+      data: { state: "running", attempts: 1, startedAt: new Date(), heartbeatAt: new Date() },
+    });
+    const finishLater = new Promise<void>((resolve) =>
+      setTimeout(
+        () =>
+          void world.db.bundleBuildRequest
+            .update({
+              where: { id: request.id },
+              data: { state: "succeeded", bundleId: built.bundle.id, isReused: true, sourceSha: greeterSha, finishedAt: new Date() },
+            })
+            .then(() => resolve()),
+        700,
+      ),
+    );
+    const followed = await buildBundleNow(world.ctx, { kind: "base", repository: GREETER_REPOSITORY, actorId: null });
+    await finishLater;
+    expect(followed.request).toMatchObject({ id: request.id, state: "succeeded", attempts: 1 });
+    expect(followed.bundle.id).toBe(built.bundle.id);
+
+    await setCap(1);
+    const occupant = await recordMachineIntent(world.db, {
+      purpose: "builder",
+      operationId: randomUUID(),
+      substrateLabel: world.ctx.substrate.label,
+      spec: {
+        source: { type: "image", reference: "x" },
+        resources: { cpus: 1, memoryMb: 256, diskGb: 1 },
+        network: { mode: "blocked" },
+        ttlSeconds: 60,
+      },
+    });
+    try {
+      const refused = await buildBundleNow(world.ctx, {
+        kind: "base",
+        repository: GREETER_REPOSITORY,
+        isForced: true,
+        actorId: null,
+      }).catch((error: { code: string; message: string }) => error);
+      expect(refused).toMatchObject({ code: "MACHINE_CAP_REACHED" });
+      expect((refused as { message: string }).message).toMatch(/Waiting for a free machine slot .* stays queued: a worker starts it/);
+      const waiting = await world.db.bundleBuildRequest.findFirstOrThrow({ where: { state: "queued", isForced: true } });
+      await cancelBundleBuildRequest({ db: world.db }, { requestId: waiting.id, actorId: null });
+    } finally {
+      await world.db.guestMachine.update({ where: { id: occupant.id }, data: { state: "destroyed" } });
+      await setCap(null);
+    }
   });
 });
 

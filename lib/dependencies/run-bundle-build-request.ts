@@ -1,16 +1,18 @@
 /**
- * A worker runs one queued build request (bundle-build-requests.ts): claims it, builds (or reuses)
- * the bundle exactly as the CLI's `repo bundle build` does, and records the outcome on the
+ * A worker (or the CLI, at once, in its own process: buildBundleNow) runs one queued build
+ * request (bundle-build-requests.ts): claims it, builds (or reuses)
+ * the bundle (buildRepositoryBundle / rebuildFromCandidateLockfile), and records the outcome on the
  * request. At the machine cap the request goes back to the queue with the reason shown to the
  * operator, and is tried again once the sweep sees a free slot — nothing was built or charged.
  */
-import { isAppError } from "../errors";
+import type { BundleBuildRequest, DependencyBundle } from "../db/generated/client";
+import { APP_ERROR_CODES, AppError, isAppError, type AppErrorCode } from "../errors";
 import { logError } from "../log";
 import { readMachineSlots } from "../machines/machine-slots";
 import { buildRepositoryBundle } from "./build-repository-bundle";
-import { beatBuildRequest, transitionBuildRequest } from "./bundle-build-requests";
+import { beatBuildRequest, requestBundleBuild, transitionBuildRequest, type TBuildRequestInput } from "./bundle-build-requests";
 import { rebuildFromCandidateLockfile } from "./rebuild-from-candidate";
-import type { TDependencyDeps } from "./run-dependency-setup";
+import { parseSetupRecipe, type TDependencyDeps } from "./run-dependency-setup";
 import { SETUP_RUN_HEARTBEAT_MS } from "./setup-run-heartbeat";
 
 /** `not_queued`: not this runner's to run (another worker has it, or it ended) — or it ended while this one ran (the sweep failed it). */
@@ -74,4 +76,49 @@ export async function runBundleBuildRequest(deps: TDependencyDeps, requestId: st
   } finally {
     clearInterval(heartbeat);
   }
+}
+
+export type TFinishedBuild = { request: BundleBuildRequest; bundle: DependencyBundle; elapsedMs: number };
+
+const FOLLOW_INTERVAL_MS = 500;
+/** How long an operator's caller follows a build another process runs: its recipe's timeout and a margin. */
+const FOLLOW_MARGIN_MS = 5 * 60_000;
+
+/**
+ * The CLI's "build now" (as `probe run` runs its probes): the same queued request the page makes,
+ * run in this process — or followed to its end when a worker already has it. Answers the built or
+ * reused bundle; a request that failed, was cancelled or waits for a machine slot is an error that
+ * says so (a waiting one stays queued, and a worker starts it once a slot frees).
+ */
+export async function buildBundleNow(
+  deps: TDependencyDeps,
+  input: TBuildRequestInput & { actorId: string | null },
+): Promise<TFinishedBuild> {
+  const { db } = deps;
+  const { request } = await requestBundleBuild({ db }, input);
+  const outcome = await runBundleBuildRequest(deps, request.id);
+  const recipe = parseSetupRecipe((await db.targetRepository.findUniqueOrThrow({ where: { id: request.repositoryId } })).setupRecipe);
+  const deadline = Date.now() + (recipe?.timeoutSeconds ?? 600) * 1000 + FOLLOW_MARGIN_MS;
+  let current = await db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } });
+  while (outcome === "not_queued" && (current.state === "running" || (current.state === "queued" && !current.waitingReason))) {
+    if (Date.now() > deadline)
+      throw new AppError("STATE_CONFLICT", `Build request ${request.id} is still ${current.state}; \`repo bundle show\` follows it.`);
+    await new Promise((resolve) => setTimeout(resolve, FOLLOW_INTERVAL_MS));
+    current = await db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } });
+  }
+  if (current.state === "succeeded" && current.bundleId) {
+    const bundle = await db.dependencyBundle.findUniqueOrThrow({ where: { id: current.bundleId } });
+    const elapsedMs = current.startedAt && current.finishedAt ? current.finishedAt.getTime() - current.startedAt.getTime() : 0;
+    return { request: current, bundle, elapsedMs };
+  }
+  if (current.state === "queued")
+    throw new AppError(
+      "MACHINE_CAP_REACHED",
+      `${current.waitingReason ?? "Waiting for a free machine slot."} Build request ${current.id} stays queued: a worker starts it, and \`repo bundle show\` follows it.`,
+    );
+  if (current.state === "cancelled") throw new AppError("STATE_CONFLICT", `Build request ${current.id} was cancelled before it started.`);
+  throw new AppError(
+    current.errorCode && current.errorCode in APP_ERROR_CODES ? (current.errorCode as AppErrorCode) : "DEPENDENCY_SETUP_FAILED",
+    current.errorSummary ?? "The build failed.",
+  );
 }

@@ -104,6 +104,11 @@ describe("schoolcore repo setup / bundle build / bundle show", () => {
       bundleId: first.bundle.id,
       fetchLog: { packages: ["greet-words", "word-case"], refused: 0 },
     });
+    // the CLI's builds are the same build requests the dependencies page shows
+    expect(view.buildRequests.map((r: { id: string; state: string; isReused: boolean }) => [r.id, r.state, r.isReused])).toEqual([
+      [JSON.parse(again.stdout).requestId, "succeeded", true],
+      [first.requestId, "succeeded", false],
+    ]);
 
     const text = await runCli(["repo", "bundle", "show", "--repo", GREETER_REPOSITORY], { env });
     expect(text.stdout).toContain(`${GREETER_REPOSITORY}: npm-ci via`);

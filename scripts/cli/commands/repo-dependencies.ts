@@ -1,11 +1,11 @@
 /**
  * `schoolcore repo setup|bundle build|bundle show|bundle rebuild-candidate` (issue 18): the
- * repository's dependency recipe, a trusted setup run on a builder guest (run here, against the
- * configured substrate, with a registry broker on loopback), and what was built.
+ * repository's dependency recipe, a build request run here at once (a trusted setup run on a
+ * builder guest against the configured substrate, with a registry broker on loopback — the same
+ * request the dependencies page queues for a worker), and what was built.
  */
-import { buildRepositoryBundle } from "../../../lib/dependencies/build-repository-bundle";
 import { getRepositoryDependencies } from "../../../lib/dependencies/get-repository-dependencies";
-import { rebuildFromCandidateLockfile } from "../../../lib/dependencies/rebuild-from-candidate";
+import { buildBundleNow } from "../../../lib/dependencies/run-bundle-build-request";
 import { SETUP_RECIPE_KINDS, type TSetupRecipeKind } from "../../../lib/dependencies/recipes";
 import { setRepositorySetup } from "../../../lib/dependencies/set-repository-setup";
 import { createSubstrate } from "../../../lib/machines/create-substrate";
@@ -76,21 +76,29 @@ export const repoSetup: Command = {
 };
 
 export const repoBundleBuild: Command = {
-  summary: "build (or reuse) the dependency bundle for a commit's lockfile in a trusted builder guest",
+  summary: "build (or reuse) the dependency bundle for a commit's lockfile in a trusted builder guest, now, in this process",
   usage: "repo bundle build --repo NAME [--ref BRANCH|SHA] [--force] [--json]",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { repo: { type: "string" }, ref: { type: "string" }, force: { type: "boolean" } });
     if (!values.repo) throw new UsageError("--repo is required");
-    const result = await withDatabase(context, ({ db }) =>
+    const built = await withDatabase(context, ({ db }) =>
       withSubstrate(db, context.env, (deps) =>
-        buildRepositoryBundle(deps, { name: values.repo!, ref: values.ref, isForced: values.force, actorId: null }),
+        buildBundleNow(deps, { kind: "base", repository: values.repo!, ref: values.ref, isForced: values.force, actorId: null }),
       ),
     );
+    const result = {
+      requestId: built.request.id,
+      repository: values.repo!.trim().toLowerCase(),
+      sha: built.request.sourceSha!,
+      isReused: built.request.isReused ?? false,
+      elapsedMs: built.elapsedMs,
+      bundle: built.bundle,
+    };
     printResult(
       context.isJson,
       result,
       () =>
-        `${result.repository}@${result.sha.slice(0, 12)}: bundle ${result.bundle.id} (${result.bundle.sizeBytes} bytes, ${result.bundle.packageCount} packages) ${result.isReused ? "reused" : `built in ${(result.elapsedMs / 1000).toFixed(1)} s`}`,
+        `${result.repository}@${result.sha.slice(0, 12)}: bundle ${result.bundle.id} (${result.bundle.sizeBytes} bytes, ${result.bundle.packageCount} packages) ${result.isReused ? "reused" : `built in ${(result.elapsedMs / 1000).toFixed(1)} s`} (build request ${result.requestId})`,
     );
   },
 };
@@ -133,18 +141,20 @@ export const repoBundleShow: Command = {
 };
 
 export const repoBundleRebuildCandidate: Command = {
-  summary: "build a bundle from a candidate's lockfile (a separate, audited operator decision)",
+  summary: "build a bundle from a candidate's lockfile (a separate, audited operator decision), now, in this process",
   usage: "repo bundle rebuild-candidate --candidate ID [--json]",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { candidate: { type: "string" } });
     if (!values.candidate) throw new UsageError("--candidate is required");
-    const bundle = await withDatabase(context, ({ db }) =>
-      withSubstrate(db, context.env, (deps) => rebuildFromCandidateLockfile(deps, { candidateId: values.candidate!, actorId: null })),
+    const built = await withDatabase(context, ({ db }) =>
+      withSubstrate(db, context.env, (deps) => buildBundleNow(deps, { kind: "candidate", candidateId: values.candidate!, actorId: null })),
     );
+    const bundle = built.bundle;
     printResult(
       context.isJson,
       bundle,
-      () => `bundle ${bundle.id} from candidate ${values.candidate} (${bundle.sizeBytes} bytes, ${bundle.packageCount} packages)`,
+      () =>
+        `bundle ${bundle.id} from candidate ${values.candidate} (${bundle.sizeBytes} bytes, ${bundle.packageCount} packages; build request ${built.request.id})`,
     );
   },
 };
