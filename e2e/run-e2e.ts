@@ -31,7 +31,8 @@ async function startSystem(env: NodeJS.ProcessEnv): Promise<Running> {
     process.stderr.write(d);
   });
   const deadline = Date.now() + 300_000;
-  while (!output.includes("is running at")) {
+  // The banner's last line: the lines before it (URLs, demo logins) may arrive in later chunks.
+  while (!output.includes("press Ctrl-C to stop")) {
     if (child.exitCode !== null) throw new Error(`the system exited during start-up (code ${child.exitCode})`);
     if (Date.now() > deadline) throw new Error("the system did not start within 300 s");
     await new Promise((r) => setTimeout(r, 250));

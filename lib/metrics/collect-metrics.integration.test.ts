@@ -112,6 +112,13 @@ describe("collectMetrics (real PostgreSQL)", () => {
     await db.workerHeartbeat.create({
       data: { workerId: "host:1", version: "t", beatAt: new Date(now.getTime() - 7000), startedAt: now, restartCount: 2 },
     });
+    await db.bundleBuildRequest.createMany({
+      data: [
+        { repositoryId: repo.id, kind: "base", state: "queued" },
+        { repositoryId: repo.id, kind: "base", state: "queued", isForced: true },
+        { repositoryId: repo.id, kind: "base", state: "failed" },
+      ],
+    });
     ({ body, contentType } = await collectMetrics({ db, now: () => now }));
   });
 
@@ -119,6 +126,13 @@ describe("collectMetrics (real PostgreSQL)", () => {
     expect(contentType).toMatch(/^text\/plain; version=0\.0\.4/);
     expect(body).toContain("# TYPE schoolcore_tasks gauge");
     expect(body).toContain("# TYPE schoolcore_task_step_duration_seconds histogram");
+  });
+
+  it("counts operators' build requests by state, every state present", () => {
+    const m = parse(body);
+    expect(m.get('schoolcore_bundle_build_requests{state="queued"}')).toBe(2);
+    expect(m.get('schoolcore_bundle_build_requests{state="failed"}')).toBe(1);
+    expect(m.get('schoolcore_bundle_build_requests{state="running"}')).toBe(0);
   });
 
   it("counts tasks by state, every state present", () => {

@@ -8,6 +8,7 @@
  * a histogram, and a scrape costs one grouped query rather than one row per observation.
  */
 import { Gauge, Registry, type Metric } from "prom-client";
+import { BUILD_REQUEST_STATES } from "../dependencies/bundle-build-requests";
 import type { Db } from "../db/client";
 import { MACHINE_STATES } from "../machines/machine-states";
 import { readSetting } from "../settings/operator-settings";
@@ -98,6 +99,7 @@ export async function collectMetrics(deps: { db: Db; now?: () => Date }): Promis
     heartbeat,
     probeRuns,
     latestProbeRun,
+    buildRequests,
   ] = await Promise.all([
     db.task.groupBy({ by: ["state"], where: { probeRunId: null }, _count: { _all: true } }),
     db.guestMachine.groupBy({ by: ["state"], _count: { _all: true } }),
@@ -113,6 +115,7 @@ export async function collectMetrics(deps: { db: Db; now?: () => Date }): Promis
       orderBy: { createdAt: "desc" },
       include: { results: { select: { probe: true, status: true, durationMs: true } } },
     }),
+    db.bundleBuildRequest.groupBy({ by: ["state"], _count: { _all: true } }),
   ]);
 
   const tasks = gauge("schoolcore_tasks", "Tasks by lifecycle state (probe tasks excluded).", ["state"]);
@@ -169,6 +172,10 @@ export async function collectMetrics(deps: { db: Db; now?: () => Date }): Promis
     );
     gauge("schoolcore_worker_restarts", "Supervisor restarts of the worker behind the newest heartbeat.").set(heartbeat.restartCount);
   }
+
+  // queued ones waiting for a machine slot or a worker; a long queue means raise the cap or add workers
+  const builds = gauge("schoolcore_bundle_build_requests", "Operators' dependency build requests by state.", ["state"]);
+  for (const state of BUILD_REQUEST_STATES) builds.set({ state }, buildRequests.find((r) => r.state === state)?._count._all ?? 0);
 
   const runs = gauge("schoolcore_probe_runs", "Qualification probe runs by state.", ["state"]);
   for (const row of probeRuns) runs.set({ state: row.state }, row._count._all);
