@@ -125,6 +125,11 @@ export function isAppError(value: unknown): value is AppError {
   return value instanceof AppError;
 }
 
+/** A stored code (a call row's outcome, a run's errorCode) that is one of ours. */
+export function isAppErrorCode(value: string): value is AppErrorCode {
+  return Object.hasOwn(APP_ERROR_CODES, value);
+}
+
 /** A message safe to show a user for any thrown value: typed errors keep theirs, others do not leak. */
 export function userMessageOf(error: unknown): string {
   if (isAppError(error)) return error.message;

@@ -6,7 +6,7 @@
  * operator, and is tried again once the sweep sees a free slot — nothing was built or charged.
  */
 import type { BundleBuildRequest, DependencyBundle } from "../db/generated/client";
-import { APP_ERROR_CODES, AppError, isAppError, type AppErrorCode } from "../errors";
+import { AppError, isAppError, isAppErrorCode } from "../errors";
 import { logError } from "../log";
 import { readMachineSlots } from "../machines/machine-slots";
 import { buildRepositoryBundle } from "./build-repository-bundle";
@@ -118,7 +118,7 @@ export async function buildBundleNow(
     );
   if (current.state === "cancelled") throw new AppError("STATE_CONFLICT", `Build request ${current.id} was cancelled before it started.`);
   throw new AppError(
-    current.errorCode && current.errorCode in APP_ERROR_CODES ? (current.errorCode as AppErrorCode) : "DEPENDENCY_SETUP_FAILED",
+    current.errorCode && isAppErrorCode(current.errorCode) ? current.errorCode : "DEPENDENCY_SETUP_FAILED",
     current.errorSummary ?? "The build failed.",
   );
 }

@@ -6,7 +6,7 @@
  * sequence) against the task's current capability, since the file may not name a usable handle.
  */
 import type { Db } from "../db/client";
-import type { AppErrorCode } from "../errors";
+import { isAppErrorCode, type AppErrorCode } from "../errors";
 import { claimMailboxSequence } from "./capability.repo";
 import {
   encodeMailboxResponse,
@@ -17,7 +17,7 @@ import {
 } from "./mailbox-protocol";
 import { relayCall } from "./relay-call";
 import { describeSchemaError, ZTaskIdSchema } from "./relay-request";
-import { isRefusalCode, refusalResult, type TRelayCallResult } from "./relay-response";
+import { refusalResult, type TRelayCallResult } from "./relay-response";
 import type { TRelayTransport } from "./transports/transport";
 
 export type TProcessMailboxRequestOptions = {
@@ -98,7 +98,7 @@ async function refuseFile(options: TProcessMailboxRequestOptions, code: AppError
       responseBytes: 0,
       durationMs: 0,
     });
-    if (claim.kind === "duplicate" && !(isRefusalCode(claim.previousOutcome) && claim.previousOutcome === code)) {
+    if (claim.kind === "duplicate" && !(isAppErrorCode(claim.previousOutcome) && claim.previousOutcome === code)) {
       return refusalResult("RELAY_DUPLICATE_REQUEST", `Mailbox request ${sequence} was already processed; it is answered once.`);
     }
   }

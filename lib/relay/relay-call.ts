@@ -10,7 +10,7 @@
  * capability: the task blocks, and there is no fallback of any kind.
  */
 import type { Db } from "../db/client";
-import { isAppError, type AppErrorCode } from "../errors";
+import { isAppError, isAppErrorCode, type AppErrorCode } from "../errors";
 import { logWarn } from "../log";
 import {
   classifyAdmission,
@@ -37,7 +37,7 @@ import { hashHandle, isWellFormedHandle } from "./handle";
 import { isRelayOperation, REVOKE_REASONS, type TRelayChannel } from "./limits";
 import { isValidMailboxSequence } from "./mailbox-protocol";
 import { describeSchemaError, RELAY_REQUEST_SCHEMAS, ZTaskIdSchema, type TCompleteRequest } from "./relay-request";
-import { isRefusalCode, refusalResult, type TRelayCallResult } from "./relay-response";
+import { refusalResult, type TRelayCallResult } from "./relay-response";
 import { resolveCachedTransport } from "./transports/transport-cache";
 import { upstreamFailure, type TRelayTransport } from "./transports/transport";
 
@@ -383,7 +383,7 @@ function elapsed(context: TCallContext): number {
  * its code, anything else is RELAY_DUPLICATE_REQUEST. Either way the upstream is not called.
  */
 function duplicateAnswer(sequence: number, previousOutcome: string): TRelayCallResult {
-  if (isRefusalCode(previousOutcome) && previousOutcome !== "INTERNAL") {
+  if (isAppErrorCode(previousOutcome) && previousOutcome !== "INTERNAL") {
     return refusalResult(
       previousOutcome as AppErrorCode,
       `Mailbox request ${sequence} was already answered with ${previousOutcome}; a mailbox request is answered once.`,

@@ -29,7 +29,3 @@ export function refusalResult(code: AppErrorCode, message: string): TRelayCallRe
   const error = new AppError(code, message);
   return { status: APP_ERROR_CODES[code], body: { error: { code, message: error.message } }, code };
 }
-
-export function isRefusalCode(value: string): value is AppErrorCode {
-  return Object.hasOwn(APP_ERROR_CODES, value);
-}
