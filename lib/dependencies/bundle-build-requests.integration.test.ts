@@ -72,6 +72,19 @@ afterAll(async () => {
 
 const setupRunCount = () => world.db.dependencySetupRun.count({ where: { repositoryId: greeterId } });
 const requestCount = () => world.db.bundleBuildRequest.count();
+/** A live machine row on the substrate: one slot in use, until the test marks it destroyed. */
+const occupyASlot = () =>
+  recordMachineIntent(world.db, {
+    purpose: "builder",
+    operationId: randomUUID(),
+    substrateLabel: world.ctx.substrate.label,
+    spec: {
+      source: { type: "image", reference: "x" },
+      resources: { cpus: 1, memoryMb: 256, diskGb: 1 },
+      network: { mode: "blocked" },
+      ttlSeconds: 60,
+    },
+  });
 const setCap = (maxMachines: number | null) =>
   writeSetting(world.db, { key: "machines.concurrency", value: { maxMachines, bySubstrate: {} }, actorId: null });
 
@@ -196,17 +209,7 @@ describe("an operator's bundle build request", () => {
 
   it("waits in the queue at the machine cap — no setup run, nothing built — and starts once a slot frees", async () => {
     await setCap(1);
-    const occupant = await recordMachineIntent(world.db, {
-      purpose: "builder",
-      operationId: randomUUID(),
-      substrateLabel: world.ctx.substrate.label,
-      spec: {
-        source: { type: "image", reference: "x" },
-        resources: { cpus: 1, memoryMb: 256, diskGb: 1 },
-        network: { mode: "blocked" },
-        ttlSeconds: 60,
-      },
-    });
+    const occupant = await occupyASlot();
     try {
       const runsBefore = await setupRunCount();
       const { request } = await requestBundleBuild(
@@ -355,17 +358,7 @@ describe("the CLI's build now (buildBundleNow)", () => {
     expect(followed.bundle.id).toBe(built.bundle.id);
 
     await setCap(1);
-    const occupant = await recordMachineIntent(world.db, {
-      purpose: "builder",
-      operationId: randomUUID(),
-      substrateLabel: world.ctx.substrate.label,
-      spec: {
-        source: { type: "image", reference: "x" },
-        resources: { cpus: 1, memoryMb: 256, diskGb: 1 },
-        network: { mode: "blocked" },
-        ttlSeconds: 60,
-      },
-    });
+    const occupant = await occupyASlot();
     try {
       const refused = await buildBundleNow(world.ctx, {
         kind: "base",

@@ -97,15 +97,8 @@ export async function buildBundleNow(
   const { db } = deps;
   const { request } = await requestBundleBuild({ db }, input);
   const outcome = await runBundleBuildRequest(deps, request.id);
-  const recipe = parseSetupRecipe((await db.targetRepository.findUniqueOrThrow({ where: { id: request.repositoryId } })).setupRecipe);
-  const deadline = Date.now() + (recipe?.timeoutSeconds ?? 600) * 1000 + FOLLOW_MARGIN_MS;
   let current = await db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } });
-  while (outcome === "not_queued" && (current.state === "running" || (current.state === "queued" && !current.waitingReason))) {
-    if (Date.now() > deadline)
-      throw new AppError("STATE_CONFLICT", `Build request ${request.id} is still ${current.state}; \`repo bundle show\` follows it.`);
-    await new Promise((resolve) => setTimeout(resolve, FOLLOW_INTERVAL_MS));
-    current = await db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } });
-  }
+  if (outcome === "not_queued") current = await followToItsEnd(db, current);
   if (current.state === "succeeded" && current.bundleId) {
     const bundle = await db.dependencyBundle.findUniqueOrThrow({ where: { id: current.bundleId } });
     const elapsedMs = current.startedAt && current.finishedAt ? current.finishedAt.getTime() - current.startedAt.getTime() : 0;
@@ -121,4 +114,18 @@ export async function buildBundleNow(
     current.errorCode && isAppErrorCode(current.errorCode) ? current.errorCode : "DEPENDENCY_SETUP_FAILED",
     current.errorSummary ?? "The build failed.",
   );
+}
+
+/** Another process runs it: read it again until it ends (or waits for a slot), for at most its recipe's timeout and a margin. */
+async function followToItsEnd(db: TDependencyDeps["db"], request: BundleBuildRequest): Promise<BundleBuildRequest> {
+  const repository = await db.targetRepository.findUniqueOrThrow({ where: { id: request.repositoryId } });
+  const deadline = Date.now() + (parseSetupRecipe(repository.setupRecipe)?.timeoutSeconds ?? 600) * 1000 + FOLLOW_MARGIN_MS;
+  let current = request;
+  while (current.state === "running" || (current.state === "queued" && !current.waitingReason)) {
+    if (Date.now() > deadline)
+      throw new AppError("STATE_CONFLICT", `Build request ${request.id} is still ${current.state}; \`repo bundle show\` follows it.`);
+    await new Promise((resolve) => setTimeout(resolve, FOLLOW_INTERVAL_MS));
+    current = await db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } });
+  }
+  return current;
 }

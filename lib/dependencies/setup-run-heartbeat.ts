@@ -11,7 +11,7 @@ export const SETUP_RUN_HEARTBEAT_MS = 5_000;
 /** Six missed beats: a busy event loop is not a dead process. */
 export const SETUP_RUN_STALE_MS = 30_000;
 
-const ABANDONED = "the process running it stopped (killed or crashed) before it finished";
+export const ABANDONED_REASON = "the process running it stopped (killed or crashed) before it finished";
 
 export async function beatSetupRun(db: Db, runId: string): Promise<void> {
   await db.dependencySetupRun.updateMany({ where: { id: runId, state: "running" }, data: { heartbeatAt: new Date() } });
@@ -33,7 +33,7 @@ export async function failAbandonedSetupRuns(db: Db, now = new Date()): Promise<
         data: {
           state: "failed",
           errorCode: "DEPENDENCY_SETUP_FAILED",
-          errorSummary: `The setup run was abandoned: ${ABANDONED}.`,
+          errorSummary: `The setup run was abandoned: ${ABANDONED_REASON}.`,
           durationMs: Math.max(0, now.getTime() - run.startedAt.getTime()),
           finishedAt: now,
         },
@@ -51,5 +51,3 @@ export async function failAbandonedSetupRuns(db: Db, now = new Date()): Promise<
   }
   return failed;
 }
-
-export const ABANDONED_REASON = ABANDONED;

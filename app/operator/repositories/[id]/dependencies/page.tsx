@@ -20,7 +20,17 @@ import { SetupRecipeForm } from "./setup-recipe-form";
 
 const DEFAULT_NPM_REGISTRY = "https://registry.npmjs.org/";
 
-const utc = (date: Date) => `${date.toISOString().replace("T", " ").slice(0, 19)} UTC`;
+const timestamp = (date: Date) => date.toISOString().replace("T", " ").slice(0, 19);
+
+/** A build request's or setup run's bounded, redacted failure (rendered as text). */
+function FailureLine({ code, summary }: { code: string | null; summary: string | null }) {
+  if (!summary) return null;
+  return (
+    <pre className="whitespace-pre-wrap break-words text-xs text-red-800">
+      {code}: {summary}
+    </pre>
+  );
+}
 
 function describeRequest(r: TRepositoryDependencies["buildRequests"][number]): string {
   if (r.kind === "candidate") return `From candidate ${r.candidateId ?? ""}'s lockfile`;
@@ -47,7 +57,7 @@ function BuildRequests({
               <StateBadge state={r.state} />
               <span>{describeRequest(r)}</span>
               <span className="text-slate-600">
-                · asked {utc(r.createdAt)}
+                · asked {timestamp(r.createdAt)} UTC
                 {r.requestedBy && ` by ${r.requestedBy}`}
                 {r.finishedAt && r.startedAt && ` · took ${((r.finishedAt.getTime() - r.startedAt.getTime()) / 1000).toFixed(1)} s`}
               </span>
@@ -77,11 +87,7 @@ function BuildRequests({
                 {r.isReused && " (its lockfile had one already)"}.
               </p>
             )}
-            {r.errorSummary && (
-              <pre className="whitespace-pre-wrap break-words text-xs text-red-800">
-                {r.errorCode}: {r.errorSummary}
-              </pre>
-            )}
+            <FailureLine code={r.errorCode} summary={r.errorSummary} />
           </li>
         ))}
       </ul>
@@ -196,7 +202,7 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
                 <td className="p-2">
                   {b.packageCount} ({b.fileCount} files)
                 </td>
-                <td className="whitespace-nowrap p-2">{b.createdAt.toISOString().replace("T", " ").slice(0, 19)}</td>
+                <td className="whitespace-nowrap p-2">{timestamp(b.createdAt)}</td>
                 <td className="break-all p-2 font-mono text-xs">
                   {b.lockfiles.map((f) => `${f.path} ${f.sha256.slice(0, 10)}`).join(", ")} @ {b.sourceSha.slice(0, 12)}
                 </td>
@@ -248,7 +254,7 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
             {view.setupRuns.map((r) => (
               <li key={r.id} className="rounded border border-slate-200 bg-white p-3 text-sm">
                 <p>
-                  <strong>{r.state}</strong> · {r.reason} · {r.startedAt.toISOString().replace("T", " ").slice(0, 19)}
+                  <strong>{r.state}</strong> · {r.reason} · {timestamp(r.startedAt)}
                   {r.durationMs !== null && ` · ${(r.durationMs / 1000).toFixed(1)} s`} · commit{" "}
                   <span className="font-mono">{r.sourceSha.slice(0, 12)}</span>
                 </p>
@@ -268,11 +274,7 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
                     ))}
                   </ul>
                 )}
-                {r.errorSummary && (
-                  <pre className="whitespace-pre-wrap break-words text-xs text-red-800">
-                    {r.errorCode}: {r.errorSummary}
-                  </pre>
-                )}
+                <FailureLine code={r.errorCode} summary={r.errorSummary} />
               </li>
             ))}
           </ul>
