@@ -11,42 +11,36 @@
 import { randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { candidateRepoPathFor } from "../candidate/candidate-git";
-import { GREETER_FIXTURE_PACKAGES, GREETER_REPOSITORY, writeGreeterRepository } from "../demo/greeter-target";
+import { GREETER_REPOSITORY } from "../demo/greeter-target";
 import { startWorker } from "../jobs/start-worker";
-import { createLifecycleWorld, type LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
+import type { LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
 import { recordMachineIntent } from "../machines/guest-machines";
 import { runGit } from "../git/run-git";
 import { addTargetRepository } from "../repos/target-repositories";
 import { writeSetting } from "../settings/operator-settings";
 import { taskRow } from "../testing/task-row";
 import { cancelBundleBuildRequest, failAbandonedBuildRequests, requestBundleBuild } from "./bundle-build-requests";
-import { startFixtureRegistry, type TFixtureRegistry } from "./fixture-registry";
 import { getRepositoryDependencies } from "./get-repository-dependencies";
 import { buildBundleNow, runBundleBuildRequest } from "./run-bundle-build-request";
 import { setRepositorySetup } from "./set-repository-setup";
 import { failAbandonedSetupRuns, SETUP_RUN_STALE_MS } from "./setup-run-heartbeat";
+import { createGreeterWorld } from "./testing/greeter-world";
 
 const BROKEN_REPOSITORY = "school/greeter-broken-setup";
 const PLAIN_REPOSITORY = "school/greeter-no-setup";
 
 let world: LifecycleWorld;
-let registry: TFixtureRegistry;
 let greeterSha: string;
 let greeterId: string;
+let greeterSource: string;
 
 beforeAll(async () => {
-  world = await createLifecycleWorld();
-  registry = await startFixtureRegistry(GREETER_FIXTURE_PACKAGES);
-  const greeter = await writeGreeterRepository(path.join(world.env.dataDir, "greeter-src"));
-  greeterSha = greeter.sha;
-  greeterId = (await addTargetRepository({ db: world.db }, { name: GREETER_REPOSITORY, cloneUrl: greeter.path, actorId: null })).id;
-  await setRepositorySetup(
-    { db: world.db },
-    { name: GREETER_REPOSITORY, recipe: { v: 1, kind: "npm-ci", registries: [registry.url] }, actorId: null },
-  );
-  await addTargetRepository({ db: world.db }, { name: BROKEN_REPOSITORY, cloneUrl: greeter.path, actorId: null });
+  const created = await createGreeterWorld({ withRecipe: true });
+  ({ world } = created);
+  ({ sha: greeterSha, repositoryId: greeterId, path: greeterSource } = created.greeter);
+  await addTargetRepository({ db: world.db }, { name: BROKEN_REPOSITORY, cloneUrl: greeterSource, actorId: null });
   await setRepositorySetup(
     { db: world.db },
     {
@@ -54,7 +48,7 @@ beforeAll(async () => {
       recipe: {
         v: 1,
         kind: "custom",
-        registries: [registry.url],
+        registries: [created.registry.url],
         command: ["sh", "-c", "echo 'no such package: left-pad@99' >&2; exit 3"],
         inputFiles: ["package.json"],
         outputDir: "deps",
@@ -63,11 +57,7 @@ beforeAll(async () => {
       actorId: null,
     },
   );
-  await addTargetRepository({ db: world.db }, { name: PLAIN_REPOSITORY, cloneUrl: greeter.path, actorId: null });
-});
-
-afterAll(async () => {
-  await registry?.close();
+  await addTargetRepository({ db: world.db }, { name: PLAIN_REPOSITORY, cloneUrl: greeterSource, actorId: null });
 });
 
 const setupRunCount = () => world.db.dependencySetupRun.count({ where: { repositoryId: greeterId } });
@@ -150,7 +140,7 @@ describe("an operator's bundle build request", () => {
   it("from a candidate's lockfile builds a bundle recorded as that candidate's, from its own commit", async () => {
     // A candidate whose head changed package.json: its repository holds that commit.
     const work = path.join(world.env.dataDir, "candidate-work");
-    await runGit({ args: ["clone", "--quiet", path.join(world.env.dataDir, "greeter-src"), work] });
+    await runGit({ args: ["clone", "--quiet", greeterSource, work] });
     const manifest = JSON.parse(await fs.readFile(path.join(work, "package.json"), "utf8")) as Record<string, unknown>;
     await fs.writeFile(path.join(work, "package.json"), JSON.stringify({ ...manifest, description: "the candidate's" }, null, 2) + "\n");
     await runGit({ cwd: work, args: ["commit", "--quiet", "-am", "candidate: change the manifest"] });

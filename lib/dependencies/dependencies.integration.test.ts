@@ -7,44 +7,32 @@
  * with no new setup run; a candidate that edits the lockfile is checked with the base bundle and
  * the evidence says so; the builder reaches the broker and nothing else.
  */
-import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { GUEST_STUDENT_AGENT_PROGRAM, GUEST_STUDENT_REPORT_FILE } from "../contract/guest-layout";
 import { DEPENDENCIES_CHANGED_NOTE, ZEvidenceContentSchema } from "../contract/verification-evidence";
 import { DEFAULT_TASK_LIMITS } from "../contract/limits";
-import { GREETER_FIXTURE_PACKAGES, GREETER_ISSUE, GREETER_REPOSITORY, writeGreeterRepository } from "../demo/greeter-target";
+import { GREETER_ISSUE, GREETER_REPOSITORY } from "../demo/greeter-target";
 import { DEMO_SCRIPTED_COMPLETIONS } from "../demo/seed-demo-environment";
 import { advanceTask } from "../jobs/advance-task";
-import { createLifecycleWorld, type LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
+import type { LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
 import { qualifyForTests } from "../probes/testing/qualify-for-tests";
 import { setRelayUpstream } from "../relay/upstream-setting";
-import { addTargetRepository } from "../repos/target-repositories";
 import { writeSetting } from "../settings/operator-settings";
 import { createTask } from "../tasks/create-task";
-import { startFixtureRegistry, type TFixtureRegistry } from "./fixture-registry";
+import type { TFixtureRegistry } from "./fixture-registry";
 import { getRepositoryDependencies } from "./get-repository-dependencies";
 import { probeBuilderEgress } from "./probe-builder-egress";
-import { setRepositorySetup } from "./set-repository-setup";
+import { createGreeterWorld } from "./testing/greeter-world";
 
 let world: LifecycleWorld;
 let registry: TFixtureRegistry;
 let greeterSha: string;
 
 beforeAll(async () => {
-  world = await createLifecycleWorld();
-  registry = await startFixtureRegistry(GREETER_FIXTURE_PACKAGES);
-  const greeter = await writeGreeterRepository(path.join(world.env.dataDir, "greeter-src"));
-  greeterSha = greeter.sha;
-  await addTargetRepository({ db: world.db }, { name: GREETER_REPOSITORY, cloneUrl: greeter.path, actorId: null });
-  await setRepositorySetup(
-    { db: world.db },
-    { name: GREETER_REPOSITORY, recipe: { v: 1, kind: "npm-ci", registries: [registry.url] }, actorId: null },
-  );
+  const created = await createGreeterWorld({ withRecipe: true });
+  ({ world, registry } = created);
+  greeterSha = created.greeter.sha;
   await setRelayUpstream({ db: world.db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "test" });
-});
-
-afterAll(async () => {
-  await registry?.close();
 });
 
 async function runGreeterTask(agentCommand: string[]) {

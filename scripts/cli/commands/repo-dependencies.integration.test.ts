@@ -5,12 +5,11 @@
  * registry broker to a loopback fixture registry, the second reuses the bundle, and `show` lists
  * both the bundle and the setup run. Network traffic: loopback only.
  */
-import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFixtureRegistry, type TFixtureRegistry } from "../../../lib/dependencies/fixture-registry";
-import { GREETER_FIXTURE_PACKAGES, GREETER_REPOSITORY, writeGreeterRepository } from "../../../lib/demo/greeter-target";
-import { createLifecycleWorld, type LifecycleWorld } from "../../../lib/lifecycle/testing/lifecycle-fixture";
-import { addTargetRepository } from "../../../lib/repos/target-repositories";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { TFixtureRegistry } from "../../../lib/dependencies/fixture-registry";
+import { createGreeterWorld } from "../../../lib/dependencies/testing/greeter-world";
+import { GREETER_REPOSITORY } from "../../../lib/demo/greeter-target";
+import type { LifecycleWorld } from "../../../lib/lifecycle/testing/lifecycle-fixture";
 import { runCli } from "../../../lib/testing/run-cli";
 
 let world: LifecycleWorld;
@@ -19,21 +18,15 @@ let env: Record<string, string>;
 let greeterSha: string;
 
 beforeAll(async () => {
-  world = await createLifecycleWorld();
-  registry = await startFixtureRegistry(GREETER_FIXTURE_PACKAGES);
-  const greeter = await writeGreeterRepository(path.join(world.env.dataDir, "greeter-src"));
-  greeterSha = greeter.sha;
-  await addTargetRepository({ db: world.db }, { name: GREETER_REPOSITORY, cloneUrl: greeter.path, actorId: null });
+  const created = await createGreeterWorld({ withRecipe: false });
+  ({ world, registry } = created);
+  greeterSha = created.greeter.sha;
   env = {
     DATABASE_URL: world.databaseUrl,
     DATA_DIR: world.env.dataDir,
     LOCAL_SUBSTRATE_PORT: String(world.env.LOCAL_SUBSTRATE_PORT),
     SMOLCLOUD_TOKEN_FILE: world.tokenFile,
   };
-});
-
-afterAll(async () => {
-  await registry?.close();
 });
 
 describe("schoolcore repo setup / bundle build / bundle show", () => {
