@@ -62,36 +62,69 @@ async function measure(concurrency: number, callsPerWorker: number, call: (worke
   return stats(samples, performance.now() - started);
 }
 
-/** The relay listener as its own process, on a free loopback port. */
-async function startListenerProcess(databaseUrl: string): Promise<{ url: string; stop(): Promise<void> }> {
+type TBenchProcess = { url: string; pid: number; stop(): Promise<void> };
+
+/** A bench server as its own process on a free loopback port, ready once `isUp(url)` says so. */
+async function startProcess(
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  isUp: (url: string) => Promise<boolean>,
+): Promise<TBenchProcess> {
   const port = await findFreePort();
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "scripts", "relay.ts")], {
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
     cwd: PROJECT_ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      RELAY_PORT: String(port),
-      HOSTNAME: "127.0.0.1",
-      LOG_LEVEL: "error",
-      NODE_ENV: "production",
-    },
+    env: { ...process.env, ...env, PORT: String(port), RELAY_PORT: String(port) },
     stdio: ["ignore", "ignore", "inherit"],
   });
   const url = `http://127.0.0.1:${port}`;
   const stop = () =>
     new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once("exit", () => resolve()), child.kill("SIGTERM"))));
   for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
-    if (child.exitCode !== null) throw new Error(`the relay listener exited with ${child.exitCode}`);
-    if (
-      (await fetch(`${url}/`).then(
-        (r) => r.status,
-        () => 0,
-      )) === 404
-    )
-      return { url, stop };
+    if (child.exitCode !== null) throw new Error(`the ${name} exited with ${child.exitCode}`);
+    if (await isUp(url).catch(() => false)) return { url, pid: child.pid!, stop };
   }
   await stop();
-  throw new Error("the relay listener did not start within 30 s");
+  throw new Error(`the ${name} did not start within 30 s`);
+}
+
+/** The relay listener (scripts/relay.ts), as `npm start` runs it. */
+function startListenerProcess(databaseUrl: string): Promise<TBenchProcess> {
+  return startProcess(
+    "relay listener",
+    path.join(PROJECT_ROOT, "scripts", "relay.ts"),
+    { DATABASE_URL: databaseUrl, HOSTNAME: "127.0.0.1", LOG_LEVEL: "error", NODE_ENV: "production" },
+    async (url) => (await fetch(`${url}/`)).status === 404,
+  );
+}
+
+/** The floor: the same forwarding without the relay (scripts/bench/bare-forwarder.ts). */
+function startBareForwarder(endpoint: string, credentialFile: string): Promise<TBenchProcess> {
+  return startProcess(
+    "bare forwarder",
+    path.join(PROJECT_ROOT, "scripts", "bench", "bare-forwarder.ts"),
+    { UPSTREAM_ENDPOINT: endpoint, UPSTREAM_CREDENTIAL_FILE: credentialFile },
+    async (url) => (await fetch(`${url}/`)).status === 404,
+  );
+}
+
+/** CPU time a process has used, in µs (Linux /proc; null elsewhere). */
+async function cpuMicrosOf(pid: number | "self"): Promise<number | null> {
+  try {
+    const fields = (await fs.readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1]!.split(" ");
+    // utime and stime, in clock ticks (USER_HZ = 100 on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return null;
+  }
+}
+
+/** A measurement and the CPU a process spent on it, per call (µs). */
+async function measureWithCpu(pid: number, concurrency: number, callsPerWorker: number, call: (worker: number) => Promise<void>) {
+  const before = await cpuMicrosOf(pid);
+  const stats = await measure(concurrency, callsPerWorker, call);
+  const after = await cpuMicrosOf(pid);
+  return { stats, cpuPerCall: before === null || after === null ? null : (after - before) / stats.count };
 }
 
 async function main(db: Db, databaseUrl: string) {
@@ -168,13 +201,28 @@ async function main(db: Db, databaseUrl: string) {
     };
     // Each concurrent worker is one task with its own capability.
     const relayedPerTask = (worker: number) => relayedWith(perTask[worker % perTask.length]!);
+    // The floor of the forwarding itself: the same request, the same upstream, through a process
+    // that only forwards (no statement, no check, no record).
+    const forwarder = await startBareForwarder(upstream.endpoint, credentialFile);
+    cleanups.push(() => forwarder.stop());
+    const forwarded = async () => {
+      const response = await relayAgent.request({
+        origin: forwarder.url,
+        path: "/api/relay/v1/complete",
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ taskId: shared.taskId, request: { messages: MESSAGES, maxTokens: 256 } }),
+      });
+      const body = (await response.body.json()) as { completion?: { content?: string } };
+      if (response.statusCode !== 200 || body.completion?.content !== REPLY) throw new Error(`bare forward failed: ${response.statusCode}`);
+    };
 
-    for (const warmUp of [direct, relayed, routeAlone]) {
+    for (const warmUp of [direct, relayed, routeAlone, forwarded]) {
       await measure(1, WARMUP, warmUp);
       await measure(8, WARMUP / 8, warmUp);
     }
 
-    const rows: { label: string; direct: Stats; relay: Stats }[] = [];
+    const rows: { label: string; direct: Stats; relay: Stats; cpuPerCall: number | null }[] = [];
     for (const [label, concurrency, perWorker, relay] of [
       ["c=1", 1, SERIAL_CALLS, relayed],
       [`c=${CONCURRENCY}, 1 capability`, CONCURRENCY, CALLS_PER_WORKER, relayed],
@@ -182,15 +230,24 @@ async function main(db: Db, databaseUrl: string) {
     ] as const) {
       // Measured back to back so drift (GC, page cache, neighbours on the machine) hits both alike.
       const d = await measure(concurrency, perWorker, direct);
-      const r = await measure(concurrency, perWorker, relay);
-      rows.push({ label, direct: d, relay: r });
+      const r = await measureWithCpu(listener.pid, concurrency, perWorker, relay);
+      rows.push({ label, direct: d, relay: r.stats, cpuPerCall: r.cpuPerCall });
     }
     const routeDirect = await measure(1, SERIAL_CALLS, direct);
     const route = await measure(1, SERIAL_CALLS, routeAlone);
+    const floors: { label: string; direct: Stats; relay: Stats; cpuPerCall: number | null }[] = [];
+    for (const [label, concurrency, perWorker] of [
+      ["c=1, bare forward", 1, SERIAL_CALLS],
+      [`c=${CONCURRENCY}, bare forward`, CONCURRENCY, CALLS_PER_WORKER],
+    ] as const) {
+      const d = await measure(concurrency, perWorker, direct);
+      const f = await measureWithCpu(forwarder.pid, concurrency, perWorker, forwarded);
+      floors.push({ label, direct: d, relay: f.stats, cpuPerCall: f.cpuPerCall });
+    }
 
     const ms = (n: number) => `${n.toFixed(2)} ms`.padStart(10);
     const perSecond = (s: Stats) => (s.count / s.wallMs) * 1000;
-    const tableLine = (label: string, d: Stats, r: Stats, withThroughput: boolean) =>
+    const tableLine = (label: string, d: Stats, r: Stats, withThroughput: boolean, cpuPerCall: number | null = null) =>
       [
         label.padEnd(22),
         ...[d.median, r.median, r.median - d.median, d.p99, r.p99, r.p99 - d.p99].map((n) => ms(n).padStart(12)),
@@ -199,17 +256,21 @@ async function main(db: Db, databaseUrl: string) {
               t.padStart(12),
             )
           : []),
+        cpuPerCall === null ? "" : `${Math.round(cpuPerCall)} µs`.padStart(14),
       ].join("");
     const lines = [
       `relay benchmark — upstream: loopback fake OpenAI-compatible server; database: ${process.env.DATABASE_URL ? "DATABASE_URL" : "embedded PostgreSQL"}; Node ${process.version}; ${os.cpus().length} cores`,
       "",
-      `${"".padEnd(22)}${"direct p50".padStart(12)}${"relay p50".padStart(12)}${"added p50".padStart(12)}${"direct p99".padStart(12)}${"relay p99".padStart(12)}${"added p99".padStart(12)}${"direct rps".padStart(12)}${"relay rps".padStart(12)}${"rps ratio".padStart(12)}`,
-      ...rows.map(({ label, direct: d, relay: r }) => tableLine(label, d, r, true)),
+      `${"".padEnd(22)}${"direct p50".padStart(12)}${"relay p50".padStart(12)}${"added p50".padStart(12)}${"direct p99".padStart(12)}${"relay p99".padStart(12)}${"added p99".padStart(12)}${"direct rps".padStart(12)}${"relay rps".padStart(12)}${"rps ratio".padStart(12)}${"CPU/call".padStart(14)}`,
+      ...rows.map(({ label, direct: d, relay: r, cpuPerCall }) => tableLine(label, d, r, true, cpuPerCall)),
       tableLine("c=1, the route alone", routeDirect, route, false),
+      ...floors.map(({ label, direct: d, relay: r, cpuPerCall }) => tableLine(label, d, r, true, cpuPerCall)),
       "",
       `samples: ${rows.map((r) => `${r.label}: ${r.direct.count} direct / ${r.relay.count} relayed`).join("; ")}`,
       "relay = HTTP to the relay listener process: admission (one statement: lookup by handle hash, every check, slot + request + worst-case response reserved), transport cached per setting version, credential file read, upstream HTTP call, settlement (one statement: charge, release, call row).",
       "the route alone: the same request with a malformed handle, refused by the listener before any statement or upstream call — the floor of the extra process hop on this machine.",
+      "bare forward: the same request through a process that only forwards it (node:http in, undici out, scripts/bench/bare-forwarder.ts; no statement, check or record) — the floor of any relay written in Node on this machine.",
+      "CPU/call: CPU time of the listener (or the bare forwarder) process per call during that row, from /proc; PostgreSQL's and the bench's own are not in it.",
       "1 capability: all calls of one task serialize on its row lock (each batch of admissions waits for one WAL flush) — the worst case; N tasks: the scale-out case.",
     ];
     process.stdout.write(lines.join("\n") + "\n");
@@ -240,7 +301,26 @@ async function main(db: Db, databaseUrl: string) {
             label: "direct upstream p50",
             value: routeDirect.median,
           }),
-        ]),
+        ])
+        .concat(
+          floors.flatMap(({ label, direct: d, relay: f }) => [
+            row(`${label} (no database, no checks): p50 latency`, f.median, "ms", { label: "direct upstream p50", value: d.median }),
+            row(`${label} (no database, no checks): throughput`, perSecond(f), "rps", { label: "direct upstream", value: perSecond(d) }),
+          ]),
+        )
+        .concat(
+          [...rows, ...floors].flatMap(({ label, cpuPerCall }) =>
+            cpuPerCall === null
+              ? []
+              : [
+                  row(
+                    `${label.startsWith("c=") && !label.includes("bare") ? `relay ${label}` : label}: CPU per call (listener process)`,
+                    cpuPerCall,
+                    "µs",
+                  ),
+                ],
+          ),
+        ),
     });
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
