@@ -6,7 +6,7 @@
  * candidate's; a request that can never build is refused with nothing
  * written; at the machine cap a build waits in the queue (nothing written, no setup run) and
  * starts once a slot frees; a failing build says why; a request or setup run whose process died
- * is failed by the sweep, never left running; and a real worker picks a queued request up.
+ * is failed by the sweep, never left running; and a real worker starts a request the moment it is made.
  */
 import { randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
@@ -368,20 +368,21 @@ describe("the CLI's build now (buildBundleNow)", () => {
 });
 
 describe("the worker", () => {
-  it("picks a queued build request up by itself and runs it to the end", async () => {
-    const { request } = await requestBundleBuild(
-      { db: world.db },
-      { kind: "base", repository: GREETER_REPOSITORY, isForced: true, actorId: null },
-    );
+  it("starts a requested build at once, told by the request's own transaction (the sweep an hour away), and runs it to the end", async () => {
     const worker = await startWorker({
       db: world.db,
       databaseUrl: world.databaseUrl,
       env: world.env,
       substrate: world.ctx.substrate,
-      sweepIntervalMs: 500,
+      sweepIntervalMs: 3_600_000,
       readyTimeoutMs: world.ctx.readyTimeoutMs,
     });
     try {
+      // Requested after the worker's start-up sweep: only the notification can start it.
+      const { request } = await requestBundleBuild(
+        { db: world.db },
+        { kind: "base", repository: GREETER_REPOSITORY, isForced: true, actorId: null },
+      );
       let state = "queued";
       for (const deadline = Date.now() + 60_000; Date.now() < deadline && (state === "queued" || state === "running");) {
         await new Promise((resolve) => setTimeout(resolve, 250));

@@ -11,6 +11,7 @@
 import type { Db, DbTx } from "../db/client";
 import type { BundleBuildRequest } from "../db/generated/client";
 import { recordAudit } from "../audit";
+import { notifyWorkReady } from "../db/work-ready";
 import { AppError } from "../errors";
 import { boundText } from "../redact";
 import { parseSetupRecipe } from "./run-dependency-setup";
@@ -42,10 +43,14 @@ export type TRequestedBuild = { request: BundleBuildRequest; isExisting: boolean
 
 const MAX_REF_CHARS = 200;
 
-/** Queues a build (or answers the identical one already queued or running); refuses what can never build. */
+/**
+ * Queues a build (or answers the identical one already queued or running); refuses what can never
+ * build. A new request is announced to the workers in its own transaction (lib/db/work-ready.ts),
+ * so one starts it at once — unless `isRunByCaller` (the CLI runs it in its own process).
+ */
 export async function requestBundleBuild(
   deps: { db: Db },
-  input: TBuildRequestInput & { actorId: string | null },
+  input: TBuildRequestInput & { actorId: string | null; isRunByCaller?: boolean },
 ): Promise<TRequestedBuild> {
   const { db } = deps;
   const target = await resolveTarget(db, input);
@@ -65,6 +70,7 @@ export async function requestBundleBuild(
       targetId: target.repositoryId,
       detail: { requestId: request.id, kind: request.kind, ref: request.ref, candidateId: request.candidateId, isForced: request.isForced },
     });
+    if (!input.isRunByCaller) await notifyWorkReady(tx, { kind: "bundle-build", id: request.id });
     return { request, isExisting: false };
   });
 }

@@ -95,7 +95,7 @@ export async function buildBundleNow(
   input: TBuildRequestInput & { actorId: string | null },
 ): Promise<TFinishedBuild> {
   const { db } = deps;
-  const { request } = await requestBundleBuild({ db }, input);
+  const { request } = await requestBundleBuild({ db }, { ...input, isRunByCaller: true });
   const outcome = await runBundleBuildRequest(deps, request.id);
   let current = await db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } });
   if (outcome === "not_queued") current = await followToItsEnd(db, current);

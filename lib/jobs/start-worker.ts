@@ -1,9 +1,10 @@
 /**
- * The worker: registers every job handler on pg-boss, keeps the heartbeat going, starts a task's
- * job as soon as it is notified ready (lib/jobs/listen-task-ready.ts), and runs the recovery
- * sweep: queued tasks are dispatched while the gate is open, and every task in a worker-owned
- * state without a running job is resumed (on start, every few seconds, and after the listener
- * reconnects) — it only recovers what the notifications missed.
+ * The worker: registers every job handler on pg-boss, keeps the heartbeat going, starts a job as
+ * soon as its work is notified ready (a task, a bundle build, a qualification run:
+ * lib/jobs/listen-work-ready.ts), and runs the recovery sweep: queued tasks are dispatched while
+ * the gate is open, every task in a worker-owned state without a running job is resumed, queued
+ * builds and runs are sent (on start, every few seconds, and after the listener reconnects) — it
+ * only recovers what the notifications missed, and starts builds that waited for a machine slot.
  * Returns a stop function that finishes in-flight jobs (graceful) and closes the queue.
  */
 import { hostname } from "node:os";
@@ -25,7 +26,8 @@ import { JOBS } from "./job-names";
 import { closeAbandonedProbeRuns } from "../probes/close-abandoned-probe-runs";
 import { isDispatchOpen } from "../probes/read-dispatch-gate";
 import { runProbeJob } from "./run-probe-job";
-import { listenForReadyTasks } from "./listen-task-ready";
+import type { TWorkReady } from "../db/work-ready";
+import { listenForReadyWork } from "./listen-work-ready";
 import { withTaskLock } from "./task-lock";
 import { pickTaskToDrive } from "./pick-task-to-drive";
 import { listDueAutomaticRetries, retryTask } from "../lifecycle/retry-task";
@@ -100,12 +102,16 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   // Qualification runs (lib/probes): one job per run; a worker killed mid-run leaves the run
   // `running` with a lapsing heartbeat, and the sweep below fails it — it never shows "passed".
   await boss.createQueue(JOBS.runProbes.name, { policy: "short", retryLimit: 0, expireInSeconds: 3600, deleteAfterSeconds: 3600 });
-  await boss.work(JOBS.runProbes.name, { pollingIntervalSeconds: 1, batchSize: 1, localConcurrency: 1 }, async (jobs) => {
-    for (const job of jobs) {
-      const { runId } = JOBS.runProbes.schema.parse(job.data);
-      await runProbeJob(ctx, runId).catch((error) => logError("probe run failed", error, { runId }));
-    }
-  });
+  const probeWorkerId = await boss.work(
+    JOBS.runProbes.name,
+    { pollingIntervalSeconds: 1, batchSize: 1, localConcurrency: 1 },
+    async (jobs) => {
+      for (const job of jobs) {
+        const { runId } = JOBS.runProbes.schema.parse(job.data);
+        await runProbeJob(ctx, runId).catch((error) => logError("probe run failed", error, { runId }));
+      }
+    },
+  );
   const sweepProbeRuns = async () => {
     // fails runs whose runner died, and the tasks and machines they left behind
     await closeAbandonedProbeRuns(ctx);
@@ -122,12 +128,16 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   // Operators' bundle builds (lib/dependencies/bundle-build-requests.ts): one job per queued
   // request; a request waiting for a machine slot is sent again by each sweep and starts once one frees.
   await boss.createQueue(JOBS.buildBundle.name, { policy: "short", retryLimit: 0, expireInSeconds: 3600, deleteAfterSeconds: 3600 });
-  await boss.work(JOBS.buildBundle.name, { pollingIntervalSeconds: 1, batchSize: 1, localConcurrency: 2 }, async (jobs) => {
-    for (const job of jobs) {
-      const { requestId } = JOBS.buildBundle.schema.parse(job.data);
-      await runBundleBuildRequest(ctx, requestId).catch((error) => logError("bundle build request failed", error, { requestId }));
-    }
-  });
+  const buildWorkerId = await boss.work(
+    JOBS.buildBundle.name,
+    { pollingIntervalSeconds: 1, batchSize: 1, localConcurrency: 2 },
+    async (jobs) => {
+      for (const job of jobs) {
+        const { requestId } = JOBS.buildBundle.schema.parse(job.data);
+        await runBundleBuildRequest(ctx, requestId).catch((error) => logError("bundle build request failed", error, { requestId }));
+      }
+    },
+  );
   const sweepBuilds = async () => {
     // runs and requests whose process died are failed (their builders are then reaped by the machine sweep)
     await failAbandonedSetupRuns(db);
@@ -173,16 +183,24 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
       .send(JOBS.heartbeat.name, { sentAt: new Date().toISOString() }, { singletonKey: workerId, singletonSeconds: 5 })
       .catch((error) => logError("heartbeat send failed", error));
   await sendHeartbeat();
-  // Event-driven dispatch (lib/tasks/notify-task-ready.ts): a task made ready in a committed
-  // transaction is enqueued at once and the job worker woken, instead of waiting for the sweep.
-  const dispatchNow = (taskId: string) =>
-    boss
-      .send(JOBS.advanceTask.name, { taskId }, { singletonKey: taskId })
-      .then(() => boss.notifyWorker(advanceWorkerId))
-      .catch((error) => logError("task-ready dispatch failed", error, { taskId }));
-  const readyListener = await listenForReadyTasks({
+  // Event-driven dispatch (lib/db/work-ready.ts): work made ready in a committed transaction (a
+  // task, an operator's bundle build or qualification run) is enqueued at once and its job worker
+  // woken, instead of waiting for the sweep.
+  const dispatchNow = async (work: TWorkReady) => {
+    if (work.kind === "task") {
+      await boss.send(JOBS.advanceTask.name, { taskId: work.id }, { singletonKey: work.id });
+      boss.notifyWorker(advanceWorkerId);
+    } else if (work.kind === "bundle-build") {
+      await boss.send(JOBS.buildBundle.name, { requestId: work.id }, { singletonKey: work.id });
+      boss.notifyWorker(buildWorkerId);
+    } else {
+      await boss.send(JOBS.runProbes.name, { runId: work.id }, { singletonKey: work.id });
+      boss.notifyWorker(probeWorkerId);
+    }
+  };
+  const readyListener = await listenForReadyWork({
     databaseUrl: options.databaseUrl,
-    onReady: (taskId) => void dispatchNow(taskId),
+    onReady: (work) => void dispatchNow(work).catch((error) => logError("work-ready dispatch failed", error, { ...work })),
     onReconnect: () => void sweepTasks().catch((error) => logError("task sweep failed", error)),
   });
   await sweepTasks().catch((error) => logError("task sweep failed", error));

@@ -11,7 +11,7 @@ import type { Task } from "../db/generated/client";
 import { AppError } from "../errors";
 import { readSetting } from "../settings/operator-settings";
 import { crashIfRequested } from "../tasks/crash-points";
-import { notifyTaskReady } from "../tasks/notify-task-ready";
+import { notifyWorkReady } from "../db/work-ready";
 import type { TaskRunContext } from "../tasks/task-run-context";
 import { transitionTaskIn } from "../tasks/transition-task";
 
@@ -39,7 +39,7 @@ export async function queueNextRound(ctx: TaskRunContext, task: Task): Promise<v
     });
     await tx.task.update({ where: { id: task.id }, data: { round: nextRound, deadlineAt: null } });
     // The new round dispatches at once: delivered only if this transaction commits.
-    await notifyTaskReady(tx, task.id);
+    await notifyWorkReady(tx, { kind: "task", id: task.id });
   });
   crashIfRequested("round:queued");
 }

@@ -1,22 +1,22 @@
 /**
  * A retry dispatches at once (issue 16, item 2): the new attempt's task id is announced on the
- * task-ready channel by the retry's own transaction — heard by the worker's real listener — and a
+ * work-ready channel by the retry's own transaction — heard by the worker's real listener — and a
  * refused retry (its transaction rolled back) announces nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listenForReadyTasks, type TTaskReadyListener } from "../jobs/listen-task-ready";
+import { listenForReadyWork, type TWorkReadyListener } from "../jobs/listen-work-ready";
 import { createRelayTestTask } from "../relay/testing/relay-fixtures";
 import { createTestDatabase, type TestDatabase } from "../testing/test-database";
 import { retryTask } from "./retry-task";
 import { transitionTask } from "../tasks/transition-task";
 
 let database: TestDatabase;
-let listener: TTaskReadyListener;
+let listener: TWorkReadyListener;
 const heard: string[] = [];
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  listener = await listenForReadyTasks({ databaseUrl: database.url, onReady: (taskId) => heard.push(taskId) });
+  listener = await listenForReadyWork({ databaseUrl: database.url, onReady: (work) => work.kind === "task" && heard.push(work.id) });
 });
 
 afterAll(async () => {
@@ -39,7 +39,7 @@ async function waitForHeard(taskId: string, ms = 3000): Promise<boolean> {
 }
 
 describe("retryTask notifies the worker in its transaction", () => {
-  it("a retried task is announced on the task-ready channel at once", async () => {
+  it("a retried task is announced on the work-ready channel at once", async () => {
     const taskId = await failedTask();
     const outcome = await retryTask({ db: database.db, substrateLabel: "local" }, { taskId, reason: "try again", actorId: null });
     expect(outcome.to).toBe("queued");

@@ -24,7 +24,7 @@ import type { TaskState } from "../db/generated/enums";
 import { AppError } from "../errors";
 import { claimFreeMachineSlotIn } from "../machines/machine-slots";
 import { parseOrThrow } from "../parse-or-throw";
-import { notifyTaskReady } from "../tasks/notify-task-ready";
+import { notifyWorkReady } from "../db/work-ready";
 import { RETRYABLE_TASK_STATES } from "../tasks/task-states";
 import { transitionTaskIn } from "../tasks/transition-task";
 
@@ -104,7 +104,7 @@ export async function retryTask(
       },
     });
     // Dispatch at once: delivered only if this transaction commits (the sweep stays the fallback).
-    await notifyTaskReady(tx, taskId);
+    await notifyWorkReady(tx, { kind: "task", id: taskId });
     return { taskId, attempt, operationId, from: task.state, to };
   });
 }

@@ -21,7 +21,7 @@ beforeAll(async () => {
 
 /** Starts a real worker on P1 and SIGKILLs it as soon as the probe task's guest is live at the provider. */
 async function killWorkerMidTask(): Promise<{ runId: string; taskId: string }> {
-  const run = await requestProbeRun({ db: world.db, env: world.env }, { probes: ["P1"], actorId: null });
+  const run = await requestProbeRun({ db: world.db, env: world.env }, { probes: ["P1"], actorId: null, isRunByCaller: true });
   const worker = startWorkerProcess({ world });
   try {
     const deadline = Date.now() + 90_000;

@@ -38,7 +38,7 @@ afterAll(async () => {
 });
 
 async function runP2(env: TEnv) {
-  const run = await requestProbeRun({ db: world.db, env }, { probes: ["P2"], actorId: null });
+  const run = await requestProbeRun({ db: world.db, env }, { probes: ["P2"], actorId: null, isRunByCaller: true });
   const deps = probeDepsFor(
     { ...world.ctx, env },
     { isProviderSpawn: ({ stack }) => stack.includes(`${path.sep}sidecars${path.sep}local-substrate${path.sep}`) },

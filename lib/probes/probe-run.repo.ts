@@ -8,6 +8,7 @@ import { z } from "zod";
 import type { Prisma } from "../db/generated/client";
 import type { Db, DbTx } from "../db/client";
 import { recordAudit } from "../audit";
+import { notifyWorkReady } from "../db/work-ready";
 import { AppError } from "../errors";
 import type { TSubstrateConfigSnapshot } from "../settings/substrate-config";
 import type { TProbeId } from "./probe-catalog";
@@ -21,7 +22,7 @@ export type TProbeResultStatus = "pending" | "running" | "passed" | "failed" | "
 
 export async function createProbeRun(
   db: Db,
-  input: { probes: TProbeId[]; substrate: string; snapshot: TSubstrateConfigSnapshot; actorId: string | null },
+  input: { probes: TProbeId[]; substrate: string; snapshot: TSubstrateConfigSnapshot; actorId: string | null; isRunByCaller?: boolean },
 ) {
   return db.$transaction(async (tx) => {
     const run = await tx.probeRun.create({
@@ -41,6 +42,8 @@ export async function createProbeRun(
       targetId: run.id,
       detail: { probes: input.probes, configDigest: input.snapshot.digest, substrate: input.substrate },
     });
+    // A worker starts it at once (lib/db/work-ready.ts), unless the caller runs it (the CLI).
+    if (!input.isRunByCaller) await notifyWorkReady(tx, { kind: "probe-run", id: run.id });
     return run;
   });
 }

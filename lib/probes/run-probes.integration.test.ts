@@ -45,7 +45,7 @@ export function probeDepsForWorld(w: LifecycleWorld, listener: TProbeRelayListen
 }
 
 async function runProbes(probes: string[] = [...PROBE_IDS]) {
-  const run = await requestProbeRun({ db: world.db, env: world.env }, { probes: probes as never, actorId: null });
+  const run = await requestProbeRun({ db: world.db, env: world.env }, { probes: probes as never, actorId: null, isRunByCaller: true });
   const started = Date.now();
   const state = await executeProbeRun(probeDepsForWorld(world), { runId: run.id });
   return { runId: run.id, state, ms: Date.now() - started, run: await getProbeRunOrThrow(world.db, run.id) };
@@ -133,7 +133,7 @@ describe("a full probe run on the local substrate", () => {
 describe("a probe run whose runner is killed", () => {
   it("never shows passed: the sweep fails it, its probes end as error", async () => {
     await writeSetting(world.db, { key: "guest.image", value: { type: "smolmachine", reference: "school-core/node24" }, actorId: null });
-    const run = await requestProbeRun({ db: world.db, env: world.env }, { probes: ["P6"], actorId: null });
+    const run = await requestProbeRun({ db: world.db, env: world.env }, { probes: ["P6"], actorId: null, isRunByCaller: true });
     const worker = startWorkerProcess({ world });
     const deadline = Date.now() + 60_000;
     while ((await world.db.probeRun.findUniqueOrThrow({ where: { id: run.id } })).state === "queued" && Date.now() < deadline)

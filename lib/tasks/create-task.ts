@@ -16,7 +16,7 @@ import { readSetting, readSettingVersion } from "../settings/operator-settings";
 import { ZTaskLimitsSchema } from "../contract/limits";
 import { AppError } from "../errors";
 import { readMirrorCredential } from "../repos/mirror-credentials";
-import { notifyTaskReady } from "./notify-task-ready";
+import { notifyWorkReady } from "../db/work-ready";
 
 const ZOptionalIntSchema = z.preprocess(
   (v) => (v === "" || v === null ? undefined : v),
@@ -108,7 +108,7 @@ export async function createTask(deps: { db: Db; env: TEnv }, { actorId, ...fiel
       },
     });
     // The worker hears of the task when this transaction commits, and starts its job at once.
-    await notifyTaskReady(tx, task.id);
+    await notifyWorkReady(tx, { kind: "task", id: task.id });
     return task;
   });
 }

@@ -11,7 +11,7 @@ import { requestProbeRun } from "../request-probe-run";
 import { setDispatch } from "../set-dispatch";
 
 export async function qualifyForTests(db: Db, env: TEnv): Promise<string> {
-  const run = await requestProbeRun({ db, env }, { probes: [...PROBE_IDS], actorId: null });
+  const run = await requestProbeRun({ db, env }, { probes: [...PROBE_IDS], actorId: null, isRunByCaller: true });
   const now = new Date();
   await db.probeResult.updateMany({
     where: { runId: run.id },

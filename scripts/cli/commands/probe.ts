@@ -44,7 +44,7 @@ export const probeRun: Command = {
       const substrate = createSubstrate(db, context.env);
       try {
         await closeAbandonedProbeRuns({ db, env: context.env, substrate });
-        const queued = await requestProbeRun({ db, env: context.env }, { probes, actorId: null });
+        const queued = await requestProbeRun({ db, env: context.env }, { probes, actorId: null, isRunByCaller: true });
         const ctx = { db, env: context.env, substrate, pollIntervalMs: 300, readyTimeoutMs: 60_000 };
         await executeProbeRun(
           {

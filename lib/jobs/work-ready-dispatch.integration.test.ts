@@ -1,5 +1,5 @@
 /**
- * Dispatch without waiting (issue 16, item 2): a created task is picked up through the task-ready
+ * Dispatch without waiting (issue 16, item 2): a created task is picked up through the work-ready
  * notification, not the sweep. The worker's sweep interval is an hour and the task is created
  * after the worker's start-up sweep, so only the notification can start its job.
  */
@@ -41,7 +41,7 @@ describe("event-driven dispatch", async () => {
       expect(transitions.map((t) => t.toState)).toEqual(["queued", "provisioning"]);
       // Reported, not asserted (benchmarks are not tests): creation → provisioning.
       process.stdout.write(
-        `task-ready dispatch: queued → provisioning in ${transitions[1]!.createdAt.getTime() - transitions[0]!.createdAt.getTime()} ms\n`,
+        `work-ready dispatch: queued → provisioning in ${transitions[1]!.createdAt.getTime() - transitions[0]!.createdAt.getTime()} ms\n`,
       );
     },
   );
