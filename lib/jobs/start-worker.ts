@@ -15,7 +15,6 @@ import { getEnv, type TEnv } from "../env";
 import { advanceTask, LIFECYCLE_STEPS, type TaskSteps } from "./advance-task";
 import { sweepMachines } from "../machines/sweep-machines";
 import type { TaskRunContext } from "../tasks/task-run-context";
-import { isAppError } from "../errors";
 import { logError, logInfo } from "../log";
 import { listDuePublications } from "../publish/list-due-publications";
 import { createSubstrate } from "../machines/create-substrate";
@@ -150,14 +149,9 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   const sweepTasks = async () => {
     // Automatic retries of transient provider errors that are due become new attempts (queued).
     for (const taskId of await listDueAutomaticRetries({ db }, { now: new Date(), take: 50 })) {
-      await retryTask(
-        { db, substrateLabel: ctx.substrate.label },
-        { taskId, reason: "transient provider error", actorId: null, isAutomatic: true },
-      ).catch((error) => {
-        // Every machine slot is in use: the retry stays due and the next sweep tries again.
-        if (isAppError(error) && error.code === "MACHINE_CAP_REACHED") return;
-        logError("automatic retry failed", error, { taskId });
-      });
+      await retryTask({ db }, { taskId, reason: "transient provider error", actorId: null, isAutomatic: true }).catch((error) =>
+        logError("automatic retry failed", error, { taskId }),
+      );
     }
     await sweepProbeRuns().catch((error) => logError("probe run sweep failed", error));
     await sweepBuilds().catch((error) => logError("bundle build sweep failed", error));

@@ -45,10 +45,7 @@ describe("operator retry", () => {
     const before = await world.db.task.findUniqueOrThrow({ where: { id: taskId } });
     expect(before.errorCode).toBe("SUBSTRATE_INTERNAL");
 
-    const outcome = await retryTask(
-      { db: world.db, substrateLabel: world.ctx.substrate.label },
-      { taskId, reason: "provider had a bad minute", actorId: null },
-    );
+    const outcome = await retryTask({ db: world.db }, { taskId, reason: "provider had a bad minute", actorId: null });
     expect(outcome).toMatchObject({ attempt: 1, from: "blocked", to: "queued" });
     expect(outcome.operationId).not.toBe(before.operationId);
     const queued = await world.db.task.findUniqueOrThrow({ where: { id: taskId } });
@@ -93,14 +90,10 @@ describe("operator retry", () => {
 
   it("refuses a task that is not blocked or failed, and a retry without a reason", async () => {
     const taskId = await world.createDemoTask();
-    await expect(
-      retryTask({ db: world.db, substrateLabel: world.ctx.substrate.label }, { taskId, reason: "again please", actorId: null }),
-    ).rejects.toMatchObject({
+    await expect(retryTask({ db: world.db }, { taskId, reason: "again please", actorId: null })).rejects.toMatchObject({
       code: "STATE_CONFLICT",
     });
-    await expect(
-      retryTask({ db: world.db, substrateLabel: world.ctx.substrate.label }, { taskId, reason: "", actorId: null }),
-    ).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    await expect(retryTask({ db: world.db }, { taskId, reason: "", actorId: null })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
     await world.db.task.update({ where: { id: taskId }, data: { state: "failed" } });
   });
 });
@@ -115,21 +108,13 @@ describe("automatic retry", () => {
     expect(blocked.autoRetryAt!.getTime()).toBeGreaterThanOrEqual(start + 60_000);
 
     expect(await listDueAutomaticRetries({ db: world.db }, { now: new Date(), take: 10 })).not.toContain(taskId);
-    await expect(
-      retryTask(
-        { db: world.db, substrateLabel: world.ctx.substrate.label },
-        { taskId, reason: "transient", actorId: null, isAutomatic: true },
-      ),
-    ).rejects.toMatchObject({
+    await expect(retryTask({ db: world.db }, { taskId, reason: "transient", actorId: null, isAutomatic: true })).rejects.toMatchObject({
       code: "STATE_CONFLICT",
     });
 
     const later = new Date(blocked.autoRetryAt!.getTime() + 1);
     expect(await listDueAutomaticRetries({ db: world.db }, { now: later, take: 10 })).toContain(taskId);
-    await retryTask(
-      { db: world.db, substrateLabel: world.ctx.substrate.label, now: () => later },
-      { taskId, reason: "transient", actorId: null, isAutomatic: true },
-    );
+    await retryTask({ db: world.db, now: () => later }, { taskId, reason: "transient", actorId: null, isAutomatic: true });
     expect(await world.db.task.findUniqueOrThrow({ where: { id: taskId } })).toMatchObject({
       state: "queued",
       attempt: 1,

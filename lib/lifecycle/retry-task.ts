@@ -9,9 +9,8 @@
  * run again on a fresh verifier guest and the immutable candidate is not made twice. A task whose
  * candidate was approved failed during publication: that is retried from the publications page.
  *
- * A retry to `imported` takes a machine slot again without going through admission, so it needs a
- * free one (lib/machines/machine-slots.ts): when every slot is in use it is refused with
- * MACHINE_CAP_REACHED and the task stays as it was (a retry to `queued` waits for admission instead).
+ * Neither is refused at the machine cap: a retry to `queued` waits for admission, one to `imported`
+ * waits there for a free machine, ahead of new tasks (lib/machines/machine-slots.ts).
  *
  * Automatic retries (transient provider errors only, planned by failTask with a backoff) come
  * through here too, as actor null; integrity failures (`failed`) are never retried automatically.
@@ -22,7 +21,6 @@ import { recordAudit } from "../audit";
 import type { Db } from "../db/client";
 import type { TaskState } from "../db/generated/enums";
 import { AppError } from "../errors";
-import { claimFreeMachineSlotIn } from "../machines/machine-slots";
 import { parseOrThrow } from "../parse-or-throw";
 import { notifyWorkReady } from "../db/work-ready";
 import { RETRYABLE_TASK_STATES } from "../tasks/task-states";
@@ -39,7 +37,7 @@ export type TRetryTaskInput = z.input<typeof ZRetryTaskSchema>;
 export type TRetryOutcome = { taskId: string; attempt: number; operationId: string; from: TaskState; to: "queued" | "imported" };
 
 export async function retryTask(
-  deps: { db: Db; substrateLabel: string; now?: () => Date },
+  deps: { db: Db; now?: () => Date },
   input: TRetryTaskInput & { actorId: string | null; isAutomatic?: boolean },
 ): Promise<TRetryOutcome> {
   const { taskId, reason } = parseOrThrow(
@@ -64,7 +62,6 @@ export async function retryTask(
     }
     const hasOpenCandidate = task.candidates.some((c) => c.decisions.length === 0);
     const to = hasOpenCandidate ? "imported" : "queued";
-    if (to === "imported") await claimFreeMachineSlotIn(tx, deps.substrateLabel, "the retry (trusted checks again on a fresh verifier)");
     const operationId = randomUUID();
     const attempt = task.attempt + 1;
     const who = input.isAutomatic ? "automatic retry of a transient provider error" : "retried by an operator";

@@ -1,8 +1,10 @@
 /**
- * The machine cap holds for everything that can add a machine outside admission (issue 16, item
- * 3): an operator's re-verification, a retry from `imported`, and a builder an operator asked for
- * each claim a free slot under the same lock as admission, or are refused with MACHINE_CAP_REACHED
- * and change nothing. Real PostgreSQL; "two workers" are two clients with their own pools.
+ * The machine cap holds for everything that can add a machine (issue 16, item 3), under the same
+ * lock as admission: a builder an operator asked for claims a free slot or is refused with
+ * MACHINE_CAP_REACHED and changes nothing; an operator's re-verification and a retry from
+ * `imported` are never refused — they wait in `imported`, ahead of new tasks and builders, and
+ * start the verifier once a machine is free. Real PostgreSQL; "two workers" are two clients with
+ * their own pools.
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
@@ -15,7 +17,8 @@ import { createTestDatabase } from "../testing/test-database";
 import { taskRow } from "../testing/task-row";
 import { reverifyTask } from "../verify/reverify-task";
 import { recordMachineIntent } from "./guest-machines";
-import { countMachineSlots } from "./machine-slots";
+import { startVerificationIfMachineFree } from "../verify/run-verification";
+import { countMachineSlots, countMachinesInUse, readSlotWait } from "./machine-slots";
 
 const SUBSTRATE = "local";
 
@@ -75,42 +78,60 @@ describe("the machine cap outside admission", async () => {
       needsFreeSlot: { what: "the dependency build" },
     });
 
-  it("a re-verification needs a free slot: refused at the cap with nothing changed, accepted once a slot frees", async () => {
+  it("a re-verification is never refused at the cap: it waits in `imported`, ahead of new tasks, and starts once a machine frees", async () => {
     await start(1);
     const busy = await task("provisioning");
     const waiting = await task("review_pending");
-    await expect(reverifyTask({ db, substrateLabel: SUBSTRATE }, { actor: operator, taskId: waiting })).rejects.toMatchObject({
-      code: "MACHINE_CAP_REACHED",
-      message: expect.stringMatching(
-        /^The machine cap is reached \(1 of 1 slots on local in use\), so the re-verification cannot start now; nothing was changed\./,
-      ),
-    });
-    expect((await db.task.findUniqueOrThrow({ where: { id: waiting } })).state).toBe("review_pending");
-    expect(await db.auditLog.count({ where: { action: "task.reverify", targetId: waiting } })).toBe(0);
+    const queued = await task("queued");
+    await reverifyTask({ db }, { actor: operator, taskId: waiting });
+    expect((await db.task.findUniqueOrThrow({ where: { id: waiting } })).state).toBe("imported");
+    expect(await db.auditLog.count({ where: { action: "task.reverify", targetId: waiting } })).toBe(1);
+    // Over the cap in slots (the verifier it waits for), never in machines.
+    expect([await countMachineSlots(db, SUBSTRATE), await countMachinesInUse(db, SUBSTRATE)]).toEqual([2, 1]);
+    expect(await readSlotWait(db, SUBSTRATE, { state: "imported", probeRunId: null })).toEqual({ inUse: 1, cap: 1, counts: "machines" });
+
+    expect(await startVerificationIfMachineFree({ db, substrateLabel: SUBSTRATE }, { id: waiting, probeRunId: null })).toBe(false);
+    expect((await db.task.findUniqueOrThrow({ where: { id: waiting } })).state).toBe("imported");
 
     await db.task.update({ where: { id: busy }, data: { state: "failed" } });
-    await reverifyTask({ db, substrateLabel: SUBSTRATE }, { actor: operator, taskId: waiting });
-    expect((await db.task.findUniqueOrThrow({ where: { id: waiting } })).state).toBe("verifying");
-    expect(await countMachineSlots(db, SUBSTRATE)).toBe(1);
+    // The machine is free, but the re-verification holds the slot: the queued task still waits.
+    expect(await admitNextTask({ db, substrateLabel: SUBSTRATE })).toMatchObject({ kind: "at_capacity", inFlight: 1, cap: 1 });
+    expect(await readSlotWait(db, SUBSTRATE, { state: "queued", probeRunId: null })).toEqual({ inUse: 1, cap: 1, counts: "slots" });
+    expect(await readSlotWait(db, SUBSTRATE, { state: "imported", probeRunId: null })).toBeNull();
+    expect(await startVerificationIfMachineFree({ db, substrateLabel: SUBSTRATE }, { id: waiting, probeRunId: null })).toBe(true);
+    const started = await db.task.findUniqueOrThrow({
+      where: { id: waiting },
+      include: { transitions: { orderBy: { id: "desc" }, take: 1 } },
+    });
+    expect(started.state).toBe("verifying");
+    expect(started.transitions[0]!.reason).toBe("trusted verification scheduled (1 of 1 machines on local)");
+    expect((await db.task.findUniqueOrThrow({ where: { id: queued } })).state).toBe("queued");
   });
 
-  it("a retry from `imported` needs a free slot; a retry to `queued` does not (admission decides later)", async () => {
+  it("a retry from `imported` is never refused at the cap either; a retry to `queued` waits for admission", async () => {
     await start(1);
     await task("provisioning");
     const withCandidate = await task("blocked", { openCandidate: true });
     const withoutCandidate = await task("blocked");
-    await expect(
-      retryTask({ db, substrateLabel: SUBSTRATE }, { taskId: withCandidate, reason: "try again", actorId: null }),
-    ).rejects.toMatchObject({ code: "MACHINE_CAP_REACHED" });
-    const unchanged = await db.task.findUniqueOrThrow({ where: { id: withCandidate } });
-    expect([unchanged.state, unchanged.attempt]).toEqual(["blocked", 0]);
+    expect(await retryTask({ db }, { taskId: withCandidate, reason: "try again", actorId: null })).toMatchObject({
+      to: "imported",
+      attempt: 1,
+    });
+    expect(await startVerificationIfMachineFree({ db, substrateLabel: SUBSTRATE }, { id: withCandidate, probeRunId: null })).toBe(false);
 
-    expect(
-      await retryTask({ db, substrateLabel: SUBSTRATE }, { taskId: withoutCandidate, reason: "try again", actorId: null }),
-    ).toMatchObject({
+    expect(await retryTask({ db }, { taskId: withoutCandidate, reason: "try again", actorId: null })).toMatchObject({
       to: "queued",
     });
-    expect(await admitNextTask({ db, substrateLabel: SUBSTRATE })).toMatchObject({ kind: "at_capacity", inFlight: 1, cap: 1 });
+    expect(await admitNextTask({ db, substrateLabel: SUBSTRATE })).toMatchObject({ kind: "at_capacity", inFlight: 2, cap: 1 });
+  });
+
+  it("a qualification probe's task starts its checks over the cap, as its admission did", async () => {
+    await start(1);
+    await task("provisioning");
+    const probeTask = await db.task.create({ data: taskRow(repository.id, { state: "imported" }) });
+    const run = await db.probeRun.create({ data: { probes: ["P1"], substrate: SUBSTRATE, configDigest: "d".repeat(64), config: {} } });
+    await db.task.update({ where: { id: probeTask.id }, data: { probeRunId: run.id } });
+    expect(await startVerificationIfMachineFree({ db, substrateLabel: SUBSTRATE }, { id: probeTask.id, probeRunId: run.id })).toBe(true);
   });
 
   it("a builder an operator asked for needs a free slot; no machine row is written when it is refused", async () => {
@@ -121,17 +142,11 @@ describe("the machine cap outside admission", async () => {
     expect(await db.guestMachine.count()).toBe(before);
   });
 
-  it("admission, re-verifications, retries and builders racing for the last two slots take exactly two", async () => {
+  it("admission and builders racing for the last two slots take exactly two", async () => {
     await start(2);
     const queued = await Promise.all(Array.from({ length: 4 }, () => task("queued")));
-    const reviews = await Promise.all(Array.from({ length: 4 }, () => task("review_pending")));
-    const blocked = await Promise.all(Array.from({ length: 4 }, () => task("blocked", { openCandidate: true })));
     const outcomes = await Promise.allSettled([
       ...queued.map((_, i) => admitNextTask({ db: i % 2 ? other : db, substrateLabel: SUBSTRATE })),
-      ...reviews.map((taskId, i) => reverifyTask({ db: i % 2 ? other : db, substrateLabel: SUBSTRATE }, { actor: operator, taskId })),
-      ...blocked.map((taskId, i) =>
-        retryTask({ db: i % 2 ? db : other, substrateLabel: SUBSTRATE }, { taskId, reason: "race", actorId: null }),
-      ),
       ...[db, other, db, other].map((client) => builderIntent(client)),
     ]);
     const taken = outcomes.filter((o) => o.status === "fulfilled" && (o.value as { kind?: string } | undefined)?.kind !== "at_capacity");
@@ -139,5 +154,38 @@ describe("the machine cap outside admission", async () => {
     expect(taken).toHaveLength(2);
     expect(refused.every((o) => (o as PromiseRejectedResult).reason.code === "MACHINE_CAP_REACHED")).toBe(true);
     expect(await countMachineSlots(db, SUBSTRATE)).toBe(2);
+  });
+
+  it("verifications waiting in `imported` take the two free machines before any admission or builder racing them", async () => {
+    await start(2);
+    const queued = await Promise.all(Array.from({ length: 4 }, () => task("queued")));
+    const reviews = await Promise.all(Array.from({ length: 2 }, () => task("review_pending")));
+    const blocked = await Promise.all(Array.from({ length: 2 }, () => task("blocked", { openCandidate: true })));
+    // Re-verifications and retries are all accepted, whatever the cap: four tasks now wait in `imported`.
+    await Promise.all([
+      ...reviews.map((taskId, i) => reverifyTask({ db: i % 2 ? other : db }, { actor: operator, taskId })),
+      ...blocked.map((taskId, i) => retryTask({ db: i % 2 ? db : other }, { taskId, reason: "race", actorId: null })),
+    ]);
+    const imported = [...reviews, ...blocked];
+    const outcomes = await Promise.allSettled([
+      ...imported.map((id, i) =>
+        startVerificationIfMachineFree({ db: i % 2 ? other : db, substrateLabel: SUBSTRATE }, { id, probeRunId: null }),
+      ),
+      ...queued.map((_, i) => admitNextTask({ db: i % 2 ? other : db, substrateLabel: SUBSTRATE })),
+      ...[db, other].map((client) => builderIntent(client)),
+    ]);
+    const verifications = outcomes.slice(0, imported.length).map((o) => (o as PromiseFulfilledResult<boolean>).value);
+    expect(verifications.filter(Boolean)).toHaveLength(2);
+    expect(
+      outcomes
+        .slice(imported.length, imported.length + queued.length)
+        .map((o) => (o as PromiseFulfilledResult<{ kind: string }>).value.kind),
+    ).toEqual(queued.map(() => "at_capacity"));
+    expect(outcomes.slice(imported.length + queued.length).map((o) => (o as PromiseRejectedResult).reason.code)).toEqual([
+      "MACHINE_CAP_REACHED",
+      "MACHINE_CAP_REACHED",
+    ]);
+    expect(await db.task.count({ where: { state: "verifying" } })).toBe(2);
+    expect(await countMachinesInUse(db, SUBSTRATE)).toBe(2);
   });
 });

@@ -14,7 +14,7 @@ const TASK_ALLOWED = new Set([
   "review_pending>approved",
   "review_pending>rejected",
   "review_pending>changes_requested",
-  "review_pending>verifying",
+  "review_pending>imported",
   "approved>pr_pending",
   "pr_pending>pr_open",
   "pr_pending>pr_failed",

@@ -31,9 +31,10 @@ export const TASK_TRANSITIONS = {
   collecting: ["imported", ...FAIL],
   imported: ["verifying", ...FAIL],
   verifying: ["review_pending", ...FAIL],
-  // review_pending → verifying: an operator re-verifies (e.g. after a manifest change); the old
-  // evidence goes stale and any open review page with it.
-  review_pending: ["approved", "rejected", "changes_requested", "verifying", ...FAIL],
+  // review_pending → imported: an operator re-verifies (e.g. after a manifest change); the old
+  // evidence goes stale and any open review page with it, and the checks start again from
+  // `imported` once a machine is free for the verifier.
+  review_pending: ["approved", "rejected", "changes_requested", "imported", ...FAIL],
   approved: ["pr_pending", ...FAIL],
   rejected: [],
   // Revision rounds (issue 14): "Request changes" closes the round; the worker then queues the

@@ -17,7 +17,9 @@ import { AppError } from "../errors";
 import { crashIfRequested } from "../tasks/crash-points";
 import { destroyMachine, ensureMachineCreated, recordMachineIntent, startMachine } from "../machines/guest-machines";
 import { stagingDir, type TaskRunContext } from "../tasks/task-run-context";
-import { transitionTask } from "../tasks/transition-task";
+import { transitionTask, transitionTaskIn } from "../tasks/transition-task";
+import type { Db } from "../db/client";
+import { lockAndCountMachinesInUseIn } from "../machines/machine-slots";
 import { sanitizeExcerpt } from "../redact";
 import type { Substrate } from "../substrate/substrate";
 import { isSubstrateError } from "../substrate/substrate-error";
@@ -31,8 +33,38 @@ import { prepareVerificationDependencies } from "../dependencies/verification-de
 const TTL_GRACE_SECONDS = 300;
 
 export async function startVerification(ctx: TaskRunContext, task: Task): Promise<void> {
-  await transitionTask(ctx.db, { taskId: task.id, from: "imported", to: "verifying", reason: "trusted verification scheduled" });
-  crashIfRequested("verifying");
+  const started = await startVerificationIfMachineFree({ db: ctx.db, substrateLabel: ctx.substrate.label }, task);
+  if (started) crashIfRequested("verifying");
+}
+
+/**
+ * imported → verifying once a machine is free for the verifier (lib/machines/machine-slots.ts):
+ * the count and the transition in one transaction under the substrate's slot lock. At the cap the
+ * task stays in `imported` ("waiting") and the sweep brings it back; tasks already started go
+ * before new ones, which admission keeps waiting meanwhile. A qualification probe's task starts
+ * over the cap, as its admission did.
+ */
+export async function startVerificationIfMachineFree(
+  deps: { db: Db; substrateLabel: string },
+  task: Pick<Task, "id" | "probeRunId">,
+): Promise<boolean> {
+  return deps.db.$transaction(
+    async (tx) => {
+      const { inUse, cap } = await lockAndCountMachinesInUseIn(tx, deps.substrateLabel);
+      if (cap !== null && inUse >= cap && task.probeRunId === null) return false;
+      await transitionTaskIn(tx, {
+        taskId: task.id,
+        from: "imported",
+        to: "verifying",
+        reason:
+          cap === null
+            ? "trusted verification scheduled"
+            : `trusted verification scheduled (${inUse + 1} of ${cap} machines on ${deps.substrateLabel})`,
+      });
+      return true;
+    },
+    { maxWait: 30_000, timeout: 60_000 },
+  );
 }
 
 /**

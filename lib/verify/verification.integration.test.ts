@@ -86,7 +86,7 @@ describe("trusted verification", () => {
 
   it("a re-verify with the same manifest runs the checks again on a new verifier guest (recorded evidence is not reused)", async () => {
     const { taskId, candidate, evidence } = await runToReview();
-    await reverifyTask({ db: world.db, substrateLabel: world.ctx.substrate.label }, { actor: operator, taskId });
+    await reverifyTask({ db: world.db }, { actor: operator, taskId });
     await advanceTask(world.ctx, taskId);
     const fresh = await readLatestEvidence(world.db, candidate);
     expect(fresh.evidenceId).not.toBe(evidence.evidenceId);
@@ -122,10 +122,8 @@ describe("trusted verification", () => {
     ).rejects.toMatchObject({ code: "REVIEW_STALE" });
 
     // re-verifying is the operator's (task.reverify); a teacher is told there is no such task
-    await expect(
-      reverifyTask({ db: world.db, substrateLabel: world.ctx.substrate.label }, { actor: teacher, taskId }),
-    ).rejects.toMatchObject({ code: "NOT_FOUND" });
-    await reverifyTask({ db: world.db, substrateLabel: world.ctx.substrate.label }, { actor: operator, taskId });
+    await expect(reverifyTask({ db: world.db }, { actor: teacher, taskId })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await reverifyTask({ db: world.db }, { actor: operator, taskId });
     await advanceTask(world.ctx, taskId);
     const fresh = await readLatestEvidence(world.db, candidate);
     expect(fresh.assessment.status).toBe("pass");

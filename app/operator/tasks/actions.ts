@@ -31,10 +31,13 @@ export const reverifyTaskAction = withActorAction({
   action: "task.reverify",
   schema: ZReverifyTaskSchema,
   handler: async ({ actor, input }) => {
-    const { db, substrate } = await getRunContext();
-    await reverifyTask({ db, substrateLabel: substrate.label }, { ...input, actor });
+    const { db } = await getRunContext();
+    await reverifyTask({ db }, { ...input, actor });
     revalidatePath(`/operator/tasks/${input.taskId}`);
-    return { ok: true, message: "Re-verification scheduled: the trusted checks run again on a fresh verifier guest." };
+    return {
+      ok: true,
+      message: "Re-verification scheduled: the trusted checks run again on a fresh verifier guest as soon as a machine is free.",
+    };
   },
 });
 
@@ -42,8 +45,8 @@ export const retryTaskAction = withActorAction({
   action: "task.retry",
   schema: ZRetryTaskSchema,
   handler: async ({ actor, input }) => {
-    const { db, substrate } = await getRunContext();
-    const outcome = await retryTask({ db, substrateLabel: substrate.label }, { ...input, actorId: actor.userId });
+    const { db } = await getRunContext();
+    const outcome = await retryTask({ db }, { ...input, actorId: actor.userId });
     revalidatePath(`/operator/tasks/${input.taskId}`);
     return { ok: true, message: `Attempt ${outcome.attempt} started from ${outcome.to}.` };
   },

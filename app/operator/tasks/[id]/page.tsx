@@ -17,6 +17,9 @@ import { Field } from "@/components/form-field";
 import { attemptsOf } from "@/lib/tasks/task-attempts";
 import { EvidenceTable } from "@/components/evidence-table";
 import { readLatestEvidence } from "@/lib/review/evidence-view";
+import { getEnv } from "@/lib/env";
+import { readSlotWait } from "@/lib/machines/machine-slots";
+import { substrateEndpoint } from "@/lib/substrate/substrate-endpoint";
 
 type Props = { params: Promise<{ id: string }> };
 
@@ -33,10 +36,12 @@ export default async function TaskDetailPage({ params }: Props) {
     throw error;
   });
   const candidate = task.candidates[0];
-  const [relayUsage, publication, latestEvidence] = await Promise.all([
+  const substrateLabel = substrateEndpoint(getEnv()).label;
+  const [relayUsage, publication, latestEvidence, slotWait] = await Promise.all([
     readCapabilityUsage({ db }, { taskId: task.id }),
     getPublication({ db }, { taskId: task.id }),
     candidate ? readLatestEvidence(db, { ...candidate, taskId: task.id }) : null,
+    readSlotWait(db, substrateLabel, task),
   ]);
   const isActive = (ACTIVE_TASK_STATES as readonly string[]).includes(task.state) || task.state === "queued";
   const attempts = attemptsOf(task);
@@ -78,6 +83,14 @@ export default async function TaskDetailPage({ params }: Props) {
         <dt className="text-slate-600">Deadline</dt>
         <dd>{task.deadlineAt ? time(task.deadlineAt) : "not started"}</dd>
       </dl>
+      {slotWait && (
+        <p className="rounded border border-sky-200 bg-sky-50 p-3 text-sm" data-testid="slot-wait">
+          {slotWait.counts === "machines"
+            ? `Waiting for a free machine to run the trusted checks on (cap ${slotWait.cap} on ${substrateLabel}; ${slotWait.inUse} in use). It starts by itself when one frees, ahead of tasks that have not started yet`
+            : `Waiting for a free machine slot (cap ${slotWait.cap} on ${substrateLabel}; ${slotWait.inUse} taken by machines in use and by tasks already started, which go first). It starts by itself when one frees`}
+          ; or raise <Link href="/operator/limits">Concurrent machines per substrate</Link>.
+        </p>
+      )}
       {task.errorSummary && (
         <div className="rounded border border-red-200 bg-red-50 p-3 text-sm" data-testid="task-error">
           <p className="font-medium text-red-800">{task.errorCode}</p>
