@@ -41,6 +41,8 @@ export const APP_ERROR_CODES = {
   GUEST_PROCESS_DIED: 502,
   /** The task was cancelled by an operator. */
   TASK_CANCELLED: 409,
+  /** An operator cancelled a dependency build while it ran; its builder was destroyed. */
+  BUILD_CANCELLED: 409,
   /** A substrate call failed; details are in the SubstrateError. */
   SUBSTRATE_FAILED: 502,
   /** The guest result or request broke the contract. */

@@ -30,6 +30,7 @@ import { createGreeterWorld } from "./testing/greeter-world";
 
 const BROKEN_REPOSITORY = "school/greeter-broken-setup";
 const PLAIN_REPOSITORY = "school/greeter-no-setup";
+const SLOW_REPOSITORY = "school/greeter-slow-setup";
 
 let world: LifecycleWorld;
 let greeterSha: string;
@@ -58,6 +59,23 @@ beforeAll(async () => {
     },
   );
   await addTargetRepository({ db: world.db }, { name: PLAIN_REPOSITORY, cloneUrl: greeterSource, actorId: null });
+  await addTargetRepository({ db: world.db }, { name: SLOW_REPOSITORY, cloneUrl: greeterSource, actorId: null });
+  await setRepositorySetup(
+    { db: world.db },
+    {
+      name: SLOW_REPOSITORY,
+      recipe: {
+        v: 1,
+        kind: "custom",
+        registries: [created.registry.url],
+        command: ["sh", "-c", "echo building; sleep 300"],
+        inputFiles: ["package.json"],
+        outputDir: "deps",
+        timeoutSeconds: 600,
+      },
+      actorId: null,
+    },
+  );
 });
 
 const setupRunCount = () => world.db.dependencySetupRun.count({ where: { repositoryId: greeterId } });
@@ -231,7 +249,52 @@ describe("an operator's bundle build request", () => {
     }
   });
 
-  it("can be cancelled while it waits, and then never runs; a started or ended one cannot", async () => {
+  it("cancelled while it runs is stopped within seconds: its builder destroyed, its setup run failed as cancelled, no bundle", async () => {
+    const operatorUser = await world.db.user.create({
+      data: { email: "builds-operator@example.test", name: "Operator", passwordHash: "x", roles: ["operator"] },
+    });
+    const { request } = await requestBundleBuild({ db: world.db }, { kind: "base", repository: SLOW_REPOSITORY, actorId: null });
+    const running = runBundleBuildRequest(world.ctx, request.id);
+    // Wait until the recipe runs on its builder (a live machine serving the request's setup run).
+    let setupRunId: string | undefined;
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline && !setupRunId; await new Promise((r) => setTimeout(r, 200))) {
+      const run = await world.db.dependencySetupRun.findFirst({
+        where: { repository: { name: SLOW_REPOSITORY }, state: "running", machines: { some: { state: "ready" } } },
+      });
+      setupRunId = run?.id;
+    }
+    expect(setupRunId).toBeDefined();
+
+    const cancelledAt = Date.now();
+    expect(await cancelBundleBuildRequest({ db: world.db }, { requestId: request.id, actorId: operatorUser.id })).toEqual({
+      from: "running",
+    });
+    expect(await running).toBe("stopped");
+    const stoppedInMs = Date.now() - cancelledAt;
+    // One heartbeat (5 s) and a destroy; far less than the recipe's 300 s.
+    expect(stoppedInMs).toBeLessThan(30_000);
+    process.stdout.write(`running build cancelled → stopped in ${stoppedInMs} ms\n`);
+
+    expect(await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } })).toMatchObject({
+      state: "cancelled",
+      bundleId: null,
+    });
+    const run = await world.db.dependencySetupRun.findUniqueOrThrow({ where: { id: setupRunId! } });
+    expect(run).toMatchObject({ state: "failed", errorCode: "BUILD_CANCELLED", bundleId: null });
+    expect(run.errorSummary).toContain("Cancelled by an operator while it ran");
+    const builders = await world.db.guestMachine.findMany({ where: { setupRunId: setupRunId! } });
+    expect(builders.map((m) => m.state)).toEqual(["destroyed"]);
+    expect(await world.db.dependencyBundle.count({ where: { repository: { name: SLOW_REPOSITORY } } })).toBe(0);
+    const audit = await world.db.auditLog.findFirstOrThrow({ where: { action: "dependencies.build.cancelled", actorId: operatorUser.id } });
+    expect(audit.detail).toMatchObject({ requestId: request.id, from: "running" });
+    // The CLI's caller is told it was cancelled while it ran.
+    await expect(cancelBundleBuildRequest({ db: world.db }, { requestId: request.id, actorId: null })).rejects.toMatchObject({
+      code: "STATE_CONFLICT",
+      message: "This build request has ended (cancelled); it stays as it is.",
+    });
+  });
+
+  it("can be cancelled while it waits, and then never runs; an ended one cannot", async () => {
     const { request } = await requestBundleBuild(
       { db: world.db },
       { kind: "base", repository: GREETER_REPOSITORY, ref: "main", actorId: null },

@@ -23,8 +23,9 @@ export type TBuildRequestState = (typeof BUILD_REQUEST_STATES)[number];
 export const BUILD_REQUEST_TRANSITIONS = {
   // claimed by a worker; failed before it started; or withdrawn by an operator while it waits
   queued: ["running", "failed", "cancelled"],
-  // back to the queue while every machine slot is in use
-  running: ["queued", "succeeded", "failed"],
+  // back to the queue while every machine slot is in use; or stopped by an operator (the runner
+  // sees it at its next heartbeat and destroys the builder)
+  running: ["queued", "succeeded", "failed", "cancelled"],
   succeeded: [],
   failed: [],
   cancelled: [],
@@ -157,8 +158,10 @@ export async function transitionBuildRequest(
   });
 }
 
-export async function beatBuildRequest(db: Db, requestId: string): Promise<void> {
-  await db.bundleBuildRequest.updateMany({ where: { id: requestId, state: "running" }, data: { heartbeatAt: new Date() } });
+/** Answers whether the request is still running: false once it was cancelled (or failed by the sweep), and its runner stops. */
+export async function beatBuildRequest(db: Db, requestId: string): Promise<boolean> {
+  const beaten = await db.bundleBuildRequest.updateMany({ where: { id: requestId, state: "running" }, data: { heartbeatAt: new Date() } });
+  return beaten.count === 1;
 }
 
 /** Running requests whose worker died are failed, never left "running" (the worker's sweep). */
@@ -178,17 +181,23 @@ export async function failAbandonedBuildRequests(db: Db, now = new Date()): Prom
 }
 
 /**
- * An operator withdraws a request that has not started. A running build cannot be withdrawn: it
- * ends by itself (at the latest at its recipe's timeout) and its builder is destroyed.
+ * An operator withdraws a request: a queued one never starts; a running one is marked cancelled at
+ * once, and its runner — which sees it at its next heartbeat (≤ 5 s) — destroys the builder and
+ * fails the setup run as BUILD_CANCELLED, so nothing it made is kept. An ended request stays as it is.
  */
-export async function cancelBundleBuildRequest(deps: { db: Db }, input: { requestId: string; actorId: string | null }): Promise<void> {
+export async function cancelBundleBuildRequest(
+  deps: { db: Db },
+  input: { requestId: string; actorId: string | null },
+): Promise<{ from: "queued" | "running" }> {
   const request = await deps.db.bundleBuildRequest.findUnique({ where: { id: input.requestId } });
   if (!request) throw new AppError("NOT_FOUND", "No such build request.");
-  if (!(await transitionBuildRequest(deps.db, input.actorId, request, "queued", "cancelled", { waitingReason: null })))
-    throw new AppError(
-      "STATE_CONFLICT",
-      "This build request is no longer queued: a running build finishes by itself (at the latest at its recipe's timeout), and an ended one stays as it is.",
-    );
+  // Each transition is guarded by its `from`: a request a worker claims meanwhile is cancelled as running.
+  if (await transitionBuildRequest(deps.db, input.actorId, request, "queued", "cancelled", { waitingReason: null }))
+    return { from: "queued" };
+  if (await transitionBuildRequest(deps.db, input.actorId, request, "running", "cancelled", { waitingReason: null }))
+    return { from: "running" };
+  const ended = await deps.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: input.requestId }, select: { state: true } });
+  throw new AppError("STATE_CONFLICT", `This build request has ended (${ended.state}); it stays as it is.`);
 }
 
 /** The queue, oldest first: what the worker's sweep sends to its build job. */

@@ -15,8 +15,12 @@ import { rebuildFromCandidateLockfile } from "./rebuild-from-candidate";
 import { parseSetupRecipe, type TDependencyDeps } from "./run-dependency-setup";
 import { SETUP_RUN_HEARTBEAT_MS } from "./setup-run-heartbeat";
 
-/** `not_queued`: not this runner's to run (another worker has it, or it ended) — or it ended while this one ran (the sweep failed it). */
-export type TBuildRequestOutcome = "succeeded" | "failed" | "waiting" | "not_queued";
+/**
+ * `not_queued`: not this runner's to run (another worker has it, or it ended). `stopped`: it stopped
+ * being running while this one ran it (an operator cancelled it, or the sweep failed it), and the
+ * build was stopped.
+ */
+export type TBuildRequestOutcome = "succeeded" | "failed" | "waiting" | "not_queued" | "stopped";
 
 export async function runBundleBuildRequest(deps: TDependencyDeps, requestId: string): Promise<TBuildRequestOutcome> {
   const { db, substrate } = deps;
@@ -30,11 +34,20 @@ export async function runBundleBuildRequest(deps: TDependencyDeps, requestId: st
   const attempts = request.attempts + 1;
   if (!(await transitionBuildRequest(db, null, request, "queued", "running", { attempts }))) return "not_queued";
   const running = { ...request, attempts };
-  const heartbeat = setInterval(() => void beatBuildRequest(db, request.id).catch(() => undefined), SETUP_RUN_HEARTBEAT_MS);
+  // A request that stops being `running` (cancelled by an operator) stops its build at the next beat.
+  const stop = new AbortController();
+  const heartbeat = setInterval(
+    () =>
+      void beatBuildRequest(db, request.id)
+        .then((isRunning) => isRunning || stop.abort())
+        .catch(() => undefined),
+    SETUP_RUN_HEARTBEAT_MS,
+  );
+  const buildDeps: TDependencyDeps = { ...deps, signal: stop.signal };
   try {
     let isRecorded: boolean;
     if (request.kind === "candidate") {
-      const bundle = await rebuildFromCandidateLockfile(deps, { candidateId: request.candidateId!, actorId: request.requestedById });
+      const bundle = await rebuildFromCandidateLockfile(buildDeps, { candidateId: request.candidateId!, actorId: request.requestedById });
       isRecorded = await transitionBuildRequest(db, null, running, "running", "succeeded", {
         sourceSha: bundle.sourceSha,
         bundleId: bundle.id,
@@ -43,7 +56,7 @@ export async function runBundleBuildRequest(deps: TDependencyDeps, requestId: st
         waitingReason: null,
       });
     } else {
-      const built = await buildRepositoryBundle(deps, {
+      const built = await buildRepositoryBundle(buildDeps, {
         name: request.repository.name,
         ref: request.ref ?? undefined,
         isForced: request.isForced,
@@ -57,8 +70,9 @@ export async function runBundleBuildRequest(deps: TDependencyDeps, requestId: st
         waitingReason: null,
       });
     }
-    return isRecorded ? "succeeded" : "not_queued";
+    return isRecorded ? "succeeded" : "stopped";
   } catch (error) {
+    if (stop.signal.aborted) return "stopped";
     if (isAppError(error) && error.code === "MACHINE_CAP_REACHED") {
       const { inFlight, cap } = (error.details ?? {}) as { inFlight?: number; cap?: number };
       await transitionBuildRequest(db, null, running, "running", "queued", {
@@ -109,7 +123,11 @@ export async function buildBundleNow(
       "MACHINE_CAP_REACHED",
       `${current.waitingReason ?? "Waiting for a free machine slot."} Build request ${current.id} stays queued: a worker starts it, and \`repo bundle show\` follows it.`,
     );
-  if (current.state === "cancelled") throw new AppError("STATE_CONFLICT", `Build request ${current.id} was cancelled before it started.`);
+  if (current.state === "cancelled")
+    throw new AppError(
+      current.startedAt ? "BUILD_CANCELLED" : "STATE_CONFLICT",
+      `Build request ${current.id} was cancelled ${current.startedAt ? "while it ran" : "before it started"}.`,
+    );
   throw new AppError(
     current.errorCode && isAppErrorCode(current.errorCode) ? current.errorCode : "DEPENDENCY_SETUP_FAILED",
     current.errorSummary ?? "The build failed.",

@@ -40,11 +40,19 @@ import { readRecipeInputs, packRecipeInputs } from "./read-recipe-inputs";
 import { beatSetupRun, SETUP_RUN_HEARTBEAT_MS } from "./setup-run-heartbeat";
 
 const BUILD_WHAT = "the dependency build";
+const CANCELLED_REASON = "Cancelled by an operator while it ran: the builder is destroyed and no bundle is stored.";
 
 export const BUILDER_PROGRAM_SOURCE = path.join(PROJECT_ROOT, "guest", "dependency-builder.mjs");
 const TTL_GRACE_SECONDS = 300;
 
-export type TDependencyDeps = { db: Db; env: TEnv; substrate: Substrate; readyTimeoutMs: number };
+export type TDependencyDeps = {
+  db: Db;
+  env: TEnv;
+  substrate: Substrate;
+  readyTimeoutMs: number;
+  /** Aborted when an operator cancels the build while it runs: the builder is destroyed and the run fails as BUILD_CANCELLED. */
+  signal?: AbortSignal;
+};
 
 export type TSetupSource = {
   repositoryId: string;
@@ -138,7 +146,16 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
   const staging = path.join(env.dataDir, "staging", "dependencies", run.id);
   let fetchLog: TBrokerLog | undefined;
   let machineId: string | undefined;
+  // Cancelled while it runs: the builder is destroyed at once (the step waiting on it fails), and
+  // every step after checks.
+  const { signal } = deps;
+  const destroyOnCancel = () => void (machineId && destroyMachine(db, substrate, machineId, CANCELLED_REASON).catch(() => undefined));
+  signal?.addEventListener("abort", destroyOnCancel, { once: true });
+  const throwIfCancelled = () => {
+    if (signal?.aborted) throw new AppError("BUILD_CANCELLED", CANCELLED_REASON);
+  };
   try {
+    throwIfCancelled();
     await fs.mkdir(staging, { recursive: true });
     // The builder's one egress: the broker, and nothing else (on the local substrate: the relay socket).
     const spec = {
@@ -156,8 +173,10 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
       ...(source.machineSlot === "own" ? { needsFreeSlot: { what: BUILD_WHAT } } : {}),
     });
     machineId = machine.id;
+    throwIfCancelled();
     machine = await ensureMachineCreated(db, substrate, machine, spec);
     machine = await startMachine(db, substrate, machine, deps.readyTimeoutMs);
+    throwIfCancelled();
     const providerId = machine.providerId!;
 
     await substrate.upload(providerId, BUILDER_PROGRAM, await fs.readFile(BUILDER_PROGRAM_SOURCE));
@@ -179,6 +198,7 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
       { command: ["node", BUILDER_PROGRAM], cwd: "/tmp", timeoutSeconds: recipe.timeoutSeconds + 120 },
       { maxOutputBytes: 16 * 1024 },
     );
+    throwIfCancelled();
     fetchLog = broker.log();
 
     const resultBytes = await substrate.downloadSmall(providerId, BUILDER_RESULT_FILE, { maxBytes: 16 * 1024 });
@@ -214,6 +234,7 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
       expectedDigest: verdict.archive.sha256,
     });
     const paths = verdict.entries.map((e) => e.path);
+    throwIfCancelled();
     const bundle = await db.$transaction(async (tx) => {
       await recordArtifact(tx, { ...stored, kind: "dependency-bundle" });
       const keyDigest = bundleKeyDigest(key);
@@ -257,7 +278,9 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
       return row;
     });
     return bundle;
-  } catch (error) {
+  } catch (caught) {
+    // Whatever a destroyed builder made the step in flight throw, a cancelled run says it was cancelled.
+    const error = signal?.aborted ? new AppError("BUILD_CANCELLED", CANCELLED_REASON) : caught;
     const code = error instanceof AppError ? error.code : "DEPENDENCY_SETUP_FAILED";
     const summary = boundText(error instanceof Error ? error.message : String(error), 2048);
     await db.dependencySetupRun.update({
@@ -282,6 +305,7 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
     throw new AppError("DEPENDENCY_SETUP_FAILED", `The dependency setup run failed: ${summary}`);
   } finally {
     clearInterval(heartbeat);
+    signal?.removeEventListener("abort", destroyOnCancel);
     if (machineId) await destroyMachine(db, substrate, machineId, "dependency setup finished").catch(() => undefined);
     await broker.close();
     await fs.rm(staging, { recursive: true, force: true });

@@ -78,14 +78,20 @@ export const rebuildFromCandidateAction = withActorAction({
   },
 });
 
-/** Withdraws a build that has not started (a running one ends by itself). */
+/** Withdraws a build: a queued one never starts; a running one is stopped by its worker and its builder destroyed. */
 export const cancelBuildRequestAction = withActorAction({
   action: "repository.manage",
   schema: z.object({ requestId: z.uuid("Not a build request.") }),
   handler: async ({ actor, input }) => {
-    await cancelBundleBuildRequest({ db: await getDb() }, { requestId: input.requestId, actorId: actor.userId });
+    const { from } = await cancelBundleBuildRequest({ db: await getDb() }, { requestId: input.requestId, actorId: actor.userId });
     revalidatePath(PAGE, "page");
-    return { ok: true, message: "Build request cancelled: nothing was built." };
+    return {
+      ok: true,
+      message:
+        from === "running"
+          ? "Build cancelled: its worker stops it within seconds and destroys the builder."
+          : "Build request cancelled: nothing was built.",
+    };
   },
 });
 

@@ -62,9 +62,13 @@ function BuildRequests({
                 {r.finishedAt && r.startedAt && ` · took ${((r.finishedAt.getTime() - r.startedAt.getTime()) / 1000).toFixed(1)} s`}
               </span>
             </p>
-            {r.state === "queued" && (
+            {(r.state === "queued" || r.state === "running") && (
               <div className="flex flex-wrap items-start justify-between gap-2">
-                <p className="text-slate-700">{r.waitingReason ?? "Waiting for a worker to pick it up."}</p>
+                <p className="text-slate-700">
+                  {r.state === "running"
+                    ? `A worker is building it on a builder guest (attempt ${r.attempts}). Cancel stops it within seconds and destroys the builder.`
+                    : (r.waitingReason ?? "Waiting for a worker to pick it up.")}
+                </p>
                 <ActionForm
                   action={cancelBuildRequestAction}
                   submitLabel="Cancel"
@@ -77,8 +81,13 @@ function BuildRequests({
                 </ActionForm>
               </div>
             )}
-            {r.state === "cancelled" && <p className="text-slate-700">Cancelled before it started: nothing was built.</p>}
-            {r.state === "running" && <p className="text-slate-700">A worker is building it on a builder guest (attempt {r.attempts}).</p>}
+            {r.state === "cancelled" && (
+              <p className="text-slate-700">
+                {r.startedAt
+                  ? "Cancelled while it ran: the build was stopped and its builder destroyed."
+                  : "Cancelled before it started: nothing was built."}
+              </p>
+            )}
             {r.state === "succeeded" && (
               <p className="text-slate-700">
                 {r.isReused ? "Reused bundle" : "Built bundle"}{" "}
