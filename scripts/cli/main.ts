@@ -11,7 +11,7 @@ import { machineList, machineRelease } from "./commands/machine";
 import { metricsToken } from "./commands/metrics";
 import { relayIssue, relayRevoke, relayUpstreamSet, relayUpstreamShow, relayUrl, relayUsage } from "./commands/relay";
 import { repoAdd, repoList } from "./commands/repo";
-import { repoBundleBuild, repoBundleRebuildCandidate, repoBundleShow, repoSetup } from "./commands/repo-dependencies";
+import { repoBundleBuild, repoBundleCancel, repoBundleRebuildCandidate, repoBundleShow, repoSetup } from "./commands/repo-dependencies";
 import { substrateImageAdd, substrateImageList, substrateServe } from "./commands/substrate";
 import { taskCancel, taskCreate, taskList, taskShow } from "./commands/task";
 import { userAdd, userList } from "./commands/user";
@@ -35,6 +35,7 @@ const COMMANDS: Record<string, Command> = {
   "repo bundle build": repoBundleBuild,
   "repo bundle show": repoBundleShow,
   "repo bundle rebuild-candidate": repoBundleRebuildCandidate,
+  "repo bundle cancel": repoBundleCancel,
   "task create": taskCreate,
   "task show": taskShow,
   "task list": taskList,

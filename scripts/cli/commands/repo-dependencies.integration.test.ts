@@ -1,5 +1,5 @@
 /**
- * `schoolcore repo setup | repo bundle build | repo bundle show` with --json (issue 18), in the
+ * `schoolcore repo setup | repo bundle build | repo bundle show | repo bundle cancel` with --json (issue 18), in the
  * CLI's own process against the real local substrate, a real database and real git: the recipe is
  * validated and audited, the first build runs a trusted setup on a builder guest through the
  * registry broker to a loopback fixture registry, the second reuses the bundle, and `show` lists
@@ -11,6 +11,7 @@ import { createGreeterWorld } from "../../../lib/dependencies/testing/greeter-wo
 import { GREETER_REPOSITORY } from "../../../lib/demo/greeter-target";
 import type { LifecycleWorld } from "../../../lib/lifecycle/testing/lifecycle-fixture";
 import { runCli } from "../../../lib/testing/run-cli";
+import { requestBundleBuild } from "../../../lib/dependencies/bundle-build-requests";
 
 let world: LifecycleWorld;
 let registry: TFixtureRegistry;
@@ -105,6 +106,24 @@ describe("schoolcore repo setup / bundle build / bundle show", () => {
 
     const text = await runCli(["repo", "bundle", "show", "--repo", GREETER_REPOSITORY], { env });
     expect(text.stdout).toContain(`${GREETER_REPOSITORY}: npm-ci via`);
+    expect(text.stdout).toContain(first.requestId);
+
+    // `repo bundle cancel`: a queued request is withdrawn; an ended one stays as it is.
+    const queued = await requestBundleBuild(
+      { db: world.db },
+      { kind: "base", repository: GREETER_REPOSITORY, isForced: true, actorId: null },
+    );
+    const cancel = await runCli(["repo", "bundle", "cancel", "--request", queued.request.id, "--json"], { env });
+    expect(cancel.code, cancel.stderr).toBe(0);
+    expect(JSON.parse(cancel.stdout)).toEqual({ requestId: queued.request.id, state: "cancelled", from: "queued" });
+    expect((await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: queued.request.id } })).state).toBe("cancelled");
+    const ended = await runCli(["repo", "bundle", "cancel", "--request", first.requestId, "--json"], { env });
+    expect(ended.code).not.toBe(0);
+    expect(JSON.parse(ended.stdout).error).toEqual({
+      code: "STATE_CONFLICT",
+      message: "This build request has ended (succeeded); it stays as it is.",
+    });
+    expect((await runCli(["repo", "bundle", "cancel", "--request", "x; rm -rf /", "--json"], { env })).code).toBe(2);
 
     const cleared = await runCli(["repo", "setup", "--repo", GREETER_REPOSITORY, "--clear", "--json"], { env });
     expect(JSON.parse(cleared.stdout)).toEqual({ recipe: null, recipeDigest: null });

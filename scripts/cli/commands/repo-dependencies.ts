@@ -1,9 +1,11 @@
 /**
- * `schoolcore repo setup|bundle build|bundle show|bundle rebuild-candidate` (issue 18): the
- * repository's dependency recipe, a build request run here at once (a trusted setup run on a
- * builder guest against the configured substrate, with a registry broker on loopback — the same
- * request the dependencies page queues for a worker), and what was built.
+ * `schoolcore repo setup|bundle build|bundle show|bundle rebuild-candidate|bundle cancel` (issue
+ * 18): the repository's dependency recipe, a build request run here at once (a trusted setup run
+ * on a builder guest against the configured substrate, with a registry broker on loopback — the
+ * same request the dependencies page queues for a worker), what was built and asked for, and the
+ * withdrawal of a queued or running request.
  */
+import { cancelBundleBuildRequest } from "../../../lib/dependencies/bundle-build-requests";
 import { getRepositoryDependencies } from "../../../lib/dependencies/get-repository-dependencies";
 import { buildBundleNow } from "../../../lib/dependencies/run-bundle-build-request";
 import { SETUP_RECIPE_KINDS, type TSetupRecipeKind } from "../../../lib/dependencies/recipes";
@@ -135,6 +137,15 @@ export const repoBundleShow: Command = {
           })),
           ["run", "state", "reason", "ms", "fetched", "refused"],
         ),
+        table(
+          view.buildRequests.map((r) => ({
+            request: r.id,
+            state: r.state,
+            asked: `${r.kind === "candidate" ? `candidate ${r.candidateId}` : (r.ref ?? "default branch")}${r.isForced ? " (rebuild)" : ""}`,
+            note: r.waitingReason ?? (r.errorCode ? `${r.errorCode}: ${r.errorSummary ?? ""}`.slice(0, 120) : ""),
+          })),
+          ["request", "state", "asked", "note"],
+        ),
       ].join("\n"),
     );
   },
@@ -155,6 +166,24 @@ export const repoBundleRebuildCandidate: Command = {
       bundle,
       () =>
         `bundle ${bundle.id} from candidate ${values.candidate} (${bundle.sizeBytes} bytes, ${bundle.packageCount} packages; build request ${built.request.id})`,
+    );
+  },
+};
+
+export const repoBundleCancel: Command = {
+  summary: "cancel a build request: a queued one never starts, a running one is stopped and its builder destroyed",
+  usage: "repo bundle cancel --request ID [--json]",
+  async run(context) {
+    const { values } = parseCommandArgs(context.argv, { request: { type: "string" } });
+    if (!values.request) throw new UsageError("--request is required");
+    if (!/^[0-9a-f-]{36}$/i.test(values.request)) throw new UsageError("--request must be a build request id (a UUID)");
+    const { from } = await withDatabase(context, ({ db }) =>
+      cancelBundleBuildRequest({ db }, { requestId: values.request!, actorId: null }),
+    );
+    printResult(context.isJson, { requestId: values.request, state: "cancelled", from }, () =>
+      from === "running"
+        ? `build request ${values.request} cancelled while it ran: its worker stops it within seconds and destroys the builder`
+        : `build request ${values.request} cancelled before it started: nothing was built`,
     );
   },
 };
