@@ -148,3 +148,46 @@ test("a dependency rebuild asked from the repository's page is queued, run by th
   const dir = process.env.E2E_SCREENSHOT_DIR;
   if (dir) await page.screenshot({ path: `${dir}/dependencies-build-request.png`, fullPage: true });
 });
+
+test("a running dependency build is cancelled from its page: stopped within seconds, its setup run failed as cancelled", async ({
+  browser,
+}) => {
+  // A repository whose recipe runs for minutes: the same greeter source, a custom recipe that sleeps.
+  const greeter = cliJson<{ name: string; cloneUrl: string }[]>(["repo", "list"]).find((r) => r.name === "demo/greeter")!;
+  cliJson(["repo", "add", "--name", "demo/slow-build", "--url", greeter.cloneUrl]);
+  cliJson([
+    "repo",
+    "setup",
+    "--repo",
+    "demo/slow-build",
+    "--recipe",
+    "custom",
+    "--registry",
+    `http://127.0.0.1:${process.env.DEMO_REGISTRY_PORT}/`,
+    "--command",
+    JSON.stringify(["sh", "-c", "echo resolving; sleep 300"]),
+    "--inputs",
+    "package.json",
+    "--output",
+    "deps",
+  ]);
+  const page = await operatorPage(browser);
+  await page.goto("/operator/repositories");
+  await page.locator('[data-testid="repository"][data-name="demo/slow-build"]').getByRole("link", { name: "dependencies" }).click();
+  await page.getByTestId("build-bundle-form").getByRole("button", { name: "Build bundle now" }).click();
+  const request = page.getByTestId("build-request").first();
+  await expect(request).toHaveAttribute("data-state", "running", { timeout: 60_000 });
+  await expect(request).toContainText("Cancel stops it within seconds");
+  // The recipe runs on its builder: a setup run under way.
+  await expect(page.getByTestId("setup-runs").locator("li").first()).toContainText("running", { timeout: 60_000 });
+  const dir = process.env.E2E_SCREENSHOT_DIR;
+  if (dir) await page.screenshot({ path: `${dir}/dependencies-build-running.png`, fullPage: true });
+
+  await request.getByTestId("cancel-build-form").getByRole("button", { name: "Cancel" }).click();
+  await expect(request).toHaveAttribute("data-state", "cancelled", { timeout: 30_000 });
+  await expect(request).toContainText("Cancelled while it ran: the build was stopped and its builder destroyed.");
+  await expect(page.getByTestId("setup-runs").locator("li").first()).toContainText("BUILD_CANCELLED", { timeout: 30_000 });
+  if (dir) await page.screenshot({ path: `${dir}/dependencies-build-cancelled.png`, fullPage: true });
+  await page.goto("/operator/audit");
+  await expect(page.getByTestId("audit-row").filter({ hasText: "dependencies.build.cancelled" }).first()).toBeVisible();
+});

@@ -271,7 +271,7 @@ describe("an operator's bundle build request", () => {
     });
     expect(await running).toBe("stopped");
     const stoppedInMs = Date.now() - cancelledAt;
-    // One heartbeat (5 s) and a destroy; far less than the recipe's 300 s.
+    // One heartbeat (1 s) and a destroy; far less than the recipe's 300 s.
     expect(stoppedInMs).toBeLessThan(30_000);
     process.stdout.write(`running build cancelled → stopped in ${stoppedInMs} ms\n`);
 

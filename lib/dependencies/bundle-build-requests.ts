@@ -182,7 +182,7 @@ export async function failAbandonedBuildRequests(db: Db, now = new Date()): Prom
 
 /**
  * An operator withdraws a request: a queued one never starts; a running one is marked cancelled at
- * once, and its runner — which sees it at its next heartbeat (≤ 5 s) — destroys the builder and
+ * once, and its runner — which sees it at its next heartbeat (within a second) — destroys the builder and
  * fails the setup run as BUILD_CANCELLED, so nothing it made is kept. An ended request stays as it is.
  */
 export async function cancelBundleBuildRequest(

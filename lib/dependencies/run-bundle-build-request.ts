@@ -13,7 +13,9 @@ import { buildRepositoryBundle } from "./build-repository-bundle";
 import { beatBuildRequest, requestBundleBuild, transitionBuildRequest, type TBuildRequestInput } from "./bundle-build-requests";
 import { rebuildFromCandidateLockfile } from "./rebuild-from-candidate";
 import { parseSetupRecipe, type TDependencyDeps } from "./run-dependency-setup";
-import { SETUP_RUN_HEARTBEAT_MS } from "./setup-run-heartbeat";
+
+/** A running request's heartbeat, and how soon its runner sees a cancel (the sweep's staleness limit is far longer). */
+const BUILD_REQUEST_BEAT_MS = 1_000;
 
 /**
  * `not_queued`: not this runner's to run (another worker has it, or it ended). `stopped`: it stopped
@@ -34,14 +36,15 @@ export async function runBundleBuildRequest(deps: TDependencyDeps, requestId: st
   const attempts = request.attempts + 1;
   if (!(await transitionBuildRequest(db, null, request, "queued", "running", { attempts }))) return "not_queued";
   const running = { ...request, attempts };
-  // A request that stops being `running` (cancelled by an operator) stops its build at the next beat.
+  // A request that stops being `running` (cancelled by an operator) stops its build at the next
+  // beat — every second, so a cancel takes effect about as fast as the page shows it.
   const stop = new AbortController();
   const heartbeat = setInterval(
     () =>
       void beatBuildRequest(db, request.id)
         .then((isRunning) => isRunning || stop.abort())
         .catch(() => undefined),
-    SETUP_RUN_HEARTBEAT_MS,
+    BUILD_REQUEST_BEAT_MS,
   );
   const buildDeps: TDependencyDeps = { ...deps, signal: stop.signal };
   try {

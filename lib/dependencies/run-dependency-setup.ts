@@ -113,6 +113,8 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
   const { image, imageDigest } = await readBuilderImage(db);
   const key = { imageDigest, lockfileDigest: inputs.lockfileDigest, recipeDigest: recipeDigest(recipe) };
   const started = Date.now();
+  // Cancelled before it got here: no run, no builder.
+  if (deps.signal?.aborted) throw new AppError("BUILD_CANCELLED", CANCELLED_REASON);
 
   const run = await db.$transaction(async (tx) => {
     // An operator's build at the cap is refused before anything is written (the message says
