@@ -45,6 +45,8 @@ export const ZCheckResultSchema = z
 export type TCheckResult = z.infer<typeof ZCheckResultSchema>;
 
 export const DEPENDENCIES_CHANGED_NOTE = "dependencies changed in the candidate; checked with the base dependencies";
+export const CANDIDATE_DEPENDENCIES_NOTE =
+  "dependencies changed in the candidate; checked with the candidate's own dependencies (a bundle an operator built from its lockfile)";
 
 export const ZEvidenceDependenciesSchema = z
   .object({
@@ -55,6 +57,11 @@ export const ZEvidenceDependenciesSchema = z
     candidateLockfileDigest: ZDigest.nullable(),
     isCandidateLockfileChanged: z.boolean(),
     note: z.string().max(200).nullable(),
+    /**
+     * Whose lockfile the bundle was built from: the base commit's (the default; absent in evidence
+     * recorded before this field), or — an operator's re-verification decision — the candidate's own.
+     */
+    source: z.enum(["base", "candidate"]).optional(),
   })
   .strict();
 export type TEvidenceDependencies = z.infer<typeof ZEvidenceDependenciesSchema>;

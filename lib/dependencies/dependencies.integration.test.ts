@@ -5,11 +5,15 @@
  * a task's student agent runs the tests in its guest with the network blocked and they pass; the
  * trusted checks pass on the verifier guest with the same bundle; a second task reuses the bundle
  * with no new setup run; a candidate that edits the lockfile is checked with the base bundle and
- * the evidence says so; the builder reaches the broker and nothing else.
+ * the evidence says so — and with its own lockfile's bundle only on an operator's two decisions
+ * (build it, re-verify with it); the builder reaches the broker and nothing else.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { GUEST_STUDENT_AGENT_PROGRAM, GUEST_STUDENT_REPORT_FILE } from "../contract/guest-layout";
-import { DEPENDENCIES_CHANGED_NOTE, ZEvidenceContentSchema } from "../contract/verification-evidence";
+import { CANDIDATE_DEPENDENCIES_NOTE, DEPENDENCIES_CHANGED_NOTE, ZEvidenceContentSchema } from "../contract/verification-evidence";
+import type { Actor } from "../auth/permissions";
+import { reverifyTask } from "../verify/reverify-task";
+import { buildBundleNow } from "./run-bundle-build-request";
 import { DEFAULT_TASK_LIMITS } from "../contract/limits";
 import { GREETER_ISSUE, GREETER_REPOSITORY } from "../demo/greeter-target";
 import { DEMO_SCRIPTED_COMPLETIONS } from "../demo/seed-demo-environment";
@@ -129,6 +133,55 @@ describe("a repository with dependencies", () => {
     expect(content.dependencies).toMatchObject({ isCandidateLockfileChanged: true, note: DEPENDENCIES_CHANGED_NOTE });
     expect(content.dependencies!.candidateLockfileDigest).not.toBe(content.dependencies!.lockfileDigest);
     expect(await setupRuns()).toHaveLength(1);
+  });
+});
+
+describe("an operator's decision to check a candidate with its own dependencies", () => {
+  it("re-verifies with the bundle built from the candidate's lockfile (refused until one is built), and the evidence says so", async () => {
+    const fixAndChangeManifest = [
+      "sh",
+      "-c",
+      `sed -i 's/greeting(name)/greeting(name.trim())/' src/greet.js && node -e "const fs=require('fs');const p=JSON.parse(fs.readFileSync('package.json','utf8'));p.description='changed by the candidate';fs.writeFileSync('package.json',JSON.stringify(p,null,2)+'\\n')" && printf '{"summary":"fixed greet, described the package"}' > ${GUEST_STUDENT_REPORT_FILE}`,
+    ];
+    const { task, content } = await runGreeterTask(fixAndChangeManifest);
+    expect(content.dependencies).toMatchObject({ source: "base", isCandidateLockfileChanged: true, note: DEPENDENCIES_CHANGED_NOTE });
+    const user = await world.db.user.create({
+      data: { email: "deps-operator@example.test", name: "Operator", passwordHash: "x", roles: ["operator"] },
+    });
+    const operator: Actor = { userId: user.id, email: user.email, roles: ["operator"] };
+
+    // No bundle from the candidate's lockfile yet: refused, nothing changed.
+    await expect(reverifyTask({ db: world.db }, { actor: operator, taskId: task.id, dependencies: "candidate" })).rejects.toMatchObject({
+      code: "VALIDATION_FAILED",
+      message: expect.stringMatching(/^No bundle has been built from this candidate's lockfile/),
+    });
+    expect((await world.db.task.findUniqueOrThrow({ where: { id: task.id } })).state).toBe("review_pending");
+
+    const candidate = await world.db.candidate.findFirstOrThrow({ where: { taskId: task.id } });
+    const built = await buildBundleNow(world.ctx, { kind: "candidate", candidateId: candidate.id, actorId: user.id });
+    expect(built.bundle).toMatchObject({ source: "candidate", candidateId: candidate.id, sourceSha: candidate.headSha });
+
+    await reverifyTask({ db: world.db }, { actor: operator, taskId: task.id, dependencies: "candidate" });
+    await advanceTask(world.ctx, task.id);
+    const reverified = await world.db.task.findUniqueOrThrow({ where: { id: task.id } });
+    expect(reverified.state, `${reverified.errorCode}: ${reverified.errorSummary}`).toBe("review_pending");
+    const latest = await world.db.verificationEvidence.findFirstOrThrow({ where: { taskId: task.id }, orderBy: { createdAt: "desc" } });
+    expect(latest.isPass).toBe(true);
+    expect(ZEvidenceContentSchema.parse(latest.checks).dependencies).toMatchObject({
+      source: "candidate",
+      bundleId: built.bundle.id,
+      artifactDigest: built.bundle.artifactDigest,
+      isCandidateLockfileChanged: true,
+      note: CANDIDATE_DEPENDENCIES_NOTE,
+    });
+    const audit = await world.db.auditLog.findFirstOrThrow({ where: { action: "task.reverify", targetId: task.id } });
+    expect(audit).toMatchObject({ actorId: user.id, detail: { dependencies: "candidate", bundleId: built.bundle.id } });
+
+    // And back to the default: the base bundle again.
+    await reverifyTask({ db: world.db }, { actor: operator, taskId: task.id });
+    await advanceTask(world.ctx, task.id);
+    const again = await world.db.verificationEvidence.findFirstOrThrow({ where: { taskId: task.id }, orderBy: { createdAt: "desc" } });
+    expect(ZEvidenceContentSchema.parse(again.checks).dependencies).toMatchObject({ source: "base", note: DEPENDENCIES_CHANGED_NOTE });
   });
 });
 

@@ -197,8 +197,11 @@ export async function runVerification(ctx: TaskRunContext, task: Task): Promise<
     outputPath: archivePath,
   });
 
-  // The base commit's dependency bundle (issue 18), whatever the candidate did to its lockfile.
-  const dependencies = await prepareVerificationDependencies({ db, env, substrate, readyTimeoutMs: ctx.readyTimeoutMs }, candidate);
+  // The base commit's dependency bundle (issue 18), whatever the candidate did to its lockfile —
+  // unless an operator re-verifies with the bundle built from this candidate's own lockfile.
+  const dependencies = await prepareVerificationDependencies({ db, env, substrate, readyTimeoutMs: ctx.readyTimeoutMs }, candidate, {
+    chosenBundleId: task.verifyBundleId,
+  });
 
   const totalTimeout = m.checks.reduce((sum, c) => sum + c.timeoutSeconds, 0);
   const spec = {

@@ -36,7 +36,7 @@ export const reverifyTaskAction = withActorAction({
     revalidatePath(`/operator/tasks/${input.taskId}`);
     return {
       ok: true,
-      message: "Re-verification scheduled: the trusted checks run again on a fresh verifier guest as soon as a machine is free.",
+      message: `Re-verification scheduled: the trusted checks run again on a fresh verifier guest${input.dependencies === "candidate" ? ", with the candidate's own dependencies," : ""} as soon as a machine is free.`,
     };
   },
 });

@@ -19,6 +19,7 @@ import { EvidenceTable } from "@/components/evidence-table";
 import { readLatestEvidence } from "@/lib/review/evidence-view";
 import { getEnv } from "@/lib/env";
 import { readSlotWait } from "@/lib/machines/machine-slots";
+import { findCandidateOwnBundle } from "@/lib/dependencies/verification-dependencies";
 import { substrateEndpoint } from "@/lib/substrate/substrate-endpoint";
 
 type Props = { params: Promise<{ id: string }> };
@@ -37,11 +38,12 @@ export default async function TaskDetailPage({ params }: Props) {
   });
   const candidate = task.candidates[0];
   const substrateLabel = substrateEndpoint(getEnv()).label;
-  const [relayUsage, publication, latestEvidence, slotWait] = await Promise.all([
+  const [relayUsage, publication, latestEvidence, slotWait, candidateBundle] = await Promise.all([
     readCapabilityUsage({ db }, { taskId: task.id }),
     getPublication({ db }, { taskId: task.id }),
     candidate ? readLatestEvidence(db, { ...candidate, taskId: task.id }) : null,
     readSlotWait(db, substrateLabel, task),
+    candidate && task.state === "review_pending" ? findCandidateOwnBundle(db, candidate.id) : null,
   ]);
   const isActive = (ACTIVE_TASK_STATES as readonly string[]).includes(task.state) || task.state === "queued";
   const attempts = attemptsOf(task);
@@ -215,8 +217,25 @@ export default async function TaskDetailPage({ params }: Props) {
         </div>
       )}
       {task.state === "review_pending" && (
-        <ActionForm action={reverifyTaskAction} submitLabel="Re-run trusted checks" pendingLabel="Scheduling…" testId="reverify-form">
+        <ActionForm
+          action={reverifyTaskAction}
+          submitLabel="Re-run trusted checks"
+          pendingLabel="Scheduling…"
+          testId="reverify-form"
+          className="flex flex-wrap items-end gap-2"
+        >
           <input type="hidden" name="taskId" value={task.id} />
+          {candidateBundle && (
+            <Field name="dependencies" label="Dependencies for the checks" className="text-sm">
+              <select defaultValue="base" className="rounded border border-slate-300 px-2 py-1">
+                <option value="base">the base commit&apos;s bundle (default)</option>
+                <option value="candidate">
+                  the candidate&apos;s own bundle {candidateBundle.artifactDigest.slice(0, 12)} (built {time(candidateBundle.createdAt)}{" "}
+                  UTC)
+                </option>
+              </select>
+            </Field>
+          )}
         </ActionForm>
       )}
       {candidate && (

@@ -225,8 +225,9 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
           <h2>Candidates that changed the lockfile</h2>
           <p className="text-slate-700">
             Their trusted checks ran with the base commit&apos;s dependencies. Building a bundle from a candidate&apos;s own lockfile is a
-            separate decision, recorded in the audit trail; the bundle is listed above as &ldquo;from candidate&rdquo; and is never used by
-            that candidate&apos;s checks.
+            separate decision, recorded in the audit trail; the bundle is listed above as &ldquo;from candidate&rdquo;. It is used only when
+            an operator re-runs that candidate&apos;s checks with it (the task&apos;s page, &ldquo;Dependencies for the checks&rdquo;), and
+            the evidence the teacher sees then says so.
           </p>
           {view.changedLockfileCandidates.length === 0 ? (
             <p className="text-slate-600">None so far.</p>
