@@ -41,41 +41,29 @@ beforeAll(async () => {
   const created = await createGreeterWorld({ withRecipe: true });
   ({ world } = created);
   ({ sha: greeterSha, repositoryId: greeterId, path: greeterSource } = created.greeter);
-  await addTargetRepository({ db: world.db }, { name: BROKEN_REPOSITORY, cloneUrl: greeterSource, actorId: null });
-  await setRepositorySetup(
-    { db: world.db },
-    {
-      name: BROKEN_REPOSITORY,
-      recipe: {
-        v: 1,
-        kind: "custom",
-        registries: [created.registry.url],
-        command: ["sh", "-c", "echo 'no such package: left-pad@99' >&2; exit 3"],
-        inputFiles: ["package.json"],
-        outputDir: "deps",
-        timeoutSeconds: 60,
+  /** Another target on the greeter's source whose custom recipe runs `script`. */
+  const addWithCustomRecipe = async (name: string, script: string, timeoutSeconds: number) => {
+    await addTargetRepository({ db: world.db }, { name, cloneUrl: greeterSource, actorId: null });
+    await setRepositorySetup(
+      { db: world.db },
+      {
+        name,
+        recipe: {
+          v: 1,
+          kind: "custom",
+          registries: [created.registry.url],
+          command: ["sh", "-c", script],
+          inputFiles: ["package.json"],
+          outputDir: "deps",
+          timeoutSeconds,
+        },
+        actorId: null,
       },
-      actorId: null,
-    },
-  );
+    );
+  };
+  await addWithCustomRecipe(BROKEN_REPOSITORY, "echo 'no such package: left-pad@99' >&2; exit 3", 60);
+  await addWithCustomRecipe(SLOW_REPOSITORY, "echo building; sleep 300", 600);
   await addTargetRepository({ db: world.db }, { name: PLAIN_REPOSITORY, cloneUrl: greeterSource, actorId: null });
-  await addTargetRepository({ db: world.db }, { name: SLOW_REPOSITORY, cloneUrl: greeterSource, actorId: null });
-  await setRepositorySetup(
-    { db: world.db },
-    {
-      name: SLOW_REPOSITORY,
-      recipe: {
-        v: 1,
-        kind: "custom",
-        registries: [created.registry.url],
-        command: ["sh", "-c", "echo building; sleep 300"],
-        inputFiles: ["package.json"],
-        outputDir: "deps",
-        timeoutSeconds: 600,
-      },
-      actorId: null,
-    },
-  );
 });
 
 const setupRunCount = () => world.db.dependencySetupRun.count({ where: { repositoryId: greeterId } });
