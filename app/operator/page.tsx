@@ -24,7 +24,7 @@ export default async function OperatorDashboardPage() {
     listRecentTasks({ db: ctx.db }, { take: 20 }),
     readProviderAccount(ctx.substrate),
     readDispatchGate(ctx.db, ctx.env),
-    readDashboard({ db: ctx.db }),
+    readDashboard({ db: ctx.db, substrateLabel: ctx.substrate.label }),
     readSpendOverview({ db: ctx.db }),
   ]);
   const { quarantined, byState } = dashboard;
@@ -49,6 +49,17 @@ export default async function OperatorDashboardPage() {
           <dt className="text-slate-600">Live machines</dt>
           <dd data-testid="live-machines">
             <Link href="/operator/machines">{dashboard.liveMachines}</Link>
+          </dd>
+          <dd className="text-xs text-slate-600" data-testid="machine-cap">
+            {dashboard.slots.cap === null ? (
+              <>no cap on {dashboard.slots.substrate}</>
+            ) : (
+              <span className={dashboard.slots.taken >= dashboard.slots.cap ? "font-semibold text-amber-800" : ""}>
+                {dashboard.slots.taken} of {dashboard.slots.cap} slots taken on {dashboard.slots.substrate}
+                {dashboard.slots.taken >= dashboard.slots.cap && " — new tasks wait"}
+              </span>
+            )}{" "}
+            · <Link href="/operator/limits">cap</Link>
           </dd>
         </div>
         <div className="rounded border border-slate-200 bg-white p-3">
