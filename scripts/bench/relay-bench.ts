@@ -309,16 +309,13 @@ async function main(db: Db, databaseUrl: string) {
           ]),
         )
         .concat(
-          [...rows, ...floors].flatMap(({ label, cpuPerCall }) =>
-            cpuPerCall === null
-              ? []
-              : [
-                  row(
-                    `${label.startsWith("c=") && !label.includes("bare") ? `relay ${label}` : label}: CPU per call (listener process)`,
-                    cpuPerCall,
-                    "µs",
-                  ),
-                ],
+          rows.flatMap(({ label, cpuPerCall }) =>
+            cpuPerCall === null ? [] : [row(`relay ${label}: CPU per call (the listener process)`, cpuPerCall, "µs")],
+          ),
+        )
+        .concat(
+          floors.flatMap(({ label, cpuPerCall }) =>
+            cpuPerCall === null ? [] : [row(`${label}: CPU per call (the forwarding process)`, cpuPerCall, "µs")],
           ),
         ),
     });
