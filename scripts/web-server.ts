@@ -4,6 +4,8 @@
  * address reaches the app: X-Forwarded-For is overwritten with it unless the peer is a trusted
  * proxy (lib/auth/client-address.ts), and sign-in throttling counts the real peer (issue 12,
  * item 5). `npm start` runs it as a supervised child; it needs a built app (`next build`).
+ * `npm run dev` runs the same server in development mode (`--dev`: compiled on demand, hot reload),
+ * so the socket address reaches the app there too.
  */
 import http from "node:http";
 import next from "next";
@@ -18,7 +20,7 @@ const { logError, logInfo } = await import("../lib/log");
 async function main() {
   const env = getEnv();
   const trustedProxies = parseTrustedProxies(env.TRUSTED_PROXIES);
-  const app = next({ dev: false, dir: PROJECT_ROOT, hostname: env.HOSTNAME, port: env.PORT });
+  const app = next({ dev: process.argv.includes("--dev"), dir: PROJECT_ROOT, hostname: env.HOSTNAME, port: env.PORT });
   const handle = app.getRequestHandler();
   await app.prepare();
   const server = http.createServer((req, res) => {
