@@ -13,9 +13,9 @@ const SESSION_MAX_AGE_SECONDS = 8 * 60 * 60;
 
 /**
  * Next.js route handlers do not expose the socket address. Under the app's own server
- * (scripts/web-server.ts) the last hop of X-Forwarded-For is that address, written by the server
- * over whatever an untrusted client sent; under `next dev` it is unknown (null: only the
- * per-account delay applies) instead of a client-chosen header value.
+ * (scripts/web-server.ts: `npm start`, `npm run dev`) the last hop of X-Forwarded-For is that
+ * address, written by the server over whatever an untrusted client sent; under plain `next dev`
+ * it is unknown (null: only the per-account delay applies) instead of a client-chosen header value.
  */
 function clientAddressOf(headers: Record<string, unknown> | undefined): string | null {
   const env = getEnv();
