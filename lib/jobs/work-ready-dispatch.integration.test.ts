@@ -1,11 +1,13 @@
 /**
- * Dispatch without waiting (issue 16, item 2): a created task is picked up through the work-ready
- * notification, not the sweep. The worker's sweep interval is an hour and the task is created
- * after the worker's start-up sweep, so only the notification can start its job.
+ * Dispatch without waiting (issue 16, item 2): a created task, and an operator's qualification
+ * run, are picked up through the work-ready notification, not the sweep. The worker's sweep
+ * interval is an hour and both are made after the worker's start-up sweep, so only the
+ * notification can start their jobs.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import type { Substrate } from "../substrate/substrate";
 import { createLifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
+import { requestProbeRun } from "../probes/request-probe-run";
 import { startWorker, type WorkerHandle } from "./start-worker";
 
 describe("event-driven dispatch", async () => {
@@ -43,6 +45,27 @@ describe("event-driven dispatch", async () => {
       process.stdout.write(
         `work-ready dispatch: queued → provisioning in ${transitions[1]!.createdAt.getTime() - transitions[0]!.createdAt.getTime()} ms\n`,
       );
+    },
+  );
+
+  it(
+    "an operator's qualification run is started by the worker through the notification, with the sweep an hour away",
+    { timeout: 60_000 },
+    async () => {
+      // The same worker, started above after its start-up sweep: only the notification can start this run.
+      const run = await requestProbeRun({ db: world.db, env: world.env }, { probes: ["P0"], actorId: null });
+      await expect
+        .poll(async () => (await world.db.probeRun.findUniqueOrThrow({ where: { id: run.id } })).state, { timeout: 30_000, interval: 100 })
+        .not.toBe("queued");
+      const started = await world.db.probeRun.findUniqueOrThrow({ where: { id: run.id } });
+      expect(started.startedAt).not.toBeNull();
+      process.stdout.write(
+        `work-ready dispatch: probe run queued → ${started.state} in ${started.startedAt!.getTime() - started.createdAt.getTime()} ms\n`,
+      );
+      // Let it end before the worker stops (P0 reads the provider account only).
+      await expect
+        .poll(async () => (await world.db.probeRun.findUniqueOrThrow({ where: { id: run.id } })).state, { timeout: 30_000, interval: 200 })
+        .toMatch(/^(passed|failed)$/);
     },
   );
 });
