@@ -52,7 +52,9 @@ export default async function OperatorDashboardPage() {
           </dd>
           <dd className="text-xs text-slate-600" data-testid="machine-cap">
             {dashboard.slots.cap === null ? (
-              <>no cap on {dashboard.slots.substrate}</>
+              <>
+                {dashboard.slots.taken} slots taken, no cap on {dashboard.slots.substrate}
+              </>
             ) : (
               <span className={dashboard.slots.taken >= dashboard.slots.cap ? "font-semibold text-amber-800" : ""}>
                 {dashboard.slots.taken} of {dashboard.slots.cap} slots taken on {dashboard.slots.substrate}

@@ -18,7 +18,7 @@ describe("readDashboard", async () => {
     await db.task.create({ data: taskRow(repository.id, { state: "imported" }) });
     await db.task.create({ data: taskRow(repository.id, { state: "queued" }) });
     const uncapped = await readDashboard({ db, substrateLabel: "local" });
-    expect(uncapped.slots).toEqual({ cap: null, taken: 0, substrate: "local" });
+    expect(uncapped.slots).toEqual({ cap: null, taken: 2, substrate: "local" });
     expect(uncapped.byState).toEqual([
       { state: "imported", count: 1 },
       { state: "provisioning", count: 1 },

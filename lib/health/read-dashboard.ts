@@ -6,7 +6,7 @@
  */
 import type { Db } from "../db/client";
 import { LIVE_MACHINE_STATES } from "../machines/machine-states";
-import { readMachineSlots } from "../machines/machine-slots";
+import { readMachineCapUsage } from "../machines/machine-slots";
 
 export async function readDashboard(deps: { db: Db; substrateLabel: string }) {
   const { db } = deps;
@@ -31,13 +31,13 @@ export async function readDashboard(deps: { db: Db; substrateLabel: string }) {
         repository: { select: { name: true } },
       },
     }),
-    readMachineSlots(db, deps.substrateLabel),
+    readMachineCapUsage(db, deps.substrateLabel),
   ]);
   return {
     byState: byState.map((row) => ({ state: row.state, count: row._count._all })).sort((a, b) => a.state.localeCompare(b.state)),
     liveMachines,
     /** slots taken: machines in use and tasks already started that hold one for their verifier (lib/machines/machine-slots.ts) */
-    slots: { cap: slots.cap, taken: slots.inFlight, substrate: deps.substrateLabel },
+    slots: { cap: slots.cap, taken: slots.slotsTaken, substrate: deps.substrateLabel },
     quarantined,
     failures: failures.map((t) => ({ ...t, repository: t.repository.name, errorSummary: t.errorSummary?.slice(0, 300) ?? null })),
   };

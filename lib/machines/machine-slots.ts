@@ -81,6 +81,19 @@ async function readCap(db: Db | DbTx, substrateLabel: string): Promise<number | 
   return setting.bySubstrate[substrateLabel] ?? setting.maxMachines;
 }
 
+/** For the dashboard and the metrics: the cap (null = none) and, always counted, the slots taken and the machines in use. */
+export async function readMachineCapUsage(
+  db: Db | DbTx,
+  substrateLabel: string,
+): Promise<{ cap: number | null; slotsTaken: number; machinesInUse: number }> {
+  const [cap, slotsTaken, machinesInUse] = await Promise.all([
+    readCap(db, substrateLabel),
+    countMachineSlots(db, substrateLabel),
+    countMachinesInUse(db, substrateLabel),
+  ]);
+  return { cap, slotsTaken, machinesInUse };
+}
+
 /**
  * Why a task in `queued` or `imported` is waiting, if it is waiting for a machine slot (read
  * without the lock, for pages): the count it waits on and the cap. Null when it is not waiting

@@ -7,6 +7,7 @@ import type { Db } from "../db/client";
 import { DEFAULT_TASK_LIMITS } from "../contract/limits";
 import { createTestDatabase } from "../testing/test-database";
 import { runCli } from "../testing/run-cli";
+import { writeSetting } from "../settings/operator-settings";
 import { collectMetrics } from "./collect-metrics";
 import { isMetricsRequestAuthorized, metricsTokenFile } from "./metrics-token";
 import { taskRow } from "../testing/task-row";
@@ -119,13 +120,22 @@ describe("collectMetrics (real PostgreSQL)", () => {
         { repositoryId: repo.id, kind: "base", state: "failed" },
       ],
     });
-    ({ body, contentType } = await collectMetrics({ db, now: () => now }));
+    await writeSetting(db, { key: "machines.concurrency", value: { maxMachines: 5, bySubstrate: {} }, actorId: null });
+    ({ body, contentType } = await collectMetrics({ db, substrateLabel: "local", now: () => now }));
   });
 
   it("speaks the Prometheus text format", () => {
     expect(contentType).toMatch(/^text\/plain; version=0\.0\.4/);
     expect(body).toContain("# TYPE schoolcore_tasks gauge");
     expect(body).toContain("# TYPE schoolcore_task_step_duration_seconds histogram");
+  });
+
+  it("reports the machine cap and the slots taken under it", () => {
+    const m = parse(body);
+    expect(m.get('schoolcore_machine_slots_cap{substrate="local"}')).toBe(5);
+    // the collecting task (whose ready machine it accounts for) and the running task: one slot each
+    expect(m.get('schoolcore_machine_slots_taken{substrate="local"}')).toBe(2);
+    expect(m.get('schoolcore_machines_in_use{substrate="local"}')).toBe(2);
   });
 
   it("counts operators' build requests by state, every state present", () => {

@@ -11,6 +11,7 @@ import { Gauge, Registry, type Metric } from "prom-client";
 import { BUILD_REQUEST_STATES } from "../dependencies/bundle-build-requests";
 import type { Db } from "../db/client";
 import { MACHINE_STATES } from "../machines/machine-states";
+import { readMachineCapUsage } from "../machines/machine-slots";
 import { readSetting } from "../settings/operator-settings";
 import { committedInWindow } from "../spend/spend-guard";
 import { monthWindowOf } from "../spend/spend-month";
@@ -81,7 +82,7 @@ async function readRelayLatency(db: Db) {
 
 export type TMetricsExposition = { contentType: string; body: string };
 
-export async function collectMetrics(deps: { db: Db; now?: () => Date }): Promise<TMetricsExposition> {
+export async function collectMetrics(deps: { db: Db; substrateLabel: string; now?: () => Date }): Promise<TMetricsExposition> {
   const { db } = deps;
   const now = (deps.now ?? (() => new Date()))();
   const registry = new Registry();
@@ -100,6 +101,7 @@ export async function collectMetrics(deps: { db: Db; now?: () => Date }): Promis
     probeRuns,
     latestProbeRun,
     buildRequests,
+    capUsage,
   ] = await Promise.all([
     db.task.groupBy({ by: ["state"], where: { probeRunId: null }, _count: { _all: true } }),
     db.guestMachine.groupBy({ by: ["state"], _count: { _all: true } }),
@@ -116,6 +118,7 @@ export async function collectMetrics(deps: { db: Db; now?: () => Date }): Promis
       include: { results: { select: { probe: true, status: true, durationMs: true } } },
     }),
     db.bundleBuildRequest.groupBy({ by: ["state"], _count: { _all: true } }),
+    readMachineCapUsage(db, deps.substrateLabel),
   ]);
 
   const tasks = gauge("schoolcore_tasks", "Tasks by lifecycle state (probe tasks excluded).", ["state"]);
@@ -172,6 +175,20 @@ export async function collectMetrics(deps: { db: Db; now?: () => Date }): Promis
     );
     gauge("schoolcore_worker_restarts", "Supervisor restarts of the worker behind the newest heartbeat.").set(heartbeat.restartCount);
   }
+
+  // The operator's machine cap (lib/machines/machine-slots.ts): slots taken at or over the cap for long = tasks wait.
+  const substrate = { substrate: deps.substrateLabel };
+  gauge("schoolcore_machine_slots_taken", "Machine slots taken: machines in use and tasks holding one for their verifier.", [
+    "substrate",
+  ]).set(substrate, capUsage.slotsTaken);
+  gauge("schoolcore_machines_in_use", "Machines in use under the cap (tasks that have or are making one, and other live machines).", [
+    "substrate",
+  ]).set(substrate, capUsage.machinesInUse);
+  if (capUsage.cap !== null)
+    gauge("schoolcore_machine_slots_cap", "The operator's cap on concurrent machines (absent = no cap).", ["substrate"]).set(
+      substrate,
+      capUsage.cap,
+    );
 
   // queued ones waiting for a machine slot or a worker; a long queue means raise the cap or add workers
   const builds = gauge("schoolcore_bundle_build_requests", "Operators' dependency build requests by state.", ["state"]);

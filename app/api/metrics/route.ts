@@ -8,6 +8,7 @@ import { getDb } from "@/lib/db/client";
 import { getEnv } from "@/lib/env";
 import { collectMetrics } from "@/lib/metrics/collect-metrics";
 import { isMetricsRequestAuthorized } from "@/lib/metrics/metrics-token";
+import { substrateEndpoint } from "@/lib/substrate/substrate-endpoint";
 import { errorResponse } from "@/app/_server/route";
 
 export const dynamic = "force-dynamic";
@@ -20,7 +21,7 @@ export async function GET(request: Request) {
         { status: 401, headers: { "WWW-Authenticate": 'Bearer realm="metrics"' } },
       );
     }
-    const { contentType, body } = await collectMetrics({ db: await getDb() });
+    const { contentType, body } = await collectMetrics({ db: await getDb(), substrateLabel: substrateEndpoint(getEnv()).label });
     return new Response(body, { status: 200, headers: { "Content-Type": contentType, "Cache-Control": "no-store" } });
   } catch (error) {
     return errorResponse(error);
