@@ -24,6 +24,8 @@ test("the metrics endpoint answers a scraper with the token and refuses one with
     "schoolcore_spend_ceiling_micros",
     "schoolcore_worker_heartbeat_age_seconds",
     "schoolcore_task_step_duration_seconds",
+    "schoolcore_machine_slots_taken",
+    "schoolcore_machines_in_use",
   ]) {
     expect(body).toContain(`# TYPE ${name} `);
   }
