@@ -108,26 +108,67 @@ function startBareForwarder(endpoint: string, credentialFile: string): Promise<T
   );
 }
 
-/** CPU time a process has used, in µs (Linux /proc; null elsewhere). */
-async function cpuMicrosOf(pid: number | "self"): Promise<number | null> {
+/** /proc/<pid>/stat's fields after the command; null when unreadable (not Linux, process gone). */
+async function statFieldsOf(pid: number | "self"): Promise<string[] | null> {
   try {
-    const fields = (await fs.readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1]!.split(" ");
-    // utime and stime, in clock ticks (USER_HZ = 100 on Linux).
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+    return (await fs.readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1]!.split(" ");
   } catch {
     return null;
   }
 }
 
-/** A measurement and the CPU a process spent on it, per call (µs). */
-async function measureWithCpu(pid: number, concurrency: number, callsPerWorker: number, call: (worker: number) => Promise<void>) {
-  const before = await cpuMicrosOf(pid);
-  const stats = await measure(concurrency, callsPerWorker, call);
-  const after = await cpuMicrosOf(pid);
-  return { stats, cpuPerCall: before === null || after === null ? null : (after - before) / stats.count };
+/** CPU time a process has used, in µs: utime + stime (+ its waited-for children's), in clock ticks of 10 ms (USER_HZ = 100). */
+async function cpuMicrosOf(pid: number | "self", withReapedChildren = false): Promise<number | null> {
+  const fields = await statFieldsOf(pid);
+  if (!fields) return null;
+  const ticks = Number(fields[11]) + Number(fields[12]) + (withReapedChildren ? Number(fields[13]) + Number(fields[14]) : 0);
+  return ticks * 10_000;
 }
 
-async function main(db: Db, databaseUrl: string) {
+/** The embedded PostgreSQL's CPU: the postmaster, the backends it reaped, and the live backends (its children). */
+async function postgresCpuMicros(postmasterPid: number | null): Promise<number | null> {
+  if (postmasterPid === null) return null;
+  const own = await cpuMicrosOf(postmasterPid, true);
+  if (own === null) return null;
+  let total = own;
+  for (const entry of await fs.readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = await statFieldsOf(Number(entry));
+    if (fields && Number(fields[1]) === postmasterPid) total += (Number(fields[11]) + Number(fields[12])) * 10_000;
+  }
+  return total;
+}
+
+/** CPU per call (µs) of the serving process (listener or forwarder), PostgreSQL and this bench process (client + upstream). */
+type TCpuPerCall = { server: number | null; postgres: number | null; bench: number | null };
+
+/** A measurement and the CPU each process spent on it, per call. */
+async function measureWithCpu(
+  pids: { server: number | null; postmaster: number | null },
+  concurrency: number,
+  callsPerWorker: number,
+  call: (worker: number) => Promise<void>,
+): Promise<{ stats: Stats; cpu: TCpuPerCall }> {
+  const sample = async () => ({
+    server: pids.server === null ? null : await cpuMicrosOf(pids.server),
+    postgres: await postgresCpuMicros(pids.postmaster),
+    bench: await cpuMicrosOf("self"),
+  });
+  const before = await sample();
+  const stats = await measure(concurrency, callsPerWorker, call);
+  const after = await sample();
+  const perCall = (a: number | null, b: number | null) => (a === null || b === null ? null : (b - a) / stats.count);
+  return {
+    stats,
+    cpu: {
+      server: perCall(before.server, after.server),
+      postgres: perCall(before.postgres, after.postgres),
+      bench: perCall(before.bench, after.bench),
+    },
+  };
+}
+
+async function main(db: Db, databaseUrl: string, postmasterPid: number | null) {
   const cleanups: (() => Promise<void>)[] = [];
   try {
     // --- upstream: loopback fake OpenAI server, credential in a file ---
@@ -222,32 +263,40 @@ async function main(db: Db, databaseUrl: string) {
       await measure(8, WARMUP / 8, warmUp);
     }
 
-    const rows: { label: string; direct: Stats; relay: Stats; cpuPerCall: number | null }[] = [];
+    type TRow = { label: string; concurrency: number; direct: Stats; directCpu: TCpuPerCall; relay: Stats; cpu: TCpuPerCall };
+    const rows: TRow[] = [];
     for (const [label, concurrency, perWorker, relay] of [
       ["c=1", 1, SERIAL_CALLS, relayed],
       [`c=${CONCURRENCY}, 1 capability`, CONCURRENCY, CALLS_PER_WORKER, relayed],
       [`c=${CONCURRENCY}, ${CONCURRENCY} tasks`, CONCURRENCY, CALLS_PER_WORKER, relayedPerTask],
     ] as const) {
       // Measured back to back so drift (GC, page cache, neighbours on the machine) hits both alike.
-      const d = await measure(concurrency, perWorker, direct);
-      const r = await measureWithCpu(listener.pid, concurrency, perWorker, relay);
-      rows.push({ label, direct: d, relay: r.stats, cpuPerCall: r.cpuPerCall });
+      const d = await measureWithCpu({ server: null, postmaster: postmasterPid }, concurrency, perWorker, direct);
+      const r = await measureWithCpu({ server: listener.pid, postmaster: postmasterPid }, concurrency, perWorker, relay);
+      rows.push({ label, concurrency, direct: d.stats, directCpu: d.cpu, relay: r.stats, cpu: r.cpu });
     }
     const routeDirect = await measure(1, SERIAL_CALLS, direct);
     const route = await measure(1, SERIAL_CALLS, routeAlone);
-    const floors: { label: string; direct: Stats; relay: Stats; cpuPerCall: number | null }[] = [];
+    const floors: TRow[] = [];
     for (const [label, concurrency, perWorker] of [
       ["c=1, bare forward", 1, SERIAL_CALLS],
       [`c=${CONCURRENCY}, bare forward`, CONCURRENCY, CALLS_PER_WORKER],
     ] as const) {
-      const d = await measure(concurrency, perWorker, direct);
-      const f = await measureWithCpu(forwarder.pid, concurrency, perWorker, forwarded);
-      floors.push({ label, direct: d, relay: f.stats, cpuPerCall: f.cpuPerCall });
+      const d = await measureWithCpu({ server: null, postmaster: postmasterPid }, concurrency, perWorker, direct);
+      const f = await measureWithCpu({ server: forwarder.pid, postmaster: postmasterPid }, concurrency, perWorker, forwarded);
+      floors.push({ label, concurrency, direct: d.stats, directCpu: d.cpu, relay: f.stats, cpu: f.cpu });
     }
+    const cores = os.cpus().length;
+    // What the machine has per call if the relay is to do half the direct calls per second: all its
+    // cores' time split over those calls (latency-bound c=1 rows have no such budget).
+    const budgetAtHalf = (row: TRow) =>
+      row.concurrency === 1 ? null : (cores * 1_000_000) / (0.5 * (row.direct.count / row.direct.wallMs) * 1000);
+    const totalCpu = (cpu: TCpuPerCall) =>
+      cpu.server === null || cpu.postgres === null || cpu.bench === null ? null : cpu.server + cpu.postgres + cpu.bench;
 
     const ms = (n: number) => `${n.toFixed(2)} ms`.padStart(10);
     const perSecond = (s: Stats) => (s.count / s.wallMs) * 1000;
-    const tableLine = (label: string, d: Stats, r: Stats, withThroughput: boolean, cpuPerCall: number | null = null) =>
+    const tableLine = (label: string, d: Stats, r: Stats, withThroughput: boolean) =>
       [
         label.padEnd(22),
         ...[d.median, r.median, r.median - d.median, d.p99, r.p99, r.p99 - d.p99].map((n) => ms(n).padStart(12)),
@@ -256,21 +305,35 @@ async function main(db: Db, databaseUrl: string) {
               t.padStart(12),
             )
           : []),
-        cpuPerCall === null ? "" : `${Math.round(cpuPerCall)} µs`.padStart(14),
+      ].join("");
+    const us = (n: number | null) => (n === null ? "—" : `${Math.round(n)} µs`).padStart(12);
+    const cpuLine = (row: TRow) =>
+      [
+        row.label.padEnd(22),
+        us(row.cpu.server),
+        us(row.cpu.postgres),
+        us(row.cpu.bench),
+        us(totalCpu(row.cpu)),
+        us(row.directCpu.bench),
+        us(budgetAtHalf(row)),
       ].join("");
     const lines = [
       `relay benchmark — upstream: loopback fake OpenAI-compatible server; database: ${process.env.DATABASE_URL ? "DATABASE_URL" : "embedded PostgreSQL"}; Node ${process.version}; ${os.cpus().length} cores`,
       "",
-      `${"".padEnd(22)}${"direct p50".padStart(12)}${"relay p50".padStart(12)}${"added p50".padStart(12)}${"direct p99".padStart(12)}${"relay p99".padStart(12)}${"added p99".padStart(12)}${"direct rps".padStart(12)}${"relay rps".padStart(12)}${"rps ratio".padStart(12)}${"CPU/call".padStart(14)}`,
-      ...rows.map(({ label, direct: d, relay: r, cpuPerCall }) => tableLine(label, d, r, true, cpuPerCall)),
+      `${"".padEnd(22)}${"direct p50".padStart(12)}${"relay p50".padStart(12)}${"added p50".padStart(12)}${"direct p99".padStart(12)}${"relay p99".padStart(12)}${"added p99".padStart(12)}${"direct rps".padStart(12)}${"relay rps".padStart(12)}${"rps ratio".padStart(12)}`,
+      ...rows.map(({ label, direct: d, relay: r }) => tableLine(label, d, r, true)),
       tableLine("c=1, the route alone", routeDirect, route, false),
-      ...floors.map(({ label, direct: d, relay: r, cpuPerCall }) => tableLine(label, d, r, true, cpuPerCall)),
+      ...floors.map(({ label, direct: d, relay: r }) => tableLine(label, d, r, true)),
+      "",
+      `CPU per call, from /proc${postmasterPid === null ? " (PostgreSQL's only for the embedded server)" : ""}:`,
+      `${"".padEnd(22)}${"relay/fwd".padStart(12)}${"PostgreSQL".padStart(12)}${"bench".padStart(12)}${"total".padStart(12)}${"direct".padStart(12)}${"budget ½×".padStart(12)}`,
+      ...[...rows, ...floors].map(cpuLine),
       "",
       `samples: ${rows.map((r) => `${r.label}: ${r.direct.count} direct / ${r.relay.count} relayed`).join("; ")}`,
       "relay = HTTP to the relay listener process: admission (one statement: lookup by handle hash, every check, slot + request + worst-case response reserved), transport cached per setting version, credential file read, upstream HTTP call, settlement (one statement: charge, release, call row).",
       "the route alone: the same request with a malformed handle, refused by the listener before any statement or upstream call — the floor of the extra process hop on this machine.",
       "bare forward: the same request through a process that only forwards it (node:http in, undici out, scripts/bench/bare-forwarder.ts; no statement, check or record) — the floor of any relay written in Node on this machine.",
-      "CPU/call: CPU time of the listener (or the bare forwarder) process per call during that row, from /proc; PostgreSQL's and the bench's own are not in it.",
+      `CPU per call: each process's CPU time over that row's calls — relay/fwd: the relay listener (or the bare forwarder); PostgreSQL: the embedded server with all its backends; bench: this process (the client and the upstream); direct: this process for the direct calls. budget ½×: ${cores} cores' time per call if the relay is to reach 0.5× the direct rate — a total above it cannot reach 0.5× on this machine.`,
       "1 capability: all calls of one task serialize on its row lock (each batch of admissions waits for one WAL flush) — the worst case; N tasks: the scale-out case.",
     ];
     process.stdout.write(lines.join("\n") + "\n");
@@ -309,14 +372,28 @@ async function main(db: Db, databaseUrl: string) {
           ]),
         )
         .concat(
-          rows.flatMap(({ label, cpuPerCall }) =>
-            cpuPerCall === null ? [] : [row(`relay ${label}: CPU per call (the listener process)`, cpuPerCall, "µs")],
+          rows.flatMap(({ label, cpu }) =>
+            cpu.server === null ? [] : [row(`relay ${label}: CPU per call (the listener process)`, cpu.server, "µs")],
           ),
         )
         .concat(
-          floors.flatMap(({ label, cpuPerCall }) =>
-            cpuPerCall === null ? [] : [row(`${label}: CPU per call (the forwarding process)`, cpuPerCall, "µs")],
+          floors.flatMap(({ label, cpu }) =>
+            cpu.server === null ? [] : [row(`${label}: CPU per call (the forwarding process)`, cpu.server, "µs")],
           ),
+        )
+        .concat(
+          [...rows, ...floors].flatMap((r) => {
+            const total = totalCpu(r.cpu);
+            const budget = budgetAtHalf(r);
+            return total === null || budget === null
+              ? []
+              : [
+                  row(`${r.label.includes("bare") ? r.label : `relay ${r.label}`}: CPU per call, all processes`, total, "µs", {
+                    label: "the machine's CPU per call at 0.5× direct",
+                    value: budget,
+                  }),
+                ];
+          }),
         ),
     });
   } finally {
@@ -324,4 +401,4 @@ async function main(db: Db, databaseUrl: string) {
   }
 }
 
-await withBenchDatabase("relay-bench", (db, url) => main(db, url));
+await withBenchDatabase("relay-bench", (db, url, server) => main(db, url, server.postmasterPid));
