@@ -26,7 +26,7 @@ import { getRepositoryDependencies } from "./get-repository-dependencies";
 import { buildBundleNow, runBundleBuildRequest } from "./run-bundle-build-request";
 import { setRepositorySetup } from "./set-repository-setup";
 import { failAbandonedSetupRuns, SETUP_RUN_STALE_MS } from "./setup-run-heartbeat";
-import { createGreeterWorld } from "./testing/greeter-world";
+import { createGreeterWorld } from "../lifecycle/testing/greeter-world";
 
 const BROKEN_REPOSITORY = "school/greeter-broken-setup";
 const PLAIN_REPOSITORY = "school/greeter-no-setup";

@@ -26,7 +26,7 @@ import { createTask } from "../tasks/create-task";
 import type { TFixtureRegistry } from "./fixture-registry";
 import { getRepositoryDependencies } from "./get-repository-dependencies";
 import { probeBuilderEgress } from "./probe-builder-egress";
-import { createGreeterWorld } from "./testing/greeter-world";
+import { createGreeterWorld } from "../lifecycle/testing/greeter-world";
 
 let world: LifecycleWorld;
 let registry: TFixtureRegistry;

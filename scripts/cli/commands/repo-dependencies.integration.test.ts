@@ -7,7 +7,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import type { TFixtureRegistry } from "../../../lib/dependencies/fixture-registry";
-import { createGreeterWorld } from "../../../lib/dependencies/testing/greeter-world";
+import { createGreeterWorld } from "../../../lib/lifecycle/testing/greeter-world";
 import { GREETER_REPOSITORY } from "../../../lib/demo/greeter-target";
 import type { LifecycleWorld } from "../../../lib/lifecycle/testing/lifecycle-fixture";
 import { runCli } from "../../../lib/testing/run-cli";

@@ -7,10 +7,10 @@
 import path from "node:path";
 import { afterAll } from "vitest";
 import { GREETER_FIXTURE_PACKAGES, GREETER_REPOSITORY, writeGreeterRepository } from "../../demo/greeter-target";
-import { createLifecycleWorld, type LifecycleWorld } from "../../lifecycle/testing/lifecycle-fixture";
+import { createLifecycleWorld, type LifecycleWorld } from "./lifecycle-fixture";
 import { addTargetRepository } from "../../repos/target-repositories";
-import { startFixtureRegistry, type TFixtureRegistry } from "../fixture-registry";
-import { setRepositorySetup } from "../set-repository-setup";
+import { startFixtureRegistry, type TFixtureRegistry } from "../../dependencies/fixture-registry";
+import { setRepositorySetup } from "../../dependencies/set-repository-setup";
 
 export type TGreeterWorld = {
   world: LifecycleWorld;
