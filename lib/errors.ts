@@ -77,6 +77,10 @@ export const APP_ERROR_CODES = {
   RELAY_REQUEST_MALFORMED: 400,
   /** A mailbox sequence number was already processed; it is answered once and never sent upstream again. */
   RELAY_DUPLICATE_REQUEST: 409,
+  /** The upstream answered a `chat` call with a tool call that names a tool not offered, or whose arguments are not a bounded JSON object; nothing is passed on. */
+  RELAY_UPSTREAM_MALFORMED_TOOL_CALL: 502,
+  /** The relay token budget (`relay.maxTokens`) cannot hold this call's worst case (its input bound plus its output-token bound). */
+  RELAY_TOKENS_EXHAUSTED: 429,
   /** The review page no longer matches the current candidate/evidence. */
   REVIEW_STALE: 409,
   /** Approval asked for evidence that is not a pass. */

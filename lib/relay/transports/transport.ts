@@ -6,14 +6,20 @@
  */
 import { AppError } from "../../errors";
 import type { TRelayMessage } from "../relay-request";
+import type { TChatAnswer, TChatRequest } from "../chat-request";
 import type { TTransportKind } from "../../contract/relay-upstream-setting";
 
 export type TCompletionInput = { messages: readonly TRelayMessage[]; maxTokens?: number; signal?: AbortSignal };
 export type TCompletionOutput = { content: string; inputTokens?: number; outputTokens?: number };
 
+/** `chat` (issue 25): the validated request in, the assistant's turn out, with the upstream's token counts when it reports them. */
+export type TChatInput = { request: TChatRequest; signal?: AbortSignal };
+export type TChatOutput = TChatAnswer & { inputTokens?: number; outputTokens?: number };
+
 export type TRelayTransport = {
   kind: TTransportKind;
   complete(input: TCompletionInput): Promise<TCompletionOutput>;
+  chat(input: TChatInput): Promise<TChatOutput>;
 };
 
 /**
@@ -37,6 +43,13 @@ export function upstreamFailure(kind: TTransportKind | "unknown", reason: TUpstr
     kind,
     reason,
     status,
+  });
+}
+
+/** An upstream tool call that names a tool not offered, or whose arguments do not parse: failed closed, never passed on. */
+export function upstreamMalformedToolCall(kind: TTransportKind, why: string): AppError {
+  return new AppError("RELAY_UPSTREAM_MALFORMED_TOOL_CALL", `The model upstream answered with a malformed tool call (${kind}: ${why}).`, {
+    kind,
   });
 }
 
