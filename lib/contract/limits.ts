@@ -65,9 +65,11 @@ export const ZTaskLimitsSchema = z
           .min(256)
           .max(16 * MiB)
           .default(256 * 1024),
+        /** Input + output tokens the task's agent may spend (issue 25); each call reserves its worst case. */
+        maxTokens: z.number().int().min(1_000).max(1_000_000_000).default(2_000_000),
       })
       .strict()
-      .default({ maxRequests: 20, maxBytes: 4 * MiB, maxRequestBytes: 256 * 1024, maxResponseBytes: 256 * 1024 }),
+      .default({ maxRequests: 20, maxBytes: 4 * MiB, maxRequestBytes: 256 * 1024, maxResponseBytes: 256 * 1024, maxTokens: 2_000_000 }),
     /** mailbox = network blocked (strongest); http = a single scoped egress to the relay endpoint */
     relayChannel: z.enum(["mailbox", "http"]).default("mailbox"),
   })

@@ -103,11 +103,12 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
     { db },
     {
       taskId: task.id,
-      allowedOps: ["complete"],
+      allowedOps: ["complete", "chat"],
       maxRequests: limits.relay.maxRequests,
       maxBytes: limits.relay.maxBytes,
       maxRequestBytes: limits.relay.maxRequestBytes,
       maxResponseBytes: limits.relay.maxResponseBytes,
+      maxTokens: limits.relay.maxTokens,
       ttlSeconds: remainingSeconds + TTL_GRACE_SECONDS,
       via: "lifecycle",
     },

@@ -17,6 +17,10 @@ function cap(overrides: Partial<TCapabilityState> = {}): TCapabilityState {
     maxResponseBytes: 200,
     requestCount: 0,
     bytesUsed: 0n,
+    maxTokens: 10_000n,
+    tokensUsed: 0n,
+    inputMicrosPerMTok: 0,
+    outputMicrosPerMTok: 0,
     deadlineAt: new Date(NOW.getTime() + 60_000),
     revokedAt: null,
     revokedReason: null,
@@ -25,7 +29,7 @@ function cap(overrides: Partial<TCapabilityState> = {}): TCapabilityState {
   };
 }
 
-const VALID = { taskId: TASK, operation: "complete", request: { kind: "valid" as const, bytes: 50 } };
+const VALID = { taskId: TASK, operation: "complete", request: { kind: "valid" as const, bytes: 50, tokenBound: 2_000 } };
 
 describe("classifyAdmission", () => {
   it.each([
@@ -44,7 +48,7 @@ describe("classifyAdmission", () => {
     [
       "request over its cap",
       cap(),
-      { ...VALID, request: { kind: "valid" as const, bytes: 101 } },
+      { ...VALID, request: { kind: "valid" as const, bytes: 101, tokenBound: 2_000 } },
       { code: "RELAY_TOO_LARGE", revokeReason: undefined },
     ],
     [
@@ -60,6 +64,13 @@ describe("classifyAdmission", () => {
       { code: "RELAY_QUOTA_EXHAUSTED", revokeReason: "exhausted:bytes" },
     ],
     ["byte budget exactly full is still admitted", cap({ bytesUsed: 950n }), VALID, { kind: "admit" }],
+    [
+      "token budget cannot hold the worst case → refused, not revoked (a smaller call may fit)",
+      cap({ tokensUsed: 8_001n }),
+      VALID,
+      { code: "RELAY_TOKENS_EXHAUSTED" },
+    ],
+    ["token budget holding the worst case exactly is admitted", cap({ tokensUsed: 8_000n }), VALID, { kind: "admit" }],
   ])("%s", (_label, state, call, expected) => {
     const decision = classifyAdmission(state, call);
     if ("kind" in expected) expect(decision).toEqual(expected);

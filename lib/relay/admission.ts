@@ -17,6 +17,11 @@ export type TCapabilityState = {
   maxResponseBytes: number;
   requestCount: number;
   bytesUsed: bigint;
+  maxTokens: bigint;
+  tokensUsed: bigint;
+  /** The model price the capability was issued under (micro-dollars per million tokens). */
+  inputMicrosPerMTok: number;
+  outputMicrosPerMTok: number;
   deadlineAt: Date;
   revokedAt: Date | null;
   revokedReason: string | null;
@@ -31,7 +36,8 @@ export type TRefusal = {
   revokeReason?: string;
 };
 
-export type TRequestCheck = { kind: "valid"; bytes: number } | { kind: "malformed"; message: string };
+/** A valid request's size, and its worst case in tokens (its input bound plus its output-token bound). */
+export type TRequestCheck = { kind: "valid"; bytes: number; tokenBound: number } | { kind: "malformed"; message: string };
 
 export type TAdmissionDecision = { kind: "admit" } | { kind: "refuse"; refusal: TRefusal };
 
@@ -70,6 +76,14 @@ export function classifyAdmission(cap: TCapabilityState, call: TAdmissionCall): 
       "RELAY_QUOTA_EXHAUSTED",
       `The relay byte budget (${cap.maxBytes}) cannot hold this request; the capability is revoked.`,
       REVOKE_REASONS.exhaustedBytes,
+    );
+  }
+  if (cap.tokensUsed + BigInt(call.request.tokenBound) > cap.maxTokens) {
+    // Not revoked: a call with a smaller output-token bound may still fit what is left.
+    const left = cap.maxTokens > cap.tokensUsed ? cap.maxTokens - cap.tokensUsed : 0n;
+    return refuse(
+      "RELAY_TOKENS_EXHAUSTED",
+      `The relay token budget (${cap.maxTokens}) cannot hold this call's worst case (${call.request.tokenBound} tokens: its input bound plus its output-token bound); ${left} tokens are left.`,
     );
   }
   return { kind: "admit" };

@@ -13,9 +13,24 @@ import { hashHandle } from "./handle";
 import { issueCapability } from "./issue-capability";
 import { createRelayTestTask } from "./testing/relay-fixtures";
 
-const LIMITS = { maxRequests: 10, maxBytes: 10_000, maxRequestBytes: 1_000, maxResponseBytes: 2_000, ttlSeconds: 600 };
+const LIMITS = {
+  maxRequests: 10,
+  maxBytes: 10_000,
+  maxRequestBytes: 1_000,
+  maxResponseBytes: 2_000,
+  maxTokens: 1_000_000,
+  ttlSeconds: 600,
+};
 
-type TCapabilityChange = Partial<{ requestCount: number; bytesUsed: bigint; revokedAt: Date; revokedReason: string; deadlineAt: Date }>;
+type TCapabilityChange = Partial<{
+  requestCount: number;
+  bytesUsed: bigint;
+  maxTokens: bigint;
+  tokensUsed: bigint;
+  revokedAt: Date;
+  revokedReason: string;
+  deadlineAt: Date;
+}>;
 
 /**
  * A lone call goes as a one-call statement, calls that arrive together as one batch statement
@@ -39,14 +54,33 @@ describe("the relay's one-call and batch statements answer alike", async () => {
   /** What must be equal: the decision, the reservation and the row as the call saw it (not ids or clocks). */
   function decisionOf(admission: TAdmission | null) {
     if (!admission) return null;
-    const { isAdmitted, reservedResponseBytes, requestCount, bytesUsed, revokedReason, relayChannel, upstreamVersion, allowedOps } =
-      admission;
-    return { isAdmitted, reservedResponseBytes, requestCount, bytesUsed, revokedReason, relayChannel, upstreamVersion, allowedOps };
+    const {
+      isAdmitted,
+      reservedResponseBytes,
+      requestCount,
+      bytesUsed,
+      tokensUsed,
+      revokedReason,
+      relayChannel,
+      upstreamVersion,
+      allowedOps,
+    } = admission;
+    return {
+      isAdmitted,
+      reservedResponseBytes,
+      requestCount,
+      bytesUsed,
+      tokensUsed,
+      revokedReason,
+      relayChannel,
+      upstreamVersion,
+      allowedOps,
+    };
   }
 
   async function countersOf(capabilityId: string) {
     const row = await db.relayCapability.findUniqueOrThrow({ where: { id: capabilityId } });
-    return { requestCount: row.requestCount, bytesUsed: row.bytesUsed };
+    return { requestCount: row.requestCount, bytesUsed: row.bytesUsed, tokensUsed: row.tokensUsed };
   }
 
   const past = () => new Date(Date.now() - 60_000);
@@ -55,6 +89,8 @@ describe("the relay's one-call and batch statements answer alike", async () => {
     { name: "less than the worst case left: admitted with what is left reserved", change: { bytesUsed: 7_500n } },
     { name: "the request does not fit the bytes left", change: { bytesUsed: 9_900n } },
     { name: "the request count is spent", change: { requestCount: 10 } },
+    { name: "the token budget cannot hold the call's worst case", change: { maxTokens: 5_000n, tokensUsed: 4_000n } },
+    { name: "the token budget holds the call's worst case exactly", change: { maxTokens: 5_000n, tokensUsed: 3_500n } },
     { name: "revoked", change: { revokedAt: new Date(), revokedReason: "task ended: cancelled" } },
     { name: "past its deadline", change: { deadlineAt: past() } },
     { name: "an operation not allowed", call: { operation: "unknown" } },
@@ -73,6 +109,7 @@ describe("the relay's one-call and batch statements answer alike", async () => {
         operation: "complete",
         requestBytes: 300,
         channel: "http",
+        tokenBound: 1_500,
         ...call,
       });
       const one = await admitAlone(db, request(alone!));
@@ -90,6 +127,7 @@ describe("the relay's one-call and batch statements answer alike", async () => {
       operation: "complete",
       requestBytes: 1,
       channel: "http",
+      tokenBound: 1,
     };
     expect(await admitAlone(db, call)).toBeNull();
     expect(await admitBatch(db, [call])).toEqual([null]);
@@ -97,8 +135,8 @@ describe("the relay's one-call and batch statements answer alike", async () => {
 
   function settlementOf(settlement: TSettlement | null) {
     if (!settlement) return null;
-    const { isDelivered, requestCount, bytesUsed, maxRequests, maxBytes, revokedReason } = settlement;
-    return { isDelivered, requestCount, bytesUsed, maxRequests, maxBytes, revokedReason };
+    const { isDelivered, requestCount, bytesUsed, maxRequests, maxBytes, tokensUsed, maxTokens, revokedReason } = settlement;
+    return { isDelivered, requestCount, bytesUsed, maxRequests, maxBytes, tokensUsed, maxTokens, revokedReason };
   }
 
   const settlementCases: { name: string; change?: TCapabilityChange }[] = [
@@ -114,7 +152,14 @@ describe("the relay's one-call and batch statements answer alike", async () => {
         const twins = await twinCapabilities({});
         const admitted = await Promise.all(
           twins.map((cap) =>
-            admitAlone(db, { handleHash: cap.handleHash, taskId: cap.taskId, operation: "complete", requestBytes: 300, channel: "http" }),
+            admitAlone(db, {
+              handleHash: cap.handleHash,
+              taskId: cap.taskId,
+              operation: "complete",
+              requestBytes: 300,
+              channel: "http",
+              tokenBound: 1_500,
+            }),
           ),
         );
         for (const cap of twins) await db.relayCapability.update({ where: { id: cap.capabilityId }, data: change });
@@ -123,6 +168,7 @@ describe("the relay's one-call and batch statements answer alike", async () => {
           reservedResponseBytes: admission.reservedResponseBytes,
           deliver,
           responseBytes: 700,
+          tokens: { reserved: 1_500, charged: 900, inputTokens: 400, outputTokens: 500, costMicros: 7 },
           record: {
             capabilityId,
             channel: "http",
@@ -150,6 +196,10 @@ describe("the relay's one-call and batch statements answer alike", async () => {
                 requestBytes: true,
                 responseBytes: true,
                 durationMs: true,
+                inputTokens: true,
+                outputTokens: true,
+                tokensCharged: true,
+                costMicros: true,
               },
             }),
           ),

@@ -17,12 +17,19 @@ import type { TCapabilityState } from "./admission";
 import { createStatementBatcher } from "./statement-batcher";
 import { RELAY_MAX_REASON_CHARS, RELAY_MAX_RECORDED_REFUSALS } from "./limits";
 
-const CAPABILITY_COLUMNS = `c."id", c."taskId", c."allowedOps", c."maxRequests", c."maxBytes", c."maxRequestBytes", c."maxResponseBytes", c."requestCount", c."bytesUsed", c."deadlineAt", c."revokedAt", c."revokedReason", now() AS "dbNow"`;
+const CAPABILITY_COLUMNS = `c."id", c."taskId", c."allowedOps", c."maxRequests", c."maxBytes", c."maxRequestBytes", c."maxResponseBytes", c."requestCount", c."bytesUsed", c."maxTokens", c."tokensUsed", c."inputMicrosPerMTok", c."outputMicrosPerMTok", c."deadlineAt", c."revokedAt", c."revokedReason", now() AS "dbNow"`;
 
 type TRawCapability = Omit<TCapabilityState, "allowedOps"> & { allowedOps: string[] | null };
 
 function toState(row: TRawCapability): TCapabilityState {
-  return { ...row, allowedOps: row.allowedOps ?? [], maxBytes: BigInt(row.maxBytes), bytesUsed: BigInt(row.bytesUsed) };
+  return {
+    ...row,
+    allowedOps: row.allowedOps ?? [],
+    maxBytes: BigInt(row.maxBytes),
+    bytesUsed: BigInt(row.bytesUsed),
+    maxTokens: BigInt(row.maxTokens),
+    tokensUsed: BigInt(row.tokensUsed),
+  };
 }
 
 /** The capability and its task's relay channel; used where a call must be recorded before admission (refusals, mailbox claims). */
@@ -37,7 +44,14 @@ export async function findCapabilityByHash(db: Db, handleHash: string): Promise<
   return { ...toState(cap), relayChannel };
 }
 
-export type TCounters = { requestCount: number; bytesUsed: bigint; maxRequests: number; maxBytes: bigint };
+export type TCounters = {
+  requestCount: number;
+  bytesUsed: bigint;
+  maxRequests: number;
+  maxBytes: bigint;
+  tokensUsed: bigint;
+  maxTokens: bigint;
+};
 
 /** The capability as the admission statement saw it (under its row lock), and what it decided. */
 export type TAdmission = TCapabilityState & {
@@ -69,7 +83,15 @@ export async function admitCallByHash(db: Db, call: TAdmissionRequest): Promise<
   return batchersOf(db).admit.submit(call);
 }
 
-export type TAdmissionRequest = { handleHash: string; taskId: string; operation: string; requestBytes: number; channel: string };
+export type TAdmissionRequest = {
+  handleHash: string;
+  taskId: string;
+  operation: string;
+  requestBytes: number;
+  channel: string;
+  /** The call's worst case in tokens (input bound + output bound), reserved against `maxTokens`. */
+  tokenBound: number;
+};
 
 /**
  * Every condition of the capability contract but the request count and the bytes, as one SQL
@@ -89,9 +111,9 @@ function eligibleSql(cap: string, call: { taskId: string; channel: string; opera
 /** A lone call's admission: the one-call statement (see the module comment). */
 export async function admitAlone(db: Db, call: TAdmissionRequest): Promise<TAdmission | null> {
   const { rows } = await pgPoolOf(db).query<TRawAdmission>({
-    name: "relay_admit_one_v1",
+    name: "relay_admit_one_v2",
     text: ADMIT_ONE_SQL,
-    values: [call.handleHash, String(call.requestBytes), call.taskId, call.channel, call.operation],
+    values: [call.handleHash, String(call.requestBytes), call.taskId, call.channel, call.operation, String(call.tokenBound)],
   });
   return rows[0] ? toAdmission(rows[0]) : null;
 }
@@ -109,7 +131,7 @@ export async function admitAlone(db: Db, call: TAdmissionRequest): Promise<TAdmi
 export async function admitBatch(db: Db, calls: readonly TAdmissionRequest[]): Promise<(TAdmission | null)[]> {
   const { rows } = await retryOnDeadlock(() =>
     pgPoolOf(db).query<TRawAdmission & { ord: string }>({
-      name: "relay_admit_batch_v2",
+      name: "relay_admit_batch_v3",
       text: ADMIT_BATCH_SQL,
       values: [
         calls.map((c) => c.handleHash),
@@ -117,6 +139,7 @@ export async function admitBatch(db: Db, calls: readonly TAdmissionRequest[]): P
         calls.map((c) => c.taskId),
         calls.map((c) => c.channel),
         calls.map((c) => c.operation),
+        calls.map((c) => String(c.tokenBound)),
       ],
     }),
   );
@@ -125,27 +148,30 @@ export async function admitBatch(db: Db, calls: readonly TAdmissionRequest[]): P
   return answers;
 }
 
-// $1 handle hashes, $2 request bytes, $3 task ids, $4 channels, $5 operations: one element per call.
+// $1 handle hashes, $2 request bytes, $3 task ids, $4 channels, $5 operations, $6 token bounds: one element per call.
 const ADMIT_BATCH_SQL = `
     WITH req AS (
-      SELECT * FROM unnest($1::text[], $2::bigint[], $3::uuid[], $4::text[], $5::text[]) WITH ORDINALITY
-          AS r("handleHash", "bytes", "callTaskId", "channel", "operation", "ord")
+      SELECT * FROM unnest($1::text[], $2::bigint[], $3::uuid[], $4::text[], $5::text[], $6::bigint[]) WITH ORDINALITY
+          AS r("handleHash", "bytes", "callTaskId", "channel", "operation", "tokens", "ord")
     ), locked AS (
       SELECT c."id", c."handleHash", c."taskId", c."allowedOps", c."maxRequests", c."maxBytes", c."maxRequestBytes", c."maxResponseBytes",
-             c."requestCount", c."bytesUsed", c."deadlineAt", c."revokedAt", c."revokedReason", now() AS "dbNow", t."relayChannel"
+             c."requestCount", c."bytesUsed", c."maxTokens", c."tokensUsed", c."inputMicrosPerMTok", c."outputMicrosPerMTok",
+             c."deadlineAt", c."revokedAt", c."revokedReason", now() AS "dbNow", t."relayChannel"
         FROM "RelayCapability" c JOIN "Task" t ON t."id" = c."taskId"
        WHERE c."handleHash" IN (SELECT "handleHash" FROM req)
        ORDER BY c."id"
          FOR UPDATE OF c
     ), judged AS (
-      SELECT req."ord", req."bytes", l."id" AS "capId", l."requestCount" AS "countAtStart", l."bytesUsed" AS "bytesAtStart",
+      SELECT req."ord", req."bytes", req."tokens", l."id" AS "capId", l."requestCount" AS "countAtStart", l."bytesUsed" AS "bytesAtStart",
              l."maxRequests" AS "countLimit", l."maxBytes" AS "bytesLimit", l."maxResponseBytes"::bigint AS "worstResponse",
+             l."tokensUsed" AS "tokensAtStart", l."maxTokens" AS "tokensLimit",
              ${eligibleSql("l", { taskId: 'req."callTaskId"', channel: 'req."channel"', operation: 'req."operation"', bytes: 'req."bytes"' })} AS "isEligible"
         FROM req JOIN locked l ON l."handleHash" = req."handleHash"
     ), running AS (
       SELECT j.*,
              count(*) FILTER (WHERE j."isEligible") OVER upto AS "eligibleUpTo",
-             COALESCE(sum(j."bytes" + j."worstResponse") FILTER (WHERE j."isEligible") OVER before, 0) AS "worstBefore"
+             COALESCE(sum(j."bytes" + j."worstResponse") FILTER (WHERE j."isEligible") OVER before, 0) AS "worstBefore",
+             COALESCE(sum(j."tokens") FILTER (WHERE j."isEligible") OVER before, 0) AS "tokensBefore"
         FROM judged j
       WINDOW upto AS (PARTITION BY j."capId" ORDER BY j."ord" ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
              before AS (PARTITION BY j."capId" ORDER BY j."ord" ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
@@ -153,26 +179,30 @@ const ADMIT_BATCH_SQL = `
       SELECT r.*,
              (r."isEligible"
               AND r."countAtStart" + r."eligibleUpTo" <= r."countLimit"
-              AND r."bytesAtStart" + r."worstBefore" + r."bytes" <= r."bytesLimit") AS "isAdmitted",
+              AND r."bytesAtStart" + r."worstBefore" + r."bytes" <= r."bytesLimit"
+              AND r."tokensAtStart" + r."tokensBefore" + r."tokens" <= r."tokensLimit") AS "isAdmitted",
              LEAST(r."worstResponse", r."bytesLimit" - r."bytesAtStart" - r."worstBefore" - r."bytes") AS "reserve"
         FROM running r
     ), seen AS (
       SELECT d.*,
              d."countAtStart" + count(*) FILTER (WHERE d."isAdmitted") OVER before AS "countSeen",
-             d."bytesAtStart" + COALESCE(sum(d."bytes" + d."reserve") FILTER (WHERE d."isAdmitted") OVER before, 0) AS "bytesSeen"
+             d."bytesAtStart" + COALESCE(sum(d."bytes" + d."reserve") FILTER (WHERE d."isAdmitted") OVER before, 0) AS "bytesSeen",
+             d."tokensAtStart" + COALESCE(sum(d."tokens") FILTER (WHERE d."isAdmitted") OVER before, 0) AS "tokensSeen"
         FROM decided d
       WINDOW before AS (PARTITION BY d."capId" ORDER BY d."ord" ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
     ), totals AS (
-      SELECT "capId", count(*) AS "admitted", sum("bytes" + "reserve") AS "charged" FROM decided WHERE "isAdmitted" GROUP BY "capId"
+      SELECT "capId", count(*) AS "admitted", sum("bytes" + "reserve") AS "charged", sum("tokens") AS "tokens"
+        FROM decided WHERE "isAdmitted" GROUP BY "capId"
     ), updated AS (
       UPDATE "RelayCapability" c
-         SET "requestCount" = c."requestCount" + t."admitted", "bytesUsed" = c."bytesUsed" + t."charged"
+         SET "requestCount" = c."requestCount" + t."admitted", "bytesUsed" = c."bytesUsed" + t."charged", "tokensUsed" = c."tokensUsed" + t."tokens"
         FROM totals t
        WHERE c."id" = t."capId"
       RETURNING c."id"
     )
     SELECT s."ord", l."id", l."taskId", l."allowedOps", l."maxRequests", l."maxBytes", l."maxRequestBytes", l."maxResponseBytes",
-           s."countSeen"::int AS "requestCount", s."bytesSeen" AS "bytesUsed", l."deadlineAt", l."revokedAt", l."revokedReason", l."dbNow",
+           s."countSeen"::int AS "requestCount", s."bytesSeen" AS "bytesUsed", l."maxTokens", s."tokensSeen" AS "tokensUsed",
+           l."inputMicrosPerMTok", l."outputMicrosPerMTok", l."deadlineAt", l."revokedAt", l."revokedReason", l."dbNow",
            l."relayChannel", s."isAdmitted", s."reserve",
            (SELECT max(v."version") FROM "SettingVersion" v WHERE v."key" = 'relay.upstream') AS "upstreamVersion"
       FROM seen s JOIN locked l ON l."id" = s."capId"`;
@@ -229,12 +259,12 @@ export type TMailboxAdmission = TAdmission & { claimedId: bigint | null };
  */
 export async function admitMailboxCallByHash(
   db: Db,
-  call: { handleHash: string; taskId: string; operation: string; requestBytes: number; sequence: number },
+  call: Omit<TAdmissionRequest, "channel"> & { sequence: number },
 ): Promise<TMailboxAdmission | null> {
   const { rows } = await pgPoolOf(db).query<TRawAdmission & { claimedId: string | null }>({
-    name: "relay_admit_mailbox_v2",
+    name: "relay_admit_mailbox_v3",
     text: ADMIT_MAILBOX_SQL,
-    values: [call.handleHash, String(call.requestBytes), call.taskId, "mailbox", call.operation, call.sequence],
+    values: [call.handleHash, String(call.requestBytes), call.taskId, "mailbox", call.operation, String(call.tokenBound), call.sequence],
   });
   const row = rows[0];
   if (!row) return null;
@@ -266,21 +296,22 @@ function toAdmission(row: TRawAdmission): TAdmission {
  * A lone call's admission, and the mailbox's (`withClaim`: the claim of the request's sequence
  * number, made only for the task the handle is bound to, and a call admitted only when its claim
  * is new). $1 handle hash, $2 request bytes, $3 task id, $4 channel, $5 operation (a known name or
- * "unknown"), $6 the mailbox sequence. The row is locked, judged as the batch form judges a
+ * "unknown"), $6 the call's token bound, $7 the mailbox sequence. The row is locked, judged as the batch form judges a
  * batch's first call, and returned as it was before this call (null = unknown handle). Named
  * (prepared) statements: parsed and planned once per connection.
  */
 function admitOneSql(withClaim: boolean): string {
   const claim = `, claim AS (
       INSERT INTO "RelayCall" ("capabilityId", "channel", "sequence", "operation", "outcome", "requestBytes", "responseBytes", "durationMs")
-      SELECT cap."id", $4::text, $6::int, $5::text, 'pending', 0, 0, 0 FROM cap WHERE cap."taskId" = $3::uuid
+      SELECT cap."id", $4::text, $7::int, $5::text, 'pending', 0, 0, 0 FROM cap WHERE cap."taskId" = $3::uuid
       ON CONFLICT ("capabilityId", "channel", "sequence") DO NOTHING
       RETURNING "id"
     )`;
   return `
     WITH cap AS (
       SELECT c."id", c."taskId", c."allowedOps", c."maxRequests", c."maxBytes", c."maxRequestBytes", c."maxResponseBytes",
-             c."requestCount", c."bytesUsed", c."deadlineAt", c."revokedAt", c."revokedReason", now() AS "dbNow", t."relayChannel",
+             c."requestCount", c."bytesUsed", c."maxTokens", c."tokensUsed", c."inputMicrosPerMTok", c."outputMicrosPerMTok",
+             c."deadlineAt", c."revokedAt", c."revokedReason", now() AS "dbNow", t."relayChannel",
              LEAST(c."maxResponseBytes"::bigint, c."maxBytes" - c."bytesUsed" - $2::bigint) AS "reserve"
         FROM "RelayCapability" c JOIN "Task" t ON t."id" = c."taskId"
        WHERE c."handleHash" = $1::text
@@ -288,7 +319,8 @@ function admitOneSql(withClaim: boolean): string {
     )${withClaim ? claim : ""}, admitted AS (
       UPDATE "RelayCapability" c
          SET "requestCount" = cap."requestCount" + 1,
-             "bytesUsed" = cap."bytesUsed" + $2::bigint + cap."reserve"
+             "bytesUsed" = cap."bytesUsed" + $2::bigint + cap."reserve",
+             "tokensUsed" = cap."tokensUsed" + $6::bigint
         FROM cap
        WHERE c."id" = cap."id"${
          withClaim
@@ -299,6 +331,7 @@ function admitOneSql(withClaim: boolean): string {
          AND ${eligibleSql("cap", { taskId: "$3::uuid", channel: "$4::text", operation: "$5::text", bytes: "$2::bigint" })}
          AND cap."requestCount" < cap."maxRequests"
          AND cap."bytesUsed" + $2::bigint <= cap."maxBytes"
+         AND cap."tokensUsed" + $6::bigint <= cap."maxTokens"
       RETURNING c."id"
     )
     SELECT cap.*, EXISTS (SELECT 1 FROM admitted) AS "isAdmitted",${withClaim ? ` (SELECT "id" FROM claim) AS "claimedId",` : ""}
@@ -333,13 +366,14 @@ export async function settleCall(
     reservedResponseBytes: number;
     deliver: boolean;
     responseBytes: number;
+    tokens: TTokenSettlement;
     record: TCallRecord;
     claimedId?: bigint;
   },
 ): Promise<TSettlement | null> {
   if (call.claimedId === undefined) return batchersOf(db).settle.submit(call);
   const { rows } = await pgPoolOf(db).query<TRawSettlement>({
-    name: "relay_settle_claimed_v2",
+    name: "relay_settle_claimed_v3",
     text: SETTLE_CLAIMED_SQL,
     values: [...settleOneValues(call), String(call.claimedId)],
   });
@@ -350,7 +384,7 @@ export async function settleCall(
 export async function settleAlone(db: Db, call: TUnclaimedSettlement): Promise<TSettlement | null> {
   const { record } = call;
   const { rows } = await pgPoolOf(db).query<TRawSettlement>({
-    name: "relay_settle_one_v1",
+    name: "relay_settle_one_v2",
     text: SETTLE_ONE_SQL,
     values: [...settleOneValues(call), record.channel, record.sequence, record.operation],
   });
@@ -368,21 +402,51 @@ function settleOneValues(call: TUnclaimedSettlement): unknown[] {
     record.responseBytes,
     record.durationMs,
     call.deliver,
+    String(call.tokens.reserved),
+    String(call.tokens.charged),
+    call.tokens.inputTokens,
+    call.tokens.outputTokens,
+    String(call.tokens.costMicros),
   ];
 }
+
+/**
+ * A call's tokens at settlement: its reservation is released and what it used is charged — even
+ * when its response is withheld, since the upstream spent them. `charged` is the reported total
+ * (never more than the reservation) or the whole reservation when the upstream reported nothing.
+ */
+export type TTokenSettlement = {
+  reserved: number;
+  charged: number;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  costMicros: number;
+};
 
 export type TUnclaimedSettlement = {
   capabilityId: string;
   reservedResponseBytes: number;
   deliver: boolean;
   responseBytes: number;
+  tokens: TTokenSettlement;
   record: TCallRecord;
 };
 
-type TRawSettlement = Omit<TSettlement, "bytesUsed" | "maxBytes"> & { bytesUsed: string; maxBytes: string };
+type TRawSettlement = Omit<TSettlement, "bytesUsed" | "maxBytes" | "tokensUsed" | "maxTokens"> & {
+  bytesUsed: string;
+  maxBytes: string;
+  tokensUsed: string;
+  maxTokens: string;
+};
 
 function toSettlement(row: TRawSettlement): TSettlement {
-  return { ...row, bytesUsed: BigInt(row.bytesUsed), maxBytes: BigInt(row.maxBytes) };
+  return {
+    ...row,
+    bytesUsed: BigInt(row.bytesUsed),
+    maxBytes: BigInt(row.maxBytes),
+    tokensUsed: BigInt(row.tokensUsed),
+    maxTokens: BigInt(row.maxTokens),
+  };
 }
 
 /**
@@ -394,7 +458,7 @@ function toSettlement(row: TRawSettlement): TSettlement {
 export async function settleBatch(db: Db, calls: readonly TUnclaimedSettlement[]): Promise<(TSettlement | null)[]> {
   const { rows } = await retryOnDeadlock(() =>
     pgPoolOf(db).query<TRawSettlement & { ord: string }>({
-      name: "relay_settle_batch_v2",
+      name: "relay_settle_batch_v3",
       text: SETTLE_BATCH_SQL,
       values: [
         calls.map((c) => c.capabilityId),
@@ -408,6 +472,11 @@ export async function settleBatch(db: Db, calls: readonly TUnclaimedSettlement[]
         calls.map((c) => c.record.channel),
         calls.map((c) => c.record.sequence),
         calls.map((c) => c.record.operation),
+        calls.map((c) => String(c.tokens.reserved)),
+        calls.map((c) => String(c.tokens.charged)),
+        calls.map((c) => c.tokens.inputTokens),
+        calls.map((c) => c.tokens.outputTokens),
+        calls.map((c) => String(c.tokens.costMicros)),
       ],
     }),
   );
@@ -418,7 +487,8 @@ export async function settleBatch(db: Db, calls: readonly TUnclaimedSettlement[]
 
 // $1 capability ids, $2 reserved response bytes, $3 deliver, $4 response bytes, $5 outcomes,
 // $6 request bytes, $7 response bytes recorded, $8 durations, $9 channels, $10 sequences,
-// $11 operations: one element per call. A withheld delivery is recorded as RELAY_REFUSED with no
+// $11 operations, $12 reserved tokens, $13 charged tokens, $14 reported input tokens, $15 reported output
+// tokens, $16 cost: one element per call. A withheld delivery is recorded as RELAY_REFUSED with no
 // response bytes (nothing was charged for it).
 // The settlement commits without waiting for its WAL flush (synchronous_commit off for this one
 // transaction; `relaxed`): it is visible at once, and only a PostgreSQL crash within the WAL
@@ -427,8 +497,10 @@ export async function settleBatch(db: Db, calls: readonly TUnclaimedSettlement[]
 // overspend a budget, always waits for its flush. This halves the durable commits per call.
 const SETTLE_BATCH_SQL = `
     WITH req AS (
-      SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::boolean[], $4::bigint[], $5::text[], $6::int[], $7::int[], $8::int[], $9::text[], $10::int[], $11::text[])
-          WITH ORDINALITY AS r("capId", "reserved", "deliver", "responseBytes", "outcome", "requestBytes", "recordedResponseBytes", "durationMs", "channel", "sequence", "operation", "ord")
+      SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::boolean[], $4::bigint[], $5::text[], $6::int[], $7::int[], $8::int[], $9::text[], $10::int[], $11::text[],
+                           $12::bigint[], $13::bigint[], $14::int[], $15::int[], $16::bigint[])
+          WITH ORDINALITY AS r("capId", "reserved", "deliver", "responseBytes", "outcome", "requestBytes", "recordedResponseBytes", "durationMs", "channel", "sequence", "operation",
+                               "reservedTokens", "chargedTokens", "inputTokens", "outputTokens", "costMicros", "ord")
     ), locked AS (
       SELECT c."id", ${deliverableSql("c")} AS "isDeliverable"
         FROM "RelayCapability" c
@@ -438,25 +510,29 @@ const SETTLE_BATCH_SQL = `
     ), judged AS (
       SELECT req.*, (req."deliver" AND l."isDeliverable") AS "isDelivered" FROM req JOIN locked l ON l."id" = req."capId"
     ), totals AS (
-      SELECT "capId", sum("reserved") AS "released", sum(CASE WHEN "isDelivered" THEN "responseBytes" ELSE 0 END) AS "charged"
+      SELECT "capId", sum("reserved") AS "released", sum(CASE WHEN "isDelivered" THEN "responseBytes" ELSE 0 END) AS "charged",
+             sum("chargedTokens" - "reservedTokens") AS "tokenDelta"
         FROM judged GROUP BY "capId"
     ), settled AS (
       UPDATE "RelayCapability" c
-         SET "bytesUsed" = c."bytesUsed" - t."released" + t."charged"
+         SET "bytesUsed" = c."bytesUsed" - t."released" + t."charged", "tokensUsed" = c."tokensUsed" + t."tokenDelta"
         FROM totals t
        WHERE c."id" = t."capId"
-      RETURNING c."id", c."requestCount", c."bytesUsed", c."maxRequests", c."maxBytes", c."deadlineAt", c."revokedAt", c."revokedReason", now() AS "dbNow"
+      RETURNING c."id", c."requestCount", c."bytesUsed", c."maxRequests", c."maxBytes", c."tokensUsed", c."maxTokens", c."deadlineAt", c."revokedAt",
+                c."revokedReason", now() AS "dbNow"
     ), recorded AS (
-      INSERT INTO "RelayCall" ("capabilityId", "channel", "sequence", "operation", "outcome", "requestBytes", "responseBytes", "durationMs")
+      INSERT INTO "RelayCall" ("capabilityId", "channel", "sequence", "operation", "outcome", "requestBytes", "responseBytes", "durationMs",
+                               "inputTokens", "outputTokens", "tokensCharged", "costMicros")
       SELECT j."capId", j."channel", j."sequence", j."operation",
              CASE WHEN j."isDelivered" OR NOT j."deliver" THEN j."outcome" ELSE 'RELAY_REFUSED' END,
-             j."requestBytes", CASE WHEN j."isDelivered" THEN j."recordedResponseBytes" ELSE 0 END, j."durationMs"
+             j."requestBytes", CASE WHEN j."isDelivered" THEN j."recordedResponseBytes" ELSE 0 END, j."durationMs",
+             j."inputTokens", j."outputTokens", j."chargedTokens", j."costMicros"
         FROM judged j ORDER BY j."ord"
     ), relaxed AS (
       SELECT set_config('synchronous_commit', 'off', true) AS "setting"
     )
-    SELECT j."ord", j."isDelivered", s."requestCount", s."bytesUsed", s."maxRequests", s."maxBytes", s."deadlineAt", s."revokedAt",
-           s."revokedReason", s."dbNow"
+    SELECT j."ord", j."isDelivered", s."requestCount", s."bytesUsed", s."maxRequests", s."maxBytes", s."tokensUsed", s."maxTokens", s."deadlineAt",
+           s."revokedAt", s."revokedReason", s."dbNow"
       FROM judged j JOIN settled s ON s."id" = j."capId" CROSS JOIN relaxed`;
 
 /**
@@ -470,10 +546,11 @@ function deliverableSql(cap: string): string {
 
 /**
  * A lone call's settlement: $1 reserved response bytes, $2 response bytes, $3 capability id,
- * $4 outcome, $5 request bytes, $6 response bytes recorded, $7 duration, $8 deliver; then either
- * the new call row's $9 channel, $10 sequence, $11 operation (HTTP: committed without waiting for
- * its flush, as SETTLE_BATCH_SQL says why), or $9 the mailbox row its admission claimed, finished
- * here (durable). Judged as the batch form judges one call.
+ * $4 outcome, $5 request bytes, $6 response bytes recorded, $7 duration, $8 deliver, $9 reserved
+ * tokens, $10 charged tokens, $11 reported input tokens, $12 reported output tokens, $13 cost; then
+ * either the new call row's $14 channel, $15 sequence, $16 operation (HTTP: committed without
+ * waiting for its flush, as SETTLE_BATCH_SQL says why), or $14 the mailbox row its admission
+ * claimed, finished here (durable). Judged as the batch form judges one call.
  */
 function settleOneSql(record: "insert" | "finishClaimed"): string {
   const deliverable = `($8::boolean AND ${deliverableSql("c")})`;
@@ -481,20 +558,24 @@ function settleOneSql(record: "insert" | "finishClaimed"): string {
   const recordedResponseBytes = `CASE WHEN s."isDelivered" THEN $6::int ELSE 0 END`;
   const recorded =
     record === "insert"
-      ? `INSERT INTO "RelayCall" ("capabilityId", "channel", "sequence", "operation", "outcome", "requestBytes", "responseBytes", "durationMs")
-      SELECT s."id", $9::text, $10::int, $11::text, ${outcome}, $5::int, ${recordedResponseBytes}, $7::int FROM settled s`
+      ? `INSERT INTO "RelayCall" ("capabilityId", "channel", "sequence", "operation", "outcome", "requestBytes", "responseBytes", "durationMs",
+                               "inputTokens", "outputTokens", "tokensCharged", "costMicros")
+      SELECT s."id", $14::text, $15::int, $16::text, ${outcome}, $5::int, ${recordedResponseBytes}, $7::int, $11::int, $12::int, $10::int, $13::bigint
+        FROM settled s`
       : `UPDATE "RelayCall"
-         SET "outcome" = ${outcome}, "requestBytes" = $5::int, "responseBytes" = ${recordedResponseBytes}, "durationMs" = $7::int
+         SET "outcome" = ${outcome}, "requestBytes" = $5::int, "responseBytes" = ${recordedResponseBytes}, "durationMs" = $7::int,
+             "inputTokens" = $11::int, "outputTokens" = $12::int, "tokensCharged" = $10::int, "costMicros" = $13::bigint
         FROM settled s
-       WHERE "RelayCall"."id" = $9::bigint`;
+       WHERE "RelayCall"."id" = $14::bigint`;
   const isRelaxed = record === "insert";
   return `
     WITH settled AS (
       UPDATE "RelayCapability" c
-         SET "bytesUsed" = c."bytesUsed" - $1::bigint + CASE WHEN ${deliverable} THEN $2::bigint ELSE 0 END
+         SET "bytesUsed" = c."bytesUsed" - $1::bigint + CASE WHEN ${deliverable} THEN $2::bigint ELSE 0 END,
+             "tokensUsed" = c."tokensUsed" - $9::bigint + $10::bigint
        WHERE c."id" = $3::uuid
-      RETURNING c."id", c."requestCount", c."bytesUsed", c."maxRequests", c."maxBytes", c."deadlineAt", c."revokedAt", c."revokedReason",
-                now() AS "dbNow", ${deliverable} AS "isDelivered"
+      RETURNING c."id", c."requestCount", c."bytesUsed", c."maxRequests", c."maxBytes", c."tokensUsed", c."maxTokens", c."deadlineAt", c."revokedAt",
+                c."revokedReason", now() AS "dbNow", ${deliverable} AS "isDelivered"
     ), recorded AS (
       ${recorded}
     )${
@@ -504,7 +585,8 @@ function settleOneSql(record: "insert" | "finishClaimed"): string {
     )`
         : ""
     }
-    SELECT s."isDelivered", s."requestCount", s."bytesUsed", s."maxRequests", s."maxBytes", s."deadlineAt", s."revokedAt", s."revokedReason", s."dbNow"
+    SELECT s."isDelivered", s."requestCount", s."bytesUsed", s."maxRequests", s."maxBytes", s."tokensUsed", s."maxTokens", s."deadlineAt", s."revokedAt",
+           s."revokedReason", s."dbNow"
       FROM settled s${isRelaxed ? " CROSS JOIN relaxed" : ""}`;
 }
 

@@ -55,7 +55,15 @@ describe("the upstream credential never leaves the transport", async () => {
     const { taskId } = await createRelayTestTask(db);
     const issued = await issueCapability(
       { db },
-      { taskId, maxRequests: 20, maxBytes: 1_000_000, maxRequestBytes: 100_000, maxResponseBytes: 100_000, ttlSeconds: 600 },
+      {
+        taskId,
+        maxRequests: 20,
+        maxBytes: 1_000_000,
+        maxRequestBytes: 100_000,
+        maxResponseBytes: 100_000,
+        maxTokens: 1_000_000,
+        ttlSeconds: 600,
+      },
     );
     return { taskId, ...issued };
   }

@@ -7,12 +7,15 @@ import { recordAudit } from "../audit";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";
+import { readSetting } from "../settings/operator-settings";
+import { modelWorstCaseMicros, reserveModelSpend } from "../spend/model-spend";
 import { generateHandle, hashHandle } from "./handle";
 import {
   RELAY_MAX_BYTES_CEILING,
   RELAY_MAX_REQUEST_BYTES_CEILING,
   RELAY_MAX_REQUESTS_CEILING,
   RELAY_MAX_RESPONSE_BYTES_CEILING,
+  RELAY_MAX_TOKENS_BUDGET_CEILING,
   RELAY_MAX_TTL_SECONDS,
   RELAY_OPERATIONS,
 } from "./limits";
@@ -26,6 +29,8 @@ export const ZIssueCapabilitySchema = z
     maxBytes: z.number().int().min(1).max(RELAY_MAX_BYTES_CEILING),
     maxRequestBytes: z.number().int().min(1).max(RELAY_MAX_REQUEST_BYTES_CEILING),
     maxResponseBytes: z.number().int().min(1).max(RELAY_MAX_RESPONSE_BYTES_CEILING),
+    /** Input + output tokens over the capability's life (issue 25). */
+    maxTokens: z.number().int().min(1).max(RELAY_MAX_TOKENS_BUDGET_CEILING),
     ttlSeconds: z.number().int().min(1).max(RELAY_MAX_TTL_SECONDS),
   })
   .strict();
@@ -45,13 +50,20 @@ export async function issueCapability(
   const handle = generateHandle();
   const allowedOps = [...new Set(limits.allowedOps)];
   const created = await db.$transaction(async (tx) => {
+    // The price in force now binds the capability for its whole life; its worst case is reserved
+    // against the spend ceilings in this transaction (a ceiling it would pass refuses the issue).
+    const prices = await readSetting(tx, "relay.pricing");
     // The deadline is computed by the database clock, the same clock admission compares against.
     const rows = await tx.$queryRaw<{ id: string; deadlineAt: Date }[]>`
-      INSERT INTO "RelayCapability" ("id", "taskId", "handleHash", "allowedOps", "maxRequests", "maxBytes", "maxRequestBytes", "maxResponseBytes", "deadlineAt")
+      INSERT INTO "RelayCapability" ("id", "taskId", "handleHash", "allowedOps", "maxRequests", "maxBytes", "maxRequestBytes", "maxResponseBytes",
+                                     "maxTokens", "inputMicrosPerMTok", "outputMicrosPerMTok", "deadlineAt")
       VALUES (gen_random_uuid(), ${limits.taskId}::uuid, ${hashHandle(handle)}, ${allowedOps}::text[], ${limits.maxRequests}, ${BigInt(limits.maxBytes)}, ${limits.maxRequestBytes}, ${limits.maxResponseBytes},
+              ${BigInt(limits.maxTokens)}, ${prices.inputMicrosPerMTok}, ${prices.outputMicrosPerMTok},
               now() + make_interval(secs => ${limits.ttlSeconds}))
       RETURNING "id", "deadlineAt"`;
     const row = rows[0]!;
+    const modelReservedMicros = modelWorstCaseMicros(limits.maxTokens, prices);
+    await reserveModelSpend(tx, { capabilityId: row.id, taskId: limits.taskId, amountMicros: modelReservedMicros });
     await recordAudit(tx, {
       actorId,
       action: "relay.issue",
@@ -65,6 +77,9 @@ export async function issueCapability(
         maxBytes: limits.maxBytes,
         maxRequestBytes: limits.maxRequestBytes,
         maxResponseBytes: limits.maxResponseBytes,
+        maxTokens: limits.maxTokens,
+        prices,
+        modelReservedMicros,
         ttlSeconds: limits.ttlSeconds,
       },
     });

@@ -5,7 +5,7 @@
  */
 
 /** Every operation the relay knows. A capability lists a subset; anything else is refused before the transport. */
-export const RELAY_OPERATIONS = ["complete"] as const;
+export const RELAY_OPERATIONS = ["complete", "chat"] as const;
 export type TRelayOperation = (typeof RELAY_OPERATIONS)[number];
 
 export function isRelayOperation(value: string): value is TRelayOperation {
@@ -38,6 +38,16 @@ export const RELAY_MAX_REASON_CHARS = 200;
 
 export const RELAY_MAX_MESSAGES = 256;
 export const RELAY_MAX_TOKENS_CEILING = 32_768;
+/** The output-token bound of a call that names none: sent upstream as its max_tokens, and reserved. */
+export const RELAY_DEFAULT_MAX_TOKENS = 4_096;
+/**
+ * A call's input bound in tokens is its request's bytes plus this: a token covers at least one byte
+ * of text, the JSON around each message outweighs the per-message tokens a provider adds, and this
+ * margin holds the fixed prompt a provider wraps tool definitions in (Anthropic's is a few hundred).
+ */
+export const RELAY_INPUT_TOKEN_OVERHEAD = 1_024;
+/** 10^12 tokens: far above any budget, far below 2^53. */
+export const RELAY_MAX_TOKENS_BUDGET_CEILING = 1_000_000_000_000;
 
 /**
  * Revocation reasons the relay writes itself. An `exhausted:` revocation still lets calls that were

@@ -19,7 +19,15 @@ describe("processMailboxRequest", async () => {
     const { taskId } = await createRelayTestTask(db);
     const issued = await issueCapability(
       { db },
-      { taskId, maxRequests: 10, maxBytes: 100_000, maxRequestBytes: 10_000, maxResponseBytes: 10_000, ttlSeconds: 600 },
+      {
+        taskId,
+        maxRequests: 10,
+        maxBytes: 100_000,
+        maxRequestBytes: 10_000,
+        maxResponseBytes: 10_000,
+        maxTokens: 1_000_000,
+        ttlSeconds: 600,
+      },
     );
     const file = (overrides: Record<string, unknown> = {}) =>
       Buffer.from(JSON.stringify({ v: 1, handle: issued.handle, taskId, operation: "complete", request: SIMPLE_REQUEST, ...overrides }));

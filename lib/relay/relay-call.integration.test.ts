@@ -8,7 +8,14 @@ import { revokeCapability } from "./revoke-capability";
 import { createCountingTransport, createRelayTestTask, SIMPLE_REQUEST } from "./testing/relay-fixtures";
 import { hashHandle } from "./handle";
 
-const LIMITS = { maxRequests: 10, maxBytes: 100_000, maxRequestBytes: 10_000, maxResponseBytes: 10_000, ttlSeconds: 600 };
+const LIMITS = {
+  maxRequests: 10,
+  maxBytes: 100_000,
+  maxRequestBytes: 10_000,
+  maxResponseBytes: 10_000,
+  maxTokens: 1_000_000,
+  ttlSeconds: 600,
+};
 
 describe("relayCall against real PostgreSQL", async () => {
   const { db } = await createTestDatabase();

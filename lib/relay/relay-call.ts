@@ -34,10 +34,12 @@ import {
   type TCallRecord,
 } from "./capability.repo";
 import { hashHandle, isWellFormedHandle } from "./handle";
-import { isRelayOperation, REVOKE_REASONS, type TRelayChannel } from "./limits";
+import type { TChatRequest } from "./chat-request";
+import { isRelayOperation, RELAY_DEFAULT_MAX_TOKENS, RELAY_INPUT_TOKEN_OVERHEAD, REVOKE_REASONS, type TRelayChannel } from "./limits";
 import { isValidMailboxSequence } from "./mailbox-protocol";
 import { describeSchemaError, RELAY_REQUEST_SCHEMAS, ZTaskIdSchema, type TCompleteRequest } from "./relay-request";
-import { refusalResult, type TRelayCallResult } from "./relay-response";
+import { refusalResult, type TRelayCallResult, type TRelaySuccessBody } from "./relay-response";
+import { chargeTokens, worstCaseTokens, type TTokenBounds } from "./token-charge";
 import { resolveCachedTransport } from "./transports/transport-cache";
 import { upstreamFailure, type TRelayTransport } from "./transports/transport";
 
@@ -181,7 +183,7 @@ type TAdmitAndCall = {
   operation: string;
   channel: TRelayChannel;
   check: TRequestCheck & { kind: "valid" };
-  request: TCompleteRequest;
+  request: TValidRequest;
   startedAt: number;
   transport?: TRelayTransport;
   /** The mailbox request's sequence number: admission claims it in the same statement. */
@@ -196,9 +198,25 @@ async function admitAndCall(call: TAdmitAndCall): Promise<TRelayCallResult> {
   let admission: TAdmission | null;
   let claimedId: bigint | null = null;
   if (sequence === undefined) {
-    admission = await admitCallByHash(db, { handleHash: call.handleHash, taskId, operation, requestBytes, channel: call.channel });
+    const tokenBound = call.check.tokenBound;
+    admission = await admitCallByHash(db, {
+      handleHash: call.handleHash,
+      taskId,
+      operation,
+      requestBytes,
+      tokenBound,
+      channel: call.channel,
+    });
   } else {
-    const mailbox = await admitMailboxCallByHash(db, { handleHash: call.handleHash, taskId, operation, requestBytes, sequence });
+    const tokenBound = call.check.tokenBound;
+    const mailbox = await admitMailboxCallByHash(db, {
+      handleHash: call.handleHash,
+      taskId,
+      operation,
+      requestBytes,
+      tokenBound,
+      sequence,
+    });
     admission = mailbox;
     claimedId = mailbox?.claimedId ?? null;
   }
@@ -241,13 +259,16 @@ async function callAdmitted(call: TAdmitAndCall, admission: TAdmission, context:
   }
 
   const reservedResponseBytes = admission.reservedResponseBytes;
-  // A refusal after admission releases the response reservation and keeps the request charged.
-  const refuseAdmitted = async (refusal: TRefusal) => {
+  const bounds: TTokenBounds = { input: call.check.bytes + RELAY_INPUT_TOKEN_OVERHEAD, output: outputBoundOf(call.request) };
+  // A refusal after admission releases the response reservation and keeps the request charged;
+  // its tokens are charged at their worst case unless the upstream said what it used.
+  const refuseAdmitted = async (refusal: TRefusal, reported?: { inputTokens?: number; outputTokens?: number }) => {
     await settleCall(db, {
       capabilityId: admission.id,
       reservedResponseBytes,
       deliver: false,
       responseBytes: 0,
+      tokens: reported ? chargeTokens(admission, bounds, reported) : worstCaseTokens(admission, bounds),
       record: { ...baseRecord(context), outcome: refusal.code, requestBytes, responseBytes: 0, durationMs: elapsed(context) },
       claimedId: context.claimedId,
     });
@@ -256,12 +277,15 @@ async function callAdmitted(call: TAdmitAndCall, admission: TAdmission, context:
   };
 
   let transport: TRelayTransport;
-  let completion: { content: string; inputTokens?: number; outputTokens?: number };
+  let answer: TAnswer;
   try {
     transport = call.transport ?? (await resolveCachedTransport(db, admission.upstreamVersion));
-    completion = await transport.complete({ messages: call.request.messages, maxTokens: call.request.maxTokens });
+    answer = await askTransport(transport, operation, call.request, bounds.output);
   } catch (error) {
-    if (isAppError(error) && error.code === "RELAY_TOO_LARGE") return refuseAdmitted({ code: error.code, message: error.message });
+    // Neither revokes: an oversized answer or a model's broken tool call is this call's failure,
+    // and the agent may ask again (within its budgets).
+    if (isAppError(error) && (error.code === "RELAY_TOO_LARGE" || error.code === "RELAY_UPSTREAM_MALFORMED_TOOL_CALL"))
+      return refuseAdmitted({ code: error.code, message: error.message });
     // Fail closed: anything else the transport throws is an upstream failure; the capability is
     // revoked so the task blocks with a visible relay error and nothing retries around it.
     const failure =
@@ -279,27 +303,33 @@ async function callAdmitted(call: TAdmitAndCall, admission: TAdmission, context:
     return refuseAdmitted({ code: failure.code, message: failure.message, revokeReason: REVOKE_REASONS.upstreamFailed });
   }
 
-  const body = { completion: { content: completion.content } };
-  const responseBytes = Buffer.byteLength(JSON.stringify(body.completion), "utf8");
+  const { payload, inputTokens, outputTokens } = answer;
+  const reported = { inputTokens, outputTokens };
+  const responseBytes = Buffer.byteLength(JSON.stringify(Object.values(payload)[0]), "utf8");
   const tooLarge = checkResponseSize(admission, responseBytes);
-  if (tooLarge) return refuseAdmitted(tooLarge);
+  if (tooLarge) return refuseAdmitted(tooLarge, reported);
   // Less than the worst case was left of the budget at admission, and the response is larger
   // than what was reserved: refused whole, and the budget is spent.
   if (responseBytes > reservedResponseBytes) {
-    return refuseAdmitted({
-      code: "RELAY_QUOTA_EXHAUSTED",
-      message: `The response (${responseBytes} bytes) does not fit the remaining relay byte budget; it was refused whole and the capability is revoked.`,
-      revokeReason: REVOKE_REASONS.exhaustedBytes,
-    });
+    return refuseAdmitted(
+      {
+        code: "RELAY_QUOTA_EXHAUSTED",
+        message: `The response (${responseBytes} bytes) does not fit the remaining relay byte budget; it was refused whole and the capability is revoked.`,
+        revokeReason: REVOKE_REASONS.exhaustedBytes,
+      },
+      reported,
+    );
   }
 
   // Statement 2: settlement. Successful calls are bounded by the request budget, so each is recorded.
   const outcome = `ok:${transport.kind}`;
+  const tokens = chargeTokens(admission, bounds, reported);
   const settled = await settleCall(db, {
     capabilityId: admission.id,
     reservedResponseBytes,
     deliver: true,
     responseBytes,
+    tokens,
     record: { ...baseRecord(context), outcome, requestBytes, responseBytes, durationMs: elapsed(context) },
     claimedId: context.claimedId,
   });
@@ -312,36 +342,60 @@ async function callAdmitted(call: TAdmitAndCall, admission: TAdmission, context:
     return refusalResult(refusal.code, refusal.message);
   }
 
-  return {
-    status: 200,
-    code: null,
-    body: {
-      ...body,
-      usage: {
-        requestBytes,
-        responseBytes,
-        requestCount: settled.requestCount,
-        maxRequests: settled.maxRequests,
-        bytesUsed: Number(settled.bytesUsed),
-        maxBytes: Number(settled.maxBytes),
-        upstream: transport.kind,
-        ...(completion.inputTokens !== undefined ? { inputTokens: completion.inputTokens } : {}),
-        ...(completion.outputTokens !== undefined ? { outputTokens: completion.outputTokens } : {}),
-      },
+  const body: TRelaySuccessBody = {
+    ...payload,
+    usage: {
+      requestBytes,
+      responseBytes,
+      requestCount: settled.requestCount,
+      maxRequests: settled.maxRequests,
+      bytesUsed: Number(settled.bytesUsed),
+      maxBytes: Number(settled.maxBytes),
+      upstream: transport.kind,
+      ...(inputTokens !== undefined ? { inputTokens } : {}),
+      ...(outputTokens !== undefined ? { outputTokens } : {}),
+      tokensUsed: Number(settled.tokensUsed),
+      maxTokens: Number(settled.maxTokens),
+      costMicros: tokens.costMicros,
     },
   };
+  return { status: 200, code: null, body };
+}
+
+type TValidRequest = TCompleteRequest | TChatRequest;
+
+/** The output-token bound of a call: what it names, or the relay's default — sent upstream as max_tokens either way. */
+function outputBoundOf(request: TValidRequest): number {
+  return request.maxTokens ?? RELAY_DEFAULT_MAX_TOKENS;
+}
+
+type TAnswer = {
+  payload: { completion: { content: string } } | { chat: import("./chat-request").TChatAnswer };
+  inputTokens?: number;
+  outputTokens?: number;
+};
+
+/** One upstream call for the named operation; the output bound is always sent, so the reservation holds. */
+async function askTransport(transport: TRelayTransport, operation: string, request: TValidRequest, maxTokens: number): Promise<TAnswer> {
+  if (operation === "chat") {
+    const { inputTokens, outputTokens, ...chat } = await transport.chat({ request: { ...(request as TChatRequest), maxTokens } });
+    return { payload: { chat }, inputTokens, outputTokens };
+  }
+  const { content, inputTokens, outputTokens } = await transport.complete({ messages: (request as TCompleteRequest).messages, maxTokens });
+  return { payload: { completion: { content } }, inputTokens, outputTokens };
 }
 
 type TCheckedRequest =
-  | { check: TRequestCheck & { kind: "valid" }; value: TCompleteRequest }
-  | { check: TRequestCheck & { kind: "malformed" }; value?: undefined };
+  { check: TRequestCheck & { kind: "valid" }; value: TValidRequest } | { check: TRequestCheck & { kind: "malformed" }; value?: undefined };
 
 function checkRequest(operation: string, raw: unknown): TCheckedRequest {
   if (!isRelayOperation(operation)) return { check: { kind: "malformed", message: "unknown operation" } };
   const parsed = RELAY_REQUEST_SCHEMAS[operation].safeParse(raw);
   if (!parsed.success) return { check: { kind: "malformed", message: describeSchemaError(parsed.error) } };
   // Bytes charged are the canonical serialization of the validated request, identical on both channels.
-  return { check: { kind: "valid", bytes: Buffer.byteLength(JSON.stringify(parsed.data), "utf8") }, value: parsed.data };
+  const bytes = Buffer.byteLength(JSON.stringify(parsed.data), "utf8");
+  const tokenBound = bytes + RELAY_INPUT_TOKEN_OVERHEAD + outputBoundOf(parsed.data);
+  return { check: { kind: "valid", bytes, tokenBound }, value: parsed.data };
 }
 
 /** `chargedRequestBytes`: what admission already charged for this call (0 if it was never admitted). */

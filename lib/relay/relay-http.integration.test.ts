@@ -49,7 +49,15 @@ describe("the relay listener: POST /api/relay/v1/{op} over real HTTP", async () 
   const { taskId } = await createRelayTestTask(db);
   const { handle, capabilityId } = await issueCapability(
     { db },
-    { taskId, maxRequests: 10, maxBytes: 100_000, maxRequestBytes: 10_000, maxResponseBytes: 10_000, ttlSeconds: 600 },
+    {
+      taskId,
+      maxRequests: 10,
+      maxBytes: 100_000,
+      maxRequestBytes: 10_000,
+      maxResponseBytes: 10_000,
+      maxTokens: 1_000_000,
+      ttlSeconds: 600,
+    },
   );
   const transport = createCountingTransport(() => "listener answer");
   const server = await startRelayServer({ db, host: "127.0.0.1", port: 0, transport });
@@ -103,7 +111,15 @@ describe("the relay listener: POST /api/relay/v1/{op} over real HTTP", async () 
     const { taskId: otherTask } = await createRelayTestTask(db);
     const other = await issueCapability(
       { db },
-      { taskId: otherTask, maxRequests: 10, maxBytes: 100_000, maxRequestBytes: 10_000, maxResponseBytes: 10_000, ttlSeconds: 600 },
+      {
+        taskId: otherTask,
+        maxRequests: 10,
+        maxBytes: 100_000,
+        maxRequestBytes: 10_000,
+        maxResponseBytes: 10_000,
+        maxTokens: 1_000_000,
+        ttlSeconds: 600,
+      },
     );
     const bad = await call("complete", { authorization: `Bearer ${other.handle}`, body: "{not json" });
     expect(bad.status).toBe(400);

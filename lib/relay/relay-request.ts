@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { sanitizeExcerpt } from "../redact";
+import { ZChatRequestSchema } from "./chat-request";
 import { RELAY_MAX_MESSAGES, RELAY_MAX_REQUEST_BYTES_CEILING, RELAY_MAX_TOKENS_CEILING } from "./limits";
 
 export const ZRelayMessageSchema = z
@@ -38,6 +39,7 @@ export const ZTaskIdSchema = z.uuid();
 /** One schema per operation; relayCall parses with the one for the named operation. */
 export const RELAY_REQUEST_SCHEMAS = {
   complete: ZCompleteRequestSchema,
+  chat: ZChatRequestSchema,
 } as const;
 
 /** A bounded, payload-free description of why a request failed its schema (paths and messages only, never values). */

@@ -5,6 +5,7 @@
  */
 import { APP_ERROR_CODES, AppError, type AppErrorCode } from "../errors";
 import type { TTransportKind } from "../contract/relay-upstream-setting";
+import type { TChatAnswer } from "./chat-request";
 
 export type TRelayUsage = {
   requestBytes: number;
@@ -15,11 +16,17 @@ export type TRelayUsage = {
   maxBytes: number;
   /** Which upstream answered; `scripted` is canned text, not a model. */
   upstream: TTransportKind;
+  /** What the upstream reported for this call (absent = not reported; the call was charged its worst case). */
   inputTokens?: number;
   outputTokens?: number;
+  /** The capability's token budget after this call, and what this call cost (micro-dollars). */
+  tokensUsed: number;
+  maxTokens: number;
+  costMicros: number;
 };
 
-export type TRelaySuccessBody = { completion: { content: string }; usage: TRelayUsage };
+/** `complete` answers `completion`, `chat` answers `chat`. */
+export type TRelaySuccessBody = ({ completion: { content: string } } | { chat: TChatAnswer }) & { usage: TRelayUsage };
 export type TRelayErrorBody = { error: { code: AppErrorCode; message: string } };
 
 export type TRelayCallResult =

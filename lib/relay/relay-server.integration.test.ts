@@ -118,7 +118,15 @@ describe("the relay listener process", async () => {
     const { taskId } = await createRelayTestTask(db);
     const { handle, capabilityId } = await issueCapability(
       { db },
-      { taskId, maxRequests: 50, maxBytes: 10_000_000, maxRequestBytes: 10_000, maxResponseBytes: 100_000, ttlSeconds: 600 },
+      {
+        taskId,
+        maxRequests: 50,
+        maxBytes: 10_000_000,
+        maxRequestBytes: 10_000,
+        maxResponseBytes: 100_000,
+        maxTokens: 1_000_000,
+        ttlSeconds: 600,
+      },
     );
     const body = JSON.stringify({ taskId, request: SIMPLE_REQUEST });
     const statuses = await Promise.all(
@@ -141,7 +149,15 @@ describe("the relay listener process", async () => {
     const { taskId } = await createRelayTestTask(db);
     const { handle } = await issueCapability(
       { db },
-      { taskId, maxRequests: 10, maxBytes: 1_000_000, maxRequestBytes: 10_000, maxResponseBytes: 10_000, ttlSeconds: 600 },
+      {
+        taskId,
+        maxRequests: 10,
+        maxBytes: 1_000_000,
+        maxRequestBytes: 10_000,
+        maxResponseBytes: 10_000,
+        maxTokens: 1_000_000,
+        ttlSeconds: 600,
+      },
     );
     const body = JSON.stringify({ taskId, request: SIMPLE_REQUEST });
     const answer = async (url: string) => {

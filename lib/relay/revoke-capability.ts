@@ -7,6 +7,7 @@ import { recordAudit } from "../audit";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import { sanitizeExcerpt } from "../redact";
+import { settleModelSpend } from "../spend/model-spend";
 import { revokeCapabilityRows } from "./capability.repo";
 import { RELAY_MAX_REASON_CHARS } from "./limits";
 import { ZTaskIdSchema } from "./relay-request";
@@ -26,6 +27,8 @@ export async function revokeCapability(deps: { db: Db }, input: TRevokeCapabilit
   if (!ZTaskIdSchema.safeParse(id).success) throw new AppError("VALIDATION_FAILED", "A capability id or task id (UUID) is required.");
   const reason = sanitizeExcerpt(input.reason.trim() || "revoked", RELAY_MAX_REASON_CHARS);
   const revokedCapabilityIds = await revokeCapabilityRows(db, { capabilityId: input.capabilityId, taskId: input.taskId }, reason);
+  // The model reservation ends with the capability: what its calls cost replaces it in the ledger.
+  for (const capabilityId of revokedCapabilityIds) await settleModelSpend(db, capabilityId, `relay capability revoked: ${reason}`);
   if (revokedCapabilityIds.length > 0) {
     await recordAudit(db, {
       actorId,

@@ -12,6 +12,7 @@ import { ZGitHubPublishSettingSchema } from "../contract/publication-setting";
 import { DEFAULT_PROTECTED_PATHS_SETTING, ZProtectedPathsSettingSchema } from "../contract/protected-paths-setting";
 import { DEFAULT_PROBE_EXTERNAL_TARGETS, ZProbeExternalTargetsSettingSchema } from "../contract/probe-external-targets-setting";
 import { ZRelayUpstreamSettingSchema } from "../contract/relay-upstream-setting";
+import { DEFAULT_RELAY_PRICING, ZRelayPricingSettingSchema } from "../contract/relay-pricing-setting";
 import { defineSetting } from "./define-setting";
 
 const ZMicrosSchema = z
@@ -122,6 +123,8 @@ export const SETTING_SCHEMAS = {
   ),
   "publish.github": defineSetting(ZGitHubPublishSettingSchema, null, "Publication provider"),
   "relay.upstream": defineSetting(ZRelayUpstreamSettingSchema, null, "Model relay upstream"),
+  /** the pinned upstream's price per million input and output tokens: model spend, bounded like machine spend */
+  "relay.pricing": defineSetting(ZRelayPricingSettingSchema, DEFAULT_RELAY_PRICING, "Model price per million tokens"),
   /** files a candidate may not change in a target repository unless allowed there (CI, submodules, code owners) */
   "publish.protectedPaths": defineSetting(ZProtectedPathsSettingSchema, DEFAULT_PROTECTED_PATHS_SETTING, "Protected publication paths"),
   /** how many review rounds a task may have: "Request changes" past the last one is refused */

@@ -28,15 +28,82 @@ export interface SpendGuard {
  * never makes that month's total negative. `taskId` narrows it to one task.
  */
 export async function committedInWindow(db: Db | DbTx, window: { start: Date; end: Date }, taskId?: string): Promise<number> {
+  // A reservation names a machine or a relay capability (model spend, issue 25): everything later
+  // recorded against that machine or capability counts in the reservation's month.
   const [row] = await db.$queryRaw<{ committed: bigint | null }[]>`
-    select coalesce(sum(case e.kind when 'release' then -e."amountMicros" else e."amountMicros" end), 0)::bigint as committed
-    from "SpendLedgerEntry" e
-    where e."machineId" in (
-      select r."machineId" from "SpendLedgerEntry" r
+    with reserved as (
+      select r."machineId", r."relayCapabilityId" from "SpendLedgerEntry" r
       where r.kind = 'reservation' and r."createdAt" >= ${window.start} and r."createdAt" < ${window.end}
         and (${taskId ?? null}::uuid is null or r."taskId" = ${taskId ?? null}::uuid)
-    )`;
+    )
+    select coalesce(sum(case e.kind when 'release' then -e."amountMicros" else e."amountMicros" end), 0)::bigint as committed
+    from "SpendLedgerEntry" e
+    where e."machineId" in (select "machineId" from reserved where "machineId" is not null)
+       or e."relayCapabilityId" in (select "relayCapabilityId" from reserved where "relayCapabilityId" is not null)`;
   return Number(row?.committed ?? 0n);
+}
+
+/**
+ * Every spend ceiling, checked for one new reservation (a machine's or a relay capability's model
+ * worst case) inside the transaction that holds the global spend account locked. Throws
+ * SPEND_CEILING_EXCEEDED naming the ceiling; `what` names what reserves ("this machine").
+ */
+export async function assertWithinCeilings(
+  tx: DbTx,
+  reservation: { amountMicros: number; taskId: string | null; what: string; now: Date },
+): Promise<void> {
+  const { amountMicros, what } = reservation;
+  const [account] = await tx.$queryRaw<
+    { reservedMicros: bigint; spentMicros: bigint }[]
+  >`select "reservedMicros", "spentMicros" from "SpendAccount" where scope = ${GLOBAL}`;
+  const ceilings = await readSetting(tx, "spend.ceilings");
+  const committed = Number((account?.reservedMicros ?? 0n) + (account?.spentMicros ?? 0n));
+  if (committed + amountMicros > ceilings.globalMicros) {
+    throw new AppError(
+      "SPEND_CEILING_EXCEEDED",
+      `Global spend ceiling: ${what} reserves ${formatMicros(amountMicros)}, ${formatMicros(committed)} of ${formatMicros(ceilings.globalMicros)} is already reserved or spent.`,
+    );
+  }
+  const month = monthWindowOf(reservation.now);
+  if (ceilings.monthlyGlobalMicros !== null) {
+    const monthCommitted = await committedInWindow(tx, month);
+    if (monthCommitted + amountMicros > ceilings.monthlyGlobalMicros) {
+      throw new AppError(
+        "SPEND_CEILING_EXCEEDED",
+        `Monthly spend ceiling (${month.label}): ${what} reserves ${formatMicros(amountMicros)}, ${formatMicros(monthCommitted)} of ${formatMicros(ceilings.monthlyGlobalMicros)} is already reserved or spent this month.`,
+      );
+    }
+  }
+  const taskId = reservation.taskId;
+  if (taskId && ceilings.monthlyPerTaskMicros !== null) {
+    const taskMonth = await committedInWindow(tx, month, taskId);
+    if (taskMonth + amountMicros > ceilings.monthlyPerTaskMicros) {
+      throw new AppError(
+        "SPEND_CEILING_EXCEEDED",
+        `Monthly per-task spend ceiling (${month.label}): ${what} reserves ${formatMicros(amountMicros)}, the task has ${formatMicros(taskMonth)} of ${formatMicros(ceilings.monthlyPerTaskMicros)} this month.`,
+      );
+    }
+  }
+  if (taskId) {
+    const taskTotal = await tx.spendLedgerEntry.aggregate({
+      where: { taskId, kind: { in: ["reservation", "usage"] } },
+      _sum: { amountMicros: true },
+    });
+    const released = await tx.spendLedgerEntry.aggregate({ where: { taskId, kind: "release" }, _sum: { amountMicros: true } });
+    const taskCommitted = Number((taskTotal._sum.amountMicros ?? 0n) - (released._sum.amountMicros ?? 0n));
+    if (taskCommitted + amountMicros > ceilings.perTaskMicros) {
+      throw new AppError(
+        "SPEND_CEILING_EXCEEDED",
+        `Per-task spend ceiling: ${what} reserves ${formatMicros(amountMicros)}, the task has ${formatMicros(taskCommitted)} of ${formatMicros(ceilings.perTaskMicros)}.`,
+      );
+    }
+  }
+}
+
+/** Creates the global spend account if needed and locks it: every reservation waits here for the previous one. */
+export async function lockSpendAccount(tx: DbTx): Promise<void> {
+  await tx.$executeRaw`insert into "SpendAccount" (scope, "reservedMicros", "spentMicros", "updatedAt") values (${GLOBAL}, 0, 0, now()) on conflict (scope) do nothing`;
+  await tx.$queryRaw`select scope from "SpendAccount" where scope = ${GLOBAL} for update`;
 }
 
 export type TSpendGuardDeps = {
@@ -49,60 +116,13 @@ export function createSpendGuard(db: Db, deps: TSpendGuardDeps = {}): SpendGuard
   return {
     async reserve({ machineName, amountMicros }) {
       return db.$transaction(async (tx) => {
-        await tx.$executeRaw`insert into "SpendAccount" (scope, "reservedMicros", "spentMicros", "updatedAt") values (${GLOBAL}, 0, 0, now()) on conflict (scope) do nothing`;
-        // The lock that makes reservations serial: every reserve waits here for the previous one.
-        const [account] = await tx.$queryRaw<
-          { reservedMicros: bigint; spentMicros: bigint }[]
-        >`select "reservedMicros", "spentMicros" from "SpendAccount" where scope = ${GLOBAL} for update`;
+        await lockSpendAccount(tx);
         const machine = await tx.guestMachine.findUnique({ where: { providerName: machineName } });
         if (!machine)
           throw new AppError("STATE_CONFLICT", `No machine record named ${machineName}: a create must be recorded before it is made.`);
         if (machine.reservedMicros > 0n)
           return { machineId: machine.id, taskId: machine.taskId, amountMicros: Number(machine.reservedMicros) };
-        const ceilings = await readSetting(tx, "spend.ceilings");
-        const committed = Number(account!.reservedMicros + account!.spentMicros);
-        if (committed + amountMicros > ceilings.globalMicros) {
-          throw new AppError(
-            "SPEND_CEILING_EXCEEDED",
-            `Global spend ceiling: this machine reserves ${formatMicros(amountMicros)}, ${formatMicros(committed)} of ${formatMicros(ceilings.globalMicros)} is already reserved or spent.`,
-          );
-        }
-        const month = monthWindowOf(now());
-        if (ceilings.monthlyGlobalMicros !== null) {
-          const monthCommitted = await committedInWindow(tx, month);
-          if (monthCommitted + amountMicros > ceilings.monthlyGlobalMicros) {
-            throw new AppError(
-              "SPEND_CEILING_EXCEEDED",
-              `Monthly spend ceiling (${month.label}): this machine reserves ${formatMicros(amountMicros)}, ${formatMicros(monthCommitted)} of ${formatMicros(ceilings.monthlyGlobalMicros)} is already reserved or spent this month.`,
-            );
-          }
-        }
-        if (machine.taskId && ceilings.monthlyPerTaskMicros !== null) {
-          const taskMonth = await committedInWindow(tx, month, machine.taskId);
-          if (taskMonth + amountMicros > ceilings.monthlyPerTaskMicros) {
-            throw new AppError(
-              "SPEND_CEILING_EXCEEDED",
-              `Monthly per-task spend ceiling (${month.label}): this machine reserves ${formatMicros(amountMicros)}, the task has ${formatMicros(taskMonth)} of ${formatMicros(ceilings.monthlyPerTaskMicros)} this month.`,
-            );
-          }
-        }
-        if (machine.taskId) {
-          const taskTotal = await tx.spendLedgerEntry.aggregate({
-            where: { taskId: machine.taskId, kind: { in: ["reservation", "usage"] } },
-            _sum: { amountMicros: true },
-          });
-          const released = await tx.spendLedgerEntry.aggregate({
-            where: { taskId: machine.taskId, kind: "release" },
-            _sum: { amountMicros: true },
-          });
-          const taskCommitted = Number((taskTotal._sum.amountMicros ?? 0n) - (released._sum.amountMicros ?? 0n));
-          if (taskCommitted + amountMicros > ceilings.perTaskMicros) {
-            throw new AppError(
-              "SPEND_CEILING_EXCEEDED",
-              `Per-task spend ceiling: this machine reserves ${formatMicros(amountMicros)}, the task has ${formatMicros(taskCommitted)} of ${formatMicros(ceilings.perTaskMicros)}.`,
-            );
-          }
-        }
+        await assertWithinCeilings(tx, { amountMicros, taskId: machine.taskId, what: "this machine", now: now() });
         // Stamped by the same clock the monthly ceiling read, so the month it counts in is the one checked.
         await tx.spendLedgerEntry.create({
           data: {

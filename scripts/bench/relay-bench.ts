@@ -190,7 +190,15 @@ async function main(db: Db, databaseUrl: string, postmasterPid: number | null) {
       const { taskId } = await createRelayTestTask(db, label);
       const { handle } = await issueCapability(
         { db },
-        { taskId, maxRequests: 100_000, maxBytes: 2 ** 40, maxRequestBytes: 64 * 1024, maxResponseBytes: 64 * 1024, ttlSeconds: 3600 },
+        {
+          taskId,
+          maxRequests: 100_000,
+          maxBytes: 2 ** 40,
+          maxRequestBytes: 64 * 1024,
+          maxResponseBytes: 64 * 1024,
+          maxTokens: 1_000_000_000_000,
+          ttlSeconds: 3600,
+        },
       );
       return { taskId, handle };
     };

@@ -28,7 +28,7 @@ function requireTask(value: string | undefined): string {
 export const relayIssue: Command = {
   summary:
     "issue a task-scoped relay capability and print its handle once (defaults: the task's relay limits; also --max-request-bytes, --max-response-bytes)",
-  usage: "relay issue --task ID [--ops complete] [--max-requests N] [--max-bytes B] [--ttl S] [--json]",
+  usage: "relay issue --task ID [--ops complete] [--max-requests N] [--max-bytes B] [--max-tokens T] [--ttl S] [--json]",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, {
       task: { type: "string" },
@@ -38,6 +38,7 @@ export const relayIssue: Command = {
       "max-request-bytes": { type: "string" },
       "max-response-bytes": { type: "string" },
       ttl: { type: "string" },
+      "max-tokens": { type: "string" },
     });
     const taskId = requireTask(values.task);
     const ops = (values.ops ?? ["complete"]).flatMap((o) => o.split(",")).filter(Boolean);
@@ -50,6 +51,7 @@ export const relayIssue: Command = {
       maxBytes: parseCount("max-bytes", values["max-bytes"]),
       maxRequestBytes: parseCount("max-request-bytes", values["max-request-bytes"]),
       maxResponseBytes: parseCount("max-response-bytes", values["max-response-bytes"]),
+      maxTokens: parseCount("max-tokens", values["max-tokens"]),
       ttlSeconds: parseCount("ttl", values.ttl),
     };
     const issued = await withDatabase(context, async ({ db }) => {
@@ -65,6 +67,7 @@ export const relayIssue: Command = {
         maxBytes: overrides.maxBytes ?? limits.relay.maxBytes,
         maxRequestBytes: overrides.maxRequestBytes ?? limits.relay.maxRequestBytes,
         maxResponseBytes: overrides.maxResponseBytes ?? limits.relay.maxResponseBytes,
+        maxTokens: overrides.maxTokens ?? limits.relay.maxTokens,
         ttlSeconds: overrides.ttlSeconds ?? limits.wallClockSeconds,
       };
       const result = await issueCapability({ db }, { ...chosen, via: "cli" });
