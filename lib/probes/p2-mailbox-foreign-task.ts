@@ -42,6 +42,14 @@ function countingUpstream(): TRelayTransport & { calls: number } {
       transport.calls++;
       return { content: "probe P2: this answer must never be produced" };
     },
+    async chat() {
+      transport.calls++;
+      return {
+        message: { role: "assistant" as const, content: "probe P2: this answer must never be produced", toolCalls: [] },
+        finishReason: "stop" as const,
+        model: "scripted",
+      };
+    },
   };
   return transport;
 }

@@ -10,15 +10,22 @@ import { createHostProcessWatch, isAllowedHostBinary } from "./host-processes";
 import { createProbeTarget, createProbeTask } from "./probe-tasks";
 import { outcome, type TProbe } from "./probe-types";
 
-/** The relay-failure case: an upstream that always fails (what a real outage looks like to the relay). */
+function injectedOutage(): AppError {
+  return new AppError(
+    "RELAY_UPSTREAM_FAILED",
+    "The model upstream failed (probe P4: injected outage). The task is blocked; there is no fallback.",
+    { reason: "connection_failed" },
+  );
+}
+
+/** The relay-failure case: an upstream that always fails (what a real outage looks like to the relay), for either operation. */
 const FAILING_UPSTREAM: TRelayTransport = {
   kind: "scripted",
   async complete() {
-    throw new AppError(
-      "RELAY_UPSTREAM_FAILED",
-      "The model upstream failed (probe P4: injected outage). The task is blocked; there is no fallback.",
-      { reason: "connection_failed" },
-    );
+    throw injectedOutage();
+  },
+  async chat() {
+    throw injectedOutage();
   },
 };
 

@@ -17,6 +17,8 @@ export type TFakeUpstream = {
   /** Reply text for a conversation. */
   reply: (messages: { role: string; content: string }[]) => string;
   delayMs: number;
+  /** When set, the whole 200 body for a request (tool-call answers, finish reasons); else a text reply. */
+  respond: ((body: Record<string, unknown>) => unknown) | null;
   close(): Promise<void>;
 };
 
@@ -48,6 +50,7 @@ async function startFake(
     mode: "ok" as TFakeMode,
     reply: options.reply ?? ((messages: { role: string; content: string }[]) => `echo: ${messages.at(-1)?.content ?? ""}`),
     delayMs: 0,
+    respond: null as TFakeUpstream["respond"],
   };
   const requests: TFakeUpstream["requests"] = [];
   const server = http.createServer((req, res) => {
@@ -99,6 +102,7 @@ async function startFake(
           default:
             break;
         }
+        if (state.respond) return sendJson(res, 200, state.respond(body));
         const messages =
           protocol === "openai"
             ? (body.messages as { role: string; content: string }[])
@@ -159,6 +163,12 @@ async function startFake(
     },
     set delayMs(value) {
       state.delayMs = value;
+    },
+    get respond() {
+      return state.respond;
+    },
+    set respond(value) {
+      state.respond = value;
     },
     close: () =>
       new Promise<void>((resolve) => {

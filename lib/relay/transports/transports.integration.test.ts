@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ZRelayUpstreamSettingSchema, type TRelayUpstreamSetting } from "../../contract/relay-upstream-setting";
+import { ZChatRequestSchema } from "../chat-request";
 import { startFakeAnthropicServer, startFakeOpenAiServer } from "../testing/fake-upstream-servers";
 import { createAnthropicTransport } from "./anthropic-transport";
 import { closeUpstreamAgents } from "./http-upstream";
@@ -140,6 +141,366 @@ describe("Anthropic messages transport", () => {
       code: "RELAY_UPSTREAM_FAILED",
     });
     anthropic.mode = "ok";
+  });
+});
+
+const READ_FILE_SCHEMA = { type: "object", properties: { path: { type: "string" } }, required: ["path"] };
+const TOOLS = [
+  { name: "read_file", description: "Reads a file of the repository", parameters: READ_FILE_SCHEMA },
+  { name: "list_dir", parameters: READ_FILE_SCHEMA },
+];
+
+/** A tool loop in progress: the model called two tools, both answered, and the user spoke again. */
+function chatRequest(overrides: Record<string, unknown> = {}) {
+  return ZChatRequestSchema.parse({
+    messages: [
+      { role: "system", content: "be brief" },
+      { role: "system", content: "use the tools" },
+      { role: "user", content: "what is in the repository?" },
+      {
+        role: "assistant",
+        content: "Let me look.",
+        toolCalls: [
+          { id: "call_1", name: "read_file", arguments: '{"path":"README.md"}' },
+          { id: "call_2", name: "list_dir", arguments: '{"path":"."}' },
+        ],
+      },
+      { role: "tool", toolCallId: "call_1", content: "# Demo" },
+      { role: "tool", toolCallId: "call_2", content: "README.md\nsrc" },
+      { role: "user", content: "now fix add()" },
+    ],
+    tools: TOOLS,
+    maxTokens: 50,
+    ...overrides,
+  });
+}
+
+/** Argument text nested 1,000 deep: the relay must refuse it without walking it recursively. */
+const DEEP_ARGUMENTS = '{"a":' + "[".repeat(1000) + "]".repeat(1000) + "}";
+
+function openAiAnswer(message: Record<string, unknown>, finishReason: string | null = "stop") {
+  return () => ({
+    id: "chatcmpl-fake",
+    object: "chat.completion",
+    model: "the-model-the-upstream-says",
+    system_fingerprint: "fp_extra_field",
+    choices: [{ index: 0, message: { role: "assistant", ...message }, finish_reason: finishReason, logprobs: null }],
+    usage: { prompt_tokens: 40, completion_tokens: 9, total_tokens: 49 },
+  });
+}
+
+function openAiToolCall(name: string, args: string, type = "function") {
+  return { id: "call_up1", type, function: { name, arguments: args } };
+}
+
+describe("OpenAI-compatible transport: chat with tools", () => {
+  afterAll(() => {
+    openai.respond = null;
+  });
+
+  it("sends the conversation, tools and tool choice in OpenAI's wire format and reads back the tool calls", async () => {
+    openai.respond = openAiAnswer({ content: null, tool_calls: [openAiToolCall("read_file", '{"path":"src/add.js"}')] }, "tool_calls");
+    const answer = await createOpenAiTransport(openAiSetting()).chat({ request: chatRequest() });
+    expect(answer).toEqual({
+      message: { role: "assistant", content: null, toolCalls: [{ id: "call_up1", name: "read_file", arguments: '{"path":"src/add.js"}' }] },
+      finishReason: "tool_calls",
+      model: "gpt-test",
+      inputTokens: 40,
+      outputTokens: 9,
+    });
+    const seen = openai.requests.at(-1)!;
+    expect(seen.authorization).toBe("Bearer test-credential-0123456789");
+    expect(seen.body).toEqual({
+      model: "gpt-test",
+      messages: [
+        { role: "system", content: "be brief" },
+        { role: "system", content: "use the tools" },
+        { role: "user", content: "what is in the repository?" },
+        {
+          role: "assistant",
+          content: "Let me look.",
+          tool_calls: [
+            { id: "call_1", type: "function", function: { name: "read_file", arguments: '{"path":"README.md"}' } },
+            { id: "call_2", type: "function", function: { name: "list_dir", arguments: '{"path":"."}' } },
+          ],
+        },
+        { role: "tool", tool_call_id: "call_1", content: "# Demo" },
+        { role: "tool", tool_call_id: "call_2", content: "README.md\nsrc" },
+        { role: "user", content: "now fix add()" },
+      ],
+      tools: [
+        { type: "function", function: { name: "read_file", description: "Reads a file of the repository", parameters: READ_FILE_SCHEMA } },
+        { type: "function", function: { name: "list_dir", parameters: READ_FILE_SCHEMA } },
+      ],
+      tool_choice: "auto",
+      max_tokens: 50,
+      stream: false,
+    });
+  });
+
+  it.each([
+    [{ type: "none" }, "none"],
+    [{ type: "required" }, "required"],
+    [
+      { type: "tool", name: "list_dir" },
+      { type: "function", function: { name: "list_dir" } },
+    ],
+  ])("translates tool choice %j", async (toolChoice, wire) => {
+    openai.respond = openAiAnswer({ content: "ok" });
+    await createOpenAiTransport(openAiSetting()).chat({ request: chatRequest({ toolChoice }) });
+    expect(openai.requests.at(-1)!.body).toMatchObject({ tool_choice: wire });
+  });
+
+  it("sends neither tools nor tool choice when no tool is offered, and the default output bound", async () => {
+    openai.respond = openAiAnswer({ content: "hello" });
+    const answer = await createOpenAiTransport(openAiSetting()).chat({
+      request: ZChatRequestSchema.parse({
+        messages: [{ role: "user", content: "hi" }, { role: "assistant" }, { role: "user", content: "?" }],
+      }),
+    });
+    expect(answer).toMatchObject({ message: { content: "hello", toolCalls: [] }, finishReason: "stop" });
+    expect(openai.requests.at(-1)!.body).toEqual({
+      model: "gpt-test",
+      messages: [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: null },
+        { role: "user", content: "?" },
+      ],
+      max_tokens: 4096,
+      stream: false,
+    });
+  });
+
+  it.each([
+    ["stop", false, "stop"],
+    ["length", false, "length"],
+    ["content_filter", false, "stop"],
+    ["tool_calls", true, "tool_calls"],
+    ["function_call", true, "tool_calls"],
+    ["stop", true, "tool_calls"],
+  ] as const)("maps finish_reason %s (tool call: %s) to %s", async (reason, withCall, expected) => {
+    openai.respond = openAiAnswer(
+      { content: withCall ? null : "text", ...(withCall ? { tool_calls: [openAiToolCall("list_dir", "{}")] } : {}) },
+      reason,
+    );
+    expect((await createOpenAiTransport(openAiSetting()).chat({ request: chatRequest() })).finishReason).toBe(expected);
+  });
+
+  it.each([
+    ["an unknown finish reason", openAiAnswer({ content: "text" }, "something_new")],
+    ["no finish reason", openAiAnswer({ content: "text" }, null)],
+    ["tool_calls without a call", openAiAnswer({ content: "text" }, "tool_calls")],
+    ["neither content nor tool calls", openAiAnswer({ content: null }, "stop")],
+    ["no choices", () => ({ choices: [] })],
+  ])("refuses %s as malformed_response", async (_label, respond) => {
+    openai.respond = respond;
+    await expect(createOpenAiTransport(openAiSetting()).chat({ request: chatRequest() })).rejects.toMatchObject({
+      code: "RELAY_UPSTREAM_FAILED",
+      message: expect.stringMatching(/malformed_response/),
+    });
+  });
+
+  it.each([
+    ["arguments that are not JSON", openAiToolCall("read_file", "not json")],
+    ["arguments that are not an object", openAiToolCall("read_file", "[1,2]")],
+    ["arguments nested 1,000 deep", openAiToolCall("read_file", DEEP_ARGUMENTS)],
+    ["a tool that was not offered", openAiToolCall("delete_repository", "{}")],
+    ["a call that is not a function call", openAiToolCall("read_file", "{}", "custom")],
+    ["a malformed call id", { ...openAiToolCall("read_file", "{}"), id: "call id with spaces" }],
+  ])("fails a tool call with %s closed (RELAY_UPSTREAM_MALFORMED_TOOL_CALL)", async (_label, call) => {
+    openai.respond = openAiAnswer({ content: null, tool_calls: [call] }, "tool_calls");
+    await expect(createOpenAiTransport(openAiSetting()).chat({ request: chatRequest() })).rejects.toMatchObject({
+      code: "RELAY_UPSTREAM_MALFORMED_TOOL_CALL",
+    });
+  });
+
+  it("maps upstream failures of chat to RELAY_UPSTREAM_FAILED like complete", async () => {
+    openai.mode = "status500";
+    await expect(createOpenAiTransport(openAiSetting()).chat({ request: chatRequest() })).rejects.toMatchObject({
+      code: "RELAY_UPSTREAM_FAILED",
+      message: expect.stringMatching(/http_status 500/),
+    });
+    openai.mode = "ok";
+  });
+});
+
+function anthropicAnswer(content: unknown[], stopReason: string | null) {
+  return () => ({
+    id: "msg_fake",
+    type: "message",
+    role: "assistant",
+    model: "the-model-the-upstream-says",
+    content,
+    stop_reason: stopReason,
+    stop_sequence: null,
+    usage: { input_tokens: 40, output_tokens: 9, cache_read_input_tokens: 0 },
+  });
+}
+
+describe("Anthropic messages transport: chat with tools", () => {
+  const setting = () =>
+    ZRelayUpstreamSettingSchema.parse({
+      kind: "anthropic",
+      endpoint: anthropic.endpoint,
+      model: "claude-test",
+      credentialFile,
+      requestTimeoutMs: 1000,
+    }) as Extract<TRelayUpstreamSetting, { kind: "anthropic" }>;
+
+  afterAll(() => {
+    anthropic.respond = null;
+  });
+
+  it("lifts system, sends tool_use and merged tool_result turns, and reads back text and tool calls", async () => {
+    anthropic.respond = anthropicAnswer(
+      [
+        { type: "thinking", thinking: "hmm", signature: "x" },
+        { type: "text", text: "I'll read " },
+        { type: "text", text: "the file." },
+        { type: "tool_use", id: "toolu_01A", name: "read_file", input: { path: "src/add.js" } },
+      ],
+      "tool_use",
+    );
+    const answer = await createAnthropicTransport(setting()).chat({ request: chatRequest() });
+    expect(answer).toEqual({
+      message: {
+        role: "assistant",
+        content: "I'll read the file.",
+        toolCalls: [{ id: "toolu_01A", name: "read_file", arguments: '{"path":"src/add.js"}' }],
+      },
+      finishReason: "tool_calls",
+      model: "claude-test",
+      inputTokens: 40,
+      outputTokens: 9,
+    });
+    const seen = anthropic.requests.at(-1)!;
+    expect(seen.apiKey).toBe("test-credential-0123456789");
+    expect(seen.body).toEqual({
+      model: "claude-test",
+      max_tokens: 50,
+      system: "be brief\n\nuse the tools",
+      messages: [
+        { role: "user", content: "what is in the repository?" },
+        {
+          role: "assistant",
+          content: [
+            { type: "text", text: "Let me look." },
+            { type: "tool_use", id: "call_1", name: "read_file", input: { path: "README.md" } },
+            { type: "tool_use", id: "call_2", name: "list_dir", input: { path: "." } },
+          ],
+        },
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "call_1", content: "# Demo" },
+            { type: "tool_result", tool_use_id: "call_2", content: "README.md\nsrc" },
+            { type: "text", text: "now fix add()" },
+          ],
+        },
+      ],
+      tools: [
+        { name: "read_file", description: "Reads a file of the repository", input_schema: READ_FILE_SCHEMA },
+        { name: "list_dir", input_schema: READ_FILE_SCHEMA },
+      ],
+      tool_choice: { type: "auto" },
+    });
+  });
+
+  it("keeps user and assistant alternating: consecutive user turns merge, an empty assistant turn is dropped", async () => {
+    anthropic.respond = anthropicAnswer([{ type: "text", text: "fine" }], "end_turn");
+    await createAnthropicTransport(setting()).chat({
+      request: ZChatRequestSchema.parse({
+        messages: [
+          { role: "user", content: "one" },
+          { role: "assistant", content: null },
+          { role: "user", content: "two" },
+          { role: "assistant", content: "", toolCalls: [{ id: "t1", name: "list_dir", arguments: "{}" }] },
+          { role: "tool", toolCallId: "t1", content: "a\nb" },
+        ],
+        tools: TOOLS,
+      }),
+    });
+    expect(anthropic.requests.at(-1)!.body).toMatchObject({
+      max_tokens: 4096,
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "one" },
+            { type: "text", text: "two" },
+          ],
+        },
+        { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "list_dir", input: {} }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "a\nb" }] },
+      ],
+    });
+    expect(anthropic.requests.at(-1)!.body).not.toHaveProperty("system");
+  });
+
+  it.each([
+    [{ type: "none" }, { type: "none" }],
+    [{ type: "required" }, { type: "any" }],
+    [
+      { type: "tool", name: "list_dir" },
+      { type: "tool", name: "list_dir" },
+    ],
+  ])("translates tool choice %j", async (toolChoice, wire) => {
+    anthropic.respond = anthropicAnswer([{ type: "text", text: "ok" }], "end_turn");
+    await createAnthropicTransport(setting()).chat({ request: chatRequest({ toolChoice }) });
+    expect(anthropic.requests.at(-1)!.body).toMatchObject({ tool_choice: wire });
+  });
+
+  it("sends neither tools nor tool choice when no tool is offered", async () => {
+    anthropic.respond = anthropicAnswer([{ type: "text", text: "ok" }], "end_turn");
+    await createAnthropicTransport(setting()).chat({ request: ZChatRequestSchema.parse({ messages: [{ role: "user", content: "hi" }] }) });
+    expect(anthropic.requests.at(-1)!.body).toEqual({
+      model: "claude-test",
+      max_tokens: 4096,
+      messages: [{ role: "user", content: "hi" }],
+    });
+  });
+
+  it.each([
+    ["end_turn", false, "stop"],
+    ["stop_sequence", false, "stop"],
+    ["max_tokens", false, "length"],
+    ["tool_use", true, "tool_calls"],
+    ["end_turn", true, "tool_calls"],
+  ] as const)("maps stop_reason %s (tool call: %s) to %s", async (reason, withCall, expected) => {
+    anthropic.respond = anthropicAnswer(
+      withCall ? [{ type: "tool_use", id: "toolu_1", name: "list_dir", input: {} }] : [{ type: "text", text: "t" }],
+      reason,
+    );
+    expect((await createAnthropicTransport(setting()).chat({ request: chatRequest() })).finishReason).toBe(expected);
+  });
+
+  it.each([
+    ["an unknown stop reason", anthropicAnswer([{ type: "text", text: "t" }], "refusal")],
+    ["no stop reason", anthropicAnswer([{ type: "text", text: "t" }], null)],
+    ["tool_use without a call", anthropicAnswer([{ type: "text", text: "t" }], "tool_use")],
+    ["neither text nor tool calls", anthropicAnswer([], "end_turn")],
+    ["a tool_use block without an id", anthropicAnswer([{ type: "tool_use", name: "list_dir", input: {} }], "tool_use")],
+  ])("refuses %s as malformed_response", async (_label, respond) => {
+    anthropic.respond = respond;
+    await expect(createAnthropicTransport(setting()).chat({ request: chatRequest() })).rejects.toMatchObject({
+      code: "RELAY_UPSTREAM_FAILED",
+      message: expect.stringMatching(/malformed_response/),
+    });
+  });
+
+  const deepInput: Record<string, unknown> = {};
+  let cursor = deepInput;
+  for (let i = 0; i < 1000; i++) cursor = (cursor.a = {}) as Record<string, unknown>;
+
+  it.each([
+    ["input that is not an object", { type: "tool_use", id: "toolu_1", name: "read_file", input: "not json" }],
+    ["input nested 1,000 deep", { type: "tool_use", id: "toolu_1", name: "read_file", input: deepInput }],
+    ["a tool that was not offered", { type: "tool_use", id: "toolu_1", name: "delete_repository", input: {} }],
+  ])("fails a tool call with %s closed (RELAY_UPSTREAM_MALFORMED_TOOL_CALL)", async (_label, block) => {
+    anthropic.respond = anthropicAnswer([block], "tool_use");
+    await expect(createAnthropicTransport(setting()).chat({ request: chatRequest() })).rejects.toMatchObject({
+      code: "RELAY_UPSTREAM_MALFORMED_TOOL_CALL",
+    });
   });
 });
 
