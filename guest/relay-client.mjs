@@ -61,6 +61,8 @@ export async function readRelayTask(file = TASK_FILE) {
     channel: relay.channel,
     handle: relay.handle,
     socketPath: typeof relay.socketPath === "string" && relay.socketPath ? relay.socketPath : RELAY_SOCKET_PATH,
+    /** The operator-pinned model the model endpoint names (issue 25); null when task.json names none. */
+    model: typeof relay.model === "string" && relay.model ? relay.model.slice(0, 200) : null,
   };
 }
 
@@ -118,9 +120,7 @@ function isChatAnswer(chat) {
     message?.role === "assistant" &&
     (message.content === null || typeof message.content === "string") &&
     Array.isArray(message.toolCalls) &&
-    message.toolCalls.every(
-      (call) => typeof call?.id === "string" && typeof call.name === "string" && typeof call.arguments === "string",
-    )
+    message.toolCalls.every((call) => typeof call?.id === "string" && typeof call.name === "string" && typeof call.arguments === "string")
   );
 }
 

@@ -343,7 +343,11 @@ describe("guest relay client: chat", () => {
     ]);
     expect(outcome).toMatchObject({ status: "rejected", reason: { code: "RELAY_CLIENT_PROTOCOL" } });
 
-    const refused = mailboxClient("00000000-0000-4000-8000-000000000003", "scr_chat_handle_xxxxxxxxxxxxxxxx", path.join(tmp, "chat-refused"));
+    const refused = mailboxClient(
+      "00000000-0000-4000-8000-000000000003",
+      "scr_chat_handle_xxxxxxxxxxxxxxxx",
+      path.join(tmp, "chat-refused"),
+    );
     const [refusal] = await Promise.allSettled([
       refused.chat(CHAT_REQUEST),
       answerFirstRequest(path.join(tmp, "chat-refused"), {
