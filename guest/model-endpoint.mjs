@@ -822,7 +822,12 @@ export async function startModelEndpoint({
 
     if (req.method === "GET" && path === "/v1/models") return sendJson(res, 200, modelList(modelId, created));
     if (req.method === "GET" && path.startsWith("/v1/models/")) {
-      const id = decodeURIComponent(path.slice("/v1/models/".length));
+      let id;
+      try {
+        id = decodeURIComponent(path.slice("/v1/models/".length));
+      } catch {
+        id = path.slice("/v1/models/".length); // a malformed escape names no model either
+      }
       if (id === modelId) return sendJson(res, 200, modelObject(modelId, created));
       return fail(404, `model ${JSON.stringify(id.slice(0, 100))} does not exist; this endpoint serves ${modelId}`);
     }
