@@ -61,6 +61,8 @@ export async function readRelayTask(file = TASK_FILE) {
     channel: relay.channel,
     handle: relay.handle,
     socketPath: typeof relay.socketPath === "string" && relay.socketPath ? relay.socketPath : RELAY_SOCKET_PATH,
+    /** The operator-pinned model the model endpoint names (issue 25); null when task.json names none. */
+    model: typeof relay.model === "string" && relay.model ? relay.model.slice(0, 200) : null,
   };
 }
 
@@ -94,7 +96,32 @@ export function createRelayClient({
       if (typeof content !== "string") throw new RelayClientError("RELAY_CLIENT_PROTOCOL", "the relay answer has no completion content");
       return { content, usage: body.usage ?? null };
     },
+    /**
+     * One turn of a tool-calling conversation (the `chat` operation; the request is the contract of
+     * lib/relay/chat-request.ts). Resolves to { chat: { message, finishReason, model }, usage } or
+     * rejects with a RelayClientError.
+     */
+    async chat(request) {
+      const body = await send("chat", request);
+      if (!isChatAnswer(body?.chat)) throw new RelayClientError("RELAY_CLIENT_PROTOCOL", "the relay answer has no chat message");
+      return { chat: body.chat, usage: body.usage ?? null };
+    },
   };
+}
+
+const CHAT_FINISH_REASONS = ["stop", "length", "tool_calls"];
+
+/** The shape the model endpoint relies on; the relay validated the content itself. */
+function isChatAnswer(chat) {
+  const message = chat?.message;
+  return (
+    typeof chat?.model === "string" &&
+    CHAT_FINISH_REASONS.includes(chat.finishReason) &&
+    message?.role === "assistant" &&
+    (message.content === null || typeof message.content === "string") &&
+    Array.isArray(message.toolCalls) &&
+    message.toolCalls.every((call) => typeof call?.id === "string" && typeof call.name === "string" && typeof call.arguments === "string")
+  );
 }
 
 let defaultClient;
@@ -103,6 +130,12 @@ let defaultClient;
 export async function complete(messages, options = {}) {
   defaultClient ??= readRelayTask().then((task) => createRelayClient(task));
   return (await defaultClient).complete(messages, options);
+}
+
+/** chat() with the channel and handle named in /tmp/school-core-input/task.json. */
+export async function chat(request) {
+  defaultClient ??= readRelayTask().then((task) => createRelayClient(task));
+  return (await defaultClient).chat(request);
 }
 
 export function mailboxFileName(sequence) {

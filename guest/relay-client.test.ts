@@ -291,3 +291,71 @@ describe("guest relay client", async () => {
     expect(await fs.readFile(path.join(repo, "a.js"), "utf8")).toBe("1\n");
   });
 });
+
+/**
+ * chat() on the wire. The relay does not serve `chat` yet (its transports land separately), so the
+ * test answers the mailbox itself, byte for byte as the protocol describes: a v1 answer file in the
+ * inbox under the request's number.
+ */
+describe("guest relay client: chat", () => {
+  afterAll(() => fs.rm(tmp, { recursive: true, force: true }));
+  const CHAT_REQUEST = {
+    messages: [{ role: "user", content: "what is 2 + 2?" }],
+    tools: [{ name: "add", parameters: { type: "object", properties: { a: { type: "number" } } } }],
+    toolChoice: { type: "auto" },
+    maxTokens: 50,
+  };
+
+  async function answerFirstRequest(root: string, answer: unknown) {
+    const outboxFile = path.join(root, "outbox", protocol.mailboxFileName(1));
+    for (;;) {
+      const written = await fs.readFile(outboxFile, "utf8").catch(() => null);
+      if (written !== null) {
+        await fs.mkdir(path.join(root, "inbox"), { recursive: true });
+        await fs.writeFile(path.join(root, "inbox", protocol.mailboxFileName(1)), JSON.stringify(answer));
+        return JSON.parse(written);
+      }
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  it("sends the chat operation and resolves to the chat answer and usage", async () => {
+    const root = path.join(tmp, "chat-ok");
+    const relay = mailboxClient("00000000-0000-4000-8000-000000000001", "scr_chat_handle_xxxxxxxxxxxxxxxx", root);
+    const chat = {
+      message: { role: "assistant", content: null, toolCalls: [{ id: "call_1", name: "add", arguments: '{"a":2}' }] },
+      finishReason: "tool_calls",
+      model: "pinned-model",
+    };
+    const [answer, written] = await Promise.all([
+      relay.chat(CHAT_REQUEST),
+      answerFirstRequest(root, { v: 1, status: 200, body: { chat, usage: { inputTokens: 7, outputTokens: 3 } } }),
+    ]);
+    expect(written).toMatchObject({ v: 1, operation: "chat", request: CHAT_REQUEST });
+    expect(answer).toEqual({ chat, usage: { inputTokens: 7, outputTokens: 3 } });
+  });
+
+  it("rejects an answer without a chat message as a protocol error, and a refusal with the relay's code", async () => {
+    const malformed = mailboxClient("00000000-0000-4000-8000-000000000002", "scr_chat_handle_xxxxxxxxxxxxxxxx", path.join(tmp, "chat-bad"));
+    const [outcome] = await Promise.allSettled([
+      malformed.chat(CHAT_REQUEST),
+      answerFirstRequest(path.join(tmp, "chat-bad"), { v: 1, status: 200, body: { completion: { content: "text" } } }),
+    ]);
+    expect(outcome).toMatchObject({ status: "rejected", reason: { code: "RELAY_CLIENT_PROTOCOL" } });
+
+    const refused = mailboxClient(
+      "00000000-0000-4000-8000-000000000003",
+      "scr_chat_handle_xxxxxxxxxxxxxxxx",
+      path.join(tmp, "chat-refused"),
+    );
+    const [refusal] = await Promise.allSettled([
+      refused.chat(CHAT_REQUEST),
+      answerFirstRequest(path.join(tmp, "chat-refused"), {
+        v: 1,
+        status: 429,
+        body: { error: { code: "RELAY_TOKENS_EXHAUSTED", message: "the task's token budget is spent" } },
+      }),
+    ]);
+    expect(refusal).toMatchObject({ status: "rejected", reason: { code: "RELAY_TOKENS_EXHAUSTED", status: 429 } });
+  });
+});

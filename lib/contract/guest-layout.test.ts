@@ -43,6 +43,9 @@ const PARITY: Record<string, Record<string, string>> = {
     RELAY_SOCKET_PATH: layout.GUEST_RELAY_SOCKET,
     MAILBOX_ROOT: layout.GUEST_MAILBOX_ROOT,
   },
+  "model-endpoint.mjs": {
+    LOG_FILE: layout.GUEST_MODEL_ENDPOINT_LOG_FILE,
+  },
   "probe.mjs": {
     INPUT: layout.GUEST_PROBE_INPUT_FILE,
   },
@@ -106,6 +109,11 @@ describe("the guest programs agree with lib/contract/guest-layout.ts", () => {
   it("the builder program listens on the layout's registry port", () => {
     const source = fs.readFileSync(path.join(GUEST_DIR, "dependency-builder.mjs"), "utf8");
     expect(source).toContain(`const REGISTRY_PORT = ${layout.BUILDER_REGISTRY_PORT};`);
+  });
+
+  it("the model endpoint listens on the layout's port", () => {
+    const source = fs.readFileSync(path.join(GUEST_DIR, "model-endpoint.mjs"), "utf8");
+    expect(source).toContain(`export const MODEL_ENDPOINT_PORT = ${layout.GUEST_MODEL_ENDPOINT_PORT};`);
   });
 
   it("derives the composite paths from their parts", () => {

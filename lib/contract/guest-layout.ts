@@ -57,6 +57,17 @@ export const GUEST_MAILBOX_ROOT = "/tmp/relay";
 export const GUEST_MAILBOX_OUTBOX_DIR = `${GUEST_MAILBOX_ROOT}/outbox`;
 export const GUEST_MAILBOX_INBOX_DIR = `${GUEST_MAILBOX_ROOT}/inbox`;
 
+// ---- the model endpoint, inside the student guest (issue 25) --------------------------------
+
+/**
+ * The loopback port where guest/model-endpoint.mjs speaks the OpenAI and Anthropic HTTP formats and
+ * forwards each call to the relay's `chat` operation: the agent's SDKs get
+ * `OPENAI_BASE_URL=http://127.0.0.1:7800/v1` and `ANTHROPIC_BASE_URL=http://127.0.0.1:7800`.
+ */
+export const GUEST_MODEL_ENDPOINT_PORT = 7800;
+/** The endpoint's own failures (bounded), for the runner's diagnostics; untrusted like agent.log. */
+export const GUEST_MODEL_ENDPOINT_LOG_FILE = `${GUEST_OUTPUT_DIR}/model-endpoint.log`;
+
 // ---- the probe guest (qualification probes) ---------------------------------------------------
 
 /** Where the worker uploads the probe program and its input. */
