@@ -27,6 +27,10 @@ export const APP_ERROR_CODES = {
   DISPATCH_DISABLED: 409,
   /** Dispatch was asked on without a passing probe run (P0–P7) for the current substrate configuration digest, or production on the local substrate. */
   DISPATCH_NOT_QUALIFIED: 409,
+  /** Production dispatch was asked on a hosted substrate while probe.externalTargets is empty: P2 never probed the private range, the metadata address or the internet from a guest. */
+  DISPATCH_EXTERNAL_TARGETS_MISSING: 409,
+  /** A task's limits snapshot is weaker than the limits the open gate's probe run qualified (more of a resource, or an open network where it was blocked): it is refused at provisioning and blocks. */
+  TASK_LIMITS_NOT_QUALIFIED: 409,
   /** A qualification probe's task was failed because the probe run driving it was abandoned (its runner stopped mid-run). */
   PROBE_RUN_ABANDONED: 409,
   /** Every machine slot of the substrate's cap (setting machines.concurrency) is in use: a re-verification, a retry from `imported` or an operator's dependency build cannot start now. */

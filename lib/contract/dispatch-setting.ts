@@ -26,6 +26,14 @@ export const ZSubstrateConfigSchema = z
       .strict(),
     limits: z.unknown(),
     agentCommand: z.array(z.string()),
+    /**
+     * How far a per-task override may raise the limits (task.overrideMaxima): part of what a run
+     * qualifies, since a task may carry them. Optional only so a configuration stored before it
+     * still parses — its digest differs, so such a gate closes on its next re-check.
+     */
+    limitOverrideMaxima: z.unknown().optional(),
+    /** P2's external egress targets (probe.externalTargets): what P2 proved unreachable is part of the evidence's scope. */
+    probeExternalTargets: z.array(z.unknown()).max(16).optional(),
   })
   .strict();
 export type TSubstrateConfig = z.infer<typeof ZSubstrateConfigSchema>;

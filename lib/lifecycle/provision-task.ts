@@ -11,6 +11,7 @@ import path from "node:path";
 import { GUEST_INPUT_DIR, GUEST_RELAY_SOCKET, GUEST_REPOSITORY_ARCHIVE, GUEST_TASK_FILE } from "../contract/guest-layout";
 import { ZTaskRequestSchema, ZTaskRequestV2Schema, type TTaskRequest, type TTaskRequestV2 } from "../contract/task-request";
 import { candidateRepoPathFor } from "../candidate/candidate-git";
+import { assertTaskLimitsQualified } from "./assert-task-limits-qualified";
 import { readRoundStart } from "./read-round-start";
 import { canonicalDigest } from "../canonical-json";
 import { ZTaskLimitsSchema, type TTaskLimits } from "../contract/limits";
@@ -51,6 +52,8 @@ function relayNetwork(ctx: TaskRunContext, limits: TTaskLimits): TNetworkPolicy 
 export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<void> {
   const { db, env, substrate } = ctx;
   const limits = parseTaskLimits(task);
+  // Before anything is made for the task: its limits must be ones the open gate's run qualified.
+  await assertTaskLimitsQualified({ db, env }, { task, limits });
   const repo = await db.targetRepository.findUniqueOrThrow({ where: { id: task.repositoryId } });
 
   // The repository's dependency bundle (issue 18): built once by a trusted setup run from the base

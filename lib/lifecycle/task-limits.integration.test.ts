@@ -4,10 +4,14 @@
  * diskGb here. Real guests on the local substrate, real Postgres, real git. CPU is a bound, not a
  * failure (a guest over its cpus is throttled): its
  * enforcement is shown in sidecars/local-substrate/machine-limits.integration.test.ts; the wall
- * clock, archive, result and relay limits have their own tests (run-task, relay).
+ * clock, archive, result and relay limits have their own tests (run-task, relay). And a task whose
+ * limits snapshot is weaker than the qualified configuration never gets a machine (issue 27).
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { GUEST_STUDENT_REPORT_FILE } from "../contract/guest-layout";
+import { DEFAULT_TASK_LIMITS } from "../contract/limits";
+import { qualifyForTests } from "../probes/testing/qualify-for-tests";
+import { writeSetting } from "../settings/operator-settings";
 import { advanceTask } from "../jobs/advance-task";
 import { createLifecycleWorld, type LifecycleWorld } from "./testing/lifecycle-fixture";
 
@@ -54,5 +58,25 @@ describe("task limits reach the guest", () => {
     expect(task.state).toBe("failed");
     expect(task.errorSummary).toMatch(/diskGb limit \(1 GB\)/);
     expect(task.candidates).toHaveLength(0);
+  });
+});
+
+describe("a task's limits snapshot is held to the qualified configuration", () => {
+  it("a task queued under weaker limits than the open gate's run qualified is refused at provisioning (TASK_LIMITS_NOT_QUALIFIED)", async () => {
+    // created (and qualified) under maxProcesses 512 …
+    const taskId = await world.createDemoTask({ limits: { maxProcesses: 512 } });
+    // … then the operator tightens the limits and a run qualifies only those: the queued task is weaker
+    await writeSetting(world.db, {
+      key: "task.limits",
+      value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 60, memoryMb: 512 },
+      actorId: null,
+    });
+    await qualifyForTests(world.db, world.env);
+    const task = await runToRest(taskId);
+    expect(task.state).toBe("blocked");
+    expect(task.errorCode).toBe("TASK_LIMITS_NOT_QUALIFIED");
+    expect(task.errorSummary).toMatch(/maxProcesses 512 \(qualified: 256\)/);
+    // refused before anything was made for it
+    expect(task.machines).toHaveLength(0);
   });
 });

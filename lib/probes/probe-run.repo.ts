@@ -191,9 +191,3 @@ export async function latestCompletedRunFor(db: Db | DbTx, configDigest: string)
   });
   return run ? toGateRun(run) : null;
 }
-
-export async function findGateRun(db: Db | DbTx, runId: string | null): Promise<TGateRun | null> {
-  if (!runId) return null;
-  const run = await db.probeRun.findUnique({ where: { id: runId }, include: RUN_INCLUDE });
-  return run ? toGateRun(run) : null;
-}

@@ -1,6 +1,7 @@
 /**
  * The gate as it holds *now*: the stored setting re-proved against the configuration in force
- * (settings and environment) and the run that opened it. A gate that no longer holds is closed
+ * (settings and environment) and the latest completed probe run for its digest — not the run that
+ * opened it, so a later failing run closes it (issue 27). A gate that no longer holds is closed
  * here — recorded with its reason and audited — so the worker, the CLI and every page agree. The
  * worker calls this before every provisioning: a gate closed while tasks are queued leaves them
  * queued.
@@ -12,7 +13,7 @@ import type { TEnv } from "../env";
 import { readSetting, writeSetting } from "../settings/operator-settings";
 import { readSubstrateConfig } from "../settings/substrate-config";
 import { recheckOpenGate } from "./dispatch-gate";
-import { findGateRun } from "./probe-run.repo";
+import { latestCompletedRunFor } from "./probe-run.repo";
 import { substrateEndpointPart } from "./substrate-endpoint-part";
 
 export type TDispatchGateView = TDispatchSetting & { currentDigest: string; substrate: string; isOpen: boolean };
@@ -29,7 +30,8 @@ export async function readDispatchGate(db: Db, env: TEnv): Promise<TDispatchGate
   }
   const view = { currentDigest: snapshot.digest, substrate: endpoint.substrate.kind };
   if (gate.mode === "off") return { ...gate, ...view, isOpen: false };
-  const check = recheckOpenGate(gate, { currentDigest: snapshot.digest, openingRun: await findGateRun(db, gate.openedByRunId) });
+  const latestRun = gate.configDigest ? await latestCompletedRunFor(db, gate.configDigest) : null;
+  const check = recheckOpenGate(gate, { currentDigest: snapshot.digest, latestRun });
   if (check.kind === "open") return { ...gate, ...view, isOpen: true };
   const closed: TDispatchSetting = { ...DISPATCH_CLOSED, closedReason: check.reason, changedAt: new Date().toISOString() };
   await db.$transaction(async (tx) => {

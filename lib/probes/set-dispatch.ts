@@ -2,7 +2,8 @@
  * `setDispatch(deps, { mode })`: the one way the gate changes by hand. Turning it off always
  * works. Turning it on is refused (DISPATCH_NOT_QUALIFIED, naming what is missing) unless the
  * latest completed probe run for the current configuration digest passed every probe; the local
- * substrate opens development mode only.
+ * substrate opens development mode only; production on a hosted substrate is refused
+ * (DISPATCH_EXTERNAL_TARGETS_MISSING) while probe.externalTargets is empty.
  */
 import type { TDispatchMode, TDispatchSetting } from "../contract/dispatch-setting";
 import { DISPATCH_CLOSED } from "../contract/dispatch-setting";
@@ -11,7 +12,7 @@ import type { TEnv } from "../env";
 import { AppError } from "../errors";
 import { writeSetting } from "../settings/operator-settings";
 import { readSubstrateConfig } from "../settings/substrate-config";
-import { decideDispatchOpen } from "./dispatch-gate";
+import { decideDispatchOpen, externalTargetCountOf } from "./dispatch-gate";
 import { latestCompletedRunFor } from "./probe-run.repo";
 import { readDispatchGate, type TDispatchGateView } from "./read-dispatch-gate";
 import { substrateEndpointPart } from "./substrate-endpoint-part";
@@ -35,8 +36,9 @@ export async function setDispatch(
     requested: input.mode,
     currentDigest: snapshot.digest,
     latestRun: await latestCompletedRunFor(db, snapshot.digest),
+    externalTargetCount: externalTargetCountOf(snapshot.config),
   });
-  if (decision.kind === "refused") throw new AppError("DISPATCH_NOT_QUALIFIED", decision.reason, { configDigest: snapshot.digest });
+  if (decision.kind === "refused") throw new AppError(decision.code, decision.reason, { configDigest: snapshot.digest });
   const value: TDispatchSetting = {
     enabled: true,
     mode: decision.mode,

@@ -1,7 +1,8 @@
 /**
  * The substrate configuration digest: sha256 of the canonical JSON of everything that decides
  * isolation — substrate kind and URL, guest image, verifier image, network policy, the limits that
- * bound a guest, the guest agent command. Probe evidence is bound to it, and the dispatch gate
+ * bound a guest and how far a per-task override may raise them, the guest agent command, and the
+ * external targets P2 probes (what "forbidden egress" was proved for). Probe evidence is bound to it, and the dispatch gate
  * opens only for the digest a passing run observed. The environment part (kind, URL, relay
  * endpoint) is given by the caller; the rest comes from the operator settings read here.
  */
@@ -11,7 +12,14 @@ import type { Db, DbTx } from "../db/client";
 import { readSetting } from "./operator-settings";
 
 /** Settings whose change changes the digest (and so closes the dispatch gate at once). */
-export const DIGEST_INPUT_SETTINGS = ["guest.image", "verifier.image", "task.limits", "guest.agent"] as const;
+export const DIGEST_INPUT_SETTINGS = [
+  "guest.image",
+  "verifier.image",
+  "task.limits",
+  "task.overrideMaxima",
+  "guest.agent",
+  "probe.externalTargets",
+] as const;
 
 export type TSubstrateEndpointPart = { substrate: TSubstrateConfig["substrate"]; relayEndpoint: string };
 
@@ -22,11 +30,13 @@ export function substrateConfigDigest(config: TSubstrateConfig): string {
 }
 
 export async function readSubstrateConfig(db: Db | DbTx, endpoint: TSubstrateEndpointPart): Promise<TSubstrateConfigSnapshot> {
-  const [guestImage, verifierImage, limits, agent] = await Promise.all([
+  const [guestImage, verifierImage, limits, overrideMaxima, agent, externalTargets] = await Promise.all([
     readSetting(db, "guest.image"),
     readSetting(db, "verifier.image"),
     readSetting(db, "task.limits"),
+    readSetting(db, "task.overrideMaxima"),
     readSetting(db, "guest.agent"),
+    readSetting(db, "probe.externalTargets"),
   ]);
   const isHttp = limits.relayChannel === "http";
   const config: TSubstrateConfig = {
@@ -41,6 +51,8 @@ export async function readSubstrateConfig(db: Db | DbTx, endpoint: TSubstrateEnd
     },
     limits,
     agentCommand: agent.command,
+    limitOverrideMaxima: overrideMaxima,
+    probeExternalTargets: externalTargets.targets,
   };
   return { config, digest: substrateConfigDigest(config) };
 }

@@ -1,0 +1,122 @@
+/**
+ * The dispatch gate follows the newest evidence (issue 27, item 3), on real PostgreSQL: a later
+ * failing run for the digest that opened the gate closes it; the probe external targets are a
+ * digest input; production on a hosted substrate needs P2 to have probed external targets. Probe
+ * runs are recorded rows here (the probes themselves are proved in run-probes.integration.test.ts);
+ * nothing talks to a substrate: the hosted URL points at a closed loopback port and is never called.
+ */
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Db } from "../db/client";
+import { parseEnv, type TEnv } from "../env";
+import { writeSetting } from "../settings/operator-settings";
+import { readSubstrateConfig } from "../settings/substrate-config";
+import { createTestDatabase } from "../testing/test-database";
+import { PROBE_IDS } from "./probe-catalog";
+import { readDispatchGate } from "./read-dispatch-gate";
+import { requestProbeRun } from "./request-probe-run";
+import { setDispatch } from "./set-dispatch";
+import { substrateEndpointPart } from "./substrate-endpoint-part";
+
+let db: Db;
+let dataDir: string;
+let localEnv: TEnv;
+let hostedEnv: TEnv;
+
+beforeAll(async () => {
+  ({ db } = await createTestDatabase());
+  dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-gate-"));
+  localEnv = parseEnv({ DATA_DIR: dataDir, NODE_ENV: "test", LOCAL_SUBSTRATE_PORT: "9" });
+  hostedEnv = parseEnv({ DATA_DIR: dataDir, NODE_ENV: "test", SMOLCLOUD_URL: "http://127.0.0.1:9" });
+});
+
+afterAll(async () => {
+  await fs.rm(dataDir, { recursive: true, force: true });
+});
+
+/** A completed run for the configuration in force now: every probe passed, or P2 failed. */
+async function recordRun(env: TEnv, outcome: "passed" | "failed"): Promise<string> {
+  const run = await requestProbeRun({ db, env }, { probes: [...PROBE_IDS], actorId: null, isRunByCaller: true });
+  const now = new Date();
+  await db.probeResult.updateMany({
+    where: { runId: run.id },
+    data: { status: "passed", durationMs: 0, detail: { fixture: "dispatch-gate test" }, startedAt: now, finishedAt: now },
+  });
+  if (outcome === "failed") await db.probeResult.updateMany({ where: { runId: run.id, probe: "P2" }, data: { status: "failed" } });
+  await db.probeRun.update({
+    where: { id: run.id },
+    data: {
+      state: outcome,
+      startedAt: now,
+      finishedAt: now,
+      evidenceDigest: "0".repeat(64),
+      reason: outcome === "passed" ? null : "not passed: P2 failed",
+    },
+  });
+  return run.id;
+}
+
+describe("the gate reads the latest completed run for its digest", () => {
+  it("a passing run opens the gate; a later failing run for the same digest closes it, recorded and audited", async () => {
+    const passing = await recordRun(localEnv, "passed");
+    const opened = await setDispatch({ db, env: localEnv }, { mode: "development", actorId: null, via: "test" });
+    expect(opened).toMatchObject({ isOpen: true, openedByRunId: passing });
+
+    const failing = await recordRun(localEnv, "failed");
+    const gate = await readDispatchGate(db, localEnv);
+    expect(gate).toMatchObject({ isOpen: false, mode: "off" });
+    expect(gate.closedReason).toContain(failing);
+    const audit = await db.auditLog.findFirst({ where: { action: "dispatch.close" }, orderBy: { id: "desc" } });
+    expect(audit?.detail).toMatchObject({ reason: expect.stringContaining(failing) });
+    // and it cannot be turned on again on the strength of the earlier pass
+    await expect(setDispatch({ db, env: localEnv }, { mode: "development", actorId: null, via: "test" })).rejects.toMatchObject({
+      code: "DISPATCH_NOT_QUALIFIED",
+    });
+    // a newer passing run qualifies the digest again
+    await recordRun(localEnv, "passed");
+    expect(await setDispatch({ db, env: localEnv }, { mode: "development", actorId: null, via: "test" })).toMatchObject({ isOpen: true });
+  });
+});
+
+describe("the probe external targets are a digest input", () => {
+  it("changing probe.externalTargets changes the digest and closes an open gate", async () => {
+    expect((await readDispatchGate(db, localEnv)).isOpen).toBe(true);
+    const before = await readSubstrateConfig(db, await substrateEndpointPart(localEnv));
+    await writeSetting(db, {
+      key: "probe.externalTargets",
+      value: { targets: [{ label: "metadata", host: "169.254.169.254", port: 80, protocol: "tcp" }] },
+      actorId: null,
+    });
+    const after = await readSubstrateConfig(db, await substrateEndpointPart(localEnv));
+    expect(after.digest).not.toBe(before.digest);
+    const gate = await readDispatchGate(db, localEnv);
+    expect(gate).toMatchObject({ isOpen: false, mode: "off" });
+    expect(gate.closedReason).toMatch(/probe\.externalTargets.*changed/);
+  });
+});
+
+describe("production dispatch on a hosted substrate", () => {
+  it("is refused while the external targets are empty, and opens once P2 probed them", async () => {
+    await writeSetting(db, { key: "probe.externalTargets", value: { targets: [] }, actorId: null });
+    await recordRun(hostedEnv, "passed");
+    await expect(setDispatch({ db, env: hostedEnv }, { mode: "production", actorId: null, via: "test" })).rejects.toMatchObject({
+      code: "DISPATCH_EXTERNAL_TARGETS_MISSING",
+      message: expect.stringMatching(/probe\.externalTargets/),
+    });
+    expect((await readDispatchGate(db, hostedEnv)).isOpen).toBe(false);
+
+    // A documentation address (TEST-NET-1): stored only, never contacted here.
+    await writeSetting(db, {
+      key: "probe.externalTargets",
+      value: { targets: [{ label: "public", host: "192.0.2.1", port: 443, protocol: "tcp" }] },
+      actorId: null,
+    });
+    await recordRun(hostedEnv, "passed");
+    expect(await setDispatch({ db, env: hostedEnv }, { mode: "production", actorId: null, via: "test" })).toMatchObject({
+      isOpen: true,
+      mode: "production",
+    });
+  });
+});
