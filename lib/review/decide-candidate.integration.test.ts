@@ -7,6 +7,7 @@ import { decideCandidate } from "./decide-candidate";
 import { digestFilesNotShown } from "./files-not-shown";
 import { readCandidateDiff } from "./read-candidate-diff";
 import { DEFAULT_DIFF_LIMITS, type TCandidateDiff } from "./read-candidate-diff.schema";
+import type { TFixtureTree } from "./testing/diff-fixture";
 import { createReviewFixture, type TReviewFixture } from "./testing/review-fixture";
 
 describe("decideCandidate", async () => {
@@ -15,7 +16,7 @@ describe("decideCandidate", async () => {
   afterAll(async () => {
     await Promise.all(fixtures.map((f) => f.diff.cleanup()));
   });
-  async function fixture(head: Record<string, string>): Promise<TReviewFixture> {
+  async function fixture(head: TFixtureTree): Promise<TReviewFixture> {
     const created = await createReviewFixture(db, { base: { "README.md": "base\n" }, head: { "README.md": "base\n", ...head } });
     fixtures.push(created);
     return created;

@@ -7,6 +7,7 @@ import {
   languageOf,
   neutraliseForDisplay,
   type TCandidateDiffInputs,
+  type TBinaryBlob,
   type TNumstat,
 } from "./read-candidate-diff.build";
 import { DEFAULT_DIFF_LIMITS } from "./read-candidate-diff.schema";
@@ -173,8 +174,8 @@ describe("buildCandidateDiff", () => {
 
   describe("files git calls binary (issue 27)", () => {
     const binaryCounts = (path: string) => new Map<string, TNumstat>([[path, { additions: 0, deletions: 0, isBinary: true }]]);
-    const png = { kind: "PNG image", sha256: "a".repeat(64) };
-    const textWithNul = { kind: null, sha256: "b".repeat(64) };
+    const png: TBinaryBlob = { kind: "PNG image", sha256: "a".repeat(64) };
+    const textWithNul: TBinaryBlob = { kind: null, sha256: "b".repeat(64) };
 
     it("shows a text file that git calls binary (a NUL byte) with its lines and counts, the NUL visible", () => {
       const patch = `diff --git a/add.js b/add.js\nindex 1..2 100644\n--- a/add.js\n+++ b/add.js\n@@ -1 +1,2 @@\n-old\n+// \u0000\n+leak();\n`;
