@@ -89,7 +89,7 @@ export const APP_ERROR_CODES = {
   REVIEW_STALE: 409,
   /** Approval asked for evidence that is not a pass. */
   EVIDENCE_NOT_PASSING: 409,
-  /** Approval asked while the diff the review page would show is truncated or cannot be read: nobody approves what they cannot see. */
+  /** Approval asked while the diff cannot be read, or while a file the review page does not show in full (cut, beyond the cap, content not printed) is unacknowledged: nobody approves what they cannot see unknowingly. */
   REVIEW_DIFF_INCOMPLETE: 409,
   /** Approval asked by the user who created the task, while the operator's separation-of-duties rule is on. */
   REVIEW_SELF_APPROVAL: 403,

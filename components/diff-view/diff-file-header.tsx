@@ -33,8 +33,11 @@ function modeFact(file: TDiffFile): string | null {
 
 /** The note a file shows when it has no lines to show. */
 function emptyBodyNote(file: TDiffFile): string {
+  // A known format by its bytes (issue 27): what it is, how big, and the digest of exactly those bytes.
+  if (file.isBinary && file.binaryKind)
+    return `Binary file (${file.binaryKind}${file.sizeBytes === undefined ? "" : `, ${formatBytes(file.sizeBytes)}`}) — its contents are not shown. sha256 ${file.sha256 ?? "unknown"}.`;
   if (file.isBinary)
-    return `Binary file — its contents are not shown${file.sizeBytes === undefined ? "" : ` (${formatBytes(file.sizeBytes)})`}.`;
+    return `Binary file — its contents are not shown${file.sizeBytes === undefined ? "" : ` (${formatBytes(file.sizeBytes)})`}. It is listed above as not shown.`;
   if (file.isTruncated) return "Not shown: the diff is larger than the review page's budget. The file is counted in the totals.";
   if (file.status === "M") return "Only the mode changed; the contents are the same.";
   if (file.status === "A") return "New empty file.";

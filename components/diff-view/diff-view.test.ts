@@ -233,6 +233,12 @@ describe("diff rows", () => {
     expect(html).not.toContain("<button");
   });
 
+  it("names a known binary format with its kind, size and sha256 (issue 27)", () => {
+    const sha256 = "c".repeat(64);
+    const html = section(file({ isBinary: true, binaryKind: "PNG image", sha256, hunks: [], additions: 0, deletions: 0, sizeBytes: 2048 }));
+    expect(html).toContain(`Binary file (PNG image, 2.0 KiB) — its contents are not shown. sha256 ${sha256}.`);
+  });
+
   it("says what a file without lines is: mode-only, empty new, cut by the budget, type change", () => {
     expect(section(file({ hunks: [], additions: 0, deletions: 0, newMode: "100755" }))).toContain("mode 100644 → 100755");
     expect(section(file({ hunks: [], additions: 0, deletions: 0, newMode: "100755" }))).toContain("Only the mode changed");

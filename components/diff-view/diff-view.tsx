@@ -13,6 +13,12 @@ import { HighlightStore } from "./highlight-store";
 import { useDiffChunks } from "./use-diff-chunks";
 import { formatNumber } from "./format-number";
 
+const NOT_SHOWN_TEXT: Record<NonNullable<TCandidateDiff["filesNotShown"]>[number]["reason"], string> = {
+  not_listed: "not shown",
+  partly_shown: "partly shown",
+  content_not_shown: "contents not shown",
+};
+
 const TRUNCATION_TEXT: Record<NonNullable<TCandidateDiff["truncatedBy"]>, string> = {
   patch_bytes:
     "The diff is larger than the review page can load: files after the cut are listed with their counts but without their lines.",
@@ -313,7 +319,7 @@ export function DiffView({
       data-loaded={load.isComplete ? "true" : load.error ? "error" : "false"}
     >
       {diff.filesNotShown && diff.filesNotShown.length > 0 ? (
-        // First, before anything else: the files the teacher will not see in full (approval is refused while any exist).
+        // First, before anything else: the files the teacher will not see in full (approval needs their acknowledgement).
         <div
           role="note"
           className="rounded border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900"
@@ -325,7 +331,7 @@ export function DiffView({
           <ul className="mt-1 max-h-48 overflow-auto font-mono text-xs">
             {diff.filesNotShown.map((file) => (
               <li key={`${file.reason}:${file.path}`}>
-                {file.status} {file.path} — {file.reason === "not_listed" ? "not shown" : "partly shown"}
+                {file.status} {file.path} — {NOT_SHOWN_TEXT[file.reason]}
               </li>
             ))}
           </ul>

@@ -1,7 +1,8 @@
 /**
  * A teacher's decision, bound to exactly what the teacher saw: (candidate id, head SHA, evidence
  * id, manifest digest). A decision on anything else is stale and refused — someone re-verified,
- * or the manifest changed — and approval additionally needs evidence that is a pass right now.
+ * or the manifest changed — and approval additionally needs evidence that is a pass right now,
+ * and the teacher's acknowledgement of every file the page does not show in full (issue 27).
  * The decision row and the task transition are one transaction.
  */
 import { z } from "zod";
@@ -14,6 +15,7 @@ import { can } from "../auth/permissions";
 import { transitionTaskIn } from "../tasks/transition-task";
 import { readSetting } from "../settings/operator-settings";
 import { readLatestEvidence } from "./evidence-view";
+import { digestFilesNotShown, type TFileNotShown } from "./files-not-shown";
 import { readCandidateDiffCached } from "./read-candidate-diff-cached";
 
 export const ZDecisionSchema = z
@@ -26,6 +28,11 @@ export const ZDecisionSchema = z
     comment: z.string().trim().min(1, "A comment is required.").max(10_000),
     /** the teacher saw that this revision round changes nothing since the previous one (a checkbox) */
     acknowledgeNoChange: z.literal("on").optional(),
+    /** the digest of the list of files not shown in full that the teacher acknowledged (a checkbox bound to that list) */
+    acknowledgeNotShown: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
   })
   .strict();
 export type TDecisionInput = z.infer<typeof ZDecisionSchema>;
@@ -34,10 +41,17 @@ const TARGET_STATE = { approve: "approved", reject: "rejected", request_changes:
 
 /**
  * Approval is of what the teacher can see: the server reads the same bounded diff the review page
- * shows, and refuses when it is truncated (files or lines not shown) or cannot be read at all.
+ * shows. A diff that cannot be read refuses approval; a file not shown in full (cut by a budget,
+ * beyond the file cap, content git would not print) refuses it unless the teacher acknowledged
+ * exactly the list the page showed — an acknowledgement of another list (the candidate changed,
+ * the limits changed) counts for nothing. Returns the acknowledged list, recorded with the decision.
  * Rejecting or requesting changes never needs the whole diff.
  */
-async function refuseIncompleteDiff(dataDir: string, candidate: { repository: string; baseSha: string; headSha: string }): Promise<void> {
+async function refuseUnseenDiff(
+  dataDir: string,
+  candidate: { repository: string; baseSha: string; headSha: string },
+  acknowledgedDigest: string | undefined,
+): Promise<{ digest: string; files: TFileNotShown[] } | null> {
   // The same cached read the review page and its chunk route use: the teacher just opened this
   // diff, so a huge one is not read and parsed with git a second time to approve it.
   const { diff } = await readCandidateDiffCached(
@@ -51,12 +65,24 @@ async function refuseIncompleteDiff(dataDir: string, candidate: { repository: st
       );
     throw error;
   });
-  if (diff.isTruncated) {
+  const notShown = diff.filesNotShown ?? [];
+  // A cut diff always names what it cut; if it ever does not, nothing can be acknowledged (fail closed).
+  if (diff.isTruncated && notShown.length === 0)
     throw new AppError(
       "REVIEW_DIFF_INCOMPLETE",
-      `Approval is not possible: the review page cannot show the whole diff (${diff.truncatedBy ?? "truncated"}). Reject or request changes instead.`,
+      "Approval is not possible: the review page cannot show the whole diff. Reject or request changes instead.",
+    );
+  if (notShown.length === 0) return null;
+  const digest = digestFilesNotShown(notShown);
+  if (acknowledgedDigest !== digest) {
+    throw new AppError(
+      "REVIEW_DIFF_INCOMPLETE",
+      `${notShown.length} file${notShown.length === 1 ? " is" : "s are"} not shown in full on the review page (listed above the diff). ` +
+        `Tick "I acknowledge these files are not shown in full" to approve anyway, or reject or request changes.`,
+      { filesNotShown: notShown.length },
     );
   }
+  return { digest, files: notShown };
 }
 
 /**
@@ -80,6 +106,7 @@ export async function decideCandidate(
   // Not the teacher's to see = not found, never "forbidden".
   if (!can(actor, "review.decide")) throw new AppError("NOT_FOUND", "No such candidate.");
   const input = parseOrThrow(ZDecisionSchema, fields, { code: "VALIDATION_FAILED", label: "review decision" });
+  let acknowledgedNotShown: Awaited<ReturnType<typeof refuseUnseenDiff>> = null;
   if (input.verdict === "approve") {
     // A candidate's repository, base and head never change, so reading git outside the transaction is safe.
     const seen = await db.candidate.findUnique({
@@ -87,7 +114,7 @@ export async function decideCandidate(
       select: { repository: true, baseSha: true, headSha: true },
     });
     if (!seen) throw new AppError("NOT_FOUND", "No such candidate.");
-    await refuseIncompleteDiff(deps.dataDir, seen);
+    acknowledgedNotShown = await refuseUnseenDiff(deps.dataDir, seen, input.acknowledgeNotShown);
   }
 
   return db.$transaction(async (tx) => {
@@ -166,7 +193,12 @@ export async function decideCandidate(
       action: `review.${input.verdict}`,
       targetType: "candidate",
       targetId: candidate.id,
-      detail: { decisionId: decision.id, evidenceId: input.evidenceId, headSha: candidate.headSha },
+      detail: {
+        decisionId: decision.id,
+        evidenceId: input.evidenceId,
+        headSha: candidate.headSha,
+        ...(acknowledgedNotShown ? { acknowledgedNotShown } : {}),
+      },
     });
     return decision;
   });

@@ -7,6 +7,7 @@ import {
   languageOf,
   neutraliseForDisplay,
   type TCandidateDiffInputs,
+  type TBinaryBlob,
   type TNumstat,
 } from "./read-candidate-diff.build";
 import { DEFAULT_DIFF_LIMITS } from "./read-candidate-diff.schema";
@@ -33,6 +34,7 @@ function inputs(entries: TRawDiffEntry[], patch: string, extra: Partial<TCandida
       [SHA_A, 10],
       [SHA_B, 20],
     ]),
+    binaryBlobs: new Map(),
     parsed: parseUnifiedDiff(patch).files,
     isPatchCut: false,
     limits: DEFAULT_DIFF_LIMITS,
@@ -168,5 +170,60 @@ describe("buildCandidateDiff", () => {
     const diff = buildCandidateDiff(inputs([raw("a.txt", "M")], patch, { limits: { ...DEFAULT_DIFF_LIMITS, maxLineChars: 3 } }));
     const line = diff.files[0]!.hunks[0]!.lines[1]!;
     expect(line).toMatchObject({ text: "ab", omittedChars: 4 });
+  });
+
+  describe("files git calls binary (issue 27)", () => {
+    const binaryCounts = (path: string) => new Map<string, TNumstat>([[path, { additions: 0, deletions: 0, isBinary: true }]]);
+    const png: TBinaryBlob = { kind: "PNG image", sha256: "a".repeat(64) };
+    const textWithNul: TBinaryBlob = { kind: null, sha256: "b".repeat(64) };
+
+    it("shows a text file that git calls binary (a NUL byte) with its lines and counts, the NUL visible", () => {
+      const patch = `diff --git a/add.js b/add.js\nindex 1..2 100644\n--- a/add.js\n+++ b/add.js\n@@ -1 +1,2 @@\n-old\n+// \u0000\n+leak();\n`;
+      const diff = buildCandidateDiff({
+        ...inputs([raw("add.js", "M")], patch),
+        numstat: binaryCounts("add.js"),
+        binaryBlobs: new Map([
+          [SHA_A, textWithNul],
+          [SHA_B, textWithNul],
+        ]),
+      });
+      expect(diff.files[0]).toMatchObject({ isBinary: false, additions: 2, deletions: 1, controlCharacterCount: 1 });
+      expect(diff.files[0]!.hunks[0]!.lines.map((line) => line.text)).toEqual(["old", "// ⟨NUL⟩", "leak();"]);
+      expect(diff.totals).toEqual({ files: 1, additions: 2, deletions: 1 });
+      expect(diff.filesNotShown).toBeUndefined();
+    });
+
+    it("shows a file as binary only when every blob it has is a known format, and then drops its lines", () => {
+      const patch = `diff --git a/logo.png b/logo.png\nindex 1..2 100644\n--- a/logo.png\n+++ b/logo.png\n@@ -1 +1 @@\n-\u0089PNG\n+\u0089PNG2\n`;
+      const both = buildCandidateDiff({
+        ...inputs([raw("logo.png", "M")], patch),
+        numstat: binaryCounts("logo.png"),
+        binaryBlobs: new Map([
+          [SHA_A, png],
+          [SHA_B, png],
+        ]),
+      });
+      expect(both.files[0]).toMatchObject({ isBinary: true, binaryKind: "PNG image", sha256: png.sha256, hunks: [], additions: 0 });
+      expect(both.filesNotShown).toBeUndefined();
+
+      const oneSide = buildCandidateDiff({
+        ...inputs([raw("logo.png", "M")], patch),
+        numstat: binaryCounts("logo.png"),
+        binaryBlobs: new Map([
+          [SHA_A, png],
+          [SHA_B, textWithNul],
+        ]),
+      });
+      expect(oneSide.files[0]).toMatchObject({ isBinary: false, additions: 1, deletions: 1 });
+      expect(oneSide.files[0]!.binaryKind).toBeUndefined();
+    });
+
+    it("lists a file whose content git did not print as not shown (fail closed), though nothing was cut", () => {
+      const patch = "diff --git a/x.bin b/x.bin\nindex 1..2 100644\nBinary files a/x.bin and b/x.bin differ\n";
+      const diff = buildCandidateDiff({ ...inputs([raw("x.bin", "M")], patch), numstat: binaryCounts("x.bin") });
+      expect(diff.isTruncated).toBe(false);
+      expect(diff.files[0]).toMatchObject({ isBinary: true, hunks: [] });
+      expect(diff.filesNotShown).toEqual([{ path: "x.bin", status: "M", reason: "content_not_shown" }]);
+    });
   });
 });

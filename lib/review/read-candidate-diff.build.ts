@@ -102,13 +102,18 @@ export function languageOf(filePath: string, mode: string | null): TDiffLanguage
 
 export type TNumstat = { additions: number; deletions: number; isBinary: boolean };
 
+/** A blob git calls binary: the known format its bytes name (null: none — shown as text) and its sha256. */
+export type TBinaryBlob = { kind: string | null; sha256: string };
+
 export type TCandidateDiffInputs = {
   /** diff-tree --raw entries, in git's path order. */
   raw: readonly TRawDiffEntry[];
-  /** --numstat by raw path. */
+  /** --numstat by raw path (git counts no lines of a file it calls binary: 0/0 and isBinary). */
   numstat: ReadonlyMap<string, TNumstat>;
   /** Blob sizes by blob SHA. */
   blobSizes: ReadonlyMap<string, number>;
+  /** Format and digest of every blob of a file git calls binary, by blob SHA. */
+  binaryBlobs: ReadonlyMap<string, TBinaryBlob>;
   /** The parsed `git diff` output, possibly cut by the byte budget. */
   parsed: readonly TParsedDiffFile[];
   /** The byte budget stopped git: the patch covers a prefix of the files only. */
@@ -148,6 +153,7 @@ export function buildCandidateDiff(inputs: TCandidateDiffInputs): TCandidateDiff
     truncatedBy ??= reason;
   };
 
+  // Files git calls binary count 0/0 in --numstat; those shown as text add their patch lines below.
   let totalAdditions = 0;
   let totalDeletions = 0;
   for (const entry of inputs.raw) {
@@ -197,7 +203,21 @@ export function buildCandidateDiff(inputs: TCandidateDiffInputs): TCandidateDiff
 
     const oldMode = modeOrNull(entry.oldMode);
     const newMode = modeOrNull(entry.newMode);
-    const isBinary = counts.isBinary || parts.some((p) => p.isBinary);
+    const knownBinary = knownBinaryOf(entry, counts, inputs.binaryBlobs);
+    // The patch is read with --text, so git names no file binary there; if it ever does, its lines
+    // are missing and the file is listed as not shown (fail closed).
+    const isContentMissing = !knownBinary && parts.some((p) => p.isBinary);
+    const isBinary = knownBinary !== null || isContentMissing;
+    // A text file git calls binary (a NUL byte) has no --numstat counts: count the patch's lines
+    // (a lower bound when the patch is cut inside it — it is then listed as not shown in full).
+    let { additions, deletions } = counts;
+    if (counts.isBinary && !isBinary) {
+      const kinds = parts.flatMap((part) => part.hunks.flatMap((hunk) => hunk.lines.map((line) => line.kind)));
+      additions = kinds.filter((kind) => kind === "add").length;
+      deletions = kinds.filter((kind) => kind === "del").length;
+      totalAdditions += additions;
+      totalDeletions += deletions;
+    }
     const path = neutraliseForDisplay(entry.path);
     let controlCharacterCount = path.count;
     let isFileTruncated = isPatchMissing;
@@ -251,17 +271,22 @@ export function buildCandidateDiff(inputs: TCandidateDiffInputs): TCandidateDiff
       oldMode,
       newMode,
       isBinary,
-      additions: counts.additions,
-      deletions: counts.deletions,
-      isLarge: counts.additions + counts.deletions > limits.largeFileLines || shownChars > limits.largeFileChars,
+      additions,
+      deletions,
+      isLarge: additions + deletions > limits.largeFileLines || shownChars > limits.largeFileChars,
       language: languageOf(entry.path, newMode ?? oldMode),
       hunks,
       isTruncated: isFileTruncated,
       controlCharacterCount,
     };
     if (sizeBytes !== undefined) file.sizeBytes = sizeBytes;
+    if (knownBinary) {
+      file.binaryKind = neutraliseForDisplay(knownBinary.kind).text;
+      file.sha256 = knownBinary.sha256;
+    }
     files.push(file);
-    if (isFileTruncated || hasCutLine) filesNotShown.push({ path: file.path, status: file.status, reason: "partly_shown" });
+    if (isContentMissing) filesNotShown.push({ path: file.path, status: file.status, reason: "content_not_shown" });
+    else if (isFileTruncated || hasCutLine) filesNotShown.push({ path: file.path, status: file.status, reason: "partly_shown" });
   }
   if (inputs.raw.length <= limits.maxFiles && next < inputs.parsed.length) {
     throw mismatch("the patch names more files than the changed-file list", inputs.parsed[next]!.path);
@@ -274,6 +299,29 @@ export function buildCandidateDiff(inputs: TCandidateDiffInputs): TCandidateDiff
     files,
     totals: { files: inputs.raw.length, additions: totalAdditions, deletions: totalDeletions },
     isTruncated: truncatedBy !== undefined,
-    ...(truncatedBy ? { truncatedBy, filesNotShown } : {}),
+    ...(filesNotShown.length > 0 ? { filesNotShown } : {}),
+    ...(truncatedBy ? { truncatedBy } : {}),
   };
+}
+
+/**
+ * The binary format a file is shown as, or null when its lines are shown. Only when git calls the
+ * file binary and every blob it has (old and new) starts with a known format's signature: a
+ * source file with a NUL byte, or one binary side and one text side, is shown as text.
+ */
+function knownBinaryOf(
+  entry: TRawDiffEntry,
+  counts: TNumstat,
+  binaryBlobs: ReadonlyMap<string, TBinaryBlob>,
+): { kind: string; sha256: string } | null {
+  if (!counts.isBinary) return null;
+  const sides = [
+    { sha: entry.oldSha, mode: entry.oldMode },
+    { sha: entry.newSha, mode: entry.newMode },
+  ].filter((side) => side.sha !== NULL_SHA && side.mode !== "160000" && side.mode !== "000000");
+  const blobs = sides.map((side) => binaryBlobs.get(side.sha));
+  if (blobs.length === 0 || blobs.some((blob) => !blob?.kind)) return null;
+  // The blob the file is now (the old one for a deletion) is the one named.
+  const shown = blobs[blobs.length - 1]!;
+  return { kind: shown.kind!, sha256: shown.sha256 };
 }

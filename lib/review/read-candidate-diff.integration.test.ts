@@ -76,8 +76,17 @@ describe("readCandidateDiff on a hostile change", () => {
     });
   });
 
-  it("names a binary file with its size and shows none of its bytes", () => {
-    expect(fileAt(diff, "logo.png")).toMatchObject({ status: "M", isBinary: true, additions: 0, deletions: 0, hunks: [], sizeBytes: 9 });
+  it("names a binary file with its kind, size and sha256 and shows none of its bytes", () => {
+    expect(fileAt(diff, "logo.png")).toMatchObject({
+      status: "M",
+      isBinary: true,
+      binaryKind: "PNG image",
+      additions: 0,
+      deletions: 0,
+      hunks: [],
+      sizeBytes: 13,
+      sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
   });
 
   it("shows a type change as the old file's lines removed and the link target added", () => {

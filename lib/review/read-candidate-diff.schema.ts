@@ -62,8 +62,19 @@ export const ZDiffFileSchema = z
     status: z.enum(["A", "M", "D", "T"]),
     oldMode: ZGitMode.nullable(),
     newMode: ZGitMode.nullable(),
-    /** git treats the content as binary: the file is named, its bytes are not shown. */
+    /**
+     * Shown without lines: a known binary format by content signature (`binaryKind` and `sha256`
+     * say which and what), or — never expected, listed in filesNotShown — content git would not print.
+     * A text file that merely holds a NUL byte is not binary here: its lines are shown (issue 27).
+     */
     isBinary: z.boolean(),
+    /** The known binary format its bytes start with ("PNG image" …); only with isBinary. */
+    binaryKind: z.string().min(1).optional(),
+    /** sha256 of the blob a binary file is shown as (the new one, the old one for a deletion). */
+    sha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
     /** Size of the new blob (of the old blob for a deletion); absent for a submodule link. */
     sizeBytes: z.number().int().nonnegative().optional(),
     /** Full counts from git --numstat, even when the lines shown were cut (0 for binary). */
@@ -95,14 +106,19 @@ export const ZCandidateDiffSchema = z
     /** Something is not shown: files beyond maxFiles, or lines beyond a byte/line budget. */
     isTruncated: z.boolean(),
     /**
-     * When isTruncated: every file not shown in full, in git's path order — files beyond the cap
-     * ("not_listed") and files with lines or characters cut ("partly_shown"). The page lists
-     * them before anything else, so a teacher knows exactly what they have not seen.
+     * When anything is not shown: every file not shown in full, in git's path order — files beyond
+     * the cap ("not_listed"), files with lines or characters cut ("partly_shown") and files whose
+     * content git would not print ("content_not_shown"). The page lists them before anything else,
+     * and approval needs the teacher's acknowledgement of exactly this list (files-not-shown.ts).
      */
     filesNotShown: z
       .array(
         z
-          .object({ path: z.string().min(1), status: z.enum(["A", "M", "D", "T"]), reason: z.enum(["not_listed", "partly_shown"]) })
+          .object({
+            path: z.string().min(1),
+            status: z.enum(["A", "M", "D", "T"]),
+            reason: z.enum(["not_listed", "partly_shown", "content_not_shown"]),
+          })
           .strict(),
       )
       .optional(),
@@ -137,7 +153,8 @@ export type TDiffLimits = {
 export const DEFAULT_DIFF_LIMITS: TDiffLimits = {
   // Sized so a 100,000-changed-line diff (plus its context) is shown whole: the review page
   // virtualizes its rows and highlights only what is on screen (issue 16). Beyond these the diff
-  // is truncated, listed in filesNotShown, and approval is refused (REVIEW_DIFF_INCOMPLETE).
+  // is truncated, listed in filesNotShown, and approval needs the teacher's acknowledgement of
+  // that list (REVIEW_DIFF_INCOMPLETE without it).
   maxPatchBytes: 64 * 1024 * 1024,
   maxLinesPerFile: 150_000,
   maxTotalLines: 200_000,

@@ -2,19 +2,28 @@
  * readCandidateDiff: the diff base..head of a candidate, read from the operator's candidate
  * repository (never from anything the guest sent), bounded, for the teacher's review page.
  *
- * git is asked three times, all through the hardened runGit and with renames off (the candidate
- * identity never infers renames, so neither does the review): diff-tree --raw for statuses and
- * modes, --numstat for full counts and binary detection, and the unified patch itself, read up to
- * a byte budget (git is stopped beyond it). The two listings must agree with the patch file by
- * file; if they do not, the diff is refused rather than shown wrong (DIFF_UNREADABLE).
+ * git is asked through the hardened runGit and with renames off (the candidate identity never
+ * infers renames, so neither does the review): diff-tree --raw for statuses and modes, --numstat
+ * for full counts and which files git calls binary (git counts no lines of those, even with
+ * --text; their counts come from the patch), and the unified patch itself with --text, read up to a byte budget (git is stopped beyond it). The
+ * listings must agree with the patch file by file; if they do not, the diff is refused rather than
+ * shown wrong (DIFF_UNREADABLE).
+ *
+ * Why --text (issue 27): git calls a file with one NUL byte "binary" and prints no lines, yet node
+ * runs the code after the NUL. So every file is diffed as text (NUL shows as ⟨NUL⟩), and only a
+ * blob git calls binary whose bytes start with a known format's signature is shown as binary — by
+ * kind, size and sha256, read here with one `cat-file --batch`. --text also makes the candidate's
+ * own .gitattributes (`-diff`, `binary`) powerless over what the page shows.
  */
+import { createHash } from "node:crypto";
 import { AppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";
 import { candidateRepoPathFor } from "../candidate/candidate-git";
 import { diffTreeRaw, hasCommit, isFullSha } from "../git/git-plumbing";
 import { runGit } from "../git/run-git";
 import { parseUnifiedDiff } from "./parse-unified-diff";
-import { buildCandidateDiff, type TNumstat } from "./read-candidate-diff.build";
+import { BINARY_SIGNATURE_BYTES, detectBinaryKind } from "./detect-binary-kind";
+import { buildCandidateDiff, type TBinaryBlob, type TNumstat } from "./read-candidate-diff.build";
 import { DEFAULT_DIFF_LIMITS, ZCandidateDiffSchema, type TCandidateDiff, type TDiffLimits } from "./read-candidate-diff.schema";
 
 export type TReadCandidateDiffInput = {
@@ -54,9 +63,11 @@ export async function readCandidateDiff(deps: { dataDir: string }, input: TReadC
     readNumstat(gitDir, diffRange, input.timeoutMs),
     readPatch(gitDir, diffRange, limits.maxPatchBytes, input.timeoutMs),
   ]);
+
+  const listed = raw.slice(0, limits.maxFiles);
   const blobSizes = await readBlobSizes(
     gitDir,
-    raw.slice(0, limits.maxFiles).flatMap((entry) => {
+    listed.flatMap((entry) => {
       const isDeleted = entry.status === "D";
       const sha = isDeleted ? entry.oldSha : entry.newSha;
       const mode = isDeleted ? entry.oldMode : entry.newMode;
@@ -65,14 +76,25 @@ export async function readCandidateDiff(deps: { dataDir: string }, input: TReadC
     }),
     input.timeoutMs,
   );
+  const binaryBlobs = await readBinaryBlobs(
+    gitDir,
+    listed.flatMap((entry) => {
+      if (!numstat.get(entry.path)?.isBinary) return [];
+      return [
+        [entry.oldSha, entry.oldMode],
+        [entry.newSha, entry.newMode],
+      ].flatMap(([sha, mode]) => (sha === NULL_SHA || mode === "160000" ? [] : [sha!]));
+    }),
+    input.timeoutMs,
+  );
 
   const parsed = parseUnifiedDiff(patch.text);
-  const diff = buildCandidateDiff({ raw, numstat, blobSizes, parsed: parsed.files, isPatchCut: patch.isCut, limits });
+  const diff = buildCandidateDiff({ raw, numstat, blobSizes, binaryBlobs, parsed: parsed.files, isPatchCut: patch.isCut, limits });
   // The page trusts this shape; a bug here must refuse, not render something half-formed.
   return parseOrThrow(ZCandidateDiffSchema, diff, { code: "DIFF_UNREADABLE", label: "assembled diff" });
 }
 
-/** `git diff --numstat -z`: "added\tdeleted\tpath\0" per file; "-\t-" for binary files. */
+/** `git diff --numstat -z`: "added\tdeleted\tpath\0" per file; "-\t-" for a file git calls binary. */
 async function readNumstat(
   gitDir: string,
   range: readonly [string, string],
@@ -132,6 +154,72 @@ async function readBlobSizes(gitDir: string, shas: readonly string[], timeoutMs:
 }
 
 /**
+ * For blobs git calls binary: the known format their first bytes name (null when none) and the
+ * sha256 of their whole content, streamed through one `cat-file --batch` (never buffered whole).
+ */
+async function readBinaryBlobs(gitDir: string, shas: readonly string[], timeoutMs: number | undefined): Promise<Map<string, TBinaryBlob>> {
+  const unique = [...new Set(shas)];
+  const blobs = new Map<string, TBinaryBlob>();
+  if (unique.length === 0) return blobs;
+  let header: Buffer[] = [];
+  let current: { sha: string; left: number; head: Buffer[]; headBytes: number; hash: ReturnType<typeof createHash> } | null = null;
+  let isAwaitingSeparator = false;
+  const finish = () => {
+    const head = Buffer.concat(current!.head);
+    blobs.set(current!.sha, { kind: detectBinaryKind(head), sha256: current!.hash.digest("hex") });
+    current = null;
+    isAwaitingSeparator = true;
+  };
+  await runGit({
+    gitDir,
+    args: ["cat-file", "--batch"],
+    input: unique.join("\n") + "\n",
+    timeoutMs,
+    onStdout: (chunk) => {
+      let at = 0;
+      while (at < chunk.length) {
+        if (isAwaitingSeparator) {
+          // git writes one newline after each object's content.
+          if (chunk[at] !== 0x0a) throw new AppError("DIFF_UNREADABLE", "Unexpected git cat-file --batch output.");
+          isAwaitingSeparator = false;
+          at++;
+          continue;
+        }
+        if (current === null) {
+          const end = chunk.indexOf(0x0a, at);
+          if (end < 0) {
+            header.push(chunk.subarray(at));
+            return;
+          }
+          header.push(chunk.subarray(at, end));
+          const line = Buffer.concat(header).toString("utf8");
+          header = [];
+          at = end + 1;
+          const match = /^([0-9a-f]{40}) blob (\d+)$/.exec(line);
+          if (!match) throw new AppError("DIFF_UNREADABLE", "A changed file's blob is missing from the candidate repository.");
+          current = { sha: match[1]!, left: Number(match[2]), head: [], headBytes: 0, hash: createHash("sha256") };
+          if (current.left === 0) finish();
+          continue;
+        }
+        const take = Math.min(current.left, chunk.length - at);
+        const part = chunk.subarray(at, at + take);
+        current.hash.update(part);
+        if (current.headBytes < BINARY_SIGNATURE_BYTES) {
+          const keep = part.subarray(0, BINARY_SIGNATURE_BYTES - current.headBytes);
+          current.head.push(Buffer.from(keep));
+          current.headBytes += keep.length;
+        }
+        current.left -= take;
+        at += take;
+        if (current.left === 0) finish();
+      }
+    },
+  });
+  if (blobs.size !== unique.length || current !== null) throw new AppError("DIFF_UNREADABLE", "git did not return every binary blob.");
+  return blobs;
+}
+
+/**
  * The unified patch, at most `maxBytes` of it. Past the budget git is stopped (its process group
  * killed by runGit) and the text is cut after the last complete line; `isCut` says so.
  */
@@ -149,6 +237,8 @@ async function readPatch(
       gitDir,
       args: [
         "diff",
+        // Every file as text: a NUL byte (or the candidate's own .gitattributes) must not hide lines.
+        "--text",
         "--no-renames",
         "--no-color",
         "--no-ext-diff",

@@ -98,8 +98,9 @@ export const HOSTILE_NAMES = {
  * characters in content, a very long line, markup in content, and every hostile name.
  */
 export function hostileChangeSet(): TChangeSet {
-  const binaryBase = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01, 0x02, 0x03]);
-  const binaryHead = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01, 0x02, 0x04, 0x05]);
+  // A PNG by its signature (shown as binary); a NUL byte alone would be shown as text (issue 27).
+  const binaryBase = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x01, 0x02, 0x03]);
+  const binaryHead = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x01, 0x02, 0x04, 0x05]);
   const base: TFixtureTree = {
     "src/app.ts": "export const answer = 41;\nexport function greet(name: string) {\n  return `hi ${name}`;\n}\n",
     "gone.txt": "to be deleted\nsecond line\n",

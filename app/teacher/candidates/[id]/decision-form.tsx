@@ -16,6 +16,8 @@ type Props = {
   canRequestChanges: boolean;
   /** a revision round with the same files as the previous one: approval needs the teacher's acknowledgement */
   isUnchangedSinceParent: boolean;
+  /** files the page does not show in full: approval needs the teacher's acknowledgement of exactly this list (its digest) */
+  notShown: { count: number; digest: string } | null;
 };
 
 /** The decision form carries exactly what this page showed; the server refuses it if that changed. */
@@ -39,6 +41,15 @@ export function DecisionForm(props: Props) {
           <input type="checkbox" name="acknowledgeNoChange" className="mt-1" />
           <span>
             I have seen that round {props.round} changes nothing since round {props.round - 1}, and approve it anyway.
+          </span>
+        </label>
+      )}
+      {props.notShown && (
+        <label className="flex items-start gap-2 text-sm text-red-900" data-testid="acknowledge-not-shown">
+          <input type="checkbox" name="acknowledgeNotShown" value={props.notShown.digest} className="mt-1" />
+          <span>
+            I acknowledge {props.notShown.count === 1 ? "this file is" : `these ${props.notShown.count} files are`} not shown in full
+            (listed above the diff), and approve without having seen {props.notShown.count === 1 ? "it" : "them"} whole.
           </span>
         </label>
       )}

@@ -9,6 +9,7 @@ import { getDb } from "@/lib/db/client";
 import { getEnv } from "@/lib/env";
 import { isAppError } from "@/lib/errors";
 import { toDiffPage } from "@/lib/review/diff-chunks";
+import { digestFilesNotShown } from "@/lib/review/files-not-shown";
 import { readCandidateDiffCached } from "@/lib/review/read-candidate-diff-cached";
 import { getCandidateReview } from "@/lib/review/get-candidate-review";
 import { listLineComments } from "@/lib/review/list-line-comments";
@@ -77,15 +78,15 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
   const isOpenForReview = candidate.isLatestRound && task.state === "review_pending" && !decision;
   const canRequestChanges = task.round < rounds.maxRounds;
   // The server refuses the same approvals (REVIEW_DIFF_INCOMPLETE); the page only says so first.
-  const isDiffComplete = isDiffReadable && !fullDiff.diff.isTruncated;
-  const canApprove = evidence.assessment.status === "pass" && isDiffComplete;
+  // Files of the full diff not shown in full need the teacher's acknowledgement of exactly that list.
+  const filesNotShown = isDiffReadable ? (fullDiff.diff.filesNotShown ?? []) : [];
+  const notShown = filesNotShown.length > 0 ? { count: filesNotShown.length, digest: digestFilesNotShown(filesNotShown) } : null;
+  const canApprove = evidence.assessment.status === "pass" && isDiffReadable;
   const approveBlockedReason = !isDiffReadable
     ? "the diff cannot be read"
-    : !isDiffComplete
-      ? "the diff is too large to show in full (the files not shown are listed above the diff)"
-      : "reasons" in evidence.assessment
-        ? `evidence is ${evidence.assessment.status}: ${evidence.assessment.reasons.join("; ")}`
-        : null;
+    : "reasons" in evidence.assessment
+      ? `evidence is ${evidence.assessment.status}: ${evidence.assessment.reasons.join("; ")}`
+      : null;
 
   return (
     <section className="space-y-6">
@@ -111,6 +112,12 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
       {rounds.rounds.length > 1 && <RoundsPanel rounds={rounds} currentCandidateId={candidate.id} latestRound={task.round} />}
       <AnswersPanel rounds={rounds} comments={lineComments} />
 
+      {notShown && (
+        <p role="note" className="rounded border-2 border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900" data-testid="not-shown-summary">
+          {notShown.count === 1 ? "1 file is" : `${notShown.count} files are`} not shown in full on this page (listed above the diff).
+          Approval needs your acknowledgement of {notShown.count === 1 ? "it" : "them"}.
+        </p>
+      )}
       <dl
         className="grid grid-cols-1 gap-x-6 gap-y-1 rounded border border-slate-200 bg-white p-3 text-sm sm:grid-cols-[max-content_1fr]"
         data-testid="identity-block"
@@ -263,6 +270,7 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
           maxRounds={rounds.maxRounds}
           canRequestChanges={canRequestChanges}
           isUnchangedSinceParent={rounds.isUnchangedSinceParent}
+          notShown={notShown}
         />
       ) : null}
 
