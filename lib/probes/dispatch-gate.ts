@@ -117,6 +117,7 @@ export const RELAY_LIMIT_CEILINGS = [
   "maxBytes",
   "maxRequestBytes",
   "maxResponseBytes",
+  "maxTokens",
 ] as const satisfies readonly (keyof TTaskLimits["relay"])[];
 /** Network policy, strongest first: the mailbox channel blocks the network; http opens one egress. */
 const RELAY_CHANNEL_STRENGTH: Record<TTaskLimits["relayChannel"], number> = { mailbox: 0, http: 1 };

@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
+import { DEFAULT_TASK_LIMITS } from "../contract/limits";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";
@@ -30,7 +31,7 @@ export const ZIssueCapabilitySchema = z
     maxRequestBytes: z.number().int().min(1).max(RELAY_MAX_REQUEST_BYTES_CEILING),
     maxResponseBytes: z.number().int().min(1).max(RELAY_MAX_RESPONSE_BYTES_CEILING),
     /** Input + output tokens over the capability's life (issue 25). */
-    maxTokens: z.number().int().min(1).max(RELAY_MAX_TOKENS_BUDGET_CEILING),
+    maxTokens: z.number().int().min(1).max(RELAY_MAX_TOKENS_BUDGET_CEILING).default(DEFAULT_TASK_LIMITS.relay.maxTokens),
     ttlSeconds: z.number().int().min(1).max(RELAY_MAX_TTL_SECONDS),
   })
   .strict();
