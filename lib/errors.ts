@@ -101,9 +101,13 @@ export const APP_ERROR_CODES = {
   PUBLISH_FAILED: 502,
   /** Publication asked without an approval for the same head SHA. */
   PUBLISH_NOT_APPROVED: 409,
-  /** Anything not anticipated; details stay in server logs (redacted). */
   /** A backup archive cannot be restored: not a School-Core backup, damaged, or from a version this one cannot load. */
   BACKUP_INVALID: 422,
+  /** A backup archive's seal (HMAC-SHA256 under the backup key, which never travels in the archive) is missing or does not match: altered, damaged, unsealed or sealed with another key; nothing was restored. */
+  BACKUP_UNAUTHENTIC: 422,
+  /** A sealed backup holds an entry a backup of its kind cannot hold (a postgres/ directory, a link, a device, a path outside its parts, a secret its manifest says it has not); nothing was restored. */
+  BACKUP_ENTRY_REFUSED: 422,
+  /** Anything not anticipated; details stay in server logs (redacted). */
   INTERNAL: 500,
   /** A dependency setup run (issue 18) could not produce a bundle: the recipe failed, timed out, or its inputs are missing; names the cause. */
   DEPENDENCY_SETUP_FAILED: 502,

@@ -107,6 +107,8 @@ async function main() {
   }
 
   ensureBubblewrap(say);
+  // Traverse-only for others, not 0700: the embedded PostgreSQL (as root, user postgres) and the
+  // local substrate's sandbox uids enter it by name; what they may not see is 0700 below it.
   await fs.promises.mkdir(env.dataDir, { recursive: true, mode: 0o711 });
   const database = await openDatabase(env, { migrate: true, log: (line) => say(line) });
   childEnv.DATABASE_URL = database.handle.url;

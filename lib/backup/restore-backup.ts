@@ -1,23 +1,30 @@
 /**
  * `schoolcore backup restore`: a backup into an empty DATA_DIR and an empty database.
  *
- * Fails closed at every step: a non-empty DATA_DIR or a database with rows is refused before
- * anything is written (a restore never merges with, or overwrites, a live installation); an
- * archive that is not a School-Core backup, or that was taken by a version with migrations this
- * one does not know, is refused before extraction; the database load is one transaction.
- * The database is opened by the caller (embedded under the new DATA_DIR, or DATABASE_URL) after
- * the files are in place, because the embedded server lives inside DATA_DIR.
+ * Fails closed at every step, and nothing is written to DATA_DIR or the database until the whole
+ * archive has been read and judged (issue 27: a restore used to extract whatever the file held and
+ * then start the PostgreSQL cluster it found there). In order:
+ * - a non-empty DATA_DIR is refused (a restore never merges with, or overwrites, an installation);
+ * - the archive is copied into a private directory (so the bytes checked are the bytes extracted)
+ *   and read once writing nothing: its seal must verify under the key the operator hands over
+ *   (--key-file; it never travels inside the archive), else BACKUP_UNAUTHENTIC; then every entry
+ *   must be a directory or regular file the authenticated manifest lists and a backup of its kind
+ *   can hold (classifyBackupEntry), else BACKUP_ENTRY_REFUSED; a backup from a version with
+ *   migrations this one does not know is BACKUP_INVALID;
+ * - only then is it extracted, by our own reader (directories 0700, files owner-only): the data
+ *   parts into DATA_DIR, the manifest and snapshot into the private directory, which the database
+ *   load reads and which is removed after. The load is one transaction, into the database the
+ *   caller opens (embedded under the new DATA_DIR, or DATABASE_URL) once the files are in place.
  */
-import { execFile } from "node:child_process";
 import fs from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { AppError } from "../errors";
 import { applyMigrations, loadMigrationList } from "../db/migrations";
-import { BACKUP_META_DIR, ZBackupManifestSchema, BACKUP_MANIFEST_FILE, type TBackupManifest } from "./backup-manifest";
+import { BACKUP_KEY_PATH, BACKUP_MANIFEST_FILE, classifyBackupEntry, ZBackupManifestSchema, type TBackupManifest } from "./backup-manifest";
+import { readBackupKey, readSealedArchive, type TBackupKey } from "./backup-seal";
+import { BackupTarReader, type TBackupEntry, type TEntryWriter } from "./backup-tar-reader";
 import { assertDatabaseEmpty, importDatabaseSnapshot } from "./database-snapshot";
-
-const run = promisify(execFile);
 
 export type TRestoreBackupResult = {
   dataDir: string;
@@ -45,18 +52,13 @@ export async function assertDataDirEmpty(dataDir: string): Promise<void> {
     );
 }
 
-export async function readBackupManifest(file: string): Promise<TBackupManifest> {
-  let text: string;
-  try {
-    ({ stdout: text } = await run("tar", ["--extract", "--gzip", "--file", file, "--to-stdout", BACKUP_MANIFEST_FILE], {
-      maxBuffer: 64 << 20,
-    }));
-  } catch {
-    throw new AppError("BACKUP_INVALID", `${path.basename(file)} is not a School-Core backup (no readable ${BACKUP_MANIFEST_FILE}).`);
-  }
+const MAX_MANIFEST_BYTES = 16 << 20;
+
+function parseManifest(file: string, bytes: Buffer | null): TBackupManifest {
+  if (!bytes) throw new AppError("BACKUP_INVALID", `${path.basename(file)} is not a School-Core backup (no ${BACKUP_MANIFEST_FILE}).`);
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(bytes.toString("utf8"));
   } catch {
     throw new AppError("BACKUP_INVALID", `${BACKUP_MANIFEST_FILE} in ${path.basename(file)} is not JSON.`);
   }
@@ -66,40 +68,101 @@ export async function readBackupManifest(file: string): Promise<TBackupManifest>
   return parsed.data;
 }
 
-export async function restoreBackup(deps: TRestoreDeps, input: { file: string }): Promise<TRestoreBackupResult> {
+/** Reads the whole sealed archive, writing nothing: its seal, its manifest, and every entry against that manifest. */
+async function checkBackupArchive(file: string, key: TBackupKey): Promise<TBackupManifest> {
+  const entries: TBackupEntry[] = [];
+  let manifestBytes: Buffer | null = null;
+  const reader = new BackupTarReader((entry) => {
+    entries.push(entry);
+    if (entry.kind !== "file" || entry.path !== BACKUP_MANIFEST_FILE || entry.size > MAX_MANIFEST_BYTES) return undefined;
+    const chunks: Buffer[] = [];
+    return { write: (chunk) => void chunks.push(Buffer.from(chunk)), end: () => void (manifestBytes = Buffer.concat(chunks)) };
+  });
+  // The seal is judged first: what an unauthenticated archive holds is not worth a word.
+  await readSealedArchive({ file, key, onTarChunk: (chunk) => reader.push(chunk) });
+  reader.finish();
+  if (reader.refusals.length > 0)
+    throw new AppError("BACKUP_ENTRY_REFUSED", `The backup holds ${reader.refusals.slice(0, 5).join("; ")}; nothing was restored.`);
+  const manifest = parseManifest(file, manifestBytes);
+  const refused = entries.map((e) => classifyBackupEntry(manifest, e)).flatMap((c) => (c.kind === "refused" ? [c.reason] : []));
+  if (refused.length > 0)
+    throw new AppError(
+      "BACKUP_ENTRY_REFUSED",
+      `The backup holds what a backup of its kind cannot: ${refused.slice(0, 5).join("; ")}; nothing was restored.`,
+    );
+  return manifest;
+}
+
+/** Extracts the checked archive: data parts under dataDir, the manifest and snapshot under metaRoot. */
+async function extractBackupArchive(input: {
+  file: string;
+  key: TBackupKey;
+  manifest: TBackupManifest;
+  dataDir: string;
+  metaRoot: string;
+}) {
+  const reader = new BackupTarReader(async (entry): Promise<TEntryWriter | undefined> => {
+    const verdict = classifyBackupEntry(input.manifest, entry);
+    // Checked in full before; a difference now means the private copy changed under us.
+    if (verdict.kind === "refused") throw new AppError("BACKUP_ENTRY_REFUSED", verdict.reason);
+    const target = path.join(verdict.kind === "meta" ? input.metaRoot : input.dataDir, entry.path);
+    if (entry.kind === "dir") {
+      await fs.mkdir(target, { recursive: true, mode: 0o700 });
+      return undefined;
+    }
+    await fs.mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
+    // wx: a path is written once and never through anything already there.
+    const handle = await fs.open(target, "wx", 0o600 | (entry.mode & 0o100));
+    return {
+      write: async (chunk) => void (await handle.write(chunk)),
+      end: () => handle.close(),
+    };
+  });
+  await readSealedArchive({ file: input.file, key: input.key, onTarChunk: (chunk) => reader.push(chunk) });
+  reader.finish();
+  if (reader.refusals.length > 0) throw new AppError("BACKUP_ENTRY_REFUSED", reader.refusals[0]!);
+}
+
+export async function restoreBackup(deps: TRestoreDeps, input: { file: string; keyFile: string }): Promise<TRestoreBackupResult> {
   const started = performance.now();
   const dataDir = path.resolve(deps.dataDir);
   await assertDataDirEmpty(dataDir);
-  const manifest = await readBackupManifest(input.file);
-  const known = new Set((await loadMigrationList()).migrationDirectories.map((m) => m.path));
-  const unknown = manifest.migrations.filter((m) => !known.has(m));
-  if (unknown.length > 0)
-    throw new AppError(
-      "BACKUP_INVALID",
-      `The backup was taken by a newer School-Core (migration ${unknown[0]} is unknown here). Restore with that version or newer.`,
-    );
-
-  await fs.mkdir(dataDir, { recursive: true, mode: 0o711 });
+  const key = await readBackupKey(input.keyFile);
+  const privateDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-restore-"));
   try {
-    await run("tar", ["--extract", "--gzip", "--file", input.file, "--directory", dataDir, "--no-same-owner"], { maxBuffer: 16 << 20 });
-  } catch (error) {
-    throw new AppError(
-      "BACKUP_INVALID",
-      `Extracting the backup failed: ${((error as { stderr?: string }).stderr ?? String(error)).slice(0, 500)}`,
-    );
-  }
+    const copy = path.join(privateDir, "backup.tar.gz");
+    await fs.copyFile(input.file, copy).catch((error: Error) => {
+      throw new AppError("BACKUP_INVALID", `${input.file} cannot be read: ${error.message}`);
+    });
+    const manifest = await checkBackupArchive(copy, key);
+    const known = new Set((await loadMigrationList()).migrationDirectories.map((m) => m.path));
+    const unknown = manifest.migrations.filter((m) => !known.has(m));
+    if (unknown.length > 0)
+      throw new AppError(
+        "BACKUP_INVALID",
+        `The backup was taken by a newer School-Core (migration ${unknown[0]} is unknown here). Restore with that version or newer.`,
+      );
 
-  const database = await deps.openDatabase();
-  try {
-    await assertDatabaseEmpty(database.url);
-    // The rows go into the schema they were taken from; the migrations the backup predates run
-    // after them, so a migration that moves data (e.g. guest_round_reports) moves the restored rows too.
-    await applyMigrations(database.url, undefined, { only: manifest.migrations });
-    const { rows } = await importDatabaseSnapshot({ databaseUrl: database.url, fromDir: dataDir, tables: manifest.tables });
-    const migrationsAppliedAfter = await applyMigrations(database.url);
-    await fs.rm(path.join(dataDir, BACKUP_META_DIR), { recursive: true, force: true });
-    return { dataDir, seconds: Math.round((performance.now() - started) / 100) / 10, rows, manifest, migrationsAppliedAfter };
+    await fs.mkdir(dataDir, { recursive: true, mode: 0o711 });
+    const metaRoot = path.join(privateDir, "meta");
+    await extractBackupArchive({ file: copy, key, manifest, dataDir, metaRoot });
+    // The key came from outside; keeping it lets this installation's next backups use the same one.
+    await fs.mkdir(path.join(dataDir, path.dirname(BACKUP_KEY_PATH)), { recursive: true, mode: 0o700 });
+    await fs.writeFile(path.join(dataDir, BACKUP_KEY_PATH), `${key.key.toString("utf8")}\n`, { mode: 0o600, flag: "wx" });
+
+    const database = await deps.openDatabase();
+    try {
+      await assertDatabaseEmpty(database.url);
+      // The rows go into the schema they were taken from; the migrations the backup predates run
+      // after them, so a migration that moves data (e.g. guest_round_reports) moves the restored rows too.
+      await applyMigrations(database.url, undefined, { only: manifest.migrations });
+      const { rows } = await importDatabaseSnapshot({ databaseUrl: database.url, fromDir: metaRoot, tables: manifest.tables });
+      const migrationsAppliedAfter = await applyMigrations(database.url);
+      return { dataDir, seconds: Math.round((performance.now() - started) / 100) / 10, rows, manifest, migrationsAppliedAfter };
+    } finally {
+      await database.close();
+    }
   } finally {
-    await database.close();
+    await fs.rm(privateDir, { recursive: true, force: true });
   }
 }

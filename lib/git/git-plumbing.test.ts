@@ -34,6 +34,12 @@ afterAll(async () => {
 });
 
 describe("git helpers", () => {
+  it("creates the folder holding a new bare repository (DATA_DIR/mirrors, DATA_DIR/candidates) owner-only", async () => {
+    const dataDir = path.join(root, "fresh-data");
+    await initBareRepository({ repoPath: path.join(dataDir, "mirrors", "owner__name.git") });
+    expect((await fs.stat(path.join(dataDir, "mirrors"))).mode & 0o777).toBe(0o700);
+  });
+
   it("commits deterministically, fetches by SHA, diffs, lists and archives", async () => {
     const work = await makeWorkRepo(root, "helpers-src");
     await fs.writeFile(path.join(work, "keep.txt"), "keep\n");

@@ -80,7 +80,8 @@ const isGitDirAt = (repoPath: string) =>
 export async function initBareRepository(options: { repoPath: string }): Promise<void> {
   const { repoPath } = options;
   if (!(await isGitDirAt(repoPath))) {
-    await fsp.mkdir(path.dirname(repoPath), { recursive: true });
+    // DATA_DIR/mirrors and DATA_DIR/candidates hold every target repository and candidate: owner-only.
+    await fsp.mkdir(path.dirname(repoPath), { recursive: true, mode: 0o700 });
     const staging = `${repoPath}.init-${randomBytes(6).toString("hex")}`;
     try {
       await runGit({ args: ["init", "--bare", "--quiet", "--initial-branch=main", "--", staging] });

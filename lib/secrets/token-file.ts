@@ -15,6 +15,11 @@ export async function ensureTokenFile(file: string, prefix: string): Promise<str
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
   }
+  return readTokenFile(file);
+}
+
+/** Reads the token in file without creating it (a key handed over from elsewhere, e.g. a backup key at restore). */
+export async function readTokenFile(file: string): Promise<string> {
   const token = (await fs.readFile(file, "utf8")).split(/\r?\n/)[0]!.trim();
   if (token.length < 16 || !/^[\x21-\x7e]+$/.test(token))
     throw new AppError("CONFIG_INVALID", `The token file ${file} must hold one printable token of at least 16 characters.`);

@@ -33,6 +33,8 @@ export const backupCreate: Command = {
         dataEntries: result.manifest.dataEntries,
         secretsIncluded: result.manifest.secretsIncluded,
         secretsToReprovide: result.manifest.secretsToReprovide,
+        keyFile: result.keyFile,
+        keyId: result.keyId,
         warnings: result.warnings,
       },
       () =>
@@ -42,6 +44,7 @@ export const backupCreate: Command = {
           result.manifest.secretsIncluded
             ? "secrets included: keep this file as safe as the server"
             : `secrets NOT included; after a restore provide again: ${result.manifest.secretsToReprovide.join(", ") || "nothing"}`,
+          `sealed with the backup key ${result.keyFile} (id ${result.keyId}), which is NOT in the archive: keep a copy of it apart from the backups; restoring needs it (backup restore FILE --key-file KEY)`,
           ...result.warnings.map((w) => `warning: ${w}`),
         ].join("\n"),
     );
@@ -49,11 +52,16 @@ export const backupCreate: Command = {
 };
 
 export const backupRestore: Command = {
-  summary: "restore a backup into an empty DATA_DIR (and an empty database); refuses anything non-empty",
-  usage: "backup restore FILE [--json]",
+  summary:
+    "restore a backup into an empty DATA_DIR (and an empty database); refuses anything non-empty, and any archive its backup key does not authenticate",
+  usage: "backup restore FILE --key-file KEY [--json]",
   async run(context) {
-    const { positionals } = parseCommandArgs(context.argv, {}, true);
+    const { positionals, values } = parseCommandArgs(context.argv, { "key-file": { type: "string" } }, true);
     if (positionals.length !== 1) throw new UsageError("exactly one backup file is required");
+    if (!values["key-file"])
+      throw new UsageError(
+        "--key-file KEY is required: the backup key of the installation that made the backup (its DATA_DIR/secrets/backup-key)",
+      );
     // Checked before the database is opened: the embedded server would create DATA_DIR/postgres.
     await assertDataDirEmpty(context.env.dataDir);
     const result = await restoreBackup(
@@ -64,7 +72,7 @@ export const backupRestore: Command = {
           return { url: open.handle.url, close: open.close };
         },
       },
-      { file: positionals[0]! },
+      { file: positionals[0]!, keyFile: values["key-file"] },
     );
     printResult(
       context.isJson,
