@@ -61,6 +61,8 @@ export type TRelayCallOptions = {
   envelopeRefusal?: { code: "RELAY_REQUEST_MALFORMED" | "RELAY_TOO_LARGE"; message: string };
   /** A transport port for tests and the benchmark; production resolves the operator-pinned one (cached per setting version). */
   transport?: TRelayTransport;
+  /** Whose DATA_DIR/credentials/ the upstream credential must be in; the process's DATA_DIR when absent. */
+  dataDir?: string;
 };
 
 export type { TRelayCallResult } from "./relay-response";
@@ -111,6 +113,7 @@ export async function relayCall(options: TRelayCallOptions): Promise<TRelayCallR
       request: request.value,
       startedAt,
       transport: options.transport,
+      dataDir: options.dataDir,
       mailboxSequence: isMailbox ? options.sequence : undefined,
     });
   }
@@ -184,6 +187,7 @@ type TAdmitAndCall = {
   request: TCompleteRequest;
   startedAt: number;
   transport?: TRelayTransport;
+  dataDir?: string;
   /** The mailbox request's sequence number: admission claims it in the same statement. */
   mailboxSequence?: number;
 };
@@ -258,16 +262,19 @@ async function callAdmitted(call: TAdmitAndCall, admission: TAdmission, context:
   let transport: TRelayTransport;
   let completion: { content: string; inputTokens?: number; outputTokens?: number };
   try {
-    transport = call.transport ?? (await resolveCachedTransport(db, admission.upstreamVersion));
+    transport = call.transport ?? (await resolveCachedTransport(db, admission.upstreamVersion, call.dataDir));
     completion = await transport.complete({ messages: call.request.messages, maxTokens: call.request.maxTokens });
   } catch (error) {
     if (isAppError(error) && error.code === "RELAY_TOO_LARGE") return refuseAdmitted({ code: error.code, message: error.message });
     // Fail closed: anything else the transport throws is an upstream failure; the capability is
     // revoked so the task blocks with a visible relay error and nothing retries around it.
+    // A refused credential file or endpoint reaches the guest as a token only (its message names a path).
     const failure =
       isAppError(error) && error.code === "RELAY_UPSTREAM_FAILED"
         ? error
-        : upstreamFailure(call.transport?.kind ?? "unknown", "connection_failed");
+        : isAppError(error) && (error.code === "CREDENTIAL_FILE_REFUSED" || error.code === "ENDPOINT_INSECURE")
+          ? upstreamFailure(call.transport?.kind ?? "unknown", "refused_by_policy")
+          : upstreamFailure(call.transport?.kind ?? "unknown", "connection_failed");
     logWarn("relay upstream failed", {
       capabilityId: admission.id,
       taskId,

@@ -120,8 +120,12 @@ export const SETTING_SCHEMAS = {
     { command: ["node", GUEST_STUDENT_AGENT_PROGRAM] },
     "Student agent command",
   ),
-  "publish.github": defineSetting(ZGitHubPublishSettingSchema, null, "Publication provider"),
-  "relay.upstream": defineSetting(ZRelayUpstreamSettingSchema, null, "Model relay upstream"),
+  "publish.github": defineSetting(ZGitHubPublishSettingSchema, null, "Publication provider", {
+    credentialFiles: (value) => [{ field: "tokenFile", file: value.tokenFile }],
+  }),
+  "relay.upstream": defineSetting(ZRelayUpstreamSettingSchema, null, "Model relay upstream", {
+    credentialFiles: (value) => (value.kind === "scripted" ? [] : [{ field: "credentialFile", file: value.credentialFile }]),
+  }),
   /** files a candidate may not change in a target repository unless allowed there (CI, submodules, code owners) */
   "publish.protectedPaths": defineSetting(ZProtectedPathsSettingSchema, DEFAULT_PROTECTED_PATHS_SETTING, "Protected publication paths"),
   /** how many review rounds a task may have: "Request changes" past the last one is refused */

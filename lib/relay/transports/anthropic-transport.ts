@@ -15,11 +15,12 @@ const ZAnthropicResponseSchema = z.object({
   usage: z.object({ input_tokens: z.number().int().nonnegative(), output_tokens: z.number().int().nonnegative() }).optional(),
 });
 
-export function createAnthropicTransport(setting: TAnthropicSetting): TRelayTransport {
+/** `dataDir`: whose DATA_DIR/credentials/ the credential file must be in. */
+export function createAnthropicTransport(setting: TAnthropicSetting, { dataDir }: { dataDir: string }): TRelayTransport {
   return {
     kind: "anthropic",
     async complete({ messages, maxTokens, signal }) {
-      const credential = await readCredentialFile("anthropic", setting.credentialFile);
+      const credential = await readCredentialFile("anthropic", setting.credentialFile, dataDir);
       const system = messages
         .filter((m) => m.role === "system")
         .map((m) => m.content)

@@ -15,11 +15,12 @@ const ZOpenAiResponseSchema = z.object({
   usage: z.object({ prompt_tokens: z.number().int().nonnegative(), completion_tokens: z.number().int().nonnegative() }).optional(),
 });
 
-export function createOpenAiTransport(setting: TOpenAiSetting): TRelayTransport {
+/** `dataDir`: whose DATA_DIR/credentials/ the credential file must be in. */
+export function createOpenAiTransport(setting: TOpenAiSetting, { dataDir }: { dataDir: string }): TRelayTransport {
   return {
     kind: "openai",
     async complete({ messages, maxTokens, signal }) {
-      const credential = await readCredentialFile("openai", setting.credentialFile);
+      const credential = await readCredentialFile("openai", setting.credentialFile, dataDir);
       const json = await postJson({
         kind: "openai",
         endpoint: setting.endpoint,
