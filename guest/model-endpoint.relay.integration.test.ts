@@ -79,14 +79,17 @@ function anthropicModel(body: Record<string, unknown>) {
 describe("official SDKs → in-guest endpoint → relay channel → provider wire format", async () => {
   const { db } = await createTestDatabase();
   const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "endpoint-relay-"));
-  const credentialFile = path.join(tmp, "credential");
+  // The test's DATA_DIR: the operator's credential lives in its credentials/ directory, as the rule requires.
+  const dataDir = tmp;
+  await fs.mkdir(path.join(dataDir, "credentials"), { mode: 0o700 });
+  const credentialFile = path.join(dataDir, "credentials", "upstream");
   await fs.writeFile(credentialFile, CREDENTIAL, { mode: 0o600 });
   const openAiUpstream = await startFakeOpenAiServer({ credential: CREDENTIAL });
   openAiUpstream.respond = openAiModel;
   const anthropicUpstream = await startFakeAnthropicServer({ credential: CREDENTIAL });
   anthropicUpstream.respond = anthropicModel;
   const socketPath = path.join(tmp, "relay.sock");
-  const relayServer = http.createServer(createRelayRequestListener({ db }));
+  const relayServer = http.createServer(createRelayRequestListener({ db, dataDir }));
   await new Promise<void>((resolve) => relayServer.listen(socketPath, resolve));
   const stops: (() => Promise<unknown>)[] = [];
   afterAll(async () => {
@@ -103,6 +106,7 @@ describe("official SDKs → in-guest endpoint → relay channel → provider wir
       db,
       value: { kind, endpoint: upstream.endpoint, model: `${kind}-pinned-model`, credentialFile },
       via: "test",
+      dataDir,
     });
   }
 
@@ -116,7 +120,7 @@ describe("official SDKs → in-guest endpoint → relay channel → provider wir
           await new Promise((resolve) => setTimeout(resolve, 10));
           continue;
         }
-        const answer = await processMailboxRequest({ db, taskId, sequence: next, bytes });
+        const answer = await processMailboxRequest({ db, taskId, sequence: next, bytes, dataDir });
         await fs.writeFile(path.join(root, "inbox", mailboxFileName(next)), answer.responseBytes);
         next++;
       }

@@ -101,6 +101,10 @@ export const APP_ERROR_CODES = {
   PUBLISH_FAILED: 502,
   /** Publication asked without an approval for the same head SHA. */
   PUBLISH_NOT_APPROVED: 409,
+  /** A credential file named by a setting (relay upstream credentialFile, publication tokenFile) is not a regular file inside DATA_DIR/credentials/ — outside it, reached through a symlink that leaves it, or one of School-Core's own secrets; refused on write and on every use. */
+  CREDENTIAL_FILE_REFUSED: 422,
+  /** An endpoint that would receive a credential (relay upstream, publication API) is plain http to a host other than loopback (127.0.0.0/8, ::1, localhost); refused on write and on every use. */
+  ENDPOINT_INSECURE: 422,
   /** A backup archive cannot be restored: not a School-Core backup, damaged, or from a version this one cannot load. */
   BACKUP_INVALID: 422,
   /** A backup archive's seal (HMAC-SHA256 under the backup key, which never travels in the archive) is missing or does not match: altered, damaged, unsealed or sealed with another key; nothing was restored. */

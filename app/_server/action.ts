@@ -15,7 +15,7 @@ export type { TFieldErrors } from "./field-errors";
  */
 export type ActionResult = { ok: true; message: string; id?: string } | { ok: false; error: string; fieldErrors?: TFieldErrors };
 
-// A use case may refuse its input field by field: VALIDATION_FAILED with `details.fieldErrors`.
+// A use case may refuse its input field by field: a typed error (VALIDATION_FAILED, CREDENTIAL_FILE_REFUSED …) with `details.fieldErrors`.
 const ZFieldErrorsDetailSchema = z.object({ fieldErrors: z.record(z.string(), z.array(z.string()).max(20)) });
 
 /**
@@ -39,8 +39,8 @@ export function withActorAction<S extends z.ZodType>(options: {
       return await options.handler({ actor, input: parsed.data });
     } catch (error) {
       if (isAppError(error)) {
-        const detail = error.code === "VALIDATION_FAILED" ? ZFieldErrorsDetailSchema.safeParse(error.details) : undefined;
-        return detail?.success
+        const detail = ZFieldErrorsDetailSchema.safeParse(error.details);
+        return detail.success
           ? { ok: false, error: error.message, fieldErrors: detail.data.fieldErrors }
           : { ok: false, error: error.message };
       }

@@ -45,7 +45,12 @@ export function getAuthOptions(): NextAuthOptions {
               clientAddress: clientAddressOf(request?.headers as Record<string, unknown> | undefined),
             });
             if (result.kind === "refused") return null;
-            return { id: result.actor.userId, email: result.actor.email, roles: [...result.actor.roles] };
+            return {
+              id: result.actor.userId,
+              email: result.actor.email,
+              roles: [...result.actor.roles],
+              sessionEpoch: result.sessionEpoch,
+            };
           } catch (error) {
             // next-auth forwards the message as `error`; only typed, bounded codes leave here.
             if (isAppError(error) && error.code === "RATE_LIMITED") throw new Error("RATE_LIMITED");
@@ -59,11 +64,21 @@ export function getAuthOptions(): NextAuthOptions {
         if (user) {
           token.uid = user.id;
           token.roles = parseRoles((user as { roles?: unknown }).roles);
+          // The user's session epoch at sign-in: a password reset moves it on and ends this token (resolveSessionActor).
+          token.sessionEpoch = (user as { sessionEpoch?: unknown }).sessionEpoch;
         }
         return token;
       },
       session({ session, token }) {
-        return { ...session, user: { email: session.user?.email ?? null, id: token.uid as string, roles: parseRoles(token.roles) } };
+        return {
+          ...session,
+          user: {
+            email: session.user?.email ?? null,
+            id: token.uid as string,
+            roles: parseRoles(token.roles),
+            sessionEpoch: token.sessionEpoch,
+          },
+        };
       },
     },
   };

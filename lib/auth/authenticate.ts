@@ -1,6 +1,8 @@
 /**
  * Credentials sign-in: the one place a password hash is read. Unknown emails cost the same time
- * as wrong passwords, and failures are throttled per account and per client address.
+ * as wrong passwords, and failures are throttled per (account, client address) and per client
+ * address (sign-in-throttle.ts). A success returns the user's session epoch, which the session
+ * carries so a password reset can end it (resolve-session-actor.ts).
  */
 import { z } from "zod";
 import type { Db } from "../db/client";
@@ -17,7 +19,7 @@ export const ZCredentialsSchema = z.object({
 /** clientAddress: the resolved client (client-address.ts); null = unknown, only the per-account delay applies. */
 export type AuthenticateOptions = { db: Db; credentials: unknown; clientAddress: string | null; now?: Date };
 
-export type AuthenticateResult = { kind: "signed_in"; actor: Actor } | { kind: "refused" };
+export type AuthenticateResult = { kind: "signed_in"; actor: Actor; sessionEpoch: number } | { kind: "refused" };
 
 export async function authenticate(options: AuthenticateOptions): Promise<AuthenticateResult> {
   const { db, clientAddress } = options;
@@ -26,8 +28,9 @@ export async function authenticate(options: AuthenticateOptions): Promise<Authen
   if (!parsed.success) return { kind: "refused" };
   const { email, password } = parsed.data;
 
-  const keys = clientAddress ? [throttleKey("email", email), throttleKey("address", clientAddress)] : [throttleKey("email", email)];
-  const lockedUntil = await findLockedUntil(db, keys, now);
+  const accountKey = throttleKey("account", { email, clientAddress });
+  const addressKey = clientAddress ? throttleKey("address", { email, clientAddress }) : undefined;
+  const lockedUntil = await findLockedUntil(db, addressKey ? [accountKey, addressKey] : [accountKey], now);
   if (lockedUntil) {
     const seconds = Math.ceil((lockedUntil.getTime() - now.getTime()) / 1000);
     const wait = seconds < 120 ? `${seconds} second${seconds === 1 ? "" : "s"}` : `${Math.ceil(seconds / 60)} minutes`;
@@ -37,10 +40,14 @@ export async function authenticate(options: AuthenticateOptions): Promise<Authen
   const user = await db.user.findUnique({ where: { email }, omit: { passwordHash: false } });
   const isValid = await verifyPassword(password, user?.passwordHash ?? (await getDummyHash()));
   if (!user || !isValid || user.isDisabled) {
-    await recordFailure(db, "email", email, now);
-    if (clientAddress) await recordFailure(db, "address", clientAddress, now);
+    await recordFailure(db, accountKey, now);
+    if (addressKey) await recordFailure(db, addressKey, now);
     return { kind: "refused" };
   }
-  await clearFailures(db, "email", email);
-  return { kind: "signed_in", actor: { userId: user.id, email: user.email, roles: parseRoles(user.roles) } };
+  await clearFailures(db, accountKey);
+  return {
+    kind: "signed_in",
+    actor: { userId: user.id, email: user.email, roles: parseRoles(user.roles) },
+    sessionEpoch: user.sessionEpoch,
+  };
 }

@@ -9,6 +9,7 @@
  * unknown: the per-address throttle is skipped — the per-account delay still applies — rather
  * than keyed on a spoofable value.
  */
+import { isIPv4, isIPv6 } from "node:net";
 
 export type TClientAddressInput = {
   /** The raw X-Forwarded-For header value(s), as received. */
@@ -94,4 +95,34 @@ export function applyPeerAddress(
   });
   if (value === undefined) delete request.headers["x-forwarded-for"];
   else request.headers["x-forwarded-for"] = value;
+}
+
+/** The eight 16-bit groups of an IPv6 address (`::` expanded, a trailing dotted quad folded in). */
+function ipv6Groups(address: string): number[] {
+  let text = address;
+  const tail = text.slice(text.lastIndexOf(":") + 1);
+  if (tail.includes(".")) {
+    const [a, b, c, d] = tail.split(".").map(Number) as [number, number, number, number];
+    text = `${text.slice(0, text.length - tail.length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, rest] = text.split("::") as [string, string | undefined];
+  const left = head ? head.split(":") : [];
+  const right = rest ? rest.split(":") : [];
+  const middle = rest === undefined ? [] : Array.from({ length: 8 - left.length - right.length }, () => "0");
+  return [...left, ...middle, ...right].map((group) => parseInt(group, 16));
+}
+
+/**
+ * The bucket an address is throttled under. An IPv4 address is its own bucket; an IPv6 address
+ * counts by its /64 prefix, because one subscriber (one host, even) routinely holds a whole /64
+ * and could otherwise take a fresh address — a fresh throttle — for every guess (issue 27, item 4).
+ */
+export function addressBucket(address: string): string {
+  const value = normalise(address).split("%")[0]!;
+  if (isIPv4(value) || !isIPv6(value)) return value;
+  const prefix = ipv6Groups(value)
+    .slice(0, 4)
+    .map((group) => group.toString(16))
+    .join(":");
+  return `${prefix}::/64`;
 }

@@ -7,8 +7,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../db/client";
 import { createTestDatabase } from "../testing/test-database";
 import { addUser } from "./add-user";
+import { authenticate } from "./authenticate";
 import { verifyPassword } from "./password";
 import { resetUserPassword } from "./reset-user-password";
+import { resolveSessionActor } from "./resolve-session-actor";
 import { updateUser } from "./update-user";
 
 let db: Db;
@@ -58,12 +60,34 @@ describe("user management", () => {
 
   it("resets a password: the new one works, the old one does not, and the sign-in throttle is cleared", async () => {
     await db.signInThrottle.create({
-      data: { key: "email:lead@users.test", failures: 9, windowStart: new Date(), lockedUntil: new Date(Date.now() + 60_000) },
+      data: { key: "account:lead@users.test 10.0.0.9", failures: 9, windowStart: new Date(), lockedUntil: new Date(Date.now() + 60_000) },
     });
     const { password } = await resetUserPassword({ db }, { userId: opId, actorId: null });
     const stored = await db.user.findUniqueOrThrow({ where: { id: opId }, omit: { passwordHash: false } });
     expect(await verifyPassword(password, stored.passwordHash)).toBe(true);
-    expect(await db.signInThrottle.count({ where: { key: "email:lead@users.test" } })).toBe(0);
+    expect(await db.signInThrottle.count({ where: { key: { startsWith: "account:lead@users.test " } } })).toBe(0);
     expect(await db.auditLog.count({ where: { action: "user.password_reset", targetId: opId } })).toBe(1);
+  });
+
+  it("a password reset ends the user's live sessions: a session from before the reset is refused, a new sign-in works", async () => {
+    const { user, password } = await addUser({ db }, { email: "session@users.test", roles: "teacher", actorId: opId });
+    const before = await authenticate({ db, credentials: { email: "session@users.test", password }, clientAddress: "10.8.0.1" });
+    expect(before.kind).toBe("signed_in");
+    const oldSession = { userId: user.id, sessionEpoch: before.kind === "signed_in" ? before.sessionEpoch : -1 };
+    expect(await resolveSessionActor({ db }, oldSession)).toMatchObject({ userId: user.id, roles: ["teacher"] });
+
+    const reset = await resetUserPassword({ db }, { userId: user.id, actorId: opId });
+    expect(await resolveSessionActor({ db }, oldSession)).toBeNull();
+    // A token without the claim (issued before sessions carried one) is refused too: fail closed.
+    expect(await resolveSessionActor({ db }, { userId: user.id, sessionEpoch: undefined })).toBeNull();
+
+    const after = await authenticate({
+      db,
+      credentials: { email: "session@users.test", password: reset.password },
+      clientAddress: "10.8.0.1",
+    });
+    expect(after.kind).toBe("signed_in");
+    if (after.kind !== "signed_in") return;
+    expect(await resolveSessionActor({ db }, { userId: user.id, sessionEpoch: after.sessionEpoch })).toMatchObject({ userId: user.id });
   });
 });

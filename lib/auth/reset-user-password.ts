@@ -1,7 +1,8 @@
 /**
  * An operator resets a user's password: a new one is generated and returned once; the old one
- * stops working at once, and the sign-in throttle for that email is cleared. Audited, never the
- * password itself.
+ * stops working at once, the user's live sessions end (the session epoch moves on, so every
+ * token issued before is refused: a reset after a stolen session must evict the thief too), and
+ * the sign-in throttle for that email is cleared. Audited, never the password itself.
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
@@ -9,7 +10,7 @@ import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";
 import { generatePassword, hashPassword } from "./password";
-import { throttleKey } from "./sign-in-throttle";
+import { accountKeyPrefix } from "./sign-in-throttle";
 
 export const ZResetUserPasswordSchema = z.object({ userId: z.uuid() }).strict();
 
@@ -23,8 +24,8 @@ export async function resetUserPassword(
   return deps.db.$transaction(async (tx) => {
     const user = await tx.user.findUnique({ where: { id: input.userId }, select: { id: true, email: true } });
     if (!user) throw new AppError("NOT_FOUND", "No such user.");
-    await tx.user.update({ where: { id: user.id }, data: { passwordHash } });
-    await tx.signInThrottle.deleteMany({ where: { key: throttleKey("email", user.email) } });
+    await tx.user.update({ where: { id: user.id }, data: { passwordHash, sessionEpoch: { increment: 1 } } });
+    await tx.signInThrottle.deleteMany({ where: { key: { startsWith: accountKeyPrefix(user.email) } } });
     await recordAudit(tx, { actorId, action: "user.password_reset", targetType: "user", targetId: user.id, detail: { email: user.email } });
     return { email: user.email, password };
   });

@@ -1,10 +1,13 @@
 /**
  * The operator-pinned model upstream (`relay.upstream`). Nothing a caller sends can choose the
  * endpoint, the model or the credential; the credential itself is never stored — only the path of
- * the file that holds it, read by the transport at call time (rotation needs no restart).
+ * the file that holds it, read by the transport at call time (rotation needs no restart). That file
+ * must be in DATA_DIR/credentials/ (checked on write by the registry and on every read by the
+ * transport, lib/secrets/credential-file.ts), and the endpoint https unless it is loopback.
  */
 import path from "node:path";
 import { z } from "zod";
+import { isSecureEndpoint, SECURE_ENDPOINT_RULE } from "./secure-endpoint";
 
 /** Raw upstream bytes (the wire JSON, larger than the completion) are capped separately from the capability. */
 export const UPSTREAM_MAX_RESPONSE_BYTES_CEILING = 32 * 1024 * 1024;
@@ -20,6 +23,8 @@ const ZEndpoint = z
   .url()
   .max(2048)
   .refine((value) => ["http:", "https:"].includes(new URL(value).protocol), "must be an http(s) URL")
+  // The credential travels to this URL as a header (issue 27, item 5).
+  .refine((value) => isSecureEndpoint(value), SECURE_ENDPOINT_RULE)
   // A credential in the URL would be shown by `relay upstream show` and kept in the settings row.
   .refine(
     (value) => !new URL(value).username && !new URL(value).password,

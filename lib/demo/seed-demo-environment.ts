@@ -14,6 +14,8 @@ import { runGit } from "../git/run-git";
 import { logInfo } from "../log";
 import { saveGitHubPublishSetting } from "../publish/publish-settings";
 import { readSetting } from "../settings/operator-settings";
+import { getEnv } from "../env";
+import { checkCredentialFilePath } from "../secrets/credential-file";
 import { readRelayUpstream, setRelayUpstream } from "../relay/upstream-setting";
 import { addTargetRepository } from "../repos/target-repositories";
 import { getActiveManifest, saveTrustedManifest } from "../verify/trusted-manifests";
@@ -27,7 +29,10 @@ export const DEMO_SCRIPTED_COMPLETIONS = path.join(PROJECT_ROOT, "lib", "demo", 
 export type TSeedDemoOptions = {
   db: Db;
   forgeUrl: string;
+  /** the forge's API token file: the demo's publication credential, in DATA_DIR/credentials/ */
   forgeTokenFile: string;
+  /** the DATA_DIR the credential rule is checked against; the process's own when absent */
+  dataDir?: string;
   /** creates the demo repository on the local forge (a sidecar: the core does not import it) */
   createForgeRepository: (repository: string) => Promise<{ gitDir: string }>;
   /** the demo's loopback fixture registry (issue 18): seeds `demo/greeter` with an npm-ci recipe through it */
@@ -68,8 +73,21 @@ export async function seedDemoEnvironment(options: TSeedDemoOptions): Promise<vo
     );
     logInfo("demo target with dependencies seeded", { repository: GREETER_REPOSITORY, registry: options.demoRegistryUrl });
   }
-  if (!(await readSetting(db, "publish.github").catch(() => null))) {
-    await saveGitHubPublishSetting(db, { apiBaseUrl: options.forgeUrl, tokenFile: path.resolve(options.forgeTokenFile) }, null);
+  const publish = await readSetting(db, "publish.github").catch(() => null);
+  // A data directory from before credential files had to live in DATA_DIR/credentials/ (issue 27,
+  // item 5) still points the demo's own forge publication at DATA_DIR/secrets/forge-token: that
+  // value is refused on use, so the demo's setting (and only the demo's: same forge URL) moves on.
+  const isStaleDemoSetting =
+    publish !== null &&
+    publish.apiBaseUrl === options.forgeUrl &&
+    checkCredentialFilePath(publish.tokenFile, options.dataDir ?? getEnv().dataDir) !== null;
+  if (!publish || isStaleDemoSetting) {
+    await saveGitHubPublishSetting(
+      db,
+      { apiBaseUrl: options.forgeUrl, tokenFile: path.resolve(options.forgeTokenFile) },
+      null,
+      options.dataDir,
+    );
   }
   if (!(await readRelayUpstream({ db }).catch(() => null))) {
     await setRelayUpstream({ db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "demo-seed" });

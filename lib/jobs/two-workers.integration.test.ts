@@ -21,6 +21,7 @@ import { createTask } from "../tasks/create-task";
 import { createForgeRepository } from "../../sidecars/local-forge/create-forge-repository";
 import { startLocalForge, type TLocalForge } from "../../sidecars/local-forge/start-local-forge";
 import { createLifecycleWorld, decideRoundOneCandidate, type LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
+import { ensureCredentialsDir } from "../secrets/credential-file";
 
 const TASKS = 20;
 const MACHINE_CAP = 6;
@@ -117,7 +118,7 @@ async function describeStuckTasks(taskIds: string[]): Promise<string> {
 beforeAll(async () => {
   world = await createLifecycleWorld();
   forgeToken = `forge_${randomBytes(18).toString("hex")}`;
-  const tokenFile = path.join(world.env.dataDir, "forge-token");
+  const tokenFile = path.join(ensureCredentialsDir(world.env.dataDir), "forge-token");
   await fs.writeFile(tokenFile, forgeToken, { mode: 0o600 });
   forge = await startLocalForge({
     port: 0,
@@ -132,7 +133,7 @@ beforeAll(async () => {
     args: ["push", "--quiet", repo.gitDir, `${world.demoSha}:refs/heads/main`],
   });
   await world.db.targetRepository.update({ where: { name: "demo/calculator" }, data: { cloneUrl: `${forge.url}/demo/calculator.git` } });
-  await saveGitHubPublishSetting(world.db, { apiBaseUrl: forge.url, tokenFile }, null);
+  await saveGitHubPublishSetting(world.db, { apiBaseUrl: forge.url, tokenFile }, null, world.env.dataDir);
   await writeSetting(world.db, { key: "machines.concurrency", value: { maxMachines: MACHINE_CAP, bySubstrate: {} }, actorId: null });
   const teacherRow = await world.db.user.create({ data: { email: "t@workers.test", name: "T", roles: ["teacher"], passwordHash: "x" } });
   teacher = { userId: teacherRow.id, email: teacherRow.email, roles: ["teacher"] };

@@ -81,7 +81,7 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
       db,
       dataDir: env.dataDir,
       repository: repo.name,
-      source: { cloneUrl: repo.cloneUrl, credential: await readMirrorCredential(db) },
+      source: { cloneUrl: repo.cloneUrl, credential: await readMirrorCredential(db, env.dataDir) },
     });
     await writeBaseArchive(mirror, task.baseSha, baseTar);
   }

@@ -4,7 +4,9 @@
  * (one forwarded socket to the relay endpoint) — and the demo task reaches review with passing
  * trusted evidence both times.
  */
+import fs from "node:fs/promises";
 import http from "node:http";
+import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GUEST_STUDENT_AGENT_PROGRAM } from "../contract/guest-layout";
@@ -13,6 +15,7 @@ import { createRelayRequestListener } from "../relay/relay-http";
 import { setRelayUpstream } from "../relay/upstream-setting";
 import { advanceTask } from "../jobs/advance-task";
 import { qualifyForTests } from "../probes/testing/qualify-for-tests";
+import { ensureCredentialsDir } from "../secrets/credential-file";
 import { createLifecycleWorld, type LifecycleWorld } from "./testing/lifecycle-fixture";
 
 const STUDENT_AGENT = ["node", GUEST_STUDENT_AGENT_PROGRAM];
@@ -61,13 +64,17 @@ describe("the student agent through the task relay", () => {
     await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve)); // nothing listens there any more
+    // A real credential file in the world's DATA_DIR/credentials/ (never the substrate token): the failure under test is the upstream's.
+    const credentialFile = path.join(ensureCredentialsDir(world.env.dataDir), "upstream-key");
+    await fs.writeFile(credentialFile, "sk-test-0123456789\n", { mode: 0o600 });
     await setRelayUpstream({
       db: world.db,
+      dataDir: world.env.dataDir,
       value: {
         kind: "openai",
         endpoint: `http://127.0.0.1:${port}/v1/chat/completions`,
         model: "m",
-        credentialFile: world.tokenFile,
+        credentialFile,
         connectTimeoutMs: 500,
         requestTimeoutMs: 2000,
       },

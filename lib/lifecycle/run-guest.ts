@@ -29,7 +29,14 @@ async function serveMailbox(ctx: TaskRunContext, task: Task, providerId: string,
     // duplicate refusal (mailbox-protocol.ts).
     const answered = await ctx.substrate.downloadSmall(providerId, mailboxInboxPath(sequence), { maxBytes: 16 });
     if (!answered) {
-      const answer = await processMailboxRequest({ db: ctx.db, taskId: task.id, sequence, bytes, transport: ctx.relayTransport });
+      const answer = await processMailboxRequest({
+        db: ctx.db,
+        taskId: task.id,
+        sequence,
+        bytes,
+        transport: ctx.relayTransport,
+        dataDir: ctx.env.dataDir,
+      });
       await ctx.substrate.upload(providerId, mailboxInboxPath(sequence), answer.responseBytes);
       // No fallback of any kind: an upstream failure blocks the task (seed 000).
       if (answer.code === "RELAY_UPSTREAM_FAILED")

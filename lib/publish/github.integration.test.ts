@@ -91,28 +91,33 @@ describe("GitHub provider", async () => {
   });
 
   it("reads one printable token per call and refuses anything else", async () => {
-    const file = path.join(env.dataDir, "t1");
+    const file = path.join(env.dataDir, "credentials", "t1");
     await fs.writeFile(file, "first-line-token\nX-Injected: yes\n");
-    expect(await readTokenFile(file)).toBe("first-line-token");
+    expect(await readTokenFile(file, env.dataDir)).toBe("first-line-token");
     await fs.writeFile(file, "two words\n");
-    await expect(readTokenFile(file)).rejects.toMatchObject({ code: "PUBLISH_FAILED" });
+    await expect(readTokenFile(file, env.dataDir)).rejects.toMatchObject({ code: "PUBLISH_FAILED" });
     await fs.writeFile(file, "\n");
-    await expect(readTokenFile(file)).rejects.toMatchObject({ code: "PUBLISH_FAILED" });
-    const missing = await readTokenFile(path.join(env.dataDir, "absent")).catch((e: unknown) => e);
+    await expect(readTokenFile(file, env.dataDir)).rejects.toMatchObject({ code: "PUBLISH_FAILED" });
+    const missing = await readTokenFile(path.join(env.dataDir, "credentials", "absent"), env.dataDir).catch((e: unknown) => e);
     expect(failureOf(missing)).toBe("refused");
   });
 
   it("classifies a bad token as refused and an unreachable provider as ambiguous, never echoing the token", async () => {
-    const file = path.join(env.dataDir, "wrong");
+    const file = path.join(env.dataDir, "credentials", "wrong");
     await fs.writeFile(file, "wrong-token-value-123456\n");
-    const wrong = createGitHubProvider({ apiBaseUrl: env.forge.url, tokenFile: file, requestTimeoutMs: 1_000 });
+    const wrong = createGitHubProvider({ apiBaseUrl: env.forge.url, tokenFile: file, requestTimeoutMs: 1_000, dataDir: env.dataDir });
     const refused = (await wrong.findPullRequests(target).catch((e: unknown) => e)) as Error;
     expect(failureOf(refused)).toBe("refused");
     expect(refused.message).toContain("HTTP 401");
     expect(refused.message).not.toContain("wrong-token-value-123456");
     await wrong.close();
     const port = await findFreePort();
-    const down = createGitHubProvider({ apiBaseUrl: `http://127.0.0.1:${port}`, tokenFile: env.tokenFile, requestTimeoutMs: 1_000 });
+    const down = createGitHubProvider({
+      apiBaseUrl: `http://127.0.0.1:${port}`,
+      tokenFile: env.tokenFile,
+      requestTimeoutMs: 1_000,
+      dataDir: env.dataDir,
+    });
     const ambiguous = (await down.createPullRequest({ target, title: "t", body: "b" }).catch((e: unknown) => e)) as Error;
     expect(failureOf(ambiguous)).toBe("ambiguous");
     expect(ambiguous.message).toMatch(/no answer/);
@@ -120,14 +125,14 @@ describe("GitHub provider", async () => {
   });
 
   it("builds the provider from the operator's publish.github setting, failing closed when it is missing or invalid", async () => {
-    await expect(loadPublicationProvider({ db })).rejects.toMatchObject({
+    await expect(loadPublicationProvider({ db, dataDir: env.dataDir })).rejects.toMatchObject({
       code: "CONFIG_INVALID",
       message: expect.stringContaining("publish.github"),
     });
     await db.operatorSetting.create({
       data: { key: GITHUB_PUBLISH_SETTING_KEY, value: { apiBaseUrl: env.forge.url, tokenFile: "relative/path" } },
     });
-    await expect(loadPublicationProvider({ db })).rejects.toMatchObject({
+    await expect(loadPublicationProvider({ db, dataDir: env.dataDir })).rejects.toMatchObject({
       code: "CONFIG_INVALID",
       message: expect.stringContaining("tokenFile"),
     });
@@ -135,14 +140,80 @@ describe("GitHub provider", async () => {
       where: { key: GITHUB_PUBLISH_SETTING_KEY },
       data: { value: { apiBaseUrl: env.forge.url, tokenFile: env.tokenFile, token: "inline" } },
     });
-    await expect(loadPublicationProvider({ db })).rejects.toMatchObject({ code: "CONFIG_INVALID" });
-    await saveGitHubPublishSetting(db, { apiBaseUrl: env.forge.url, tokenFile: env.tokenFile }, null);
-    const provider = await loadPublicationProvider({ db });
+    await expect(loadPublicationProvider({ db, dataDir: env.dataDir })).rejects.toMatchObject({ code: "CONFIG_INVALID" });
+    await saveGitHubPublishSetting(db, { apiBaseUrl: env.forge.url, tokenFile: env.tokenFile }, null, env.dataDir);
+    const provider = await loadPublicationProvider({ db, dataDir: env.dataDir });
     try {
       expect(provider.name).toBe("github");
       expect(await provider.findPullRequests(target)).toHaveLength(1);
     } finally {
       await provider.close();
     }
+  });
+
+  it("refuses a token file outside DATA_DIR/credentials/ (the session secret, the database password) and a plain-http non-loopback API, on write and on use", async () => {
+    const sessionSecret = path.join(env.dataDir, "nextauth-secret");
+    await fs.writeFile(sessionSecret, "session-signing-secret-0123456789\n", { mode: 0o600 });
+    await fs.writeFile(path.join(env.dataDir, "postgres-password"), "database-password-0123456789\n", { mode: 0o600 });
+    for (const tokenFile of [
+      sessionSecret,
+      path.join(env.dataDir, "postgres-password"),
+      path.join(env.dataDir, "credentials", "..", "nextauth-secret"),
+    ]) {
+      await expect(saveGitHubPublishSetting(db, { apiBaseUrl: env.forge.url, tokenFile }, null, env.dataDir)).rejects.toMatchObject({
+        code: "CREDENTIAL_FILE_REFUSED",
+        details: { fieldErrors: { tokenFile: [expect.stringContaining("DATA_DIR/credentials/")] } },
+      });
+    }
+    for (const apiBaseUrl of ["http://api.example.invalid", "http://10.0.0.5:8080", "http://[2001:db8::1]/api/v3"]) {
+      await expect(saveGitHubPublishSetting(db, { apiBaseUrl, tokenFile: env.tokenFile }, null, env.dataDir)).rejects.toMatchObject({
+        code: "VALIDATION_FAILED",
+        message: expect.stringContaining("must be https"),
+      });
+    }
+    // Loopback in every spelling stays allowed for the local forge.
+    for (const apiBaseUrl of [
+      "http://127.0.0.1:7490",
+      "http://127.8.9.10",
+      "http://localhost:7490",
+      "http://[::1]:7490",
+      "https://api.github.com",
+    ]) {
+      await expect(saveGitHubPublishSetting(db, { apiBaseUrl, tokenFile: env.tokenFile }, null, env.dataDir)).resolves.toBeTruthy();
+    }
+
+    // A value stored before the rule (written past the registry) is refused when used, and the secret is never sent.
+    await db.operatorSetting.update({
+      where: { key: GITHUB_PUBLISH_SETTING_KEY },
+      data: { value: { apiBaseUrl: env.forge.url, tokenFile: sessionSecret } },
+    });
+    const provider = await loadPublicationProvider({ db, dataDir: env.dataDir });
+    try {
+      const refused = (await provider.findPullRequests(target).catch((e: unknown) => e)) as Error;
+      expect(failureOf(refused)).toBe("refused");
+      expect(refused.message).toMatch(/not inside DATA_DIR\/credentials\//);
+    } finally {
+      await provider.close();
+    }
+    expect(() =>
+      createGitHubProvider({ apiBaseUrl: "http://api.example.invalid", tokenFile: env.tokenFile, dataDir: env.dataDir }),
+    ).toThrow(/publication API http:\/\/api.example.invalid is refused: it must be https/);
+  });
+
+  it("refuses at use time a symlink inside DATA_DIR/credentials/ that points at a secret, and a hard link to one", async () => {
+    const secret = path.join(env.dataDir, "nextauth-secret");
+    await fs.writeFile(secret, "session-signing-secret-0123456789\n", { mode: 0o600 });
+    const link = path.join(env.dataDir, "credentials", "innocent-token");
+    await fs.symlink(secret, link);
+    await expect(readTokenFile(link, env.dataDir)).rejects.toMatchObject({
+      code: "PUBLISH_FAILED",
+      message: expect.stringContaining("real path is not inside DATA_DIR/credentials/"),
+    });
+    await expect(saveGitHubPublishSetting(db, { apiBaseUrl: env.forge.url, tokenFile: link }, null, env.dataDir)).rejects.toMatchObject({
+      code: "CREDENTIAL_FILE_REFUSED",
+    });
+    const hard = path.join(env.dataDir, "credentials", "hard-token");
+    await fs.link(secret, hard);
+    await expect(readTokenFile(hard, env.dataDir)).rejects.toMatchObject({ message: expect.stringContaining("School-Core's own secrets") });
   });
 });

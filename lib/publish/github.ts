@@ -9,7 +9,7 @@
  * the token (raw and base64-wrapped) scrubbed, so provider echoes cannot carry it into
  * PullRequest.lastError or a log line.
  */
-import fs from "node:fs/promises";
+import fs from "node:fs";
 import { Agent, request } from "undici";
 import { z } from "zod";
 import { AppError, isAppError } from "../errors";
@@ -24,6 +24,8 @@ import {
   type TPushOutcome,
 } from "./publication-provider";
 import type { TGitHubPublishSetting } from "../contract/publication-setting";
+import { assertSecureEndpoint } from "../contract/secure-endpoint";
+import { openCredentialFile } from "../secrets/credential-file";
 
 export const GITHUB_PROVIDER_NAME = "github";
 
@@ -56,21 +58,28 @@ type TPull = z.infer<typeof ZPullSchema>;
 
 export type TGitHubProviderOptions = Pick<TGitHubPublishSetting, "apiBaseUrl" | "tokenFile" | "requestTimeoutMs" | "pushTimeoutMs"> & {
   userAgent?: string;
+  /** Whose DATA_DIR/credentials/ the token file must be in. */
+  dataDir: string;
 };
 
-/** Reads the token for one call. A token that could inject a header line is refused. */
-export async function readTokenFile(tokenFile: string): Promise<string> {
+/**
+ * Reads the token for one call. A token that could inject a header line is refused, and so is a
+ * token file outside DATA_DIR/credentials/ or one of our own secrets (checked on every read, so a
+ * setting stored before the rule is refused here): a refused publication with the policy's message.
+ */
+export async function readTokenFile(tokenFile: string, dataDir: string): Promise<string> {
   let text: string;
   try {
-    const handle = await fs.open(tokenFile, "r");
+    const fd = openCredentialFile(tokenFile, dataDir);
     try {
       const buffer = Buffer.alloc(MAX_TOKEN_BYTES + 1);
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+      const bytesRead = fs.readSync(fd, buffer, 0, buffer.length, 0);
       text = buffer.subarray(0, bytesRead).toString("utf8");
     } finally {
-      await handle.close();
+      fs.closeSync(fd);
     }
   } catch (error) {
+    if (isAppError(error) && error.code === "CREDENTIAL_FILE_REFUSED") throw providerError("refused", error.message);
     const code = (error as NodeJS.ErrnoException).code ?? "unreadable";
     throw providerError("refused", `The publication token file ${sanitizeExcerpt(tokenFile, 256)} cannot be read (${code}).`);
   }
@@ -143,6 +152,12 @@ type TApiResponse = { status: number; json: unknown; rateLimited: boolean; secre
 
 export function createGitHubProvider(options: TGitHubProviderOptions): PublicationProvider {
   const apiBase = options.apiBaseUrl.replace(/\/+$/, "");
+  // The token goes to this API as a header: never in clear to anything but loopback, whatever was stored.
+  try {
+    assertSecureEndpoint(apiBase, "publication API");
+  } catch (error) {
+    throw providerError("refused", (error as Error).message);
+  }
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const pushTimeoutMs = options.pushTimeoutMs ?? DEFAULT_PUSH_TIMEOUT_MS;
   const agent = new Agent({
@@ -153,7 +168,7 @@ export function createGitHubProvider(options: TGitHubProviderOptions): Publicati
   });
 
   async function callApi(method: "GET" | "POST", path: string, what: string, body?: unknown, signal?: AbortSignal): Promise<TApiResponse> {
-    const token = await readTokenFile(options.tokenFile);
+    const token = await readTokenFile(options.tokenFile, options.dataDir);
     const secrets = [token];
     let response;
     try {
@@ -270,7 +285,7 @@ export function createGitHubProvider(options: TGitHubProviderOptions): Publicati
     async pushBranch(input): Promise<TPushOutcome> {
       checkCloneUrl(input.target.cloneUrl);
       if (!isFullSha(input.headSha)) throw new AppError("VALIDATION_FAILED", "The head SHA must be a full lower-case SHA-1.");
-      const token = await readTokenFile(options.tokenFile);
+      const token = await readTokenFile(options.tokenFile, options.dataDir);
       const command = buildPushCommand({
         cloneUrl: input.target.cloneUrl,
         branch: input.target.branch,

@@ -7,7 +7,7 @@ import { createGitHubProvider } from "./github";
 import type { PublicationProvider } from "./publication-provider";
 import { readGitHubPublishSetting } from "./publish-settings";
 
-export async function loadPublicationProvider(options: { db: Db }): Promise<PublicationProvider> {
+export async function loadPublicationProvider(options: { db: Db; dataDir: string }): Promise<PublicationProvider> {
   const setting = await readGitHubPublishSetting(options.db);
-  return createGitHubProvider(setting);
+  return createGitHubProvider({ ...setting, dataDir: options.dataDir });
 }

@@ -425,7 +425,7 @@ describe("publication secrets", async () => {
       await addForgeFault(env.admin, { kind: "list_502", repository: slow.repository, skip: 1 });
       expect(await publishApprovedTask({ db, provider, dataDir: env.dataDir }, { taskId: slow.taskId })).toMatchObject({ kind: "pending" });
       // refusal path: the forge rejects a wrong token (the wrong token is the canary too)
-      const wrongTokenFile = `${env.dataDir}/wrong-token`;
+      const wrongTokenFile = `${env.dataDir}/credentials/wrong-token`;
       await fs.writeFile(wrongTokenFile, `${canary}-but-wrong\n`);
       const refused = await createPublishFixture({ db, env });
       const wrong = env.createProvider({ tokenFile: wrongTokenFile });

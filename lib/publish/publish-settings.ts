@@ -17,6 +17,8 @@ export async function saveGitHubPublishSetting(
   db: Db | DbTx,
   value: TGitHubPublishSetting,
   actorId: string | null,
+  /** whose DATA_DIR/credentials/ the token file must be in; the process's DATA_DIR when absent */
+  dataDir?: string,
 ): Promise<TGitHubPublishSetting> {
-  return writeSetting(db, { key: "publish.github", value, actorId });
+  return writeSetting(db, { key: "publish.github", value, actorId, dataDir });
 }

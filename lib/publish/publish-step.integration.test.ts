@@ -17,6 +17,7 @@ import { withTaskLock } from "../jobs/task-lock";
 import { advanceTask } from "../jobs/advance-task";
 import { createLifecycleWorld, decideRoundOneCandidate, type LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
 import { startWorkerProcess } from "../lifecycle/testing/worker-process";
+import { ensureCredentialsDir } from "../secrets/credential-file";
 
 let world: LifecycleWorld;
 let forge: TLocalForge;
@@ -27,7 +28,7 @@ let teacher: Actor;
 beforeAll(async () => {
   world = await createLifecycleWorld();
   token = `forge_${randomBytes(18).toString("hex")}`;
-  const tokenFile = path.join(world.env.dataDir, "forge-token");
+  const tokenFile = path.join(ensureCredentialsDir(world.env.dataDir), "forge-token");
   await fs.writeFile(tokenFile, token, { mode: 0o600 });
   forge = await startLocalForge({
     port: 0,
@@ -42,7 +43,7 @@ beforeAll(async () => {
     args: ["push", "--quiet", repo.gitDir, `${world.demoSha}:refs/heads/main`],
   });
   await world.db.targetRepository.update({ where: { name: "demo/calculator" }, data: { cloneUrl: `${forge.url}/demo/calculator.git` } });
-  await saveGitHubPublishSetting(world.db, { apiBaseUrl: forge.url, tokenFile }, null);
+  await saveGitHubPublishSetting(world.db, { apiBaseUrl: forge.url, tokenFile }, null, world.env.dataDir);
   lockPool = new pg.Pool({ connectionString: world.databaseUrl, max: 4 });
   const teacherRow = await world.db.user.create({ data: { email: "t@forge.test", name: "T", roles: ["teacher"], passwordHash: "x" } });
   teacher = { userId: teacherRow.id, email: teacherRow.email, roles: ["teacher"] };

@@ -12,7 +12,7 @@ export async function publishStep(ctx: TaskRunContext, task: Task): Promise<void
   // The worker runs every step under the task's advisory lock, so a lease still held here was
   // left by a worker that died mid-attempt.
   await releaseAbandonedLease(ctx.db, task.id);
-  const provider = await loadPublicationProvider({ db: ctx.db });
+  const provider = await loadPublicationProvider({ db: ctx.db, dataDir: ctx.env.dataDir });
   try {
     await publishApprovedTask({ db: ctx.db, provider, dataDir: ctx.env.dataDir }, { taskId: task.id });
   } finally {

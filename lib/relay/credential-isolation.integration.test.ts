@@ -10,6 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { startRelayServer } from "./relay-server";
+import { ensureCredentialsDir } from "../secrets/credential-file";
 import { createTestDatabase } from "../testing/test-database";
 import { issueCapability } from "./issue-capability";
 import { encodeMailboxResponse } from "./mailbox-protocol";
@@ -26,12 +27,13 @@ const WRONG_CANARY = `wrongcanary${randomBytes(16).toString("hex")}`;
 
 describe("the upstream credential never leaves the transport", async () => {
   const { db } = await createTestDatabase();
+  // The test's DATA_DIR: the credential lives in its credentials/ directory, as the rule requires.
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "relay-canary-"));
-  const credentialFile = path.join(dir, "credential");
+  const credentialFile = path.join(ensureCredentialsDir(dir), "credential");
   await fs.writeFile(credentialFile, CANARY);
   const openai = await startFakeOpenAiServer({ credential: CANARY, reply: () => "fine" });
   const anthropic = await startFakeAnthropicServer({ credential: CANARY, reply: () => "fine" });
-  const listener = await startRelayServer({ db, host: "127.0.0.1", port: 0 });
+  const listener = await startRelayServer({ db, host: "127.0.0.1", port: 0, dataDir: dir });
 
   const logged: string[] = [];
   const originalWrite = process.stderr.write.bind(process.stderr);
@@ -76,12 +78,14 @@ describe("the upstream credential never leaves the transport", async () => {
         db,
         value: { kind, endpoint: fake.endpoint, model: "model-x", credentialFile, requestTimeoutMs: 2000 },
         via: "test",
+        dataDir: dir,
       });
       evidence.push(describeRelayUpstream((await readRelayUpstream({ db }))!));
 
       const ok = await newCapability();
       const success = await relayCall({
         db,
+        dataDir: dir,
         handle: ok.handle,
         taskId: ok.taskId,
         operation: "complete",
@@ -105,6 +109,7 @@ describe("the upstream credential never leaves the transport", async () => {
       // …and the mailbox.
       const mailbox = await processMailboxRequest({
         db,
+        dataDir: dir,
         taskId: ok.taskId,
         sequence: 1,
         bytes: Buffer.from(JSON.stringify({ v: 1, handle: ok.handle, taskId: ok.taskId, operation: "complete", request: SIMPLE_REQUEST })),
@@ -117,6 +122,7 @@ describe("the upstream credential never leaves the transport", async () => {
       const failed = await newCapability();
       const failure = await relayCall({
         db,
+        dataDir: dir,
         handle: failed.handle,
         taskId: failed.taskId,
         operation: "complete",
@@ -132,6 +138,7 @@ describe("the upstream credential never leaves the transport", async () => {
       const wrong = await newCapability();
       const unauthorized = await relayCall({
         db,
+        dataDir: dir,
         handle: wrong.handle,
         taskId: wrong.taskId,
         operation: "complete",

@@ -28,6 +28,8 @@ export type TProcessMailboxRequestOptions = {
   /** The downloaded outbox file, as bytes. */
   bytes: Uint8Array;
   transport?: TRelayTransport;
+  /** Whose DATA_DIR/credentials/ the upstream credential must be in; the process's DATA_DIR when absent. */
+  dataDir?: string;
 };
 
 export type TMailboxAnswer = {
@@ -78,6 +80,7 @@ async function answer(options: TProcessMailboxRequestOptions): Promise<TRelayCal
     request: file.data.request,
     channel: "mailbox",
     sequence,
+    dataDir: options.dataDir,
     transport: options.transport,
   });
 }

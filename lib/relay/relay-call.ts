@@ -63,6 +63,8 @@ export type TRelayCallOptions = {
   envelopeRefusal?: { code: "RELAY_REQUEST_MALFORMED" | "RELAY_TOO_LARGE"; message: string };
   /** A transport port for tests and the benchmark; production resolves the operator-pinned one (cached per setting version). */
   transport?: TRelayTransport;
+  /** Whose DATA_DIR/credentials/ the upstream credential must be in; the process's DATA_DIR when absent. */
+  dataDir?: string;
 };
 
 export type { TRelayCallResult } from "./relay-response";
@@ -113,6 +115,7 @@ export async function relayCall(options: TRelayCallOptions): Promise<TRelayCallR
       request: request.value,
       startedAt,
       transport: options.transport,
+      dataDir: options.dataDir,
       mailboxSequence: isMailbox ? options.sequence : undefined,
     });
   }
@@ -186,6 +189,7 @@ type TAdmitAndCall = {
   request: TValidRequest;
   startedAt: number;
   transport?: TRelayTransport;
+  dataDir?: string;
   /** The mailbox request's sequence number: admission claims it in the same statement. */
   mailboxSequence?: number;
 };
@@ -279,7 +283,7 @@ async function callAdmitted(call: TAdmitAndCall, admission: TAdmission, context:
   let transport: TRelayTransport;
   let answer: TAnswer;
   try {
-    transport = call.transport ?? (await resolveCachedTransport(db, admission.upstreamVersion));
+    transport = call.transport ?? (await resolveCachedTransport(db, admission.upstreamVersion, call.dataDir));
     answer = await askTransport(transport, operation, call.request, bounds.output);
   } catch (error) {
     // Neither revokes: an oversized answer or a model's broken tool call is this call's failure,
@@ -288,10 +292,13 @@ async function callAdmitted(call: TAdmitAndCall, admission: TAdmission, context:
       return refuseAdmitted({ code: error.code, message: error.message });
     // Fail closed: anything else the transport throws is an upstream failure; the capability is
     // revoked so the task blocks with a visible relay error and nothing retries around it.
+    // A refused credential file or endpoint reaches the guest as a token only (its message names a path).
     const failure =
       isAppError(error) && error.code === "RELAY_UPSTREAM_FAILED"
         ? error
-        : upstreamFailure(call.transport?.kind ?? "unknown", "connection_failed");
+        : isAppError(error) && (error.code === "CREDENTIAL_FILE_REFUSED" || error.code === "ENDPOINT_INSECURE")
+          ? upstreamFailure(call.transport?.kind ?? "unknown", "refused_by_policy")
+          : upstreamFailure(call.transport?.kind ?? "unknown", "connection_failed");
     logWarn("relay upstream failed", {
       capabilityId: admission.id,
       taskId,

@@ -25,7 +25,7 @@ const UNKNOWN_HANDLE = "Unknown or malformed relay handle.";
 /** Request limits of known capabilities, to size body reads without a lookup per call. */
 const LIMIT_CACHE_ENTRIES = 10_000;
 
-export type TRelayHttpOptions = { db: Db; transport?: TRelayTransport };
+export type TRelayHttpOptions = { db: Db; transport?: TRelayTransport; dataDir?: string };
 
 /**
  * A capability's maxRequestBytes never changes after issue, so it is cached per handle hash
@@ -73,7 +73,7 @@ async function handleRelayRequest(
   limits: ReturnType<typeof createLimitCache>,
   req: IncomingMessage,
 ): Promise<TAnswer> {
-  const { db, transport } = options;
+  const { db, transport, dataDir } = options;
   const unread = (result: TRelayCallResult): TAnswer => ({ result, isBodyUnread: true });
   const route = ROUTE_PATTERN.exec(req.url ?? "");
   // Anything but the relay route is refused here: the guest's one socket reaches nothing else.
@@ -90,7 +90,17 @@ async function handleRelayRequest(
   if (maxBodyBytes === null) return unread(refusalResult("RELAY_REFUSED", UNKNOWN_HANDLE));
 
   const refuseEnvelope = async (code: "RELAY_TOO_LARGE" | "RELAY_REQUEST_MALFORMED", message: string) =>
-    relayCall({ db, handle, taskId: null, operation, request: null, channel: "http", transport, envelopeRefusal: { code, message } });
+    relayCall({
+      db,
+      handle,
+      taskId: null,
+      operation,
+      request: null,
+      channel: "http",
+      transport,
+      dataDir,
+      envelopeRefusal: { code, message },
+    });
   const body = await readBoundedBody(req, maxBodyBytes);
   if (body.kind === "too_large") {
     return {
@@ -126,6 +136,7 @@ async function handleRelayRequest(
     request: envelope.data.request,
     channel: "http",
     transport,
+    dataDir,
   });
   return { result, isBodyUnread: false };
 }

@@ -21,6 +21,8 @@ export type TRelayServerOptions = {
   isPortShared?: boolean;
   /** Tests and the benchmark only; production resolves the operator-pinned transport per setting version. */
   transport?: TRelayTransport;
+  /** Whose DATA_DIR/credentials/ the upstream credential must be in; the process's DATA_DIR when absent. */
+  dataDir?: string;
 };
 
 export type TRelayServer = { url: string; port: number; close(): Promise<void> };
@@ -33,7 +35,7 @@ const MAX_HEADER_BYTES = 8 * 1024;
 export async function startRelayServer(options: TRelayServerOptions): Promise<TRelayServer> {
   const server = http.createServer(
     { maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, keepAliveTimeout: 5_000 },
-    createRelayRequestListener({ db: options.db, transport: options.transport }),
+    createRelayRequestListener({ db: options.db, transport: options.transport, dataDir: options.dataDir }),
   );
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -16,7 +16,10 @@ export type TUpstreamTestResult =
   | { isOk: true; kind: string; latencyMs: number; excerpt: string }
   | { isOk: false; kind: string; latencyMs: number; error: string; status: number | null };
 
-export async function testRelayUpstream(deps: { db: Db }, input: { actorId: string | null }): Promise<TUpstreamTestResult> {
+export async function testRelayUpstream(
+  deps: { db: Db; dataDir?: string },
+  input: { actorId: string | null },
+): Promise<TUpstreamTestResult> {
   const started = performance.now();
   let kind = "unknown";
   let result: TUpstreamTestResult;

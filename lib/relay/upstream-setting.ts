@@ -16,13 +16,16 @@ export async function setRelayUpstream({
   value,
   actorId = null,
   via,
+  dataDir,
 }: {
   db: Db;
   value: unknown;
   actorId?: string | null;
   via: string;
+  /** whose DATA_DIR/credentials/ the credential file must be in; the process's DATA_DIR when absent */
+  dataDir?: string;
 }): Promise<TRelayUpstreamSetting> {
-  return writeSetting(db, { key: "relay.upstream", value, actorId, via });
+  return writeSetting(db, { key: "relay.upstream", value, actorId, via, dataDir });
 }
 
 /** What an operator may see: everything but the credential, which the setting never holds anyway. */

@@ -5,7 +5,9 @@
  */
 import { recordAudit } from "../audit";
 import type { Db, DbTx } from "../db/client";
+import { getEnv } from "../env";
 import { AppError } from "../errors";
+import { checkCredentialFilePath } from "../secrets/credential-file";
 import { closeDispatchOnConfigChange, isDigestInputSetting } from "./close-dispatch-on-change";
 import { SETTING_SCHEMAS, type TSettingKey, type TSettingParsed, type TSettingValue } from "./setting-schemas";
 
@@ -53,7 +55,24 @@ export function settingFieldErrors(issues: readonly { path: readonly PropertyKey
   return errors;
 }
 
-export type TWriteSettingInput<K extends TSettingKey> = { key: K; value: unknown; actorId: string | null; reason?: string; via?: string };
+export type TWriteSettingInput<K extends TSettingKey> = {
+  key: K;
+  value: unknown;
+  actorId: string | null;
+  reason?: string;
+  via?: string;
+  /** Whose DATA_DIR/credentials/ a credential file must be in; the process's DATA_DIR when absent. */
+  dataDir?: string;
+};
+
+/** A value naming a credential file outside DATA_DIR/credentials/ (or one of our secrets) is never stored. */
+function checkCredentialFiles<K extends TSettingKey>(key: K, value: TSettingParsed<K>, dataDir: string | undefined): void {
+  const definition = SETTING_SCHEMAS[key] as { credentialFiles?: (value: unknown) => readonly { field: string; file: string }[] };
+  for (const { field, file } of definition.credentialFiles?.(value) ?? []) {
+    const refusal = checkCredentialFilePath(file, dataDir ?? getEnv().dataDir);
+    if (refusal) throw new AppError(refusal.code, refusal.message, { fieldErrors: { [field]: [refusal.message] } });
+  }
+}
 
 export async function writeSetting<K extends TSettingKey>(db: Db | DbTx, input: TWriteSettingInput<K>): Promise<TSettingParsed<K>> {
   const parsed = SETTING_SCHEMAS[input.key].schema.safeParse(input.value);
@@ -64,6 +83,7 @@ export async function writeSetting<K extends TSettingKey>(db: Db | DbTx, input: 
     // Every issue, keyed by its path inside the value, so a form shows each next to its field.
     throw new AppError("VALIDATION_FAILED", issues.join("; "), { fieldErrors: settingFieldErrors(parsed.error.issues) });
   }
+  checkCredentialFiles(input.key, parsed.data as TSettingParsed<K>, input.dataDir);
   const value = parsed.data as object;
   const write = async (tx: DbTx) => {
     // The row lock makes version numbers of one key serial: two concurrent saves cannot both be "version n".

@@ -121,8 +121,12 @@ export const SETTING_SCHEMAS = {
     { command: ["node", GUEST_STUDENT_AGENT_PROGRAM] },
     "Student agent command",
   ),
-  "publish.github": defineSetting(ZGitHubPublishSettingSchema, null, "Publication provider"),
-  "relay.upstream": defineSetting(ZRelayUpstreamSettingSchema, null, "Model relay upstream"),
+  "publish.github": defineSetting(ZGitHubPublishSettingSchema, null, "Publication provider", {
+    credentialFiles: (value) => [{ field: "tokenFile", file: value.tokenFile }],
+  }),
+  "relay.upstream": defineSetting(ZRelayUpstreamSettingSchema, null, "Model relay upstream", {
+    credentialFiles: (value) => (value.kind === "scripted" ? [] : [{ field: "credentialFile", file: value.credentialFile }]),
+  }),
   /** the pinned upstream's price per million input and output tokens: model spend, bounded like machine spend */
   "relay.pricing": defineSetting(ZRelayPricingSettingSchema, DEFAULT_RELAY_PRICING, "Model price per million tokens"),
   /** files a candidate may not change in a target repository unless allowed there (CI, submodules, code owners) */

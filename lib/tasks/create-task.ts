@@ -66,7 +66,7 @@ export async function createTask(deps: { db: Db; env: TEnv }, { actorId, ...fiel
     db,
     dataDir: env.dataDir,
     repository: repo.name,
-    source: { cloneUrl: repo.cloneUrl, credential: await readMirrorCredential(db) },
+    source: { cloneUrl: repo.cloneUrl, credential: await readMirrorCredential(db, env.dataDir) },
   });
   const baseRef = input.baseRef || repo.defaultBranch;
   const baseSha = await resolveBaseRef(mirror, baseRef);

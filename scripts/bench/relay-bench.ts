@@ -22,6 +22,7 @@ import { closeUpstreamAgents } from "../../lib/relay/transports/http-upstream";
 import { setRelayUpstream } from "../../lib/relay/upstream-setting";
 import { withBenchDatabase } from "./bench-database";
 import { printBenchJson, row } from "./bench-report";
+import { ensureCredentialsDir } from "../../lib/secrets/credential-file";
 
 /**
  * Calls of each kind before anything is measured, alone and 8 at a time, so every figure is a
@@ -89,11 +90,11 @@ async function startProcess(
 }
 
 /** The relay listener (scripts/relay.ts), as `npm start` runs it. */
-function startListenerProcess(databaseUrl: string): Promise<TBenchProcess> {
+function startListenerProcess(databaseUrl: string, dataDir: string): Promise<TBenchProcess> {
   return startProcess(
     "relay listener",
     path.join(PROJECT_ROOT, "scripts", "relay.ts"),
-    { DATABASE_URL: databaseUrl, HOSTNAME: "127.0.0.1", LOG_LEVEL: "error", NODE_ENV: "production" },
+    { DATABASE_URL: databaseUrl, DATA_DIR: dataDir, HOSTNAME: "127.0.0.1", LOG_LEVEL: "error", NODE_ENV: "production" },
     async (url) => (await fetch(`${url}/`)).status === 404,
   );
 }
@@ -173,8 +174,9 @@ async function main(db: Db, databaseUrl: string, postmasterPid: number | null) {
   try {
     // --- upstream: loopback fake OpenAI server, credential in a file ---
     const credential = `bench-${randomBytes(16).toString("hex")}`;
+    // A DATA_DIR of the bench's own: the credential must sit in its credentials/ directory.
     const credentialDir = await fs.mkdtemp(path.join(os.tmpdir(), "relay-bench-cred-"));
-    const credentialFile = path.join(credentialDir, "credential");
+    const credentialFile = path.join(ensureCredentialsDir(credentialDir), "credential");
     await fs.writeFile(credentialFile, credential, { mode: 0o600 });
     cleanups.push(() => fs.rm(credentialDir, { recursive: true, force: true }));
     const upstream = await startFakeOpenAiServer({ credential, reply: () => REPLY, recordRequests: false });
@@ -183,6 +185,7 @@ async function main(db: Db, databaseUrl: string, postmasterPid: number | null) {
       db,
       value: { kind: "openai", endpoint: upstream.endpoint, model: "bench-model", credentialFile },
       via: "bench",
+      dataDir: credentialDir,
     });
     cleanups.push(() => closeUpstreamAgents());
 
@@ -222,7 +225,7 @@ async function main(db: Db, databaseUrl: string, postmasterPid: number | null) {
       if (response.statusCode !== 200 || body.choices?.[0]?.message?.content !== REPLY)
         throw new Error(`direct call failed: ${response.statusCode}`);
     };
-    const listener = await startListenerProcess(databaseUrl);
+    const listener = await startListenerProcess(databaseUrl, credentialDir);
     cleanups.push(() => listener.stop());
     const relayAgent = new Agent({ keepAliveTimeout: 30_000, connections: 128 });
     cleanups.push(() => relayAgent.close());

@@ -18,6 +18,7 @@ import { startLocalForge, type TLocalForge } from "../../../sidecars/local-forge
 import { createGitHubProvider } from "../github";
 import type { PublicationProvider } from "../publication-provider";
 import { candidateBranchOf } from "../reconcile";
+import { ensureCredentialsDir } from "../../secrets/credential-file";
 
 export type TForgeEnvironment = {
   dataDir: string;
@@ -35,7 +36,7 @@ export async function startForgeEnvironment(options: { token?: string } = {}): P
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-publish-"));
   const token = options.token ?? `forge-${randomBytes(18).toString("hex")}`;
   const adminToken = `admin-${randomBytes(18).toString("hex")}`;
-  const tokenFile = path.join(dataDir, "forge-token");
+  const tokenFile = path.join(ensureCredentialsDir(dataDir), "forge-token");
   await fs.writeFile(tokenFile, `${token}\n`, { mode: 0o600 });
   const forge = await startLocalForge({ port: 0, adminPort: 0, token, adminToken, dataDir });
   const providers: PublicationProvider[] = [];
@@ -51,6 +52,7 @@ export async function startForgeEnvironment(options: { token?: string } = {}): P
         tokenFile: providerOptions.tokenFile ?? tokenFile,
         requestTimeoutMs: providerOptions.requestTimeoutMs ?? 5_000,
         pushTimeoutMs: providerOptions.pushTimeoutMs ?? 30_000,
+        dataDir,
       });
       providers.push(provider);
       return provider;

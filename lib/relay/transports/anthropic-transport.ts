@@ -161,9 +161,10 @@ function readAnthropicChatAnswer(setting: TAnthropicSetting, request: TChatReque
   };
 }
 
-export function createAnthropicTransport(setting: TAnthropicSetting): TRelayTransport {
+/** `dataDir`: whose DATA_DIR/credentials/ the credential file must be in. */
+export function createAnthropicTransport(setting: TAnthropicSetting, { dataDir }: { dataDir: string }): TRelayTransport {
   async function post(body: unknown, signal: AbortSignal | undefined): Promise<unknown> {
-    const credential = await readCredentialFile("anthropic", setting.credentialFile);
+    const credential = await readCredentialFile("anthropic", setting.credentialFile, dataDir);
     return postJson({
       kind: "anthropic",
       endpoint: setting.endpoint,

@@ -9,6 +9,8 @@ import fs from "node:fs";
 import { Agent, errors as undiciErrors } from "undici";
 import { isAppError } from "../../errors";
 import type { TTransportKind } from "../../contract/relay-upstream-setting";
+import { assertSecureEndpoint } from "../../contract/secure-endpoint";
+import { openCredentialFile } from "../../secrets/credential-file";
 import { upstreamFailure, upstreamTooLarge } from "./transport";
 import { readBodyCapped } from "../../http/read-body-capped";
 
@@ -39,14 +41,16 @@ export async function closeUpstreamAgents(): Promise<void> {
  * Read at call time, every call: nothing caches the credential, and a rotated file takes effect at
  * once. Synchronous on purpose: the file is a few bytes on a local disk (tens of microseconds),
  * while four thread-pool round trips (open, stat, read, close) added ~0.3 ms to every relay call.
+ * The file must be in `dataDir`'s credentials directory and not one of our own secrets, checked on
+ * every read (CREDENTIAL_FILE_REFUSED; lib/secrets/credential-file.ts): a setting stored before
+ * the rule, or a file swapped for a link since, is refused here.
  */
-export async function readCredentialFile(kind: TTransportKind, file: string): Promise<string> {
-  let fd: number | undefined;
+export async function readCredentialFile(kind: TTransportKind, file: string, dataDir: string): Promise<string> {
+  // The policy's own refusal is typed and says why (the operator's "Test upstream" shows it).
+  const fd = openCredentialFile(file, dataDir);
   try {
-    // O_NONBLOCK: a FIFO swapped in for the file must not hang the relay (fstat refuses it next).
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
     const stat = fs.fstatSync(fd);
-    if (!stat.isFile() || stat.size > MAX_CREDENTIAL_FILE_BYTES) throw upstreamFailure(kind, "credential_unavailable");
+    if (stat.size > MAX_CREDENTIAL_FILE_BYTES) throw upstreamFailure(kind, "credential_unavailable");
     const buffer = Buffer.allocUnsafe(MAX_CREDENTIAL_FILE_BYTES + 1);
     const length = fs.readSync(fd, buffer, 0, buffer.length, 0);
     if (length > MAX_CREDENTIAL_FILE_BYTES) throw upstreamFailure(kind, "credential_unavailable");
@@ -57,7 +61,7 @@ export async function readCredentialFile(kind: TTransportKind, file: string): Pr
     if (isAppError(error)) throw error;
     throw upstreamFailure(kind, "credential_unavailable");
   } finally {
-    if (fd !== undefined) fs.closeSync(fd);
+    fs.closeSync(fd);
   }
 }
 
@@ -75,6 +79,8 @@ export type TPostJsonOptions = {
 /** POSTs JSON and returns the parsed 2xx body; every other outcome is a typed failure. */
 export async function postJson(options: TPostJsonOptions): Promise<unknown> {
   const { kind } = options;
+  // The credential is in the headers: never in clear to anything but loopback, whatever was stored.
+  assertSecureEndpoint(options.endpoint, "relay upstream endpoint");
   const url = new URL(options.endpoint);
   const timeout = AbortSignal.timeout(options.requestTimeoutMs);
   const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;

@@ -4,6 +4,7 @@
  * longer validates, is an upstream failure: fail closed, never a default upstream.
  */
 import type { Db } from "../../db/client";
+import { getEnv } from "../../env";
 import { isAppError } from "../../errors";
 import type { TRelayUpstreamSetting } from "../../contract/relay-upstream-setting";
 import { readRelayUpstream } from "../upstream-setting";
@@ -12,18 +13,19 @@ import { createOpenAiTransport } from "./openai-transport";
 import { createScriptedTransport } from "./scripted-transport";
 import { upstreamFailure, type TRelayTransport } from "./transport";
 
-export function createTransport(setting: TRelayUpstreamSetting): TRelayTransport {
+export function createTransport(setting: TRelayUpstreamSetting, options: { dataDir: string }): TRelayTransport {
   switch (setting.kind) {
     case "scripted":
       return createScriptedTransport(setting);
     case "openai":
-      return createOpenAiTransport(setting);
+      return createOpenAiTransport(setting, options);
     case "anthropic":
-      return createAnthropicTransport(setting);
+      return createAnthropicTransport(setting, options);
   }
 }
 
-export async function loadRelayTransport({ db }: { db: Db }): Promise<TRelayTransport> {
+/** `dataDir` defaults to the process's DATA_DIR (the relay listener's and the worker's own). */
+export async function loadRelayTransport({ db, dataDir }: { db: Db; dataDir?: string }): Promise<TRelayTransport> {
   let setting: TRelayUpstreamSetting | null;
   try {
     setting = await readRelayUpstream({ db });
@@ -32,5 +34,5 @@ export async function loadRelayTransport({ db }: { db: Db }): Promise<TRelayTran
     throw error;
   }
   if (!setting) throw upstreamFailure("unknown", "not_configured");
-  return createTransport(setting);
+  return createTransport(setting, { dataDir: dataDir ?? getEnv().dataDir });
 }

@@ -133,9 +133,10 @@ function readOpenAiChatAnswer(setting: TOpenAiSetting, request: TChatRequest, js
   };
 }
 
-export function createOpenAiTransport(setting: TOpenAiSetting): TRelayTransport {
+/** `dataDir`: whose DATA_DIR/credentials/ the credential file must be in. */
+export function createOpenAiTransport(setting: TOpenAiSetting, { dataDir }: { dataDir: string }): TRelayTransport {
   async function post(body: unknown, signal: AbortSignal | undefined): Promise<unknown> {
-    const credential = await readCredentialFile("openai", setting.credentialFile);
+    const credential = await readCredentialFile("openai", setting.credentialFile, dataDir);
     return postJson({
       kind: "openai",
       endpoint: setting.endpoint,

@@ -8,17 +8,17 @@ import type { Db } from "../../db/client";
 import { loadRelayTransport } from "./load-transport";
 import type { TRelayTransport } from "./transport";
 
-let cached: { db: Db; version: number; transport: Promise<TRelayTransport> } | undefined;
+let cached: { db: Db; version: number; dataDir: string | undefined; transport: Promise<TRelayTransport> } | undefined;
 
 /**
  * The transport for setting version `version`. The value read on a miss is at least as new as
  * `version` (settings only move forward), so a cache entry is never older than its key.
  * A failed load is not cached: the next call tries again.
  */
-export function resolveCachedTransport(db: Db, version: number): Promise<TRelayTransport> {
-  if (cached?.db === db && cached.version === version) return cached.transport;
-  const transport = loadRelayTransport({ db });
-  const entry = { db, version, transport };
+export function resolveCachedTransport(db: Db, version: number, dataDir?: string): Promise<TRelayTransport> {
+  if (cached?.db === db && cached.version === version && cached.dataDir === dataDir) return cached.transport;
+  const transport = loadRelayTransport({ db, dataDir });
+  const entry = { db, version, dataDir, transport };
   cached = entry;
   transport.catch(() => {
     if (cached === entry) cached = undefined;

@@ -30,6 +30,8 @@ export type TRelayTransport = {
 export type TUpstreamFailureReason =
   | "not_configured"
   | "credential_unavailable"
+  /** the credential file or the endpoint broke the rules for where a credential may come from and go to */
+  | "refused_by_policy"
   | "script_unavailable"
   | "timeout"
   | "connection_failed"

@@ -9,9 +9,11 @@ import { createAnthropicTransport } from "./anthropic-transport";
 import { closeUpstreamAgents } from "./http-upstream";
 import { createOpenAiTransport } from "./openai-transport";
 import { chooseScriptedCompletion, createScriptedTransport, loadScriptFile } from "./scripted-transport";
+import { ensureCredentialsDir } from "../../secrets/credential-file";
 
+/** The test's DATA_DIR: credential files live in its credentials/ directory. */
 const dir = await fs.mkdtemp(path.join(os.tmpdir(), "relay-transport-"));
-const credentialFile = path.join(dir, "credential");
+const credentialFile = path.join(ensureCredentialsDir(dir), "credential");
 await fs.writeFile(credentialFile, "test-credential-0123456789\n");
 const openai = await startFakeOpenAiServer({
   credential: "test-credential-0123456789",
@@ -48,7 +50,7 @@ const MESSAGES = [
 describe("OpenAI-compatible transport (real HTTP, loopback fake speaking the wire protocol)", () => {
   it("sends the operator-pinned model and credential, and returns the completion", async () => {
     openai.mode = "ok";
-    const result = await createOpenAiTransport(openAiSetting()).complete({ messages: MESSAGES, maxTokens: 33 });
+    const result = await createOpenAiTransport(openAiSetting(), { dataDir: dir }).complete({ messages: MESSAGES, maxTokens: 33 });
     expect(result).toEqual({ content: "openai saw 2 messages, last: hi", inputTokens: 11, outputTokens: 7 });
     const seen = openai.requests.at(-1)!;
     expect(seen.authorization).toBe("Bearer test-credential-0123456789");
@@ -62,7 +64,7 @@ describe("OpenAI-compatible transport (real HTTP, loopback fake speaking the wir
     ["hang", /timeout/],
   ] as const)("maps upstream %s to RELAY_UPSTREAM_FAILED without upstream text", async (mode, reason) => {
     openai.mode = mode;
-    const error = await createOpenAiTransport(openAiSetting())
+    const error = await createOpenAiTransport(openAiSetting(), { dataDir: dir })
       .complete({ messages: MESSAGES })
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "RELAY_UPSTREAM_FAILED", message: expect.stringMatching(reason) });
@@ -73,15 +75,15 @@ describe("OpenAI-compatible transport (real HTTP, loopback fake speaking the wir
   it("refuses an oversized streamed answer whole (RELAY_TOO_LARGE), reading no more than the cap", async () => {
     openai.mode = "oversized";
     await expect(
-      createOpenAiTransport(openAiSetting({ maxResponseBytes: 64 * 1024 })).complete({ messages: MESSAGES }),
+      createOpenAiTransport(openAiSetting({ maxResponseBytes: 64 * 1024 }), { dataDir: dir }).complete({ messages: MESSAGES }),
     ).rejects.toMatchObject({ code: "RELAY_TOO_LARGE" });
     openai.mode = "ok";
   });
 
   it("reads the credential file at call time: a rotated file takes effect, a missing or unsafe one fails closed", async () => {
-    const rotating = path.join(dir, "rotating");
+    const rotating = path.join(dir, "credentials", "rotating");
     await fs.writeFile(rotating, "wrong-credential-aaaaaaaa");
-    const transport = createOpenAiTransport(openAiSetting({ credentialFile: rotating }));
+    const transport = createOpenAiTransport(openAiSetting({ credentialFile: rotating }), { dataDir: dir });
     const error = await transport.complete({ messages: MESSAGES }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "RELAY_UPSTREAM_FAILED", message: expect.stringMatching(/http_status 401/) });
     expect((error as Error).message).not.toContain("wrong-credential");
@@ -93,7 +95,8 @@ describe("OpenAI-compatible transport (real HTTP, loopback fake speaking the wir
     });
     await fs.rm(rotating);
     await expect(transport.complete({ messages: MESSAGES })).rejects.toMatchObject({
-      message: expect.stringMatching(/credential_unavailable/),
+      code: "CREDENTIAL_FILE_REFUSED",
+      message: expect.stringMatching(/cannot be resolved \(ENOENT\)/),
     });
   });
 
@@ -107,7 +110,9 @@ describe("OpenAI-compatible transport (real HTTP, loopback fake speaking the wir
     const port = (redirector.address() as { port: number }).port;
     const before = openai.requests.length;
     await expect(
-      createOpenAiTransport(openAiSetting({ endpoint: `http://127.0.0.1:${port}/v1/chat/completions` })).complete({ messages: MESSAGES }),
+      createOpenAiTransport(openAiSetting({ endpoint: `http://127.0.0.1:${port}/v1/chat/completions` }), { dataDir: dir }).complete({
+        messages: MESSAGES,
+      }),
     ).rejects.toMatchObject({
       message: expect.stringMatching(/http_status 307/),
     });
@@ -127,7 +132,7 @@ describe("Anthropic messages transport", () => {
     }) as Extract<TRelayUpstreamSetting, { kind: "anthropic" }>;
 
   it("sends x-api-key and anthropic-version, lifts system messages, returns the text", async () => {
-    const result = await createAnthropicTransport(setting()).complete({ messages: MESSAGES });
+    const result = await createAnthropicTransport(setting(), { dataDir: dir }).complete({ messages: MESSAGES });
     expect(result).toEqual({ content: "anthropic saw system,user", inputTokens: 11, outputTokens: 7 });
     const seen = anthropic.requests.at(-1)!;
     expect(seen.apiKey).toBe("test-credential-0123456789");
@@ -137,7 +142,7 @@ describe("Anthropic messages transport", () => {
 
   it("maps a 500 to RELAY_UPSTREAM_FAILED", async () => {
     anthropic.mode = "status500";
-    await expect(createAnthropicTransport(setting()).complete({ messages: MESSAGES })).rejects.toMatchObject({
+    await expect(createAnthropicTransport(setting(), { dataDir: dir }).complete({ messages: MESSAGES })).rejects.toMatchObject({
       code: "RELAY_UPSTREAM_FAILED",
     });
     anthropic.mode = "ok";
@@ -200,7 +205,7 @@ describe("OpenAI-compatible transport: chat with tools", () => {
 
   it("sends the conversation, tools and tool choice in OpenAI's wire format and reads back the tool calls", async () => {
     openai.respond = openAiAnswer({ content: null, tool_calls: [openAiToolCall("read_file", '{"path":"src/add.js"}')] }, "tool_calls");
-    const answer = await createOpenAiTransport(openAiSetting()).chat({ request: chatRequest() });
+    const answer = await createOpenAiTransport(openAiSetting(), { dataDir: dir }).chat({ request: chatRequest() });
     expect(answer).toEqual({
       message: { role: "assistant", content: null, toolCalls: [{ id: "call_up1", name: "read_file", arguments: '{"path":"src/add.js"}' }] },
       finishReason: "tool_calls",
@@ -247,13 +252,13 @@ describe("OpenAI-compatible transport: chat with tools", () => {
     ],
   ])("translates tool choice %j", async (toolChoice, wire) => {
     openai.respond = openAiAnswer({ content: "ok" });
-    await createOpenAiTransport(openAiSetting()).chat({ request: chatRequest({ toolChoice }) });
+    await createOpenAiTransport(openAiSetting(), { dataDir: dir }).chat({ request: chatRequest({ toolChoice }) });
     expect(openai.requests.at(-1)!.body).toMatchObject({ tool_choice: wire });
   });
 
   it("sends neither tools nor tool choice when no tool is offered, and the default output bound", async () => {
     openai.respond = openAiAnswer({ content: "hello" });
-    const answer = await createOpenAiTransport(openAiSetting()).chat({
+    const answer = await createOpenAiTransport(openAiSetting(), { dataDir: dir }).chat({
       request: ZChatRequestSchema.parse({
         messages: [{ role: "user", content: "hi" }, { role: "assistant" }, { role: "user", content: "?" }],
       }),
@@ -283,7 +288,7 @@ describe("OpenAI-compatible transport: chat with tools", () => {
       { content: withCall ? null : "text", ...(withCall ? { tool_calls: [openAiToolCall("list_dir", "{}")] } : {}) },
       reason,
     );
-    expect((await createOpenAiTransport(openAiSetting()).chat({ request: chatRequest() })).finishReason).toBe(expected);
+    expect((await createOpenAiTransport(openAiSetting(), { dataDir: dir }).chat({ request: chatRequest() })).finishReason).toBe(expected);
   });
 
   it.each([
@@ -294,7 +299,7 @@ describe("OpenAI-compatible transport: chat with tools", () => {
     ["no choices", () => ({ choices: [] })],
   ])("refuses %s as malformed_response", async (_label, respond) => {
     openai.respond = respond;
-    await expect(createOpenAiTransport(openAiSetting()).chat({ request: chatRequest() })).rejects.toMatchObject({
+    await expect(createOpenAiTransport(openAiSetting(), { dataDir: dir }).chat({ request: chatRequest() })).rejects.toMatchObject({
       code: "RELAY_UPSTREAM_FAILED",
       message: expect.stringMatching(/malformed_response/),
     });
@@ -309,14 +314,14 @@ describe("OpenAI-compatible transport: chat with tools", () => {
     ["a malformed call id", { ...openAiToolCall("read_file", "{}"), id: "call id with spaces" }],
   ])("fails a tool call with %s closed (RELAY_UPSTREAM_MALFORMED_TOOL_CALL)", async (_label, call) => {
     openai.respond = openAiAnswer({ content: null, tool_calls: [call] }, "tool_calls");
-    await expect(createOpenAiTransport(openAiSetting()).chat({ request: chatRequest() })).rejects.toMatchObject({
+    await expect(createOpenAiTransport(openAiSetting(), { dataDir: dir }).chat({ request: chatRequest() })).rejects.toMatchObject({
       code: "RELAY_UPSTREAM_MALFORMED_TOOL_CALL",
     });
   });
 
   it("maps upstream failures of chat to RELAY_UPSTREAM_FAILED like complete", async () => {
     openai.mode = "status500";
-    await expect(createOpenAiTransport(openAiSetting()).chat({ request: chatRequest() })).rejects.toMatchObject({
+    await expect(createOpenAiTransport(openAiSetting(), { dataDir: dir }).chat({ request: chatRequest() })).rejects.toMatchObject({
       code: "RELAY_UPSTREAM_FAILED",
       message: expect.stringMatching(/http_status 500/),
     });
@@ -361,7 +366,7 @@ describe("Anthropic messages transport: chat with tools", () => {
       ],
       "tool_use",
     );
-    const answer = await createAnthropicTransport(setting()).chat({ request: chatRequest() });
+    const answer = await createAnthropicTransport(setting(), { dataDir: dir }).chat({ request: chatRequest() });
     expect(answer).toEqual({
       message: {
         role: "assistant",
@@ -408,7 +413,7 @@ describe("Anthropic messages transport: chat with tools", () => {
 
   it("keeps user and assistant alternating: consecutive user turns merge, an empty assistant turn is dropped", async () => {
     anthropic.respond = anthropicAnswer([{ type: "text", text: "fine" }], "end_turn");
-    await createAnthropicTransport(setting()).chat({
+    await createAnthropicTransport(setting(), { dataDir: dir }).chat({
       request: ZChatRequestSchema.parse({
         messages: [
           { role: "user", content: "one" },
@@ -446,13 +451,13 @@ describe("Anthropic messages transport: chat with tools", () => {
     ],
   ])("translates tool choice %j", async (toolChoice, wire) => {
     anthropic.respond = anthropicAnswer([{ type: "text", text: "ok" }], "end_turn");
-    await createAnthropicTransport(setting()).chat({ request: chatRequest({ toolChoice }) });
+    await createAnthropicTransport(setting(), { dataDir: dir }).chat({ request: chatRequest({ toolChoice }) });
     expect(anthropic.requests.at(-1)!.body).toMatchObject({ tool_choice: wire });
   });
 
   it("sends neither tools nor tool choice when no tool is offered", async () => {
     anthropic.respond = anthropicAnswer([{ type: "text", text: "ok" }], "end_turn");
-    await createAnthropicTransport(setting()).chat({ request: ZChatRequestSchema.parse({ messages: [{ role: "user", content: "hi" }] }) });
+    await createAnthropicTransport(setting(), { dataDir: dir }).chat({ request: ZChatRequestSchema.parse({ messages: [{ role: "user", content: "hi" }] }) });
     expect(anthropic.requests.at(-1)!.body).toEqual({
       model: "claude-test",
       max_tokens: 4096,
@@ -471,7 +476,7 @@ describe("Anthropic messages transport: chat with tools", () => {
       withCall ? [{ type: "tool_use", id: "toolu_1", name: "list_dir", input: {} }] : [{ type: "text", text: "t" }],
       reason,
     );
-    expect((await createAnthropicTransport(setting()).chat({ request: chatRequest() })).finishReason).toBe(expected);
+    expect((await createAnthropicTransport(setting(), { dataDir: dir }).chat({ request: chatRequest() })).finishReason).toBe(expected);
   });
 
   it.each([
@@ -482,7 +487,7 @@ describe("Anthropic messages transport: chat with tools", () => {
     ["a tool_use block without an id", anthropicAnswer([{ type: "tool_use", name: "list_dir", input: {} }], "tool_use")],
   ])("refuses %s as malformed_response", async (_label, respond) => {
     anthropic.respond = respond;
-    await expect(createAnthropicTransport(setting()).chat({ request: chatRequest() })).rejects.toMatchObject({
+    await expect(createAnthropicTransport(setting(), { dataDir: dir }).chat({ request: chatRequest() })).rejects.toMatchObject({
       code: "RELAY_UPSTREAM_FAILED",
       message: expect.stringMatching(/malformed_response/),
     });
@@ -498,7 +503,7 @@ describe("Anthropic messages transport: chat with tools", () => {
     ["a tool that was not offered", { type: "tool_use", id: "toolu_1", name: "delete_repository", input: {} }],
   ])("fails a tool call with %s closed (RELAY_UPSTREAM_MALFORMED_TOOL_CALL)", async (_label, block) => {
     anthropic.respond = anthropicAnswer([block], "tool_use");
-    await expect(createAnthropicTransport(setting()).chat({ request: chatRequest() })).rejects.toMatchObject({
+    await expect(createAnthropicTransport(setting(), { dataDir: dir }).chat({ request: chatRequest() })).rejects.toMatchObject({
       code: "RELAY_UPSTREAM_MALFORMED_TOOL_CALL",
     });
   });
@@ -564,11 +569,30 @@ describe("upstream setting schema", () => {
   it.each([
     [{ kind: "openai", endpoint: "ftp://x/", model: "m", credentialFile: "/c" }],
     [{ kind: "openai", endpoint: "http://user:pw@x/", model: "m", credentialFile: "/c" }],
-    [{ kind: "openai", endpoint: "http://x/", model: "m", credentialFile: "relative/path" }],
-    [{ kind: "openai", endpoint: "http://x/", model: "m", credentialFile: "/c", credential: "sk-inline" }],
+    [{ kind: "openai", endpoint: "https://x/", model: "m", credentialFile: "relative/path" }],
+    [{ kind: "openai", endpoint: "https://x/", model: "m", credentialFile: "/c", credential: "sk-inline" }],
+    // The credential goes to the endpoint as a header: plain http only to loopback (issue 27, item 5).
+    [{ kind: "openai", endpoint: "http://x/", model: "m", credentialFile: "/c" }],
+    [{ kind: "anthropic", endpoint: "http://10.1.2.3:8080/v1/messages", model: "m", credentialFile: "/c" }],
+    [{ kind: "openai", endpoint: "http://[2001:db8::1]/v1", model: "m", credentialFile: "/c" }],
     [{ kind: "scripted" }],
     [{ kind: "proxy", endpoint: "http://x/" }],
   ])("refuses %j", (value) => {
     expect(ZRelayUpstreamSettingSchema.safeParse(value).success).toBe(false);
+  });
+
+  it.each(["https://api.example.com/v1", "http://127.0.0.1:9/v1", "http://127.200.0.1/v1", "http://localhost:9/v1", "http://[::1]:9/v1"])(
+    "accepts %s",
+    (endpoint) => {
+      expect(ZRelayUpstreamSettingSchema.safeParse({ kind: "openai", endpoint, model: "m", credentialFile: "/c" }).success).toBe(true);
+    },
+  );
+
+  it("a plain-http non-loopback endpoint that reaches a transport anyway is refused before anything is sent", async () => {
+    const setting = { ...openAiSetting(), endpoint: "http://upstream.example.invalid/v1/chat/completions" };
+    await expect(createOpenAiTransport(setting, { dataDir: dir }).complete({ messages: MESSAGES })).rejects.toMatchObject({
+      code: "ENDPOINT_INSECURE",
+      message: expect.stringContaining("must be https"),
+    });
   });
 });

@@ -8,11 +8,12 @@ import { relayCall } from "../../../lib/relay/relay-call";
 import { createRelayTestTask, SIMPLE_REQUEST } from "../../../lib/relay/testing/relay-fixtures";
 import { runCli } from "../../../lib/testing/run-cli";
 import { createTestDatabase } from "../../../lib/testing/test-database";
+import { ensureCredentialsDir } from "../../../lib/secrets/credential-file";
 
 describe("schoolcore relay", async () => {
   const { db, url } = await createTestDatabase();
-  const env = { DATABASE_URL: url };
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "relay-cli-"));
+  const env = { DATABASE_URL: url, DATA_DIR: dir };
   afterAll(() => fs.rm(dir, { recursive: true, force: true }));
 
   it("url prints where guests reach the relay listener: RELAY_PUBLIC_URL, else HOSTNAME:RELAY_PORT", async () => {
@@ -32,7 +33,7 @@ describe("schoolcore relay", async () => {
     expect(JSON.parse(scripted.stdout)).toMatchObject({ kind: "scripted", label: expect.stringMatching(/not a model/), scriptFile: demo });
 
     const credential = `canary${randomBytes(12).toString("hex")}`;
-    const credentialFile = path.join(dir, "cred");
+    const credentialFile = path.join(ensureCredentialsDir(dir), "cred");
     await fs.writeFile(credentialFile, credential);
     const openai = await runCli(
       [
@@ -64,8 +65,25 @@ describe("schoolcore relay", async () => {
     [["relay", "upstream", "set", "--kind", "proxy"], /--kind must be/],
     [["relay", "upstream", "set", "--kind", "scripted", "--script-file", "/nonexistent.json"], /not a readable scripted-completions file/],
     [
-      ["relay", "upstream", "set", "--kind", "openai", "--endpoint", "http://x/", "--model", "m", "--credential-file", "/nonexistent"],
-      /not a readable file/,
+      ["relay", "upstream", "set", "--kind", "openai", "--endpoint", "https://x/", "--model", "m", "--credential-file", "/nonexistent"],
+      /credential file \/nonexistent is refused: it is not inside DATA_DIR\/credentials\//,
+    ],
+    [
+      // The credential file the set/show test wrote: only the endpoint is wrong here.
+      [
+        "relay",
+        "upstream",
+        "set",
+        "--kind",
+        "openai",
+        "--endpoint",
+        "http://x/",
+        "--model",
+        "m",
+        "--credential-file",
+        path.join(dir, "credentials", "cred"),
+      ],
+      /must be https/,
     ],
     [["relay", "upstream", "set", "--kind", "anthropic", "--model", "m"], /--endpoint is required/],
     [["relay", "issue"], /--task is required/],
@@ -103,7 +121,15 @@ describe("schoolcore relay", async () => {
     expect(JSON.stringify(audit.detail)).not.toContain(out.handle);
 
     // The handle works (against the openai upstream set above, at a closed port: a visible upstream failure).
-    const call = await relayCall({ db, handle: out.handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http" });
+    const call = await relayCall({
+      db,
+      handle: out.handle,
+      taskId,
+      operation: "complete",
+      request: SIMPLE_REQUEST,
+      channel: "http",
+      dataDir: dir,
+    });
     expect(call.code).toBe("RELAY_UPSTREAM_FAILED");
 
     const text = await runCli(["relay", "issue", "--task", taskId], { env });

@@ -7,6 +7,7 @@ import { RELAY_OPERATIONS, type TRelayOperation } from "../../../lib/relay/limit
 import { readCapabilityUsage } from "../../../lib/relay/read-capability-usage";
 import { ZTaskIdSchema } from "../../../lib/relay/relay-request";
 import { revokeCapability } from "../../../lib/relay/revoke-capability";
+import { isAppError } from "../../../lib/errors";
 import { readCredentialFile } from "../../../lib/relay/transports/http-upstream";
 import { loadScriptFile } from "../../../lib/relay/transports/scripted-transport";
 import { describeRelayUpstream, readRelayUpstream, setRelayUpstream } from "../../../lib/relay/upstream-setting";
@@ -170,7 +171,9 @@ export const relayUpstreamSet: Command = {
       for (const flag of ["endpoint", "model", "credential-file"] as const)
         if (!values[flag]) throw new UsageError(`--${flag} is required for --kind ${values.kind}`);
       const credentialFile = path.resolve(values["credential-file"]!);
-      await readCredentialFile(values.kind, credentialFile).catch(() => {
+      await readCredentialFile(values.kind, credentialFile, context.env.dataDir).catch((error: unknown) => {
+        // The credential-file rule's own refusal says which rule (DATA_DIR/credentials/, our secrets).
+        if (isAppError(error) && error.code === "CREDENTIAL_FILE_REFUSED") throw error;
         throw new UsageError(`${credentialFile} is not a readable file holding one token (its contents are never printed)`);
       });
       value = {
@@ -185,7 +188,7 @@ export const relayUpstreamSet: Command = {
     } else {
       throw new UsageError("--kind must be scripted, openai or anthropic");
     }
-    const setting = await withDatabase(context, ({ db }) => setRelayUpstream({ db, value, via: "cli" }));
+    const setting = await withDatabase(context, ({ db }) => setRelayUpstream({ db, value, via: "cli", dataDir: context.env.dataDir }));
     const shown = describeRelayUpstream(setting);
     printResult(
       context.isJson,
