@@ -457,7 +457,9 @@ describe("Anthropic messages transport: chat with tools", () => {
 
   it("sends neither tools nor tool choice when no tool is offered", async () => {
     anthropic.respond = anthropicAnswer([{ type: "text", text: "ok" }], "end_turn");
-    await createAnthropicTransport(setting(), { dataDir: dir }).chat({ request: ZChatRequestSchema.parse({ messages: [{ role: "user", content: "hi" }] }) });
+    await createAnthropicTransport(setting(), { dataDir: dir }).chat({
+      request: ZChatRequestSchema.parse({ messages: [{ role: "user", content: "hi" }] }),
+    });
     expect(anthropic.requests.at(-1)!.body).toEqual({
       model: "claude-test",
       max_tokens: 4096,
