@@ -1,10 +1,12 @@
 import type { TRelayUsageSnapshot } from "@/lib/relay/read-capability-usage";
+import { formatMicros } from "@/lib/spend/spend-guard";
 import { StateBadge } from "./state-badge";
 
 /**
- * The relay capability of a task, for the operator: counters against limits, revocation and why,
- * and which upstream answered. Built from the usage snapshot only — it holds no payloads, so
- * nothing here can show a prompt, a completion, the handle or a credential.
+ * The relay capability of a task, for the operator: counters against limits, tokens and model
+ * cost (issue 25), revocation and why, and which upstream answered. Built from the usage snapshot
+ * only — it holds no payloads, so nothing here can show a prompt, a completion, the handle or a
+ * credential.
  */
 export function RelayUsage({ usage }: { usage: TRelayUsageSnapshot | null }) {
   if (!usage) {
@@ -42,7 +44,34 @@ export function RelayUsage({ usage }: { usage: TRelayUsageSnapshot | null }) {
       <dl className="mt-3 grid grid-cols-1 gap-3 sm:grid-cols-2">
         <Meter label="Requests" used={usage.usage.requestCount} limit={usage.limits.maxRequests} unit="" />
         <Meter label="Bytes (requests + responses)" used={usage.usage.bytesUsed} limit={usage.limits.maxBytes} unit=" B" />
+        <Meter label="Tokens charged (input + output)" used={usage.tokens.charged} limit={usage.tokens.max} unit="" />
+        <div data-testid="relay-model-cost">
+          <dt className="text-xs text-slate-600">Model cost</dt>
+          <dd className="mt-1 text-sm text-slate-800">
+            {formatMicros(usage.modelCostMicros)}
+            {usage.modelReservedMicros > 0 && (
+              <span className="text-xs text-slate-500"> · {formatMicros(usage.modelReservedMicros)} budget still reserved</span>
+            )}
+            <span className="block text-xs text-slate-500">
+              at {formatMicros(usage.prices.inputMicrosPerMTok)} in / {formatMicros(usage.prices.outputMicrosPerMTok)} out per million
+              tokens
+            </span>
+          </dd>
+        </div>
       </dl>
+      <p className="mt-2 text-xs text-slate-600" data-testid="relay-tokens">
+        Reported by the upstream: {usage.tokens.input.toLocaleString()} input and {usage.tokens.output.toLocaleString()} output tokens
+        {usage.tokens.unreportedCalls > 0 &&
+          `; ${usage.tokens.unreportedCalls} call(s) did not report tokens and are charged at their worst case`}
+        .
+      </p>
+      {usage.task.capabilities > 1 && (
+        <p className="mt-1 text-xs text-slate-600" data-testid="relay-task-totals">
+          All {usage.task.capabilities} capabilities of this task (every attempt and round): {usage.task.tokens.input.toLocaleString()}{" "}
+          input and {usage.task.tokens.output.toLocaleString()} output tokens, {usage.task.tokens.charged.toLocaleString()} charged; model
+          cost {formatMicros(usage.task.modelCostMicros)}.
+        </p>
+      )}
       <p className="mt-2 text-xs text-slate-500">
         Per call: request ≤ {usage.limits.maxRequestBytes.toLocaleString()} B, response ≤ {usage.limits.maxResponseBytes.toLocaleString()} B
       </p>

@@ -1,8 +1,10 @@
 "use client";
 /**
  * Spend charts (Recharts): committed money per day of the month with the running total against
- * the monthly ceiling, and the month's spend per repository or per task. Client-only because the
- * charts measure their container and show tooltips; the numbers come from the server.
+ * the monthly ceiling, and the month's spend per repository or per task — machine and model spend
+ * stacked apart (issue 25), so a month of tokens is not mistaken for a month of guests.
+ * Client-only because the charts measure their container and show tooltips; the numbers come from
+ * the server.
  */
 import {
   Bar,
@@ -38,11 +40,14 @@ const shortLabel = (name: string) => (name.length > AXIS_LABEL_CHARS ? `${name.s
  */
 const CEILING_IN_SCALE_RATIO = 5;
 
+const MACHINE_FILL = "#3b82f6";
+const MODEL_FILL = "#f59e0b";
+
 export function DailySpendChart({
   days,
   monthlyCeilingMicros,
 }: {
-  days: { day: string; committedMicros: number; cumulativeMicros: number }[];
+  days: { day: string; machineMicros: number; modelMicros: number; cumulativeMicros: number }[];
   monthlyCeilingMicros: number | null;
 }) {
   const data = days.map((d) => ({ ...d, label: d.day.slice(8) }));
@@ -54,7 +59,7 @@ export function DailySpendChart({
       className="w-full"
       data-testid="daily-spend-chart"
       role="img"
-      aria-label="Spend per day this month, with the running total against the monthly ceiling"
+      aria-label="Machine and model spend per day this month, with the running total against the monthly ceiling"
     >
       <div className="h-72 w-full">
         <ResponsiveContainer width="100%" height="100%">
@@ -64,7 +69,8 @@ export function DailySpendChart({
             <YAxis tickFormatter={axisDollars(top)} tick={{ fontSize: 11 }} domain={[0, top]} width={70} />
             <Tooltip formatter={tooltipDollars} labelFormatter={(_, payload) => String(payload?.[0]?.payload?.day ?? "")} />
             <Legend wrapperStyle={{ fontSize: 12 }} />
-            <Bar dataKey="committedMicros" name="that day" fill="#3b82f6" isAnimationActive={false} />
+            <Bar dataKey="machineMicros" name="machines that day" stackId="day" fill={MACHINE_FILL} isAnimationActive={false} />
+            <Bar dataKey="modelMicros" name="model that day" stackId="day" fill={MODEL_FILL} isAnimationActive={false} />
             <Line dataKey="cumulativeMicros" name="month so far" stroke="#0f172a" dot={false} strokeWidth={2} isAnimationActive={false} />
             {isCeilingInScale && (
               <ReferenceLine
@@ -100,11 +106,11 @@ export function BreakdownChart({
   testId,
   label,
 }: {
-  rows: { name: string; committedMicros: number }[];
+  rows: { name: string; committedMicros: number; machineMicros: number; modelMicros: number }[];
   testId: string;
   label: string;
 }) {
-  const height = Math.max(120, rows.length * 28 + 40);
+  const height = Math.max(140, rows.length * 28 + 64);
   const top = Math.max(0, ...rows.map((r) => r.committedMicros));
   return (
     <div className="w-full" style={{ height }} data-testid={testId} role="img" aria-label={label}>
@@ -114,7 +120,9 @@ export function BreakdownChart({
           <XAxis type="number" tickFormatter={axisDollars(top)} tick={{ fontSize: 11 }} />
           <YAxis type="category" dataKey="name" width={170} tick={{ fontSize: 11 }} tickFormatter={shortLabel} interval={0} />
           <Tooltip formatter={tooltipDollars} />
-          <Bar dataKey="committedMicros" name="this month" fill="#6366f1" isAnimationActive={false} />
+          <Legend wrapperStyle={{ fontSize: 12 }} />
+          <Bar dataKey="machineMicros" name="machines" stackId="spend" fill={MACHINE_FILL} isAnimationActive={false} />
+          <Bar dataKey="modelMicros" name="model" stackId="spend" fill={MODEL_FILL} isAnimationActive={false} />
         </BarChart>
       </ResponsiveContainer>
     </div>

@@ -80,12 +80,13 @@ test("the spend page draws its chart and breakdowns from the ledger the demo run
   await expect(page.getByTestId("daily-spend-chart").locator(".recharts-bar-rectangle").first()).toBeVisible();
   await expect(page.getByTestId("daily-spend-chart")).toContainText("monthly ceiling");
   await expect(page.getByTestId("repository-spend-chart")).toContainText("demo/calculator");
-  const csv = await page.request.get("/operator/spend/ledger.csv?kind=usage");
+  const csv = await page.request.get("/operator/spend/ledger.csv?kind=usage&resource=machine");
   expect(csv.status()).toBe(200);
   expect(csv.headers()["content-type"]).toContain("text/csv");
   const lines = (await csv.text()).trim().split("\n");
-  expect(lines[0]).toBe("id,created_at,kind,amount_micros,amount_usd,task_id,repository,issue,machine,note");
+  expect(lines[0]).toBe("id,created_at,kind,resource,amount_micros,amount_usd,task_id,repository,issue,machine,relay_capability_id,note");
   expect(lines.length).toBeGreaterThan(1);
+  for (const line of lines.slice(1)) expect(line).toMatch(/^"\d+","[^"]+","usage","machine",/);
 });
 
 test("a task blocked by an injected provider 500 is retried from its page and reaches review; both attempts are visible", async ({

@@ -1,7 +1,9 @@
 /**
- * The capability's evidence snapshot: counters, limits, revoked state and reason, and call
- * outcome counts. It never holds payloads, responses, the handle or its hash — there is nothing
- * of them in the rows it reads (RelayCall keeps counts and outcomes only).
+ * The capability's evidence snapshot: counters, limits, revoked state and reason, call outcome
+ * counts, tokens and model cost (issue 25). It never holds payloads, responses, the handle or its
+ * hash — there is nothing of them in the rows it reads (RelayCall keeps counts and outcomes only).
+ * Tokens are summed from what the upstream reported; a call whose upstream did not report them is
+ * counted apart (its charge is its worst case), so a sum is never mistaken for the whole truth.
  */
 import type { Db } from "../db/client";
 import { RELAY_MAX_RECORDED_REFUSALS } from "./limits";
@@ -25,7 +27,46 @@ export type TRelayUsageSnapshot = {
     /** True once refusals stopped being recorded (RELAY_MAX_RECORDED_REFUSALS). */
     isRefusalRecordingCapped: boolean;
   };
+  /** This capability: reported input/output tokens, tokens charged to the budget, the budget. */
+  tokens: TTokenSums & { max: number };
+  /** This capability's model cost so far: the sum of its calls' costs, micro-dollars. */
+  modelCostMicros: number;
+  /** Model spend still reserved in the ledger for this capability (its worst case; 0 once settled). */
+  modelReservedMicros: number;
+  /** The price the capability was issued under, micro-dollars per million tokens. */
+  prices: { inputMicrosPerMTok: number; outputMicrosPerMTok: number };
+  /** Every capability of the task (all attempts and rounds) together. */
+  task: { capabilities: number; tokens: TTokenSums; modelCostMicros: number };
 };
+
+export type TTokenSums = {
+  input: number;
+  output: number;
+  charged: number;
+  /** Calls recorded without reported tokens: their charge is their worst case, not counted in input/output. */
+  unreportedCalls: number;
+};
+
+/** Token and cost sums over the relay calls of the given capabilities. */
+export async function sumRelayCallTokens(
+  db: Db,
+  where: { capabilityId: string } | { taskId: string },
+): Promise<{ tokens: TTokenSums; modelCostMicros: number }> {
+  const filter = "capabilityId" in where ? { capabilityId: where.capabilityId } : { capability: { taskId: where.taskId } };
+  const [sums, unreported] = await Promise.all([
+    db.relayCall.aggregate({ where: filter, _sum: { inputTokens: true, outputTokens: true, tokensCharged: true, costMicros: true } }),
+    db.relayCall.count({ where: { ...filter, inputTokens: null, tokensCharged: { gt: 0 } } }),
+  ]);
+  return {
+    tokens: {
+      input: sums._sum.inputTokens ?? 0,
+      output: sums._sum.outputTokens ?? 0,
+      charged: sums._sum.tokensCharged ?? 0,
+      unreportedCalls: unreported,
+    },
+    modelCostMicros: Number(sums._sum.costMicros ?? 0n),
+  };
+}
 
 /** The snapshot of one capability, or of the task's most recent one; null when there is none. */
 export async function readCapabilityUsage(
@@ -38,7 +79,12 @@ export async function readCapabilityUsage(
     orderBy: { createdAt: "desc" },
   });
   if (!cap) return null;
-  const groups = await db.relayCall.groupBy({ by: ["outcome"], where: { capabilityId: cap.id }, _count: { _all: true } });
+  const [groups, own, all, capabilities] = await Promise.all([
+    db.relayCall.groupBy({ by: ["outcome"], where: { capabilityId: cap.id }, _count: { _all: true } }),
+    sumRelayCallTokens(db, { capabilityId: cap.id }),
+    sumRelayCallTokens(db, { taskId: cap.taskId }),
+    db.relayCapability.count({ where: { taskId: cap.taskId } }),
+  ]);
   const byOutcome: Record<string, number> = {};
   for (const group of groups) byOutcome[group.outcome] = group._count._all;
   const total = Object.values(byOutcome).reduce((a, b) => a + b, 0);
@@ -67,5 +113,10 @@ export async function readCapabilityUsage(
     isExpired: cap.deadlineAt.getTime() <= Date.now(),
     createdAt: cap.createdAt.toISOString(),
     calls: { total, byOutcome, upstreams, isRefusalRecordingCapped: refusals >= RELAY_MAX_RECORDED_REFUSALS },
+    tokens: { ...own.tokens, max: Number(cap.maxTokens) },
+    modelCostMicros: own.modelCostMicros,
+    modelReservedMicros: Number(cap.modelReservedMicros),
+    prices: { inputMicrosPerMTok: cap.inputMicrosPerMTok, outputMicrosPerMTok: cap.outputMicrosPerMTok },
+    task: { capabilities, ...all },
   };
 }

@@ -2,8 +2,10 @@
  * The teacher's insights (issue 14), per repository and per student-agent configuration (the
  * command and guest image a task ran with, grouped by digest): approval rate, first-round approval
  * rate, rounds to approval, trusted-check pass rate, median time from task creation to its first
- * review and from review to decision, and model relay usage per approved task. Computed in
- * PostgreSQL over tasks created in the chosen window; probe tasks never count.
+ * review and from review to decision, and model relay usage per approved task: calls, bytes,
+ * tokens the upstream reported and model cost (issue 25) — every round and attempt of the approved
+ * tasks, divided by the number of approved tasks (each approved task is one pull request). Computed
+ * in PostgreSQL over tasks created in the chosen window; probe tasks never count.
  *
  * Definitions (also shown on the page): a task is *decided* when its latest approve/reject
  * decision exists (a "Request changes" only ends a round); approval rate = approved / decided;
@@ -42,6 +44,10 @@ export type TInsightsRow = {
   medianSecondsToDecision: number | null;
   relayCallsPerApproved: number | null;
   relayBytesPerApproved: number | null;
+  inputTokensPerApproved: number | null;
+  outputTokensPerApproved: number | null;
+  /** micro-dollars */
+  modelCostMicrosPerApproved: number | null;
 };
 
 type TRawRow = {
@@ -56,6 +62,9 @@ type TRawRow = {
   median_to_review: number | null;
   approved_calls: bigint | null;
   approved_bytes: bigint | null;
+  approved_input_tokens: bigint | null;
+  approved_output_tokens: bigint | null;
+  approved_cost: bigint | null;
 };
 
 const GROUPS = { repository: Prisma.raw(`t.repository`), agent: Prisma.raw(`t.agent`) } as const;
@@ -89,7 +98,8 @@ async function readGroups(db: Db, group: keyof typeof GROUPS, since: Date) {
       SELECT "taskId", count(*) AS n, count(*) FILTER (WHERE "isPass") AS passed FROM "VerificationEvidence" WHERE "taskId" IN (SELECT id FROM t) GROUP BY "taskId"
     ),
     relay AS (
-      SELECT cap."taskId", count(*) FILTER (WHERE rc.outcome LIKE 'ok%') AS calls, sum(rc."requestBytes" + rc."responseBytes") AS bytes
+      SELECT cap."taskId", count(*) FILTER (WHERE rc.outcome LIKE 'ok%') AS calls, sum(rc."requestBytes" + rc."responseBytes") AS bytes,
+             sum(rc."inputTokens") AS input_tokens, sum(rc."outputTokens") AS output_tokens, sum(rc."costMicros") AS cost
         FROM "RelayCall" rc JOIN "RelayCapability" cap ON cap.id = rc."capabilityId"
        WHERE cap."taskId" IN (SELECT id FROM t) GROUP BY cap."taskId"
     )
@@ -103,7 +113,10 @@ async function readGroups(db: Db, group: keyof typeof GROUPS, since: Date) {
            sum(ev.n)::bigint AS ev_total,
            (percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM fr.at - t."createdAt")))::float8 AS median_to_review,
            (sum(relay.calls) FILTER (WHERE final.verdict = 'approve'))::bigint AS approved_calls,
-           (sum(relay.bytes) FILTER (WHERE final.verdict = 'approve'))::bigint AS approved_bytes
+           (sum(relay.bytes) FILTER (WHERE final.verdict = 'approve'))::bigint AS approved_bytes,
+           (sum(relay.input_tokens) FILTER (WHERE final.verdict = 'approve'))::bigint AS approved_input_tokens,
+           (sum(relay.output_tokens) FILTER (WHERE final.verdict = 'approve'))::bigint AS approved_output_tokens,
+           (sum(relay.cost) FILTER (WHERE final.verdict = 'approve'))::bigint AS approved_cost
       FROM t
       LEFT JOIN final ON final."taskId" = t.id
       LEFT JOIN first_review fr ON fr."taskId" = t.id
@@ -137,6 +150,9 @@ async function readGroups(db: Db, group: keyof typeof GROUPS, since: Date) {
       medianSecondsToDecision: waitOf.get(row.key) ?? null,
       relayCallsPerApproved: approved > 0 ? Number(row.approved_calls ?? 0) / approved : null,
       relayBytesPerApproved: approved > 0 ? Number(row.approved_bytes ?? 0) / approved : null,
+      inputTokensPerApproved: approved > 0 ? Number(row.approved_input_tokens ?? 0) / approved : null,
+      outputTokensPerApproved: approved > 0 ? Number(row.approved_output_tokens ?? 0) / approved : null,
+      modelCostMicrosPerApproved: approved > 0 ? Number(row.approved_cost ?? 0) / approved : null,
     };
   });
 }

@@ -1,6 +1,8 @@
 /**
  * The spend ledger, filtered and paged (newest first), for the spend page and its CSV export.
  * Filters arrive from a URL: one zod schema; an unparseable filter is refused, not ignored.
+ * A row is machine or model spend (issue 25); a model row names the relay capability it reserves
+ * or settles (and its task), a machine row its machine.
  */
 import { z } from "zod";
 import type { Db } from "../db/client";
@@ -11,6 +13,7 @@ import { parseOrThrow } from "../parse-or-throw";
 export const ZListSpendLedgerSchema = z
   .object({
     kind: z.enum(["reservation", "release", "usage"]).optional(),
+    resource: z.enum(["machine", "model"]).optional(),
     taskId: z.uuid().optional(),
     ...pagedListFields(10_000),
   })
@@ -22,6 +25,7 @@ export async function listSpendLedger(deps: { db: Db }, fields: TListSpendLedger
   const createdAt = utcDayRange(input);
   const where: Prisma.SpendLedgerEntryWhereInput = {
     ...(input.kind ? { kind: input.kind } : {}),
+    ...(input.resource ? { resource: input.resource } : {}),
     ...(input.taskId ? { taskId: input.taskId } : {}),
     ...(createdAt ? { createdAt } : {}),
   };
@@ -44,17 +48,32 @@ export async function listSpendLedger(deps: { db: Db }, fields: TListSpendLedger
       id: e.id.toString(),
       createdAt: e.createdAt,
       kind: e.kind,
+      resource: e.resource,
       amountMicros: Number(e.amountMicros),
       taskId: e.taskId,
       repository: e.task?.repository.name ?? null,
       issueNumber: e.task?.issueNumber ?? null,
       machine: e.machine ? `${e.machine.purpose} ${e.machine.providerName}` : null,
+      relayCapabilityId: e.relayCapabilityId,
       note: e.note,
     })),
   );
 }
 
-const CSV_HEADER = ["id", "created_at", "kind", "amount_micros", "amount_usd", "task_id", "repository", "issue", "machine", "note"];
+const CSV_HEADER = [
+  "id",
+  "created_at",
+  "kind",
+  "resource",
+  "amount_micros",
+  "amount_usd",
+  "task_id",
+  "repository",
+  "issue",
+  "machine",
+  "relay_capability_id",
+  "note",
+];
 
 /** One CSV field: quoted, quotes doubled, and a leading = + - @ neutralised (spreadsheet formula injection). */
 function csvField(value: string | number | null): string {
@@ -71,12 +90,14 @@ export function spendLedgerCsv(items: Awaited<ReturnType<typeof listSpendLedger>
         e.id,
         e.createdAt.toISOString(),
         e.kind,
+        e.resource,
         e.amountMicros,
         (e.amountMicros / 1_000_000).toFixed(6),
         e.taskId,
         e.repository,
         e.issueNumber,
         e.machine,
+        e.relayCapabilityId,
         e.note,
       ]
         .map(csvField)

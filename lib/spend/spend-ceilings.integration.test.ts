@@ -94,11 +94,13 @@ describe("spend ceilings", () => {
     expect(january.days.find((d) => d.day === "2031-01-31")).toEqual({
       day: "2031-01-31",
       committedMicros: 650_000,
+      machineMicros: 650_000,
+      modelMicros: 0,
       cumulativeMicros: 650_000,
     });
     expect(january.days).toHaveLength(31);
-    expect(january.perTask).toEqual([{ taskId, label: "#7 spend", committedMicros: 650_000 }]);
-    expect(january.perRepository).toEqual([{ repository: "demo/spend", committedMicros: 650_000 }]);
+    expect(january.perTask).toEqual([{ taskId, label: "#7 spend", committedMicros: 650_000, machineMicros: 650_000, modelMicros: 0 }]);
+    expect(january.perRepository).toEqual([{ repository: "demo/spend", committedMicros: 650_000, machineMicros: 650_000, modelMicros: 0 }]);
   });
 
   it("applies the monthly per-task ceiling to one task only", async () => {
@@ -141,7 +143,9 @@ describe("the spend ledger", () => {
     const usage = await listSpendLedger({ db }, { kind: "usage", taskId });
     expect(usage.items.map((e) => e.amountMicros)).toEqual([650_000]);
     const csv = spendLedgerCsv([{ ...usage.items[0]!, note: '=HYPERLINK("x")' }]);
-    expect(csv.split("\n")[0]).toBe("id,created_at,kind,amount_micros,amount_usd,task_id,repository,issue,machine,note");
+    expect(csv.split("\n")[0]).toBe(
+      "id,created_at,kind,resource,amount_micros,amount_usd,task_id,repository,issue,machine,relay_capability_id,note",
+    );
     expect(csv).toContain(`"'=HYPERLINK(""x"")"`);
     expect(csv).toContain('"0.650000"');
     await expect(listSpendLedger({ db }, { from: "not-a-date" })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });

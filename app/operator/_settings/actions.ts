@@ -24,6 +24,7 @@ const PERMISSION_OF: Record<TFormSettingKey, TAction> = {
   "spend.ceilings": "spend.edit",
   "spend.rates": "spend.edit",
   "relay.upstream": "relay.manage",
+  "relay.pricing": "relay.manage",
   "publish.github": "publish.manage",
 };
 
@@ -41,6 +42,7 @@ const PAGE_OF: Record<TFormSettingKey, string> = {
   "spend.ceilings": "/operator/spend",
   "spend.rates": "/operator/spend",
   "relay.upstream": "/operator/relay",
+  "relay.pricing": "/operator/relay",
   "publish.github": "/operator/publication",
 };
 

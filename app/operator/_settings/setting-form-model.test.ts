@@ -39,6 +39,22 @@ describe("setting forms", () => {
     expect(settingValueOf("guest.agent", { command: "node\n  /tmp/a.mjs \n\n" })).toEqual({ command: ["node", "/tmp/a.mjs"] });
   });
 
+  it("edit the model price in dollars per million tokens and the relay token budget (relay.pricing, task.limits)", () => {
+    const schema = SETTING_SCHEMAS["relay.pricing"].schema;
+    expect(schema.parse(settingValueOf("relay.pricing", { inputMicrosPerMTok: "3", outputMicrosPerMTok: "15.25" }))).toEqual({
+      inputMicrosPerMTok: 3_000_000,
+      outputMicrosPerMTok: 15_250_000,
+    });
+    expect(initialTextOf(fieldsOf("relay.pricing")[1]!, { inputMicrosPerMTok: 0, outputMicrosPerMTok: 800_000 })).toBe("0.8");
+    const refused = schema.safeParse(settingValueOf("relay.pricing", { inputMicrosPerMTok: "-1", outputMicrosPerMTok: "cheap" }));
+    expect(refused.success).toBe(false);
+    expect(Object.keys(formFieldErrorsOf("relay.pricing", settingFieldErrors(refused.error!.issues))).sort()).toEqual([
+      "inputMicrosPerMTok",
+      "outputMicrosPerMTok",
+    ]);
+    expect(settingValueOf("task.limits", { "relay.maxTokens": "500000" })).toEqual({ v: 1, relay: { maxTokens: 500_000 } });
+  });
+
   it("leave text that is not a number as text, so the schema names the field", () => {
     const parsed = SETTING_SCHEMAS["task.limits"].schema.safeParse(
       settingValueOf("task.limits", {

@@ -65,6 +65,13 @@ export const SETTING_FORMS = {
     bytes("relay.maxRequestBytes", "Relay request size"),
     bytes("relay.maxResponseBytes", "Relay response size"),
     {
+      kind: "number",
+      unit: "count",
+      name: "relay.maxTokens",
+      label: "Relay tokens (input + output)",
+      hint: "The task's token budget over all its model calls; its worst-case cost at the model price is reserved against the spend ceilings when the task's relay capability is issued.",
+    },
+    {
       kind: "select",
       name: "relayChannel",
       label: "Relay channel",
@@ -200,6 +207,20 @@ export const SETTING_FORMS = {
     { kind: "number", unit: "count", name: "defaultMaxTokens", label: "Default max tokens", onlyWhen: HTTP_UPSTREAM },
     { kind: "text", name: "anthropicVersion", label: "anthropic-version", onlyWhen: { field: "kind", values: ["anthropic"] } },
     bytes("maxResponseBytes", "Upstream response size"),
+  ],
+  "relay.pricing": [
+    {
+      kind: "dollars",
+      name: "inputMicrosPerMTok",
+      label: "Input tokens, per million",
+      hint: "What the pinned upstream bills per million input (prompt) tokens, in US$: e.g. 3 for $3.00 / MTok. 0 = free (the scripted demo transport).",
+    },
+    {
+      kind: "dollars",
+      name: "outputMicrosPerMTok",
+      label: "Output tokens, per million",
+      hint: "Per million output (completion) tokens, in US$. A capability keeps the price it was issued under; its whole token budget at the higher price is reserved against the spend ceilings.",
+    },
   ],
   "publish.github": [
     {

@@ -13,6 +13,16 @@ export default async function RelayPage() {
         credential stays in its file on this host; only the file&apos;s path is stored.
       </p>
       <SettingPanel settingKey="relay.upstream" />
+      <SettingPanel
+        settingKey="relay.pricing"
+        description={
+          <>
+            Model spend is bounded like machine spend: each task&apos;s relay capability reserves its whole token budget (Limits → Relay
+            tokens) at the higher of these two prices against the spend ceilings when it is issued, and settles to what its calls cost when
+            it ends. Each capability keeps the price in force when it was issued.
+          </>
+        }
+      />
       <div className="space-y-2 rounded border border-slate-200 bg-white p-4">
         <h2>Test call</h2>
         <p className="text-sm text-slate-600">

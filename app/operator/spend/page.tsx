@@ -38,7 +38,9 @@ export default async function SpendPage({ searchParams }: Props) {
     listSpendLedger({ db }, filter.success ? filter.data : { pageSize: 25 }),
     readLastPreflight({ db }),
   ]);
-  const query = filter.success ? { kind: filter.data.kind, taskId: filter.data.taskId, from: filter.data.from, to: filter.data.to } : {};
+  const query = filter.success
+    ? { kind: filter.data.kind, resource: filter.data.resource, taskId: filter.data.taskId, from: filter.data.from, to: filter.data.to }
+    : {};
   const csvQuery = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => Boolean(e[1]))).toString();
   const { ceilings } = overview;
   return (
@@ -47,9 +49,15 @@ export default async function SpendPage({ searchParams }: Props) {
       <div className="grid grid-cols-1 gap-3 sm:grid-cols-2 lg:grid-cols-4">
         <Card title={`This month (${overview.month}, UTC)`} testId="spend-month">
           <SpendGauge committedMicros={overview.monthCommittedMicros} ceilingMicros={ceilings.monthlyGlobalMicros} />
+          <span className="block text-xs text-slate-600" data-testid="spend-month-split">
+            machines {formatMicros(overview.monthMachineMicros)} · model {formatMicros(overview.monthModelMicros)}
+          </span>
         </Card>
         <Card title="Lifetime" testId="spend-lifetime">
           {formatMicros(overview.lifetime.spentMicros)} spent + {formatMicros(overview.lifetime.reservedMicros)} reserved
+          <span className="block text-xs text-slate-600" data-testid="spend-lifetime-split">
+            machines {formatMicros(overview.lifetime.machineMicros)} · model {formatMicros(overview.lifetime.modelMicros)}
+          </span>
           <span className="block text-xs text-slate-600">ceiling {formatMicros(ceilings.globalMicros)}</span>
         </Card>
         <Card title="Projected (queued and running)" testId="spend-projected">
@@ -57,7 +65,13 @@ export default async function SpendPage({ searchParams }: Props) {
           <span className="block">
             + at least {formatMicros(overview.projected.queuedMicros)} for {overview.projected.queuedTasks} queued task(s)
           </span>
-          <span className="block text-xs text-slate-600">worst case: rate × resources × TTL, student guest only</span>
+          <span className="block">
+            + {formatMicros(overview.projected.modelReservedMicros)} of model budget reserved by {overview.projected.openCapabilities} relay
+            capability(ies)
+          </span>
+          <span className="block text-xs text-slate-600">
+            worst case: rate × resources × TTL, student guest only; a task&apos;s token budget at the higher model price
+          </span>
         </Card>
         <Card title="Provider account (last preflight)" testId="spend-preflight">
           {preflight ? (
@@ -87,7 +101,8 @@ export default async function SpendPage({ searchParams }: Props) {
       <div className="space-y-2 rounded border border-slate-200 bg-white p-4">
         <h2>Spend per day, {overview.month}</h2>
         <p className="text-xs text-slate-600">
-          A machine&apos;s cost counts on the day (and in the month) its reservation was made: the same rule the monthly ceiling applies.
+          Machines and the model (relay tokens) are stacked apart. A machine&apos;s or a relay capability&apos;s cost counts on the day (and
+          in the month) its reservation was made: the same rule the monthly ceiling applies.
         </p>
         {overview.monthCommittedMicros === 0 && overview.days.every((d) => d.committedMicros === 0) ? (
           <p className="text-sm text-slate-600" data-testid="daily-spend-empty">
@@ -106,7 +121,7 @@ export default async function SpendPage({ searchParams }: Props) {
             <BreakdownChart
               testId="repository-spend-chart"
               label="Spend per repository this month"
-              rows={overview.perRepository.map((r) => ({ name: r.repository, committedMicros: r.committedMicros }))}
+              rows={overview.perRepository.map((r) => ({ name: r.repository, ...r }))}
             />
           )}
         </div>
@@ -118,7 +133,7 @@ export default async function SpendPage({ searchParams }: Props) {
             <BreakdownChart
               testId="task-spend-chart"
               label="Spend per task this month"
-              rows={overview.perTask.map((t) => ({ name: t.label, committedMicros: t.committedMicros }))}
+              rows={overview.perTask.map((t) => ({ name: t.label, ...t }))}
             />
           )}
         </div>
@@ -144,6 +159,14 @@ export default async function SpendPage({ searchParams }: Props) {
             </select>
           </label>
           <label>
+            Resource
+            <select name="resource" defaultValue={query.resource ?? ""} className={CONTROL}>
+              <option value="">all</option>
+              <option value="machine">machine</option>
+              <option value="model">model (relay tokens)</option>
+            </select>
+          </label>
+          <label>
             Task id
             <input name="taskId" defaultValue={query.taskId ?? ""} className={`${CONTROL} w-80 font-mono`} />
           </label>
@@ -153,11 +176,15 @@ export default async function SpendPage({ searchParams }: Props) {
         {ledger.items.length === 0 ? (
           <EmptyState title="No ledger entries for this filter" />
         ) : (
-          <DataTable testId="ledger-table" headers={["When (UTC)", "Kind", "Amount", "Task", "Machine", "Note"]}>
+          <DataTable
+            testId="ledger-table"
+            headers={["When (UTC)", "Kind", "Resource", "Amount", "Task", "Machine or relay capability", "Note"]}
+          >
             {ledger.items.map((e) => (
               <tr key={e.id} className="border-t border-slate-200">
                 <td className="whitespace-nowrap p-2 font-mono text-xs">{e.createdAt.toISOString().slice(0, 19).replace("T", " ")}</td>
                 <td className="p-2">{e.kind}</td>
+                <td className="p-2">{e.resource}</td>
                 <td className="p-2 font-mono">{formatMicros(e.amountMicros)}</td>
                 <td className="p-2">
                   {e.taskId ? (
@@ -168,7 +195,9 @@ export default async function SpendPage({ searchParams }: Props) {
                     "—"
                   )}
                 </td>
-                <td className="p-2 font-mono text-xs">{e.machine ?? "—"}</td>
+                <td className="p-2 font-mono text-xs">
+                  {e.machine ?? (e.relayCapabilityId ? `relay capability ${e.relayCapabilityId.slice(0, 8)}` : "—")}
+                </td>
                 <td className="p-2 text-xs text-slate-600">{e.note}</td>
               </tr>
             ))}

@@ -4,6 +4,7 @@ import { EmptyState } from "@/components/empty-state";
 import { ApprovalRatesChart, RoundsToApprovalChart } from "@/components/insights-charts";
 import { getDb } from "@/lib/db/client";
 import { readReviewInsights, type TInsightsRow } from "@/lib/review/read-review-insights";
+import { formatMicros } from "@/lib/spend/spend-guard";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
 
@@ -33,6 +34,14 @@ function bytes(value: number | null): string {
   return `${(value / 1024 / 1024).toFixed(1)} MiB`;
 }
 
+/** 12345 → "12.3k": token counts per approved task, readable at a glance. */
+function tokens(value: number | null): string {
+  if (value === null) return "—";
+  if (value < 1000) return String(Math.round(value));
+  if (value < 1_000_000) return `${(value / 1000).toFixed(1)}k`;
+  return `${(value / 1_000_000).toFixed(2)}M`;
+}
+
 function InsightsTable({ rows, groupLabel, testId }: { rows: TInsightsRow[]; groupLabel: string; testId: string }) {
   return (
     <div className="overflow-x-auto rounded border border-slate-200 bg-white">
@@ -49,6 +58,8 @@ function InsightsTable({ rows, groupLabel, testId }: { rows: TInsightsRow[]; gro
             <th className="px-3 py-2 text-right">Created → review</th>
             <th className="px-3 py-2 text-right">Review → decision</th>
             <th className="px-3 py-2 text-right">Relay per approved</th>
+            <th className="px-3 py-2 text-right">Tokens per approved (in / out)</th>
+            <th className="px-3 py-2 text-right">Model cost per approved</th>
           </tr>
         </thead>
         <tbody className="divide-y divide-slate-200">
@@ -65,6 +76,14 @@ function InsightsTable({ rows, groupLabel, testId }: { rows: TInsightsRow[]; gro
               <td className="px-3 py-2 text-right tabular-nums">{duration(row.medianSecondsToDecision)}</td>
               <td className="whitespace-nowrap px-3 py-2 text-right tabular-nums">
                 {row.relayCallsPerApproved === null ? "—" : `${num(row.relayCallsPerApproved)} calls · ${bytes(row.relayBytesPerApproved)}`}
+              </td>
+              <td className="whitespace-nowrap px-3 py-2 text-right tabular-nums" data-testid="insights-tokens">
+                {row.inputTokensPerApproved === null
+                  ? "—"
+                  : `${tokens(row.inputTokensPerApproved)} / ${tokens(row.outputTokensPerApproved)}`}
+              </td>
+              <td className="whitespace-nowrap px-3 py-2 text-right tabular-nums" data-testid="insights-model-cost">
+                {row.modelCostMicrosPerApproved === null ? "—" : formatMicros(row.modelCostMicrosPerApproved)}
               </td>
             </tr>
           ))}
@@ -98,8 +117,9 @@ export default async function ReviewInsightsPage({ searchParams }: Props) {
       </div>
       <p className="text-sm text-slate-600">
         Tasks created {windowDays === 0 ? "at any time" : `in the last ${windowDays} days`}. A task counts as decided once it is approved or
-        rejected; &ldquo;Request changes&rdquo; only ends a round. Times are medians. Relay usage is the model relay calls and bytes of
-        approved tasks, all rounds, per approved task.
+        rejected; &ldquo;Request changes&rdquo; only ends a round. Times are medians. Relay usage, tokens and model cost are those of the
+        approved tasks&apos; model relay calls, all rounds and attempts, per approved task (one pull request each); tokens are what the
+        upstream reported, and the cost is what the calls were charged at the price their capability was issued under.
       </p>
       {insights.byRepository.length === 0 ? (
         <EmptyState title="No tasks in this window">Insights appear once tasks have been created and reviewed.</EmptyState>

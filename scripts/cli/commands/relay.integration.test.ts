@@ -145,4 +145,70 @@ describe("schoolcore relay", async () => {
     const after = await runCli(["relay", "usage", "--task", taskId, "--json"], { env });
     expect(JSON.parse(after.stdout)).toMatchObject({ isRevoked: true, revokedReason: "operator test" });
   });
+
+  it("usage reports tokens (reported input/output, charged of max) and model cost, for the capability and the whole task", async () => {
+    const { taskId } = await createRelayTestTask(db);
+    const capability = (maxTokens: number, createdAt: Date) =>
+      db.relayCapability.create({
+        data: {
+          taskId,
+          handleHash: randomBytes(32).toString("hex"),
+          allowedOps: ["chat"],
+          maxRequests: 10,
+          maxBytes: 100_000n,
+          maxRequestBytes: 10_000,
+          maxResponseBytes: 10_000,
+          maxTokens: BigInt(maxTokens),
+          inputMicrosPerMTok: 3_000_000,
+          outputMicrosPerMTok: 15_000_000,
+          modelReservedMicros: 750_000n,
+          deadlineAt: new Date(Date.now() + 60_000),
+          createdAt,
+        },
+      });
+    const round1 = await capability(10_000, new Date(Date.now() - 60_000));
+    const round2 = await capability(50_000, new Date());
+    const call = (
+      capabilityId: string,
+      fields: { in: number | null; out: number | null; charged: number; cost: number; outcome?: string },
+    ) => ({
+      capabilityId,
+      channel: "http",
+      operation: "chat",
+      outcome: fields.outcome ?? "ok:openai",
+      requestBytes: 100,
+      inputTokens: fields.in,
+      outputTokens: fields.out,
+      tokensCharged: fields.charged,
+      costMicros: BigInt(fields.cost),
+    });
+    await db.relayCall.createMany({
+      data: [
+        call(round1.id, { in: 1000, out: 200, charged: 1200, cost: 6000 }),
+        call(round2.id, { in: 2000, out: 500, charged: 2500, cost: 13_500 }),
+        call(round2.id, { in: 3000, out: 100, charged: 3100, cost: 10_500 }),
+        // not reported: charged at its worst case, not counted as input/output
+        call(round2.id, { in: null, out: null, charged: 8000, cost: 90_000 }),
+        call(round2.id, { in: null, out: null, charged: 0, cost: 0, outcome: "RELAY_QUOTA_EXHAUSTED" }),
+      ],
+    });
+
+    const usage = await runCli(["relay", "usage", "--task", taskId, "--json"], { env });
+    expect(usage.stderr).toBe("");
+    const out = JSON.parse(usage.stdout);
+    expect(out).toMatchObject({
+      capabilityId: round2.id,
+      limits: { maxRequests: 10 },
+      calls: { total: 4 },
+      tokens: { input: 5000, output: 600, charged: 13_600, max: 50_000, unreportedCalls: 1 },
+      modelCostMicros: 114_000,
+      modelReservedMicros: 750_000,
+      prices: { inputMicrosPerMTok: 3_000_000, outputMicrosPerMTok: 15_000_000 },
+      task: { capabilities: 2, tokens: { input: 6000, output: 800, charged: 14_800, unreportedCalls: 1 }, modelCostMicros: 120_000 },
+    });
+    const text = await runCli(["relay", "usage", "--task", taskId], { env });
+    expect(text.stdout).toMatch(/tokens input 5000, output 600 \(reported\); charged 13600\/50000 — 1 call\(s\) without reported tokens/);
+    expect(text.stdout).toMatch(/model cost \$0\.1140, \$0\.7500 reserved/);
+    expect(text.stdout).toMatch(/task \(2 capabilities\): tokens input 6000, output 800, charged 14800; model cost \$0\.1200/);
+  });
 });

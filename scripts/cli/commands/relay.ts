@@ -5,6 +5,7 @@ import { AppError } from "../../../lib/errors";
 import { issueCapability } from "../../../lib/relay/issue-capability";
 import { RELAY_OPERATIONS, type TRelayOperation } from "../../../lib/relay/limits";
 import { readCapabilityUsage } from "../../../lib/relay/read-capability-usage";
+import { formatMicros } from "../../../lib/spend/spend-guard";
 import { ZTaskIdSchema } from "../../../lib/relay/relay-request";
 import { revokeCapability } from "../../../lib/relay/revoke-capability";
 import { isAppError } from "../../../lib/errors";
@@ -116,7 +117,7 @@ export const relayRevoke: Command = {
 };
 
 export const relayUsage: Command = {
-  summary: "show the usage snapshot of a task's newest relay capability (counters, limits, revocation; never payloads)",
+  summary: "show the usage snapshot of a task's newest relay capability (counters, tokens, model cost, limits, revocation; never payloads)",
   usage: "relay usage --task ID [--json]",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { task: { type: "string" } });
@@ -133,6 +134,17 @@ export const relayUsage: Command = {
             .map(([k, v]) => `${k}=${v}`)
             .join(", ") || "none"
         }${usage.calls.upstreams.includes("scripted") ? " — answers came from the SCRIPTED transport, not a model" : ""}`,
+        `  tokens input ${usage.tokens.input}, output ${usage.tokens.output} (reported); charged ${usage.tokens.charged}/${usage.tokens.max}${
+          usage.tokens.unreportedCalls
+            ? ` — ${usage.tokens.unreportedCalls} call(s) without reported tokens charged at their worst case`
+            : ""
+        }`,
+        `  model cost ${formatMicros(usage.modelCostMicros)}${usage.modelReservedMicros ? `, ${formatMicros(usage.modelReservedMicros)} reserved` : ""}`,
+        ...(usage.task.capabilities > 1
+          ? [
+              `  task (${usage.task.capabilities} capabilities): tokens input ${usage.task.tokens.input}, output ${usage.task.tokens.output}, charged ${usage.task.tokens.charged}; model cost ${formatMicros(usage.task.modelCostMicros)}`,
+            ]
+          : []),
       ].join("\n"),
     );
   },
