@@ -6,7 +6,6 @@
  * PostgreSQL — DATABASE_URL when set, else an embedded server in a temporary directory. Median and
  * p99 at concurrency 1 and 64 (one capability, and 64 capabilities of 64 tasks), side by side.
  */
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -15,12 +14,12 @@ import { Agent } from "undici";
 import type { Db } from "../../lib/db/client";
 import { issueCapability } from "../../lib/relay/issue-capability";
 import { PROJECT_ROOT } from "../../lib/project-root";
-import { findFreePort } from "../../lib/testing/free-port";
 import { startFakeOpenAiServer } from "../../lib/relay/testing/fake-upstream-servers";
 import { createRelayTestTask } from "../../lib/relay/testing/relay-fixtures";
 import { closeUpstreamAgents } from "../../lib/relay/transports/http-upstream";
 import { setRelayUpstream } from "../../lib/relay/upstream-setting";
 import { withBenchDatabase } from "./bench-database";
+import { measure, startListenerProcess, startProcess, type Stats, type TBenchProcess } from "./bench-harness";
 import { printBenchJson, row } from "./bench-report";
 import { ensureCredentialsDir } from "../../lib/secrets/credential-file";
 
@@ -39,65 +38,6 @@ const MESSAGES = [
   { role: "user" as const, content: "Calling add(2, 3) returns -1. It should return 5. Fix src/add.js." },
 ];
 const REPLY = "```file src/add.js\nexport function add(a, b) {\n  return a + b;\n}\n```\n";
-
-type Stats = { median: number; p99: number; mean: number; count: number; wallMs: number };
-
-function stats(samples: number[], wallMs: number): Stats {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-  return { median: at(0.5), p99: at(0.99), mean: sorted.reduce((a, b) => a + b, 0) / sorted.length, count: sorted.length, wallMs };
-}
-
-async function measure(concurrency: number, callsPerWorker: number, call: (worker: number) => Promise<void>): Promise<Stats> {
-  const samples: number[] = [];
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async (_, worker) => {
-      for (let i = 0; i < callsPerWorker; i++) {
-        const t0 = performance.now();
-        await call(worker);
-        samples.push(performance.now() - t0);
-      }
-    }),
-  );
-  return stats(samples, performance.now() - started);
-}
-
-type TBenchProcess = { url: string; pid: number; stop(): Promise<void> };
-
-/** A bench server as its own process on a free loopback port, ready once `isUp(url)` says so. */
-async function startProcess(
-  name: string,
-  script: string,
-  env: Record<string, string>,
-  isUp: (url: string) => Promise<boolean>,
-): Promise<TBenchProcess> {
-  const port = await findFreePort();
-  const child = spawn(process.execPath, ["--import", "tsx", script], {
-    cwd: PROJECT_ROOT,
-    env: { ...process.env, ...env, PORT: String(port), RELAY_PORT: String(port) },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const stop = () =>
-    new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once("exit", () => resolve()), child.kill("SIGTERM"))));
-  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
-    if (child.exitCode !== null) throw new Error(`the ${name} exited with ${child.exitCode}`);
-    if (await isUp(url).catch(() => false)) return { url, pid: child.pid!, stop };
-  }
-  await stop();
-  throw new Error(`the ${name} did not start within 30 s`);
-}
-
-/** The relay listener (scripts/relay.ts), as `npm start` runs it. */
-function startListenerProcess(databaseUrl: string, dataDir: string): Promise<TBenchProcess> {
-  return startProcess(
-    "relay listener",
-    path.join(PROJECT_ROOT, "scripts", "relay.ts"),
-    { DATABASE_URL: databaseUrl, DATA_DIR: dataDir, HOSTNAME: "127.0.0.1", LOG_LEVEL: "error", NODE_ENV: "production" },
-    async (url) => (await fetch(`${url}/`)).status === 404,
-  );
-}
 
 /** The floor: the same forwarding without the relay (scripts/bench/bare-forwarder.ts). */
 function startBareForwarder(endpoint: string, credentialFile: string): Promise<TBenchProcess> {
