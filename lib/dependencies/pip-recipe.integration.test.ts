@@ -102,9 +102,9 @@ describe.runIf(hasHostPip())("the pip-require-hashes recipe", () => {
             ...recipe.builderEnv,
             PATH: process.env.PATH ?? "/usr/bin:/bin",
             HOME: work,
-            PIP_CONFIG_FILE: os.devnull,
+            PIP_CONFIG_FILE: os.devNull,
             PYTHONNOUSERSITE: "1",
-          },
+          } as unknown as NodeJS.ProcessEnv,
         },
         (_error, stdout, stderr) => resolve({ code: child.exitCode, output: `${stdout}${stderr}` }),
       );
