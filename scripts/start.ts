@@ -173,6 +173,8 @@ async function main() {
     process.exit(exitCode);
   };
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => void shutdown(signal, 0));
+  // A closed terminal (SIGHUP) makes every later log line fail; that must not crash the stop half-way.
+  for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
 
   const run = (command: string, args: string[], runEnv: NodeJS.ProcessEnv) =>
     new Promise<void>((resolve, reject) => {
