@@ -1,13 +1,18 @@
 /**
  * `npm run relay`: the relay listener (lib/relay/relay-server.ts) on RELAY_PORT, the one endpoint a
  * guest on the HTTP relay channel reaches. `npm start` runs it as a supervised child; more than
- * one may run against the same database (they share the port).
+ * one may run against the same database (they share the port). A signal stops it in bounded time:
+ * open connections are cut, and the process exits after its steps or their deadline (issue 27,
+ * item 7).
  */
 import { getEnv, relayListenerUrl } from "../lib/env";
 import { openDatabase } from "../lib/db/open-database";
 import { logError, logInfo } from "../lib/log";
 import { startRelayServer } from "../lib/relay/relay-server";
 import { closeUpstreamAgents } from "../lib/relay/transports/http-upstream";
+import { withinDeadline } from "../lib/system/within-deadline";
+
+const STEP_DEADLINE_MS = 2_000;
 
 async function main() {
   const env = getEnv();
@@ -20,14 +25,24 @@ async function main() {
     if (isStopping) return;
     isStopping = true;
     logInfo("relay listener shutting down", { signal });
+    let exitCode = 0;
     try {
-      await server.close();
-      await closeUpstreamAgents();
+      // server.close() cuts every connection, an upstream call in flight included (lib/relay/relay-server.ts)
+      for (const [name, step] of [
+        ["listener", () => server.close()],
+        ["upstream agents", () => closeUpstreamAgents()],
+      ] as const) {
+        if ((await withinDeadline(step(), STEP_DEADLINE_MS)) === "timed-out") {
+          logError("relay listener shutdown step timed out", undefined, { step: name, afterMs: STEP_DEADLINE_MS });
+          exitCode = 1;
+        }
+      }
       await database.close();
     } catch (error) {
       logError("relay listener shutdown failed", error);
-      process.exitCode = 1;
+      exitCode = 1;
     }
+    process.exit(exitCode);
   };
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));

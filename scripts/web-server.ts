@@ -5,12 +5,19 @@
  * proxy (lib/auth/client-address.ts), and sign-in throttling counts the real peer (issue 12,
  * item 5). `npm start` runs it as a supervised child; it needs a built app (`next build`).
  * `npm run dev` runs the same server in development mode (`--dev`: compiled on demand, hot reload),
- * so the socket address reaches the app there too.
+ * so the socket address reaches the app there too. A signal stops it in bounded time (issue 27,
+ * item 7): requests in flight get a short grace, then every connection is cut.
  */
 import http from "node:http";
 import next from "next";
 import { applyPeerAddress, parseTrustedProxies } from "../lib/auth/client-address";
 import { PROJECT_ROOT } from "../lib/project-root";
+import { withinDeadline } from "../lib/system/within-deadline";
+
+/** Requests in flight may finish within this; then their connections are closed. */
+const REQUEST_GRACE_MS = 3_000;
+/** Below the launcher's grace before SIGKILL (lib/system/supervise-children.ts). */
+const STOP_DEADLINE_MS = 7_000;
 
 // Read by lib/env.ts in this process only: the app may believe the last X-Forwarded-For hop.
 process.env.SCHOOLCORE_WEB_SERVER = "custom";
@@ -40,9 +47,19 @@ async function main() {
     if (isStopping) return;
     isStopping = true;
     logInfo("web app shutting down", { signal });
-    server.close(() => void app.close().finally(() => process.exit(0)));
+    setTimeout(() => {
+      logError("web app stop timed out; exiting", undefined, { afterMs: STOP_DEADLINE_MS });
+      process.exit(1);
+    }, STOP_DEADLINE_MS).unref();
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
-    setTimeout(() => process.exit(0), 10_000).unref();
+    const cut = setTimeout(() => server.closeAllConnections(), REQUEST_GRACE_MS);
+    void closed
+      .then(() => {
+        clearTimeout(cut);
+        return withinDeadline(app.close(), 2_000);
+      })
+      .finally(() => process.exit(0));
   };
   process.on("SIGINT", () => shutdown("SIGINT"));
   process.on("SIGTERM", () => shutdown("SIGTERM"));

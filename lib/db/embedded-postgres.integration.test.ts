@@ -5,6 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
+import { isProcessAlive } from "../system/process-alive";
 import { findFreePort } from "../testing/free-port";
 import { startEmbeddedPostgres } from "./embedded-postgres";
 
@@ -50,6 +51,33 @@ describe("embedded PostgreSQL", () => {
     const restarted = await startEmbeddedPostgres({ dataDir, port });
     expect(await query(restarted.url, "select v from kept")).toEqual([{ v: "survives restarts" }]);
     await restarted.stop();
+  });
+
+  it("the owner of the DATA_DIR adopts a server a crashed start left running, and stops it", async () => {
+    const dataDir = await tempDataDir();
+    const port = await findFreePort();
+    await startEmbeddedPostgres({ dataDir, port }); // its starter "crashes": never stopped
+    const adopted = await startEmbeddedPostgres({ dataDir, port, isAdopting: true });
+    expect(adopted.isOwned).toBe(true);
+    await adopted.stop();
+    await expect(fs.stat(path.join(dataDir, "postgres", "postmaster.pid"))).rejects.toThrow();
+  });
+
+  it("stops in bounded time even when the server hangs: fast, immediate, then SIGKILL; the data survives", async () => {
+    const dataDir = await tempDataDir();
+    const port = await findFreePort();
+    const server = await startEmbeddedPostgres({ dataDir, port });
+    await query(server.url, "create table kept (v int)");
+    await query(server.url, "insert into kept values (7)");
+    const pid = Number((await fs.readFile(path.join(dataDir, "postgres", "postmaster.pid"), "utf8")).split("\n")[0]);
+    process.kill(pid, "SIGSTOP"); // deaf to SIGINT and SIGQUIT until continued; only SIGKILL ends it
+    const startedAt = Date.now();
+    await server.stop();
+    expect(Date.now() - startedAt).toBeLessThan(20_000);
+    expect(isProcessAlive(pid)).toBe(false);
+    const again = await startEmbeddedPostgres({ dataDir, port });
+    expect(await query(again.url, "select v from kept")).toEqual([{ v: 7 }]);
+    await again.stop();
   });
 
   it("a port clash gives a clear message and touches no data", async () => {

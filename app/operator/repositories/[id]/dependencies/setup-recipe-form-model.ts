@@ -9,7 +9,7 @@ import { SETUP_RECIPE_KINDS, type TSetupRecipeKind } from "@/lib/dependencies/re
 export const RECIPE_KIND_LABELS: Record<TSetupRecipeKind, string> = {
   "npm-ci": "npm ci --ignore-scripts (package-lock.json)",
   "pnpm-install": "pnpm install --frozen-lockfile --ignore-scripts (pnpm-lock.yaml; pnpm in the guest image)",
-  "pip-require-hashes": "pip install --require-hashes -r requirements.txt (into site-packages)",
+  "pip-require-hashes": "pip install --require-hashes --only-binary :all: -r requirements.txt (wheels only, into site-packages)",
   custom: "custom command",
 };
 
