@@ -26,6 +26,7 @@ function flag(name: string): string | undefined {
 
 const BENCHES: { name: string; file: string; args: string[] }[] = [
   { name: "relay", file: "relay-bench.ts", args: [] },
+  { name: "chat", file: "chat-bench.ts", args: [] },
   { name: "import", file: "import-bench.ts", args: [] },
   { name: "diff-view", file: "diff-view-bench.ts", args: [] },
   { name: "lifecycle", file: "lifecycle-bench.ts", args: flag("lifecycle-tasks") ? ["--tasks", flag("lifecycle-tasks")!] : [] },
