@@ -36,6 +36,21 @@ const TASK_ALLOWED = new Set([
     "approved",
     "pr_pending",
   ].flatMap((s) => [`${s}>blocked`, `${s}>failed`]),
+  // Attempts (issue 26): the attempts a teacher did not choose end from anywhere before a decision
+  // for them (or after a rejection or failure), never from an approval or a publication.
+  ...[
+    "queued",
+    "provisioning",
+    "running",
+    "collecting",
+    "imported",
+    "verifying",
+    "review_pending",
+    "changes_requested",
+    "rejected",
+    "blocked",
+    "failed",
+  ].map((s) => `${s}>not_chosen`),
 ]);
 
 const MACHINE_ALLOWED = new Set([
@@ -59,11 +74,11 @@ describe("task transition table", () => {
   it.each(pairs)("%s → %s", (from, to) => {
     expect(canTransitionTask(from, to)).toBe(TASK_ALLOWED.has(`${from}>${to}`));
   });
-  it("never lets a failure state lead to success: only a new attempt (queued, or imported to verify again)", () => {
+  it("never lets a failure state lead to success: only a new attempt (queued, or imported to verify again), or the end of an attempt not chosen", () => {
     for (const to of TASK_STATES) {
-      const isNewAttempt = to === "queued" || to === "imported";
-      expect(canTransitionTask("failed", to)).toBe(isNewAttempt);
-      expect(canTransitionTask("blocked", to)).toBe(isNewAttempt);
+      const isNewAttemptOrEnd = to === "queued" || to === "imported" || to === "not_chosen";
+      expect(canTransitionTask("failed", to)).toBe(isNewAttemptOrEnd);
+      expect(canTransitionTask("blocked", to)).toBe(isNewAttemptOrEnd);
     }
   });
 });
