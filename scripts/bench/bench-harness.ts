@@ -65,4 +65,3 @@ export function startListenerProcess(databaseUrl: string, dataDir: string): Prom
     async (url) => (await fetch(`${url}/`)).status === 404,
   );
 }
-
