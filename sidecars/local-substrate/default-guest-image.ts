@@ -1,15 +1,15 @@
 /**
  * The recipe of the default guest image, `school-core/node24`, registered by `npm start` and by
- * every test substrate: the host's toolchain paths read-only (never all of /usr), the project's Node 24 binary, and a
- * synthesized minimal /etc — never the host's /etc wholesale, never the project directory. It is
- * rebuilt only when the Node binary changed (its provenance is recorded with the registration).
+ * every test substrate: the host's toolchain paths read-only (never all of /usr), the project's Node 24 binary, the
+ * student agents' SDK packages (read-only, /node_modules), and a synthesized minimal /etc — never the host's /etc wholesale, never the project directory. It is
+ * rebuilt only when the Node binary or an SDK package changed (its provenance is recorded with the registration).
  */
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { AppError } from "../../lib/errors";
 import { PROJECT_ROOT } from "../../lib/project-root";
 import { ImageBuilder } from "./image-builder";
-import { imageRecordOf, type TImageRecord } from "./image-manifest";
+import { imageRecordOf, sha256Hex, type TImageRecord } from "./image-manifest";
 import { latestImageRef, loadImageManifest, readImageRefs } from "./image-store";
 
 export const DEFAULT_GUEST_IMAGE = "school-core/node24";
@@ -27,15 +27,40 @@ const HOST_TOOLCHAIN = ["/bin", "/sbin", "/lib", "/lib64"];
  */
 const HOST_USR_TOOLCHAIN = ["/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib64", "/usr/libexec", "/usr/share"];
 /** Bumped when the recipe changes, so a registered image built by an older recipe is rebuilt. */
-const RECIPE_VERSION = 2;
+const RECIPE_VERSION = 3;
+/**
+ * The npm packages a student agent may import with no network (issue 25): the official OpenAI SDK
+ * (no dependencies of its own), bound read-only at /node_modules/<name>. Node's ESM resolution walks
+ * every parent directory of the importing file up to /, so `import OpenAI from "openai"` works from
+ * an agent anywhere in the guest (/tmp/school-core-input, /workspace/repo …) — NODE_PATH would not
+ * (ESM ignores it). A repository's own node_modules still wins, being nearer.
+ */
+const GUEST_SDK_PACKAGES = ["openai"] as const;
+/** The image file naming each bound package's version and package.json digest: binds are not hashed, this is. */
+const GUEST_SDK_MARKER = "node_modules/.school-core-packages.json";
 
 export type TEnsureDefaultImageOptions = { nodeBinaryPath?: string };
+
+/** The project's installed SDK packages: where they are, their version and package.json digest. */
+async function readSdkPackages(): Promise<{ name: string; version: string; packageJsonSha256: string; hostDir: string }[]> {
+  return Promise.all(
+    GUEST_SDK_PACKAGES.map(async (name) => {
+      const hostDir = await fsp.realpath(path.join(PROJECT_ROOT, "node_modules", name)).catch(() => {
+        throw new AppError("CONFIG_INVALID", `the npm package ${name} (node_modules/${name}) was not found; it must be installed`);
+      });
+      const packageJson = await fsp.readFile(path.join(hostDir, "package.json"));
+      const version = String((JSON.parse(packageJson.toString("utf8")) as { version?: unknown }).version ?? "");
+      return { name, version, packageJsonSha256: sha256Hex(packageJson), hostDir };
+    }),
+  );
+}
 
 /**
  * Registers `school-core/node24` unless an identical one exists: the host's toolchain parts of
  * /usr (bin, sbin, lib, lib64, libexec, share — not /usr/local) and /bin, /sbin, /lib, /lib64
  * read-only (merged-/usr symlinks recreated as symlinks), the project's Node 24 binary
- * copied to /opt/school-core/bin/node (the project directory itself is never bound), and a
+ * copied to /opt/school-core/bin/node (the project directory itself is never bound), the agent
+ * SDKs bound read-only under /node_modules, and a
  * synthesized minimal /etc (passwd, group, hosts, nsswitch.conf, the loader cache and Debian's
  * /etc/alternatives links that /usr/bin points into) — never the host's /etc wholesale.
  */
@@ -49,7 +74,14 @@ export async function ensureDefaultGuestImage(dataDir: string, options: TEnsureD
       );
     });
   const nodeStat = await fsp.stat(nodePath);
-  const provenance = { recipe: RECIPE_VERSION, nodePath, nodeSize: nodeStat.size, nodeMtimeMs: Math.trunc(nodeStat.mtimeMs) };
+  const packages = await readSdkPackages();
+  const provenance = {
+    recipe: RECIPE_VERSION,
+    nodePath,
+    nodeSize: nodeStat.size,
+    nodeMtimeMs: Math.trunc(nodeStat.mtimeMs),
+    packages: packages.map(({ name, version, packageJsonSha256 }) => ({ name, version, packageJsonSha256 })),
+  };
   const existing = latestImageRef(await readImageRefs(dataDir, DEFAULT_GUEST_IMAGE));
   if (existing && JSON.stringify(existing.provenance) === JSON.stringify(provenance)) {
     const manifest = await loadImageManifest(dataDir, existing.digest);
@@ -88,6 +120,14 @@ export async function ensureDefaultGuestImage(dataDir: string, options: TEnsureD
     await builder.addDir("opt/school-core");
     await builder.addDir("opt/school-core/bin");
     await builder.copyFile("opt/school-core/bin/node", nodePath, 0o755);
+    // The SDKs: each package bound read-only over an empty mount point, and a hashed file naming
+    // versions, so a changed SDK changes the image digest (and the dispatch gate asks for new probes).
+    await builder.addDir("node_modules");
+    for (const pkg of packages) {
+      await builder.addDir(`node_modules/${pkg.name}`);
+      builder.addBind(pkg.hostDir, `/node_modules/${pkg.name}`);
+    }
+    await builder.addFile(GUEST_SDK_MARKER, JSON.stringify(provenance.packages, null, 2) + "\n");
     return await builder.publish(DEFAULT_GUEST_IMAGE, provenance);
   } catch (error) {
     await builder.discard();
