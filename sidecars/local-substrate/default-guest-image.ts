@@ -6,6 +6,7 @@
  */
 import fsp from "node:fs/promises";
 import path from "node:path";
+import { GUEST_SDK_MODULES_DIR } from "../../lib/contract/guest-layout";
 import { AppError } from "../../lib/errors";
 import { PROJECT_ROOT } from "../../lib/project-root";
 import { ImageBuilder } from "./image-builder";
@@ -37,7 +38,9 @@ const RECIPE_VERSION = 3;
  */
 const GUEST_SDK_PACKAGES = ["openai"] as const;
 /** The image file naming each bound package's version and package.json digest: binds are not hashed, this is. */
-const GUEST_SDK_MARKER = "node_modules/.school-core-packages.json";
+/** The image directory the guest sees as GUEST_SDK_MODULES_DIR. */
+const SDK_DIR = GUEST_SDK_MODULES_DIR.slice(1);
+const GUEST_SDK_MARKER = `${SDK_DIR}/.school-core-packages.json`;
 
 export type TEnsureDefaultImageOptions = { nodeBinaryPath?: string };
 
@@ -122,10 +125,10 @@ export async function ensureDefaultGuestImage(dataDir: string, options: TEnsureD
     await builder.copyFile("opt/school-core/bin/node", nodePath, 0o755);
     // The SDKs: each package bound read-only over an empty mount point, and a hashed file naming
     // versions, so a changed SDK changes the image digest (and the dispatch gate asks for new probes).
-    await builder.addDir("node_modules");
+    await builder.addDir(SDK_DIR);
     for (const pkg of packages) {
-      await builder.addDir(`node_modules/${pkg.name}`);
-      builder.addBind(pkg.hostDir, `/node_modules/${pkg.name}`);
+      await builder.addDir(`${SDK_DIR}/${pkg.name}`);
+      builder.addBind(pkg.hostDir, `${GUEST_SDK_MODULES_DIR}/${pkg.name}`);
     }
     await builder.addFile(GUEST_SDK_MARKER, JSON.stringify(provenance.packages, null, 2) + "\n");
     return await builder.publish(DEFAULT_GUEST_IMAGE, provenance);
