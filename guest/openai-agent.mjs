@@ -102,9 +102,12 @@ export const TOOLS = [
 
 // ---- pure parts (unit-tested) -----------------------------------------------------------------
 
-/** A model-chosen path: relative, POSIX, no "..", no empty or "." segments, nothing under .git. */
+/**
+ * A model-chosen path: relative, POSIX, no "..", no empty or "." segments, nothing under .git.
+ * "" and "." name the repository root (list_files; reading or writing it is refused later).
+ */
 export function validateRelativePath(value) {
-  if (typeof value !== "string" || value.length === 0) return { ok: false, reason: "empty path" };
+  if (typeof value !== "string") return { ok: false, reason: "path must be a string" };
   if (value.length > AGENT_LIMITS.maxPathChars) return { ok: false, reason: "path too long" };
   if (/[\u0000-\u001f\u007f\\]/.test(value)) return { ok: false, reason: "control character or backslash in path" };
   const candidate = value.startsWith("./") ? value.slice(2) : value;
