@@ -12,6 +12,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GUEST_STUDENT_REPORT_FILE } from "../contract/guest-layout";
 import { DEMO_SCRIPTED_COMPLETIONS } from "../demo/seed-demo-environment";
 import { createRelayRequestListener } from "../relay/relay-http";
 import { startFakeOpenAiServer, type TFakeUpstream } from "../relay/testing/fake-upstream-servers";
@@ -79,6 +80,24 @@ describe("the openai-SDK agent through the in-guest model endpoint", () => {
       expect(await world.liveAtProvider()).toBe(0);
     });
   }
+
+  it("tells the operator what the endpoint refused: its log's tail reaches the diagnostics (untrusted)", async () => {
+    // An agent that asks for n=2 (refused with a 400 naming the field), then fixes the file itself.
+    const ask = `fetch(process.env.OPENAI_BASE_URL + "/chat/completions", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "x", n: 2, messages: [{ role: "user", content: "hi" }] }) }).then((r) => process.stdout.write(String(r.status)))`;
+    const agent = [
+      "sh",
+      "-c",
+      `node -e '${ask}' && sed -i 's/a - b/a + b/' src/add.js && printf '{"summary":"fixed"}' > ${GUEST_STUDENT_REPORT_FILE}`,
+    ];
+    const taskId = await world.createDemoTask({ agentCommand: agent, limits: { relayChannel: "mailbox" } });
+    await advanceTask(world.ctx, taskId);
+    const task = await world.db.task.findUniqueOrThrow({ where: { id: taskId } });
+    expect(task.state, `${task.errorCode}: ${task.errorSummary}`).toBe("review_pending");
+    const report = (await world.db.guestRoundReport.findFirstOrThrow({ where: { taskId } })).report as { diagnostics: string };
+    expect(report.diagnostics).toContain("model endpoint log tail (untrusted):");
+    expect(report.diagnostics).toMatch(/POST \/v1\/chat\/completions → 400 unsupported_parameter: n: only 1/);
+    expect(await relayCalls(taskId)).toEqual([]);
+  });
 
   describe("with a real openai transport and a loopback OpenAI-format upstream answering with tool calls", () => {
     let upstream: TFakeUpstream;
