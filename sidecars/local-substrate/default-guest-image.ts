@@ -30,32 +30,51 @@ const HOST_USR_TOOLCHAIN = ["/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib64", "
 /** Bumped when the recipe changes, so a registered image built by an older recipe is rebuilt. */
 const RECIPE_VERSION = 3;
 /**
- * The npm packages a student agent may import with no network (issue 25): the official OpenAI SDK
- * (no dependencies of its own), bound read-only at /node_modules/<name>. Node's ESM resolution walks
- * every parent directory of the importing file up to /, so `import OpenAI from "openai"` works from
- * an agent anywhere in the guest (/tmp/school-core-input, /workspace/repo …) — NODE_PATH would not
- * (ESM ignores it). A repository's own node_modules still wins, being nearer.
+ * The npm packages a student agent may import with no network (issue 25): the official OpenAI and
+ * Anthropic SDKs and the packages they depend on, each bound read-only at /node_modules/<name>.
+ * Node's ESM resolution walks every parent directory of the importing file up to /, so
+ * `import OpenAI from "openai"` works from an agent anywhere in the guest (/tmp/school-core-input,
+ * /workspace/repo …) — NODE_PATH would not (ESM ignores it). A repository's own node_modules still
+ * wins, being nearer.
  */
-const GUEST_SDK_PACKAGES = ["openai"] as const;
-/** The image file naming each bound package's version and package.json digest: binds are not hashed, this is. */
+const GUEST_SDK_PACKAGES = ["openai", "@anthropic-ai/sdk"] as const;
 /** The image directory the guest sees as GUEST_SDK_MODULES_DIR. */
 const SDK_DIR = GUEST_SDK_MODULES_DIR.slice(1);
+/** The image file naming each bound package's version and package.json digest: binds are not hashed, this is. */
 const GUEST_SDK_MARKER = `${SDK_DIR}/.school-core-packages.json`;
+const PACKAGE_NAME = /^(?:@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*$/;
 
 export type TEnsureDefaultImageOptions = { nodeBinaryPath?: string };
 
-/** The project's installed SDK packages: where they are, their version and package.json digest. */
-async function readSdkPackages(): Promise<{ name: string; version: string; packageJsonSha256: string; hostDir: string }[]> {
-  return Promise.all(
-    GUEST_SDK_PACKAGES.map(async (name) => {
-      const hostDir = await fsp.realpath(path.join(PROJECT_ROOT, "node_modules", name)).catch(() => {
-        throw new AppError("CONFIG_INVALID", `the npm package ${name} (node_modules/${name}) was not found; it must be installed`);
-      });
-      const packageJson = await fsp.readFile(path.join(hostDir, "package.json"));
-      const version = String((JSON.parse(packageJson.toString("utf8")) as { version?: unknown }).version ?? "");
-      return { name, version, packageJsonSha256: sha256Hex(packageJson), hostDir };
-    }),
-  );
+type TSdkPackage = { name: string; version: string; packageJsonSha256: string; hostDir: string };
+
+/**
+ * The SDK packages and their dependencies as installed in the project: where each is, its version
+ * and package.json digest. A dependency nested in its dependent's own node_modules rides along in
+ * that bind; any other must be installed at the top level, or the image is refused (an SDK that
+ * cannot load in the guest is a configuration error, not a runtime surprise).
+ */
+async function readSdkPackages(): Promise<TSdkPackage[]> {
+  const found = new Map<string, TSdkPackage>();
+  const queue: string[] = [...GUEST_SDK_PACKAGES];
+  for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
+    if (found.has(name)) continue;
+    if (!PACKAGE_NAME.test(name)) throw new AppError("CONFIG_INVALID", `an SDK dependency has an unexpected name: ${name.slice(0, 100)}`);
+    const hostDir = await fsp.realpath(path.join(PROJECT_ROOT, "node_modules", name)).catch(() => {
+      throw new AppError("CONFIG_INVALID", `the npm package ${name} (node_modules/${name}) was not found; it must be installed`);
+    });
+    const packageJson = await fsp.readFile(path.join(hostDir, "package.json"));
+    const parsed = JSON.parse(packageJson.toString("utf8")) as { version?: unknown; dependencies?: Record<string, unknown> };
+    found.set(name, { name, version: String(parsed.version ?? ""), packageJsonSha256: sha256Hex(packageJson), hostDir });
+    for (const dependency of Object.keys(parsed.dependencies ?? {})) {
+      const isNested = await fsp.stat(path.join(hostDir, "node_modules", dependency)).then(
+        () => true,
+        () => false,
+      );
+      if (!isNested) queue.push(dependency);
+    }
+  }
+  return [...found.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
 }
 
 /**
@@ -125,9 +144,15 @@ export async function ensureDefaultGuestImage(dataDir: string, options: TEnsureD
     await builder.copyFile("opt/school-core/bin/node", nodePath, 0o755);
     // The SDKs: each package bound read-only over an empty mount point, and a hashed file naming
     // versions, so a changed SDK changes the image digest (and the dispatch gate asks for new probes).
-    await builder.addDir(SDK_DIR);
+    const mountPoints = new Set<string>();
     for (const pkg of packages) {
-      await builder.addDir(`${SDK_DIR}/${pkg.name}`);
+      // Every level of the mount point, a scope (`@anthropic-ai`) included, exists once.
+      const parts = `${SDK_DIR}/${pkg.name}`.split("/");
+      for (let depth = 1; depth <= parts.length; depth++) {
+        const dir = parts.slice(0, depth).join("/");
+        if (!mountPoints.has(dir)) await builder.addDir(dir);
+        mountPoints.add(dir);
+      }
       builder.addBind(pkg.hostDir, `${GUEST_SDK_MODULES_DIR}/${pkg.name}`);
     }
     await builder.addFile(GUEST_SDK_MARKER, JSON.stringify(provenance.packages, null, 2) + "\n");
