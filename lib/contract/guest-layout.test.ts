@@ -33,7 +33,9 @@ const PARITY: Record<string, Record<string, string>> = {
     DEPENDENCIES_DIR: layout.GUEST_DEPENDENCIES_DIR,
     MODEL_ENDPOINT_LOG_FILE: layout.GUEST_MODEL_ENDPOINT_LOG_FILE,
   },
-  "openai-agent.mjs": {
+  "openai-agent.mjs": {},
+  "anthropic-agent.mjs": {},
+  "agent-tools.mjs": {
     TASK_FILE: layout.GUEST_TASK_FILE,
     REPO_DIR: layout.GUEST_REPO_DIR,
     OUTPUT_DIR: layout.GUEST_OUTPUT_DIR,

@@ -1,5 +1,5 @@
 /**
- * The openai-SDK reference agent on the host, talking to the real model endpoint, whose chat()
+ * The tool-using reference agents (openai SDK, Anthropic SDK) on the host, talking to the real model endpoint, whose chat()
  * port is answered by the real scripted transport (no relay, no guest: the guest runs are in
  * lib/lifecycle/openai-agent.integration.test.ts). Model-chosen paths stay inside the repository;
  * the demo script's revision-round turns add the negative-numbers test.
@@ -8,6 +8,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, describe, expect, it } from "vitest";
 import { ZChatRequestSchema } from "../lib/relay/chat-request";
@@ -15,7 +16,11 @@ import { createScriptedTransport } from "../lib/relay/transports/scripted-transp
 // @ts-expect-error — plain ESM JavaScript that runs inside the guest; no type declarations.
 import { startModelEndpoint } from "./model-endpoint.mjs";
 // @ts-expect-error — as above.
-import { runOpenAiAgent, validateRelativePath } from "./openai-agent.mjs";
+import { validateRelativePath } from "./agent-tools.mjs";
+// @ts-expect-error — as above.
+import { runOpenAiAgent } from "./openai-agent.mjs";
+// @ts-expect-error — as above.
+import { runAnthropicAgent } from "./anthropic-agent.mjs";
 
 const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "openai-agent-"));
 afterAll(() => fs.rm(tmp, { recursive: true, force: true }));
@@ -27,6 +32,7 @@ async function runAgainstScript(
   task: Record<string, unknown>,
   files: Record<string, string>,
   prepare: (repo: string) => Promise<void> = async () => {},
+  sdk: "openai" | "anthropic" = "openai",
 ) {
   const dir = await fs.mkdtemp(path.join(tmp, "run-"));
   const repo = path.join(dir, "repo");
@@ -48,8 +54,12 @@ async function runAgainstScript(
   };
   const endpoint = await startModelEndpoint({ client, port: 0, logFile: null });
   try {
-    const sdk = new OpenAI({ baseURL: `http://127.0.0.1:${endpoint.port}/v1`, apiKey: "placeholder", maxRetries: 0 });
-    const result = await runOpenAiAgent({ taskFile, repoDir: repo, outputDir: path.join(dir, "out"), client: sdk, testTimeoutMs: 60_000 });
+    const options = { taskFile, repoDir: repo, outputDir: path.join(dir, "out"), testTimeoutMs: 60_000 };
+    const base = `http://127.0.0.1:${endpoint.port}`;
+    const result =
+      sdk === "openai"
+        ? await runOpenAiAgent({ ...options, client: new OpenAI({ baseURL: `${base}/v1`, apiKey: "placeholder", maxRetries: 0 }) })
+        : await runAnthropicAgent({ ...options, client: new Anthropic({ baseURL: base, apiKey: "placeholder", maxRetries: 0 }) });
     return { ...result, repo, dir, chats };
   } finally {
     await endpoint.close();
@@ -63,7 +73,7 @@ const CALCULATOR = {
     'import assert from "node:assert/strict";\nimport { test } from "node:test";\nimport { add } from "../src/add.js";\n\ntest("add adds", () => {\n  assert.equal(add(2, 3), 5);\n});\n',
 };
 
-describe("openai agent", () => {
+describe("tool-using reference agents", () => {
   it("refuses absolute paths, '..', .git and control characters", () => {
     for (const bad of [undefined, 42, "/etc/passwd", "../x", "a/../../x", ".git/config", "src/.GIT/x", "a\\b", "a\u0000b", "C:x"])
       expect(validateRelativePath(bad).ok, bad).toBe(false);
@@ -132,5 +142,25 @@ describe("openai agent", () => {
     expect(run.report.summary).toContain("now proves that `add` handles negative numbers");
     expect(run.report.supplementalCheck).toMatchObject({ command: "npm test", exitCode: 0 });
     expect(run.chats).toHaveLength(3);
+  });
+
+  it("the Anthropic-SDK agent walks the same scripted demo loop: read, write, test, summary", async () => {
+    const task = {
+      v: 1,
+      repository: "demo/calculator",
+      issue: { number: 1, title: "add() subtracts instead of adding", body: "Calling add(2, 3) returns -1. It should return 5." },
+    };
+    const run = await runAgainstScript(
+      DEMO_SCRIPT,
+      task,
+      { ...CALCULATOR, "src/add.js": "export function add(a, b) {\n  return a - b;\n}\n" },
+      async () => {},
+      "anthropic",
+    );
+    expect(run.exitCode).toBe(0);
+    expect(await fs.readFile(path.join(run.repo, "src/add.js"), "utf8")).toBe("export function add(a, b) {\n  return a + b;\n}\n");
+    expect(run.report.summary).toContain("It now returns the sum");
+    expect(run.report.supplementalCheck).toMatchObject({ command: "npm test", exitCode: 0 });
+    expect(run.chats).toHaveLength(4);
   });
 });
