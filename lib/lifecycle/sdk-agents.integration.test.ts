@@ -4,7 +4,8 @@
  * streamed tool-calling turns into relay `chat` calls — over the mailbox (network blocked) and over
  * the HTTP channel — answered first by the scripted demo transport (read_file → write_file →
  * run_tests → a final summary), then by a real `openai`-kind transport talking to a loopback
- * upstream that speaks the OpenAI wire format. Each time the demo task reaches review with passing
+ * upstream that speaks the OpenAI wire format — and the same agent on the Anthropic SDK against an
+ * Anthropic-format upstream. Each time the demo task reaches review with passing
  * trusted checks.
  */
 import fs from "node:fs/promises";
@@ -12,10 +13,10 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GUEST_STUDENT_REPORT_FILE } from "../contract/guest-layout";
+import { GUEST_ANTHROPIC_AGENT_PROGRAM, GUEST_STUDENT_REPORT_FILE } from "../contract/guest-layout";
 import { DEMO_SCRIPTED_COMPLETIONS } from "../demo/seed-demo-environment";
 import { createRelayRequestListener } from "../relay/relay-http";
-import { startFakeOpenAiServer, type TFakeUpstream } from "../relay/testing/fake-upstream-servers";
+import { startFakeAnthropicServer, startFakeOpenAiServer, type TFakeUpstream } from "../relay/testing/fake-upstream-servers";
 import { setRelayUpstream } from "../relay/upstream-setting";
 import { SETTING_SCHEMAS } from "../settings/setting-schemas";
 import { advanceTask } from "../jobs/advance-task";
@@ -38,8 +39,8 @@ afterAll(async () => {
   await new Promise((resolve) => relayServer?.close(resolve));
 });
 
-async function runDemo(channel: "mailbox" | "http") {
-  const taskId = await world.createDemoTask({ agentCommand: DEFAULT_AGENT, limits: { relayChannel: channel } });
+async function runDemo(channel: "mailbox" | "http", agentCommand: string[] = DEFAULT_AGENT) {
+  const taskId = await world.createDemoTask({ agentCommand, limits: { relayChannel: channel } });
   const ctx = {
     ...world.ctx,
     env: { ...world.ctx.env, RELAY_PUBLIC_URL: `http://127.0.0.1:${(relayServer.address() as AddressInfo).port}` },
@@ -59,7 +60,7 @@ async function relayCalls(taskId: string) {
   return world.db.relayCall.findMany({ where: { capability: { taskId } }, orderBy: { createdAt: "asc" } });
 }
 
-describe("the openai-SDK agent through the in-guest model endpoint", () => {
+describe("the SDK agents through the in-guest model endpoint", () => {
   it("is the default guest.agent command", () => {
     expect(DEFAULT_AGENT).toEqual(["node", "/tmp/school-core-input/openai-agent.mjs"]);
   });
@@ -134,6 +135,40 @@ describe("the openai-SDK agent through the in-guest model endpoint", () => {
       expect(upstream.requests.every((r) => r.authorization === `Bearer ${credential}`)).toBe(true);
     });
   });
+
+  describe("the Anthropic-SDK agent, with a real anthropic transport and a loopback Anthropic-format upstream", () => {
+    let upstream: TFakeUpstream;
+    const credential = `sk-ant-test-${"k".repeat(24)}`;
+
+    beforeAll(async () => {
+      upstream = await startFakeAnthropicServer({ credential });
+      upstream.respond = answerAsToolUsingClaude;
+      const credentialFile = path.join(world.env.dataDir, "anthropic-key");
+      await fs.writeFile(credentialFile, credential, { mode: 0o600 });
+      await setRelayUpstream({
+        db: world.db,
+        value: { kind: "anthropic", endpoint: upstream.endpoint, model: "claude-test-pinned", credentialFile },
+        via: "test",
+      });
+    });
+
+    afterAll(async () => {
+      await setRelayUpstream({ db: world.db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "test" });
+      await upstream?.close();
+    });
+
+    it("fixes the demo over the HTTP channel; the upstream sees the pinned model, the tools and the tool results", async () => {
+      const { taskId, report } = await runDemo("http", ["node", GUEST_ANTHROPIC_AGENT_PROGRAM]);
+      const calls = await relayCalls(taskId);
+      expect(calls.map((c) => [c.operation, c.outcome])).toEqual(Array.from({ length: 4 }, () => ["chat", "ok:anthropic"]));
+      expect(JSON.stringify(report)).toContain("loopback claude: add now adds");
+      const bodies = upstream.requests.map((r) => r.body as { model: string; tools: { name: string }[]; messages: unknown[] });
+      expect(bodies.every((b) => b.model === "claude-test-pinned")).toBe(true);
+      expect(bodies[0]!.tools.map((t) => t.name)).toEqual(["list_files", "read_file", "write_file", "run_tests"]);
+      expect(JSON.stringify(bodies[1]!.messages)).toContain("return a - b");
+      expect(upstream.requests.every((r) => r.apiKey === credential)).toBe(true);
+    });
+  });
 });
 
 type TOpenAiMessage = { role: string; content: string | null; tool_calls?: unknown[] };
@@ -159,5 +194,33 @@ function answerAsToolUsingModel(body: Record<string, unknown>): unknown {
     model: body.model,
     choices: [{ index: 0, message: { role: "assistant", ...message }, finish_reason: "tool_calls" in message ? "tool_calls" : "stop" }],
     usage: { prompt_tokens: 50, completion_tokens: 20, total_tokens: 70 },
+  };
+}
+
+type TAnthropicBlock = { type: string; text?: string; content?: unknown; tool_use_id?: string };
+
+/** The loopback Claude: decides each turn from the last message's blocks, as a real one would see them. */
+function answerAsToolUsingClaude(body: Record<string, unknown>): unknown {
+  const messages = body.messages as { role: string; content: string | TAnthropicBlock[] }[];
+  const last = messages.at(-1)!;
+  const blocks = typeof last.content === "string" ? [{ type: "text", text: last.content }] : last.content;
+  const result = blocks.find((b) => b.type === "tool_result");
+  const resultText = result ? (typeof result.content === "string" ? result.content : JSON.stringify(result.content)) : "";
+  const toolUse = (name: string, input: unknown) => [{ type: "tool_use", id: `toolu_${messages.length}`, name, input }];
+  let content: unknown[];
+  if (!result) content = toolUse("read_file", { path: "src/add.js" });
+  else if (resultText.includes("return a - b"))
+    content = toolUse("write_file", { path: "src/add.js", content: "export function add(a, b) {\n  return a + b;\n}\n" });
+  else if (resultText.startsWith("Wrote src/add.js")) content = toolUse("run_tests", {});
+  else content = [{ type: "text", text: `loopback claude: add now adds (${resultText.split("\n")[0]})` }];
+  return {
+    id: `msg_${messages.length}`,
+    type: "message",
+    role: "assistant",
+    model: body.model,
+    content,
+    stop_reason: (content[0] as { type: string }).type === "tool_use" ? "tool_use" : "end_turn",
+    stop_sequence: null,
+    usage: { input_tokens: 50, output_tokens: 20 },
   };
 }
