@@ -1,8 +1,9 @@
 // The tool-using reference agent on the official Anthropic SDK (`@anthropic-ai/sdk`, issue 25): the
 // same tools and loop as guest/openai-agent.mjs, in the Messages API's shapes. `new Anthropic()`
 // reads ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY from the environment, which the operator's runner
-// points at the in-guest model endpoint; the SDK comes from the guest image (/node_modules,
-// read-only). Run it with `node /tmp/school-core-input/anthropic-agent.mjs` as the agent command.
+// points at the in-guest model endpoint. The default guest image does not carry
+// `@anthropic-ai/sdk` yet (sidecars/local-substrate/default-guest-image.ts says why), so it is not
+// uploaded into guests; it is tested on the host against the real endpoint (guest/reference-agents.test.ts).
 import { pathToFileURL } from "node:url";
 import Anthropic from "@anthropic-ai/sdk";
 import {

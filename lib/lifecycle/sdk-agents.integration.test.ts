@@ -4,8 +4,8 @@
  * streamed tool-calling turns into relay `chat` calls — over the mailbox (network blocked) and over
  * the HTTP channel — answered first by the scripted demo transport (read_file → write_file →
  * run_tests → a final summary), then by a real `openai`-kind transport talking to a loopback
- * upstream that speaks the OpenAI wire format — and the same agent on the Anthropic SDK against an
- * Anthropic-format upstream. Each time the demo task reaches review with passing
+ * upstream that speaks the OpenAI wire format, and a real `anthropic`-kind transport talking to an
+ * Anthropic-format one (the endpoint and the relay translate; the agent is the same). Each time the demo task reaches review with passing
  * trusted checks.
  */
 import fs from "node:fs/promises";
@@ -13,7 +13,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GUEST_ANTHROPIC_AGENT_PROGRAM, GUEST_STUDENT_REPORT_FILE } from "../contract/guest-layout";
+import { GUEST_STUDENT_REPORT_FILE } from "../contract/guest-layout";
 import { DEMO_SCRIPTED_COMPLETIONS } from "../demo/seed-demo-environment";
 import { createRelayRequestListener } from "../relay/relay-http";
 import { startFakeAnthropicServer, startFakeOpenAiServer, type TFakeUpstream } from "../relay/testing/fake-upstream-servers";
@@ -136,7 +136,7 @@ describe("the SDK agents through the in-guest model endpoint", () => {
     });
   });
 
-  describe("the Anthropic-SDK agent, with a real anthropic transport and a loopback Anthropic-format upstream", () => {
+  describe("with a real anthropic transport and a loopback Anthropic-format upstream answering with tool_use blocks", () => {
     let upstream: TFakeUpstream;
     const credential = `sk-ant-test-${"k".repeat(24)}`;
 
@@ -158,7 +158,7 @@ describe("the SDK agents through the in-guest model endpoint", () => {
     });
 
     it("fixes the demo over the HTTP channel; the upstream sees the pinned model, the tools and the tool results", async () => {
-      const { taskId, report } = await runDemo("http", ["node", GUEST_ANTHROPIC_AGENT_PROGRAM]);
+      const { taskId, report } = await runDemo("http");
       const calls = await relayCalls(taskId);
       expect(calls.map((c) => [c.operation, c.outcome])).toEqual(Array.from({ length: 4 }, () => ["chat", "ok:anthropic"]));
       expect(JSON.stringify(report)).toContain("loopback claude: add now adds");

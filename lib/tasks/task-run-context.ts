@@ -17,7 +17,6 @@ export const GUEST_PROGRAMS = [
   "relay-client.mjs",
   "agent-tools.mjs",
   "openai-agent.mjs",
-  "anthropic-agent.mjs",
   "student-agent.mjs",
 ] as const;
 
