@@ -36,10 +36,11 @@ const RECIPE_VERSION = 3;
  * an agent anywhere in the guest (/tmp/school-core-input, /workspace/repo …) — NODE_PATH would not
  * (ESM ignores it). A repository's own node_modules still wins, being nearer.
  *
- * Not `@anthropic-ai/sdk` yet: it and its seven dependencies as eight more bind mounts push P3's
- * bounded canary search (which reads every mount point's top level first) past its budget before
- * it reaches a wrongly bound host path (lib/probes/weakened-substrate.integration.test.ts fails).
- * Shipping it needs copied (hashed) image files under one mount, or a P3 search that budgets per root.
+ * Not `@anthropic-ai/sdk` yet: it and its seven dependencies would be eight more mount points, and
+ * P3's canary search reads every mount point's top level first within a fixed time and byte budget,
+ * so each mount before a wrongly bound host path eats into the margin that finds it (the weakened
+ * P3 test, lib/probes/weakened-substrate.integration.test.ts, already misses under heavy load).
+ * Shipping it wants its files copied into the image under one mount, or a search budgeted per mount.
  */
 const GUEST_SDK_PACKAGES = ["openai"] as const;
 /** The image directory the guest sees as GUEST_SDK_MODULES_DIR. */
