@@ -2,8 +2,10 @@
 // the host. The control plane uploads it with repository.tar and task.json, starts it in the
 // background, and later downloads result.json and the candidate archive.
 //
-// Steps: extract the base tree into /workspace/repo, record it as a local git commit, run the
-// student agent command with a deadline, then export the tree (no .git) as
+// Steps: extract the base tree into /workspace/repo, record it as a local git commit, start the
+// model endpoint (issue 25: the OpenAI and Anthropic HTTP formats on loopback, each call one relay
+// `chat` call made here, in the runner's process), run the student agent command with a deadline
+// and the SDKs' environment pointing at the endpoint, close the endpoint, then export the tree (no .git) as
 // /tmp/school-core-candidate.tar and write result.json (GuestResult v1, or v2 for a revision
 // round) and a done marker.
 // Everything here is bounded; the control plane trusts none of it and re-checks all of it.
@@ -29,7 +31,9 @@ const FILE_LIST = "/tmp/school-core-files";
 const DEPENDENCIES_ARCHIVE = `${INPUT}/dependencies.tar.gz`;
 const DEPENDENCIES_FILE = `${INPUT}/dependencies.json`;
 const DEPENDENCIES_DIR = "/workspace";
-const LIMITS = { diagnostics: 4000, summary: 8000, excerpt: 8000, paths: 10000 };
+// The model endpoint's failures (guest/model-endpoint.mjs writes them), untrusted like agent.log.
+const MODEL_ENDPOINT_LOG_FILE = `${OUTPUT}/model-endpoint.log`;
+const LIMITS = { diagnostics: 4000, summary: 8000, excerpt: 8000, paths: 10000, endpointLogLines: 5 };
 
 // Idempotent start: the control plane may launch us again after its worker restarted; only the
 // first launch runs.
@@ -132,13 +136,41 @@ function limitHitBy(logTail, signal) {
   return undefined;
 }
 
-function runAgent(dependencyEnv) {
+/**
+ * Starts the in-guest model endpoint with the task's relay client; resolves to { env, close } —
+ * the variables that point the agent's OpenAI and Anthropic SDKs at it, and how to stop it. Loaded
+ * dynamically, so a missing or failing endpoint is a diagnostic and the agent still runs (without
+ * it: an agent on the relay client alone does not need it).
+ */
+async function startEndpoint() {
+  try {
+    const { createRelayClient, readRelayTask } = await import("./relay-client.mjs");
+    const { startModelEndpoint, modelEndpointEnvironment } = await import("./model-endpoint.mjs");
+    const relayTask = await readRelayTask(TASK_FILE);
+    const endpoint = await startModelEndpoint({ client: createRelayClient(relayTask), model: relayTask.model });
+    return { env: modelEndpointEnvironment(endpoint.port), close: () => endpoint.close() };
+  } catch (error) {
+    note(`the model endpoint did not start: ${error instanceof Error ? error.message : String(error)}`);
+    return { env: {}, close: async () => {} };
+  }
+}
+
+/** The last lines the model endpoint logged (untrusted, bounded), when it logged any. */
+function noteEndpointLog() {
+  const lines = readBounded(MODEL_ENDPOINT_LOG_FILE, 2000).split("\n").filter(Boolean).slice(-LIMITS.endpointLogLines);
+  if (lines.length === 0) return;
+  note("model endpoint log tail (untrusted):");
+  for (const line of lines) note(line);
+}
+
+function runAgent(dependencyEnv, endpointEnv) {
   return new Promise((resolve) => {
     const [command, ...args] = agentArgv();
     const log = fs.openSync(AGENT_LOG_FILE, "w");
     const child = spawn(command, args, {
       cwd: REPO,
-      env: { PATH: process.env.PATH, HOME: "/tmp", LANG: "C.UTF-8", ...dependencyEnv },
+      // The endpoint's variables last: nothing else may point the SDKs elsewhere.
+      env: { PATH: process.env.PATH, HOME: "/tmp", LANG: "C.UTF-8", ...dependencyEnv, ...endpointEnv },
       stdio: ["ignore", log, log],
       detached: true,
     });
@@ -176,7 +208,11 @@ async function main() {
   run("git", ["add", "-A"]);
   run("git", ["commit", "--quiet", "--allow-empty", "--no-verify", "-m", "base"]);
 
-  const agent = await runAgent(installDependencies());
+  const dependencyEnv = installDependencies();
+  const endpoint = await startEndpoint();
+  const agent = await runAgent(dependencyEnv, endpoint.env);
+  await endpoint.close();
+  noteEndpointLog();
   let status = agent.isTimedOut ? "agent_timeout" : agent.code === 0 ? "completed" : "agent_failed";
   if (status === "agent_failed") {
     const limit = limitHitBy(readBounded(AGENT_LOG_FILE, 4000), agent.signal);

@@ -31,6 +31,15 @@ const PARITY: Record<string, Record<string, string>> = {
     DEPENDENCIES_ARCHIVE: layout.GUEST_DEPENDENCIES_ARCHIVE,
     DEPENDENCIES_FILE: layout.GUEST_DEPENDENCIES_FILE,
     DEPENDENCIES_DIR: layout.GUEST_DEPENDENCIES_DIR,
+    MODEL_ENDPOINT_LOG_FILE: layout.GUEST_MODEL_ENDPOINT_LOG_FILE,
+  },
+  "openai-agent.mjs": {},
+  "anthropic-agent.mjs": {},
+  "agent-tools.mjs": {
+    TASK_FILE: layout.GUEST_TASK_FILE,
+    REPO_DIR: layout.GUEST_REPO_DIR,
+    OUTPUT_DIR: layout.GUEST_OUTPUT_DIR,
+    REPORT_FILE_NAME: layout.GUEST_STUDENT_REPORT_NAME,
   },
   "student-agent.mjs": {
     TASK_FILE: layout.GUEST_TASK_FILE,

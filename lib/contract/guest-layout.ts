@@ -19,8 +19,16 @@ export const GUEST_TASK_FILE = `${GUEST_INPUT_DIR}/task.json`;
 export const GUEST_REPOSITORY_ARCHIVE = `${GUEST_INPUT_DIR}/repository.tar`;
 /** The operator's guest runner, started in the background by the worker. */
 export const GUEST_RUNNER_PROGRAM = `${GUEST_INPUT_DIR}/runner.mjs`;
-/** The reference student agent; the default `guest.agent` command runs it with node. */
+/** The text-only reference student agent (the relay's `complete`, whole-file answers), a second example. */
 export const GUEST_STUDENT_AGENT_PROGRAM = `${GUEST_INPUT_DIR}/student-agent.mjs`;
+/**
+ * The tool-using reference agent on the official `openai` SDK (issue 25); the default `guest.agent`
+ * command runs it with node. It imports "openai" from GUEST_SDK_MODULES_DIR, found by Node's
+ * resolution from any directory.
+ */
+export const GUEST_OPENAI_AGENT_PROGRAM = `${GUEST_INPUT_DIR}/openai-agent.mjs`;
+/** Where the default image binds the agents' SDK packages read-only (`/node_modules/openai`). */
+export const GUEST_SDK_MODULES_DIR = "/node_modules";
 
 /** Where the runner and the agent write what the worker collects. */
 export const GUEST_OUTPUT_DIR = "/tmp/school-core-output";

@@ -12,7 +12,7 @@ const v1 = {
   baseSha: "a".repeat(40),
   context: { untrusted: true, paths: [], readmeExcerpt: null },
   image: { type: "smolmachine", reference: "school-core/node24" },
-  relay: { channel: "mailbox", handle: `scr_${"x".repeat(30)}`, socketPath: null },
+  relay: { channel: "mailbox", handle: `scr_${"x".repeat(30)}`, socketPath: null, model: null },
   agent: { command: ["node", "agent.mjs"], timeoutSeconds: 60 },
   limits: DEFAULT_TASK_LIMITS,
 };

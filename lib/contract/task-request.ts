@@ -47,6 +47,11 @@ export const ZTaskRequestSchema = z
         channel: z.enum(["mailbox", "http"]),
         handle: z.string().regex(/^scr_[A-Za-z0-9_-]{20,}$/),
         socketPath: z.string().nullable(),
+        /**
+         * The operator-pinned model (`relay.upstream`) the in-guest model endpoint names to the
+         * agent's SDK (issue 25); null for the scripted transport, which is no model.
+         */
+        model: z.string().min(1).max(200).nullable(),
       })
       .strict(),
     agent: z.object({ command: z.array(z.string().max(4000)).min(1).max(64), timeoutSeconds: z.number().int().min(10) }).strict(),

@@ -20,6 +20,7 @@ import { relayPublicUrl } from "../env";
 import { AppError } from "../errors";
 import { issueCapability } from "../relay/issue-capability";
 import { revokeCapability } from "../relay/revoke-capability";
+import { readRelayUpstream } from "../relay/upstream-setting";
 import { mirrorPathFor, readRepositoryContext, syncMirror, writeBaseArchive } from "../repos/mirror";
 import { readSetting } from "../settings/operator-settings";
 import type { TNetworkPolicy } from "../substrate/substrate";
@@ -118,6 +119,7 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
   );
 
   const image = await readSetting(db, "guest.image");
+  const upstream = await readRelayUpstream({ db });
   // A qualification probe's task runs the probe's own fixed command (lib/probes/probe-tasks.ts).
   const agent = task.agentCommand
     ? { command: z.array(z.string().min(1).max(4000)).min(1).max(64).parse(task.agentCommand) }
@@ -136,6 +138,7 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
       channel: limits.relayChannel,
       handle: capability.handle,
       socketPath: limits.relayChannel === "http" ? GUEST_RELAY_SOCKET : null,
+      model: upstream === null || upstream.kind === "scripted" ? null : upstream.model,
     },
     agent: { command: agent.command, timeoutSeconds: Math.max(10, remainingSeconds - AGENT_MARGIN_SECONDS) },
     limits,

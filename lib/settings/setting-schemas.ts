@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { ZGuestImageSchema, type TGuestImage } from "../contract/guest-image";
-import { GUEST_STUDENT_AGENT_PROGRAM } from "../contract/guest-layout";
+import { GUEST_OPENAI_AGENT_PROGRAM } from "../contract/guest-layout";
 import { DISPATCH_CLOSED, ZDispatchSettingSchema } from "../contract/dispatch-setting";
 import { DEFAULT_TASK_LIMITS, ZTaskLimitsSchema } from "../contract/limits";
 import { ZGitHubPublishSettingSchema } from "../contract/publication-setting";
@@ -115,10 +115,10 @@ export const SETTING_SCHEMAS = {
   ),
   /** the dispatch gate: opened only by a passing probe run for the current configuration digest (lib/probes) */
   dispatch: defineSetting(ZDispatchSettingSchema, DISPATCH_CLOSED, "Dispatch gate"),
-  /** the student agent command the operator's guest runner starts inside the guest */
+  /** the student agent command the operator's guest runner starts inside the guest: by default the tool-using reference agent on the openai SDK */
   "guest.agent": defineSetting(
     z.object({ command: z.array(z.string().min(1).max(4000)).min(1).max(64) }).strict(),
-    { command: ["node", GUEST_STUDENT_AGENT_PROGRAM] },
+    { command: ["node", GUEST_OPENAI_AGENT_PROGRAM] },
     "Student agent command",
   ),
   "publish.github": defineSetting(ZGitHubPublishSettingSchema, null, "Publication provider", {

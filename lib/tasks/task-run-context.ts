@@ -11,7 +11,14 @@ import { PROJECT_ROOT } from "../project-root";
 
 export const GUEST_PROGRAMS_DIR = path.join(PROJECT_ROOT, "guest");
 /** Operator-owned programs uploaded into every student guest. */
-export const GUEST_PROGRAMS = ["runner.mjs", "student-agent.mjs", "relay-client.mjs"] as const;
+export const GUEST_PROGRAMS = [
+  "runner.mjs",
+  "model-endpoint.mjs",
+  "relay-client.mjs",
+  "agent-tools.mjs",
+  "openai-agent.mjs",
+  "student-agent.mjs",
+] as const;
 
 export type TaskRunContext = {
   db: Db;

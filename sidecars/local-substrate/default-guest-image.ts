@@ -1,15 +1,16 @@
 /**
  * The recipe of the default guest image, `school-core/node24`, registered by `npm start` and by
- * every test substrate: the host's toolchain paths read-only (never all of /usr), the project's Node 24 binary, and a
- * synthesized minimal /etc — never the host's /etc wholesale, never the project directory. It is
- * rebuilt only when the Node binary changed (its provenance is recorded with the registration).
+ * every test substrate: the host's toolchain paths read-only (never all of /usr), the project's Node 24 binary, the
+ * student agents' SDK packages (read-only, /node_modules), and a synthesized minimal /etc — never the host's /etc wholesale, never the project directory. It is
+ * rebuilt only when the Node binary or an SDK package changed (its provenance is recorded with the registration).
  */
 import fsp from "node:fs/promises";
 import path from "node:path";
+import { GUEST_SDK_MODULES_DIR } from "../../lib/contract/guest-layout";
 import { AppError } from "../../lib/errors";
 import { PROJECT_ROOT } from "../../lib/project-root";
 import { ImageBuilder } from "./image-builder";
-import { imageRecordOf, type TImageRecord } from "./image-manifest";
+import { imageRecordOf, sha256Hex, type TImageRecord } from "./image-manifest";
 import { latestImageRef, loadImageManifest, readImageRefs } from "./image-store";
 
 export const DEFAULT_GUEST_IMAGE = "school-core/node24";
@@ -27,15 +28,66 @@ const HOST_TOOLCHAIN = ["/bin", "/sbin", "/lib", "/lib64"];
  */
 const HOST_USR_TOOLCHAIN = ["/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib64", "/usr/libexec", "/usr/share"];
 /** Bumped when the recipe changes, so a registered image built by an older recipe is rebuilt. */
-const RECIPE_VERSION = 2;
+const RECIPE_VERSION = 3;
+/**
+ * The npm packages a student agent may import with no network (issue 25): the official OpenAI SDK
+ * (no dependencies of its own), bound read-only at /node_modules/<name>. Node's ESM resolution walks
+ * every parent directory of the importing file up to /, so `import OpenAI from "openai"` works from
+ * an agent anywhere in the guest (/tmp/school-core-input, /workspace/repo …) — NODE_PATH would not
+ * (ESM ignores it). A repository's own node_modules still wins, being nearer.
+ *
+ * Not `@anthropic-ai/sdk` yet: it and its seven dependencies would be eight more mount points, and
+ * P3's canary search reads every mount point's top level first within a fixed time and byte budget,
+ * so each mount before a wrongly bound host path eats into the margin that finds it (the weakened
+ * P3 test, lib/probes/weakened-substrate.integration.test.ts, already misses under heavy load).
+ * Shipping it wants its files copied into the image under one mount, or a search budgeted per mount.
+ */
+const GUEST_SDK_PACKAGES = ["openai"] as const;
+/** The image directory the guest sees as GUEST_SDK_MODULES_DIR. */
+const SDK_DIR = GUEST_SDK_MODULES_DIR.slice(1);
+/** The image file naming each bound package's version and package.json digest: binds are not hashed, this is. */
+const GUEST_SDK_MARKER = `${SDK_DIR}/.school-core-packages.json`;
+const PACKAGE_NAME = /^(?:@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*$/;
 
 export type TEnsureDefaultImageOptions = { nodeBinaryPath?: string };
+
+type TSdkPackage = { name: string; version: string; packageJsonSha256: string; hostDir: string };
+
+/**
+ * The SDK packages and their dependencies as installed in the project: where each is, its version
+ * and package.json digest. A dependency nested in its dependent's own node_modules rides along in
+ * that bind; any other must be installed at the top level, or the image is refused (an SDK that
+ * cannot load in the guest is a configuration error, not a runtime surprise).
+ */
+async function readSdkPackages(): Promise<TSdkPackage[]> {
+  const found = new Map<string, TSdkPackage>();
+  const queue: string[] = [...GUEST_SDK_PACKAGES];
+  for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
+    if (found.has(name)) continue;
+    if (!PACKAGE_NAME.test(name)) throw new AppError("CONFIG_INVALID", `an SDK dependency has an unexpected name: ${name.slice(0, 100)}`);
+    const hostDir = await fsp.realpath(path.join(PROJECT_ROOT, "node_modules", name)).catch(() => {
+      throw new AppError("CONFIG_INVALID", `the npm package ${name} (node_modules/${name}) was not found; it must be installed`);
+    });
+    const packageJson = await fsp.readFile(path.join(hostDir, "package.json"));
+    const parsed = JSON.parse(packageJson.toString("utf8")) as { version?: unknown; dependencies?: Record<string, unknown> };
+    found.set(name, { name, version: String(parsed.version ?? ""), packageJsonSha256: sha256Hex(packageJson), hostDir });
+    for (const dependency of Object.keys(parsed.dependencies ?? {})) {
+      const isNested = await fsp.stat(path.join(hostDir, "node_modules", dependency)).then(
+        () => true,
+        () => false,
+      );
+      if (!isNested) queue.push(dependency);
+    }
+  }
+  return [...found.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
+}
 
 /**
  * Registers `school-core/node24` unless an identical one exists: the host's toolchain parts of
  * /usr (bin, sbin, lib, lib64, libexec, share — not /usr/local) and /bin, /sbin, /lib, /lib64
  * read-only (merged-/usr symlinks recreated as symlinks), the project's Node 24 binary
- * copied to /opt/school-core/bin/node (the project directory itself is never bound), and a
+ * copied to /opt/school-core/bin/node (the project directory itself is never bound), the agent
+ * SDKs bound read-only under /node_modules, and a
  * synthesized minimal /etc (passwd, group, hosts, nsswitch.conf, the loader cache and Debian's
  * /etc/alternatives links that /usr/bin points into) — never the host's /etc wholesale.
  */
@@ -49,7 +101,14 @@ export async function ensureDefaultGuestImage(dataDir: string, options: TEnsureD
       );
     });
   const nodeStat = await fsp.stat(nodePath);
-  const provenance = { recipe: RECIPE_VERSION, nodePath, nodeSize: nodeStat.size, nodeMtimeMs: Math.trunc(nodeStat.mtimeMs) };
+  const packages = await readSdkPackages();
+  const provenance = {
+    recipe: RECIPE_VERSION,
+    nodePath,
+    nodeSize: nodeStat.size,
+    nodeMtimeMs: Math.trunc(nodeStat.mtimeMs),
+    packages: packages.map(({ name, version, packageJsonSha256 }) => ({ name, version, packageJsonSha256 })),
+  };
   const existing = latestImageRef(await readImageRefs(dataDir, DEFAULT_GUEST_IMAGE));
   if (existing && JSON.stringify(existing.provenance) === JSON.stringify(provenance)) {
     const manifest = await loadImageManifest(dataDir, existing.digest);
@@ -88,6 +147,20 @@ export async function ensureDefaultGuestImage(dataDir: string, options: TEnsureD
     await builder.addDir("opt/school-core");
     await builder.addDir("opt/school-core/bin");
     await builder.copyFile("opt/school-core/bin/node", nodePath, 0o755);
+    // The SDKs: each package bound read-only over an empty mount point, and a hashed file naming
+    // versions, so a changed SDK changes the image digest (and the dispatch gate asks for new probes).
+    const mountPoints = new Set<string>();
+    for (const pkg of packages) {
+      // Every level of the mount point, a scope (`@anthropic-ai`) included, exists once.
+      const parts = `${SDK_DIR}/${pkg.name}`.split("/");
+      for (let depth = 1; depth <= parts.length; depth++) {
+        const dir = parts.slice(0, depth).join("/");
+        if (!mountPoints.has(dir)) await builder.addDir(dir);
+        mountPoints.add(dir);
+      }
+      builder.addBind(pkg.hostDir, `${GUEST_SDK_MODULES_DIR}/${pkg.name}`);
+    }
+    await builder.addFile(GUEST_SDK_MARKER, JSON.stringify(provenance.packages, null, 2) + "\n");
     return await builder.publish(DEFAULT_GUEST_IMAGE, provenance);
   } catch (error) {
     await builder.discard();
