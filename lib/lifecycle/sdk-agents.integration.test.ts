@@ -18,6 +18,7 @@ import { DEMO_SCRIPTED_COMPLETIONS } from "../demo/seed-demo-environment";
 import { createRelayRequestListener } from "../relay/relay-http";
 import { startFakeAnthropicServer, startFakeOpenAiServer, type TFakeUpstream } from "../relay/testing/fake-upstream-servers";
 import { setRelayUpstream } from "../relay/upstream-setting";
+import { ensureCredentialsDir } from "../secrets/credential-file";
 import { SETTING_SCHEMAS } from "../settings/setting-schemas";
 import { advanceTask } from "../jobs/advance-task";
 import { qualifyForTests } from "../probes/testing/qualify-for-tests";
@@ -31,7 +32,7 @@ let relayServer: http.Server;
 beforeAll(async () => {
   world = await createLifecycleWorld();
   await setRelayUpstream({ db: world.db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "test" });
-  relayServer = http.createServer(createRelayRequestListener({ db: world.db }));
+  relayServer = http.createServer(createRelayRequestListener({ db: world.db, dataDir: world.env.dataDir }));
   await new Promise<void>((resolve) => relayServer.listen(0, "127.0.0.1", resolve));
 });
 
@@ -107,12 +108,13 @@ describe("the SDK agents through the in-guest model endpoint", () => {
     beforeAll(async () => {
       upstream = await startFakeOpenAiServer({ credential });
       upstream.respond = answerAsToolUsingModel;
-      const credentialFile = path.join(world.env.dataDir, "openai-key");
+      const credentialFile = path.join(ensureCredentialsDir(world.env.dataDir), "openai-key");
       await fs.writeFile(credentialFile, credential, { mode: 0o600 });
       await setRelayUpstream({
         db: world.db,
         value: { kind: "openai", endpoint: upstream.endpoint, model: "gpt-test-pinned", credentialFile },
         via: "test",
+        dataDir: world.env.dataDir,
       });
     });
 
@@ -143,12 +145,13 @@ describe("the SDK agents through the in-guest model endpoint", () => {
     beforeAll(async () => {
       upstream = await startFakeAnthropicServer({ credential });
       upstream.respond = answerAsToolUsingClaude;
-      const credentialFile = path.join(world.env.dataDir, "anthropic-key");
+      const credentialFile = path.join(ensureCredentialsDir(world.env.dataDir), "anthropic-key");
       await fs.writeFile(credentialFile, credential, { mode: 0o600 });
       await setRelayUpstream({
         db: world.db,
         value: { kind: "anthropic", endpoint: upstream.endpoint, model: "claude-test-pinned", credentialFile },
         via: "test",
+        dataDir: world.env.dataDir,
       });
     });
 
@@ -157,8 +160,8 @@ describe("the SDK agents through the in-guest model endpoint", () => {
       await upstream?.close();
     });
 
-    it("fixes the demo over the HTTP channel; the upstream sees the pinned model, the tools and the tool results", async () => {
-      const { taskId, report } = await runDemo("http");
+    it("the Anthropic-SDK agent, unmodified, fixes the demo over the HTTP channel; the upstream sees the pinned model, the tools and the tool results", async () => {
+      const { taskId, report } = await runDemo("http", ["node", "/tmp/school-core-input/anthropic-agent.mjs"]);
       const calls = await relayCalls(taskId);
       expect(calls.map((c) => [c.operation, c.outcome])).toEqual(Array.from({ length: 4 }, () => ["chat", "ok:anthropic"]));
       expect(JSON.stringify(report)).toContain("loopback claude: add now adds");

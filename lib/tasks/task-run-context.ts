@@ -17,6 +17,7 @@ export const GUEST_PROGRAMS = [
   "relay-client.mjs",
   "agent-tools.mjs",
   "openai-agent.mjs",
+  "anthropic-agent.mjs",
   "student-agent.mjs",
 ] as const;
 

@@ -28,25 +28,22 @@ const HOST_TOOLCHAIN = ["/bin", "/sbin", "/lib", "/lib64"];
  */
 const HOST_USR_TOOLCHAIN = ["/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib64", "/usr/libexec", "/usr/share"];
 /** Bumped when the recipe changes, so a registered image built by an older recipe is rebuilt. */
-const RECIPE_VERSION = 3;
+const RECIPE_VERSION = 4;
 /**
- * The npm packages a student agent may import with no network (issue 25): the official OpenAI SDK
- * (no dependencies of its own), bound read-only at /node_modules/<name>. Node's ESM resolution walks
- * every parent directory of the importing file up to /, so `import OpenAI from "openai"` works from
- * an agent anywhere in the guest (/tmp/school-core-input, /workspace/repo …) — NODE_PATH would not
+ * The npm packages a student agent may import with no network (issue 25): the official OpenAI and
+ * Anthropic SDKs with their dependencies, gathered into one directory of hard links (the runtime
+ * files only: no type declarations, source maps or sources) and bound read-only at /node_modules —
+ * one mount for all of them, so P3's canary search, which reads every mount point's top level
+ * within a fixed budget, is not spread thinner by each package. Node's ESM resolution walks every
+ * parent directory of the importing file up to /, so `import OpenAI from "openai"` works from an
+ * agent anywhere in the guest (/tmp/school-core-input, /workspace/repo …) — NODE_PATH would not
  * (ESM ignores it). A repository's own node_modules still wins, being nearer.
- *
- * Not `@anthropic-ai/sdk` yet: it and its seven dependencies would be eight more mount points, and
- * P3's canary search reads every mount point's top level first within a fixed time and byte budget,
- * so each mount before a wrongly bound host path eats into the margin that finds it (the weakened
- * P3 test, lib/probes/weakened-substrate.integration.test.ts, already misses under heavy load).
- * Shipping it wants its files copied into the image under one mount, or a search budgeted per mount.
  */
-const GUEST_SDK_PACKAGES = ["openai"] as const;
-/** The image directory the guest sees as GUEST_SDK_MODULES_DIR. */
-const SDK_DIR = GUEST_SDK_MODULES_DIR.slice(1);
+const GUEST_SDK_PACKAGES = ["openai", "@anthropic-ai/sdk"] as const;
+/** Files a package needs only to be type-checked or debugged, never to run. */
+const NOT_RUNTIME = /\.(d\.ts|d\.mts|d\.cts|map)$/;
 /** The image file naming each bound package's version and package.json digest: binds are not hashed, this is. */
-const GUEST_SDK_MARKER = `${SDK_DIR}/.school-core-packages.json`;
+const GUEST_SDK_MARKER = "opt/school-core/sdk-packages.json";
 const PACKAGE_NAME = /^(?:@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*$/;
 
 export type TEnsureDefaultImageOptions = { nodeBinaryPath?: string };
@@ -147,23 +144,55 @@ export async function ensureDefaultGuestImage(dataDir: string, options: TEnsureD
     await builder.addDir("opt/school-core");
     await builder.addDir("opt/school-core/bin");
     await builder.copyFile("opt/school-core/bin/node", nodePath, 0o755);
-    // The SDKs: each package bound read-only over an empty mount point, and a hashed file naming
-    // versions, so a changed SDK changes the image digest (and the dispatch gate asks for new probes).
-    const mountPoints = new Set<string>();
-    for (const pkg of packages) {
-      // Every level of the mount point, a scope (`@anthropic-ai`) included, exists once.
-      const parts = `${SDK_DIR}/${pkg.name}`.split("/");
-      for (let depth = 1; depth <= parts.length; depth++) {
-        const dir = parts.slice(0, depth).join("/");
-        if (!mountPoints.has(dir)) await builder.addDir(dir);
-        mountPoints.add(dir);
-      }
-      builder.addBind(pkg.hostDir, `${GUEST_SDK_MODULES_DIR}/${pkg.name}`);
-    }
+    // The SDKs: one directory of hard links bound read-only over an empty mount point, and a hashed
+    // file naming versions, so a changed SDK changes the image digest (and the dispatch gate asks
+    // for new probes).
+    // No image directory at the mount point: a top-level image entry is mounted after a bind of the
+    // same depth and would cover it; bubblewrap makes the mount point itself.
+    builder.addBind(await stageSdkModules(dataDir, packages, provenance.packages), GUEST_SDK_MODULES_DIR);
     await builder.addFile(GUEST_SDK_MARKER, JSON.stringify(provenance.packages, null, 2) + "\n");
     return await builder.publish(DEFAULT_GUEST_IMAGE, provenance);
   } catch (error) {
     await builder.discard();
     throw error;
+  }
+}
+
+/**
+ * The SDK packages' runtime files, hard-linked (copied across filesystems) into one directory laid
+ * out as a node_modules tree, under DATA_DIR and named by the packages' digests so an image always
+ * binds the tree it was built with. Made once; a half-made one (a crash) is made again.
+ */
+async function stageSdkModules(dataDir: string, packages: TSdkPackage[], pinned: unknown): Promise<string> {
+  const key = sha256Hex(Buffer.from(JSON.stringify(pinned))).slice(0, 16);
+  const root = path.join(dataDir, "guest-sdk", key);
+  const done = path.join(dataDir, "guest-sdk", `${key}.done`);
+  if (
+    await fsp.stat(done).then(
+      () => true,
+      () => false,
+    )
+  )
+    return root;
+  await fsp.rm(root, { recursive: true, force: true });
+  await fsp.mkdir(root, { recursive: true, mode: 0o755 });
+  for (const pkg of packages) await linkTree(pkg.hostDir, path.join(root, pkg.name));
+  await fsp.writeFile(done, "");
+  return root;
+}
+
+async function linkTree(from: string, to: string): Promise<void> {
+  await fsp.mkdir(to, { recursive: true, mode: 0o755 });
+  for (const entry of await fsp.readdir(from, { withFileTypes: true })) {
+    const source = path.join(from, entry.name);
+    const target = path.join(to, entry.name);
+    // A package's sources, type declarations and source maps are not needed to run it; links of
+    // its own are not followed (an installed package has none worth carrying into a guest).
+    if (entry.isDirectory() && entry.name !== "src") await linkTree(source, target);
+    else if (entry.isFile() && !NOT_RUNTIME.test(entry.name))
+      await fsp.link(source, target).catch(async (error: NodeJS.ErrnoException) => {
+        if (error.code !== "EXDEV" && error.code !== "EPERM") throw error;
+        await fsp.copyFile(source, target);
+      });
   }
 }

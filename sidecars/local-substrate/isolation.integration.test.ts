@@ -155,24 +155,26 @@ describe("guest isolation", () => {
   it("has a read-only root: only /tmp and /workspace are writable", async () => {
     const result = await sub.exec(id, {
       command:
-        'for d in / /etc /opt /usr/bin /run /node_modules /node_modules/openai; do touch $d/x 2>/dev/null && echo "WROTE $d"; done; touch /tmp/ok /workspace/ok && echo writable',
+        'for d in / /etc /opt /usr/bin /run /node_modules /node_modules/openai /node_modules/@anthropic-ai/sdk; do touch $d/x 2>/dev/null && echo "WROTE $d"; done; touch /tmp/ok /workspace/ok && echo writable',
     });
     expect(result.body.stdout).toBe("writable\n");
   });
 
-  it("lets an agent anywhere in the guest import the OpenAI SDK, offline and read-only (issue 25)", async () => {
+  it("lets an agent anywhere in the guest import the OpenAI and Anthropic SDKs, offline and read-only (issue 25)", async () => {
     const agent = [
       'import OpenAI from "openai";',
+      'import Anthropic from "@anthropic-ai/sdk";',
       'console.log(new OpenAI({ apiKey: "k", baseURL: "http://127.0.0.1:1/v1" }).baseURL);',
+      'console.log(new Anthropic({ apiKey: "k", baseURL: "http://127.0.0.1:1" }).baseURL);',
     ].join("\n");
     const write = `const fs = require("fs"); fs.mkdirSync("/tmp/agent"); fs.writeFileSync("/tmp/agent/a.mjs", ${JSON.stringify(agent)});`;
     expect((await sub.exec(id, { command: ["node", "-e", write] })).body.stderr).toBe("");
     const result = await sub.exec(id, { command: ["node", "/tmp/agent/a.mjs"], timeoutSeconds: 30 });
     expect(result.body.stderr).toBe("");
-    expect(result.body.stdout).toBe("http://127.0.0.1:1/v1\n");
-    const marker = await sub.exec(id, { command: ["cat", "/node_modules/.school-core-packages.json"] });
+    expect(result.body.stdout).toBe("http://127.0.0.1:1/v1\nhttp://127.0.0.1:1\n");
+    const marker = await sub.exec(id, { command: ["cat", "/opt/school-core/sdk-packages.json"] });
     const names = (JSON.parse(marker.body.stdout) as { name: string; version: string }[]).map((p) => p.name);
-    expect(names).toEqual(["openai"]);
+    expect(names).toEqual(expect.arrayContaining(["openai", "@anthropic-ai/sdk"]));
   });
 });
 
