@@ -25,6 +25,7 @@ const PERMISSION_OF: Record<TFormSettingKey, TAction> = {
   "spend.rates": "spend.edit",
   "relay.upstream": "relay.manage",
   "publish.github": "publish.manage",
+  "auth.oidc": "user.manage",
 };
 
 const PAGE_OF: Record<TFormSettingKey, string> = {
@@ -38,6 +39,7 @@ const PAGE_OF: Record<TFormSettingKey, string> = {
   "machines.concurrency": "/operator/limits",
   "review.separationOfDuties": "/operator/limits",
   "probe.externalTargets": "/operator/probes",
+  "auth.oidc": "/operator/users",
   "spend.ceilings": "/operator/spend",
   "spend.rates": "/operator/spend",
   "relay.upstream": "/operator/relay",
