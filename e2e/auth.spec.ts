@@ -30,7 +30,7 @@ test("a wrong password is refused with a message and no session", async ({ page 
   await page.goto("/signin");
   await page.getByLabel("Email").fill(teacherLogin().email);
   await page.getByLabel("Password").fill("definitely not the password");
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await expect(page.getByTestId("signin-error")).toContainText("not correct");
   const response = await page.goto("/teacher");
   await expect(page).toHaveURL(/\/signin\?callbackUrl=%2Fteacher/);

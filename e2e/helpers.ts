@@ -16,7 +16,7 @@ export async function signIn(page: Page, who: Login, returnPath = "/") {
   await page.goto(`/signin?callbackUrl=${encodeURIComponent(returnPath)}`);
   await page.getByLabel("Email").fill(who.email);
   await page.getByLabel("Password").fill(who.password);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await expect(page.getByTestId("signed-in-as")).toHaveText(who.email);
 }
 

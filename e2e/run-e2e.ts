@@ -3,9 +3,12 @@
  * on a fresh DATA_DIR and free ports, then checks that Ctrl-C stops everything and that a
  * restart keeps the data (the demo logins still work, nothing is re-seeded), and last that Ctrl-C
  * at any moment — during start-up, right after, under load — leaves no process and no port
- * behind (e2e/stop-everything.ts; it needs the build the first start made).
+ * behind (e2e/stop-everything.ts; it needs the build the first start made). The system is started
+ * configured for OpenID Connect sign-in against a loopback port that e2e/oidc-sign-in.spec.ts
+ * serves its own provider on (next-auth discovers the provider at each sign-in, not at boot).
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -74,7 +77,12 @@ async function main() {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-e2e-"));
   await fs.chmod(dataDir, 0o755);
   // Distinct ports, all held while they are chosen: two services given one port fail to start.
-  const [port, pgPort, substratePort, substrateAdminPort, forgePort, forgeAdminPort, relayPort, registryPort] = await findFreePorts(8);
+  const [port, pgPort, substratePort, substrateAdminPort, forgePort, forgeAdminPort, relayPort, registryPort, oidcPort] =
+    await findFreePorts(9);
+  // The OIDC client secret, a file like every secret; outside DATA_DIR so no backup or listing of it sees it.
+  const oidcDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-e2e-oidc-"));
+  const oidcClientSecret = randomBytes(24).toString("base64url");
+  await fs.writeFile(path.join(oidcDir, "client-secret"), `${oidcClientSecret}\n`, { mode: 0o600 });
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATA_DIR: dataDir,
@@ -90,6 +98,10 @@ async function main() {
     RELAY_PORT: String(relayPort),
     DEMO_REGISTRY_PORT: String(registryPort),
     DATABASE_URL: "",
+    OIDC_ISSUER: `http://127.0.0.1:${oidcPort}`,
+    OIDC_CLIENT_ID: "school-core-e2e",
+    OIDC_CLIENT_SECRET_FILE: path.join(oidcDir, "client-secret"),
+    OIDC_NAME: "Test School",
   };
   let failures = 0;
   try {
@@ -103,6 +115,8 @@ async function main() {
       E2E_OPERATOR_PASSWORD: logins.operator!.password,
       E2E_TEACHER_EMAIL: logins.teacher!.email,
       E2E_TEACHER_PASSWORD: logins.teacher!.password,
+      E2E_OIDC_PORT: String(oidcPort),
+      E2E_OIDC_CLIENT_SECRET: oidcClientSecret,
     };
     try {
       failures += (await runPlaywright(process.argv.slice(2), testEnv)) === 0 ? 0 : 1;
@@ -124,6 +138,7 @@ async function main() {
     failures += stopProblems.length > 0 ? 1 : 0;
   } finally {
     await fs.rm(dataDir, { recursive: true, force: true });
+    await fs.rm(oidcDir, { recursive: true, force: true });
   }
   if (failures > 0) {
     process.stderr.write(`e2e: ${failures} Playwright run(s) or the Ctrl-C check failed\n`);

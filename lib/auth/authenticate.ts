@@ -2,11 +2,14 @@
  * Credentials sign-in: the one place a password hash is read. Unknown emails cost the same time
  * as wrong passwords, and failures are throttled per (account, client address) and per client
  * address (sign-in-throttle.ts). A success returns the user's session epoch, which the session
- * carries so a password reset can end it (resolve-session-actor.ts).
+ * carries so a password reset can end it (resolve-session-actor.ts). When an operator limits
+ * password sign-in to operators (setting auth.oidc.localSignIn), everyone else is refused here even
+ * with the right password: they sign in through the school's identity provider.
  */
 import { z } from "zod";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
+import { readSetting } from "../settings/operator-settings";
 import { getDummyHash, verifyPassword } from "./password";
 import { parseRoles, type Actor } from "./permissions";
 import { clearFailures, findLockedUntil, recordFailure, throttleKey } from "./sign-in-throttle";
@@ -19,7 +22,9 @@ export const ZCredentialsSchema = z.object({
 /** clientAddress: the resolved client (client-address.ts); null = unknown, only the per-account delay applies. */
 export type AuthenticateOptions = { db: Db; credentials: unknown; clientAddress: string | null; now?: Date };
 
-export type AuthenticateResult = { kind: "signed_in"; actor: Actor; sessionEpoch: number } | { kind: "refused" };
+/** reason "local_sign_in_off": the password was right, but password sign-in is for operators only. */
+export type AuthenticateResult =
+  { kind: "signed_in"; actor: Actor; sessionEpoch: number } | { kind: "refused"; reason?: "local_sign_in_off" };
 
 export async function authenticate(options: AuthenticateOptions): Promise<AuthenticateResult> {
   const { db, clientAddress } = options;
@@ -45,9 +50,13 @@ export async function authenticate(options: AuthenticateOptions): Promise<Authen
     return { kind: "refused" };
   }
   await clearFailures(db, accountKey);
+  const roles = parseRoles(user.roles);
+  // Read after the password check, so an unreadable setting never says anything about a wrong password; an invalid one throws (fail closed).
+  const { localSignIn } = await readSetting(db, "auth.oidc");
+  if (localSignIn === "operatorsOnly" && !roles.includes("operator")) return { kind: "refused", reason: "local_sign_in_off" };
   return {
     kind: "signed_in",
-    actor: { userId: user.id, email: user.email, roles: parseRoles(user.roles) },
+    actor: { userId: user.id, email: user.email, roles },
     sessionEpoch: user.sessionEpoch,
   };
 }

@@ -84,6 +84,33 @@ export const ZSpendRatesSchema = z
   })
   .strict();
 
+/**
+ * Sign-in with the school's OpenID Connect provider (issue 30): which groups of the provider's
+ * groups claim grant which role (re-read at every sign-in), what happens to a person in none of
+ * them, and whether local (password) sign-in stays open to everyone or only to operators — the
+ * break-glass path when the provider is down.
+ */
+export const ZOidcSettingSchema = z
+  .object({
+    /** the ID token claim holding the groups: an array of strings (or one string) */
+    groupsClaim: z.string().trim().min(1, "required").max(200).default("groups"),
+    teacherGroups: z.array(z.string().trim().min(1).max(500)).max(200).default([]),
+    operatorGroups: z.array(z.string().trim().min(1).max(500)).max(200).default([]),
+    /** true: a person in no configured group is refused; false: signed in with no role */
+    refuseWithoutGroup: z.boolean().default(true),
+    localSignIn: z.enum(["everyone", "operatorsOnly"]).default("everyone"),
+  })
+  .strict();
+export type TOidcSetting = z.infer<typeof ZOidcSettingSchema>;
+
+export const DEFAULT_OIDC_SETTING: TOidcSetting = {
+  groupsClaim: "groups",
+  teacherGroups: [],
+  operatorGroups: [],
+  refuseWithoutGroup: true,
+  localSignIn: "everyone",
+};
+
 const DEFAULT_IMAGE: TGuestImage = { type: "smolmachine", reference: "school-core/node24" };
 
 export const SETTING_SCHEMAS = {
@@ -143,6 +170,8 @@ export const SETTING_SCHEMAS = {
     { enabled: true },
     "Task creators may not approve their own tasks",
   ),
+  /** roles from the OpenID Connect provider's groups, and who may still sign in with a password */
+  "auth.oidc": defineSetting(ZOidcSettingSchema, DEFAULT_OIDC_SETTING, "Sign-in with the school's identity provider"),
   /** P2's external egress targets for a hosted substrate (private range, metadata, public, resolver); empty = loopback only */
   "probe.externalTargets": defineSetting(
     ZProbeExternalTargetsSettingSchema,

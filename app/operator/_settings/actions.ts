@@ -26,6 +26,7 @@ const PERMISSION_OF: Record<TFormSettingKey, TAction> = {
   "relay.upstream": "relay.manage",
   "relay.pricing": "relay.manage",
   "publish.github": "publish.manage",
+  "auth.oidc": "user.manage",
 };
 
 const PAGE_OF: Record<TFormSettingKey, string> = {
@@ -39,6 +40,7 @@ const PAGE_OF: Record<TFormSettingKey, string> = {
   "machines.concurrency": "/operator/limits",
   "review.separationOfDuties": "/operator/limits",
   "probe.externalTargets": "/operator/probes",
+  "auth.oidc": "/operator/users",
   "spend.ceilings": "/operator/spend",
   "spend.rates": "/operator/spend",
   "relay.upstream": "/operator/relay",

@@ -102,6 +102,24 @@ describe("setting forms", () => {
     ).toBe(false);
   });
 
+  it("edit the identity provider's groups one per line, and its two choices (auth.oidc)", () => {
+    const value = settingValueOf("auth.oidc", {
+      groupsClaim: "groups",
+      teacherGroups: "teachers\n /staff/teachers \n",
+      operatorGroups: "",
+      refuseWithoutGroup: "true",
+      localSignIn: "operatorsOnly",
+    });
+    expect(SETTING_SCHEMAS["auth.oidc"].schema.parse(value)).toEqual({
+      groupsClaim: "groups",
+      teacherGroups: ["teachers", "/staff/teachers"],
+      operatorGroups: [],
+      refuseWithoutGroup: true,
+      localSignIn: "operatorsOnly",
+    });
+    expect(roundTrip("auth.oidc", SETTING_SCHEMAS["auth.oidc"].default)).toEqual(SETTING_SCHEMAS["auth.oidc"].default);
+  });
+
   it("edit records one per line, naming the line of each problem (probe.externalTargets)", () => {
     const schema = SETTING_SCHEMAS["probe.externalTargets"].schema;
     const targets = [

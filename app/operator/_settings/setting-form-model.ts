@@ -135,6 +135,39 @@ export const SETTING_FORMS = {
       hint: "Applies to approvals only; the creator may still reject or request changes.",
     },
   ],
+  "auth.oidc": [
+    {
+      kind: "text",
+      name: "groupsClaim",
+      label: "Groups claim",
+      placeholder: "groups",
+      hint: "The ID token claim that lists the person's groups (Keycloak: the “groups” mapper, added to the ID token).",
+    },
+    {
+      kind: "lines",
+      name: "teacherGroups",
+      label: "Teacher groups",
+      hint: "One group per line, exactly as the provider writes it (Keycloak with full paths: “/teachers”). Re-read at every sign-in.",
+    },
+    { kind: "lines", name: "operatorGroups", label: "Operator groups", hint: "One group per line." },
+    {
+      kind: "boolean",
+      name: "refuseWithoutGroup",
+      label: "A person in none of these groups",
+      trueLabel: "is refused, with a message on the sign-in page",
+      falseLabel: "is signed in with no role",
+    },
+    {
+      kind: "select",
+      name: "localSignIn",
+      label: "Sign-in with a password",
+      options: [
+        { value: "everyone", label: "everyone with a local account" },
+        { value: "operatorsOnly", label: "operators only (everyone else uses the identity provider)" },
+      ],
+      hint: "Operators keep the password sign-in as the way in when the identity provider is down.",
+    },
+  ],
   "probe.externalTargets": [
     {
       kind: "records",
