@@ -23,7 +23,9 @@ export default async function RootLayout({ children }: { children: React.ReactNo
             <span className="ml-auto flex items-center gap-3 text-sm text-slate-600">
               {actor ? (
                 <>
-                  <span data-testid="signed-in-as">{actor.email}</span>
+                  <Link href="/profile" data-testid="signed-in-as" title="Profile and notifications">
+                    {actor.email}
+                  </Link>
                   <SignOutButton />
                 </>
               ) : (

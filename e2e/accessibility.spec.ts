@@ -32,8 +32,9 @@ export function discoverRoutes(dir = APP_DIR, prefix = ""): string[] {
 
 const isDynamic = (route: string) => route.includes("[");
 const patternOf = (route: string) => new RegExp(`^${route.replace(/\[\[?\.{0,3}[^\]]+\]\]?/g, "[^/?#]+")}$`);
+// Every signed-in user has /profile; the operator's shows the most (webhooks, the whole delivery log).
 const roleOf = (route: string): "operator" | "teacher" | "anonymous" =>
-  route.startsWith("/operator") ? "operator" : route.startsWith("/teacher") ? "teacher" : "anonymous";
+  route.startsWith("/operator") || route === "/profile" ? "operator" : route.startsWith("/teacher") ? "teacher" : "anonymous";
 
 async function sessionFor(browser: Browser, who: Login | null): Promise<Page> {
   const page = await (await browser.newContext()).newPage();

@@ -20,6 +20,7 @@ const PAGES: { path: string; operator: number; teacher: number }[] = [
   { path: "/operator/relay", operator: 200, teacher: 403 },
   { path: "/operator/publication", operator: 200, teacher: 403 },
   { path: "/teacher", operator: 403, teacher: 200 },
+  { path: "/profile", operator: 200, teacher: 200 },
 ];
 
 /**
@@ -53,6 +54,16 @@ test("a teacher replaying the operator console's actions gets nothing and change
         await page.getByTestId("add-user-form").getByLabel("Email").fill("someone@school");
         await page.getByTestId("add-user-form").getByRole("button", { name: "Add user" }).click();
         await expect(page.getByTestId("add-user-result")).toBeVisible();
+      },
+    },
+    {
+      name: "add a webhook",
+      open: async (page) => {
+        await page.goto("/profile");
+        // refused (plain http to a non-loopback host): a real call that changes nothing
+        await page.getByTestId("add-webhook-form").getByLabel("URL").fill("http://hooks.example.org/school-core");
+        await page.getByTestId("add-webhook-form").getByRole("button", { name: "Add webhook" }).click();
+        await expect(page.getByTestId("add-webhook-result")).toBeVisible();
       },
     },
   ];

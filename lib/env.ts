@@ -50,6 +50,17 @@ export const ZEnvSchema = z
      * is the socket address that server saw (it overwrites what an untrusted client sent).
      */
     SCHOOLCORE_WEB_SERVER: z.enum(["custom"]).optional(),
+    /**
+     * Where notification email goes (issue 30): smtp://user:pass@host:587 (STARTTLS, required unless
+     * the host is loopback) or smtps://…:465; unset = no email is sent (deliveries wait, visibly failing).
+     */
+    SMTP_URL: z
+      .string()
+      .url()
+      .refine((v) => /^smtps?:\/\//.test(v), "must be an smtp:// or smtps:// URL")
+      .optional(),
+    /** The From of notification email; unset = "School-Core <school-core@localhost>". */
+    SMTP_FROM: z.string().max(300).optional(),
     LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
     /** Set by `npm start`'s supervisor on each child: how many times this child was restarted (health panel). */
     SCHOOLCORE_RESTART_COUNT: z.coerce.number().int().min(0).default(0),
@@ -102,6 +113,13 @@ export function relayListenerUrl(env: TEnv): string {
 /** Where a guest on the HTTP relay channel is pointed: RELAY_PUBLIC_URL, else the listener itself. */
 export function relayPublicUrl(env: TEnv): string {
   return env.RELAY_PUBLIC_URL ?? relayListenerUrl(env);
+}
+
+/** The web app's public base URL (links in notifications): NEXTAUTH_URL, else where it listens. */
+export function publicAppUrl(env: TEnv): string {
+  if (env.NEXTAUTH_URL) return env.NEXTAUTH_URL.replace(/\/+$/, "");
+  const host = env.HOSTNAME === "0.0.0.0" ? "127.0.0.1" : env.HOSTNAME;
+  return `http://${host.includes(":") ? `[${host}]` : host}:${env.PORT}`;
 }
 
 export function getEnv(): TEnv {

@@ -4,8 +4,8 @@ import { ACTIONS, can, parseRoles, ROLE_PERMISSIONS, type Actor } from "./permis
 const actor = (roles: string[]): Actor => ({ userId: "u", email: "e@x", roles: parseRoles(roles) });
 
 describe("can", () => {
-  it.each(ACTIONS.map((a) => [a]))("%s: teachers may only review; operators may do everything else", (action) => {
-    expect(can(actor(["teacher"]), action)).toBe(action.startsWith("review."));
+  it.each(ACTIONS.map((a) => [a]))("%s: teachers may only review and edit their profile; operators may do everything else", (action) => {
+    expect(can(actor(["teacher"]), action)).toBe(action.startsWith("review.") || action.startsWith("profile."));
     expect(can(actor(["operator"]), action)).toBe(!action.startsWith("review."));
     expect(can(actor(["teacher", "operator"]), action)).toBe(true);
   });

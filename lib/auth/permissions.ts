@@ -28,13 +28,17 @@ export const ACTIONS = [
   "candidate.reprove",
   "publish.manage",
   "user.manage",
+  /** every signed-in user's own profile: their email notification choices */
+  "profile.edit",
+  /** operators' webhooks and the whole notification delivery log */
+  "notification.manage",
 ] as const;
 export type TAction = (typeof ACTIONS)[number];
 
 const OPERATOR_ACTIONS = ACTIONS.filter((a) => !a.startsWith("review."));
 
 export const ROLE_PERMISSIONS = {
-  teacher: ["review.view", "review.decide"],
+  teacher: ["review.view", "review.decide", "profile.edit"],
   operator: OPERATOR_ACTIONS,
 } as const satisfies Record<TRole, readonly TAction[]>;
 

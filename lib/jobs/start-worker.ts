@@ -5,6 +5,8 @@
  * the gate is open, every task in a worker-owned state without a running job is resumed, queued
  * builds and runs are sent (on start, every few seconds, and after the listener reconnects) — it
  * only recovers what the notifications missed, and starts builds that waited for a machine slot.
+ * It also sends the notification outbox (lib/notifications) on its own timer, so a slow mail
+ * server or webhook receiver never delays a task.
  * Returns a stop function that finishes in-flight jobs (graceful) and closes the queue.
  */
 import { hostname } from "node:os";
@@ -33,6 +35,8 @@ import { listDueAutomaticRetries, retryTask } from "../lifecycle/retry-task";
 import { failAbandonedBuildRequests, listQueuedBuildRequests } from "../dependencies/bundle-build-requests";
 import { runBundleBuildRequest } from "../dependencies/run-bundle-build-request";
 import { failAbandonedSetupRuns } from "../dependencies/setup-run-heartbeat";
+import { sendDueNotifications } from "../notifications/send-due-notifications";
+import { createSmtpMailer } from "../notifications/smtp-mailer";
 
 export type WorkerHandle = { workerId: string; boss: PgBoss; stop(): Promise<void> };
 
@@ -45,6 +49,8 @@ export type WorkerOptions = {
   sweepIntervalMs?: number;
   pollIntervalMs?: number;
   readyTimeoutMs?: number;
+  /** how often the notification outbox is sent (default 2 s) */
+  notificationIntervalMs?: number;
 };
 
 export async function startWorker(options: WorkerOptions): Promise<WorkerHandle> {
@@ -207,6 +213,14 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
       .catch((error) => logError("task sweep failed", error))
       .finally(() => (isSweeping = false));
   }, options.sweepIntervalMs ?? 2000);
+  const mailer = createSmtpMailer(env);
+  let notificationRun: Promise<void> | null = null;
+  const notificationTimer = setInterval(() => {
+    notificationRun ??= sendDueNotifications({ db, env, mailer })
+      .then(() => undefined)
+      .catch((error) => logError("notification send failed", error))
+      .finally(() => (notificationRun = null));
+  }, options.notificationIntervalMs ?? 2000);
   const machineTimer = setInterval(() => void sweepMachines(ctx).catch((error) => logError("machine sweep failed", error)), 60_000);
   logInfo("worker started", { workerId, substrate: ctx.substrate.label });
 
@@ -219,6 +233,9 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
         clearInterval(heartbeatTimer);
         clearInterval(sweepTimer);
         clearInterval(machineTimer);
+        clearInterval(notificationTimer);
+        await notificationRun;
+        mailer?.close();
         await readyListener.close();
         await boss.stop({ graceful: true, timeout: 20_000, close: true });
         await lockPool.end();

@@ -1,10 +1,13 @@
 /**
  * One task transition = one transaction: compare-and-set on the expected state, and the
  * transition-log row. Zero rows updated means someone else moved the task: STATE_CONFLICT.
+ * A transition people asked to hear about (issue 30) also writes its notification outbox rows
+ * here, in the same transaction; they are sent later by the worker and never block the move.
  */
 import type { Db, DbTx } from "../db/client";
 import type { TaskState } from "../db/generated/enums";
 import { AppError } from "../errors";
+import { enqueueTaskNotificationsIn } from "../notifications/enqueue-notifications";
 import { sanitizeExcerpt } from "../redact";
 import { canTransitionTask } from "./task-states";
 
@@ -43,9 +46,11 @@ export async function transitionTaskIn(tx: DbTx, options: TransitionTaskOptions)
     });
   }
   const task = await tx.task.findUniqueOrThrow({ where: { id: taskId } });
-  await tx.taskTransition.create({
+  const logged = await tx.taskTransition.create({
     data: { taskId, fromState: from, toState: to, operationId: task.operationId, attempt: task.attempt, reason },
+    select: { createdAt: true },
   });
+  await enqueueTaskNotificationsIn(tx, { task, from, to, occurredAt: logged.createdAt });
   return task;
 }
 
