@@ -29,6 +29,9 @@ const FILE_LIST = "/tmp/school-core-files";
 const DEPENDENCIES_ARCHIVE = `${INPUT}/dependencies.tar.gz`;
 const DEPENDENCIES_FILE = `${INPUT}/dependencies.json`;
 const DEPENDENCIES_DIR = "/workspace";
+// An agent profile's code (issue 26), present when task.json names it.
+const AGENT_CODE_ARCHIVE = `${INPUT}/agent-code.tar`;
+const AGENT_DIR = "/tmp/school-core-agent";
 const LIMITS = { diagnostics: 4000, summary: 8000, excerpt: 8000, paths: 10000 };
 
 // Idempotent start: the control plane may launch us again after its worker restarted; only the
@@ -98,6 +101,22 @@ function installDependencies() {
   return env;
 }
 
+/**
+ * An agent profile's code and environment: the code archive (validated by the control plane when
+ * the profile was written) is extracted into AGENT_DIR before the agent starts. The profile's
+ * variables come first, so none of the runner's own (PATH, SCHOOL_CORE_AGENT_DIR …) can be shadowed.
+ */
+function installAgentCode() {
+  const profileEnv = {};
+  for (const [name, value] of Object.entries(task.agent.environment ?? {}))
+    if (/^[A-Z_][A-Z0-9_]{0,63}$/.test(name) && typeof value === "string") profileEnv[name] = value.slice(0, 4096);
+  if (task.agent.codeArchive !== AGENT_CODE_ARCHIVE) return { profileEnv, ownEnv: {} };
+  fs.mkdirSync(AGENT_DIR, { recursive: true });
+  run("tar", ["-xf", AGENT_CODE_ARCHIVE, "-C", AGENT_DIR, "--no-same-owner", "--no-same-permissions"]);
+  fs.rmSync(AGENT_CODE_ARCHIVE, { force: true });
+  return { profileEnv, ownEnv: { SCHOOL_CORE_AGENT_DIR: AGENT_DIR } };
+}
+
 // The task's process ceiling reaches the agent as RLIMIT_NPROC (the local substrate also sets the
 // machine's pids.max; on a provider without one, this is the bound).
 const PRLIMIT = "/usr/bin/prlimit";
@@ -132,13 +151,13 @@ function limitHitBy(logTail, signal) {
   return undefined;
 }
 
-function runAgent(dependencyEnv) {
+function runAgent(dependencyEnv, agentCode) {
   return new Promise((resolve) => {
     const [command, ...args] = agentArgv();
     const log = fs.openSync(AGENT_LOG_FILE, "w");
     const child = spawn(command, args, {
       cwd: REPO,
-      env: { PATH: process.env.PATH, HOME: "/tmp", LANG: "C.UTF-8", ...dependencyEnv },
+      env: { ...agentCode.profileEnv, PATH: process.env.PATH, HOME: "/tmp", LANG: "C.UTF-8", ...dependencyEnv, ...agentCode.ownEnv },
       stdio: ["ignore", log, log],
       detached: true,
     });
@@ -176,7 +195,7 @@ async function main() {
   run("git", ["add", "-A"]);
   run("git", ["commit", "--quiet", "--allow-empty", "--no-verify", "-m", "base"]);
 
-  const agent = await runAgent(installDependencies());
+  const agent = await runAgent(installDependencies(), installAgentCode());
   let status = agent.isTimedOut ? "agent_timeout" : agent.code === 0 ? "completed" : "agent_failed";
   if (status === "agent_failed") {
     const limit = limitHitBy(readBounded(AGENT_LOG_FILE, 4000), agent.signal);

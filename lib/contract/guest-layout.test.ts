@@ -31,6 +31,8 @@ const PARITY: Record<string, Record<string, string>> = {
     DEPENDENCIES_ARCHIVE: layout.GUEST_DEPENDENCIES_ARCHIVE,
     DEPENDENCIES_FILE: layout.GUEST_DEPENDENCIES_FILE,
     DEPENDENCIES_DIR: layout.GUEST_DEPENDENCIES_DIR,
+    AGENT_CODE_ARCHIVE: layout.GUEST_AGENT_CODE_ARCHIVE,
+    AGENT_DIR: layout.GUEST_AGENT_DIR,
   },
   "student-agent.mjs": {
     TASK_FILE: layout.GUEST_TASK_FILE,
