@@ -9,7 +9,7 @@ import path from "node:path";
 import { createFsArtifactStore, defaultArtifactRoot } from "../artifacts/fs-artifact-store";
 import { recordArtifact } from "../artifacts/artifact.repo";
 import { ZArchiveLimitsSchema, type TArchiveLimits } from "../candidate/archive-limits";
-import type { TArchiveRefusal } from "../candidate/archive-refusals";
+import { refusal, type TArchiveRefusal } from "../candidate/archive-refusals";
 import { validateArchive } from "../candidate/validate-archive";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
@@ -33,7 +33,8 @@ export const AGENT_CODE_LIMITS: TArchiveLimits = ZArchiveLimitsSchema.parse({
   symlinkPolicy: "within-tree",
 });
 
-export type TAgentCodeSource = { kind: "directory"; path: string } | { kind: "archive"; path: string };
+/** A directory or an archive on the operator's machine (CLI), or an archive's bytes uploaded through the operator page. */
+export type TAgentCodeSource = { kind: "directory"; path: string } | { kind: "archive"; path: string } | { kind: "upload"; bytes: Buffer };
 export type TStoredAgentCode = { digest: string; bytes: number };
 
 function agentCodeRefused(reasons: readonly TArchiveRefusal[]): AppError {
@@ -51,7 +52,12 @@ export async function storeAgentCode(deps: { db: Db; dataDir: string }, source: 
   await fs.mkdir(path.join(deps.dataDir, "staging"), { recursive: true });
   const staging = await fs.mkdtemp(path.join(deps.dataDir, "staging", "agent-code-"));
   try {
-    let archivePath = source.path;
+    let archivePath = source.kind === "upload" ? path.join(staging, "upload") : source.path;
+    if (source.kind === "upload") {
+      if (source.bytes.length > AGENT_CODE_LIMITS.maxArchiveBytes)
+        throw agentCodeRefused([refusal("ARCHIVE_TOO_LARGE", `${source.bytes.length} bytes, limit ${AGENT_CODE_LIMITS.maxArchiveBytes}`)]);
+      await fs.writeFile(archivePath, source.bytes, { mode: 0o600, flag: "wx" });
+    }
     if (source.kind === "directory") {
       archivePath = path.join(staging, "code.tar");
       const packed = await packAgentDirectory({ directory: source.path, destPath: archivePath, limits: AGENT_CODE_LIMITS });

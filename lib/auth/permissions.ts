@@ -28,6 +28,7 @@ export const ACTIONS = [
   "candidate.reprove",
   "publish.manage",
   "user.manage",
+  "agent.manage",
 ] as const;
 export type TAction = (typeof ACTIONS)[number];
 
