@@ -13,6 +13,7 @@ import { addAgentProfile } from "../agents/add-agent-profile";
 import { editAgentProfile } from "../agents/edit-agent-profile";
 import { DEMO_ISSUE } from "../demo/demo-target";
 import { advanceTask } from "../jobs/advance-task";
+import { getCandidateReview } from "../review/get-candidate-review";
 import { createTask } from "../tasks/create-task";
 import { createLifecycleWorld, type LifecycleWorld } from "./testing/lifecycle-fixture";
 
@@ -78,6 +79,9 @@ describe("a task with an agent profile", () => {
       command: ["sh", "-c", 'exec node "$SCHOOL_CORE_AGENT_DIR/fix.mjs"'],
       profile: { name: "fixer", owner: "team-a", version: 1, codeDigest: version.codeDigest, environment: { AGENT_NAME: "fixer-bot" } },
     });
+    // The teacher's review shows the profile, its owner, the version the task ran and its code digest.
+    const review = await getCandidateReview({ db: world.db }, { candidateId: done.candidates[0]!.id });
+    expect(review.task.agent).toEqual({ name: "fixer", owner: "team-a", version: 1, codeDigest: version.codeDigest });
     // The code went into the guest through the substrate's files API, at the layout's path.
     const uploads = world.ctx.substrate.calls.filter((c) => c.method === "upload").map((c) => c.args[1]);
     expect(uploads).toContain("/tmp/school-core-input/agent-code.tar");
