@@ -10,6 +10,7 @@ const LINKS = [
   ["/operator/limits", "Limits"],
   ["/operator/spend", "Spend"],
   ["/operator/repositories", "Repositories"],
+  ["/operator/agents", "Agents"],
   ["/operator/users", "Users"],
   ["/operator/relay", "Relay"],
   ["/operator/publication", "Publication"],

@@ -16,6 +16,8 @@ const PAGES: { path: string; operator: number; teacher: number }[] = [
   { path: "/operator/audit", operator: 200, teacher: 403 },
   { path: "/operator/quarantine", operator: 200, teacher: 403 },
   { path: "/operator/repositories", operator: 200, teacher: 403 },
+  { path: "/operator/agents", operator: 200, teacher: 403 },
+  { path: "/operator/agents/reference-text", operator: 200, teacher: 403 },
   { path: "/operator/users", operator: 200, teacher: 403 },
   { path: "/operator/relay", operator: 200, teacher: 403 },
   { path: "/operator/publication", operator: 200, teacher: 403 },

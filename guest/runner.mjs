@@ -33,6 +33,9 @@ const DEPENDENCIES_FILE = `${INPUT}/dependencies.json`;
 const DEPENDENCIES_DIR = "/workspace";
 // The model endpoint's failures (guest/model-endpoint.mjs writes them), untrusted like agent.log.
 const MODEL_ENDPOINT_LOG_FILE = `${OUTPUT}/model-endpoint.log`;
+// An agent profile's code (issue 26), present when task.json names it.
+const AGENT_CODE_ARCHIVE = `${INPUT}/agent-code.tar`;
+const AGENT_DIR = "/tmp/school-core-agent";
 const LIMITS = { diagnostics: 4000, summary: 8000, excerpt: 8000, paths: 10000, endpointLogLines: 5 };
 
 // Idempotent start: the control plane may launch us again after its worker restarted; only the
@@ -102,6 +105,22 @@ function installDependencies() {
   return env;
 }
 
+/**
+ * An agent profile's code and environment: the code archive (validated by the control plane when
+ * the profile was written) is extracted into AGENT_DIR before the agent starts. The profile's
+ * variables come first, so none of the runner's own (PATH, SCHOOL_CORE_AGENT_DIR …) can be shadowed.
+ */
+function installAgentCode() {
+  const profileEnv = {};
+  for (const [name, value] of Object.entries(task.agent.environment ?? {}))
+    if (/^[A-Z_][A-Z0-9_]{0,63}$/.test(name) && typeof value === "string") profileEnv[name] = value.slice(0, 4096);
+  if (task.agent.codeArchive !== AGENT_CODE_ARCHIVE) return { profileEnv, ownEnv: {} };
+  fs.mkdirSync(AGENT_DIR, { recursive: true });
+  run("tar", ["-xf", AGENT_CODE_ARCHIVE, "-C", AGENT_DIR, "--no-same-owner", "--no-same-permissions"]);
+  fs.rmSync(AGENT_CODE_ARCHIVE, { force: true });
+  return { profileEnv, ownEnv: { SCHOOL_CORE_AGENT_DIR: AGENT_DIR } };
+}
+
 // The task's process ceiling reaches the agent as RLIMIT_NPROC (the local substrate also sets the
 // machine's pids.max; on a provider without one, this is the bound).
 const PRLIMIT = "/usr/bin/prlimit";
@@ -163,14 +182,23 @@ function noteEndpointLog() {
   for (const line of lines) note(line);
 }
 
-function runAgent(dependencyEnv, endpointEnv) {
+function runAgent(dependencyEnv, agentCode, endpointEnv) {
   return new Promise((resolve) => {
     const [command, ...args] = agentArgv();
     const log = fs.openSync(AGENT_LOG_FILE, "w");
     const child = spawn(command, args, {
       cwd: REPO,
-      // The endpoint's variables last: nothing else may point the SDKs elsewhere.
-      env: { PATH: process.env.PATH, HOME: "/tmp", LANG: "C.UTF-8", ...dependencyEnv, ...endpointEnv },
+      // The profile's variables first, the runner's own after them, the endpoint's last: nothing else
+      // may point the SDKs elsewhere.
+      env: {
+        ...agentCode.profileEnv,
+        PATH: process.env.PATH,
+        HOME: "/tmp",
+        LANG: "C.UTF-8",
+        ...dependencyEnv,
+        ...agentCode.ownEnv,
+        ...endpointEnv,
+      },
       stdio: ["ignore", log, log],
       detached: true,
     });
@@ -209,8 +237,9 @@ async function main() {
   run("git", ["commit", "--quiet", "--allow-empty", "--no-verify", "-m", "base"]);
 
   const dependencyEnv = installDependencies();
+  const agentCode = installAgentCode();
   const endpoint = await startEndpoint();
-  const agent = await runAgent(dependencyEnv, endpoint.env);
+  const agent = await runAgent(dependencyEnv, agentCode, endpoint.env);
   await endpoint.close();
   noteEndpointLog();
   let status = agent.isTimedOut ? "agent_timeout" : agent.code === 0 ? "completed" : "agent_failed";

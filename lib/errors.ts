@@ -51,7 +51,7 @@ export const APP_ERROR_CODES = {
   SUBSTRATE_FAILED: 502,
   /** The guest result or request broke the contract. */
   CONTRACT_VIOLATION: 422,
-  /** A candidate archive was refused by validation. */
+  /** A candidate archive (or an agent profile's code, checked by the same validator) was refused by validation. */
   ARCHIVE_REFUSED: 422,
   /** Candidate identity disagrees with what was declared or recorded. */
   CANDIDATE_MISMATCH: 422,

@@ -6,7 +6,7 @@ import type { Db, DbTx } from "../db/client";
 import { AppError } from "../errors";
 import type { TArtifactRef } from "./artifact-store";
 
-export const ARTIFACT_KINDS = ["candidate-archive", "probe-evidence", "dependency-bundle"] as const;
+export const ARTIFACT_KINDS = ["candidate-archive", "probe-evidence", "dependency-bundle", "agent-code"] as const;
 export type TArtifactKind = (typeof ARTIFACT_KINDS)[number];
 
 /** Records an artifact; recording the same digest again is a no-op, a different size is corruption. */

@@ -32,6 +32,7 @@ export const ACTIONS = [
   "profile.edit",
   /** operators' webhooks and the whole notification delivery log */
   "notification.manage",
+  "agent.manage",
 ] as const;
 export type TAction = (typeof ACTIONS)[number];
 

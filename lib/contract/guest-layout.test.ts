@@ -32,6 +32,8 @@ const PARITY: Record<string, Record<string, string>> = {
     DEPENDENCIES_FILE: layout.GUEST_DEPENDENCIES_FILE,
     DEPENDENCIES_DIR: layout.GUEST_DEPENDENCIES_DIR,
     MODEL_ENDPOINT_LOG_FILE: layout.GUEST_MODEL_ENDPOINT_LOG_FILE,
+    AGENT_CODE_ARCHIVE: layout.GUEST_AGENT_CODE_ARCHIVE,
+    AGENT_DIR: layout.GUEST_AGENT_DIR,
   },
   "openai-agent.mjs": {},
   "anthropic-agent.mjs": {},

@@ -30,6 +30,14 @@ export const GUEST_OPENAI_AGENT_PROGRAM = `${GUEST_INPUT_DIR}/openai-agent.mjs`;
 /** Where the default image binds the agents' SDK packages read-only (`/node_modules/openai`). */
 export const GUEST_SDK_MODULES_DIR = "/node_modules";
 
+/**
+ * An agent profile's code (issue 26): the archive the worker uploads (tar, or gzip'd tar — GNU tar
+ * reads either), and the directory the runner extracts it into before the agent starts; the agent
+ * finds it as SCHOOL_CORE_AGENT_DIR. Outside the repository, so it never becomes part of a candidate.
+ */
+export const GUEST_AGENT_CODE_ARCHIVE = `${GUEST_INPUT_DIR}/agent-code.tar`;
+export const GUEST_AGENT_DIR = "/tmp/school-core-agent";
+
 /** Where the runner and the agent write what the worker collects. */
 export const GUEST_OUTPUT_DIR = "/tmp/school-core-output";
 /** GuestResult v1, written atomically by the runner. */

@@ -10,6 +10,7 @@
  * in memory, uploaded, and never stored durably.
  */
 import { z } from "zod";
+import { GUEST_AGENT_CODE_ARCHIVE } from "./guest-layout";
 import { ZTaskLimitsSchema } from "./limits";
 
 export const ZFullShaSchema = z.string().regex(/^[0-9a-f]{40}$/, "a full 40-hex commit SHA");
@@ -54,7 +55,22 @@ export const ZTaskRequestSchema = z
         model: z.string().min(1).max(200).nullable(),
       })
       .strict(),
-    agent: z.object({ command: z.array(z.string().max(4000)).min(1).max(64), timeoutSeconds: z.number().int().min(10) }).strict(),
+    agent: z
+      .object({
+        command: z.array(z.string().max(4000)).min(1).max(64),
+        timeoutSeconds: z.number().int().min(10),
+        // An agent profile's (issue 26): its non-secret environment (checked where the profile was
+        // written, lib/agents/agent-environment.ts; bounded again here), and its code archive, which
+        // the runner extracts into GUEST_AGENT_DIR before the agent starts.
+        environment: z.record(z.string().regex(/^[A-Z_][A-Z0-9_]{0,63}$/), z.string().max(4096)).optional(),
+        codeArchive: z.literal(GUEST_AGENT_CODE_ARCHIVE).optional(),
+        codeDigest: z
+          .string()
+          .regex(/^[0-9a-f]{64}$/)
+          .optional(),
+      })
+      .strict()
+      .refine((agent) => Object.keys(agent.environment ?? {}).length <= 32, "at most 32 agent environment variables"),
     limits: ZTaskLimitsSchema,
   })
   .strict();

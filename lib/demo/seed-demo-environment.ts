@@ -23,6 +23,7 @@ import { DEMO_REPOSITORY, writeDemoRepository } from "./demo-target";
 import { GREETER_REPOSITORY, writeGreeterRepository } from "./greeter-target";
 import { setRepositorySetup } from "../dependencies/set-repository-setup";
 import { PROJECT_ROOT } from "../project-root";
+import { ensureBuiltInAgentProfiles } from "../agents/built-in-agent-profiles";
 
 export const DEMO_SCRIPTED_COMPLETIONS = path.join(PROJECT_ROOT, "lib", "demo", "scripted-completions.json");
 
@@ -41,6 +42,8 @@ export type TSeedDemoOptions = {
 
 export async function seedDemoEnvironment(options: TSeedDemoOptions): Promise<void> {
   const { db } = options;
+  // The reference agents as built-in profiles (issue 26): listed beside the operator's own.
+  await ensureBuiltInAgentProfiles(db);
   const repo = await db.targetRepository.findUnique({ where: { name: DEMO_REPOSITORY } });
   if (!repo) {
     const forgeRepo = await options.createForgeRepository(DEMO_REPOSITORY);

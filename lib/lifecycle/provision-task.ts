@@ -6,7 +6,6 @@
  * operator's guest programs).
  */
 import fs from "node:fs/promises";
-import { z } from "zod";
 import path from "node:path";
 import { GUEST_INPUT_DIR, GUEST_RELAY_SOCKET, GUEST_REPOSITORY_ARCHIVE, GUEST_TASK_FILE } from "../contract/guest-layout";
 import { ZTaskRequestSchema, ZTaskRequestV2Schema, type TTaskRequest, type TTaskRequestV2 } from "../contract/task-request";
@@ -22,7 +21,6 @@ import { issueCapability } from "../relay/issue-capability";
 import { revokeCapability } from "../relay/revoke-capability";
 import { readRelayUpstream } from "../relay/upstream-setting";
 import { mirrorPathFor, readRepositoryContext, syncMirror, writeBaseArchive } from "../repos/mirror";
-import { readSetting } from "../settings/operator-settings";
 import type { TNetworkPolicy } from "../substrate/substrate";
 import { crashIfRequested } from "../tasks/crash-points";
 import { ensureDependencyBundle } from "../dependencies/ensure-dependency-bundle";
@@ -31,6 +29,7 @@ import { ensureMachineCreated, recordMachineIntent, startMachine } from "../mach
 import { readMirrorCredential } from "../repos/mirror-credentials";
 import { GUEST_PROGRAMS, GUEST_PROGRAMS_DIR, stagingDir, type TaskRunContext } from "../tasks/task-run-context";
 import { transitionTask } from "../tasks/transition-task";
+import { agentConfigOf, resolveTaskAgent, taskRequestAgentFields, uploadAgentCode } from "./resolve-task-agent";
 
 /** TTL = task deadline + grace, so the provider sweeps the machine even if we never can. */
 const TTL_GRACE_SECONDS = 300;
@@ -118,12 +117,10 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
     },
   );
 
-  const image = await readSetting(db, "guest.image");
+  // The probe's command, the task's agent profile version, or the guest.agent setting (resolve-task-agent.ts).
+  const agent = await resolveTaskAgent({ db, env }, task);
+  const image = agent.image;
   const upstream = await readRelayUpstream({ db });
-  // A qualification probe's task runs the probe's own fixed command (lib/probes/probe-tasks.ts).
-  const agent = task.agentCommand
-    ? { command: z.array(z.string().min(1).max(4000)).min(1).max(64).parse(task.agentCommand) }
-    : await readSetting(db, "guest.agent");
   const requestV1: TTaskRequest = ZTaskRequestSchema.parse({
     v: 1,
     taskId: task.id,
@@ -140,12 +137,15 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
       socketPath: limits.relayChannel === "http" ? GUEST_RELAY_SOCKET : null,
       model: upstream === null || upstream.kind === "scripted" ? null : upstream.model,
     },
-    agent: { command: agent.command, timeoutSeconds: Math.max(10, remainingSeconds - AGENT_MARGIN_SECONDS) },
+    agent: {
+      command: agent.command,
+      timeoutSeconds: Math.max(10, remainingSeconds - AGENT_MARGIN_SECONDS),
+      ...taskRequestAgentFields(agent),
+    },
     limits,
   });
-  // What the student agent ran as, for the teacher's insights (grouped by digest); the command and
-  // image are the operator's own settings, never secrets.
-  const agentConfig = { command: agent.command, image };
+  // What the student agent ran as, for the teacher's insights (grouped by digest); never secrets.
+  const agentConfig = agentConfigOf(agent);
   await db.task.update({ where: { id: task.id }, data: { agentConfig, agentConfigDigest: canonicalDigest(agentConfig) } });
   const request: TTaskRequest | TTaskRequestV2 =
     start.kind === "revision"
@@ -187,6 +187,7 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
   for (const program of GUEST_PROGRAMS) {
     await substrate.upload(machine.providerId!, `${GUEST_INPUT_DIR}/${program}`, await fs.readFile(path.join(GUEST_PROGRAMS_DIR, program)));
   }
+  await uploadAgentCode(substrate, machine.providerId!, agent, limits.maxUploadBytes);
   if (dependencyBundle)
     await uploadStudentDependencies(substrate, machine.providerId!, await loadDeliverableBundle({ db, env }, dependencyBundle));
   await transitionTask(db, {

@@ -52,7 +52,7 @@ export async function getCandidateReview(deps: { db: Db }, input: { candidateId:
   const candidate = await db.candidate.findUnique({
     where: { id: candidateId },
     include: {
-      task: { include: { repository: { select: { name: true } } } },
+      task: { include: { repository: { select: { name: true } }, agentProfileVersion: { include: { profile: true } } } },
       decisions: { include: { teacher: { select: { email: true } } } },
     },
   });
@@ -99,6 +99,13 @@ export async function getCandidateReview(deps: { db: Db }, input: { candidateId:
       issueTitle: candidate.task.issueTitle,
       prompt: candidate.task.prompt,
       round: candidate.task.round,
+      // The agent profile version the task ran (issue 26); null = the operator default (guest.agent).
+      agent: candidate.task.agentProfileVersion && {
+        name: candidate.task.agentProfileVersion.profile.name,
+        owner: candidate.task.agentProfileVersion.profile.owner,
+        version: candidate.task.agentProfileVersion.version,
+        codeDigest: candidate.task.agentProfileVersion.codeDigest,
+      },
     },
     // The report of the round this candidate answers (an earlier round keeps its own).
     guestReport: parseGuestReport(roundReport?.report),

@@ -170,13 +170,18 @@ async function readAgentLabels(db: Db, digests: readonly string[]): Promise<Map<
   const labels = new Map<string, string>([["unrecorded", "not recorded (tasks run before configurations were recorded)"]]);
   for (const row of rows) {
     const config = z
-      .object({ command: z.array(z.string()), image: z.object({ reference: z.string() }).passthrough() })
+      .object({
+        command: z.array(z.string()),
+        image: z.object({ reference: z.string() }).passthrough(),
+        profile: z.object({ name: z.string(), version: z.number() }).passthrough().optional(),
+      })
       .safeParse(row.agentConfig);
     // Absolute paths are shortened to their last part: the digest still tells configurations apart.
     const command = config.success
       ? config.data.command.map((arg) => (arg.startsWith("/") ? (arg.split("/").at(-1) ?? arg) : arg)).join(" ")
       : "";
-    const text = config.success ? `${command} · ${config.data.image.reference}` : "unreadable configuration";
+    const profile = config.success && config.data.profile ? `${config.data.profile.name} v${config.data.profile.version} · ` : "";
+    const text = config.success ? `${profile}${command} · ${config.data.image.reference}` : "unreadable configuration";
     labels.set(row.agentConfigDigest!, `${text.slice(0, 160)} (${row.agentConfigDigest!.slice(0, 8)})`);
   }
   return labels;

@@ -17,6 +17,7 @@ import { ZTaskLimitsSchema } from "../contract/limits";
 import { AppError } from "../errors";
 import { readMirrorCredential } from "../repos/mirror-credentials";
 import { notifyWorkReady } from "../db/work-ready";
+import { resolveAgentProfileVersion } from "../agents/agent-profiles.repo";
 
 const ZOptionalIntSchema = z.preprocess(
   (v) => (v === "" || v === null ? undefined : v),
@@ -38,6 +39,8 @@ export const ZCreateTaskSchema = z
     cpus: ZOptionalIntSchema,
     memoryMb: ZOptionalIntSchema,
     diskGb: ZOptionalIntSchema,
+    // The agent profile to run (issue 26); empty = the operator's default, the guest.agent setting.
+    agent: z.preprocess((v) => (v === "" || v === null ? undefined : v), z.string().trim().min(1).max(100).optional()),
   })
   .strict();
 export type TCreateTaskInput = z.input<typeof ZCreateTaskSchema>;
@@ -71,6 +74,8 @@ export async function createTask(deps: { db: Db; env: TEnv }, { actorId, ...fiel
   const baseRef = input.baseRef || repo.defaultBranch;
   const baseSha = await resolveBaseRef(mirror, baseRef);
   const hasOverrides = Object.keys(overrides).length > 0;
+  // The profile's current version now: the task keeps it even when the profile is edited later.
+  const agentVersion = input.agent ? await resolveAgentProfileVersion(db, input.agent) : null;
   const operationId = randomUUID();
 
   return db.$transaction(async (tx) => {
@@ -88,6 +93,7 @@ export async function createTask(deps: { db: Db; env: TEnv }, { actorId, ...fiel
         ...(hasOverrides ? { limitsOverrides: overrides } : {}),
         relayChannel: limits.relayChannel,
         createdById: actorId,
+        agentProfileVersionId: agentVersion?.id ?? null,
       },
     });
     await tx.taskTransition.create({
@@ -105,6 +111,7 @@ export async function createTask(deps: { db: Db; env: TEnv }, { actorId, ...fiel
         baseSha,
         limitsVersion,
         ...(hasOverrides ? { limitsOverrides: overrides } : {}),
+        ...(agentVersion ? { agent: { name: agentVersion.profile.name, version: agentVersion.version } } : {}),
       },
     });
     // The worker hears of the task when this transaction commits, and starts its job at once.

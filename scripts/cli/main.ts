@@ -1,4 +1,5 @@
 import { getEnv } from "../../lib/env";
+import { agentAdd, agentEdit, agentList, agentShow } from "./commands/agent";
 import { auditList } from "./commands/audit";
 import { backupCreate, backupRestore } from "./commands/backup";
 import { candidateCheck, candidateRehydrate } from "./commands/candidate";
@@ -36,6 +37,10 @@ const COMMANDS: Record<string, Command> = {
   "repo bundle show": repoBundleShow,
   "repo bundle rebuild-candidate": repoBundleRebuildCandidate,
   "repo bundle cancel": repoBundleCancel,
+  "agent add": agentAdd,
+  "agent edit": agentEdit,
+  "agent list": agentList,
+  "agent show": agentShow,
   "task create": taskCreate,
   "task show": taskShow,
   "task list": taskList,

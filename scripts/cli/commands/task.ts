@@ -10,7 +10,7 @@ import { printResult, table, UsageError } from "../output";
 
 export const taskCreate: Command = {
   summary: "create a task (one issue in one target repository)",
-  usage: "task create --repo owner/name --issue N --base REF --prompt-file F [--title T] [--json]",
+  usage: "task create --repo owner/name --issue N --base REF --prompt-file F [--title T] [--agent NAME] [--json]",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, {
       repo: { type: "string" },
@@ -18,6 +18,7 @@ export const taskCreate: Command = {
       base: { type: "string" },
       "prompt-file": { type: "string" },
       title: { type: "string" },
+      agent: { type: "string" },
     });
     if (!values.repo || !values.issue || !values["prompt-file"]) throw new UsageError("--repo, --issue and --prompt-file are required");
     const prompt = await fs.readFile(values["prompt-file"], "utf8").catch(() => {
@@ -38,13 +39,14 @@ export const taskCreate: Command = {
           issueTitle: values.title ?? (firstLine.slice(0, 200) || `Issue #${values.issue}`),
           prompt,
           baseRef: values.base,
+          agent: values.agent,
           actorId: null,
         },
       ),
     );
     printResult(
       context.isJson,
-      { id: task.id, state: task.state, baseRef: task.baseRef, baseSha: task.baseSha },
+      { id: task.id, state: task.state, baseRef: task.baseRef, baseSha: task.baseSha, agentProfileVersionId: task.agentProfileVersionId },
       () => `created task ${task.id} (${task.state}) at ${task.baseRef} ${task.baseSha}`,
     );
   },

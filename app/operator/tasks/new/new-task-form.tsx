@@ -18,9 +18,10 @@ type Props = {
   repositories: { name: string; defaultBranch: string }[];
   limits: Record<TOverridable, number>;
   maxima: Record<TOverridable, number>;
+  agents: { name: string; version: number; owner: string; isBuiltIn: boolean }[];
 };
 
-export function NewTaskForm({ repositories, limits, maxima }: Props) {
+export function NewTaskForm({ repositories, limits, maxima, agents }: Props) {
   const router = useRouter();
   return (
     <ActionForm
@@ -46,6 +47,17 @@ export function NewTaskForm({ repositories, limits, maxima }: Props) {
           <input placeholder={repositories[0]?.defaultBranch ?? "main"} className={CONTROL} />
         </Field>
       </div>
+      <Field name="agent" label="Student agent" hint="A profile runs its own code and command; the default is the guest.agent setting.">
+        <select defaultValue="" className={CONTROL}>
+          <option value="">operator default (guest.agent)</option>
+          {agents.map((a) => (
+            <option key={a.name} value={a.name}>
+              {a.name} v{a.version}
+              {a.isBuiltIn ? " (built-in)" : a.owner ? ` — ${a.owner}` : ""}
+            </option>
+          ))}
+        </select>
+      </Field>
       <Field name="issueTitle" label="Issue title">
         <input required maxLength={500} className={CONTROL} />
       </Field>

@@ -1,5 +1,6 @@
 import { requirePagePermission } from "@/app/_server/guard";
 import { getDb } from "@/lib/db/client";
+import { listAgentProfiles } from "@/lib/agents/agent-profiles.repo";
 import { listTargetRepositories } from "@/lib/repos/target-repositories";
 import { readSetting } from "@/lib/settings/operator-settings";
 import { NewTaskForm } from "./new-task-form";
@@ -7,10 +8,11 @@ import { NewTaskForm } from "./new-task-form";
 export default async function NewTaskPage() {
   await requirePagePermission("task.create", "/operator/tasks/new");
   const db = await getDb();
-  const [repositories, limits, maxima] = await Promise.all([
+  const [repositories, limits, maxima, agents] = await Promise.all([
     listTargetRepositories({ db }),
     readSetting(db, "task.limits"),
     readSetting(db, "task.overrideMaxima"),
+    listAgentProfiles({ db }),
   ]);
   return (
     <section className="max-w-2xl space-y-4">
@@ -24,6 +26,7 @@ export default async function NewTaskPage() {
           .map((r) => ({ name: r.name, defaultBranch: r.defaultBranch }))}
         limits={{ wallClockSeconds: limits.wallClockSeconds, cpus: limits.cpus, memoryMb: limits.memoryMb, diskGb: limits.diskGb }}
         maxima={maxima}
+        agents={agents.map((a) => ({ name: a.name, version: a.version, owner: a.owner, isBuiltIn: a.isBuiltIn }))}
       />
     </section>
   );

@@ -99,6 +99,18 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
         </span>
         <StateBadge state={task.state} />
       </div>
+      <p className="text-sm text-slate-600" data-testid="agent-profile">
+        Agent:{" "}
+        {task.agent ? (
+          <>
+            <span className="font-mono">{task.agent.name}</span> v{task.agent.version}
+            {task.agent.owner ? ` by ${task.agent.owner}` : ""} · code{" "}
+            <span className="break-all font-mono text-xs">{task.agent.codeDigest ?? "none of its own (a built-in program)"}</span>
+          </>
+        ) : (
+          "the operator default (guest.agent)"
+        )}
+      </p>
 
       {!candidate.isLatestRound && (
         <p role="note" className="rounded border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900" data-testid="earlier-round">

@@ -1,0 +1,98 @@
+"use server";
+import { revalidatePath } from "next/cache";
+import { z } from "zod";
+import { withActorAction } from "@/app/_server/action";
+import { addAgentProfile } from "@/lib/agents/add-agent-profile";
+import { parseEnvironmentPairs } from "@/lib/agents/agent-environment";
+import { editAgentProfile } from "@/lib/agents/edit-agent-profile";
+import { getDb } from "@/lib/db/client";
+import { getEnv } from "@/lib/env";
+import { AppError } from "@/lib/errors";
+
+/** Next's server actions take bodies up to 1 MB: a larger agent comes in through `schoolcore agent add --dir`. */
+const WEB_ARCHIVE_MAX_BYTES = 900 * 1024;
+
+const ZProfileFormSchema = z.object({
+  name: z.string().max(100),
+  owner: z.string().max(200).optional(),
+  description: z.string().max(2000).optional(),
+  command: z.string().max(70_000).optional(),
+  environment: z.string().max(200_000).optional(),
+  archive: z.instanceof(File).optional(),
+});
+
+function commandOf(text: string | undefined): string[] | undefined {
+  if (!text?.trim()) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (Array.isArray(parsed)) return parsed as string[];
+  } catch {
+    // reported below, next to the field
+  }
+  throw new AppError("VALIDATION_FAILED", "The command is a JSON array of strings.", {
+    fieldErrors: { command: ['a JSON array of strings, e.g. ["node","agent.mjs"]'] },
+  });
+}
+
+function environmentOf(text: string | undefined): Record<string, string> | undefined {
+  if (text === undefined) return undefined;
+  const parsed = parseEnvironmentPairs(text.split(/\r?\n/).filter((line) => line.trim()));
+  if (parsed.kind === "refused") throw new AppError("VALIDATION_FAILED", parsed.reason, { fieldErrors: { environment: [parsed.reason] } });
+  return parsed.env;
+}
+
+async function codeOf(file: File | undefined) {
+  if (!file || file.size === 0) return undefined;
+  if (file.size > WEB_ARCHIVE_MAX_BYTES)
+    throw new AppError("VALIDATION_FAILED", "The archive is too large for the web form.", {
+      fieldErrors: { archive: [`at most ${WEB_ARCHIVE_MAX_BYTES} bytes here; use \`schoolcore agent add --dir\` for more`] },
+    });
+  return { kind: "upload" as const, bytes: Buffer.from(await file.arrayBuffer()) };
+}
+
+export const addAgentProfileAction = withActorAction({
+  action: "agent.manage",
+  schema: ZProfileFormSchema,
+  handler: async ({ actor, input }) => {
+    const [db, env] = [await getDb(), getEnv()];
+    const command = commandOf(input.command);
+    if (!command) return { ok: false, error: "A command is required.", fieldErrors: { command: ["required"] } };
+    const { profile } = await addAgentProfile(
+      { db, dataDir: env.dataDir },
+      {
+        name: input.name,
+        owner: input.owner,
+        description: input.description,
+        command,
+        environment: environmentOf(input.environment) ?? {},
+        code: await codeOf(input.archive),
+        actorId: actor.userId,
+      },
+    );
+    revalidatePath("/operator/agents");
+    return { ok: true, message: `${profile.name} v1 added.` };
+  },
+});
+
+export const editAgentProfileAction = withActorAction({
+  action: "agent.manage",
+  schema: ZProfileFormSchema,
+  handler: async ({ actor, input }) => {
+    const [db, env] = [await getDb(), getEnv()];
+    const { profile, version } = await editAgentProfile(
+      { db, dataDir: env.dataDir },
+      {
+        name: input.name,
+        owner: input.owner,
+        description: input.description,
+        command: commandOf(input.command),
+        environment: environmentOf(input.environment),
+        code: await codeOf(input.archive),
+        actorId: actor.userId,
+      },
+    );
+    revalidatePath(`/operator/agents/${profile.name}`);
+    revalidatePath("/operator/agents");
+    return { ok: true, message: `${profile.name} is now v${version.version}.` };
+  },
+});

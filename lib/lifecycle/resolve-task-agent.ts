@@ -1,0 +1,89 @@
+/**
+ * Which student agent a task's guest runs, decided at provisioning: a qualification probe's own
+ * fixed command; else the agent profile version the task recorded at creation (issue 26) — its
+ * command, environment and code; else the operator's default, the `guest.agent` setting. The
+ * guest image is the `guest.image` setting: the qualification probes proved isolation for that
+ * image, so a profile naming another image is refused here (fail closed) until image choice per
+ * profile is qualified too. A profile changes only what runs inside the isolation, never the
+ * isolation itself — that is why profiles are not settings and do not close the dispatch gate.
+ */
+import { z } from "zod";
+import { readAgentCode } from "../agents/store-agent-code";
+import { canonicalJson } from "../canonical-json";
+import { GUEST_AGENT_CODE_ARCHIVE } from "../contract/guest-layout";
+import { ZGuestImageSchema, type TGuestImage } from "../contract/guest-image";
+import type { Db } from "../db/client";
+import type { Task } from "../db/generated/client";
+import type { TEnv } from "../env";
+import { AppError } from "../errors";
+import { readSetting } from "../settings/operator-settings";
+import type { Substrate } from "../substrate/substrate";
+
+export type TTaskAgent = {
+  command: string[];
+  image: TGuestImage;
+  environment: Record<string, string>;
+  code: { digest: string; bytes: Buffer } | null;
+  profile: { name: string; owner: string; version: number } | null;
+};
+
+const ZCommandSchema = z.array(z.string().min(1).max(4000)).min(1).max(64);
+
+export async function resolveTaskAgent(deps: { db: Db; env: TEnv }, task: Task): Promise<TTaskAgent> {
+  const { db, env } = deps;
+  const image = await readSetting(db, "guest.image");
+  // A qualification probe's task runs the probe's own fixed command (lib/probes/probe-tasks.ts).
+  if (task.agentCommand) return { command: ZCommandSchema.parse(task.agentCommand), image, environment: {}, code: null, profile: null };
+  if (!task.agentProfileVersionId)
+    return { command: (await readSetting(db, "guest.agent")).command, image, environment: {}, code: null, profile: null };
+  const version = await db.agentProfileVersion.findUniqueOrThrow({ where: { id: task.agentProfileVersionId }, include: { profile: true } });
+  if (version.image !== null) {
+    const own = ZGuestImageSchema.parse(version.image);
+    if (canonicalJson(own) !== canonicalJson(image))
+      throw new AppError(
+        "CONFIG_INVALID",
+        `Agent profile ${version.profile.name} v${version.version} names a guest image of its own; only the qualified guest.image runs student agents.`,
+      );
+  }
+  return {
+    command: ZCommandSchema.parse(version.command),
+    image,
+    environment: z.record(z.string(), z.string()).parse(version.environment),
+    code: version.codeDigest
+      ? { digest: version.codeDigest, bytes: await readAgentCode({ dataDir: env.dataDir }, version.codeDigest) }
+      : null,
+    profile: { name: version.profile.name, owner: version.profile.owner, version: version.version },
+  };
+}
+
+/** task.json's agent fields beyond command and deadline (none for the default agent). */
+export function taskRequestAgentFields(agent: TTaskAgent) {
+  return {
+    ...(agent.profile ? { environment: agent.environment } : {}),
+    ...(agent.code ? { codeArchive: GUEST_AGENT_CODE_ARCHIVE, codeDigest: agent.code.digest } : {}),
+  };
+}
+
+/**
+ * What the agent ran as, for the teacher's insights (grouped by its digest): command and image as
+ * before — unchanged for a task with no profile — plus, with a profile, its name, version, code
+ * digest and environment (never secrets: refused when the profile was written).
+ */
+export function agentConfigOf(agent: TTaskAgent) {
+  return {
+    command: agent.command,
+    image: agent.image,
+    ...(agent.profile ? { profile: { ...agent.profile, codeDigest: agent.code?.digest ?? null, environment: agent.environment } } : {}),
+  };
+}
+
+/** Uploads the profile's code next to task.json; the runner extracts it. Bounded by the task's upload limit. */
+export async function uploadAgentCode(substrate: Substrate, providerId: string, agent: TTaskAgent, maxUploadBytes: number): Promise<void> {
+  if (!agent.code) return;
+  if (agent.code.bytes.length > maxUploadBytes)
+    throw new AppError(
+      "VALIDATION_FAILED",
+      `The agent's code is ${agent.code.bytes.length} bytes, over the ${maxUploadBytes}-byte upload limit.`,
+    );
+  await substrate.upload(providerId, GUEST_AGENT_CODE_ARCHIVE, agent.code.bytes);
+}

@@ -1,0 +1,153 @@
+/**
+ * `schoolcore agent add | edit | list | show` (issue 26): the operator's agent profiles. The code
+ * comes from a directory (packed by School-Core itself) or an archive (tar or tar.gz), and is
+ * checked like a candidate archive before anything is stored.
+ */
+import { parseEnvironmentPairs } from "../../../lib/agents/agent-environment";
+import { addAgentProfile } from "../../../lib/agents/add-agent-profile";
+import { getAgentProfile, listAgentProfiles } from "../../../lib/agents/agent-profiles.repo";
+import { editAgentProfile } from "../../../lib/agents/edit-agent-profile";
+import type { TAgentCodeSource } from "../../../lib/agents/store-agent-code";
+import { parseCommandArgs, withDatabase, type Command, type CommandContext } from "../context";
+import { printResult, table, UsageError } from "../output";
+
+const PROFILE_OPTIONS = {
+  name: { type: "string" },
+  dir: { type: "string" },
+  archive: { type: "string" },
+  command: { type: "string" },
+  owner: { type: "string" },
+  description: { type: "string" },
+  env: { type: "string", multiple: true },
+} as const;
+
+function readProfileFlags(context: CommandContext) {
+  const { values } = parseCommandArgs(context.argv, PROFILE_OPTIONS);
+  if (!values.name) throw new UsageError("--name is required");
+  if (values.dir && values.archive) throw new UsageError("give --dir or --archive, not both");
+  const code: TAgentCodeSource | undefined = values.dir
+    ? { kind: "directory", path: values.dir }
+    : values.archive
+      ? { kind: "archive", path: values.archive }
+      : undefined;
+  let command: string[] | undefined;
+  if (values.command !== undefined) {
+    try {
+      command = JSON.parse(values.command) as string[];
+    } catch {
+      throw new UsageError('--command is a JSON array of strings, e.g. \'["node","agent.mjs"]\'');
+    }
+  }
+  let environment: Record<string, string> | undefined;
+  if (values.env) {
+    const parsed = parseEnvironmentPairs(values.env);
+    if (parsed.kind === "refused") throw new UsageError(`--env ${parsed.reason}`);
+    environment = parsed.env;
+  }
+  return { name: values.name, owner: values.owner, description: values.description, command, environment, code };
+}
+
+function versionView(
+  profile: { name: string; owner: string; isBuiltIn: boolean },
+  version: { version: number; codeDigest: string | null; description: string; command: unknown },
+) {
+  return {
+    name: profile.name,
+    owner: profile.owner,
+    version: version.version,
+    codeDigest: version.codeDigest,
+    isBuiltIn: profile.isBuiltIn,
+    description: version.description,
+    command: version.command,
+  };
+}
+
+export const agentAdd: Command = {
+  summary: "add an agent profile (its code from a directory or a tar/tar.gz archive)",
+  usage: "agent add --name N (--dir DIR | --archive FILE) --command JSON [--owner O] [--description D] [--env K=V ...] [--json]",
+  async run(context) {
+    const flags = readProfileFlags(context);
+    if (!flags.command) throw new UsageError("--command is required (a JSON array of strings)");
+    const { profile, version } = await withDatabase(context, ({ db }) =>
+      addAgentProfile({ db, dataDir: context.env.dataDir }, { ...flags, command: flags.command!, actorId: null }),
+    );
+    printResult(
+      context.isJson,
+      versionView(profile, version),
+      () => `added agent ${profile.name} v1${version.codeDigest ? ` (code ${version.codeDigest})` : ""}`,
+    );
+  },
+};
+
+export const agentEdit: Command = {
+  summary: "edit an agent profile: a new version (tasks already created keep theirs)",
+  usage: "agent edit --name N [--dir DIR | --archive FILE] [--command JSON] [--owner O] [--description D] [--env K=V ...] [--json]",
+  async run(context) {
+    const flags = readProfileFlags(context);
+    const { profile, version } = await withDatabase(context, ({ db }) =>
+      editAgentProfile({ db, dataDir: context.env.dataDir }, { ...flags, actorId: null }),
+    );
+    printResult(
+      context.isJson,
+      versionView(profile, version),
+      () => `agent ${profile.name} is now v${version.version}${version.codeDigest ? ` (code ${version.codeDigest})` : ""}`,
+    );
+  },
+};
+
+export const agentList: Command = {
+  summary: "list agent profiles (built-in reference agents first)",
+  usage: "agent list [--json]",
+  async run(context) {
+    parseCommandArgs(context.argv, {});
+    const profiles = await withDatabase(context, ({ db }) => listAgentProfiles({ db }));
+    const rows = profiles.map((p) => versionView(p, p));
+    printResult(context.isJson, rows, () =>
+      table(
+        rows.map((r) => ({
+          name: r.name,
+          owner: r.owner,
+          version: `v${r.version}`,
+          codeDigest: r.codeDigest ? r.codeDigest.slice(0, 12) : "-",
+          isBuiltIn: r.isBuiltIn ? "built-in" : "",
+          description: r.description.slice(0, 60),
+        })),
+        ["name", "owner", "version", "codeDigest", "isBuiltIn", "description"],
+      ),
+    );
+  },
+};
+
+export const agentShow: Command = {
+  summary: "show an agent profile with every version",
+  usage: "agent show --name N [--json]",
+  async run(context) {
+    const { values } = parseCommandArgs(context.argv, { name: { type: "string" } });
+    if (!values.name) throw new UsageError("--name is required");
+    const profile = await withDatabase(context, ({ db }) => getAgentProfile({ db }, { name: values.name! }));
+    const view = {
+      name: profile.name,
+      owner: profile.owner,
+      isBuiltIn: profile.isBuiltIn,
+      currentVersion: profile.currentVersion,
+      versions: profile.versions.map((v) => ({
+        version: v.version,
+        description: v.description,
+        command: v.command,
+        environment: v.environment,
+        codeDigest: v.codeDigest,
+        codeBytes: v.codeBytes,
+        createdAt: v.createdAt,
+      })),
+    };
+    printResult(context.isJson, view, () =>
+      [
+        `agent ${view.name}${view.isBuiltIn ? " (built-in)" : ""}, owner ${view.owner || "-"}, current v${view.currentVersion}`,
+        ...view.versions.map(
+          (v) =>
+            `  v${v.version}  ${v.createdAt.toISOString()}  ${JSON.stringify(v.command)}  code ${v.codeDigest ?? "-"}  ${v.description}`,
+        ),
+      ].join("\n"),
+    );
+  },
+};
