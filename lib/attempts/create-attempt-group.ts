@@ -55,14 +55,20 @@ export async function createAttemptGroup(
   const profiles = await db.agentProfile.findMany({ where: { name: { in: names } } });
   const missing = names.filter((name) => !profiles.some((p) => p.name === name));
   if (missing.length > 0)
-    throw new AppError("VALIDATION_FAILED", `No agent profile named ${missing.join(", ")}.`, { fieldErrors: { agents: [`unknown: ${missing.join(", ")}`] } });
+    throw new AppError("VALIDATION_FAILED", `No agent profile named ${missing.join(", ")}.`, {
+      fieldErrors: { agents: [`unknown: ${missing.join(", ")}`] },
+    });
   // The version each attempt runs is fixed now: editing a profile later never changes a running attempt.
   const versions = await db.agentProfileVersion.findMany({
     where: { OR: profiles.map((p) => ({ profileId: p.id, version: p.currentVersion })) },
   });
   const versionOf = new Map(profiles.map((p) => [p.name, versions.find((v) => v.profileId === p.id && v.version === p.currentVersion)]));
   for (const [name, version] of versionOf)
-    if (!version) throw new AppError("STATE_CONFLICT", `Agent profile ${name} has no version ${profiles.find((p) => p.name === name)?.currentVersion}.`);
+    if (!version)
+      throw new AppError(
+        "STATE_CONFLICT",
+        `Agent profile ${name} has no version ${profiles.find((p) => p.name === name)?.currentVersion}.`,
+      );
   const prepared = await prepareTask(deps, taskFields);
 
   return db.$transaction(async (tx) => {

@@ -143,6 +143,12 @@ export const SETTING_SCHEMAS = {
     { enabled: true },
     "Task creators may not approve their own tasks",
   ),
+  /** anonymous review (issue 26): the queue, the attempt comparison and the review page hide each agent's owner until a decision is recorded */
+  "review.anonymous": defineSetting(
+    z.object({ enabled: z.boolean() }).strict(),
+    { enabled: false },
+    "Hide the agent's owner from teachers until a decision is recorded",
+  ),
   /** P2's external egress targets for a hosted substrate (private range, metadata, public, resolver); empty = loopback only */
   "probe.externalTargets": defineSetting(
     ZProbeExternalTargetsSettingSchema,

@@ -31,7 +31,12 @@ export async function createAttemptFixture(db: Db, options: { attempts: number }
   }
   const first = await db.task.findUniqueOrThrow({ where: { id: attempts[0]!.taskId } });
   const group = await db.attemptGroup.create({
-    data: { repositoryId: first.repositoryId, issueNumber: first.issueNumber, issueTitle: first.issueTitle, createdById: first.createdById },
+    data: {
+      repositoryId: first.repositoryId,
+      issueNumber: first.issueNumber,
+      issueTitle: first.issueTitle,
+      createdById: first.createdById,
+    },
   });
   for (const attempt of attempts) {
     const { profile, version } = await createAgentProfile(db, { owner: `owner-of-${attempt.taskId.slice(0, 8)}@school.invalid` });
