@@ -35,6 +35,18 @@ export type TAttemptRow = {
   createdAt: Date;
 };
 
+/**
+ * Anonymous review (setting review.anonymous): an attempt's owner stays hidden until a decision on
+ * it is recorded or its group's attempt is chosen, so the teacher judges the work, not the student.
+ */
+export function hideOwnerUntilDecided<T extends { owner: string | null; decision: string | null }>(
+  row: T,
+  options: { isAnonymous: boolean; isGroupDecided: boolean },
+): T & { isOwnerHidden: boolean } {
+  const isOwnerHidden = options.isAnonymous && !options.isGroupDecided && row.decision === null && row.owner !== null;
+  return { ...row, owner: isOwnerHidden ? null : row.owner, isOwnerHidden };
+}
+
 /** A bound so an export of "everything" stays one bounded read. */
 export const MAX_ATTEMPT_ROWS = 10_000;
 

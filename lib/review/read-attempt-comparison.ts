@@ -7,7 +7,7 @@
  * that attempt is recorded or the group's attempt is chosen.
  */
 import type { Db } from "../db/client";
-import { readAttemptRows, type TAttemptRow } from "../attempts/read-attempt-rows";
+import { hideOwnerUntilDecided, readAttemptRows, type TAttemptRow } from "../attempts/read-attempt-rows";
 import { AppError } from "../errors";
 import { readSetting } from "../settings/operator-settings";
 import { readCandidateDiffCached } from "./read-candidate-diff-cached";
@@ -20,15 +20,6 @@ export type TAttemptComparisonRow = Omit<TAttemptRow, "owner"> & {
   linesAdded: number | null;
   linesDeleted: number | null;
 };
-
-/** Hides what anonymous review hides: the owner of an attempt not yet decided in a group not yet decided. */
-export function hideOwnerUntilDecided<T extends { owner: string | null; decision: string | null }>(
-  row: T,
-  options: { isAnonymous: boolean; isGroupDecided: boolean },
-): T & { isOwnerHidden: boolean } {
-  const isOwnerHidden = options.isAnonymous && !options.isGroupDecided && row.decision === null && row.owner !== null;
-  return { ...row, owner: isOwnerHidden ? null : row.owner, isOwnerHidden };
-}
 
 export async function readAttemptComparison(deps: { db: Db; dataDir: string }, input: { groupId: string }) {
   const { db } = deps;
