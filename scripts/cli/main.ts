@@ -1,4 +1,5 @@
 import { getEnv } from "../../lib/env";
+import { attemptCreate, attemptShow, resultsExport } from "./commands/attempt";
 import { auditList } from "./commands/audit";
 import { backupCreate, backupRestore } from "./commands/backup";
 import { candidateCheck, candidateRehydrate } from "./commands/candidate";
@@ -40,6 +41,9 @@ const COMMANDS: Record<string, Command> = {
   "task show": taskShow,
   "task list": taskList,
   "task cancel": taskCancel,
+  "attempt create": attemptCreate,
+  "attempt show": attemptShow,
+  "results export": resultsExport,
   "dispatch on": dispatchOn,
   "dispatch off": dispatchOff,
   "dispatch status": dispatchStatus,
