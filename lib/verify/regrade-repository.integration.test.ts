@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { Actor } from "../auth/permissions";
 import { createReviewFixture, type TReviewFixture } from "../review/testing/review-fixture";
 import { createTestDatabase } from "../testing/test-database";
+import { taskRow } from "../testing/task-row";
 import { readRegradeSummary, regradeRepository } from "./regrade-repository";
 
 describe("regradeRepository", async () => {
@@ -22,9 +23,7 @@ describe("regradeRepository", async () => {
     fixtures.push(f);
     const task = await db.task.findUniqueOrThrow({ where: { id: f.taskId } });
     // A second task of the same repository, already rejected: skipped.
-    const decided = await db.task.create({
-      data: { ...task, id: randomUUID(), state: "rejected", limits: {}, agentConfig: undefined, limitsOverrides: undefined },
-    });
+    const decided = await db.task.create({ data: taskRow(task.repositoryId, { state: "rejected", baseSha: task.baseSha }) });
     await db.candidate.create({
       data: {
         ...(await db.candidate.findUniqueOrThrow({ where: { id: f.candidateId } })),

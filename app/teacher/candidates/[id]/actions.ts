@@ -20,7 +20,9 @@ export const decideCandidateAction = withActorAction({
       ok: true,
       message:
         `${VERDICT_LABEL[decision.verdict]}. The decision is bound to head ${decision.headSha.slice(0, 12)} and evidence ${decision.evidenceId.slice(0, 8)}.` +
-        (decision.notChosenTaskIds.length > 0 ? ` ${decision.notChosenTaskIds.length} other attempt(s) of this issue ended as not chosen.` : ""),
+        (decision.notChosenTaskIds.length > 0
+          ? ` ${decision.notChosenTaskIds.length} other attempt(s) of this issue ended as not chosen.`
+          : ""),
     };
   },
 });
