@@ -7,6 +7,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { getEnv } from "../env";
+import { advanceTask } from "../jobs/advance-task";
 import { createSubstrate } from "../machines/create-substrate";
 import { decideCandidate } from "../review/decide-candidate";
 import { createTestDatabase } from "../testing/test-database";
@@ -74,6 +75,14 @@ describe("approving one attempt of a group", async () => {
     expect(transition.reason).toContain(f.attempts[0]!.reviewer.email);
     const audits = await db.auditLog.findMany({ where: { action: "attempt.not_chosen", actorId: f.attempts[0]!.reviewer.userId } });
     expect(audits.map((a) => a.targetId)).toEqual(expect.arrayContaining([f.attempts[1]!.taskId, running.id]));
+    // The worker has nothing to drive in not_chosen: the step table ends there without a move.
+    const ctx = { db, env: getEnv(), substrate: createSubstrate(db, getEnv()), pollIntervalMs: 100, readyTimeoutMs: 1000 };
+    try {
+      expect(await advanceTask(ctx, running.id)).toBe("done");
+    } finally {
+      await ctx.substrate.close();
+    }
+    expect(await stateOf(running.id)).toBe("not_chosen");
     // No decision is possible on an attempt that was not chosen.
     await expect(decide(f, 1, "approve")).rejects.toMatchObject({ code: "STATE_CONFLICT" });
   });

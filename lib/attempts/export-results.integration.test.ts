@@ -7,6 +7,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { decideCandidate } from "../review/decide-candidate";
+import { readReviewInsights } from "../review/read-review-insights";
 import { writeSetting } from "../settings/operator-settings";
 import { createTestDatabase } from "../testing/test-database";
 import { exportResults, RESULTS_CSV_HEADER } from "./export-results";
@@ -83,6 +84,18 @@ describe("exportResults", async () => {
     });
     expect(rowOf(a.taskId).decided_at).toMatch(/^\d{4}-\d{2}-\d{2}T/);
     expect(rowOf(b.taskId)).toMatchObject({ decision: "not_chosen", decided_by: a.reviewer.email, owner: '\'=HYPERLINK("http://x")' });
+
+    // Insights per agent profile: a's profile approved its one decided attempt; b's was never decided on its own.
+    const insights = await readReviewInsights({ db }, { days: 0 });
+    expect(insights.byProfile.find((r) => r.key === a.agent)).toMatchObject({
+      tasks: 1,
+      decided: 1,
+      approved: 1,
+      approvalRate: 1,
+      firstRoundApprovalRate: 1,
+    });
+    expect(insights.byProfile.find((r) => r.key === a.agent)?.inputTokensPerApproved).toBe(150);
+    expect(insights.byProfile.find((r) => r.key === b.agent)).toMatchObject({ tasks: 1, decided: 0, approved: 0, approvalRate: null });
 
     const repository = rowOf(a.taskId).repository!;
     const filtered = parseCsv((await exportResults({ db }, { repository })).csv);
