@@ -17,7 +17,18 @@ export function AttemptComparisonTable({ comparison }: { comparison: TAttemptCom
   return (
     <DataTable
       testId="attempt-comparison"
-      headers={["Agent", "Owner", "State", "Checks passed / failed", "Files, lines", "Rounds", "Tokens", "Cost", "Time to review", ""]}
+      headers={[
+        "Agent",
+        "Owner",
+        "State",
+        "Checks passed / failed",
+        "Files, lines",
+        "Rounds",
+        "Tokens",
+        "Cost",
+        "Time to review",
+        "Review page",
+      ]}
     >
       {attempts.map((a) => (
         <tr key={a.taskId} className="border-t border-slate-200" data-testid="attempt-row" data-state={a.state}>
