@@ -14,6 +14,7 @@ const TONES: Record<string, string> = {
   queued: "bg-slate-100 text-slate-700",
   succeeded: "bg-green-100 text-green-800",
   cancelled: "bg-slate-100 text-slate-700",
+  not_chosen: "bg-slate-100 text-slate-700",
   failed: "bg-red-100 text-red-800",
   blocked: "bg-red-100 text-red-800",
   down: "bg-red-100 text-red-800",

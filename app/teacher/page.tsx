@@ -5,7 +5,10 @@ import { FilterBar } from "@/components/filter-bar";
 import { Pager, queryString } from "@/components/pager";
 import { StateBadge } from "@/components/state-badge";
 import { getDb } from "@/lib/db/client";
-import { listReviewQueue } from "@/lib/review/list-review-queue";
+import { getEnv } from "@/lib/env";
+import { listReviewQueue, type TReviewQueueItem } from "@/lib/review/list-review-queue";
+import { readAttemptComparison, type TAttemptComparison } from "@/lib/review/read-attempt-comparison";
+import { AttemptComparisonTable } from "@/components/attempt-comparison-table";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
 
@@ -14,14 +17,27 @@ const first = (value: string | string[] | undefined) => (Array.isArray(value) ? 
 export default async function TeacherPage({ searchParams }: Props) {
   await requirePagePermission("review.view", "/teacher");
   const params = await searchParams;
+  const db = await getDb();
   const queue = await listReviewQueue(
-    { db: await getDb() },
+    { db },
     { repository: first(params.repository), rounds: first(params.rounds) as never, page: first(params.page) as never },
   );
   const { query } = queue;
   const hrefOf = (page: number) =>
     `/teacher${queryString({ repository: query.repository, rounds: query.rounds === "all" ? undefined : query.rounds, page: page === 1 ? undefined : page })}`;
   const isFiltered = Boolean(query.repository) || query.rounds !== "all";
+  // Attempts of one issue (issue 26) show once, at the place of their first attempt in the queue, with their comparison.
+  const entries: ({ kind: "task"; item: TReviewQueueItem } | { kind: "group"; item: TReviewQueueItem; comparison: TAttemptComparison })[] =
+    [];
+  const seenGroups = new Set<string>();
+  for (const item of queue.items) {
+    if (!item.attemptGroupId) entries.push({ kind: "task", item });
+    else if (!seenGroups.has(item.attemptGroupId)) {
+      seenGroups.add(item.attemptGroupId);
+      const comparison = await readAttemptComparison({ db, dataDir: getEnv().dataDir }, { groupId: item.attemptGroupId });
+      entries.push({ kind: "group", item, comparison });
+    }
+  }
   return (
     <section className="space-y-4">
       <h1>Review queue</h1>
@@ -52,25 +68,43 @@ export default async function TeacherPage({ searchParams }: Props) {
         </EmptyState>
       ) : (
         <ul className="divide-y divide-slate-200 rounded border border-slate-200 bg-white" data-testid="review-queue">
-          {queue.items.map((item) => (
-            <li key={item.candidateId} className="flex flex-wrap items-center gap-3 p-3">
-              <Link href={`/teacher/candidates/${item.candidateId}`} data-testid="review-link">
-                {item.repository} #{item.issueNumber} — {item.issueTitle}
-              </Link>
-              {item.round > 1 && (
-                <span className="rounded bg-violet-100 px-2 py-0.5 text-xs font-medium text-violet-900" data-testid="queue-round">
-                  round {item.round}
-                </span>
-              )}
-              <StateBadge state={item.evidenceStatus === "pass" ? "passed" : item.evidenceStatus === "stale" ? "stale" : "failed"} />
-              <span className="text-xs text-slate-500">
-                evidence {item.evidenceStatus} · waiting since {item.waitingSince.toISOString().replace("T", " ").slice(0, 16)} UTC
-              </span>
-            </li>
-          ))}
+          {entries.map((entry) =>
+            entry.kind === "group" ? (
+              <li key={entry.comparison.group.id} className="space-y-2 p-3" data-testid="attempt-group">
+                <div>
+                  {entry.item.repository} #{entry.item.issueNumber} — {entry.item.issueTitle}{" "}
+                  <span className="rounded bg-sky-100 px-2 py-0.5 text-xs font-medium text-sky-900">
+                    {entry.comparison.attempts.length} attempts: approving one ends the others
+                  </span>
+                </div>
+                <AttemptComparisonTable comparison={entry.comparison} />
+              </li>
+            ) : (
+              <QueueRow key={entry.item.candidateId} item={entry.item} />
+            ),
+          )}
         </ul>
       )}
       <Pager page={queue.page} pageSize={queue.pageSize} total={queue.total} hrefOf={hrefOf} />
     </section>
+  );
+}
+
+function QueueRow({ item }: { item: TReviewQueueItem }) {
+  return (
+    <li className="flex flex-wrap items-center gap-3 p-3">
+      <Link href={`/teacher/candidates/${item.candidateId}`} data-testid="review-link">
+        {item.repository} #{item.issueNumber} — {item.issueTitle}
+      </Link>
+      {item.round > 1 && (
+        <span className="rounded bg-violet-100 px-2 py-0.5 text-xs font-medium text-violet-900" data-testid="queue-round">
+          round {item.round}
+        </span>
+      )}
+      <StateBadge state={item.evidenceStatus === "pass" ? "passed" : item.evidenceStatus === "stale" ? "stale" : "failed"} />
+      <span className="text-xs text-slate-500">
+        evidence {item.evidenceStatus} · waiting since {item.waitingSince.toISOString().replace("T", " ").slice(0, 16)} UTC
+      </span>
+    </li>
   );
 }

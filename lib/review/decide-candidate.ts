@@ -13,6 +13,9 @@ import { parseOrThrow } from "../parse-or-throw";
 import type { Actor } from "../auth/permissions";
 import { can } from "../auth/permissions";
 import { transitionTaskIn } from "../tasks/transition-task";
+import type { TaskRunContext } from "../tasks/task-run-context";
+import { chooseAttemptIn, lockAttemptGroupIn, refuseDecidedGroup } from "../attempts/choose-attempt";
+import { releaseNotChosenAttempts } from "../attempts/release-not-chosen-attempts";
 import { readSetting } from "../settings/operator-settings";
 import { readLatestEvidence } from "./evidence-view";
 import { digestFilesNotShown, type TFileNotShown } from "./files-not-shown";
@@ -99,7 +102,12 @@ export async function isUnchangedSinceParent(
 }
 
 export async function decideCandidate(
-  deps: { db: Db; dataDir: string },
+  deps: {
+    db: Db;
+    dataDir: string;
+    /** where the attempts an approval ends give back their guests and capabilities (issue 26); absent = left to the orphan sweep */
+    release?: Pick<TaskRunContext, "env" | "substrate">;
+  },
   { actor, ...fields }: z.input<typeof ZDecisionSchema> & { actor: Actor },
 ) {
   const { db } = deps;
@@ -117,9 +125,13 @@ export async function decideCandidate(
     acknowledgedNotShown = await refuseUnseenDiff(deps.dataDir, seen, input.acknowledgeNotShown);
   }
 
-  return db.$transaction(async (tx) => {
+  const outcome = await db.$transaction(async (tx) => {
     const candidate = await tx.candidate.findUnique({ where: { id: input.candidateId } });
     if (!candidate) throw new AppError("NOT_FOUND", "No such candidate.");
+    // An attempt (issue 26): every decision in its group is serialised on the group row, taken
+    // before the task's own lock (a task's group never changes, so reading it unlocked is safe).
+    const { attemptGroupId } = await tx.task.findUniqueOrThrow({ where: { id: candidate.taskId }, select: { attemptGroupId: true } });
+    if (attemptGroupId) refuseDecidedGroup(await lockAttemptGroupIn(tx, attemptGroupId), candidate.taskId);
     // Serialise decisions and re-verification on this task.
     await tx.$queryRaw`select id from "Task" where id = ${candidate.taskId}::uuid for update`;
     const task = await tx.task.findUniqueOrThrow({ where: { id: candidate.taskId } });
@@ -188,6 +200,11 @@ export async function decideCandidate(
       to: TARGET_STATE[input.verdict],
       reason: `${input.verdict} by ${actor.email}`,
     });
+    // Approving one attempt ends the others; requesting changes or rejecting touches only this one.
+    const { notChosenTaskIds } =
+      input.verdict === "approve" && attemptGroupId
+        ? await chooseAttemptIn(tx, { groupId: attemptGroupId, taskId: task.id, actor })
+        : { notChosenTaskIds: [] as string[] };
     await recordAudit(tx, {
       actorId: actor.userId,
       action: `review.${input.verdict}`,
@@ -200,6 +217,9 @@ export async function decideCandidate(
         ...(acknowledgedNotShown ? { acknowledgedNotShown } : {}),
       },
     });
-    return decision;
+    return { ...decision, notChosenTaskIds };
   });
+  if (deps.release && outcome.notChosenTaskIds.length > 0)
+    await releaseNotChosenAttempts({ db, ...deps.release }, { taskIds: outcome.notChosenTaskIds });
+  return outcome;
 }

@@ -4,6 +4,7 @@
  * the publication. A candidate that is not (yet) reviewable is NOT_FOUND for the teacher.
  */
 import type { Db } from "../db/client";
+import { hideOwnerUntilDecided } from "../attempts/read-attempt-rows";
 import { AppError } from "../errors";
 import { classifyProtectedPaths } from "../candidate/protected-paths";
 import { getPublication } from "../publish/get-publication";
@@ -19,6 +20,8 @@ export const REVIEWABLE_TASK_STATES = [
   "pr_pending",
   "pr_open",
   "pr_failed",
+  // an attempt another attempt's approval ended (issue 26): its rounds stay readable, never decidable
+  "not_chosen",
 ] as const;
 
 export type TGuestReportView = {
@@ -52,7 +55,14 @@ export async function getCandidateReview(deps: { db: Db }, input: { candidateId:
   const candidate = await db.candidate.findUnique({
     where: { id: candidateId },
     include: {
-      task: { include: { repository: { select: { name: true } }, agentProfileVersion: { include: { profile: true } } } },
+      task: {
+        include: {
+          repository: { select: { name: true } },
+          agentProfileVersion: { include: { profile: true } },
+          attemptGroup: { select: { id: true, chosenTaskId: true } },
+          _count: { select: { decisions: true } },
+        },
+      },
       decisions: { include: { teacher: { select: { email: true } } } },
     },
   });
@@ -62,6 +72,7 @@ export async function getCandidateReview(deps: { db: Db }, input: { candidateId:
   if (!candidate || (isLatestRound && !(REVIEWABLE_TASK_STATES as readonly string[]).includes(candidate.task.state)))
     throw new AppError("NOT_FOUND", "No such candidate.");
   const rounds = await readReviewRounds({ db }, { taskId: candidate.taskId, candidateId: candidate.id });
+  const isAnonymous = (await readSetting(db, "review.anonymous")).enabled;
   const [evidence, publication, protectedPaths, roundReport] = await Promise.all([
     readLatestEvidence(db, candidate),
     getPublication({ db }, { taskId: candidate.taskId }),
@@ -107,6 +118,19 @@ export async function getCandidateReview(deps: { db: Db }, input: { candidateId:
         codeDigest: candidate.task.agentProfileVersion.codeDigest,
       },
     },
+    // The agent that did the work (issue 26); with anonymous review its owner stays hidden until a decision is recorded.
+    agent: candidate.task.agentProfileVersion
+      ? hideOwnerUntilDecided(
+          {
+            name: candidate.task.agentProfileVersion.profile.name,
+            version: candidate.task.agentProfileVersion.version,
+            owner: candidate.task.agentProfileVersion.profile.owner || null,
+            decision: candidate.task._count.decisions > 0 ? "recorded" : null,
+          },
+          { isAnonymous: isAnonymous, isGroupDecided: Boolean(candidate.task.attemptGroup?.chosenTaskId) },
+        )
+      : null,
+    attemptGroupId: candidate.task.attemptGroupId,
     // The report of the round this candidate answers (an earlier round keeps its own).
     guestReport: parseGuestReport(roundReport?.report),
     rounds,

@@ -20,6 +20,8 @@ export type TReviewQueueItem = {
   round: number;
   waitingSince: Date;
   evidenceStatus: string;
+  /** an attempt of a group (issue 26): the queue shows the group once, with its comparison */
+  attemptGroupId: string | null;
 };
 
 export const REVIEW_PAGE_SIZE = 25;
@@ -70,6 +72,7 @@ export async function listReviewQueue(deps: { db: Db }, input: TReviewQueueQuery
       round: task.round,
       waitingSince: task.updatedAt,
       evidenceStatus: evidence.assessment.status,
+      attemptGroupId: task.attemptGroupId,
     });
   }
   return { items, total, page: query.page, pageSize: REVIEW_PAGE_SIZE, query, repositories: repositories.map((r) => r.name) };

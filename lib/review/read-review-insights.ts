@@ -5,7 +5,9 @@
  * review and from review to decision, and model relay usage per approved task: calls, bytes,
  * tokens the upstream reported and model cost (issue 25) — every round and attempt of the approved
  * tasks, divided by the number of approved tasks (each approved task is one pull request). Computed
- * in PostgreSQL over tasks created in the chosen window; probe tasks never count.
+ * in PostgreSQL over tasks created in the chosen window; probe tasks never count. Also per agent
+ * profile (issue 26): an attempt ended as not_chosen was never decided on its own and counts as
+ * undecided, so a profile's approval rate is over the decisions its own attempts received.
  *
  * Definitions (also shown on the page): a task is *decided* when its latest approve/reject
  * decision exists (a "Request changes" only ends a round); approval rate = approved / decided;
@@ -67,7 +69,10 @@ type TRawRow = {
   approved_cost: bigint | null;
 };
 
-const GROUPS = { repository: Prisma.raw(`t.repository`), agent: Prisma.raw(`t.agent`) } as const;
+const GROUPS = { repository: Prisma.raw(`t.repository`), agent: Prisma.raw(`t.agent`), profile: Prisma.raw(`t.profile`) } as const;
+
+/** The insights key of tasks that ran no agent profile (before profiles, or the operator's default command). */
+export const NO_PROFILE_KEY = "";
 
 function ratio(part: number, whole: number): number | null {
   return whole > 0 ? part / whole : null;
@@ -77,8 +82,11 @@ async function readGroups(db: Db, group: keyof typeof GROUPS, since: Date) {
   const key = GROUPS[group];
   const base = Prisma.sql`
     t AS (
-      SELECT task.id, task."createdAt", repo.name AS repository, coalesce(task."agentConfigDigest", 'unrecorded') AS agent
+      SELECT task.id, task."createdAt", repo.name AS repository, coalesce(task."agentConfigDigest", 'unrecorded') AS agent,
+             coalesce(profile.name, ${NO_PROFILE_KEY}) AS profile
         FROM "Task" task JOIN "TargetRepository" repo ON repo.id = task."repositoryId"
+        LEFT JOIN "AgentProfileVersion" version ON version.id = task."agentProfileVersionId"
+        LEFT JOIN "AgentProfile" profile ON profile.id = version."profileId"
        WHERE task."probeRunId" IS NULL AND task."createdAt" >= ${since}
     ),
     d AS (
@@ -198,9 +206,10 @@ export async function readReviewInsights(deps: { db: Db; now?: () => Date }, inp
   const query = parseOrThrow(ZInsightsQuerySchema, input, { code: "VALIDATION_FAILED", label: "insights query" });
   const now = deps.now?.() ?? new Date();
   const since = query.days === 0 ? new Date(0) : new Date(now.getTime() - query.days * 24 * 3600 * 1000);
-  const [byRepository, byAgent, roundsRows] = await Promise.all([
+  const [byRepository, byAgent, byProfile, roundsRows] = await Promise.all([
     readGroups(db, "repository", since),
     readGroups(db, "agent", since),
+    readGroups(db, "profile", since),
     db.$queryRaw<{ round: number; approved: bigint }[]>`
       SELECT final.round, count(*) AS approved FROM (
         SELECT DISTINCT ON (dec."taskId") dec."taskId", dec.verdict, cand.round
@@ -213,9 +222,22 @@ export async function readReviewInsights(deps: { db: Db; now?: () => Date }, inp
     db,
     byAgent.map((r) => r.key),
   );
+  const owners = new Map(
+    (await db.agentProfile.findMany({ where: { name: { in: byProfile.map((r) => r.key) } }, select: { name: true, owner: true } })).map(
+      (p) => [p.name, p.owner],
+    ),
+  );
   return {
     query,
     since,
+    // Per agent profile (issue 26): which student's agent does better on the same issues.
+    byProfile: byProfile.map((r) => ({
+      ...r,
+      label:
+        r.key === NO_PROFILE_KEY
+          ? "no profile (the operator's default agent)"
+          : `${r.key}${owners.get(r.key) ? ` · ${owners.get(r.key)}` : ""}`,
+    })),
     byRepository: byRepository.map((r) => ({ ...r, label: r.key })),
     byAgent: byAgent.map((r) => ({ ...r, label: labels.get(r.key) ?? r.key })),
     roundsToApproval: fillRounds(roundsRows.map((r) => ({ round: Number(r.round), approved: Number(r.approved) }))),

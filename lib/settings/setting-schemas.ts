@@ -172,6 +172,12 @@ export const SETTING_SCHEMAS = {
   ),
   /** roles from the OpenID Connect provider's groups, and who may still sign in with a password */
   "auth.oidc": defineSetting(ZOidcSettingSchema, DEFAULT_OIDC_SETTING, "Sign-in with the school's identity provider"),
+  /** anonymous review (issue 26): the queue, the attempt comparison and the review page hide each agent's owner until a decision is recorded */
+  "review.anonymous": defineSetting(
+    z.object({ enabled: z.boolean() }).strict(),
+    { enabled: false },
+    "Hide the agent's owner from teachers until a decision is recorded",
+  ),
   /** P2's external egress targets for a hosted substrate (private range, metadata, public, resolver); empty = loopback only */
   "probe.externalTargets": defineSetting(
     ZProbeExternalTargetsSettingSchema,

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { recordAudit } from "../audit";
 import { MAX_PROMPT_CHARS } from "../contract/task-request";
-import type { Db } from "../db/client";
+import type { Db, DbTx } from "../db/client";
 import type { TEnv } from "../env";
 import { parseOrThrow } from "../parse-or-throw";
 import { resolveBaseRef, syncMirror } from "../repos/mirror";
@@ -45,7 +45,15 @@ export const ZCreateTaskSchema = z
   .strict();
 export type TCreateTaskInput = z.input<typeof ZCreateTaskSchema>;
 
-export async function createTask(deps: { db: Db; env: TEnv }, { actorId, ...fields }: TCreateTaskInput & { actorId: string | null }) {
+/** What a task needs that is read outside the transaction: the repository, limits and base SHA. */
+export type TPreparedTask = Awaited<ReturnType<typeof prepareTask>>;
+
+/**
+ * Validates the input, snapshots the limits and resolves the base ref in the mirror — everything a
+ * task row needs that is read outside its transaction. Attempts (issue 26) prepare once and insert
+ * one task per attempt in a single transaction.
+ */
+export async function prepareTask(deps: { db: Db; env: TEnv }, fields: TCreateTaskInput) {
   const input = parseOrThrow(ZCreateTaskSchema, fields, { code: "VALIDATION_FAILED", label: "task" });
   const { db, env } = deps;
   const repo = await getTargetRepositoryOrThrow({ db }, { name: input.repository });
@@ -74,48 +82,73 @@ export async function createTask(deps: { db: Db; env: TEnv }, { actorId, ...fiel
   const baseRef = input.baseRef || repo.defaultBranch;
   const baseSha = await resolveBaseRef(mirror, baseRef);
   const hasOverrides = Object.keys(overrides).length > 0;
-  // The profile's current version now: the task keeps it even when the profile is edited later.
-  const agentVersion = input.agent ? await resolveAgentProfileVersion(db, input.agent) : null;
-  const operationId = randomUUID();
+  return { repo, input, baseRef, baseSha, limits, limitsVersion, overrides, hasOverrides };
+}
 
-  return db.$transaction(async (tx) => {
-    const task = await tx.task.create({
-      data: {
-        repositoryId: repo.id,
-        issueNumber: input.issueNumber,
-        issueTitle: input.issueTitle,
-        prompt: input.prompt,
-        baseRef,
-        baseSha,
-        operationId,
-        limits,
-        limitsVersion,
-        ...(hasOverrides ? { limitsOverrides: overrides } : {}),
-        relayChannel: limits.relayChannel,
-        createdById: actorId,
-        agentProfileVersionId: agentVersion?.id ?? null,
-      },
-    });
-    await tx.taskTransition.create({
-      data: { taskId: task.id, fromState: null, toState: "queued", operationId, attempt: 0, reason: "created" },
-    });
-    await recordAudit(tx, {
-      actorId: actorId,
-      action: "task.create",
-      targetType: "task",
-      targetId: task.id,
-      detail: {
-        repository: repo.name,
-        issueNumber: input.issueNumber,
-        baseRef,
-        baseSha,
-        limitsVersion,
-        ...(hasOverrides ? { limitsOverrides: overrides } : {}),
-        ...(agentVersion ? { agent: { name: agentVersion.profile.name, version: agentVersion.version } } : {}),
-      },
-    });
-    // The worker hears of the task when this transaction commits, and starts its job at once.
-    await notifyWorkReady(tx, { kind: "task", id: task.id });
-    return task;
+/**
+ * Records one prepared task as `queued` with a fresh operation id (and its audit row and the
+ * worker's wake-up) inside the caller's transaction. `attempt` ties it to an attempt group and
+ * the agent profile version it runs (issue 26).
+ */
+export async function insertTaskIn(
+  tx: DbTx,
+  prepared: TPreparedTask,
+  options: {
+    actorId: string | null;
+    attempt?: { attemptGroupId: string; agentProfileVersionId: string };
+    /** a task of its own that runs an agent profile (`task create --agent`) */
+    agent?: { agentProfileVersionId: string; name: string; version: number };
+  },
+) {
+  const { repo, input, baseRef, baseSha, limits, limitsVersion, overrides, hasOverrides } = prepared;
+  const { actorId } = options;
+  const operationId = randomUUID();
+  const task = await tx.task.create({
+    data: {
+      repositoryId: repo.id,
+      issueNumber: input.issueNumber,
+      issueTitle: input.issueTitle,
+      prompt: input.prompt,
+      baseRef,
+      baseSha,
+      operationId,
+      limits,
+      limitsVersion,
+      ...(hasOverrides ? { limitsOverrides: overrides } : {}),
+      relayChannel: limits.relayChannel,
+      createdById: actorId,
+      ...(options.attempt ?? {}),
+      ...(options.agent ? { agentProfileVersionId: options.agent.agentProfileVersionId } : {}),
+    },
   });
+  await tx.taskTransition.create({
+    data: { taskId: task.id, fromState: null, toState: "queued", operationId, attempt: 0, reason: "created" },
+  });
+  await recordAudit(tx, {
+    actorId: actorId,
+    action: "task.create",
+    targetType: "task",
+    targetId: task.id,
+    detail: {
+      repository: repo.name,
+      issueNumber: input.issueNumber,
+      baseRef,
+      baseSha,
+      limitsVersion,
+      ...(hasOverrides ? { limitsOverrides: overrides } : {}),
+      ...(options.attempt ?? {}),
+      ...(options.agent ? { agent: { name: options.agent.name, version: options.agent.version } } : {}),
+    },
+  });
+  // The worker hears of the task when this transaction commits, and starts its job at once.
+  await notifyWorkReady(tx, { kind: "task", id: task.id });
+  return task;
+}
+
+export async function createTask(deps: { db: Db; env: TEnv }, { actorId, ...fields }: TCreateTaskInput & { actorId: string | null }) {
+  const prepared = await prepareTask(deps, fields);
+  // The profile's current version now: the task keeps it even when the profile is edited later.
+  const version = prepared.input.agent ? await resolveAgentProfileVersion(deps.db, prepared.input.agent) : null;
+  const agent = version ? { agentProfileVersionId: version.id, name: version.profile.name, version: version.version } : undefined;
+  return deps.db.$transaction((tx) => insertTaskIn(tx, prepared, { actorId, agent }));
 }

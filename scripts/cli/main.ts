@@ -1,5 +1,6 @@
 import { getEnv } from "../../lib/env";
 import { agentAdd, agentEdit, agentList, agentShow } from "./commands/agent";
+import { attemptCreate, attemptShow, resultsExport } from "./commands/attempt";
 import { auditList } from "./commands/audit";
 import { backupCreate, backupRestore } from "./commands/backup";
 import { candidateCheck, candidateRehydrate } from "./commands/candidate";
@@ -45,6 +46,9 @@ const COMMANDS: Record<string, Command> = {
   "task show": taskShow,
   "task list": taskList,
   "task cancel": taskCancel,
+  "attempt create": attemptCreate,
+  "attempt show": attemptShow,
+  "results export": resultsExport,
   "dispatch on": dispatchOn,
   "dispatch off": dispatchOff,
   "dispatch status": dispatchStatus,

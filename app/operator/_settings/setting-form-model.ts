@@ -168,6 +168,16 @@ export const SETTING_FORMS = {
       hint: "Operators keep the password sign-in as the way in when the identity provider is down.",
     },
   ],
+  "review.anonymous": [
+    {
+      kind: "boolean",
+      name: "enabled",
+      label: "Anonymous review",
+      trueLabel: "on: teachers do not see an agent's owner until a decision is recorded",
+      falseLabel: "off: the owner is shown beside the agent",
+      hint: "Applies to the review queue, the comparison of attempts and the review page.",
+    },
+  ],
   "probe.externalTargets": [
     {
       kind: "records",

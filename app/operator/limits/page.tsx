@@ -24,6 +24,7 @@ export default async function LimitsPage() {
       <SettingPanel settingKey="task.retry" />
       <SettingPanel settingKey="review.rounds" />
       <SettingPanel settingKey="review.separationOfDuties" />
+      <SettingPanel settingKey="review.anonymous" />
       <SettingPanel
         settingKey="machines.concurrency"
         description="Spreads the substrate between tasks: a queued task starts only while its substrate has a free slot, and an operator's build waits for one. Re-verifications and retries are never refused at the cap: they wait for a free machine, ahead of tasks not started yet."

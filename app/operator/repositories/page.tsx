@@ -61,7 +61,8 @@ export default async function RepositoriesPage() {
                 <p className="text-xs text-slate-600">
                   <span className="break-all font-mono">{repo.cloneUrl}</span> · default branch {repo.defaultBranch} · {repo.taskCount}{" "}
                   task(s) · added {repo.createdAt.toISOString().slice(0, 10)} ·{" "}
-                  <Link href={`/operator/repositories/${repo.id}/dependencies`}>dependencies</Link>
+                  <Link href={`/operator/repositories/${repo.id}/dependencies`}>dependencies</Link> ·{" "}
+                  <Link href={`/operator/repositories/${repo.id}/regrade`}>regrade</Link>
                 </p>
                 <ActionForm
                   action={setRepositoryDisabledAction}

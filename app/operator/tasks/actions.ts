@@ -4,6 +4,7 @@ import { withActorAction } from "@/app/_server/action";
 import { getRunContext } from "@/app/_server/run-context";
 import { cancelTask, ZCancelTaskSchema } from "@/lib/lifecycle/cancel-task";
 import { createTask, ZCreateTaskSchema } from "@/lib/tasks/create-task";
+import { createAttemptGroup, ZCreateAttemptGroupSchema } from "@/lib/attempts/create-attempt-group";
 import { reverifyTask, ZReverifyTaskSchema } from "@/lib/verify/reverify-task";
 import { retryTask, ZRetryTaskSchema } from "@/lib/lifecycle/retry-task";
 
@@ -14,6 +15,16 @@ export const createTaskAction = withActorAction({
     const { db, env } = await getRunContext();
     const task = await createTask({ db, env }, { ...input, actorId: actor.userId });
     return { ok: true, message: `Task created (${task.state}).`, id: task.id };
+  },
+});
+
+export const createAttemptsAction = withActorAction({
+  action: "task.create",
+  schema: ZCreateAttemptGroupSchema,
+  handler: async ({ actor, input }) => {
+    const { db, env } = await getRunContext();
+    const { group, tasks } = await createAttemptGroup({ db, env }, { ...input, actorId: actor.userId });
+    return { ok: true, message: `${tasks.length} attempts created (group ${group.id.slice(0, 8)}).`, id: tasks[0]!.id };
   },
 });
 

@@ -121,6 +121,29 @@ export default async function ReviewInsightsPage({ searchParams }: Props) {
         approved tasks&apos; model relay calls, all rounds and attempts, per approved task (one pull request each); tokens are what the
         upstream reported, and the cost is what the calls were charged at the price their capability was issued under.
       </p>
+      <form
+        method="get"
+        action="/teacher/insights/results.csv"
+        className="flex flex-wrap items-end gap-3 text-sm"
+        data-testid="results-export"
+      >
+        <input type="hidden" name="format" value="csv" />
+        <label className="block">
+          Repository
+          <input name="repository" placeholder="all" className="mt-1 block rounded border border-slate-300 p-1" />
+        </label>
+        <label className="block">
+          From
+          <input type="date" name="from" className="mt-1 block rounded border border-slate-300 p-1" />
+        </label>
+        <label className="block">
+          To
+          <input type="date" name="to" className="mt-1 block rounded border border-slate-300 p-1" />
+        </label>
+        <button type="submit" className="rounded border border-slate-800 px-3 py-1">
+          Download results (CSV)
+        </button>
+      </form>
       {insights.byRepository.length === 0 ? (
         <EmptyState title="No tasks in this window">Insights appear once tasks have been created and reviewed.</EmptyState>
       ) : (
@@ -150,6 +173,19 @@ export default async function ReviewInsightsPage({ searchParams }: Props) {
               label="Approval rate and round-1 approval rate per student-agent configuration"
             />
             <InsightsTable rows={insights.byAgent} groupLabel="Agent command · image" testId="insights-by-agent" />
+          </div>
+          <div className="space-y-2">
+            <h2>Per agent profile</h2>
+            <ApprovalRatesChart
+              rows={insights.byProfile.map((r) => ({
+                name: r.label,
+                approvalRate: r.approvalRate,
+                firstRoundApprovalRate: r.firstRoundApprovalRate,
+              }))}
+              testId="profile-rates-chart"
+              label="Approval rate and round-1 approval rate per agent profile"
+            />
+            <InsightsTable rows={insights.byProfile} groupLabel="Agent profile · owner" testId="insights-by-profile" />
           </div>
           <div className="space-y-2">
             <h2>Rounds to approval</h2>

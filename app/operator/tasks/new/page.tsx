@@ -1,3 +1,4 @@
+import Link from "next/link";
 import { requirePagePermission } from "@/app/_server/guard";
 import { getDb } from "@/lib/db/client";
 import { listAgentProfiles } from "@/lib/agents/agent-profiles.repo";
@@ -18,7 +19,8 @@ export default async function NewTaskPage() {
     <section className="max-w-2xl space-y-4">
       <h1>New task</h1>
       <p className="text-sm text-slate-600">
-        One issue in one target repository. The control plane resolves the base ref to a full SHA in its own mirror.
+        One issue in one target repository. The control plane resolves the base ref to a full SHA in its own mirror. To hand one issue to
+        several agents at once, create <Link href="/operator/tasks/new-attempts">attempts</Link> instead.
       </p>
       <NewTaskForm
         repositories={repositories

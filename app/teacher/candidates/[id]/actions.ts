@@ -1,6 +1,7 @@
 "use server";
 import { revalidatePath } from "next/cache";
 import { withActorAction } from "@/app/_server/action";
+import { getRunContext } from "@/app/_server/run-context";
 import { getDb } from "@/lib/db/client";
 import { getEnv } from "@/lib/env";
 import { addLineComment, ZLineCommentSchema } from "@/lib/review/add-line-comment";
@@ -12,11 +13,16 @@ export const decideCandidateAction = withActorAction({
   action: "review.decide",
   schema: ZDecisionSchema,
   handler: async ({ actor, input }) => {
-    const decision = await decideCandidate({ db: await getDb(), dataDir: getEnv().dataDir }, { ...input, actor });
+    const { db, env, substrate } = await getRunContext();
+    const decision = await decideCandidate({ db, dataDir: env.dataDir, release: { env, substrate } }, { ...input, actor });
     revalidatePath(`/teacher/candidates/${input.candidateId}`);
     return {
       ok: true,
-      message: `${VERDICT_LABEL[decision.verdict]}. The decision is bound to head ${decision.headSha.slice(0, 12)} and evidence ${decision.evidenceId.slice(0, 8)}.`,
+      message:
+        `${VERDICT_LABEL[decision.verdict]}. The decision is bound to head ${decision.headSha.slice(0, 12)} and evidence ${decision.evidenceId.slice(0, 8)}.` +
+        (decision.notChosenTaskIds.length > 0
+          ? ` ${decision.notChosenTaskIds.length} other attempt(s) of this issue ended as not chosen.`
+          : ""),
     };
   },
 });

@@ -136,6 +136,13 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
       >
         <IdentityRow label="Repository" value={candidate.repository} />
         <IdentityRow label="Issue" value={`#${candidate.issueNumber}`} />
+        {review.agent && (
+          <IdentityRow
+            label="Agent"
+            value={`${review.agent.name} v${review.agent.version} · ${review.agent.isOwnerHidden ? "owner hidden until a decision is recorded" : (review.agent.owner ?? "no owner")}`}
+            testId="identity-agent"
+          />
+        )}
         <IdentityRow label="Base" value={`${candidate.baseRef} ${candidate.baseSha}`} testId="identity-base" />
         <IdentityRow label="Head" value={candidate.headSha} testId="identity-head" />
         <IdentityRow label="Branch" value={candidate.branch} />

@@ -1,0 +1,101 @@
+import fs from "node:fs/promises";
+import { createAttemptGroup } from "../../../lib/attempts/create-attempt-group";
+import { exportResults } from "../../../lib/attempts/export-results";
+import { readAttemptComparison } from "../../../lib/review/read-attempt-comparison";
+import { parseCommandArgs, withDatabase, type Command } from "../context";
+import { printResult, table, UsageError } from "../output";
+
+export const attemptCreate: Command = {
+  summary: "hand one issue to several agent profiles at once (one task per attempt; a name may repeat)",
+  usage: "attempt create --repo owner/name --issue N --base REF --prompt-file F --agents a,b,c [--title T] [--json]",
+  async run(context) {
+    const { values } = parseCommandArgs(context.argv, {
+      repo: { type: "string" },
+      issue: { type: "string" },
+      base: { type: "string" },
+      "prompt-file": { type: "string" },
+      agents: { type: "string" },
+      title: { type: "string" },
+    });
+    if (!values.repo || !values.issue || !values["prompt-file"] || !values.agents)
+      throw new UsageError("--repo, --issue, --prompt-file and --agents are required");
+    const prompt = await fs.readFile(values["prompt-file"], "utf8").catch(() => {
+      throw new UsageError(`cannot read --prompt-file ${values["prompt-file"]}`);
+    });
+    const firstLine =
+      prompt
+        .split("\n")
+        .find((l) => l.trim())
+        ?.replace(/^#+\s*/, "")
+        .trim() ?? "";
+    const { group, tasks } = await withDatabase(context, ({ db }) =>
+      createAttemptGroup(
+        { db, env: context.env },
+        {
+          repository: values.repo!,
+          issueNumber: values.issue,
+          issueTitle: values.title ?? (firstLine.slice(0, 200) || `Issue #${values.issue}`),
+          prompt,
+          baseRef: values.base,
+          agents: values.agents!,
+          actorId: null,
+        },
+      ),
+    );
+    printResult(
+      context.isJson,
+      {
+        groupId: group.id,
+        tasks: tasks.map((t) => ({ id: t.id, state: t.state, agentProfileVersionId: t.agentProfileVersionId, baseSha: t.baseSha })),
+      },
+      () => [`created attempt group ${group.id}`, ...tasks.map((t) => `  task ${t.id} (${t.state})`)].join("\n"),
+    );
+  },
+};
+
+export const attemptShow: Command = {
+  summary: "compare the attempts of one group (agent, owner, state, checks, changes, rounds, tokens, cost)",
+  usage: "attempt show --group ID [--json]",
+  async run(context) {
+    const { values } = parseCommandArgs(context.argv, { group: { type: "string" } });
+    if (!values.group) throw new UsageError("--group is required");
+    const comparison = await withDatabase(context, ({ db }) =>
+      readAttemptComparison({ db, dataDir: context.env.dataDir }, { groupId: values.group! }),
+    );
+    printResult(context.isJson, comparison, () =>
+      [
+        `attempt group ${comparison.group.id}: ${comparison.group.repository ?? "?"} #${comparison.group.issueNumber}${comparison.group.chosenTaskId ? ` — chosen ${comparison.group.chosenTaskId}` : ""}`,
+        table(
+          comparison.attempts.map((a) => ({
+            task: a.taskId,
+            agent: a.agent ?? "-",
+            owner: a.isOwnerHidden ? "(hidden)" : (a.owner ?? "-"),
+            state: a.state,
+            checks: a.checksPassed === null ? "-" : `${a.checksPassed}/${a.checksFailed}`,
+            rounds: String(a.rounds),
+            tokens: String(a.inputTokens + a.outputTokens),
+          })),
+          ["task", "agent", "owner", "state", "checks", "rounds", "tokens"],
+        ),
+      ].join("\n"),
+    );
+  },
+};
+
+export const resultsExport: Command = {
+  summary: "export one row per task (agent, owner, version, rounds, checks, decision, tokens, cost) as CSV on stdout",
+  usage: "results export --format csv [--repo R] [--from YYYY-MM-DD] [--to YYYY-MM-DD]",
+  async run(context) {
+    const { values } = parseCommandArgs(context.argv, {
+      format: { type: "string" },
+      repo: { type: "string" },
+      from: { type: "string" },
+      to: { type: "string" },
+    });
+    if ((values.format ?? "csv") !== "csv") throw new UsageError("--format csv is the only format");
+    const { csv } = await withDatabase(context, ({ db }) =>
+      exportResults({ db }, { format: "csv", repository: values.repo, from: values.from, to: values.to }),
+    );
+    process.stdout.write(csv);
+  },
+};
