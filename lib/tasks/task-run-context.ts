@@ -10,8 +10,12 @@ import type { TRelayTransport } from "../relay/transports/transport";
 import { PROJECT_ROOT } from "../project-root";
 
 export const GUEST_PROGRAMS_DIR = path.join(PROJECT_ROOT, "guest");
-/** Operator-owned programs uploaded into every student guest. */
-export const GUEST_PROGRAMS = ["runner.mjs", "student-agent.mjs", "relay-client.mjs"] as const;
+/**
+ * Operator-owned programs uploaded into every student guest, side by side, with every guest module
+ * they import (runner and student agent import spawn-with-timeout.mjs): a module missing here is
+ * an import failure inside the guest (guest/guest-program-imports.test.ts).
+ */
+export const GUEST_PROGRAMS = ["runner.mjs", "student-agent.mjs", "relay-client.mjs", "spawn-with-timeout.mjs"] as const;
 
 export type TaskRunContext = {
   db: Db;
