@@ -6,9 +6,10 @@
 // lockfile and its manifest from the base commit), runs the recipe's command with a deadline,
 // and packs the recipe's output folder as a gzip'd tar. Everything it writes is bounded; the
 // control plane trusts none of it (the bundle is validated like any guest archive).
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
+import { spawnWithTimeout } from "./spawn-with-timeout.mjs";
 
 // The guest layout: lib/contract/guest-layout.ts (its test keeps these equal).
 const BUILD_DIR = "/tmp/school-core-build";
@@ -46,33 +47,18 @@ function startForwarder() {
   });
 }
 
-function runRecipe() {
-  return new Promise((resolve) => {
-    const [command, ...args] = config.command;
-    let tail = "";
-    const keep = (chunk) => {
-      tail = (tail + chunk.toString("utf8")).slice(-MAX_TAIL);
-    };
-    const env = { PATH: process.env.PATH, HOME: `${BUILD_DIR}/home`, LANG: "C.UTF-8", TMPDIR: "/tmp", ...config.env };
-    fs.mkdirSync(env.HOME, { recursive: true });
-    const child = spawn(command, args, { cwd: WORKDIR, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
-    child.stdout.on("data", keep);
-    child.stderr.on("data", keep);
-    let isTimedOut = false;
-    const timer = setTimeout(() => {
-      isTimedOut = true;
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }, config.timeoutSeconds * 1000);
-    child.on("error", (error) => keep(`could not start ${command}: ${error.message}\n`));
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, isTimedOut, tail });
-    });
+async function runRecipe() {
+  const [command, ...args] = config.command;
+  const env = { PATH: process.env.PATH, HOME: `${BUILD_DIR}/home`, LANG: "C.UTF-8", TMPDIR: "/tmp", ...config.env };
+  fs.mkdirSync(env.HOME, { recursive: true });
+  const recipe = await spawnWithTimeout(command, args, {
+    cwd: WORKDIR,
+    env,
+    timeoutMs: config.timeoutSeconds * 1000,
+    maxOutputChars: MAX_TAIL,
   });
+  const startError = recipe.error ? `could not start ${command}: ${recipe.error.message}\n` : "";
+  return { code: recipe.code, signal: recipe.signal, isTimedOut: recipe.isTimedOut, tail: (recipe.output + startError).slice(-MAX_TAIL) };
 }
 
 // ---- probe mode (qualification: the builder reaches the broker and nothing else) -------------

@@ -9,9 +9,10 @@
 // /tmp/school-core-candidate.tar and write result.json (GuestResult v1, or v2 for a revision
 // round) and a done marker.
 // Everything here is bounded; the control plane trusts none of it and re-checks all of it.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
 import fs from "node:fs";
+import { spawnWithTimeout } from "./spawn-with-timeout.mjs";
 
 // The guest layout: lib/contract/guest-layout.ts (its test keeps these equal).
 const INPUT = "/tmp/school-core-input";
@@ -182,42 +183,28 @@ function noteEndpointLog() {
   for (const line of lines) note(line);
 }
 
-function runAgent(dependencyEnv, agentCode, endpointEnv) {
-  return new Promise((resolve) => {
-    const [command, ...args] = agentArgv();
-    const log = fs.openSync(AGENT_LOG_FILE, "w");
-    const child = spawn(command, args, {
-      cwd: REPO,
-      // The profile's variables first, the runner's own after them, the endpoint's last: nothing else
-      // may point the SDKs elsewhere.
-      env: {
-        ...agentCode.profileEnv,
-        PATH: process.env.PATH,
-        HOME: "/tmp",
-        LANG: "C.UTF-8",
-        ...dependencyEnv,
-        ...agentCode.ownEnv,
-        ...endpointEnv,
-      },
-      stdio: ["ignore", log, log],
-      detached: true,
-    });
-    let isTimedOut = false;
-    const timer = setTimeout(() => {
-      isTimedOut = true;
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }, task.agent.timeoutSeconds * 1000);
-    child.on("error", (error) => note(`agent could not start: ${error.message}`));
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      fs.closeSync(log);
-      resolve({ code, signal, isTimedOut });
-    });
+async function runAgent(dependencyEnv, agentCode, endpointEnv) {
+  const [command, ...args] = agentArgv();
+  const log = fs.openSync(AGENT_LOG_FILE, "w");
+  const agent = await spawnWithTimeout(command, args, {
+    cwd: REPO,
+    // The profile's variables first, the runner's own after them, the endpoint's last: nothing else
+    // may point the SDKs elsewhere.
+    env: {
+      ...agentCode.profileEnv,
+      PATH: process.env.PATH,
+      HOME: "/tmp",
+      LANG: "C.UTF-8",
+      ...dependencyEnv,
+      ...agentCode.ownEnv,
+      ...endpointEnv,
+    },
+    outputFd: log,
+    timeoutMs: task.agent.timeoutSeconds * 1000,
   });
+  if (agent.error) note(`agent could not start: ${agent.error.message}`);
+  fs.closeSync(log);
+  return agent;
 }
 
 function readBounded(file, max) {

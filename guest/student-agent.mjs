@@ -8,11 +8,11 @@
 // Everything it reads (issue, repository, model answer) is untrusted. The model's answer may only
 // write regular files at validated relative paths inside the repository, never under .git and
 // never through a symlink.
-import { spawn } from "node:child_process";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { createRelayClient, readRelayTask, RelayClientError } from "./relay-client.mjs";
+import { spawnWithTimeout } from "./spawn-with-timeout.mjs";
 
 // The guest layout: lib/contract/guest-layout.ts (its test keeps these equal).
 export const TASK_FILE = "/tmp/school-core-input/task.json";
@@ -273,49 +273,20 @@ export async function runSupplementalCheck(repoDir, { timeoutMs = AGENT_LIMITS.t
     return { command: null, exitCode: null, outputExcerpt: "No test script in package.json; nothing was run." };
   }
   const command = "npm test";
-  return new Promise((resolve) => {
-    let output = "";
-    const keep = (chunk) => {
-      // Keep the tail: failures are reported at the end.
-      output = (output + chunk.toString("utf8")).slice(-AGENT_LIMITS.outputExcerptChars * 2);
-    };
-    let child;
-    try {
-      child = spawn("npm", ["test"], {
-        cwd: repoDir,
-        env: { ...process.env, CI: "1", NO_COLOR: "1" },
-        stdio: ["ignore", "pipe", "pipe"],
-        detached: true,
-      });
-    } catch (error) {
-      resolve({ command, exitCode: null, outputExcerpt: `could not start npm: ${error.code ?? error.message}` });
-      return;
-    }
-    let isTimedOut = false;
-    const timer = setTimeout(() => {
-      isTimedOut = true;
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {
-        child.kill("SIGKILL");
-      }
-    }, timeoutMs);
-    child.stdout.on("data", keep);
-    child.stderr.on("data", keep);
-    child.on("error", (error) => {
-      clearTimeout(timer);
-      resolve({ command, exitCode: null, outputExcerpt: `could not start npm: ${error.code ?? error.message}` });
-    });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      const tail = output.slice(-AGENT_LIMITS.outputExcerptChars + 100);
-      resolve({
-        command,
-        exitCode: isTimedOut ? null : code,
-        outputExcerpt: bound(isTimedOut ? `timed out after ${timeoutMs} ms\n${tail}` : tail, AGENT_LIMITS.outputExcerptChars),
-      });
-    });
+  const check = await spawnWithTimeout("npm", ["test"], {
+    cwd: repoDir,
+    env: { ...process.env, CI: "1", NO_COLOR: "1" },
+    timeoutMs,
+    // Keep the tail: failures are reported at the end.
+    maxOutputChars: AGENT_LIMITS.outputExcerptChars * 2,
   });
+  if (check.error) return { command, exitCode: null, outputExcerpt: `could not start npm: ${check.error.code ?? check.error.message}` };
+  const tail = check.output.slice(-AGENT_LIMITS.outputExcerptChars + 100);
+  return {
+    command,
+    exitCode: check.isTimedOut ? null : check.code,
+    outputExcerpt: bound(check.isTimedOut ? `timed out after ${timeoutMs} ms\n${tail}` : tail, AGENT_LIMITS.outputExcerptChars),
+  };
 }
 
 async function readTask(taskFile) {

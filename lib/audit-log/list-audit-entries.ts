@@ -6,8 +6,7 @@
 import { z } from "zod";
 import type { Db } from "../db/client";
 import type { Prisma } from "../db/generated/client";
-import { pagedListFields, pageWindow, toPage, utcDayRange } from "../paging";
-import { parseOrThrow } from "../parse-or-throw";
+import { listPaged, pagedListFields } from "../paging";
 
 export const AUDIT_KINDS = {
   setting: { label: "Setting changes", where: { action: "setting.write", NOT: { targetId: "dispatch" } } },
@@ -38,26 +37,21 @@ export const ZListAuditEntriesSchema = z
 export type TListAuditEntriesInput = z.input<typeof ZListAuditEntriesSchema>;
 
 export async function listAuditEntries(deps: { db: Db }, fields: TListAuditEntriesInput) {
-  const input = parseOrThrow(ZListAuditEntriesSchema, fields, { code: "VALIDATION_FAILED", label: "audit filter" });
-  const and: Prisma.AuditLogWhereInput[] = [];
-  if (input.actor) and.push({ actorId: input.actor === "system" ? null : input.actor });
-  if (input.kind) and.push(AUDIT_KINDS[input.kind].where);
-  const createdAt = utcDayRange(input);
-  if (createdAt) and.push({ createdAt });
-  const where: Prisma.AuditLogWhereInput = and.length > 0 ? { AND: and } : {};
-  const [total, rows] = await Promise.all([
-    deps.db.auditLog.count({ where }),
-    deps.db.auditLog.findMany({
-      where,
-      orderBy: { id: "desc" },
-      ...pageWindow(input),
-      include: { actor: { select: { email: true } } },
-    }),
-  ]);
-  return toPage(
-    input,
-    total,
-    rows.map((row) => ({
+  return listPaged({
+    schema: ZListAuditEntriesSchema,
+    fields,
+    label: "audit filter",
+    where: (input, createdAt): Prisma.AuditLogWhereInput => {
+      const and: Prisma.AuditLogWhereInput[] = [];
+      if (input.actor) and.push({ actorId: input.actor === "system" ? null : input.actor });
+      if (input.kind) and.push(AUDIT_KINDS[input.kind].where);
+      if (createdAt) and.push({ createdAt });
+      return and.length > 0 ? { AND: and } : {};
+    },
+    count: (where) => deps.db.auditLog.count({ where }),
+    findMany: (where, window) =>
+      deps.db.auditLog.findMany({ where, orderBy: { id: "desc" }, ...window, include: { actor: { select: { email: true } } } }),
+    map: (row) => ({
       id: row.id.toString(),
       createdAt: row.createdAt,
       actorId: row.actorId,
@@ -66,8 +60,8 @@ export async function listAuditEntries(deps: { db: Db }, fields: TListAuditEntri
       targetType: row.targetType,
       targetId: row.targetId,
       detail: row.detail,
-    })),
-  );
+    }),
+  });
 }
 
 export type TAuditEntry = Awaited<ReturnType<typeof listAuditEntries>>["items"][number];

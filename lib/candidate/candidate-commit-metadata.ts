@@ -1,6 +1,7 @@
 /**
  * The fixed metadata of a candidate commit. Everything is derived from the task, so the same
- * task and tree always give the same commit SHA: import and rehydration call this one function.
+ * task and tree always give the same commit SHA: the one commit recipe (candidate-commit.ts),
+ * which import and rehydration share, calls this.
  * Nothing comes from the guest, a user config or the clock.
  */
 import { AppError } from "../errors";

@@ -7,7 +7,8 @@
  * 1. validate the archive in one streaming pass; file bytes go to a spool in a private staging
  *    directory (by offset, never by path). Nothing else is written before the verdict.
  * 2. only then touch the candidate repository: bring the base from our own mirror, build the
- *    commit with fast-import under fixed metadata, on a private temporary ref;
+ *    commit with fast-import under fixed metadata, on a private temporary ref (the one recipe
+ *    rehydration also uses: candidate-commit.ts);
  * 3. observe the change set and diff digest from git; compare with what the guest declared;
  * 4. store the archive (digest-checked against what was validated), create school/<taskId>,
  *    then write the Artifact and Candidate rows in one transaction.
@@ -24,10 +25,10 @@ import { AppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";
 import type { TArchiveLimits } from "./archive-limits";
 import { displayPath, type TArchiveRefusal } from "./archive-refusals";
-import { buildCandidateCommit } from "./build-candidate-commit";
-import { candidateBranchName, candidateCommitMetadata } from "./candidate-commit-metadata";
+import { writeCandidateCommit } from "./candidate-commit";
+import { candidateBranchName } from "./candidate-commit-metadata";
 import { buildCandidateManifest, fileDigestsOf } from "./candidate-manifest";
-import { bringBaseCommit, createOrVerifyBranch, ensureBareRepository, pinRoundRef, readBaseGitlinks } from "./candidate-git";
+import { createOrVerifyBranch, pinRoundRef } from "./candidate-git";
 import { findCandidateManifestByTask, insertCandidate } from "./candidate.repo";
 import { readSetting } from "../settings/operator-settings";
 import { observeCandidate } from "./observe-candidate";
@@ -171,17 +172,14 @@ export async function importCandidate(options: TImportCandidateOptions): Promise
 
     // Validation passed: from here on the candidate repository may be written.
     const gitDir = options.candidateRepoPath;
-    await ensureBareRepository(gitDir);
-    await bringBaseCommit({ gitDir, mirrorPath: options.mirrorPath, baseSha: task.baseSha });
-    const gitlinks = await readBaseGitlinks({ gitDir, baseSha: task.baseSha, entries: verdict.entries });
-    const metadata = candidateCommitMetadata({
-      taskId: task.id,
-      issueNumber: task.issueNumber,
-      repository: task.repository,
-      taskCreatedAt: createdAt,
-      round,
+    const headSha = await writeCandidateCommit({
+      gitDir,
+      mirrorPath: options.mirrorPath,
+      baseSha: task.baseSha,
+      identity: { taskId: task.id, issueNumber: task.issueNumber, repository: task.repository, taskCreatedAt: createdAt, round },
+      entries: verdict.entries,
+      spoolPath,
     });
-    const headSha = await buildCandidateCommit({ gitDir, baseSha: task.baseSha, entries: verdict.entries, gitlinks, spoolPath, metadata });
 
     const observed = await observeCandidate({ gitDir, baseSha: task.baseSha, headSha });
     if (observed.changedFiles.length === 0) throw new AppError("CANDIDATE_EMPTY", "The candidate snapshot is identical to the base.");

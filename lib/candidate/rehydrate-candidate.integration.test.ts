@@ -7,9 +7,11 @@ import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import { createTestDatabase } from "../testing/test-database";
 import { DEFAULT_ARCHIVE_LIMITS } from "./archive-limits";
-import { importCandidate } from "./import-candidate";
+import { writeCandidateCommit } from "./candidate-commit";
+import { acceptedOrThrow, importCandidate } from "./import-candidate";
 import { rehydrateCandidate, type TRehydrateCandidateOptions } from "./rehydrate-candidate";
 import { BASE_TREE, createImportFixture, type TImportFixture } from "./test-fixtures";
+import { validateArchive } from "./validate-archive";
 
 let db: Db;
 let fx: TImportFixture;
@@ -96,6 +98,31 @@ describe("rehydrateCandidate", () => {
         .toString()
         .trim(),
     ).toBe(manifest.headSha);
+  });
+
+  it("rebuilds with the same recipe import used: writeCandidateCommit on the recorded inputs gives the imported head", async () => {
+    const manifest = await importOne();
+    const staging = await fs.mkdtemp(path.join(fx.root, "recipe-"));
+    const archivePath = path.join(staging, "archive.tar");
+    await fx.artifactStore.readToFile({ digest: manifest.archiveDigest, destPath: archivePath });
+    const spoolPath = path.join(staging, "content.spool");
+    const verdict = acceptedOrThrow(await validateArchive({ archivePath, limits: DEFAULT_ARCHIVE_LIMITS, spoolPath }));
+    const task = await db.task.findUniqueOrThrow({ where: { id: manifest.taskId } });
+    const headSha = await writeCandidateCommit({
+      gitDir: path.join(staging, "scratch.git"),
+      mirrorPath: fx.mirrorPath,
+      baseSha: manifest.baseSha,
+      identity: {
+        taskId: manifest.taskId,
+        issueNumber: manifest.issueNumber,
+        repository: manifest.repository,
+        taskCreatedAt: task.createdAt,
+      },
+      entries: verdict.entries,
+      spoolPath,
+    });
+    expect(headSha).toBe(manifest.headSha);
+    expect((await rehydrate(manifest)).rebuiltHeadSha).toBe(headSha);
   });
 
   it("fails closed on a flipped byte in the artifact", async () => {

@@ -1,9 +1,9 @@
 /**
  * Re-proves a recorded candidate: rebuilds its head from the base (from our own mirror) and the
- * stored artifact, under the same fixed metadata, and fails closed unless the rebuilt commit is
- * exactly the recorded head. The record alone cannot do this — without the artifact there is no
- * content — and the artifact is not trusted blindly: its digest is checked on read, it is
- * re-validated, and the head SHA commits to every byte of the tree.
+ * stored artifact, with the one recipe import uses too (candidate-commit.ts), and fails closed
+ * unless the rebuilt commit is exactly the recorded head. The record alone cannot do this —
+ * without the artifact there is no content — and the artifact is not trusted blindly: its digest
+ * is checked on read, it is re-validated, and the head SHA commits to every byte of the tree.
  *
  * With `restoreToRepoPath`, a proven commit is put back on school/<taskId> there (recovery of a
  * lost candidate repository); a branch pointing elsewhere is a conflict, never overwritten.
@@ -16,10 +16,9 @@ import type { Db } from "../db/client";
 import { AppError, isAppError } from "../errors";
 import { fetchCommit } from "../git/git-plumbing";
 import type { TArchiveLimits } from "./archive-limits";
-import { buildCandidateCommit } from "./build-candidate-commit";
-import { candidateCommitMetadata } from "./candidate-commit-metadata";
+import { writeCandidateCommit } from "./candidate-commit";
 import { fileDigestsOf } from "./candidate-manifest";
-import { bringBaseCommit, createOrVerifyBranch, ensureBareRepository, pinRoundRef, readBaseGitlinks } from "./candidate-git";
+import { createOrVerifyBranch, ensureBareRepository, pinRoundRef } from "./candidate-git";
 import { getCandidateManifestOrThrow } from "./candidate.repo";
 import { acceptedOrThrow } from "./import-candidate";
 import { observeCandidate } from "./observe-candidate";
@@ -82,23 +81,19 @@ async function rebuild(options: TRehydrateCandidateOptions): Promise<TRehydratio
 
     // A scratch repository: the proof must not depend on anything the candidate repository holds.
     const gitDir = path.join(staging, "rebuild.git");
-    await ensureBareRepository(gitDir);
-    await bringBaseCommit({ gitDir, mirrorPath: options.mirrorPath, baseSha: manifest.baseSha });
-    const gitlinks = await readBaseGitlinks({ gitDir, baseSha: manifest.baseSha, entries: verdict.entries });
-    const metadata = candidateCommitMetadata({
-      taskId: manifest.taskId,
-      issueNumber: manifest.issueNumber,
-      repository: manifest.repository,
-      taskCreatedAt: task.createdAt,
-      round,
-    });
-    const rebuiltHeadSha = await buildCandidateCommit({
+    const rebuiltHeadSha = await writeCandidateCommit({
       gitDir,
+      mirrorPath: options.mirrorPath,
       baseSha: manifest.baseSha,
+      identity: {
+        taskId: manifest.taskId,
+        issueNumber: manifest.issueNumber,
+        repository: manifest.repository,
+        taskCreatedAt: task.createdAt,
+        round,
+      },
       entries: verdict.entries,
-      gitlinks,
       spoolPath,
-      metadata,
     });
     if (rebuiltHeadSha !== manifest.headSha)
       throw mismatch("The rebuilt head differs from the recorded head.", { recorded: manifest.headSha, rebuilt: rebuiltHeadSha });

@@ -60,6 +60,8 @@ const PARITY: Record<string, Record<string, string>> = {
   "probe.mjs": {
     INPUT: layout.GUEST_PROBE_INPUT_FILE,
   },
+  // No guest paths of its own: it runs what its callers give it, where they say.
+  "spawn-with-timeout.mjs": {},
   "dependency-builder.mjs": {
     BUILD_DIR: layout.BUILDER_DIR,
     CONFIG_FILE: layout.BUILDER_CONFIG_FILE,

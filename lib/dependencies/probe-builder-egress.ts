@@ -9,14 +9,13 @@
  * (the registry here is a fixture registry the probe starts itself).
  */
 import { z } from "zod";
-import fs from "node:fs/promises";
 import { randomUUID } from "node:crypto";
 import { BUILDER_CONFIG_FILE, BUILDER_PROGRAM, BUILDER_REGISTRY_PORT, BUILDER_RESULT_FILE } from "../contract/guest-layout";
 import { AppError } from "../errors";
 import { destroyMachine, ensureMachineCreated, recordMachineIntent, startMachine } from "../machines/guest-machines";
 import { startFixtureRegistry } from "./fixture-registry";
 import { startRegistryBroker, type TBrokerLog } from "./registry-broker";
-import { BUILDER_PROGRAM_SOURCE, readBuilderImage, type TDependencyDeps } from "./run-dependency-setup";
+import { readBuilderImage, uploadBuilderPrograms, type TDependencyDeps } from "./run-dependency-setup";
 import { DEPENDENCY_BROKER_LIMITS, DEPENDENCY_BUILDER_RESOURCES } from "./bundle-limits";
 
 const PROBE_PACKAGE = { name: "school-core-probe-package", version: "1.0.0", files: { "index.js": "export const ok = true;\n" } };
@@ -94,7 +93,7 @@ export async function probeBuilderEgress(
     machine = await ensureMachineCreated(db, substrate, machine, spec);
     machine = await startMachine(db, substrate, machine, deps.readyTimeoutMs);
     const providerId = machine.providerId!;
-    await substrate.upload(providerId, BUILDER_PROGRAM, await fs.readFile(BUILDER_PROGRAM_SOURCE));
+    await uploadBuilderPrograms(substrate, providerId);
     await substrate.upload(
       providerId,
       BUILDER_CONFIG_FILE,

@@ -19,6 +19,7 @@ import { validateArchive } from "../candidate/validate-archive";
 import {
   BUILDER_BUNDLE_ARCHIVE,
   BUILDER_CONFIG_FILE,
+  BUILDER_DIR,
   BUILDER_INPUTS_ARCHIVE,
   BUILDER_PROGRAM,
   BUILDER_RESULT_FILE,
@@ -42,7 +43,18 @@ import { beatSetupRun, SETUP_RUN_HEARTBEAT_MS } from "./setup-run-heartbeat";
 const BUILD_WHAT = "the dependency build";
 const CANCELLED_REASON = "Cancelled by an operator while it ran: the builder is destroyed and no bundle is stored.";
 
-export const BUILDER_PROGRAM_SOURCE = path.join(PROJECT_ROOT, "guest", "dependency-builder.mjs");
+/**
+ * The builder program (BUILDER_PROGRAM) and every guest module it imports, uploaded side by side
+ * into BUILDER_DIR: a module missing here is an import failure inside the builder guest
+ * (guest/guest-program-imports.test.ts).
+ */
+export const BUILDER_PROGRAMS = ["dependency-builder.mjs", "spawn-with-timeout.mjs"] as const;
+
+/** Uploads BUILDER_PROGRAMS from the operator's guest/ folder into a builder guest. */
+export async function uploadBuilderPrograms(substrate: Substrate, providerId: string): Promise<void> {
+  for (const program of BUILDER_PROGRAMS)
+    await substrate.upload(providerId, `${BUILDER_DIR}/${program}`, await fs.readFile(path.join(PROJECT_ROOT, "guest", program)));
+}
 const TTL_GRACE_SECONDS = 300;
 
 export type TDependencyDeps = {
@@ -181,7 +193,7 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
     throwIfCancelled();
     const providerId = machine.providerId!;
 
-    await substrate.upload(providerId, BUILDER_PROGRAM, await fs.readFile(BUILDER_PROGRAM_SOURCE));
+    await uploadBuilderPrograms(substrate, providerId);
     await substrate.upload(providerId, BUILDER_INPUTS_ARCHIVE, packRecipeInputs(inputs.files));
     await substrate.upload(
       providerId,

@@ -1,13 +1,13 @@
 /**
- * One machine transition = one transaction: compare-and-set plus the transition-log row.
+ * One machine transition = one transaction: compare-and-set plus the transition-log row (the
+ * shared kernel: lib/db/compare-and-set.ts). What is machine-specific lives here: the caller's
+ * extra columns, the destruction time, and the last error of a quarantined or failed machine.
  */
+import { compareAndSetState } from "../db/compare-and-set";
 import type { Db, DbTx } from "../db/client";
 import type { MachineState } from "../db/generated/enums";
 import type { Prisma } from "../db/generated/client";
-import { AppError } from "../errors";
-import { sanitizeExcerpt } from "../redact";
 import { canTransitionMachine } from "./machine-states";
-import { MAX_REASON_BYTES } from "../tasks/transition-task";
 
 export type TransitionMachineOptions = {
   machineId: string;
@@ -19,30 +19,21 @@ export type TransitionMachineOptions = {
 
 export async function transitionMachineIn(tx: DbTx, options: TransitionMachineOptions) {
   const { machineId, from, to } = options;
-  if (!canTransitionMachine(from, to)) throw new AppError("STATE_CONFLICT", `Illegal machine transition ${from} → ${to}.`);
-  const reason = options.reason === undefined ? undefined : sanitizeExcerpt(options.reason, MAX_REASON_BYTES);
-  const updated = await tx.guestMachine.updateMany({
-    where: { id: machineId, state: from },
-    data: {
+  return compareAndSetState({
+    entity: "machine",
+    table: tx.guestMachine,
+    id: machineId,
+    from,
+    to,
+    canTransition: canTransitionMachine,
+    reason: options.reason,
+    data: (reason) => ({
       ...options.data,
-      state: to,
       ...(to === "destroyed" ? { destroyedAt: new Date() } : {}),
       ...(reason && (to === "cleanup_quarantined" || to === "failed") ? { lastError: reason } : {}),
-    },
+    }),
+    writeLog: (entry) => tx.machineTransition.create({ data: { machineId, ...entry } }),
   });
-  if (updated.count !== 1) {
-    const current = await tx.guestMachine.findUnique({ where: { id: machineId }, select: { state: true } });
-    throw new AppError(
-      "STATE_CONFLICT",
-      current ? `Machine ${machineId} is ${current.state}, not ${from}.` : `Machine ${machineId} does not exist.`,
-      { current: current?.state },
-    );
-  }
-  const machine = await tx.guestMachine.findUniqueOrThrow({ where: { id: machineId } });
-  await tx.machineTransition.create({
-    data: { machineId, fromState: from, toState: to, operationId: machine.operationId, attempt: machine.attempt, reason },
-  });
-  return machine;
 }
 
 export async function transitionMachine(db: Db, options: TransitionMachineOptions) {

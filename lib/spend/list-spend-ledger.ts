@@ -7,8 +7,7 @@
 import { z } from "zod";
 import type { Db } from "../db/client";
 import type { Prisma } from "../db/generated/client";
-import { pagedListFields, pageWindow, toPage, utcDayRange } from "../paging";
-import { parseOrThrow } from "../parse-or-throw";
+import { listPaged, pagedListFields } from "../paging";
 
 export const ZListSpendLedgerSchema = z
   .object({
@@ -21,30 +20,28 @@ export const ZListSpendLedgerSchema = z
 export type TListSpendLedgerInput = z.input<typeof ZListSpendLedgerSchema>;
 
 export async function listSpendLedger(deps: { db: Db }, fields: TListSpendLedgerInput) {
-  const input = parseOrThrow(ZListSpendLedgerSchema, fields, { code: "VALIDATION_FAILED", label: "ledger filter" });
-  const createdAt = utcDayRange(input);
-  const where: Prisma.SpendLedgerEntryWhereInput = {
-    ...(input.kind ? { kind: input.kind } : {}),
-    ...(input.resource ? { resource: input.resource } : {}),
-    ...(input.taskId ? { taskId: input.taskId } : {}),
-    ...(createdAt ? { createdAt } : {}),
-  };
-  const [total, rows] = await Promise.all([
-    deps.db.spendLedgerEntry.count({ where }),
-    deps.db.spendLedgerEntry.findMany({
-      where,
-      orderBy: { id: "desc" },
-      ...pageWindow(input),
-      include: {
-        task: { select: { issueNumber: true, repository: { select: { name: true } } } },
-        machine: { select: { providerName: true, purpose: true } },
-      },
+  return listPaged({
+    schema: ZListSpendLedgerSchema,
+    fields,
+    label: "ledger filter",
+    where: (input, createdAt): Prisma.SpendLedgerEntryWhereInput => ({
+      ...(input.kind ? { kind: input.kind } : {}),
+      ...(input.resource ? { resource: input.resource } : {}),
+      ...(input.taskId ? { taskId: input.taskId } : {}),
+      ...(createdAt ? { createdAt } : {}),
     }),
-  ]);
-  return toPage(
-    input,
-    total,
-    rows.map((e) => ({
+    count: (where) => deps.db.spendLedgerEntry.count({ where }),
+    findMany: (where, window) =>
+      deps.db.spendLedgerEntry.findMany({
+        where,
+        orderBy: { id: "desc" },
+        ...window,
+        include: {
+          task: { select: { issueNumber: true, repository: { select: { name: true } } } },
+          machine: { select: { providerName: true, purpose: true } },
+        },
+      }),
+    map: (e) => ({
       id: e.id.toString(),
       createdAt: e.createdAt,
       kind: e.kind,
@@ -56,8 +53,8 @@ export async function listSpendLedger(deps: { db: Db }, fields: TListSpendLedger
       machine: e.machine ? `${e.machine.purpose} ${e.machine.providerName}` : null,
       relayCapabilityId: e.relayCapabilityId,
       note: e.note,
-    })),
-  );
+    }),
+  });
 }
 
 const CSV_HEADER = [
