@@ -514,9 +514,14 @@ describe("relayCall against real PostgreSQL", async () => {
       "isExpired",
       "isRevoked",
       "limits",
+      "modelCostMicros",
+      "modelReservedMicros",
+      "prices",
       "revokedAt",
       "revokedReason",
+      "task",
       "taskId",
+      "tokens",
       "usage",
     ]);
   });
