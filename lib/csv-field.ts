@@ -2,8 +2,7 @@
  * One CSV field for exports a spreadsheet will open: always quoted, quotes doubled, and a text
  * starting with = + - @ (or a tab / carriage return) prefixed with ' so it is never read as a
  * formula (CSV formula injection: a student agent names its own branch, issue title or comment).
- * The same rule as the spend ledger's export (lib/spend/list-spend-ledger.ts), which should import
- * it from here.
+ * Every export uses it: the spend ledger, the results export.
  */
 export function csvField(value: string | number | bigint | null | undefined): string {
   const text = value === null || value === undefined ? "" : String(value);

@@ -72,13 +72,6 @@ const CSV_HEADER = [
   "note",
 ];
 
-/** One CSV field: quoted, quotes doubled, and a leading = + - @ neutralised (spreadsheet formula injection). */
-function csvField(value: string | number | null): string {
-  const text = value === null ? "" : String(value);
-  const safe = /^[=+\-@\t\r]/.test(text) && typeof value === "string" ? `'${text}` : text;
-  return `"${safe.replace(/"/g, '""')}"`;
-}
-
 export function spendLedgerCsv(items: Awaited<ReturnType<typeof listSpendLedger>>["items"]): string {
   const lines = [CSV_HEADER.join(",")];
   for (const e of items) {
