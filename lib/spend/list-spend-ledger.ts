@@ -7,6 +7,7 @@
 import { z } from "zod";
 import type { Db } from "../db/client";
 import type { Prisma } from "../db/generated/client";
+import { csvField } from "../csv-field";
 import { listPaged, pagedListFields } from "../paging";
 
 export const ZListSpendLedgerSchema = z
