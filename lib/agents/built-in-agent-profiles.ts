@@ -6,10 +6,22 @@
  * `guest.agent` setting, which the qualification probes run under.
  */
 import { recordAudit } from "../audit";
-import { GUEST_STUDENT_AGENT_PROGRAM } from "../contract/guest-layout";
+import { GUEST_ANTHROPIC_AGENT_PROGRAM, GUEST_OPENAI_AGENT_PROGRAM, GUEST_STUDENT_AGENT_PROGRAM } from "../contract/guest-layout";
 import type { Db } from "../db/client";
 
 export const BUILT_IN_AGENT_PROFILES = [
+  {
+    name: "reference-openai",
+    owner: "School-Core",
+    description: "The tool-using reference agent on the official openai SDK (guest/openai-agent.mjs): streamed, four tools.",
+    command: ["node", GUEST_OPENAI_AGENT_PROGRAM],
+  },
+  {
+    name: "reference-anthropic",
+    owner: "School-Core",
+    description: "The same agent on the official @anthropic-ai/sdk (guest/anthropic-agent.mjs).",
+    command: ["node", GUEST_ANTHROPIC_AGENT_PROGRAM],
+  },
   {
     name: "reference-text",
     owner: "School-Core",

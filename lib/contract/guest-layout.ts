@@ -27,6 +27,7 @@ export const GUEST_STUDENT_AGENT_PROGRAM = `${GUEST_INPUT_DIR}/student-agent.mjs
  * resolution from any directory.
  */
 export const GUEST_OPENAI_AGENT_PROGRAM = `${GUEST_INPUT_DIR}/openai-agent.mjs`;
+export const GUEST_ANTHROPIC_AGENT_PROGRAM = `${GUEST_INPUT_DIR}/anthropic-agent.mjs`;
 /** Where the default image binds the agents' SDK packages read-only (`/node_modules/openai`). */
 export const GUEST_SDK_MODULES_DIR = "/node_modules";
 
