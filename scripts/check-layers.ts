@@ -52,6 +52,30 @@ export function findFolderCycles(edges: Map<string, Set<string>>): string[][] {
   return cycles;
 }
 
+/**
+ * Test support has one convention (issue 28, item 6): it lives in a `testing/` folder. A file named
+ * like a test helper anywhere else (test-*.ts, *-test.ts, *.fixture.ts) is either test support in
+ * the wrong place or a production file with a misleading name; both are refused. Entry points under
+ * scripts/ (scripts/test-all.ts runs the suite) are not support files.
+ */
+export function misplacedTestSupport(files: readonly string[]): string[] {
+  return files.filter(
+    (file) =>
+      !file.startsWith("scripts/") && !TEST_SUPPORT.test(file) && /(^|\/)(test-[^/]*|[^/]*-test|[^/]*\.fixture)\.(ts|tsx|mjs)$/.test(file),
+  );
+}
+
+/** Production code never imports test support: a `testing/` module or a test file. */
+export function productionImportsOfTestSupport(result: ICruiseResult): string[] {
+  const found: string[] = [];
+  for (const cruised of result.modules) {
+    if (TEST_SUPPORT.test(cruised.source)) continue;
+    for (const dependency of cruised.dependencies)
+      if (TEST_SUPPORT.test(dependency.resolved)) found.push(`${cruised.source} → ${dependency.resolved}`);
+  }
+  return found;
+}
+
 export function folderEdges(result: ICruiseResult): Map<string, Set<string>> {
   const edges = new Map<string, Set<string>>();
   for (const cruised of result.modules) {
@@ -82,6 +106,11 @@ async function main() {
   const result = (typeof output.output === "string" ? JSON.parse(output.output) : output.output) as ICruiseResult;
   const problems: string[] = [];
   for (const violation of result.summary.violations) problems.push(`${violation.rule.name}: ${violation.from} → ${violation.to}`);
+  for (const file of misplacedTestSupport(result.modules.map((m) => m.source)))
+    problems.push(
+      `test-support-outside-testing: ${file} (test support lives in a testing/ folder; a production file is not named like a test helper)`,
+    );
+  for (const edge of productionImportsOfTestSupport(result)) problems.push(`production-imports-test-support: ${edge}`);
   const edges = folderEdges(result);
   for (const cycle of findFolderCycles(edges)) {
     const detail = cycle.flatMap((a) => cycle.filter((b) => edges.get(a)?.has(b)).map((b) => `${a}→${b}`));

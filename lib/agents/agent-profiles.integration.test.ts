@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultArtifactRoot } from "../artifacts/fs-artifact-store";
-import { tarDir, tarEntry, tarFile } from "../candidate/test-tar";
+import { tarDir, tarEntry, tarFile } from "../candidate/testing/tar-builder";
 import type { Db } from "../db/client";
 import { DEMO_ISSUE, writeDemoRepository } from "../demo/demo-target";
 import { parseEnv, type TEnv } from "../env";

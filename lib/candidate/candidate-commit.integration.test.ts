@@ -8,7 +8,7 @@ import { DEFAULT_ARCHIVE_LIMITS } from "./archive-limits";
 import { writeCandidateCommit, type TWriteCandidateCommitOptions } from "./candidate-commit";
 import { CANDIDATE_AUTHOR, CANDIDATE_COMMITTER } from "./candidate-commit-metadata";
 import { acceptedOrThrow } from "./import-candidate";
-import { BASE_TREE, snapshotArchive, type TSnapshot } from "./test-fixtures";
+import { BASE_TREE, snapshotArchive, type TSnapshot } from "./testing/candidate-fixtures";
 import { validateArchive } from "./validate-archive";
 
 // The recipe's inputs, and nothing else, determine the candidate commit: the same inputs give the

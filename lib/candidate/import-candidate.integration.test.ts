@@ -9,9 +9,9 @@ import { DEFAULT_PROTECTED_PATH_PATTERNS, DEFAULT_PROTECTED_PATHS_SETTING } from
 import { writeSetting } from "../settings/operator-settings";
 import { createTestDatabase } from "../testing/test-database";
 import { DEFAULT_ARCHIVE_LIMITS } from "./archive-limits";
-import { HOSTILE_CORPUS } from "./archive-corpus";
+import { HOSTILE_CORPUS } from "./testing/archive-corpus";
 import { importCandidate, type TImportCandidateOptions } from "./import-candidate";
-import { BASE_TREE, createImportFixture, listTree, type TImportFixture, type TSnapshot } from "./test-fixtures";
+import { BASE_TREE, createImportFixture, listTree, type TImportFixture, type TSnapshot } from "./testing/candidate-fixtures";
 
 let db: Db;
 let fx: TImportFixture;

@@ -10,7 +10,7 @@ import { DEFAULT_ARCHIVE_LIMITS } from "./archive-limits";
 import { writeCandidateCommit } from "./candidate-commit";
 import { acceptedOrThrow, importCandidate } from "./import-candidate";
 import { rehydrateCandidate, type TRehydrateCandidateOptions } from "./rehydrate-candidate";
-import { BASE_TREE, createImportFixture, type TImportFixture } from "./test-fixtures";
+import { BASE_TREE, createImportFixture, type TImportFixture } from "./testing/candidate-fixtures";
 import { validateArchive } from "./validate-archive";
 
 let db: Db;

@@ -6,9 +6,9 @@ import path from "node:path";
 import zlib from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_ARCHIVE_LIMITS, type TArchiveLimits } from "./archive-limits";
-import { HOSTILE_CORPUS, corpusCodes } from "./archive-corpus";
+import { HOSTILE_CORPUS, corpusCodes } from "./testing/archive-corpus";
 import { ARCHIVE_REFUSAL_CODES, type TArchiveRefusalCode } from "./archive-refusals";
-import { gnuLongName, paxHeader, tarArchive, tarDir, tarFile, tarSymlink } from "./test-tar";
+import { gnuLongName, paxHeader, tarArchive, tarDir, tarFile, tarSymlink } from "./testing/tar-builder";
 import { validateArchive } from "./validate-archive";
 
 let root: string;

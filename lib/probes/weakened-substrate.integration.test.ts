@@ -54,7 +54,7 @@ async function weaken(value: Record<string, unknown>) {
 
 describe("probes against a weakened local substrate", () => {
   it("the weakening switches do not exist without allowWeakening", async () => {
-    const { startTestSubstrate } = await import("../../sidecars/local-substrate/test-substrate");
+    const { startTestSubstrate } = await import("../../sidecars/local-substrate/testing/local-substrate-fixture");
     const plain = await startTestSubstrate();
     try {
       expect((await plain.admin("PUT", "/admin/weakening", { networkOpen: true })).status).toBe(404);

@@ -10,7 +10,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ensureCredentialsDir } from "../secrets/credential-file";
 import { createTestDatabase } from "../testing/test-database";
-import { testRelayUpstream } from "./test-relay-upstream";
+import { testRelayUpstream } from "./check-relay-upstream";
 import { startFakeOpenAiServer } from "./testing/fake-upstream-servers";
 import { closeUpstreamAgents } from "./transports/http-upstream";
 import { setRelayUpstream } from "./upstream-setting";

@@ -11,7 +11,7 @@ import type { Actor } from "../auth/permissions";
 import { canonicalDigest } from "../canonical-json";
 import { DEFAULT_ARCHIVE_LIMITS } from "../candidate/archive-limits";
 import { importCandidate } from "../candidate/import-candidate";
-import { BASE_TREE, createImportFixture, type TImportFixture, type TSnapshot } from "../candidate/test-fixtures";
+import { BASE_TREE, createImportFixture, type TImportFixture, type TSnapshot } from "../candidate/testing/candidate-fixtures";
 import { DEMO_TRUSTED_MANIFEST } from "../contract/trusted-manifest";
 import type { TEvidenceContent } from "../contract/verification-evidence";
 import type { Db } from "../db/client";

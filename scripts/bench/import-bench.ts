@@ -21,7 +21,7 @@ import os from "node:os";
 import path from "node:path";
 import { DEFAULT_ARCHIVE_LIMITS, type TArchiveLimits } from "../../lib/candidate/archive-limits";
 import { importCandidate } from "../../lib/candidate/import-candidate";
-import { createImportFixture, type TImportFixture, type TSnapshot } from "../../lib/candidate/test-fixtures";
+import { createImportFixture, type TImportFixture, type TSnapshot } from "../../lib/candidate/testing/candidate-fixtures";
 import { validateArchive } from "../../lib/candidate/validate-archive";
 import { createDb, type Db } from "../../lib/db/client";
 import { withBenchDatabase } from "./bench-database";

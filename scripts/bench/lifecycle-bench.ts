@@ -32,7 +32,7 @@ import { addTargetRepository } from "../../lib/repos/target-repositories";
 import { writeSetting } from "../../lib/settings/operator-settings";
 import { createTask } from "../../lib/tasks/create-task";
 import { saveTrustedManifest } from "../../lib/verify/trusted-manifests";
-import { startTestSubstrate } from "../../sidecars/local-substrate/test-substrate";
+import { startTestSubstrate } from "../../sidecars/local-substrate/testing/local-substrate-fixture";
 import { percentile, printBenchJson, row, type TBenchRow } from "./bench-report";
 import { withBenchDatabase } from "./bench-database";
 

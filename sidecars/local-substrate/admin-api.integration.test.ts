@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_GUEST_IMAGE } from "./default-guest-image";
-import { startTestSubstrate, type TTestSubstrate } from "./test-substrate";
+import { startTestSubstrate, type TTestSubstrate } from "./testing/local-substrate-fixture";
 
 const SOURCE = { type: "smolmachine", reference: DEFAULT_GUEST_IMAGE };
 const HOUR_MS = 3_600_000;

@@ -8,7 +8,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCgroupRoot, removeCgroupRoot } from "./cgroups";
-import { makeTestDataDir, startTestSubstrate } from "./test-substrate";
+import { makeTestDataDir, startTestSubstrate } from "./testing/local-substrate-fixture";
 
 let dataDir: string;
 let deadPid: number;

@@ -5,7 +5,7 @@ import { isAppError } from "../../lib/errors";
 import { addImage } from "./image-builder";
 import { parseImageReference } from "./image-manifest";
 import { listImages, resolveImage } from "./image-store";
-import { makeTestDataDir } from "./test-substrate";
+import { makeTestDataDir } from "./testing/local-substrate-fixture";
 
 let dataDir: string;
 let sourceDir: string;

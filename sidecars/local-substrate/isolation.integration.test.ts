@@ -14,7 +14,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GUEST_RELAY_SOCKET, GUEST_RELAY_SOCKET_DIR } from "../../lib/contract/guest-layout";
 import { PROJECT_ROOT } from "../../lib/project-root";
-import { startTestSubstrate, type TTestSubstrate } from "./test-substrate";
+import { startTestSubstrate, type TTestSubstrate } from "./testing/local-substrate-fixture";
 
 const MAX_PROCESSES = 64;
 const FILE_SIZE_BYTES = 64 * 1024 * 1024;

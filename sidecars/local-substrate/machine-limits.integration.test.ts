@@ -5,7 +5,7 @@
  * /workspace together (one ext4 filesystem per machine), not only each file.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestSubstrate, type TTestSubstrate } from "./test-substrate";
+import { startTestSubstrate, type TTestSubstrate } from "./testing/local-substrate-fixture";
 
 type TSnapshot = {
   limitsMode: { pids: string; cpu: string; disk: string };

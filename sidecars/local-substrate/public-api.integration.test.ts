@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_GUEST_IMAGE } from "./default-guest-image";
 import { LOCAL_SUBSTRATE_ACCOUNT_STATUS } from "./account-ledger";
 import { LOCAL_SUBSTRATE_SOURCE_KIND } from "./machine-views";
-import { startTestSubstrate, type TTestSubstrate } from "./test-substrate";
+import { startTestSubstrate, type TTestSubstrate } from "./testing/local-substrate-fixture";
 
 let sub: TTestSubstrate;
 

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DENIED_SYSCALLS, SYSCALL_NUMBERS } from "./seccomp-filter";
-import { startTestSubstrate, type TTestSubstrate } from "./test-substrate";
+import { startTestSubstrate, type TTestSubstrate } from "./testing/local-substrate-fixture";
 
 let sub: TTestSubstrate;
 let id: string;

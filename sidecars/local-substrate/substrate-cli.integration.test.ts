@@ -7,7 +7,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PROJECT_ROOT } from "../../lib/project-root";
-import { makeTestDataDir } from "./test-substrate";
+import { makeTestDataDir } from "./testing/local-substrate-fixture";
 
 const CLI = path.join(PROJECT_ROOT, "scripts", "schoolcore.mjs");
 

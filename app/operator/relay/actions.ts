@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { withActorAction } from "@/app/_server/action";
 import { getDb } from "@/lib/db/client";
-import { testRelayUpstream } from "@/lib/relay/test-relay-upstream";
+import { testRelayUpstream } from "@/lib/relay/check-relay-upstream";
 
 export const testUpstreamAction = withActorAction({
   action: "relay.manage",

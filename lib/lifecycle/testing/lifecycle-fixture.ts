@@ -19,7 +19,7 @@ import { qualifyForTests } from "../../probes/testing/qualify-for-tests";
 import { withSpendGuard, type TClosableSubstrate } from "../../spend/spend-guarded-substrate";
 import { createSpendGuard } from "../../spend/spend-guard";
 import { DEFAULT_GUEST_IMAGE } from "../../../sidecars/local-substrate/default-guest-image";
-import { startTestSubstrate, type TTestSubstrate } from "../../../sidecars/local-substrate/test-substrate";
+import { startTestSubstrate, type TTestSubstrate } from "../../../sidecars/local-substrate/testing/local-substrate-fixture";
 import { SmolCloudSubstrate } from "../../substrate/smolcloud/smolcloud-substrate";
 import type { Substrate } from "../../substrate/substrate";
 import { createTestDatabase } from "../../testing/test-database";

@@ -16,7 +16,7 @@ import { withSpendGuard, type TClosableSubstrate } from "../../spend/spend-guard
 import { createSpendGuard } from "../../spend/spend-guard";
 import { createTestDatabase } from "../../testing/test-database";
 import { DEFAULT_GUEST_IMAGE } from "../../../sidecars/local-substrate/default-guest-image";
-import { startTestSubstrate, type TTestSubstrate } from "../../../sidecars/local-substrate/test-substrate";
+import { startTestSubstrate, type TTestSubstrate } from "../../../sidecars/local-substrate/testing/local-substrate-fixture";
 import type { TMachineSpec } from "../substrate";
 import { isSubstrateError, SubstrateError } from "../substrate-error";
 import { SmolCloudSubstrate } from "./smolcloud-substrate";

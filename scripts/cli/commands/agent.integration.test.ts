@@ -8,7 +8,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tarFile } from "../../../lib/candidate/test-tar";
+import { tarFile } from "../../../lib/candidate/testing/tar-builder";
 import type { Db } from "../../../lib/db/client";
 import { writeDemoRepository } from "../../../lib/demo/demo-target";
 import { addTargetRepository } from "../../../lib/repos/target-repositories";

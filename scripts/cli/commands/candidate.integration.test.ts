@@ -2,8 +2,8 @@ import fs from "node:fs/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_ARCHIVE_LIMITS } from "../../../lib/candidate/archive-limits";
 import { importCandidate } from "../../../lib/candidate/import-candidate";
-import { BASE_TREE, createImportFixture } from "../../../lib/candidate/test-fixtures";
-import { tarArchive, tarFile } from "../../../lib/candidate/test-tar";
+import { BASE_TREE, createImportFixture } from "../../../lib/candidate/testing/candidate-fixtures";
+import { tarArchive, tarFile } from "../../../lib/candidate/testing/tar-builder";
 import { runCli } from "../../../lib/testing/run-cli";
 import { createTestDatabase } from "../../../lib/testing/test-database";
 

@@ -6,8 +6,8 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { DEFAULT_GUEST_IMAGE, ensureDefaultGuestImage } from "./default-guest-image";
-import { startLocalSubstrate, type TLocalSubstrate, type TLocalSubstrateOptions } from "./start-local-substrate";
+import { DEFAULT_GUEST_IMAGE, ensureDefaultGuestImage } from "../default-guest-image";
+import { startLocalSubstrate, type TLocalSubstrate, type TLocalSubstrateOptions } from "../start-local-substrate";
 
 export type TApiResult = { status: number; requestId: string | null; contentType: string | null; text: string; json: unknown };
 

@@ -4,9 +4,9 @@
  * test, which proves for every case that nothing was written outside the staging directory.
  */
 import zlib from "node:zlib";
-import type { TArchiveLimits } from "./archive-limits";
-import type { TArchiveRefusalCode } from "./archive-refusals";
-import { gnuLongName, paxHeader, paxRecords, TAR_END, tarArchive, tarDir, tarEntry, tarFile, tarHeader, tarSymlink } from "./test-tar";
+import type { TArchiveLimits } from "../archive-limits";
+import type { TArchiveRefusalCode } from "../archive-refusals";
+import { gnuLongName, paxHeader, paxRecords, TAR_END, tarArchive, tarDir, tarEntry, tarFile, tarHeader, tarSymlink } from "./tar-builder";
 
 export type TCorpusCase = {
   name: string;
