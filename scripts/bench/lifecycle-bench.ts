@@ -34,9 +34,13 @@ import { createTask } from "../../lib/tasks/create-task";
 import { saveTrustedManifest } from "../../lib/verify/trusted-manifests";
 import { startTestSubstrate } from "../../sidecars/local-substrate/testing/local-substrate-fixture";
 import { percentile, printBenchJson, row, type TBenchRow } from "./bench-report";
+import { msPerState } from "../../lib/tasks/task-stages";
+import { measureStageFloors, type TStageFloors } from "./stage-floors";
 import { withBenchDatabase } from "./bench-database";
 
 const RESTING = ["review_pending", "failed", "blocked"] as const;
+/** The student pipeline's states, in order: the stage table's rows. */
+const STAGES = ["queued", "provisioning", "running", "collecting", "imported", "verifying"] as const;
 
 function flag(name: string): string | undefined {
   const index = process.argv.indexOf(`--${name}`);
@@ -91,6 +95,8 @@ type TPhase = {
   reviewP50: number;
   reviewP95: number;
   guestP50: number;
+  /** seconds in each state of the pipeline, p50 and p95 */
+  stages: { state: string; p50: number; p95: number }[];
   cpuPerTask: number;
   errors: number;
   errorSamples: string[];
@@ -137,12 +143,15 @@ async function runPhase(
   const tasks = await db.task.findMany({ where: { id: { in: taskIds } }, include: { transitions: { orderBy: { id: "asc" } } } });
   const toReview: number[] = [];
   const inGuests: number[] = [];
+  // Where the time went (issue 29): per state, over the tasks that reached review.
+  const stageMs = new Map<string, number[]>();
   let lastReview = started;
   for (const task of tasks) {
     const at = (state: string) => task.transitions.find((t) => t.toState === state)?.createdAt.getTime();
     const review = at("review_pending");
     if (task.state !== "review_pending" || review === undefined) continue;
     toReview.push(review - task.createdAt.getTime());
+    for (const [state, ms] of msPerState(task.transitions)) stageMs.set(state, [...(stageMs.get(state) ?? []), ms]);
     lastReview = Math.max(lastReview, review);
     const [running, collecting, verifying] = [at("running"), at("collecting"), at("verifying")];
     if (running !== undefined && collecting !== undefined && verifying !== undefined)
@@ -159,6 +168,11 @@ async function runPhase(
     reviewP50: percentile(toReview, 0.5) / 1000,
     reviewP95: percentile(toReview, 0.95) / 1000,
     guestP50: percentile(inGuests, 0.5) / 1000,
+    stages: STAGES.map((state) => ({
+      state,
+      p50: percentile(stageMs.get(state) ?? [], 0.5) / 1000,
+      p95: percentile(stageMs.get(state) ?? [], 0.95) / 1000,
+    })),
     cpuPerTask: cpuAfter.reduce((sum, after, i) => sum + (after - cpuBefore[i]!), 0) / TASKS,
     errors: failed.length,
     errorSamples: [...new Set(failed.map((t) => `${t.state} ${t.errorCode ?? ""}: ${(t.errorSummary ?? "").slice(0, 160)}`))].slice(0, 5),
@@ -205,6 +219,8 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
     const liveAtProvider = async () => ((await substrate.admin("GET", "/admin/machines")).json as { machineCount: number }).machineCount;
     const version = ((await db.$queryRaw<{ v: string }[]>`select current_setting('server_version') as v`)[0]?.v ?? "?").split(" ")[0];
 
+    // Floors measured in the same run, on the same machine, before the load of the phases.
+    const floors: TStageFloors = await measureStageFloors(demo.path);
     const phases: TPhase[] = [];
     for (const workers of WORKER_COUNTS) {
       process.stderr.write(`lifecycle bench: ${TASKS} tasks, ${workers} worker${workers === 1 ? "" : "s"} …\n`);
@@ -246,6 +262,14 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
           .join(""),
       ),
       "",
+      "stage table (seconds in each state, p50 / p95, tasks that reached review):",
+      ...phases.map(
+        (p) =>
+          `  ${p.workers} worker${p.workers === 1 ? " " : "s"}  ` +
+          p.stages.map((st) => `${st.state} ${f(st.p50, 2)} / ${f(st.p95, 2)}`).join("   "),
+      ),
+      `floors (p50, this machine, same run): bubblewrap spawn of true ${f(floors.bwrapTrueMs, 1)} ms; node start-up ${f(floors.nodeStartMs, 1)} ms; node --test of the demo repository ${f(floors.demoTestsMs, 0)} ms`,
+      "",
       "p50 in guests: the floor — time the student guest and the verifier guest ran (from the transition log); the rest of the time to review is queueing and the control plane.",
       "CPU/task: user + system seconds of the worker processes and the git they ran, per task; the local substrate and its guests (the provider) and PostgreSQL are not counted.",
       ...phases.flatMap((p) => p.errorSamples.map((s) => `errors (${p.workers} worker${p.workers === 1 ? "" : "s"}): ${s}`)),
@@ -260,12 +284,36 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
         p === base || !base ? null : { label: `${base.workers} worker${base.workers === 1 ? "" : "s"}`, value: base.tasksPerMinute };
       rows.push(row(`lifecycle ${label}: tasks per minute (${TASKS} at once)`, p.tasksPerMinute, "tasks/min", peer));
       rows.push(
-        row(`lifecycle ${label}: p50 creation → review`, p.reviewP50, "s", { label: "p50 time in guests (floor)", value: p.guestP50 }),
+        row(
+          `lifecycle ${label}: p50 creation → review`,
+          p.reviewP50,
+          "s",
+          { label: "p50 time in guests (floor)", value: p.guestP50 },
+          "≤ 3.0 s",
+        ),
       );
       rows.push(
-        row(`lifecycle ${label}: p95 creation → review`, p.reviewP95, "s", { label: "p50 time in guests (floor)", value: p.guestP50 }),
+        row(
+          `lifecycle ${label}: p95 creation → review`,
+          p.reviewP95,
+          "s",
+          { label: "p50 time in guests (floor)", value: p.guestP50 },
+          "≤ 4.5 s",
+        ),
       );
-      rows.push(row(`lifecycle ${label}: control-plane CPU per task`, p.cpuPerTask, "s"));
+      rows.push(row(`lifecycle ${label}: control-plane CPU per task`, p.cpuPerTask, "s", null, "≤ 0.15 s"));
+      for (const st of p.stages) {
+        const floor =
+          st.state === "running"
+            ? { label: "node start-up + node --test of the demo (floor)", value: (floors.nodeStartMs + floors.demoTestsMs) / 1000 }
+            : st.state === "verifying"
+              ? { label: "node --test of the demo, run directly (floor)", value: floors.demoTestsMs / 1000 }
+              : st.state === "provisioning"
+                ? { label: "bubblewrap spawn of true (floor)", value: floors.bwrapTrueMs / 1000 }
+                : null;
+        rows.push(row(`lifecycle ${label}: stage ${st.state} p50`, st.p50, "s", floor));
+        rows.push(row(`lifecycle ${label}: stage ${st.state} p95`, st.p95, "s", floor));
+      }
       rows.push(row(`lifecycle ${label}: errors`, p.errors, "tasks", null, "0"));
       rows.push(row(`lifecycle ${label}: machines left`, p.machinesLeft, "machines", null, "0"));
     }

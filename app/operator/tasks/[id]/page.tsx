@@ -15,6 +15,7 @@ import { readCapabilityUsage } from "@/lib/relay/read-capability-usage";
 import { cancelTaskAction, retryTaskAction, reverifyTaskAction } from "../actions";
 import { Field } from "@/components/form-field";
 import { attemptsOf } from "@/lib/tasks/task-attempts";
+import { formatStay, stayBeforeEach } from "@/lib/tasks/task-stages";
 import { EvidenceTable } from "@/components/evidence-table";
 import { readLatestEvidence } from "@/lib/review/evidence-view";
 import { getEnv } from "@/lib/env";
@@ -47,6 +48,8 @@ export default async function TaskDetailPage({ params }: Props) {
   ]);
   const isActive = (ACTIVE_TASK_STATES as readonly string[]).includes(task.state) || task.state === "queued";
   const attempts = attemptsOf(task);
+  // How long the task stayed in the state each transition leaves: where a slow task spent its time.
+  const stays = stayBeforeEach(task.transitions);
   return (
     <section className="space-y-6">
       <div className="flex flex-wrap items-center gap-3">
@@ -159,9 +162,18 @@ export default async function TaskDetailPage({ params }: Props) {
       <div className="space-y-2">
         <h2>Timeline</h2>
         <ol className="space-y-1 text-sm" data-testid="timeline">
-          {task.transitions.map((t) => (
+          {task.transitions.map((t, i) => (
             <li key={t.id.toString()} className="flex flex-wrap gap-2">
               <span className="font-mono text-slate-500">{time(t.createdAt)}</span>
+              {stays[i] !== null && (
+                <span
+                  className="w-20 text-right font-mono text-xs text-slate-600"
+                  title={`time in ${t.fromState}`}
+                  data-testid="timeline-stay"
+                >
+                  +{formatStay(stays[i]!)}
+                </span>
+              )}
               {attempts.length > 1 && <span className="text-xs text-slate-500">attempt {t.attempt}</span>}
               <span>
                 {t.fromState ?? "—"} → <strong data-testid="timeline-state">{t.toState}</strong>
