@@ -34,10 +34,10 @@ import {
   type TCallRecord,
 } from "./capability.repo";
 import { hashHandle, isWellFormedHandle } from "./handle";
-import type { TChatRequest } from "./chat-request";
-import { isRelayOperation, RELAY_DEFAULT_MAX_TOKENS, RELAY_INPUT_TOKEN_OVERHEAD, REVOKE_REASONS, type TRelayChannel } from "./limits";
+import { askTransport, outputBoundOf, type TAnswer, type TValidRequest } from "./ask-transport";
+import { isRelayOperation, RELAY_INPUT_TOKEN_OVERHEAD, REVOKE_REASONS, type TRelayChannel } from "./limits";
 import { isValidMailboxSequence } from "./mailbox-protocol";
-import { describeSchemaError, RELAY_REQUEST_SCHEMAS, ZTaskIdSchema, type TCompleteRequest } from "./relay-request";
+import { describeSchemaError, RELAY_REQUEST_SCHEMAS, ZTaskIdSchema } from "./relay-request";
 import { refusalResult, type TRelayCallResult, type TRelaySuccessBody } from "./relay-response";
 import { chargeTokens, worstCaseTokens, type TTokenBounds } from "./token-charge";
 import { resolveCachedTransport } from "./transports/transport-cache";
@@ -367,29 +367,6 @@ async function callAdmitted(call: TAdmitAndCall, admission: TAdmission, context:
     },
   };
   return { status: 200, code: null, body };
-}
-
-type TValidRequest = TCompleteRequest | TChatRequest;
-
-/** The output-token bound of a call: what it names, or the relay's default — sent upstream as max_tokens either way. */
-function outputBoundOf(request: TValidRequest): number {
-  return request.maxTokens ?? RELAY_DEFAULT_MAX_TOKENS;
-}
-
-type TAnswer = {
-  payload: { completion: { content: string } } | { chat: import("./chat-request").TChatAnswer };
-  inputTokens?: number;
-  outputTokens?: number;
-};
-
-/** One upstream call for the named operation; the output bound is always sent, so the reservation holds. */
-async function askTransport(transport: TRelayTransport, operation: string, request: TValidRequest, maxTokens: number): Promise<TAnswer> {
-  if (operation === "chat") {
-    const { inputTokens, outputTokens, ...chat } = await transport.chat({ request: { ...(request as TChatRequest), maxTokens } });
-    return { payload: { chat }, inputTokens, outputTokens };
-  }
-  const { content, inputTokens, outputTokens } = await transport.complete({ messages: (request as TCompleteRequest).messages, maxTokens });
-  return { payload: { completion: { content } }, inputTokens, outputTokens };
 }
 
 type TCheckedRequest =
