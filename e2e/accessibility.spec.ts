@@ -6,31 +6,17 @@
  * And the teacher's review — open a candidate, read the diff, comment, approve — works with the
  * keyboard alone.
  */
-import fs from "node:fs";
-import path from "node:path";
 import AxeBuilder from "@axe-core/playwright";
 import { expect, test, type Browser, type Page } from "@playwright/test";
+import { discoverRoutes, isDynamicRoute } from "./app-routes";
 import { operatorLogin, signIn, teacherLogin, type Login } from "./helpers";
 import { createDemoTask, waitForTaskState } from "./system-processes";
 
 test.describe.configure({ mode: "serial", timeout: 300_000 });
 
-const APP_DIR = path.resolve(import.meta.dirname, "..", "app");
 const WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"];
 
-/** Route patterns of every page.tsx: route groups `(x)` vanish, private folders `_x` hold none. */
-export function discoverRoutes(dir = APP_DIR, prefix = ""): string[] {
-  const routes: string[] = [];
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    if (entry.isFile() && entry.name === "page.tsx") routes.push(prefix || "/");
-    if (!entry.isDirectory() || entry.name.startsWith("_") || entry.name === "api") continue;
-    const segment = /^\(.*\)$/.test(entry.name) ? "" : `/${entry.name}`;
-    routes.push(...discoverRoutes(path.join(dir, entry.name), prefix + segment));
-  }
-  return routes.sort();
-}
-
-const isDynamic = (route: string) => route.includes("[");
+const isDynamic = isDynamicRoute;
 const patternOf = (route: string) => new RegExp(`^${route.replace(/\[\[?\.{0,3}[^\]]+\]\]?/g, "[^/?#]+")}$`);
 // Every signed-in user has /profile; the operator's shows the most (webhooks, the whole delivery log).
 const roleOf = (route: string): "operator" | "teacher" | "anonymous" =>

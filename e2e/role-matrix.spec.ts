@@ -1,29 +1,51 @@
 import { expect, test, type Page } from "@playwright/test";
+import { audienceOf, discoverRoutes, PUBLIC_ROUTES } from "./app-routes";
 import { operatorLogin, signIn, teacherLogin, type Login } from "./helpers";
 
-// Every page that exists, and what each role gets. Pages added later join this table.
-const PAGES: { path: string; operator: number; teacher: number }[] = [
-  { path: "/operator", operator: 200, teacher: 403 },
-  { path: "/operator/tasks", operator: 200, teacher: 403 },
-  { path: "/operator/tasks/new", operator: 200, teacher: 403 },
-  { path: "/operator/machines", operator: 200, teacher: 403 },
-  { path: "/operator/settings", operator: 200, teacher: 403 },
-  { path: "/operator/probes", operator: 200, teacher: 403 },
-  { path: "/operator/manifest", operator: 200, teacher: 403 },
-  { path: "/operator/publications", operator: 200, teacher: 403 },
-  { path: "/operator/limits", operator: 200, teacher: 403 },
-  { path: "/operator/spend", operator: 200, teacher: 403 },
-  { path: "/operator/audit", operator: 200, teacher: 403 },
-  { path: "/operator/quarantine", operator: 200, teacher: 403 },
-  { path: "/operator/repositories", operator: 200, teacher: 403 },
-  { path: "/operator/agents", operator: 200, teacher: 403 },
-  { path: "/operator/agents/reference-text", operator: 200, teacher: 403 },
-  { path: "/operator/users", operator: 200, teacher: 403 },
-  { path: "/operator/relay", operator: 200, teacher: 403 },
-  { path: "/operator/publication", operator: 200, teacher: 403 },
-  { path: "/teacher", operator: 403, teacher: 200 },
-  { path: "/profile", operator: 200, teacher: 200 },
-];
+/**
+ * Every page the app has (read from app/ by e2e/app-routes.ts, so a page added later is in this
+ * matrix without editing it) and what each role gets: its own role 200, the other role 403, nobody
+ * signed in a redirect to sign-in with a return URL. A dynamic page is opened with the value of
+ * DYNAMIC_VALUES: a real one where the demo has it (the own role then gets 200), else a made-up
+ * id, which still proves that the other role is refused before anything is looked up.
+ */
+const DYNAMIC_VALUES: Record<string, { value: string; isReal: boolean }> = {
+  "[name]": { value: "reference-text", isReal: true },
+  "[key]": { value: "task.limits", isReal: true },
+  "[version]": { value: "1", isReal: false }, // a fresh system may have no stored version yet
+  "[id]": { value: "00000000-0000-4000-8000-000000000000", isReal: false },
+};
+
+type TPageExpectation = { path: string; operator: number | undefined; teacher: number | undefined };
+
+function expectationsOf(route: string): TPageExpectation | undefined {
+  const audience = audienceOf(route);
+  if (audience === undefined)
+    throw new Error(`${route}: a page outside /operator, /teacher, /profile and the public pages — say who it is for in e2e/app-routes.ts`);
+  if (audience === "public") return undefined;
+  let path = route;
+  let isReal = true;
+  for (const segment of route.match(/\[[^\]]+\]/g) ?? []) {
+    const known = DYNAMIC_VALUES[segment];
+    if (!known) throw new Error(`${route}: no value for ${segment} in DYNAMIC_VALUES`);
+    path = path.replace(segment, known.value);
+    isReal &&= known.isReal;
+  }
+  const own = isReal ? 200 : undefined; // a made-up id is the page's own 404, tested where ids are
+  if (audience === "operator") return { path, operator: own, teacher: 403 };
+  if (audience === "teacher") return { path, operator: 403, teacher: own };
+  return { path, operator: own, teacher: own };
+}
+
+const ROUTES = discoverRoutes();
+const PAGES = ROUTES.map(expectationsOf).filter((page): page is TPageExpectation => page !== undefined);
+
+test("the matrix covers every page the app has, including the teacher's history and insights", () => {
+  expect(ROUTES).toEqual(
+    expect.arrayContaining(["/teacher/history", "/teacher/insights", "/operator/tasks/new-attempts", ...PUBLIC_ROUTES]),
+  );
+  expect(PAGES.length).toBe(ROUTES.length - PUBLIC_ROUTES.length);
+});
 
 /**
  * The operator console's actions, replayed by a teacher (issue 13): the operator's own request
@@ -121,6 +143,7 @@ for (const { path, ...expected } of PAGES) {
     ["operator", operatorLogin],
     ["teacher", teacherLogin],
   ] as [keyof typeof expected, () => Login][]) {
+    if (expected[role] === undefined) continue;
     test(`${role} on ${path} gets ${expected[role]}`, async ({ page }) => {
       await signIn(page, login());
       expect(await statusOf(page, path)).toBe(expected[role]);
