@@ -8,6 +8,8 @@ export type CommandContext = { env: TEnv; isJson: boolean; argv: string[] };
 export type Command = {
   summary: string;
   usage: string;
+  /** one line a user can adapt and run, shown by `schoolcore <command> --help` */
+  example: string;
   run(context: CommandContext): Promise<void>;
 };
 

@@ -65,6 +65,7 @@ function versionView(
 export const agentAdd: Command = {
   summary: "add an agent profile (its code from a directory or a tar/tar.gz archive)",
   usage: "agent add --name N (--dir DIR | --archive FILE) --command JSON [--owner O] [--description D] [--env K=V ...] [--json]",
+  example: "schoolcore agent add --name alice --owner 'Alice B.' --dir ./alice-agent --command '[\"node\",\"agent.mjs\"]'",
   async run(context) {
     const flags = readProfileFlags(context);
     if (!flags.command) throw new UsageError("--command is required (a JSON array of strings)");
@@ -82,6 +83,7 @@ export const agentAdd: Command = {
 export const agentEdit: Command = {
   summary: "edit an agent profile: a new version (tasks already created keep theirs)",
   usage: "agent edit --name N [--dir DIR | --archive FILE] [--command JSON] [--owner O] [--description D] [--env K=V ...] [--json]",
+  example: "schoolcore agent edit --name alice --dir ./alice-agent   # a new version with the new code",
   async run(context) {
     const flags = readProfileFlags(context);
     const { profile, version } = await withDatabase(context, ({ db }) =>
@@ -98,6 +100,7 @@ export const agentEdit: Command = {
 export const agentList: Command = {
   summary: "list agent profiles (built-in reference agents first)",
   usage: "agent list [--json]",
+  example: "schoolcore agent list --json",
   async run(context) {
     parseCommandArgs(context.argv, {});
     const profiles = await withDatabase(context, ({ db }) => listAgentProfiles({ db }));
@@ -121,6 +124,7 @@ export const agentList: Command = {
 export const agentShow: Command = {
   summary: "show an agent profile with every version",
   usage: "agent show --name N [--json]",
+  example: "schoolcore agent show --name reference-openai",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { name: { type: "string" } });
     if (!values.name) throw new UsageError("--name is required");

@@ -8,6 +8,8 @@ import { printResult, table, UsageError } from "../output";
 export const attemptCreate: Command = {
   summary: "hand one issue to several agent profiles at once (one task per attempt; a name may repeat)",
   usage: "attempt create --repo owner/name --issue N --base REF --prompt-file F --agents a,b,c [--title T] [--json]",
+  example:
+    "schoolcore attempt create --repo demo/calculator --issue 1 --base main --prompt-file issue.txt --agents alice,bob,reference-openai",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, {
       repo: { type: "string" },
@@ -56,6 +58,7 @@ export const attemptCreate: Command = {
 export const attemptShow: Command = {
   summary: "compare the attempts of one group (agent, owner, state, checks, changes, rounds, tokens, cost)",
   usage: "attempt show --group ID [--json]",
+  example: "schoolcore attempt show --group 3f0c2a9e-5b1d-4c1e-9a57-0d9f2c8e4b11",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { group: { type: "string" } });
     if (!values.group) throw new UsageError("--group is required");
@@ -85,6 +88,7 @@ export const attemptShow: Command = {
 export const resultsExport: Command = {
   summary: "export one row per task (agent, owner, version, rounds, checks, decision, tokens, cost) as CSV on stdout",
   usage: "results export --format csv [--repo R] [--from YYYY-MM-DD] [--to YYYY-MM-DD]",
+  example: "schoolcore results export --format csv --repo demo/calculator --from 2026-09-01 > results.csv",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, {
       format: { type: "string" },

@@ -5,6 +5,7 @@ import { printResult, table, UsageError } from "../output";
 export const auditList: Command = {
   summary: "list the audit trail (newest first), filtered by actor, kind and date",
   usage: `audit list [--actor EMAIL|system] [--kind ${Object.keys(AUDIT_KINDS).join("|")}] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--page N] [--page-size N] [--json]`,
+  example: "schoolcore audit list --actor operator@school.example --from 2026-11-01 --page-size 50",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, {
       actor: { type: "string" },

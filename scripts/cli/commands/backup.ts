@@ -9,6 +9,7 @@ const mib = (bytes: number) => `${(bytes / (1 << 20)).toFixed(1)} MiB`;
 export const backupCreate: Command = {
   summary: "write one consistent archive of the database, artifacts, candidates and mirrors (works while the system runs)",
   usage: "backup create --out FILE [--include-secrets] [--json]",
+  example: "schoolcore backup create --out /backups/school-core-$(date +%F).tar.gz",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { out: { type: "string" }, "include-secrets": { type: "boolean" } });
     if (!values.out) throw new UsageError("--out FILE is required");
@@ -55,6 +56,7 @@ export const backupRestore: Command = {
   summary:
     "restore a backup into an empty DATA_DIR (and an empty database); refuses anything non-empty, and any archive its backup key does not authenticate",
   usage: "backup restore FILE --key-file KEY [--json]",
+  example: "schoolcore backup restore /backups/school-core-2026-12-01.tar.gz --key-file /safe/backup-key",
   async run(context) {
     const { positionals, values } = parseCommandArgs(context.argv, { "key-file": { type: "string" } }, true);
     if (positionals.length !== 1) throw new UsageError("exactly one backup file is required");

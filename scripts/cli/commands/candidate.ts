@@ -26,6 +26,7 @@ async function readLimits(file: string | undefined): Promise<TArchiveLimits> {
 export const candidateCheck: Command = {
   summary: "validate a candidate archive exactly as import does (no import); exit 1 when refused",
   usage: "candidate check ARCHIVE [--limits FILE.json] [--json]",
+  example: "schoolcore candidate check ./candidate.tar --json",
   async run(context) {
     const { positionals, values } = parseCommandArgs(context.argv, { limits: { type: "string" } }, true);
     if (positionals.length !== 1) throw new UsageError("exactly one archive path is required");
@@ -68,6 +69,7 @@ export const candidateCheck: Command = {
 export const candidateRehydrate: Command = {
   summary: "re-prove a candidate: rebuild its head from base + artifact and compare (fails closed)",
   usage: "candidate rehydrate ID [--restore] [--json]",
+  example: "schoolcore candidate rehydrate cand_0123456789abcdef0123456789abcdef --restore",
   async run(context) {
     const { positionals, values } = parseCommandArgs(context.argv, { restore: { type: "boolean" } }, true);
     if (positionals.length !== 1) throw new UsageError("exactly one candidate id is required");

@@ -7,6 +7,7 @@ import { printResult, UsageError } from "../output";
 export const dbMigrate: Command = {
   summary: "apply pending migrations",
   usage: "db migrate [--json]",
+  example: "schoolcore db migrate",
   async run(context) {
     parseCommandArgs(context.argv, {});
     const applied = await withDatabase(context, async (open) => open.appliedMigrations);
@@ -17,6 +18,7 @@ export const dbMigrate: Command = {
 export const dbStatus: Command = {
   summary: "show applied and pending migrations, and drift from schema.prisma",
   usage: "db status [--json]",
+  example: "schoolcore db status --json",
   async run(context) {
     parseCommandArgs(context.argv, {});
     const result = await withDatabase(
@@ -44,6 +46,7 @@ export const dbStatus: Command = {
 export const dbDiff: Command = {
   summary: "write the next migration from schema.prisma",
   usage: "db diff NAME [--json]",
+  example: "schoolcore db diff add-attempt-groups   # after editing prisma/schema.prisma",
   async run(context) {
     const { positionals } = parseCommandArgs(context.argv, {}, true);
     const name = positionals[0];

@@ -18,6 +18,7 @@ export function describeGate(gate: TDispatchGateView): string {
 export const dispatchOn: Command = {
   summary: "turn dispatch on (needs a passing probe run for the current configuration; --development on the local substrate)",
   usage: "dispatch on [--development] [--json]",
+  example: "schoolcore dispatch on --development   # after `schoolcore probe run` passed",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { development: { type: "boolean" } });
     const mode = values.development ? "development" : "production";
@@ -29,6 +30,7 @@ export const dispatchOn: Command = {
 export const dispatchOff: Command = {
   summary: "turn dispatch off (queued tasks stay queued)",
   usage: "dispatch off [--json]",
+  example: "schoolcore dispatch off",
   async run(context) {
     parseCommandArgs(context.argv, {});
     const gate = await withDatabase(context, ({ db }) => setDispatch({ db, env: context.env }, { mode: "off", actorId: null, via: "cli" }));
@@ -39,6 +41,7 @@ export const dispatchOff: Command = {
 export const dispatchStatus: Command = {
   summary: "show the dispatch gate: enabled, mode, the probe run that opened it, why it last closed",
   usage: "dispatch status [--json]",
+  example: "schoolcore dispatch status --json",
   async run(context) {
     parseCommandArgs(context.argv, {});
     const gate = await withDatabase(context, ({ db }) => readDispatchGate(db, context.env));

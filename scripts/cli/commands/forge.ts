@@ -16,6 +16,7 @@ function parsePort(value: string | undefined, fallback: number, flag: string): n
 export const forgeServe: Command = {
   summary: "run the local forge (loopback GitHub stand-in: REST subset, git smart HTTP, fault admin port)",
   usage: "forge serve [--port P] [--admin-port A] [--token-file F] [--admin-token-file F] [--json]",
+  example: "schoolcore forge serve --port 7300 --admin-port 7301",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, {
       port: { type: "string" },
@@ -55,6 +56,7 @@ export const forgeServe: Command = {
 export const forgeRepoCreate: Command = {
   summary: "create a bare repository on the local forge (DATA_DIR/forge/<owner>/<name>.git)",
   usage: "forge repo create OWNER/NAME [--default-branch B] [--json]",
+  example: "schoolcore forge repo create demo/calculator --default-branch main",
   async run(context) {
     const { values, positionals } = parseCommandArgs(context.argv, { "default-branch": { type: "string" } }, true);
     const repository = positionals[0];

@@ -8,6 +8,7 @@ import { printResult, table, UsageError } from "../output";
 export const machineList: Command = {
   summary: "list guest machines (live, destroyed, quarantined)",
   usage: "machine list [--state S] [--json]",
+  example: "schoolcore machine list --state quarantined",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { state: { type: "string", multiple: true } });
     for (const s of values.state ?? []) if (!(MACHINE_STATES as readonly string[]).includes(s)) throw new UsageError(`unknown state ${s}`);
@@ -33,6 +34,7 @@ export const machineList: Command = {
 export const machineRelease: Command = {
   summary: "release a quarantined machine (retries destroy first)",
   usage: "machine release ID --reason TEXT [--json]",
+  example: "schoolcore machine release 8d2f6a1c-3b4e-4f5a-8c7d-9e0f1a2b3c4d --reason 'checked by hand: nothing left running'",
   async run(context) {
     const { values, positionals } = parseCommandArgs(context.argv, { reason: { type: "string" } }, true);
     if (!positionals[0] || !values.reason) throw new UsageError("a machine id and --reason are required");

@@ -37,6 +37,7 @@ function summarize(run: TProbeRunView) {
 export const probeRun: Command = {
   summary: "run the qualification probes now, in this process (exit 0 only when every selected probe passed)",
   usage: "probe run [--only P0,P2] [--json]",
+  example: "schoolcore probe run --only P0,P2",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { only: { type: "string" } });
     const probes = parseProbeSelection(values.only);
@@ -75,6 +76,7 @@ export const probeRun: Command = {
 export const probeList: Command = {
   summary: "list recent probe runs",
   usage: "probe list [--json]",
+  example: "schoolcore probe list --json",
   async run(context) {
     parseCommandArgs(context.argv, {});
     const runs = await withDatabase(context, async ({ db }) => (await listProbeRuns(db, { take: 50 })).map(summarize));
@@ -97,6 +99,7 @@ export const probeList: Command = {
 export const probeShow: Command = {
   summary: "show one probe run with each probe's status, duration and detail",
   usage: "probe show RUN [--json]",
+  example: "schoolcore probe show 6b1e0c6a-2f4d-4b8e-9d3a-5a7c1e2f9b40",
   async run(context) {
     const { positionals } = parseCommandArgs(context.argv, {}, true);
     if (positionals.length !== 1) throw new UsageError("probe show takes one run id");

@@ -31,6 +31,7 @@ export const relayIssue: Command = {
   summary:
     "issue a task-scoped relay capability and print its handle once (defaults: the task's relay limits; also --max-request-bytes, --max-response-bytes)",
   usage: "relay issue --task ID [--ops complete] [--max-requests N] [--max-bytes B] [--max-tokens T] [--ttl S] [--json]",
+  example: "schoolcore relay issue --task 5d0c3e7a-1b2f-4c8d-9e6a-7f1b2c3d4e5f --max-requests 20 --max-tokens 200000 --ttl 900",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, {
       task: { type: "string" },
@@ -102,6 +103,7 @@ export const relayIssue: Command = {
 export const relayRevoke: Command = {
   summary: "revoke every relay capability of a task (idempotent, permanent)",
   usage: "relay revoke --task ID [--reason R] [--json]",
+  example: "schoolcore relay revoke --task 5d0c3e7a-1b2f-4c8d-9e6a-7f1b2c3d4e5f --reason 'agent looping'",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { task: { type: "string" }, reason: { type: "string" } });
     const taskId = requireTask(values.task);
@@ -119,6 +121,7 @@ export const relayRevoke: Command = {
 export const relayUsage: Command = {
   summary: "show the usage snapshot of a task's newest relay capability (counters, tokens, model cost, limits, revocation; never payloads)",
   usage: "relay usage --task ID [--json]",
+  example: "schoolcore relay usage --task 5d0c3e7a-1b2f-4c8d-9e6a-7f1b2c3d4e5f --json",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { task: { type: "string" } });
     const taskId = requireTask(values.task);
@@ -154,6 +157,8 @@ export const relayUpstreamSet: Command = {
   summary:
     "pin the relay's upstream: scripted canned completions, or an OpenAI/Anthropic endpoint + credential file (also --connect-timeout-ms, --request-timeout-ms, --max-response-bytes, --json)",
   usage: "relay upstream set --kind scripted --script-file F | --kind openai|anthropic --endpoint URL --model M --credential-file F",
+  example:
+    "schoolcore relay upstream set --kind openai --endpoint https://api.openai.com/v1 --model gpt-5-mini --credential-file openai-key",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, {
       kind: { type: "string" },
@@ -216,6 +221,7 @@ export const relayUpstreamSet: Command = {
 export const relayUpstreamShow: Command = {
   summary: "show the pinned relay upstream (never the credential)",
   usage: "relay upstream show [--json]",
+  example: "schoolcore relay upstream show",
   async run(context) {
     parseCommandArgs(context.argv, {});
     const setting = await withDatabase(context, ({ db }) => readRelayUpstream({ db }));
@@ -234,6 +240,7 @@ export const relayUrl: Command = {
   summary:
     "print the relay listener's URL (where guests on the HTTP relay channel are pointed: RELAY_PUBLIC_URL, else http://HOSTNAME:RELAY_PORT)",
   usage: "relay url [--json]",
+  example: "schoolcore relay url",
   async run(context) {
     parseCommandArgs(context.argv, {});
     const url = relayPublicUrl(context.env);

@@ -35,6 +35,7 @@ export const repoSetup: Command = {
   summary: "set a repository's dependency setup recipe and registries (or --clear)",
   usage:
     "repo setup --repo NAME --recipe npm-ci|pnpm-install|pip-require-hashes|custom [--registry URL]… [--timeout S] [--command JSON --inputs a,b --output DIR] [--clear] [--json]",
+  example: "schoolcore repo setup --repo school/app --recipe npm-ci --registry https://registry.npmjs.org/",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, {
       repo: { type: "string" },
@@ -80,6 +81,7 @@ export const repoSetup: Command = {
 export const repoBundleBuild: Command = {
   summary: "build (or reuse) the dependency bundle for a commit's lockfile in a trusted builder guest, now, in this process",
   usage: "repo bundle build --repo NAME [--ref BRANCH|SHA] [--force] [--json]",
+  example: "schoolcore repo bundle build --repo school/app --ref main",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { repo: { type: "string" }, ref: { type: "string" }, force: { type: "boolean" } });
     if (!values.repo) throw new UsageError("--repo is required");
@@ -108,6 +110,7 @@ export const repoBundleBuild: Command = {
 export const repoBundleShow: Command = {
   summary: "show a repository's dependency recipe, bundles and setup runs",
   usage: "repo bundle show --repo NAME [--json]",
+  example: "schoolcore repo bundle show --repo school/app",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { repo: { type: "string" } });
     if (!values.repo) throw new UsageError("--repo is required");
@@ -154,6 +157,7 @@ export const repoBundleShow: Command = {
 export const repoBundleRebuildCandidate: Command = {
   summary: "build a bundle from a candidate's lockfile (a separate, audited operator decision), now, in this process",
   usage: "repo bundle rebuild-candidate --candidate ID [--json]",
+  example: "schoolcore repo bundle rebuild-candidate --candidate cand_0123456789abcdef0123456789abcdef",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { candidate: { type: "string" } });
     if (!values.candidate) throw new UsageError("--candidate is required");
@@ -173,6 +177,7 @@ export const repoBundleRebuildCandidate: Command = {
 export const repoBundleCancel: Command = {
   summary: "cancel a build request: a queued one never starts, a running one is stopped and its builder destroyed",
   usage: "repo bundle cancel --request ID [--json]",
+  example: "schoolcore repo bundle cancel --request 2c9d4e1f-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { request: { type: "string" } });
     if (!values.request) throw new UsageError("--request is required");

@@ -5,6 +5,7 @@ import { printResult, table, UsageError } from "../output";
 export const repoAdd: Command = {
   summary: "add a target repository",
   usage: "repo add --name owner/name --url GIT_URL [--default-branch B] [--json]",
+  example: "schoolcore repo add --name school/app --url https://github.com/school/app.git --default-branch main",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, {
       name: { type: "string" },
@@ -22,6 +23,7 @@ export const repoAdd: Command = {
 export const repoList: Command = {
   summary: "list target repositories",
   usage: "repo list [--json]",
+  example: "schoolcore repo list",
   async run(context) {
     parseCommandArgs(context.argv, {});
     const repos = await withDatabase(context, ({ db }) => listTargetRepositories({ db }));

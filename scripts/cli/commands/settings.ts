@@ -19,6 +19,7 @@ function keyOf(positionals: string[]) {
 export const settingsGet: Command = {
   summary: "show an operator setting (or all of them without KEY)",
   usage: "settings get [KEY] [--json]",
+  example: "schoolcore settings get task.limits --json",
   async run(context) {
     const { positionals } = parseCommandArgs(context.argv, {}, true);
     if (positionals.length === 0) {
@@ -50,6 +51,8 @@ export const settingsGet: Command = {
 export const settingsSet: Command = {
   summary: "set an operator setting (validated and audited like the page); dispatch changes only with `dispatch on|off`",
   usage: "settings set KEY --value JSON [--reason TEXT] [--json]",
+  example:
+    "schoolcore settings set task.retry --value '{\"maxAutomaticRetries\":2,\"backoffSeconds\":30}' --reason 'flaky provider this week'",
   async run(context) {
     const { values, positionals } = parseCommandArgs(context.argv, { value: { type: "string" }, reason: { type: "string" } }, true);
     const key = keyOf(positionals);

@@ -31,6 +31,7 @@ function parseBind(value: string): TImageBind {
 export const substrateServe: Command = {
   summary: "run the local SmolCloud-compatible substrate (bubblewrap sandboxes, NOT VMs) with its admin port",
   usage: "substrate serve [--port P] [--admin-port A] [--token-file F] [--admin-token-file F] [--allow-weakening] [--json]",
+  example: "schoolcore substrate serve --port 7200 --admin-port 7201",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, {
       port: { type: "string" },
@@ -86,6 +87,7 @@ export const substrateServe: Command = {
 export const substrateImageAdd: Command = {
   summary: "register a local image for smolmachine sources: read-only binds and/or a directory, under a content digest",
   usage: "substrate image add NAME [--bind HOST:GUEST …] [--dir DIR] [--json]",
+  example: "schoolcore substrate image add python-3.12 --dir ./images/python-3.12",
   async run(context) {
     const { values, positionals } = parseCommandArgs(
       context.argv,
@@ -110,6 +112,7 @@ export const substrateImageAdd: Command = {
 export const substrateImageList: Command = {
   summary: "list the local images (name, digest, size, binds)",
   usage: "substrate image list [--json]",
+  example: "schoolcore substrate image list",
   async run(context) {
     parseCommandArgs(context.argv, {});
     const images = await listImages(context.env.dataDir);

@@ -11,6 +11,7 @@ import { printResult, table, UsageError } from "../output";
 export const taskCreate: Command = {
   summary: "create a task (one issue in one target repository)",
   usage: "task create --repo owner/name --issue N --base REF --prompt-file F [--title T] [--agent NAME] [--json]",
+  example: "schoolcore task create --repo demo/calculator --issue 1 --base main --prompt-file issue.txt --agent reference-openai",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, {
       repo: { type: "string" },
@@ -55,6 +56,7 @@ export const taskCreate: Command = {
 export const taskShow: Command = {
   summary: "show a task with its timeline",
   usage: "task show ID [--json]",
+  example: "schoolcore task show 5d0c3e7a-1b2f-4c8d-9e6a-7f1b2c3d4e5f --json",
   async run(context) {
     const { positionals } = parseCommandArgs(context.argv, {}, true);
     if (!positionals[0]) throw new UsageError("a task id is required");
@@ -77,6 +79,7 @@ export const taskShow: Command = {
 export const taskList: Command = {
   summary: "list tasks, newest first",
   usage: "task list [--state S] [--limit N] [--json]",
+  example: "schoolcore task list --state review_pending --limit 20",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { state: { type: "string" }, limit: { type: "string" } });
     if (values.state && !(TASK_STATES as readonly string[]).includes(values.state)) throw new UsageError(`unknown state ${values.state}`);
@@ -100,6 +103,7 @@ export const taskList: Command = {
 export const taskCancel: Command = {
   summary: "cancel a task (fail closed, revoke its relay, destroy its guests)",
   usage: "task cancel ID [--json]",
+  example: "schoolcore task cancel 5d0c3e7a-1b2f-4c8d-9e6a-7f1b2c3d4e5f",
   async run(context) {
     const { positionals } = parseCommandArgs(context.argv, {}, true);
     if (!positionals[0]) throw new UsageError("a task id is required");

@@ -8,6 +8,7 @@ import { printResult, table, UsageError } from "../output";
 export const userAdd: Command = {
   summary: "create a user",
   usage: "user add --email E --role teacher|operator [--role …] [--name N] [--password-stdin] [--json]",
+  example: "echo 'a long passphrase' | schoolcore user add --email t.smith@school.example --role teacher --password-stdin",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, {
       email: { type: "string" },
@@ -45,6 +46,7 @@ export const userAdd: Command = {
 export const userList: Command = {
   summary: "list users",
   usage: "user list [--json]",
+  example: "schoolcore user list",
   async run(context) {
     parseCommandArgs(context.argv, {});
     const users = await withDatabase(context, ({ db }) => listUsers({ db }));
