@@ -7,7 +7,7 @@ import { printResult, table, UsageError } from "../output";
 
 export const attemptCreate: Command = {
   summary: "hand one issue to several agent profiles at once (one task per attempt; a name may repeat)",
-  usage: "attempt create --repo owner/name --issue N --base REF --prompt-file F --agents a,b,c [--title T] [--json]",
+  usage: "attempt create --repo owner/name --issue N --prompt-file F --agents a,b,c [--base REF] [--title T] [--json]",
   example:
     "schoolcore attempt create --repo demo/calculator --issue 1 --base main --prompt-file issue.txt --agents alice,bob,reference-openai",
   async run(context) {
