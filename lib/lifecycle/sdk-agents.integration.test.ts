@@ -31,7 +31,12 @@ let relayServer: http.Server;
 
 beforeAll(async () => {
   world = await createLifecycleWorld();
-  await setRelayUpstream({ db: world.db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "test" });
+  await setRelayUpstream({
+    db: world.db,
+    value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS },
+    via: "test",
+    reason: "test setup",
+  });
   relayServer = http.createServer(createRelayRequestListener({ db: world.db, dataDir: world.env.dataDir }));
   await new Promise<void>((resolve) => relayServer.listen(0, "127.0.0.1", resolve));
 });
@@ -115,11 +120,17 @@ describe("the SDK agents through the in-guest model endpoint", () => {
         value: { kind: "openai", endpoint: upstream.endpoint, model: "gpt-test-pinned", credentialFile },
         via: "test",
         dataDir: world.env.dataDir,
+        reason: "test setup",
       });
     });
 
     afterAll(async () => {
-      await setRelayUpstream({ db: world.db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "test" });
+      await setRelayUpstream({
+        db: world.db,
+        value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS },
+        via: "test",
+        reason: "test setup",
+      });
       await upstream?.close();
     });
 
@@ -152,11 +163,17 @@ describe("the SDK agents through the in-guest model endpoint", () => {
         value: { kind: "anthropic", endpoint: upstream.endpoint, model: "claude-test-pinned", credentialFile },
         via: "test",
         dataDir: world.env.dataDir,
+        reason: "test setup",
       });
     });
 
     afterAll(async () => {
-      await setRelayUpstream({ db: world.db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "test" });
+      await setRelayUpstream({
+        db: world.db,
+        value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS },
+        via: "test",
+        reason: "test setup",
+      });
       await upstream?.close();
     });
 

@@ -88,6 +88,7 @@ describe("the probe external targets are a digest input", () => {
       key: "probe.externalTargets",
       value: { targets: [{ label: "metadata", host: "169.254.169.254", port: 80, protocol: "tcp" }] },
       actorId: null,
+      reason: "test setup",
     });
     const after = await readSubstrateConfig(db, await substrateEndpointPart(localEnv));
     expect(after.digest).not.toBe(before.digest);
@@ -99,7 +100,7 @@ describe("the probe external targets are a digest input", () => {
 
 describe("production dispatch on a hosted substrate", () => {
   it("is refused while the external targets are empty, and opens once P2 probed them", async () => {
-    await writeSetting(db, { key: "probe.externalTargets", value: { targets: [] }, actorId: null });
+    await writeSetting(db, { key: "probe.externalTargets", value: { targets: [] }, actorId: null, reason: "test setup" });
     await recordRun(hostedEnv, "passed");
     await expect(setDispatch({ db, env: hostedEnv }, { mode: "production", actorId: null, via: "test" })).rejects.toMatchObject({
       code: "DISPATCH_EXTERNAL_TARGETS_MISSING",
@@ -112,6 +113,7 @@ describe("production dispatch on a hosted substrate", () => {
       key: "probe.externalTargets",
       value: { targets: [{ label: "public", host: "192.0.2.1", port: 443, protocol: "tcp" }] },
       actorId: null,
+      reason: "test setup",
     });
     await recordRun(hostedEnv, "passed");
     expect(await setDispatch({ db, env: hostedEnv }, { mode: "production", actorId: null, via: "test" })).toMatchObject({

@@ -56,6 +56,7 @@ describe("per-task limits", () => {
       key: "task.overrideMaxima",
       value: { wallClockSeconds: 1200, cpus: 4, memoryMb: 2048, diskGb: 4 },
       actorId: null,
+      reason: "test setup",
     });
     const task = await createTask({ db, env }, { ...issue, cpus: "4", wallClockSeconds: "", memoryMb: 2048 });
     expect(task.limitsOverrides).toEqual({ cpus: 4, memoryMb: 2048 });

@@ -6,6 +6,7 @@
 import { recordAudit } from "../audit";
 import type { Db, DbTx } from "../db/client";
 import { getEnv } from "../env";
+import { ZAuditReasonSchema } from "../contract/audit-reason";
 import { AppError } from "../errors";
 import { checkCredentialFilePath } from "../secrets/credential-file";
 import { closeDispatchOnConfigChange, isDigestInputSetting } from "./close-dispatch-on-change";
@@ -59,7 +60,8 @@ export type TWriteSettingInput<K extends TSettingKey> = {
   key: K;
   value: unknown;
   actorId: string | null;
-  reason?: string;
+  /** Why (the audit-reason rule, lib/contract/audit-reason.ts): required of every writer, the system's included. */
+  reason: string;
   via?: string;
   /** Whose DATA_DIR/credentials/ a credential file must be in; the process's DATA_DIR when absent. */
   dataDir?: string;
@@ -76,12 +78,20 @@ function checkCredentialFiles<K extends TSettingKey>(key: K, value: TSettingPars
 
 export async function writeSetting<K extends TSettingKey>(db: Db | DbTx, input: TWriteSettingInput<K>): Promise<TSettingParsed<K>> {
   const parsed = SETTING_SCHEMAS[input.key].schema.safeParse(input.value);
-  if (!parsed.success) {
-    const issues = parsed.error.issues
-      .slice(0, 8)
-      .map((issue) => `${input.key}${issue.path.length ? "." + issue.path.join(".") : ""}: ${issue.message}`);
-    // Every issue, keyed by its path inside the value, so a form shows each next to its field.
-    throw new AppError("VALIDATION_FAILED", issues.join("; "), { fieldErrors: settingFieldErrors(parsed.error.issues) });
+  const reason = ZAuditReasonSchema.safeParse(input.reason);
+  if (!parsed.success || !reason.success) {
+    const valueIssues = parsed.success ? [] : parsed.error.issues;
+    const issues = [
+      ...valueIssues.slice(0, 8).map((issue) => `${input.key}${issue.path.length ? "." + issue.path.join(".") : ""}: ${issue.message}`),
+      ...(reason.success ? [] : [`reason: ${reason.error.issues[0]!.message}`]),
+    ];
+    // Every issue, keyed by its path inside the value, so a form shows each next to its field; a bad reason under "reason".
+    throw new AppError("VALIDATION_FAILED", issues.join("; "), {
+      fieldErrors: {
+        ...settingFieldErrors(valueIssues),
+        ...(reason.success ? {} : { reason: reason.error.issues.map((issue) => issue.message) }),
+      },
+    });
   }
   checkCredentialFiles(input.key, parsed.data as TSettingParsed<K>, input.dataDir);
   const value = parsed.data as object;
@@ -98,7 +108,7 @@ export async function writeSetting<K extends TSettingKey>(db: Db | DbTx, input: 
     const version = (previous?.version ?? 0) + 1;
     await tx.operatorSetting.update({ where: { key: input.key }, data: { value, updatedById: input.actorId } });
     await tx.settingVersion.create({
-      data: { key: input.key, version, value, actorId: input.actorId, reason: input.reason?.slice(0, 1000) ?? null },
+      data: { key: input.key, version, value, actorId: input.actorId, reason: reason.data },
     });
     await recordAudit(tx, {
       actorId: input.actorId,
@@ -109,7 +119,7 @@ export async function writeSetting<K extends TSettingKey>(db: Db | DbTx, input: 
         version,
         before: (isPlaceholder(before?.value) ? null : before!.value) as never,
         after: value as never,
-        ...(input.reason ? { reason: input.reason.slice(0, 1000) } : {}),
+        reason: reason.data,
         ...(input.via ? { via: input.via } : {}),
       },
     });

@@ -3,7 +3,9 @@ import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { withActorAction } from "@/app/_server/action";
 import { summaryOf } from "@/app/_server/field-errors";
-import { can, type TAction } from "@/lib/auth/permissions";
+import { can } from "@/lib/auth/permissions";
+import type { TAction } from "@/lib/contract/actions";
+import { ZAuditReasonSchema } from "@/lib/contract/audit-reason";
 import { getDb } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { readSettingVersion, settingFieldErrors, writeSetting } from "@/lib/settings/operator-settings";
@@ -65,14 +67,14 @@ export const saveSettingFormAction = withActorAction({
     if (!can(actor, PERMISSION_OF[input.key])) throw new AppError("NOT_FOUND", "Not found.");
     const value = settingValueOf(input.key, input as Record<string, unknown>);
     const parsed = SETTING_SCHEMAS[input.key].schema.safeParse(value);
-    const reason = (input.reason ?? "").trim();
+    const reason = ZAuditReasonSchema.safeParse(input.reason);
     const fieldErrors = {
       ...(parsed.success ? {} : formFieldErrorsOf(input.key, settingFieldErrors(parsed.error.issues))),
-      ...(reason.length < 3 ? { reason: ["Say why you change it (at least 3 characters): it goes into the audit trail."] } : {}),
+      ...(reason.success ? {} : { reason: reason.error.issues.map((issue) => issue.message) }),
     };
-    if (Object.keys(fieldErrors).length > 0) return { ok: false, error: `Nothing saved. ${summaryOf(fieldErrors)}`, fieldErrors };
+    if (!parsed.success || !reason.success) return { ok: false, error: `Nothing saved. ${summaryOf(fieldErrors)}`, fieldErrors };
     const db = await getDb();
-    await writeSetting(db, { key: input.key, value, actorId: actor.userId, reason, via: "web" });
+    await writeSetting(db, { key: input.key, value, actorId: actor.userId, reason: reason.data, via: "web" });
     const version = await readSettingVersion(db, input.key);
     revalidatePath(PAGE_OF[input.key]);
     return { ok: true, message: `${SETTING_SCHEMAS[input.key].label} saved as version ${version}.` };

@@ -48,8 +48,9 @@ export const settingsGet: Command = {
 };
 
 export const settingsSet: Command = {
-  summary: "set an operator setting (validated and audited like the page); dispatch changes only with `dispatch on|off`",
-  usage: "settings set KEY --value JSON [--reason TEXT] [--json]",
+  summary:
+    "set an operator setting, saying why (at least 3 characters; validated and audited like the page); dispatch changes only with `dispatch on|off`",
+  usage: "settings set KEY --value JSON --reason TEXT [--json]",
   async run(context) {
     const { values, positionals } = parseCommandArgs(context.argv, { value: { type: "string" }, reason: { type: "string" } }, true);
     const key = keyOf(positionals);
@@ -66,7 +67,7 @@ export const settingsSet: Command = {
       throw new UsageError("--value is not valid JSON");
     }
     const saved = await withDatabase(context, ({ db }) =>
-      writeSetting(db, { key, value, actorId: null, reason: values.reason, via: "cli" }),
+      writeSetting(db, { key, value, actorId: null, reason: values.reason ?? "", via: "cli" }),
     );
     printResult(context.isJson, { key, value: saved }, () => `${key} saved`);
   },
