@@ -19,13 +19,13 @@ import { createRelayRequestListener } from "../relay/relay-http";
 import { startFakeAnthropicServer, startFakeOpenAiServer, type TFakeUpstream } from "../relay/testing/fake-upstream-servers";
 import { setRelayUpstream } from "../relay/upstream-setting";
 import { ensureCredentialsDir } from "../secrets/credential-file";
-import { SETTING_SCHEMAS } from "../settings/setting-schemas";
+import { SETTING_DEFINITIONS } from "../settings/setting-registry";
 import { advanceTask } from "../jobs/advance-task";
 import { qualifyForTests } from "../probes/testing/qualify-for-tests";
 import { createLifecycleWorld, type LifecycleWorld } from "./testing/lifecycle-fixture";
 
 /** The default `guest.agent` command: the SDK agent. */
-const DEFAULT_AGENT = SETTING_SCHEMAS["guest.agent"].default.command;
+const DEFAULT_AGENT = SETTING_DEFINITIONS["guest.agent"].default.command;
 let world: LifecycleWorld;
 let relayServer: http.Server;
 

@@ -10,12 +10,12 @@ import { ZAuditReasonSchema } from "../contract/audit-reason";
 import { AppError } from "../errors";
 import { checkCredentialFilePath } from "../secrets/credential-file";
 import { closeDispatchOnConfigChange, isDigestInputSetting } from "./close-dispatch-on-change";
-import { SETTING_SCHEMAS, type TSettingKey, type TSettingParsed, type TSettingValue } from "./setting-schemas";
+import { SETTING_DEFINITIONS, type TSettingKey, type TSettingParsed, type TSettingValue } from "./setting-registry";
 
 export async function readSetting<K extends TSettingKey>(db: Db | DbTx, key: K): Promise<TSettingValue<K>> {
   const row = await db.operatorSetting.findUnique({ where: { key } });
-  if (!row) return SETTING_SCHEMAS[key].default as TSettingValue<K>;
-  const parsed = SETTING_SCHEMAS[key].schema.safeParse(row.value);
+  if (!row) return SETTING_DEFINITIONS[key].default as TSettingValue<K>;
+  const parsed = SETTING_DEFINITIONS[key].schema.safeParse(row.value);
   // Fail closed: a stored value that no longer validates is a configuration error, not a default.
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -69,7 +69,7 @@ export type TWriteSettingInput<K extends TSettingKey> = {
 
 /** A value naming a credential file outside DATA_DIR/credentials/ (or one of our secrets) is never stored. */
 function checkCredentialFiles<K extends TSettingKey>(key: K, value: TSettingParsed<K>, dataDir: string | undefined): void {
-  const definition = SETTING_SCHEMAS[key] as { credentialFiles?: (value: unknown) => readonly { field: string; file: string }[] };
+  const definition = SETTING_DEFINITIONS[key] as { credentialFiles?: (value: unknown) => readonly { field: string; file: string }[] };
   for (const { field, file } of definition.credentialFiles?.(value) ?? []) {
     const refusal = checkCredentialFilePath(file, dataDir ?? getEnv().dataDir);
     if (refusal) throw new AppError(refusal.code, refusal.message, { fieldErrors: { [field]: [refusal.message] } });
@@ -77,7 +77,7 @@ function checkCredentialFiles<K extends TSettingKey>(key: K, value: TSettingPars
 }
 
 export async function writeSetting<K extends TSettingKey>(db: Db | DbTx, input: TWriteSettingInput<K>): Promise<TSettingParsed<K>> {
-  const parsed = SETTING_SCHEMAS[input.key].schema.safeParse(input.value);
+  const parsed = SETTING_DEFINITIONS[input.key].schema.safeParse(input.value);
   const reason = ZAuditReasonSchema.safeParse(input.reason);
   if (!parsed.success || !reason.success) {
     const valueIssues = parsed.success ? [] : parsed.error.issues;

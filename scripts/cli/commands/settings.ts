@@ -5,7 +5,7 @@
  */
 import { AppError } from "../../../lib/errors";
 import { readSetting, writeSetting } from "../../../lib/settings/operator-settings";
-import { isSettingKey, SETTING_KEYS, SETTING_SCHEMAS } from "../../../lib/settings/setting-schemas";
+import { isSettingKey, SETTING_KEYS, SETTING_DEFINITIONS } from "../../../lib/settings/setting-registry";
 import { parseCommandArgs, withDatabase, type Command } from "../context";
 import { printResult, table, UsageError } from "../output";
 
@@ -33,7 +33,7 @@ export const settingsGet: Command = {
         table(
           Object.entries(all).map(([key, value]) => ({
             key,
-            label: SETTING_SCHEMAS[key as keyof typeof SETTING_SCHEMAS].label,
+            label: SETTING_DEFINITIONS[key as keyof typeof SETTING_DEFINITIONS].label,
             value: JSON.stringify(value).slice(0, 100),
           })),
           ["key", "label", "value"],
