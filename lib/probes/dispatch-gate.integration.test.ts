@@ -11,7 +11,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../db/client";
 import { parseEnv, type TEnv } from "../env";
-import { writeSetting } from "../settings/operator-settings";
+import { readSettingVersion, writeSetting } from "../settings/operator-settings";
 import { readSubstrateConfig } from "../settings/substrate-config";
 import { createTestDatabase } from "../testing/test-database";
 import { PROBE_IDS } from "./probe-catalog";
@@ -83,6 +83,7 @@ describe("the gate reads the latest completed run for its digest", () => {
 describe("the probe external targets are a digest input", () => {
   it("changing probe.externalTargets changes the digest and closes an open gate", async () => {
     expect((await readDispatchGate(db, localEnv)).isOpen).toBe(true);
+    const dispatchVersion = await readSettingVersion(db, "dispatch");
     const before = await readSubstrateConfig(db, await substrateEndpointPart(localEnv));
     await writeSetting(db, {
       key: "probe.externalTargets",
@@ -92,9 +93,15 @@ describe("the probe external targets are a digest input", () => {
     });
     const after = await readSubstrateConfig(db, await substrateEndpointPart(localEnv));
     expect(after.digest).not.toBe(before.digest);
+    // The settings store knows nothing of dispatch: the write leaves the gate's row alone …
+    expect(await readSettingVersion(db, "dispatch")).toBe(dispatchVersion);
+    // … and the gate, re-proved at its next read, closes on the digest it was not opened for, naming the setting.
     const gate = await readDispatchGate(db, localEnv);
     expect(gate).toMatchObject({ isOpen: false, mode: "off" });
-    expect(gate.closedReason).toMatch(/probe\.externalTargets.*changed/);
+    expect(gate.closedReason).toMatch(/^Setting "probe\.externalTargets" changed: /);
+    expect(await readSettingVersion(db, "dispatch")).toBe(dispatchVersion + 1);
+    const audit = await db.auditLog.findFirst({ where: { action: "dispatch.close" }, orderBy: { id: "desc" } });
+    expect(audit?.detail).toMatchObject({ cause: "probe.externalTargets", reason: gate.closedReason });
   });
 });
 

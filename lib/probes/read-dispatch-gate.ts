@@ -32,7 +32,7 @@ export async function readDispatchGate(db: Db, env: TEnv): Promise<TDispatchGate
   const view = { currentDigest: snapshot.digest, substrate: endpoint.substrate.kind };
   if (gate.mode === "off") return { ...gate, ...view, isOpen: false };
   const latestRun = gate.configDigest ? await latestCompletedRunFor(db, gate.configDigest) : null;
-  const check = recheckOpenGate(gate, { currentDigest: snapshot.digest, latestRun });
+  const check = recheckOpenGate(gate, { currentDigest: snapshot.digest, currentConfig: snapshot.config, latestRun });
   if (check.kind === "open") return { ...gate, ...view, isOpen: true };
   const reason = (check.reason ?? "The dispatch gate no longer holds.").slice(0, AUDIT_REASON_MAX_CHARS);
   const closed: TDispatchSetting = { ...DISPATCH_CLOSED, closedReason: reason, changedAt: new Date().toISOString() };
@@ -43,7 +43,12 @@ export async function readDispatchGate(db: Db, env: TEnv): Promise<TDispatchGate
       action: "dispatch.close",
       targetType: "setting",
       targetId: "dispatch",
-      detail: { reason, before: gate as never },
+      detail: {
+        reason,
+        ...(check.changedSettings && check.changedSettings.length > 0 ? { cause: check.changedSettings.join(", ") } : {}),
+        openedByRunId: gate.openedByRunId,
+        before: gate as never,
+      },
     });
   });
   return { ...closed, ...view, isOpen: false };

@@ -2,6 +2,10 @@
  * Reading and writing operator settings: the only code that touches OperatorSetting rows. Every
  * write is validated by the registry's schema and audit-logged with the actor and the before/after
  * values in the same transaction (settings never hold secrets, only paths to secret files).
+ * The store knows nothing of dispatch: a change to a digest input changes the substrate
+ * configuration digest, and the gate — re-proved at every read (lib/probes/read-dispatch-gate.ts,
+ * before every provisioning too) — closes on seeing a digest it was not opened for, naming the
+ * settings whose parts differ.
  */
 import { recordAudit } from "../audit";
 import type { Db, DbTx } from "../db/client";
@@ -9,7 +13,6 @@ import { getEnv } from "../env";
 import { ZAuditReasonSchema } from "../contract/audit-reason";
 import { AppError } from "../errors";
 import { checkCredentialFilePath } from "../secrets/credential-file";
-import { closeDispatchOnConfigChange, isDigestInputSetting } from "./close-dispatch-on-change";
 import { SETTING_DEFINITIONS, type TSettingKey, type TSettingParsed, type TSettingValue } from "./setting-registry";
 
 export async function readSetting<K extends TSettingKey>(db: Db | DbTx, key: K): Promise<TSettingValue<K>> {
@@ -123,8 +126,6 @@ export async function writeSetting<K extends TSettingKey>(db: Db | DbTx, input: 
         ...(input.via ? { via: input.via } : {}),
       },
     });
-    // Any change to an input of the substrate configuration digest closes the dispatch gate at once, in this transaction.
-    if (isDigestInputSetting(input.key)) await closeDispatchOnConfigChange(tx, { changedKey: input.key, actorId: input.actorId });
   };
   if ("$transaction" in db) await db.$transaction(write);
   else await write(db);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ACTIONS } from "../contract/actions";
+import { ZSubstrateConfigSchema } from "../contract/dispatch-setting";
 import { defineSetting } from "./define-setting";
 import { SETTING_PAGES, type TSettingPage } from "./setting-pages";
 import {
@@ -45,6 +46,13 @@ describe("a setting is defined once", () => {
     expect(digestInputKeysOf().sort()).toEqual(
       ["guest.agent", "guest.image", "probe.externalTargets", "task.limits", "task.overrideMaxima", "verifier.image"].sort(),
     );
+  });
+
+  it("every part of the substrate configuration is decided by exactly one setting, or by the environment", () => {
+    const parts = Object.keys(ZSubstrateConfigSchema.shape);
+    const claimed = digestInputKeysOf().flatMap((key) => SETTING_DEFINITIONS[key as keyof typeof SETTING_DEFINITIONS].digest ?? []);
+    // v is the format; substrate and network.relayEndpoint are the environment's; network's channel follows task.limits
+    expect([...claimed, "v", "substrate", "network"].sort()).toEqual(parts.sort());
   });
 
   it("a new setting, defined in one place, is on its page's panels, in the index, and a digest input when it says so", () => {

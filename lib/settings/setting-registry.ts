@@ -45,7 +45,8 @@ export function isSettingKey(key: string): key is TSettingKey {
 /** A registry to derive from: the real one, or one a test extends with a setting of its own. */
 export type TSettingRegistry = Readonly<Record<string, Omit<TSettingDefinition, "credentialFiles">>>;
 
-const REGISTRY: TSettingRegistry = SETTING_DEFINITIONS as unknown as TSettingRegistry;
+/** The registry as data, for what is derived from every definition alike. */
+export const SETTING_REGISTRY: TSettingRegistry = SETTING_DEFINITIONS as unknown as TSettingRegistry;
 
 export function isFormSettingKey(key: string): key is TFormSettingKey {
   return isSettingKey(key) && "form" in SETTING_DEFINITIONS[key].editor;
@@ -59,14 +60,14 @@ export function formOf(key: TFormSettingKey): TSettingForm {
 }
 
 /** The settings whose change changes the substrate configuration digest (and so closes an open dispatch gate). */
-export function digestInputKeysOf(registry: TSettingRegistry = REGISTRY): string[] {
+export function digestInputKeysOf(registry: TSettingRegistry = SETTING_REGISTRY): string[] {
   return Object.keys(registry).filter((key) => registry[key]!.digest !== undefined);
 }
 
 export type TSettingPanel = { key: string; label: string; description: string | null; form: TSettingForm; default: unknown };
 
 /** The panels a page shows, in registry order: every setting defined on it with a form. */
-export function settingPanelsOf(page: TSettingPage, registry: TSettingRegistry = REGISTRY): TSettingPanel[] {
+export function settingPanelsOf(page: TSettingPage, registry: TSettingRegistry = SETTING_REGISTRY): TSettingPanel[] {
   return Object.entries(registry).flatMap(([key, definition]) =>
     definition.page === page && "form" in definition.editor
       ? [
@@ -83,7 +84,9 @@ export function settingPanelsOf(page: TSettingPage, registry: TSettingRegistry =
 }
 
 /** The Settings index: each page with the labels of the settings on it. */
-export function settingPagesIndex(registry: TSettingRegistry = REGISTRY): { href: TSettingPage; title: string; settings: string[] }[] {
+export function settingPagesIndex(
+  registry: TSettingRegistry = SETTING_REGISTRY,
+): { href: TSettingPage; title: string; settings: string[] }[] {
   return (Object.keys(SETTING_PAGES) as TSettingPage[]).map((href) => ({
     href,
     title: SETTING_PAGES[href],

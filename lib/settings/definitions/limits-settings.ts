@@ -34,8 +34,9 @@ export const LIMITS_SETTINGS = {
     label: "Limits every guest runs under",
     permission: "limits.edit",
     page: "/operator/limits",
-    // the relay channel decides the guest's network policy, so it is part of the digest too
-    digest: ["limits", "network"],
+    // its relay channel also decides the guest's network policy (the config's `network`), which
+    // follows from `limits`; the relay endpoint there is the environment's
+    digest: ["limits"],
     editor: {
       description: "What every task's guest runs under. Blank = the default.",
       form: {
