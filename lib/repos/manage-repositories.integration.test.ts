@@ -45,7 +45,7 @@ afterAll(async () => {
 
 describe("per-task limits", () => {
   it("records the limits version the task was created under", async () => {
-    await writeSetting(db, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, cpus: 2 }, actorId: null, reason: "v1" });
+    await writeSetting(db, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, cpus: 2 }, actorId: null, reason: "version one" });
     const task = await createTask({ db, env }, issue);
     expect(task).toMatchObject({ limitsVersion: 1, limitsOverrides: null });
     expect((task.limits as { cpus: number }).cpus).toBe(2);
