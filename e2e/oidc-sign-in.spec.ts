@@ -17,7 +17,15 @@ test.beforeAll(async () => {
     port,
     client: { clientId: "school-core-e2e", clientSecret, redirectUri: `${process.env.E2E_BASE_URL}/api/auth/callback/oidc` },
   });
-  cliJson(["settings", "set", "auth.oidc", "--value", JSON.stringify({ teacherGroups: ["teachers"], operatorGroups: ["it-staff"] })]);
+  cliJson([
+    "settings",
+    "set",
+    "auth.oidc",
+    "--value",
+    JSON.stringify({ teacherGroups: ["teachers"], operatorGroups: ["it-staff"] }),
+    "--reason",
+    "the e2e identity provider",
+  ]);
 });
 
 test.afterAll(async () => {

@@ -1,6 +1,7 @@
 import "server-only";
 import { z } from "zod";
-import { can, type Actor, type TAction } from "@/lib/auth/permissions";
+import { can, type Actor } from "@/lib/auth/permissions";
+import type { TAction } from "@/lib/contract/actions";
 import { isAppError, userMessageOf } from "@/lib/errors";
 import { logError } from "@/lib/log";
 import { getActor } from "./actor";

@@ -1,7 +1,8 @@
 import "server-only";
 import { NextResponse } from "next/server";
 import type { z } from "zod";
-import { can, type Actor, type TAction } from "@/lib/auth/permissions";
+import { can, type Actor } from "@/lib/auth/permissions";
+import type { TAction } from "@/lib/contract/actions";
 import { AppError, isAppError, userMessageOf } from "@/lib/errors";
 import { logError } from "@/lib/log";
 import { parseOrThrow } from "@/lib/parse-or-throw";

@@ -23,7 +23,12 @@ beforeAll(async () => {
     actorId: alice,
     reason: "term starts",
   });
-  await writeSetting(db, { key: "task.retry", value: { maxAutomaticRetries: 2, backoffSeconds: 30 }, actorId: alice });
+  await writeSetting(db, {
+    key: "task.retry",
+    value: { maxAutomaticRetries: 2, backoffSeconds: 30 },
+    actorId: alice,
+    reason: "test setup",
+  });
   await recordAudit(db, { actorId: null, action: "task.retry", targetType: "task", targetId: "t1", detail: { isAutomatic: true } });
   await db.auditLog.create({
     data: { actorId: alice, action: "user.create", targetType: "user", targetId: "u1", createdAt: new Date("2030-05-02T10:00:00Z") },

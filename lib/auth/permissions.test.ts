@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ACTIONS, can, parseRoles, ROLE_PERMISSIONS, type Actor } from "./permissions";
+import { ACTIONS } from "../contract/actions";
+import { can, parseRoles, ROLE_PERMISSIONS, type Actor } from "./permissions";
 
 const actor = (roles: string[]): Actor => ({ userId: "u", email: "e@x", roles: parseRoles(roles) });
 

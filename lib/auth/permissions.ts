@@ -2,39 +2,12 @@
  * Who may do what: one table, one check. Every page, action and route handler calls `can`.
  */
 import { z } from "zod";
+import { ACTIONS, type TAction } from "../contract/actions";
 
 export const ZRoleSchema = z.enum(["teacher", "operator"]);
 export type TRole = z.infer<typeof ZRoleSchema>;
 
 export type Actor = { userId: string; email: string; roles: readonly TRole[] };
-
-export const ACTIONS = [
-  "review.view",
-  "review.decide",
-  "operator.view",
-  "task.create",
-  "task.cancel",
-  "task.reverify",
-  "task.retry",
-  "audit.view",
-  "repository.manage",
-  "machine.manage",
-  "limits.edit",
-  "spend.edit",
-  "dispatch.toggle",
-  "manifest.edit",
-  "probe.run",
-  "relay.manage",
-  "candidate.reprove",
-  "publish.manage",
-  "user.manage",
-  /** every signed-in user's own profile: their email notification choices */
-  "profile.edit",
-  /** operators' webhooks and the whole notification delivery log */
-  "notification.manage",
-  "agent.manage",
-] as const;
-export type TAction = (typeof ACTIONS)[number];
 
 const OPERATOR_ACTIONS = ACTIONS.filter((a) => !a.startsWith("review."));
 

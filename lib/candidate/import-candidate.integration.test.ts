@@ -283,6 +283,7 @@ describe("importCandidate: disagreements fail closed", () => {
         repositories: { [fx.repository]: { allowed: [".github/workflows/**"] } },
       },
       actorId: null,
+      reason: "test setup",
     });
     try {
       const second = await fx.createTask();
@@ -298,7 +299,12 @@ describe("importCandidate: disagreements fail closed", () => {
       });
       expect(manifest.changedFiles.map((f) => f.path)).toContain(".github/workflows/steal.yml");
     } finally {
-      await writeSetting(db, { key: "publish.protectedPaths", value: DEFAULT_PROTECTED_PATHS_SETTING, actorId: null });
+      await writeSetting(db, {
+        key: "publish.protectedPaths",
+        value: DEFAULT_PROTECTED_PATHS_SETTING,
+        actorId: null,
+        reason: "test setup",
+      });
     }
   });
 

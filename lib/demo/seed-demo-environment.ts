@@ -89,11 +89,17 @@ export async function seedDemoEnvironment(options: TSeedDemoOptions): Promise<vo
       db,
       { apiBaseUrl: options.forgeUrl, tokenFile: path.resolve(options.forgeTokenFile) },
       null,
+      "the demo's local forge",
       options.dataDir,
     );
   }
   if (!(await readRelayUpstream({ db }).catch(() => null))) {
-    await setRelayUpstream({ db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "demo-seed" });
+    await setRelayUpstream({
+      db,
+      value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS },
+      reason: "the demo's scripted transport",
+      via: "demo-seed",
+    });
   }
   if (!(await getActiveManifest(db))) await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
 }

@@ -36,15 +36,21 @@ beforeAll(async () => {
   const created = await createGreeterWorld({ withRecipe: true });
   ({ world, registry } = created);
   greeterSha = created.greeter.sha;
-  await setRelayUpstream({ db: world.db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "test" });
+  await setRelayUpstream({
+    db: world.db,
+    value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS },
+    via: "test",
+    reason: "test setup",
+  });
 });
 
 async function runGreeterTask(agentCommand: string[]) {
-  await writeSetting(world.db, { key: "guest.agent", value: { command: agentCommand }, actorId: null });
+  await writeSetting(world.db, { key: "guest.agent", value: { command: agentCommand }, actorId: null, reason: "test setup" });
   await writeSetting(world.db, {
     key: "task.limits",
     value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 120, memoryMb: 1024 },
     actorId: null,
+    reason: "test setup",
   });
   await qualifyForTests(world.db, world.env);
   const task = await createTask(

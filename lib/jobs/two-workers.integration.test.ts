@@ -133,8 +133,13 @@ beforeAll(async () => {
     args: ["push", "--quiet", repo.gitDir, `${world.demoSha}:refs/heads/main`],
   });
   await world.db.targetRepository.update({ where: { name: "demo/calculator" }, data: { cloneUrl: `${forge.url}/demo/calculator.git` } });
-  await saveGitHubPublishSetting(world.db, { apiBaseUrl: forge.url, tokenFile }, null, world.env.dataDir);
-  await writeSetting(world.db, { key: "machines.concurrency", value: { maxMachines: MACHINE_CAP, bySubstrate: {} }, actorId: null });
+  await saveGitHubPublishSetting(world.db, { apiBaseUrl: forge.url, tokenFile }, null, "test setup", world.env.dataDir);
+  await writeSetting(world.db, {
+    key: "machines.concurrency",
+    value: { maxMachines: MACHINE_CAP, bySubstrate: {} },
+    actorId: null,
+    reason: "test setup",
+  });
   const teacherRow = await world.db.user.create({ data: { email: "t@workers.test", name: "T", roles: ["teacher"], passwordHash: "x" } });
   teacher = { userId: teacherRow.id, email: teacherRow.email, roles: ["teacher"] };
 });

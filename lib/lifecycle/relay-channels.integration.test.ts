@@ -24,7 +24,12 @@ let relayServer: http.Server;
 
 beforeAll(async () => {
   world = await createLifecycleWorld();
-  await setRelayUpstream({ db: world.db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "test" });
+  await setRelayUpstream({
+    db: world.db,
+    value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS },
+    via: "test",
+    reason: "test setup",
+  });
   // The relay listener's real request handler (lib/relay/relay-server.ts serves the same one).
   relayServer = http.createServer(createRelayRequestListener({ db: world.db }));
   await new Promise<void>((resolve) => relayServer.listen(0, "127.0.0.1", resolve));
@@ -79,6 +84,7 @@ describe("the student agent through the task relay", () => {
         requestTimeoutMs: 2000,
       },
       via: "test",
+      reason: "test setup",
     });
     try {
       const taskId = await world.createDemoTask({ agentCommand: STUDENT_AGENT, limits: { relayChannel: "mailbox" } });
@@ -89,7 +95,12 @@ describe("the student agent through the task relay", () => {
       expect(await world.db.candidate.count({ where: { taskId } })).toBe(0);
       expect(await world.liveAtProvider()).toBe(0);
     } finally {
-      await setRelayUpstream({ db: world.db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "test" });
+      await setRelayUpstream({
+        db: world.db,
+        value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS },
+        via: "test",
+        reason: "test setup",
+      });
     }
   });
 });

@@ -17,6 +17,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import { ZAuditReasonSchema } from "../contract/audit-reason";
 import { recordAudit } from "../audit";
 import type { Db } from "../db/client";
 import type { TaskState } from "../db/generated/enums";
@@ -29,7 +30,7 @@ import { transitionTaskIn } from "../tasks/transition-task";
 export const ZRetryTaskSchema = z
   .object({
     taskId: z.uuid(),
-    reason: z.string().trim().min(3, "Say why (at least 3 characters): it goes into the audit trail.").max(500),
+    reason: ZAuditReasonSchema,
   })
   .strict();
 export type TRetryTaskInput = z.input<typeof ZRetryTaskSchema>;

@@ -19,19 +19,24 @@ import { createRelayRequestListener } from "../relay/relay-http";
 import { startFakeAnthropicServer, startFakeOpenAiServer, type TFakeUpstream } from "../relay/testing/fake-upstream-servers";
 import { setRelayUpstream } from "../relay/upstream-setting";
 import { ensureCredentialsDir } from "../secrets/credential-file";
-import { SETTING_SCHEMAS } from "../settings/setting-schemas";
+import { SETTING_DEFINITIONS } from "../settings/setting-registry";
 import { advanceTask } from "../jobs/advance-task";
 import { qualifyForTests } from "../probes/testing/qualify-for-tests";
 import { createLifecycleWorld, type LifecycleWorld } from "./testing/lifecycle-fixture";
 
 /** The default `guest.agent` command: the SDK agent. */
-const DEFAULT_AGENT = SETTING_SCHEMAS["guest.agent"].default.command;
+const DEFAULT_AGENT = SETTING_DEFINITIONS["guest.agent"].default.command;
 let world: LifecycleWorld;
 let relayServer: http.Server;
 
 beforeAll(async () => {
   world = await createLifecycleWorld();
-  await setRelayUpstream({ db: world.db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "test" });
+  await setRelayUpstream({
+    db: world.db,
+    value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS },
+    via: "test",
+    reason: "test setup",
+  });
   relayServer = http.createServer(createRelayRequestListener({ db: world.db, dataDir: world.env.dataDir }));
   await new Promise<void>((resolve) => relayServer.listen(0, "127.0.0.1", resolve));
 });
@@ -115,11 +120,17 @@ describe("the SDK agents through the in-guest model endpoint", () => {
         value: { kind: "openai", endpoint: upstream.endpoint, model: "gpt-test-pinned", credentialFile },
         via: "test",
         dataDir: world.env.dataDir,
+        reason: "test setup",
       });
     });
 
     afterAll(async () => {
-      await setRelayUpstream({ db: world.db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "test" });
+      await setRelayUpstream({
+        db: world.db,
+        value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS },
+        via: "test",
+        reason: "test setup",
+      });
       await upstream?.close();
     });
 
@@ -152,11 +163,17 @@ describe("the SDK agents through the in-guest model endpoint", () => {
         value: { kind: "anthropic", endpoint: upstream.endpoint, model: "claude-test-pinned", credentialFile },
         via: "test",
         dataDir: world.env.dataDir,
+        reason: "test setup",
       });
     });
 
     afterAll(async () => {
-      await setRelayUpstream({ db: world.db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "test" });
+      await setRelayUpstream({
+        db: world.db,
+        value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS },
+        via: "test",
+        reason: "test setup",
+      });
       await upstream?.close();
     });
 

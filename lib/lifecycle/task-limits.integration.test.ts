@@ -70,6 +70,7 @@ describe("a task's limits snapshot is held to the qualified configuration", () =
       key: "task.limits",
       value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 60, memoryMb: 512 },
       actorId: null,
+      reason: "test setup",
     });
     await qualifyForTests(world.db, world.env);
     const task = await runToRest(taskId);

@@ -3,6 +3,7 @@
  * retried first; only a machine the provider's get and list then show gone is released.
  */
 import { z } from "zod";
+import { ZAuditReasonSchema } from "../contract/audit-reason";
 import { recordAudit } from "../audit";
 import { AppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";
@@ -24,9 +25,7 @@ async function throwUnlessGone(
     );
 }
 
-export const ZReleaseQuarantineSchema = z
-  .object({ machineId: z.uuid(), reason: z.string().trim().min(5, "Give a reason (at least 5 characters).").max(1000) })
-  .strict();
+export const ZReleaseQuarantineSchema = z.object({ machineId: z.uuid(), reason: ZAuditReasonSchema }).strict();
 
 export async function releaseQuarantine(
   deps: Pick<TaskRunContext, "db" | "substrate">,

@@ -11,7 +11,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../db/client";
 import { parseEnv, type TEnv } from "../env";
-import { writeSetting } from "../settings/operator-settings";
+import { readSettingVersion, writeSetting } from "../settings/operator-settings";
 import { readSubstrateConfig } from "../settings/substrate-config";
 import { createTestDatabase } from "../testing/test-database";
 import { PROBE_IDS } from "./probe-catalog";
@@ -83,23 +83,31 @@ describe("the gate reads the latest completed run for its digest", () => {
 describe("the probe external targets are a digest input", () => {
   it("changing probe.externalTargets changes the digest and closes an open gate", async () => {
     expect((await readDispatchGate(db, localEnv)).isOpen).toBe(true);
+    const dispatchVersion = await readSettingVersion(db, "dispatch");
     const before = await readSubstrateConfig(db, await substrateEndpointPart(localEnv));
     await writeSetting(db, {
       key: "probe.externalTargets",
       value: { targets: [{ label: "metadata", host: "169.254.169.254", port: 80, protocol: "tcp" }] },
       actorId: null,
+      reason: "test setup",
     });
     const after = await readSubstrateConfig(db, await substrateEndpointPart(localEnv));
     expect(after.digest).not.toBe(before.digest);
+    // The settings store knows nothing of dispatch: the write leaves the gate's row alone …
+    expect(await readSettingVersion(db, "dispatch")).toBe(dispatchVersion);
+    // … and the gate, re-proved at its next read, closes on the digest it was not opened for, naming the setting.
     const gate = await readDispatchGate(db, localEnv);
     expect(gate).toMatchObject({ isOpen: false, mode: "off" });
-    expect(gate.closedReason).toMatch(/probe\.externalTargets.*changed/);
+    expect(gate.closedReason).toMatch(/^Setting "probe\.externalTargets" changed: /);
+    expect(await readSettingVersion(db, "dispatch")).toBe(dispatchVersion + 1);
+    const audit = await db.auditLog.findFirst({ where: { action: "dispatch.close" }, orderBy: { id: "desc" } });
+    expect(audit?.detail).toMatchObject({ cause: "probe.externalTargets", reason: gate.closedReason });
   });
 });
 
 describe("production dispatch on a hosted substrate", () => {
   it("is refused while the external targets are empty, and opens once P2 probed them", async () => {
-    await writeSetting(db, { key: "probe.externalTargets", value: { targets: [] }, actorId: null });
+    await writeSetting(db, { key: "probe.externalTargets", value: { targets: [] }, actorId: null, reason: "test setup" });
     await recordRun(hostedEnv, "passed");
     await expect(setDispatch({ db, env: hostedEnv }, { mode: "production", actorId: null, via: "test" })).rejects.toMatchObject({
       code: "DISPATCH_EXTERNAL_TARGETS_MISSING",
@@ -112,6 +120,7 @@ describe("production dispatch on a hosted substrate", () => {
       key: "probe.externalTargets",
       value: { targets: [{ label: "public", host: "192.0.2.1", port: 443, protocol: "tcp" }] },
       actorId: null,
+      reason: "test setup",
     });
     await recordRun(hostedEnv, "passed");
     expect(await setDispatch({ db, env: hostedEnv }, { mode: "production", actorId: null, via: "test" })).toMatchObject({

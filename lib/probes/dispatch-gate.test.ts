@@ -94,24 +94,56 @@ describe("recheckOpenGate", () => {
     changedAt: null,
   };
   it("holds while the digest and the latest completed run for it still prove it", () => {
-    expect(recheckOpenGate(open, { currentDigest: D1, latestRun: passed() })).toEqual({ kind: "open" });
+    expect(recheckOpenGate(open, { currentDigest: D1, currentConfig: CONFIG, latestRun: passed() })).toEqual({ kind: "open" });
     // a later passing run for the same digest proves it as well as the opening one
-    expect(recheckOpenGate(open, { currentDigest: D1, latestRun: passed({ id: "22222222-2222-4222-8222-222222222222" }) })).toEqual({
+    expect(
+      recheckOpenGate(open, {
+        currentDigest: D1,
+        currentConfig: CONFIG,
+        latestRun: passed({ id: "22222222-2222-4222-8222-222222222222" }),
+      }),
+    ).toEqual({
       kind: "open",
     });
   });
   it("closes when the configuration changed, or the latest completed run does not prove it", () => {
-    expect(recheckOpenGate(open, { currentDigest: D2, latestRun: passed() })).toMatchObject({
+    expect(recheckOpenGate(open, { currentDigest: D2, currentConfig: CONFIG, latestRun: passed() })).toMatchObject({
       kind: "closed",
       mustRecord: true,
       reason: expect.stringMatching(/configuration changed/),
     });
-    expect(recheckOpenGate(open, { currentDigest: D1, latestRun: null })).toMatchObject({ kind: "closed", mustRecord: true });
-    expect(recheckOpenGate({ ...open, mode: "production" }, { currentDigest: D1, latestRun: passed() })).toMatchObject({ kind: "closed" });
+    expect(recheckOpenGate(open, { currentDigest: D1, currentConfig: CONFIG, latestRun: null })).toMatchObject({
+      kind: "closed",
+      mustRecord: true,
+    });
+  });
+  it("names the settings (by the parts their definitions decide) or the environment that changed the digest", () => {
+    const changed = { ...CONFIG, guestImage: { type: "smolmachine", reference: "other" }, limits: { cpus: 4 } };
+    expect(recheckOpenGate(open, { currentDigest: D2, currentConfig: changed, latestRun: passed() })).toMatchObject({
+      kind: "closed",
+      changedSettings: ["task.limits", "guest.image"],
+      reason: expect.stringMatching(/^Settings "task\.limits", "guest\.image" changed: the substrate configuration digest is now b{12}…/),
+    });
+    const moved = { ...CONFIG, substrate: { kind: "smolcloud" as const, url: "https://api.example" } };
+    expect(recheckOpenGate(open, { currentDigest: D2, currentConfig: moved, latestRun: passed() })).toMatchObject({
+      changedSettings: [],
+      reason: expect.stringMatching(/^The substrate endpoint changed: /),
+    });
+    // the relay channel is task.limits' (it decides `network`), the relay endpoint the environment's
+    const http = {
+      ...CONFIG,
+      network: { relayChannel: "http" as const, mode: "allowCidrs" as const, relayEndpoint: "http://127.0.0.1:3100" },
+    };
+    expect(recheckOpenGate(open, { currentDigest: D2, currentConfig: http, latestRun: passed() })).toMatchObject({
+      reason: expect.stringMatching(/^The substrate endpoint changed: /),
+    });
+    expect(
+      recheckOpenGate({ ...open, mode: "production" }, { currentDigest: D1, currentConfig: CONFIG, latestRun: passed() }),
+    ).toMatchObject({ kind: "closed" });
   });
   it("closes when a later run for the same digest failed, even though the opening run passed", () => {
     const later = passed({ id: "33333333-3333-4333-8333-333333333333", state: "failed", results: [{ probe: "P2", status: "failed" }] });
-    expect(recheckOpenGate(open, { currentDigest: D1, latestRun: later })).toMatchObject({
+    expect(recheckOpenGate(open, { currentDigest: D1, currentConfig: CONFIG, latestRun: later })).toMatchObject({
       kind: "closed",
       mustRecord: true,
       reason: expect.stringMatching(/33333333-3333-4333-8333-333333333333.*did not pass/),

@@ -12,6 +12,7 @@
 import type { TDispatchMode, TDispatchSetting, TSubstrateConfig } from "../contract/dispatch-setting";
 import { ZTaskLimitsSchema, type TTaskLimits } from "../contract/limits";
 import { ZLimitOverrideMaximaSchema } from "../settings/setting-schemas";
+import { changedDigestInputs } from "../settings/substrate-config";
 import { PROBE_IDS } from "./probe-catalog";
 export type TGateRun = {
   id: string;
@@ -79,14 +80,24 @@ export function decideDispatchOpen(input: {
  */
 export function recheckOpenGate(
   gate: TDispatchSetting,
-  input: { currentDigest: string; latestRun: TGateRun | null },
-): { kind: "open" } | { kind: "closed"; reason: string | null; mustRecord: boolean } {
+  input: { currentDigest: string; currentConfig: TSubstrateConfig; latestRun: TGateRun | null },
+): { kind: "open" } | { kind: "closed"; reason: string | null; mustRecord: boolean; changedSettings?: string[] } {
   if (gate.mode === "off") return { kind: "closed", reason: gate.closedReason, mustRecord: false };
   if (gate.configDigest !== input.currentDigest) {
+    // The gate keeps the configuration it was opened for, so it can name what changed since.
+    const changed = gate.config ? changedDigestInputs(gate.config, input.currentConfig) : { settings: [], isEnvironmentChanged: false };
+    const causes = [
+      ...(changed.settings.length > 0
+        ? [`${changed.settings.length === 1 ? "Setting" : "Settings"} ${changed.settings.map((key) => `"${key}"`).join(", ")} changed`]
+        : []),
+      ...(changed.isEnvironmentChanged ? ["the substrate endpoint changed"] : []),
+    ];
+    const what = causes.length > 0 ? causes.join(" and ") : "The substrate configuration changed";
     return {
       kind: "closed",
-      reason: `The substrate configuration changed (digest ${input.currentDigest.slice(0, 12)}…, dispatch was qualified for ${gate.configDigest?.slice(0, 12)}…). Run the probes again.`,
+      reason: `${what.charAt(0).toUpperCase()}${what.slice(1)}: the substrate configuration digest is now ${input.currentDigest.slice(0, 12)}… (dispatch was qualified for ${gate.configDigest?.slice(0, 12)}…). Run the probes again.`,
       mustRecord: true,
+      changedSettings: changed.settings,
     };
   }
   const decision = decideDispatchOpen({

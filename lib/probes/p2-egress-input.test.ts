@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { DEFAULT_PROBE_EXTERNAL_TARGETS, ZProbeExternalTargetsSettingSchema } from "../contract/probe-external-targets-setting";
-import { SETTING_SCHEMAS } from "../settings/setting-schemas";
+import { SETTING_DEFINITIONS } from "../settings/setting-registry";
 import { buildBlockedGuestProbeInput, PROBE_DNS_NAME } from "./p2-egress-input";
 import { judgeRelayAttempts, relayProxyAttempts } from "./p2-relay-route";
 
@@ -16,7 +16,7 @@ const CONTROL_PLANE = [{ label: "web app", host: "127.0.0.1", port: 3000 }];
 
 describe("probe.externalTargets (operator setting)", () => {
   it("is registered, empty by default", () => {
-    expect(SETTING_SCHEMAS["probe.externalTargets"].default).toEqual({ targets: [] });
+    expect(SETTING_DEFINITIONS["probe.externalTargets"].default).toEqual({ targets: [] });
     expect(DEFAULT_PROBE_EXTERNAL_TARGETS.targets).toHaveLength(0);
   });
 

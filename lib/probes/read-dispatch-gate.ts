@@ -7,6 +7,7 @@
  * queued.
  */
 import { recordAudit } from "../audit";
+import { AUDIT_REASON_MAX_CHARS } from "../contract/audit-reason";
 import { DISPATCH_CLOSED, type TDispatchSetting } from "../contract/dispatch-setting";
 import type { Db } from "../db/client";
 import type { TEnv } from "../env";
@@ -31,17 +32,23 @@ export async function readDispatchGate(db: Db, env: TEnv): Promise<TDispatchGate
   const view = { currentDigest: snapshot.digest, substrate: endpoint.substrate.kind };
   if (gate.mode === "off") return { ...gate, ...view, isOpen: false };
   const latestRun = gate.configDigest ? await latestCompletedRunFor(db, gate.configDigest) : null;
-  const check = recheckOpenGate(gate, { currentDigest: snapshot.digest, latestRun });
+  const check = recheckOpenGate(gate, { currentDigest: snapshot.digest, currentConfig: snapshot.config, latestRun });
   if (check.kind === "open") return { ...gate, ...view, isOpen: true };
-  const closed: TDispatchSetting = { ...DISPATCH_CLOSED, closedReason: check.reason, changedAt: new Date().toISOString() };
+  const reason = (check.reason ?? "The dispatch gate no longer holds.").slice(0, AUDIT_REASON_MAX_CHARS);
+  const closed: TDispatchSetting = { ...DISPATCH_CLOSED, closedReason: reason, changedAt: new Date().toISOString() };
   await db.$transaction(async (tx) => {
-    await writeSetting(tx, { key: "dispatch", value: closed, actorId: null, reason: check.reason ?? undefined, via: "dispatch-gate" });
+    await writeSetting(tx, { key: "dispatch", value: closed, actorId: null, reason, via: "dispatch-gate" });
     await recordAudit(tx, {
       actorId: null,
       action: "dispatch.close",
       targetType: "setting",
       targetId: "dispatch",
-      detail: { reason: check.reason, before: gate as never },
+      detail: {
+        reason,
+        ...(check.changedSettings && check.changedSettings.length > 0 ? { cause: check.changedSettings.join(", ") } : {}),
+        openedByRunId: gate.openedByRunId,
+        before: gate as never,
+      },
     });
   });
   return { ...closed, ...view, isOpen: false };

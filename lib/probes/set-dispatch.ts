@@ -23,12 +23,9 @@ export async function setDispatch(
 ): Promise<TDispatchGateView> {
   const { db, env } = deps;
   if (input.mode === "off") {
-    const value: TDispatchSetting = {
-      ...DISPATCH_CLOSED,
-      closedReason: `turned off by ${input.actorId ? "an operator" : "the CLI"} (${input.via})`,
-      changedAt: new Date().toISOString(),
-    };
-    await writeSetting(db, { key: "dispatch", value, actorId: input.actorId, reason: value.closedReason ?? undefined, via: input.via });
+    const reason = `turned off by ${input.actorId ? "an operator" : "the CLI"} (${input.via})`;
+    const value: TDispatchSetting = { ...DISPATCH_CLOSED, closedReason: reason, changedAt: new Date().toISOString() };
+    await writeSetting(db, { key: "dispatch", value, actorId: input.actorId, reason, via: input.via });
     return readDispatchGate(db, env);
   }
   const snapshot = await readSubstrateConfig(db, substrateEndpointPart(env));

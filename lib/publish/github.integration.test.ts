@@ -141,7 +141,7 @@ describe("GitHub provider", async () => {
       data: { value: { apiBaseUrl: env.forge.url, tokenFile: env.tokenFile, token: "inline" } },
     });
     await expect(loadPublicationProvider({ db, dataDir: env.dataDir })).rejects.toMatchObject({ code: "CONFIG_INVALID" });
-    await saveGitHubPublishSetting(db, { apiBaseUrl: env.forge.url, tokenFile: env.tokenFile }, null, env.dataDir);
+    await saveGitHubPublishSetting(db, { apiBaseUrl: env.forge.url, tokenFile: env.tokenFile }, null, "test setup", env.dataDir);
     const provider = await loadPublicationProvider({ db, dataDir: env.dataDir });
     try {
       expect(provider.name).toBe("github");
@@ -160,13 +160,17 @@ describe("GitHub provider", async () => {
       path.join(env.dataDir, "postgres-password"),
       path.join(env.dataDir, "credentials", "..", "nextauth-secret"),
     ]) {
-      await expect(saveGitHubPublishSetting(db, { apiBaseUrl: env.forge.url, tokenFile }, null, env.dataDir)).rejects.toMatchObject({
+      await expect(
+        saveGitHubPublishSetting(db, { apiBaseUrl: env.forge.url, tokenFile }, null, "test setup", env.dataDir),
+      ).rejects.toMatchObject({
         code: "CREDENTIAL_FILE_REFUSED",
         details: { fieldErrors: { tokenFile: [expect.stringContaining("DATA_DIR/credentials/")] } },
       });
     }
     for (const apiBaseUrl of ["http://api.example.invalid", "http://10.0.0.5:8080", "http://[2001:db8::1]/api/v3"]) {
-      await expect(saveGitHubPublishSetting(db, { apiBaseUrl, tokenFile: env.tokenFile }, null, env.dataDir)).rejects.toMatchObject({
+      await expect(
+        saveGitHubPublishSetting(db, { apiBaseUrl, tokenFile: env.tokenFile }, null, "test setup", env.dataDir),
+      ).rejects.toMatchObject({
         code: "VALIDATION_FAILED",
         message: expect.stringContaining("must be https"),
       });
@@ -179,7 +183,9 @@ describe("GitHub provider", async () => {
       "http://[::1]:7490",
       "https://api.github.com",
     ]) {
-      await expect(saveGitHubPublishSetting(db, { apiBaseUrl, tokenFile: env.tokenFile }, null, env.dataDir)).resolves.toBeTruthy();
+      await expect(
+        saveGitHubPublishSetting(db, { apiBaseUrl, tokenFile: env.tokenFile }, null, "test setup", env.dataDir),
+      ).resolves.toBeTruthy();
     }
 
     // A value stored before the rule (written past the registry) is refused when used, and the secret is never sent.
@@ -209,7 +215,9 @@ describe("GitHub provider", async () => {
       code: "PUBLISH_FAILED",
       message: expect.stringContaining("real path is not inside DATA_DIR/credentials/"),
     });
-    await expect(saveGitHubPublishSetting(db, { apiBaseUrl: env.forge.url, tokenFile: link }, null, env.dataDir)).rejects.toMatchObject({
+    await expect(
+      saveGitHubPublishSetting(db, { apiBaseUrl: env.forge.url, tokenFile: link }, null, "test setup", env.dataDir),
+    ).rejects.toMatchObject({
       code: "CREDENTIAL_FILE_REFUSED",
     });
     const hard = path.join(env.dataDir, "credentials", "hard-token");

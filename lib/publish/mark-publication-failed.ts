@@ -8,6 +8,7 @@
  * adopts that pull request instead of opening another.
  */
 import { z } from "zod";
+import { ZAuditReasonSchema } from "../contract/audit-reason";
 import { recordAudit } from "../audit";
 import { can, type Actor } from "../auth/permissions";
 import type { Db } from "../db/client";
@@ -16,9 +17,7 @@ import { parseOrThrow } from "../parse-or-throw";
 import { transitionTaskIn } from "../tasks/transition-task";
 import { boundLastError } from "./publication.repo";
 
-export const ZMarkPublicationFailedSchema = z
-  .object({ taskId: z.uuid(), reason: z.string().trim().min(3, "Give a reason.").max(500) })
-  .strict();
+export const ZMarkPublicationFailedSchema = z.object({ taskId: z.uuid(), reason: ZAuditReasonSchema }).strict();
 
 export type TMarkPublicationFailedInput = z.input<typeof ZMarkPublicationFailedSchema> & { actor: Actor };
 

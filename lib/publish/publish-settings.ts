@@ -17,8 +17,10 @@ export async function saveGitHubPublishSetting(
   db: Db | DbTx,
   value: TGitHubPublishSetting,
   actorId: string | null,
+  /** why it changes (the audit-reason rule) */
+  reason: string,
   /** whose DATA_DIR/credentials/ the token file must be in; the process's DATA_DIR when absent */
   dataDir?: string,
 ): Promise<TGitHubPublishSetting> {
-  return writeSetting(db, { key: "publish.github", value, actorId, dataDir });
+  return writeSetting(db, { key: "publish.github", value, actorId, reason, dataDir });
 }

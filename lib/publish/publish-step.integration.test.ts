@@ -43,7 +43,7 @@ beforeAll(async () => {
     args: ["push", "--quiet", repo.gitDir, `${world.demoSha}:refs/heads/main`],
   });
   await world.db.targetRepository.update({ where: { name: "demo/calculator" }, data: { cloneUrl: `${forge.url}/demo/calculator.git` } });
-  await saveGitHubPublishSetting(world.db, { apiBaseUrl: forge.url, tokenFile }, null, world.env.dataDir);
+  await saveGitHubPublishSetting(world.db, { apiBaseUrl: forge.url, tokenFile }, null, "test setup", world.env.dataDir);
   lockPool = new pg.Pool({ connectionString: world.databaseUrl, max: 4 });
   const teacherRow = await world.db.user.create({ data: { email: "t@forge.test", name: "T", roles: ["teacher"], passwordHash: "x" } });
   teacher = { userId: teacherRow.id, email: teacherRow.email, roles: ["teacher"] };

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import { ZOptionalAuditReasonSchema } from "../contract/audit-reason";
 import { recordAudit } from "../audit";
 import { can, type Actor } from "../auth/permissions";
 import type { Db } from "../db/client";
@@ -14,7 +15,7 @@ import { parseOrThrow } from "../parse-or-throw";
 import { transitionTaskIn } from "../tasks/transition-task";
 import { sanitizeExcerpt } from "../redact";
 
-export const ZRetryPublicationSchema = z.object({ taskId: z.uuid(), reason: z.string().trim().max(500).optional() }).strict();
+export const ZRetryPublicationSchema = z.object({ taskId: z.uuid(), reason: ZOptionalAuditReasonSchema }).strict();
 
 export type TRetryPublicationInput = z.input<typeof ZRetryPublicationSchema> & { actor: Actor };
 

@@ -79,6 +79,7 @@ describe("the upstream credential never leaves the transport", async () => {
         value: { kind, endpoint: fake.endpoint, model: "model-x", credentialFile, requestTimeoutMs: 2000 },
         via: "test",
         dataDir: dir,
+        reason: "test setup",
       });
       evidence.push(describeRelayUpstream((await readRelayUpstream({ db }))!));
 

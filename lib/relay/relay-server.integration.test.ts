@@ -111,7 +111,7 @@ async function rssKiB(pid: number): Promise<number> {
 
 describe("the relay listener process", async () => {
   const { db, url: databaseUrl } = await createTestDatabase();
-  await setRelayUpstream({ db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "test" });
+  await setRelayUpstream({ db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "test", reason: "test setup" });
   const [first, second] = await Promise.all([spawnListener(databaseUrl), spawnListener(databaseUrl)]);
 
   it("500 concurrent calls against a budget of 50, split across two listener processes, admit exactly 50", async () => {
@@ -169,10 +169,10 @@ describe("the relay listener process", async () => {
       return ((await response.json()) as { completion: { content: string } }).completion.content;
     };
     expect(await answer(first.url)).not.toBe("from the second script");
-    await setRelayUpstream({ db, value: { kind: "scripted", scriptFile }, via: "test" });
+    await setRelayUpstream({ db, value: { kind: "scripted", scriptFile }, via: "test", reason: "test setup" });
     expect(await answer(first.url)).toBe("from the second script");
     expect(await answer(second.url)).toBe("from the second script");
-    await setRelayUpstream({ db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "test" });
+    await setRelayUpstream({ db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "test", reason: "test setup" });
   });
 
   it(

@@ -45,24 +45,28 @@ describe("the relay upstream's credential file and endpoint", async () => {
       "/etc/passwd",
       "relative/key",
     ]) {
-      await expect(setRelayUpstream({ db, value: openai(file), via: "test", dataDir }), file).rejects.toMatchObject({
+      await expect(setRelayUpstream({ db, value: openai(file), via: "test", dataDir, reason: "test setup" }), file).rejects.toMatchObject({
         code: expect.stringMatching(/^(CREDENTIAL_FILE_REFUSED|VALIDATION_FAILED)$/),
       });
     }
-    await expect(setRelayUpstream({ db, value: openai(sessionSecretFile), via: "test", dataDir })).rejects.toMatchObject({
+    await expect(
+      setRelayUpstream({ db, value: openai(sessionSecretFile), via: "test", dataDir, reason: "test setup" }),
+    ).rejects.toMatchObject({
       code: "CREDENTIAL_FILE_REFUSED",
       message: expect.stringContaining("not inside DATA_DIR/credentials/"),
       details: { fieldErrors: { credentialFile: [expect.stringContaining("DATA_DIR/credentials/")] } },
     });
     expect(await db.operatorSetting.count({ where: { key: "relay.upstream" } })).toBe(0);
-    await expect(setRelayUpstream({ db, value: openai(goodFile), via: "test", dataDir })).resolves.toMatchObject({
+    await expect(setRelayUpstream({ db, value: openai(goodFile), via: "test", dataDir, reason: "test setup" })).resolves.toMatchObject({
       credentialFile: goodFile,
     });
   });
 
   it("an http endpoint that is not loopback is refused on write", async () => {
     for (const endpoint of ["http://upstream.example.invalid/v1/chat/completions", "http://192.168.1.10:8080/v1", "http://[fd00::1]/v1"]) {
-      await expect(setRelayUpstream({ db, value: openai(goodFile, endpoint), via: "test", dataDir })).rejects.toMatchObject({
+      await expect(
+        setRelayUpstream({ db, value: openai(goodFile, endpoint), via: "test", dataDir, reason: "test setup" }),
+      ).rejects.toMatchObject({
         code: "VALIDATION_FAILED",
         message: expect.stringContaining("must be https (plain http only to loopback"),
       });
@@ -81,7 +85,7 @@ describe("the relay upstream's credential file and endpoint", async () => {
 
   it("a symlink inside the credentials directory pointing at a secret is refused at use time (and a hard link)", async () => {
     const link = path.join(credentials, "looks-like-a-key");
-    await setRelayUpstream({ db, value: openai(link), via: "test", dataDir }); // nothing there yet: accepted on write
+    await setRelayUpstream({ db, value: openai(link), via: "test", dataDir, reason: "test setup" }); // nothing there yet: accepted on write
     await fs.symlink(sessionSecretFile, link);
     const viaLink = await testRelayUpstream({ db, dataDir }, { actorId: null });
     expect(viaLink).toMatchObject({ isOk: false, error: expect.stringContaining("real path is not inside DATA_DIR/credentials/") });

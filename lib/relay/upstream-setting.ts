@@ -15,17 +15,20 @@ export async function setRelayUpstream({
   db,
   value,
   actorId = null,
+  reason,
   via,
   dataDir,
 }: {
   db: Db;
   value: unknown;
   actorId?: string | null;
+  /** why it changes (the audit-reason rule) */
+  reason: string;
   via: string;
   /** whose DATA_DIR/credentials/ the credential file must be in; the process's DATA_DIR when absent */
   dataDir?: string;
 }): Promise<TRelayUpstreamSetting> {
-  return writeSetting(db, { key: "relay.upstream", value, actorId, via, dataDir });
+  return writeSetting(db, { key: "relay.upstream", value, actorId, reason, via, dataDir });
 }
 
 /** What an operator may see: everything but the credential, which the setting never holds anyway. */

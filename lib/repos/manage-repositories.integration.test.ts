@@ -45,7 +45,7 @@ afterAll(async () => {
 
 describe("per-task limits", () => {
   it("records the limits version the task was created under", async () => {
-    await writeSetting(db, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, cpus: 2 }, actorId: null, reason: "v1" });
+    await writeSetting(db, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, cpus: 2 }, actorId: null, reason: "version one" });
     const task = await createTask({ db, env }, issue);
     expect(task).toMatchObject({ limitsVersion: 1, limitsOverrides: null });
     expect((task.limits as { cpus: number }).cpus).toBe(2);
@@ -56,6 +56,7 @@ describe("per-task limits", () => {
       key: "task.overrideMaxima",
       value: { wallClockSeconds: 1200, cpus: 4, memoryMb: 2048, diskGb: 4 },
       actorId: null,
+      reason: "test setup",
     });
     const task = await createTask({ db, env }, { ...issue, cpus: "4", wallClockSeconds: "", memoryMb: 2048 });
     expect(task.limitsOverrides).toEqual({ cpus: 4, memoryMb: 2048 });

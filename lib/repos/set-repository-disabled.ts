@@ -3,6 +3,7 @@
  * tasks; its tasks, candidates and pull requests stay. Audited with the reason.
  */
 import { z } from "zod";
+import { ZAuditReasonSchema } from "../contract/audit-reason";
 import { recordAudit } from "../audit";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
@@ -12,7 +13,7 @@ export const ZSetRepositoryDisabledSchema = z
   .object({
     repositoryId: z.uuid(),
     isDisabled: z.enum(["true", "false"]).transform((v) => v === "true"),
-    reason: z.string().trim().min(3, "Say why (at least 3 characters).").max(500),
+    reason: ZAuditReasonSchema,
   })
   .strict();
 

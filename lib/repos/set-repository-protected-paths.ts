@@ -5,6 +5,7 @@
  * registry, so it is versioned and audited with before/after like every setting.
  */
 import { z } from "zod";
+import { ZAuditReasonSchema } from "../contract/audit-reason";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";
@@ -27,7 +28,7 @@ export const ZSetRepositoryProtectedPathsSchema = z
     allowed: lines,
     /** blank = the default patterns */
     patterns: lines,
-    reason: z.string().trim().min(3, "Say why (at least 3 characters).").max(500),
+    reason: ZAuditReasonSchema,
   })
   .strict();
 

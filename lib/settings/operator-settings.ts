@@ -2,19 +2,23 @@
  * Reading and writing operator settings: the only code that touches OperatorSetting rows. Every
  * write is validated by the registry's schema and audit-logged with the actor and the before/after
  * values in the same transaction (settings never hold secrets, only paths to secret files).
+ * The store knows nothing of dispatch: a change to a digest input changes the substrate
+ * configuration digest, and the gate — re-proved at every read (lib/probes/read-dispatch-gate.ts,
+ * before every provisioning too) — closes on seeing a digest it was not opened for, naming the
+ * settings whose parts differ.
  */
 import { recordAudit } from "../audit";
 import type { Db, DbTx } from "../db/client";
 import { getEnv } from "../env";
+import { ZAuditReasonSchema } from "../contract/audit-reason";
 import { AppError } from "../errors";
 import { checkCredentialFilePath } from "../secrets/credential-file";
-import { closeDispatchOnConfigChange, isDigestInputSetting } from "./close-dispatch-on-change";
-import { SETTING_SCHEMAS, type TSettingKey, type TSettingParsed, type TSettingValue } from "./setting-schemas";
+import { SETTING_DEFINITIONS, type TSettingKey, type TSettingParsed, type TSettingValue } from "./setting-registry";
 
 export async function readSetting<K extends TSettingKey>(db: Db | DbTx, key: K): Promise<TSettingValue<K>> {
   const row = await db.operatorSetting.findUnique({ where: { key } });
-  if (!row) return SETTING_SCHEMAS[key].default as TSettingValue<K>;
-  const parsed = SETTING_SCHEMAS[key].schema.safeParse(row.value);
+  if (!row) return SETTING_DEFINITIONS[key].default as TSettingValue<K>;
+  const parsed = SETTING_DEFINITIONS[key].schema.safeParse(row.value);
   // Fail closed: a stored value that no longer validates is a configuration error, not a default.
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -59,7 +63,8 @@ export type TWriteSettingInput<K extends TSettingKey> = {
   key: K;
   value: unknown;
   actorId: string | null;
-  reason?: string;
+  /** Why (the audit-reason rule, lib/contract/audit-reason.ts): required of every writer, the system's included. */
+  reason: string;
   via?: string;
   /** Whose DATA_DIR/credentials/ a credential file must be in; the process's DATA_DIR when absent. */
   dataDir?: string;
@@ -67,7 +72,7 @@ export type TWriteSettingInput<K extends TSettingKey> = {
 
 /** A value naming a credential file outside DATA_DIR/credentials/ (or one of our secrets) is never stored. */
 function checkCredentialFiles<K extends TSettingKey>(key: K, value: TSettingParsed<K>, dataDir: string | undefined): void {
-  const definition = SETTING_SCHEMAS[key] as { credentialFiles?: (value: unknown) => readonly { field: string; file: string }[] };
+  const definition = SETTING_DEFINITIONS[key] as { credentialFiles?: (value: unknown) => readonly { field: string; file: string }[] };
   for (const { field, file } of definition.credentialFiles?.(value) ?? []) {
     const refusal = checkCredentialFilePath(file, dataDir ?? getEnv().dataDir);
     if (refusal) throw new AppError(refusal.code, refusal.message, { fieldErrors: { [field]: [refusal.message] } });
@@ -75,13 +80,21 @@ function checkCredentialFiles<K extends TSettingKey>(key: K, value: TSettingPars
 }
 
 export async function writeSetting<K extends TSettingKey>(db: Db | DbTx, input: TWriteSettingInput<K>): Promise<TSettingParsed<K>> {
-  const parsed = SETTING_SCHEMAS[input.key].schema.safeParse(input.value);
-  if (!parsed.success) {
-    const issues = parsed.error.issues
-      .slice(0, 8)
-      .map((issue) => `${input.key}${issue.path.length ? "." + issue.path.join(".") : ""}: ${issue.message}`);
-    // Every issue, keyed by its path inside the value, so a form shows each next to its field.
-    throw new AppError("VALIDATION_FAILED", issues.join("; "), { fieldErrors: settingFieldErrors(parsed.error.issues) });
+  const parsed = SETTING_DEFINITIONS[input.key].schema.safeParse(input.value);
+  const reason = ZAuditReasonSchema.safeParse(input.reason);
+  if (!parsed.success || !reason.success) {
+    const valueIssues = parsed.success ? [] : parsed.error.issues;
+    const issues = [
+      ...valueIssues.slice(0, 8).map((issue) => `${input.key}${issue.path.length ? "." + issue.path.join(".") : ""}: ${issue.message}`),
+      ...(reason.success ? [] : [`reason: ${reason.error.issues[0]!.message}`]),
+    ];
+    // Every issue, keyed by its path inside the value, so a form shows each next to its field; a bad reason under "reason".
+    throw new AppError("VALIDATION_FAILED", issues.join("; "), {
+      fieldErrors: {
+        ...settingFieldErrors(valueIssues),
+        ...(reason.success ? {} : { reason: reason.error.issues.map((issue) => issue.message) }),
+      },
+    });
   }
   checkCredentialFiles(input.key, parsed.data as TSettingParsed<K>, input.dataDir);
   const value = parsed.data as object;
@@ -98,7 +111,7 @@ export async function writeSetting<K extends TSettingKey>(db: Db | DbTx, input: 
     const version = (previous?.version ?? 0) + 1;
     await tx.operatorSetting.update({ where: { key: input.key }, data: { value, updatedById: input.actorId } });
     await tx.settingVersion.create({
-      data: { key: input.key, version, value, actorId: input.actorId, reason: input.reason?.slice(0, 1000) ?? null },
+      data: { key: input.key, version, value, actorId: input.actorId, reason: reason.data },
     });
     await recordAudit(tx, {
       actorId: input.actorId,
@@ -109,12 +122,10 @@ export async function writeSetting<K extends TSettingKey>(db: Db | DbTx, input: 
         version,
         before: (isPlaceholder(before?.value) ? null : before!.value) as never,
         after: value as never,
-        ...(input.reason ? { reason: input.reason.slice(0, 1000) } : {}),
+        reason: reason.data,
         ...(input.via ? { via: input.via } : {}),
       },
     });
-    // Any change to an input of the substrate configuration digest closes the dispatch gate at once, in this transaction.
-    if (isDigestInputSetting(input.key)) await closeDispatchOnConfigChange(tx, { changedKey: input.key, actorId: input.actorId });
   };
   if ("$transaction" in db) await db.$transaction(write);
   else await write(db);

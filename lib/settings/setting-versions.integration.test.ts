@@ -47,7 +47,7 @@ describe("setting versions", () => {
 
   it("writes nothing for a refused value, and reports every issue", async () => {
     await expect(
-      writeSetting(db, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, cpus: 0, memoryMb: 1 }, actorId }),
+      writeSetting(db, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, cpus: 0, memoryMb: 1 }, actorId, reason: "test setup" }),
     ).rejects.toMatchObject({
       code: "VALIDATION_FAILED",
       message: expect.stringMatching(/cpus.*memoryMb/),
@@ -55,9 +55,25 @@ describe("setting versions", () => {
     expect(await readSettingVersion(db, "task.limits")).toBe(2);
   });
 
+  it("refuses a write without a reason, or with one under three characters, and writes nothing", async () => {
+    for (const reason of ["", "  ", "ab"]) {
+      await expect(writeSetting(db, { key: "task.limits", value: DEFAULT_TASK_LIMITS, actorId, reason })).rejects.toMatchObject({
+        code: "VALIDATION_FAILED",
+        details: { fieldErrors: { reason: [expect.stringMatching(/at least 3 characters/)] } },
+      });
+    }
+    // a bad value and a missing reason are reported together, each under its field
+    await expect(
+      writeSetting(db, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, cpus: 0 }, actorId, reason: "" }),
+    ).rejects.toMatchObject({ details: { fieldErrors: { cpus: [expect.any(String)], reason: [expect.any(String)] } } });
+    expect(await readSettingVersion(db, "task.limits")).toBe(2);
+  });
+
   it("gives concurrent saves of one key distinct, consecutive versions", async () => {
     await Promise.all(
-      [1, 2, 3, 4].map((n) => writeSetting(db, { key: "task.retry", value: { maxAutomaticRetries: n, backoffSeconds: 10 }, actorId })),
+      [1, 2, 3, 4].map((n) =>
+        writeSetting(db, { key: "task.retry", value: { maxAutomaticRetries: n, backoffSeconds: 10 }, actorId, reason: "test setup" }),
+      ),
     );
     const versions = await db.settingVersion.findMany({ where: { key: "task.retry" }, orderBy: { version: "asc" } });
     expect(versions.map((v) => v.version)).toEqual([1, 2, 3, 4]);

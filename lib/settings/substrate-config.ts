@@ -6,20 +6,11 @@
  * opens only for the digest a passing run observed. The environment part (kind, URL, relay
  * endpoint) is given by the caller; the rest comes from the operator settings read here.
  */
-import { canonicalDigest } from "../canonical-json";
+import { canonicalDigest, canonicalJson } from "../canonical-json";
 import { ZSubstrateConfigSchema, type TSubstrateConfig } from "../contract/dispatch-setting";
 import type { Db, DbTx } from "../db/client";
 import { readSetting } from "./operator-settings";
-
-/** Settings whose change changes the digest (and so closes the dispatch gate at once). */
-export const DIGEST_INPUT_SETTINGS = [
-  "guest.image",
-  "verifier.image",
-  "task.limits",
-  "task.overrideMaxima",
-  "guest.agent",
-  "probe.externalTargets",
-] as const;
+import { digestInputKeysOf, SETTING_REGISTRY, type TSettingRegistry } from "./setting-registry";
 
 export type TSubstrateEndpointPart = { substrate: TSubstrateConfig["substrate"]; relayEndpoint: string };
 
@@ -55,4 +46,25 @@ export async function readSubstrateConfig(db: Db | DbTx, endpoint: TSubstrateEnd
     probeExternalTargets: externalTargets.targets,
   };
   return { config, digest: substrateConfigDigest(config) };
+}
+
+function isPartChanged(before: TSubstrateConfig, now: TSubstrateConfig, part: keyof TSubstrateConfig): boolean {
+  return canonicalJson(before[part] ?? null) !== canonicalJson(now[part] ?? null);
+}
+
+/**
+ * What changed between the configuration a gate was opened for and the one in force: the digest
+ * inputs (settings, by the parts their definitions say they decide) whose part differs, and
+ * whether the environment's part did. The dispatch gate names these when it closes.
+ */
+export function changedDigestInputs(
+  before: TSubstrateConfig,
+  now: TSubstrateConfig,
+  registry: TSettingRegistry = SETTING_REGISTRY,
+): { settings: string[]; isEnvironmentChanged: boolean } {
+  const settings = digestInputKeysOf(registry).filter((key) => registry[key]!.digest!.some((part) => isPartChanged(before, now, part)));
+  // The environment decides the substrate (SMOLCLOUD_URL) and the relay endpoint; the rest of `network` follows task.limits.
+  const isEnvironmentChanged =
+    isPartChanged(before, now, "substrate") || (before.network?.relayEndpoint ?? null) !== (now.network?.relayEndpoint ?? null);
+  return { settings, isEnvironmentChanged };
 }

@@ -72,6 +72,7 @@ describe("spend ceilings", () => {
       key: "spend.ceilings",
       value: { globalMicros: 10_000_000, perTaskMicros: 10_000_000, monthlyGlobalMicros: 1_000_000, monthlyPerTaskMicros: null },
       actorId: null,
+      reason: "test setup",
     });
     let now = new Date("2031-01-31T22:00:00Z");
     const guard = createSpendGuard(db, { now: () => now });
@@ -108,6 +109,7 @@ describe("spend ceilings", () => {
       key: "spend.ceilings",
       value: { globalMicros: 100_000_000, perTaskMicros: 100_000_000, monthlyGlobalMicros: null, monthlyPerTaskMicros: 500_000 },
       actorId: null,
+      reason: "test setup",
     });
     const now = new Date("2031-03-10T00:00:00Z");
     const guard = createSpendGuard(db, { now: () => now });
@@ -124,6 +126,7 @@ describe("spend ceilings", () => {
       key: "spend.ceilings",
       value: { globalMicros: Number(committed.reservedMicros + committed.spentMicros) + 100, perTaskMicros: 100_000_000 },
       actorId: null,
+      reason: "test setup",
     });
     const guard = createSpendGuard(db, { now: () => new Date("2031-04-01T00:00:00Z") });
     await expect(guard.reserve({ machineName: (await machine()).providerName, amountMicros: 200 })).rejects.toMatchObject({

@@ -74,6 +74,7 @@ async function main(db: Db, databaseUrl: string) {
     await setRelayUpstream({
       db,
       value: { kind: "openai", endpoint: upstream.endpoint, model: "bench-model", credentialFile },
+      reason: "chat bench",
       via: "bench",
       dataDir,
     });

@@ -210,10 +210,21 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
       key: "spend.ceilings",
       value: { globalMicros: 1_000_000_000_000, perTaskMicros: 100_000_000, monthlyGlobalMicros: null, monthlyPerTaskMicros: null },
       actorId: null,
+      reason: "lifecycle bench",
     });
     // A loaded machine must not turn slowness into timeouts: the deadline is generous.
-    await writeSetting(db, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 900, memoryMb: 512 }, actorId: null });
-    await setRelayUpstream({ db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "lifecycle-bench" });
+    await writeSetting(db, {
+      key: "task.limits",
+      value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 900, memoryMb: 512 },
+      actorId: null,
+      reason: "lifecycle bench",
+    });
+    await setRelayUpstream({
+      db,
+      value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS },
+      reason: "lifecycle bench",
+      via: "lifecycle-bench",
+    });
     await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
     await qualifyForTests(db, createEnv);
     const liveAtProvider = async () => ((await substrate.admin("GET", "/admin/machines")).json as { machineCount: number }).machineCount;

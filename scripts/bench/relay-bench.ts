@@ -124,6 +124,7 @@ async function main(db: Db, databaseUrl: string, postmasterPid: number | null) {
     await setRelayUpstream({
       db,
       value: { kind: "openai", endpoint: upstream.endpoint, model: "bench-model", credentialFile },
+      reason: "relay bench",
       via: "bench",
       dataDir: credentialDir,
     });

@@ -3,56 +3,18 @@ import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { withActorAction } from "@/app/_server/action";
 import { summaryOf } from "@/app/_server/field-errors";
-import { can, type TAction } from "@/lib/auth/permissions";
+import { can } from "@/lib/auth/permissions";
+import { ZAuditReasonSchema } from "@/lib/contract/audit-reason";
 import { getDb } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { readSettingVersion, settingFieldErrors, writeSetting } from "@/lib/settings/operator-settings";
-import { SETTING_SCHEMAS } from "@/lib/settings/setting-schemas";
-import { FORM_SETTING_KEYS, formFieldErrorsOf, settingValueOf, type TFormSettingKey } from "./setting-form-model";
-
-const PERMISSION_OF: Record<TFormSettingKey, TAction> = {
-  "task.limits": "limits.edit",
-  "guest.image": "limits.edit",
-  "verifier.image": "limits.edit",
-  "guest.agent": "limits.edit",
-  "task.overrideMaxima": "limits.edit",
-  "task.retry": "limits.edit",
-  "review.rounds": "limits.edit",
-  "machines.concurrency": "limits.edit",
-  "review.separationOfDuties": "limits.edit",
-  "review.anonymous": "limits.edit",
-  "probe.externalTargets": "probe.run",
-  "spend.ceilings": "spend.edit",
-  "spend.rates": "spend.edit",
-  "relay.upstream": "relay.manage",
-  "relay.pricing": "relay.manage",
-  "publish.github": "publish.manage",
-  "auth.oidc": "user.manage",
-};
-
-const PAGE_OF: Record<TFormSettingKey, string> = {
-  "task.limits": "/operator/limits",
-  "guest.image": "/operator/limits",
-  "verifier.image": "/operator/limits",
-  "guest.agent": "/operator/limits",
-  "task.overrideMaxima": "/operator/limits",
-  "task.retry": "/operator/limits",
-  "review.rounds": "/operator/limits",
-  "machines.concurrency": "/operator/limits",
-  "review.separationOfDuties": "/operator/limits",
-  "review.anonymous": "/operator/limits",
-  "probe.externalTargets": "/operator/probes",
-  "auth.oidc": "/operator/users",
-  "spend.ceilings": "/operator/spend",
-  "spend.rates": "/operator/spend",
-  "relay.upstream": "/operator/relay",
-  "relay.pricing": "/operator/relay",
-  "publish.github": "/operator/publication",
-};
+import { formFieldErrorsOf, settingValueOf } from "@/lib/settings/setting-form-model";
+import { FORM_SETTING_KEYS, formOf, SETTING_DEFINITIONS, type TFormSettingKey } from "@/lib/settings/setting-registry";
 
 /**
  * Saves one typed setting form. Every problem comes back at once, next to its field: the value's
  * issues from the registry's schema and a missing reason. Nothing is written unless all pass.
+ * The permission and the page to refresh are the setting's own (its definition).
  */
 export const saveSettingFormAction = withActorAction({
   action: "operator.view",
@@ -61,20 +23,22 @@ export const saveSettingFormAction = withActorAction({
     reason: z.string().max(2000).optional(),
   }),
   handler: async ({ actor, input }) => {
+    const definition = SETTING_DEFINITIONS[input.key];
     // A caller without this setting's permission learns nothing more than a missing page would say.
-    if (!can(actor, PERMISSION_OF[input.key])) throw new AppError("NOT_FOUND", "Not found.");
-    const value = settingValueOf(input.key, input as Record<string, unknown>);
-    const parsed = SETTING_SCHEMAS[input.key].schema.safeParse(value);
-    const reason = (input.reason ?? "").trim();
+    if (!can(actor, definition.permission)) throw new AppError("NOT_FOUND", "Not found.");
+    const form = formOf(input.key);
+    const value = settingValueOf(form, input as Record<string, unknown>);
+    const parsed = definition.schema.safeParse(value);
+    const reason = ZAuditReasonSchema.safeParse(input.reason);
     const fieldErrors = {
-      ...(parsed.success ? {} : formFieldErrorsOf(input.key, settingFieldErrors(parsed.error.issues))),
-      ...(reason.length < 3 ? { reason: ["Say why you change it (at least 3 characters): it goes into the audit trail."] } : {}),
+      ...(parsed.success ? {} : formFieldErrorsOf(form, settingFieldErrors(parsed.error.issues))),
+      ...(reason.success ? {} : { reason: reason.error.issues.map((issue) => issue.message) }),
     };
-    if (Object.keys(fieldErrors).length > 0) return { ok: false, error: `Nothing saved. ${summaryOf(fieldErrors)}`, fieldErrors };
+    if (!parsed.success || !reason.success) return { ok: false, error: `Nothing saved. ${summaryOf(fieldErrors)}`, fieldErrors };
     const db = await getDb();
-    await writeSetting(db, { key: input.key, value, actorId: actor.userId, reason, via: "web" });
+    await writeSetting(db, { key: input.key, value, actorId: actor.userId, reason: reason.data, via: "web" });
     const version = await readSettingVersion(db, input.key);
-    revalidatePath(PAGE_OF[input.key]);
-    return { ok: true, message: `${SETTING_SCHEMAS[input.key].label} saved as version ${version}.` };
+    revalidatePath(definition.page);
+    return { ok: true, message: `${definition.label} saved as version ${version}.` };
   },
 });

@@ -11,20 +11,21 @@ import { Field, FieldError } from "@/components/form-field";
 import { diffValues } from "@/lib/audit-log/diff-values";
 import { saveSettingFormAction } from "./actions";
 import {
-  fieldsOf,
   formatInUnit,
   humanBytes,
   initialTextOf,
   isFieldShown,
   settingValueOf,
-  type TFormSettingKey,
   type TSettingField,
-} from "./setting-form-model";
+  type TSettingForm,
+} from "@/lib/settings/setting-form-model";
 
 const CONTROL = "mt-1 w-full rounded border border-slate-300 px-2 py-1 text-sm aria-[invalid=true]:border-red-600";
 
 type Props = {
-  settingKey: TFormSettingKey;
+  settingKey: string;
+  /** the setting's form, from its definition (plain data, so the registry stays on the server) */
+  form: TSettingForm;
   /** the value in force (null = not configured) */
   current: unknown;
   /** the registry's default, shown beside each field */
@@ -54,11 +55,11 @@ function defaultLabelOf(field: TSettingField, defaultText: string): string {
   return defaultText;
 }
 
-export function SettingForm({ settingKey, current, defaults, submitLabel = "Save" }: Props) {
-  const fields = fieldsOf(settingKey);
+export function SettingForm({ settingKey, form, current, defaults, submitLabel = "Save" }: Props) {
+  const fields = form.fields;
   const initial = Object.fromEntries(fields.map((f) => [f.name, initialTextOf(f, current)]));
   const [raw, setRaw] = useState<Record<string, string>>(initial);
-  const preview = diffValues(current ?? null, settingValueOf(settingKey, raw));
+  const preview = diffValues(current ?? null, settingValueOf(form, raw));
 
   return (
     <ActionForm

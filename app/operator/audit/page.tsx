@@ -9,7 +9,7 @@ import { diffValues } from "@/lib/audit-log/diff-values";
 import { AUDIT_KINDS, listAuditEntries, ZListAuditEntriesSchema, type TAuditEntry } from "@/lib/audit-log/list-audit-entries";
 import { listUsers } from "@/lib/auth/users";
 import { getDb } from "@/lib/db/client";
-import { isSettingKey, SETTING_SCHEMAS } from "@/lib/settings/setting-schemas";
+import { isSettingKey, SETTING_DEFINITIONS } from "@/lib/settings/setting-registry";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
 
@@ -34,7 +34,7 @@ function Detail({ entry }: { entry: TAuditEntry }) {
     // A first write replaces the registry's default: show what changed against it, not the whole value.
     const fromDefaults =
       (detail.before ?? null) === null && entry.targetId !== null && isSettingKey(entry.targetId)
-        ? SETTING_SCHEMAS[entry.targetId].default
+        ? SETTING_DEFINITIONS[entry.targetId].default
         : null;
     const rows = diffValues(detail.before ?? fromDefaults, detail.after ?? null);
     return (

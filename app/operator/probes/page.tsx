@@ -12,7 +12,7 @@ import { getEnv } from "@/lib/env";
 import { PROBE_IDS, PROBE_TITLES } from "@/lib/probes/probe-catalog";
 import { listProbeRuns } from "@/lib/probes/probe-run.repo";
 import { readDispatchGate } from "@/lib/probes/read-dispatch-gate";
-import { SettingPanel } from "../_settings/setting-panel";
+import { SettingPanels } from "../_settings/setting-panel";
 import { requestProbeRunAction, setDispatchAction } from "./actions";
 
 export const dynamic = "force-dynamic";
@@ -135,10 +135,7 @@ export default async function ProbesPage({ searchParams }: { searchParams: Promi
           </DataTable>
         </div>
       )}
-      <SettingPanel
-        settingKey="probe.externalTargets"
-        description="Used by P2 on a hosted substrate. Changing the targets does not close the gate; run the probes again to have evidence for them."
-      />
+      <SettingPanels page="/operator/probes" />
     </section>
   );
 }

@@ -1,6 +1,6 @@
 import Link from "next/link";
 import { requirePagePermission } from "@/app/_server/guard";
-import { SettingPanel } from "../_settings/setting-panel";
+import { SettingPanels } from "../_settings/setting-panel";
 
 export default async function PublicationSettingsPage() {
   await requirePagePermission("publish.manage", "/operator/publication");
@@ -12,7 +12,7 @@ export default async function PublicationSettingsPage() {
         publications is on <Link href="/operator/publications">Publications</Link>; protected paths per repository are on{" "}
         <Link href="/operator/repositories">Repositories</Link>.
       </p>
-      <SettingPanel settingKey="publish.github" description="Provider: GitHub REST (GitHub, GitHub Enterprise, or the local forge)." />
+      <SettingPanels page="/operator/publication" />
     </section>
   );
 }

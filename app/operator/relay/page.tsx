@@ -1,6 +1,6 @@
 import { requirePagePermission } from "@/app/_server/guard";
 import { ActionForm } from "@/components/action-form";
-import { SettingPanel } from "../_settings/setting-panel";
+import { SettingPanels } from "../_settings/setting-panel";
 import { testUpstreamAction } from "./actions";
 
 export default async function RelayPage() {
@@ -12,17 +12,7 @@ export default async function RelayPage() {
         Guests never hold a model credential: they ask the relay with a task-scoped capability, and the relay calls this upstream. The
         credential stays in its file on this host; only the file&apos;s path is stored.
       </p>
-      <SettingPanel settingKey="relay.upstream" />
-      <SettingPanel
-        settingKey="relay.pricing"
-        description={
-          <>
-            Model spend is bounded like machine spend: each task&apos;s relay capability reserves its whole token budget (Limits → Relay
-            tokens) at the higher of these two prices against the spend ceilings when it is issued, and settles to what its calls cost when
-            it ends. Each capability keeps the price in force when it was issued.
-          </>
-        }
-      />
+      <SettingPanels page="/operator/relay" />
       <div className="space-y-2 rounded border border-slate-200 bg-white p-4">
         <h2>Test call</h2>
         <p className="text-sm text-slate-600">

@@ -6,20 +6,7 @@ import { DispatchGatePanel } from "@/components/dispatch-gate-panel";
 import { can } from "@/lib/auth/permissions";
 import { getEnv } from "@/lib/env";
 import { readDispatchGate } from "@/lib/probes/read-dispatch-gate";
-
-const SETTING_PAGES = [
-  [
-    "/operator/limits",
-    "Limits, guest and verifier images, the student agent command, per-task maxima, automatic retries, review rounds, separation of duties, concurrent machines",
-  ],
-  ["/operator/probes", "Qualification probes, the dispatch gate, P2's external egress targets"],
-  ["/operator/spend", "Spend ceilings (monthly and lifetime), fallback rates, machine and model spend, the ledger"],
-  ["/operator/relay", "Model relay upstream and its price per million tokens (and a test call)"],
-  ["/operator/publication", "Publication provider"],
-  ["/operator/repositories", "Target repositories and their protected publication paths"],
-  ["/operator/users", "Users"],
-  ["/operator/audit", "Audit trail"],
-] as const;
+import { settingPagesIndex } from "@/lib/settings/setting-registry";
 
 export default async function SettingsPage() {
   const actor = await requirePagePermission("limits.edit", "/operator/settings");
@@ -40,11 +27,17 @@ export default async function SettingsPage() {
           audited.
         </p>
         <ul className="list-disc pl-5 text-sm">
-          {SETTING_PAGES.map(([href, label]) => (
-            <li key={href}>
-              <Link href={href}>{label}</Link>
+          {/* Derived from the settings' definitions: a new setting is listed under its page by itself. */}
+          {settingPagesIndex().map((page) => (
+            <li key={page.href}>
+              <Link href={page.href}>{page.title}</Link>
+              {page.settings.length > 0 && <span className="text-slate-600"> — {page.settings.join("; ")}</span>}
             </li>
           ))}
+          <li>
+            <Link href="/operator/audit?kind=setting">Audit trail</Link>
+            <span className="text-slate-600"> — every saved version of every setting, with its reason</span>
+          </li>
         </ul>
       </div>
     </section>

@@ -11,7 +11,7 @@ import { listSpendLedger, ZListSpendLedgerSchema } from "@/lib/spend/list-spend-
 import { readLastPreflight } from "@/lib/spend/read-last-preflight";
 import { readSpendOverview } from "@/lib/spend/read-spend-overview";
 import { formatMicros } from "@/lib/spend/spend-guard";
-import { SettingPanel } from "../_settings/setting-panel";
+import { SettingPanels } from "../_settings/setting-panel";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
 
@@ -211,11 +211,7 @@ export default async function SpendPage({ searchParams }: Props) {
         />
       </div>
 
-      <SettingPanel
-        settingKey="spend.ceilings"
-        description="A create that would pass any ceiling is refused before it is sent. The month is the calendar month in UTC."
-      />
-      <SettingPanel settingKey="spend.rates" />
+      <SettingPanels page="/operator/spend" />
     </section>
   );
 }

@@ -3,7 +3,7 @@ import { ActionForm } from "@/components/action-form";
 import { Field, FieldError } from "@/components/form-field";
 import { listUsers } from "@/lib/auth/users";
 import { getDb } from "@/lib/db/client";
-import { SettingPanel } from "../_settings/setting-panel";
+import { SettingPanels } from "../_settings/setting-panel";
 import { addUserAction, resetPasswordAction, updateUserAction } from "./actions";
 
 const CONTROL = "mt-1 w-full rounded border border-slate-300 px-2 py-1 text-sm";
@@ -81,10 +81,7 @@ export default async function UsersPage() {
           </li>
         ))}
       </ul>
-      <SettingPanel
-        settingKey="auth.oidc"
-        description="Used when the server is configured with OIDC_ISSUER (README: “Sign-in with your identity provider”). Roles of people who sign in there come from these groups at every sign-in; a change is audited."
-      />
+      <SettingPanels page="/operator/users" />
     </section>
   );
 }

@@ -40,15 +40,28 @@ describe("schoolcore probe / dispatch / settings", () => {
   it("settings get/set validate and audit; the gate is refused as a plain setting", async () => {
     const limits = await runCli(["settings", "get", "task.limits", "--json"], { env });
     expect(JSON.parse(limits.stdout)).toMatchObject({ key: "task.limits", value: { v: 1 } });
-    const bad = await runCli(["settings", "set", "guest.agent", "--value", '{"command":[]}', "--json"], { env });
+    const bad = await runCli(["settings", "set", "guest.agent", "--value", '{"command":[]}', "--reason", "test", "--json"], { env });
     expect(bad.code).not.toBe(0);
     expect(JSON.parse(bad.stdout).error.code).toBe("VALIDATION_FAILED");
     const gate = await runCli(["settings", "set", "dispatch", "--value", '{"enabled":true}'], { env });
     expect(gate.code).not.toBe(0);
     const before = await world.db.auditLog.count({ where: { action: "setting.write", targetId: "spend.rates" } });
-    const ok = await runCli(["settings", "set", "spend.rates", "--value", '{"cpuHourMicros":1,"memoryGbHourMicros":2}', "--json"], { env });
+    const rates = ["settings", "set", "spend.rates", "--value", '{"cpuHourMicros":1,"memoryGbHourMicros":2}', "--json"];
+    // The audit-reason rule holds here as on the page: no reason (or a too short one), nothing written.
+    for (const reason of [[], ["--reason", "ok"]]) {
+      const refused = await runCli([...rates, ...reason], { env });
+      expect(refused.code).not.toBe(0);
+      expect(JSON.parse(refused.stdout).error).toMatchObject({
+        code: "VALIDATION_FAILED",
+        message: expect.stringMatching(/reason: Say why/),
+      });
+    }
+    expect(await world.db.auditLog.count({ where: { action: "setting.write", targetId: "spend.rates" } })).toBe(before);
+    const ok = await runCli([...rates, "--reason", "the provider's plan states no rate"], { env });
     expect(ok.code, ok.stderr).toBe(0);
-    expect(await world.db.auditLog.count({ where: { action: "setting.write", targetId: "spend.rates" } })).toBe(before + 1);
+    const audit = await world.db.auditLog.findMany({ where: { action: "setting.write", targetId: "spend.rates" }, orderBy: { id: "asc" } });
+    expect(audit).toHaveLength(before + 1);
+    expect(audit.at(-1)!.detail).toMatchObject({ reason: "the provider's plan states no rate", via: "cli" });
   });
 
   it("probe run --only P0,P7 prints the summary and exits 0; a partial run does not open dispatch", async () => {

@@ -10,6 +10,8 @@ import { runCli } from "../../../lib/testing/run-cli";
 import { createTestDatabase } from "../../../lib/testing/test-database";
 import { ensureCredentialsDir } from "../../../lib/secrets/credential-file";
 
+const DEMO_SCRIPT = path.resolve(import.meta.dirname, "../../../lib/demo/scripted-completions.json");
+
 describe("schoolcore relay", async () => {
   const { db, url } = await createTestDatabase();
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "relay-cli-"));
@@ -27,8 +29,11 @@ describe("schoolcore relay", async () => {
     const show = await runCli(["relay", "upstream", "show", "--json"], { env });
     expect(JSON.parse(show.stdout)).toMatchObject({ kind: "none" });
 
-    const demo = path.resolve(import.meta.dirname, "../../../lib/demo/scripted-completions.json");
-    const scripted = await runCli(["relay", "upstream", "set", "--kind", "scripted", "--script-file", demo, "--json"], { env });
+    const demo = DEMO_SCRIPT;
+    const scripted = await runCli(
+      ["relay", "upstream", "set", "--kind", "scripted", "--script-file", demo, "--reason", "the demo", "--json"],
+      { env },
+    );
     expect(scripted.stderr).toBe("");
     expect(JSON.parse(scripted.stdout)).toMatchObject({ kind: "scripted", label: expect.stringMatching(/not a model/), scriptFile: demo });
 
@@ -48,6 +53,8 @@ describe("schoolcore relay", async () => {
         "m",
         "--credential-file",
         credentialFile,
+        "--reason",
+        "a real upstream",
       ],
       { env },
     );
@@ -65,7 +72,21 @@ describe("schoolcore relay", async () => {
     [["relay", "upstream", "set", "--kind", "proxy"], /--kind must be/],
     [["relay", "upstream", "set", "--kind", "scripted", "--script-file", "/nonexistent.json"], /not a readable scripted-completions file/],
     [
-      ["relay", "upstream", "set", "--kind", "openai", "--endpoint", "https://x/", "--model", "m", "--credential-file", "/nonexistent"],
+      [
+        "relay",
+        "upstream",
+        "set",
+        "--kind",
+        "openai",
+        "--endpoint",
+        "https://x/",
+        "--model",
+        "m",
+        "--credential-file",
+        "/nonexistent",
+        "--reason",
+        "test",
+      ],
       /credential file \/nonexistent is refused: it is not inside DATA_DIR\/credentials\//,
     ],
     [
@@ -82,10 +103,14 @@ describe("schoolcore relay", async () => {
         "m",
         "--credential-file",
         path.join(dir, "credentials", "cred"),
+        "--reason",
+        "test",
       ],
       /must be https/,
     ],
     [["relay", "upstream", "set", "--kind", "anthropic", "--model", "m"], /--endpoint is required/],
+    [["relay", "upstream", "set", "--kind", "scripted", "--script-file", DEMO_SCRIPT], /reason: Say why \(at least 3 characters\)/],
+    [["relay", "upstream", "set", "--kind", "scripted", "--script-file", DEMO_SCRIPT, "--reason", "ok"], /reason: Say why/],
     [["relay", "issue"], /--task is required/],
     [["relay", "issue", "--task", "00000000-0000-4000-8000-000000000000"], /No such task/],
     [["relay", "issue", "--task", "x"], /must be a task id/],

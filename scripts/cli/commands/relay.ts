@@ -156,9 +156,14 @@ export const relayUsage: Command = {
 export const relayUpstreamSet: Command = {
   summary:
     "pin the relay's upstream: scripted canned completions, or an OpenAI/Anthropic endpoint + credential file (also --connect-timeout-ms, --request-timeout-ms, --max-response-bytes, --json)",
+<<<<<<< HEAD
   usage: "relay upstream set --kind scripted --script-file F | --kind openai|anthropic --endpoint URL --model M --credential-file F",
   example:
     "schoolcore relay upstream set --kind openai --endpoint https://api.openai.com/v1 --model gpt-5-mini --credential-file openai-key",
+=======
+  usage:
+    "relay upstream set (--kind scripted --script-file F | --kind openai|anthropic --endpoint URL --model M --credential-file F) --reason TEXT",
+>>>>>>> wt-settings
   async run(context) {
     const { values } = parseCommandArgs(context.argv, {
       kind: { type: "string" },
@@ -169,6 +174,7 @@ export const relayUpstreamSet: Command = {
       "connect-timeout-ms": { type: "string" },
       "request-timeout-ms": { type: "string" },
       "max-response-bytes": { type: "string" },
+      reason: { type: "string" },
     });
     const optional = {
       ...(values["max-response-bytes"] ? { maxResponseBytes: parseCount("max-response-bytes", values["max-response-bytes"]) } : {}),
@@ -205,7 +211,9 @@ export const relayUpstreamSet: Command = {
     } else {
       throw new UsageError("--kind must be scripted, openai or anthropic");
     }
-    const setting = await withDatabase(context, ({ db }) => setRelayUpstream({ db, value, via: "cli", dataDir: context.env.dataDir }));
+    const setting = await withDatabase(context, ({ db }) =>
+      setRelayUpstream({ db, value, reason: values.reason ?? "", via: "cli", dataDir: context.env.dataDir }),
+    );
     const shown = describeRelayUpstream(setting);
     printResult(
       context.isJson,

@@ -5,7 +5,7 @@
  */
 import { AppError } from "../../../lib/errors";
 import { readSetting, writeSetting } from "../../../lib/settings/operator-settings";
-import { isSettingKey, SETTING_KEYS, SETTING_SCHEMAS } from "../../../lib/settings/setting-schemas";
+import { isSettingKey, SETTING_KEYS, SETTING_DEFINITIONS } from "../../../lib/settings/setting-registry";
 import { parseCommandArgs, withDatabase, type Command } from "../context";
 import { printResult, table, UsageError } from "../output";
 
@@ -34,7 +34,7 @@ export const settingsGet: Command = {
         table(
           Object.entries(all).map(([key, value]) => ({
             key,
-            label: SETTING_SCHEMAS[key as keyof typeof SETTING_SCHEMAS].label,
+            label: SETTING_DEFINITIONS[key as keyof typeof SETTING_DEFINITIONS].label,
             value: JSON.stringify(value).slice(0, 100),
           })),
           ["key", "label", "value"],
@@ -49,10 +49,16 @@ export const settingsGet: Command = {
 };
 
 export const settingsSet: Command = {
+<<<<<<< HEAD
   summary: "set an operator setting (validated and audited like the page); dispatch changes only with `dispatch on|off`",
   usage: "settings set KEY --value JSON [--reason TEXT] [--json]",
   example:
     "schoolcore settings set task.retry --value '{\"maxAutomaticRetries\":2,\"backoffSeconds\":30}' --reason 'flaky provider this week'",
+=======
+  summary:
+    "set an operator setting, saying why (at least 3 characters; validated and audited like the page); dispatch changes only with `dispatch on|off`",
+  usage: "settings set KEY --value JSON --reason TEXT [--json]",
+>>>>>>> wt-settings
   async run(context) {
     const { values, positionals } = parseCommandArgs(context.argv, { value: { type: "string" }, reason: { type: "string" } }, true);
     const key = keyOf(positionals);
@@ -69,7 +75,7 @@ export const settingsSet: Command = {
       throw new UsageError("--value is not valid JSON");
     }
     const saved = await withDatabase(context, ({ db }) =>
-      writeSetting(db, { key, value, actorId: null, reason: values.reason, via: "cli" }),
+      writeSetting(db, { key, value, actorId: null, reason: values.reason ?? "", via: "cli" }),
     );
     printResult(context.isJson, { key, value: saved }, () => `${key} saved`);
   },

@@ -5,7 +5,7 @@ import { DiffTable } from "@/components/diff-table";
 import { diffValues } from "@/lib/audit-log/diff-values";
 import { getDb } from "@/lib/db/client";
 import { readSettingVersionValue } from "@/lib/settings/operator-settings";
-import { isSettingKey, SETTING_SCHEMAS } from "@/lib/settings/setting-schemas";
+import { isSettingKey, SETTING_DEFINITIONS } from "@/lib/settings/setting-registry";
 
 type Props = { params: Promise<{ key: string; version: string }> };
 
@@ -25,7 +25,7 @@ export default async function SettingVersionPage({ params }: Props) {
   return (
     <section className="max-w-3xl space-y-4">
       <h1>
-        {SETTING_SCHEMAS[key].label}, version {version}
+        {SETTING_DEFINITIONS[key].label}, version {version}
       </h1>
       <p className="text-sm text-slate-700" data-testid="version-meta">
         Saved {row.createdAt.toISOString().slice(0, 19).replace("T", " ")} UTC by {actor?.email ?? "the system"}
@@ -33,7 +33,7 @@ export default async function SettingVersionPage({ params }: Props) {
       </p>
       <div className="space-y-1">
         <h2>{previous ? `Change from version ${version - 1}` : "Change from the defaults"}</h2>
-        <DiffTable rows={diffValues(previous ? previous.value : SETTING_SCHEMAS[key].default, row.value)} />
+        <DiffTable rows={diffValues(previous ? previous.value : SETTING_DEFINITIONS[key].default, row.value)} />
       </div>
       <div className="space-y-1">
         <h2>Value</h2>
