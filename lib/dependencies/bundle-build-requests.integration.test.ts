@@ -25,7 +25,8 @@ import { cancelBundleBuildRequest, failAbandonedBuildRequests, requestBundleBuil
 import { getRepositoryDependencies } from "./get-repository-dependencies";
 import { buildBundleNow, runBundleBuildRequest } from "./run-bundle-build-request";
 import { setRepositorySetup } from "./set-repository-setup";
-import { failAbandonedSetupRuns, SETUP_RUN_STALE_MS } from "./setup-run-heartbeat";
+import { RUN_HEARTBEAT_STALE_MS } from "../runs/run-states";
+import { failAbandonedSetupRuns } from "./fail-abandoned-setup-runs";
 import { createGreeterWorld } from "../lifecycle/testing/greeter-world";
 
 const BROKEN_REPOSITORY = "school/greeter-broken-setup";
@@ -326,7 +327,7 @@ describe("an operator's bundle build request", () => {
 
   it("or a setup run whose process died is failed by the sweep, never left running; a live one is left alone", async () => {
     const now = new Date();
-    const stale = new Date(now.getTime() - SETUP_RUN_STALE_MS - 1_000);
+    const stale = new Date(now.getTime() - RUN_HEARTBEAT_STALE_MS - 1_000);
     const make = (heartbeatAt: Date) =>
       world.db.bundleBuildRequest.create({
         data: { repositoryId: greeterId, kind: "base", state: "running", attempts: 1, startedAt: heartbeatAt, heartbeatAt },

@@ -5,37 +5,21 @@
  * must wait — not be refused — while every machine slot is in use (issue 16, item 3: the web
  * tier holds no work). The same request asked twice while one is queued or running is that one.
  *
- * States and their transitions, each one guarded UPDATE (`where state = from`) in a transaction
- * with its audit row; the request id plus the attempt number is the operation id.
+ * A request is a background run of kind "bundle-build" (lib/runs: its states and transition table,
+ * claim, heartbeat, the abandon sweep and the work-ready announcement); each transition is one
+ * guarded UPDATE (`where state = from`) in a transaction with its audit row; the request id plus
+ * the attempt number is the operation id.
  */
-import type { Db, DbTx } from "../db/client";
-import type { BundleBuildRequest } from "../db/generated/client";
+import type { Db } from "../db/client";
+import type { BundleBuildRequest, RunState } from "../db/generated/client";
 import { recordAudit } from "../audit";
-import { notifyWorkReady } from "../db/work-ready";
 import { AppError } from "../errors";
 import { boundText } from "../redact";
+import { announceQueuedRun } from "../runs/run-queue";
+import { ACTIVE_RUN_STATES } from "../runs/run-states";
+import { sweepAbandonedRuns } from "../runs/sweep-abandoned-runs";
+import { transitionRun } from "../runs/transition-run";
 import { parseSetupRecipe } from "./run-dependency-setup";
-import { ABANDONED_REASON, SETUP_RUN_STALE_MS } from "./setup-run-heartbeat";
-
-export const BUILD_REQUEST_STATES = ["queued", "running", "succeeded", "failed", "cancelled"] as const;
-export type TBuildRequestState = (typeof BUILD_REQUEST_STATES)[number];
-
-export const BUILD_REQUEST_TRANSITIONS = {
-  // claimed by a worker; failed before it started; or withdrawn by an operator while it waits
-  queued: ["running", "failed", "cancelled"],
-  // back to the queue while every machine slot is in use; or stopped by an operator (the runner
-  // sees it at its next heartbeat and destroys the builder)
-  running: ["queued", "succeeded", "failed", "cancelled"],
-  succeeded: [],
-  failed: [],
-  cancelled: [],
-} as const satisfies Record<TBuildRequestState, readonly TBuildRequestState[]>;
-
-export const ACTIVE_BUILD_REQUEST_STATES = ["queued", "running"] as const satisfies readonly TBuildRequestState[];
-
-export function canTransitionBuildRequest(from: TBuildRequestState, to: TBuildRequestState): boolean {
-  return (BUILD_REQUEST_TRANSITIONS[from] as readonly TBuildRequestState[]).includes(to);
-}
 
 export type TBuildRequestInput =
   { kind: "base"; repository: string; ref?: string | null; isForced?: boolean } | { kind: "candidate"; candidateId: string };
@@ -59,7 +43,7 @@ export async function requestBundleBuild(
     // Two clicks at once make one request: the repository row serialises them.
     await tx.$queryRaw`select 1 from "TargetRepository" where id = ${target.repositoryId}::uuid for update`;
     const existing = await tx.bundleBuildRequest.findFirst({
-      where: { ...target.identity, state: { in: [...ACTIVE_BUILD_REQUEST_STATES] } },
+      where: { ...target.identity, state: { in: [...ACTIVE_RUN_STATES] } },
       orderBy: { createdAt: "asc" },
     });
     if (existing) return { request: existing, isExisting: true };
@@ -71,7 +55,7 @@ export async function requestBundleBuild(
       targetId: target.repositoryId,
       detail: { requestId: request.id, kind: request.kind, ref: request.ref, candidateId: request.candidateId, isForced: request.isForced },
     });
-    if (!input.isRunByCaller) await notifyWorkReady(tx, { kind: "bundle-build", id: request.id });
+    if (!input.isRunByCaller) await announceQueuedRun(tx, { kind: "bundle-build", id: request.id });
     return { request, isExisting: false };
   });
 }
@@ -111,37 +95,33 @@ async function buildableRepository(db: Db, name: string) {
 }
 
 /**
- * One guarded transition with its audit row. Answers false when the request was not in `from`
- * (another worker claimed it, the sweep failed it): the caller then does nothing.
+ * One guarded transition with its audit row (lib/runs/transition-run.ts). Answers false when the
+ * request was not in `from` (another worker claimed it, the sweep failed it): the caller then does
+ * nothing.
  */
 export async function transitionBuildRequest(
   db: Db,
   actorId: string | null,
   request: Pick<BundleBuildRequest, "id" | "repositoryId" | "attempts">,
-  from: TBuildRequestState,
-  to: TBuildRequestState,
+  from: RunState,
+  to: RunState,
   data: Partial<
     Pick<BundleBuildRequest, "waitingReason" | "sourceSha" | "bundleId" | "isReused" | "setupRunId" | "errorCode" | "errorSummary">
   > & {
     attempts?: number;
   } = {},
 ): Promise<boolean> {
-  if (!canTransitionBuildRequest(from, to)) throw new AppError("STATE_CONFLICT", `A build request cannot go from ${from} to ${to}.`);
-  const now = new Date();
-  return db.$transaction(async (tx: DbTx) => {
-    const updated = await tx.bundleBuildRequest.updateMany({
-      where: { id: request.id, state: from },
-      data: {
-        ...data,
-        ...(data.errorSummary ? { errorSummary: boundText(data.errorSummary, 2048) } : {}),
-        ...(data.waitingReason ? { waitingReason: boundText(data.waitingReason, 1024) } : {}),
-        state: to,
-        ...(to === "running" ? { startedAt: now, heartbeatAt: now, finishedAt: null } : {}),
-        ...(to === "succeeded" || to === "failed" || to === "cancelled" ? { finishedAt: now } : {}),
-      },
-    });
-    if (updated.count !== 1) return false;
-    await recordAudit(tx, {
+  return transitionRun(db, {
+    kind: "bundle-build",
+    id: request.id,
+    from,
+    to,
+    data: {
+      ...data,
+      ...(data.errorSummary ? { errorSummary: boundText(data.errorSummary, 2048) } : {}),
+      ...(data.waitingReason ? { waitingReason: boundText(data.waitingReason, 1024) } : {}),
+    },
+    audit: {
       actorId,
       action: `dependencies.build.${to}`,
       targetType: "repository",
@@ -153,31 +133,34 @@ export async function transitionBuildRequest(
         ...(data.errorCode ? { errorCode: data.errorCode } : {}),
         ...(data.bundleId ? { bundleId: data.bundleId } : {}),
       },
-    });
-    return true;
+    },
   });
 }
 
-/** Answers whether the request is still running: false once it was cancelled (or failed by the sweep), and its runner stops. */
-export async function beatBuildRequest(db: Db, requestId: string): Promise<boolean> {
-  const beaten = await db.bundleBuildRequest.updateMany({ where: { id: requestId, state: "running" }, data: { heartbeatAt: new Date() } });
-  return beaten.count === 1;
-}
-
-/** Running requests whose worker died are failed, never left "running" (the worker's sweep). */
+/** Running requests whose worker died are failed by the kernel's sweep, never left "running". */
 export async function failAbandonedBuildRequests(db: Db, now = new Date()): Promise<string[]> {
-  const stale = await db.bundleBuildRequest.findMany({
-    where: { state: "running", heartbeatAt: { lt: new Date(now.getTime() - SETUP_RUN_STALE_MS) } },
+  return sweepAbandonedRuns(db, {
+    kind: "bundle-build",
+    now,
+    abandon: (request, reason) => ({
+      data: {
+        errorCode: "DEPENDENCY_SETUP_FAILED",
+        errorSummary: `The build request was abandoned: ${reason}. Ask for the build again.`,
+      },
+      audit: {
+        actorId: null,
+        action: "dependencies.build.failed",
+        targetType: "repository",
+        targetId: request.repositoryId,
+        detail: {
+          requestId: request.id,
+          operationId: `${request.id}:${request.attempts}`,
+          from: "running",
+          errorCode: "DEPENDENCY_SETUP_FAILED",
+        },
+      },
+    }),
   });
-  const failed: string[] = [];
-  for (const request of stale) {
-    const isFailed = await transitionBuildRequest(db, null, request, "running", "failed", {
-      errorCode: "DEPENDENCY_SETUP_FAILED",
-      errorSummary: `The build request was abandoned: ${ABANDONED_REASON}. Ask for the build again.`,
-    });
-    if (isFailed) failed.push(request.id);
-  }
-  return failed;
 }
 
 /**
@@ -198,15 +181,4 @@ export async function cancelBundleBuildRequest(
     return { from: "running" };
   const ended = await deps.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: input.requestId }, select: { state: true } });
   throw new AppError("STATE_CONFLICT", `This build request has ended (${ended.state}); it stays as it is.`);
-}
-
-/** The queue, oldest first: what the worker's sweep sends to its build job. */
-export async function listQueuedBuildRequests(db: Db, take = 10): Promise<string[]> {
-  const rows = await db.bundleBuildRequest.findMany({
-    where: { state: "queued" },
-    orderBy: { createdAt: "asc" },
-    take,
-    select: { id: true },
-  });
-  return rows.map((r) => r.id);
 }

@@ -5,7 +5,6 @@
  */
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
-import type { TBuildRequestState } from "./bundle-build-requests";
 import type { TBrokerLog } from "./registry-broker";
 import { recipeDigest } from "./recipes";
 import { parseSetupRecipe, readBuilderImage } from "./run-dependency-setup";
@@ -77,7 +76,7 @@ export async function getRepositoryDependencies(deps: { db: Db }, input: { repos
       ref: r.ref,
       candidateId: r.candidateId,
       isForced: r.isForced,
-      state: r.state as TBuildRequestState,
+      state: r.state,
       waitingReason: r.waitingReason,
       attempts: r.attempts,
       sourceSha: r.sourceSha,

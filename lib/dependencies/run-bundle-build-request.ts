@@ -10,12 +10,10 @@ import { AppError, isAppError, isAppErrorCode } from "../errors";
 import { logError } from "../log";
 import { readMachineSlots } from "../machines/machine-slots";
 import { buildRepositoryBundle } from "./build-repository-bundle";
-import { beatBuildRequest, requestBundleBuild, transitionBuildRequest, type TBuildRequestInput } from "./bundle-build-requests";
+import { keepRunAlive } from "../runs/run-heartbeat";
+import { requestBundleBuild, transitionBuildRequest, type TBuildRequestInput } from "./bundle-build-requests";
 import { rebuildFromCandidateLockfile } from "./rebuild-from-candidate";
 import { parseSetupRecipe, type TDependencyDeps } from "./run-dependency-setup";
-
-/** A running request's heartbeat, and how soon its runner sees a cancel (the sweep's staleness limit is far longer). */
-const BUILD_REQUEST_BEAT_MS = 1_000;
 
 /**
  * `not_queued`: not this runner's to run (another worker has it, or it ended). `stopped`: it stopped
@@ -37,15 +35,9 @@ export async function runBundleBuildRequest(deps: TDependencyDeps, requestId: st
   if (!(await transitionBuildRequest(db, null, request, "queued", "running", { attempts }))) return "not_queued";
   const running = { ...request, attempts };
   // A request that stops being `running` (cancelled by an operator) stops its build at the next
-  // beat — every second, so a cancel takes effect about as fast as the page shows it.
+  // beat — every second (lib/runs/run-states.ts), so a cancel takes effect about as fast as the page shows it.
   const stop = new AbortController();
-  const heartbeat = setInterval(
-    () =>
-      void beatBuildRequest(db, request.id)
-        .then((isRunning) => isRunning || stop.abort())
-        .catch(() => undefined),
-    BUILD_REQUEST_BEAT_MS,
-  );
+  const heartbeat = keepRunAlive(db, { kind: "bundle-build", id: request.id }, { onStopped: () => stop.abort() });
   const buildDeps: TDependencyDeps = { ...deps, signal: stop.signal };
   try {
     let isRecorded: boolean;
@@ -91,7 +83,7 @@ export async function runBundleBuildRequest(deps: TDependencyDeps, requestId: st
     });
     return "failed";
   } finally {
-    clearInterval(heartbeat);
+    heartbeat.stop();
   }
 }
 

@@ -38,7 +38,8 @@ import { DEPENDENCY_BUNDLE_LIMITS, DEPENDENCY_BUILDER_RESOURCES, DEPENDENCY_BROK
 import { startRegistryBroker, type TBrokerLog } from "./registry-broker";
 import { countPackages, recipeDigest, resolveRecipe, ZSetupRecipeSchema, type TSetupRecipe } from "./recipes";
 import { readRecipeInputs, packRecipeInputs } from "./read-recipe-inputs";
-import { beatSetupRun, SETUP_RUN_HEARTBEAT_MS } from "./setup-run-heartbeat";
+import { keepRunAlive } from "../runs/run-heartbeat";
+import { transitionRun, transitionRunIn } from "../runs/transition-run";
 
 const BUILD_WHAT = "the dependency build";
 const CANCELLED_REASON = "Cancelled by an operator while it ran: the builder is destroyed and no bundle is stored.";
@@ -156,7 +157,7 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
 
   const broker = await startRegistryBroker({ registries: recipe.registries, protocols: resolved.protocols, ...DEPENDENCY_BROKER_LIMITS });
   // A run whose process dies is failed by the worker's sweep once this stops (failAbandonedSetupRuns).
-  const heartbeat = setInterval(() => void beatSetupRun(db, run.id).catch(() => undefined), SETUP_RUN_HEARTBEAT_MS);
+  const heartbeat = keepRunAlive(db, { kind: "setup-run", id: run.id });
   const staging = path.join(env.dataDir, "staging", "dependencies", run.id);
   let fetchLog: TBrokerLog | undefined;
   let machineId: string | undefined;
@@ -272,23 +273,23 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
             setupRunId: run.id,
           },
         }));
-      await tx.dependencySetupRun.update({
-        where: { id: run.id },
-        data: {
-          state: "succeeded",
-          bundleId: row.id,
-          fetchLog: fetchLog as object,
-          durationMs: Date.now() - started,
-          finishedAt: new Date(),
+      const isRecorded = await transitionRunIn(tx, {
+        kind: "setup-run",
+        id: run.id,
+        from: "running",
+        to: "succeeded",
+        data: { bundleId: row.id, fetchLog: fetchLog as object, durationMs: Date.now() - started },
+        audit: {
+          actorId: source.actorId ?? null,
+          action: "dependencies.setup.succeeded",
+          targetType: "repository",
+          targetId: repo.id,
+          detail: { setupRunId: run.id, bundleId: row.id, artifactDigest: stored.digest, sizeBytes: stored.sizeBytes },
         },
       });
-      await recordAudit(tx, {
-        actorId: source.actorId ?? null,
-        action: "dependencies.setup.succeeded",
-        targetType: "repository",
-        targetId: repo.id,
-        detail: { setupRunId: run.id, bundleId: row.id, artifactDigest: stored.digest, sizeBytes: stored.sizeBytes },
-      });
+      // The sweep failed the run meanwhile (its heartbeat lapsed): it stays failed, and its bundle
+      // row is not written (this transaction rolls back).
+      if (!isRecorded) throw new AppError("STATE_CONFLICT", `Setup run ${run.id} is no longer running; its bundle is not kept.`);
       return row;
     });
     return bundle;
@@ -297,28 +298,30 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
     const error = signal?.aborted ? new AppError("BUILD_CANCELLED", CANCELLED_REASON) : caught;
     const code = error instanceof AppError ? error.code : "DEPENDENCY_SETUP_FAILED";
     const summary = boundText(error instanceof Error ? error.message : String(error), 2048);
-    await db.dependencySetupRun.update({
-      where: { id: run.id },
+    // A run the sweep already failed keeps what the sweep wrote.
+    await transitionRun(db, {
+      kind: "setup-run",
+      id: run.id,
+      from: "running",
+      to: "failed",
       data: {
-        state: "failed",
         errorCode: code,
         errorSummary: summary,
         fetchLog: (fetchLog ?? broker.log()) as object,
         durationMs: Date.now() - started,
-        finishedAt: new Date(),
       },
-    });
-    await recordAudit(db, {
-      actorId: source.actorId ?? null,
-      action: "dependencies.setup.failed",
-      targetType: "repository",
-      targetId: repo.id,
-      detail: { setupRunId: run.id, errorCode: code },
+      audit: {
+        actorId: source.actorId ?? null,
+        action: "dependencies.setup.failed",
+        targetType: "repository",
+        targetId: repo.id,
+        detail: { setupRunId: run.id, errorCode: code },
+      },
     });
     if (error instanceof AppError) throw error;
     throw new AppError("DEPENDENCY_SETUP_FAILED", `The dependency setup run failed: ${summary}`);
   } finally {
-    clearInterval(heartbeat);
+    heartbeat.stop();
     signal?.removeEventListener("abort", destroyOnCancel);
     if (machineId) await destroyMachine(db, substrate, machineId, "dependency setup finished").catch(() => undefined);
     await broker.close();

@@ -32,9 +32,10 @@ import { listenForReadyWork } from "./listen-work-ready";
 import { withTaskLock } from "./task-lock";
 import { pickTaskToDrive } from "./pick-task-to-drive";
 import { listDueAutomaticRetries, retryTask } from "../lifecycle/retry-task";
-import { failAbandonedBuildRequests, listQueuedBuildRequests } from "../dependencies/bundle-build-requests";
+import { failAbandonedBuildRequests } from "../dependencies/bundle-build-requests";
 import { runBundleBuildRequest } from "../dependencies/run-bundle-build-request";
-import { failAbandonedSetupRuns } from "../dependencies/setup-run-heartbeat";
+import { failAbandonedSetupRuns } from "../dependencies/fail-abandoned-setup-runs";
+import { listQueuedRuns } from "../runs/run-queue";
 import { sendDueNotifications } from "../notifications/send-due-notifications";
 import { createSmtpMailer } from "../notifications/smtp-mailer";
 
@@ -120,13 +121,8 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   const sweepProbeRuns = async () => {
     // fails runs whose runner died, and the tasks and machines they left behind
     await closeAbandonedProbeRuns(ctx);
-    for (const run of await db.probeRun.findMany({
-      where: { state: "queued" },
-      select: { id: true },
-      orderBy: { createdAt: "asc" },
-      take: 10,
-    })) {
-      await boss.send(JOBS.runProbes.name, { runId: run.id }, { singletonKey: run.id });
+    for (const runId of await listQueuedRuns(db, "probe-run")) {
+      await boss.send(JOBS.runProbes.name, { runId }, { singletonKey: runId });
     }
   };
 
@@ -147,7 +143,7 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
     // runs and requests whose process died are failed (their builders are then reaped by the machine sweep)
     await failAbandonedSetupRuns(db);
     await failAbandonedBuildRequests(db);
-    for (const requestId of await listQueuedBuildRequests(db)) {
+    for (const requestId of await listQueuedRuns(db, "bundle-build")) {
       await boss.send(JOBS.buildBundle.name, { requestId }, { singletonKey: requestId });
     }
   };

@@ -8,9 +8,9 @@
  * a histogram, and a scrape costs one grouped query rather than one row per observation.
  */
 import { Gauge, Registry, type Metric } from "prom-client";
-import { BUILD_REQUEST_STATES } from "../dependencies/bundle-build-requests";
 import type { Db } from "../db/client";
 import { MACHINE_STATES } from "../machines/machine-states";
+import { RUN_KINDS } from "../runs/run-states";
 import { readMachineCapUsage } from "../machines/machine-slots";
 import { readSetting } from "../settings/operator-settings";
 import { committedInWindow } from "../spend/spend-guard";
@@ -192,7 +192,8 @@ export async function collectMetrics(deps: { db: Db; substrateLabel: string; now
 
   // queued ones waiting for a machine slot or a worker; a long queue means raise the cap or add workers
   const builds = gauge("schoolcore_bundle_build_requests", "Operators' dependency build requests by state.", ["state"]);
-  for (const state of BUILD_REQUEST_STATES) builds.set({ state }, buildRequests.find((r) => r.state === state)?._count._all ?? 0);
+  for (const state of RUN_KINDS["bundle-build"].states)
+    builds.set({ state }, buildRequests.find((r) => r.state === state)?._count._all ?? 0);
 
   const runs = gauge("schoolcore_probe_runs", "Qualification probe runs by state.", ["state"]);
   for (const row of probeRuns) runs.set({ state: row.state }, row._count._all);

@@ -12,6 +12,7 @@ import { LIVE_MACHINE_STATES } from "../machines/machine-states";
 import { closeAbandonedProbeRuns } from "./close-abandoned-probe-runs";
 import { getProbeRunOrThrow } from "./probe-run.repo";
 import { requestProbeRun } from "./request-probe-run";
+import { RUN_HEARTBEAT_STALE_MS } from "../runs/run-states";
 
 let world: LifecycleWorld;
 
@@ -42,7 +43,10 @@ async function killWorkerMidTask(): Promise<{ runId: string; taskId: string }> {
 }
 
 const sweepLater = () =>
-  closeAbandonedProbeRuns({ db: world.db, env: world.env, substrate: world.ctx.substrate }, { now: new Date(Date.now() + 25_000) });
+  closeAbandonedProbeRuns(
+    { db: world.db, env: world.env, substrate: world.ctx.substrate },
+    { now: new Date(Date.now() + RUN_HEARTBEAT_STALE_MS + 5_000) },
+  );
 
 describe("a probe run whose worker is killed mid-task", () => {
   it("fails the run and its tasks, naming the run, and destroys the tasks' machines", async () => {

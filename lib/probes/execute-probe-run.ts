@@ -19,15 +19,9 @@ import { isSubstrateError } from "../substrate/substrate-error";
 import { ZProbeIdSchema, type TProbeId } from "./probe-catalog";
 import { buildEvidenceDocument, MAX_DETAIL_BYTES, storeEvidence } from "./probe-evidence";
 import { PROBE_TIME_CAPS_MS, probeModules } from "./probe-registry";
-import {
-  beatProbeRun,
-  claimProbeRun,
-  finishProbeRun,
-  getProbeRunOrThrow,
-  markProbeStarted,
-  PROBE_HEARTBEAT_MS,
-  recordProbeResult,
-} from "./probe-run.repo";
+import { keepRunAlive } from "../runs/run-heartbeat";
+import { claimRun } from "../runs/run-queue";
+import { finishProbeRun, getProbeRunOrThrow, markProbeStarted, recordProbeResult } from "./probe-run.repo";
 import { removeProbeTargetFiles } from "./probe-tasks";
 import type { TProbeDeps, TProbeResult, TProbeRunContext } from "./probe-types";
 import { substrateEndpointPart } from "./substrate-endpoint-part";
@@ -78,7 +72,8 @@ function withTimeCap<T>(promise: Promise<T>, ms: number, probe: TProbeId): Promi
 }
 
 export async function executeProbeRun(deps: TProbeDeps, input: { runId: string }): Promise<"passed" | "failed"> {
-  await claimProbeRun(deps.db, input.runId);
+  if (!(await claimRun(deps.db, { kind: "probe-run", id: input.runId })))
+    throw new AppError("STATE_CONFLICT", `Probe run ${input.runId} is not queued.`);
   const row = await getProbeRunOrThrow(deps.db, input.runId);
   const probes = row.probes.map((p) => ZProbeIdSchema.parse(p));
   const run: TProbeRunContext = {
@@ -89,7 +84,7 @@ export async function executeProbeRun(deps: TProbeDeps, input: { runId: string }
     secrets: await collectSecrets(deps),
     results: new Map(),
   };
-  const heartbeat = setInterval(() => void beatProbeRun(deps.db, row.id).catch(() => undefined), PROBE_HEARTBEAT_MS);
+  const heartbeat = keepRunAlive(deps.db, { kind: "probe-run", id: row.id });
   let reason: string | null = null;
   let evidenceDigest: string | null = null;
   try {
@@ -130,7 +125,7 @@ export async function executeProbeRun(deps: TProbeDeps, input: { runId: string }
     logError("probe run failed", error);
     reason = reason ?? `the run stopped: ${error instanceof Error ? sanitizeExcerpt(error.message, 500) : "unknown error"}`;
   } finally {
-    clearInterval(heartbeat);
+    heartbeat.stop();
     await removeProbeTargetFiles(deps.env, row.id).catch(() => undefined);
   }
   return finishProbeRun(deps.db, row.id, { evidenceDigest, reason });

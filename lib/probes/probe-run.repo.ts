@@ -1,22 +1,21 @@
 /**
- * ProbeRun and ProbeResult rows: the only code that touches them. A run is `queued` → `running`
- * → `passed` | `failed`; its results are `pending` → `running` → `passed` | `failed` | `error`.
- * Every state change is a compare-and-set; a run whose runner died (heartbeat lapsed) is failed,
- * never left looking as if it might pass.
+ * ProbeRun and ProbeResult rows: the only code that touches them. A run is a background run of
+ * kind "probe-run" (lib/runs: its transition table, claim, heartbeat and the abandon sweep), `queued`
+ * → `running` → `passed` | `failed`; its results are `pending` → `running` → `passed` | `failed` |
+ * `error`. Every state change is a compare-and-set; a run whose runner died (heartbeat lapsed) is
+ * failed, never left looking as if it might pass.
  */
 import { z } from "zod";
 import type { Prisma } from "../db/generated/client";
 import type { Db, DbTx } from "../db/client";
 import { recordAudit } from "../audit";
-import { notifyWorkReady } from "../db/work-ready";
 import { AppError } from "../errors";
+import { announceQueuedRun } from "../runs/run-queue";
+import { sweepAbandonedRuns } from "../runs/sweep-abandoned-runs";
+import { transitionRunIn } from "../runs/transition-run";
 import type { TSubstrateConfigSnapshot } from "../settings/substrate-config";
 import type { TProbeId } from "./probe-catalog";
 import type { TGateRun } from "./dispatch-gate";
-
-/** A running run's runner refreshes its heartbeat this often; twice this without one = dead. */
-export const PROBE_HEARTBEAT_MS = 3000;
-export const PROBE_HEARTBEAT_STALE_MS = 20_000;
 
 export type TProbeResultStatus = "pending" | "running" | "passed" | "failed" | "error";
 
@@ -43,23 +42,9 @@ export async function createProbeRun(
       detail: { probes: input.probes, configDigest: input.snapshot.digest, substrate: input.substrate },
     });
     // A worker starts it at once (lib/db/work-ready.ts), unless the caller runs it (the CLI).
-    if (!input.isRunByCaller) await notifyWorkReady(tx, { kind: "probe-run", id: run.id });
+    if (!input.isRunByCaller) await announceQueuedRun(tx, { kind: "probe-run", id: run.id });
     return run;
   });
-}
-
-/** queued → running, claimed by one runner; a second claim is STATE_CONFLICT. */
-export async function claimProbeRun(db: Db, runId: string): Promise<void> {
-  const now = new Date();
-  const claimed = await db.probeRun.updateMany({
-    where: { id: runId, state: "queued" },
-    data: { state: "running", startedAt: now, heartbeatAt: now },
-  });
-  if (claimed.count !== 1) throw new AppError("STATE_CONFLICT", `Probe run ${runId} is not queued.`);
-}
-
-export async function beatProbeRun(db: Db, runId: string): Promise<void> {
-  await db.probeRun.updateMany({ where: { id: runId, state: "running" }, data: { heartbeatAt: new Date() } });
 }
 
 export async function markProbeStarted(db: Db, runId: string, probe: TProbeId): Promise<void> {
@@ -98,62 +83,49 @@ export async function finishProbeRun(
     const state = isPass ? "passed" : "failed";
     const notPassed = results.filter((r) => r.status !== "passed").map((r) => `${r.probe} ${r.status}`);
     const reason = input.reason ?? (isPass ? null : `not passed: ${notPassed.join(", ")}`);
-    const updated = await tx.probeRun.updateMany({
-      where: { id: runId, state: "running" },
-      data: { state, evidenceDigest: input.evidenceDigest, reason, finishedAt: new Date() },
+    const isMoved = await transitionRunIn(tx, {
+      kind: "probe-run",
+      id: runId,
+      from: "running",
+      to: state,
+      data: { evidenceDigest: input.evidenceDigest, reason },
+      audit: {
+        actorId: null,
+        action: "probe.finish",
+        targetType: "probeRun",
+        targetId: runId,
+        detail: { state, evidenceDigest: input.evidenceDigest, reason },
+      },
+      alsoIn: (inTx) => endUnfinishedResults(inTx, runId, reason ?? "the run ended first", new Date()),
     });
-    if (updated.count !== 1) throw new AppError("STATE_CONFLICT", `Probe run ${runId} is not running.`);
-    await tx.probeResult.updateMany({
-      where: { runId, status: { in: ["pending", "running"] } },
-      data: { status: "error", detail: { reason: reason ?? "the run ended first" }, finishedAt: new Date() },
-    });
-    await recordAudit(tx, {
-      actorId: null,
-      action: "probe.finish",
-      targetType: "probeRun",
-      targetId: runId,
-      detail: { state, evidenceDigest: input.evidenceDigest, reason },
-    });
+    // The sweep failed it meanwhile (its heartbeat lapsed): it stays failed, never passes.
+    if (!isMoved) throw new AppError("STATE_CONFLICT", `Probe run ${runId} is not running.`);
     return state;
   });
 }
 
+/** Probes the run left pending or running become `error`: they never ran to a verdict. */
+async function endUnfinishedResults(tx: DbTx, runId: string, reason: string, now: Date) {
+  await tx.probeResult.updateMany({
+    where: { runId, status: { in: ["pending", "running"] } },
+    data: { status: "error", detail: { reason }, finishedAt: now },
+  });
+}
+
 /**
- * A run whose runner died (worker SIGKILL, CLI killed) is failed here, never "passed": any run
- * still `running` whose heartbeat lapsed, and probes it left pending/running become `error`.
+ * A run whose runner died (worker SIGKILL, CLI killed) is failed by the kernel's sweep, never
+ * "passed", with its reason; probes it left pending or running become `error`.
  */
 export async function failAbandonedProbeRuns(db: Db, now = new Date()): Promise<string[]> {
-  const stale = await db.probeRun.findMany({
-    where: { state: "running", OR: [{ heartbeatAt: null }, { heartbeatAt: { lt: new Date(now.getTime() - PROBE_HEARTBEAT_STALE_MS) } }] },
-    select: { id: true },
+  return sweepAbandonedRuns(db, {
+    kind: "probe-run",
+    now,
+    abandon: (run, reason) => ({
+      data: { reason: `The run was abandoned: ${reason}.` },
+      audit: { actorId: null, action: "probe.abandoned", targetType: "probeRun", targetId: run.id, detail: { reason: "heartbeat lapsed" } },
+      alsoIn: (tx) => endUnfinishedResults(tx, run.id, "the run was abandoned: its runner stopped", now),
+    }),
   });
-  const failed: string[] = [];
-  for (const { id } of stale) {
-    await db.$transaction(async (tx: DbTx) => {
-      const updated = await tx.probeRun.updateMany({
-        where: { id, state: "running" },
-        data: {
-          state: "failed",
-          reason: "the process running the probes stopped (killed or crashed) before the run finished",
-          finishedAt: now,
-        },
-      });
-      if (updated.count !== 1) return;
-      await tx.probeResult.updateMany({
-        where: { runId: id, status: { in: ["pending", "running"] } },
-        data: { status: "error", detail: { reason: "the run was abandoned: its runner stopped" }, finishedAt: now },
-      });
-      await recordAudit(tx, {
-        actorId: null,
-        action: "probe.abandoned",
-        targetType: "probeRun",
-        targetId: id,
-        detail: { reason: "heartbeat lapsed" },
-      });
-      failed.push(id);
-    });
-  }
-  return failed;
 }
 
 const RUN_INCLUDE = { results: { orderBy: { probe: "asc" } } } as const satisfies Prisma.ProbeRunInclude;

@@ -18,6 +18,7 @@ import { readDispatchGate } from "./read-dispatch-gate";
 import { requestProbeRun } from "./request-probe-run";
 import { setDispatch } from "./set-dispatch";
 import { startProbeRelayListener, type TProbeRelayListener } from "./testing/probe-relay-listener";
+import { RUN_HEARTBEAT_STALE_MS } from "../runs/run-states";
 
 let world: LifecycleWorld;
 // P2 checks the guest's relay route against the real relay listener, always: one runs for the file.
@@ -152,7 +153,7 @@ describe("a probe run whose runner is killed", () => {
     worker.child.kill("SIGKILL");
     await worker.exited;
     // the heartbeat lapses; the next sweep (any worker, or the CLI) fails the run
-    await failAbandonedProbeRuns(world.db, new Date(Date.now() + 25_000));
+    await failAbandonedProbeRuns(world.db, new Date(Date.now() + RUN_HEARTBEAT_STALE_MS + 5_000));
     const after = await getProbeRunOrThrow(world.db, run.id);
     expect(after.state).toBe("failed");
     expect(after.reason).toMatch(/stopped/);
