@@ -156,14 +156,10 @@ export const relayUsage: Command = {
 export const relayUpstreamSet: Command = {
   summary:
     "pin the relay's upstream: scripted canned completions, or an OpenAI/Anthropic endpoint + credential file (also --connect-timeout-ms, --request-timeout-ms, --max-response-bytes, --json)",
-<<<<<<< HEAD
-  usage: "relay upstream set --kind scripted --script-file F | --kind openai|anthropic --endpoint URL --model M --credential-file F",
-  example:
-    "schoolcore relay upstream set --kind openai --endpoint https://api.openai.com/v1 --model gpt-5-mini --credential-file openai-key",
-=======
   usage:
     "relay upstream set (--kind scripted --script-file F | --kind openai|anthropic --endpoint URL --model M --credential-file F) --reason TEXT",
->>>>>>> wt-settings
+  example:
+    "schoolcore relay upstream set --kind openai --endpoint https://api.openai.com/v1 --model gpt-5-mini --credential-file openai-key --reason 'new model for the spring term'",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, {
       kind: { type: "string" },

@@ -49,16 +49,11 @@ export const settingsGet: Command = {
 };
 
 export const settingsSet: Command = {
-<<<<<<< HEAD
-  summary: "set an operator setting (validated and audited like the page); dispatch changes only with `dispatch on|off`",
-  usage: "settings set KEY --value JSON [--reason TEXT] [--json]",
-  example:
-    "schoolcore settings set task.retry --value '{\"maxAutomaticRetries\":2,\"backoffSeconds\":30}' --reason 'flaky provider this week'",
-=======
   summary:
     "set an operator setting, saying why (at least 3 characters; validated and audited like the page); dispatch changes only with `dispatch on|off`",
   usage: "settings set KEY --value JSON --reason TEXT [--json]",
->>>>>>> wt-settings
+  example:
+    "schoolcore settings set task.retry --value '{\"maxAutomaticRetries\":2,\"backoffSeconds\":30}' --reason 'flaky provider this week'",
   async run(context) {
     const { values, positionals } = parseCommandArgs(context.argv, { value: { type: "string" }, reason: { type: "string" } }, true);
     const key = keyOf(positionals);
