@@ -865,10 +865,15 @@ export async function startModelEndpoint({
       try {
         answer = await withTimeout(client.chat(translated.chat), relayCallTimeoutMs);
       } catch (error) {
-        const code = typeof error?.code === "string" ? error.code : "RELAY_CLIENT_PROTOCOL";
-        const relayStatus = Number.isInteger(error?.status) && error.status >= 400 && error.status <= 599 ? error.status : null;
+        // A RelayClientError (or a timeout) normally; anything else is read defensively.
+        const failure = /** @type {{ code?: unknown, status?: unknown, message?: unknown } | null | undefined} */ (error);
+        const code = typeof failure?.code === "string" ? failure.code : "RELAY_CLIENT_PROTOCOL";
+        const relayStatus =
+          typeof failure?.status === "number" && Number.isInteger(failure.status) && failure.status >= 400 && failure.status <= 599
+            ? failure.status
+            : null;
         const status = relayStatus ?? LOCAL_RELAY_ERROR_STATUS[/** @type {keyof LOCAL_RELAY_ERROR_STATUS} */ (code)] ?? 502;
-        const message = `${code}: ${typeof error?.message === "string" ? error.message.slice(0, 500) : "the relay call failed"}`;
+        const message = `${code}: ${typeof failure?.message === "string" ? failure.message.slice(0, 500) : "the relay call failed"}`;
         if (res.destroyed) return log(`${req.method} ${path}: the agent disconnected; the relay answered ${code}`);
         // Retrying a spent budget, a revoked capability or a failed upstream cannot succeed.
         return fail(status, message, { code, headers: { "x-should-retry": "false" } });

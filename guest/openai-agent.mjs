@@ -1,3 +1,4 @@
+// @ts-check
 // The tool-using reference student agent (issue 25), written against the official `openai` npm SDK
 // exactly as a student would write it: `new OpenAI()` reads OPENAI_BASE_URL and OPENAI_API_KEY from
 // the environment, which the operator's runner points at the in-guest model endpoint (the guest has
@@ -26,9 +27,15 @@ import {
   TOOL_DEFINITIONS,
 } from "./agent-tools.mjs";
 
+/** @import { ChatCompletionFunctionTool, ChatCompletionMessage, ChatCompletionMessageParam } from "openai/resources/chat/completions" */
+
+/** @type {ChatCompletionFunctionTool[]} */
 export const TOOLS = TOOL_DEFINITIONS.map((tool) => ({ type: "function", function: tool }));
 
-/** The model name to send: OPENAI_MODEL when set, else the first model the endpoint lists (the pinned one). */
+/**
+ * The model name to send: OPENAI_MODEL when set, else the first model the endpoint lists (the pinned one).
+ * @param {OpenAI} client
+ */
 async function chooseModel(client) {
   if (process.env.OPENAI_MODEL) return process.env.OPENAI_MODEL;
   const models = await client.models.list();
@@ -38,6 +45,9 @@ async function chooseModel(client) {
 /**
  * One streamed turn: prints the text as it arrives (to the agent log) and returns the assembled
  * assistant message. The SDK's stream helper accumulates the tool-call deltas.
+ * @param {OpenAI} client
+ * @param {{ model: string, messages: ChatCompletionMessageParam[] }} turn
+ * @returns {Promise<{ message: ChatCompletionMessage | { role: "assistant", content: null, tool_calls?: undefined }, model: string }>}
  */
 async function streamTurn(client, { model, messages }) {
   const stream = client.chat.completions.stream({
@@ -55,6 +65,7 @@ async function streamTurn(client, { model, messages }) {
 /**
  * One agent run. Returns { exitCode, report }. The client and directories can be injected for
  * tests; inside the guest the SDK reads its base URL and key from the environment.
+ * @param {{ taskFile?: string, repoDir?: string, outputDir?: string, client?: OpenAI, testTimeoutMs?: number, maxTurns?: number }} [options]
  */
 export async function runOpenAiAgent({
   taskFile = TASK_FILE,
@@ -66,11 +77,13 @@ export async function runOpenAiAgent({
 } = {}) {
   const task = await readTask(taskFile);
   const prompt = buildPrompt(task);
+  /** @type {ChatCompletionMessageParam[]} */
   const messages = [
     { role: "system", content: prompt.system },
     { role: "user", content: prompt.user },
   ];
   const session = createToolSession({ repoDir, testTimeoutMs });
+  /** @type {string[]} */
   const notes = [];
   let finalText = "";
   let modelName = "";

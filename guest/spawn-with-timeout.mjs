@@ -1,6 +1,6 @@
 // @ts-check
 // The one way guest programs run a child process under a deadline (the runner's agent, the
-// student agent's `npm test`, the builder's recipe). Runs INSIDE the guest (Node 24, no
+// agents' `npm test`, the builder's recipe). Runs INSIDE the guest (Node 24, no
 // dependencies); it is uploaded beside every program that imports it (GUEST_PROGRAMS in
 // lib/tasks/task-run-context.ts, BUILDER_PROGRAMS in lib/dependencies/run-dependency-setup.ts).
 //

@@ -1,3 +1,4 @@
+// @ts-check
 // The reference student agent. Runs INSIDE the guest (Node 24, no dependencies), started by the
 // operator's guest runner. It reads task.json, asks the model through the task-scoped relay,
 // applies the whole-file edits the model returns to /workspace/repo, runs the repository's own
@@ -13,6 +14,12 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { createRelayClient, readRelayTask, RelayClientError } from "./relay-client.mjs";
 import { spawnWithTimeout } from "./spawn-with-timeout.mjs";
+
+/** @import { TStudentReport, TTask, TTaskLineComment, TTestRun } from "./agent-tools.mjs" */
+/** @import { CompleteMessage, RelayClient } from "./relay-client.mjs" */
+/** @typedef {{ path: string, content: string }} TFileBlock */
+/** @typedef {{ path: string, reason: string }} TRefusal */
+/** @typedef {{ paths: string[], files: { path: string, content: string }[] }} TRepoContext */
 
 // The guest layout: lib/contract/guest-layout.ts (its test keeps these equal).
 export const TASK_FILE = "/tmp/school-core-input/task.json";
@@ -45,16 +52,21 @@ const TEXT_EXTENSIONS = /\.(m?[jt]sx?|cjs|json|md|txt|py|rb|go|rs|java|c|h|cpp|c
  * closing line "```". The written file is those lines, each ending in a newline. A block without
  * its closing fence is reported and NOT applied: a cut-off answer must not produce a partial file.
  * A path given twice is refused (which version is meant is ambiguous).
+ * @param {unknown} text
+ * @returns {{ blocks: TFileBlock[], errors: TRefusal[] }}
  */
 export function parseFileBlocks(text) {
   const lines = String(text).split(/\r?\n/);
+  /** @type {TFileBlock[]} */
   const blocks = [];
+  /** @type {TRefusal[]} */
   const errors = [];
+  /** @type {{ path: string, lines: string[] } | null} */
   let current = null;
   for (const line of lines) {
     if (current === null) {
       const header = /^```file[ \t]+(.+?)[ \t]*$/.exec(line);
-      if (header) current = { path: header[1], lines: [] };
+      if (header) current = { path: /** @type {string} */ (header[1]), lines: [] };
       continue;
     }
     if (line.trimEnd() === "```") {
@@ -65,11 +77,13 @@ export function parseFileBlocks(text) {
     }
   }
   if (current !== null) errors.push({ path: current.path, reason: "the block has no closing ``` line (answer cut off?)" });
+  /** @type {Map<string, number>} */
   const counts = new Map();
   for (const block of blocks) counts.set(block.path, (counts.get(block.path) ?? 0) + 1);
+  /** @type {TFileBlock[]} */
   const unique = [];
   for (const block of blocks) {
-    if (counts.get(block.path) > 1) {
+    if ((counts.get(block.path) ?? 0) > 1) {
       if (!errors.some((e) => e.path === block.path)) errors.push({ path: block.path, reason: "the path appears in more than one block" });
     } else unique.push(block);
   }
@@ -79,6 +93,8 @@ export function parseFileBlocks(text) {
 /**
  * Validates a model-chosen path: relative, POSIX, no "..", no empty or "." segments (a leading
  * "./" is tolerated), no control characters or backslashes, nothing under .git (any case).
+ * @param {unknown} value
+ * @returns {{ ok: false, reason: string } | { ok: true, path: string }}
  */
 export function validateRelativePath(value) {
   if (typeof value !== "string" || value.length === 0) return { ok: false, reason: "empty path" };
@@ -95,7 +111,12 @@ export function validateRelativePath(value) {
   return { ok: true, path: segments.join("/") };
 }
 
-/** The conversation: fixed rules in the system message, all untrusted material fenced and labelled in the user message. */
+/**
+ * The conversation: fixed rules in the system message, all untrusted material fenced and labelled in the user message.
+ * @param {TTask} task
+ * @param {TRepoContext} repoContext
+ * @returns {CompleteMessage[]}
+ */
 export function buildMessages(task, repoContext) {
   const system = [
     "You are a careful coding agent fixing one issue in one repository.",
@@ -134,6 +155,8 @@ export function buildMessages(task, repoContext) {
  * the teacher's feedback on it comes as data — the general comment and each line comment with
  * the line it is about. Fenced like every other untrusted part: the model reads it as a request
  * about this issue, not as new rules.
+ * @param {TTask} task
+ * @returns {string[]}
  */
 export function feedbackLines(task) {
   if (task.v !== 2 || !task.feedback) return [];
@@ -144,7 +167,9 @@ export function feedbackLines(task) {
     "The repository already contains your previous round's changes. A teacher reviewed them and asked for these changes:",
     String(feedback.comment ?? ""),
   ];
-  for (const comment of Array.isArray(feedback.lineComments) ? feedback.lineComments : []) {
+  /** @type {TTaskLineComment[]} */
+  const lineComments = Array.isArray(feedback.lineComments) ? feedback.lineComments : [];
+  for (const comment of lineComments) {
     lines.push(
       "",
       `On ${String(comment.path)} line ${Number(comment.line) || 0} (${comment.side === "old" ? "the earlier version" : "your version"}): ${String(comment.lineText ?? "").trim()}`,
@@ -157,7 +182,10 @@ export function feedbackLines(task) {
   return lines;
 }
 
-/** The model's prose outside the file blocks, bounded: the human-readable part of the report. */
+/**
+ * The model's prose outside the file blocks, bounded: the human-readable part of the report.
+ * @param {unknown} text
+ */
 export function summarizeAnswer(text) {
   const prose = String(text)
     .replace(/^```file[^\n]*\n[\s\S]*?^```[ \t]*$/gm, "")
@@ -166,11 +194,19 @@ export function summarizeAnswer(text) {
   return bound(prose.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, "\ufffd"), AGENT_LIMITS.summaryChars);
 }
 
-/** Model-chosen text shown in the report: no control characters, bounded. */
+/**
+ * Model-chosen text shown in the report: no control characters, bounded.
+ * @param {unknown} text
+ * @param {number} maxChars
+ */
 export function printable(text, maxChars) {
   return bound(String(text).replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, "\ufffd"), maxChars);
 }
 
+/**
+ * @param {unknown} text
+ * @param {number} maxChars
+ */
 export function bound(text, maxChars) {
   const value = String(text);
   if (value.length <= maxChars) return value;
@@ -180,9 +216,16 @@ export function bound(text, maxChars) {
 
 // ---- effects ----------------------------------------------------------------------------------
 
-/** Writes validated blocks into repoDir; refuses symlinked or non-regular targets and oversized or excess files. */
+/**
+ * Writes validated blocks into repoDir; refuses symlinked or non-regular targets and oversized or excess files.
+ * @param {string} repoDir
+ * @param {TFileBlock[]} blocks
+ * @returns {Promise<{ editedPaths: string[], refused: TRefusal[] }>}
+ */
 export async function applyFileBlocks(repoDir, blocks) {
+  /** @type {string[]} */
   const editedPaths = [];
+  /** @type {TRefusal[]} */
   const refused = [];
   const root = await fs.realpath(repoDir);
   for (const block of blocks) {
@@ -212,12 +255,17 @@ export async function applyFileBlocks(repoDir, blocks) {
   return { editedPaths, refused };
 }
 
-/** A path must not pass through a symlink (it could point outside the tree) nor replace a non-file. */
+/**
+ * A path must not pass through a symlink (it could point outside the tree) nor replace a non-file.
+ * @param {string} root
+ * @param {string} relativePath
+ * @returns {Promise<string | null>} the reason, or null when the path is safe to write
+ */
 async function findUnsafeComponent(root, relativePath) {
   const segments = relativePath.split("/");
   let current = root;
-  for (let i = 0; i < segments.length; i++) {
-    current = path.join(current, segments[i]);
+  for (const [i, segment] of segments.entries()) {
+    current = path.join(current, segment);
     let stat;
     try {
       stat = await fs.lstat(current);
@@ -232,9 +280,15 @@ async function findUnsafeComponent(root, relativePath) {
   return null;
 }
 
-/** A bounded view of the repository for the prompt: some paths and a few small text files. */
+/**
+ * A bounded view of the repository for the prompt: some paths and a few small text files.
+ * @param {string} repoDir
+ * @returns {Promise<TRepoContext>}
+ */
 export async function collectRepoContext(repoDir) {
+  /** @type {string[]} */
   const paths = [];
+  /** @type {(dir: string, prefix: string) => Promise<void>} */
   const walk = async (dir, prefix) => {
     let entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
     entries = entries.sort((a, b) => a.name.localeCompare(b.name));
@@ -247,6 +301,7 @@ export async function collectRepoContext(repoDir) {
     }
   };
   await walk(repoDir, "");
+  /** @type {TRepoContext["files"]} */
   const files = [];
   let total = 0;
   const preferred = [...paths.filter((p) => /^(src|lib|test|tests)\//.test(p)), ...paths.filter((p) => !/^(src|lib|test|tests)\//.test(p))];
@@ -261,7 +316,12 @@ export async function collectRepoContext(repoDir) {
   return { paths, files };
 }
 
-/** `npm test` when package.json defines a test script; a supplemental signal only. */
+/**
+ * `npm test` when package.json defines a test script; a supplemental signal only.
+ * @param {string} repoDir
+ * @param {{ timeoutMs?: number }} [options]
+ * @returns {Promise<TTestRun>}
+ */
 export async function runSupplementalCheck(repoDir, { timeoutMs = AGENT_LIMITS.testTimeoutMs } = {}) {
   let pkg;
   try {
@@ -289,12 +349,20 @@ export async function runSupplementalCheck(repoDir, { timeoutMs = AGENT_LIMITS.t
   };
 }
 
+/**
+ * @param {string} taskFile
+ * @returns {Promise<TTask>}
+ */
 async function readTask(taskFile) {
   const stat = await fs.stat(taskFile);
   if (stat.size > AGENT_LIMITS.maxTaskFileBytes) throw new Error("task.json is too large");
   return JSON.parse(await fs.readFile(taskFile, "utf8"));
 }
 
+/**
+ * @param {string} outputDir
+ * @param {TStudentReport} report
+ */
 async function writeReport(outputDir, report) {
   await fs.mkdir(outputDir, { recursive: true });
   const file = path.join(outputDir, REPORT_FILE_NAME);
@@ -305,6 +373,7 @@ async function writeReport(outputDir, report) {
 /**
  * One agent run. Returns { exitCode, report }. `client` and the directories can be injected for
  * tests; inside the guest they come from task.json and the fixed paths.
+ * @param {{ taskFile?: string, repoDir?: string, outputDir?: string, client?: Pick<RelayClient, "complete">, testTimeoutMs?: number }} [options]
  */
 export async function runStudentAgent({ taskFile = TASK_FILE, repoDir = REPO_DIR, outputDir = OUTPUT_DIR, client, testTimeoutMs } = {}) {
   const task = await readTask(taskFile);
