@@ -57,6 +57,11 @@ const PARITY: Record<string, Record<string, string>> = {
   "model-endpoint.mjs": {
     LOG_FILE: layout.GUEST_MODEL_ENDPOINT_LOG_FILE,
   },
+  // The endpoint's formats and plumbing: no guest paths of their own.
+  "model-endpoint-common.mjs": {},
+  "model-endpoint-openai.mjs": {},
+  "model-endpoint-anthropic.mjs": {},
+  "model-endpoint-http.mjs": {},
   "probe.mjs": {
     INPUT: layout.GUEST_PROBE_INPUT_FILE,
   },
