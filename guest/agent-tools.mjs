@@ -2,13 +2,15 @@
 // What the tool-using reference agents share (issue 25): the guest paths, the prompt, the four
 // tools — list_files, read_file, write_file, run_tests — and the student report. Runs INSIDE the
 // guest (Node 24, no dependencies). guest/openai-agent.mjs and guest/anthropic-agent.mjs hold only
-// what is particular to their SDK.
+// what is particular to their SDK; the text-only guest/student-agent.mjs uses the task reading,
+// the teacher's feedback, the `npm test` check and the report from here too.
 //
 // Everything the tools read or are asked for (issue, repository, model answers) is untrusted: a
 // model-chosen path is confined to the repository — relative, no "..", nothing under .git, never
 // through a symbolic link — and a refusal is the tool's result, not an error.
 import fs from "node:fs/promises";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { spawnWithTimeout } from "./spawn-with-timeout.mjs";
 
 export const TASK_FILE = "/tmp/school-core-input/task.json";
@@ -429,4 +431,36 @@ export async function finishRun({ repoDir, outputDir, testTimeoutMs, session, fi
   };
   await writeReport(outputDir, report);
   return report;
+}
+
+/**
+ * The report's note for a model call that failed. No fallback of any kind: the run ends with this
+ * visible reason (and exit code 2).
+ * @param {unknown} error
+ * @param {number | null | undefined} httpStatus the status when the SDK's APIError carries one
+ * @param {boolean} isApiError whether the error is the SDK's APIError
+ */
+export function modelFailureNote(error, httpStatus, isApiError) {
+  const status = isApiError ? ` (HTTP ${httpStatus ?? "?"})` : "";
+  return `The model call failed${status}: ${bound(error instanceof Error ? error.message : String(error), 500)}`;
+}
+
+/**
+ * Runs an agent when its file is the program Node was started with (`node openai-agent.mjs`), not
+ * when a test imports it: the exit code is the run's, and a crash is exit 1 with a bounded message.
+ * @param {string} moduleUrl the agent module's import.meta.url
+ * @param {string} name how the crash message names the agent
+ * @param {() => Promise<{ exitCode: number }>} run
+ */
+export function runAsProgram(moduleUrl, name, run) {
+  if (!process.argv[1] || moduleUrl !== pathToFileURL(process.argv[1]).href) return;
+  run().then(
+    ({ exitCode }) => {
+      process.exitCode = exitCode;
+    },
+    (error) => {
+      process.stderr.write(`${name} failed: ${bound(error instanceof Error ? error.message : String(error), 500)}\n`);
+      process.exitCode = 1;
+    },
+  );
 }

@@ -5,7 +5,6 @@
 // points at the in-guest model endpoint. The default guest image does not carry
 // `@anthropic-ai/sdk` yet (sidecars/local-substrate/default-guest-image.ts says why), so it is not
 // uploaded into guests; it is tested on the host against the real endpoint (guest/reference-agents.test.ts).
-import { pathToFileURL } from "node:url";
 import Anthropic from "@anthropic-ai/sdk";
 import {
   AGENT_LIMITS,
@@ -13,9 +12,11 @@ import {
   buildPrompt,
   createToolSession,
   finishRun,
+  modelFailureNote,
   OUTPUT_DIR,
   readTask,
   REPO_DIR,
+  runAsProgram,
   TASK_FILE,
   TOOL_DEFINITIONS,
 } from "./agent-tools.mjs";
@@ -101,22 +102,12 @@ export async function runAnthropicAgent({
     if (turn >= maxTurns) notes.push(`Stopped after ${maxTurns} turns without a final answer.`);
   } catch (error) {
     // No fallback of any kind: a refused or failed model call ends the run with a visible reason.
-    const status = error instanceof Anthropic.APIError ? ` (HTTP ${error.status ?? "?"})` : "";
-    notes.push(`The model call failed${status}: ${bound(error instanceof Error ? error.message : String(error), 500)}`);
+    const isApiError = error instanceof Anthropic.APIError;
+    notes.push(modelFailureNote(error, isApiError ? error.status : null, isApiError));
     exitCode = 2;
   }
   const report = await finishRun({ repoDir, outputDir, testTimeoutMs, session, finalText, modelName, notes });
   return { exitCode, report };
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  runAnthropicAgent().then(
-    ({ exitCode }) => {
-      process.exitCode = exitCode;
-    },
-    (error) => {
-      process.stderr.write(`anthropic agent failed: ${bound(error instanceof Error ? error.message : String(error), 500)}\n`);
-      process.exitCode = 1;
-    },
-  );
-}
+runAsProgram(import.meta.url, "anthropic agent", () => runAnthropicAgent());

@@ -11,7 +11,6 @@
 // without tool calls or the turn limit is reached. Then it writes the student report with the
 // model's summary and a last `npm test` run as the SUPPLEMENTAL check (never the trusted verdict:
 // the control plane verifies on a fresh guest).
-import { pathToFileURL } from "node:url";
 import OpenAI from "openai";
 import {
   AGENT_LIMITS,
@@ -19,10 +18,12 @@ import {
   buildPrompt,
   createToolSession,
   finishRun,
+  modelFailureNote,
   OUTPUT_DIR,
   parseToolArguments,
   readTask,
   REPO_DIR,
+  runAsProgram,
   TASK_FILE,
   TOOL_DEFINITIONS,
 } from "./agent-tools.mjs";
@@ -123,22 +124,12 @@ export async function runOpenAiAgent({
     if (turn >= maxTurns) notes.push(`Stopped after ${maxTurns} turns without a final answer.`);
   } catch (error) {
     // No fallback of any kind: a refused or failed model call ends the run with a visible reason.
-    const status = error instanceof OpenAI.APIError ? ` (HTTP ${error.status ?? "?"})` : "";
-    notes.push(`The model call failed${status}: ${bound(error instanceof Error ? error.message : String(error), 500)}`);
+    const isApiError = error instanceof OpenAI.APIError;
+    notes.push(modelFailureNote(error, isApiError ? error.status : null, isApiError));
     exitCode = 2;
   }
   const report = await finishRun({ repoDir, outputDir, testTimeoutMs, session, finalText, modelName, notes });
   return { exitCode, report };
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  runOpenAiAgent().then(
-    ({ exitCode }) => {
-      process.exitCode = exitCode;
-    },
-    (error) => {
-      process.stderr.write(`openai agent failed: ${bound(error instanceof Error ? error.message : String(error), 500)}\n`);
-      process.exitCode = 1;
-    },
-  );
-}
+runAsProgram(import.meta.url, "openai agent", () => runOpenAiAgent());

@@ -8,14 +8,14 @@
 //
 // Everything it reads (issue, repository, model answer) is untrusted. The model's answer may only
 // write regular files at validated relative paths inside the repository, never under .git and
-// never through a symlink.
+// never through a symlink. Reading the task, the teacher's feedback, the `npm test` check and the
+// report are the tool-using agents' own (agent-tools.mjs, uploaded beside it).
 import fs from "node:fs/promises";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { bound, feedbackLines, readTask, runAsProgram, runTests, writeReport } from "./agent-tools.mjs";
 import { createRelayClient, readRelayTask, RelayClientError } from "./relay-client.mjs";
-import { spawnWithTimeout } from "./spawn-with-timeout.mjs";
 
-/** @import { TStudentReport, TTask, TTaskLineComment, TTestRun } from "./agent-tools.mjs" */
+/** @import { TTask } from "./agent-tools.mjs" */
 /** @import { CompleteMessage, RelayClient } from "./relay-client.mjs" */
 /** @typedef {{ path: string, content: string }} TFileBlock */
 /** @typedef {{ path: string, reason: string }} TRefusal */
@@ -25,21 +25,17 @@ import { spawnWithTimeout } from "./spawn-with-timeout.mjs";
 export const TASK_FILE = "/tmp/school-core-input/task.json";
 export const REPO_DIR = "/workspace/repo";
 export const OUTPUT_DIR = "/tmp/school-core-output";
-export const REPORT_FILE_NAME = "student-report.json";
 
 export const AGENT_LIMITS = {
-  maxTaskFileBytes: 1024 * 1024,
   maxFiles: 50,
   maxFileBytes: 512 * 1024,
   maxPathChars: 300,
   summaryChars: 4000,
-  outputExcerptChars: 8000,
   contextPaths: 300,
   contextFiles: 12,
   contextFileBytes: 16 * 1024,
   contextTotalBytes: 64 * 1024,
   maxTokens: 4096,
-  testTimeoutMs: 5 * 60 * 1000,
 };
 
 const SKIPPED_DIRS = new Set([".git", "node_modules", ".next", "dist", "build", "coverage"]);
@@ -151,38 +147,6 @@ export function buildMessages(task, repoContext) {
 }
 
 /**
- * A revision round (TaskRequest v2): the repository already holds the previous round's work, and
- * the teacher's feedback on it comes as data — the general comment and each line comment with
- * the line it is about. Fenced like every other untrusted part: the model reads it as a request
- * about this issue, not as new rules.
- * @param {TTask} task
- * @returns {string[]}
- */
-export function feedbackLines(task) {
-  if (task.v !== 2 || !task.feedback) return [];
-  const feedback = task.feedback;
-  const lines = [
-    "",
-    `<teacher-feedback round="${Number(task.round) || 0}" answers-round="${Number(feedback.answersRound) || 0}">`,
-    "The repository already contains your previous round's changes. A teacher reviewed them and asked for these changes:",
-    String(feedback.comment ?? ""),
-  ];
-  /** @type {TTaskLineComment[]} */
-  const lineComments = Array.isArray(feedback.lineComments) ? feedback.lineComments : [];
-  for (const comment of lineComments) {
-    lines.push(
-      "",
-      `On ${String(comment.path)} line ${Number(comment.line) || 0} (${comment.side === "old" ? "the earlier version" : "your version"}): ${String(comment.lineText ?? "").trim()}`,
-      String(comment.body ?? ""),
-    );
-  }
-  if (Number(feedback.omittedLineComments) > 0)
-    lines.push("", `(${Number(feedback.omittedLineComments)} more line comments were left out.)`);
-  lines.push("</teacher-feedback>");
-  return lines;
-}
-
-/**
  * The model's prose outside the file blocks, bounded: the human-readable part of the report.
  * @param {unknown} text
  */
@@ -201,17 +165,6 @@ export function summarizeAnswer(text) {
  */
 export function printable(text, maxChars) {
   return bound(String(text).replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, "\ufffd"), maxChars);
-}
-
-/**
- * @param {unknown} text
- * @param {number} maxChars
- */
-export function bound(text, maxChars) {
-  const value = String(text);
-  if (value.length <= maxChars) return value;
-  const marker = ` …[${value.length - maxChars} more characters cut]`;
-  return value.slice(0, Math.max(0, maxChars - marker.length)) + marker;
 }
 
 // ---- effects ----------------------------------------------------------------------------------
@@ -317,60 +270,6 @@ export async function collectRepoContext(repoDir) {
 }
 
 /**
- * `npm test` when package.json defines a test script; a supplemental signal only.
- * @param {string} repoDir
- * @param {{ timeoutMs?: number }} [options]
- * @returns {Promise<TTestRun>}
- */
-export async function runSupplementalCheck(repoDir, { timeoutMs = AGENT_LIMITS.testTimeoutMs } = {}) {
-  let pkg;
-  try {
-    pkg = JSON.parse(await fs.readFile(path.join(repoDir, "package.json"), "utf8"));
-  } catch {
-    pkg = null;
-  }
-  if (typeof pkg?.scripts?.test !== "string" || !pkg.scripts.test.trim()) {
-    return { command: null, exitCode: null, outputExcerpt: "No test script in package.json; nothing was run." };
-  }
-  const command = "npm test";
-  const check = await spawnWithTimeout("npm", ["test"], {
-    cwd: repoDir,
-    env: { ...process.env, CI: "1", NO_COLOR: "1" },
-    timeoutMs,
-    // Keep the tail: failures are reported at the end.
-    maxOutputChars: AGENT_LIMITS.outputExcerptChars * 2,
-  });
-  if (check.error) return { command, exitCode: null, outputExcerpt: `could not start npm: ${check.error.code ?? check.error.message}` };
-  const tail = check.output.slice(-AGENT_LIMITS.outputExcerptChars + 100);
-  return {
-    command,
-    exitCode: check.isTimedOut ? null : check.code,
-    outputExcerpt: bound(check.isTimedOut ? `timed out after ${timeoutMs} ms\n${tail}` : tail, AGENT_LIMITS.outputExcerptChars),
-  };
-}
-
-/**
- * @param {string} taskFile
- * @returns {Promise<TTask>}
- */
-async function readTask(taskFile) {
-  const stat = await fs.stat(taskFile);
-  if (stat.size > AGENT_LIMITS.maxTaskFileBytes) throw new Error("task.json is too large");
-  return JSON.parse(await fs.readFile(taskFile, "utf8"));
-}
-
-/**
- * @param {string} outputDir
- * @param {TStudentReport} report
- */
-async function writeReport(outputDir, report) {
-  await fs.mkdir(outputDir, { recursive: true });
-  const file = path.join(outputDir, REPORT_FILE_NAME);
-  await fs.writeFile(`${file}.tmp`, JSON.stringify(report, null, 2) + "\n");
-  await fs.rename(`${file}.tmp`, file);
-}
-
-/**
  * One agent run. Returns { exitCode, report }. `client` and the directories can be injected for
  * tests; inside the guest they come from task.json and the fixed paths.
  * @param {{ taskFile?: string, repoDir?: string, outputDir?: string, client?: Pick<RelayClient, "complete">, testTimeoutMs?: number }} [options]
@@ -399,7 +298,7 @@ export async function runStudentAgent({ taskFile = TASK_FILE, repoDir = REPO_DIR
   const parsed = parseFileBlocks(answer.content);
   const applied = await applyFileBlocks(repoDir, parsed.blocks);
   const refused = [...parsed.errors, ...applied.refused];
-  const check = await runSupplementalCheck(repoDir, { timeoutMs: testTimeoutMs });
+  const check = await runTests(repoDir, { timeoutMs: testTimeoutMs });
   const upstream = answer.usage?.upstream === "scripted" ? " [answer from the scripted demo transport, not a model]" : "";
   const summaryLines = [
     summarizeAnswer(answer.content) || "(the model gave no explanation)",
@@ -416,14 +315,4 @@ export async function runStudentAgent({ taskFile = TASK_FILE, repoDir = REPO_DIR
   return { exitCode: 0, report };
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  runStudentAgent().then(
-    ({ exitCode }) => {
-      process.exitCode = exitCode;
-    },
-    (error) => {
-      process.stderr.write(`student agent failed: ${bound(error instanceof Error ? error.message : String(error), 500)}\n`);
-      process.exitCode = 1;
-    },
-  );
-}
+runAsProgram(import.meta.url, "student agent", () => runStudentAgent());

@@ -3,14 +3,9 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 // @ts-expect-error — plain ESM JavaScript that runs inside the guest; no type declarations.
-import {
-  applyFileBlocks,
-  buildMessages,
-  parseFileBlocks,
-  runSupplementalCheck,
-  summarizeAnswer,
-  validateRelativePath,
-} from "./student-agent.mjs";
+import { applyFileBlocks, buildMessages, parseFileBlocks, summarizeAnswer, validateRelativePath } from "./student-agent.mjs";
+// @ts-expect-error — as above.
+import { runTests as runSupplementalCheck } from "./agent-tools.mjs";
 
 const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "student-agent-"));
 afterAll(() => fs.rm(tmp, { recursive: true, force: true }));

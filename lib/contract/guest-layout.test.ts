@@ -47,7 +47,6 @@ const PARITY: Record<string, Record<string, string>> = {
     TASK_FILE: layout.GUEST_TASK_FILE,
     REPO_DIR: layout.GUEST_REPO_DIR,
     OUTPUT_DIR: layout.GUEST_OUTPUT_DIR,
-    REPORT_FILE_NAME: layout.GUEST_STUDENT_REPORT_NAME,
   },
   "relay-client.mjs": {
     TASK_FILE: layout.GUEST_TASK_FILE,
