@@ -14,14 +14,12 @@ import OpenAI from "openai";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ZChatRequestSchema } from "../lib/relay/chat-request";
 import { RELAY_MAX_HTTP_BODY_BYTES, RELAY_MAX_TOKENS_CEILING } from "../lib/relay/limits";
-// @ts-expect-error — plain ESM JavaScript that runs inside the guest; no type declarations.
 import * as endpoint from "./model-endpoint.mjs";
-// @ts-expect-error — as above.
 import { MAX_TOKENS_CEILING, splitText } from "./model-endpoint-common.mjs";
-// @ts-expect-error — as above.
 import { RelayClientError } from "./relay-client.mjs";
+import type { ChatAnswer, RelayUsage } from "./relay-client.mjs";
 
-type TAnswer = { chat: unknown; usage: unknown };
+type TAnswer = { chat: ChatAnswer; usage: RelayUsage };
 type TScripted = TAnswer | Error | Promise<TAnswer>;
 
 const MODEL = "pinned-model-1";

@@ -43,7 +43,8 @@ const MAX_ERROR_MESSAGE_CHARS = 500;
  *   | { role: "tool", toolCallId: string, content: string }} ChatMessage
  * @typedef {{ name: string, description?: string, parameters?: Record<string, unknown> }} ChatTool
  * @typedef {{ type: "auto" | "none" | "required" } | { type: "tool", name: string }} ChatToolChoice
- * @typedef {{ messages: ChatMessage[], tools: ChatTool[], toolChoice: ChatToolChoice, maxTokens?: number }} ChatRequest
+ * @typedef {{ messages: ChatMessage[], tools?: ChatTool[], toolChoice?: ChatToolChoice, maxTokens?: number }} ChatRequest
+ *   (the relay defaults `tools` to none and `toolChoice` to auto)
  * @typedef {{ message: { role: "assistant", content: string | null, toolCalls: ChatToolCall[] },
  *   finishReason: "stop" | "length" | "tool_calls", model: string }} ChatAnswer
  * @typedef {{ inputTokens?: number, outputTokens?: number, upstream?: string } | null} RelayUsage

@@ -15,7 +15,8 @@ type Step = { name: string; command: string; args: string[] };
 const STEPS: Step[] = [
   { name: "prisma generate", command: process.execPath, args: [path.join(ROOT, "scripts", "prisma-generate.mjs")] },
   { name: "typecheck", command: bin("tsc"), args: ["--noEmit", "-p", "tsconfig.json"] },
-  // The guest programs are plain JavaScript (uploaded as they are, run by Node in the guest), checked from their JSDoc.
+  // The guest programs are plain JavaScript (uploaded as they are, run by Node in the guest), checked from their JSDoc
+  // against Node's own library and module resolution; the step above checks their tests and TypeScript callers against those types.
   { name: "typecheck guest", command: bin("tsc"), args: ["--noEmit", "-p", "guest/tsconfig.json"] },
   { name: "lint", command: bin("eslint"), args: ["--max-warnings", "0", "."] },
   { name: "format", command: bin("prettier"), args: ["--check", "--log-level", "warn", "."] },
