@@ -1,14 +1,17 @@
+// @ts-check
 // What the tool-using reference agents share (issue 25): the guest paths, the prompt, the four
 // tools — list_files, read_file, write_file, run_tests — and the student report. Runs INSIDE the
 // guest (Node 24, no dependencies). guest/openai-agent.mjs and guest/anthropic-agent.mjs hold only
-// what is particular to their SDK.
+// what is particular to their SDK; the text-only guest/student-agent.mjs uses the task reading,
+// the teacher's feedback, the `npm test` check and the report from here too.
 //
 // Everything the tools read or are asked for (issue, repository, model answers) is untrusted: a
 // model-chosen path is confined to the repository — relative, no "..", nothing under .git, never
 // through a symbolic link — and a refusal is the tool's result, not an error.
-import { spawn } from "node:child_process";
 import fs from "node:fs/promises";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { spawnWithTimeout } from "./spawn-with-timeout.mjs";
 
 export const TASK_FILE = "/tmp/school-core-input/task.json";
 export const REPO_DIR = "/workspace/repo";
@@ -38,6 +41,30 @@ export const TOOL_LOOP_MARKER = "Fix the issue below using the tools list_files,
 
 const SKIPPED_DIRS = new Set([".git", "node_modules"]);
 
+/**
+ * task.json as a reference agent reads it: untrusted, so every field is `unknown` and is coerced
+ * (String, Number) where it is used.
+ * @typedef {{ number?: unknown, title?: unknown, body?: unknown }} TTaskIssue
+ * @typedef {{ path?: unknown, line?: unknown, side?: unknown, lineText?: unknown, body?: unknown }} TTaskLineComment
+ * @typedef {{ answersRound?: unknown, comment?: unknown, lineComments?: unknown, omittedLineComments?: unknown }} TTaskFeedback
+ * @typedef {{ v?: unknown, repository?: unknown, round?: unknown, issue?: TTaskIssue | null, feedback?: TTaskFeedback | null }} TTask
+ */
+/**
+ * A tool as both SDKs describe it (JSON Schema parameters).
+ * @typedef {{ name: string, description: string, parameters: { type: "object", properties: Record<string, { type: string, description: string }>, required?: string[], additionalProperties: false } }} TToolDefinition
+ */
+/** @typedef {{ command: string | null, exitCode: number | null, outputExcerpt: string }} TTestRun */
+/** @typedef {{ ok: false, reason: string } | { ok: true, path: string }} TPathCheck */
+/** @typedef {Record<string, unknown>} TToolArgs */
+/**
+ * @typedef {object} TToolSession
+ * @property {Set<string>} edited the repository paths write_file wrote
+ * @property {TTestRun[]} testRuns the test runs the model asked for
+ * @property {(name: string, args: unknown) => Promise<string>} run
+ */
+/** @typedef {{ summary: string, editedPaths: string[], supplementalCheck: TTestRun }} TStudentReport */
+
+/** @type {TToolDefinition[]} */
 export const TOOL_DEFINITIONS = [
   {
     name: "list_files",
@@ -83,6 +110,8 @@ export const TOOL_DEFINITIONS = [
 /**
  * A model-chosen path: relative, POSIX, no "..", no empty or "." segments, nothing under .git.
  * "" and "." name the repository root (list_files; reading or writing it is refused later).
+ * @param {unknown} value
+ * @returns {TPathCheck}
  */
 export function validateRelativePath(value) {
   if (typeof value !== "string") return { ok: false, reason: "path must be a string" };
@@ -100,6 +129,10 @@ export function validateRelativePath(value) {
   return { ok: true, path: segments.join("/") };
 }
 
+/**
+ * @param {unknown} text
+ * @param {number} maxChars
+ */
 export function bound(text, maxChars) {
   const value = String(text);
   if (value.length <= maxChars) return value;
@@ -107,12 +140,19 @@ export function bound(text, maxChars) {
   return value.slice(0, Math.max(0, maxChars - marker.length)) + marker;
 }
 
-/** Model-chosen text shown in the report: no control characters (newlines kept), bounded. */
+/**
+ * Model-chosen text shown in the report: no control characters (newlines kept), bounded.
+ * @param {unknown} text
+ * @param {number} maxChars
+ */
 export function printable(text, maxChars) {
   return bound(String(text).replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, "\ufffd"), maxChars);
 }
 
-/** The conversation's start: fixed rules for the system prompt, all untrusted material fenced in the user message. */
+/**
+ * The conversation's start: fixed rules for the system prompt, all untrusted material fenced in the user message.
+ * @param {TTask} task
+ */
 export function buildPrompt(task) {
   const system = [
     "You are a careful coding agent fixing one issue in one repository, working only through the tools you are given.",
@@ -140,6 +180,8 @@ export function buildPrompt(task) {
 /**
  * A revision round (TaskRequest v2): the repository already holds the previous round's work, and
  * the teacher's feedback on it comes as fenced data (as guest/student-agent.mjs gives it).
+ * @param {TTask} task
+ * @returns {string[]}
  */
 export function feedbackLines(task) {
   if (task.v !== 2 || !task.feedback) return [];
@@ -150,7 +192,9 @@ export function feedbackLines(task) {
     "The repository already contains your previous round's changes. A teacher reviewed them and asked for these changes:",
     String(feedback.comment ?? ""),
   ];
-  for (const comment of Array.isArray(feedback.lineComments) ? feedback.lineComments : []) {
+  /** @type {TTaskLineComment[]} */
+  const lineComments = Array.isArray(feedback.lineComments) ? feedback.lineComments : [];
+  for (const comment of lineComments) {
     lines.push(
       "",
       `On ${String(comment.path)} line ${Number(comment.line) || 0} (${comment.side === "old" ? "the earlier version" : "your version"}): ${String(comment.lineText ?? "").trim()}`,
@@ -163,7 +207,11 @@ export function feedbackLines(task) {
   return lines;
 }
 
-/** Tool arguments as the model sent them: a JSON object, or a reason it is not one. */
+/**
+ * Tool arguments as the model sent them: a JSON object, or a reason it is not one.
+ * @param {string | null | undefined} text
+ * @returns {{ ok: true, value: TToolArgs } | { ok: false, reason: string }}
+ */
 export function parseToolArguments(text) {
   try {
     const value = JSON.parse(text || "{}");
@@ -180,6 +228,9 @@ export function parseToolArguments(text) {
 /**
  * The absolute path of a model-chosen repository path, or a refusal. No component may be a
  * symbolic link (it could point outside the repository); a missing tail is fine for writes.
+ * @param {string} repoDir
+ * @param {unknown} value
+ * @returns {Promise<{ ok: false, reason: string } | { ok: true, path: string, absolute: string }>}
  */
 async function resolveInRepo(repoDir, value) {
   const checked = validateRelativePath(value ?? "");
@@ -195,10 +246,16 @@ async function resolveInRepo(repoDir, value) {
   return { ok: true, path: checked.path, absolute: path.join(root, checked.path) };
 }
 
+/**
+ * @param {string} repoDir
+ * @param {TToolArgs} args
+ */
 async function listFiles(repoDir, args) {
   const target = await resolveInRepo(repoDir, args.path ?? "");
   if (!target.ok) return `refused: ${target.reason}`;
+  /** @type {string[]} */
   const paths = [];
+  /** @type {(dir: string, prefix: string) => Promise<void>} */
   const walk = async (dir, prefix) => {
     const entries = (await fs.readdir(dir, { withFileTypes: true }).catch(() => [])).sort((a, b) => a.name.localeCompare(b.name));
     for (const entry of entries) {
@@ -214,6 +271,10 @@ async function listFiles(repoDir, args) {
   return paths.join("\n") + (paths.length >= AGENT_LIMITS.maxListedPaths ? "\n(list cut)" : "");
 }
 
+/**
+ * @param {string} repoDir
+ * @param {TToolArgs} args
+ */
 async function readFile(repoDir, args) {
   const target = await resolveInRepo(repoDir, args.path);
   if (!target.ok) return `refused: ${target.reason}`;
@@ -223,6 +284,11 @@ async function readFile(repoDir, args) {
   return fs.readFile(target.absolute, "utf8");
 }
 
+/**
+ * @param {string} repoDir
+ * @param {TToolArgs} args
+ * @param {Set<string>} edited
+ */
 async function writeFile(repoDir, args, edited) {
   const target = await resolveInRepo(repoDir, args.path);
   if (!target.ok) return `refused: ${target.reason}`;
@@ -239,7 +305,12 @@ async function writeFile(repoDir, args, edited) {
   return `Wrote ${target.path} (${Buffer.byteLength(args.content, "utf8")} bytes)`;
 }
 
-/** `npm test` when package.json defines a test script: exit code and the end of the output. */
+/**
+ * `npm test` when package.json defines a test script: exit code and the end of the output.
+ * @param {string} repoDir
+ * @param {{ timeoutMs?: number }} [options]
+ * @returns {Promise<TTestRun>}
+ */
 export async function runTests(repoDir, { timeoutMs = AGENT_LIMITS.testTimeoutMs } = {}) {
   let pkg;
   try {
@@ -250,50 +321,26 @@ export async function runTests(repoDir, { timeoutMs = AGENT_LIMITS.testTimeoutMs
   if (typeof pkg?.scripts?.test !== "string" || !pkg.scripts.test.trim())
     return { command: null, exitCode: null, outputExcerpt: "No test script in package.json; nothing was run." };
   const command = "npm test";
-  return new Promise((resolve) => {
-    let output = "";
+  const check = await spawnWithTimeout("npm", ["test"], {
+    cwd: repoDir,
+    env: { ...process.env, CI: "1", NO_COLOR: "1" },
+    timeoutMs,
     // Keep the tail: failures are reported at the end.
-    const keep = (chunk) => (output = (output + chunk.toString("utf8")).slice(-AGENT_LIMITS.outputExcerptChars * 2));
-    let child;
-    try {
-      child = spawn("npm", ["test"], {
-        cwd: repoDir,
-        env: { ...process.env, CI: "1", NO_COLOR: "1" },
-        stdio: ["ignore", "pipe", "pipe"],
-        detached: true,
-      });
-    } catch (error) {
-      resolve({ command, exitCode: null, outputExcerpt: `could not start npm: ${error.code ?? error.message}` });
-      return;
-    }
-    let isTimedOut = false;
-    const timer = setTimeout(() => {
-      isTimedOut = true;
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {
-        child.kill("SIGKILL");
-      }
-    }, timeoutMs);
-    child.stdout.on("data", keep);
-    child.stderr.on("data", keep);
-    child.on("error", (error) => {
-      clearTimeout(timer);
-      resolve({ command, exitCode: null, outputExcerpt: `could not start npm: ${error.code ?? error.message}` });
-    });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      const tail = output.slice(-AGENT_LIMITS.outputExcerptChars + 100);
-      resolve({
-        command,
-        exitCode: isTimedOut ? null : code,
-        outputExcerpt: bound(isTimedOut ? `timed out after ${timeoutMs} ms\n${tail}` : tail, AGENT_LIMITS.outputExcerptChars),
-      });
-    });
+    maxOutputChars: AGENT_LIMITS.outputExcerptChars * 2,
   });
+  if (check.error) return { command, exitCode: null, outputExcerpt: `could not start npm: ${check.error.code ?? check.error.message}` };
+  const tail = check.output.slice(-AGENT_LIMITS.outputExcerptChars + 100);
+  return {
+    command,
+    exitCode: check.isTimedOut ? null : check.code,
+    outputExcerpt: bound(check.isTimedOut ? `timed out after ${timeoutMs} ms\n${tail}` : tail, AGENT_LIMITS.outputExcerptChars),
+  };
 }
 
-/** The tool result the model reads for a test run: its first line names the outcome. */
+/**
+ * The tool result the model reads for a test run: its first line names the outcome.
+ * @param {TTestRun} run
+ */
 export function describeTestRun(run) {
   if (run.command === null) return run.outputExcerpt;
   const outcome = run.exitCode === null ? "did not finish" : `exited with code ${run.exitCode}`;
@@ -303,9 +350,13 @@ export function describeTestRun(run) {
 /**
  * The tools of one run: what was edited and which test runs the model asked for. `run` always
  * resolves to the text the model reads (a refusal is a result too).
+ * @param {{ repoDir: string, testTimeoutMs?: number }} options
+ * @returns {TToolSession}
  */
 export function createToolSession({ repoDir, testTimeoutMs }) {
+  /** @type {Set<string>} */
   const edited = new Set();
+  /** @type {TTestRun[]} */
   const testRuns = [];
   return {
     edited,
@@ -315,11 +366,11 @@ export function createToolSession({ repoDir, testTimeoutMs }) {
       try {
         switch (name) {
           case "list_files":
-            return await listFiles(repoDir, args);
+            return await listFiles(repoDir, /** @type {TToolArgs} */ (args));
           case "read_file":
-            return await readFile(repoDir, args);
+            return await readFile(repoDir, /** @type {TToolArgs} */ (args));
           case "write_file":
-            return await writeFile(repoDir, args, edited);
+            return await writeFile(repoDir, /** @type {TToolArgs} */ (args), edited);
           case "run_tests": {
             const run = await runTests(repoDir, { timeoutMs: testTimeoutMs });
             testRuns.push(run);
@@ -329,18 +380,27 @@ export function createToolSession({ repoDir, testTimeoutMs }) {
             return `refused: there is no tool named ${JSON.stringify(String(name).slice(0, 100))}`;
         }
       } catch (error) {
-        return `the tool failed: ${error?.code ?? (error instanceof Error ? error.message : String(error))}`;
+        const code = /** @type {{ code?: unknown } | null} */ (error)?.code;
+        return `the tool failed: ${code ?? (error instanceof Error ? error.message : String(error))}`;
       }
     },
   };
 }
 
+/**
+ * @param {string} taskFile
+ * @returns {Promise<TTask>}
+ */
 export async function readTask(taskFile) {
   const stat = await fs.stat(taskFile);
   if (stat.size > AGENT_LIMITS.maxTaskFileBytes) throw new Error("task.json is too large");
   return JSON.parse(await fs.readFile(taskFile, "utf8"));
 }
 
+/**
+ * @param {string} outputDir
+ * @param {TStudentReport} report
+ */
 export async function writeReport(outputDir, report) {
   await fs.mkdir(outputDir, { recursive: true });
   const file = path.join(outputDir, REPORT_FILE_NAME);
@@ -351,6 +411,8 @@ export async function writeReport(outputDir, report) {
 /**
  * Ends a run: a last `npm test` of the final tree (whatever the model did or did not run) as the
  * supplemental check, and the bounded student report with the model's summary.
+ * @param {{ repoDir: string, outputDir: string, testTimeoutMs?: number, session: TToolSession, finalText: string | null | undefined, modelName: string, notes: string[] }} options
+ * @returns {Promise<TStudentReport>}
  */
 export async function finishRun({ repoDir, outputDir, testTimeoutMs, session, finalText, modelName, notes }) {
   const check = await runTests(repoDir, { timeoutMs: testTimeoutMs });
@@ -369,4 +431,36 @@ export async function finishRun({ repoDir, outputDir, testTimeoutMs, session, fi
   };
   await writeReport(outputDir, report);
   return report;
+}
+
+/**
+ * The report's note for a model call that failed. No fallback of any kind: the run ends with this
+ * visible reason (and exit code 2).
+ * @param {unknown} error
+ * @param {number | null | undefined} httpStatus the status when the SDK's APIError carries one
+ * @param {boolean} isApiError whether the error is the SDK's APIError
+ */
+export function modelFailureNote(error, httpStatus, isApiError) {
+  const status = isApiError ? ` (HTTP ${httpStatus ?? "?"})` : "";
+  return `The model call failed${status}: ${bound(error instanceof Error ? error.message : String(error), 500)}`;
+}
+
+/**
+ * Runs an agent when its file is the program Node was started with (`node openai-agent.mjs`), not
+ * when a test imports it: the exit code is the run's, and a crash is exit 1 with a bounded message.
+ * @param {string} moduleUrl the agent module's import.meta.url
+ * @param {string} name how the crash message names the agent
+ * @param {() => Promise<{ exitCode: number }>} run
+ */
+export function runAsProgram(moduleUrl, name, run) {
+  if (!process.argv[1] || moduleUrl !== pathToFileURL(process.argv[1]).href) return;
+  run().then(
+    ({ exitCode }) => {
+      process.exitCode = exitCode;
+    },
+    (error) => {
+      process.stderr.write(`${name} failed: ${bound(error instanceof Error ? error.message : String(error), 500)}\n`);
+      process.exitCode = 1;
+    },
+  );
 }

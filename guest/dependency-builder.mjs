@@ -1,3 +1,4 @@
+// @ts-check
 // The operator's dependency builder (issue 18). Runs INSIDE a builder guest (Node 24, no
 // dependencies), never on the host. The guest's only way out is the relay socket the substrate
 // forwards to the control plane's registry broker; this program listens on 127.0.0.1:7878 inside
@@ -22,13 +23,16 @@ const RELAY_SOCKET_PATH = "/run/school-core/relay.sock";
 const REGISTRY_PORT = 7878;
 const MAX_TAIL = 4000;
 
+// Written by the control plane (lib/dependencies: the build configuration), read as it is.
 const config = JSON.parse(fs.readFileSync(CONFIG_FILE, "utf8"));
 
+/** @param {Record<string, unknown>} result */
 function writeResult(result) {
   fs.writeFileSync(`${RESULT_FILE}.tmp`, JSON.stringify({ v: 1, ...result }));
   fs.renameSync(`${RESULT_FILE}.tmp`, RESULT_FILE);
 }
 
+/** @returns {Promise<net.Server>} */
 function startForwarder() {
   const server = net.createServer((inbound) => {
     const outbound = net.connect({ path: RELAY_SOCKET_PATH });
@@ -63,24 +67,34 @@ async function runRecipe() {
 
 // ---- probe mode (qualification: the builder reaches the broker and nothing else) -------------
 
+/**
+ * @param {net.NetConnectOpts} options
+ * @returns {Promise<string>} "connected", "timeout" or the error's code
+ */
 function tryConnect(options, timeoutMs = 1500) {
   return new Promise((resolve) => {
     const socket = net.connect(options);
+    /** @param {string} outcome */
     const done = (outcome) => {
       socket.destroy();
       resolve(outcome);
     };
     socket.setTimeout(timeoutMs, () => done("timeout"));
     socket.once("connect", () => done("connected"));
-    socket.once("error", (error) => done(error.code ?? "error"));
+    socket.once("error", (error) => done(errorCode(error) ?? "error"));
   });
 }
 
-/** One raw HTTP/1.1 exchange through the forwarder; returns the status line's code (or the error). */
+/**
+ * One raw HTTP/1.1 exchange through the forwarder; returns the status line's code (or the error).
+ * @param {string} text
+ * @returns {Promise<{ status: number | null, error?: string }>}
+ */
 function rawRequest(text, timeoutMs = 5000) {
   return new Promise((resolve) => {
     const socket = net.connect({ host: "127.0.0.1", port: REGISTRY_PORT });
     let answer = "";
+    /** @param {{ status: number | null, error?: string }} outcome */
     const done = (outcome) => {
       socket.destroy();
       resolve(outcome);
@@ -91,12 +105,23 @@ function rawRequest(text, timeoutMs = 5000) {
       const match = /^HTTP\/1\.[01] (\d{3})/.exec(answer);
       if (match && answer.includes("\r\n\r\n")) done({ status: Number(match[1]) });
     });
-    socket.once("error", (error) => done({ status: null, error: error.code ?? "error" }));
+    socket.once("error", (error) => done({ status: null, error: errorCode(error) ?? "error" }));
     socket.once("end", () => done({ status: null, error: "closed" }));
     socket.write(text);
   });
 }
 
+/**
+ * The `code` of a Node system error (ECONNREFUSED, ENOENT …), if it has one.
+ * @param {Error} error
+ * @returns {string | undefined}
+ */
+function errorCode(error) {
+  const code = /** @type {{ code?: unknown }} */ (error).code;
+  return typeof code === "string" ? code : undefined;
+}
+
+/** @param {string} file */
 function readText(file) {
   try {
     return fs.readFileSync(file, "utf8").slice(0, 8000);
@@ -117,7 +142,7 @@ async function probe() {
   const interfaces = readText("/proc/net/dev")
     .split("\n")
     .slice(2)
-    .map((line) => line.split(":")[0].trim())
+    .map((line) => (line.split(":")[0] ?? "").trim())
     .filter(Boolean);
   writeResult({
     status: "succeeded",

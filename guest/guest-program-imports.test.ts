@@ -28,8 +28,9 @@ describe("guest program uploads", () => {
     expect(missing).toEqual([]);
   });
 
-  it("sees the imports it checks (the runner, student agent and builder import spawn-with-timeout.mjs)", () => {
-    for (const program of ["runner.mjs", "student-agent.mjs", "dependency-builder.mjs"])
+  it("sees the imports it checks (the runner, the agents' tools and the builder import spawn-with-timeout.mjs)", () => {
+    for (const program of ["runner.mjs", "agent-tools.mjs", "dependency-builder.mjs"])
       expect(relativeImports(program), program).toContain("spawn-with-timeout.mjs");
+    expect(relativeImports("student-agent.mjs")).toContain("agent-tools.mjs");
   });
 });

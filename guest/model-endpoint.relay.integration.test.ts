@@ -23,16 +23,14 @@ import { createRelayTestTask } from "../lib/relay/testing/relay-fixtures";
 import { closeUpstreamAgents } from "../lib/relay/transports/http-upstream";
 import { setRelayUpstream } from "../lib/relay/upstream-setting";
 import { createTestDatabase } from "../lib/testing/test-database";
-// @ts-expect-error — plain ESM JavaScript that runs inside the guest; no type declarations.
 import { createRelayClient } from "./relay-client.mjs";
-// @ts-expect-error — as above.
 import { startModelEndpoint } from "./model-endpoint.mjs";
 
 const CREDENTIAL = "sk-upstream-credential-never-in-the-guest";
 const READ_FILE_TOOL = {
   name: "read_file",
   description: "Reads a file of the repository",
-  parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+  parameters: { type: "object" as const, properties: { path: { type: "string" } }, required: ["path"] },
 };
 
 /** The OpenAI-format model: a tool call first, then (once it sees the tool's result) the answer. */

@@ -14,12 +14,12 @@ import OpenAI from "openai";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ZChatRequestSchema } from "../lib/relay/chat-request";
 import { RELAY_MAX_HTTP_BODY_BYTES, RELAY_MAX_TOKENS_CEILING } from "../lib/relay/limits";
-// @ts-expect-error — plain ESM JavaScript that runs inside the guest; no type declarations.
 import * as endpoint from "./model-endpoint.mjs";
-// @ts-expect-error — as above.
+import { MAX_TOKENS_CEILING, splitText } from "./model-endpoint-common.mjs";
 import { RelayClientError } from "./relay-client.mjs";
+import type { ChatAnswer, RelayUsage } from "./relay-client.mjs";
 
-type TAnswer = { chat: unknown; usage: unknown };
+type TAnswer = { chat: ChatAnswer; usage: RelayUsage };
 type TScripted = TAnswer | Error | Promise<TAnswer>;
 
 const MODEL = "pinned-model-1";
@@ -379,7 +379,7 @@ describe("model endpoint: bounds and failures", () => {
 
   it("caps concurrent requests, the body size (the relay's HTTP cap) and max_tokens (the relay's ceiling)", async () => {
     expect(endpoint.MAX_BODY_BYTES).toBe(RELAY_MAX_HTTP_BODY_BYTES);
-    expect(endpoint.MAX_TOKENS_CEILING).toBe(RELAY_MAX_TOKENS_CEILING);
+    expect(MAX_TOKENS_CEILING).toBe(RELAY_MAX_TOKENS_CEILING);
     let release!: (answer: TAnswer) => void;
     const held = new Promise<TAnswer>((resolve) => (release = resolve));
     const { openai, base, logFile } = await startEndpoint([held], { maxConcurrentRequests: 1 });
@@ -426,9 +426,9 @@ describe("model endpoint: bounds and failures", () => {
   });
 
   it("splits streamed text into a few deltas, never inside a surrogate pair", () => {
-    expect(endpoint.splitText("")).toEqual([]);
+    expect(splitText("")).toEqual([]);
     const text = "ab🎉cd🎉ef";
-    const parts: string[] = endpoint.splitText(text);
+    const parts: string[] = splitText(text);
     expect(parts.join("")).toBe(text);
     for (const part of parts) expect(part).toBe(Array.from(part).join("")); // well-formed on its own
     expect(parts.every((part) => !/[\ud800-\udbff]$/.test(part))).toBe(true);

@@ -1,3 +1,4 @@
+// @ts-check
 // The tool-using reference student agent (issue 25), written against the official `openai` npm SDK
 // exactly as a student would write it: `new OpenAI()` reads OPENAI_BASE_URL and OPENAI_API_KEY from
 // the environment, which the operator's runner points at the in-guest model endpoint (the guest has
@@ -10,7 +11,6 @@
 // without tool calls or the turn limit is reached. Then it writes the student report with the
 // model's summary and a last `npm test` run as the SUPPLEMENTAL check (never the trusted verdict:
 // the control plane verifies on a fresh guest).
-import { pathToFileURL } from "node:url";
 import OpenAI from "openai";
 import {
   AGENT_LIMITS,
@@ -18,17 +18,25 @@ import {
   buildPrompt,
   createToolSession,
   finishRun,
+  modelFailureNote,
   OUTPUT_DIR,
   parseToolArguments,
   readTask,
   REPO_DIR,
+  runAsProgram,
   TASK_FILE,
   TOOL_DEFINITIONS,
 } from "./agent-tools.mjs";
 
+/** @import { ChatCompletionFunctionTool, ChatCompletionMessage, ChatCompletionMessageParam } from "openai/resources/chat/completions" */
+
+/** @type {ChatCompletionFunctionTool[]} */
 export const TOOLS = TOOL_DEFINITIONS.map((tool) => ({ type: "function", function: tool }));
 
-/** The model name to send: OPENAI_MODEL when set, else the first model the endpoint lists (the pinned one). */
+/**
+ * The model name to send: OPENAI_MODEL when set, else the first model the endpoint lists (the pinned one).
+ * @param {OpenAI} client
+ */
 async function chooseModel(client) {
   if (process.env.OPENAI_MODEL) return process.env.OPENAI_MODEL;
   const models = await client.models.list();
@@ -38,6 +46,9 @@ async function chooseModel(client) {
 /**
  * One streamed turn: prints the text as it arrives (to the agent log) and returns the assembled
  * assistant message. The SDK's stream helper accumulates the tool-call deltas.
+ * @param {OpenAI} client
+ * @param {{ model: string, messages: ChatCompletionMessageParam[] }} turn
+ * @returns {Promise<{ message: ChatCompletionMessage | { role: "assistant", content: null, tool_calls?: undefined }, model: string }>}
  */
 async function streamTurn(client, { model, messages }) {
   const stream = client.chat.completions.stream({
@@ -55,6 +66,7 @@ async function streamTurn(client, { model, messages }) {
 /**
  * One agent run. Returns { exitCode, report }. The client and directories can be injected for
  * tests; inside the guest the SDK reads its base URL and key from the environment.
+ * @param {{ taskFile?: string, repoDir?: string, outputDir?: string, client?: OpenAI, testTimeoutMs?: number, maxTurns?: number }} [options]
  */
 export async function runOpenAiAgent({
   taskFile = TASK_FILE,
@@ -66,11 +78,13 @@ export async function runOpenAiAgent({
 } = {}) {
   const task = await readTask(taskFile);
   const prompt = buildPrompt(task);
+  /** @type {ChatCompletionMessageParam[]} */
   const messages = [
     { role: "system", content: prompt.system },
     { role: "user", content: prompt.user },
   ];
   const session = createToolSession({ repoDir, testTimeoutMs });
+  /** @type {string[]} */
   const notes = [];
   let finalText = "";
   let modelName = "";
@@ -110,22 +124,12 @@ export async function runOpenAiAgent({
     if (turn >= maxTurns) notes.push(`Stopped after ${maxTurns} turns without a final answer.`);
   } catch (error) {
     // No fallback of any kind: a refused or failed model call ends the run with a visible reason.
-    const status = error instanceof OpenAI.APIError ? ` (HTTP ${error.status ?? "?"})` : "";
-    notes.push(`The model call failed${status}: ${bound(error instanceof Error ? error.message : String(error), 500)}`);
+    const isApiError = error instanceof OpenAI.APIError;
+    notes.push(modelFailureNote(error, isApiError ? error.status : null, isApiError));
     exitCode = 2;
   }
   const report = await finishRun({ repoDir, outputDir, testTimeoutMs, session, finalText, modelName, notes });
   return { exitCode, report };
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  runOpenAiAgent().then(
-    ({ exitCode }) => {
-      process.exitCode = exitCode;
-    },
-    (error) => {
-      process.stderr.write(`openai agent failed: ${bound(error instanceof Error ? error.message : String(error), 500)}\n`);
-      process.exitCode = 1;
-    },
-  );
-}
+runAsProgram(import.meta.url, "openai agent", () => runOpenAiAgent());

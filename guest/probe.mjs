@@ -1,3 +1,4 @@
+// @ts-check
 // The operator's qualification probe program. Runs INSIDE a guest (Node 24, no dependencies,
 // nothing imported from the project), never on the host. It tries things and reports what it
 // SAW: sandbox identity (/proc), interfaces and routes, TCP/UDP/DNS attempts to the targets it is
@@ -11,10 +12,39 @@ import dgram from "node:dgram";
 import fs from "node:fs";
 import net from "node:net";
 
+/**
+ * The probe's input, written by the control plane (lib/probes).
+ * @typedef {{ label: string, host: string, port: number }} TTarget
+ * @typedef {TTarget & { payload?: string | Buffer }} TUdpTarget
+ * @typedef {TTarget & { name: string }} TDnsTarget
+ * @typedef {{ label: string, raw: string, expectText?: string }} TRelayRequest
+ * @typedef {{ pattern: string, digests: string[], timeMs: number, roots: string[], maxFiles: number, maxTotalBytes: number,
+ *   maxBytesPerFile: number, reportSockets?: boolean }} TCanarySpec
+ * @typedef {{ timeoutMs?: number, identity?: boolean, network?: boolean, tcp?: TTarget[], udp?: TUdpTarget[], dns?: TDnsTarget[],
+ *   relay?: { socketPath: string, marker: string, requests: TRelayRequest[] }, canaries?: TCanarySpec }} TProbeInput
+ */
+/**
+ * One egress attempt as the report carries it.
+ * @typedef {{ label: string, protocol: "tcp" | "udp" | "dns", host: string, port: number, outcome: string, detail: string, ms: number, name?: string }} TAttempt
+ * @typedef {{ label: string, outcome: string, status: string | null, sawTarget: boolean, detail: string, sawExpected?: boolean }} TRelayAttempt
+ * @typedef {{ where: string, digest: string | null, kind?: "socket" }} TCanaryFinding
+ */
+
 const INPUT = process.argv[2] ?? "/tmp/school-core-probe/input.json";
+/** @type {TProbeInput} */
 const input = JSON.parse(fs.readFileSync(INPUT, "utf8"));
+/**
+ * @type {{ v: 1, identity: ReturnType<typeof identity> | null, network: ReturnType<typeof network> | null,
+ *   egress: TAttempt[], relay: TRelayAttempt[], canaries: ReturnType<typeof searchCanaries> | null }}
+ */
 const report = { v: 1, identity: null, network: null, egress: [], relay: [], canaries: null };
+/** @param {unknown} text */
 const cut = (text, n = 300) => String(text).slice(0, n);
+/**
+ * The first `max` bytes of a file as text, or null when it cannot be read.
+ * @param {string} file
+ * @returns {string | null}
+ */
 const read = (file, max = 64 * 1024) => {
   try {
     const fd = fs.openSync(file, "r");
@@ -29,7 +59,9 @@ const read = (file, max = 64 * 1024) => {
 
 function identity() {
   const status = read("/proc/self/status") ?? "";
+  /** @param {string} name */
   const field = (name) => (status.match(new RegExp(`^${name}:\\s*(.*)$`, "m")) ?? [])[1] ?? null;
+  /** @type {Record<string, string> | null} */
   let namespaces = {};
   try {
     for (const ns of fs.readdirSync("/proc/self/ns")) namespaces[ns] = cut(fs.readlinkSync(`/proc/self/ns/${ns}`), 80);
@@ -61,7 +93,7 @@ function network() {
   const dev = (read("/proc/net/dev") ?? "")
     .split("\n")
     .slice(2)
-    .map((l) => l.split(":")[0].trim())
+    .map((l) => (l.split(":")[0] ?? "").trim())
     .filter(Boolean);
   const routes = (read("/proc/net/route") ?? "").split("\n").slice(1).filter(Boolean);
   const hasDefaultRoute = routes.some((l) => l.split(/\s+/)[1] === "00000000");
@@ -78,10 +110,28 @@ function network() {
   };
 }
 
+/**
+ * The error's code (ECONNREFUSED …), else its message.
+ * @param {Error} error
+ */
+function errorDetail(error) {
+  const code = /** @type {{ code?: unknown }} */ (error).code;
+  return typeof code === "string" ? code : error.message;
+}
+
+/**
+ * @param {TTarget} target
+ * @param {number} timeoutMs
+ * @returns {Promise<TAttempt>}
+ */
 function tcpAttempt(target, timeoutMs) {
   return new Promise((resolve) => {
     const started = Date.now();
     const socket = net.connect({ host: target.host, port: target.port });
+    /**
+     * @param {string} outcome
+     * @param {string} [detail]
+     */
     const done = (outcome, detail) => {
       socket.destroy();
       resolve({
@@ -96,16 +146,25 @@ function tcpAttempt(target, timeoutMs) {
     };
     socket.setTimeout(timeoutMs, () => done("timeout"));
     socket.once("connect", () => done("connected"));
-    socket.once("error", (error) => done("error", error.code ?? error.message));
+    socket.once("error", (error) => done("error", errorDetail(error)));
   });
 }
 
-// A UDP attempt counts as reached only if an answer comes back (our own listeners echo).
+/**
+ * A UDP attempt counts as reached only if an answer comes back (our own listeners echo).
+ * @param {TUdpTarget} target
+ * @param {number} timeoutMs
+ * @returns {Promise<TAttempt>}
+ */
 function udpAttempt(target, timeoutMs) {
   return new Promise((resolve) => {
     const started = Date.now();
     const socket = dgram.createSocket(target.host.includes(":") ? "udp6" : "udp4");
     let finished = false;
+    /**
+     * @param {string} outcome
+     * @param {string} [detail]
+     */
     const done = (outcome, detail) => {
       if (finished) return;
       finished = true;
@@ -123,27 +182,45 @@ function udpAttempt(target, timeoutMs) {
     };
     const timer = setTimeout(() => done("timeout"), timeoutMs);
     socket.once("message", () => done("answered"));
-    socket.once("error", (error) => done("error", error.code ?? error.message));
+    socket.once("error", (error) => done("error", errorDetail(error)));
     socket.send(
-      Buffer.from(target.payload ?? "school-core-probe"),
+      typeof target.payload === "string" || target.payload === undefined
+        ? Buffer.from(target.payload ?? "school-core-probe")
+        : target.payload,
       target.port,
       target.host,
-      (error) => error && done("error", error.code ?? error.message),
+      (error) => error && done("error", errorDetail(error)),
     );
   });
 }
 
-// A minimal DNS A query for the name, sent to the given resolver (loopback only).
+/**
+ * A minimal DNS A query for the name, sent to the given resolver (loopback only).
+ * @param {TDnsTarget} target
+ * @param {number} timeoutMs
+ * @returns {Promise<TAttempt>}
+ */
 function dnsAttempt(target, timeoutMs) {
   const labels = target.name.split(".").flatMap((l) => [Buffer.from([l.length]), Buffer.from(l)]);
   const query = Buffer.concat([Buffer.from([0x13, 0x37, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0]), ...labels, Buffer.from([0, 0, 1, 0, 1])]);
   return udpAttempt({ ...target, payload: query }, timeoutMs).then((r) => ({ ...r, protocol: "dns", name: target.name }));
 }
 
+/**
+ * @param {TRelayRequest} request
+ * @param {string} socketPath
+ * @param {string} marker
+ * @param {number} timeoutMs
+ * @returns {Promise<TRelayAttempt>}
+ */
 function relayAttempt(request, socketPath, marker, timeoutMs) {
   return new Promise((resolve) => {
     const socket = net.connect(socketPath);
     let data = "";
+    /**
+     * @param {string} outcome
+     * @param {string} [detail]
+     */
     const done = (outcome, detail) => {
       socket.destroy();
       const status = (data.match(/^HTTP\/1\.[01] (\d{3})/) ?? [])[1] ?? null;
@@ -164,18 +241,24 @@ function relayAttempt(request, socketPath, marker, timeoutMs) {
       if (data.length > 65536) done("answered");
     });
     socket.once("end", () => done("answered"));
-    socket.once("error", (error) => done("error", error.code ?? error.message));
+    socket.once("error", (error) => done("error", errorDetail(error)));
   });
 }
 
+/** @param {TCanarySpec} spec */
 function searchCanaries(spec) {
   const pattern = new RegExp(spec.pattern, "g");
   const wanted = new Set(spec.digests);
   const deadline = Date.now() + spec.timeMs;
+  /** @type {TCanaryFinding[]} */
   const found = [];
   let files = 0;
   let bytes = 0;
   let isCut = false;
+  /**
+   * @param {string} text
+   * @param {string} where
+   */
   const scanText = (text, where) => {
     for (const match of text.matchAll(pattern)) {
       const digest = createHash("sha256").update(match[0]).digest("hex");
@@ -184,6 +267,7 @@ function searchCanaries(spec) {
   };
   // environment and every /proc entry we can read
   scanText(JSON.stringify(process.env), "env");
+  /** @type {string[]} */
   let procs = [];
   try {
     procs = fs.readdirSync("/proc").filter((e) => /^\d+$/.test(e));
@@ -199,8 +283,9 @@ function searchCanaries(spec) {
   const mountPoints = (read("/proc/self/mountinfo", 256 * 1024) ?? "")
     .split("\n")
     .map((l) => l.split(" ")[4])
-    .filter((m) => m && m !== "/" && ![...skip].some((s) => m === s || m.startsWith(`${s}/`)));
+    .filter((m) => m !== undefined && m !== "" && m !== "/" && ![...skip].some((s) => m === s || m.startsWith(`${s}/`)));
   const roots = spec.roots.flatMap((r) => (r === "@mounts" ? mountPoints : [r]));
+  /** @type {Set<string>} */
   const visited = new Set();
   // breadth first across every root: shallow files everywhere before deep trees anywhere
   const queue = [...roots];
@@ -209,7 +294,7 @@ function searchCanaries(spec) {
       isCut = true;
       break;
     }
-    const dir = queue.shift();
+    const dir = /** @type {string} */ (queue.shift());
     if (visited.has(dir)) continue;
     visited.add(dir);
     let entries;

@@ -13,13 +13,9 @@ import OpenAI from "openai";
 import { afterAll, describe, expect, it } from "vitest";
 import { ZChatRequestSchema } from "../lib/relay/chat-request";
 import { createScriptedTransport } from "../lib/relay/transports/scripted-transport";
-// @ts-expect-error — plain ESM JavaScript that runs inside the guest; no type declarations.
 import { startModelEndpoint } from "./model-endpoint.mjs";
-// @ts-expect-error — as above.
 import { validateRelativePath } from "./agent-tools.mjs";
-// @ts-expect-error — as above.
 import { runOpenAiAgent } from "./openai-agent.mjs";
-// @ts-expect-error — as above.
 import { runAnthropicAgent } from "./anthropic-agent.mjs";
 
 const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "openai-agent-"));
@@ -76,7 +72,7 @@ const CALCULATOR = {
 describe("tool-using reference agents", () => {
   it("refuses absolute paths, '..', .git and control characters", () => {
     for (const bad of [undefined, 42, "/etc/passwd", "../x", "a/../../x", ".git/config", "src/.GIT/x", "a\\b", "a\u0000b", "C:x"])
-      expect(validateRelativePath(bad).ok, bad).toBe(false);
+      expect(validateRelativePath(bad).ok, String(bad)).toBe(false);
     expect(validateRelativePath("./src/add.js")).toEqual({ ok: true, path: "src/add.js" });
     expect(validateRelativePath("")).toEqual({ ok: true, path: "" });
     expect(validateRelativePath(".")).toEqual({ ok: true, path: "" });

@@ -1,3 +1,4 @@
+// @ts-check
 // The guest side of the task-scoped model relay. Runs INSIDE the guest (Node 24, no
 // dependencies). The guest holds only a task-scoped relay handle — never an upstream credential —
 // and reaches the model through one of two channels named in task.json:
@@ -32,8 +33,42 @@ export const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
 
 const MAX_ERROR_MESSAGE_CHARS = 500;
 
+/**
+ * The `complete` operation's messages and the `chat` operation's request and answer (the
+ * provider-neutral contract of lib/relay/chat-request.ts), as the guest programs build and read them.
+ * @typedef {{ role: "system" | "user" | "assistant", content: string }} CompleteMessage
+ * @typedef {{ id: string, name: string, arguments: string }} ChatToolCall
+ * @typedef {{ role: "system" | "user", content: string }
+ *   | { role: "assistant", content: string | null, toolCalls: ChatToolCall[] }
+ *   | { role: "tool", toolCallId: string, content: string }} ChatMessage
+ * @typedef {{ name: string, description?: string, parameters?: Record<string, unknown> }} ChatTool
+ * @typedef {{ type: "auto" | "none" | "required" } | { type: "tool", name: string }} ChatToolChoice
+ * @typedef {{ messages: ChatMessage[], tools?: ChatTool[], toolChoice?: ChatToolChoice, maxTokens?: number }} ChatRequest
+ *   (the relay defaults `tools` to none and `toolChoice` to auto)
+ * @typedef {{ message: { role: "assistant", content: string | null, toolCalls: ChatToolCall[] },
+ *   finishReason: "stop" | "length" | "tool_calls", model: string }} ChatAnswer
+ * @typedef {{ inputTokens?: number, outputTokens?: number, upstream?: string } | null} RelayUsage
+ */
+/**
+ * What task.json says about the relay.
+ * @typedef {{ taskId: string, channel: "mailbox" | "http", handle: string, socketPath: string, model: string | null }} RelayTask
+ */
+/**
+ * @typedef {object} RelayClient
+ * @property {"mailbox" | "http"} channel
+ * @property {(messages: CompleteMessage[], options?: { maxTokens?: number }) => Promise<{ content: string, usage: RelayUsage }>} complete
+ * @property {(request: ChatRequest) => Promise<{ chat: ChatAnswer, usage: RelayUsage }>} chat
+ */
+/** @typedef {{ root: string, next: number | null }} Mailbox */
+/** @typedef {{ handle: string, taskId: string, operation: string, request: unknown, timeoutMs: number }} SendOptions */
+
 /** A relay refusal or failure; `code` is the relay's error code (or RELAY_CLIENT_* for local failures). */
 export class RelayClientError extends Error {
+  /**
+   * @param {string} code
+   * @param {unknown} message
+   * @param {number | null} [status]
+   */
   constructor(code, message, status = null) {
     super(String(message).slice(0, MAX_ERROR_MESSAGE_CHARS));
     this.name = "RelayClientError";
@@ -42,7 +77,10 @@ export class RelayClientError extends Error {
   }
 }
 
-/** Reads the relay fields of task.json (bounded). */
+/**
+ * Reads the relay fields of task.json (bounded).
+ * @returns {Promise<RelayTask>}
+ */
 export async function readRelayTask(file = TASK_FILE) {
   const text = await readBoundedFile(file, MAX_TASK_FILE_BYTES);
   if (text === null) throw new RelayClientError("RELAY_CLIENT_CONFIG", "task.json is missing or too large");
@@ -69,6 +107,8 @@ export async function readRelayTask(file = TASK_FILE) {
 /**
  * A client bound to one task and channel. Options other than taskId/channel/handle exist for
  * tests; inside a guest the defaults are the protocol's fixed paths.
+ * @param {{ taskId: string, channel: string, handle: string, socketPath?: string, mailboxRoot?: string, timeoutMs?: number, pollIntervalMs?: number }} options
+ * @returns {RelayClient}
  */
 export function createRelayClient({
   taskId,
@@ -81,7 +121,13 @@ export function createRelayClient({
 }) {
   if (channel !== "mailbox" && channel !== "http")
     throw new RelayClientError("RELAY_CLIENT_CONFIG", `unknown relay channel "${String(channel).slice(0, 20)}"`);
+  /** @type {Mailbox} */
   const mailbox = { root: mailboxRoot, next: null };
+  /**
+   * @param {string} operation
+   * @param {unknown} request
+   * @returns {Promise<any>} the answer's body: untrusted JSON, checked by the caller
+   */
   async function send(operation, request) {
     if (channel === "http") return sendHttp({ socketPath, handle, taskId, operation, request, timeoutMs });
     return sendMailbox({ mailbox, handle, taskId, operation, request, timeoutMs, pollIntervalMs });
@@ -111,7 +157,11 @@ export function createRelayClient({
 
 const CHAT_FINISH_REASONS = ["stop", "length", "tool_calls"];
 
-/** The shape the model endpoint relies on; the relay validated the content itself. */
+/**
+ * The shape the model endpoint relies on; the relay validated the content itself.
+ * @param {any} chat
+ * @returns {chat is ChatAnswer}
+ */
 function isChatAnswer(chat) {
   const message = chat?.message;
   return (
@@ -120,24 +170,35 @@ function isChatAnswer(chat) {
     message?.role === "assistant" &&
     (message.content === null || typeof message.content === "string") &&
     Array.isArray(message.toolCalls) &&
-    message.toolCalls.every((call) => typeof call?.id === "string" && typeof call.name === "string" && typeof call.arguments === "string")
+    message.toolCalls.every(
+      (/** @type {any} */ call) => typeof call?.id === "string" && typeof call.name === "string" && typeof call.arguments === "string",
+    )
   );
 }
 
+/** @type {Promise<RelayClient> | undefined} */
 let defaultClient;
 
-/** complete() with the channel and handle named in /tmp/school-core-input/task.json. */
+/**
+ * complete() with the channel and handle named in /tmp/school-core-input/task.json.
+ * @param {CompleteMessage[]} messages
+ * @param {{ maxTokens?: number }} [options]
+ */
 export async function complete(messages, options = {}) {
   defaultClient ??= readRelayTask().then((task) => createRelayClient(task));
   return (await defaultClient).complete(messages, options);
 }
 
-/** chat() with the channel and handle named in /tmp/school-core-input/task.json. */
+/**
+ * chat() with the channel and handle named in /tmp/school-core-input/task.json.
+ * @param {ChatRequest} request
+ */
 export async function chat(request) {
   defaultClient ??= readRelayTask().then((task) => createRelayClient(task));
   return (await defaultClient).chat(request);
 }
 
+/** @param {number} sequence */
 export function mailboxFileName(sequence) {
   if (!Number.isInteger(sequence) || sequence < 1 || sequence > MAILBOX_MAX_SEQUENCE)
     throw new RangeError(`mailbox sequence out of range: ${sequence}`);
@@ -150,6 +211,7 @@ export function mailboxFileName(sequence) {
  * A worker killed while it handled a request leaves that request answered "duplicate" by the next
  * worker (it is never sent upstream twice; its response was lost). The request is then sent once
  * more under a new sequence number, charged as a new call.
+ * @param {SendOptions & { mailbox: Mailbox, pollIntervalMs: number }} options
  */
 async function sendMailbox(options) {
   try {
@@ -160,6 +222,7 @@ async function sendMailbox(options) {
   }
 }
 
+/** @param {SendOptions & { mailbox: Mailbox, pollIntervalMs: number }} options */
 async function sendMailboxOnce({ mailbox, handle, taskId, operation, request, timeoutMs, pollIntervalMs }) {
   const deadline = Date.now() + timeoutMs;
   const outbox = path.join(mailbox.root, "outbox");
@@ -190,6 +253,9 @@ async function sendMailboxOnce({ mailbox, handle, taskId, operation, request, ti
  * Writes the request under the next free sequence number. The .tmp file is created exclusively
  * (it doubles as the claim on that number, so concurrent writers in the guest cannot collide) and
  * then hard-linked to its final name, which fails rather than replaces an existing request.
+ * @param {Mailbox} mailbox
+ * @param {string} outbox
+ * @param {string} data
  */
 async function publishRequest(mailbox, outbox, data) {
   mailbox.next ??= await firstFreeSequence(outbox);
@@ -199,15 +265,17 @@ async function publishRequest(mailbox, outbox, data) {
     try {
       await fs.writeFile(tmp, data, { flag: "wx", mode: 0o644 });
     } catch (error) {
-      if (error?.code === "EEXIST") continue;
-      throw new RelayClientError("RELAY_CLIENT_IO", `cannot write the mailbox request (${error?.code ?? "error"})`);
+      const code = errorCode(error);
+      if (code === "EEXIST") continue;
+      throw new RelayClientError("RELAY_CLIENT_IO", `cannot write the mailbox request (${code ?? "error"})`);
     }
     try {
       await fs.link(tmp, final);
     } catch (error) {
       await fs.rm(tmp, { force: true });
-      if (error?.code === "EEXIST") continue;
-      throw new RelayClientError("RELAY_CLIENT_IO", `cannot publish the mailbox request (${error?.code ?? "error"})`);
+      const code = errorCode(error);
+      if (code === "EEXIST") continue;
+      throw new RelayClientError("RELAY_CLIENT_IO", `cannot publish the mailbox request (${code ?? "error"})`);
     }
     await fs.rm(tmp, { force: true });
     mailbox.next = sequence + 1;
@@ -216,7 +284,10 @@ async function publishRequest(mailbox, outbox, data) {
   throw new RelayClientError("RELAY_CLIENT_EXHAUSTED", `the mailbox allows at most ${MAILBOX_MAX_SEQUENCE} requests`);
 }
 
-/** A restarted agent continues after the requests already in the outbox. */
+/**
+ * A restarted agent continues after the requests already in the outbox.
+ * @param {string} outbox
+ */
 async function firstFreeSequence(outbox) {
   const names = await fs.readdir(outbox).catch(() => []);
   let highest = 0;
@@ -229,11 +300,20 @@ async function firstFreeSequence(outbox) {
 
 // ---- http over the unix socket ---------------------------------------------------------------
 
+/**
+ * @param {SendOptions & { socketPath: string }} options
+ * @returns {Promise<unknown>}
+ */
 function sendHttp({ socketPath, handle, taskId, operation, request, timeoutMs }) {
   const payload = Buffer.from(JSON.stringify({ taskId, request }), "utf8");
   return new Promise((resolve, reject) => {
+    /** @type {NodeJS.Timeout | undefined} */
     let timer;
     let isSettled = false;
+    /**
+     * @param {unknown} error
+     * @param {unknown} [value]
+     */
     const settle = (error, value) => {
       if (isSettled) return;
       isSettled = true;
@@ -257,6 +337,7 @@ function sendHttp({ socketPath, handle, taskId, operation, request, timeoutMs })
         },
       },
       (res) => {
+        /** @type {Buffer[]} */
         const chunks = [];
         let size = 0;
         res.on("data", (chunk) => {
@@ -284,17 +365,26 @@ function sendHttp({ socketPath, handle, taskId, operation, request, timeoutMs })
             settle(error);
           }
         });
-        res.on("error", (error) => settle(new RelayClientError("RELAY_CLIENT_IO", `relay connection failed (${error.code ?? "error"})`)));
+        res.on("error", (error) =>
+          settle(new RelayClientError("RELAY_CLIENT_IO", `relay connection failed (${errorCode(error) ?? "error"})`)),
+        );
       },
     );
     timer = setTimeout(() => settle(new RelayClientError("RELAY_CLIENT_TIMEOUT", `no relay answer within ${timeoutMs} ms`)), timeoutMs);
-    req.on("error", (error) => settle(new RelayClientError("RELAY_CLIENT_IO", `cannot reach the relay socket (${error.code ?? "error"})`)));
+    req.on("error", (error) =>
+      settle(new RelayClientError("RELAY_CLIENT_IO", `cannot reach the relay socket (${errorCode(error) ?? "error"})`)),
+    );
     req.end(payload);
   });
 }
 
 // ---- shared ----------------------------------------------------------------------------------
 
+/**
+ * A v1 answer (mailbox file, or the HTTP status and body): the body on 200, else the relay's refusal thrown.
+ * @param {any} answer untrusted JSON
+ * @returns {any} the answer's body
+ */
 function interpretAnswer(answer) {
   if (
     !answer ||
@@ -314,6 +404,11 @@ function interpretAnswer(answer) {
   );
 }
 
+/**
+ * @param {string} file
+ * @param {number} maxBytes
+ * @returns {Promise<string | null>} null when the file is missing or not a regular file
+ */
 async function readBoundedFile(file, maxBytes) {
   let handle;
   try {
@@ -332,6 +427,17 @@ async function readBoundedFile(file, maxBytes) {
   }
 }
 
+/**
+ * The `code` of a Node system error (ENOENT, EEXIST …), if it has one.
+ * @param {unknown} error
+ * @returns {string | undefined}
+ */
+function errorCode(error) {
+  const code = /** @type {{ code?: unknown } | null | undefined} */ (error)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+/** @param {number} ms */
 function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

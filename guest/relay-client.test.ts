@@ -18,9 +18,8 @@ import { createRelayTestTask } from "../lib/relay/testing/relay-fixtures";
 import { setRelayUpstream } from "../lib/relay/upstream-setting";
 import { GUEST_MAILBOX_ROOT, GUEST_RELAY_SOCKET } from "../lib/contract/guest-layout";
 import { createTestDatabase } from "../lib/testing/test-database";
-// @ts-expect-error — plain ESM JavaScript that runs inside the guest; no type declarations.
 import * as client from "./relay-client.mjs";
-// @ts-expect-error — as above.
+import type { ChatRequest } from "./relay-client.mjs";
 import { runStudentAgent } from "./student-agent.mjs";
 
 const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "relay-client-"));
@@ -164,6 +163,7 @@ describe("guest relay client", async () => {
     const root = path.join(tmp, "mailbox-refused");
     const worker = startMailboxWorker(root, taskId);
     const relay = mailboxClient(taskId, handle, root);
+    // @ts-expect-error — a role the relay's `complete` refuses, sent on purpose.
     const error = await relay.complete([{ role: "tool", content: "x" }]).catch((e: unknown) => e);
     expect(error).toMatchObject({ name: "RelayClientError", code: "RELAY_REQUEST_MALFORMED", status: 400 });
     expect(String((error as Error).message)).not.toContain(handle);
@@ -299,7 +299,7 @@ describe("guest relay client", async () => {
  */
 describe("guest relay client: chat", () => {
   afterAll(() => fs.rm(tmp, { recursive: true, force: true }));
-  const CHAT_REQUEST = {
+  const CHAT_REQUEST: ChatRequest = {
     messages: [{ role: "user", content: "what is 2 + 2?" }],
     tools: [{ name: "add", parameters: { type: "object", properties: { a: { type: "number" } } } }],
     toolChoice: { type: "auto" },

@@ -1,3 +1,4 @@
+// @ts-check
 // The operator-owned guest runner. Runs INSIDE the guest (Node 24, no dependencies), never on
 // the host. The control plane uploads it with repository.tar and task.json, starts it in the
 // background, and later downloads result.json and the candidate archive.
@@ -37,6 +38,8 @@ const MODEL_ENDPOINT_LOG_FILE = `${OUTPUT}/model-endpoint.log`;
 // An agent profile's code (issue 26), present when task.json names it.
 const AGENT_CODE_ARCHIVE = `${INPUT}/agent-code.tar`;
 const AGENT_DIR = "/tmp/school-core-agent";
+/** @typedef {{ profileEnv: Record<string, string>, ownEnv: Record<string, string> }} TAgentCode */
+
 const LIMITS = { diagnostics: 4000, summary: 8000, excerpt: 8000, paths: 10000, endpointLogLines: 5 };
 
 // Idempotent start: the control plane may launch us again after its worker restarted; only the
@@ -52,9 +55,12 @@ let beats = 0;
 const beat = () => fs.writeFileSync(HEARTBEAT_FILE, String(++beats));
 beat();
 const heartbeatTimer = setInterval(beat, 2000);
+/** @type {string[]} */
 const diagnostics = [];
+/** @param {unknown} line */
 const note = (line) => diagnostics.push(String(line).slice(0, 500));
 
+// Written by the control plane (lib/contract: TaskRequest); read as it is, without a schema of its own here.
 const task = JSON.parse(fs.readFileSync(TASK_FILE, "utf8"));
 // Room kept back for the runner's own output: an agent that fills the machine's disk (diskGb) must
 // still get a result that says so. Released once the agent has exited.
@@ -78,12 +84,19 @@ const gitEnv = {
   GIT_COMMITTER_EMAIL: "base@guest.invalid",
 };
 
-function run(command, args, options = {}) {
-  const result = spawnSync(command, args, { cwd: REPO, env: gitEnv, encoding: "utf8", maxBuffer: 16 * 1024 * 1024, ...options });
+/**
+ * Runs a command to completion in the repository; its stdout, or an Error when it exits non-zero.
+ * @param {string} command
+ * @param {string[]} args
+ * @returns {string}
+ */
+function run(command, args) {
+  const result = spawnSync(command, args, { cwd: REPO, env: gitEnv, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 });
   if (result.status !== 0) throw new Error(`${command} ${args[0]} failed (${result.status}): ${(result.stderr || "").slice(0, 300)}`);
   return result.stdout;
 }
 
+/** @param {Record<string, unknown>} result GuestResult v1/v2 */
 function writeResult(result) {
   clearInterval(heartbeatTimer);
   fs.writeFileSync(`${RESULT_FILE}.tmp`, JSON.stringify(result));
@@ -94,12 +107,14 @@ function writeResult(result) {
 /**
  * Extracts the dependency bundle next to the repository (never into it: the candidate is the
  * repository tree alone) and returns the variables the bundle needs (e.g. PYTHONPATH).
+ * @returns {Record<string, string>}
  */
 function installDependencies() {
   if (!fs.existsSync(DEPENDENCIES_FILE)) return {};
   const described = JSON.parse(fs.readFileSync(DEPENDENCIES_FILE, "utf8"));
   run("tar", ["-xzf", DEPENDENCIES_ARCHIVE, "-C", DEPENDENCIES_DIR, "--no-same-owner", "--no-same-permissions"]);
   fs.rmSync(DEPENDENCIES_ARCHIVE, { force: true });
+  /** @type {Record<string, string>} */
   const env = {};
   for (const [name, value] of Object.entries(described?.env ?? {}))
     if (/^[A-Z_][A-Z0-9_]{0,63}$/.test(name) && typeof value === "string") env[name] = value.slice(0, 1000);
@@ -110,8 +125,10 @@ function installDependencies() {
  * An agent profile's code and environment: the code archive (validated by the control plane when
  * the profile was written) is extracted into AGENT_DIR before the agent starts. The profile's
  * variables come first, so none of the runner's own (PATH, SCHOOL_CORE_AGENT_DIR …) can be shadowed.
+ * @returns {TAgentCode}
  */
 function installAgentCode() {
+  /** @type {Record<string, string>} */
   const profileEnv = {};
   for (const [name, value] of Object.entries(task.agent.environment ?? {}))
     if (/^[A-Z_][A-Z0-9_]{0,63}$/.test(name) && typeof value === "string") profileEnv[name] = value.slice(0, 4096);
@@ -125,6 +142,7 @@ function installAgentCode() {
 // The task's process ceiling reaches the agent as RLIMIT_NPROC (the local substrate also sets the
 // machine's pids.max; on a provider without one, this is the bound).
 const PRLIMIT = "/usr/bin/prlimit";
+/** @returns {string[]} */
 function agentArgv() {
   const maxProcesses = task.limits?.maxProcesses;
   if (Number.isInteger(maxProcesses) && fs.existsSync(PRLIMIT))
@@ -145,6 +163,11 @@ function isDiskFull() {
   }
 }
 
+/**
+ * @param {string} logTail
+ * @param {NodeJS.Signals | null} signal
+ * @returns {string | undefined}
+ */
 function limitHitBy(logTail, signal) {
   if (isDiskFull() || /ENOSPC|No space left on device/i.test(logTail))
     return `the guest's disk is full: the task's diskGb limit (${task.limits?.diskGb} GB) was reached`;
@@ -161,6 +184,7 @@ function limitHitBy(logTail, signal) {
  * the variables that point the agent's OpenAI and Anthropic SDKs at it, and how to stop it. Loaded
  * dynamically, so a missing or failing endpoint is a diagnostic and the agent still runs (without
  * it: an agent on the relay client alone does not need it).
+ * @returns {Promise<{ env: Record<string, string>, close: () => Promise<void> }>}
  */
 async function startEndpoint() {
   try {
@@ -183,8 +207,13 @@ function noteEndpointLog() {
   for (const line of lines) note(line);
 }
 
+/**
+ * @param {Record<string, string>} dependencyEnv
+ * @param {TAgentCode} agentCode
+ * @param {Record<string, string>} endpointEnv
+ */
 async function runAgent(dependencyEnv, agentCode, endpointEnv) {
-  const [command, ...args] = agentArgv();
+  const [command = "", ...args] = agentArgv();
   const log = fs.openSync(AGENT_LOG_FILE, "w");
   const agent = await spawnWithTimeout(command, args, {
     cwd: REPO,
@@ -207,6 +236,11 @@ async function runAgent(dependencyEnv, agentCode, endpointEnv) {
   return agent;
 }
 
+/**
+ * The last `max` characters of a file ("" when it cannot be read).
+ * @param {string} file
+ * @param {number} max
+ */
 function readBounded(file, max) {
   try {
     const text = fs.readFileSync(file, "utf8");
@@ -260,7 +294,9 @@ async function main() {
   ]);
   const archive = fs.readFileSync(ARCHIVE);
 
+  /** @type {{ summary: string } | null} */
   let studentReport = null;
+  /** @type {{ supplemental: true, name: string, command: string, exitCode: number | null, outputExcerpt: string }[]} */
   let supplementalChecks = [];
   const maxReportBytes = task.limits?.maxReportBytes;
   const reportBytes = fs.existsSync(STUDENT_REPORT_FILE) ? fs.statSync(STUDENT_REPORT_FILE).size : 0;

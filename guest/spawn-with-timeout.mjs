@@ -1,6 +1,6 @@
 // @ts-check
 // The one way guest programs run a child process under a deadline (the runner's agent, the
-// student agent's `npm test`, the builder's recipe). Runs INSIDE the guest (Node 24, no
+// agents' `npm test`, the builder's recipe). Runs INSIDE the guest (Node 24, no
 // dependencies); it is uploaded beside every program that imports it (GUEST_PROGRAMS in
 // lib/tasks/task-run-context.ts, BUILDER_PROGRAMS in lib/dependencies/run-dependency-setup.ts).
 //
@@ -15,7 +15,7 @@ import { spawn } from "node:child_process";
  * @typedef {object} TSpawnWithTimeoutOptions
  * @property {number} timeoutMs the deadline; the child's process group is killed when it passes
  * @property {string} [cwd]
- * @property {NodeJS.ProcessEnv} [env]
+ * @property {Record<string, string | undefined>} [env]
  * @property {number} [outputFd] a file descriptor for the child's stdout and stderr; without it both are piped and kept as a tail
  * @property {number} [maxOutputChars] the tail kept of piped output (default 4000)
  */
@@ -49,7 +49,8 @@ export function spawnWithTimeout(command, args, options) {
     try {
       child = spawn(command, args, {
         cwd: options.cwd,
-        env: options.env,
+        // A plain record: some projects' typings require NODE_ENV in ProcessEnv; a guest child needs none.
+        env: /** @type {NodeJS.ProcessEnv | undefined} */ (options.env),
         stdio: options.outputFd === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", options.outputFd, options.outputFd],
         detached: true,
       });

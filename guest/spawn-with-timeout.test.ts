@@ -2,7 +2,6 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-// @ts-expect-error — plain ESM JavaScript that runs inside the guest; no type declarations.
 import { spawnWithTimeout } from "./spawn-with-timeout.mjs";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "spawn-with-timeout-"));

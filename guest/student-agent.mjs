@@ -1,3 +1,4 @@
+// @ts-check
 // The reference student agent. Runs INSIDE the guest (Node 24, no dependencies), started by the
 // operator's guest runner. It reads task.json, asks the model through the task-scoped relay,
 // applies the whole-file edits the model returns to /workspace/repo, runs the repository's own
@@ -7,32 +8,34 @@
 //
 // Everything it reads (issue, repository, model answer) is untrusted. The model's answer may only
 // write regular files at validated relative paths inside the repository, never under .git and
-// never through a symlink.
+// never through a symlink. Reading the task, the teacher's feedback, the `npm test` check and the
+// report are the tool-using agents' own (agent-tools.mjs, uploaded beside it).
 import fs from "node:fs/promises";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { bound, feedbackLines, readTask, runAsProgram, runTests, writeReport } from "./agent-tools.mjs";
 import { createRelayClient, readRelayTask, RelayClientError } from "./relay-client.mjs";
-import { spawnWithTimeout } from "./spawn-with-timeout.mjs";
+
+/** @import { TTask } from "./agent-tools.mjs" */
+/** @import { CompleteMessage, RelayClient } from "./relay-client.mjs" */
+/** @typedef {{ path: string, content: string }} TFileBlock */
+/** @typedef {{ path: string, reason: string }} TRefusal */
+/** @typedef {{ paths: string[], files: { path: string, content: string }[] }} TRepoContext */
 
 // The guest layout: lib/contract/guest-layout.ts (its test keeps these equal).
 export const TASK_FILE = "/tmp/school-core-input/task.json";
 export const REPO_DIR = "/workspace/repo";
 export const OUTPUT_DIR = "/tmp/school-core-output";
-export const REPORT_FILE_NAME = "student-report.json";
 
 export const AGENT_LIMITS = {
-  maxTaskFileBytes: 1024 * 1024,
   maxFiles: 50,
   maxFileBytes: 512 * 1024,
   maxPathChars: 300,
   summaryChars: 4000,
-  outputExcerptChars: 8000,
   contextPaths: 300,
   contextFiles: 12,
   contextFileBytes: 16 * 1024,
   contextTotalBytes: 64 * 1024,
   maxTokens: 4096,
-  testTimeoutMs: 5 * 60 * 1000,
 };
 
 const SKIPPED_DIRS = new Set([".git", "node_modules", ".next", "dist", "build", "coverage"]);
@@ -45,16 +48,21 @@ const TEXT_EXTENSIONS = /\.(m?[jt]sx?|cjs|json|md|txt|py|rb|go|rs|java|c|h|cpp|c
  * closing line "```". The written file is those lines, each ending in a newline. A block without
  * its closing fence is reported and NOT applied: a cut-off answer must not produce a partial file.
  * A path given twice is refused (which version is meant is ambiguous).
+ * @param {unknown} text
+ * @returns {{ blocks: TFileBlock[], errors: TRefusal[] }}
  */
 export function parseFileBlocks(text) {
   const lines = String(text).split(/\r?\n/);
+  /** @type {TFileBlock[]} */
   const blocks = [];
+  /** @type {TRefusal[]} */
   const errors = [];
+  /** @type {{ path: string, lines: string[] } | null} */
   let current = null;
   for (const line of lines) {
     if (current === null) {
       const header = /^```file[ \t]+(.+?)[ \t]*$/.exec(line);
-      if (header) current = { path: header[1], lines: [] };
+      if (header) current = { path: /** @type {string} */ (header[1]), lines: [] };
       continue;
     }
     if (line.trimEnd() === "```") {
@@ -65,11 +73,13 @@ export function parseFileBlocks(text) {
     }
   }
   if (current !== null) errors.push({ path: current.path, reason: "the block has no closing ``` line (answer cut off?)" });
+  /** @type {Map<string, number>} */
   const counts = new Map();
   for (const block of blocks) counts.set(block.path, (counts.get(block.path) ?? 0) + 1);
+  /** @type {TFileBlock[]} */
   const unique = [];
   for (const block of blocks) {
-    if (counts.get(block.path) > 1) {
+    if ((counts.get(block.path) ?? 0) > 1) {
       if (!errors.some((e) => e.path === block.path)) errors.push({ path: block.path, reason: "the path appears in more than one block" });
     } else unique.push(block);
   }
@@ -79,6 +89,8 @@ export function parseFileBlocks(text) {
 /**
  * Validates a model-chosen path: relative, POSIX, no "..", no empty or "." segments (a leading
  * "./" is tolerated), no control characters or backslashes, nothing under .git (any case).
+ * @param {unknown} value
+ * @returns {{ ok: false, reason: string } | { ok: true, path: string }}
  */
 export function validateRelativePath(value) {
   if (typeof value !== "string" || value.length === 0) return { ok: false, reason: "empty path" };
@@ -95,7 +107,12 @@ export function validateRelativePath(value) {
   return { ok: true, path: segments.join("/") };
 }
 
-/** The conversation: fixed rules in the system message, all untrusted material fenced and labelled in the user message. */
+/**
+ * The conversation: fixed rules in the system message, all untrusted material fenced and labelled in the user message.
+ * @param {TTask} task
+ * @param {TRepoContext} repoContext
+ * @returns {CompleteMessage[]}
+ */
 export function buildMessages(task, repoContext) {
   const system = [
     "You are a careful coding agent fixing one issue in one repository.",
@@ -130,34 +147,9 @@ export function buildMessages(task, repoContext) {
 }
 
 /**
- * A revision round (TaskRequest v2): the repository already holds the previous round's work, and
- * the teacher's feedback on it comes as data — the general comment and each line comment with
- * the line it is about. Fenced like every other untrusted part: the model reads it as a request
- * about this issue, not as new rules.
+ * The model's prose outside the file blocks, bounded: the human-readable part of the report.
+ * @param {unknown} text
  */
-export function feedbackLines(task) {
-  if (task.v !== 2 || !task.feedback) return [];
-  const feedback = task.feedback;
-  const lines = [
-    "",
-    `<teacher-feedback round="${Number(task.round) || 0}" answers-round="${Number(feedback.answersRound) || 0}">`,
-    "The repository already contains your previous round's changes. A teacher reviewed them and asked for these changes:",
-    String(feedback.comment ?? ""),
-  ];
-  for (const comment of Array.isArray(feedback.lineComments) ? feedback.lineComments : []) {
-    lines.push(
-      "",
-      `On ${String(comment.path)} line ${Number(comment.line) || 0} (${comment.side === "old" ? "the earlier version" : "your version"}): ${String(comment.lineText ?? "").trim()}`,
-      String(comment.body ?? ""),
-    );
-  }
-  if (Number(feedback.omittedLineComments) > 0)
-    lines.push("", `(${Number(feedback.omittedLineComments)} more line comments were left out.)`);
-  lines.push("</teacher-feedback>");
-  return lines;
-}
-
-/** The model's prose outside the file blocks, bounded: the human-readable part of the report. */
 export function summarizeAnswer(text) {
   const prose = String(text)
     .replace(/^```file[^\n]*\n[\s\S]*?^```[ \t]*$/gm, "")
@@ -166,23 +158,27 @@ export function summarizeAnswer(text) {
   return bound(prose.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, "\ufffd"), AGENT_LIMITS.summaryChars);
 }
 
-/** Model-chosen text shown in the report: no control characters, bounded. */
+/**
+ * Model-chosen text shown in the report: no control characters, bounded.
+ * @param {unknown} text
+ * @param {number} maxChars
+ */
 export function printable(text, maxChars) {
   return bound(String(text).replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, "\ufffd"), maxChars);
 }
 
-export function bound(text, maxChars) {
-  const value = String(text);
-  if (value.length <= maxChars) return value;
-  const marker = ` …[${value.length - maxChars} more characters cut]`;
-  return value.slice(0, Math.max(0, maxChars - marker.length)) + marker;
-}
-
 // ---- effects ----------------------------------------------------------------------------------
 
-/** Writes validated blocks into repoDir; refuses symlinked or non-regular targets and oversized or excess files. */
+/**
+ * Writes validated blocks into repoDir; refuses symlinked or non-regular targets and oversized or excess files.
+ * @param {string} repoDir
+ * @param {TFileBlock[]} blocks
+ * @returns {Promise<{ editedPaths: string[], refused: TRefusal[] }>}
+ */
 export async function applyFileBlocks(repoDir, blocks) {
+  /** @type {string[]} */
   const editedPaths = [];
+  /** @type {TRefusal[]} */
   const refused = [];
   const root = await fs.realpath(repoDir);
   for (const block of blocks) {
@@ -212,12 +208,17 @@ export async function applyFileBlocks(repoDir, blocks) {
   return { editedPaths, refused };
 }
 
-/** A path must not pass through a symlink (it could point outside the tree) nor replace a non-file. */
+/**
+ * A path must not pass through a symlink (it could point outside the tree) nor replace a non-file.
+ * @param {string} root
+ * @param {string} relativePath
+ * @returns {Promise<string | null>} the reason, or null when the path is safe to write
+ */
 async function findUnsafeComponent(root, relativePath) {
   const segments = relativePath.split("/");
   let current = root;
-  for (let i = 0; i < segments.length; i++) {
-    current = path.join(current, segments[i]);
+  for (const [i, segment] of segments.entries()) {
+    current = path.join(current, segment);
     let stat;
     try {
       stat = await fs.lstat(current);
@@ -232,9 +233,15 @@ async function findUnsafeComponent(root, relativePath) {
   return null;
 }
 
-/** A bounded view of the repository for the prompt: some paths and a few small text files. */
+/**
+ * A bounded view of the repository for the prompt: some paths and a few small text files.
+ * @param {string} repoDir
+ * @returns {Promise<TRepoContext>}
+ */
 export async function collectRepoContext(repoDir) {
+  /** @type {string[]} */
   const paths = [];
+  /** @type {(dir: string, prefix: string) => Promise<void>} */
   const walk = async (dir, prefix) => {
     let entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
     entries = entries.sort((a, b) => a.name.localeCompare(b.name));
@@ -247,6 +254,7 @@ export async function collectRepoContext(repoDir) {
     }
   };
   await walk(repoDir, "");
+  /** @type {TRepoContext["files"]} */
   const files = [];
   let total = 0;
   const preferred = [...paths.filter((p) => /^(src|lib|test|tests)\//.test(p)), ...paths.filter((p) => !/^(src|lib|test|tests)\//.test(p))];
@@ -261,50 +269,10 @@ export async function collectRepoContext(repoDir) {
   return { paths, files };
 }
 
-/** `npm test` when package.json defines a test script; a supplemental signal only. */
-export async function runSupplementalCheck(repoDir, { timeoutMs = AGENT_LIMITS.testTimeoutMs } = {}) {
-  let pkg;
-  try {
-    pkg = JSON.parse(await fs.readFile(path.join(repoDir, "package.json"), "utf8"));
-  } catch {
-    pkg = null;
-  }
-  if (typeof pkg?.scripts?.test !== "string" || !pkg.scripts.test.trim()) {
-    return { command: null, exitCode: null, outputExcerpt: "No test script in package.json; nothing was run." };
-  }
-  const command = "npm test";
-  const check = await spawnWithTimeout("npm", ["test"], {
-    cwd: repoDir,
-    env: { ...process.env, CI: "1", NO_COLOR: "1" },
-    timeoutMs,
-    // Keep the tail: failures are reported at the end.
-    maxOutputChars: AGENT_LIMITS.outputExcerptChars * 2,
-  });
-  if (check.error) return { command, exitCode: null, outputExcerpt: `could not start npm: ${check.error.code ?? check.error.message}` };
-  const tail = check.output.slice(-AGENT_LIMITS.outputExcerptChars + 100);
-  return {
-    command,
-    exitCode: check.isTimedOut ? null : check.code,
-    outputExcerpt: bound(check.isTimedOut ? `timed out after ${timeoutMs} ms\n${tail}` : tail, AGENT_LIMITS.outputExcerptChars),
-  };
-}
-
-async function readTask(taskFile) {
-  const stat = await fs.stat(taskFile);
-  if (stat.size > AGENT_LIMITS.maxTaskFileBytes) throw new Error("task.json is too large");
-  return JSON.parse(await fs.readFile(taskFile, "utf8"));
-}
-
-async function writeReport(outputDir, report) {
-  await fs.mkdir(outputDir, { recursive: true });
-  const file = path.join(outputDir, REPORT_FILE_NAME);
-  await fs.writeFile(`${file}.tmp`, JSON.stringify(report, null, 2) + "\n");
-  await fs.rename(`${file}.tmp`, file);
-}
-
 /**
  * One agent run. Returns { exitCode, report }. `client` and the directories can be injected for
  * tests; inside the guest they come from task.json and the fixed paths.
+ * @param {{ taskFile?: string, repoDir?: string, outputDir?: string, client?: Pick<RelayClient, "complete">, testTimeoutMs?: number }} [options]
  */
 export async function runStudentAgent({ taskFile = TASK_FILE, repoDir = REPO_DIR, outputDir = OUTPUT_DIR, client, testTimeoutMs } = {}) {
   const task = await readTask(taskFile);
@@ -330,7 +298,7 @@ export async function runStudentAgent({ taskFile = TASK_FILE, repoDir = REPO_DIR
   const parsed = parseFileBlocks(answer.content);
   const applied = await applyFileBlocks(repoDir, parsed.blocks);
   const refused = [...parsed.errors, ...applied.refused];
-  const check = await runSupplementalCheck(repoDir, { timeoutMs: testTimeoutMs });
+  const check = await runTests(repoDir, { timeoutMs: testTimeoutMs });
   const upstream = answer.usage?.upstream === "scripted" ? " [answer from the scripted demo transport, not a model]" : "";
   const summaryLines = [
     summarizeAnswer(answer.content) || "(the model gave no explanation)",
@@ -347,14 +315,4 @@ export async function runStudentAgent({ taskFile = TASK_FILE, repoDir = REPO_DIR
   return { exitCode: 0, report };
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  runStudentAgent().then(
-    ({ exitCode }) => {
-      process.exitCode = exitCode;
-    },
-    (error) => {
-      process.stderr.write(`student agent failed: ${bound(error instanceof Error ? error.message : String(error), 500)}\n`);
-      process.exitCode = 1;
-    },
-  );
-}
+runAsProgram(import.meta.url, "student agent", () => runStudentAgent());

@@ -2,15 +2,8 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-// @ts-expect-error — plain ESM JavaScript that runs inside the guest; no type declarations.
-import {
-  applyFileBlocks,
-  buildMessages,
-  parseFileBlocks,
-  runSupplementalCheck,
-  summarizeAnswer,
-  validateRelativePath,
-} from "./student-agent.mjs";
+import { applyFileBlocks, buildMessages, parseFileBlocks, summarizeAnswer, validateRelativePath } from "./student-agent.mjs";
+import { runTests as runSupplementalCheck } from "./agent-tools.mjs";
 
 const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "student-agent-"));
 afterAll(() => fs.rm(tmp, { recursive: true, force: true }));
@@ -84,8 +77,7 @@ describe("validateRelativePath", () => {
     ["x".repeat(301), /too long/],
   ])("refuses %j", (input, reason) => {
     const result = validateRelativePath(input);
-    expect(result.ok).toBe(false);
-    expect(result.reason).toMatch(reason);
+    expect(result).toMatchObject({ ok: false, reason: expect.stringMatching(reason) });
   });
 });
 
@@ -125,7 +117,7 @@ describe("applyFileBlocks", () => {
     await fs.mkdir(repo);
     const result = await applyFileBlocks(repo, [{ path: "big.txt", content: "x".repeat(600 * 1024) }]);
     expect(result.editedPaths).toEqual([]);
-    expect(result.refused[0].reason).toMatch(/larger than/);
+    expect(result.refused[0]!.reason).toMatch(/larger than/);
   });
 });
 
@@ -140,10 +132,10 @@ describe("buildMessages", () => {
     );
     expect(messages).toHaveLength(2);
     expect(messages[0]).toMatchObject({ role: "system", content: expect.stringMatching(/UNTRUSTED/) });
-    expect(messages[0].content).not.toContain("Ignore previous instructions");
-    expect(messages[1].role).toBe("user");
-    expect(messages[1].content).toMatch(/<untrusted-issue number="1">[\s\S]*Ignore previous instructions[\s\S]*<\/untrusted-issue>/);
-    expect(messages[1].content).toContain("Title: add() subtracts instead of adding");
+    expect(messages[0]!.content).not.toContain("Ignore previous instructions");
+    expect(messages[1]!.role).toBe("user");
+    expect(messages[1]!.content).toMatch(/<untrusted-issue number="1">[\s\S]*Ignore previous instructions[\s\S]*<\/untrusted-issue>/);
+    expect(messages[1]!.content).toContain("Title: add() subtracts instead of adding");
   });
 });
 
@@ -199,7 +191,7 @@ describe("a revision round's feedback (TaskRequest v2)", () => {
   };
 
   it("fences the teacher's comment and line comments after the issue, as data", () => {
-    const user = buildMessages(v2, { paths: [], files: [] })[1].content as string;
+    const user = buildMessages(v2, { paths: [], files: [] })[1]!.content as string;
     const block = user.slice(user.indexOf("</untrusted-issue>"));
     expect(block).toContain('<teacher-feedback round="2" answers-round="1">');
     expect(block).toContain("also handle negative numbers");
@@ -208,6 +200,6 @@ describe("a revision round's feedback (TaskRequest v2)", () => {
   });
 
   it("adds nothing to a first round's request", () => {
-    expect(buildMessages({ ...v2, v: 1, feedback: undefined }, { paths: [], files: [] })[1].content).not.toContain("teacher-feedback");
+    expect(buildMessages({ ...v2, v: 1, feedback: undefined }, { paths: [], files: [] })[1]!.content).not.toContain("teacher-feedback");
   });
 });

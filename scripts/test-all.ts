@@ -1,5 +1,5 @@
 /**
- * `npm test`: typecheck, lint, formatting (Prettier), layering (dependency-cruiser), unit + integration tests (Vitest, real Postgres, real bubblewrap,
+ * `npm test`: typecheck (the app, and the guest programs from their JSDoc), lint, formatting (Prettier), layering (dependency-cruiser), unit + integration tests (Vitest, real Postgres, real bubblewrap,
  * real git), then the Playwright e2e suite in Debian's Chromium against the real system.
  */
 import { spawn } from "node:child_process";
@@ -15,6 +15,9 @@ type Step = { name: string; command: string; args: string[] };
 const STEPS: Step[] = [
   { name: "prisma generate", command: process.execPath, args: [path.join(ROOT, "scripts", "prisma-generate.mjs")] },
   { name: "typecheck", command: bin("tsc"), args: ["--noEmit", "-p", "tsconfig.json"] },
+  // The guest programs are plain JavaScript (uploaded as they are, run by Node in the guest), checked from their JSDoc
+  // against Node's own library and module resolution; the step above checks their tests and TypeScript callers against those types.
+  { name: "typecheck guest", command: bin("tsc"), args: ["--noEmit", "-p", "guest/tsconfig.json"] },
   { name: "lint", command: bin("eslint"), args: ["--max-warnings", "0", "."] },
   { name: "format", command: bin("prettier"), args: ["--check", "--log-level", "warn", "."] },
   {

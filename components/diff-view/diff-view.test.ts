@@ -202,6 +202,38 @@ describe("DiffView on a 300-file / 10,000-line diff (server render)", () => {
   });
 });
 
+describe("DiffView's notes (server render)", () => {
+  it("lists the files not shown in full first, then says why the diff is cut and that it holds control characters", () => {
+    const base = buildSyntheticDiff({ files: 3, changedLines: 30 });
+    const diff: TCandidateDiff = {
+      ...base,
+      files: base.files.map((f, i) => (i === 0 ? { ...f, controlCharacterCount: 2 } : f)),
+      isTruncated: true,
+      truncatedBy: "file_count",
+      filesNotShown: [{ path: "zz/not-listed.ts", status: "M", reason: "not_listed" }],
+    };
+    const html = renderToString(createElement(DiffView, { page: wholePage(diff) }));
+    const notShown = html.indexOf('data-testid="diff-files-not-shown"');
+    expect(notShown).toBeGreaterThan(-1);
+    expect(notShown).toBeLessThan(html.indexOf('data-testid="diff-totals"'));
+    expect(textOf(html)).toContain("M zz/not-listed.ts — not shown");
+    expect(html).toContain('data-testid="diff-truncated"');
+    expect(textOf(html)).toContain("More files changed than the review page lists");
+    const controlCharacters = diff.files.reduce((sum, f) => sum + f.controlCharacterCount, 0);
+    expect(controlCharacters).toBeGreaterThanOrEqual(2);
+    expect(textOf(html)).toContain(`This change contains ${controlCharacters} control or invisible characters`);
+    expect(html).not.toContain('data-testid="diff-load-error"');
+  });
+
+  it("shows no notes for a diff shown whole without control characters", () => {
+    const base = buildSyntheticDiff({ files: 2, changedLines: 10 });
+    const diff = { ...base, files: base.files.map((f) => ({ ...f, controlCharacterCount: 0 })) };
+    const html = renderToString(createElement(DiffView, { page: wholePage(diff) }));
+    for (const note of ["diff-files-not-shown", "diff-truncated", "diff-control-characters", "diff-load-error"])
+      expect(html).not.toContain(`data-testid="${note}"`);
+  });
+});
+
 describe("diff rows", () => {
   it("highlights display markers and numbers lines on both sides", () => {
     const html = section(

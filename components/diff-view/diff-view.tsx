@@ -1,90 +1,21 @@
 "use client";
 
-import { measureElement, observeWindowRect, useWindowVirtualizer, type Range, type Rect, type Virtualizer } from "@tanstack/react-virtual";
-import { startTransition, Suspense, useCallback, useEffect, useId, useMemo, useRef, useState, useTransition } from "react";
+import { startTransition, Suspense, useCallback, useEffect, useId, useMemo, useState, useTransition } from "react";
 import type { TDiffOutline, TDiffPage } from "@/lib/review/diff-chunks";
-import type { TCandidateDiff } from "@/lib/review/read-candidate-diff.schema";
 import { DiffCommentsProvider, type TDiffCommenting, type TInlineComment } from "./diff-comments";
 import { DiffFileTree } from "./diff-file-tree";
+import { DiffNotes, FilesNotShownNote } from "./diff-notices";
 import { DiffRowView, type TLineMatches } from "./diff-row";
 import { buildDiffRows, type TViewMode } from "./diff-rows";
 import { DiffSearch, useDiffSearch } from "./diff-search-box";
 import { HighlightStore } from "./highlight-store";
 import { useDiffChunks } from "./use-diff-chunks";
+import { useRowVirtualizer } from "./use-row-virtualizer";
 import { formatNumber } from "./format-number";
 
-const NOT_SHOWN_TEXT: Record<NonNullable<TCandidateDiff["filesNotShown"]>[number]["reason"], string> = {
-  not_listed: "not shown",
-  partly_shown: "partly shown",
-  content_not_shown: "contents not shown",
-};
-
-const TRUNCATION_TEXT: Record<NonNullable<TCandidateDiff["truncatedBy"]>, string> = {
-  patch_bytes:
-    "The diff is larger than the review page can load: files after the cut are listed with their counts but without their lines.",
-  total_lines:
-    "The diff has more lines than the review page shows: later files are listed with their counts but some or all of their lines are not shown.",
-  file_lines: "At least one file has more lines than the review page shows for one file: that file's view is cut and says so.",
-  file_count: "More files changed than the review page lists: the totals count all of them.",
-  line_chars: "At least one line is longer than the review page shows: cut lines say how many characters are not shown.",
-};
-
 const NO_COMMENTS: readonly TInlineComment[] = [];
-/** Rows the server renders (and hydration agrees on) before the window is known: a first screen. */
-const INITIAL_RECT = { width: 1200, height: 1000 };
 
 type TState = { signature: string; overrides: Readonly<Record<number, boolean>> };
-
-/**
- * The window's size for the virtualizer, first reported in a task of its own. The virtualizer
- * subscribes in a layout effect and reads the size at once; a size other than INITIAL_RECT
- * re-rendered the whole view synchronously inside the commit that hydrated it (~20 ms of that one
- * task at 100,000 lines, measured). Until the report the window counts as INITIAL_RECT, which is
- * what the server rendered rows for.
- */
-function observeWindowRectSoon(instance: Virtualizer<Window, Element>, report: (rect: Rect) => void): () => void {
-  let isLive = false;
-  let latest: Rect | null = null;
-  const unsubscribe = observeWindowRect(instance, (rect) => {
-    if (isLive) report(rect);
-    else latest = rect;
-  });
-  const handle = setTimeout(() => {
-    isLive = true;
-    if (latest) report(latest);
-  }, 0);
-  return () => {
-    clearTimeout(handle);
-    unsubscribe?.();
-  };
-}
-
-/**
- * A row's height, from the ResizeObserver only. The virtualizer's default reads `offsetHeight`
- * of every row the moment React attaches it: a forced layout inside React's commit, so rendering
- * the rows and laying them out were one long task on every scroll jump. The observer reports each
- * new row's size right after the browser's own layout; until then the row counts as its
- * measured (or estimated) height.
- */
-function measureRow(element: Element, entry: ResizeObserverEntry | undefined, instance: Virtualizer<Window, Element>): number {
-  if (entry) return measureElement(element, entry, instance);
-  const index = instance.indexFromElement(element);
-  return instance.itemSizeCache.get(instance.options.getItemKey(index)) ?? instance.options.estimateSize(index);
-}
-
-/**
- * Places the rendered rows where the virtualizer has them now. A row measured taller or shorter
- * than its estimate (a wrapped line, an open comment) moves the rows below it; the observer says
- * so after layout and before paint, but the re-render that moves them comes a task later, so the
- * rows are placed here first and the frame is never painted with rows on top of each other. The
- * re-render then writes the same positions.
- */
-function placeRows(instance: Virtualizer<Window, Element>): void {
-  for (const item of instance.getVirtualItems()) {
-    const element = instance.elementsCache.get(item.key);
-    if (element instanceof HTMLElement) element.style.transform = `translateY(${item.start - instance.options.scrollMargin}px)`;
-  }
-}
 
 /**
  * Which diff the view state belongs to. Not object identity: a server action's revalidation
@@ -168,58 +99,7 @@ export function DiffView({
 
   const search = useDiffSearch(files, load.arrivedLines, load.isComplete);
 
-  // Virtualizer over the window. scrollMargin is where the list starts on the page; it moves
-  // when anything above it changes height. Read in a ResizeObserver callback (after layout, so
-  // no forced synchronous layout), never on every commit: at 100,000 rows a forced layout per
-  // render was the largest cost measured.
-  // A callback ref: the list is observed when it is attached (and let go when it is detached).
-  const [scrollMargin, setScrollMargin] = useState(0);
-  const attachList = useCallback((list: HTMLDivElement | null) => {
-    if (!list) return;
-    const update = () => {
-      const top = list.getBoundingClientRect().top + window.scrollY;
-      setScrollMargin((previous) => (Math.abs(top - previous) > 0.5 ? top : previous));
-    };
-    // Not called here: a ref runs inside React's commit, where reading the layout forces it and
-    // the state update re-renders every row synchronously (13 ms of the hydration task at 100,000
-    // lines, measured). The observer's first callback comes right after the first layout, and
-    // until then the rows sit where the server put them (start and margin move together).
-    const observer = new ResizeObserver(update);
-    observer.observe(document.body);
-    return () => observer.disconnect();
-  }, []);
-  const focusedRow = useRef<number | null>(null);
-  // Stable per row model: the virtualizer re-measures all rows whenever getItemKey changes.
-  const getItemKey = useCallback((i: number) => model.keys[i]!, [model]);
-  // Keep the row that holds focus rendered, so keyboard focus never falls back to <body>.
-  const rangeExtractor = useCallback((range: Range) => {
-    const indexes: number[] = [];
-    for (let i = Math.max(0, range.startIndex - range.overscan); i <= Math.min(range.count - 1, range.endIndex + range.overscan); i++)
-      indexes.push(i);
-    const focused = focusedRow.current;
-    if (focused !== null && focused < range.count && !indexes.includes(focused)) {
-      indexes.push(focused);
-      indexes.sort((a, b) => a - b);
-    }
-    return indexes;
-  }, []);
-  const virtualizer = useWindowVirtualizer({
-    count: model.count,
-    estimateSize: model.estimateSize,
-    getItemKey,
-    // Rows beyond the screen on each side: enough for a wheel step, few enough that a jump lays out little.
-    overscan: 8,
-    scrollMargin,
-    initialRect: INITIAL_RECT,
-    // The same first window on the server and in hydration, whatever the restored scroll position.
-    initialOffset: 0,
-    useFlushSync: false,
-    rangeExtractor,
-    measureElement: measureRow,
-    observeElementRect: observeWindowRectSoon,
-    onChange: placeRows,
-  });
-  const items = virtualizer.getVirtualItems();
+  const { virtualizer, items, scrollMargin, attachList, trackFocus } = useRowVirtualizer(model);
 
   // Ask for highlighting of the lines on screen (and the overscan), newest window first.
   useEffect(() => {
@@ -318,25 +198,8 @@ export function DiffView({
       data-rows={model.count}
       data-loaded={load.isComplete ? "true" : load.error ? "error" : "false"}
     >
-      {diff.filesNotShown && diff.filesNotShown.length > 0 ? (
-        // First, before anything else: the files the teacher will not see in full (approval needs their acknowledgement).
-        <div
-          role="note"
-          className="rounded border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900"
-          data-testid="diff-files-not-shown"
-        >
-          <p className="font-semibold">
-            {formatNumber(diff.filesNotShown.length)} file{diff.filesNotShown.length === 1 ? " is" : "s are"} not shown in full:
-          </p>
-          <ul className="mt-1 max-h-48 overflow-auto font-mono text-xs">
-            {diff.filesNotShown.map((file) => (
-              <li key={`${file.reason}:${file.path}`}>
-                {file.status} {file.path} — {NOT_SHOWN_TEXT[file.reason]}
-              </li>
-            ))}
-          </ul>
-        </div>
-      ) : null}
+      {/* First, before anything else: the files the teacher will not see in full (approval needs their acknowledgement). */}
+      <FilesNotShownNote filesNotShown={diff.filesNotShown} />
       <div className="flex flex-wrap items-center gap-3">
         <h2 id={`${idPrefix}-title`}>{title}</h2>
         <p className="text-sm text-slate-700" data-testid="diff-totals">
@@ -369,41 +232,7 @@ export function DiffView({
           </span>
         ) : null}
       </div>
-      {diff.isTruncated && diff.truncatedBy ? (
-        <p
-          role="note"
-          className="rounded border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900"
-          data-testid="diff-truncated"
-        >
-          Not everything is shown. {TRUNCATION_TEXT[diff.truncatedBy]}
-        </p>
-      ) : null}
-      {controlCharacters > 0 ? (
-        <p
-          role="note"
-          className="rounded border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900"
-          data-testid="diff-control-characters"
-        >
-          This change contains {formatNumber(controlCharacters)} control or invisible characters (escape codes, bidi overrides, zero-width
-          characters). Each is shown as a highlighted marker such as ⟨ESC⟩ or ⟨U+202E⟩; files with them say so.
-        </p>
-      ) : null}
-      {load.error ? (
-        <div role="alert" className="rounded border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900" data-testid="diff-load-error">
-          <p>
-            Some lines of this diff could not be loaded ({formatNumber(load.totalLines - load.arrivedLines)} of{" "}
-            {formatNumber(load.totalLines)} lines are missing): {load.error}. Files whose lines are missing say so where the lines would be;
-            the search covers only the lines shown.
-          </p>
-          <button
-            type="button"
-            onClick={load.retry}
-            className="mt-1 rounded border border-red-300 bg-white px-2 py-0.5 text-sm hover:bg-red-100 focus:outline-2 focus:outline-blue-600"
-          >
-            Try loading them again
-          </button>
-        </div>
-      ) : null}
+      <DiffNotes outline={diff} controlCharacters={controlCharacters} load={load} />
       <DiffSearch idPrefix={idPrefix} search={search} onStep={onSearchStep} loadingNote={loadingNote} />
       <div className="grid grid-cols-1 gap-4 lg:grid-cols-[minmax(14rem,20rem)_minmax(0,1fr)]">
         <aside
@@ -423,10 +252,7 @@ export function DiffView({
               // Size and layout containment: rows coming and going never re-lay out the rest of the page.
               style={{ height: virtualizer.getTotalSize(), contain: "strict" }}
               data-testid="diff-rows"
-              onFocus={(event) => {
-                const row = (event.target as HTMLElement).closest<HTMLElement>("[data-index]");
-                focusedRow.current = row ? Number(row.dataset.index) : null;
-              }}
+              onFocus={trackFocus}
             >
               {items.map((item) => {
                 if (item.index >= model.count) return null;

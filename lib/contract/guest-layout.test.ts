@@ -47,7 +47,6 @@ const PARITY: Record<string, Record<string, string>> = {
     TASK_FILE: layout.GUEST_TASK_FILE,
     REPO_DIR: layout.GUEST_REPO_DIR,
     OUTPUT_DIR: layout.GUEST_OUTPUT_DIR,
-    REPORT_FILE_NAME: layout.GUEST_STUDENT_REPORT_NAME,
   },
   "relay-client.mjs": {
     TASK_FILE: layout.GUEST_TASK_FILE,
@@ -57,6 +56,11 @@ const PARITY: Record<string, Record<string, string>> = {
   "model-endpoint.mjs": {
     LOG_FILE: layout.GUEST_MODEL_ENDPOINT_LOG_FILE,
   },
+  // The endpoint's formats and plumbing: no guest paths of their own.
+  "model-endpoint-common.mjs": {},
+  "model-endpoint-openai.mjs": {},
+  "model-endpoint-anthropic.mjs": {},
+  "model-endpoint-http.mjs": {},
   "probe.mjs": {
     INPUT: layout.GUEST_PROBE_INPUT_FILE,
   },

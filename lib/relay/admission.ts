@@ -1,8 +1,8 @@
 /**
  * Pure admission logic. The DECISION to admit is always the atomic SQL statement in
- * capability.repo.ts; this function only explains a refusal (and pre-refuses calls that can never
- * be admitted, so they do not reach the database write at all). Its order is the order a caller
- * is told why: binding, revocation, expiry, operation, request shape, request size, budgets.
+ * capability-admission.repo.ts; this function only explains a refusal (and pre-refuses calls that
+ * can never be admitted, so they do not reach the database write at all). Its order is the order
+ * a caller is told why: binding, revocation, expiry, operation, request shape, request size, budgets.
  */
 import type { AppErrorCode } from "../errors";
 import { isExhaustionReason, REVOKE_REASONS } from "./limits";

@@ -1,14 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createTestDatabase } from "../testing/test-database";
-import {
-  admitAlone,
-  admitBatch,
-  settleAlone,
-  settleBatch,
-  type TAdmission,
-  type TAdmissionRequest,
-  type TSettlement,
-} from "./capability.repo";
+import { admitAlone, admitBatch, type TAdmission, type TAdmissionRequest } from "./capability-admission.repo";
+import { settleAlone, settleBatch, type TSettlement } from "./capability-settlement.repo";
 import { hashHandle } from "./handle";
 import { issueCapability } from "./issue-capability";
 import { createRelayTestTask } from "./testing/relay-fixtures";

@@ -20,17 +20,14 @@ import {
   type TRefusal,
   type TRequestCheck,
 } from "./admission";
+import { admitCallByHash, admitMailboxCallByHash, readClaimedOutcome, type TAdmission } from "./capability-admission.repo";
+import { settleCall } from "./capability-settlement.repo";
 import {
-  admitCallByHash,
-  admitMailboxCallByHash,
   claimMailboxSequence,
   findCapabilityByHash,
   finishCallRecord,
-  readClaimedOutcome,
   recordRefusedCall,
   revokeCapabilityRows,
-  settleCall,
-  type TAdmission,
   type TCallRecord,
 } from "./capability.repo";
 import { hashHandle, isWellFormedHandle } from "./handle";

@@ -5,7 +5,8 @@
  * the previous statement of its kind was running as ONE statement (one lock, one flush, one round
  * trip), so throughput grows with concurrency; an idle batcher sends a call at once, so a lone
  * call waits for nothing. Each statement still decides every call in it exactly (see
- * capability.repo.ts): batching changes how many calls share a commit, never what is admitted.
+ * capability-admission.repo.ts and capability-settlement.repo.ts): batching changes how many calls
+ * share a commit, never what is admitted.
  */
 export type TStatementBatcher<TIn, TOut> = { submit(item: TIn): Promise<TOut> };
 

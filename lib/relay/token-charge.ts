@@ -6,7 +6,7 @@
  * case (fail closed: an unreported call is treated as having used everything it could).
  */
 import type { TCapabilityState } from "./admission";
-import type { TTokenSettlement } from "./capability.repo";
+import type { TTokenSettlement } from "./capability-settlement.repo";
 
 export type TTokenBounds = { input: number; output: number };
 type TPrices = Pick<TCapabilityState, "inputMicrosPerMTok" | "outputMicrosPerMTok">;

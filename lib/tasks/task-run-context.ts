@@ -12,13 +12,17 @@ import { PROJECT_ROOT } from "../project-root";
 export const GUEST_PROGRAMS_DIR = path.join(PROJECT_ROOT, "guest");
 /**
  * Operator-owned programs uploaded into every student guest, side by side, with every guest module
- * they import (the runner and the student agent import spawn-with-timeout.mjs): a module missing
+ * they import (the runner and the agents import spawn-with-timeout.mjs): a module missing
  * here is an import failure inside the guest (guest/guest-program-imports.test.ts).
  */
 export const GUEST_PROGRAMS = [
   "runner.mjs",
   "spawn-with-timeout.mjs",
   "model-endpoint.mjs",
+  "model-endpoint-common.mjs",
+  "model-endpoint-openai.mjs",
+  "model-endpoint-anthropic.mjs",
+  "model-endpoint-http.mjs",
   "relay-client.mjs",
   "agent-tools.mjs",
   "openai-agent.mjs",

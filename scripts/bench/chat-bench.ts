@@ -29,9 +29,7 @@ import { startRelayForwarder } from "../../sidecars/local-substrate/relay-forwar
 import { withBenchDatabase } from "./bench-database";
 import { measure, startListenerProcess, type Stats } from "./bench-harness";
 import { printBenchJson, row, type TBenchRow } from "./bench-report";
-// @ts-expect-error — plain ESM JavaScript that runs inside the guest; no type declarations.
 import { createRelayClient } from "../../guest/relay-client.mjs";
-// @ts-expect-error — as above.
 import { startModelEndpoint } from "../../guest/model-endpoint.mjs";
 
 const WARMUP = 300;
