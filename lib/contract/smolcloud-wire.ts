@@ -79,3 +79,13 @@ export const ZAccountSchema = z.object({
 export type TAccount = z.infer<typeof ZAccountSchema>;
 
 export const ZUploadResponseSchema = z.object({ path: z.string().optional(), size: z.number().int().optional() });
+
+// ---------------------------------------------------------------- local extensions (not the vendor's API)
+// Served only by the local substrate (sidecars/local-substrate, machine-wait.ts); the adapter asks
+// GET /v1/extensions first and uses a route only when it is listed, so the hosted API is never sent one.
+
+/** GET /v1/extensions: the extension routes this substrate serves. */
+export const ZExtensionsSchema = z.object({ extensions: z.array(z.string()) });
+
+/** POST /v1/machines/{id}/wait: the machine as it is now, which of the asked files exist, and whether the wait ran out. */
+export const ZWaitResponseSchema = z.object({ machine: ZMachineInfoSchema, present: z.array(z.string()), timedOut: z.boolean() });

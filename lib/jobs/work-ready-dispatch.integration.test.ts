@@ -1,18 +1,21 @@
 /**
- * Dispatch without waiting (issue 16, item 2): a created task, and an operator's qualification
- * run, are picked up through the work-ready notification, not the sweep. The worker's sweep
+ * Dispatch without waiting (issue 16, item 2; issue 29): a created task, a teacher's approval, and
+ * an operator's qualification run, are picked up through the work-ready notification, not the sweep. The worker's sweep
  * interval is an hour and both are made after the worker's start-up sweep, so only the
  * notification can start their jobs.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import type { Substrate } from "../substrate/substrate";
-import { createLifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
+import { createLifecycleWorld, decideRoundOneCandidate } from "../lifecycle/testing/lifecycle-fixture";
+import { advanceTask } from "./advance-task";
 import { requestProbeRun } from "../probes/request-probe-run";
 import { startWorker, type WorkerHandle } from "./start-worker";
 
 describe("event-driven dispatch", async () => {
   const world = await createLifecycleWorld();
   let worker: WorkerHandle | undefined;
+  /** the tasks whose `approved` step the worker ran, and when */
+  const approvedSteps = new Map<string, number>();
   afterAll(async () => {
     await worker?.stop();
   });
@@ -25,15 +28,15 @@ describe("event-driven dispatch", async () => {
       const substrate = new Proxy(world.ctx.substrate, {
         get: (target, key) => (key === "close" ? undefined : Reflect.get(target, key)),
       }) as Substrate;
-      // No steps: admission (the job's own queued → provisioning) is all that runs — the test is
-      // about who starts the job, not the student run.
+      // Admission (the job's own queued → provisioning) and a recording `approved` step are all
+      // that run — the tests are about who starts the job, not the student run or publication.
       worker = await startWorker({
         db: world.db,
         databaseUrl: world.databaseUrl,
         env: world.env,
         substrate,
         sweepIntervalMs: 3_600_000,
-        steps: {},
+        steps: { approved: async (_ctx, task) => void approvedSteps.set(task.id, Date.now()) },
       });
       const taskId = await world.createDemoTask();
       await expect
@@ -44,6 +47,29 @@ describe("event-driven dispatch", async () => {
       // Reported, not asserted (benchmarks are not tests): creation → provisioning.
       process.stdout.write(
         `work-ready dispatch: queued → provisioning in ${transitions[1]!.createdAt.getTime() - transitions[0]!.createdAt.getTime()} ms\n`,
+      );
+    },
+  );
+
+  it(
+    "a teacher's approval reaches the worker's publication step through the notification, with the sweep an hour away",
+    { timeout: 120_000 },
+    async () => {
+      // The test drives the task to review itself (the worker above has no student steps).
+      const taskId = await world.createDemoTask();
+      await advanceTask(world.ctx, taskId);
+      expect((await world.db.task.findUniqueOrThrow({ where: { id: taskId } })).state).toBe("review_pending");
+      const teacher = await world.db.user.create({ data: { email: "t@dispatch.test", name: "T", roles: ["teacher"], passwordHash: "x" } });
+      await decideRoundOneCandidate(world, {
+        taskId,
+        actor: { userId: teacher.id, email: teacher.email, roles: ["teacher"] },
+        verdict: "approve",
+        comment: "ship it",
+      });
+      await expect.poll(() => approvedSteps.has(taskId), { timeout: 15_000, interval: 20 }).toBe(true);
+      const approved = await world.db.taskTransition.findFirstOrThrow({ where: { taskId, toState: "approved" } });
+      process.stdout.write(
+        `work-ready dispatch: approved → publication step in ${approvedSteps.get(taskId)! - approved.createdAt.getTime()} ms\n`,
       );
     },
   );

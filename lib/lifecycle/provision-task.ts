@@ -1,6 +1,6 @@
 /**
  * provisioning → running: issue the task's relay capability, make (or adopt) the student guest,
- * start it, wait until ready, and upload the inputs (repository.tar from the control plane's own
+ * start it, wait until ready, and upload the inputs, all at once (repository.tar from the control plane's own
  * mirror at the base SHA — or, in a revision round, from the candidate repository at the previous
  * round's head — task.json (TaskRequest v1, or v2 with the round and the teacher's feedback), the
  * operator's guest programs).
@@ -182,14 +182,23 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
   machine = await startMachine(db, substrate, machine, ctx.readyTimeoutMs);
   crashIfRequested("machine:ready");
 
-  await substrate.upload(machine.providerId!, GUEST_REPOSITORY_ARCHIVE, baseTarBytes);
-  await substrate.upload(machine.providerId!, GUEST_TASK_FILE, Buffer.from(JSON.stringify(request)));
-  for (const program of GUEST_PROGRAMS) {
-    await substrate.upload(machine.providerId!, `${GUEST_INPUT_DIR}/${program}`, await fs.readFile(path.join(GUEST_PROGRAMS_DIR, program)));
-  }
-  await uploadAgentCode(substrate, machine.providerId!, agent, limits.maxUploadBytes);
-  if (dependencyBundle)
-    await uploadStudentDependencies(substrate, machine.providerId!, await loadDeliverableBundle({ db, env }, dependencyBundle));
+  // Every input at once (issue 29): independent files that nothing in the guest reads before the
+  // runner starts, so one request each in parallel over the adapter's keep-alive pool rather than
+  // a dozen round trips one after the other.
+  const providerId = machine.providerId!;
+  await Promise.all([
+    substrate.upload(providerId, GUEST_REPOSITORY_ARCHIVE, baseTarBytes),
+    substrate.upload(providerId, GUEST_TASK_FILE, Buffer.from(JSON.stringify(request))),
+    ...GUEST_PROGRAMS.map(async (program) =>
+      substrate.upload(providerId, `${GUEST_INPUT_DIR}/${program}`, await fs.readFile(path.join(GUEST_PROGRAMS_DIR, program))),
+    ),
+    uploadAgentCode(substrate, providerId, agent, limits.maxUploadBytes),
+    dependencyBundle
+      ? loadDeliverableBundle({ db, env }, dependencyBundle).then((deliverable) =>
+          uploadStudentDependencies(substrate, providerId, deliverable),
+        )
+      : undefined,
+  ]);
   await transitionTask(db, {
     taskId: task.id,
     from: "provisioning",

@@ -1,7 +1,8 @@
 /**
  * running → collecting: start the operator's guest runner in the background (idempotent inside
  * the guest), then supervise it until it writes its done marker — serving the task's relay
- * mailbox meanwhile — or until the task's hard deadline. A runner that dies without a result
+ * mailbox meanwhile, each request the moment it appears where the substrate can say so
+ * (Substrate.waitForFiles) — or until the task's hard deadline. A runner that dies without a result
  * and a deadline that passes are failures, never a success.
  */
 import { GUEST_DONE_FILE, GUEST_HEARTBEAT_FILE, GUEST_RUNNER_PROGRAM } from "../contract/guest-layout";
@@ -107,7 +108,13 @@ export async function runGuest(ctx: TaskRunContext, task: Task): Promise<void> {
         throw new AppError("GUEST_PROCESS_DIED", "The guest runner process ended without writing a result.");
       }
     }
-    await new Promise((r) => setTimeout(r, ctx.pollIntervalMs));
+    // Woken the moment the guest's next mailbox request or its done marker appears (the local
+    // substrate's long poll), else after pollIntervalMs (the hosted API: polling, as before); at
+    // the latest after LIVENESS_EVERY_MS, so the heartbeat and the deadline are still looked at.
+    await substrate.waitForFiles(machine.providerId, [mailboxOutboxPath(nextSequence), GUEST_DONE_FILE], {
+      timeoutMs: Math.max(0, Math.min(LIVENESS_EVERY_MS, deadline - Date.now())),
+      pollMs: ctx.pollIntervalMs,
+    });
   }
   await transitionTask(db, { taskId: task.id, from: "running", to: "collecting", reason: "guest runner finished" });
   crashIfRequested("collecting");

@@ -93,6 +93,9 @@ describe("fault matrix", () => {
     const taskId = await world.createDemoTask();
     await world.substrate.admin("DELETE", "/admin/faults");
     await world.substrate.admin("POST", "/admin/faults", { verb, kind, count: 1, hangMs: 9000 });
+    // Readiness is learnt by the local long poll (…/wait); when it fails the adapter polls GET as
+    // against the hosted API — so a failing wait then a failing get is the provider's get failing.
+    if (verb === "get") await world.substrate.admin("POST", "/admin/faults", { verb: "wait", kind, count: 1, hangMs: 9000 });
     const task = await runToRest(taskId);
     expect(task.state).toBe("blocked");
     expect(task.errorCode).toMatch(/^SUBSTRATE_/);

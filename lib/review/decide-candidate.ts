@@ -3,7 +3,7 @@
  * id, manifest digest). A decision on anything else is stale and refused — someone re-verified,
  * or the manifest changed — and approval additionally needs evidence that is a pass right now,
  * and the teacher's acknowledgement of every file the page does not show in full (issue 27).
- * The decision row and the task transition are one transaction.
+ * The decision row, the task transition and the worker's wake-up are one transaction.
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
@@ -13,6 +13,7 @@ import { parseOrThrow } from "../parse-or-throw";
 import type { Actor } from "../auth/permissions";
 import { can } from "../auth/permissions";
 import { transitionTaskIn } from "../tasks/transition-task";
+import { notifyWorkReady } from "../db/work-ready";
 import type { TaskRunContext } from "../tasks/task-run-context";
 import { chooseAttemptIn, lockAttemptGroupIn, refuseDecidedGroup } from "../attempts/choose-attempt";
 import { releaseNotChosenAttempts } from "../attempts/release-not-chosen-attempts";
@@ -200,6 +201,9 @@ export async function decideCandidate(
       to: TARGET_STATE[input.verdict],
       reason: `${input.verdict} by ${actor.email}`,
     });
+    // Approval (publication) and "Request changes" (the next round) are the worker's to carry on:
+    // it hears of them the moment this transaction commits, not at its next sweep (issue 29).
+    if (input.verdict !== "reject") await notifyWorkReady(tx, { kind: "task", id: task.id });
     // Approving one attempt ends the others; requesting changes or rejecting touches only this one.
     const { notChosenTaskIds } =
       input.verdict === "approve" && attemptGroupId

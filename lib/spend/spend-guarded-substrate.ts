@@ -42,6 +42,7 @@ export function withSpendGuard(inner: Substrate & { close?: () => Promise<void> 
     },
     start: (machineId) => inner.start(machineId),
     waitReady: (machineId, waitOptions) => inner.waitReady(machineId, waitOptions),
+    waitForFiles: (machineId, guestPaths, waitOptions) => inner.waitForFiles(machineId, guestPaths, waitOptions),
     get: (machineId) => inner.get(machineId),
     findByName: (name) => inner.findByName(name),
     listMachines: () => inner.listMachines(),

@@ -48,6 +48,13 @@ export interface Substrate {
   create(spec: TMachineSpec): Promise<TMachineInfo>;
   start(machineId: string): Promise<TMachineInfo>;
   waitReady(machineId: string, options: { timeoutMs: number; pollMs?: number }): Promise<TMachineInfo>;
+  /**
+   * Resolves when one of the guest files may exist, or after `timeoutMs`: a wake-up, never a
+   * verdict — the caller reads the files itself. Where the substrate can say so (the local
+   * substrate's long poll) it resolves the moment one appears; elsewhere (the hosted API) it is a
+   * sleep of `pollMs`, the caller's fixed-interval polling as before.
+   */
+  waitForFiles(machineId: string, guestPaths: string[], options: { timeoutMs: number; pollMs: number }): Promise<void>;
   get(machineId: string): Promise<TMachineInfo | undefined>;
   findByName(name: string): Promise<TMachineInfo | undefined>;
   listMachines(): Promise<TMachineInfo[]>;

@@ -188,14 +188,16 @@ export async function runVerification(ctx: TaskRunContext, task: Task): Promise<
   const staging = path.join(stagingDir(env, task.id), "verify");
   await fs.mkdir(staging, { recursive: true });
   const archivePath = path.join(staging, `tree-${candidate.headSha}-${manifest.digest.slice(0, 12)}.tar`);
-  await fs.rm(archivePath, { force: true });
-  const { treeSha } = await writeVerificationArchive({
-    gitDir: candidateRepoPathFor(env.dataDir, candidate.repository),
-    baseSha: candidate.baseSha,
-    headSha: candidate.headSha,
-    protectedPaths: m.protectedPaths,
-    outputPath: archivePath,
-  });
+  const writeArchive = async () => {
+    await fs.rm(archivePath, { force: true });
+    return writeVerificationArchive({
+      gitDir: candidateRepoPathFor(env.dataDir, candidate.repository),
+      baseSha: candidate.baseSha,
+      headSha: candidate.headSha,
+      protectedPaths: m.protectedPaths,
+      outputPath: archivePath,
+    });
+  };
 
   // The base commit's dependency bundle (issue 18), whatever the candidate did to its lockfile —
   // unless an operator re-verifies with the bundle built from this candidate's own lockfile.
@@ -229,9 +231,20 @@ export async function runVerification(ctx: TaskRunContext, task: Task): Promise<
         spec,
       }));
     let checks: TCheckResult[];
+    let treeSha: string;
+    const intended = machine;
+    // The verifier guest is made and started while the candidate's tree is exported (issue 29):
+    // neither needs the other until the first check.
+    const machineReady = (async () => {
+      const created = await ensureMachineCreated(db, substrate, intended, spec);
+      return startMachine(db, substrate, created, ctx.readyTimeoutMs);
+    })();
     try {
-      machine = await ensureMachineCreated(db, substrate, machine, spec);
-      machine = await startMachine(db, substrate, machine, ctx.readyTimeoutMs);
+      const [exported, ready] = await Promise.allSettled([writeArchive(), machineReady]);
+      if (ready.status === "rejected") throw ready.reason;
+      machine = ready.value;
+      if (exported.status === "rejected") throw exported.reason;
+      treeSha = exported.value.treeSha;
       const archive = await fs.readFile(archivePath);
       checks = [];
       for (const check of m.checks) {

@@ -1,5 +1,6 @@
 /**
- * `npm run bench:lifecycle [-- --tasks N] [--workers 1,2]`: N demo tasks at once through the whole
+ * `npm run bench:lifecycle [-- --tasks N] [--workers 1,2] [--sequential]`: N demo tasks at once (or,
+ * with --sequential, one after the other: latency without the tasks' own contention) through the whole
  * student pipeline on the local substrate (provisioning → the reference student agent in a real
  * bubblewrap guest, asking the scripted demo transport through the mailbox relay → collect →
  * import → trusted verification on a fresh verifier guest → review_pending), with 1 and with 2
@@ -10,7 +11,11 @@
  * themselves ran (running → collecting, plus verifying) — control-plane CPU per task (user + system
  * of the worker processes and the git they waited for, from /proc; the local substrate and its
  * guests run in this process and stand in for the provider, and PostgreSQL is not counted),
- * errors (tasks that ended failed or blocked) and machines left live at the provider.
+ * errors (tasks that ended failed or blocked) and machines left live at the provider. Then a
+ * teacher approves each task that reached review, one at a time, and the approve → pull request
+ * span is read from the transition log (a local forge stands in for GitHub: approve-to-pr.ts).
+ * Before the phases, machine create → first command output is timed through the SmolCloud
+ * adapter (first-command.ts).
  *
  * Dispatch is opened with the test fixture's recorded passing run (the probes themselves are
  * `probe run`'s business). A benchmark, not a test: it prints a table and asserts nothing.
@@ -37,10 +42,13 @@ import { percentile, printBenchJson, row, type TBenchRow } from "./bench-report"
 import { msPerState } from "../../lib/tasks/task-stages";
 import { measureStageFloors, type TStageFloors } from "./stage-floors";
 import { withBenchDatabase } from "./bench-database";
+import { approveEachToPr, setUpPublication, type TPublicationBench } from "./approve-to-pr";
+import { measureFirstCommand } from "./first-command";
+import { SmolCloudSubstrate } from "../../lib/substrate/smolcloud/smolcloud-substrate";
 
 const RESTING = ["review_pending", "failed", "blocked"] as const;
-/** The student pipeline's states, in order: the stage table's rows. */
-const STAGES = ["queued", "provisioning", "running", "collecting", "imported", "verifying"] as const;
+/** The student pipeline's states, in order, then publication's: the stage table's rows. */
+const STAGES = ["queued", "provisioning", "running", "collecting", "imported", "verifying", "approved", "pr_pending"] as const;
 
 function flag(name: string): string | undefined {
   const index = process.argv.indexOf(`--${name}`);
@@ -50,8 +58,9 @@ function flag(name: string): string | undefined {
 const TASKS = Number(flag("tasks") ?? 50);
 const WORKER_COUNTS = (flag("workers") ?? "1,2").split(",").map(Number);
 const TIMEOUT_MS = Number(flag("timeout-minutes") ?? 30) * 60_000;
+const IS_SEQUENTIAL = process.argv.includes("--sequential");
 if (!Number.isInteger(TASKS) || TASKS < 1 || WORKER_COUNTS.some((n) => !Number.isInteger(n) || n < 1)) {
-  process.stderr.write("usage: bench:lifecycle [-- --tasks N] [--workers 1,2] [--timeout-minutes 30]\n");
+  process.stderr.write("usage: bench:lifecycle [-- --tasks N] [--workers 1,2] [--sequential] [--timeout-minutes 30]\n");
   process.exit(2);
 }
 
@@ -100,31 +109,49 @@ type TPhase = {
   cpuPerTask: number;
   errors: number;
   errorSamples: string[];
+  /** approve → pull request open, p50 / p95 seconds, over the tasks approved */
+  approveP50: number;
+  approveP95: number;
+  approved: number;
   machinesLeft: number;
   timedOut: boolean;
 };
 
 async function runPhase(
   db: Db,
-  options: { workers: number; env: Record<string, string>; createEnv: ReturnType<typeof parseEnv>; liveAtProvider: () => Promise<number> },
+  options: {
+    workers: number;
+    env: Record<string, string>;
+    createEnv: ReturnType<typeof parseEnv>;
+    liveAtProvider: () => Promise<number>;
+    publication: TPublicationBench;
+  },
 ): Promise<TPhase> {
   const workers = Array.from({ length: options.workers }, () => startWorker(options.env));
   await Promise.all(workers.map((w) => w.ready));
   const cpuBefore = await Promise.all(workers.map((w) => cpuSeconds(w.child.pid!)));
   const started = Date.now();
   const taskIds: string[] = [];
-  for (let i = 0; i < TASKS; i++) {
+  const createOne = async () => {
     const task = await createTask(
       { db, env: options.createEnv },
       { repository: DEMO_REPOSITORY, issueNumber: DEMO_ISSUE.number, issueTitle: DEMO_ISSUE.title, prompt: DEMO_ISSUE.body, actorId: null },
     );
     taskIds.push(task.id);
-  }
-  process.stderr.write(`  ${TASKS} tasks created in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  };
+  if (!IS_SEQUENTIAL) {
+    for (let i = 0; i < TASKS; i++) await createOne();
+    process.stderr.write(`  ${TASKS} tasks created in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  } else await createOne();
   let timedOut = false;
   let lastReport = 0;
   for (;;) {
     const resting = await db.task.count({ where: { id: { in: taskIds }, state: { in: [...RESTING] } } });
+    // One at a time: the next task is created the moment the previous one is at rest.
+    if (IS_SEQUENTIAL && resting === taskIds.length && taskIds.length < TASKS) {
+      await createOne();
+      continue;
+    }
     if (resting === TASKS) break;
     if (Date.now() - started > TIMEOUT_MS) {
       timedOut = true;
@@ -137,6 +164,13 @@ async function runPhase(
     await new Promise((r) => setTimeout(r, 250));
   }
   const cpuAfter = await Promise.all(workers.map((w) => cpuSeconds(w.child.pid!).catch(() => Number.NaN)));
+  const reviewed = await db.task.findMany({ where: { id: { in: taskIds }, state: "review_pending" }, select: { id: true } });
+  const approvals = await approveEachToPr(db, {
+    dataDir: options.createEnv.dataDir,
+    teacher: options.publication.teacher,
+    taskIds: reviewed.map((t) => t.id),
+    timeoutMs: 60_000,
+  });
   for (const w of workers) w.child.kill("SIGTERM");
   await Promise.all(workers.map((w) => w.exited));
 
@@ -149,7 +183,7 @@ async function runPhase(
   for (const task of tasks) {
     const at = (state: string) => task.transitions.find((t) => t.toState === state)?.createdAt.getTime();
     const review = at("review_pending");
-    if (task.state !== "review_pending" || review === undefined) continue;
+    if (review === undefined) continue;
     toReview.push(review - task.createdAt.getTime());
     for (const [state, ms] of msPerState(task.transitions)) stageMs.set(state, [...(stageMs.get(state) ?? []), ms]);
     lastReview = Math.max(lastReview, review);
@@ -157,7 +191,8 @@ async function runPhase(
     if (running !== undefined && collecting !== undefined && verifying !== undefined)
       inGuests.push(collecting - running + (review - verifying));
   }
-  const failed = tasks.filter((t) => t.state !== "review_pending");
+  // After the approvals a task that reached review is pr_open (or failed to publish: counted there).
+  const failed = tasks.filter((t) => !["review_pending", "pr_open"].includes(t.state));
   const firstCreated = Math.min(...tasks.map((t) => t.createdAt.getTime()));
   const wallSeconds = (lastReview - firstCreated) / 1000;
   return {
@@ -175,7 +210,13 @@ async function runPhase(
     })),
     cpuPerTask: cpuAfter.reduce((sum, after, i) => sum + (after - cpuBefore[i]!), 0) / TASKS,
     errors: failed.length,
-    errorSamples: [...new Set(failed.map((t) => `${t.state} ${t.errorCode ?? ""}: ${(t.errorSummary ?? "").slice(0, 160)}`))].slice(0, 5),
+    errorSamples: [
+      ...new Set(failed.map((t) => `${t.state} ${t.errorCode ?? ""}: ${(t.errorSummary ?? "").slice(0, 160)}`)),
+      ...approvals.failures.map((f) => `approval did not open a pull request: ${f}`),
+    ].slice(0, 5),
+    approveP50: percentile(approvals.spans, 0.5) / 1000,
+    approveP95: percentile(approvals.spans, 0.95) / 1000,
+    approved: approvals.spans.length,
     machinesLeft:
       (await options.liveAtProvider()) +
       (await db.guestMachine.count({
@@ -189,6 +230,7 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "lifecycle-bench-"));
   await fs.chmod(dataDir, 0o755);
   const substrate = await startTestSubstrate({ readinessDelayMs: 100 });
+  let stopForge = async () => undefined as void;
   try {
     const tokenFile = path.join(dataDir, "substrate-token");
     await fs.writeFile(tokenFile, substrate.token, { mode: 0o600 });
@@ -206,6 +248,8 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
 
     const demo = await writeDemoRepository(path.join(dataDir, "demo-src"));
     await addTargetRepository({ db }, { name: DEMO_REPOSITORY, cloneUrl: demo.path, actorId: null });
+    const publication = await setUpPublication(db, { dataDir, repository: DEMO_REPOSITORY, sourceDir: demo.path, sha: demo.sha });
+    stopForge = () => publication.forge.stop();
     await writeSetting(db, {
       key: "spend.ceilings",
       value: { globalMicros: 1_000_000_000_000, perTaskMicros: 100_000_000, monthlyGlobalMicros: null, monthlyPerTaskMicros: null },
@@ -232,10 +276,12 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
 
     // Floors measured in the same run, on the same machine, before the load of the phases.
     const floors: TStageFloors = await measureStageFloors(demo.path);
+    const adapter = new SmolCloudSubstrate({ baseUrl: substrate.url, tokenFile, label: "local" });
+    const firstCommand = await measureFirstCommand(adapter, 10).finally(() => adapter.close());
     const phases: TPhase[] = [];
     for (const workers of WORKER_COUNTS) {
       process.stderr.write(`lifecycle bench: ${TASKS} tasks, ${workers} worker${workers === 1 ? "" : "s"} …\n`);
-      phases.push(await runPhase(db, { workers, env: workerEnv, createEnv, liveAtProvider }));
+      phases.push(await runPhase(db, { workers, env: workerEnv, createEnv, liveAtProvider, publication }));
     }
 
     const f = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "—");
@@ -245,13 +291,15 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
       "p50 to review",
       "p95 to review",
       "p50 in guests",
+      "approve→PR p50",
+      "approve→PR p95",
       "CPU/task",
       "errors",
       "machines left",
       "wall",
     ];
     const lines = [
-      `lifecycle benchmark — ${TASKS} demo tasks at once on the local substrate (bubblewrap guests), PostgreSQL ${version} (${process.env.DATABASE_URL ? "DATABASE_URL" : "embedded"}), Node ${process.version}, ${os.cpus().length} cores, load ${os
+      `lifecycle benchmark — ${TASKS} demo tasks ${IS_SEQUENTIAL ? "one after the other" : "at once"} on the local substrate (bubblewrap guests), PostgreSQL ${version} (${process.env.DATABASE_URL ? "DATABASE_URL" : "embedded"}), Node ${process.version}, ${os.cpus().length} cores, load ${os
         .loadavg()
         .map((l) => l.toFixed(1))
         .join(" ")}`,
@@ -264,6 +312,8 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
           `${f(p.reviewP50)} s`,
           `${f(p.reviewP95)} s`,
           `${f(p.guestP50)} s`,
+          `${f(p.approveP50, 2)} s`,
+          `${f(p.approveP95, 2)} s`,
           `${f(p.cpuPerTask, 2)} s`,
           String(p.errors),
           String(p.machinesLeft),
@@ -279,6 +329,7 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
           `  ${p.workers} worker${p.workers === 1 ? " " : "s"}  ` +
           p.stages.map((st) => `${st.state} ${f(st.p50, 2)} / ${f(st.p95, 2)}`).join("   "),
       ),
+      `machine create → first command output (SmolCloud adapter on the local substrate, ${firstCommand.samples} machines one at a time): p50 ${f(firstCommand.p50Ms, 0)} ms, p95 ${f(firstCommand.p95Ms, 0)} ms`,
       `floors (p50, this machine, same run): bubblewrap spawn of true ${f(floors.bwrapTrueMs, 1)} ms; node start-up ${f(floors.nodeStartMs, 1)} ms; node --test of the demo repository ${f(floors.demoTestsMs, 0)} ms`,
       "",
       "p50 in guests: the floor — time the student guest and the verifier guest ran (from the transition log); the rest of the time to review is queueing and the control plane.",
@@ -287,16 +338,29 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
     ];
     process.stdout.write(lines.join("\n") + "\n");
 
-    const rows: TBenchRow[] = [];
+    const rows: TBenchRow[] = [
+      row(
+        "machine create → first command output p50 (local substrate)",
+        firstCommand.p50Ms,
+        "ms",
+        { label: "bubblewrap spawn of true (floor)", value: floors.bwrapTrueMs },
+        "≤ 150 ms",
+      ),
+      row("machine create → first command output p95 (local substrate)", firstCommand.p95Ms, "ms", {
+        label: "bubblewrap spawn of true (floor)",
+        value: floors.bwrapTrueMs,
+      }),
+    ];
+    const mode = IS_SEQUENTIAL ? "one at a time" : `${TASKS} at once`;
     const base = phases[0];
     for (const p of phases) {
       const label = `${p.workers} worker${p.workers === 1 ? "" : "s"}`;
       const peer =
         p === base || !base ? null : { label: `${base.workers} worker${base.workers === 1 ? "" : "s"}`, value: base.tasksPerMinute };
-      rows.push(row(`lifecycle ${label}: tasks per minute (${TASKS} at once)`, p.tasksPerMinute, "tasks/min", peer));
+      rows.push(row(`lifecycle ${label}: tasks per minute (${mode})`, p.tasksPerMinute, "tasks/min", peer));
       rows.push(
         row(
-          `lifecycle ${label}: p50 creation → review`,
+          `lifecycle ${label}: p50 creation → review (${mode})`,
           p.reviewP50,
           "s",
           { label: "p50 time in guests (floor)", value: p.guestP50 },
@@ -305,13 +369,15 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
       );
       rows.push(
         row(
-          `lifecycle ${label}: p95 creation → review`,
+          `lifecycle ${label}: p95 creation → review (${mode})`,
           p.reviewP95,
           "s",
           { label: "p50 time in guests (floor)", value: p.guestP50 },
           "≤ 4.5 s",
         ),
       );
+      rows.push(row(`lifecycle ${label}: p50 approve → pull request open (one at a time)`, p.approveP50, "s", null, "≤ 1.0 s"));
+      rows.push(row(`lifecycle ${label}: p95 approve → pull request open (one at a time)`, p.approveP95, "s"));
       rows.push(row(`lifecycle ${label}: control-plane CPU per task`, p.cpuPerTask, "s", null, "≤ 0.15 s"));
       for (const st of p.stages) {
         const floor =
@@ -330,6 +396,7 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
     }
     printBenchJson({ bench: "lifecycle", ok: phases.every((p) => !p.timedOut), rows, notes: [`PostgreSQL ${version}`] });
   } finally {
+    await stopForge().catch(() => undefined);
     await substrate.cleanup();
     await fs.rm(dataDir, { recursive: true, force: true });
   }

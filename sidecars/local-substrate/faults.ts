@@ -6,7 +6,20 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 
-export const FAULT_VERBS = ["create", "start", "stop", "get", "list", "exec", "upload", "download", "delete", "account"] as const;
+export const FAULT_VERBS = [
+  "create",
+  "start",
+  "stop",
+  "get",
+  "list",
+  "exec",
+  "upload",
+  "download",
+  "delete",
+  "account",
+  "wait",
+  "extensions",
+] as const;
 /**
  * `ignored`: answer success (status, default 204, empty body) WITHOUT doing the operation — the
  * provider that acknowledges a delete and keeps the machine running (issue 12, item 12).

@@ -195,6 +195,27 @@ export async function openGuestFile(options: { rootDir: string; file: TGuestFile
   }
 }
 
+/**
+ * The deepest directory that exists on the way to a guest file (at least the root), reached the
+ * same way as every other walk here: O_PATH|O_NOFOLLOW one component at a time, a link or a file
+ * ending the walk. For a watcher (machine-wait.ts) that must wake when the file's path grows,
+ * without ever following a guest's symlink to a host directory; `nextSegment` is the name in that
+ * directory the watcher waits for. The caller closes the fd.
+ */
+export async function openDeepestGuestDir(rootDir: string, file: TGuestFilePath): Promise<{ fd: number; nextSegment: string }> {
+  const rootReal = await fsp.realpath(rootDir);
+  let fd = await open(rootReal, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+  let depth = 0;
+  for (const segment of file.segments.slice(0, -1)) {
+    const next = await open(fdPath(fd, segment), O_PATH | O_DIRECTORY | O_NOFOLLOW).catch(() => undefined);
+    if (next === undefined) break;
+    await closeQuietly(fd);
+    fd = next;
+    depth++;
+  }
+  return { fd, nextSegment: file.segments[depth]! };
+}
+
 /** Host directory of a guest root inside a machine directory. */
 export function guestRootDir(machineDir: string, root: TGuestRootName): string {
   // on the machine's own bounded filesystem (machine-disk.ts)

@@ -20,6 +20,8 @@ import type { WeakeningBook } from "./weakening";
 import type { TExecOutputMode } from "./wire-schemas";
 import type { TExecHardening } from "./machine-exec";
 import type { TDiskMode } from "./machine-disk";
+import { MAX_CONCURRENT_WAITS, waitOnMachine, type TWaitResponse } from "./machine-wait";
+import { WireError } from "./wire-error";
 
 export type TMachineServiceOptions = {
   dirs: TSubstrateDirs;
@@ -55,6 +57,7 @@ export type TLimitsMode = {
 export class MachineService {
   readonly #ledger: AccountLedger;
   readonly #registry: MachineRegistry;
+  #waiting = 0;
 
   constructor(private readonly options: TMachineServiceOptions) {
     this.#ledger = new AccountLedger({
@@ -147,6 +150,21 @@ export class MachineService {
     const file = await downloadMachineFile(this.options.clock, this.#registry.getLive(id), { rawPath, isEncoded, isCapOff });
     if (isCapOff) this.options.weakening?.noteUncappedDownload(file.size);
     return file;
+  }
+
+  /** The long poll of machine-wait.ts, bounded by MAX_CONCURRENT_WAITS across the substrate. */
+  async wait(id: string, body: unknown, signal: AbortSignal): Promise<TWaitResponse> {
+    this.#registry.getLive(id);
+    if (this.#waiting >= MAX_CONCURRENT_WAITS) throw new WireError("UNAVAILABLE", "too many waits are open on this substrate");
+    this.#waiting++;
+    try {
+      return await waitOnMachine(
+        { clock: this.options.clock, readinessDelayMs: this.options.readinessDelayMs, getLive: () => this.#registry.getLive(id), signal },
+        body,
+      );
+    } finally {
+      this.#waiting--;
+    }
   }
 
   // ---------------------------------------------------------------- account

@@ -25,7 +25,18 @@ const MAX_JSON_BODY_BYTES = 4 * 1024 * 1024;
 
 type TRoute = { verb: TFaultVerb; run: () => Promise<TWireResponse> };
 
-export type TPublicApiOptions = { service: MachineService; token: string; faults: FaultBook; hangs: THangRegistry; hangCapMs: number };
+export type TPublicApiOptions = {
+  service: MachineService;
+  token: string;
+  faults: FaultBook;
+  hangs: THangRegistry;
+  hangCapMs: number;
+  /** serve the local extensions (GET /v1/extensions, POST …/wait); off = the vendor's API only, as the hosted one */
+  hasExtensions: boolean;
+};
+
+/** What GET /v1/extensions lists: the routes beyond the vendor's API that the adapter may use. */
+export const LOCAL_EXTENSIONS = ["wait"] as const;
 
 function decodeId(segment: string): string {
   try {
@@ -35,9 +46,15 @@ function decodeId(segment: string): string {
   }
 }
 
-function matchRoute(req: IncomingMessage, service: MachineService): TRoute | undefined {
+function matchRoute(
+  req: IncomingMessage,
+  service: MachineService,
+  extras: { hasExtensions: boolean; signal: AbortSignal },
+): TRoute | undefined {
   const { pathname, query } = splitTarget(req.url);
   const method = req.method ?? "GET";
+  if (extras.hasExtensions && pathname === "/v1/extensions" && method === "GET")
+    return { verb: "extensions", run: async () => ({ status: 200, json: { extensions: LOCAL_EXTENSIONS } }) };
   if (pathname === "/v1/account" && method === "GET")
     return { verb: "account", run: async () => ({ status: 200, json: service.account() }) };
   if (pathname === "/v1/machines" || pathname === "/v1/machines/") {
@@ -49,7 +66,7 @@ function matchRoute(req: IncomingMessage, service: MachineService): TRoute | und
       };
     return undefined;
   }
-  const match = /^\/v1\/machines\/([^/]+)(?:\/(start|stop|exec|files)(\/.*)?)?$/.exec(pathname);
+  const match = /^\/v1\/machines\/([^/]+)(?:\/(start|stop|exec|files|wait)(\/.*)?)?$/.exec(pathname);
   if (!match) return undefined;
   const id = decodeId(match[1]!);
   const action = match[2];
@@ -82,6 +99,12 @@ function matchRoute(req: IncomingMessage, service: MachineService): TRoute | und
         if (!mode.success) throw new WireError("BAD_REQUEST", 'output must be "text", "b64" or "both"');
         return { status: 200, json: await service.exec(id, await readJsonBody(req, MAX_JSON_BODY_BYTES), mode.data) };
       },
+    };
+  }
+  if (action === "wait" && extras.hasExtensions && rest === undefined && method === "POST") {
+    return {
+      verb: "wait",
+      run: async () => ({ status: 200, json: await service.wait(id, await readJsonBody(req, MAX_JSON_BODY_BYTES), extras.signal) }),
     };
   }
   if (action === "files") {
@@ -122,7 +145,10 @@ export function createPublicHandler(options: TPublicApiOptions) {
         return;
       }
       if (!hasBearer(req, options.token)) throw new WireError("UNAUTHORIZED", "missing or invalid bearer token");
-      const route = matchRoute(req, options.service);
+      // A long poll (…/wait) stops waiting when its caller hangs up.
+      const hangUp = new AbortController();
+      res.once("close", () => hangUp.abort());
+      const route = matchRoute(req, options.service, { hasExtensions: options.hasExtensions, signal: hangUp.signal });
       if (!route) throw new WireError("NOT_FOUND", "no such route");
       const fault = options.faults.take(route.verb);
       if (fault?.phase === "before") {

@@ -73,6 +73,12 @@ const ZOptionsSchema = z.object({
   hangCapMs: z.number().int().min(1).max(600_000).default(30_000),
   bwrapPath: z.string().default("/usr/bin/bwrap"),
   isQuiet: z.boolean().default(false),
+  /**
+   * Serve the local extensions of the API (GET /v1/extensions, POST /v1/machines/{id}/wait: a long
+   * poll instead of fixed-interval polling). Off = exactly the vendor's routes, as the hosted API —
+   * what the adapter's fallback tests run against.
+   */
+  hasExtensions: z.boolean().default(true),
   /** Test-only: enables PUT /admin/weakening (weakening.ts). Never set by `npm start`. */
   allowWeakening: z.boolean().default(false),
   billing: z
@@ -171,7 +177,14 @@ export async function startLocalSubstrate(input: TLocalSubstrateOptions): Promis
   const faults = new FaultBook();
   const hangs = createHangRegistry();
   const publicServer = http.createServer(
-    createPublicHandler({ service, token: options.token, faults, hangs, hangCapMs: options.hangCapMs }),
+    createPublicHandler({
+      service,
+      token: options.token,
+      faults,
+      hangs,
+      hangCapMs: options.hangCapMs,
+      hasExtensions: options.hasExtensions,
+    }),
   );
   let url = "";
   const adminServer = http.createServer(

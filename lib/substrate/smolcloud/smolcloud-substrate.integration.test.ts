@@ -97,7 +97,9 @@ async function runLifecycle(): Promise<{ error: unknown; machineState: string }>
 
 beforeAll(async () => {
   ({ db } = await createTestDatabase());
-  substrate = await startTestSubstrate({ hangCapMs: 9000 });
+  // The vendor's routes only, as the hosted API serves them: this file proves the adapter against
+  // that contract (its polling included); the local long poll has its own tests (local-extensions.integration.test.ts).
+  substrate = await startTestSubstrate({ hangCapMs: 9000, hasExtensions: false });
   tokenFile = path.join(await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-token-")), "token");
   await fs.writeFile(tokenFile, substrate.token + "\n", { mode: 0o600 });
   await writeSetting(db, {

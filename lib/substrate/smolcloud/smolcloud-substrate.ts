@@ -12,6 +12,7 @@ import { AppError } from "../../errors";
 import type { Substrate, TExecRequest, TExecResult, TMachineSpec } from "../substrate";
 import { SubstrateError } from "../substrate-error";
 import { isOctetStream, SmolCloudHttp } from "./http-client";
+import { LocalExtensions } from "./local-extensions";
 import {
   ZAccountSchema,
   ZExecResponseSchema,
@@ -91,15 +92,42 @@ export function assertStartableSource(spec: Pick<TMachineSpec, "source" | "netwo
   }
 }
 
+/** The machine if it is ready; a failure if it can no longer become ready or this was the last look; else undefined. */
+function judgeWhileWaiting(info: TMachineInfo | undefined, options: { isLastLook: boolean; timeoutMs: number }): TMachineInfo | undefined {
+  if (!info)
+    throw new SubstrateError({
+      code: "SUBSTRATE_MACHINE_FAILED",
+      operation: "waitReady",
+      message: "the machine disappeared while starting",
+    });
+  if (info.ready) return info;
+  if (TERMINAL_WHILE_WAITING.has(info.state))
+    throw new SubstrateError({
+      code: "SUBSTRATE_MACHINE_FAILED",
+      operation: "waitReady",
+      message: `the machine is ${info.state}${info.error ? `: ${info.error}` : ""}`,
+    });
+  if (options.isLastLook)
+    throw new SubstrateError({
+      code: "SUBSTRATE_NOT_READY",
+      operation: "waitReady",
+      message: `not ready after ${Math.round(options.timeoutMs / 1000)} s (state ${info.state})`,
+    });
+  return undefined;
+}
+
 export class SmolCloudSubstrate implements Substrate {
   readonly label: string;
   private readonly http: SmolCloudHttp;
   private readonly timeouts: typeof DEFAULT_TIMEOUTS;
+  /** the local substrate's long poll, where it is served (local-extensions.ts) */
+  private readonly extensions: LocalExtensions;
 
   constructor(private readonly options: SmolCloudOptions) {
     this.label = options.label ?? "smolcloud";
     this.http = new SmolCloudHttp(options.baseUrl, options.tokenFile);
     this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+    this.extensions = new LocalExtensions(this.http, this.timeouts.controlMs);
   }
 
   async close(): Promise<void> {
@@ -197,34 +225,48 @@ export class SmolCloudSubstrate implements Substrate {
     return matches[0];
   }
 
-  /** Polls until `ready` (not merely `started`); error/stopped/deleted while waiting fail with the provider's reason. */
+  /**
+   * Until `ready` (not merely `started`); error/stopped/deleted while waiting fail with the
+   * provider's reason. The local substrate's long poll answers the moment the machine is ready;
+   * the hosted API is polled every `pollMs`, as its SDKs do — and so is the local one if its long
+   * poll fails.
+   */
   async waitReady(machineId: string, options: { timeoutMs: number; pollMs?: number }): Promise<TMachineInfo> {
     const deadline = Date.now() + options.timeoutMs;
     const pollMs = options.pollMs ?? 1000;
+    if (await this.extensions.has("wait")) {
+      const answered = await this.waitReadyLongPoll(machineId, deadline, options.timeoutMs).catch((error: unknown) => {
+        if (error instanceof SubstrateError && error.operation === "waitReady") throw error;
+        return undefined; // the long poll failed: poll below, which reports what really happened
+      });
+      if (answered) return answered;
+    }
     while (true) {
       const info = await this.get(machineId);
-      if (!info)
-        throw new SubstrateError({
-          code: "SUBSTRATE_MACHINE_FAILED",
-          operation: "waitReady",
-          message: "the machine disappeared while starting",
-        });
-      if (info.ready) return info;
-      if (TERMINAL_WHILE_WAITING.has(info.state)) {
-        throw new SubstrateError({
-          code: "SUBSTRATE_MACHINE_FAILED",
-          operation: "waitReady",
-          message: `the machine is ${info.state}${info.error ? `: ${info.error}` : ""}`,
-        });
-      }
-      if (Date.now() + pollMs > deadline)
-        throw new SubstrateError({
-          code: "SUBSTRATE_NOT_READY",
-          operation: "waitReady",
-          message: `not ready after ${Math.round(options.timeoutMs / 1000)} s (state ${info.state})`,
-        });
+      const ready = judgeWhileWaiting(info, { isLastLook: Date.now() + pollMs > deadline, timeoutMs: options.timeoutMs });
+      if (ready) return ready;
       await new Promise((r) => setTimeout(r, pollMs));
     }
+  }
+
+  private async waitReadyLongPoll(machineId: string, deadline: number, timeoutMs: number): Promise<TMachineInfo> {
+    while (true) {
+      const answer = await this.extensions.wait(machineId, { untilReady: true, timeoutMs: Math.max(0, deadline - Date.now()) });
+      const ready = judgeWhileWaiting(answer.machine, { isLastLook: Date.now() >= deadline, timeoutMs });
+      if (ready) return ready;
+    }
+  }
+
+  async waitForFiles(machineId: string, guestPaths: string[], options: { timeoutMs: number; pollMs: number }): Promise<void> {
+    for (const guestPath of guestPaths) encodeGuestPath(guestPath);
+    if (await this.extensions.has("wait")) {
+      const answered = await this.extensions.wait(machineId, { files: guestPaths, timeoutMs: options.timeoutMs }).then(
+        () => true,
+        () => false, // the caller's next read finds out what is wrong; meanwhile it polls
+      );
+      if (answered) return;
+    }
+    await new Promise((r) => setTimeout(r, Math.max(0, Math.min(options.pollMs, options.timeoutMs))));
   }
 
   async upload(machineId: string, guestPath: string, bytes: Buffer): Promise<void> {
