@@ -104,6 +104,7 @@ describe("official SDKs → in-guest endpoint → relay channel → provider wir
       db,
       value: { kind, endpoint: upstream.endpoint, model: `${kind}-pinned-model`, credentialFile },
       via: "test",
+      reason: "test setup",
       dataDir,
     });
   }

@@ -30,7 +30,7 @@ const DEMO_SCRIPT = path.resolve(import.meta.dirname, "../lib/demo/scripted-comp
 
 describe("guest relay client", async () => {
   const { db } = await createTestDatabase();
-  await setRelayUpstream({ db, value: { kind: "scripted", scriptFile: DEMO_SCRIPT }, via: "test" });
+  await setRelayUpstream({ db, value: { kind: "scripted", scriptFile: DEMO_SCRIPT }, via: "test", reason: "test setup" });
   const stops: (() => Promise<void>)[] = [];
   afterAll(async () => {
     for (const stop of stops) await stop();
