@@ -51,7 +51,7 @@ export function AttemptComparisonTable({ comparison }: { comparison: TAttemptCom
             {a.checksPassed === null ? "—" : `${a.checksPassed} / ${a.checksFailed}`}
           </td>
           <td className="p-2">
-            {a.filesChanged === null ? "—" : `${a.filesChanged} files`}
+            {a.filesChanged === null ? "—" : `${a.filesChanged} ${a.filesChanged === 1 ? "file" : "files"}`}
             {a.linesAdded !== null && (
               <span className="text-xs text-slate-600">
                 {" "}
