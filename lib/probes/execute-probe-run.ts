@@ -89,7 +89,7 @@ export async function executeProbeRun(deps: TProbeDeps, input: { runId: string }
   let evidenceDigest: string | null = null;
   try {
     // Evidence binds to the configuration the probes actually ran under.
-    const now = await readSubstrateConfig(deps.db, substrateEndpointPart(deps.env));
+    const now = await readSubstrateConfig(deps.db, await substrateEndpointPart(deps.env));
     if (now.digest !== row.configDigest)
       reason = `the substrate configuration changed between the request and the start of the run (now ${now.digest.slice(0, 12)}…)`;
     const modules = probeModules(() => ({ substrate: row.substrate, probes }));

@@ -14,7 +14,7 @@ export async function requestProbeRun(
   deps: { db: Db; env: TEnv },
   input: { probes: TProbeId[]; actorId: string | null; isRunByCaller?: boolean },
 ) {
-  const endpoint = substrateEndpointPart(deps.env);
+  const endpoint = await substrateEndpointPart(deps.env);
   const snapshot = await readSubstrateConfig(deps.db, endpoint);
   return createProbeRun(deps.db, { ...input, substrate: endpoint.substrate.kind, snapshot });
 }

@@ -61,10 +61,11 @@ export function changedDigestInputs(
   before: TSubstrateConfig,
   now: TSubstrateConfig,
   registry: TSettingRegistry = SETTING_REGISTRY,
-): { settings: string[]; isEnvironmentChanged: boolean } {
+): { settings: string[]; isEnvironmentChanged: boolean; isLimitsModeChanged: boolean } {
   const settings = digestInputKeysOf(registry).filter((key) => registry[key]!.digest!.some((part) => isPartChanged(before, now, part)));
   // The environment decides the substrate (SMOLCLOUD_URL) and the relay endpoint; the rest of `network` follows task.limits.
-  const isEnvironmentChanged =
-    isPartChanged(before, now, "substrate") || (before.network?.relayEndpoint ?? null) !== (now.network?.relayEndpoint ?? null);
-  return { settings, isEnvironmentChanged };
+  const isLimitsModeChanged = canonicalJson(before.substrate.limitsMode ?? null) !== canonicalJson(now.substrate.limitsMode ?? null);
+  const isEndpointChanged = before.substrate.kind !== now.substrate.kind || before.substrate.url !== now.substrate.url;
+  const isEnvironmentChanged = isEndpointChanged || (before.network?.relayEndpoint ?? null) !== (now.network?.relayEndpoint ?? null);
+  return { settings, isEnvironmentChanged, isLimitsModeChanged };
 }
