@@ -1,11 +1,14 @@
 /**
  * `npm test` step "layering": runs dependency-cruiser with .dependency-cruiser.cjs over lib/ and
  * sidecars/, and checks on the same graph that no top-level folder of lib/ imports a folder that
- * imports it (test files and `testing/` support excluded). Exits non-zero naming every violation.
+ * imports it and that every import goes downwards through the layers of scripts/lib-layers.ts
+ * (test files and `testing/` support excluded). Exits non-zero naming every violation.
  */
 import path from "node:path";
 import { cruise, type ICruiseResult, type IReporterOutput } from "dependency-cruiser";
 import extractTSConfig from "dependency-cruiser/config-utl/extract-ts-config";
+import fs from "node:fs";
+import { layerViolations, readmeLayerProblems } from "./lib-layers";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const TEST_SUPPORT = /(\.test\.ts$|\/testing\/)/;
@@ -116,12 +119,13 @@ async function main() {
     const detail = cycle.flatMap((a) => cycle.filter((b) => edges.get(a)?.has(b)).map((b) => `${a}→${b}`));
     problems.push(`lib-folder-cycle: ${cycle.join(" <-> ")} (${detail.join(", ")})`);
   }
+  problems.push(...layerViolations(edges), ...readmeLayerProblems(fs.readFileSync(path.join(ROOT, "README.md"), "utf8")));
   if (problems.length > 0) {
     process.stderr.write(`[layering] ${problems.length} violation(s):\n${problems.map((p) => `  ${p}`).join("\n")}\n`);
     process.exit(1);
   }
   process.stdout.write(
-    `[layering] ok: ${result.summary.totalCruised} modules, ${edges.size} lib folders, no cycles, no forbidden imports\n`,
+    `[layering] ok: ${result.summary.totalCruised} modules, ${edges.size} lib folders, no cycles, only downwards through the declared layers, no forbidden imports\n`,
   );
 }
 
