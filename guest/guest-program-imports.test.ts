@@ -31,6 +31,7 @@ describe("guest program uploads", () => {
   it("sees the imports it checks (the runner, the agents' tools and the builder import spawn-with-timeout.mjs)", () => {
     for (const program of ["runner.mjs", "agent-tools.mjs", "dependency-builder.mjs"])
       expect(relativeImports(program), program).toContain("spawn-with-timeout.mjs");
-    expect(relativeImports("student-agent.mjs")).toContain("agent-tools.mjs");
+    expect(relativeImports("student-agent.mjs")).toEqual(expect.arrayContaining(["agent-tools.mjs", "agent-run.mjs"]));
+    expect(relativeImports("agent-run.mjs")).toContain("agent-tools.mjs");
   });
 });

@@ -9,13 +9,14 @@
 // Everything it reads (issue, repository, model answer) is untrusted. The model's answer may only
 // write regular files at validated relative paths inside the repository, never under .git and
 // never through a symlink. Reading the task, the teacher's feedback, the `npm test` check and the
-// report are the tool-using agents' own (agent-tools.mjs, uploaded beside it).
+// report are the tool-using agents' own (agent-run.mjs and agent-tools.mjs, uploaded beside it).
 import fs from "node:fs/promises";
 import path from "node:path";
-import { bound, feedbackLines, readTask, runAsProgram, runTests, writeReport } from "./agent-tools.mjs";
+import { bound, runTests } from "./agent-tools.mjs";
+import { feedbackLines, readTask, runAsProgram, writeReport } from "./agent-run.mjs";
 import { createRelayClient, readRelayTask, RelayClientError } from "./relay-client.mjs";
 
-/** @import { TTask } from "./agent-tools.mjs" */
+/** @import { TTask } from "./agent-run.mjs" */
 /** @import { CompleteMessage, RelayClient } from "./relay-client.mjs" */
 /** @typedef {{ path: string, content: string }} TFileBlock */
 /** @typedef {{ path: string, reason: string }} TRefusal */

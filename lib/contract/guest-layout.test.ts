@@ -37,7 +37,9 @@ const PARITY: Record<string, Record<string, string>> = {
   },
   "openai-agent.mjs": {},
   "anthropic-agent.mjs": {},
-  "agent-tools.mjs": {
+  // The tools: no guest paths of their own (the repository is passed in).
+  "agent-tools.mjs": {},
+  "agent-run.mjs": {
     TASK_FILE: layout.GUEST_TASK_FILE,
     REPO_DIR: layout.GUEST_REPO_DIR,
     OUTPUT_DIR: layout.GUEST_OUTPUT_DIR,

@@ -25,6 +25,7 @@ export const GUEST_PROGRAMS = [
   "model-endpoint-http.mjs",
   "relay-client.mjs",
   "agent-tools.mjs",
+  "agent-run.mjs",
   "openai-agent.mjs",
   "anthropic-agent.mjs",
   "student-agent.mjs",
