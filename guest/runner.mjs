@@ -188,10 +188,8 @@ function limitHitBy(logTail, signal) {
  */
 async function startEndpoint() {
   try {
-    const { createRelayClient, readRelayTask } = await import("./relay-client.mjs");
-    const { startModelEndpoint, modelEndpointEnvironment } = await import("./model-endpoint.mjs");
-    const relayTask = await readRelayTask(TASK_FILE);
-    const endpoint = await startModelEndpoint({ client: createRelayClient(relayTask), model: relayTask.model });
+    const { startTaskModelEndpoint, modelEndpointEnvironment } = await import("./model-endpoint.mjs");
+    const endpoint = await startTaskModelEndpoint(TASK_FILE);
     return { env: modelEndpointEnvironment(endpoint.port), close: () => endpoint.close() };
   } catch (error) {
     note(`the model endpoint did not start: ${error instanceof Error ? error.message : String(error)}`);

@@ -19,7 +19,7 @@ import { relayPublicUrl } from "../env";
 import { AppError } from "../errors";
 import { issueCapability } from "../relay/issue-capability";
 import { revokeCapability } from "../relay/revoke-capability";
-import { readRelayUpstream } from "../relay/upstream-setting";
+import { pinnedModelOf, readRelayUpstream } from "../relay/upstream-setting";
 import { mirrorPathFor, readRepositoryContext, syncMirror, writeBaseArchive } from "../repos/mirror";
 import type { TNetworkPolicy } from "../substrate/substrate";
 import { crashIfRequested } from "../tasks/crash-points";
@@ -135,7 +135,7 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
       channel: limits.relayChannel,
       handle: capability.handle,
       socketPath: limits.relayChannel === "http" ? GUEST_RELAY_SOCKET : null,
-      model: upstream === null || upstream.kind === "scripted" ? null : upstream.model,
+      model: pinnedModelOf(upstream),
     },
     agent: {
       command: agent.command,

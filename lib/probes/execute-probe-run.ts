@@ -82,6 +82,7 @@ export async function executeProbeRun(deps: TProbeDeps, input: { runId: string }
     config: ZSubstrateConfigSchema.parse(row.config),
     startedAt: row.startedAt ?? new Date(),
     secrets: await collectSecrets(deps),
+    guestWrites: [],
     results: new Map(),
   };
   const heartbeat = keepRunAlive(deps.db, { kind: "probe-run", id: row.id });

@@ -31,6 +31,20 @@ export const GUEST_PROGRAMS = [
   "student-agent.mjs",
 ] as const;
 
+/**
+ * The in-guest model endpoint's modules (a subset of GUEST_PROGRAMS, closed under their imports):
+ * qualification probe P2 uploads them into its guests beside a task.json relay section and starts
+ * the endpoint with the runner's own function (lib/probes/p2-model-endpoint.ts).
+ */
+export const MODEL_ENDPOINT_PROGRAMS = [
+  "model-endpoint.mjs",
+  "model-endpoint-common.mjs",
+  "model-endpoint-openai.mjs",
+  "model-endpoint-anthropic.mjs",
+  "model-endpoint-http.mjs",
+  "relay-client.mjs",
+] as const satisfies readonly (typeof GUEST_PROGRAMS)[number][];
+
 export type TaskRunContext = {
   db: Db;
   env: TEnv;
