@@ -11,28 +11,7 @@ import { PROJECT_ROOT } from "../project-root";
 
 export const GUEST_PROGRAMS_DIR = path.join(PROJECT_ROOT, "guest");
 /**
- * Operator-owned programs uploaded into every student guest, side by side, with every guest module
- * they import (the runner and the agents import spawn-with-timeout.mjs): a module missing
- * here is an import failure inside the guest (guest/guest-program-imports.test.ts).
- */
-export const GUEST_PROGRAMS = [
-  "runner.mjs",
-  "spawn-with-timeout.mjs",
-  "model-endpoint.mjs",
-  "model-endpoint-common.mjs",
-  "model-endpoint-openai.mjs",
-  "model-endpoint-anthropic.mjs",
-  "model-endpoint-http.mjs",
-  "relay-client.mjs",
-  "agent-tools.mjs",
-  "agent-run.mjs",
-  "openai-agent.mjs",
-  "anthropic-agent.mjs",
-  "student-agent.mjs",
-] as const;
-
-/**
- * The in-guest model endpoint's modules (a subset of GUEST_PROGRAMS, closed under their imports):
+ * The in-guest model endpoint's modules (part of GUEST_PROGRAMS, closed under their imports):
  * qualification probe P2 uploads them into its guests beside a task.json relay section and starts
  * the endpoint with the runner's own function (lib/probes/p2-model-endpoint.ts).
  */
@@ -43,7 +22,23 @@ export const MODEL_ENDPOINT_PROGRAMS = [
   "model-endpoint-anthropic.mjs",
   "model-endpoint-http.mjs",
   "relay-client.mjs",
-] as const satisfies readonly (typeof GUEST_PROGRAMS)[number][];
+] as const;
+
+/**
+ * Operator-owned programs uploaded into every student guest, side by side, with every guest module
+ * they import (the runner and the agents import spawn-with-timeout.mjs): a module missing
+ * here is an import failure inside the guest (guest/guest-program-imports.test.ts).
+ */
+export const GUEST_PROGRAMS = [
+  "runner.mjs",
+  "spawn-with-timeout.mjs",
+  ...MODEL_ENDPOINT_PROGRAMS,
+  "agent-tools.mjs",
+  "agent-run.mjs",
+  "openai-agent.mjs",
+  "anthropic-agent.mjs",
+  "student-agent.mjs",
+] as const;
 
 export type TaskRunContext = {
   db: Db;
