@@ -66,6 +66,9 @@ const PARITY: Record<string, Record<string, string>> = {
   "probe.mjs": {
     INPUT: layout.GUEST_PROBE_INPUT_FILE,
   },
+  // The probe's helpers and its look at the model endpoint: paths come in its input.
+  "probe-io.mjs": {},
+  "probe-model-endpoint.mjs": {},
   // No guest paths of its own: it runs what its callers give it, where they say.
   "spawn-with-timeout.mjs": {},
   "dependency-builder.mjs": {

@@ -9,12 +9,12 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import type { TGuestImage } from "../contract/guest-image";
-import { GUEST_PROBE_INPUT_FILE, GUEST_PROBE_PROGRAM } from "../contract/guest-layout";
+import { GUEST_PROBE_DIR, GUEST_PROBE_INPUT_FILE, GUEST_PROBE_PROGRAM } from "../contract/guest-layout";
 import { AppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";
 import { destroyMachine, ensureMachineCreated, recordMachineIntent, startMachine } from "../machines/guest-machines";
 import type { TNetworkPolicy } from "../substrate/substrate";
-import { GUEST_PROGRAMS_DIR } from "../tasks/task-run-context";
+import { GUEST_PROGRAMS_DIR, PROBE_PROGRAMS } from "../tasks/task-run-context";
 import type { TProbeDeps } from "./probe-types";
 
 const MAX_REPORT_BYTES = 512 * 1024;
@@ -168,7 +168,9 @@ export async function runGuestProbe(
     machine = await startMachine(db, substrate, machine, deps.readyTimeoutMs ?? 60_000);
     const providerId = machine.providerId!;
     await Promise.all([
-      fs.readFile(path.join(GUEST_PROGRAMS_DIR, "probe.mjs")).then((bytes) => substrate.upload(providerId, GUEST_PROBE_PROGRAM, bytes)),
+      ...PROBE_PROGRAMS.map((name) =>
+        fs.readFile(path.join(GUEST_PROGRAMS_DIR, name)).then((bytes) => substrate.upload(providerId, `${GUEST_PROBE_DIR}/${name}`, bytes)),
+      ),
       substrate.upload(providerId, GUEST_PROBE_INPUT_FILE, Buffer.from(JSON.stringify(input.probeInput))),
       ...(input.files ?? []).map((file) => substrate.upload(providerId, file.path, file.bytes)),
     ]);

@@ -40,6 +40,9 @@ export const GUEST_PROGRAMS = [
   "student-agent.mjs",
 ] as const;
 
+/** The qualification probe program and the modules it imports, uploaded side by side into every probe guest (lib/probes/run-guest-probe.ts). */
+export const PROBE_PROGRAMS = ["probe.mjs", "probe-io.mjs", "probe-model-endpoint.mjs"] as const;
+
 export type TaskRunContext = {
   db: Db;
   env: TEnv;
