@@ -1,5 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { formatBytes, formatCount, formatDate, formatDateTime, formatDuration, formatSeconds, formatTime, PLACEHOLDER } from "./format";
+import {
+  formatBytes,
+  formatCompactCount,
+  formatCount,
+  formatDate,
+  formatDateTime,
+  formatMonth,
+  formatDuration,
+  formatSeconds,
+  formatTime,
+  PLACEHOLDER,
+} from "./format";
 
 describe("formatDateTime, formatDate, formatTime", () => {
   const at = new Date("2025-03-04T05:06:07.890Z");
@@ -8,6 +19,7 @@ describe("formatDateTime, formatDate, formatTime", () => {
     expect(formatDateTime(at)).toBe("2025-03-04 05:06 UTC");
     expect(formatDateTime(at, { precision: "second" })).toBe("2025-03-04 05:06:07 UTC");
     expect(formatDate(at)).toBe("2025-03-04");
+    expect(formatMonth(at)).toBe("2025-03");
     expect(formatTime(at)).toBe("05:06 UTC");
     expect(formatTime(at, { precision: "second" })).toBe("05:06:07 UTC");
   });
@@ -22,6 +34,7 @@ describe("formatDateTime, formatDate, formatTime", () => {
     for (const value of [null, undefined, "", "not a date", Number.NaN, new Date(Number.NaN)]) {
       expect(formatDateTime(value)).toBe(PLACEHOLDER);
       expect(formatDate(value)).toBe(PLACEHOLDER);
+      expect(formatMonth(value)).toBe(PLACEHOLDER);
       expect(formatTime(value)).toBe(PLACEHOLDER);
     }
     expect(PLACEHOLDER).toBe("—");
@@ -111,5 +124,24 @@ describe("formatCount", () => {
 
   it("shows the placeholder for null and NaN", () => {
     for (const value of [null, undefined, Number.NaN]) expect(formatCount(value)).toBe("—");
+  });
+});
+
+describe("formatCompactCount", () => {
+  it.each([
+    [0, "0"],
+    [999, "999"],
+    [999.6, "1.0k"],
+    [1000, "1.0k"],
+    [12_345, "12.3k"],
+    [999_949, "999.9k"],
+    [999_950, "1.00M"],
+    [4_560_000, "4.56M"],
+  ])("%s → %s", (value, expected) => {
+    expect(formatCompactCount(value)).toBe(expected);
+  });
+
+  it("shows the placeholder for null, NaN and negative counts", () => {
+    for (const value of [null, undefined, Number.NaN, -1]) expect(formatCompactCount(value)).toBe("—");
   });
 });

@@ -18,7 +18,8 @@
  *   four formatters already used them.
  * - **Durations take milliseconds** (what `Date` differences and timers give) and use the two largest
  *   units: `850 ms`, `4.2 s`, `3 min 5 s`, `2 h 10 min`, `3 d 4 h`.
- * - **Counts** group thousands with commas (`12,345`), through one shared `Intl.NumberFormat`.
+ * - **Counts** group thousands with commas (`12,345`), through one shared `Intl.NumberFormat`; in a
+ *   dense table, compact (`12.3k`).
  * - **Nothing to show** — null, undefined, NaN, an invalid date, a negative size or duration — is
  *   the placeholder "—", never "NaN", "Invalid Date" or "-3 s".
  */
@@ -47,6 +48,12 @@ export function formatDateTime(value: TDateInput, options: { precision?: TTimePr
 export function formatDate(value: TDateInput): string {
   const date = toValidDate(value);
   return date ? date.toISOString().slice(0, 10) : PLACEHOLDER;
+}
+
+/** `2025-03` (the UTC month), as the spend pages name a calendar month; "—" for no date. */
+export function formatMonth(value: TDateInput): string {
+  const date = toValidDate(value);
+  return date ? date.toISOString().slice(0, 7) : PLACEHOLDER;
 }
 
 /** `12:34 UTC` (or `12:34:56 UTC`): a time of day when the day is obvious (today's heartbeat, a retry). */
@@ -127,4 +134,16 @@ export function formatCount(value: number | bigint | null | undefined): string {
   if (value === null || value === undefined) return PLACEHOLDER;
   if (typeof value === "number" && !Number.isFinite(value)) return PLACEHOLDER;
   return COUNT_FORMAT.format(value);
+}
+
+/**
+ * `950`, `12.3k`, `4.56M`: a count read at a glance in a dense table (tokens per approved task), where
+ * the exact figure is not the point; "—" for null, NaN or a negative count. Rounds up into the next
+ * unit rather than printing "1000.0k".
+ */
+export function formatCompactCount(value: number | null | undefined): string {
+  if (value === null || value === undefined || !Number.isFinite(value) || value < 0) return PLACEHOLDER;
+  if (Math.round(value) < 1000) return String(Math.round(value));
+  if (Number((value / 1000).toFixed(1)) < 1000) return `${(value / 1000).toFixed(1)}k`;
+  return `${(value / 1_000_000).toFixed(2)}M`;
 }
