@@ -77,7 +77,10 @@ export default async function ReviewHistoryPage({ searchParams }: Props) {
           Every approval, rejection and request for changes is listed here.
         </EmptyState>
       ) : (
-        <DataTable testId="history-table" headers={["Decided", "Task", "Round", "Verdict", "Comment", "Evidence", "Pull request"]}>
+        <DataTable
+          testId="history-table"
+          headers={["Decided", "Task", { label: "Round", isNumeric: true }, "Verdict", "Comment", "Evidence", "Pull request"]}
+        >
           {history.items.map((item) => (
             <tr key={item.decisionId} className="border-t border-slate-200 align-top" data-testid="history-row">
               <td className="whitespace-nowrap p-2 text-xs text-slate-600">
