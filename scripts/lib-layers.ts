@@ -11,7 +11,7 @@ export type TLibLayer = { name: string; what: string; units: readonly string[] }
 export const LIB_LAYERS: readonly TLibLayer[] = [
   {
     name: "foundation",
-    what: "the boundary schemas, errors, logging and redaction, the environment, git and process plumbing",
+    what: "the boundary schemas, errors, logging and redaction, the environment, git and process plumbing, presentation formats",
     units: [
       "contract",
       "errors",
@@ -29,6 +29,7 @@ export const LIB_LAYERS: readonly TLibLayer[] = [
       "system",
       "secrets",
       "git",
+      "format",
     ],
   },
   {

@@ -6,6 +6,7 @@ import { Pager, queryString } from "@/components/pager";
 import { StateBadge } from "@/components/state-badge";
 import { getDb } from "@/lib/db/client";
 import { getEnv } from "@/lib/env";
+import { formatDateTime } from "@/lib/format/format";
 import { listReviewQueue, type TReviewQueueItem } from "@/lib/review/list-review-queue";
 import { readAttemptComparison, type TAttemptComparison } from "@/lib/review/read-attempt-comparison";
 import { AttemptComparisonTable } from "@/components/attempt-comparison-table";
@@ -103,7 +104,7 @@ function QueueRow({ item }: { item: TReviewQueueItem }) {
       )}
       <StateBadge state={item.evidenceStatus === "pass" ? "passed" : item.evidenceStatus === "stale" ? "stale" : "failed"} />
       <span className="text-xs text-slate-500">
-        evidence {item.evidenceStatus} · waiting since {item.waitingSince.toISOString().replace("T", " ").slice(0, 16)} UTC
+        evidence {item.evidenceStatus} · waiting since {formatDateTime(item.waitingSince)}
       </span>
     </li>
   );

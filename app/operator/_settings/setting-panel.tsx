@@ -1,5 +1,6 @@
 import Link from "next/link";
 import { getDb } from "@/lib/db/client";
+import { formatDateTime } from "@/lib/format/format";
 import { readSetting, readSettingVersion } from "@/lib/settings/operator-settings";
 import { settingPanelsOf, type TSettingPanel } from "@/lib/settings/setting-registry";
 import type { TSettingPage } from "@/lib/settings/setting-pages";
@@ -38,9 +39,8 @@ async function SettingPanel({ panel }: { panel: TSettingPanel }) {
             "version 0 (defaults, never saved)"
           ) : (
             <>
-              <Link href={`/operator/limits/versions/${settingKey}/${version}`}>version {version}</Link>,{" "}
-              {last!.createdAt.toISOString().slice(0, 16).replace("T", " ")} UTC by {actor?.email ?? "the system"} —{" "}
-              <Link href="/operator/audit?kind=setting">history</Link>
+              <Link href={`/operator/limits/versions/${settingKey}/${version}`}>version {version}</Link>, {formatDateTime(last!.createdAt)}{" "}
+              by {actor?.email ?? "the system"} — <Link href="/operator/audit?kind=setting">history</Link>
             </>
           )}
         </p>

@@ -4,6 +4,7 @@ import { EmptyState } from "@/components/empty-state";
 import { Field } from "@/components/form-field";
 import { DEMO_TRUSTED_MANIFEST } from "@/lib/contract/trusted-manifest";
 import { getDb } from "@/lib/db/client";
+import { formatDateTime } from "@/lib/format/format";
 import { listManifests } from "@/lib/verify/trusted-manifests";
 import { saveManifestAction } from "./actions";
 
@@ -36,7 +37,7 @@ export default async function ManifestPage() {
             {versions.map((v) => (
               <li key={v.id}>
                 v{v.version} <span className="font-mono">{v.digest.slice(0, 16)}</span> — {v.content.checks.map((c) => c.name).join(", ")} —{" "}
-                {v.createdAt.toISOString().replace("T", " ").slice(0, 19)}
+                {formatDateTime(v.createdAt, { precision: "second" })}
                 {v === active && <strong> (active)</strong>}
               </li>
             ))}

@@ -6,13 +6,10 @@ import { Field } from "@/components/form-field";
 import { StateBadge } from "@/components/state-badge";
 import { can } from "@/lib/auth/permissions";
 import { getDb } from "@/lib/db/client";
+import { formatDateTime } from "@/lib/format/format";
 import { listPublicationQueue } from "@/lib/publish/list-publication-queue";
 import { markPublicationFailedAction, retryPublicationAction } from "./actions";
 import { DataTable } from "@/components/data-table";
-
-function formatTime(value: Date | null): string {
-  return value ? value.toISOString().replace("T", " ").slice(0, 19) : "—";
-}
 
 export default async function PublicationsPage() {
   const actor = await requirePagePermission("operator.view", "/operator/publications");
@@ -53,7 +50,9 @@ export default async function PublicationsPage() {
                 <code>{item.reconcileState}</code>
               </td>
               <td className="p-2">{item.attempts}</td>
-              <td className="whitespace-nowrap p-2">{item.taskState === "pr_pending" ? formatTime(item.nextAttemptAt) : "—"}</td>
+              <td className="whitespace-nowrap p-2">
+                {item.taskState === "pr_pending" ? formatDateTime(item.nextAttemptAt, { precision: "second" }) : "—"}
+              </td>
               <td className="max-w-md whitespace-pre-wrap break-words p-2 text-red-800">{item.reason}</td>
               {canManage && (
                 <td className="space-y-2 p-2">

@@ -4,6 +4,7 @@ import { ActionForm } from "@/components/action-form";
 import { EmptyState } from "@/components/empty-state";
 import { Field } from "@/components/form-field";
 import { getDb } from "@/lib/db/client";
+import { formatDate } from "@/lib/format/format";
 import { listRepositoriesForOperator } from "@/lib/repos/set-repository-disabled";
 import { readSetting } from "@/lib/settings/operator-settings";
 import { addRepositoryAction, setProtectedPathsAction, setRepositoryDisabledAction } from "./actions";
@@ -60,7 +61,7 @@ export default async function RepositoriesPage() {
                 </div>
                 <p className="text-xs text-slate-600">
                   <span className="break-all font-mono">{repo.cloneUrl}</span> · default branch {repo.defaultBranch} · {repo.taskCount}{" "}
-                  task(s) · added {repo.createdAt.toISOString().slice(0, 10)} ·{" "}
+                  task(s) · added {formatDate(repo.createdAt)} ·{" "}
                   <Link href={`/operator/repositories/${repo.id}/dependencies`}>dependencies</Link> ·{" "}
                   <Link href={`/operator/repositories/${repo.id}/regrade`}>regrade</Link>
                 </p>

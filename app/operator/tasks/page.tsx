@@ -3,6 +3,7 @@ import { requirePagePermission } from "@/app/_server/guard";
 import { EmptyState } from "@/components/empty-state";
 import { StateBadge } from "@/components/state-badge";
 import { getDb } from "@/lib/db/client";
+import { formatDateTime } from "@/lib/format/format";
 import { listRecentTasks } from "@/lib/tasks/list-tasks";
 import { TASK_STATES } from "@/lib/tasks/task-states";
 import { DataTable } from "@/components/data-table";
@@ -63,7 +64,7 @@ export default async function TasksPage({ searchParams }: Props) {
               <td className="max-w-xs truncate p-2 text-red-800" title={task.errorSummary ?? ""}>
                 {task.errorSummary}
               </td>
-              <td className="whitespace-nowrap p-2">{task.createdAt.toISOString().replace("T", " ").slice(0, 19)}</td>
+              <td className="whitespace-nowrap p-2">{formatDateTime(task.createdAt, { precision: "second" })}</td>
             </tr>
           ))}
         </DataTable>

@@ -4,6 +4,7 @@
  * selected probe passed.
  */
 import { createProbeTaskDriver } from "../../../lib/jobs/run-probe-job";
+import { formatDateTime, formatDuration } from "../../../lib/format/format";
 import { createSubstrate } from "../../../lib/machines/create-substrate";
 import { executeProbeRun } from "../../../lib/probes/execute-probe-run";
 import { parseProbeSelection } from "../../../lib/probes/probe-catalog";
@@ -65,7 +66,7 @@ export const probeRun: Command = {
     printResult(context.isJson, summary, () =>
       [
         `probe run ${summary.runId}: ${summary.passed ? "PASSED" : "FAILED"} (digest ${summary.configDigest.slice(0, 12)}…)`,
-        ...summary.probes.map((p) => `  ${p.id} ${p.status} ${p.durationMs ?? "-"} ms`),
+        ...summary.probes.map((p) => `  ${p.id} ${p.status} ${formatDuration(p.durationMs)}`),
         ...(summary.reason ? [`  ${summary.reason}`] : []),
       ].join("\n"),
     );
@@ -88,7 +89,7 @@ export const probeList: Command = {
           substrate: r.substrate,
           digest: r.configDigest.slice(0, 12),
           probes: r.probes.map((p) => `${p.id}:${p.status}`).join(" "),
-          created: r.createdAt.toISOString().slice(0, 19),
+          created: formatDateTime(r.createdAt, { precision: "second" }),
         })),
         ["run", "state", "substrate", "digest", "probes", "created"],
       ),

@@ -5,6 +5,7 @@ import { ActionForm } from "@/components/action-form";
 import { Field } from "@/components/form-field";
 import { getAgentProfile } from "@/lib/agents/agent-profiles.repo";
 import { getDb } from "@/lib/db/client";
+import { formatDateTime } from "@/lib/format/format";
 import { AppError } from "@/lib/errors";
 import { editAgentProfileAction } from "../actions";
 
@@ -47,7 +48,7 @@ export default async function AgentProfilePage({ params }: { params: Promise<{ n
           {profile.versions.map((v) => (
             <tr key={v.id} data-testid="agent-version">
               <td>v{v.version}</td>
-              <td>{v.createdAt.toISOString().slice(0, 16).replace("T", " ")}</td>
+              <td>{formatDateTime(v.createdAt)}</td>
               <td className="break-all font-mono text-xs">{JSON.stringify(v.command)}</td>
               <td className="break-all font-mono text-xs">{v.codeDigest ?? "—"}</td>
               <td className="font-mono text-xs">{Object.keys(v.environment as object).join(", ") || "—"}</td>

@@ -5,6 +5,7 @@ import { ActionForm } from "@/components/action-form";
 import { can } from "@/lib/auth/permissions";
 import { getCandidateView } from "@/lib/candidate/get-candidate-view";
 import { getDb } from "@/lib/db/client";
+import { formatDateTime } from "@/lib/format/format";
 import { reproveCandidateAction } from "./actions";
 import { DataTable } from "@/components/data-table";
 
@@ -38,7 +39,7 @@ export default async function CandidatePage({ params }: Props) {
       "Archive digest (sha256)",
       `${manifest.archiveDigest}${view.artifactBytes !== null ? ` (${view.artifactBytes.toString()} bytes)` : " (no artifact row)"}`,
     ],
-    ["Recorded", view.createdAt.toISOString().replace("T", " ").slice(0, 19)],
+    ["Recorded", formatDateTime(view.createdAt, { precision: "second" })],
   ];
   return (
     <section className="space-y-6">

@@ -7,6 +7,7 @@ import { PullRequestPanel } from "@/components/pull-request-panel";
 import { StateBadge } from "@/components/state-badge";
 import { getDb } from "@/lib/db/client";
 import { getEnv } from "@/lib/env";
+import { formatDateTime } from "@/lib/format/format";
 import { isAppError } from "@/lib/errors";
 import { toDiffPage } from "@/lib/review/diff-chunks";
 import { digestFilesNotShown } from "@/lib/review/files-not-shown";
@@ -268,7 +269,7 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
         <div className="space-y-1 rounded border border-slate-200 bg-white p-3 text-sm" data-testid="decision">
           <p>
             <strong>{decision.verdict.replace("_", " ")}</strong> by {decision.teacher} at{" "}
-            {decision.createdAt.toISOString().replace("T", " ").slice(0, 19)}
+            {formatDateTime(decision.createdAt, { precision: "second" })}
           </p>
           <p className="whitespace-pre-wrap">{decision.comment}</p>
           <p className="text-xs text-slate-500">

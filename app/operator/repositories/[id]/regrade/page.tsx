@@ -8,6 +8,7 @@ import { AutoRefresh } from "@/components/auto-refresh";
 import { DataTable } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
 import { getDb } from "@/lib/db/client";
+import { formatDateTime } from "@/lib/format/format";
 import { readRegradeSummary } from "@/lib/verify/regrade-repository";
 import { regradeRepositoryAction } from "./actions";
 
@@ -44,8 +45,7 @@ export default async function RegradePage({ params }: Props) {
         <div className="space-y-2" data-testid="regrade-summary">
           <AutoRefresh isActive={summary.rows.some((r) => r.change === "pending")} intervalMs={5000} />
           <h2>
-            Latest regrade: {summary.at.toISOString().replace("T", " ").slice(0, 16)} UTC by {summary.by ?? "the CLI"} — {summary.changed}{" "}
-            verdict(s) changed
+            Latest regrade: {formatDateTime(summary.at)} by {summary.by ?? "the CLI"} — {summary.changed} verdict(s) changed
           </h2>
           <DataTable testId="regrade-rows" headers={["Task", "Candidate", "Before", "Now", "Change"]}>
             {summary.rows.map((r) => (

@@ -4,6 +4,7 @@ import { requirePagePermission } from "@/app/_server/guard";
 import { DiffTable } from "@/components/diff-table";
 import { diffValues } from "@/lib/audit-log/diff-values";
 import { getDb } from "@/lib/db/client";
+import { formatDateTime } from "@/lib/format/format";
 import { readSettingVersionValue } from "@/lib/settings/operator-settings";
 import { isSettingKey, SETTING_DEFINITIONS } from "@/lib/settings/setting-registry";
 
@@ -28,7 +29,7 @@ export default async function SettingVersionPage({ params }: Props) {
         {SETTING_DEFINITIONS[key].label}, version {version}
       </h1>
       <p className="text-sm text-slate-700" data-testid="version-meta">
-        Saved {row.createdAt.toISOString().slice(0, 19).replace("T", " ")} UTC by {actor?.email ?? "the system"}
+        Saved {formatDateTime(row.createdAt, { precision: "second" })} by {actor?.email ?? "the system"}
         {row.reason ? <> — “{row.reason}”</> : null}
       </p>
       <div className="space-y-1">
