@@ -147,6 +147,13 @@ describe("an agent profile whose code carries a lockfile", () => {
       .map((c) => c.args[1]);
     expect(uploads).toContain("/tmp/school-core-input/agent-dependencies.tar.gz");
 
+    // The task records the bundle its agent ran with, beside the profile version and code digest.
+    const bundle = await world.db.dependencyBundle.findUniqueOrThrow({ where: { id: runs[0]!.bundleId! } });
+    expect(bundle).toMatchObject({ repositoryId: null, source: "agent-code", packageCount: 2 });
+    expect(done.agentConfig).toMatchObject({
+      profile: { name: "deps-fixer", version: 1, codeDigest: version.codeDigest, dependenciesDigest: bundle.artifactDigest },
+    });
+
     // The bundle shows on the profile's page and in `agent list --json`.
     const listed = (await listAgentProfilesWithDependencies({ db: world.db })).find((p) => p.name === "deps-fixer")!;
     expect(listed.dependencies).toMatchObject({ state: "built", recipe: "npm-ci", packageCount: 2, bundleId: runs[0]!.bundleId });

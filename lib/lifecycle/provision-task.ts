@@ -156,7 +156,7 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
     limits,
   });
   // What the student agent ran as, for the teacher's insights (grouped by digest); never secrets.
-  const agentConfig = agentConfigOf(agent);
+  const agentConfig = agentConfigOf(agent, agentDependencies);
   await db.task.update({ where: { id: task.id }, data: { agentConfig, agentConfigDigest: canonicalDigest(agentConfig) } });
   const request: TTaskRequest | TTaskRequestV2 =
     start.kind === "revision"

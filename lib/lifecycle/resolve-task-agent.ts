@@ -100,13 +100,23 @@ export function taskRequestAgentFields(agent: TTaskAgent, dependencies: TDeliver
 /**
  * What the agent ran as, for the teacher's insights (grouped by its digest): command and image as
  * before — unchanged for a task with no profile — plus, with a profile, its name, version, code
- * digest and environment (never secrets: refused when the profile was written).
+ * digest and environment (never secrets: refused when the profile was written), and the digest of
+ * the dependency bundle its lockfile got, when it has one (issue 26).
  */
-export function agentConfigOf(agent: TTaskAgent) {
+export function agentConfigOf(agent: TTaskAgent, dependencies: TDeliverableBundle | null = null) {
   return {
     command: agent.command,
     image: agent.image,
-    ...(agent.profile ? { profile: { ...agent.profile, codeDigest: agent.code?.digest ?? null, environment: agent.environment } } : {}),
+    ...(agent.profile
+      ? {
+          profile: {
+            ...agent.profile,
+            codeDigest: agent.code?.digest ?? null,
+            environment: agent.environment,
+            ...(dependencies ? { dependenciesDigest: dependencies.bundle.artifactDigest } : {}),
+          },
+        }
+      : {}),
   };
 }
 

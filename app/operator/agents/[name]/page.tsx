@@ -3,44 +3,13 @@ import { notFound } from "next/navigation";
 import { requirePagePermission } from "@/app/_server/guard";
 import { ActionForm } from "@/components/action-form";
 import { Field } from "@/components/form-field";
-import { getAgentProfileWithDependencies, type TAgentDependencyState } from "@/lib/dependencies/agent-dependency-state";
+import { AgentDependenciesCell } from "@/components/agent-dependencies-cell";
+import { getAgentProfileWithDependencies } from "@/lib/dependencies/agent-dependency-state";
 import { getDb } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { editAgentProfileAction } from "../actions";
 
 const CONTROL = "mt-1 w-full rounded border border-slate-300 px-2 py-1 text-sm";
-
-// Where a version's dependency bundle stands (issue 26): built by the trusted builder from its code's lockfile.
-function DependenciesCell({ state }: { state: TAgentDependencyState }) {
-  if (state.state === "none") return <span className="text-slate-500">no lockfile</span>;
-  const recipe = <span className="font-mono">{state.recipe}</span>;
-  switch (state.state) {
-    case "built":
-      return (
-        <span>
-          {recipe}: built, {state.packageCount} packages, {state.sizeBytes} bytes{" "}
-          <span className="break-all font-mono">{state.artifactDigest.slice(0, 12)}</span>
-        </span>
-      );
-    case "failed":
-      return (
-        <span className="text-red-700">
-          {recipe}: build failed <span className="font-mono">{state.errorCode ?? ""}</span>
-          {state.errorSummary ? ` — ${state.errorSummary}` : ""} (its tasks block; fix the lockfile or the registries, then retry)
-        </span>
-      );
-    case "building":
-      return <span>{recipe}: building now</span>;
-    case "pending":
-      return <span>{recipe}: not built yet (its first task builds it)</span>;
-    case "unconfigured":
-      return (
-        <span className="text-amber-800">
-          {recipe}: no registries configured — set them on <Link href="/operator/limits">Limits</Link>; until then its tasks block
-        </span>
-      );
-  }
-}
 
 // One agent profile: every version (never changed once written: tasks keep theirs) and the edit form.
 export default async function AgentProfilePage({ params }: { params: Promise<{ name: string }> }) {
@@ -86,7 +55,7 @@ export default async function AgentProfilePage({ params }: { params: Promise<{ n
               <td className="break-all font-mono text-xs">{JSON.stringify(v.command)}</td>
               <td className="break-all font-mono text-xs">{v.codeDigest ?? "—"}</td>
               <td className="text-xs" data-testid="agent-dependencies">
-                <DependenciesCell state={v.dependencies} />
+                <AgentDependenciesCell state={v.dependencies} />
               </td>
               <td className="font-mono text-xs">{Object.keys(v.environment as object).join(", ") || "—"}</td>
               <td>{v.description}</td>
