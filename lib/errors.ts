@@ -117,6 +117,8 @@ export const APP_ERROR_CODES = {
   DEPENDENCY_SETUP_FAILED: 502,
   /** A dependency bundle from a builder guest broke the archive rules (size, paths, links) and was refused whole. */
   DEPENDENCY_BUNDLE_REFUSED: 422,
+  /** An agent profile's code carries a lockfile and its dependency bundle (issue 26) could not be had: no registries configured (setting agents.dependencies), or the trusted build failed or was refused; the task blocks before its agent starts. */
+  AGENT_DEPENDENCIES_FAILED: 502,
 } as const;
 
 export type AppErrorCode = keyof typeof APP_ERROR_CODES;

@@ -3,6 +3,8 @@
  * archive (lib/candidate's single-pass hostile-archive validator, under the agent-code limits
  * below) and stored content-addressed in the artifact store. A refused archive stores nothing: the
  * store is written only after an accepted verdict, and under the digest that verdict hashed.
+ * The same pass finds the lockfile the code carries, if any (agent-code-lockfile.ts),
+ * so the version records the recipe its dependencies are built with (issue 26).
  */
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -13,6 +15,8 @@ import { refusal, type TArchiveRefusal } from "../candidate/archive-refusals";
 import { validateArchive } from "../candidate/validate-archive";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
+import type { TLockfileRecipeKind } from "../contract/lockfiles";
+import { pickAgentLockfile } from "./agent-code-lockfile";
 import { packAgentDirectory } from "./pack-agent-directory";
 
 /**
@@ -35,7 +39,12 @@ export const AGENT_CODE_LIMITS: TArchiveLimits = ZArchiveLimitsSchema.parse({
 
 /** A directory or an archive on the operator's machine (CLI), or an archive's bytes uploaded through the operator page. */
 export type TAgentCodeSource = { kind: "directory"; path: string } | { kind: "archive"; path: string } | { kind: "upload"; bytes: Buffer };
-export type TStoredAgentCode = { digest: string; bytes: number };
+export type TStoredAgentCode = {
+  digest: string;
+  bytes: number;
+  /** the recipe its lockfile selects and that lockfile's digest; null = no lockfile */
+  dependencies: { recipe: TLockfileRecipeKind; lockfileDigest: string } | null;
+};
 
 function agentCodeRefused(reasons: readonly TArchiveRefusal[]): AppError {
   const first = reasons[0];
@@ -47,7 +56,11 @@ function agentCodeRefused(reasons: readonly TArchiveRefusal[]): AppError {
   );
 }
 
-/** Validates and stores the agent's code; throws ARCHIVE_REFUSED (nothing stored) for hostile or oversized code. */
+/**
+ * Validates and stores the agent's code; throws ARCHIVE_REFUSED (nothing stored) for hostile or
+ * oversized code, and VALIDATION_FAILED (nothing stored) for a lockfile no recipe can read (a
+ * symlink, or without its manifest).
+ */
 export async function storeAgentCode(deps: { db: Db; dataDir: string }, source: TAgentCodeSource): Promise<TStoredAgentCode> {
   await fs.mkdir(path.join(deps.dataDir, "staging"), { recursive: true });
   const staging = await fs.mkdtemp(path.join(deps.dataDir, "staging", "agent-code-"));
@@ -63,14 +76,20 @@ export async function storeAgentCode(deps: { db: Db; dataDir: string }, source: 
       const packed = await packAgentDirectory({ directory: source.path, destPath: archivePath, limits: AGENT_CODE_LIMITS });
       if (packed.kind === "refused") throw agentCodeRefused(packed.reasons);
     }
-    const verdict = await validateArchive({ archivePath, limits: AGENT_CODE_LIMITS });
+    const spoolPath = path.join(staging, "spool");
+    const verdict = await validateArchive({ archivePath, limits: AGENT_CODE_LIMITS, spoolPath });
     if (verdict.kind === "refused") throw agentCodeRefused(verdict.reasons);
+    const lockfile = await pickAgentLockfile(verdict.entries, spoolPath);
     const stored = await createFsArtifactStore({ rootDir: defaultArtifactRoot(deps.dataDir) }).putFile({
       filePath: archivePath,
       expectedDigest: verdict.archive.sha256,
     });
     await recordArtifact(deps.db, { ...stored, kind: "agent-code" });
-    return { digest: stored.digest, bytes: stored.sizeBytes };
+    return {
+      digest: stored.digest,
+      bytes: stored.sizeBytes,
+      dependencies: lockfile.kind === "found" ? { recipe: lockfile.recipeKind, lockfileDigest: lockfile.inputs.lockfileDigest } : null,
+    };
   } finally {
     await fs.rm(staging, { recursive: true, force: true });
   }

@@ -34,6 +34,7 @@ const PARITY: Record<string, Record<string, string>> = {
     MODEL_ENDPOINT_LOG_FILE: layout.GUEST_MODEL_ENDPOINT_LOG_FILE,
     AGENT_CODE_ARCHIVE: layout.GUEST_AGENT_CODE_ARCHIVE,
     AGENT_DIR: layout.GUEST_AGENT_DIR,
+    AGENT_DEPENDENCIES_ARCHIVE: layout.GUEST_AGENT_DEPENDENCIES_ARCHIVE,
   },
   "openai-agent.mjs": {},
   "anthropic-agent.mjs": {},

@@ -6,11 +6,16 @@
  * image, so a profile naming another image is refused here (fail closed) until image choice per
  * profile is qualified too. A profile changes only what runs inside the isolation, never the
  * isolation itself — that is why profiles are not settings and do not close the dispatch gate.
+ * When the profile's code carries a lockfile, its dependencies come from the trusted builder
+ * (lib/dependencies/ensure-agent-dependency-bundle.ts) and go into the guest beside the code.
  */
 import { z } from "zod";
 import { readAgentCode } from "../agents/store-agent-code";
 import { canonicalJson } from "../canonical-json";
-import { GUEST_AGENT_CODE_ARCHIVE } from "../contract/guest-layout";
+import { GUEST_AGENT_CODE_ARCHIVE, GUEST_AGENT_DEPENDENCIES_ARCHIVE } from "../contract/guest-layout";
+import { loadDeliverableBundle, type TDeliverableBundle } from "../dependencies/deliver-dependency-bundle";
+import { ensureAgentDependencyBundle } from "../dependencies/ensure-agent-dependency-bundle";
+import type { TDependencyDeps } from "../dependencies/run-dependency-setup";
 import { ZGuestImageSchema, type TGuestImage } from "../contract/guest-image";
 import type { Db } from "../db/client";
 import type { Task } from "../db/generated/client";
@@ -56,24 +61,62 @@ export async function resolveTaskAgent(deps: { db: Db; env: TEnv }, task: Task):
   };
 }
 
+/**
+ * The bundle of the agent code's lockfile, built or reused (null: no code, or no lockfile in it).
+ * Throws AGENT_DEPENDENCIES_FAILED when it cannot be had: the task blocks before any guest of its
+ * own is made, and its agent never runs without what it locked.
+ */
+export async function ensureTaskAgentDependencies(
+  deps: TDependencyDeps,
+  input: { taskId: string; agent: TTaskAgent },
+): Promise<TDeliverableBundle | null> {
+  const { agent } = input;
+  if (!agent.code) return null;
+  const bundle = await ensureAgentDependencyBundle(deps, {
+    code: agent.code,
+    reason: `first task needing it (task ${input.taskId}, agent ${agent.profile?.name ?? "?"} v${agent.profile?.version ?? "?"})`,
+    machineSlot: "task",
+  });
+  return bundle ? loadDeliverableBundle(deps, bundle) : null;
+}
+
 /** task.json's agent fields beyond command and deadline (none for the default agent). */
-export function taskRequestAgentFields(agent: TTaskAgent) {
+export function taskRequestAgentFields(agent: TTaskAgent, dependencies: TDeliverableBundle | null = null) {
   return {
     ...(agent.profile ? { environment: agent.environment } : {}),
     ...(agent.code ? { codeArchive: GUEST_AGENT_CODE_ARCHIVE, codeDigest: agent.code.digest } : {}),
+    ...(dependencies
+      ? {
+          dependencies: {
+            archive: GUEST_AGENT_DEPENDENCIES_ARCHIVE,
+            digest: dependencies.bundle.artifactDigest,
+            outputDir: dependencies.outputDir,
+          },
+        }
+      : {}),
   };
 }
 
 /**
  * What the agent ran as, for the teacher's insights (grouped by its digest): command and image as
  * before — unchanged for a task with no profile — plus, with a profile, its name, version, code
- * digest and environment (never secrets: refused when the profile was written).
+ * digest and environment (never secrets: refused when the profile was written), and the digest of
+ * the dependency bundle its lockfile got, when it has one (issue 26).
  */
-export function agentConfigOf(agent: TTaskAgent) {
+export function agentConfigOf(agent: TTaskAgent, dependencies: TDeliverableBundle | null = null) {
   return {
     command: agent.command,
     image: agent.image,
-    ...(agent.profile ? { profile: { ...agent.profile, codeDigest: agent.code?.digest ?? null, environment: agent.environment } } : {}),
+    ...(agent.profile
+      ? {
+          profile: {
+            ...agent.profile,
+            codeDigest: agent.code?.digest ?? null,
+            environment: agent.environment,
+            ...(dependencies ? { dependenciesDigest: dependencies.bundle.artifactDigest } : {}),
+          },
+        }
+      : {}),
   };
 }
 
@@ -86,4 +129,13 @@ export async function uploadAgentCode(substrate: Substrate, providerId: string, 
       `The agent's code is ${agent.code.bytes.length} bytes, over the ${maxUploadBytes}-byte upload limit.`,
     );
   await substrate.upload(providerId, GUEST_AGENT_CODE_ARCHIVE, agent.code.bytes);
+}
+
+/** Uploads the agent code's dependency bundle next to its code; the runner extracts it into the agent's directory. */
+export async function uploadAgentDependencies(
+  substrate: Substrate,
+  providerId: string,
+  dependencies: TDeliverableBundle | null,
+): Promise<void> {
+  if (dependencies) await substrate.upload(providerId, GUEST_AGENT_DEPENDENCIES_ARCHIVE, dependencies.bytes);
 }

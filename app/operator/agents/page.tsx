@@ -3,7 +3,8 @@ import { requirePagePermission } from "@/app/_server/guard";
 import { ActionForm } from "@/components/action-form";
 import { EmptyState } from "@/components/empty-state";
 import { Field } from "@/components/form-field";
-import { listAgentProfiles } from "@/lib/agents/agent-profiles.repo";
+import { AgentDependenciesCell } from "@/components/agent-dependencies-cell";
+import { listAgentProfilesWithDependencies } from "@/lib/dependencies/agent-dependency-state";
 import { getDb } from "@/lib/db/client";
 import { addAgentProfileAction } from "./actions";
 
@@ -12,7 +13,7 @@ const CONTROL = "mt-1 w-full rounded border border-slate-300 px-2 py-1 text-sm";
 // Agent profiles (issue 26): the student agents tasks may run. Untrusted content, not settings.
 export default async function AgentsPage() {
   await requirePagePermission("agent.manage", "/operator/agents");
-  const profiles = await listAgentProfiles({ db: await getDb() });
+  const profiles = await listAgentProfilesWithDependencies({ db: await getDb() });
   return (
     <section className="space-y-6">
       <h1>Agent profiles</h1>
@@ -31,6 +32,7 @@ export default async function AgentsPage() {
               <th scope="col">Owner</th>
               <th scope="col">Version</th>
               <th scope="col">Code digest</th>
+              <th scope="col">Dependencies</th>
               <th scope="col">Description</th>
             </tr>
           </thead>
@@ -44,6 +46,9 @@ export default async function AgentsPage() {
                 <td>{p.owner || "—"}</td>
                 <td>v{p.version}</td>
                 <td className="font-mono text-xs">{p.codeDigest ? p.codeDigest.slice(0, 16) : "—"}</td>
+                <td className="text-xs">
+                  <AgentDependenciesCell state={p.dependencies} />
+                </td>
                 <td className="text-slate-700">{p.description}</td>
               </tr>
             ))}

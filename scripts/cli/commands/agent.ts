@@ -5,7 +5,11 @@
  */
 import { parseEnvironmentPairs } from "../../../lib/agents/agent-environment";
 import { addAgentProfile } from "../../../lib/agents/add-agent-profile";
-import { getAgentProfile, listAgentProfiles } from "../../../lib/agents/agent-profiles.repo";
+import {
+  getAgentProfileWithDependencies,
+  listAgentProfilesWithDependencies,
+  type TAgentDependencyState,
+} from "../../../lib/dependencies/agent-dependency-state";
 import { editAgentProfile } from "../../../lib/agents/edit-agent-profile";
 import type { TAgentCodeSource } from "../../../lib/agents/store-agent-code";
 import { parseCommandArgs, withDatabase, type Command, type CommandContext } from "../context";
@@ -49,7 +53,7 @@ function readProfileFlags(context: CommandContext) {
 
 function versionView(
   profile: { name: string; owner: string; isBuiltIn: boolean },
-  version: { version: number; codeDigest: string | null; description: string; command: unknown },
+  version: { version: number; codeDigest: string | null; description: string; command: unknown; dependencies?: TAgentDependencyState },
 ) {
   return {
     name: profile.name,
@@ -59,7 +63,23 @@ function versionView(
     isBuiltIn: profile.isBuiltIn,
     description: version.description,
     command: version.command,
+    ...(version.dependencies ? { dependencies: version.dependencies } : {}),
   };
+}
+
+/** What add and edit say about the code's lockfile: its dependencies are built at the first task. */
+function lockfileNote(version: { dependencyRecipe: string | null }): string {
+  return version.dependencyRecipe
+    ? `; its lockfile selects the ${version.dependencyRecipe} recipe: the trusted builder installs it before its first task`
+    : "";
+}
+
+/** One line for a version's dependency bundle: "-" (no lockfile), or its recipe and state. */
+function dependenciesText(state: TAgentDependencyState): string {
+  if (state.state === "none") return "-";
+  if (state.state === "built") return `${state.recipe} built (${state.packageCount} packages, ${state.artifactDigest.slice(0, 12)})`;
+  if (state.state === "failed") return `${state.recipe} failed (${state.errorCode ?? "?"})`;
+  return `${state.recipe} ${state.state}`;
 }
 
 export const agentAdd: Command = {
@@ -75,7 +95,7 @@ export const agentAdd: Command = {
     printResult(
       context.isJson,
       versionView(profile, version),
-      () => `added agent ${profile.name} v1${version.codeDigest ? ` (code ${version.codeDigest})` : ""}`,
+      () => `added agent ${profile.name} v1${version.codeDigest ? ` (code ${version.codeDigest})` : ""}${lockfileNote(version)}`,
     );
   },
 };
@@ -92,7 +112,8 @@ export const agentEdit: Command = {
     printResult(
       context.isJson,
       versionView(profile, version),
-      () => `agent ${profile.name} is now v${version.version}${version.codeDigest ? ` (code ${version.codeDigest})` : ""}`,
+      () =>
+        `agent ${profile.name} is now v${version.version}${version.codeDigest ? ` (code ${version.codeDigest})` : ""}${lockfileNote(version)}`,
     );
   },
 };
@@ -103,7 +124,7 @@ export const agentList: Command = {
   example: "schoolcore agent list --json",
   async run(context) {
     parseCommandArgs(context.argv, {});
-    const profiles = await withDatabase(context, ({ db }) => listAgentProfiles({ db }));
+    const profiles = await withDatabase(context, ({ db }) => listAgentProfilesWithDependencies({ db }));
     const rows = profiles.map((p) => versionView(p, p));
     printResult(context.isJson, rows, () =>
       table(
@@ -112,10 +133,11 @@ export const agentList: Command = {
           owner: r.owner,
           version: `v${r.version}`,
           codeDigest: r.codeDigest ? r.codeDigest.slice(0, 12) : "-",
+          dependencies: r.dependencies ? dependenciesText(r.dependencies) : "-",
           isBuiltIn: r.isBuiltIn ? "built-in" : "",
           description: r.description.slice(0, 60),
         })),
-        ["name", "owner", "version", "codeDigest", "isBuiltIn", "description"],
+        ["name", "owner", "version", "codeDigest", "dependencies", "isBuiltIn", "description"],
       ),
     );
   },
@@ -128,7 +150,7 @@ export const agentShow: Command = {
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { name: { type: "string" } });
     if (!values.name) throw new UsageError("--name is required");
-    const profile = await withDatabase(context, ({ db }) => getAgentProfile({ db }, { name: values.name! }));
+    const profile = await withDatabase(context, ({ db }) => getAgentProfileWithDependencies({ db }, { name: values.name! }));
     const view = {
       name: profile.name,
       owner: profile.owner,
@@ -141,6 +163,7 @@ export const agentShow: Command = {
         environment: v.environment,
         codeDigest: v.codeDigest,
         codeBytes: v.codeBytes,
+        dependencies: v.dependencies,
         createdAt: v.createdAt,
       })),
     };
@@ -149,7 +172,7 @@ export const agentShow: Command = {
         `agent ${view.name}${view.isBuiltIn ? " (built-in)" : ""}, owner ${view.owner || "-"}, current v${view.currentVersion}`,
         ...view.versions.map(
           (v) =>
-            `  v${v.version}  ${v.createdAt.toISOString()}  ${JSON.stringify(v.command)}  code ${v.codeDigest ?? "-"}  ${v.description}`,
+            `  v${v.version}  ${v.createdAt.toISOString()}  ${JSON.stringify(v.command)}  code ${v.codeDigest ?? "-"}  dependencies ${dependenciesText(v.dependencies)}  ${v.description}`,
         ),
       ].join("\n"),
     );

@@ -3,7 +3,8 @@ import { notFound } from "next/navigation";
 import { requirePagePermission } from "@/app/_server/guard";
 import { ActionForm } from "@/components/action-form";
 import { Field } from "@/components/form-field";
-import { getAgentProfile } from "@/lib/agents/agent-profiles.repo";
+import { AgentDependenciesCell } from "@/components/agent-dependencies-cell";
+import { getAgentProfileWithDependencies } from "@/lib/dependencies/agent-dependency-state";
 import { getDb } from "@/lib/db/client";
 import { formatDateTime } from "@/lib/format/format";
 import { AppError } from "@/lib/errors";
@@ -15,10 +16,12 @@ const CONTROL = "mt-1 w-full rounded border border-slate-300 px-2 py-1 text-sm";
 export default async function AgentProfilePage({ params }: { params: Promise<{ name: string }> }) {
   const { name } = await params;
   await requirePagePermission("agent.manage", `/operator/agents/${encodeURIComponent(name)}`);
-  const profile = await getAgentProfile({ db: await getDb() }, { name: decodeURIComponent(name) }).catch((error: unknown) => {
-    if (error instanceof AppError && error.code === "NOT_FOUND") notFound();
-    throw error;
-  });
+  const profile = await getAgentProfileWithDependencies({ db: await getDb() }, { name: decodeURIComponent(name) }).catch(
+    (error: unknown) => {
+      if (error instanceof AppError && error.code === "NOT_FOUND") notFound();
+      throw error;
+    },
+  );
   const current = profile.versions.find((v) => v.version === profile.currentVersion)!;
   const environmentText = Object.entries(current.environment as Record<string, string>)
     .map(([k, v]) => `${k}=${v}`)
@@ -40,6 +43,7 @@ export default async function AgentProfilePage({ params }: { params: Promise<{ n
             <th scope="col">Created</th>
             <th scope="col">Command</th>
             <th scope="col">Code digest</th>
+            <th scope="col">Dependencies</th>
             <th scope="col">Environment</th>
             <th scope="col">Description</th>
           </tr>
@@ -51,6 +55,9 @@ export default async function AgentProfilePage({ params }: { params: Promise<{ n
               <td>{formatDateTime(v.createdAt)}</td>
               <td className="break-all font-mono text-xs">{JSON.stringify(v.command)}</td>
               <td className="break-all font-mono text-xs">{v.codeDigest ?? "—"}</td>
+              <td className="text-xs" data-testid="agent-dependencies">
+                <AgentDependenciesCell state={v.dependencies} />
+              </td>
               <td className="font-mono text-xs">{Object.keys(v.environment as object).join(", ") || "—"}</td>
               <td>{v.description}</td>
             </tr>
