@@ -47,6 +47,7 @@ export async function addAgentProfile(deps: { db: Db; dataDir: string }, { actor
           owner: profile.owner,
           version: 1,
           codeDigest: version.codeDigest,
+          image: input.image,
           variables: Object.keys(input.environment),
         },
       });

@@ -70,6 +70,7 @@ export async function editAgentProfile(deps: { db: Db; dataDir: string }, { acto
           version: next,
           previousVersion: profile.currentVersion,
           codeDigest: version.codeDigest,
+          image: merged.image,
           variables: Object.keys(merged.environment),
         },
       });

@@ -7,6 +7,7 @@ import { parseEnvironmentPairs } from "../../../lib/agents/agent-environment";
 import { addAgentProfile } from "../../../lib/agents/add-agent-profile";
 import { getAgentProfile, listAgentProfiles } from "../../../lib/agents/agent-profiles.repo";
 import { editAgentProfile } from "../../../lib/agents/edit-agent-profile";
+import type { TGuestImage } from "../../../lib/contract/guest-image";
 import type { TAgentCodeSource } from "../../../lib/agents/store-agent-code";
 import { parseCommandArgs, withDatabase, type Command, type CommandContext } from "../context";
 import { printResult, table, UsageError } from "../output";
@@ -19,6 +20,7 @@ const PROFILE_OPTIONS = {
   owner: { type: "string" },
   description: { type: "string" },
   env: { type: "string", multiple: true },
+  image: { type: "string" },
 } as const;
 
 function readProfileFlags(context: CommandContext) {
@@ -38,13 +40,31 @@ function readProfileFlags(context: CommandContext) {
       throw new UsageError('--command is a JSON array of strings, e.g. \'["node","agent.mjs"]\'');
     }
   }
+  // A guest image of the profile's own (JSON, as the guest.image setting takes it; null = guest.image).
+  // It runs only once qualified: `probe run --image-of-profile NAME`.
+  let image: unknown;
+  if (values.image !== undefined) {
+    try {
+      image = JSON.parse(values.image);
+    } catch {
+      throw new UsageError('--image is JSON, e.g. \'{"type":"smolmachine","reference":"school-core/node24-alice"}\' (null = guest.image)');
+    }
+  }
   let environment: Record<string, string> | undefined;
   if (values.env) {
     const parsed = parseEnvironmentPairs(values.env);
     if (parsed.kind === "refused") throw new UsageError(`--env ${parsed.reason}`);
     environment = parsed.env;
   }
-  return { name: values.name, owner: values.owner, description: values.description, command, environment, code };
+  return {
+    name: values.name,
+    owner: values.owner,
+    description: values.description,
+    command,
+    environment,
+    code,
+    ...(image === undefined ? {} : { image: image as TGuestImage | null }),
+  };
 }
 
 function versionView(
@@ -64,7 +84,8 @@ function versionView(
 
 export const agentAdd: Command = {
   summary: "add an agent profile (its code from a directory or a tar/tar.gz archive)",
-  usage: "agent add --name N (--dir DIR | --archive FILE) --command JSON [--owner O] [--description D] [--env K=V ...] [--json]",
+  usage:
+    "agent add --name N (--dir DIR | --archive FILE) --command JSON [--owner O] [--description D] [--env K=V ...] [--image JSON] [--json]",
   example: "schoolcore agent add --name alice --owner 'Alice B.' --dir ./alice-agent --command '[\"node\",\"agent.mjs\"]'",
   async run(context) {
     const flags = readProfileFlags(context);
@@ -82,7 +103,8 @@ export const agentAdd: Command = {
 
 export const agentEdit: Command = {
   summary: "edit an agent profile: a new version (tasks already created keep theirs)",
-  usage: "agent edit --name N [--dir DIR | --archive FILE] [--command JSON] [--owner O] [--description D] [--env K=V ...] [--json]",
+  usage:
+    "agent edit --name N [--dir DIR | --archive FILE] [--command JSON] [--owner O] [--description D] [--env K=V ...] [--image JSON] [--json]",
   example: "schoolcore agent edit --name alice --dir ./alice-agent   # a new version with the new code",
   async run(context) {
     const flags = readProfileFlags(context);
@@ -141,6 +163,7 @@ export const agentShow: Command = {
         environment: v.environment,
         codeDigest: v.codeDigest,
         codeBytes: v.codeBytes,
+        image: v.image,
         createdAt: v.createdAt,
       })),
     };
@@ -149,7 +172,7 @@ export const agentShow: Command = {
         `agent ${view.name}${view.isBuiltIn ? " (built-in)" : ""}, owner ${view.owner || "-"}, current v${view.currentVersion}`,
         ...view.versions.map(
           (v) =>
-            `  v${v.version}  ${v.createdAt.toISOString()}  ${JSON.stringify(v.command)}  code ${v.codeDigest ?? "-"}  ${v.description}`,
+            `  v${v.version}  ${v.createdAt.toISOString()}  ${JSON.stringify(v.command)}  code ${v.codeDigest ?? "-"}${v.image ? `  image ${JSON.stringify(v.image)}` : ""}  ${v.description}`,
         ),
       ].join("\n"),
     );
