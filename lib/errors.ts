@@ -31,6 +31,8 @@ export const APP_ERROR_CODES = {
   DISPATCH_EXTERNAL_TARGETS_MISSING: 409,
   /** A task's limits snapshot is weaker than the limits the open gate's probe run qualified (more of a resource, or an open network where it was blocked): it is refused at provisioning and blocks. */
   TASK_LIMITS_NOT_QUALIFIED: 409,
+  /** A task's agent profile names a guest image of its own that no passing probe run qualified under the configuration in force (or dispatch is not open): refused at provisioning, the task blocks; qualify the image (`probe run --image-of-profile NAME`). */
+  AGENT_IMAGE_NOT_QUALIFIED: 409,
   /** A qualification probe's task was failed because the probe run driving it was abandoned (its runner stopped mid-run). */
   PROBE_RUN_ABANDONED: 409,
   /** Every machine slot of the substrate's cap (setting machines.concurrency) is in use: a re-verification, a retry from `imported` or an operator's dependency build cannot start now. */

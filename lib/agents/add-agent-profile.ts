@@ -50,6 +50,7 @@ export async function addAgentProfile(deps: { db: Db; dataDir: string }, { actor
           version: 1,
           codeDigest: version.codeDigest,
           dependencyRecipe: version.dependencyRecipe,
+          image: input.image,
           variables: Object.keys(input.environment),
         },
       });

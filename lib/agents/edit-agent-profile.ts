@@ -73,6 +73,7 @@ export async function editAgentProfile(deps: { db: Db; dataDir: string }, { acto
           previousVersion: profile.currentVersion,
           codeDigest: version.codeDigest,
           dependencyRecipe: version.dependencyRecipe,
+          image: merged.image,
           variables: Object.keys(merged.environment),
         },
       });

@@ -61,6 +61,10 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
   const limits = parseTaskLimits(task);
   // Before anything is made for the task: its limits must be ones the open gate's run qualified.
   await assertTaskLimitsQualified({ db, env }, { task, limits });
+  // The probe's command, the task's agent profile version, or the guest.agent setting
+  // (resolve-task-agent.ts) — also before anything is made: a profile's own image that is not
+  // qualified refuses the task here.
+  const agent = await resolveTaskAgent({ db, env }, task);
   const repo = await db.targetRepository.findUniqueOrThrow({ where: { id: task.repositoryId } });
 
   // The repository's dependency bundle (issue 18): built once by a trusted setup run from the base
@@ -73,8 +77,6 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
     reason: `first task needing it (task ${task.id})`,
     machineSlot: "task",
   });
-  // The probe's command, the task's agent profile version, or the guest.agent setting (resolve-task-agent.ts).
-  const agent = await resolveTaskAgent({ db, env }, task);
   const agentDependencies = await ensureTaskAgentDependencies(dependencyDeps, { taskId: task.id, agent });
 
   // The deadline is fixed once, when provisioning starts; a restart does not extend it.

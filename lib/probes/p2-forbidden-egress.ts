@@ -13,6 +13,7 @@
 import { readSetting } from "../settings/operator-settings";
 import { startProbeListeners } from "./probe-listeners";
 import { runGuestProbe, type TGuestProbeReport } from "./run-guest-probe";
+import { guestImageOfRun } from "./probe-run-image";
 import { outcome, type TProbe, type TProbeDeps } from "./probe-types";
 import { buildBlockedGuestProbeInput, type TEgressTarget } from "./p2-egress-input";
 import { checkRelayRoute } from "./p2-relay-route";
@@ -44,7 +45,8 @@ function escapes(report: TGuestProbeReport): string[] {
 export const probeForbiddenEgress: TProbe = async (deps, run) => {
   const listeners = await startProbeListeners();
   try {
-    const image = await readSetting(deps.db, "guest.image");
+    // The run's recorded image (a profile's own image when the run qualifies one), never the setting now.
+    const image = guestImageOfRun(run);
     const external = (await readSetting(deps.db, "probe.externalTargets")).targets;
     const controlPlane = controlPlaneTargets(deps, run.config.substrate.url);
     // The blocked guest also tries the relay listener's port directly: only the relay channel's one route may reach it.

@@ -5,6 +5,8 @@
  * external targets P2 probes (what "forbidden egress" was proved for). Probe evidence is bound to it, and the dispatch gate
  * opens only for the digest a passing run observed. The environment part (kind, URL, relay
  * endpoint) is given by the caller; the rest comes from the operator settings read here.
+ * `withGuestImage` is the same configuration with another guest image: what an agent profile's
+ * own image is qualified for (a probe run for it records that configuration and its digest).
  */
 import { canonicalDigest, canonicalJson } from "../canonical-json";
 import { ZSubstrateConfigSchema, type TSubstrateConfig } from "../contract/dispatch-setting";
@@ -46,6 +48,16 @@ export async function readSubstrateConfig(db: Db | DbTx, endpoint: TSubstrateEnd
     probeExternalTargets: externalTargets.targets,
   };
   return { config, digest: substrateConfigDigest(config) };
+}
+
+/**
+ * The configuration with the guest image replaced (an agent profile's own image, issue 26): every
+ * other part — substrate, network, limits, the verifier image — stays as in force, so a run for it
+ * qualifies exactly "this image under the current configuration".
+ */
+export function withGuestImage(config: TSubstrateConfig, guestImage: unknown): TSubstrateConfigSnapshot {
+  const substituted: TSubstrateConfig = { ...config, guestImage };
+  return { config: substituted, digest: substrateConfigDigest(substituted) };
 }
 
 function isPartChanged(before: TSubstrateConfig, now: TSubstrateConfig, part: keyof TSubstrateConfig): boolean {

@@ -8,6 +8,8 @@ import { editAgentProfile } from "@/lib/agents/edit-agent-profile";
 import { getDb } from "@/lib/db/client";
 import { getEnv } from "@/lib/env";
 import { AppError } from "@/lib/errors";
+import { PROBE_IDS } from "@/lib/probes/probe-catalog";
+import { requestProfileImageProbeRun } from "@/lib/probes/image-qualification";
 
 /** Next's server actions take bodies up to 1 MB: a larger agent comes in through `schoolcore agent add --dir`. */
 const WEB_ARCHIVE_MAX_BYTES = 900 * 1024;
@@ -94,5 +96,24 @@ export const editAgentProfileAction = withActorAction({
     revalidatePath(`/operator/agents/${profile.name}`);
     revalidatePath("/operator/agents");
     return { ok: true, message: `${profile.name} is now v${version.version}.` };
+  },
+});
+
+/**
+ * "Run the probes for this image": every probe, for the configuration in force with the profile's
+ * own guest image in place of guest.image. Audited as `probe.run` (naming the profile and image),
+ * queued for the worker like the probes page's run.
+ */
+export const requestProfileImageProbeRunAction = withActorAction({
+  action: "probe.run",
+  schema: z.object({ name: z.string().max(100) }),
+  handler: async ({ actor, input }) => {
+    const run = await requestProfileImageProbeRun(
+      { db: await getDb(), env: getEnv() },
+      { profile: input.name, probes: [...PROBE_IDS], actorId: actor.userId },
+    );
+    revalidatePath(`/operator/agents/${input.name}`);
+    revalidatePath("/operator/probes");
+    return { ok: true, message: `Probe run ${run.id} queued for the image of ${input.name}.`, id: run.id };
   },
 });

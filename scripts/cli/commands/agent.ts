@@ -11,6 +11,7 @@ import {
   type TAgentDependencyState,
 } from "../../../lib/dependencies/agent-dependency-state";
 import { editAgentProfile } from "../../../lib/agents/edit-agent-profile";
+import type { TGuestImage } from "../../../lib/contract/guest-image";
 import type { TAgentCodeSource } from "../../../lib/agents/store-agent-code";
 import { parseCommandArgs, withDatabase, type Command, type CommandContext } from "../context";
 import { printResult, table, UsageError } from "../output";
@@ -23,6 +24,7 @@ const PROFILE_OPTIONS = {
   owner: { type: "string" },
   description: { type: "string" },
   env: { type: "string", multiple: true },
+  image: { type: "string" },
 } as const;
 
 function readProfileFlags(context: CommandContext) {
@@ -42,13 +44,31 @@ function readProfileFlags(context: CommandContext) {
       throw new UsageError('--command is a JSON array of strings, e.g. \'["node","agent.mjs"]\'');
     }
   }
+  // A guest image of the profile's own (JSON, as the guest.image setting takes it; null = guest.image).
+  // It runs only once qualified: `probe run --image-of-profile NAME`.
+  let image: unknown;
+  if (values.image !== undefined) {
+    try {
+      image = JSON.parse(values.image);
+    } catch {
+      throw new UsageError('--image is JSON, e.g. \'{"type":"smolmachine","reference":"school-core/node24-alice"}\' (null = guest.image)');
+    }
+  }
   let environment: Record<string, string> | undefined;
   if (values.env) {
     const parsed = parseEnvironmentPairs(values.env);
     if (parsed.kind === "refused") throw new UsageError(`--env ${parsed.reason}`);
     environment = parsed.env;
   }
-  return { name: values.name, owner: values.owner, description: values.description, command, environment, code };
+  return {
+    name: values.name,
+    owner: values.owner,
+    description: values.description,
+    command,
+    environment,
+    code,
+    ...(image === undefined ? {} : { image: image as TGuestImage | null }),
+  };
 }
 
 function versionView(
@@ -84,7 +104,8 @@ function dependenciesText(state: TAgentDependencyState): string {
 
 export const agentAdd: Command = {
   summary: "add an agent profile (its code from a directory or a tar/tar.gz archive)",
-  usage: "agent add --name N (--dir DIR | --archive FILE) --command JSON [--owner O] [--description D] [--env K=V ...] [--json]",
+  usage:
+    "agent add --name N (--dir DIR | --archive FILE) --command JSON [--owner O] [--description D] [--env K=V ...] [--image JSON] [--json]",
   example: "schoolcore agent add --name alice --owner 'Alice B.' --dir ./alice-agent --command '[\"node\",\"agent.mjs\"]'",
   async run(context) {
     const flags = readProfileFlags(context);
@@ -102,7 +123,8 @@ export const agentAdd: Command = {
 
 export const agentEdit: Command = {
   summary: "edit an agent profile: a new version (tasks already created keep theirs)",
-  usage: "agent edit --name N [--dir DIR | --archive FILE] [--command JSON] [--owner O] [--description D] [--env K=V ...] [--json]",
+  usage:
+    "agent edit --name N [--dir DIR | --archive FILE] [--command JSON] [--owner O] [--description D] [--env K=V ...] [--image JSON] [--json]",
   example: "schoolcore agent edit --name alice --dir ./alice-agent   # a new version with the new code",
   async run(context) {
     const flags = readProfileFlags(context);
@@ -164,6 +186,7 @@ export const agentShow: Command = {
         codeDigest: v.codeDigest,
         codeBytes: v.codeBytes,
         dependencies: v.dependencies,
+        image: v.image,
         createdAt: v.createdAt,
       })),
     };
@@ -172,7 +195,7 @@ export const agentShow: Command = {
         `agent ${view.name}${view.isBuiltIn ? " (built-in)" : ""}, owner ${view.owner || "-"}, current v${view.currentVersion}`,
         ...view.versions.map(
           (v) =>
-            `  v${v.version}  ${v.createdAt.toISOString()}  ${JSON.stringify(v.command)}  code ${v.codeDigest ?? "-"}  dependencies ${dependenciesText(v.dependencies)}  ${v.description}`,
+            `  v${v.version}  ${v.createdAt.toISOString()}  ${JSON.stringify(v.command)}  code ${v.codeDigest ?? "-"}${v.image ? `  image ${JSON.stringify(v.image)}` : ""}  dependencies ${dependenciesText(v.dependencies)}  ${v.description}`,
         ),
       ].join("\n"),
     );

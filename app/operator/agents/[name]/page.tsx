@@ -5,23 +5,34 @@ import { ActionForm } from "@/components/action-form";
 import { Field } from "@/components/form-field";
 import { AgentDependenciesCell } from "@/components/agent-dependencies-cell";
 import { getAgentProfileWithDependencies } from "@/lib/dependencies/agent-dependency-state";
+import { can } from "@/lib/auth/permissions";
 import { getDb } from "@/lib/db/client";
+import { getEnv } from "@/lib/env";
 import { formatDateTime } from "@/lib/format/format";
 import { AppError } from "@/lib/errors";
-import { editAgentProfileAction } from "../actions";
+import { readProfileImageQualification } from "@/lib/probes/image-qualification";
+import { editAgentProfileAction, requestProfileImageProbeRunAction } from "../actions";
 
 const CONTROL = "mt-1 w-full rounded border border-slate-300 px-2 py-1 text-sm";
 
 // One agent profile: every version (never changed once written: tasks keep theirs) and the edit form.
+export const dynamic = "force-dynamic";
+
+function imageText(image: unknown): string {
+  const { type, reference } = (image ?? {}) as { type?: string; reference?: string };
+  return image ? `${type ?? "?"} ${reference ?? "?"}` : "guest.image";
+}
+
 export default async function AgentProfilePage({ params }: { params: Promise<{ name: string }> }) {
   const { name } = await params;
-  await requirePagePermission("agent.manage", `/operator/agents/${encodeURIComponent(name)}`);
-  const profile = await getAgentProfileWithDependencies({ db: await getDb() }, { name: decodeURIComponent(name) }).catch(
-    (error: unknown) => {
-      if (error instanceof AppError && error.code === "NOT_FOUND") notFound();
-      throw error;
-    },
-  );
+  const actor = await requirePagePermission("agent.manage", `/operator/agents/${encodeURIComponent(name)}`);
+  const db = await getDb();
+  const profile = await getAgentProfileWithDependencies({ db }, { name: decodeURIComponent(name) }).catch((error: unknown) => {
+    if (error instanceof AppError && error.code === "NOT_FOUND") notFound();
+    throw error;
+  });
+  // A guest image of its own runs only once a probe run qualified it (lib/probes/image-qualification.ts).
+  const image = await readProfileImageQualification({ db, env: getEnv() }, { profile: profile.name });
   const current = profile.versions.find((v) => v.version === profile.currentVersion)!;
   const environmentText = Object.entries(current.environment as Record<string, string>)
     .map(([k, v]) => `${k}=${v}`)
@@ -36,6 +47,45 @@ export default async function AgentProfilePage({ params }: { params: Promise<{ n
         Owner {profile.owner || "—"} · current version v{profile.currentVersion}
         {profile.isBuiltIn ? " · built-in reference agent (not edited; its program ships with School-Core)" : ""}
       </p>
+      {image.image && (
+        <div className="space-y-2 rounded border border-slate-200 bg-white p-4" data-testid="agent-image">
+          <h2>Guest image of its own</h2>
+          <p className="text-sm">
+            v{image.version} runs on <code>{imageText(image.image)}</code>, not the guest.image setting. It runs only while the latest
+            completed probe run for the configuration in force with this image passed every probe
+            {image.qualification?.kind === "qualified" ? "" : "; until then its tasks are refused at provisioning"}.
+          </p>
+          {image.qualification?.kind === "qualified" && (
+            <p className="text-sm text-green-800" data-testid="agent-image-state" data-state="qualified">
+              Qualified by probe run{" "}
+              <Link href={`/operator/probes?run=${image.qualification.runId}`}>
+                <code>{image.qualification.runId}</code>
+              </Link>{" "}
+              ({image.mode} dispatch, digest <code>{image.qualification.digest.slice(0, 12)}…</code>).
+            </p>
+          )}
+          {image.qualification?.kind === "not_qualified" && (
+            <p className="text-sm text-amber-800" data-testid="agent-image-state" data-state="not_qualified">
+              Not qualified: {image.qualification.reason}
+            </p>
+          )}
+          {image.qualification?.kind === "failed" && (
+            <p className="text-sm text-red-800" data-testid="agent-image-state" data-state="failed">
+              The last run for this image,{" "}
+              <Link href={`/operator/probes?run=${image.qualification.runId}`}>
+                <code>{image.qualification.runId}</code>
+              </Link>
+              , did not qualify it: {image.qualification.reason}
+            </p>
+          )}
+          {!image.isDispatchOpen && <p className="text-xs text-slate-600">Dispatch is closed: nothing runs until it is open.</p>}
+          {can(actor, "probe.run") && (
+            <ActionForm action={requestProfileImageProbeRunAction} submitLabel="Run the probes for this image" testId="run-image-probes">
+              <input type="hidden" name="name" value={profile.name} />
+            </ActionForm>
+          )}
+        </div>
+      )}
       <table className="w-full text-left text-sm" data-testid="agent-versions">
         <thead>
           <tr>
@@ -44,6 +94,7 @@ export default async function AgentProfilePage({ params }: { params: Promise<{ n
             <th scope="col">Command</th>
             <th scope="col">Code digest</th>
             <th scope="col">Dependencies</th>
+            <th scope="col">Image</th>
             <th scope="col">Environment</th>
             <th scope="col">Description</th>
           </tr>
@@ -58,6 +109,7 @@ export default async function AgentProfilePage({ params }: { params: Promise<{ n
               <td className="text-xs" data-testid="agent-dependencies">
                 <AgentDependenciesCell state={v.dependencies} />
               </td>
+              <td className="break-all font-mono text-xs">{imageText(v.image)}</td>
               <td className="font-mono text-xs">{Object.keys(v.environment as object).join(", ") || "—"}</td>
               <td>{v.description}</td>
             </tr>
