@@ -55,6 +55,8 @@ export const APP_ERROR_CODES = {
   CONTRACT_VIOLATION: 422,
   /** A candidate archive (or an agent profile's code, checked by the same validator) was refused by validation. */
   ARCHIVE_REFUSED: 422,
+  /** An archive uploaded as a request body (an agent's code on the operator page) is larger than its limit: refused from its Content-Length, or as soon as its bytes pass the limit, never read whole; nothing stored. */
+  ARCHIVE_TOO_LARGE: 413,
   /** Candidate identity disagrees with what was declared or recorded. */
   CANDIDATE_MISMATCH: 422,
   /** A stored artifact is missing or does not match its digest. */

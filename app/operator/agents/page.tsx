@@ -3,6 +3,7 @@ import { requirePagePermission } from "@/app/_server/guard";
 import { ActionForm } from "@/components/action-form";
 import { EmptyState } from "@/components/empty-state";
 import { Field } from "@/components/form-field";
+import { AgentCodeUpload } from "@/components/agent-code-upload";
 import { AgentDependenciesCell } from "@/components/agent-dependencies-cell";
 import { listAgentProfilesWithDependencies } from "@/lib/dependencies/agent-dependency-state";
 import { getDb } from "@/lib/db/client";
@@ -76,13 +77,10 @@ export default async function AgentsPage() {
           >
             <input required className={`${CONTROL} font-mono`} />
           </Field>
-          <Field
-            name="archive"
-            label="Code (tar or tar.gz, up to 900 KB here)"
-            hint="Checked like a candidate archive; larger code: schoolcore agent add --dir"
-          >
-            <input type="file" accept=".tar,.tgz,.tar.gz,application/x-tar,application/gzip" className={CONTROL} />
-          </Field>
+          <AgentCodeUpload
+            label="Code (tar or tar.gz, up to 16 MB)"
+            hint="Checked like a candidate archive as soon as you pick it; a directory: schoolcore agent add --dir"
+          />
           <Field name="environment" label="Environment (NAME=value per line, no secrets)">
             <textarea rows={3} className={`${CONTROL} font-mono`} />
           </Field>

@@ -3,6 +3,7 @@ import { notFound } from "next/navigation";
 import { requirePagePermission } from "@/app/_server/guard";
 import { ActionForm } from "@/components/action-form";
 import { Field } from "@/components/form-field";
+import { AgentCodeUpload } from "@/components/agent-code-upload";
 import { AgentDependenciesCell } from "@/components/agent-dependencies-cell";
 import { getAgentProfileWithDependencies } from "@/lib/dependencies/agent-dependency-state";
 import { can } from "@/lib/auth/permissions";
@@ -132,9 +133,7 @@ export default async function AgentProfilePage({ params }: { params: Promise<{ n
             <Field name="command" label="Command (JSON argv)">
               <input required defaultValue={JSON.stringify(current.command)} className={`${CONTROL} font-mono`} />
             </Field>
-            <Field name="archive" label="New code (tar or tar.gz, up to 900 KB; empty = keep the current code)">
-              <input type="file" accept=".tar,.tgz,.tar.gz,application/x-tar,application/gzip" className={CONTROL} />
-            </Field>
+            <AgentCodeUpload label="New code (tar or tar.gz, up to 16 MB; empty = keep the current code)" />
             <Field name="environment" label="Environment (NAME=value per line, no secrets)">
               <textarea rows={3} defaultValue={environmentText} className={`${CONTROL} font-mono`} />
             </Field>
