@@ -185,17 +185,21 @@ export async function checkCandidateCommit(input: {
     () => true,
     () => false,
   );
-  if (!exists || !(await hasCommit({ gitDir: input.gitDir, sha: input.headSha })))
-    return { kind: "mismatch", reason: "The candidate repository does not hold the approved head commit." };
-  const ancestry = await runGit({
-    gitDir: input.gitDir,
-    args: ["merge-base", "--is-ancestor", input.baseSha, input.headSha],
-    okExitCodes: [0, 1, 128],
-    timeoutMs: 15_000,
-  });
+  if (!exists) return { kind: "mismatch", reason: "The candidate repository does not hold the approved head commit." };
+  // Three independent reads of one repository, run together and judged in order.
+  const [hasHead, ancestry, branch] = await Promise.all([
+    hasCommit({ gitDir: input.gitDir, sha: input.headSha }),
+    runGit({
+      gitDir: input.gitDir,
+      args: ["merge-base", "--is-ancestor", input.baseSha, input.headSha],
+      okExitCodes: [0, 1, 128],
+      timeoutMs: 15_000,
+    }),
+    revParse({ gitDir: input.gitDir, rev: `refs/heads/${input.branch}`, peelTo: "commit" }),
+  ]);
+  if (!hasHead) return { kind: "mismatch", reason: "The candidate repository does not hold the approved head commit." };
   if (ancestry.exitCode !== 0)
     return { kind: "mismatch", reason: "The approved head commit does not descend from the candidate's base SHA." };
-  const branch = await revParse({ gitDir: input.gitDir, rev: `refs/heads/${input.branch}`, peelTo: "commit" });
   if (branch !== null && branch !== input.headSha)
     return { kind: "mismatch", reason: "The candidate branch in the candidate repository has moved away from the approved head SHA." };
   return { kind: "ok" };

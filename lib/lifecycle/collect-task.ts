@@ -1,8 +1,9 @@
 /**
  * collecting → imported: download result.json and the candidate archive (both bounded while
- * reading), check them against the request, destroy the student guest, revoke its relay
- * capability, and import the archive into the operator's candidate repository. The candidate's
- * identity comes from the git state the control plane observes, never from the guest's claims.
+ * reading), check them against the request, then destroy the student guest while its relay
+ * capability is revoked and the archive is imported into the operator's candidate repository.
+ * The candidate's identity comes from the git state the control plane observes, never from the
+ * guest's claims.
  */
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -108,17 +109,37 @@ export async function collectTask(ctx: TaskRunContext, task: Task): Promise<void
     throw new AppError("SUBSTRATE_FAILED", "The guest's output was not collected before the machine went away.");
   }
 
-  if (machine) {
-    const destroyed = await destroyMachine(db, substrate, machine.id, "student run collected");
-    if (destroyed.state === "cleanup_quarantined") {
-      throw new AppError(
-        "SUBSTRATE_FAILED",
-        `The student guest could not be destroyed and is quarantined: ${destroyed.lastError ?? "unknown reason"}`,
-      );
-    }
-  }
-  await revokeCapability({ db }, { taskId: task.id, reason: "student run finished", via: "lifecycle" });
+  // The guest's output is on the host now: its destroy overlaps the import (issue 29, item 3)
+  // instead of preceding it. The task still reaches `imported` only once both have ended, and a
+  // guest that could not be destroyed still ends the task as SUBSTRATE_FAILED — checked first,
+  // as when the destroy ran first.
+  const [destroyed, imported] = await Promise.allSettled([
+    machine ? destroyStudentGuest(ctx, machine.id) : Promise.resolve(),
+    importRound(ctx, task, repo.name, archiveFile, result),
+  ]);
+  if (destroyed.status === "rejected") throw destroyed.reason;
+  if (imported.status === "rejected") throw imported.reason;
+  await transitionTask(db, { taskId: task.id, from: "collecting", to: "imported", reason: `round ${task.round} candidate imported` });
+  crashIfRequested("imported");
+  // The archive now lives in the content-addressed store and the report in its round's row: the staging
+  // copies were only there to survive a restart between download and import.
+  await fs.rm(staging, { recursive: true, force: true });
+}
 
+async function destroyStudentGuest(ctx: TaskRunContext, machineId: string): Promise<void> {
+  const destroyed = await destroyMachine(ctx.db, ctx.substrate, machineId, "student run collected");
+  if (destroyed.state === "cleanup_quarantined") {
+    throw new AppError(
+      "SUBSTRATE_FAILED",
+      `The student guest could not be destroyed and is quarantined: ${destroyed.lastError ?? "unknown reason"}`,
+    );
+  }
+}
+
+/** Revokes the run's relay capability, records the guest's own report and imports its candidate. */
+async function importRound(ctx: TaskRunContext, task: Task, repository: string, archivePath: string, result: TGuestResult): Promise<void> {
+  const { db } = ctx;
+  await revokeCapability({ db }, { taskId: task.id, reason: "student run finished", via: "lifecycle" });
   // What the guest said about itself, kept bounded and labelled: shown apart, never counted. One
   // per round (a collection repeated after a restart writes the same round's again).
   const report = {
@@ -138,15 +159,10 @@ export async function collectTask(ctx: TaskRunContext, task: Task): Promise<void
   await importCollectedCandidate({
     ctx,
     task,
-    repository: repo.name,
-    archivePath: archiveFile,
+    repository,
+    archivePath,
     declaredChangedPaths: result.candidate!.changedPaths,
     declaredArchiveDigest: result.candidate!.archiveSha256,
     previous: start.kind === "revision" ? { candidateId: start.previous.id, headSha: start.previous.headSha } : undefined,
   });
-  await transitionTask(db, { taskId: task.id, from: "collecting", to: "imported", reason: `round ${task.round} candidate imported` });
-  crashIfRequested("imported");
-  // The archive now lives in the content-addressed store and the report in its round's row: the staging
-  // copies were only there to survive a restart between download and import.
-  await fs.rm(staging, { recursive: true, force: true });
 }

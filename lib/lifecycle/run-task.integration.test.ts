@@ -63,6 +63,11 @@ describe("the student run", () => {
       ["student", "destroyed"],
       ["verifier", "destroyed"],
     ]);
+    // The destroy overlaps the import, but the task is imported only once its student guest is gone.
+    const student = task.machines.find((m) => m.purpose === "student")!;
+    const destroyedAt = await world.db.machineTransition.findFirstOrThrow({ where: { machineId: student.id, toState: "destroyed" } });
+    const importedAt = task.transitions.find((t) => t.toState === "imported")!;
+    expect(destroyedAt.createdAt.getTime()).toBeLessThanOrEqual(importedAt.createdAt.getTime());
     const evidence = await world.db.verificationEvidence.findFirstOrThrow({ where: { taskId } });
     expect(evidence.isPass).toBe(true);
     const candidate = task.candidates[0]!;
@@ -155,6 +160,7 @@ describe("fault matrix", () => {
     const task = await runToRest(taskId);
     await world.substrate.admin("DELETE", "/admin/faults");
     expect(task.state).toBe("blocked");
+    expect(task.transitions.map((t) => t.toState)).not.toContain("imported");
     const machine = task.machines[0]!;
     const current = await world.db.guestMachine.findUniqueOrThrow({ where: { id: machine.id }, include: { quarantine: true } });
     expect(current.state).toBe("cleanup_quarantined");

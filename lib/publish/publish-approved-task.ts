@@ -168,16 +168,33 @@ export async function publishApprovedTask(deps: TPublishApprovedTaskDeps, input:
   }
 }
 
-/** One attempt: reconcile, then (only if nothing exists) push and create. */
+/**
+ * One attempt: reconcile, then (only if nothing exists) push and create. The three reads before
+ * the push — the provider's pull requests for the branch, its remote branch, the local check of
+ * the candidate commit — have no side effects and do not depend on each other, so they are sent
+ * together (issue 29, item 3); their answers are still acted on in that order, and nothing is
+ * written before the first of them has decided.
+ */
 async function runAttempt(attempt: TAttemptContext): Promise<TPublishResult> {
   const { provider, target, signal } = attempt;
   let state = attempt.pull.reconcileState as TReconcileState;
+
+  const remoteRead = provider.readRemoteBranch(target, signal);
+  const localCheck = checkCandidateCommit({
+    gitDir: attempt.sourceGitDir,
+    branch: target.branch,
+    baseSha: attempt.baseSha,
+    headSha: attempt.headSha,
+  });
+  // Awaited below unless the reconcile decides first; a failure that is never awaited is not an error.
+  remoteRead.catch(() => undefined);
+  localCheck.catch(() => undefined);
 
   const found = await reconcile(attempt);
   if (found) return found;
   signal?.throwIfAborted();
 
-  const remoteSha = await provider.readRemoteBranch(target, signal);
+  const remoteSha = await remoteRead;
   if (remoteSha !== null && remoteSha !== attempt.headSha) {
     return endFailed(
       attempt,
@@ -186,12 +203,7 @@ async function runAttempt(attempt: TAttemptContext): Promise<TPublishResult> {
     );
   }
   if (remoteSha === null) {
-    const check = await checkCandidateCommit({
-      gitDir: attempt.sourceGitDir,
-      branch: target.branch,
-      baseSha: attempt.baseSha,
-      headSha: attempt.headSha,
-    });
+    const check = await localCheck;
     if (check.kind === "mismatch") return endFailed(attempt, "failed", check.reason);
     signal?.throwIfAborted();
     const pushed = await provider.pushBranch({ target, headSha: attempt.headSha, sourceGitDir: attempt.sourceGitDir, signal });

@@ -41,7 +41,13 @@ export async function setUpPublication(
     where: { name: options.repository },
     data: { cloneUrl: `${forge.url}/${options.repository}.git` },
   });
-  await saveGitHubPublishSetting(db, { apiBaseUrl: forge.url, tokenFile }, null, options.dataDir);
+  await saveGitHubPublishSetting(
+    db,
+    { apiBaseUrl: forge.url, tokenFile },
+    null,
+    "benchmark: the local forge is the publication target",
+    options.dataDir,
+  );
   const row = await db.user.create({
     data: {
       email: `bench-teacher-${randomBytes(4).toString("hex")}@bench.test`,

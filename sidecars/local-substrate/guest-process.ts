@@ -14,6 +14,11 @@
  * its own (`unshare --pid --fork --kill-child`): when it exits, the kernel makes it reap every
  * descendant first, and `unshare` (our child) reaps it. `--pdeathsig KILL` ties the chain to us.
  *
+ * Start signal: with `readyFd`, a pipe is open on that fd through the whole chain into the
+ * sandbox, where the start shim (sandbox-args.ts, withStartSignal) writes one byte on it just
+ * before it execs the command: `ready` resolves the moment the command is known to be starting,
+ * with no fixed wait.
+ *
  * Killing: SIGKILL to that outer bwrap (unshare's only child, checked to run as the machine's
  * uid) tears down both pid namespaces — detached and background children included.
  */
@@ -22,10 +27,10 @@ import { readFileSync } from "node:fs";
 import type { Writable } from "node:stream";
 
 export const SANDBOX_WRAPPER = `
-pids_procs=$1; mem_procs=$2; cpu_procs=$3; guest_uid=$4; seccomp_file=$5; shift 5
+pids_procs=$1; mem_procs=$2; cpu_procs=$3; guest_uid=$4; seccomp_file=$5; ready_fd=$6; shift 6
 for fd_path in /proc/$$/fd/*; do
   fd=\${fd_path##*/}
-  if [[ $fd =~ ^[0-9]+$ ]] && (( fd > 3 )); then eval "exec $fd>&-"; fi
+  if [[ $fd =~ ^[0-9]+$ ]] && (( fd > 3 )) && [[ $fd != "$ready_fd" ]]; then eval "exec $fd>&-"; fi
 done
 if [[ $seccomp_file != - ]]; then exec 4<"$seccomp_file" || exit 125; fi
 if [[ $pids_procs != - ]]; then printf '%d\\n' $$ > "$pids_procs" || exit 125; fi
@@ -64,6 +69,11 @@ export type TGuestProcess = {
   /** Host pid of the sandbox (the outer bwrap, running as the machine's uid) once the guest started; undefined if bwrap ended first. */
   started: Promise<number | undefined>;
   done: Promise<TGuestProcessResult>;
+  /**
+   * With `readyFd`: "running" once the start shim is exec'ing the command, "not_started" when it
+   * found no such command or the sandbox ended before it said either. Without: "not_started" at the end.
+   */
+  ready: Promise<"running" | "not_started">;
   kill(reason: TKillReason): void;
 };
 
@@ -78,6 +88,8 @@ export type TSpawnGuestOptions = {
   stdin?: string | undefined;
   captureBytes: number;
   timeoutMs: number;
+  /** The fd the start shim reports on (READY_FD), for a background command wrapped in it. */
+  readyFd?: number;
 };
 
 class CappedBuffer {
@@ -139,12 +151,13 @@ export function spawnGuestProcess(options: TSpawnGuestOptions): TGuestProcess {
       options.cgroupProcs.cpu ?? "-",
       String(options.hostUid),
       options.seccompFile ?? "-",
+      options.readyFd === undefined ? "-" : String(options.readyFd),
       ...rlimitArgs(options.rlimits),
       "--",
       options.bwrapPath,
       ...options.bwrapArgs,
     ],
-    { cwd: "/", env: EMPTY_ENV, stdio: ["pipe", "pipe", "pipe", "pipe"] },
+    { cwd: "/", env: EMPTY_ENV, stdio: stdioFor(options.readyFd) },
   );
   const stdout = new CappedBuffer(options.captureBytes);
   const stderr = new CappedBuffer(options.captureBytes);
@@ -154,6 +167,8 @@ export function spawnGuestProcess(options: TSpawnGuestOptions): TGuestProcess {
   let killReason: TKillReason | undefined;
   let resolveStarted: (pid: number | undefined) => void = () => undefined;
   const started = new Promise<number | undefined>((resolve) => (resolveStarted = resolve));
+  let resolveReady: (outcome: "running" | "not_started") => void = () => undefined;
+  const ready = new Promise<"running" | "not_started">((resolve) => (resolveReady = resolve));
 
   const isRunning = () => child.pid !== undefined && child.exitCode === null && child.signalCode === null;
   const signal = (pid: number) => {
@@ -176,8 +191,8 @@ export function spawnGuestProcess(options: TSpawnGuestOptions): TGuestProcess {
     }, 500).unref();
   };
 
-  child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk));
-  child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+  child.stdout!.on("data", (chunk: Buffer) => stdout.push(chunk));
+  child.stderr!.on("data", (chunk: Buffer) => stderr.push(chunk));
   const status = child.stdio[3] as NodeJS.ReadableStream | null;
   status?.on("data", (chunk: Buffer) => {
     if (statusText.length > 65_536) return;
@@ -197,6 +212,10 @@ export function spawnGuestProcess(options: TSpawnGuestOptions): TGuestProcess {
     }
   });
 
+  const readyPipe = options.readyFd === undefined ? null : (child.stdio[options.readyFd] as NodeJS.ReadableStream | null);
+  // The shim writes one byte before anything of the command runs; the first byte decides.
+  readyPipe?.on("data", (chunk: Buffer) => resolveReady(chunk[0] === 0x52 /* R */ ? "running" : "not_started"));
+
   const timer = setTimeout(() => kill("timeout"), options.timeoutMs);
   timer.unref();
 
@@ -211,6 +230,7 @@ export function spawnGuestProcess(options: TSpawnGuestOptions): TGuestProcess {
       isSettled = true;
       clearTimeout(timer);
       resolveStarted(undefined);
+      resolveReady("not_started");
       const durationMs = Date.now() - startedAt;
       if (killReason) resolve({ kind: "killed", reason: killReason, stdout: stdout.output(), stderr: stderr.output(), durationMs });
       else if (exitCode !== undefined) resolve({ kind: "exited", exitCode, stdout: stdout.output(), stderr: stderr.output(), durationMs });
@@ -229,5 +249,14 @@ export function spawnGuestProcess(options: TSpawnGuestOptions): TGuestProcess {
     child.on("exit", () => setTimeout(settle, 2000).unref());
   });
 
-  return { hostPid: child.pid, started, done, kill };
+  return { hostPid: child.pid, started, done, ready, kill };
+}
+
+/** stdin, stdout, stderr, bwrap's status pipe (3); fd 4 is the wrapper's (seccomp); the start signal's pipe when asked for. */
+function stdioFor(readyFd: number | undefined): ("pipe" | "ignore")[] {
+  const stdio: ("pipe" | "ignore")[] = ["pipe", "pipe", "pipe", "pipe"];
+  if (readyFd === undefined) return stdio;
+  for (let fd = stdio.length; fd < readyFd; fd++) stdio.push("ignore");
+  stdio.push("pipe");
+  return stdio;
 }

@@ -3,8 +3,10 @@
  * bounds, the command runs in a fresh bubblewrap sandbox (seccomp-filtered, no nested user
  * namespaces) over the machine's image and roots, as
  * the machine's uid, inside its cgroup, under rlimits and a wall-clock timeout that kills the
- * whole process tree. A background command answers with its pid once it has settled; a sandbox
- * that failed to start, a timeout or a kill is a vendor error code, never a fake exit code.
+ * whole process tree. A background command answers with its pid the moment it is known to be
+ * starting (the start shim's signal, sandbox-args.ts: withStartSignal), with no fixed wait; a
+ * sandbox that failed to start, a command that cannot be exec'd, a timeout or a kill is a vendor
+ * error code, never a fake exit code.
  */
 import path from "node:path";
 import { logWarn } from "../../lib/log";
@@ -14,14 +16,11 @@ import type { TClock } from "./clock";
 import { guestRootDir } from "./guest-files";
 import { SECCOMP_FD, spawnGuestProcess, type TGuestProcessResult } from "./guest-process";
 import type { TMachine, TSubstrateLimits } from "./machine-record";
-import { buildBwrapArgs, guestArgv, guestEnvironment } from "./sandbox-args";
+import { buildBwrapArgs, guestArgv, guestEnvironment, READY_FD, withStartSignal } from "./sandbox-args";
 import { weakenBwrapArgs, type TWeakening } from "./weakening";
 import { WireError } from "./wire-error";
 import type { TLocalExecResponse } from "./wire-responses";
 import { describeZodError, ZLocalExecRequestSchema, type TExecOutputMode } from "./wire-schemas";
-
-/** How long a background command may take to fail at start before we answer with its pid. */
-const BACKGROUND_SETTLE_MS = 150;
 
 /** `--disable-userns` where bubblewrap has it, and the compiled seccomp filter's file (seccomp-filter.ts). */
 export type TExecHardening = { disableUserns: boolean; seccompFile: string };
@@ -60,7 +59,7 @@ export async function execOnMachine(
       relayDir: machine.relay ? path.dirname(machine.relay.socketPath) : undefined,
       env: guestEnvironment(machine.env, request.env),
       cwd: request.cwd ?? machine.workdir ?? "/workspace",
-      argv: guestArgv(request.command),
+      argv: request.background ? withStartSignal(guestArgv(request.command)) : guestArgv(request.command),
       hardening: { disableUserns: context.hardening.disableUserns, seccompFd: SECCOMP_FD },
     }),
     context.weakening,
@@ -83,6 +82,7 @@ export async function execOnMachine(
     stdin: request.stdin ?? undefined,
     captureBytes: limits.execOutputBytes,
     timeoutMs: timeoutSeconds * 1000,
+    readyFd: request.background ? READY_FD : undefined,
   });
   machine.processes.add(guest);
   machine.execCount += 1;
@@ -91,8 +91,9 @@ export async function execOnMachine(
 
   if (request.background) {
     const pid = await guest.started;
-    const early = await Promise.race([guest.done, new Promise<undefined>((r) => setTimeout(r, BACKGROUND_SETTLE_MS))]);
-    if (early?.kind === "sandbox_failed" || pid === undefined) throwForResult(machine, early ?? (await guest.done), timeoutSeconds);
+    // Set-up failures (a bad cwd, a mount) end the sandbox before the shim runs; a missing command
+    // is the shim's `F`: both settle `ready` as not started, and the result says why.
+    if ((await guest.ready) !== "running" || pid === undefined) throwForStart(machine, await guest.done, timeoutSeconds);
     return {
       stdout: "",
       stderr: "",
@@ -121,6 +122,17 @@ export async function execOnMachine(
     response.stderrB64 = result.stderr.bytes.toString("base64");
   }
   return response;
+}
+
+/** A background command that never got to run: its sandbox's failure, or the shim's "no such command". */
+function throwForStart(machine: TMachine, result: TGuestProcessResult, timeoutSeconds: number): never {
+  if (result.kind === "exited")
+    throwForResult(
+      machine,
+      { kind: "sandbox_failed", message: result.stderr.bytes.toString("utf8").trim(), durationMs: result.durationMs },
+      timeoutSeconds,
+    );
+  throwForResult(machine, result, timeoutSeconds);
 }
 
 /** A command that did not exit on its own, as the vendor's error codes. */

@@ -287,6 +287,31 @@ describe("exec", () => {
     await new Promise((r) => setTimeout(r, 900));
     expect((await sub.exec(id, { command: "cat /workspace/bg-marker" })).body.stdout).toBe("done\n");
   });
+
+  it("reports a background command that cannot start as failed, as a foreground one", async () => {
+    const missingCwd = { command: "true", cwd: "/workspace/absent" };
+    expectEnvelope(await sub.api("POST", `/v1/machines/${id}/exec`, { ...missingCwd, background: true }), 400, "BAD_REQUEST");
+    const foreground = await sub.api("POST", `/v1/machines/${id}/exec`, { command: ["no-such-command"] });
+    expectEnvelope(foreground, 500, "INTERNAL_ERROR");
+    for (const command of [["no-such-command"], ["/workspace/no-such-file"], ["/etc/hostname"]]) {
+      const background = await sub.api("POST", `/v1/machines/${id}/exec`, { command, background: true });
+      expectEnvelope(background, 500, "INTERNAL_ERROR");
+      expect((background.json as { error: string }).error).toContain(`execvp ${command[0]}: No such file or directory`);
+    }
+  });
+
+  it("starts a background command with its own argv and environment, and no extra descriptor", async () => {
+    // The same probe in the foreground (no start shim) and in the background: what each saw must match.
+    const probe = 'd=$1; shift; ls /proc/$$/fd > $d-fds; printf "%s|" "$0" "$@" > $d-argv; env | sort > $d-env; : > $d-done';
+    const argv = (dir: string) => ["/bin/sh", "-c", probe, "zero", dir, "one two", "*"];
+    expect((await sub.exec(id, { command: argv("/tmp/fg"), env: { CALL: "1" } })).body.exitCode).toBe(0);
+    expect((await sub.exec(id, { command: argv("/tmp/bg"), env: { CALL: "1" }, background: true })).status).toBe(200);
+    const seen = await sub.exec(id, {
+      command:
+        "for i in $(seq 100); do [ -f /tmp/bg-done ] && break; sleep 0.05; done; cmp /tmp/fg-fds /tmp/bg-fds && cmp /tmp/fg-argv /tmp/bg-argv && cmp /tmp/fg-env /tmp/bg-env && cat /tmp/bg-argv",
+    });
+    expect(seen.body).toMatchObject({ exitCode: 0, stdout: "zero|one two|*|" });
+  });
 });
 
 describe("files", () => {

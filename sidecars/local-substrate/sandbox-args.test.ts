@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { GUEST_RELAY_SOCKET_DIR } from "../../lib/contract/guest-layout";
-import { buildBwrapArgs, guestArgv, guestEnvironment } from "./sandbox-args";
+import { buildBwrapArgs, guestArgv, guestEnvironment, READY_FD, withStartSignal } from "./sandbox-args";
 
 const manifest = {
   schemaVersion: 1 as const,
@@ -98,5 +98,14 @@ describe("guest command and environment", () => {
     const env = guestEnvironment({ A: "machine", B: "machine" }, { B: "call" });
     expect(env).toMatchObject({ A: "machine", B: "call", HOME: "/workspace" });
     expect(Object.keys(env).sort()).toEqual(["A", "B", "HOME", "LANG", "LOGNAME", "PATH", "TMPDIR", "USER"]);
+  });
+});
+
+describe("start signal", () => {
+  it("wraps the command in the shim and passes it on untouched, after the shim's own name", () => {
+    const argv = withStartSignal(["node", "--unshare-all; rm -rf /", "$HOME"]);
+    expect(argv.slice(0, 2)).toEqual(["/bin/sh", "-c"]);
+    expect(argv.slice(3)).toEqual(["school-core-start", "node", "--unshare-all; rm -rf /", "$HOME"]);
+    expect(argv[2]).toContain(`exec ${READY_FD}>&-`);
   });
 });

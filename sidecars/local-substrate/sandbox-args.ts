@@ -110,3 +110,28 @@ export function guestEnvironment(
 export function guestArgv(command: string | string[]): string[] {
   return typeof command === "string" ? ["/bin/sh", "-lc", command] : command;
 }
+
+/**
+ * The fd on which a background command's start shim reports, and the shim itself (POSIX sh, the
+ * image's /bin/sh, which string commands need anyway): it looks up argv[0] as execvp would (a
+ * path with a slash as is, else each PATH entry), writes `R` (found: running) or `F` (not found)
+ * on READY_FD, closes it — the command itself never holds it — and execs the command unchanged
+ * (same argv, same environment). So a background exec answers the moment the sandbox is set up
+ * and the command is being exec'd, and a command that cannot start is still a failure, as
+ * bubblewrap's own execvp failure is.
+ */
+export const READY_FD = 5;
+const START_SHIM = `set -f
+found=
+case $1 in
+  */*) [ -f "$1" ] && [ -x "$1" ] && found=1 ;;
+  *) IFS=:; for dir in $PATH; do [ -f "\${dir:-.}/$1" ] && [ -x "\${dir:-.}/$1" ] && { found=1; break; }; done; unset IFS ;;
+esac
+if [ -z "$found" ]; then printf F >&${READY_FD}; exec ${READY_FD}>&-; printf 'execvp %s: No such file or directory\\n' "$1" >&2; exit 127; fi
+printf R >&${READY_FD}; exec ${READY_FD}>&-
+exec "$@"`;
+
+/** argv wrapped in the start shim (see READY_FD). */
+export function withStartSignal(argv: string[]): string[] {
+  return ["/bin/sh", "-c", START_SHIM, "school-core-start", ...argv];
+}
