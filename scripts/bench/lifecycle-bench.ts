@@ -364,7 +364,8 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
           p.reviewP50,
           "s",
           { label: "p50 time in guests (floor)", value: p.guestP50 },
-          "≤ 3.0 s",
+          // the targets are for one demo task with nothing else running; 50 at once queue behind the machine cap
+          IS_SEQUENTIAL ? "≤ 3.0 s" : undefined,
         ),
       );
       rows.push(
@@ -373,7 +374,7 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
           p.reviewP95,
           "s",
           { label: "p50 time in guests (floor)", value: p.guestP50 },
-          "≤ 4.5 s",
+          IS_SEQUENTIAL ? "≤ 4.5 s" : undefined,
         ),
       );
       rows.push(row(`lifecycle ${label}: p50 approve → pull request open (one at a time)`, p.approveP50, "s", null, "≤ 1.0 s"));
