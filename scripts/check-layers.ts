@@ -1,11 +1,15 @@
 /**
  * `npm test` step "layering": runs dependency-cruiser with .dependency-cruiser.cjs over lib/ and
  * sidecars/, and checks on the same graph that no top-level folder of lib/ imports a folder that
- * imports it (test files and `testing/` support excluded). Exits non-zero naming every violation.
+ * imports it (test files and `testing/` support excluded). Then the view-model rules over app/,
+ * components/ and scripts/cli/ (scripts/check-view-models.ts): a page reads one `read…Page`, and
+ * the entry points app/ and the CLI call take `(deps, input)`. Exits non-zero naming every violation.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { cruise, type ICruiseResult, type IReporterOutput } from "dependency-cruiser";
 import extractTSConfig from "dependency-cruiser/config-utl/extract-ts-config";
+import { entryPointProblems, pageProblems, type TSourceFile } from "./check-view-models";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const TEST_SUPPORT = /(\.test\.ts$|\/testing\/)/;
@@ -92,6 +96,76 @@ export function folderEdges(result: ICruiseResult): Map<string, Set<string>> {
   return edges;
 }
 
+/**
+ * Entry points app/ or the CLI call that still take the database positionally or more than two
+ * parameters (issue 28, item 7): known debt, named one by one. The check fails when a new one
+ * appears and when one listed here is converted (so the list only shrinks).
+ */
+const ENTRY_POINTS_NOT_YET_DEPS_INPUT = new Set<string>([
+  "lib/audit.ts#recordAudit",
+  "lib/machines/create-substrate.ts#createSubstrate",
+  "lib/probes/probe-run.repo.ts#getProbeRunOrThrow",
+  "lib/probes/probe-run.repo.ts#listProbeRuns",
+  "lib/probes/read-dispatch-gate.ts#readDispatchGate",
+  "lib/settings/operator-settings.ts#readSetting",
+  "lib/settings/operator-settings.ts#readSettingVersion",
+  "lib/settings/operator-settings.ts#readSettingVersionValue",
+  "lib/settings/operator-settings.ts#writeSetting",
+]);
+
+/**
+ * Pages (and server components) that still read through more than their one `read…Page` (issue 28,
+ * item 7): known debt, named one by one, with the same rule as above — a converted one must leave.
+ */
+const PAGES_NOT_YET_ONE_VIEW_MODEL = new Set<string>([
+  "app/operator/_settings/setting-panel.tsx",
+  "app/operator/agents/[name]/page.tsx",
+  "app/operator/agents/page.tsx",
+  "app/operator/audit/page.tsx",
+  "app/operator/candidates/[id]/page.tsx",
+  "app/operator/limits/versions/[key]/[version]/page.tsx",
+  "app/operator/machines/page.tsx",
+  "app/operator/manifest/page.tsx",
+  "app/operator/page.tsx",
+  "app/operator/probes/page.tsx",
+  "app/operator/publications/page.tsx",
+  "app/operator/quarantine/page.tsx",
+  "app/operator/repositories/[id]/dependencies/page.tsx",
+  "app/operator/repositories/[id]/regrade/page.tsx",
+  "app/operator/repositories/page.tsx",
+  "app/operator/settings/page.tsx",
+  "app/operator/spend/page.tsx",
+  "app/operator/tasks/new-attempts/page.tsx",
+  "app/operator/tasks/new/page.tsx",
+  "app/operator/tasks/page.tsx",
+  "app/operator/users/page.tsx",
+  "app/profile/page.tsx",
+  "app/teacher/candidates/[id]/page.tsx",
+  "app/teacher/history/page.tsx",
+  "app/teacher/insights/page.tsx",
+  "app/teacher/page.tsx",
+]);
+
+function sourceFilesUnder(folder: string, keep: (file: string) => boolean): TSourceFile[] {
+  return (readdirSync(folder, { recursive: true }) as string[])
+    .map((relative) => path.posix.join(folder, relative.split(path.sep).join("/")))
+    .filter((file) => /\.(ts|tsx)$/.test(file) && !/\.test\.tsx?$/.test(file) && keep(file))
+    .map((file) => ({ path: file, text: readFileSync(file, "utf8") }));
+}
+
+export function viewModelProblems(): string[] {
+  const libFiles = new Map(sourceFilesUnder("lib", (file) => !file.startsWith("lib/db/generated/")).map((f) => [f.path, f]));
+  const callers = [
+    ...sourceFilesUnder("app", () => true),
+    ...sourceFilesUnder("components", () => true),
+    ...sourceFilesUnder("scripts/cli", () => true),
+  ];
+  return [
+    ...pageProblems(callers, (file) => libFiles.has(file), PAGES_NOT_YET_ONE_VIEW_MODEL),
+    ...entryPointProblems(callers, libFiles, ENTRY_POINTS_NOT_YET_DEPS_INPUT),
+  ];
+}
+
 async function main() {
   process.chdir(ROOT);
   const { default: ruleSet } = await import(path.join(ROOT, ".dependency-cruiser.cjs"));
@@ -116,12 +190,13 @@ async function main() {
     const detail = cycle.flatMap((a) => cycle.filter((b) => edges.get(a)?.has(b)).map((b) => `${a}→${b}`));
     problems.push(`lib-folder-cycle: ${cycle.join(" <-> ")} (${detail.join(", ")})`);
   }
+  problems.push(...viewModelProblems());
   if (problems.length > 0) {
     process.stderr.write(`[layering] ${problems.length} violation(s):\n${problems.map((p) => `  ${p}`).join("\n")}\n`);
     process.exit(1);
   }
   process.stdout.write(
-    `[layering] ok: ${result.summary.totalCruised} modules, ${edges.size} lib folders, no cycles, no forbidden imports\n`,
+    `[layering] ok: ${result.summary.totalCruised} modules, ${edges.size} lib folders, no cycles, no forbidden imports, one view model per page\n`,
   );
 }
 
