@@ -140,9 +140,6 @@ const PAGES_NOT_YET_ONE_VIEW_MODEL = new Set<string>([
   "app/operator/tasks/page.tsx",
   "app/operator/users/page.tsx",
   "app/profile/page.tsx",
-  "app/teacher/history/page.tsx",
-  "app/teacher/insights/page.tsx",
-  "app/teacher/page.tsx",
 ]);
 
 function sourceFilesUnder(folder: string, keep: (file: string) => boolean): TSourceFile[] {
