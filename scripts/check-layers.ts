@@ -124,12 +124,8 @@ const PAGES_NOT_YET_ONE_VIEW_MODEL = new Set<string>([
   "app/operator/audit/page.tsx",
   "app/operator/candidates/[id]/page.tsx",
   "app/operator/limits/versions/[key]/[version]/page.tsx",
-  "app/operator/machines/page.tsx",
-  "app/operator/manifest/page.tsx",
   "app/operator/page.tsx",
   "app/operator/probes/page.tsx",
-  "app/operator/publications/page.tsx",
-  "app/operator/quarantine/page.tsx",
   "app/operator/repositories/[id]/dependencies/page.tsx",
   "app/operator/repositories/[id]/regrade/page.tsx",
   "app/operator/repositories/page.tsx",
@@ -137,8 +133,6 @@ const PAGES_NOT_YET_ONE_VIEW_MODEL = new Set<string>([
   "app/operator/spend/page.tsx",
   "app/operator/tasks/new-attempts/page.tsx",
   "app/operator/tasks/new/page.tsx",
-  "app/operator/tasks/page.tsx",
-  "app/operator/users/page.tsx",
   "app/profile/page.tsx",
 ]);
 

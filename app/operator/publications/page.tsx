@@ -4,9 +4,8 @@ import { ActionForm } from "@/components/action-form";
 import { EmptyState } from "@/components/empty-state";
 import { Field } from "@/components/form-field";
 import { StateBadge } from "@/components/state-badge";
-import { can } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db/client";
-import { listPublicationQueue } from "@/lib/publish/list-publication-queue";
+import { getPageDeps } from "@/app/_server/page-data";
+import { readPublicationsPage } from "@/lib/pages/operator/publications-page";
 import { markPublicationFailedAction, retryPublicationAction } from "./actions";
 import { DataTable } from "@/components/data-table";
 
@@ -16,8 +15,7 @@ function formatTime(value: Date | null): string {
 
 export default async function PublicationsPage() {
   const actor = await requirePagePermission("operator.view", "/operator/publications");
-  const items = await listPublicationQueue({ db: await getDb() });
-  const canManage = can(actor, "publish.manage");
+  const { items, canManage } = await readPublicationsPage(await getPageDeps(), { actor });
   return (
     <section className="space-y-4">
       <h1>Publications needing attention</h1>
