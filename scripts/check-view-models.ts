@@ -189,6 +189,11 @@ export function entryPointProblems(
         `entry-point-not-deps-input: ${key} takes (deps, input) now: remove it from the list of entry points not converted yet`,
       );
   }
+  for (const key of allowed)
+    if (!shapes.has(key))
+      problems.push(
+        `entry-point-not-deps-input: ${key} is not called by app/ or the CLI any more: remove it from the list of entry points not converted yet`,
+      );
   for (const [file] of libFiles) {
     if (!file.startsWith("lib/pages/") || /\.test\.ts$|\/testing\//.test(file)) continue;
     for (const [name, fn] of functionsOf(file)) {

@@ -11,7 +11,7 @@ const ROLES = ["teacher", "operator"] as const;
 
 export default async function UsersPage() {
   const actor = await requirePagePermission("user.manage", "/operator/users");
-  const { users } = await readUsersPage(await getPageDeps(), { actor });
+  const { users, settingPanels } = await readUsersPage(await getPageDeps(), { actor });
   return (
     <section className="space-y-6">
       <h1>Users</h1>
@@ -81,7 +81,7 @@ export default async function UsersPage() {
           </li>
         ))}
       </ul>
-      <SettingPanels page="/operator/users" />
+      <SettingPanels panels={settingPanels} />
     </section>
   );
 }

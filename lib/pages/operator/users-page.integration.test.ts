@@ -1,4 +1,4 @@
-/** readUsersPage on real PostgreSQL: every account, no password hash in the view model; nothing for a teacher. */
+/** readUsersPage on real PostgreSQL: every account, no password hash in the view model, and the sign-in setting panel; nothing for a teacher. */
 import { describe, expect, it } from "vitest";
 import { createTestDatabase } from "../../testing/test-database";
 import { OPERATOR, pageTestDeps, TEACHER } from "../testing/page-actors";
@@ -10,7 +10,8 @@ describe("readUsersPage", async () => {
 
   it("lists the accounts without their password hashes", async () => {
     await db.user.create({ data: { email: "t1@school.invalid", name: "t1", passwordHash: "secret-hash", roles: ["teacher"] } });
-    const { users } = await readUsersPage(deps, { actor: OPERATOR });
+    const { users, settingPanels } = await readUsersPage(deps, { actor: OPERATOR });
+    expect(settingPanels.map((v) => v.panel.key)).toEqual(["auth.oidc"]);
     expect(users.map((u) => u.email)).toContain("t1@school.invalid");
     expect(JSON.stringify(users)).not.toContain("secret-hash");
   });
