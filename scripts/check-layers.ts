@@ -118,18 +118,12 @@ const ENTRY_POINTS_NOT_YET_DEPS_INPUT = new Set<string>([
  * item 7): known debt, named one by one, with the same rule as above — a converted one must leave.
  */
 const PAGES_NOT_YET_ONE_VIEW_MODEL = new Set<string>([
-  "app/operator/agents/[name]/page.tsx",
-  "app/operator/agents/page.tsx",
   "app/operator/audit/page.tsx",
-  "app/operator/candidates/[id]/page.tsx",
   "app/operator/limits/versions/[key]/[version]/page.tsx",
   "app/operator/page.tsx",
   "app/operator/repositories/[id]/dependencies/page.tsx",
-  "app/operator/repositories/[id]/regrade/page.tsx",
   "app/operator/repositories/page.tsx",
   "app/operator/settings/page.tsx",
-  "app/operator/tasks/new-attempts/page.tsx",
-  "app/operator/tasks/new/page.tsx",
   "app/profile/page.tsx",
 ]);
 

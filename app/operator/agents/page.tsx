@@ -3,16 +3,16 @@ import { requirePagePermission } from "@/app/_server/guard";
 import { ActionForm } from "@/components/action-form";
 import { EmptyState } from "@/components/empty-state";
 import { Field } from "@/components/form-field";
-import { listAgentProfiles } from "@/lib/agents/agent-profiles.repo";
-import { getDb } from "@/lib/db/client";
+import { getPageDeps } from "@/app/_server/page-data";
+import { readAgentsPage } from "@/lib/pages/operator/agents-page";
 import { addAgentProfileAction } from "./actions";
 
 const CONTROL = "mt-1 w-full rounded border border-slate-300 px-2 py-1 text-sm";
 
 // Agent profiles (issue 26): the student agents tasks may run. Untrusted content, not settings.
 export default async function AgentsPage() {
-  await requirePagePermission("agent.manage", "/operator/agents");
-  const profiles = await listAgentProfiles({ db: await getDb() });
+  const actor = await requirePagePermission("agent.manage", "/operator/agents");
+  const { profiles } = await readAgentsPage(await getPageDeps(), { actor });
   return (
     <section className="space-y-6">
       <h1>Agent profiles</h1>

@@ -1,11 +1,9 @@
 import Link from "next/link";
-import { notFound } from "next/navigation";
 import { requirePagePermission } from "@/app/_server/guard";
 import { ActionForm } from "@/components/action-form";
 import { Field } from "@/components/form-field";
-import { getAgentProfile } from "@/lib/agents/agent-profiles.repo";
-import { getDb } from "@/lib/db/client";
-import { AppError } from "@/lib/errors";
+import { getPageDeps, orNotFound } from "@/app/_server/page-data";
+import { readAgentPage } from "@/lib/pages/operator/agent-page";
 import { editAgentProfileAction } from "../actions";
 
 const CONTROL = "mt-1 w-full rounded border border-slate-300 px-2 py-1 text-sm";
@@ -13,15 +11,10 @@ const CONTROL = "mt-1 w-full rounded border border-slate-300 px-2 py-1 text-sm";
 // One agent profile: every version (never changed once written: tasks keep theirs) and the edit form.
 export default async function AgentProfilePage({ params }: { params: Promise<{ name: string }> }) {
   const { name } = await params;
-  await requirePagePermission("agent.manage", `/operator/agents/${encodeURIComponent(name)}`);
-  const profile = await getAgentProfile({ db: await getDb() }, { name: decodeURIComponent(name) }).catch((error: unknown) => {
-    if (error instanceof AppError && error.code === "NOT_FOUND") notFound();
-    throw error;
-  });
-  const current = profile.versions.find((v) => v.version === profile.currentVersion)!;
-  const environmentText = Object.entries(current.environment as Record<string, string>)
-    .map(([k, v]) => `${k}=${v}`)
-    .join("\n");
+  const actor = await requirePagePermission("agent.manage", `/operator/agents/${encodeURIComponent(name)}`);
+  const { profile, current, environmentText } = await orNotFound(
+    readAgentPage(await getPageDeps(), { actor, name: decodeURIComponent(name) }),
+  );
   return (
     <section className="space-y-6">
       <p className="text-sm">
