@@ -112,12 +112,6 @@ const ENTRY_POINTS_NOT_YET_DEPS_INPUT = new Set<string>([
   "lib/settings/operator-settings.ts#writeSetting",
 ]);
 
-/**
- * Pages (and server components) that still read through more than their one `read…Page` (issue 28,
- * item 7): known debt, named one by one, with the same rule as above — a converted one must leave.
- */
-const PAGES_NOT_YET_ONE_VIEW_MODEL = new Set<string>(["app/operator/repositories/[id]/dependencies/page.tsx", "app/profile/page.tsx"]);
-
 function sourceFilesUnder(folder: string, keep: (file: string) => boolean): TSourceFile[] {
   return (readdirSync(folder, { recursive: true }) as string[])
     .map((relative) => path.posix.join(folder, relative.split(path.sep).join("/")))
@@ -133,7 +127,7 @@ export function viewModelProblems(): string[] {
     ...sourceFilesUnder("scripts/cli", () => true),
   ];
   return [
-    ...pageProblems(callers, (file) => libFiles.has(file), PAGES_NOT_YET_ONE_VIEW_MODEL),
+    ...pageProblems(callers, (file) => libFiles.has(file)),
     ...entryPointProblems(callers, libFiles, ENTRY_POINTS_NOT_YET_DEPS_INPUT),
   ];
 }
