@@ -14,7 +14,7 @@ export async function readProfilePage(deps: TPageDeps, input: { actor: Actor }) 
   const { db } = deps;
   const isOperator = can(actor, "notification.manage");
   const [chosen, webhooks, deliveries] = await Promise.all([
-    listEmailPreferences({ db }, { userId: actor.userId }),
+    listEmailPreferences({ db }, { actor }),
     isOperator ? listWebhooks({ db }) : Promise.resolve([]),
     listDeliveries({ db }, { actor }),
   ]);

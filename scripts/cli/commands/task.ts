@@ -110,7 +110,7 @@ export const taskCancel: Command = {
     const task = await withDatabase(context, async ({ db }) => {
       const substrate = createSubstrate(db, context.env);
       try {
-        await cancelTask({ db, env: context.env, substrate }, { taskId: positionals[0]!, actorId: null, actorEmail: "the CLI" });
+        await cancelTask({ db, env: context.env, substrate }, { taskId: positionals[0]!, actor: null });
       } finally {
         await substrate.close();
       }
