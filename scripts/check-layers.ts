@@ -103,8 +103,6 @@ export function folderEdges(result: ICruiseResult): Map<string, Set<string>> {
  */
 const ENTRY_POINTS_NOT_YET_DEPS_INPUT = new Set<string>([
   "lib/machines/create-substrate.ts#createSubstrate",
-  "lib/probes/probe-run.repo.ts#getProbeRunOrThrow",
-  "lib/probes/probe-run.repo.ts#listProbeRuns",
   "lib/probes/read-dispatch-gate.ts#readDispatchGate",
   "lib/settings/operator-settings.ts#readSetting",
   "lib/settings/operator-settings.ts#readSettingVersion",

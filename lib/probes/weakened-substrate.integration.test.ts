@@ -43,7 +43,7 @@ function deps(extra: Partial<TProbeDeps> = {}): TProbeDeps {
 async function runOne(probe: TProbeId, extra: Partial<TProbeDeps> = {}) {
   const run = await requestProbeRun({ db: world.db, env: world.env }, { probes: [probe], actorId: null, isRunByCaller: true });
   const state = await executeProbeRun(deps(extra), { runId: run.id });
-  const result = (await getProbeRunOrThrow(world.db, run.id)).results[0]!;
+  const result = (await getProbeRunOrThrow({ db: world.db }, { runId: run.id })).results[0]!;
   return { state, result, detail: JSON.stringify(result.detail) };
 }
 

@@ -14,7 +14,7 @@ export async function readProbesPage(deps: TPageDeps, input: { actor: Actor; run
   const { db } = deps;
   const [gate, runs, settingPanels] = await Promise.all([
     readDispatchGate(db, deps.env),
-    listProbeRuns(db, { take: 20 }),
+    listProbeRuns({ db }, { take: 20 }),
     readSettingPanels(deps, { page: "/operator/probes" }),
   ]);
   return {
