@@ -21,7 +21,7 @@ describe("cancelTask", async () => {
     DATA_DIR: await mkdtemp(path.join(tmpdir(), "cancel-task-")),
     LOCAL_SUBSTRATE_PORT: String(await findFreePort()),
   });
-  const substrate = createSubstrate(db, env);
+  const substrate = createSubstrate({ db, env });
   afterAll(async () => substrate.close());
   const deps = { db, env, substrate };
   const repositoryId = (await db.targetRepository.create({ data: { name: "demo/cancel", cloneUrl: "/nowhere" } })).id;

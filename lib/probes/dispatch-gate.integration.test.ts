@@ -65,7 +65,7 @@ describe("the gate reads the latest completed run for its digest", () => {
     expect(opened).toMatchObject({ isOpen: true, openedByRunId: passing });
 
     const failing = await recordRun(localEnv, "failed");
-    const gate = await readDispatchGate(db, localEnv);
+    const gate = await readDispatchGate({ db, env: localEnv });
     expect(gate).toMatchObject({ isOpen: false, mode: "off" });
     expect(gate.closedReason).toContain(failing);
     const audit = await db.auditLog.findFirst({ where: { action: "dispatch.close" }, orderBy: { id: "desc" } });
@@ -82,7 +82,7 @@ describe("the gate reads the latest completed run for its digest", () => {
 
 describe("the probe external targets are a digest input", () => {
   it("changing probe.externalTargets changes the digest and closes an open gate", async () => {
-    expect((await readDispatchGate(db, localEnv)).isOpen).toBe(true);
+    expect((await readDispatchGate({ db, env: localEnv })).isOpen).toBe(true);
     const dispatchVersion = await readSettingVersion(db, "dispatch");
     const before = await readSubstrateConfig(db, await substrateEndpointPart(localEnv));
     await writeSetting(db, {
@@ -96,7 +96,7 @@ describe("the probe external targets are a digest input", () => {
     // The settings store knows nothing of dispatch: the write leaves the gate's row alone …
     expect(await readSettingVersion(db, "dispatch")).toBe(dispatchVersion);
     // … and the gate, re-proved at its next read, closes on the digest it was not opened for, naming the setting.
-    const gate = await readDispatchGate(db, localEnv);
+    const gate = await readDispatchGate({ db, env: localEnv });
     expect(gate).toMatchObject({ isOpen: false, mode: "off" });
     expect(gate.closedReason).toMatch(/^Setting "probe\.externalTargets" changed: /);
     expect(await readSettingVersion(db, "dispatch")).toBe(dispatchVersion + 1);
@@ -113,7 +113,7 @@ describe("production dispatch on a hosted substrate", () => {
       code: "DISPATCH_EXTERNAL_TARGETS_MISSING",
       message: expect.stringMatching(/probe\.externalTargets/),
     });
-    expect((await readDispatchGate(db, hostedEnv)).isOpen).toBe(false);
+    expect((await readDispatchGate({ db, env: hostedEnv })).isOpen).toBe(false);
 
     // A documentation address (TEST-NET-1): stored only, never contacted here.
     await writeSetting(db, {

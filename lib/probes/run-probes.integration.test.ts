@@ -62,7 +62,7 @@ async function expectRefused(mode: "development" | "production", pattern: RegExp
 describe("the dispatch gate before any run", () => {
   it("is refused before any run, naming what is missing", async () => {
     await expectRefused("development", /No completed probe run/);
-    expect((await readDispatchGate(world.db, world.env)).isOpen).toBe(false);
+    expect((await readDispatchGate({ db: world.db, env: world.env })).isOpen).toBe(false);
   });
 });
 
@@ -117,7 +117,7 @@ describe("a full probe run on the local substrate", () => {
       actorId: null,
       reason: "test setup",
     });
-    const gate = await readDispatchGate(world.db, world.env);
+    const gate = await readDispatchGate({ db: world.db, env: world.env });
     expect(gate).toMatchObject({ isOpen: false, mode: "off" });
     expect(gate.closedReason).toMatch(/guest\.image.*changed/);
     const audit = await world.db.auditLog.findFirst({ where: { action: "dispatch.close" }, orderBy: { id: "desc" } });

@@ -21,7 +21,7 @@ describe("readDashboardPage", async () => {
     DATA_DIR: await mkdtemp(path.join(tmpdir(), "dashboard-page-")),
     LOCAL_SUBSTRATE_PORT: String(await findFreePort()),
   });
-  const substrate = createSubstrate(db, env);
+  const substrate = createSubstrate({ db, env });
   afterAll(async () => substrate.close());
   const deps = { db, env, substrate };
 

@@ -20,7 +20,7 @@ export async function readDashboardPage(deps: TPageDeps & { substrate: Substrate
     readHealth(),
     listRecentTasks({ db }, { take: 20 }),
     readProviderAccount(substrate),
-    readDispatchGate(db, env),
+    readDispatchGate({ db, env }),
     readDashboard({ db, substrateLabel: substrate.label }),
     readSpendOverview({ db }),
   ]);

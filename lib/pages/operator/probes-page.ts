@@ -13,7 +13,7 @@ export async function readProbesPage(deps: TPageDeps, input: { actor: Actor; run
   assertMayRead(input.actor, "probe.run");
   const { db } = deps;
   const [gate, runs, settingPanels] = await Promise.all([
-    readDispatchGate(db, deps.env),
+    readDispatchGate(deps),
     listProbeRuns({ db }, { take: 20 }),
     readSettingPanels(deps, { page: "/operator/probes" }),
   ]);

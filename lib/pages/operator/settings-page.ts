@@ -5,5 +5,5 @@ import { assertMayRead, type TPageDeps } from "../page-deps";
 
 export async function readSettingsPage(deps: TPageDeps, input: { actor: Actor }) {
   assertMayRead(input.actor, "limits.edit");
-  return { dispatch: await readDispatchGate(deps.db, deps.env), canToggle: can(input.actor, "dispatch.toggle") };
+  return { dispatch: await readDispatchGate(deps), canToggle: can(input.actor, "dispatch.toggle") };
 }

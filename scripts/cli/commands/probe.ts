@@ -42,7 +42,7 @@ export const probeRun: Command = {
     const { values } = parseCommandArgs(context.argv, { only: { type: "string" } });
     const probes = parseProbeSelection(values.only);
     const summary = await withDatabase(context, async ({ db }) => {
-      const substrate = createSubstrate(db, context.env);
+      const substrate = createSubstrate({ db, env: context.env });
       try {
         await closeAbandonedProbeRuns({ db, env: context.env, substrate });
         const queued = await requestProbeRun({ db, env: context.env }, { probes, actorId: null, isRunByCaller: true });
