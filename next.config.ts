@@ -31,6 +31,11 @@ const nextConfig: NextConfig = {
   async headers() {
     return [
       { source: "/:path*", headers: COMMON_SECURITY_HEADERS },
+      // Not seen by proxy.ts (see its matcher), so not given the per-request CSP there.
+      {
+        source: "/api/operator/agent-code",
+        headers: [{ key: "Content-Security-Policy", value: "default-src 'none'; frame-ancestors 'none'" }],
+      },
       {
         source: "/_next/:path*",
         headers: [{ key: "Content-Security-Policy", value: "default-src 'self'; frame-ancestors 'none'; object-src 'none'" }],

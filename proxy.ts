@@ -28,5 +28,8 @@ export function proxy(request: NextRequest) {
 
 export const config = {
   // The relay is not served by the web app at all (lib/relay/relay-server.ts, its own listener).
-  matcher: [{ source: "/((?!_next/static|_next/image|favicon.ico).*)" }],
+  // The agent-code upload is not proxied: for a request the proxy sees, Next reads the whole body
+  // first (to clone it for the proxy, cut at 10 MB) — before the route's role check and its cap.
+  // It is a JSON route that checks its own session; next.config.ts gives it a fixed CSP.
+  matcher: [{ source: "/((?!_next/static|_next/image|favicon.ico|api/operator/agent-code).*)" }],
 };

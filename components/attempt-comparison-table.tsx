@@ -3,14 +3,8 @@ import Link from "next/link";
 import { DataTable } from "@/components/data-table";
 import { StateBadge } from "@/components/state-badge";
 import type { TAttemptComparison } from "@/lib/review/read-attempt-comparison";
+import { formatCount, formatSeconds } from "@/lib/format/format";
 import { formatMicros } from "@/lib/spend/spend-guard";
-
-function formatSeconds(seconds: number | null): string {
-  if (seconds === null) return "—";
-  if (seconds < 120) return `${Math.round(seconds)} s`;
-  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
-  return `${(seconds / 3600).toFixed(1)} h`;
-}
 
 export function AttemptComparisonTable({ comparison }: { comparison: TAttemptComparison }) {
   const { group, attempts } = comparison;
@@ -60,7 +54,7 @@ export function AttemptComparisonTable({ comparison }: { comparison: TAttemptCom
             )}
           </td>
           <td className="p-2">{a.rounds}</td>
-          <td className="p-2">{(a.inputTokens + a.outputTokens).toLocaleString("en-US")}</td>
+          <td className="p-2">{formatCount(a.inputTokens + a.outputTokens)}</td>
           <td className="p-2">{formatMicros(a.costMicros)}</td>
           <td className="p-2">{formatSeconds(a.secondsToReview)}</td>
           <td className="p-2">

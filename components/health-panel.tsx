@@ -1,4 +1,5 @@
 import type { THealth } from "@/lib/health/read-health";
+import { formatDateTime } from "@/lib/format/format";
 import { StateBadge } from "./state-badge";
 
 export function HealthPanel({ health }: { health: THealth }) {
@@ -17,7 +18,7 @@ export function HealthPanel({ health }: { health: THealth }) {
           <StateBadge state={health.worker.status} />
           <span className="text-sm text-slate-600">
             {health.worker.lastHeartbeatAt
-              ? `last heartbeat ${new Date(health.worker.lastHeartbeatAt).toLocaleTimeString()}`
+              ? `last heartbeat ${formatDateTime(health.worker.lastHeartbeatAt, { precision: "second" })}`
               : "no heartbeat yet"}
           </span>
         </dd>

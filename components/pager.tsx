@@ -1,4 +1,5 @@
 import Link from "next/link";
+import { formatCount } from "@/lib/format/format";
 
 /** Previous/next links for a paged list; `hrefOf` keeps the list's filters in the link. */
 export function Pager({
@@ -24,7 +25,7 @@ export function Pager({
         </span>
       )}
       <span className="text-slate-600">
-        Page {page} of {pages} · {total.toLocaleString("en-US")} in all
+        Page {page} of {pages} · {formatCount(total)} in all
       </span>
       {page < pages ? (
         <Link href={hrefOf(page + 1)}>Next →</Link>

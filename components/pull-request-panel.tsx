@@ -1,5 +1,6 @@
 import type { TPublicationView } from "@/lib/publish/get-publication";
 import { safeHttpUrl } from "@/lib/publish/get-publication";
+import { formatDateTime } from "@/lib/format/format";
 import { StateBadge } from "./state-badge";
 
 /** PullRequest.state → the task state it mirrors, so the badge tones match the rest of the app. */
@@ -15,10 +16,6 @@ const RECONCILE_LABELS: Record<string, string> = {
   conflict: "conflict on the provider; nothing was overwritten",
   failed: "failed",
 };
-
-function formatTime(value: Date | null): string {
-  return value ? value.toISOString().replace("T", " ").slice(0, 19) + " UTC" : "—";
-}
 
 /**
  * Where a task's publication stands: the pull request link once it exists, the reconciliation
@@ -74,7 +71,7 @@ export function PullRequestPanel({ publication }: { publication: TPublicationVie
         {publication.state === "pending" && (
           <>
             <dt className="text-slate-600">Next attempt</dt>
-            <dd>{formatTime(publication.nextAttemptAt)}</dd>
+            <dd>{formatDateTime(publication.nextAttemptAt, { precision: "second" })}</dd>
           </>
         )}
       </dl>

@@ -1,4 +1,5 @@
 import type { TRelayUsageSnapshot } from "@/lib/relay/read-capability-usage";
+import { formatBytes, formatCount, formatDateTime } from "@/lib/format/format";
 import { formatMicros } from "@/lib/spend/spend-guard";
 import { StateBadge } from "./state-badge";
 
@@ -29,11 +30,12 @@ export function RelayUsage({ usage }: { usage: TRelayUsageSnapshot | null }) {
       </div>
       <p className="mt-1 text-xs text-slate-500">
         Capability <code>{usage.capabilityId}</code> · operations {usage.allowedOps.join(", ")} · expires{" "}
-        {new Date(usage.limits.deadlineAt).toLocaleString()}
+        {formatDateTime(usage.limits.deadlineAt, { precision: "second" })}
       </p>
       {usage.isRevoked && (
         <p className="mt-2 rounded bg-slate-50 px-2 py-1 text-sm text-slate-800" data-testid="relay-revoked">
-          Revoked {usage.revokedAt ? new Date(usage.revokedAt).toLocaleString() : ""}: {usage.revokedReason ?? "no reason recorded"}
+          Revoked {usage.revokedAt ? formatDateTime(usage.revokedAt, { precision: "second" }) : ""}:{" "}
+          {usage.revokedReason ?? "no reason recorded"}
         </p>
       )}
       {isScripted && (
@@ -42,9 +44,9 @@ export function RelayUsage({ usage }: { usage: TRelayUsageSnapshot | null }) {
         </p>
       )}
       <dl className="mt-3 grid grid-cols-1 gap-3 sm:grid-cols-2">
-        <Meter label="Requests" used={usage.usage.requestCount} limit={usage.limits.maxRequests} unit="" />
-        <Meter label="Bytes (requests + responses)" used={usage.usage.bytesUsed} limit={usage.limits.maxBytes} unit=" B" />
-        <Meter label="Tokens charged (input + output)" used={usage.tokens.charged} limit={usage.tokens.max} unit="" />
+        <Meter label="Requests" used={usage.usage.requestCount} limit={usage.limits.maxRequests} format={formatCount} />
+        <Meter label="Bytes (requests + responses)" used={usage.usage.bytesUsed} limit={usage.limits.maxBytes} format={formatBytes} />
+        <Meter label="Tokens charged (input + output)" used={usage.tokens.charged} limit={usage.tokens.max} format={formatCount} />
         <div data-testid="relay-model-cost">
           <dt className="text-xs text-slate-600">Model cost</dt>
           <dd className="mt-1 text-sm text-slate-800">
@@ -60,20 +62,20 @@ export function RelayUsage({ usage }: { usage: TRelayUsageSnapshot | null }) {
         </div>
       </dl>
       <p className="mt-2 text-xs text-slate-600" data-testid="relay-tokens">
-        Reported by the upstream: {usage.tokens.input.toLocaleString()} input and {usage.tokens.output.toLocaleString()} output tokens
+        Reported by the upstream: {formatCount(usage.tokens.input)} input and {formatCount(usage.tokens.output)} output tokens
         {usage.tokens.unreportedCalls > 0 &&
           `; ${usage.tokens.unreportedCalls} call(s) did not report tokens and are charged at their worst case`}
         .
       </p>
       {usage.task.capabilities > 1 && (
         <p className="mt-1 text-xs text-slate-600" data-testid="relay-task-totals">
-          All {usage.task.capabilities} capabilities of this task (every attempt and round): {usage.task.tokens.input.toLocaleString()}{" "}
-          input and {usage.task.tokens.output.toLocaleString()} output tokens, {usage.task.tokens.charged.toLocaleString()} charged; model
-          cost {formatMicros(usage.task.modelCostMicros)}.
+          All {usage.task.capabilities} capabilities of this task (every attempt and round): {formatCount(usage.task.tokens.input)} input
+          and {formatCount(usage.task.tokens.output)} output tokens, {formatCount(usage.task.tokens.charged)} charged; model cost{" "}
+          {formatMicros(usage.task.modelCostMicros)}.
         </p>
       )}
       <p className="mt-2 text-xs text-slate-500">
-        Per call: request ≤ {usage.limits.maxRequestBytes.toLocaleString()} B, response ≤ {usage.limits.maxResponseBytes.toLocaleString()} B
+        Per call: request ≤ {formatBytes(usage.limits.maxRequestBytes)}, response ≤ {formatBytes(usage.limits.maxResponseBytes)}
       </p>
       <div className="mt-3">
         <h3 className="text-xs font-medium text-slate-700">Calls ({usage.calls.total})</h3>
@@ -99,7 +101,7 @@ export function RelayUsage({ usage }: { usage: TRelayUsageSnapshot | null }) {
   );
 }
 
-function Meter({ label, used, limit, unit }: { label: string; used: number; limit: number; unit: string }) {
+function Meter({ label, used, limit, format }: { label: string; used: number; limit: number; format: (value: number) => string }) {
   const percent = limit > 0 ? Math.min(100, Math.round((used / limit) * 100)) : 100;
   return (
     <div>
@@ -119,9 +121,7 @@ function Meter({ label, used, limit, unit }: { label: string; used: number; limi
           />
         </div>
         <span className="text-sm text-slate-800">
-          {used.toLocaleString()}
-          {unit} / {limit.toLocaleString()}
-          {unit}
+          {format(used)} / {format(limit)}
         </span>
       </dd>
     </div>

@@ -6,20 +6,8 @@
 // `@anthropic-ai/sdk` yet (sidecars/local-substrate/default-guest-image.ts says why), so it is not
 // uploaded into guests; it is tested on the host against the real endpoint (guest/reference-agents.test.ts).
 import Anthropic from "@anthropic-ai/sdk";
-import {
-  AGENT_LIMITS,
-  bound,
-  buildPrompt,
-  createToolSession,
-  finishRun,
-  modelFailureNote,
-  OUTPUT_DIR,
-  readTask,
-  REPO_DIR,
-  runAsProgram,
-  TASK_FILE,
-  TOOL_DEFINITIONS,
-} from "./agent-tools.mjs";
+import { AGENT_LIMITS, bound, createToolSession, TOOL_DEFINITIONS } from "./agent-tools.mjs";
+import { buildPrompt, finishRun, modelFailureNote, OUTPUT_DIR, readTask, REPO_DIR, runAsProgram, TASK_FILE } from "./agent-run.mjs";
 
 /** @import { MessageParam, TextBlockParam, Tool, ToolResultBlockParam, ToolUseBlockParam } from "@anthropic-ai/sdk/resources/messages" */
 

@@ -29,6 +29,7 @@ import { anthropicErrorType, anthropicRequestToChat, anthropicStreamEvents, chat
 import { EndpointRequestError, nowSeconds } from "./model-endpoint-common.mjs";
 import { createBoundedLog, readBody, sendEvents, sendJson, withTimeout } from "./model-endpoint-http.mjs";
 import { chatToOpenAiResponse, openAiErrorType, openAiRequestToChat, openAiStreamEvents } from "./model-endpoint-openai.mjs";
+import { createRelayClient, readRelayTask, TASK_FILE } from "./relay-client.mjs";
 
 /** @import { RelayClient } from "./relay-client.mjs" */
 /** @typedef {Pick<RelayClient, "chat">} ChatClient */
@@ -116,6 +117,19 @@ export function modelEndpointEnvironment(port = MODEL_ENDPOINT_PORT) {
     ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}`,
     ANTHROPIC_API_KEY: "placeholder",
   };
+}
+
+/**
+ * Starts the endpoint as every student guest gets it: the relay client of task.json's relay section
+ * (channel, handle, socket), its pinned model, and the guest layout's port, host and log file. The
+ * runner calls this before the agent starts; qualification probe P2's program calls the same
+ * function in its guests (lib/probes/p2-model-endpoint.ts), so what the probes observe is the
+ * endpoint students get.
+ * @param {string} [taskFile]
+ */
+export async function startTaskModelEndpoint(taskFile = TASK_FILE) {
+  const relayTask = await readRelayTask(taskFile);
+  return startModelEndpoint({ client: createRelayClient(relayTask), model: relayTask.model });
 }
 
 /**

@@ -12,21 +12,8 @@
 // model's summary and a last `npm test` run as the SUPPLEMENTAL check (never the trusted verdict:
 // the control plane verifies on a fresh guest).
 import OpenAI from "openai";
-import {
-  AGENT_LIMITS,
-  bound,
-  buildPrompt,
-  createToolSession,
-  finishRun,
-  modelFailureNote,
-  OUTPUT_DIR,
-  parseToolArguments,
-  readTask,
-  REPO_DIR,
-  runAsProgram,
-  TASK_FILE,
-  TOOL_DEFINITIONS,
-} from "./agent-tools.mjs";
+import { AGENT_LIMITS, bound, createToolSession, parseToolArguments, TOOL_DEFINITIONS } from "./agent-tools.mjs";
+import { buildPrompt, finishRun, modelFailureNote, OUTPUT_DIR, readTask, REPO_DIR, runAsProgram, TASK_FILE } from "./agent-run.mjs";
 
 /** @import { ChatCompletionFunctionTool, ChatCompletionMessage, ChatCompletionMessageParam } from "openai/resources/chat/completions" */
 

@@ -4,13 +4,20 @@
 // SAW: sandbox identity (/proc), interfaces and routes, TCP/UDP/DNS attempts to the targets it is
 // given (the control plane's loopback ports and listeners the probe itself runs, plus any external
 // targets the operator configured for a hosted substrate), requests through the relay socket that
-// try to use it as a proxy, and a bounded search for host canaries
-// (only their sha256 digests are given; values are matched by pattern and hashed here).
+// try to use it as a proxy, a bounded search for host canaries
+// (only their sha256 digests are given; values are matched by pattern and hashed here), and the
+// in-guest model endpoint: started first, exactly as the runner starts it (the same module and
+// function, the guest layout's port and the task.json relay section the control plane uploaded),
+// so every other attempt runs with it up; then where it listens (/proc/net/tcp{,6}), what it
+// answers on loopback, where one chat call went, and what it wrote (its log, its responses).
 // Its output is untrusted guest output: the control plane parses it with a strict schema.
 import { createHash } from "node:crypto";
 import dgram from "node:dgram";
 import fs from "node:fs";
 import net from "node:net";
+import { cut, errorDetail, read } from "./probe-io.mjs";
+import { observeModelEndpoint, startModelEndpoint } from "./probe-model-endpoint.mjs";
+/** @import { TModelEndpointReport, TModelEndpointSpec } from "./probe-model-endpoint.mjs" */
 
 /**
  * The probe's input, written by the control plane (lib/probes).
@@ -21,7 +28,8 @@ import net from "node:net";
  * @typedef {{ pattern: string, digests: string[], timeMs: number, roots: string[], maxFiles: number, maxTotalBytes: number,
  *   maxBytesPerFile: number, reportSockets?: boolean }} TCanarySpec
  * @typedef {{ timeoutMs?: number, identity?: boolean, network?: boolean, tcp?: TTarget[], udp?: TUdpTarget[], dns?: TDnsTarget[],
- *   relay?: { socketPath: string, marker: string, requests: TRelayRequest[] }, canaries?: TCanarySpec }} TProbeInput
+ *   relay?: { socketPath: string, marker: string, requests: TRelayRequest[] }, canaries?: TCanarySpec,
+ *   modelEndpoint?: TModelEndpointSpec }} TProbeInput
  */
 /**
  * One egress attempt as the report carries it.
@@ -35,27 +43,10 @@ const INPUT = process.argv[2] ?? "/tmp/school-core-probe/input.json";
 const input = JSON.parse(fs.readFileSync(INPUT, "utf8"));
 /**
  * @type {{ v: 1, identity: ReturnType<typeof identity> | null, network: ReturnType<typeof network> | null,
- *   egress: TAttempt[], relay: TRelayAttempt[], canaries: ReturnType<typeof searchCanaries> | null }}
+ *   egress: TAttempt[], relay: TRelayAttempt[], canaries: ReturnType<typeof searchCanaries> | null,
+ *   modelEndpoint?: TModelEndpointReport }}
  */
 const report = { v: 1, identity: null, network: null, egress: [], relay: [], canaries: null };
-/** @param {unknown} text */
-const cut = (text, n = 300) => String(text).slice(0, n);
-/**
- * The first `max` bytes of a file as text, or null when it cannot be read.
- * @param {string} file
- * @returns {string | null}
- */
-const read = (file, max = 64 * 1024) => {
-  try {
-    const fd = fs.openSync(file, "r");
-    const buf = Buffer.alloc(max);
-    const n = fs.readSync(fd, buf, 0, max, 0);
-    fs.closeSync(fd);
-    return buf.subarray(0, n).toString("utf8");
-  } catch {
-    return null;
-  }
-};
 
 function identity() {
   const status = read("/proc/self/status") ?? "";
@@ -108,15 +99,6 @@ function network() {
     hasDefaultRoute,
     resolvConf: cut((read("/etc/resolv.conf") ?? "").trim(), 300),
   };
-}
-
-/**
- * The error's code (ECONNREFUSED …), else its message.
- * @param {Error} error
- */
-function errorDetail(error) {
-  const code = /** @type {{ code?: unknown }} */ (error).code;
-  return typeof code === "string" ? code : error.message;
 }
 
 /**
@@ -325,6 +307,8 @@ function searchCanaries(spec) {
 }
 
 const timeoutMs = input.timeoutMs ?? 1500;
+// The endpoint first, so every attempt below is made with it up.
+const endpoint = input.modelEndpoint ? await startModelEndpoint(input.modelEndpoint) : null;
 if (input.identity) report.identity = identity();
 if (input.network) report.network = network();
 report.egress = await Promise.all([
@@ -336,5 +320,11 @@ if (input.relay) {
   for (const request of input.relay.requests)
     report.relay.push(await relayAttempt(request, input.relay.socketPath, input.relay.marker, timeoutMs));
 }
+if (input.modelEndpoint && endpoint) {
+  report.modelEndpoint = await observeModelEndpoint(input.modelEndpoint, endpoint);
+  // Closed as the runner closes it after the agent; a close held up by the pending call is not waited for.
+  await Promise.race([endpoint.endpoint?.close(), new Promise((r) => setTimeout(r, 500))]);
+}
 if (input.canaries) report.canaries = searchCanaries(input.canaries);
-process.stdout.write(JSON.stringify(report));
+// An unanswered mailbox call would keep polling for minutes: the report is the end of the probe.
+process.stdout.write(JSON.stringify(report), () => process.exit(0));

@@ -38,6 +38,8 @@ const MODEL_ENDPOINT_LOG_FILE = `${OUTPUT}/model-endpoint.log`;
 // An agent profile's code (issue 26), present when task.json names it.
 const AGENT_CODE_ARCHIVE = `${INPUT}/agent-code.tar`;
 const AGENT_DIR = "/tmp/school-core-agent";
+// Its dependency bundle (issue 26), built by the trusted builder from the code's lockfile.
+const AGENT_DEPENDENCIES_ARCHIVE = `${INPUT}/agent-dependencies.tar.gz`;
 /** @typedef {{ profileEnv: Record<string, string>, ownEnv: Record<string, string> }} TAgentCode */
 
 const LIMITS = { diagnostics: 4000, summary: 8000, excerpt: 8000, paths: 10000, endpointLogLines: 5 };
@@ -123,11 +125,15 @@ function installDependencies() {
 
 /**
  * An agent profile's code and environment: the code archive (validated by the control plane when
- * the profile was written) is extracted into AGENT_DIR before the agent starts. The profile's
- * variables come first, so none of the runner's own (PATH, SCHOOL_CORE_AGENT_DIR …) can be shadowed.
+ * the profile was written) is extracted into AGENT_DIR before the agent starts, then its
+ * dependency bundle when its lockfile has one — into AGENT_DIR/<outputDir>, replacing whatever the
+ * code shipped there, so the packages the agent loads are the ones the trusted builder installed.
+ * The profile's variables come first, so none of the runner's own (PATH, SCHOOL_CORE_AGENT_DIR …)
+ * can be shadowed.
+ * @param {Record<string, string>} dependencyEnv the repository bundle's variables (PYTHONPATH is joined, not replaced)
  * @returns {TAgentCode}
  */
-function installAgentCode() {
+function installAgentCode(dependencyEnv) {
   /** @type {Record<string, string>} */
   const profileEnv = {};
   for (const [name, value] of Object.entries(task.agent.environment ?? {}))
@@ -136,7 +142,18 @@ function installAgentCode() {
   fs.mkdirSync(AGENT_DIR, { recursive: true });
   run("tar", ["-xf", AGENT_CODE_ARCHIVE, "-C", AGENT_DIR, "--no-same-owner", "--no-same-permissions"]);
   fs.rmSync(AGENT_CODE_ARCHIVE, { force: true });
-  return { profileEnv, ownEnv: { SCHOOL_CORE_AGENT_DIR: AGENT_DIR } };
+  /** @type {Record<string, string>} */
+  const ownEnv = { SCHOOL_CORE_AGENT_DIR: AGENT_DIR };
+  const dependencies = task.agent.dependencies;
+  const outputDir = dependencies?.outputDir;
+  if (dependencies?.archive === AGENT_DEPENDENCIES_ARCHIVE && (outputDir === "node_modules" || outputDir === "site-packages")) {
+    fs.rmSync(`${AGENT_DIR}/${outputDir}`, { recursive: true, force: true });
+    run("tar", ["-xzf", AGENT_DEPENDENCIES_ARCHIVE, "-C", AGENT_DIR, "--no-same-owner", "--no-same-permissions"]);
+    fs.rmSync(AGENT_DEPENDENCIES_ARCHIVE, { force: true });
+    if (outputDir === "site-packages")
+      ownEnv.PYTHONPATH = [`${AGENT_DIR}/site-packages`, dependencyEnv.PYTHONPATH].filter(Boolean).join(":");
+  }
+  return { profileEnv, ownEnv };
 }
 
 // The task's process ceiling reaches the agent as RLIMIT_NPROC (the local substrate also sets the
@@ -188,10 +205,8 @@ function limitHitBy(logTail, signal) {
  */
 async function startEndpoint() {
   try {
-    const { createRelayClient, readRelayTask } = await import("./relay-client.mjs");
-    const { startModelEndpoint, modelEndpointEnvironment } = await import("./model-endpoint.mjs");
-    const relayTask = await readRelayTask(TASK_FILE);
-    const endpoint = await startModelEndpoint({ client: createRelayClient(relayTask), model: relayTask.model });
+    const { startTaskModelEndpoint, modelEndpointEnvironment } = await import("./model-endpoint.mjs");
+    const endpoint = await startTaskModelEndpoint(TASK_FILE);
     return { env: modelEndpointEnvironment(endpoint.port), close: () => endpoint.close() };
   } catch (error) {
     note(`the model endpoint did not start: ${error instanceof Error ? error.message : String(error)}`);
@@ -258,7 +273,7 @@ async function main() {
   run("git", ["commit", "--quiet", "--allow-empty", "--no-verify", "-m", "base"]);
 
   const dependencyEnv = installDependencies();
-  const agentCode = installAgentCode();
+  const agentCode = installAgentCode(dependencyEnv);
   const endpoint = await startEndpoint();
   const agent = await runAgent(dependencyEnv, agentCode, endpoint.env);
   await endpoint.close();

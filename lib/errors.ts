@@ -31,6 +31,8 @@ export const APP_ERROR_CODES = {
   DISPATCH_EXTERNAL_TARGETS_MISSING: 409,
   /** A task's limits snapshot is weaker than the limits the open gate's probe run qualified (more of a resource, or an open network where it was blocked): it is refused at provisioning and blocks. */
   TASK_LIMITS_NOT_QUALIFIED: 409,
+  /** A task's agent profile names a guest image of its own that no passing probe run qualified under the configuration in force (or dispatch is not open): refused at provisioning, the task blocks; qualify the image (`probe run --image-of-profile NAME`). */
+  AGENT_IMAGE_NOT_QUALIFIED: 409,
   /** A qualification probe's task was failed because the probe run driving it was abandoned (its runner stopped mid-run). */
   PROBE_RUN_ABANDONED: 409,
   /** Every machine slot of the substrate's cap (setting machines.concurrency) is in use: a re-verification, a retry from `imported` or an operator's dependency build cannot start now. */
@@ -53,6 +55,8 @@ export const APP_ERROR_CODES = {
   CONTRACT_VIOLATION: 422,
   /** A candidate archive (or an agent profile's code, checked by the same validator) was refused by validation. */
   ARCHIVE_REFUSED: 422,
+  /** An archive uploaded as a request body (an agent's code on the operator page) is larger than its limit: refused from its Content-Length, or as soon as its bytes pass the limit, never read whole; nothing stored. */
+  ARCHIVE_TOO_LARGE: 413,
   /** Candidate identity disagrees with what was declared or recorded. */
   CANDIDATE_MISMATCH: 422,
   /** A stored artifact is missing or does not match its digest. */
@@ -117,6 +121,8 @@ export const APP_ERROR_CODES = {
   DEPENDENCY_SETUP_FAILED: 502,
   /** A dependency bundle from a builder guest broke the archive rules (size, paths, links) and was refused whole. */
   DEPENDENCY_BUNDLE_REFUSED: 422,
+  /** An agent profile's code carries a lockfile and its dependency bundle (issue 26) could not be had: no registries configured (setting agents.dependencies), or the trusted build failed or was refused; the task blocks before its agent starts. */
+  AGENT_DEPENDENCIES_FAILED: 502,
 } as const;
 
 export type AppErrorCode = keyof typeof APP_ERROR_CODES;

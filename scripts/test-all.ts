@@ -33,6 +33,22 @@ const STEPS: Step[] = [
   },
 ];
 
+/**
+ * CPU seconds (user + system) of every finished child process tree, from /proc/self/stat
+ * (cutime + cstime, in clock ticks of 100 Hz on Linux): the summary shows each step's CPU beside
+ * its wall time, so it is visible which steps are bound by the cores and which wait.
+ */
+function childCpuSeconds(): number | null {
+  try {
+    const stat = fs.readFileSync("/proc/self/stat", "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // fields[0] is field 3 (state); cutime and cstime are fields 16 and 17
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return null;
+  }
+}
+
 function run(step: Step): Promise<number> {
   return new Promise((resolve) => {
     const child = spawn(step.command, step.args, { cwd: ROOT, stdio: "inherit", env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" } });
@@ -48,16 +64,24 @@ async function main() {
     process.exit(1);
   }
   const only = process.argv.slice(2);
-  const results: { name: string; code: number; seconds: number }[] = [];
+  const results: { name: string; code: number; seconds: number; cpuSeconds: number | null }[] = [];
   for (const step of STEPS.filter((s) => only.length === 0 || only.includes(s.name))) {
     process.stdout.write(`\n[test] ── ${step.name} ──\n`);
     const started = Date.now();
+    const cpuBefore = childCpuSeconds();
     const code = await run(step);
-    results.push({ name: step.name, code, seconds: Math.round((Date.now() - started) / 1000) });
+    const cpuAfter = childCpuSeconds();
+    const cpuSeconds = cpuBefore === null || cpuAfter === null ? null : Math.round(cpuAfter - cpuBefore);
+    results.push({ name: step.name, code, seconds: Math.round((Date.now() - started) / 1000), cpuSeconds });
     if (code !== 0) break; // later steps depend on earlier ones (a type error makes e2e meaningless)
   }
   process.stdout.write("\n[test] summary\n");
-  for (const r of results) process.stdout.write(`[test]   ${r.code === 0 ? "pass" : "FAIL"}  ${r.name} (${r.seconds}s)\n`);
+  for (const r of results)
+    process.stdout.write(
+      `[test]   ${r.code === 0 ? "pass" : "FAIL"}  ${r.name} (${r.seconds}s${r.cpuSeconds === null ? "" : `, CPU ${r.cpuSeconds}s`})\n`,
+    );
+  const wall = results.reduce((sum, r) => sum + r.seconds, 0);
+  process.stdout.write(`[test]   total ${wall}s (${(wall / 60).toFixed(1)} min)\n`);
   process.exit(results.every((r) => r.code === 0) && results.length > 0 ? 0 : 1);
 }
 

@@ -5,6 +5,7 @@ import { HealthPanel } from "@/components/health-panel";
 import { StateBadge } from "@/components/state-badge";
 import { getRunContext } from "@/app/_server/run-context";
 import { formatMicros } from "@/lib/spend/spend-guard";
+import { formatDateTime, formatTime } from "@/lib/format/format";
 import { DataTable } from "@/components/data-table";
 import { DispatchLabel } from "@/components/dispatch-gate-panel";
 import { readDashboardPage } from "@/lib/pages/operator/dashboard-page";
@@ -102,8 +103,8 @@ export default async function OperatorDashboardPage() {
                   {f.repository} #{f.issueNumber} {f.issueTitle}
                 </Link>{" "}
                 <span className="text-xs text-slate-500">
-                  {f.updatedAt.toISOString().slice(0, 16).replace("T", " ")} UTC · attempt {f.attempt}
-                  {f.autoRetryAt ? ` · automatic retry at ${f.autoRetryAt.toISOString().slice(11, 16)}` : ""}
+                  {formatDateTime(f.updatedAt)} · attempt {f.attempt}
+                  {f.autoRetryAt ? ` · automatic retry at ${formatTime(f.autoRetryAt)}` : ""}
                 </span>
                 <span className="block break-words text-xs text-red-900">
                   <span className="font-mono">{f.errorCode}</span> {f.errorSummary}
@@ -130,7 +131,7 @@ export default async function OperatorDashboardPage() {
                 <td className="p-2">
                   <StateBadge state={task.state} />
                 </td>
-                <td className="p-2">{task.createdAt.toISOString().replace("T", " ").slice(0, 19)}</td>
+                <td className="p-2">{formatDateTime(task.createdAt, { precision: "second" })}</td>
               </tr>
             ))}
           </DataTable>

@@ -7,13 +7,10 @@ import { Field, FieldError } from "@/components/form-field";
 import { getPageDeps } from "@/app/_server/page-data";
 import { NOTIFICATION_EVENT_INFO, TASK_NOTIFICATION_EVENTS } from "@/lib/notifications/notification-events";
 import { readProfilePage } from "@/lib/pages/profile/profile-page";
+import { formatDateTime } from "@/lib/format/format";
 import { addWebhookAction, removeWebhookAction, saveEmailPreferencesAction, testWebhookAction } from "./actions";
 
 const CONTROL = "mt-1 w-full rounded border border-slate-300 px-2 py-1 text-sm";
-
-function formatTime(value: Date | null): string {
-  return value ? value.toISOString().replace("T", " ").slice(0, 19) : "—";
-}
 
 function eventLabel(event: string): string {
   return event in NOTIFICATION_EVENT_INFO ? NOTIFICATION_EVENT_INFO[event as keyof typeof NOTIFICATION_EVENT_INFO].title : "Test";
@@ -116,7 +113,7 @@ export default async function ProfilePage() {
           >
             {deliveries.map((d) => (
               <tr key={d.id} className="border-t border-slate-200 align-top" data-testid="delivery" data-status={d.status}>
-                <td className="whitespace-nowrap p-2">{formatTime(d.createdAt)}</td>
+                <td className="whitespace-nowrap p-2">{formatDateTime(d.createdAt, { precision: "second" })}</td>
                 <td className="p-2">{eventLabel(d.event)}</td>
                 <td className="p-2">
                   {d.taskId && isOperator ? (
@@ -133,7 +130,9 @@ export default async function ProfilePage() {
                   {d.status}
                 </td>
                 <td className="p-2">{d.attempts}</td>
-                <td className="whitespace-nowrap p-2">{d.status === "pending" ? formatTime(d.nextAttemptAt) : "—"}</td>
+                <td className="whitespace-nowrap p-2">
+                  {d.status === "pending" ? formatDateTime(d.nextAttemptAt, { precision: "second" }) : "—"}
+                </td>
                 <td className="max-w-md whitespace-pre-wrap break-words p-2 text-red-800">{d.lastError ?? ""}</td>
               </tr>
             ))}

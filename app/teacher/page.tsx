@@ -7,6 +7,7 @@ import { StateBadge } from "@/components/state-badge";
 import { getPageDeps } from "@/app/_server/page-data";
 import { readReviewQueuePage } from "@/lib/pages/teacher/review-queue-page";
 import type { TReviewQueueItem } from "@/lib/review/list-review-queue";
+import { formatDateTime } from "@/lib/format/format";
 import { AttemptComparisonTable } from "@/components/attempt-comparison-table";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
@@ -90,7 +91,7 @@ function QueueRow({ item }: { item: TReviewQueueItem }) {
       )}
       <StateBadge state={item.evidenceStatus === "pass" ? "passed" : item.evidenceStatus === "stale" ? "stale" : "failed"} />
       <span className="text-xs text-slate-500">
-        evidence {item.evidenceStatus} · waiting since {item.waitingSince.toISOString().replace("T", " ").slice(0, 16)} UTC
+        evidence {item.evidenceStatus} · waiting since {formatDateTime(item.waitingSince)}
       </span>
     </li>
   );

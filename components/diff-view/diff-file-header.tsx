@@ -1,7 +1,7 @@
 import type { TDiffFile } from "@/lib/review/read-candidate-diff.schema";
 import { hasLines, lineCountOf, type TViewFile } from "./diff-rows";
 import { StatusBadge } from "./status-badge";
-import { formatNumber } from "./format-number";
+import { formatBytes, formatCount } from "@/lib/format/format";
 
 /**
  * The header row of one file in the virtualized diff: a heading (status, path, mode change,
@@ -15,12 +15,6 @@ const MODE_LABEL: Record<string, string> = {
   "120000": "symbolic link",
   "160000": "submodule link",
 };
-
-function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${formatNumber(bytes)} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
-}
 
 /** What changed besides lines: the file's kind or mode. */
 function modeFact(file: TDiffFile): string | null {
@@ -73,8 +67,8 @@ export function DiffFileHeader({ file, index, anchorId, isOpen, onToggle }: TPro
         {file.oldPath ? <span className="font-mono text-xs text-slate-600">from {file.oldPath}</span> : null}
         {mode ? <span className="rounded bg-slate-200 px-1.5 py-0.5 text-xs text-slate-700">{mode}</span> : null}
         <span className="font-mono text-xs">
-          <span className="text-green-700">+{formatNumber(file.additions)}</span>{" "}
-          <span className="text-red-700">−{formatNumber(file.deletions)}</span>
+          <span className="text-green-700">+{formatCount(file.additions)}</span>{" "}
+          <span className="text-red-700">−{formatCount(file.deletions)}</span>
         </span>
         {withLines ? (
           <button
@@ -83,14 +77,14 @@ export function DiffFileHeader({ file, index, anchorId, isOpen, onToggle }: TPro
             aria-expanded={isShown}
             className="rounded border border-slate-300 bg-white px-2 py-0.5 text-xs text-slate-700 hover:bg-slate-100 focus:outline-2 focus:outline-blue-600"
           >
-            {isShown ? "Hide" : `Show ${formatNumber(lines)} lines`}
+            {isShown ? "Hide" : `Show ${formatCount(lines)} lines`}
             <span className="sr-only"> of {file.path}</span>
           </button>
         ) : null}
       </div>
       {file.controlCharacterCount > 0 ? (
         <p className="border-b border-amber-200 bg-amber-50 px-3 py-1 text-xs text-amber-900" data-testid="control-characters">
-          {formatNumber(file.controlCharacterCount)} control or invisible character{file.controlCharacterCount === 1 ? "" : "s"} (escape
+          {formatCount(file.controlCharacterCount)} control or invisible character{file.controlCharacterCount === 1 ? "" : "s"} (escape
           codes, bidi overrides, zero-width …) in this file are shown as highlighted markers such as ⟨ESC⟩ or ⟨U+202E⟩.
         </p>
       ) : null}
@@ -101,7 +95,7 @@ export function DiffFileHeader({ file, index, anchorId, isOpen, onToggle }: TPro
       {withLines && !isShown ? (
         <p className="px-3 py-2 text-sm text-slate-600">
           {file.isLarge
-            ? `Large file (${formatNumber(file.additions + file.deletions)} changed lines) — collapsed; search still finds its lines.`
+            ? `Large file (${formatCount(file.additions + file.deletions)} changed lines) — collapsed; search still finds its lines.`
             : "Hidden."}
         </p>
       ) : null}

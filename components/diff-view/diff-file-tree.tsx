@@ -1,7 +1,7 @@
 import { memo, startTransition, useCallback, useEffect, useMemo, useRef, useState, type MouseEvent } from "react";
 import type { TDiffFile } from "@/lib/review/read-candidate-diff.schema";
 import { StatusBadge } from "./status-badge";
-import { formatNumber } from "./format-number";
+import { formatCount } from "@/lib/format/format";
 
 /**
  * A long tree is listed a page at a time: the first TREE_PAGE entries with the page, the next ones
@@ -100,7 +100,7 @@ function ListMore({ remaining, onListMore, onPress }: { remaining: number; onLis
       className="mt-1 w-full rounded border border-slate-300 bg-white px-2 py-0.5 text-left text-xs text-slate-700 hover:bg-slate-100 focus:outline-2 focus:outline-blue-600"
       data-testid="diff-tree-more"
     >
-      List {formatNumber(Math.min(remaining, TREE_PAGE))} more of {formatNumber(remaining)} files not listed yet
+      List {formatCount(Math.min(remaining, TREE_PAGE))} more of {formatCount(remaining)} files not listed yet
     </button>
   );
 }

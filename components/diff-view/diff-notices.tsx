@@ -6,7 +6,7 @@
  */
 import type { TDiffOutline } from "@/lib/review/diff-chunks";
 import type { TCandidateDiff } from "@/lib/review/read-candidate-diff.schema";
-import { formatNumber } from "./format-number";
+import { formatCount } from "@/lib/format/format";
 
 const NOT_SHOWN_TEXT: Record<NonNullable<TCandidateDiff["filesNotShown"]>[number]["reason"], string> = {
   not_listed: "not shown",
@@ -30,7 +30,7 @@ export function FilesNotShownNote({ filesNotShown }: { filesNotShown: TDiffOutli
   return (
     <div role="note" className="rounded border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900" data-testid="diff-files-not-shown">
       <p className="font-semibold">
-        {formatNumber(filesNotShown.length)} file{filesNotShown.length === 1 ? " is" : "s are"} not shown in full:
+        {formatCount(filesNotShown.length)} file{filesNotShown.length === 1 ? " is" : "s are"} not shown in full:
       </p>
       <ul className="mt-1 max-h-48 overflow-auto font-mono text-xs">
         {filesNotShown.map((file) => (
@@ -72,15 +72,15 @@ export function DiffNotes({
           className="rounded border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900"
           data-testid="diff-control-characters"
         >
-          This change contains {formatNumber(controlCharacters)} control or invisible characters (escape codes, bidi overrides, zero-width
+          This change contains {formatCount(controlCharacters)} control or invisible characters (escape codes, bidi overrides, zero-width
           characters). Each is shown as a highlighted marker such as ⟨ESC⟩ or ⟨U+202E⟩; files with them say so.
         </p>
       ) : null}
       {load.error ? (
         <div role="alert" className="rounded border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900" data-testid="diff-load-error">
           <p>
-            Some lines of this diff could not be loaded ({formatNumber(load.totalLines - load.arrivedLines)} of{" "}
-            {formatNumber(load.totalLines)} lines are missing): {load.error}. Files whose lines are missing say so where the lines would be;
+            Some lines of this diff could not be loaded ({formatCount(load.totalLines - load.arrivedLines)} of{" "}
+            {formatCount(load.totalLines)} lines are missing): {load.error}. Files whose lines are missing say so where the lines would be;
             the search covers only the lines shown.
           </p>
           <button

@@ -4,7 +4,7 @@ import { LineCommentRows, LineNumberCell } from "./diff-comments";
 import { pendingHeight, type TDiffRow, type TViewFile, type TViewMode } from "./diff-rows";
 import { DiffFileHeader } from "./diff-file-header";
 import { plainTokens, type TToken, type TTokenKind } from "./highlight-tokens";
-import { formatNumber } from "./format-number";
+import { formatCount } from "@/lib/format/format";
 
 /**
  * One row of the virtualized diff: a file header, a hunk header, a line (unified) or a pair of
@@ -101,7 +101,7 @@ function LineNotes({ line }: { line: TDiffLine }) {
     <>
       {line.omittedChars ? (
         <span className="ml-1 select-none rounded bg-slate-200 px-1 text-slate-700 not-italic">
-          … {formatNumber(line.omittedChars)} more characters not shown
+          … {formatCount(line.omittedChars)} more characters not shown
         </span>
       ) : null}
       {line.hasNoNewline ? (
@@ -188,8 +188,8 @@ function PendingRow({ lines, hunks, loadError }: { lines: number; hunks: number;
     >
       {/* Not sticky: rows are placed by transform, and sticky positioning works on the untransformed box. */}
       {loadError
-        ? `${formatNumber(lines)} more lines of this file could not be loaded (${loadError}). “Try loading them again” is above the diff.`
-        : `Loading ${formatNumber(lines)} more lines of this file…`}
+        ? `${formatCount(lines)} more lines of this file could not be loaded (${loadError}). “Try loading them again” is above the diff.`
+        : `Loading ${formatCount(lines)} more lines of this file…`}
     </div>
   );
 }
@@ -210,7 +210,7 @@ export const DiffRowView = memo(function DiffRowView({
   if (row.type === "cut") {
     return (
       <p className="border-x border-b border-slate-200 bg-amber-50 px-3 py-1 text-xs text-amber-900">
-        Only part of this file&apos;s diff is shown (the page&apos;s line budget); {formatNumber(file.additions + file.deletions)} lines
+        Only part of this file&apos;s diff is shown (the page&apos;s line budget); {formatCount(file.additions + file.deletions)} lines
         changed in all.
       </p>
     );

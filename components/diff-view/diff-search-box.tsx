@@ -10,7 +10,7 @@ import {
   type TSearchCursor,
   type TSearchMatch,
 } from "./diff-search";
-import { formatNumber } from "./format-number";
+import { formatCount } from "@/lib/format/format";
 
 /**
  * The search box over the diff (the browser's find sees only rendered rows of the virtualized
@@ -123,7 +123,7 @@ export function DiffSearch({
     search.setCurrent(next);
     onStep(next);
   };
-  const counted = `${search.current < 0 ? "" : `${formatNumber(search.current + 1)} of `}${count >= MAX_MATCHES ? `more than ${formatNumber(MAX_MATCHES)}` : formatNumber(count)} match${count === 1 ? "" : "es"}`;
+  const counted = `${search.current < 0 ? "" : `${formatCount(search.current + 1)} of `}${count >= MAX_MATCHES ? `more than ${formatCount(MAX_MATCHES)}` : formatCount(count)} match${count === 1 ? "" : "es"}`;
   const status =
     search.query === ""
       ? ""

@@ -260,7 +260,7 @@ describe("diff rows", () => {
 
   it("names binary files with their size and shows no lines", () => {
     const html = section(file({ isBinary: true, hunks: [], additions: 0, deletions: 0, sizeBytes: 2048 }));
-    expect(html).toContain("Binary file — its contents are not shown (2.0 KiB).");
+    expect(html).toContain("Binary file — its contents are not shown (2 KiB).");
     expect(html).not.toContain("data-kind");
     expect(html).not.toContain("<button");
   });
@@ -268,7 +268,7 @@ describe("diff rows", () => {
   it("names a known binary format with its kind, size and sha256 (issue 27)", () => {
     const sha256 = "c".repeat(64);
     const html = section(file({ isBinary: true, binaryKind: "PNG image", sha256, hunks: [], additions: 0, deletions: 0, sizeBytes: 2048 }));
-    expect(html).toContain(`Binary file (PNG image, 2.0 KiB) — its contents are not shown. sha256 ${sha256}.`);
+    expect(html).toContain(`Binary file (PNG image, 2 KiB) — its contents are not shown. sha256 ${sha256}.`);
   });
 
   it("says what a file without lines is: mode-only, empty new, cut by the budget, type change", () => {

@@ -11,7 +11,7 @@ import { DiffSearch, useDiffSearch } from "./diff-search-box";
 import { HighlightStore } from "./highlight-store";
 import { useDiffChunks } from "./use-diff-chunks";
 import { useRowVirtualizer } from "./use-row-virtualizer";
-import { formatNumber } from "./format-number";
+import { formatCount } from "@/lib/format/format";
 
 const NO_COMMENTS: readonly TInlineComment[] = [];
 
@@ -203,14 +203,14 @@ export function DiffView({
       <div className="flex flex-wrap items-center gap-3">
         <h2 id={`${idPrefix}-title`}>{title}</h2>
         <p className="text-sm text-slate-700" data-testid="diff-totals">
-          {formatNumber(diff.totals.files)} file{diff.totals.files === 1 ? "" : "s"} changed ·{" "}
-          <span className="text-green-700">+{formatNumber(diff.totals.additions)}</span>{" "}
-          <span className="text-red-700">−{formatNumber(diff.totals.deletions)}</span>
+          {formatCount(diff.totals.files)} file{diff.totals.files === 1 ? "" : "s"} changed ·{" "}
+          <span className="text-green-700">+{formatCount(diff.totals.additions)}</span>{" "}
+          <span className="text-red-700">−{formatCount(diff.totals.deletions)}</span>
         </p>
         {/* In the header row, so the list below does not move when loading ends. */}
         {!load.isComplete && !load.error ? (
           <span role="status" className="text-xs text-slate-600" data-testid="diff-loading">
-            Loading lines… {formatNumber(load.arrivedLines)} of {formatNumber(load.totalLines)} ({loadedPercent}%)
+            Loading lines… {formatCount(load.arrivedLines)} of {formatCount(load.totalLines)} ({loadedPercent}%)
           </span>
         ) : null}
         <div role="group" aria-label="Diff layout" className="ml-auto inline-flex overflow-hidden rounded border border-slate-300">
@@ -241,7 +241,7 @@ export function DiffView({
         >
           {tree}
           {diff.totals.files > files.length ? (
-            <p className="mt-2 text-xs text-amber-900">{formatNumber(diff.totals.files - files.length)} more files are not listed.</p>
+            <p className="mt-2 text-xs text-amber-900">{formatCount(diff.totals.files - files.length)} more files are not listed.</p>
           ) : null}
         </aside>
         <div className="min-w-0">

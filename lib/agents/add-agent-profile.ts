@@ -34,6 +34,8 @@ export async function addAgentProfile(deps: { db: Db; dataDir: string }, { actor
           environment: input.environment,
           codeDigest: stored?.digest ?? null,
           codeBytes: stored?.bytes ?? null,
+          dependencyRecipe: stored?.dependencies?.recipe ?? null,
+          dependencyLockfileDigest: stored?.dependencies?.lockfileDigest ?? null,
           createdById: actorId,
         },
       });
@@ -47,6 +49,8 @@ export async function addAgentProfile(deps: { db: Db; dataDir: string }, { actor
           owner: profile.owner,
           version: 1,
           codeDigest: version.codeDigest,
+          dependencyRecipe: version.dependencyRecipe,
+          image: input.image,
           variables: Object.keys(input.environment),
         },
       });

@@ -56,6 +56,8 @@ export async function editAgentProfile(deps: { db: Db; dataDir: string }, { acto
           environment: merged.environment,
           codeDigest: stored ? stored.digest : current.codeDigest,
           codeBytes: stored ? stored.bytes : current.codeBytes,
+          dependencyRecipe: stored ? (stored.dependencies?.recipe ?? null) : current.dependencyRecipe,
+          dependencyLockfileDigest: stored ? (stored.dependencies?.lockfileDigest ?? null) : current.dependencyLockfileDigest,
           createdById: actorId,
         },
       });
@@ -70,6 +72,8 @@ export async function editAgentProfile(deps: { db: Db; dataDir: string }, { acto
           version: next,
           previousVersion: profile.currentVersion,
           codeDigest: version.codeDigest,
+          dependencyRecipe: version.dependencyRecipe,
+          image: merged.image,
           variables: Object.keys(merged.environment),
         },
       });

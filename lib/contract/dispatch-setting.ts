@@ -6,6 +6,7 @@
  * (lib/probes/dispatch-gate.ts); a stored `enabled: true` alone never dispatches anything.
  */
 import { z } from "zod";
+import { ZLocalLimitsModeSchema } from "./smolcloud-wire";
 
 export const DISPATCH_MODES = ["off", "development", "production"] as const;
 export type TDispatchMode = (typeof DISPATCH_MODES)[number];
@@ -14,7 +15,19 @@ export type TDispatchMode = (typeof DISPATCH_MODES)[number];
 export const ZSubstrateConfigSchema = z
   .object({
     v: z.literal(1),
-    substrate: z.object({ kind: z.enum(["local", "smolcloud"]), url: z.string().max(500) }).strict(),
+    substrate: z
+      .object({
+        kind: z.enum(["local", "smolcloud"]),
+        url: z.string().max(500),
+        /**
+         * How the local substrate enforces limits (cgroups or rlimits, loop disk or file-size
+         * only), as its account reports it; null when it could not be read. Absent on the hosted
+         * substrate and in configurations stored before it was digested (such a gate closes on
+         * its next re-check: its digest differs).
+         */
+        limitsMode: ZLocalLimitsModeSchema.nullable().optional(),
+      })
+      .strict(),
     guestImage: z.unknown(),
     verifierImage: z.unknown(),
     network: z

@@ -34,10 +34,13 @@ const PARITY: Record<string, Record<string, string>> = {
     MODEL_ENDPOINT_LOG_FILE: layout.GUEST_MODEL_ENDPOINT_LOG_FILE,
     AGENT_CODE_ARCHIVE: layout.GUEST_AGENT_CODE_ARCHIVE,
     AGENT_DIR: layout.GUEST_AGENT_DIR,
+    AGENT_DEPENDENCIES_ARCHIVE: layout.GUEST_AGENT_DEPENDENCIES_ARCHIVE,
   },
   "openai-agent.mjs": {},
   "anthropic-agent.mjs": {},
-  "agent-tools.mjs": {
+  // The tools: no guest paths of their own (the repository is passed in).
+  "agent-tools.mjs": {},
+  "agent-run.mjs": {
     TASK_FILE: layout.GUEST_TASK_FILE,
     REPO_DIR: layout.GUEST_REPO_DIR,
     OUTPUT_DIR: layout.GUEST_OUTPUT_DIR,
@@ -64,6 +67,9 @@ const PARITY: Record<string, Record<string, string>> = {
   "probe.mjs": {
     INPUT: layout.GUEST_PROBE_INPUT_FILE,
   },
+  // The probe's helpers and its look at the model endpoint: paths come in its input.
+  "probe-io.mjs": {},
+  "probe-model-endpoint.mjs": {},
   // No guest paths of its own: it runs what its callers give it, where they say.
   "spawn-with-timeout.mjs": {},
   "dependency-builder.mjs": {

@@ -38,6 +38,12 @@ export const GUEST_SDK_MODULES_DIR = "/node_modules";
  */
 export const GUEST_AGENT_CODE_ARCHIVE = `${GUEST_INPUT_DIR}/agent-code.tar`;
 export const GUEST_AGENT_DIR = "/tmp/school-core-agent";
+/**
+ * The dependency bundle of an agent profile's code (issue 26), built by the trusted builder from
+ * the lockfile in that code: the runner extracts it into GUEST_AGENT_DIR (its one top-level
+ * folder, node_modules or site-packages, replacing any the code shipped) before the agent starts.
+ */
+export const GUEST_AGENT_DEPENDENCIES_ARCHIVE = `${GUEST_INPUT_DIR}/agent-dependencies.tar.gz`;
 
 /** Where the runner and the agent write what the worker collects. */
 export const GUEST_OUTPUT_DIR = "/tmp/school-core-output";

@@ -59,6 +59,8 @@ export type TUsageReport = z.infer<typeof ZUsageReportSchema>;
 
 export const ZAccountSchema = z.object({
   tenantId: z.string().optional(),
+  /** the local substrate's extension (ZLocalLimitsModeSchema); the hosted API does not send it */
+  limitsMode: z.unknown().optional(),
   status: z.string().max(200),
   budgetRemainingMicros: ZMicros.nullable().optional(),
   monthlyBudgetMicros: ZMicros.nullable().optional(),
@@ -83,6 +85,24 @@ export const ZUploadResponseSchema = z.object({ path: z.string().optional(), siz
 // ---------------------------------------------------------------- local extensions (not the vendor's API)
 // Served only by the local substrate (sidecars/local-substrate, machine-wait.ts); the adapter asks
 // GET /v1/extensions first and uses a route only when it is listed, so the hosted API is never sent one.
+
+/**
+ * Which mechanism enforces a guest's process, memory, CPU and disk limits on the local substrate
+ * (cgroups where the host delegates them, rlimits where it does not): reported in its
+ * GET /v1/account as `limitsMode`, and part of the substrate configuration digest (issue 27), so a
+ * probe run on cgroup limits never qualifies the same substrate restarted on rlimits.
+ */
+export const ZLocalLimitsModeSchema = z
+  .object({
+    pids: z.enum(["cgroup", "rlimit"]),
+    memory: z.enum(["cgroup", "rlimit-data"]),
+    cpu: z.enum(["cgroup", "none"]),
+    disk: z.enum(["loop-ext4", "file-size-only"]),
+    seccomp: z.boolean(),
+    disableUserns: z.boolean(),
+  })
+  .strict();
+export type TLocalLimitsMode = z.infer<typeof ZLocalLimitsModeSchema>;
 
 /** GET /v1/extensions: the extension routes this substrate serves. */
 export const ZExtensionsSchema = z.object({ extensions: z.array(z.string()) });

@@ -10,7 +10,7 @@
  * in memory, uploaded, and never stored durably.
  */
 import { z } from "zod";
-import { GUEST_AGENT_CODE_ARCHIVE } from "./guest-layout";
+import { GUEST_AGENT_CODE_ARCHIVE, GUEST_AGENT_DEPENDENCIES_ARCHIVE } from "./guest-layout";
 import { ZTaskLimitsSchema } from "./limits";
 
 export const ZFullShaSchema = z.string().regex(/^[0-9a-f]{40}$/, "a full 40-hex commit SHA");
@@ -67,6 +67,16 @@ export const ZTaskRequestSchema = z
         codeDigest: z
           .string()
           .regex(/^[0-9a-f]{64}$/)
+          .optional(),
+        // The code's dependency bundle (issue 26), when its lockfile has one: the runner extracts
+        // it into GUEST_AGENT_DIR, where its one top-level folder is `outputDir`.
+        dependencies: z
+          .object({
+            archive: z.literal(GUEST_AGENT_DEPENDENCIES_ARCHIVE),
+            digest: z.string().regex(/^[0-9a-f]{64}$/),
+            outputDir: z.enum(["node_modules", "site-packages"]),
+          })
+          .strict()
           .optional(),
       })
       .strict()

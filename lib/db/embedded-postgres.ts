@@ -45,7 +45,16 @@ export type EmbeddedPostgresOptions = {
   log?: (line: string) => void;
   /** Own a server found running (left by a crashed start): stop() stops it too. Only for the owner of the DATA_DIR (`npm start`). */
   isAdopting?: boolean;
+  /**
+   * The test suite's throwaway server (lib/testing/global-setup.ts): no fsync and no full-page
+   * writes. A killed server loses nothing (the kernel holds its writes); only a crash of the
+   * machine could, and the suite's databases do not outlive the run. Never for `npm start`.
+   */
+  isThrowaway?: boolean;
 };
+
+/** What a throwaway server skips: the disk flushes that only a machine crash would need. */
+const THROWAWAY_SETTINGS = ["-c", "fsync=off", "-c", "full_page_writes=off"];
 
 type Binaries = { postgres: string; initdb: string };
 
@@ -335,6 +344,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       "unix_socket_directories=",
       "-c",
       "max_connections=200",
+      ...(options.isThrowaway ? THROWAWAY_SETTINGS : []),
     ],
     { ...runAs, detached: true, stdio: ["ignore", logFd, logFd], env: serverEnv() },
   );

@@ -226,6 +226,7 @@ export async function writeNextMigration(name: string, connectionString: string)
     engine.free();
   }
   if (sql === "") return undefined;
+  // format-check: not presentation — Prisma's migration folder stamp, YYYYMMDDHHMMSS
   const stamp = new Date().toISOString().replace(/\D/g, "").slice(0, 14);
   const dir = path.join(MIGRATIONS_DIR, `${stamp}_${name}`);
   await fs.mkdir(dir, { recursive: true });

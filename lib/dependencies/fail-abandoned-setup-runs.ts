@@ -20,8 +20,9 @@ export async function failAbandonedSetupRuns(db: Db, now = new Date()): Promise<
       audit: {
         actorId: null,
         action: "dependencies.setup.abandoned",
-        targetType: "repository",
-        targetId: run.repositoryId,
+        // an agent profile's code (issue 26) has no repository: its run names the code's digest
+        targetType: run.repositoryId ? "repository" : "agent_code",
+        targetId: run.repositoryId ?? run.sourceSha,
         detail: { setupRunId: run.id },
       },
     }),

@@ -15,6 +15,7 @@ import { AppError } from "../errors";
 import { destroyMachine, ensureMachineCreated, recordMachineIntent, startMachine } from "../machines/guest-machines";
 import { startFixtureRegistry } from "./fixture-registry";
 import { startRegistryBroker, type TBrokerLog } from "./registry-broker";
+import type { TGuestImage } from "../contract/guest-image";
 import { readBuilderImage, uploadBuilderPrograms, type TDependencyDeps } from "./run-dependency-setup";
 import { DEPENDENCY_BROKER_LIMITS, DEPENDENCY_BUILDER_RESOURCES } from "./bundle-limits";
 
@@ -40,7 +41,11 @@ export type TBuilderEgressReport = {
 
 export async function probeBuilderEgress(
   deps: TDependencyDeps & { probeRunId?: string },
-  options: { extraDirectTargets?: { label: string; host: string; port: number }[] } = {},
+  options: {
+    extraDirectTargets?: { label: string; host: string; port: number }[];
+    /** the image the probe run qualifies (its recorded configuration's); default: the builder image a setup run uses */
+    image?: TGuestImage;
+  } = {},
 ): Promise<TBuilderEgressReport> {
   const { db, substrate } = deps;
   const registry = await startFixtureRegistry([PROBE_PACKAGE]);
@@ -73,7 +78,7 @@ export async function probeBuilderEgress(
     { label: "the broker's port directly", host: "127.0.0.1", port: brokerPort },
     ...(options.extraDirectTargets ?? []),
   ];
-  const { image } = await readBuilderImage(db);
+  const image = options.image ?? (await readBuilderImage(db)).image;
   const spec = {
     source: image,
     resources: DEPENDENCY_BUILDER_RESOURCES,

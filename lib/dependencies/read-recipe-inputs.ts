@@ -5,20 +5,13 @@
  * Files are read as blobs (no checkout, no attributes, no filters); a missing file, a symlink or
  * a submodule in their place is refused, since the builder would otherwise see something else.
  */
-import { canonicalDigest, sha256Hex } from "../canonical-json";
+import { sha256Hex } from "../canonical-json";
+import { lockfileDigestOf, type TRecipeInput, type TRecipeInputs } from "../contract/lockfiles";
 import { AppError } from "../errors";
 import { runGit } from "../git/run-git";
 import { packUstar } from "./ustar";
 
 const MAX_INPUT_FILE_BYTES = 32 * 1024 * 1024;
-
-export type TRecipeInput = { path: string; sha256: string; bytes: Buffer };
-export type TRecipeInputs = { files: TRecipeInput[]; lockfileDigest: string; lockfiles: { path: string; sha256: string }[] };
-
-/** The digest of a set of input files: their paths and contents, order-free. */
-export function lockfileDigestOf(files: readonly { path: string; sha256: string }[]): string {
-  return canonicalDigest([...files].map((f) => ({ path: f.path, sha256: f.sha256 })).sort((a, b) => (a.path < b.path ? -1 : 1)));
-}
 
 export async function readRecipeInputs(options: { gitDir: string; sha: string; inputFiles: readonly string[] }): Promise<TRecipeInputs> {
   const files: TRecipeInput[] = [];

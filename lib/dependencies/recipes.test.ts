@@ -3,7 +3,8 @@
  * (https, or http on loopback; no credentials), the digest that keys bundles, and package counting.
  */
 import { describe, expect, it } from "vitest";
-import { checkRegistryUrl, countPackages, recipeDigest, resolveRecipe, ZSetupRecipeSchema } from "./recipes";
+import { checkRegistryUrl } from "../contract/registry-url";
+import { countPackages, recipeDigest, resolveRecipe, ZSetupRecipeSchema } from "./recipes";
 
 describe("setup recipes", () => {
   it("npm-ci installs without scripts through the in-guest registry address", () => {

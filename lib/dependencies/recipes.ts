@@ -10,45 +10,14 @@
 import { z } from "zod";
 import { canonicalDigest } from "../canonical-json";
 import { BUILDER_REGISTRY_PORT } from "../contract/guest-layout";
+import { RECIPE_INPUT_FILES } from "../contract/lockfiles";
+import { ZRegistryUrlSchema } from "../contract/registry-url";
 
 export const SETUP_RECIPE_KINDS = ["npm-ci", "pnpm-install", "pip-require-hashes", "custom"] as const;
 export type TSetupRecipeKind = (typeof SETUP_RECIPE_KINDS)[number];
 
 /** Which package-manager protocol the broker speaks for a recipe. */
 export type TRegistryProtocol = "npm" | "pypi";
-
-const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
-
-/** https anywhere; plain http only on loopback (the fixture registry in tests and the demo). No credentials, query or fragment. */
-export function checkRegistryUrl(value: string): { kind: "ok"; url: URL } | { kind: "refused"; reason: string } {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return { kind: "refused", reason: "not a URL" };
-  }
-  if (url.username || url.password) return { kind: "refused", reason: "a registry URL may not carry credentials" };
-  if (url.search || url.hash) return { kind: "refused", reason: "a registry URL may not carry a query or fragment" };
-  if (url.protocol === "https:") return { kind: "ok", url };
-  if (url.protocol === "http:" && (LOOPBACK_HOSTS.has(url.hostname) || /^127\.\d+\.\d+\.\d+$/.test(url.hostname)))
-    return { kind: "ok", url };
-  return { kind: "refused", reason: "https, or http on loopback only" };
-}
-
-const ZRegistryUrlSchema = z
-  .string()
-  .trim()
-  .max(500)
-  .superRefine((v, ctx) => {
-    const check = checkRegistryUrl(v);
-    if (check.kind === "refused") ctx.addIssue({ code: "custom", message: check.reason });
-  })
-  // one canonical spelling (a trailing slash), so the same registry gives the same recipe digest
-  .transform((v) => {
-    const url = new URL(v);
-    if (!url.pathname.endsWith("/")) url.pathname += "/";
-    return url.toString();
-  });
 
 const ZRelativePathSchema = z
   .string()
@@ -119,7 +88,7 @@ export function resolveRecipe(recipe: TSetupRecipe): TResolvedRecipe {
       return {
         ...base,
         protocols: ["npm"],
-        inputFiles: ["package.json", "package-lock.json"],
+        inputFiles: [...RECIPE_INPUT_FILES["npm-ci"]],
         outputDir: "node_modules",
         // --replace-registry-host=always: the lockfile's `resolved` hosts are data; every tarball is
         // fetched through the configured registry (the broker), and npm still checks `integrity`.
@@ -131,7 +100,7 @@ export function resolveRecipe(recipe: TSetupRecipe): TResolvedRecipe {
       return {
         ...base,
         protocols: ["npm"],
-        inputFiles: ["package.json", "pnpm-lock.yaml"],
+        inputFiles: [...RECIPE_INPUT_FILES["pnpm-install"]],
         outputDir: "node_modules",
         // hoisted: a flat node_modules with no links into a store outside the bundle
         command: [
@@ -150,7 +119,7 @@ export function resolveRecipe(recipe: TSetupRecipe): TResolvedRecipe {
       return {
         ...base,
         protocols: ["pypi"],
-        inputFiles: ["requirements.txt"],
+        inputFiles: [...RECIPE_INPUT_FILES["pip-require-hashes"]],
         outputDir: "site-packages",
         command: [
           "python3",

@@ -2,8 +2,9 @@
  * One trusted dependency setup run (issue 18): a FRESH builder guest whose only egress is a
  * registry broker started for this run on loopback (network `allowCidrs` naming exactly the
  * broker; on the local substrate that is the one forwarded relay socket, on hosted SmolCloud the
- * provider's allow-list), the recipe's inputs read from one commit of the operator's own git copy,
- * the recipe run by the operator's builder program, and the bundle it packs downloaded with a
+ * provider's allow-list), the recipe's inputs read from one commit of the operator's own git copy
+ * (or, for an agent profile's code, issue 26, from its stored and re-validated archive), the
+ * recipe run by the operator's builder program, and the bundle it packs downloaded with a
  * byte cap, validated by the hostile-archive rules, stored content-addressed and recorded with
  * what the broker let through. Every path ends with the builder destroyed (or quarantined) and
  * the broker closed; a failure is a failed run with a bounded reason, never a partial bundle.
@@ -24,7 +25,7 @@ import {
   BUILDER_PROGRAM,
   BUILDER_RESULT_FILE,
 } from "../contract/guest-layout";
-import type { Db } from "../db/client";
+import type { Db, DbTx } from "../db/client";
 import type { DependencyBundle } from "../db/generated/client";
 import type { TEnv } from "../env";
 import { AppError } from "../errors";
@@ -38,6 +39,7 @@ import { DEPENDENCY_BUNDLE_LIMITS, DEPENDENCY_BUILDER_RESOURCES, DEPENDENCY_BROK
 import { startRegistryBroker, type TBrokerLog } from "./registry-broker";
 import { countPackages, recipeDigest, resolveRecipe, ZSetupRecipeSchema, type TSetupRecipe } from "./recipes";
 import { readRecipeInputs, packRecipeInputs } from "./read-recipe-inputs";
+import type { TRecipeInputs } from "../contract/lockfiles";
 import { keepRunAlive } from "../runs/run-heartbeat";
 import { transitionRun, transitionRunIn } from "../runs/transition-run";
 
@@ -116,13 +118,74 @@ export function bundleKeyDigest(key: { imageDigest: string; lockfileDigest: stri
   return canonicalDigest({ imageDigest: key.imageDigest, lockfileDigest: key.lockfileDigest, recipeDigest: key.recipeDigest });
 }
 
+/**
+ * What one setup run builds, whoever asked: a repository's commit (issue 18), or an agent
+ * profile's code (issue 26: no repository; `sourceSha` is the code archive's sha256, and its
+ * bundle is shared by every code whose key is the same). The rest of the run is one path.
+ */
+type TSetupJob = {
+  repositoryId: string | null;
+  sourceSha: string;
+  candidateId: string | null;
+  bundleSource: "base" | "candidate" | "agent-code";
+  recipe: TSetupRecipe;
+  inputs: TRecipeInputs;
+  reason: string;
+  actorId: string | null;
+  machineSlot: TSetupSource["machineSlot"];
+  target: { targetType: "repository" | "agent_code"; targetId: string };
+};
+
 export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSource): Promise<DependencyBundle> {
-  const { db, env, substrate } = deps;
-  const repo = await db.targetRepository.findUniqueOrThrow({ where: { id: source.repositoryId } });
+  const repo = await deps.db.targetRepository.findUniqueOrThrow({ where: { id: source.repositoryId } });
   const recipe = parseSetupRecipe(repo.setupRecipe);
   if (!recipe) throw new AppError("CONFIG_INVALID", `Repository ${repo.name} has no setup recipe; set one with \`schoolcore repo setup\`.`);
+  const inputs = await readRecipeInputs({ gitDir: source.gitDir, sha: source.sha, inputFiles: resolveRecipe(recipe).inputFiles });
+  return runSetup(deps, {
+    repositoryId: repo.id,
+    sourceSha: source.sha,
+    candidateId: source.candidateId ?? null,
+    bundleSource: source.candidateId ? "candidate" : "base",
+    recipe,
+    inputs,
+    reason: source.reason,
+    actorId: source.actorId ?? null,
+    machineSlot: source.machineSlot,
+    target: { targetType: "repository", targetId: repo.id },
+  });
+}
+
+/**
+ * An agent profile's code (issue 26): the same run, on the recipe its lockfile selects and the
+ * input files read from its stored archive (lib/dependencies/agent-code-lockfile.ts).
+ */
+export async function runAgentDependencySetup(
+  deps: TDependencyDeps,
+  source: { codeDigest: string; recipe: TSetupRecipe; inputs: TRecipeInputs; reason: string; machineSlot: TSetupSource["machineSlot"] },
+): Promise<DependencyBundle> {
+  return runSetup(deps, {
+    repositoryId: null,
+    sourceSha: source.codeDigest,
+    candidateId: null,
+    bundleSource: "agent-code",
+    recipe: source.recipe,
+    inputs: source.inputs,
+    reason: source.reason,
+    actorId: null,
+    machineSlot: source.machineSlot,
+    target: { targetType: "agent_code", targetId: source.codeDigest },
+  });
+}
+
+/** The bundle an agent code's key already has (agent bundles belong to no repository; one per key). */
+export async function findAgentBundle(db: Db | DbTx, keyDigest: string): Promise<DependencyBundle | null> {
+  return db.dependencyBundle.findFirst({ where: { repositoryId: null, keyDigest }, orderBy: { createdAt: "asc" } });
+}
+
+async function runSetup(deps: TDependencyDeps, job: TSetupJob): Promise<DependencyBundle> {
+  const { db, env, substrate } = deps;
+  const { recipe, inputs } = job;
   const resolved = resolveRecipe(recipe);
-  const inputs = await readRecipeInputs({ gitDir: source.gitDir, sha: source.sha, inputFiles: resolved.inputFiles });
   const { image, imageDigest } = await readBuilderImage(db);
   const key = { imageDigest, lockfileDigest: inputs.lockfileDigest, recipeDigest: recipeDigest(recipe) };
   const started = Date.now();
@@ -132,25 +195,24 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
   const run = await db.$transaction(async (tx) => {
     // An operator's build at the cap is refused before anything is written (the message says
     // nothing was changed); the machine row below claims the slot for real, under the same lock.
-    if (source.machineSlot === "own") await claimFreeMachineSlotIn(tx, substrate.label, BUILD_WHAT);
+    if (job.machineSlot === "own") await claimFreeMachineSlotIn(tx, substrate.label, BUILD_WHAT);
     const created = await tx.dependencySetupRun.create({
       data: {
-        repositoryId: repo.id,
-        reason: source.reason,
-        sourceSha: source.sha,
-        candidateId: source.candidateId ?? null,
+        repositoryId: job.repositoryId,
+        reason: job.reason,
+        sourceSha: job.sourceSha,
+        candidateId: job.candidateId,
         recipe: recipe as object,
         ...key,
-        requestedById: source.actorId ?? null,
+        requestedById: job.actorId,
         heartbeatAt: new Date(),
       },
     });
     await recordAudit(tx, {
-      actorId: source.actorId ?? null,
+      actorId: job.actorId,
       action: "dependencies.setup.start",
-      targetType: "repository",
-      targetId: repo.id,
-      detail: { setupRunId: created.id, sourceSha: source.sha, reason: source.reason, candidateId: source.candidateId ?? null },
+      ...job.target,
+      detail: { setupRunId: created.id, sourceSha: job.sourceSha, reason: job.reason, candidateId: job.candidateId },
     });
     return created;
   });
@@ -185,7 +247,7 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
       operationId: run.id,
       substrateLabel: substrate.label,
       spec,
-      ...(source.machineSlot === "own" ? { needsFreeSlot: { what: BUILD_WHAT } } : {}),
+      ...(job.machineSlot === "own" ? { needsFreeSlot: { what: BUILD_WHAT } } : {}),
     });
     machineId = machine.id;
     throwIfCancelled();
@@ -253,19 +315,25 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
     const bundle = await db.$transaction(async (tx) => {
       await recordArtifact(tx, { ...stored, kind: "dependency-bundle" });
       const keyDigest = bundleKeyDigest(key);
-      // Two runs for the same key (two tasks at once) store the same kind of bundle; the first row wins.
-      const existing = await tx.dependencyBundle.findUnique({ where: { repositoryId_keyDigest: { repositoryId: repo.id, keyDigest } } });
+      // Two runs for the same key (two tasks at once) store the same kind of bundle; the first row
+      // wins. A repository's rows are unique on (repository, key); an agent bundle's repository is
+      // null, which a unique index does not compare, so its writers take a lock on the key instead.
+      if (job.repositoryId === null) await tx.$executeRaw`select pg_advisory_xact_lock(hashtext(${`agent-bundle:${keyDigest}`}))`;
+      const existing =
+        job.repositoryId === null
+          ? await findAgentBundle(tx, keyDigest)
+          : await tx.dependencyBundle.findUnique({ where: { repositoryId_keyDigest: { repositoryId: job.repositoryId, keyDigest } } });
       const row =
         existing ??
         (await tx.dependencyBundle.create({
           data: {
-            repositoryId: repo.id,
+            repositoryId: job.repositoryId,
             keyDigest,
             ...key,
             lockfiles: inputs.lockfiles,
-            sourceSha: source.sha,
-            source: source.candidateId ? "candidate" : "base",
-            candidateId: source.candidateId ?? null,
+            sourceSha: job.sourceSha,
+            source: job.bundleSource,
+            candidateId: job.candidateId,
             artifactDigest: stored.digest,
             sizeBytes: BigInt(stored.sizeBytes),
             fileCount: verdict.entries.filter((e) => e.kind === "file").length,
@@ -280,10 +348,9 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
         to: "succeeded",
         data: { bundleId: row.id, fetchLog: fetchLog as object, durationMs: Date.now() - started },
         audit: {
-          actorId: source.actorId ?? null,
+          actorId: job.actorId,
           action: "dependencies.setup.succeeded",
-          targetType: "repository",
-          targetId: repo.id,
+          ...job.target,
           detail: { setupRunId: run.id, bundleId: row.id, artifactDigest: stored.digest, sizeBytes: stored.sizeBytes },
         },
       });
@@ -311,10 +378,9 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
         durationMs: Date.now() - started,
       },
       audit: {
-        actorId: source.actorId ?? null,
+        actorId: job.actorId,
         action: "dependencies.setup.failed",
-        targetType: "repository",
-        targetId: repo.id,
+        ...job.target,
         detail: { setupRunId: run.id, errorCode: code },
       },
     });

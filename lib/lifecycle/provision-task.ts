@@ -19,7 +19,7 @@ import { relayPublicUrl } from "../env";
 import { AppError } from "../errors";
 import { issueCapability } from "../relay/issue-capability";
 import { revokeCapability } from "../relay/revoke-capability";
-import { readRelayUpstream } from "../relay/upstream-setting";
+import { pinnedModelOf, readRelayUpstream } from "../relay/upstream-setting";
 import { mirrorPathFor, readRepositoryContext, syncMirror, writeBaseArchive } from "../repos/mirror";
 import type { TNetworkPolicy } from "../substrate/substrate";
 import { crashIfRequested } from "../tasks/crash-points";
@@ -29,7 +29,14 @@ import { ensureMachineCreated, recordMachineIntent, startMachine } from "../mach
 import { readMirrorCredential } from "../repos/mirror-credentials";
 import { GUEST_PROGRAMS, GUEST_PROGRAMS_DIR, stagingDir, type TaskRunContext } from "../tasks/task-run-context";
 import { transitionTask } from "../tasks/transition-task";
-import { agentConfigOf, resolveTaskAgent, taskRequestAgentFields, uploadAgentCode } from "./resolve-task-agent";
+import {
+  agentConfigOf,
+  ensureTaskAgentDependencies,
+  resolveTaskAgent,
+  taskRequestAgentFields,
+  uploadAgentCode,
+  uploadAgentDependencies,
+} from "./resolve-task-agent";
 
 /** TTL = task deadline + grace, so the provider sweeps the machine even if we never can. */
 const TTL_GRACE_SECONDS = 300;
@@ -54,15 +61,23 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
   const limits = parseTaskLimits(task);
   // Before anything is made for the task: its limits must be ones the open gate's run qualified.
   await assertTaskLimitsQualified({ db, env }, { task, limits });
+  // The probe's command, the task's agent profile version, or the guest.agent setting
+  // (resolve-task-agent.ts) — also before anything is made: a profile's own image that is not
+  // qualified refuses the task here.
+  const agent = await resolveTaskAgent({ db, env }, task);
   const repo = await db.targetRepository.findUniqueOrThrow({ where: { id: task.repositoryId } });
 
   // The repository's dependency bundle (issue 18): built once by a trusted setup run from the base
   // commit's lockfile, reused by every later task; before the deadline is fixed, so a first
-  // setup does not eat into the student's time.
-  const dependencyBundle = await ensureDependencyBundle(
-    { db, env, substrate, readyTimeoutMs: ctx.readyTimeoutMs },
-    { repositoryId: repo.id, sha: task.baseSha, reason: `first task needing it (task ${task.id})`, machineSlot: "task" },
-  );
+  // setup does not eat into the student's time. The same for the agent's own code (issue 26).
+  const dependencyDeps = { db, env, substrate, readyTimeoutMs: ctx.readyTimeoutMs };
+  const dependencyBundle = await ensureDependencyBundle(dependencyDeps, {
+    repositoryId: repo.id,
+    sha: task.baseSha,
+    reason: `first task needing it (task ${task.id})`,
+    machineSlot: "task",
+  });
+  const agentDependencies = await ensureTaskAgentDependencies(dependencyDeps, { taskId: task.id, agent });
 
   // The deadline is fixed once, when provisioning starts; a restart does not extend it.
   const deadlineAt = task.deadlineAt ?? new Date(Date.now() + limits.wallClockSeconds * 1000);
@@ -117,8 +132,6 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
     },
   );
 
-  // The probe's command, the task's agent profile version, or the guest.agent setting (resolve-task-agent.ts).
-  const agent = await resolveTaskAgent({ db, env }, task);
   const image = agent.image;
   const upstream = await readRelayUpstream({ db });
   const requestV1: TTaskRequest = ZTaskRequestSchema.parse({
@@ -135,17 +148,17 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
       channel: limits.relayChannel,
       handle: capability.handle,
       socketPath: limits.relayChannel === "http" ? GUEST_RELAY_SOCKET : null,
-      model: upstream === null || upstream.kind === "scripted" ? null : upstream.model,
+      model: pinnedModelOf(upstream),
     },
     agent: {
       command: agent.command,
       timeoutSeconds: Math.max(10, remainingSeconds - AGENT_MARGIN_SECONDS),
-      ...taskRequestAgentFields(agent),
+      ...taskRequestAgentFields(agent, agentDependencies),
     },
     limits,
   });
   // What the student agent ran as, for the teacher's insights (grouped by digest); never secrets.
-  const agentConfig = agentConfigOf(agent);
+  const agentConfig = agentConfigOf(agent, agentDependencies);
   await db.task.update({ where: { id: task.id }, data: { agentConfig, agentConfigDigest: canonicalDigest(agentConfig) } });
   const request: TTaskRequest | TTaskRequestV2 =
     start.kind === "revision"
@@ -193,6 +206,7 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
       substrate.upload(providerId, `${GUEST_INPUT_DIR}/${program}`, await fs.readFile(path.join(GUEST_PROGRAMS_DIR, program))),
     ),
     uploadAgentCode(substrate, providerId, agent, limits.maxUploadBytes),
+    uploadAgentDependencies(substrate, providerId, agentDependencies),
     dependencyBundle
       ? loadDeliverableBundle({ db, env }, dependencyBundle).then((deliverable) =>
           uploadStudentDependencies(substrate, providerId, deliverable),

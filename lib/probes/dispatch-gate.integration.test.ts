@@ -3,7 +3,8 @@
  * failing run for the digest that opened the gate closes it; the probe external targets are a
  * digest input; production on a hosted substrate needs P2 to have probed external targets. Probe
  * runs are recorded rows here (the probes themselves are proved in run-probes.integration.test.ts);
- * nothing talks to a substrate: the hosted URL points at a closed loopback port and is never called.
+ * the hosted URL points at a closed loopback port and is never called; the limits-mode test starts
+ * (and stops, and restarts) a real local substrate, whose account reports how it enforces limits.
  */
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -14,6 +15,8 @@ import { parseEnv, type TEnv } from "../env";
 import { readSettingVersion, writeSetting } from "../settings/operator-settings";
 import { readSubstrateConfig } from "../settings/substrate-config";
 import { createTestDatabase } from "../testing/test-database";
+import { findFreePort } from "../testing/free-port";
+import { startTestSubstrate, type TTestSubstrate } from "../../sidecars/local-substrate/testing/local-substrate-fixture";
 import { PROBE_IDS } from "./probe-catalog";
 import { readDispatchGate } from "./read-dispatch-gate";
 import { requestProbeRun } from "./request-probe-run";
@@ -127,5 +130,59 @@ describe("production dispatch on a hosted substrate", () => {
       isOpen: true,
       mode: "production",
     });
+  });
+});
+
+describe("the substrate's limits mode is a digest input", () => {
+  it("qualifying without it and then reading it closes the gate; an unreadable mode pauses dispatch without closing the gate", async () => {
+    const port = await findFreePort();
+    const tokenFile = path.join(dataDir, "limits-mode-token");
+    await fs.writeFile(tokenFile, "not-started-yet-token", { mode: 0o600 });
+    const env = parseEnv({ DATA_DIR: dataDir, NODE_ENV: "test", LOCAL_SUBSTRATE_PORT: String(port), SMOLCLOUD_TOKEN_FILE: tokenFile });
+    const startOnPort = async (): Promise<TTestSubstrate> => {
+      const substrate = await startTestSubstrate({ port });
+      await fs.writeFile(tokenFile, substrate.token, { mode: 0o600 });
+      return substrate;
+    };
+
+    // Qualified while nothing answered on the port: the recorded configuration says the mode was not read.
+    await writeSetting(db, { key: "probe.externalTargets", value: { targets: [] }, actorId: null, reason: "test setup" });
+    await recordRun(env, "passed");
+    expect(await setDispatch({ db, env }, { mode: "development", actorId: null, via: "test" })).toMatchObject({ isOpen: true });
+
+    let substrate = await startOnPort();
+    try {
+      const health = (await substrate.admin("GET", "/admin/health")).json as { limitsMode: unknown };
+      const part = await substrateEndpointPart(env);
+      expect(part.substrate.limitsMode).toEqual(health.limitsMode);
+      expect(part.isLimitsModeUnreadable).toBe(false);
+      // The substrate now reports how it enforces limits: that is not what was qualified.
+      const closed = await readDispatchGate({ db, env });
+      expect(closed).toMatchObject({ isOpen: false, mode: "off" });
+      expect(closed.closedReason).toMatch(/^The substrate's limits mode changed \(now pids (cgroup|rlimit), memory /);
+
+      // Qualified with the mode: open, and the gate's configuration records it.
+      await recordRun(env, "passed");
+      const opened = await setDispatch({ db, env }, { mode: "development", actorId: null, via: "test" });
+      expect(opened.isOpen).toBe(true);
+      expect(opened.config?.substrate.limitsMode).toEqual(health.limitsMode);
+    } finally {
+      await substrate.stop();
+    }
+
+    // The substrate is down: the mode cannot be read, so nothing dispatches — but the qualification stands.
+    const version = await readSettingVersion(db, "dispatch");
+    const paused = await readDispatchGate({ db, env });
+    expect(paused).toMatchObject({ isOpen: false, mode: "development" });
+    expect(paused.closedReason).toMatch(/limits mode could not be read/);
+    expect(await readSettingVersion(db, "dispatch")).toBe(version);
+
+    // Back on the same port with the same enforcement: open again, with no new probe run.
+    substrate = await startOnPort();
+    try {
+      expect(await readDispatchGate({ db, env })).toMatchObject({ isOpen: true, mode: "development" });
+    } finally {
+      await substrate.stop();
+    }
   });
 });

@@ -85,12 +85,15 @@ export function recheckOpenGate(
   if (gate.mode === "off") return { kind: "closed", reason: gate.closedReason, mustRecord: false };
   if (gate.configDigest !== input.currentDigest) {
     // The gate keeps the configuration it was opened for, so it can name what changed since.
-    const changed = gate.config ? changedDigestInputs(gate.config, input.currentConfig) : { settings: [], isEnvironmentChanged: false };
+    const changed = gate.config
+      ? changedDigestInputs(gate.config, input.currentConfig)
+      : { settings: [], isEnvironmentChanged: false, isLimitsModeChanged: false };
     const causes = [
       ...(changed.settings.length > 0
         ? [`${changed.settings.length === 1 ? "Setting" : "Settings"} ${changed.settings.map((key) => `"${key}"`).join(", ")} changed`]
         : []),
       ...(changed.isEnvironmentChanged ? ["the substrate endpoint changed"] : []),
+      ...(changed.isLimitsModeChanged ? [limitsModeCause(input.currentConfig)] : []),
     ];
     const what = causes.length > 0 ? causes.join(" and ") : "The substrate configuration changed";
     return {
@@ -158,4 +161,11 @@ export function findUnqualifiedLimits(task: TTaskLimits, input: { qualified: unk
   if (RELAY_CHANNEL_STRENGTH[task.relayChannel] > RELAY_CHANNEL_STRENGTH[q.relayChannel])
     found.push({ field: "relayChannel", task: task.relayChannel, qualified: q.relayChannel });
   return found;
+}
+
+/** How the substrate enforces limits now, in words: a restart without cgroups is a different substrate. */
+function limitsModeCause(now: TSubstrateConfig): string {
+  const mode = now.substrate.limitsMode;
+  if (!mode) return "the substrate's limits mode could not be read";
+  return `the substrate's limits mode changed (now pids ${mode.pids}, memory ${mode.memory}, cpu ${mode.cpu}, disk ${mode.disk})`;
 }

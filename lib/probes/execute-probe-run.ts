@@ -7,13 +7,14 @@
  */
 import fs from "node:fs/promises";
 import { ZSubstrateConfigSchema } from "../contract/dispatch-setting";
+import { ZGuestImageSchema } from "../contract/guest-image";
 import { canonicalJson } from "../canonical-json";
 import { resolveSessionSecret } from "../auth/secret";
 import { AppError } from "../errors";
 import { logError } from "../log";
 import { sanitizeExcerpt } from "../redact";
 import { readSetting } from "../settings/operator-settings";
-import { readSubstrateConfig } from "../settings/substrate-config";
+import { readSubstrateConfig, withGuestImage } from "../settings/substrate-config";
 import { substrateEndpoint } from "../substrate/substrate-endpoint";
 import { isSubstrateError } from "../substrate/substrate-error";
 import { ZProbeIdSchema, type TProbeId } from "./probe-catalog";
@@ -82,14 +83,17 @@ export async function executeProbeRun(deps: TProbeDeps, input: { runId: string }
     config: ZSubstrateConfigSchema.parse(row.config),
     startedAt: row.startedAt ?? new Date(),
     secrets: await collectSecrets(deps),
+    guestWrites: [],
     results: new Map(),
   };
   const heartbeat = keepRunAlive(deps.db, { kind: "probe-run", id: row.id });
   let reason: string | null = null;
   let evidenceDigest: string | null = null;
   try {
-    // Evidence binds to the configuration the probes actually ran under.
-    const now = await readSubstrateConfig(deps.db, substrateEndpointPart(deps.env));
+    // Evidence binds to the configuration the probes actually ran under: the one in force, with
+    // the run's own guest image in place of guest.image when it qualifies an agent profile's image.
+    const inForce = await readSubstrateConfig(deps.db, await substrateEndpointPart(deps.env));
+    const now = row.guestImageOverride === null ? inForce : withGuestImage(inForce.config, ZGuestImageSchema.parse(row.guestImageOverride));
     if (now.digest !== row.configDigest)
       reason = `the substrate configuration changed between the request and the start of the run (now ${now.digest.slice(0, 12)}…)`;
     const modules = probeModules(() => ({ substrate: row.substrate, probes }));

@@ -2,7 +2,9 @@
  * P2 on the real local substrate with the real relay listener: the guest's relay route is always
  * checked (every proxy attempt refused, the control request reaching the listener), a mailbox
  * request file naming another task is refused without an upstream call — and when the relay
- * listener is not answering, P2 fails naming it instead of passing on "not checked".
+ * listener is not answering, P2 fails naming it instead of passing on "not checked". Both guests run
+ * the in-guest model endpoint meanwhile, observed listening on 127.0.0.1:7800 only and forwarding
+ * through the guest's own relay channel.
  */
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,11 +20,26 @@ import { startProbeRelayListener, type TProbeRelayListener } from "./testing/pro
 /** The parts of P2's recorded detail these tests read. */
 type TP2Detail = {
   problems?: string[];
-  relay: { endpoint: string; isReachable: boolean; attempts: { label: string; status: string | null; sawTarget: boolean }[] };
+  relay: {
+    endpoint: string;
+    isReachable: boolean;
+    attempts: { label: string; status: string | null; sawTarget: boolean }[];
+    modelEndpoint: TEndpointDetail;
+  };
   mailbox: { guestSaw: { summary: string | null } };
   listenerHits: { http: number; udp: number };
   externalTargets: number;
   attempts: { host: string }[];
+  modelEndpoint: TEndpointDetail;
+};
+type TEndpointDetail = {
+  startError: string | null;
+  listening: string[];
+  otherListeners: string[];
+  models: { status: number; modelIds: string[] };
+  chat: { status: number | null; code: string | null };
+  mailboxRequests: { name: string; operation: string; taskId: string }[];
+  writes: { where: string; bytes: number; sha256: string }[];
 };
 
 let world: LifecycleWorld;
@@ -73,6 +90,20 @@ describe("P2 forbidden egress", () => {
       relayCalls: [{ channel: "mailbox", sequence: 1, outcome: "RELAY_REFUSED" }],
     });
     expect(detail.mailbox.guestSaw.summary).toMatch(/RELAY_REFUSED/);
+    // the model endpoint, up in both guests while they tried every route: loopback only, answering there,
+    // forwarding through the guest's channel — a mailbox request file for its task, the relay listener's refusal
+    for (const endpoint of [detail.modelEndpoint, detail.relay.modelEndpoint]) {
+      expect(endpoint).toMatchObject({
+        startError: null,
+        listening: ["127.0.0.1:7800"],
+        models: { status: 200, modelIds: ["school-core-relay"] },
+      });
+      expect(endpoint.otherListeners).toEqual([]);
+      expect(endpoint.writes.map((w) => w.where)).toContain("/tmp/school-core-output/model-endpoint.log");
+    }
+    expect(detail.modelEndpoint.mailboxRequests).toEqual([{ name: "000001.json", operation: "chat", taskId: runId }]);
+    expect(detail.relay.modelEndpoint.chat).toEqual({ status: 403, code: "RELAY_REFUSED", detail: "" });
+    expect(detail.relay.modelEndpoint.mailboxRequests).toEqual([]);
     // no operator external targets by default: nothing beyond loopback was tried
     expect(detail.externalTargets).toBe(0);
     for (const a of detail.attempts) expect(["127.0.0.1", "::1"]).toContain(a.host);

@@ -5,15 +5,20 @@
  * operator's external targets when configured (probe.externalTargets: empty by default, for a
  * hosted substrate), the HTTP relay used as a proxy (p2-relay-route.ts: always checked; an
  * unreachable relay listener fails P2), and, on the mailbox channel, a request file naming another
- * task (p2-mailbox-foreign-task.ts). Interfaces and routes are observed with no traffic.
+ * task (p2-mailbox-foreign-task.ts). Interfaces and routes are observed with no traffic. Both
+ * guests run the in-guest model endpoint as a student guest does, started before every other
+ * attempt: it must listen on 127.0.0.1 only, answer on loopback and forward only through the
+ * guest's relay channel (p2-model-endpoint.ts); what it wrote is left for P7 to scan.
  */
 import { readSetting } from "../settings/operator-settings";
 import { startProbeListeners } from "./probe-listeners";
 import { runGuestProbe, type TGuestProbeReport } from "./run-guest-probe";
+import { guestImageOfRun } from "./probe-run-image";
 import { outcome, type TProbe, type TProbeDeps } from "./probe-types";
 import { buildBlockedGuestProbeInput, type TEgressTarget } from "./p2-egress-input";
 import { checkRelayRoute } from "./p2-relay-route";
 import { checkMailboxForeignTask } from "./p2-mailbox-foreign-task";
+import { judgeModelEndpoint, modelEndpointDetail, prepareModelEndpoint, recordEndpointWrites } from "./p2-model-endpoint";
 
 function controlPlaneTargets(deps: TProbeDeps, substrateUrl: string): TEgressTarget[] {
   const { env } = deps;
@@ -40,7 +45,8 @@ function escapes(report: TGuestProbeReport): string[] {
 export const probeForbiddenEgress: TProbe = async (deps, run) => {
   const listeners = await startProbeListeners();
   try {
-    const image = await readSetting(deps.db, "guest.image");
+    // The run's recorded image (a profile's own image when the run qualifies one), never the setting now.
+    const image = guestImageOfRun(run);
     const external = (await readSetting(deps.db, "probe.externalTargets")).targets;
     const controlPlane = controlPlaneTargets(deps, run.config.substrate.url);
     // The blocked guest also tries the relay listener's port directly: only the relay channel's one route may reach it.
@@ -51,11 +57,20 @@ export const probeForbiddenEgress: TProbe = async (deps, run) => {
       loopbackExtras: deps.extraEgressTargets,
       external,
     });
-    const blocked = await runGuestProbe(deps, { runId: run.runId, image, network: { mode: "blocked" }, probeInput, timeoutSeconds: 120 });
-    const problems = escapes(blocked.report).map((p) => `blocked guest: ${p}`);
-
-    const relay = await checkRelayRoute(deps, {
+    const endpoint = await prepareModelEndpoint(deps, run, "mailbox");
+    const blocked = await runGuestProbe(deps, {
       runId: run.runId,
+      image,
+      network: { mode: "blocked" },
+      probeInput: { ...probeInput, modelEndpoint: endpoint.probeInput },
+      files: endpoint.files,
+      timeoutSeconds: 120,
+    });
+    const problems = escapes(blocked.report).map((p) => `blocked guest: ${p}`);
+    problems.push(...judgeModelEndpoint(blocked.report.modelEndpoint, endpoint.expected).map((p) => `blocked guest: ${p}`));
+    recordEndpointWrites(run, "blocked guest", blocked.report.modelEndpoint);
+
+    const relay = await checkRelayRoute(deps, run, {
       image,
       listeners,
       tcpTargets: [...controlPlane, { label: "probe listener", host: "127.0.0.1", port: listeners.httpPort }],
@@ -72,6 +87,7 @@ export const probeForbiddenEgress: TProbe = async (deps, run) => {
       identity: blocked.report.identity,
       network: blocked.report.network,
       attempts: blocked.report.egress,
+      modelEndpoint: modelEndpointDetail(blocked.report.modelEndpoint),
       externalTargets: external.length,
       relay: relay.detail,
       mailbox: mailbox.detail,

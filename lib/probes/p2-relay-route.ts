@@ -7,14 +7,17 @@
  * other target's random marker and gets no success status, and the host's own listener (the named
  * target) counts no connection. A control request on the real route must come back with the
  * relay's own refusal: otherwise the route does not reach the relay listener and P2 FAILS naming
- * it — an unreachable listener would refuse everything and prove nothing.
+ * it — an unreachable listener would refuse everything and prove nothing. The guest runs the
+ * in-guest model endpoint on the HTTP channel meanwhile (p2-model-endpoint.ts): its chat call must
+ * come back with the relay listener's refusal through the same socket, and no attempt may pass.
  */
 import { GUEST_RELAY_SOCKET } from "../contract/guest-layout";
 import type { TGuestImage } from "../contract/guest-image";
 import type { TProbeListeners } from "./probe-listeners";
 import { relayEndpointOf } from "./substrate-endpoint-part";
 import { runGuestProbe, type TGuestProbeReport } from "./run-guest-probe";
-import type { TProbeDeps } from "./probe-types";
+import type { TProbeDeps, TProbeRunContext } from "./probe-types";
+import { judgeModelEndpoint, modelEndpointDetail, prepareModelEndpoint, recordEndpointWrites } from "./p2-model-endpoint";
 import type { TEgressTarget } from "./p2-egress-input";
 
 /** Only the relay listener answers the control request with this code (lib/relay/relay-http.ts). */
@@ -33,6 +36,7 @@ export type TRelayRouteCheck = {
     control?: TGuestProbeReport["relay"][number] | null;
     attempts?: TGuestProbeReport["relay"];
     egress?: TGuestProbeReport["egress"];
+    modelEndpoint?: Record<string, unknown> | null;
   };
 };
 
@@ -129,7 +133,8 @@ async function readListenerRefusal(endpoint: string): Promise<{ isReachable: tru
 
 export async function checkRelayRoute(
   deps: TProbeDeps,
-  input: { runId: string; image: TGuestImage; listeners: TProbeListeners; tcpTargets: TEgressTarget[] },
+  run: TProbeRunContext,
+  input: { image: TGuestImage; listeners: TProbeListeners; tcpTargets: TEgressTarget[] },
 ): Promise<TRelayRouteCheck> {
   const endpoint = relayEndpointOf(deps.env);
   const reachable = await readListenerRefusal(endpoint);
@@ -139,9 +144,10 @@ export async function checkRelayRoute(
       detail: { endpoint, isReachable: false, reason: reachable.reason },
     };
   const relayHost = hostPortOf(new URL(endpoint));
-  const requests = relayProxyAttempts({ relayHost, other: `127.0.0.1:${input.listeners.httpPort}`, runId: input.runId });
+  const requests = relayProxyAttempts({ relayHost, other: `127.0.0.1:${input.listeners.httpPort}`, runId: run.runId });
+  const endpointSetup = await prepareModelEndpoint(deps, run, "http");
   const guest = await runGuestProbe(deps, {
-    runId: input.runId,
+    runId: run.runId,
     image: input.image,
     network: { mode: "allowCidrs", hosts: [relayHost] },
     probeInput: {
@@ -149,10 +155,14 @@ export async function checkRelayRoute(
       timeoutMs: 2000,
       tcp: input.tcpTargets,
       relay: { socketPath: GUEST_RELAY_SOCKET, marker: input.listeners.marker, requests },
+      modelEndpoint: endpointSetup.probeInput,
     },
+    files: endpointSetup.files,
     timeoutSeconds: 120,
   });
   const problems = judgeRelayAttempts(guest.report.relay, endpoint);
+  problems.push(...judgeModelEndpoint(guest.report.modelEndpoint, endpointSetup.expected).map((p) => `relay-channel guest: ${p}`));
+  recordEndpointWrites(run, "relay-channel guest", guest.report.modelEndpoint);
   for (const a of guest.report.egress)
     if (a.outcome === "connected" || a.outcome === "answered")
       problems.push(`relay-channel guest: ${a.protocol} ${a.label} ${a.host}:${a.port} ${a.outcome}`);
@@ -165,6 +175,7 @@ export async function checkRelayRoute(
       control: guest.report.relay.find((a) => a.label === CONTROL_LABEL) ?? null,
       attempts: guest.report.relay.filter((a) => a.label !== CONTROL_LABEL),
       egress: guest.report.egress,
+      modelEndpoint: modelEndpointDetail(guest.report.modelEndpoint),
     },
   };
 }

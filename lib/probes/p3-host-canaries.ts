@@ -4,9 +4,9 @@
  * a guest searches files, `env`, /proc/*\/environ and cmdline, and its mounts (sockets such as an
  * SSH agent or a Docker socket). None may appear. Evidence holds digests and places, never values.
  */
-import { readSetting } from "../settings/operator-settings";
 import { CANARY_PATTERN_SOURCE, plantCanaries } from "./host-canaries";
 import { runGuestProbe } from "./run-guest-probe";
+import { guestImageOfRun } from "./probe-run-image";
 import { outcome, type TProbe } from "./probe-types";
 
 const HOST_SOCKET = /docker|containerd|podman|ssh|agent\.|\.X11-unix|dbus/i;
@@ -15,7 +15,8 @@ export const probeHostCanaries: TProbe = async (deps, run) => {
   const planted = await plantCanaries({ dataDir: deps.env.dataDir, runId: run.runId });
   for (const canary of planted.canaries) run.secrets.add(canary.value);
   try {
-    const image = await readSetting(deps.db, "guest.image");
+    // The run's recorded image (a profile's own image when the run qualifies one), never the setting now.
+    const image = guestImageOfRun(run);
     const byDigest = new Map(planted.canaries.map((c) => [c.digest, c.where]));
     const guest = await runGuestProbe(deps, {
       runId: run.runId,

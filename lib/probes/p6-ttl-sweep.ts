@@ -6,8 +6,8 @@
 import { randomUUID } from "node:crypto";
 import { destroyMachine, ensureMachineCreated, recordMachineIntent, startMachine } from "../machines/guest-machines";
 import { transitionMachine } from "../machines/transition-machine";
-import { readSetting } from "../settings/operator-settings";
 import { observeMachinesGone } from "./observe-gone";
+import { guestImageOfRun } from "./probe-run-image";
 import { outcome, type TProbe } from "./probe-types";
 
 export const probeTtlSweep: TProbe = async (deps, run) => {
@@ -15,7 +15,8 @@ export const probeTtlSweep: TProbe = async (deps, run) => {
   // The hosted provider swept a 60 s TTL after 91 s in seed 001; the local substrate sweeps every 0.5 s.
   const ttlSeconds = isLocal ? 4 : 60;
   const graceSeconds = isLocal ? 6 : 120;
-  const image = await readSetting(deps.db, "guest.image");
+  // The run's recorded image (a profile's own image when the run qualifies one), never the setting now.
+  const image = guestImageOfRun(run);
   const spec = {
     source: image,
     resources: { cpus: 1, memoryMb: 128, diskGb: 1 },

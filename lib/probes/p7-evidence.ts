@@ -1,12 +1,15 @@
 /**
  * P7 evidence (seed 000 item 7): the run's evidence document is bounded (≤ 256 KiB), contains
  * none of the canaries, tokens, relay handles or the session secret (scanned, not assumed), and no
- * provider write (no push, no pull request) happened for the run's tasks.
+ * provider write (no push, no pull request) happened for the run's tasks. It also scans what the
+ * in-guest model endpoint wrote in P2's guests — its log and its responses, kept raw in the run
+ * context — for the same secrets, the relay handles P2 gave those guests among them (issue 25):
+ * nothing the endpoint writes may carry the handle. With P2 in the run and nothing to scan, P7 fails.
  */
 import { canonicalJson } from "../canonical-json";
 import { buildEvidenceDocument, MAX_EVIDENCE_BYTES } from "./probe-evidence";
 import type { TProbeId } from "./probe-catalog";
-import { outcome, type TProbe } from "./probe-types";
+import { outcome, type TProbe, type TProbeRunContext } from "./probe-types";
 
 /** Shapes of credentials this system issues or holds (SmolCloud keys, relay handles, GitHub tokens, model keys, private keys). */
 const CREDENTIAL_SHAPES: readonly RegExp[] = [
@@ -18,21 +21,33 @@ const CREDENTIAL_SHAPES: readonly RegExp[] = [
   /-----BEGIN [A-Z ]*PRIVATE KEY-----/,
 ];
 
-export function scanEvidence(text: string, secrets: Iterable<string>): string[] {
+export function scanEvidence(text: string, secrets: Iterable<string>, where = "the evidence"): string[] {
   const findings: string[] = [];
   let index = 0;
   for (const secret of secrets) {
     index++;
-    if (secret.length >= 8 && text.includes(secret)) findings.push(`known secret #${index} appears in the evidence`);
+    if (secret.length >= 8 && text.includes(secret)) findings.push(`known secret #${index} appears in ${where}`);
   }
   for (const shape of CREDENTIAL_SHAPES)
-    if (shape.test(text)) findings.push(`a credential-shaped string (${shape.source.slice(0, 24)}…) appears in the evidence`);
+    if (shape.test(text)) findings.push(`a credential-shaped string (${shape.source.slice(0, 24)}…) appears in ${where}`);
   return findings;
+}
+
+/** What the model endpoint wrote in P2's guests, scanned; fails closed when P2 ran and left nothing to scan. */
+export function scanGuestWrites(run: TProbeRunContext, probes: readonly TProbeId[]) {
+  const problems = run.guestWrites.flatMap((w) => scanEvidence(w.text, run.secrets, w.where));
+  if (probes.includes("P2") && run.guestWrites.length === 0)
+    problems.push("the model endpoint's writes in P2's guests were not observed, so they could not be scanned");
+  const detail = probes.includes("P2")
+    ? { scanned: run.guestWrites.length, bytes: run.guestWrites.reduce((n, w) => n + Buffer.byteLength(w.text), 0) }
+    : { scanned: 0, note: "P2 is not in this run: the model endpoint was not observed" };
+  return { problems, detail };
 }
 
 export function makeEvidenceProbe(selection: () => { substrate: string; probes: TProbeId[] }): TProbe {
   return async (deps, run) => {
-    const doc = buildEvidenceDocument(run, selection());
+    const selected = selection();
+    const doc = buildEvidenceDocument(run, selected);
     deps.tamperEvidence?.(doc);
     const text = canonicalJson(doc);
     const bytes = Buffer.byteLength(text);
@@ -41,7 +56,8 @@ export function makeEvidenceProbe(selection: () => { substrate: string; probes: 
     const taskIds = probeTasks.map((t) => t.id);
     const pullRequests = taskIds.length ? await deps.db.pullRequest.count({ where: { taskId: { in: taskIds } } }) : 0;
     const published = probeTasks.filter((t) => ["approved", "pr_pending", "pr_open", "pr_failed"].includes(t.state)).length;
-    const problems = [...findings];
+    const endpointWrites = scanGuestWrites(run, selected.probes);
+    const problems = [...findings, ...endpointWrites.problems];
     if (bytes > MAX_EVIDENCE_BYTES) problems.push(`the evidence is ${bytes} bytes, over ${MAX_EVIDENCE_BYTES}`);
     if (pullRequests > 0 || published > 0)
       problems.push(`provider writes during the run: ${pullRequests} pull request record(s), ${published} task(s) in publication`);
@@ -50,6 +66,7 @@ export function makeEvidenceProbe(selection: () => { substrate: string; probes: 
       maxEvidenceBytes: MAX_EVIDENCE_BYTES,
       secretsScanned: run.secrets.size,
       credentialShapesScanned: CREDENTIAL_SHAPES.length,
+      modelEndpointWrites: endpointWrites.detail,
       probeTasks: taskIds.length,
       providerWrites: { pullRequests, tasksInPublication: published },
       ...(problems.length ? { problems } : {}),

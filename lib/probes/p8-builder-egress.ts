@@ -6,15 +6,18 @@
  * loopback only (PROBES.md): the registry is a fixture registry this probe starts itself.
  */
 import { probeBuilderEgress as runBuilderEgressProbe } from "../dependencies/probe-builder-egress";
+import { guestImageOfRun } from "./probe-run-image";
 import { outcome, type TProbeDeps, type TProbeOutcome, type TProbeRunContext } from "./probe-types";
 
-export async function probeBuilderEgress(deps: TProbeDeps, run: Pick<TProbeRunContext, "runId">): Promise<TProbeOutcome> {
+export async function probeBuilderEgress(deps: TProbeDeps, run: Pick<TProbeRunContext, "runId" | "config">): Promise<TProbeOutcome> {
   const report = await runBuilderEgressProbe(
     { db: deps.db, env: deps.env, substrate: deps.substrate, readyTimeoutMs: deps.readyTimeoutMs ?? 60_000, probeRunId: run.runId },
     {
       extraDirectTargets: (deps.extraEgressTargets ?? [])
         .filter((t) => t.protocol === "tcp")
         .map((t) => ({ label: t.label, host: t.host, port: t.port })),
+      // The builder guest is made from the run's recorded image, like every other probe guest.
+      image: guestImageOfRun(run),
     },
   );
   return outcome(report.isPass, {

@@ -13,6 +13,7 @@ import { AppError } from "../errors";
 import { announceQueuedRun } from "../runs/run-queue";
 import { sweepAbandonedRuns } from "../runs/sweep-abandoned-runs";
 import { transitionRunIn } from "../runs/transition-run";
+import type { TGuestImage } from "../contract/guest-image";
 import type { TSubstrateConfigSnapshot } from "../settings/substrate-config";
 import type { TProbeId } from "./probe-catalog";
 import type { TGateRun } from "./dispatch-gate";
@@ -21,7 +22,15 @@ export type TProbeResultStatus = "pending" | "running" | "passed" | "failed" | "
 
 export async function createProbeRun(
   db: Db,
-  input: { probes: TProbeId[]; substrate: string; snapshot: TSubstrateConfigSnapshot; actorId: string | null; isRunByCaller?: boolean },
+  input: {
+    probes: TProbeId[];
+    substrate: string;
+    snapshot: TSubstrateConfigSnapshot;
+    actorId: string | null;
+    isRunByCaller?: boolean;
+    /** the guest image the snapshot carries in place of guest.image, and the agent profile it is for */
+    guestImageOverride?: { image: TGuestImage; profile: string | null };
+  },
 ) {
   return db.$transaction(async (tx) => {
     const run = await tx.probeRun.create({
@@ -30,6 +39,7 @@ export async function createProbeRun(
         substrate: input.substrate,
         configDigest: input.snapshot.digest,
         config: input.snapshot.config as Prisma.InputJsonValue,
+        ...(input.guestImageOverride ? { guestImageOverride: input.guestImageOverride.image } : {}),
         createdById: input.actorId,
         results: { create: input.probes.map((probe) => ({ probe })) },
       },
@@ -39,7 +49,12 @@ export async function createProbeRun(
       action: "probe.run",
       targetType: "probeRun",
       targetId: run.id,
-      detail: { probes: input.probes, configDigest: input.snapshot.digest, substrate: input.substrate },
+      detail: {
+        probes: input.probes,
+        configDigest: input.snapshot.digest,
+        substrate: input.substrate,
+        ...(input.guestImageOverride ? { guestImage: input.guestImageOverride.image, agentProfile: input.guestImageOverride.profile } : {}),
+      },
     });
     // A worker starts it at once (lib/db/work-ready.ts), unless the caller runs it (the CLI).
     if (!input.isRunByCaller) await announceQueuedRun(tx, { kind: "probe-run", id: run.id });

@@ -27,6 +27,8 @@ export type TProbeDeps = {
   isProviderSpawn?(info: { file: string; stack: string }): boolean;
   /** Test seam: adds to the evidence document before P7 scans it. */
   tamperEvidence?(doc: Record<string, unknown>): void;
+  /** Test seam: rewrites a guest program (by file name) before it is uploaded into a probe guest (a weakened model endpoint). */
+  tamperGuestProgram?(name: string, source: string): string;
   onProgress?(probe: TProbeId, status: string): void;
 };
 
@@ -37,6 +39,12 @@ export type TProbeRunContext = {
   startedAt: Date;
   /** Values that must never appear in evidence (canaries, tokens, the session secret): P7 scans for them. */
   secrets: Set<string>;
+  /**
+   * What operator code wrote inside the probe guests — the model endpoint's log and its responses,
+   * raw and never stored — for P7 to scan for the secrets (P2 adds the handles it gave the guests
+   * to `secrets`).
+   */
+  guestWrites: { where: string; text: string }[];
   /** The finished probes' results so far, for the evidence document. */
   results: Map<TProbeId, TProbeResult & { durationMs: number }>;
 };

@@ -8,11 +8,11 @@
  */
 import { recordAudit } from "../audit";
 import { AUDIT_REASON_MAX_CHARS } from "../contract/audit-reason";
-import { DISPATCH_CLOSED, type TDispatchSetting } from "../contract/dispatch-setting";
+import { DISPATCH_CLOSED, type TDispatchSetting, type TSubstrateConfig } from "../contract/dispatch-setting";
 import type { Db } from "../db/client";
 import type { TEnv } from "../env";
 import { readSetting, writeSetting } from "../settings/operator-settings";
-import { readSubstrateConfig } from "../settings/substrate-config";
+import { readSubstrateConfig, substrateConfigDigest } from "../settings/substrate-config";
 import { recheckOpenGate } from "./dispatch-gate";
 import { latestCompletedRunFor } from "./probe-run.repo";
 import { substrateEndpointPart } from "./substrate-endpoint-part";
@@ -21,7 +21,7 @@ export type TDispatchGateView = TDispatchSetting & { currentDigest: string; subs
 
 export async function readDispatchGate(deps: { db: Db; env: TEnv }): Promise<TDispatchGateView> {
   const { db, env } = deps;
-  const endpoint = substrateEndpointPart(env);
+  const endpoint = await substrateEndpointPart(env);
   const snapshot = await readSubstrateConfig(db, endpoint);
   let gate: TDispatchSetting;
   try {
@@ -36,6 +36,10 @@ export async function readDispatchGate(deps: { db: Db; env: TEnv }): Promise<TDi
   const check = recheckOpenGate(gate, { currentDigest: snapshot.digest, currentConfig: snapshot.config, latestRun });
   if (check.kind === "open") return { ...gate, ...view, isOpen: true };
   const reason = (check.reason ?? "The dispatch gate no longer holds.").slice(0, AUDIT_REASON_MAX_CHARS);
+  if (endpoint.isLimitsModeUnreadable && gate.config && isHeldButForLimitsMode(gate, snapshot.config, latestRun)) {
+    // Not proved now, but not disproved either: nothing dispatches, and the gate opens again once the substrate answers.
+    return { ...gate, ...view, isOpen: false, closedReason: reason };
+  }
   const closed: TDispatchSetting = { ...DISPATCH_CLOSED, closedReason: reason, changedAt: new Date().toISOString() };
   await db.$transaction(async (tx) => {
     await writeSetting(tx, { key: "dispatch", value: closed, actorId: null, reason, via: "dispatch-gate" });
@@ -53,6 +57,16 @@ export async function readDispatchGate(deps: { db: Db; env: TEnv }): Promise<TDi
     });
   });
   return { ...closed, ...view, isOpen: false };
+}
+
+/** Whether the gate would hold if the substrate still enforced limits as it did when the gate opened. */
+function isHeldButForLimitsMode(
+  gate: TDispatchSetting,
+  now: TSubstrateConfig,
+  latestRun: Awaited<ReturnType<typeof latestCompletedRunFor>>,
+) {
+  const assumed: TSubstrateConfig = { ...now, substrate: { ...now.substrate, limitsMode: gate.config?.substrate.limitsMode } };
+  return recheckOpenGate(gate, { currentDigest: substrateConfigDigest(assumed), currentConfig: assumed, latestRun }).kind === "open";
 }
 
 export async function isDispatchOpen(db: Db, env: TEnv): Promise<boolean> {

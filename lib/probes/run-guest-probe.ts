@@ -9,12 +9,12 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import type { TGuestImage } from "../contract/guest-image";
-import { GUEST_PROBE_INPUT_FILE, GUEST_PROBE_PROGRAM } from "../contract/guest-layout";
+import { GUEST_PROBE_DIR, GUEST_PROBE_INPUT_FILE, GUEST_PROBE_PROGRAM } from "../contract/guest-layout";
 import { AppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";
 import { destroyMachine, ensureMachineCreated, recordMachineIntent, startMachine } from "../machines/guest-machines";
 import type { TNetworkPolicy } from "../substrate/substrate";
-import { GUEST_PROGRAMS_DIR } from "../tasks/task-run-context";
+import { GUEST_PROGRAMS_DIR, PROBE_PROGRAMS } from "../tasks/task-run-context";
 import type { TProbeDeps } from "./probe-types";
 
 const MAX_REPORT_BYTES = 512 * 1024;
@@ -75,6 +75,47 @@ export const ZGuestProbeReportSchema = z
           .strict(),
       )
       .max(50),
+    /** The in-guest model endpoint the probe program started and observed (P2); `writes` are raw, for P7's scan only. */
+    modelEndpoint: z
+      .object({
+        startError: z.string().max(400).nullable(),
+        port: z.number().int().nullable(),
+        listening: z
+          .array(
+            z
+              .object({
+                address: z.string().max(60),
+                port: z.number().int(),
+                family: z.union([z.literal(4), z.literal(6)]),
+                isOwn: z.boolean(),
+              })
+              .strict(),
+          )
+          .max(50),
+        models: z
+          .object({ status: z.number().int().nullable(), modelIds: z.array(z.string().max(200)).max(5), detail: z.string().max(200) })
+          .strict(),
+        chat: z
+          .object({
+            status: z.number().int().nullable(),
+            code: z
+              .string()
+              .regex(/^[A-Z0-9_]{1,64}$/)
+              .nullable(),
+            detail: z.string().max(200),
+          })
+          .strict(),
+        mailboxRequests: z
+          .array(
+            z
+              .object({ name: z.string().max(20), taskId: z.string().max(100).nullable(), operation: z.string().max(100).nullable() })
+              .strict(),
+          )
+          .max(10),
+        writes: z.array(z.object({ where: z.string().max(200), text: z.string().max(64 * 1024) }).strict()).max(10),
+      })
+      .strict()
+      .optional(),
     canaries: z
       .object({
         found: z
@@ -103,7 +144,15 @@ export type TGuestProbeRun = {
 
 export async function runGuestProbe(
   deps: TProbeDeps,
-  input: { runId: string; image: TGuestImage; network: TNetworkPolicy; probeInput: Record<string, unknown>; timeoutSeconds: number },
+  input: {
+    runId: string;
+    image: TGuestImage;
+    network: TNetworkPolicy;
+    probeInput: Record<string, unknown>;
+    timeoutSeconds: number;
+    /** more files the probe program needs in the guest (the model endpoint's modules and task.json) */
+    files?: { path: string; bytes: Buffer }[];
+  },
 ): Promise<TGuestProbeRun> {
   const { db, substrate } = deps;
   const spec = { source: input.image, resources: { cpus: 1, memoryMb: 256, diskGb: 1 }, network: input.network, ttlSeconds: 600 };
@@ -118,8 +167,13 @@ export async function runGuestProbe(
     machine = await ensureMachineCreated(db, substrate, machine, spec);
     machine = await startMachine(db, substrate, machine, deps.readyTimeoutMs ?? 60_000);
     const providerId = machine.providerId!;
-    await substrate.upload(providerId, GUEST_PROBE_PROGRAM, await fs.readFile(path.join(GUEST_PROGRAMS_DIR, "probe.mjs")));
-    await substrate.upload(providerId, GUEST_PROBE_INPUT_FILE, Buffer.from(JSON.stringify(input.probeInput)));
+    await Promise.all([
+      ...PROBE_PROGRAMS.map((name) =>
+        fs.readFile(path.join(GUEST_PROGRAMS_DIR, name)).then((bytes) => substrate.upload(providerId, `${GUEST_PROBE_DIR}/${name}`, bytes)),
+      ),
+      substrate.upload(providerId, GUEST_PROBE_INPUT_FILE, Buffer.from(JSON.stringify(input.probeInput))),
+      ...(input.files ?? []).map((file) => substrate.upload(providerId, file.path, file.bytes)),
+    ]);
     const result = await substrate.exec(
       providerId,
       { command: ["node", GUEST_PROBE_PROGRAM, GUEST_PROBE_INPUT_FILE], cwd: "/tmp", timeoutSeconds: input.timeoutSeconds },

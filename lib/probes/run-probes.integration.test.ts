@@ -91,6 +91,12 @@ describe("a full probe run on the local substrate", () => {
     const p1 = doc.probes.find((p: { id: string }) => p.id === "P1");
     expect(p1.detail.candidate.headSha).toMatch(/^[0-9a-f]{40}$/);
     expect(p1.detail.manifestDigest).toBeTruthy();
+    // P2 ran the model endpoint in both its guests, on loopback only; P7 scanned what it wrote there
+    const p2 = doc.probes.find((p: { id: string }) => p.id === "P2");
+    expect(p2.detail.modelEndpoint.listening).toEqual(["127.0.0.1:7800"]);
+    expect(p2.detail.relay.modelEndpoint.listening).toEqual(["127.0.0.1:7800"]);
+    const p7 = doc.probes.find((p: { id: string }) => p.id === "P7");
+    expect(p7.detail.modelEndpointWrites).toMatchObject({ scanned: 5 });
     // probe tasks are closed, hidden and published nothing
     const tasks = await world.db.task.findMany({ where: { probeRunId: result.runId } });
     expect(tasks.length).toBeGreaterThan(0);

@@ -28,7 +28,7 @@ export async function setDispatch(
     await writeSetting(db, { key: "dispatch", value, actorId: input.actorId, reason, via: input.via });
     return readDispatchGate({ db, env });
   }
-  const snapshot = await readSubstrateConfig(db, substrateEndpointPart(env));
+  const snapshot = await readSubstrateConfig(db, await substrateEndpointPart(env));
   const decision = decideDispatchOpen({
     requested: input.mode,
     currentDigest: snapshot.digest,

@@ -4,6 +4,8 @@
  * a host path with a canary bound into the guest (P3), a host fallback injected through the
  * probe-task seam (P4), the TTL ignored (P6), a secret written into the evidence (P7). P5 must
  * still pass with the substrate's own export cap off, every refusal raised by the control plane.
+ * The in-guest model endpoint is weakened through the guest-program seam (the module P2 uploads is
+ * rewritten): bound to 0.0.0.0 (P2), or logging the relay handle (P7).
  */
 import { spawn } from "node:child_process";
 import path from "node:path";
@@ -12,6 +14,7 @@ import { probeDepsFor } from "../jobs/run-probe-job";
 import { createLifecycleWorld, type LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
 import { executeProbeRun } from "./execute-probe-run";
 import type { TProbeId } from "./probe-catalog";
+import { readEvidence } from "./probe-evidence";
 import { getProbeRunOrThrow } from "./probe-run.repo";
 import type { TProbeDeps } from "./probe-types";
 import { requestProbeRun } from "./request-probe-run";
@@ -40,11 +43,26 @@ function deps(extra: Partial<TProbeDeps> = {}): TProbeDeps {
   );
 }
 
-async function runOne(probe: TProbeId, extra: Partial<TProbeDeps> = {}) {
-  const run = await requestProbeRun({ db: world.db, env: world.env }, { probes: [probe], actorId: null, isRunByCaller: true });
+async function runOne(probe: TProbeId, extra: Partial<TProbeDeps> = {}, alsoFirst: TProbeId[] = []) {
+  const run = await requestProbeRun(
+    { db: world.db, env: world.env },
+    { probes: [...alsoFirst, probe], actorId: null, isRunByCaller: true },
+  );
   const state = await executeProbeRun(deps(extra), { runId: run.id });
-  const result = (await getProbeRunOrThrow({ db: world.db }, { runId: run.id })).results[0]!;
-  return { state, result, detail: JSON.stringify(result.detail) };
+  const stored = await getProbeRunOrThrow({ db: world.db }, { runId: run.id });
+  const result = stored.results.find((r) => r.probe === probe)!;
+  return { state, result, detail: JSON.stringify(result.detail), runId: run.id, evidenceDigest: stored.evidenceDigest };
+}
+
+/** A seam that rewrites one guest module, and fails the test when the text to weaken is not there (the weakening must happen). */
+function weakenGuestProgram(name: string, from: string, to: string): Pick<TProbeDeps, "tamperGuestProgram"> {
+  return {
+    tamperGuestProgram(file, source) {
+      if (file !== name) return source;
+      if (!source.includes(from)) throw new Error(`${name} no longer contains ${JSON.stringify(from)}: update the weakening`);
+      return source.replace(from, to);
+    },
+  };
 }
 
 async function weaken(value: Record<string, unknown>) {
@@ -104,6 +122,34 @@ describe("probes against a weakened local substrate", () => {
     expect(result.status).toBe("failed");
     expect(detail).toMatch(/known secret/);
   });
+
+  it("P2 fails when the in-guest model endpoint listens on 0.0.0.0", async () => {
+    const { result, detail } = await runOne(
+      "P2",
+      weakenGuestProgram("model-endpoint.mjs", "server.listen(port, host, () => {", 'server.listen(port, "0.0.0.0", () => {'),
+    );
+    expect(result.status).toBe("failed");
+    expect(detail).toMatch(/blocked guest: the model endpoint listens on 0\.0\.0\.0:7800, not on 127\.0\.0\.1 only/);
+    expect(detail).toMatch(/relay-channel guest: the model endpoint listens on 0\.0\.0\.0:7800/);
+  }, 90_000);
+
+  it("P7 fails when the in-guest model endpoint logs the relay handle (and the evidence still does not carry it)", async () => {
+    const logsHandle = weakenGuestProgram(
+      "model-endpoint.mjs",
+      "  const relayTask = await readRelayTask(taskFile);\n",
+      "  const relayTask = await readRelayTask(taskFile);\n  createBoundedLog(LOG_FILE)(`relay ${relayTask.channel} ${relayTask.handle}`);\n",
+    );
+    const { state, result, detail, evidenceDigest } = await runOne("P7", logsHandle, ["P2"]);
+    expect(state).toBe("failed");
+    expect(result.status).toBe("failed");
+    expect(detail).toMatch(
+      /known secret #\d+ appears in P2 blocked guest: the model endpoint's \/tmp\/school-core-output\/model-endpoint\.log/,
+    );
+    expect(detail).toMatch(/appears in P2 relay-channel guest: the model endpoint's \/tmp\/school-core-output\/model-endpoint\.log/);
+    // what was leaked stays out of the stored evidence: only digests of the endpoint's writes are recorded
+    const evidence = (await readEvidence({ db: world.db, env: world.env }, evidenceDigest!)).toString("utf8");
+    expect(evidence).not.toMatch(/scr_[A-Za-z0-9_-]{43}/);
+  }, 90_000);
 
   it("P5 still passes with the substrate's own export cap off: the control plane refuses every case itself", async () => {
     await weaken({ exportCapOff: true });

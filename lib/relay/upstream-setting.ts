@@ -11,6 +11,14 @@ export async function readRelayUpstream({ db }: { db: Db }): Promise<TRelayUpstr
   return readSetting(db, "relay.upstream");
 }
 
+/**
+ * The model the in-guest endpoint names to the agent's SDKs (the TaskRequest's `relay.model`): the
+ * pinned upstream's, or null for the scripted transport, which is no model.
+ */
+export function pinnedModelOf(setting: TRelayUpstreamSetting | null): string | null {
+  return setting === null || setting.kind === "scripted" ? null : setting.model;
+}
+
 export async function setRelayUpstream({
   db,
   value,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_TASK_LIMITS } from "../contract/limits";
 import { settingFieldErrors } from "./operator-settings";
-import { formFieldErrorsOf, humanBytes, initialTextOf, settingValueOf } from "./setting-form-model";
+import { formatInUnit, formFieldErrorsOf, initialTextOf, settingValueOf } from "./setting-form-model";
 import { FORM_SETTING_KEYS, formOf, SETTING_DEFINITIONS, type TFormSettingKey } from "./setting-registry";
 
 function roundTrip(key: TFormSettingKey, current: unknown) {
@@ -157,9 +157,11 @@ describe("setting forms", () => {
     expect(errors.targets!.map((m) => m.split(":")[0]).sort()).toEqual(["line 2, host", "line 2, port", "line 3"]);
   });
 
-  it("shows bytes in human units", () => {
-    expect(humanBytes(64 * 1024 * 1024)).toBe("64 MiB");
-    expect(humanBytes(262144)).toBe("256 KiB");
-    expect(humanBytes(1000)).toBe("1000 bytes");
+  it("shows a value in its unit, bytes in binary units", () => {
+    expect(formatInUnit(64 * 1024 * 1024, "bytes")).toBe("64 MiB");
+    expect(formatInUnit(262144, "bytes")).toBe("256 KiB");
+    expect(formatInUnit(1000, "bytes")).toBe("1000 B");
+    expect(formatInUnit(30, "s")).toBe("30 s");
+    expect(formatInUnit(4, "count")).toBe("4");
   });
 });

@@ -6,6 +6,7 @@
  * actually saved) both turn strings into a value here, so the preview shows exactly what would be
  * written. Pure and framework-free: no server, browser or React imports.
  */
+import { formatBytes } from "../format/format";
 
 export type TUnit = "s" | "ms" | "count" | "MiB" | "GiB" | "bytes";
 
@@ -177,21 +178,9 @@ export function formFieldErrorsOf(form: TSettingForm, errors: Record<string, str
   return folded;
 }
 
-const UNITS: [number, string][] = [
-  [1024 ** 3, "GiB"],
-  [1024 ** 2, "MiB"],
-  [1024, "KiB"],
-];
-
-/** 67108864 → "64 MiB"; what a byte field shows beside it. */
-export function humanBytes(bytes: number): string {
-  for (const [size, unit] of UNITS) if (bytes >= size) return `${Number((bytes / size).toFixed(2))} ${unit}`;
-  return `${bytes} bytes`;
-}
-
-/** A value in its unit, for defaults and previews. */
+/** A value in its unit, for defaults and previews (67108864 bytes → "64 MiB", as a byte field shows beside it). */
 export function formatInUnit(value: number, unit: TUnit): string {
-  if (unit === "bytes") return humanBytes(value);
+  if (unit === "bytes") return formatBytes(value);
   if (unit === "count") return String(value);
   return `${value} ${unit}`;
 }

@@ -5,6 +5,8 @@
  * external targets P2 probes (what "forbidden egress" was proved for). Probe evidence is bound to it, and the dispatch gate
  * opens only for the digest a passing run observed. The environment part (kind, URL, relay
  * endpoint) is given by the caller; the rest comes from the operator settings read here.
+ * `withGuestImage` is the same configuration with another guest image: what an agent profile's
+ * own image is qualified for (a probe run for it records that configuration and its digest).
  */
 import { canonicalDigest, canonicalJson } from "../canonical-json";
 import { ZSubstrateConfigSchema, type TSubstrateConfig } from "../contract/dispatch-setting";
@@ -48,6 +50,16 @@ export async function readSubstrateConfig(db: Db | DbTx, endpoint: TSubstrateEnd
   return { config, digest: substrateConfigDigest(config) };
 }
 
+/**
+ * The configuration with the guest image replaced (an agent profile's own image, issue 26): every
+ * other part — substrate, network, limits, the verifier image — stays as in force, so a run for it
+ * qualifies exactly "this image under the current configuration".
+ */
+export function withGuestImage(config: TSubstrateConfig, guestImage: unknown): TSubstrateConfigSnapshot {
+  const substituted: TSubstrateConfig = { ...config, guestImage };
+  return { config: substituted, digest: substrateConfigDigest(substituted) };
+}
+
 function isPartChanged(before: TSubstrateConfig, now: TSubstrateConfig, part: keyof TSubstrateConfig): boolean {
   return canonicalJson(before[part] ?? null) !== canonicalJson(now[part] ?? null);
 }
@@ -61,10 +73,11 @@ export function changedDigestInputs(
   before: TSubstrateConfig,
   now: TSubstrateConfig,
   registry: TSettingRegistry = SETTING_REGISTRY,
-): { settings: string[]; isEnvironmentChanged: boolean } {
+): { settings: string[]; isEnvironmentChanged: boolean; isLimitsModeChanged: boolean } {
   const settings = digestInputKeysOf(registry).filter((key) => registry[key]!.digest!.some((part) => isPartChanged(before, now, part)));
   // The environment decides the substrate (SMOLCLOUD_URL) and the relay endpoint; the rest of `network` follows task.limits.
-  const isEnvironmentChanged =
-    isPartChanged(before, now, "substrate") || (before.network?.relayEndpoint ?? null) !== (now.network?.relayEndpoint ?? null);
-  return { settings, isEnvironmentChanged };
+  const isLimitsModeChanged = canonicalJson(before.substrate.limitsMode ?? null) !== canonicalJson(now.substrate.limitsMode ?? null);
+  const isEndpointChanged = before.substrate.kind !== now.substrate.kind || before.substrate.url !== now.substrate.url;
+  const isEnvironmentChanged = isEndpointChanged || (before.network?.relayEndpoint ?? null) !== (now.network?.relayEndpoint ?? null);
+  return { settings, isEnvironmentChanged, isLimitsModeChanged };
 }

@@ -10,6 +10,7 @@
  * Framework-free and process-agnostic: a child is anything that can be killed and reports its
  * exit, so the policy is tested with in-memory children and used with real ones.
  */
+import { formatDuration } from "../format/format";
 
 export type SupervisedChild = {
   readonly pid?: number;
@@ -118,7 +119,7 @@ export function superviseChildren(options: SupervisorOptions): Supervisor {
     const delay = restartDelayMs(policy, slot.consecutiveFailures);
     slot.restartCount += 1;
     const how = signal ? `signal ${signal}` : `code ${code}`;
-    options.log(`${slot.spec.name} exited (${how}); restarting in ${(delay / 1000).toFixed(1)}s (restart ${slot.restartCount})`);
+    options.log(`${slot.spec.name} exited (${how}); restarting in ${formatDuration(delay)} (restart ${slot.restartCount})`);
     slot.timer = setTimeout(() => launch(slot), delay);
   };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatStay, msPerState, stayBeforeEach } from "./task-stages";
+import { msPerState, stayBeforeEach } from "./task-stages";
 
 const at = (s: number) => new Date(Date.UTC(2026, 11, 2, 12, 0, 0) + s * 1000);
 const LOG = [
@@ -21,9 +21,5 @@ describe("task stages", () => {
     expect(Math.round(spent.get("queued")!)).toBe(160);
     expect(spent.get("blocked")).toBe(60_000);
     expect(spent.has("provisioning")).toBe(true);
-  });
-
-  it("formats a stay for people", () => {
-    expect([formatStay(850), formatStay(4_210), formatStay(185_000)]).toEqual(["850 ms", "4.2 s", "3 min 5 s"]);
   });
 });

@@ -22,11 +22,3 @@ export function msPerState(transitions: readonly TTransitionTime[]): Map<string,
   });
   return spent;
 }
-
-/** A stay as people read it: "850 ms", "4.2 s", "3 min 5 s". */
-export function formatStay(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  const minutes = Math.floor(ms / 60_000);
-  return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
-}

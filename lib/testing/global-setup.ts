@@ -27,7 +27,7 @@ export default async function setup(project: TestProject) {
   if (!baseUrl) {
     tempDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-test-pg-"));
     await fs.chmod(tempDir, 0o755);
-    const server = await startEmbeddedPostgres({ dataDir: tempDir, port: await findFreePort() });
+    const server = await startEmbeddedPostgres({ dataDir: tempDir, port: await findFreePort(), isThrowaway: true });
     baseUrl = server.url;
     stopServer = server.stop;
   }

@@ -9,7 +9,9 @@ import { randomBytes } from "node:crypto";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import { substrateDirs } from "./substrate-dirs";
+import { AppError } from "../../lib/errors";
 import {
+  assertImageName,
   imageRecordOf,
   parseImageReference,
   sha256Hex,
@@ -125,4 +127,19 @@ export async function resolveImage(dataDir: string, reference: string): Promise<
     rootDir: path.join(substrateDirs(dataDir).images, ref.digest.slice("sha256:".length), "root"),
     manifest,
   };
+}
+
+/**
+ * Registers another name for an image already published (`NAME` or `NAME@sha256:…`): the same
+ * content under a second name, as a copy would be. A guest's source names the image it asked for,
+ * so machines made from either name are told apart, and the control plane qualifies each name on
+ * its own (an agent profile's own image, issue 26).
+ */
+export async function tagImage(dataDir: string, input: { reference: string; name: string }): Promise<TImageRecord> {
+  assertImageName(input.name);
+  const resolved = await resolveImage(dataDir, input.reference);
+  if (!resolved) throw new AppError("NOT_FOUND", `no local image ${input.reference.slice(0, 200)}`);
+  const ref: TImageRef = { name: input.name, digest: resolved.digest, createdAt: new Date().toISOString() };
+  await writeRef(dataDir, ref);
+  return imageRecordOf(ref, resolved.manifest);
 }

@@ -22,6 +22,7 @@ import type { TExecHardening } from "./machine-exec";
 import type { TDiskMode } from "./machine-disk";
 import { MAX_CONCURRENT_WAITS, waitOnMachine, type TWaitResponse } from "./machine-wait";
 import { WireError } from "./wire-error";
+import type { TLocalLimitsMode } from "../../lib/contract/smolcloud-wire";
 
 export type TMachineServiceOptions = {
   dirs: TSubstrateDirs;
@@ -44,15 +45,8 @@ export type TMachineServiceOptions = {
   weakening?: WeakeningBook;
 };
 
-/** Which mechanism enforces the process and memory limits on this host. */
-export type TLimitsMode = {
-  pids: "cgroup" | "rlimit";
-  memory: "cgroup" | "rlimit-data";
-  cpu: "cgroup" | "none";
-  disk: TDiskMode;
-  seccomp: boolean;
-  disableUserns: boolean;
-};
+/** Which mechanism enforces the process and memory limits on this host (the wire contract's shape). */
+export type TLimitsMode = TLocalLimitsMode;
 
 export class MachineService {
   readonly #ledger: AccountLedger;
@@ -169,8 +163,9 @@ export class MachineService {
 
   // ---------------------------------------------------------------- account
 
-  account(): TLocalAccount {
-    return this.#ledger.view(this.#registry.machines(), this.options.clock.now());
+  /** The vendor's account view plus `limitsMode`, which the dispatch digest binds (issue 27). */
+  account(): TLocalAccount & { limitsMode: TLimitsMode } {
+    return { ...this.#ledger.view(this.#registry.machines(), this.options.clock.now()), limitsMode: this.limitsMode };
   }
 
   /** Admin: sets the remaining prepaid credit and/or the budget policy, for spend-ceiling tests. */

@@ -9,10 +9,10 @@ import { ActionForm } from "@/components/action-form";
 import { DiffTable } from "@/components/diff-table";
 import { Field, FieldError } from "@/components/form-field";
 import { diffValues } from "@/lib/audit-log/diff-values";
+import { formatBytes } from "@/lib/format/format";
 import { saveSettingFormAction } from "./actions";
 import {
   formatInUnit,
-  humanBytes,
   initialTextOf,
   isFieldShown,
   settingValueOf,
@@ -124,7 +124,7 @@ export function SettingForm({ settingKey, form, current, defaults, submitLabel =
                   )}
                 </Field>
                 {field.kind === "number" && field.unit === "bytes" && /^\d+$/.test(value) && (
-                  <p className="text-xs text-slate-600">= {humanBytes(Number(value))}</p>
+                  <p className="text-xs text-slate-600">= {formatBytes(Number(value))}</p>
                 )}
               </div>
             );

@@ -1,5 +1,6 @@
 import Link from "next/link";
 import type { TSettingPanelView } from "@/lib/pages/setting-panels";
+import { formatDateTime } from "@/lib/format/format";
 import { SettingForm } from "./setting-form";
 
 /**
@@ -22,9 +23,8 @@ function SettingPanel({ view }: { view: TSettingPanelView }) {
             "version 0 (defaults, never saved)"
           ) : (
             <>
-              <Link href={`/operator/limits/versions/${settingKey}/${version}`}>version {version}</Link>,{" "}
-              {last!.createdAt.toISOString().slice(0, 16).replace("T", " ")} UTC by {last!.actorEmail ?? "the system"} —{" "}
-              <Link href="/operator/audit?kind=setting">history</Link>
+              <Link href={`/operator/limits/versions/${settingKey}/${version}`}>version {version}</Link>, {formatDateTime(last!.createdAt)}{" "}
+              by {last!.actorEmail ?? "the system"} — <Link href="/operator/audit?kind=setting">history</Link>
             </>
           )}
         </p>

@@ -8,9 +8,8 @@ import { editAgentProfile } from "@/lib/agents/edit-agent-profile";
 import { getDb } from "@/lib/db/client";
 import { getEnv } from "@/lib/env";
 import { AppError } from "@/lib/errors";
-
-/** Next's server actions take bodies up to 1 MB: a larger agent comes in through `schoolcore agent add --dir`. */
-const WEB_ARCHIVE_MAX_BYTES = 900 * 1024;
+import { PROBE_IDS } from "@/lib/probes/probe-catalog";
+import { requestProfileImageProbeRun } from "@/lib/probes/image-qualification";
 
 const ZProfileFormSchema = z.object({
   name: z.string().max(100),
@@ -18,7 +17,8 @@ const ZProfileFormSchema = z.object({
   description: z.string().max(2000).optional(),
   command: z.string().max(70_000).optional(),
   environment: z.string().max(200_000).optional(),
-  archive: z.instanceof(File).optional(),
+  /** code the page uploaded first (PUT /api/operator/agent-code): its digest, checked again by the use case */
+  codeDigest: z.string().max(100).optional(),
 });
 
 function commandOf(text: string | undefined): string[] | undefined {
@@ -41,13 +41,10 @@ function environmentOf(text: string | undefined): Record<string, string> | undef
   return parsed.env;
 }
 
-async function codeOf(file: File | undefined) {
-  if (!file || file.size === 0) return undefined;
-  if (file.size > WEB_ARCHIVE_MAX_BYTES)
-    throw new AppError("VALIDATION_FAILED", "The archive is too large for the web form.", {
-      fieldErrors: { archive: [`at most ${WEB_ARCHIVE_MAX_BYTES} bytes here; use \`schoolcore agent add --dir\` for more`] },
-    });
-  return { kind: "upload" as const, bytes: Buffer.from(await file.arrayBuffer()) };
+// The bytes never come through the action (Next caps a server action's body at 1 MB): the page
+// uploads them to the route first and sends back only the digest it answered.
+function codeOf(digest: string | undefined) {
+  return digest ? { kind: "stored" as const, digest } : undefined;
 }
 
 export const addAgentProfileAction = withActorAction({
@@ -65,7 +62,7 @@ export const addAgentProfileAction = withActorAction({
         description: input.description,
         command,
         environment: environmentOf(input.environment) ?? {},
-        code: await codeOf(input.archive),
+        code: codeOf(input.codeDigest),
         actorId: actor.userId,
       },
     );
@@ -87,12 +84,31 @@ export const editAgentProfileAction = withActorAction({
         description: input.description,
         command: commandOf(input.command),
         environment: environmentOf(input.environment),
-        code: await codeOf(input.archive),
+        code: codeOf(input.codeDigest),
         actorId: actor.userId,
       },
     );
     revalidatePath(`/operator/agents/${profile.name}`);
     revalidatePath("/operator/agents");
     return { ok: true, message: `${profile.name} is now v${version.version}.` };
+  },
+});
+
+/**
+ * "Run the probes for this image": every probe, for the configuration in force with the profile's
+ * own guest image in place of guest.image. Audited as `probe.run` (naming the profile and image),
+ * queued for the worker like the probes page's run.
+ */
+export const requestProfileImageProbeRunAction = withActorAction({
+  action: "probe.run",
+  schema: z.object({ name: z.string().max(100) }),
+  handler: async ({ actor, input }) => {
+    const run = await requestProfileImageProbeRun(
+      { db: await getDb(), env: getEnv() },
+      { profile: input.name, probes: [...PROBE_IDS], actorId: actor.userId },
+    );
+    revalidatePath(`/operator/agents/${input.name}`);
+    revalidatePath("/operator/probes");
+    return { ok: true, message: `Probe run ${run.id} queued for the image of ${input.name}.`, id: run.id };
   },
 });

@@ -3,6 +3,8 @@ import { requirePagePermission } from "@/app/_server/guard";
 import { ActionForm } from "@/components/action-form";
 import { EmptyState } from "@/components/empty-state";
 import { Field } from "@/components/form-field";
+import { AgentCodeUpload } from "@/components/agent-code-upload";
+import { AgentDependenciesCell } from "@/components/agent-dependencies-cell";
 import { getPageDeps } from "@/app/_server/page-data";
 import { readAgentsPage } from "@/lib/pages/operator/agents-page";
 import { addAgentProfileAction } from "./actions";
@@ -31,6 +33,7 @@ export default async function AgentsPage() {
               <th scope="col">Owner</th>
               <th scope="col">Version</th>
               <th scope="col">Code digest</th>
+              <th scope="col">Dependencies</th>
               <th scope="col">Description</th>
             </tr>
           </thead>
@@ -44,6 +47,9 @@ export default async function AgentsPage() {
                 <td>{p.owner || "—"}</td>
                 <td>v{p.version}</td>
                 <td className="font-mono text-xs">{p.codeDigest ? p.codeDigest.slice(0, 16) : "—"}</td>
+                <td className="text-xs">
+                  <AgentDependenciesCell state={p.dependencies} />
+                </td>
                 <td className="text-slate-700">{p.description}</td>
               </tr>
             ))}
@@ -71,13 +77,10 @@ export default async function AgentsPage() {
           >
             <input required className={`${CONTROL} font-mono`} />
           </Field>
-          <Field
-            name="archive"
-            label="Code (tar or tar.gz, up to 900 KB here)"
-            hint="Checked like a candidate archive; larger code: schoolcore agent add --dir"
-          >
-            <input type="file" accept=".tar,.tgz,.tar.gz,application/x-tar,application/gzip" className={CONTROL} />
-          </Field>
+          <AgentCodeUpload
+            label="Code (tar or tar.gz, up to 16 MB)"
+            hint="Checked like a candidate archive as soon as you pick it; a directory: schoolcore agent add --dir"
+          />
           <Field name="environment" label="Environment (NAME=value per line, no secrets)">
             <textarea rows={3} className={`${CONTROL} font-mono`} />
           </Field>

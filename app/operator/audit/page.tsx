@@ -9,6 +9,7 @@ import { diffValues } from "@/lib/audit-log/diff-values";
 import { getPageDeps } from "@/app/_server/page-data";
 import { AUDIT_KINDS, type TAuditEntry } from "@/lib/audit-log/list-audit-entries";
 import { readAuditPage } from "@/lib/pages/operator/audit-page";
+import { formatDateTime } from "@/lib/format/format";
 import { isSettingKey, SETTING_DEFINITIONS } from "@/lib/settings/setting-registry";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
@@ -110,10 +111,10 @@ export default async function AuditPage({ searchParams }: Props) {
       {result.items.length === 0 ? (
         <EmptyState title="Nothing recorded for this filter" />
       ) : (
-        <DataTable testId="audit-table" headers={["When (UTC)", "Who", "Action", "Target", "Detail"]}>
+        <DataTable testId="audit-table" headers={["When", "Who", "Action", "Target", "Detail"]}>
           {result.items.map((entry) => (
             <tr key={entry.id} className="border-t border-slate-200 align-top" data-testid="audit-row" data-action={entry.action}>
-              <td className="whitespace-nowrap p-2 font-mono text-xs">{entry.createdAt.toISOString().slice(0, 19).replace("T", " ")}</td>
+              <td className="whitespace-nowrap p-2 font-mono text-xs">{formatDateTime(entry.createdAt, { precision: "second" })}</td>
               <td className="p-2">{entry.actorEmail ?? <span className="text-slate-500">system</span>}</td>
               <td className="p-2 font-mono text-xs">{entry.action}</td>
               <td className="p-2 text-xs">{targetLink(entry)}</td>

@@ -5,6 +5,7 @@ import { Field } from "@/components/form-field";
 import { DEMO_TRUSTED_MANIFEST } from "@/lib/contract/trusted-manifest";
 import { getPageDeps } from "@/app/_server/page-data";
 import { readManifestPage } from "@/lib/pages/operator/manifest-page";
+import { formatDateTime } from "@/lib/format/format";
 import { saveManifestAction } from "./actions";
 
 export default async function ManifestPage() {
@@ -35,7 +36,7 @@ export default async function ManifestPage() {
             {versions.map((v) => (
               <li key={v.id}>
                 v{v.version} <span className="font-mono">{v.digest.slice(0, 16)}</span> — {v.content.checks.map((c) => c.name).join(", ")} —{" "}
-                {v.createdAt.toISOString().replace("T", " ").slice(0, 19)}
+                {formatDateTime(v.createdAt, { precision: "second" })}
                 {v === active && <strong> (active)</strong>}
               </li>
             ))}

@@ -8,15 +8,12 @@ import { EmptyState } from "@/components/empty-state";
 import { StateBadge } from "@/components/state-badge";
 import { getPageDeps } from "@/app/_server/page-data";
 import { readProbesPage } from "@/lib/pages/operator/probes-page";
+import { formatDateTime, formatDuration } from "@/lib/format/format";
 import { PROBE_IDS, PROBE_TITLES } from "@/lib/probes/probe-catalog";
 import { SettingPanels } from "../_settings/setting-panel";
 import { requestProbeRunAction, setDispatchAction } from "./actions";
 
 export const dynamic = "force-dynamic";
-
-function formatMs(ms: number | null): string {
-  return ms === null ? "—" : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
-}
 
 export default async function ProbesPage({ searchParams }: { searchParams: Promise<{ run?: string }> }) {
   const actor = await requirePagePermission("probe.run", "/operator/probes");
@@ -83,7 +80,7 @@ export default async function ProbesPage({ searchParams }: { searchParams: Promi
                   <td className="p-2">
                     <StateBadge state={result.status} />
                   </td>
-                  <td className="p-2">{formatMs(result.durationMs)}</td>
+                  <td className="p-2">{formatDuration(result.durationMs)}</td>
                   <td className="p-2">
                     {result.providerError && <p className="text-xs text-red-800">Provider said: {result.providerError}</p>}
                     {result.detail !== null && (
@@ -126,7 +123,7 @@ export default async function ProbesPage({ searchParams }: { searchParams: Promi
                   <code>{run.configDigest.slice(0, 12)}…</code>
                 </td>
                 <td className="p-2 text-xs">{run.results.map((r) => `${r.probe}:${r.status}`).join(" ")}</td>
-                <td className="p-2">{run.createdAt.toISOString().replace("T", " ").slice(0, 19)}</td>
+                <td className="p-2">{formatDateTime(run.createdAt, { precision: "second" })}</td>
               </tr>
             ))}
           </DataTable>

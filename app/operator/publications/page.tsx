@@ -6,12 +6,9 @@ import { Field } from "@/components/form-field";
 import { StateBadge } from "@/components/state-badge";
 import { getPageDeps } from "@/app/_server/page-data";
 import { readPublicationsPage } from "@/lib/pages/operator/publications-page";
+import { formatDateTime } from "@/lib/format/format";
 import { markPublicationFailedAction, retryPublicationAction } from "./actions";
 import { DataTable } from "@/components/data-table";
-
-function formatTime(value: Date | null): string {
-  return value ? value.toISOString().replace("T", " ").slice(0, 19) : "—";
-}
 
 export default async function PublicationsPage() {
   const actor = await requirePagePermission("operator.view", "/operator/publications");
@@ -51,7 +48,9 @@ export default async function PublicationsPage() {
                 <code>{item.reconcileState}</code>
               </td>
               <td className="p-2">{item.attempts}</td>
-              <td className="whitespace-nowrap p-2">{item.taskState === "pr_pending" ? formatTime(item.nextAttemptAt) : "—"}</td>
+              <td className="whitespace-nowrap p-2">
+                {item.taskState === "pr_pending" ? formatDateTime(item.nextAttemptAt, { precision: "second" }) : "—"}
+              </td>
               <td className="max-w-md whitespace-pre-wrap break-words p-2 text-red-800">{item.reason}</td>
               {canManage && (
                 <td className="space-y-2 p-2">

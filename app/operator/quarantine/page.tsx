@@ -6,16 +6,11 @@ import { Field } from "@/components/form-field";
 import { Pager, queryString } from "@/components/pager";
 import { getPageDeps } from "@/app/_server/page-data";
 import { readQuarantinePage } from "@/lib/pages/operator/quarantine-page";
+import { formatDateTime, formatSeconds } from "@/lib/format/format";
 import { formatMicros } from "@/lib/spend/spend-guard";
 import { retryDestroyAndReleaseAction } from "./actions";
 
 type Props = { searchParams: Promise<{ page?: string }> };
-
-function age(seconds: number): string {
-  if (seconds < 3600) return `${Math.round(seconds / 60)} min`;
-  if (seconds < 86_400) return `${(seconds / 3600).toFixed(1)} h`;
-  return `${(seconds / 86_400).toFixed(1)} days`;
-}
 
 export default async function QuarantinePage({ searchParams }: Props) {
   const actor = await requirePagePermission("machine.manage", "/operator/quarantine");
@@ -57,7 +52,7 @@ export default async function QuarantinePage({ searchParams }: Props) {
                 </dd>
                 <dt className="text-slate-600">Quarantined</dt>
                 <dd>
-                  {m.quarantinedAt.toISOString().slice(0, 16).replace("T", " ")} UTC ({age(m.quarantinedSeconds)} ago), reservation held{" "}
+                  {formatDateTime(m.quarantinedAt)} ({formatSeconds(m.quarantinedSeconds)} ago), reservation held{" "}
                   {formatMicros(m.reservedMicros)}
                 </dd>
                 <dt className="text-slate-600">Reason</dt>

@@ -5,6 +5,7 @@ import { EmptyState } from "@/components/empty-state";
 import { Field } from "@/components/form-field";
 import { getPageDeps } from "@/app/_server/page-data";
 import { readRepositoriesPage } from "@/lib/pages/operator/repositories-page";
+import { formatDate } from "@/lib/format/format";
 import { addRepositoryAction, setProtectedPathsAction, setRepositoryDisabledAction } from "./actions";
 
 const CONTROL = "mt-1 w-full rounded border border-slate-300 px-2 py-1 text-sm";
@@ -55,7 +56,7 @@ export default async function RepositoriesPage() {
                 </div>
                 <p className="text-xs text-slate-600">
                   <span className="break-all font-mono">{repo.cloneUrl}</span> · default branch {repo.defaultBranch} · {repo.taskCount}{" "}
-                  task(s) · added {repo.createdAt.toISOString().slice(0, 10)} ·{" "}
+                  task(s) · added {formatDate(repo.createdAt)} ·{" "}
                   <Link href={`/operator/repositories/${repo.id}/dependencies`}>dependencies</Link> ·{" "}
                   <Link href={`/operator/repositories/${repo.id}/regrade`}>regrade</Link>
                 </p>

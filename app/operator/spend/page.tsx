@@ -8,6 +8,7 @@ import { BreakdownChart, DailySpendChart } from "@/components/spend-charts";
 import { SpendGauge } from "@/components/spend-gauge";
 import { getPageDeps } from "@/app/_server/page-data";
 import { readSpendPage } from "@/lib/pages/operator/spend-page";
+import { formatDateTime } from "@/lib/format/format";
 import { formatMicros } from "@/lib/spend/spend-guard";
 import { SettingPanels } from "../_settings/setting-panel";
 
@@ -69,7 +70,7 @@ export default async function SpendPage({ searchParams }: Props) {
           {preflight ? (
             <>
               <span className={preflight.status === "passed" ? "text-green-800" : "text-red-800"}>{preflight.status}</span>{" "}
-              {preflight.finishedAt?.toISOString().slice(0, 16).replace("T", " ")} UTC
+              {formatDateTime(preflight.finishedAt)}
               <dl className="mt-1 grid grid-cols-[auto_1fr] gap-x-2 text-xs">
                 {Object.entries(preflight.observed).map(([key, value]) => (
                   <div key={key} className="contents">
@@ -168,13 +169,10 @@ export default async function SpendPage({ searchParams }: Props) {
         {ledger.items.length === 0 ? (
           <EmptyState title="No ledger entries for this filter" />
         ) : (
-          <DataTable
-            testId="ledger-table"
-            headers={["When (UTC)", "Kind", "Resource", "Amount", "Task", "Machine or relay capability", "Note"]}
-          >
+          <DataTable testId="ledger-table" headers={["When", "Kind", "Resource", "Amount", "Task", "Machine or relay capability", "Note"]}>
             {ledger.items.map((e) => (
               <tr key={e.id} className="border-t border-slate-200">
-                <td className="whitespace-nowrap p-2 font-mono text-xs">{e.createdAt.toISOString().slice(0, 19).replace("T", " ")}</td>
+                <td className="whitespace-nowrap p-2 font-mono text-xs">{formatDateTime(e.createdAt, { precision: "second" })}</td>
                 <td className="p-2">{e.kind}</td>
                 <td className="p-2">{e.resource}</td>
                 <td className="p-2 font-mono">{formatMicros(e.amountMicros)}</td>

@@ -4,6 +4,7 @@ import { EmptyState } from "@/components/empty-state";
 import { StateBadge } from "@/components/state-badge";
 import { getPageDeps } from "@/app/_server/page-data";
 import { readTasksPage } from "@/lib/pages/operator/tasks-page";
+import { formatDateTime } from "@/lib/format/format";
 import { TASK_STATES } from "@/lib/tasks/task-states";
 import { DataTable } from "@/components/data-table";
 
@@ -58,7 +59,7 @@ export default async function TasksPage({ searchParams }: Props) {
               <td className="max-w-xs truncate p-2 text-red-800" title={task.errorSummary ?? ""}>
                 {task.errorSummary}
               </td>
-              <td className="whitespace-nowrap p-2">{task.createdAt.toISOString().replace("T", " ").slice(0, 19)}</td>
+              <td className="whitespace-nowrap p-2">{formatDateTime(task.createdAt, { precision: "second" })}</td>
             </tr>
           ))}
         </DataTable>

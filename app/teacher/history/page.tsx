@@ -1,11 +1,13 @@
 import Link from "next/link";
 import { requirePagePermission } from "@/app/_server/guard";
+import { DataTable, NUMERIC_CELL } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
 import { DateRangeFields, FilterBar } from "@/components/filter-bar";
 import { Pager, queryString } from "@/components/pager";
 import { StateBadge } from "@/components/state-badge";
 import { getPageDeps } from "@/app/_server/page-data";
 import { readReviewHistoryPage } from "@/lib/pages/teacher/review-history-page";
+import { formatDateTime } from "@/lib/format/format";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
 
@@ -72,67 +74,55 @@ export default async function ReviewHistoryPage({ searchParams }: Props) {
           Every approval, rejection and request for changes is listed here.
         </EmptyState>
       ) : (
-        <div className="overflow-x-auto rounded border border-slate-200 bg-white">
-          <table className="w-full text-left text-sm" data-testid="history-table">
-            <thead className="bg-slate-50 text-xs uppercase text-slate-600">
-              <tr>
-                <th className="px-3 py-2">Decided (UTC)</th>
-                <th className="px-3 py-2">Task</th>
-                <th className="px-3 py-2">Round</th>
-                <th className="px-3 py-2">Verdict</th>
-                <th className="px-3 py-2">Comment</th>
-                <th className="px-3 py-2">Evidence</th>
-                <th className="px-3 py-2">Pull request</th>
-              </tr>
-            </thead>
-            <tbody className="divide-y divide-slate-200">
-              {history.items.map((item) => (
-                <tr key={item.decisionId} className="align-top" data-testid="history-row">
-                  <td className="whitespace-nowrap px-3 py-2 text-xs text-slate-600">
-                    {item.decidedAt.toISOString().replace("T", " ").slice(0, 16)}
-                    <br />
-                    {item.isMine ? "you" : item.teacher}
-                  </td>
-                  <td className="px-3 py-2">
-                    <Link href={`/teacher/candidates/${item.candidateId}`}>
-                      {item.repository} #{item.issueNumber}
-                    </Link>
-                    <p className="max-w-56 truncate text-xs text-slate-600" title={item.issueTitle}>
-                      {item.issueTitle}
-                    </p>
-                  </td>
-                  <td className="px-3 py-2">{item.round}</td>
-                  <td className="px-3 py-2">
-                    <StateBadge state={VERDICT_STATE[item.verdict]} />
-                    <span className="sr-only">{VERDICT_TEXT[item.verdict]}</span>
-                  </td>
-                  <td className="max-w-80 px-3 py-2">
-                    <p className="line-clamp-3 whitespace-pre-wrap break-words" title={item.comment.slice(0, 1000)}>
-                      {item.comment}
-                    </p>
-                  </td>
-                  <td className="px-3 py-2">
-                    <StateBadge state={item.evidenceStatus === "pass" ? "passed" : "failed"} />
-                  </td>
-                  <td className="px-3 py-2 text-xs">
-                    {item.pullRequest && item.pullRequest.isFromThisRound ? (
-                      <span className="flex flex-wrap items-center gap-1">
-                        <StateBadge state={PR_STATE[item.pullRequest.state]} />
-                        {item.pullRequest.url && item.pullRequest.number !== null && /^https?:\/\//.test(item.pullRequest.url) ? (
-                          <a href={item.pullRequest.url} rel="noreferrer noopener" target="_blank">
-                            #{item.pullRequest.number}
-                          </a>
-                        ) : null}
-                      </span>
-                    ) : (
-                      <span className="text-slate-600">—</span>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          testId="history-table"
+          headers={["Decided", "Task", { label: "Round", isNumeric: true }, "Verdict", "Comment", "Evidence", "Pull request"]}
+        >
+          {history.items.map((item) => (
+            <tr key={item.decisionId} className="border-t border-slate-200 align-top" data-testid="history-row">
+              <td className="whitespace-nowrap p-2 text-xs text-slate-600">
+                {formatDateTime(item.decidedAt)}
+                <br />
+                {item.isMine ? "you" : item.teacher}
+              </td>
+              <td className="p-2">
+                <Link href={`/teacher/candidates/${item.candidateId}`}>
+                  {item.repository} #{item.issueNumber}
+                </Link>
+                <p className="max-w-56 truncate text-xs text-slate-600" title={item.issueTitle}>
+                  {item.issueTitle}
+                </p>
+              </td>
+              <td className={NUMERIC_CELL}>{item.round}</td>
+              <td className="p-2">
+                <StateBadge state={VERDICT_STATE[item.verdict]} />
+                <span className="sr-only">{VERDICT_TEXT[item.verdict]}</span>
+              </td>
+              <td className="max-w-80 p-2">
+                <p className="line-clamp-3 whitespace-pre-wrap break-words" title={item.comment.slice(0, 1000)}>
+                  {item.comment}
+                </p>
+              </td>
+              <td className="p-2">
+                <StateBadge state={item.evidenceStatus === "pass" ? "passed" : "failed"} />
+              </td>
+              <td className="p-2 text-xs">
+                {item.pullRequest && item.pullRequest.isFromThisRound ? (
+                  <span className="flex flex-wrap items-center gap-1">
+                    <StateBadge state={PR_STATE[item.pullRequest.state]} />
+                    {item.pullRequest.url && item.pullRequest.number !== null && /^https?:\/\//.test(item.pullRequest.url) ? (
+                      <a href={item.pullRequest.url} rel="noreferrer noopener" target="_blank">
+                        #{item.pullRequest.number}
+                      </a>
+                    ) : null}
+                  </span>
+                ) : (
+                  <span className="text-slate-600">—</span>
+                )}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       <Pager page={history.page} pageSize={history.pageSize} total={history.total} hrefOf={hrefOf} />
     </section>

@@ -1,10 +1,12 @@
 import Link from "next/link";
 import { requirePagePermission } from "@/app/_server/guard";
+import { DataTable, NUMERIC_CELL } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
 import { ApprovalRatesChart, RoundsToApprovalChart } from "@/components/insights-charts";
 import { getPageDeps } from "@/app/_server/page-data";
 import { readInsightsPage } from "@/lib/pages/teacher/insights-page";
 import type { TInsightsRow } from "@/lib/review/read-review-insights";
+import { formatBytes, formatCompactCount, formatSeconds } from "@/lib/format/format";
 import { formatMicros } from "@/lib/spend/spend-guard";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
@@ -20,77 +22,53 @@ const WINDOWS = [
 const pct = (value: number | null) => (value === null ? "—" : `${Math.round(value * 100)}%`);
 const num = (value: number | null, digits = 1) => (value === null ? "—" : value.toFixed(digits));
 
-function duration(seconds: number | null): string {
-  if (seconds === null) return "—";
-  if (seconds < 90) return `${Math.round(seconds)} s`;
-  if (seconds < 90 * 60) return `${Math.round(seconds / 60)} min`;
-  if (seconds < 48 * 3600) return `${(seconds / 3600).toFixed(1)} h`;
-  return `${(seconds / 86400).toFixed(1)} d`;
-}
-
-function bytes(value: number | null): string {
-  if (value === null) return "—";
-  if (value < 1024) return `${Math.round(value)} B`;
-  if (value < 1024 * 1024) return `${(value / 1024).toFixed(1)} KiB`;
-  return `${(value / 1024 / 1024).toFixed(1)} MiB`;
-}
-
-/** 12345 → "12.3k": token counts per approved task, readable at a glance. */
-function tokens(value: number | null): string {
-  if (value === null) return "—";
-  if (value < 1000) return String(Math.round(value));
-  if (value < 1_000_000) return `${(value / 1000).toFixed(1)}k`;
-  return `${(value / 1_000_000).toFixed(2)}M`;
-}
-
 function InsightsTable({ rows, groupLabel, testId }: { rows: TInsightsRow[]; groupLabel: string; testId: string }) {
+  const numeric = (label: string) => ({ label, isNumeric: true }) as const;
   return (
-    <div className="overflow-x-auto rounded border border-slate-200 bg-white">
-      <table className="w-full text-left text-sm" data-testid={testId}>
-        <thead className="bg-slate-50 text-xs uppercase text-slate-600">
-          <tr>
-            <th className="px-3 py-2">{groupLabel}</th>
-            <th className="px-3 py-2 text-right">Tasks</th>
-            <th className="px-3 py-2 text-right">Decided</th>
-            <th className="px-3 py-2 text-right">Approval</th>
-            <th className="px-3 py-2 text-right">Round-1 approval</th>
-            <th className="px-3 py-2 text-right">Rounds to approval</th>
-            <th className="px-3 py-2 text-right">Check pass rate</th>
-            <th className="px-3 py-2 text-right">Created → review</th>
-            <th className="px-3 py-2 text-right">Review → decision</th>
-            <th className="px-3 py-2 text-right">Relay per approved</th>
-            <th className="px-3 py-2 text-right">Tokens per approved (in / out)</th>
-            <th className="px-3 py-2 text-right">Model cost per approved</th>
-          </tr>
-        </thead>
-        <tbody className="divide-y divide-slate-200">
-          {rows.map((row) => (
-            <tr key={row.key} data-testid="insights-row">
-              <td className="max-w-72 break-words px-3 py-2">{row.label}</td>
-              <td className="px-3 py-2 text-right tabular-nums">{row.tasks}</td>
-              <td className="px-3 py-2 text-right tabular-nums">{row.decided}</td>
-              <td className="px-3 py-2 text-right tabular-nums">{pct(row.approvalRate)}</td>
-              <td className="px-3 py-2 text-right tabular-nums">{pct(row.firstRoundApprovalRate)}</td>
-              <td className="px-3 py-2 text-right tabular-nums">{num(row.meanRoundsToApproval)}</td>
-              <td className="px-3 py-2 text-right tabular-nums">{pct(row.checkPassRate)}</td>
-              <td className="px-3 py-2 text-right tabular-nums">{duration(row.medianSecondsToReview)}</td>
-              <td className="px-3 py-2 text-right tabular-nums">{duration(row.medianSecondsToDecision)}</td>
-              <td className="whitespace-nowrap px-3 py-2 text-right tabular-nums">
-                {row.relayCallsPerApproved === null ? "—" : `${num(row.relayCallsPerApproved)} calls · ${bytes(row.relayBytesPerApproved)}`}
-              </td>
-              <td className="whitespace-nowrap px-3 py-2 text-right tabular-nums" data-testid="insights-tokens">
-                {row.inputTokensPerApproved === null
-                  ? "—"
-                  : `${tokens(row.inputTokensPerApproved)} / ${tokens(row.outputTokensPerApproved)}`}
-              </td>
-              <td className="whitespace-nowrap px-3 py-2 text-right tabular-nums" data-testid="insights-model-cost">
-                {row.modelCostMicrosPerApproved === null ? "—" : formatMicros(row.modelCostMicrosPerApproved)}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      testId={testId}
+      headers={[
+        groupLabel,
+        numeric("Tasks"),
+        numeric("Decided"),
+        numeric("Approval"),
+        numeric("Round-1 approval"),
+        numeric("Rounds to approval"),
+        numeric("Check pass rate"),
+        numeric("Created → review"),
+        numeric("Review → decision"),
+        numeric("Relay per approved"),
+        numeric("Tokens per approved (in / out)"),
+        numeric("Model cost per approved"),
+      ]}
+    >
+      {rows.map((row) => (
+        <tr key={row.key} className="border-t border-slate-200" data-testid="insights-row">
+          <td className="max-w-72 break-words p-2">{row.label}</td>
+          <td className={NUMERIC_CELL}>{row.tasks}</td>
+          <td className={NUMERIC_CELL}>{row.decided}</td>
+          <td className={NUMERIC_CELL}>{pct(row.approvalRate)}</td>
+          <td className={NUMERIC_CELL}>{pct(row.firstRoundApprovalRate)}</td>
+          <td className={NUMERIC_CELL}>{num(row.meanRoundsToApproval)}</td>
+          <td className={NUMERIC_CELL}>{pct(row.checkPassRate)}</td>
+          <td className={NUMERIC_CELL}>{formatSeconds(row.medianSecondsToReview)}</td>
+          <td className={NUMERIC_CELL}>{formatSeconds(row.medianSecondsToDecision)}</td>
+          <td className={`whitespace-nowrap ${NUMERIC_CELL}`}>
+            {row.relayCallsPerApproved === null
+              ? "—"
+              : `${num(row.relayCallsPerApproved)} calls · ${formatBytes(row.relayBytesPerApproved)}`}
+          </td>
+          <td className={`whitespace-nowrap ${NUMERIC_CELL}`} data-testid="insights-tokens">
+            {row.inputTokensPerApproved === null
+              ? "—"
+              : `${formatCompactCount(row.inputTokensPerApproved)} / ${formatCompactCount(row.outputTokensPerApproved)}`}
+          </td>
+          <td className={`whitespace-nowrap ${NUMERIC_CELL}`} data-testid="insights-model-cost">
+            {row.modelCostMicrosPerApproved === null ? "—" : formatMicros(row.modelCostMicrosPerApproved)}
+          </td>
+        </tr>
+      ))}
+    </DataTable>
   );
 }
 

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { ZGuestImageSchema, type TGuestImage } from "../../contract/guest-image";
 import { GUEST_OPENAI_AGENT_PROGRAM } from "../../contract/guest-layout";
 import { DEFAULT_TASK_LIMITS, ZTaskLimitsSchema } from "../../contract/limits";
+import { ZRegistryUrlSchema } from "../../contract/registry-url";
 import { defineSetting } from "../define-setting";
 import { bytesField, type TSettingField } from "../setting-form-model";
 import { ZLimitOverrideMaximaSchema, ZMachineConcurrencySchema, ZTaskRetrySchema } from "../setting-schemas";
@@ -129,6 +130,35 @@ export const LIMITS_SETTINGS = {
             name: "command",
             label: "Command",
             hint: "One argument per line; no shell unless you name one. Runs inside the guest only.",
+          },
+        ],
+      },
+    },
+  }),
+  /**
+   * Where an agent profile's dependencies come from (issue 26): the registries the trusted builder
+   * reaches through the registry broker when a profile's code carries a lockfile. Not configured =
+   * a task whose agent code carries a lockfile blocks (AGENT_DEPENDENCIES_FAILED) rather than run
+   * the agent without the packages it locked. Not a digest input: it decides what the builder may
+   * fetch, never the isolation a student's guest runs in. No registries = not configured.
+   */
+  "agents.dependencies": defineSetting({
+    // an empty list is "not configured" (a blank form), so the operator can clear it again
+    schema: z.object({ registries: z.array(ZRegistryUrlSchema).max(8) }).strict(),
+    default: { registries: [] },
+    label: "Registries agent profiles' dependencies come from",
+    permission: "limits.edit",
+    page: "/operator/limits",
+    editor: {
+      description:
+        "When an agent profile's code carries a lockfile (package-lock.json, pnpm-lock.yaml, or requirements.txt with hashes), a trusted builder guest installs it from these registries through the registry broker, with install scripts off, once per lockfile. Blank = not configured: such a profile's tasks block.",
+      form: {
+        fields: [
+          {
+            kind: "lines",
+            name: "registries",
+            label: "Registries",
+            hint: "One URL per line: https, or http on loopback only. The first is the one the package manager uses.",
           },
         ],
       },

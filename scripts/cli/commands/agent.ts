@@ -5,8 +5,13 @@
  */
 import { parseEnvironmentPairs } from "../../../lib/agents/agent-environment";
 import { addAgentProfile } from "../../../lib/agents/add-agent-profile";
-import { getAgentProfile, listAgentProfiles } from "../../../lib/agents/agent-profiles.repo";
+import {
+  getAgentProfileWithDependencies,
+  listAgentProfilesWithDependencies,
+  type TAgentDependencyState,
+} from "../../../lib/dependencies/agent-dependency-state";
 import { editAgentProfile } from "../../../lib/agents/edit-agent-profile";
+import type { TGuestImage } from "../../../lib/contract/guest-image";
 import type { TAgentCodeSource } from "../../../lib/agents/store-agent-code";
 import { parseCommandArgs, withDatabase, type Command, type CommandContext } from "../context";
 import { printResult, table, UsageError } from "../output";
@@ -19,6 +24,7 @@ const PROFILE_OPTIONS = {
   owner: { type: "string" },
   description: { type: "string" },
   env: { type: "string", multiple: true },
+  image: { type: "string" },
 } as const;
 
 function readProfileFlags(context: CommandContext) {
@@ -38,18 +44,36 @@ function readProfileFlags(context: CommandContext) {
       throw new UsageError('--command is a JSON array of strings, e.g. \'["node","agent.mjs"]\'');
     }
   }
+  // A guest image of the profile's own (JSON, as the guest.image setting takes it; null = guest.image).
+  // It runs only once qualified: `probe run --image-of-profile NAME`.
+  let image: unknown;
+  if (values.image !== undefined) {
+    try {
+      image = JSON.parse(values.image);
+    } catch {
+      throw new UsageError('--image is JSON, e.g. \'{"type":"smolmachine","reference":"school-core/node24-alice"}\' (null = guest.image)');
+    }
+  }
   let environment: Record<string, string> | undefined;
   if (values.env) {
     const parsed = parseEnvironmentPairs(values.env);
     if (parsed.kind === "refused") throw new UsageError(`--env ${parsed.reason}`);
     environment = parsed.env;
   }
-  return { name: values.name, owner: values.owner, description: values.description, command, environment, code };
+  return {
+    name: values.name,
+    owner: values.owner,
+    description: values.description,
+    command,
+    environment,
+    code,
+    ...(image === undefined ? {} : { image: image as TGuestImage | null }),
+  };
 }
 
 function versionView(
   profile: { name: string; owner: string; isBuiltIn: boolean },
-  version: { version: number; codeDigest: string | null; description: string; command: unknown },
+  version: { version: number; codeDigest: string | null; description: string; command: unknown; dependencies?: TAgentDependencyState },
 ) {
   return {
     name: profile.name,
@@ -59,12 +83,29 @@ function versionView(
     isBuiltIn: profile.isBuiltIn,
     description: version.description,
     command: version.command,
+    ...(version.dependencies ? { dependencies: version.dependencies } : {}),
   };
+}
+
+/** What add and edit say about the code's lockfile: its dependencies are built at the first task. */
+function lockfileNote(version: { dependencyRecipe: string | null }): string {
+  return version.dependencyRecipe
+    ? `; its lockfile selects the ${version.dependencyRecipe} recipe: the trusted builder installs it before its first task`
+    : "";
+}
+
+/** One line for a version's dependency bundle: "-" (no lockfile), or its recipe and state. */
+function dependenciesText(state: TAgentDependencyState): string {
+  if (state.state === "none") return "-";
+  if (state.state === "built") return `${state.recipe} built (${state.packageCount} packages, ${state.artifactDigest.slice(0, 12)})`;
+  if (state.state === "failed") return `${state.recipe} failed (${state.errorCode ?? "?"})`;
+  return `${state.recipe} ${state.state}`;
 }
 
 export const agentAdd: Command = {
   summary: "add an agent profile (its code from a directory or a tar/tar.gz archive)",
-  usage: "agent add --name N (--dir DIR | --archive FILE) --command JSON [--owner O] [--description D] [--env K=V ...] [--json]",
+  usage:
+    "agent add --name N (--dir DIR | --archive FILE) --command JSON [--owner O] [--description D] [--env K=V ...] [--image JSON] [--json]",
   example: "schoolcore agent add --name alice --owner 'Alice B.' --dir ./alice-agent --command '[\"node\",\"agent.mjs\"]'",
   async run(context) {
     const flags = readProfileFlags(context);
@@ -75,14 +116,15 @@ export const agentAdd: Command = {
     printResult(
       context.isJson,
       versionView(profile, version),
-      () => `added agent ${profile.name} v1${version.codeDigest ? ` (code ${version.codeDigest})` : ""}`,
+      () => `added agent ${profile.name} v1${version.codeDigest ? ` (code ${version.codeDigest})` : ""}${lockfileNote(version)}`,
     );
   },
 };
 
 export const agentEdit: Command = {
   summary: "edit an agent profile: a new version (tasks already created keep theirs)",
-  usage: "agent edit --name N [--dir DIR | --archive FILE] [--command JSON] [--owner O] [--description D] [--env K=V ...] [--json]",
+  usage:
+    "agent edit --name N [--dir DIR | --archive FILE] [--command JSON] [--owner O] [--description D] [--env K=V ...] [--image JSON] [--json]",
   example: "schoolcore agent edit --name alice --dir ./alice-agent   # a new version with the new code",
   async run(context) {
     const flags = readProfileFlags(context);
@@ -92,7 +134,8 @@ export const agentEdit: Command = {
     printResult(
       context.isJson,
       versionView(profile, version),
-      () => `agent ${profile.name} is now v${version.version}${version.codeDigest ? ` (code ${version.codeDigest})` : ""}`,
+      () =>
+        `agent ${profile.name} is now v${version.version}${version.codeDigest ? ` (code ${version.codeDigest})` : ""}${lockfileNote(version)}`,
     );
   },
 };
@@ -103,7 +146,7 @@ export const agentList: Command = {
   example: "schoolcore agent list --json",
   async run(context) {
     parseCommandArgs(context.argv, {});
-    const profiles = await withDatabase(context, ({ db }) => listAgentProfiles({ db }));
+    const profiles = await withDatabase(context, ({ db }) => listAgentProfilesWithDependencies({ db }));
     const rows = profiles.map((p) => versionView(p, p));
     printResult(context.isJson, rows, () =>
       table(
@@ -112,10 +155,11 @@ export const agentList: Command = {
           owner: r.owner,
           version: `v${r.version}`,
           codeDigest: r.codeDigest ? r.codeDigest.slice(0, 12) : "-",
+          dependencies: r.dependencies ? dependenciesText(r.dependencies) : "-",
           isBuiltIn: r.isBuiltIn ? "built-in" : "",
           description: r.description.slice(0, 60),
         })),
-        ["name", "owner", "version", "codeDigest", "isBuiltIn", "description"],
+        ["name", "owner", "version", "codeDigest", "dependencies", "isBuiltIn", "description"],
       ),
     );
   },
@@ -128,7 +172,7 @@ export const agentShow: Command = {
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { name: { type: "string" } });
     if (!values.name) throw new UsageError("--name is required");
-    const profile = await withDatabase(context, ({ db }) => getAgentProfile({ db }, { name: values.name! }));
+    const profile = await withDatabase(context, ({ db }) => getAgentProfileWithDependencies({ db }, { name: values.name! }));
     const view = {
       name: profile.name,
       owner: profile.owner,
@@ -141,6 +185,8 @@ export const agentShow: Command = {
         environment: v.environment,
         codeDigest: v.codeDigest,
         codeBytes: v.codeBytes,
+        dependencies: v.dependencies,
+        image: v.image,
         createdAt: v.createdAt,
       })),
     };
@@ -149,7 +195,7 @@ export const agentShow: Command = {
         `agent ${view.name}${view.isBuiltIn ? " (built-in)" : ""}, owner ${view.owner || "-"}, current v${view.currentVersion}`,
         ...view.versions.map(
           (v) =>
-            `  v${v.version}  ${v.createdAt.toISOString()}  ${JSON.stringify(v.command)}  code ${v.codeDigest ?? "-"}  ${v.description}`,
+            `  v${v.version}  ${v.createdAt.toISOString()}  ${JSON.stringify(v.command)}  code ${v.codeDigest ?? "-"}${v.image ? `  image ${JSON.stringify(v.image)}` : ""}  dependencies ${dependenciesText(v.dependencies)}  ${v.description}`,
         ),
       ].join("\n"),
     );

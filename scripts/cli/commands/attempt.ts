@@ -1,8 +1,8 @@
-import fs from "node:fs/promises";
 import { createAttemptGroup } from "../../../lib/attempts/create-attempt-group";
 import { exportResults } from "../../../lib/attempts/export-results";
 import { readAttemptComparison } from "../../../lib/review/read-attempt-comparison";
 import { parseCommandArgs, withDatabase, type Command } from "../context";
+import { ISSUE_ARG_OPTIONS, readIssueArgs } from "../issue-args";
 import { printResult, table, UsageError } from "../output";
 
 export const attemptCreate: Command = {
@@ -11,38 +11,10 @@ export const attemptCreate: Command = {
   example:
     "schoolcore attempt create --repo demo/calculator --issue 1 --base main --prompt-file issue.txt --agents alice,bob,reference-openai",
   async run(context) {
-    const { values } = parseCommandArgs(context.argv, {
-      repo: { type: "string" },
-      issue: { type: "string" },
-      base: { type: "string" },
-      "prompt-file": { type: "string" },
-      agents: { type: "string" },
-      title: { type: "string" },
-    });
-    if (!values.repo || !values.issue || !values["prompt-file"] || !values.agents)
-      throw new UsageError("--repo, --issue, --prompt-file and --agents are required");
-    const prompt = await fs.readFile(values["prompt-file"], "utf8").catch(() => {
-      throw new UsageError(`cannot read --prompt-file ${values["prompt-file"]}`);
-    });
-    const firstLine =
-      prompt
-        .split("\n")
-        .find((l) => l.trim())
-        ?.replace(/^#+\s*/, "")
-        .trim() ?? "";
+    const { values } = parseCommandArgs(context.argv, { ...ISSUE_ARG_OPTIONS, agents: { type: "string" } });
+    const issue = await readIssueArgs(values, [{ name: "--agents", value: values.agents }]);
     const { group, tasks } = await withDatabase(context, ({ db }) =>
-      createAttemptGroup(
-        { db, env: context.env },
-        {
-          repository: values.repo!,
-          issueNumber: values.issue,
-          issueTitle: values.title ?? (firstLine.slice(0, 200) || `Issue #${values.issue}`),
-          prompt,
-          baseRef: values.base,
-          agents: values.agents!,
-          actorId: null,
-        },
-      ),
+      createAttemptGroup({ db, env: context.env }, { ...issue, agents: values.agents!, actorId: null }),
     );
     printResult(
       context.isJson,

@@ -1,4 +1,5 @@
 import { AUDIT_KINDS, listAuditEntries } from "../../../lib/audit-log/list-audit-entries";
+import { formatDateTime } from "../../../lib/format/format";
 import { parseCommandArgs, withDatabase, type Command } from "../context";
 import { printResult, table, UsageError } from "../output";
 
@@ -40,7 +41,7 @@ export const auditList: Command = {
       [
         table(
           result.items.map((e) => ({
-            when: e.createdAt.toISOString().slice(0, 19),
+            when: formatDateTime(e.createdAt, { precision: "second" }),
             who: e.actorEmail ?? "system",
             action: e.action,
             target: `${e.targetType}${e.targetId ? ` ${e.targetId}` : ""}`,

@@ -1,10 +1,9 @@
 import { createBackup } from "../../../lib/backup/create-backup";
 import { assertDataDirEmpty, restoreBackup } from "../../../lib/backup/restore-backup";
 import { openDatabase } from "../../../lib/db/open-database";
+import { formatBytes, formatDateTime, formatSeconds } from "../../../lib/format/format";
 import { parseCommandArgs, withDatabase, type Command } from "../context";
 import { printResult, UsageError } from "../output";
-
-const mib = (bytes: number) => `${(bytes / (1 << 20)).toFixed(1)} MiB`;
 
 export const backupCreate: Command = {
   summary: "write one consistent archive of the database, artifacts, candidates and mirrors (works while the system runs)",
@@ -40,7 +39,7 @@ export const backupCreate: Command = {
       },
       () =>
         [
-          `wrote ${result.file} (${mib(result.bytes)}, ${rows} rows, snapshot at ${result.manifest.snapshotAt}) in ${result.seconds}s`,
+          `wrote ${result.file} (${formatBytes(result.bytes)}, ${rows} rows, snapshot at ${formatDateTime(result.manifest.snapshotAt, { precision: "second" })}) in ${formatSeconds(result.seconds)}`,
           `files: ${result.manifest.dataEntries.join(", ") || "none"}`,
           result.manifest.secretsIncluded
             ? "secrets included: keep this file as safe as the server"
@@ -88,7 +87,7 @@ export const backupRestore: Command = {
       },
       () =>
         [
-          `restored ${result.rows} rows and ${result.manifest.dataEntries.join(", ") || "no files"} into ${result.dataDir} in ${result.seconds}s (state as of ${result.manifest.snapshotAt})`,
+          `restored ${result.rows} rows and ${result.manifest.dataEntries.join(", ") || "no files"} into ${result.dataDir} in ${formatSeconds(result.seconds)} (state as of ${formatDateTime(result.manifest.snapshotAt, { precision: "second" })})`,
           result.manifest.secretsToReprovide.length > 0
             ? `provide again before starting: ${result.manifest.secretsToReprovide.join(", ")} (npm start creates fresh local tokens and demo logins are not restored)`
             : "",

@@ -1,3 +1,4 @@
+import { formatSeconds } from "../../../lib/format/format";
 import { listMachines } from "../../../lib/machines/list-machines";
 import { releaseQuarantine } from "../../../lib/machines/release-quarantine";
 import { MACHINE_STATES } from "../../../lib/machines/machine-states";
@@ -20,8 +21,8 @@ export const machineList: Command = {
           provider: m.providerId ?? "-",
           purpose: m.purpose,
           state: m.state,
-          age: `${m.ageSeconds}s`,
-          ttl: `${m.ttlSeconds}s`,
+          age: formatSeconds(m.ageSeconds),
+          ttl: formatSeconds(m.ttlSeconds),
           spend: m.costMicros ?? `≤${m.reservedMicros}`,
           note: m.quarantineReason ?? "",
         })),

@@ -1,13 +1,16 @@
 /**
- * `probe run [--only P0,P2]`, `probe list`, `probe show RUN`: qualification runs from the CLI.
- * `run` executes in this process with the same code the worker runs, and exits 0 only when every
- * selected probe passed.
+ * `probe run [--only P0,P2] [--image-of-profile NAME]`, `probe list`, `probe show RUN`:
+ * qualification runs from the CLI. `run` executes in this process with the same code the worker
+ * runs, and exits 0 only when every selected probe passed. With `--image-of-profile` the run
+ * qualifies that agent profile's own guest image under the configuration in force (issue 26).
  */
 import { createProbeTaskDriver } from "../../../lib/jobs/run-probe-job";
+import { formatDateTime, formatDuration } from "../../../lib/format/format";
 import { createSubstrate } from "../../../lib/machines/create-substrate";
 import { executeProbeRun } from "../../../lib/probes/execute-probe-run";
 import { parseProbeSelection } from "../../../lib/probes/probe-catalog";
 import { closeAbandonedProbeRuns } from "../../../lib/probes/close-abandoned-probe-runs";
+import { requestProfileImageProbeRun } from "../../../lib/probes/image-qualification";
 import { getProbeRunOrThrow, listProbeRuns, type TProbeRunView } from "../../../lib/probes/probe-run.repo";
 import { requestProbeRun } from "../../../lib/probes/request-probe-run";
 import { parseCommandArgs, withDatabase, type Command } from "../context";
@@ -19,6 +22,7 @@ function summarize(run: TProbeRunView) {
     state: run.state,
     substrate: run.substrate,
     configDigest: run.configDigest,
+    guestImageOverride: run.guestImageOverride,
     evidenceDigest: run.evidenceDigest,
     passed: run.state === "passed",
     reason: run.reason,
@@ -36,16 +40,20 @@ function summarize(run: TProbeRunView) {
 
 export const probeRun: Command = {
   summary: "run the qualification probes now, in this process (exit 0 only when every selected probe passed)",
-  usage: "probe run [--only P0,P2] [--json]",
-  example: "schoolcore probe run --only P0,P2",
+  usage: "probe run [--only P0,P2] [--image-of-profile NAME] [--json]",
+  example: "schoolcore probe run --image-of-profile alice   # qualify the guest image agent profile alice names",
   async run(context) {
-    const { values } = parseCommandArgs(context.argv, { only: { type: "string" } });
+    const { values } = parseCommandArgs(context.argv, { only: { type: "string" }, "image-of-profile": { type: "string" } });
     const probes = parseProbeSelection(values.only);
+    const profile = values["image-of-profile"];
     const summary = await withDatabase(context, async ({ db }) => {
       const substrate = createSubstrate({ db, env: context.env });
       try {
         await closeAbandonedProbeRuns({ db, env: context.env, substrate });
-        const queued = await requestProbeRun({ db, env: context.env }, { probes, actorId: null, isRunByCaller: true });
+        const request = { probes, actorId: null, isRunByCaller: true };
+        const queued = profile
+          ? await requestProfileImageProbeRun({ db, env: context.env }, { ...request, profile })
+          : await requestProbeRun({ db, env: context.env }, request);
         const ctx = { db, env: context.env, substrate, pollIntervalMs: 300, readyTimeoutMs: 60_000 };
         await executeProbeRun(
           {
@@ -64,8 +72,8 @@ export const probeRun: Command = {
     });
     printResult(context.isJson, summary, () =>
       [
-        `probe run ${summary.runId}: ${summary.passed ? "PASSED" : "FAILED"} (digest ${summary.configDigest.slice(0, 12)}…)`,
-        ...summary.probes.map((p) => `  ${p.id} ${p.status} ${p.durationMs ?? "-"} ms`),
+        `probe run ${summary.runId}: ${summary.passed ? "PASSED" : "FAILED"} (digest ${summary.configDigest.slice(0, 12)}…${profile ? `, the guest image of agent profile ${profile}` : ""})`,
+        ...summary.probes.map((p) => `  ${p.id} ${p.status} ${formatDuration(p.durationMs)}`),
         ...(summary.reason ? [`  ${summary.reason}`] : []),
       ].join("\n"),
     );
@@ -88,7 +96,7 @@ export const probeList: Command = {
           substrate: r.substrate,
           digest: r.configDigest.slice(0, 12),
           probes: r.probes.map((p) => `${p.id}:${p.status}`).join(" "),
-          created: r.createdAt.toISOString().slice(0, 19),
+          created: formatDateTime(r.createdAt, { precision: "second" }),
         })),
         ["run", "state", "substrate", "digest", "probes", "created"],
       ),

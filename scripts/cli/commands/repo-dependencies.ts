@@ -12,6 +12,7 @@ import { SETUP_RECIPE_KINDS, type TSetupRecipeKind } from "../../../lib/dependen
 import { setRepositorySetup } from "../../../lib/dependencies/set-repository-setup";
 import { createSubstrate } from "../../../lib/machines/create-substrate";
 import type { Db } from "../../../lib/db/client";
+import { formatBytes, formatDateTime, formatDuration } from "../../../lib/format/format";
 import type { TEnv } from "../../../lib/env";
 import { parseCommandArgs, withDatabase, type Command } from "../context";
 import { printResult, table, UsageError } from "../output";
@@ -102,7 +103,7 @@ export const repoBundleBuild: Command = {
       context.isJson,
       result,
       () =>
-        `${result.repository}@${result.sha.slice(0, 12)}: bundle ${result.bundle.id} (${result.bundle.sizeBytes} bytes, ${result.bundle.packageCount} packages) ${result.isReused ? "reused" : `built in ${(result.elapsedMs / 1000).toFixed(1)} s`} (build request ${result.requestId})`,
+        `${result.repository}@${result.sha.slice(0, 12)}: bundle ${result.bundle.id} (${formatBytes(result.bundle.sizeBytes)}, ${result.bundle.packageCount} packages) ${result.isReused ? "reused" : `built in ${formatDuration(result.elapsedMs)}`} (build request ${result.requestId})`,
     );
   },
 };
@@ -122,23 +123,23 @@ export const repoBundleShow: Command = {
           view.bundles.map((b) => ({
             bundle: b.id.slice(0, 8),
             current: b.isCurrent ? "yes" : "",
-            bytes: String(b.sizeBytes),
+            size: formatBytes(b.sizeBytes),
             packages: String(b.packageCount),
             from: `${b.source}@${b.sourceSha.slice(0, 12)}`,
-            built: b.createdAt.toISOString().slice(0, 19),
+            built: formatDateTime(b.createdAt, { precision: "second" }),
           })),
-          ["bundle", "current", "bytes", "packages", "from", "built"],
+          ["bundle", "current", "size", "packages", "from", "built"],
         ),
         table(
           view.setupRuns.map((r) => ({
             run: r.id.slice(0, 8),
             state: r.state,
             reason: r.reason,
-            ms: String(r.durationMs ?? ""),
-            fetched: r.fetchLog ? `${r.fetchLog.served} (${r.fetchLog.bytesServed} B)` : "",
+            took: r.durationMs === null ? "" : formatDuration(r.durationMs),
+            fetched: r.fetchLog ? `${r.fetchLog.served} (${formatBytes(r.fetchLog.bytesServed)})` : "",
             refused: r.fetchLog ? String(r.fetchLog.refused) : "",
           })),
-          ["run", "state", "reason", "ms", "fetched", "refused"],
+          ["run", "state", "reason", "took", "fetched", "refused"],
         ),
         table(
           view.buildRequests.map((r) => ({
@@ -169,7 +170,7 @@ export const repoBundleRebuildCandidate: Command = {
       context.isJson,
       bundle,
       () =>
-        `bundle ${bundle.id} from candidate ${values.candidate} (${bundle.sizeBytes} bytes, ${bundle.packageCount} packages; build request ${built.request.id})`,
+        `bundle ${bundle.id} from candidate ${values.candidate} (${formatBytes(bundle.sizeBytes)}, ${bundle.packageCount} packages; build request ${built.request.id})`,
     );
   },
 };

@@ -1,4 +1,3 @@
-import fs from "node:fs/promises";
 import { cancelTask } from "../../../lib/lifecycle/cancel-task";
 import { createTask } from "../../../lib/tasks/create-task";
 import { getTaskDetail } from "../../../lib/tasks/get-task-detail";
@@ -6,6 +5,7 @@ import { listRecentTasks } from "../../../lib/tasks/list-tasks";
 import { TASK_STATES } from "../../../lib/tasks/task-states";
 import { createSubstrate } from "../../../lib/machines/create-substrate";
 import { parseCommandArgs, withDatabase, type Command } from "../context";
+import { ISSUE_ARG_OPTIONS, readIssueArgs } from "../issue-args";
 import { printResult, table, UsageError } from "../output";
 
 export const taskCreate: Command = {
@@ -13,37 +13,10 @@ export const taskCreate: Command = {
   usage: "task create --repo owner/name --issue N --base REF --prompt-file F [--title T] [--agent NAME] [--json]",
   example: "schoolcore task create --repo demo/calculator --issue 1 --base main --prompt-file issue.txt --agent reference-openai",
   async run(context) {
-    const { values } = parseCommandArgs(context.argv, {
-      repo: { type: "string" },
-      issue: { type: "string" },
-      base: { type: "string" },
-      "prompt-file": { type: "string" },
-      title: { type: "string" },
-      agent: { type: "string" },
-    });
-    if (!values.repo || !values.issue || !values["prompt-file"]) throw new UsageError("--repo, --issue and --prompt-file are required");
-    const prompt = await fs.readFile(values["prompt-file"], "utf8").catch(() => {
-      throw new UsageError(`cannot read --prompt-file ${values["prompt-file"]}`);
-    });
-    const firstLine =
-      prompt
-        .split("\n")
-        .find((l) => l.trim())
-        ?.replace(/^#+\s*/, "")
-        .trim() ?? "";
+    const { values } = parseCommandArgs(context.argv, { ...ISSUE_ARG_OPTIONS, agent: { type: "string" } });
+    const issue = await readIssueArgs(values);
     const task = await withDatabase(context, ({ db }) =>
-      createTask(
-        { db, env: context.env },
-        {
-          repository: values.repo!,
-          issueNumber: values.issue,
-          issueTitle: values.title ?? (firstLine.slice(0, 200) || `Issue #${values.issue}`),
-          prompt,
-          baseRef: values.base,
-          agent: values.agent,
-          actorId: null,
-        },
-      ),
+      createTask({ db, env: context.env }, { ...issue, agent: values.agent, actorId: null }),
     );
     printResult(
       context.isJson,

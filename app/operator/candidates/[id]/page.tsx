@@ -3,6 +3,7 @@ import { requirePagePermission } from "@/app/_server/guard";
 import { ActionForm } from "@/components/action-form";
 import { getPageDeps, orNotFound } from "@/app/_server/page-data";
 import { readCandidatePage } from "@/lib/pages/operator/candidate-page";
+import { formatDateTime } from "@/lib/format/format";
 import { reproveCandidateAction } from "./actions";
 import { DataTable } from "@/components/data-table";
 
@@ -35,7 +36,7 @@ export default async function CandidatePage({ params }: Props) {
       "Archive digest (sha256)",
       `${manifest.archiveDigest}${view.artifactBytes !== null ? ` (${view.artifactBytes.toString()} bytes)` : " (no artifact row)"}`,
     ],
-    ["Recorded", view.createdAt.toISOString().replace("T", " ").slice(0, 19)],
+    ["Recorded", formatDateTime(view.createdAt, { precision: "second" })],
   ];
   return (
     <section className="space-y-6">

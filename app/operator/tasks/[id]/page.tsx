@@ -9,13 +9,13 @@ import { PullRequestPanel } from "@/components/pull-request-panel";
 import { RelayUsage } from "@/components/relay-usage";
 import { cancelTaskAction, retryTaskAction, reverifyTaskAction } from "../actions";
 import { Field } from "@/components/form-field";
-import { formatStay } from "@/lib/tasks/task-stages";
+import { formatDateTime, formatDuration } from "@/lib/format/format";
 import { EvidenceTable } from "@/components/evidence-table";
 
 type Props = { params: Promise<{ id: string }> };
 
 function time(date: Date) {
-  return date.toISOString().replace("T", " ").slice(0, 19);
+  return formatDateTime(date, { precision: "second" });
 }
 
 export default async function TaskDetailPage({ params }: Props) {
@@ -120,7 +120,7 @@ export default async function TaskDetailPage({ params }: Props) {
             A retry is a new attempt of this task: a new operation, a fresh guest and a fresh relay capability. The attempts above stay as
             they are.
             {task.autoRetryAt && (
-              <span className="block">An automatic retry (transient provider error) is planned for {time(task.autoRetryAt)} UTC.</span>
+              <span className="block">An automatic retry (transient provider error) is planned for {time(task.autoRetryAt)}.</span>
             )}
           </p>
           <ActionForm
@@ -156,7 +156,7 @@ export default async function TaskDetailPage({ params }: Props) {
                   title={`time in ${t.fromState}`}
                   data-testid="timeline-stay"
                 >
-                  +{formatStay(stays[i]!)}
+                  +{formatDuration(stays[i]!)}
                 </span>
               )}
               {attempts.length > 1 && <span className="text-xs text-slate-500">attempt {t.attempt}</span>}
@@ -227,8 +227,7 @@ export default async function TaskDetailPage({ params }: Props) {
               <select defaultValue="base" className="rounded border border-slate-300 px-2 py-1">
                 <option value="base">the base commit&apos;s bundle (default)</option>
                 <option value="candidate">
-                  the candidate&apos;s own bundle {candidateBundle.artifactDigest.slice(0, 12)} (built {time(candidateBundle.createdAt)}{" "}
-                  UTC)
+                  the candidate&apos;s own bundle {candidateBundle.artifactDigest.slice(0, 12)} (built {time(candidateBundle.createdAt)})
                 </option>
               </select>
             </Field>

@@ -3,8 +3,7 @@ import { useRouter } from "next/navigation";
 import { ActionForm, SubmitButton } from "@/components/action-form";
 import { Field } from "@/components/form-field";
 import { createAttemptsAction } from "../actions";
-
-const CONTROL = "mt-1 w-full rounded border border-slate-300 px-2 py-1";
+import { CONTROL, IssueFields } from "../issue-fields";
 
 type Props = { repositories: { name: string; defaultBranch: string }[]; profiles: { name: string; owner: string }[] };
 
@@ -17,29 +16,7 @@ export function NewAttemptsForm({ repositories, profiles }: Props) {
       testId="new-attempts-form"
       onSuccess={(result) => result.id && router.push(`/operator/tasks/${result.id}`)}
     >
-      <Field name="repository" label="Target repository">
-        <select required className={CONTROL}>
-          {repositories.map((r) => (
-            <option key={r.name} value={r.name}>
-              {r.name}
-            </option>
-          ))}
-        </select>
-      </Field>
-      <div className="grid grid-cols-2 gap-3">
-        <Field name="issueNumber" label="Issue number">
-          <input type="number" min={1} required className={CONTROL} />
-        </Field>
-        <Field name="baseRef" label="Base ref (default branch if empty)">
-          <input placeholder={repositories[0]?.defaultBranch ?? "main"} className={CONTROL} />
-        </Field>
-      </div>
-      <Field name="issueTitle" label="Issue title">
-        <input required maxLength={500} className={CONTROL} />
-      </Field>
-      <Field name="prompt" label="Issue text (untrusted: it reaches every student agent and a model)">
-        <textarea rows={8} maxLength={20000} className={CONTROL} />
-      </Field>
+      <IssueFields repositories={repositories} promptLabel="Issue text (untrusted: it reaches every student agent and a model)" />
       <Field
         name="agents"
         label="Agent profiles, comma-separated"

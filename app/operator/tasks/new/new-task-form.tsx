@@ -3,8 +3,7 @@ import { useRouter } from "next/navigation";
 import { ActionForm, SubmitButton } from "@/components/action-form";
 import { Field } from "@/components/form-field";
 import { createTaskAction } from "../actions";
-
-const CONTROL = "mt-1 w-full rounded border border-slate-300 px-2 py-1";
+import { CONTROL, IssueFields } from "../issue-fields";
 
 type TOverridable = "wallClockSeconds" | "cpus" | "memoryMb" | "diskGb";
 const OVERRIDES: [TOverridable, string, string][] = [
@@ -30,23 +29,7 @@ export function NewTaskForm({ repositories, limits, maxima, agents }: Props) {
       testId="new-task-form"
       onSuccess={(result) => result.id && router.push(`/operator/tasks/${result.id}`)}
     >
-      <Field name="repository" label="Target repository">
-        <select required className={CONTROL}>
-          {repositories.map((r) => (
-            <option key={r.name} value={r.name}>
-              {r.name}
-            </option>
-          ))}
-        </select>
-      </Field>
-      <div className="grid grid-cols-2 gap-3">
-        <Field name="issueNumber" label="Issue number">
-          <input type="number" min={1} required className={CONTROL} />
-        </Field>
-        <Field name="baseRef" label="Base ref (default branch if empty)">
-          <input placeholder={repositories[0]?.defaultBranch ?? "main"} className={CONTROL} />
-        </Field>
-      </div>
+      <IssueFields repositories={repositories} promptLabel="Issue text (untrusted: it reaches the student agent and a model)" />
       <Field name="agent" label="Student agent" hint="A profile runs its own code and command; the default is the guest.agent setting.">
         <select defaultValue="" className={CONTROL}>
           <option value="">operator default (guest.agent)</option>
@@ -57,12 +40,6 @@ export function NewTaskForm({ repositories, limits, maxima, agents }: Props) {
             </option>
           ))}
         </select>
-      </Field>
-      <Field name="issueTitle" label="Issue title">
-        <input required maxLength={500} className={CONTROL} />
-      </Field>
-      <Field name="prompt" label="Issue text (untrusted: it reaches the student agent and a model)">
-        <textarea rows={8} maxLength={20000} className={CONTROL} />
       </Field>
       <details className="rounded border border-slate-200 p-2 text-sm" data-testid="limit-overrides">
         <summary className="cursor-pointer">Per-task limits (optional, up to the operator&apos;s maxima)</summary>

@@ -6,6 +6,7 @@ import { EvidenceTable } from "@/components/evidence-table";
 import { PullRequestPanel } from "@/components/pull-request-panel";
 import { StateBadge } from "@/components/state-badge";
 import { readReviewPage } from "@/lib/pages/teacher/review-page";
+import { formatDateTime } from "@/lib/format/format";
 import { addLineCommentAction } from "./actions";
 import { DecisionForm } from "./decision-form";
 import { AnswersPanel, LineCommentsPanel, RoundsPanel } from "./review-rounds";
@@ -226,7 +227,7 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
         <div className="space-y-1 rounded border border-slate-200 bg-white p-3 text-sm" data-testid="decision">
           <p>
             <strong>{decision.verdict.replace("_", " ")}</strong> by {decision.teacher} at{" "}
-            {decision.createdAt.toISOString().replace("T", " ").slice(0, 19)}
+            {formatDateTime(decision.createdAt, { precision: "second" })}
           </p>
           <p className="whitespace-pre-wrap">{decision.comment}</p>
           <p className="text-xs text-slate-500">

@@ -5,12 +5,12 @@
  */
 import Link from "next/link";
 import { StateBadge } from "@/components/state-badge";
+import { formatDateTime } from "@/lib/format/format";
 import type { TAnchoredLineComment } from "@/lib/review/list-line-comments";
 import type { TReviewRounds } from "@/lib/review/read-review-rounds";
 
 const VERDICT_TEXT = { approve: "approved", reject: "rejected", request_changes: "changes requested" } as const;
 const VERDICT_STATE = { approve: "approved", reject: "rejected", request_changes: "changes_requested" } as const;
-const when = (date: Date) => `${date.toISOString().replace("T", " ").slice(0, 16)} UTC`;
 
 export function RoundsPanel({
   rounds,
@@ -53,7 +53,7 @@ export function RoundsPanel({
                   <StateBadge state={VERDICT_STATE[round.decision.verdict]} />
                   <span className="sr-only">{VERDICT_TEXT[round.decision.verdict]}</span>
                   <span className="text-xs text-slate-600">
-                    by {round.decision.teacher}, {when(round.decision.createdAt)}
+                    by {round.decision.teacher}, {formatDateTime(round.decision.createdAt)}
                   </span>
                 </>
               ) : (
@@ -92,7 +92,7 @@ export function AnswersPanel({ rounds, comments }: { rounds: TReviewRounds; comm
     <div className="space-y-2 rounded border border-violet-200 bg-violet-50 p-3 text-sm" data-testid="answered-feedback">
       <h2>Feedback this round answers</h2>
       <p className="text-xs text-slate-600">
-        Round {rounds.answers.round}: changes requested by {rounds.answers.teacher}, {when(rounds.answers.createdAt)}
+        Round {rounds.answers.round}: changes requested by {rounds.answers.teacher}, {formatDateTime(rounds.answers.createdAt)}
       </p>
       <p className="whitespace-pre-wrap break-words" data-testid="answered-comment">
         {rounds.answers.comment}

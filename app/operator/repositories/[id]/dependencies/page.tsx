@@ -10,6 +10,7 @@ import { EmptyState } from "@/components/empty-state";
 import { getPageDeps, orNotFound } from "@/app/_server/page-data";
 import type { TRepositoryDependencies } from "@/lib/dependencies/get-repository-dependencies";
 import { readRepositoryDependenciesPage } from "@/lib/pages/operator/repository-dependencies-page";
+import { formatBytes, formatDateTime, formatDuration } from "@/lib/format/format";
 import { ActionForm } from "@/components/action-form";
 import { AutoRefresh } from "@/components/auto-refresh";
 import { StateBadge } from "@/components/state-badge";
@@ -18,8 +19,6 @@ import { buildBundleNowAction, cancelBuildRequestAction, clearSetupRecipeAction,
 import { SetupRecipeForm } from "./setup-recipe-form";
 
 const DEFAULT_NPM_REGISTRY = "https://registry.npmjs.org/";
-
-const timestamp = (date: Date) => date.toISOString().replace("T", " ").slice(0, 19);
 
 /** A build request's or setup run's bounded, redacted failure (rendered as text). */
 function FailureLine({ code, summary }: { code: string | null; summary: string | null }) {
@@ -56,9 +55,9 @@ function BuildRequests({
               <StateBadge state={r.state} />
               <span>{describeRequest(r)}</span>
               <span className="text-slate-600">
-                · asked {timestamp(r.createdAt)} UTC
+                · asked {formatDateTime(r.createdAt, { precision: "second" })}
                 {r.requestedBy && ` by ${r.requestedBy}`}
-                {r.finishedAt && r.startedAt && ` · took ${((r.finishedAt.getTime() - r.startedAt.getTime()) / 1000).toFixed(1)} s`}
+                {r.finishedAt && r.startedAt && ` · took ${formatDuration(r.finishedAt.getTime() - r.startedAt.getTime())}`}
               </span>
             </p>
             {(r.state === "queued" || r.state === "running") && (
@@ -101,12 +100,6 @@ function BuildRequests({
       </ul>
     </div>
   );
-}
-
-function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
 export default async function RepositoryDependenciesPage({ params }: { params: Promise<{ id: string }> }) {
@@ -191,7 +184,7 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
             )}
           </EmptyState>
         ) : (
-          <DataTable testId="bundle-list" headers={["Bundle", "In use", "Size", "Packages", "Built (UTC)", "From lockfile"]}>
+          <DataTable testId="bundle-list" headers={["Bundle", "In use", "Size", "Packages", "Built", "From lockfile"]}>
             {view.bundles.map((b) => (
               <tr key={b.id} className="border-t border-slate-200 align-top" data-testid="bundle">
                 <td className="p-2 font-mono">{b.artifactDigest.slice(0, 12)}</td>
@@ -206,7 +199,7 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
                 <td className="p-2">
                   {b.packageCount} ({b.fileCount} files)
                 </td>
-                <td className="whitespace-nowrap p-2">{timestamp(b.createdAt)}</td>
+                <td className="whitespace-nowrap p-2">{formatDateTime(b.createdAt, { precision: "second" })}</td>
                 <td className="break-all p-2 font-mono text-xs">
                   {b.lockfiles.map((f) => `${f.path} ${f.sha256.slice(0, 10)}`).join(", ")} @ {b.sourceSha.slice(0, 12)}
                 </td>
@@ -238,8 +231,7 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
                 <select className="mt-1 w-full rounded border border-slate-300 px-2 py-1 text-sm">
                   {view.changedLockfileCandidates.map((c) => (
                     <option key={c.id} value={c.id}>
-                      #{c.issueNumber} round {c.round} · {c.id} · head {c.headSha.slice(0, 12)} · checked{" "}
-                      {c.checkedAt.toISOString().replace("T", " ").slice(0, 16)} UTC
+                      #{c.issueNumber} round {c.round} · {c.id} · head {c.headSha.slice(0, 12)} · checked {formatDateTime(c.checkedAt)}
                     </option>
                   ))}
                 </select>
@@ -259,8 +251,8 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
             {view.setupRuns.map((r) => (
               <li key={r.id} className="rounded border border-slate-200 bg-white p-3 text-sm">
                 <p>
-                  <strong>{r.state}</strong> · {r.reason} · {timestamp(r.startedAt)}
-                  {r.durationMs !== null && ` · ${(r.durationMs / 1000).toFixed(1)} s`} · commit{" "}
+                  <strong>{r.state}</strong> · {r.reason} · {formatDateTime(r.startedAt, { precision: "second" })}
+                  {r.durationMs !== null && ` · ${formatDuration(r.durationMs)}`} · commit{" "}
                   <span className="font-mono">{r.sourceSha.slice(0, 12)}</span>
                 </p>
                 {r.fetchLog && (

@@ -8,6 +8,7 @@ import { DataTable } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
 import { getPageDeps, orNotFound } from "@/app/_server/page-data";
 import { readRegradePage } from "@/lib/pages/operator/regrade-page";
+import { formatDateTime } from "@/lib/format/format";
 import { regradeRepositoryAction } from "./actions";
 
 type Props = { params: Promise<{ id: string }> };
@@ -40,8 +41,7 @@ export default async function RegradePage({ params }: Props) {
         <div className="space-y-2" data-testid="regrade-summary">
           <AutoRefresh isActive={summary.rows.some((r) => r.change === "pending")} intervalMs={5000} />
           <h2>
-            Latest regrade: {summary.at.toISOString().replace("T", " ").slice(0, 16)} UTC by {summary.by ?? "the CLI"} — {summary.changed}{" "}
-            verdict(s) changed
+            Latest regrade: {formatDateTime(summary.at)} by {summary.by ?? "the CLI"} — {summary.changed} verdict(s) changed
           </h2>
           <DataTable testId="regrade-rows" headers={["Task", "Candidate", "Before", "Now", "Change"]}>
             {summary.rows.map((r) => (

@@ -5,6 +5,7 @@ import { diffValues } from "@/lib/audit-log/diff-values";
 import { getPageDeps, orNotFound } from "@/app/_server/page-data";
 import { readSettingVersionPage } from "@/lib/pages/operator/setting-version-page";
 import { SETTING_DEFINITIONS } from "@/lib/settings/setting-registry";
+import { formatDateTime } from "@/lib/format/format";
 
 type Props = { params: Promise<{ key: string; version: string }> };
 
@@ -24,7 +25,7 @@ export default async function SettingVersionPage({ params }: Props) {
         {SETTING_DEFINITIONS[key].label}, version {version}
       </h1>
       <p className="text-sm text-slate-700" data-testid="version-meta">
-        Saved {row.createdAt.toISOString().slice(0, 19).replace("T", " ")} UTC by {authorEmail ?? "the system"}
+        Saved {formatDateTime(row.createdAt, { precision: "second" })} by {authorEmail ?? "the system"}
         {row.reason ? <> — “{row.reason}”</> : null}
       </p>
       <div className="space-y-1">
