@@ -49,6 +49,8 @@ export const LIB_LAYERS: readonly TLibLayer[] = [
     units: ["dependencies", "verify", "review", "attempts", "publish", "probes", "backup", "health", "metrics", "demo"],
   },
   { name: "orchestration", what: "the student run from admission to import, and the worker's jobs", units: ["lifecycle", "jobs"] },
+  // the top of lib/'s reads: only app/ and the CLI import a page's reader (scripts/check-view-models.ts)
+  { name: "view models", what: "the one view model each page of app/ reads, with the actor's permission checked", units: ["pages"] },
 ];
 
 /** Test support is not production code and is not layered (it may reach anything to build a fixture). */

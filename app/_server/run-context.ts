@@ -11,6 +11,6 @@ const globalForSubstrate = globalThis as unknown as { schoolCoreSubstrate?: TClo
 export async function getRunContext(): Promise<TaskRunContext> {
   const db = await getDb();
   const env = getEnv();
-  const substrate = (globalForSubstrate.schoolCoreSubstrate ??= createSubstrate(db, env));
+  const substrate = (globalForSubstrate.schoolCoreSubstrate ??= createSubstrate({ db, env }));
   return { db, env, substrate, pollIntervalMs: 500, readyTimeoutMs: 60_000 };
 }

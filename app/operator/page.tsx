@@ -3,31 +3,19 @@ import { requirePagePermission } from "@/app/_server/guard";
 import { EmptyState } from "@/components/empty-state";
 import { HealthPanel } from "@/components/health-panel";
 import { StateBadge } from "@/components/state-badge";
-import { readHealth } from "@/lib/health/read-health";
-import { listRecentTasks } from "@/lib/tasks/list-tasks";
 import { getRunContext } from "@/app/_server/run-context";
-import { readProviderAccount } from "@/lib/spend/read-provider-account";
 import { formatMicros } from "@/lib/spend/spend-guard";
 import { formatDateTime, formatTime } from "@/lib/format/format";
 import { DataTable } from "@/components/data-table";
 import { DispatchLabel } from "@/components/dispatch-gate-panel";
-import { readDispatchGate } from "@/lib/probes/read-dispatch-gate";
+import { readDashboardPage } from "@/lib/pages/operator/dashboard-page";
 import { AutoRefresh } from "@/components/auto-refresh";
 import { SpendGauge } from "@/components/spend-gauge";
-import { readDashboard } from "@/lib/health/read-dashboard";
-import { readSpendOverview } from "@/lib/spend/read-spend-overview";
 
 export default async function OperatorDashboardPage() {
-  await requirePagePermission("operator.view", "/operator");
-  const ctx = await getRunContext();
-  const [health, tasks, account, dispatch, dashboard, spend] = await Promise.all([
-    readHealth(),
-    listRecentTasks({ db: ctx.db }, { take: 20 }),
-    readProviderAccount(ctx.substrate),
-    readDispatchGate(ctx.db, ctx.env),
-    readDashboard({ db: ctx.db, substrateLabel: ctx.substrate.label }),
-    readSpendOverview({ db: ctx.db }),
-  ]);
+  const actor = await requirePagePermission("operator.view", "/operator");
+  // The dashboard asks the substrate for the provider account: its deps are the run context's.
+  const { health, tasks, account, dispatch, dashboard, spend } = await readDashboardPage(await getRunContext(), { actor });
   const { quarantined, byState } = dashboard;
   return (
     <section className="space-y-6">

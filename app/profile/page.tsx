@@ -4,12 +4,10 @@ import { ActionForm } from "@/components/action-form";
 import { DataTable } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
 import { Field, FieldError } from "@/components/form-field";
-import { can } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db/client";
+import { getPageDeps } from "@/app/_server/page-data";
+import { NOTIFICATION_EVENT_INFO, TASK_NOTIFICATION_EVENTS } from "@/lib/notifications/notification-events";
+import { readProfilePage } from "@/lib/pages/profile/profile-page";
 import { formatDateTime } from "@/lib/format/format";
-import { getEnv } from "@/lib/env";
-import { listDeliveries, listEmailPreferences, listWebhooks } from "@/lib/notifications/manage-notifications";
-import { canReceiveNotification, NOTIFICATION_EVENT_INFO, TASK_NOTIFICATION_EVENTS } from "@/lib/notifications/notification-events";
 import { addWebhookAction, removeWebhookAction, saveEmailPreferencesAction, testWebhookAction } from "./actions";
 
 const CONTROL = "mt-1 w-full rounded border border-slate-300 px-2 py-1 text-sm";
@@ -20,15 +18,7 @@ function eventLabel(event: string): string {
 
 export default async function ProfilePage() {
   const actor = await requirePagePermission("profile.edit", "/profile");
-  const db = await getDb();
-  const isOperator = can(actor, "notification.manage");
-  const [chosen, webhooks, deliveries] = await Promise.all([
-    listEmailPreferences({ db }, { userId: actor.userId }),
-    isOperator ? listWebhooks({ db }) : Promise.resolve([]),
-    listDeliveries({ db }, { actor }),
-  ]);
-  const events = TASK_NOTIFICATION_EVENTS.filter((event) => canReceiveNotification(actor, event));
-  const isEmailConfigured = Boolean(getEnv().SMTP_URL);
+  const { isOperator, chosen, webhooks, deliveries, events, isEmailConfigured } = await readProfilePage(await getPageDeps(), { actor });
   return (
     <section className="space-y-6">
       <h1>Profile</h1>

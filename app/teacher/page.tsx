@@ -4,11 +4,10 @@ import { EmptyState } from "@/components/empty-state";
 import { FilterBar } from "@/components/filter-bar";
 import { Pager, queryString } from "@/components/pager";
 import { StateBadge } from "@/components/state-badge";
-import { getDb } from "@/lib/db/client";
-import { getEnv } from "@/lib/env";
+import { getPageDeps } from "@/app/_server/page-data";
+import { readReviewQueuePage } from "@/lib/pages/teacher/review-queue-page";
+import type { TReviewQueueItem } from "@/lib/review/list-review-queue";
 import { formatDateTime } from "@/lib/format/format";
-import { listReviewQueue, type TReviewQueueItem } from "@/lib/review/list-review-queue";
-import { readAttemptComparison, type TAttemptComparison } from "@/lib/review/read-attempt-comparison";
 import { AttemptComparisonTable } from "@/components/attempt-comparison-table";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
@@ -16,29 +15,17 @@ type Props = { searchParams: Promise<Record<string, string | string[] | undefine
 const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
 export default async function TeacherPage({ searchParams }: Props) {
-  await requirePagePermission("review.view", "/teacher");
+  const actor = await requirePagePermission("review.view", "/teacher");
   const params = await searchParams;
-  const db = await getDb();
-  const queue = await listReviewQueue(
-    { db },
-    { repository: first(params.repository), rounds: first(params.rounds) as never, page: first(params.page) as never },
-  );
+  const { queue, entries, isFiltered } = await readReviewQueuePage(await getPageDeps(), {
+    actor,
+    repository: first(params.repository),
+    rounds: first(params.rounds) as never,
+    page: first(params.page) as never,
+  });
   const { query } = queue;
   const hrefOf = (page: number) =>
     `/teacher${queryString({ repository: query.repository, rounds: query.rounds === "all" ? undefined : query.rounds, page: page === 1 ? undefined : page })}`;
-  const isFiltered = Boolean(query.repository) || query.rounds !== "all";
-  // Attempts of one issue (issue 26) show once, at the place of their first attempt in the queue, with their comparison.
-  const entries: ({ kind: "task"; item: TReviewQueueItem } | { kind: "group"; item: TReviewQueueItem; comparison: TAttemptComparison })[] =
-    [];
-  const seenGroups = new Set<string>();
-  for (const item of queue.items) {
-    if (!item.attemptGroupId) entries.push({ kind: "task", item });
-    else if (!seenGroups.has(item.attemptGroupId)) {
-      seenGroups.add(item.attemptGroupId);
-      const comparison = await readAttemptComparison({ db, dataDir: getEnv().dataDir }, { groupId: item.attemptGroupId });
-      entries.push({ kind: "group", item, comparison });
-    }
-  }
   return (
     <section className="space-y-4">
       <h1>Review queue</h1>

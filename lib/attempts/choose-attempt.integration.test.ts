@@ -58,7 +58,7 @@ describe("approving one attempt of a group", async () => {
         deadlineAt: new Date(Date.now() + 3_600_000),
       },
     });
-    const substrate = createSubstrate(db, getEnv());
+    const substrate = createSubstrate({ db, env: getEnv() });
     try {
       const decision = await decide(f, 0, "approve", { env: getEnv(), substrate });
       expect(new Set(decision.notChosenTaskIds)).toEqual(new Set([f.attempts[1]!.taskId, f.attempts[2]!.taskId, running.id]));
@@ -76,7 +76,7 @@ describe("approving one attempt of a group", async () => {
     const audits = await db.auditLog.findMany({ where: { action: "attempt.not_chosen", actorId: f.attempts[0]!.reviewer.userId } });
     expect(audits.map((a) => a.targetId)).toEqual(expect.arrayContaining([f.attempts[1]!.taskId, running.id]));
     // The worker has nothing to drive in not_chosen: the step table ends there without a move.
-    const ctx = { db, env: getEnv(), substrate: createSubstrate(db, getEnv()), pollIntervalMs: 100, readyTimeoutMs: 1000 };
+    const ctx = { db, env: getEnv(), substrate: createSubstrate({ db, env: getEnv() }), pollIntervalMs: 100, readyTimeoutMs: 1000 };
     try {
       expect(await advanceTask(ctx, running.id)).toBe("done");
     } finally {

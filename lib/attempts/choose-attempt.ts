@@ -8,6 +8,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { recordAudit } from "../audit";
+import type { Actor } from "../auth/permissions";
 import type { DbTx } from "../db/client";
 import type { TaskState } from "../db/generated/enums";
 import { AppError } from "../errors";
@@ -36,7 +37,7 @@ export function refuseDecidedGroup(group: { chosenTaskId: string | null }, taskI
 
 export async function chooseAttemptIn(
   tx: DbTx,
-  input: { groupId: string; taskId: string; actor: { userId: string; email: string } },
+  input: { groupId: string; taskId: string; actor: Actor },
 ): Promise<{ notChosenTaskIds: string[] }> {
   const { groupId, taskId, actor } = input;
   const chosenAt = new Date();

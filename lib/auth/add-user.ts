@@ -1,6 +1,7 @@
 /**
- * An operator adds a user in the browser: the password is generated here and returned once (the
- * page shows it once; only its hash is stored). Audited with the roles, never the password.
+ * An operator adds a user, in the browser or with the CLI: the password is generated here and
+ * returned once (the page shows it once; only its hash is stored), unless the CLI hands one in
+ * (`user add --password-stdin`). Audited with the roles and where it came from, never the password.
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
@@ -22,16 +23,24 @@ export const ZAddUserSchema = z
   .strict();
 export type TAddUserInput = z.input<typeof ZAddUserSchema>;
 
-export async function addUser(deps: { db: Db }, { actorId, ...fields }: TAddUserInput & { actorId: string | null }) {
+export async function addUser(
+  deps: { db: Db },
+  {
+    actorId,
+    password: given,
+    via = "web",
+    ...fields
+  }: TAddUserInput & { actorId: string | null; password?: string | undefined; via?: "web" | "cli" },
+) {
   const input = parseOrThrow(ZAddUserSchema, fields, { code: "VALIDATION_FAILED", label: "user" });
-  const password = generatePassword();
+  const password = given ?? generatePassword();
   const user = await createUser(deps, { ...input, password });
   await recordAudit(deps.db, {
     actorId,
     action: "user.create",
     targetType: "user",
     targetId: user.id,
-    detail: { email: user.email, roles: user.roles, via: "web" },
+    detail: { email: user.email, roles: user.roles, via },
   });
   return { user: { id: user.id, email: user.email, roles: user.roles }, password };
 }

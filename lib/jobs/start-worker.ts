@@ -64,7 +64,7 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   const ctx: TaskRunContext = {
     db,
     env,
-    substrate: options.substrate ?? createSubstrate(db, env),
+    substrate: options.substrate ?? createSubstrate({ db, env }),
     pollIntervalMs: options.pollIntervalMs ?? 500,
     readyTimeoutMs: options.readyTimeoutMs ?? 120_000,
   };

@@ -20,7 +20,7 @@ export async function assertTaskLimitsQualified(
 ): Promise<void> {
   // A qualification probe's own task runs under the configuration its run is qualifying.
   if (input.task.probeRunId !== null) return;
-  const gate = await readDispatchGate(deps.db, deps.env);
+  const gate = await readDispatchGate(deps);
   // A closed gate admits nothing new (lib/jobs/advance-task.ts); a task admitted before it closed
   // is not held to a configuration that no longer stands.
   if (!gate.isOpen || !gate.config) return;

@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
+import { actorIdOf, type Actor } from "../auth/permissions";
 import { AppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";
 import { failTask } from "./fail-task";
@@ -12,16 +13,26 @@ import type { TaskRunContext } from "../tasks/task-run-context";
 
 export const ZCancelTaskSchema = z.object({ taskId: z.uuid() }).strict();
 
-export type TCancelTaskInput = z.input<typeof ZCancelTaskSchema> & { actorId: string | null; actorEmail?: string };
+/** `actor` null = the system (the CLI without a signed-in user). */
+export type TCancelTaskInput = z.input<typeof ZCancelTaskSchema> & { actor: Actor | null };
 
 export async function cancelTask(
   deps: Pick<TaskRunContext, "db" | "env" | "substrate">,
-  { actorId, actorEmail, ...fields }: TCancelTaskInput,
+  { actor, ...fields }: TCancelTaskInput,
 ): Promise<void> {
   const input = parseOrThrow(ZCancelTaskSchema, fields, { code: "VALIDATION_FAILED", label: "task cancel" });
   const task = await deps.db.task.findUnique({ where: { id: input.taskId } });
   if (!task) throw new AppError("NOT_FOUND", "No such task.");
   if (!canTransitionTask(task.state, "failed")) throw new AppError("STATE_CONFLICT", `A task in state ${task.state} cannot be cancelled.`);
-  await recordAudit(deps.db, { actorId, action: "task.cancel", targetType: "task", targetId: task.id, detail: { from: task.state } });
-  await failTask(deps, { taskId: task.id, error: new AppError("TASK_CANCELLED", `Cancelled by ${actorEmail ?? "an operator"}.`) });
+  await recordAudit(deps.db, {
+    actorId: actorIdOf(actor),
+    action: "task.cancel",
+    targetType: "task",
+    targetId: task.id,
+    detail: { from: task.state },
+  });
+  await failTask(deps, {
+    taskId: task.id,
+    error: new AppError("TASK_CANCELLED", `Cancelled by ${actor?.email ?? "the system (the CLI)"}.`),
+  });
 }

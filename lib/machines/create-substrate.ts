@@ -11,7 +11,8 @@ import { withSpendGuard, type TClosableSubstrate } from "../spend/spend-guarded-
 import { substrateEndpoint } from "../substrate/substrate-endpoint";
 import { SmolCloudSubstrate } from "../substrate/smolcloud/smolcloud-substrate";
 
-export function createSubstrate(db: Db, env: TEnv): TClosableSubstrate {
+export function createSubstrate(deps: { db: Db; env: TEnv }): TClosableSubstrate {
+  const { db, env } = deps;
   return withSpendGuard(new SmolCloudSubstrate(substrateEndpoint(env)), {
     spendGuard: createSpendGuard(db),
     fallbackRates: () => readSetting(db, "spend.rates"),

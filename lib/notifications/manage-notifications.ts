@@ -42,8 +42,8 @@ export async function setEmailPreferences(deps: { db: Db }, input: { actor: Acto
   return chosen;
 }
 
-export async function listEmailPreferences(deps: { db: Db }, input: { userId: string }) {
-  const rows = await deps.db.notificationPreference.findMany({ where: { userId: input.userId }, select: { event: true } });
+export async function listEmailPreferences(deps: { db: Db }, input: { actor: Actor }) {
+  const rows = await deps.db.notificationPreference.findMany({ where: { userId: input.actor.userId }, select: { event: true } });
   return rows.map((r) => r.event);
 }
 

@@ -58,7 +58,7 @@ describe("a probe run whose worker is killed mid-task", () => {
     const result = await sweepLater();
     expect(result.failedRuns).toContain(runId);
     expect(result.failedTasks).toEqual([taskId]);
-    expect((await getProbeRunOrThrow(world.db, runId)).state).toBe("failed");
+    expect((await getProbeRunOrThrow({ db: world.db }, { runId: runId })).state).toBe("failed");
     const task = await world.db.task.findUniqueOrThrow({ where: { id: taskId }, include: { machines: true, capabilities: true } });
     expect(task.state).toBe("failed");
     expect(task.errorCode).toBe("PROBE_RUN_ABANDONED");

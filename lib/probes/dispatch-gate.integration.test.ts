@@ -68,7 +68,7 @@ describe("the gate reads the latest completed run for its digest", () => {
     expect(opened).toMatchObject({ isOpen: true, openedByRunId: passing });
 
     const failing = await recordRun(localEnv, "failed");
-    const gate = await readDispatchGate(db, localEnv);
+    const gate = await readDispatchGate({ db, env: localEnv });
     expect(gate).toMatchObject({ isOpen: false, mode: "off" });
     expect(gate.closedReason).toContain(failing);
     const audit = await db.auditLog.findFirst({ where: { action: "dispatch.close" }, orderBy: { id: "desc" } });
@@ -85,7 +85,7 @@ describe("the gate reads the latest completed run for its digest", () => {
 
 describe("the probe external targets are a digest input", () => {
   it("changing probe.externalTargets changes the digest and closes an open gate", async () => {
-    expect((await readDispatchGate(db, localEnv)).isOpen).toBe(true);
+    expect((await readDispatchGate({ db, env: localEnv })).isOpen).toBe(true);
     const dispatchVersion = await readSettingVersion(db, "dispatch");
     const before = await readSubstrateConfig(db, await substrateEndpointPart(localEnv));
     await writeSetting(db, {
@@ -99,7 +99,7 @@ describe("the probe external targets are a digest input", () => {
     // The settings store knows nothing of dispatch: the write leaves the gate's row alone …
     expect(await readSettingVersion(db, "dispatch")).toBe(dispatchVersion);
     // … and the gate, re-proved at its next read, closes on the digest it was not opened for, naming the setting.
-    const gate = await readDispatchGate(db, localEnv);
+    const gate = await readDispatchGate({ db, env: localEnv });
     expect(gate).toMatchObject({ isOpen: false, mode: "off" });
     expect(gate.closedReason).toMatch(/^Setting "probe\.externalTargets" changed: /);
     expect(await readSettingVersion(db, "dispatch")).toBe(dispatchVersion + 1);
@@ -116,7 +116,7 @@ describe("production dispatch on a hosted substrate", () => {
       code: "DISPATCH_EXTERNAL_TARGETS_MISSING",
       message: expect.stringMatching(/probe\.externalTargets/),
     });
-    expect((await readDispatchGate(db, hostedEnv)).isOpen).toBe(false);
+    expect((await readDispatchGate({ db, env: hostedEnv })).isOpen).toBe(false);
 
     // A documentation address (TEST-NET-1): stored only, never contacted here.
     await writeSetting(db, {
@@ -157,7 +157,7 @@ describe("the substrate's limits mode is a digest input", () => {
       expect(part.substrate.limitsMode).toEqual(health.limitsMode);
       expect(part.isLimitsModeUnreadable).toBe(false);
       // The substrate now reports how it enforces limits: that is not what was qualified.
-      const closed = await readDispatchGate(db, env);
+      const closed = await readDispatchGate({ db, env });
       expect(closed).toMatchObject({ isOpen: false, mode: "off" });
       expect(closed.closedReason).toMatch(/^The substrate's limits mode changed \(now pids (cgroup|rlimit), memory /);
 
@@ -172,7 +172,7 @@ describe("the substrate's limits mode is a digest input", () => {
 
     // The substrate is down: the mode cannot be read, so nothing dispatches — but the qualification stands.
     const version = await readSettingVersion(db, "dispatch");
-    const paused = await readDispatchGate(db, env);
+    const paused = await readDispatchGate({ db, env });
     expect(paused).toMatchObject({ isOpen: false, mode: "development" });
     expect(paused.closedReason).toMatch(/limits mode could not be read/);
     expect(await readSettingVersion(db, "dispatch")).toBe(version);
@@ -180,7 +180,7 @@ describe("the substrate's limits mode is a digest input", () => {
     // Back on the same port with the same enforcement: open again, with no new probe run.
     substrate = await startOnPort();
     try {
-      expect(await readDispatchGate(db, env)).toMatchObject({ isOpen: true, mode: "development" });
+      expect(await readDispatchGate({ db, env })).toMatchObject({ isOpen: true, mode: "development" });
     } finally {
       await substrate.stop();
     }

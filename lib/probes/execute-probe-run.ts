@@ -75,7 +75,7 @@ function withTimeCap<T>(promise: Promise<T>, ms: number, probe: TProbeId): Promi
 export async function executeProbeRun(deps: TProbeDeps, input: { runId: string }): Promise<"passed" | "failed"> {
   if (!(await claimRun(deps.db, { kind: "probe-run", id: input.runId })))
     throw new AppError("STATE_CONFLICT", `Probe run ${input.runId} is not queued.`);
-  const row = await getProbeRunOrThrow(deps.db, input.runId);
+  const row = await getProbeRunOrThrow({ db: deps.db }, { runId: input.runId });
   const probes = row.probes.map((p) => ZProbeIdSchema.parse(p));
   const run: TProbeRunContext = {
     runId: row.id,

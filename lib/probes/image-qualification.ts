@@ -56,7 +56,7 @@ export async function assertProfileImageQualified(
 ): Promise<string> {
   const what = `Agent profile ${input.profile} v${input.version} names a guest image of its own (${input.image.type} ${input.image.reference})`;
   const howTo = `Qualify the image: \`schoolcore probe run --image-of-profile ${input.profile}\` or "Run the probes for this image" on /operator/agents/${input.profile}.`;
-  const gate = await readDispatchGate(deps.db, deps.env);
+  const gate = await readDispatchGate(deps);
   // Fail closed: without an open gate there is no configuration in force to qualify the image under.
   if (!gate.isOpen || gate.mode === "off") throw new AppError("AGENT_IMAGE_NOT_QUALIFIED", `${what}, and dispatch is not open. ${howTo}`);
   const qualification = await readImageQualification(deps, { image: input.image, mode: gate.mode });
@@ -86,7 +86,7 @@ export async function readProfileImage(deps: { db: Db }, input: { profile: strin
 export async function readProfileImageQualification(deps: { db: Db; env: TEnv }, input: { profile: string }) {
   const profile = await readProfileImage(deps, input);
   if (!profile.image) return { ...profile, mode: null, isDispatchOpen: null, qualification: null };
-  const gate = await readDispatchGate(deps.db, deps.env);
+  const gate = await readDispatchGate(deps);
   const mode = gate.isOpen && gate.mode !== "off" ? gate.mode : "development";
   return {
     ...profile,

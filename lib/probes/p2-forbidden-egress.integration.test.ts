@@ -61,7 +61,7 @@ async function runP2(env: TEnv) {
     { isProviderSpawn: ({ stack }) => stack.includes(`${path.sep}sidecars${path.sep}local-substrate${path.sep}`) },
   );
   const state = await executeProbeRun(deps, { runId: run.id });
-  const result = (await getProbeRunOrThrow(world.db, run.id)).results[0]!;
+  const result = (await getProbeRunOrThrow({ db: world.db }, { runId: run.id })).results[0]!;
   return { runId: run.id, state, result, detail: result.detail as unknown as TP2Detail };
 }
 

@@ -145,15 +145,17 @@ export async function failAbandonedProbeRuns(db: Db, now = new Date()): Promise<
 
 const RUN_INCLUDE = { results: { orderBy: { probe: "asc" } } } as const satisfies Prisma.ProbeRunInclude;
 
-export async function getProbeRunOrThrow(db: Db | DbTx, runId: string) {
+export async function getProbeRunOrThrow(deps: { db: Db | DbTx }, input: { runId: string }) {
+  const { db } = deps;
+  const { runId } = input;
   if (!z.uuid().safeParse(runId).success) throw new AppError("NOT_FOUND", `No probe run ${runId.slice(0, 40)}.`);
   const run = await db.probeRun.findUnique({ where: { id: runId }, include: RUN_INCLUDE });
   if (!run) throw new AppError("NOT_FOUND", `No probe run ${runId}.`);
   return run;
 }
 
-export async function listProbeRuns(db: Db, options: { take?: number } = {}) {
-  return db.probeRun.findMany({ orderBy: { createdAt: "desc" }, take: options.take ?? 20, include: RUN_INCLUDE });
+export async function listProbeRuns(deps: { db: Db }, input: { take?: number } = {}) {
+  return deps.db.probeRun.findMany({ orderBy: { createdAt: "desc" }, take: input.take ?? 20, include: RUN_INCLUDE });
 }
 
 export type TProbeRunView = Awaited<ReturnType<typeof getProbeRunOrThrow>>;

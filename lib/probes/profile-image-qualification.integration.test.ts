@@ -77,7 +77,7 @@ function createdSources(): string[] {
 
 describe("an agent profile with a guest image of its own", () => {
   it("is refused at provisioning before its image is qualified, before any machine exists", async () => {
-    expect((await readDispatchGate(world.db, world.env)).isOpen).toBe(true);
+    expect((await readDispatchGate({ db: world.db, env: world.env })).isOpen).toBe(true);
     expect(await qualificationNow()).toMatchObject({ kind: "not_qualified" });
     const task = await runProfileTask();
     expect(task.state).toBe("blocked");
@@ -128,7 +128,7 @@ describe("an agent profile with a guest image of its own", () => {
       }),
       { runId: run.id },
     );
-    const done = await getProbeRunOrThrow(world.db, run.id);
+    const done = await getProbeRunOrThrow({ db: world.db }, { runId: run.id });
     const summary = done.results.map(
       (r) => `${r.probe}:${r.status} ${r.status === "passed" ? "" : JSON.stringify(r.detail).slice(0, 600)}`,
     );
@@ -187,6 +187,8 @@ describe("an agent profile with a guest image of its own", () => {
       reason: "test setup",
     });
     expect(await executeProbeRun(probeDepsFor(world.ctx), { runId: run.id })).toBe("failed");
-    expect((await getProbeRunOrThrow(world.db, run.id)).reason).toMatch(/configuration changed between the request and the start/);
+    expect((await getProbeRunOrThrow({ db: world.db }, { runId: run.id })).reason).toMatch(
+      /configuration changed between the request and the start/,
+    );
   });
 });

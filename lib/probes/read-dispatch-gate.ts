@@ -19,7 +19,8 @@ import { substrateEndpointPart } from "./substrate-endpoint-part";
 
 export type TDispatchGateView = TDispatchSetting & { currentDigest: string; substrate: string; isOpen: boolean };
 
-export async function readDispatchGate(db: Db, env: TEnv): Promise<TDispatchGateView> {
+export async function readDispatchGate(deps: { db: Db; env: TEnv }): Promise<TDispatchGateView> {
+  const { db, env } = deps;
   const endpoint = await substrateEndpointPart(env);
   const snapshot = await readSubstrateConfig(db, endpoint);
   let gate: TDispatchSetting;
@@ -69,5 +70,5 @@ function isHeldButForLimitsMode(
 }
 
 export async function isDispatchOpen(db: Db, env: TEnv): Promise<boolean> {
-  return (await readDispatchGate(db, env)).isOpen;
+  return (await readDispatchGate({ db, env })).isOpen;
 }

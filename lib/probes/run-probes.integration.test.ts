@@ -49,7 +49,7 @@ async function runProbes(probes: string[] = [...PROBE_IDS]) {
   const run = await requestProbeRun({ db: world.db, env: world.env }, { probes: probes as never, actorId: null, isRunByCaller: true });
   const started = Date.now();
   const state = await executeProbeRun(probeDepsForWorld(world), { runId: run.id });
-  return { runId: run.id, state, ms: Date.now() - started, run: await getProbeRunOrThrow(world.db, run.id) };
+  return { runId: run.id, state, ms: Date.now() - started, run: await getProbeRunOrThrow({ db: world.db }, { runId: run.id }) };
 }
 
 async function expectRefused(mode: "development" | "production", pattern: RegExp) {
@@ -62,7 +62,7 @@ async function expectRefused(mode: "development" | "production", pattern: RegExp
 describe("the dispatch gate before any run", () => {
   it("is refused before any run, naming what is missing", async () => {
     await expectRefused("development", /No completed probe run/);
-    expect((await readDispatchGate(world.db, world.env)).isOpen).toBe(false);
+    expect((await readDispatchGate({ db: world.db, env: world.env })).isOpen).toBe(false);
   });
 });
 
@@ -123,7 +123,7 @@ describe("a full probe run on the local substrate", () => {
       actorId: null,
       reason: "test setup",
     });
-    const gate = await readDispatchGate(world.db, world.env);
+    const gate = await readDispatchGate({ db: world.db, env: world.env });
     expect(gate).toMatchObject({ isOpen: false, mode: "off" });
     expect(gate.closedReason).toMatch(/guest\.image.*changed/);
     const audit = await world.db.auditLog.findFirst({ where: { action: "dispatch.close" }, orderBy: { id: "desc" } });
@@ -160,7 +160,7 @@ describe("a probe run whose runner is killed", () => {
     await worker.exited;
     // the heartbeat lapses; the next sweep (any worker, or the CLI) fails the run
     await failAbandonedProbeRuns(world.db, new Date(Date.now() + RUN_HEARTBEAT_STALE_MS + 5_000));
-    const after = await getProbeRunOrThrow(world.db, run.id);
+    const after = await getProbeRunOrThrow({ db: world.db }, { runId: run.id });
     expect(after.state).toBe("failed");
     expect(after.reason).toMatch(/stopped/);
     expect(after.results.every((r) => r.status !== "passed" || r.finishedAt !== null)).toBe(true);

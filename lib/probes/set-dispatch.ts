@@ -26,7 +26,7 @@ export async function setDispatch(
     const reason = `turned off by ${input.actorId ? "an operator" : "the CLI"} (${input.via})`;
     const value: TDispatchSetting = { ...DISPATCH_CLOSED, closedReason: reason, changedAt: new Date().toISOString() };
     await writeSetting(db, { key: "dispatch", value, actorId: input.actorId, reason, via: input.via });
-    return readDispatchGate(db, env);
+    return readDispatchGate({ db, env });
   }
   const snapshot = await readSubstrateConfig(db, await substrateEndpointPart(env));
   const decision = decideDispatchOpen({
@@ -52,5 +52,5 @@ export async function setDispatch(
     reason: `opened (${decision.mode}) by probe run ${decision.runId}`,
     via: input.via,
   });
-  return readDispatchGate(db, env);
+  return readDispatchGate({ db, env });
 }

@@ -49,7 +49,7 @@ async function runOne(probe: TProbeId, extra: Partial<TProbeDeps> = {}, alsoFirs
     { probes: [...alsoFirst, probe], actorId: null, isRunByCaller: true },
   );
   const state = await executeProbeRun(deps(extra), { runId: run.id });
-  const stored = await getProbeRunOrThrow(world.db, run.id);
+  const stored = await getProbeRunOrThrow({ db: world.db }, { runId: run.id });
   const result = stored.results.find((r) => r.probe === probe)!;
   return { state, result, detail: JSON.stringify(result.detail), runId: run.id, evidenceDigest: stored.evidenceDigest };
 }

@@ -20,6 +20,10 @@ describe("schoolcore CLI", async () => {
     const stored = await db.user.findUniqueOrThrow({ where: { email: "ops@school.test" }, omit: { passwordHash: false } });
     expect(stored.passwordHash).not.toContain("a very long password");
     expect(await verifyPassword("a very long password", stored.passwordHash)).toBe(true);
+    // The web's use case, run as the system: one audit row, from the CLI, without the password.
+    const audit = await db.auditLog.findFirstOrThrow({ where: { action: "user.create", targetId: stored.id } });
+    expect(audit).toMatchObject({ actorId: null, detail: { email: "ops@school.test", roles: ["operator", "teacher"], via: "cli" } });
+    expect(JSON.stringify(audit.detail)).not.toContain("a very long password");
   });
 
   it("user add without a password prints a generated one once", async () => {

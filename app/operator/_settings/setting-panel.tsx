@@ -1,33 +1,17 @@
 import Link from "next/link";
-import { getDb } from "@/lib/db/client";
+import type { TSettingPanelView } from "@/lib/pages/setting-panels";
 import { formatDateTime } from "@/lib/format/format";
-import { readSetting, readSettingVersion } from "@/lib/settings/operator-settings";
-import { settingPanelsOf, type TSettingPanel } from "@/lib/settings/setting-registry";
-import type { TSettingPage } from "@/lib/settings/setting-pages";
 import { SettingForm } from "./setting-form";
 
 /**
  * One setting as an operator page shows it: its label and current version (with who changed it
  * last, linked to the audit trail), its description and its typed form — all from the setting's
  * definition. A stored value that no longer validates is shown as such and the form starts from
- * the default.
+ * the default. The page's read…Page reads it (lib/pages/setting-panels.ts); this only renders.
  */
-async function SettingPanel({ panel }: { panel: TSettingPanel }) {
-  const db = await getDb();
-  const settingKey = panel.key as Parameters<typeof readSetting>[1];
-  const [current, version, last] = await Promise.all([
-    readSetting(db, settingKey).then(
-      (value) => ({ ok: true as const, value }),
-      (error: Error) => ({ ok: false as const, error: error.message }),
-    ),
-    readSettingVersion(db, settingKey),
-    db.settingVersion.findFirst({
-      where: { key: settingKey },
-      orderBy: { version: "desc" },
-      select: { createdAt: true, reason: true, actorId: true },
-    }),
-  ]);
-  const actor = last?.actorId ? await db.user.findUnique({ where: { id: last.actorId }, select: { email: true } }) : null;
+function SettingPanel({ view }: { view: TSettingPanelView }) {
+  const { panel, current, version, last } = view;
+  const settingKey = panel.key;
   return (
     <section className="space-y-3 rounded border border-slate-200 bg-white p-4" data-testid={`setting-panel-${settingKey}`}>
       <div className="flex flex-wrap items-baseline justify-between gap-2">
@@ -40,7 +24,7 @@ async function SettingPanel({ panel }: { panel: TSettingPanel }) {
           ) : (
             <>
               <Link href={`/operator/limits/versions/${settingKey}/${version}`}>version {version}</Link>, {formatDateTime(last!.createdAt)}{" "}
-              by {actor?.email ?? "the system"} — <Link href="/operator/audit?kind=setting">history</Link>
+              by {last!.actorEmail ?? "the system"} — <Link href="/operator/audit?kind=setting">history</Link>
             </>
           )}
         </p>
@@ -56,12 +40,12 @@ async function SettingPanel({ panel }: { panel: TSettingPanel }) {
   );
 }
 
-/** Every setting defined on this page (lib/settings/definitions/), in the registry's order. */
-export function SettingPanels({ page }: { page: TSettingPage }) {
+/** Every setting defined on a page (lib/settings/definitions/), in the registry's order, as its view model read them. */
+export function SettingPanels({ panels }: { panels: readonly TSettingPanelView[] }) {
   return (
     <>
-      {settingPanelsOf(page).map((panel) => (
-        <SettingPanel key={panel.key} panel={panel} />
+      {panels.map((view) => (
+        <SettingPanel key={view.panel.key} view={view} />
       ))}
     </>
   );

@@ -5,16 +5,16 @@ import { EmptyState } from "@/components/empty-state";
 import { Field } from "@/components/form-field";
 import { AgentCodeUpload } from "@/components/agent-code-upload";
 import { AgentDependenciesCell } from "@/components/agent-dependencies-cell";
-import { listAgentProfilesWithDependencies } from "@/lib/dependencies/agent-dependency-state";
-import { getDb } from "@/lib/db/client";
+import { getPageDeps } from "@/app/_server/page-data";
+import { readAgentsPage } from "@/lib/pages/operator/agents-page";
 import { addAgentProfileAction } from "./actions";
 
 const CONTROL = "mt-1 w-full rounded border border-slate-300 px-2 py-1 text-sm";
 
 // Agent profiles (issue 26): the student agents tasks may run. Untrusted content, not settings.
 export default async function AgentsPage() {
-  await requirePagePermission("agent.manage", "/operator/agents");
-  const profiles = await listAgentProfilesWithDependencies({ db: await getDb() });
+  const actor = await requirePagePermission("agent.manage", "/operator/agents");
+  const { profiles } = await readAgentsPage(await getPageDeps(), { actor });
   return (
     <section className="space-y-6">
       <h1>Agent profiles</h1>

@@ -6,9 +6,9 @@ import { EmptyState } from "@/components/empty-state";
 import { DateRangeFields, FilterBar } from "@/components/filter-bar";
 import { Pager, queryString } from "@/components/pager";
 import { diffValues } from "@/lib/audit-log/diff-values";
-import { AUDIT_KINDS, listAuditEntries, ZListAuditEntriesSchema, type TAuditEntry } from "@/lib/audit-log/list-audit-entries";
-import { listUsers } from "@/lib/auth/users";
-import { getDb } from "@/lib/db/client";
+import { getPageDeps } from "@/app/_server/page-data";
+import { AUDIT_KINDS, type TAuditEntry } from "@/lib/audit-log/list-audit-entries";
+import { readAuditPage } from "@/lib/pages/operator/audit-page";
 import { formatDateTime } from "@/lib/format/format";
 import { isSettingKey, SETTING_DEFINITIONS } from "@/lib/settings/setting-registry";
 
@@ -66,14 +66,11 @@ function Detail({ entry }: { entry: TAuditEntry }) {
 }
 
 export default async function AuditPage({ searchParams }: Props) {
-  await requirePagePermission("audit.view", "/operator/audit");
+  const actor = await requirePagePermission("audit.view", "/operator/audit");
   const raw = Object.fromEntries(
     Object.entries(await searchParams).flatMap(([k, v]) => (typeof v === "string" && v !== "" ? [[k, v]] : [])),
   );
-  const filter = ZListAuditEntriesSchema.safeParse(raw);
-  const db = await getDb();
-  const [result, users] = await Promise.all([listAuditEntries({ db }, filter.success ? filter.data : {}), listUsers({ db })]);
-  const query = filter.success ? { actor: filter.data.actor, kind: filter.data.kind, from: filter.data.from, to: filter.data.to } : {};
+  const { result, users, query, isFilterValid } = await readAuditPage(await getPageDeps(), { actor, filter: raw });
   return (
     <section className="space-y-4">
       <h1>Audit trail</h1>
@@ -110,7 +107,7 @@ export default async function AuditPage({ searchParams }: Props) {
         </label>
         <DateRangeFields from={query.from} to={query.to} controlClassName={CONTROL} />
       </FilterBar>
-      {!filter.success && <p className="text-sm text-red-800">That filter is not valid; showing everything.</p>}
+      {!isFilterValid && <p className="text-sm text-red-800">That filter is not valid; showing everything.</p>}
       {result.items.length === 0 ? (
         <EmptyState title="Nothing recorded for this filter" />
       ) : (

@@ -1,9 +1,12 @@
 import Link from "next/link";
 import { requirePagePermission } from "@/app/_server/guard";
+import { getPageDeps } from "@/app/_server/page-data";
+import { readLimitsPage } from "@/lib/pages/operator/limits-page";
 import { SettingPanels } from "../_settings/setting-panel";
 
 export default async function LimitsPage() {
-  await requirePagePermission("limits.edit", "/operator/limits");
+  const actor = await requirePagePermission("limits.edit", "/operator/limits");
+  const { settingPanels } = await readLimitsPage(await getPageDeps(), { actor });
   return (
     <section className="space-y-6">
       <div className="space-y-1">
@@ -13,7 +16,7 @@ export default async function LimitsPage() {
           ceilings are on the <Link href="/operator/spend">Spend</Link> page.
         </p>
       </div>
-      <SettingPanels page="/operator/limits" />
+      <SettingPanels panels={settingPanels} />
     </section>
   );
 }

@@ -2,8 +2,8 @@ import Link from "next/link";
 import { requirePagePermission } from "@/app/_server/guard";
 import { EmptyState } from "@/components/empty-state";
 import { StateBadge } from "@/components/state-badge";
-import { getDb } from "@/lib/db/client";
-import { listMachines } from "@/lib/machines/list-machines";
+import { getPageDeps } from "@/app/_server/page-data";
+import { readMachinesPage } from "@/lib/pages/operator/machines-page";
 import { DataTable } from "@/components/data-table";
 
 function micros(value: string | null) {
@@ -11,13 +11,8 @@ function micros(value: string | null) {
 }
 
 export default async function MachinesPage() {
-  await requirePagePermission("operator.view", "/operator/machines");
-  const db = await getDb();
-  // The list is the newest 200; the quarantine count covers all of them (the quarantine page lists every one).
-  const [machines, quarantinedCount] = await Promise.all([
-    listMachines({ db }),
-    db.guestMachine.count({ where: { state: "cleanup_quarantined" } }),
-  ]);
+  const actor = await requirePagePermission("operator.view", "/operator/machines");
+  const { machines, quarantinedCount } = await readMachinesPage(await getPageDeps(), { actor });
   return (
     <section className="space-y-6">
       <h1>Guest machines</h1>

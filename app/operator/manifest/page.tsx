@@ -3,15 +3,14 @@ import { ActionForm } from "@/components/action-form";
 import { EmptyState } from "@/components/empty-state";
 import { Field } from "@/components/form-field";
 import { DEMO_TRUSTED_MANIFEST } from "@/lib/contract/trusted-manifest";
-import { getDb } from "@/lib/db/client";
+import { getPageDeps } from "@/app/_server/page-data";
+import { readManifestPage } from "@/lib/pages/operator/manifest-page";
 import { formatDateTime } from "@/lib/format/format";
-import { listManifests } from "@/lib/verify/trusted-manifests";
 import { saveManifestAction } from "./actions";
 
 export default async function ManifestPage() {
-  await requirePagePermission("manifest.edit", "/operator/manifest");
-  const versions = await listManifests({ db: await getDb() });
-  const active = versions[0];
+  const actor = await requirePagePermission("manifest.edit", "/operator/manifest");
+  const { versions, active } = await readManifestPage(await getPageDeps(), { actor });
   return (
     <section className="space-y-6">
       <h1>Trusted checks</h1>

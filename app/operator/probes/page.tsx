@@ -6,13 +6,10 @@ import { DataTable } from "@/components/data-table";
 import { DispatchGatePanel } from "@/components/dispatch-gate-panel";
 import { EmptyState } from "@/components/empty-state";
 import { StateBadge } from "@/components/state-badge";
-import { can } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db/client";
+import { getPageDeps } from "@/app/_server/page-data";
+import { readProbesPage } from "@/lib/pages/operator/probes-page";
 import { formatDateTime, formatDuration } from "@/lib/format/format";
-import { getEnv } from "@/lib/env";
 import { PROBE_IDS, PROBE_TITLES } from "@/lib/probes/probe-catalog";
-import { listProbeRuns } from "@/lib/probes/probe-run.repo";
-import { readDispatchGate } from "@/lib/probes/read-dispatch-gate";
 import { SettingPanels } from "../_settings/setting-panel";
 import { requestProbeRunAction, setDispatchAction } from "./actions";
 
@@ -20,10 +17,10 @@ export const dynamic = "force-dynamic";
 
 export default async function ProbesPage({ searchParams }: { searchParams: Promise<{ run?: string }> }) {
   const actor = await requirePagePermission("probe.run", "/operator/probes");
-  const db = await getDb();
-  const [gate, runs, params] = await Promise.all([readDispatchGate(db, getEnv()), listProbeRuns(db, { take: 20 }), searchParams]);
-  const isActive = runs.some((r) => r.state === "queued" || r.state === "running");
-  const selected = runs.find((r) => r.id === params.run) ?? runs[0];
+  const { gate, runs, selected, isActive, canToggle, settingPanels } = await readProbesPage(await getPageDeps(), {
+    actor,
+    run: (await searchParams).run,
+  });
   return (
     <section className="space-y-6">
       <div className="flex items-center justify-between">
@@ -36,7 +33,7 @@ export default async function ProbesPage({ searchParams }: { searchParams: Promi
         local substrate (not a VM) opens development dispatch only. Probes run in the order listed; P7 comes last because it scans the
         evidence of all the others. A full run on the local substrate takes about 40 seconds.
       </p>
-      <DispatchGatePanel gate={gate} action={setDispatchAction} canToggle={can(actor, "dispatch.toggle")} />
+      <DispatchGatePanel gate={gate} action={setDispatchAction} canToggle={canToggle} />
       <div className="space-y-2 rounded border border-slate-200 bg-white p-4" data-testid="probe-controls">
         <h2>Run</h2>
         <div className="flex flex-wrap items-start gap-2">
@@ -132,7 +129,7 @@ export default async function ProbesPage({ searchParams }: { searchParams: Promi
           </DataTable>
         </div>
       )}
-      <SettingPanels page="/operator/probes" />
+      <SettingPanels panels={settingPanels} />
     </section>
   );
 }

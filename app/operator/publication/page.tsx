@@ -1,9 +1,12 @@
 import Link from "next/link";
 import { requirePagePermission } from "@/app/_server/guard";
+import { getPageDeps } from "@/app/_server/page-data";
+import { readPublicationSettingsPage } from "@/lib/pages/operator/publication-settings-page";
 import { SettingPanels } from "../_settings/setting-panel";
 
 export default async function PublicationSettingsPage() {
-  await requirePagePermission("publish.manage", "/operator/publication");
+  const actor = await requirePagePermission("publish.manage", "/operator/publication");
+  const { settingPanels } = await readPublicationSettingsPage(await getPageDeps(), { actor });
   return (
     <section className="space-y-6">
       <h1>Publication</h1>
@@ -12,7 +15,7 @@ export default async function PublicationSettingsPage() {
         publications is on <Link href="/operator/publications">Publications</Link>; protected paths per repository are on{" "}
         <Link href="/operator/repositories">Repositories</Link>.
       </p>
-      <SettingPanels page="/operator/publication" />
+      <SettingPanels panels={settingPanels} />
     </section>
   );
 }

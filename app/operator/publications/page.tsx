@@ -4,17 +4,15 @@ import { ActionForm } from "@/components/action-form";
 import { EmptyState } from "@/components/empty-state";
 import { Field } from "@/components/form-field";
 import { StateBadge } from "@/components/state-badge";
-import { can } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db/client";
+import { getPageDeps } from "@/app/_server/page-data";
+import { readPublicationsPage } from "@/lib/pages/operator/publications-page";
 import { formatDateTime } from "@/lib/format/format";
-import { listPublicationQueue } from "@/lib/publish/list-publication-queue";
 import { markPublicationFailedAction, retryPublicationAction } from "./actions";
 import { DataTable } from "@/components/data-table";
 
 export default async function PublicationsPage() {
   const actor = await requirePagePermission("operator.view", "/operator/publications");
-  const items = await listPublicationQueue({ db: await getDb() });
-  const canManage = can(actor, "publish.manage");
+  const { items, canManage } = await readPublicationsPage(await getPageDeps(), { actor });
   return (
     <section className="space-y-4">
       <h1>Publications needing attention</h1>

@@ -4,18 +4,17 @@ import { ActionForm } from "@/components/action-form";
 import { EmptyState } from "@/components/empty-state";
 import { Field } from "@/components/form-field";
 import { Pager, queryString } from "@/components/pager";
-import { getDb } from "@/lib/db/client";
+import { getPageDeps } from "@/app/_server/page-data";
+import { readQuarantinePage } from "@/lib/pages/operator/quarantine-page";
 import { formatDateTime, formatSeconds } from "@/lib/format/format";
-import { listQuarantinedMachines } from "@/lib/machines/list-quarantined-machines";
 import { formatMicros } from "@/lib/spend/spend-guard";
 import { retryDestroyAndReleaseAction } from "./actions";
 
 type Props = { searchParams: Promise<{ page?: string }> };
 
 export default async function QuarantinePage({ searchParams }: Props) {
-  await requirePagePermission("machine.manage", "/operator/quarantine");
-  const page = Math.max(1, Number((await searchParams).page) || 1);
-  const result = await listQuarantinedMachines({ db: await getDb() }, { page });
+  const actor = await requirePagePermission("machine.manage", "/operator/quarantine");
+  const result = await readQuarantinePage(await getPageDeps(), { actor, page: (await searchParams).page });
   return (
     <section className="space-y-4">
       <h1>Quarantine ({result.total})</h1>

@@ -3,21 +3,16 @@ import { requirePagePermission } from "@/app/_server/guard";
 import { ActionForm } from "@/components/action-form";
 import { EmptyState } from "@/components/empty-state";
 import { Field } from "@/components/form-field";
-import { getDb } from "@/lib/db/client";
+import { getPageDeps } from "@/app/_server/page-data";
+import { readRepositoriesPage } from "@/lib/pages/operator/repositories-page";
 import { formatDate } from "@/lib/format/format";
-import { listRepositoriesForOperator } from "@/lib/repos/set-repository-disabled";
-import { readSetting } from "@/lib/settings/operator-settings";
 import { addRepositoryAction, setProtectedPathsAction, setRepositoryDisabledAction } from "./actions";
 
 const CONTROL = "mt-1 w-full rounded border border-slate-300 px-2 py-1 text-sm";
 
 export default async function RepositoriesPage() {
-  await requirePagePermission("repository.manage", "/operator/repositories");
-  const db = await getDb();
-  const [repositories, protectedPaths] = await Promise.all([
-    listRepositoriesForOperator({ db }),
-    readSetting(db, "publish.protectedPaths"),
-  ]);
+  const actor = await requirePagePermission("repository.manage", "/operator/repositories");
+  const { repositories, protectedPaths } = await readRepositoriesPage(await getPageDeps(), { actor });
   return (
     <section className="space-y-6">
       <h1>Target repositories</h1>

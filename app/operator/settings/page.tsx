@@ -1,22 +1,19 @@
 import Link from "next/link";
 import { requirePagePermission } from "@/app/_server/guard";
-import { getDb } from "@/lib/db/client";
+import { getPageDeps } from "@/app/_server/page-data";
 import { setDispatchAction } from "../probes/actions";
 import { DispatchGatePanel } from "@/components/dispatch-gate-panel";
-import { can } from "@/lib/auth/permissions";
-import { getEnv } from "@/lib/env";
-import { readDispatchGate } from "@/lib/probes/read-dispatch-gate";
+import { readSettingsPage } from "@/lib/pages/operator/settings-page";
 import { settingPagesIndex } from "@/lib/settings/setting-registry";
 
 export default async function SettingsPage() {
   const actor = await requirePagePermission("limits.edit", "/operator/settings");
-  const db = await getDb();
-  const dispatch = await readDispatchGate(db, getEnv());
+  const { dispatch, canToggle } = await readSettingsPage(await getPageDeps(), { actor });
   return (
     <section className="space-y-6">
       <h1>Settings</h1>
       {/* The gate opens only with probe evidence; its controls and the runs live on the Probes page. */}
-      <DispatchGatePanel gate={dispatch} action={setDispatchAction} canToggle={can(actor, "dispatch.toggle")} />
+      <DispatchGatePanel gate={dispatch} action={setDispatchAction} canToggle={canToggle} />
       <p className="text-sm">
         <Link href="/operator/probes">Qualification probes and the dispatch gate</Link>
       </p>

@@ -6,11 +6,9 @@ import { DateRangeFields, FilterBar } from "@/components/filter-bar";
 import { Pager, queryString } from "@/components/pager";
 import { BreakdownChart, DailySpendChart } from "@/components/spend-charts";
 import { SpendGauge } from "@/components/spend-gauge";
-import { getDb } from "@/lib/db/client";
+import { getPageDeps } from "@/app/_server/page-data";
+import { readSpendPage } from "@/lib/pages/operator/spend-page";
 import { formatDateTime } from "@/lib/format/format";
-import { listSpendLedger, ZListSpendLedgerSchema } from "@/lib/spend/list-spend-ledger";
-import { readLastPreflight } from "@/lib/spend/read-last-preflight";
-import { readSpendOverview } from "@/lib/spend/read-spend-overview";
 import { formatMicros } from "@/lib/spend/spend-guard";
 import { SettingPanels } from "../_settings/setting-panel";
 
@@ -28,20 +26,14 @@ function Card({ title, children, testId }: { title: string; children: React.Reac
 }
 
 export default async function SpendPage({ searchParams }: Props) {
-  await requirePagePermission("spend.edit", "/operator/spend");
+  const actor = await requirePagePermission("spend.edit", "/operator/spend");
   const raw = Object.fromEntries(
     Object.entries(await searchParams).flatMap(([k, v]) => (typeof v === "string" && v !== "" ? [[k, v]] : [])),
   );
-  const filter = ZListSpendLedgerSchema.safeParse({ ...raw, pageSize: "25" });
-  const db = await getDb();
-  const [overview, ledger, preflight] = await Promise.all([
-    readSpendOverview({ db }),
-    listSpendLedger({ db }, filter.success ? filter.data : { pageSize: 25 }),
-    readLastPreflight({ db }),
-  ]);
-  const query = filter.success
-    ? { kind: filter.data.kind, resource: filter.data.resource, taskId: filter.data.taskId, from: filter.data.from, to: filter.data.to }
-    : {};
+  const { overview, ledger, preflight, query, isFilterValid, settingPanels } = await readSpendPage(await getPageDeps(), {
+    actor,
+    filter: raw,
+  });
   const csvQuery = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => Boolean(e[1]))).toString();
   const { ceilings } = overview;
   return (
@@ -173,7 +165,7 @@ export default async function SpendPage({ searchParams }: Props) {
           </label>
           <DateRangeFields from={query.from} to={query.to} controlClassName={CONTROL} />
         </FilterBar>
-        {!filter.success && <p className="text-sm text-red-800">That filter is not valid; showing everything.</p>}
+        {!isFilterValid && <p className="text-sm text-red-800">That filter is not valid; showing everything.</p>}
         {ledger.items.length === 0 ? (
           <EmptyState title="No ledger entries for this filter" />
         ) : (
@@ -209,7 +201,7 @@ export default async function SpendPage({ searchParams }: Props) {
         />
       </div>
 
-      <SettingPanels page="/operator/spend" />
+      <SettingPanels panels={settingPanels} />
     </section>
   );
 }

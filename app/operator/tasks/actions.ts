@@ -32,7 +32,7 @@ export const cancelTaskAction = withActorAction({
   action: "task.cancel",
   schema: ZCancelTaskSchema,
   handler: async ({ actor, input }) => {
-    await cancelTask(await getRunContext(), { ...input, actorId: actor.userId, actorEmail: actor.email });
+    await cancelTask(await getRunContext(), { ...input, actor });
     revalidatePath(`/operator/tasks/${input.taskId}`);
     return { ok: true, message: "Task cancelled: its relay is revoked and its guests destroyed." };
   },

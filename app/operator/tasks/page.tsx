@@ -2,23 +2,18 @@ import Link from "next/link";
 import { requirePagePermission } from "@/app/_server/guard";
 import { EmptyState } from "@/components/empty-state";
 import { StateBadge } from "@/components/state-badge";
-import { getDb } from "@/lib/db/client";
+import { getPageDeps } from "@/app/_server/page-data";
+import { readTasksPage } from "@/lib/pages/operator/tasks-page";
 import { formatDateTime } from "@/lib/format/format";
-import { listRecentTasks } from "@/lib/tasks/list-tasks";
 import { TASK_STATES } from "@/lib/tasks/task-states";
 import { DataTable } from "@/components/data-table";
 
-const PAGE_SIZE = 25;
 type Props = { searchParams: Promise<{ state?: string; before?: string }> };
 
 export default async function TasksPage({ searchParams }: Props) {
-  await requirePagePermission("operator.view", "/operator/tasks");
+  const actor = await requirePagePermission("operator.view", "/operator/tasks");
   const params = await searchParams;
-  const state = (TASK_STATES as readonly string[]).includes(params.state ?? "")
-    ? (params.state as (typeof TASK_STATES)[number])
-    : undefined;
-  const before = params.before && !Number.isNaN(Date.parse(params.before)) ? new Date(params.before) : undefined;
-  const { items, nextBefore } = await listRecentTasks({ db: await getDb() }, { take: PAGE_SIZE, state, before });
+  const { items, nextBefore, state } = await readTasksPage(await getPageDeps(), { actor, state: params.state, before: params.before });
   return (
     <section className="space-y-4">
       <div className="flex flex-wrap items-center gap-3">

@@ -1,8 +1,8 @@
 import { requirePagePermission } from "@/app/_server/guard";
 import { ActionForm } from "@/components/action-form";
 import { Field, FieldError } from "@/components/form-field";
-import { listUsers } from "@/lib/auth/users";
-import { getDb } from "@/lib/db/client";
+import { getPageDeps } from "@/app/_server/page-data";
+import { readUsersPage } from "@/lib/pages/operator/users-page";
 import { SettingPanels } from "../_settings/setting-panel";
 import { addUserAction, resetPasswordAction, updateUserAction } from "./actions";
 
@@ -11,7 +11,7 @@ const ROLES = ["teacher", "operator"] as const;
 
 export default async function UsersPage() {
   const actor = await requirePagePermission("user.manage", "/operator/users");
-  const users = await listUsers({ db: await getDb() });
+  const { users, settingPanels } = await readUsersPage(await getPageDeps(), { actor });
   return (
     <section className="space-y-6">
       <h1>Users</h1>
@@ -81,7 +81,7 @@ export default async function UsersPage() {
           </li>
         ))}
       </ul>
-      <SettingPanels page="/operator/users" />
+      <SettingPanels panels={settingPanels} />
     </section>
   );
 }

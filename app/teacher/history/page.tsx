@@ -5,9 +5,9 @@ import { EmptyState } from "@/components/empty-state";
 import { DateRangeFields, FilterBar } from "@/components/filter-bar";
 import { Pager, queryString } from "@/components/pager";
 import { StateBadge } from "@/components/state-badge";
-import { getDb } from "@/lib/db/client";
+import { getPageDeps } from "@/app/_server/page-data";
+import { readReviewHistoryPage } from "@/lib/pages/teacher/review-history-page";
 import { formatDateTime } from "@/lib/format/format";
-import { listReviewHistory } from "@/lib/review/list-review-history";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
 
@@ -19,18 +19,15 @@ const PR_STATE = { pending: "pr_pending", open: "pr_open", failed: "pr_failed" }
 export default async function ReviewHistoryPage({ searchParams }: Props) {
   const actor = await requirePagePermission("review.view", "/teacher/history");
   const params = await searchParams;
-  const history = await listReviewHistory(
-    { db: await getDb() },
-    {
-      actor,
-      scope: first(params.scope) as never,
-      repository: first(params.repository),
-      verdict: first(params.verdict) as never,
-      from: first(params.from),
-      to: first(params.to),
-      page: first(params.page) as never,
-    },
-  );
+  const history = await readReviewHistoryPage(await getPageDeps(), {
+    actor,
+    scope: first(params.scope) as never,
+    repository: first(params.repository),
+    verdict: first(params.verdict) as never,
+    from: first(params.from),
+    to: first(params.to),
+    page: first(params.page) as never,
+  });
   const { query } = history;
   const filters = {
     scope: query.scope === "all" ? undefined : query.scope,

@@ -3,9 +3,10 @@ import { requirePagePermission } from "@/app/_server/guard";
 import { DataTable, NUMERIC_CELL } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
 import { ApprovalRatesChart, RoundsToApprovalChart } from "@/components/insights-charts";
-import { getDb } from "@/lib/db/client";
+import { getPageDeps } from "@/app/_server/page-data";
+import { readInsightsPage } from "@/lib/pages/teacher/insights-page";
+import type { TInsightsRow } from "@/lib/review/read-review-insights";
 import { formatBytes, formatCompactCount, formatSeconds } from "@/lib/format/format";
-import { readReviewInsights, type TInsightsRow } from "@/lib/review/read-review-insights";
 import { formatMicros } from "@/lib/spend/spend-guard";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
@@ -72,9 +73,9 @@ function InsightsTable({ rows, groupLabel, testId }: { rows: TInsightsRow[]; gro
 }
 
 export default async function ReviewInsightsPage({ searchParams }: Props) {
-  await requirePagePermission("review.view", "/teacher/insights");
+  const actor = await requirePagePermission("review.view", "/teacher/insights");
   const days = (await searchParams).days;
-  const insights = await readReviewInsights({ db: await getDb() }, { days: (Array.isArray(days) ? days[0] : days) as never });
+  const insights = await readInsightsPage(await getPageDeps(), { actor, days: (Array.isArray(days) ? days[0] : days) as never });
   const windowDays = insights.query.days;
   return (
     <section className="space-y-5">

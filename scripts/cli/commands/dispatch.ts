@@ -44,7 +44,7 @@ export const dispatchStatus: Command = {
   example: "schoolcore dispatch status --json",
   async run(context) {
     parseCommandArgs(context.argv, {});
-    const gate = await withDatabase(context, ({ db }) => readDispatchGate(db, context.env));
+    const gate = await withDatabase(context, ({ db }) => readDispatchGate({ db, env: context.env }));
     printResult(context.isJson, gate, () => describeGate(gate));
   },
 };

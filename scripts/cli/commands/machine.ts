@@ -42,7 +42,7 @@ export const machineRelease: Command = {
     const machine = await withDatabase(context, async ({ db }) => {
       const operator = await db.user.findFirst({ where: { roles: { has: "operator" } }, orderBy: { createdAt: "asc" } });
       if (!operator) throw new UsageError("no operator user exists to attribute the release to");
-      const substrate = createSubstrate(db, context.env);
+      const substrate = createSubstrate({ db, env: context.env });
       try {
         return await releaseQuarantine({ db, substrate }, { machineId: positionals[0]!, reason: values.reason!, actorId: operator.id });
       } finally {

@@ -47,7 +47,7 @@ export const probeRun: Command = {
     const probes = parseProbeSelection(values.only);
     const profile = values["image-of-profile"];
     const summary = await withDatabase(context, async ({ db }) => {
-      const substrate = createSubstrate(db, context.env);
+      const substrate = createSubstrate({ db, env: context.env });
       try {
         await closeAbandonedProbeRuns({ db, env: context.env, substrate });
         const request = { probes, actorId: null, isRunByCaller: true };
@@ -65,7 +65,7 @@ export const probeRun: Command = {
           },
           { runId: queued.id },
         );
-        return summarize(await getProbeRunOrThrow(db, queued.id));
+        return summarize(await getProbeRunOrThrow({ db }, { runId: queued.id }));
       } finally {
         await (substrate as { close?: () => Promise<void> }).close?.();
       }
@@ -87,7 +87,7 @@ export const probeList: Command = {
   example: "schoolcore probe list --json",
   async run(context) {
     parseCommandArgs(context.argv, {});
-    const runs = await withDatabase(context, async ({ db }) => (await listProbeRuns(db, { take: 50 })).map(summarize));
+    const runs = await withDatabase(context, async ({ db }) => (await listProbeRuns({ db }, { take: 50 })).map(summarize));
     printResult(context.isJson, runs, () =>
       table(
         runs.map((r) => ({
@@ -111,7 +111,7 @@ export const probeShow: Command = {
   async run(context) {
     const { positionals } = parseCommandArgs(context.argv, {}, true);
     if (positionals.length !== 1) throw new UsageError("probe show takes one run id");
-    const run = await withDatabase(context, async ({ db }) => summarize(await getProbeRunOrThrow(db, positionals[0]!)));
+    const run = await withDatabase(context, async ({ db }) => summarize(await getProbeRunOrThrow({ db }, { runId: positionals[0]! })));
     printResult(context.isJson, run, () => JSON.stringify(run, null, 2));
   },
 };

@@ -24,7 +24,7 @@ async function withSubstrate<T>(
   env: TEnv,
   body: (deps: { db: Db; env: TEnv; substrate: ReturnType<typeof createSubstrate>; readyTimeoutMs: number }) => Promise<T>,
 ): Promise<T> {
-  const substrate = createSubstrate(db, env);
+  const substrate = createSubstrate({ db, env });
   try {
     return await body({ db, env, substrate, readyTimeoutMs: 60_000 });
   } finally {

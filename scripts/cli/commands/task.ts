@@ -81,9 +81,9 @@ export const taskCancel: Command = {
     const { positionals } = parseCommandArgs(context.argv, {}, true);
     if (!positionals[0]) throw new UsageError("a task id is required");
     const task = await withDatabase(context, async ({ db }) => {
-      const substrate = createSubstrate(db, context.env);
+      const substrate = createSubstrate({ db, env: context.env });
       try {
-        await cancelTask({ db, env: context.env, substrate }, { taskId: positionals[0]!, actorId: null, actorEmail: "the CLI" });
+        await cancelTask({ db, env: context.env, substrate }, { taskId: positionals[0]!, actor: null });
       } finally {
         await substrate.close();
       }

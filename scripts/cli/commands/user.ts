@@ -1,7 +1,6 @@
-import { generatePassword } from "../../../lib/auth/password";
+import { addUser } from "../../../lib/auth/add-user";
 import { ZRoleSchema } from "../../../lib/auth/permissions";
-import { createUser, listUsers } from "../../../lib/auth/users";
-import { recordAudit } from "../../../lib/audit";
+import { listUsers } from "../../../lib/auth/users";
 import { parseCommandArgs, readStdin, withDatabase, type Command } from "../context";
 import { printResult, table, UsageError } from "../output";
 
@@ -22,21 +21,11 @@ export const userAdd: Command = {
     for (const role of roles)
       if (!ZRoleSchema.safeParse(role).success) throw new UsageError(`unknown role "${role}" (teacher or operator)`);
     const isGenerated = !values["password-stdin"];
-    const password = isGenerated ? generatePassword() : (await readStdin()).replace(/\r?\n$/, "");
-    const user = await withDatabase(context, async ({ db }) => {
-      const created = await createUser(
-        { db },
-        { email: values.email!, name: values.name, roles: roles as ("teacher" | "operator")[], password },
-      );
-      await recordAudit(db, {
-        actorId: null,
-        action: "user.create",
-        targetType: "user",
-        targetId: created.id,
-        detail: { via: "cli", roles: created.roles },
-      });
-      return created;
-    });
+    const given = isGenerated ? undefined : (await readStdin()).replace(/\r?\n$/, "");
+    // The same use case as the web's Add user (validation, hashing, the audit row), run as the system.
+    const { user, password } = await withDatabase(context, ({ db }) =>
+      addUser({ db }, { email: values.email!, name: values.name, roles, password: given, actorId: null, via: "cli" }),
+    );
     printResult(context.isJson, { id: user.id, email: user.email, roles: user.roles, ...(isGenerated ? { password } : {}) }, () =>
       [`created ${user.email} (${user.roles.join(", ")})`, ...(isGenerated ? [`password (shown once): ${password}`] : [])].join("\n"),
     );

@@ -1,17 +1,12 @@
 import Link from "next/link";
-import { notFound } from "next/navigation";
 import { requirePagePermission } from "@/app/_server/guard";
 import { ActionForm } from "@/components/action-form";
 import { Field } from "@/components/form-field";
 import { AgentCodeUpload } from "@/components/agent-code-upload";
 import { AgentDependenciesCell } from "@/components/agent-dependencies-cell";
-import { getAgentProfileWithDependencies } from "@/lib/dependencies/agent-dependency-state";
-import { can } from "@/lib/auth/permissions";
-import { getDb } from "@/lib/db/client";
-import { getEnv } from "@/lib/env";
 import { formatDateTime } from "@/lib/format/format";
-import { AppError } from "@/lib/errors";
-import { readProfileImageQualification } from "@/lib/probes/image-qualification";
+import { getPageDeps, orNotFound } from "@/app/_server/page-data";
+import { readAgentPage } from "@/lib/pages/operator/agent-page";
 import { editAgentProfileAction, requestProfileImageProbeRunAction } from "../actions";
 
 const CONTROL = "mt-1 w-full rounded border border-slate-300 px-2 py-1 text-sm";
@@ -27,17 +22,9 @@ function imageText(image: unknown): string {
 export default async function AgentProfilePage({ params }: { params: Promise<{ name: string }> }) {
   const { name } = await params;
   const actor = await requirePagePermission("agent.manage", `/operator/agents/${encodeURIComponent(name)}`);
-  const db = await getDb();
-  const profile = await getAgentProfileWithDependencies({ db }, { name: decodeURIComponent(name) }).catch((error: unknown) => {
-    if (error instanceof AppError && error.code === "NOT_FOUND") notFound();
-    throw error;
-  });
-  // A guest image of its own runs only once a probe run qualified it (lib/probes/image-qualification.ts).
-  const image = await readProfileImageQualification({ db, env: getEnv() }, { profile: profile.name });
-  const current = profile.versions.find((v) => v.version === profile.currentVersion)!;
-  const environmentText = Object.entries(current.environment as Record<string, string>)
-    .map(([k, v]) => `${k}=${v}`)
-    .join("\n");
+  const { profile, current, environmentText, image, canRunProbes } = await orNotFound(
+    readAgentPage(await getPageDeps(), { actor, name: decodeURIComponent(name) }),
+  );
   return (
     <section className="space-y-6">
       <p className="text-sm">
@@ -80,7 +67,7 @@ export default async function AgentProfilePage({ params }: { params: Promise<{ n
             </p>
           )}
           {!image.isDispatchOpen && <p className="text-xs text-slate-600">Dispatch is closed: nothing runs until it is open.</p>}
-          {can(actor, "probe.run") && (
+          {canRunProbes && (
             <ActionForm action={requestProfileImageProbeRunAction} submitLabel="Run the probes for this image" testId="run-image-probes">
               <input type="hidden" name="name" value={profile.name} />
             </ActionForm>

@@ -1,10 +1,8 @@
 import Link from "next/link";
-import { notFound } from "next/navigation";
 import { requirePagePermission } from "@/app/_server/guard";
 import { ActionForm } from "@/components/action-form";
-import { can } from "@/lib/auth/permissions";
-import { getCandidateView } from "@/lib/candidate/get-candidate-view";
-import { getDb } from "@/lib/db/client";
+import { getPageDeps, orNotFound } from "@/app/_server/page-data";
+import { readCandidatePage } from "@/lib/pages/operator/candidate-page";
 import { formatDateTime } from "@/lib/format/format";
 import { reproveCandidateAction } from "./actions";
 import { DataTable } from "@/components/data-table";
@@ -18,8 +16,7 @@ const STATUS_LABEL = { A: "added", M: "modified", D: "deleted", T: "type changed
 export default async function CandidatePage({ params }: Props) {
   const { id } = await params;
   const actor = await requirePagePermission("operator.view", `/operator/candidates/${encodeURIComponent(id)}`);
-  const view = await getCandidateView({ db: await getDb() }, { candidateId: id });
-  if (!view) notFound();
+  const { view, canReprove } = await orNotFound(readCandidatePage(await getPageDeps(), { actor, candidateId: id }));
   const { manifest } = view;
   const identity: [string, React.ReactNode][] = [
     ["Candidate", manifest.candidateId],
@@ -53,7 +50,7 @@ export default async function CandidatePage({ params }: Props) {
         ))}
       </dl>
 
-      {can(actor, "candidate.reprove") && (
+      {canReprove && (
         <div className="space-y-2">
           <h2>Re-prove</h2>
           <p className="text-sm text-slate-600">

@@ -1,28 +1,16 @@
 import Link from "next/link";
-import { notFound } from "next/navigation";
 import { requirePagePermission } from "@/app/_server/guard";
+import { getPageDeps, orNotFound } from "@/app/_server/page-data";
 import { ActionForm } from "@/components/action-form";
 import { AutoRefresh } from "@/components/auto-refresh";
 import { StateBadge } from "@/components/state-badge";
-import { getDb } from "@/lib/db/client";
-import { isAppError } from "@/lib/errors";
-import { getTaskDetail } from "@/lib/tasks/get-task-detail";
-import { ACTIVE_TASK_STATES, canTransitionTask } from "@/lib/tasks/task-states";
+import { readTaskPage } from "@/lib/pages/operator/task-page";
 import { PullRequestPanel } from "@/components/pull-request-panel";
 import { RelayUsage } from "@/components/relay-usage";
-import { getPublication } from "@/lib/publish/get-publication";
-import { readCapabilityUsage } from "@/lib/relay/read-capability-usage";
 import { cancelTaskAction, retryTaskAction, reverifyTaskAction } from "../actions";
 import { Field } from "@/components/form-field";
-import { attemptsOf } from "@/lib/tasks/task-attempts";
-import { stayBeforeEach } from "@/lib/tasks/task-stages";
 import { formatDateTime, formatDuration } from "@/lib/format/format";
 import { EvidenceTable } from "@/components/evidence-table";
-import { readLatestEvidence } from "@/lib/review/evidence-view";
-import { getEnv } from "@/lib/env";
-import { readSlotWait } from "@/lib/machines/machine-slots";
-import { findCandidateOwnBundle } from "@/lib/dependencies/verification-dependencies";
-import { substrateEndpoint } from "@/lib/substrate/substrate-endpoint";
 
 type Props = { params: Promise<{ id: string }> };
 
@@ -32,25 +20,21 @@ function time(date: Date) {
 
 export default async function TaskDetailPage({ params }: Props) {
   const { id } = await params;
-  await requirePagePermission("operator.view", `/operator/tasks/${id}`);
-  const db = await getDb();
-  const task = await getTaskDetail({ db }, { taskId: id }).catch((error) => {
-    if (isAppError(error) && error.code === "NOT_FOUND") notFound();
-    throw error;
-  });
-  const candidate = task.candidates[0];
-  const substrateLabel = substrateEndpoint(getEnv()).label;
-  const [relayUsage, publication, latestEvidence, slotWait, candidateBundle] = await Promise.all([
-    readCapabilityUsage({ db }, { taskId: task.id }),
-    getPublication({ db }, { taskId: task.id }),
-    candidate ? readLatestEvidence(db, { ...candidate, taskId: task.id }) : null,
-    readSlotWait(db, substrateLabel, task),
-    candidate && task.state === "review_pending" ? findCandidateOwnBundle(db, candidate.id) : null,
-  ]);
-  const isActive = (ACTIVE_TASK_STATES as readonly string[]).includes(task.state) || task.state === "queued";
-  const attempts = attemptsOf(task);
-  // How long the task stayed in the state each transition leaves: where a slow task spent its time.
-  const stays = stayBeforeEach(task.transitions);
+  const actor = await requirePagePermission("operator.view", `/operator/tasks/${id}`);
+  const {
+    task,
+    candidate,
+    substrateLabel,
+    relayUsage,
+    publication,
+    latestEvidence,
+    slotWait,
+    candidateBundle,
+    isActive,
+    attempts,
+    stays,
+    canCancel,
+  } = await orNotFound(readTaskPage(await getPageDeps(), { actor, taskId: id }));
   return (
     <section className="space-y-6">
       <div className="flex flex-wrap items-center gap-3">
@@ -256,7 +240,7 @@ export default async function TaskDetailPage({ params }: Props) {
           <span className="font-mono">{candidate.headSha}</span>
         </p>
       )}
-      {canTransitionTask(task.state, "failed") && (
+      {canCancel && (
         <ActionForm action={cancelTaskAction} submitLabel="Cancel task" pendingLabel="Cancelling…" tone="danger" testId="cancel-form">
           <input type="hidden" name="taskId" value={task.id} />
         </ActionForm>

@@ -1,15 +1,11 @@
 import { requirePagePermission } from "@/app/_server/guard";
-import { getDb } from "@/lib/db/client";
-import { listTargetRepositories } from "@/lib/repos/target-repositories";
+import { getPageDeps } from "@/app/_server/page-data";
+import { readNewAttemptsPage } from "@/lib/pages/operator/new-attempts-page";
 import { NewAttemptsForm } from "./new-attempts-form";
 
 export default async function NewAttemptsPage() {
-  await requirePagePermission("task.create", "/operator/tasks/new-attempts");
-  const db = await getDb();
-  const [repositories, profiles] = await Promise.all([
-    listTargetRepositories({ db }),
-    db.agentProfile.findMany({ orderBy: { name: "asc" }, select: { name: true, owner: true }, take: 500 }),
-  ]);
+  const actor = await requirePagePermission("task.create", "/operator/tasks/new-attempts");
+  const { repositories, profiles } = await readNewAttemptsPage(await getPageDeps(), { actor });
   return (
     <section className="max-w-2xl space-y-4">
       <h1>New attempts</h1>

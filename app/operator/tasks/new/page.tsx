@@ -1,20 +1,12 @@
 import Link from "next/link";
 import { requirePagePermission } from "@/app/_server/guard";
-import { getDb } from "@/lib/db/client";
-import { listAgentProfiles } from "@/lib/agents/agent-profiles.repo";
-import { listTargetRepositories } from "@/lib/repos/target-repositories";
-import { readSetting } from "@/lib/settings/operator-settings";
+import { getPageDeps } from "@/app/_server/page-data";
+import { readNewTaskPage } from "@/lib/pages/operator/new-task-page";
 import { NewTaskForm } from "./new-task-form";
 
 export default async function NewTaskPage() {
-  await requirePagePermission("task.create", "/operator/tasks/new");
-  const db = await getDb();
-  const [repositories, limits, maxima, agents] = await Promise.all([
-    listTargetRepositories({ db }),
-    readSetting(db, "task.limits"),
-    readSetting(db, "task.overrideMaxima"),
-    listAgentProfiles({ db }),
-  ]);
+  const actor = await requirePagePermission("task.create", "/operator/tasks/new");
+  const { repositories, limits, maxima, agents } = await readNewTaskPage(await getPageDeps(), { actor });
   return (
     <section className="max-w-2xl space-y-4">
       <h1>New task</h1>

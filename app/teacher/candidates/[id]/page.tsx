@@ -1,20 +1,12 @@
 import Link from "next/link";
-import { notFound } from "next/navigation";
 import { requirePagePermission } from "@/app/_server/guard";
+import { getPageDeps, orNotFound } from "@/app/_server/page-data";
 import { DiffView } from "@/components/diff-view/diff-view";
 import { EvidenceTable } from "@/components/evidence-table";
 import { PullRequestPanel } from "@/components/pull-request-panel";
 import { StateBadge } from "@/components/state-badge";
-import { getDb } from "@/lib/db/client";
-import { getEnv } from "@/lib/env";
+import { readReviewPage } from "@/lib/pages/teacher/review-page";
 import { formatDateTime } from "@/lib/format/format";
-import { isAppError } from "@/lib/errors";
-import { toDiffPage } from "@/lib/review/diff-chunks";
-import { digestFilesNotShown } from "@/lib/review/files-not-shown";
-import { readCandidateDiffCached } from "@/lib/review/read-candidate-diff-cached";
-import { getCandidateReview } from "@/lib/review/get-candidate-review";
-import { listLineComments } from "@/lib/review/list-line-comments";
-import type { TInlineComment } from "@/components/diff-view/diff-comments";
 import { addLineCommentAction } from "./actions";
 import { DecisionForm } from "./decision-form";
 import { AnswersPanel, LineCommentsPanel, RoundsPanel } from "./review-rounds";
@@ -35,59 +27,25 @@ function IdentityRow({ label, value, testId }: { label: string; value: string; t
 export default async function CandidateReviewPage({ params, searchParams }: Props) {
   const { id } = await params;
   const view = (await searchParams).view;
-  await requirePagePermission("review.view", `/teacher/candidates/${id}`);
-  const db = await getDb();
-  const review = await getCandidateReview({ db }, { candidateId: id }).catch((error) => {
-    if (isAppError(error) && error.code === "NOT_FOUND") notFound();
-    throw error;
-  });
-  const { candidate, task, evidence, decision } = review;
-  // A diff that cannot be read is shown as such and blocks approval: nobody approves unseen code.
-  // Read through the cache the chunk route reads too (the browser fetches all but the first chunk).
-  const readDiff = (baseSha: string) =>
-    readCandidateDiffCached({ dataDir: getEnv().dataDir }, { repository: candidate.repository, baseSha, headSha: candidate.headSha }).catch(
-      (error) => {
-        if (isAppError(error)) return { unreadable: error.message };
-        throw error;
-      },
-    );
-  const fullDiff = await readDiff(candidate.baseSha);
-  const isDiffReadable = !("unreadable" in fullDiff);
-  // Revision rounds (issue 14): "changes since round N−1" (the interdiff of the two heads) by
-  // default, the full diff against the base one click away; line comments of every round so far.
-  const { rounds } = review;
-  const showInterdiff = rounds.parent !== null && view !== "full";
-  const leftSha = showInterdiff ? rounds.parent!.headSha : candidate.baseSha;
-  const shownDiff = showInterdiff ? await readDiff(leftSha) : fullDiff;
-  const lineComments = await listLineComments({ db, dataDir: getEnv().dataDir }, { candidate: { ...candidate, taskId: task.id } });
-  const inlineComments: TInlineComment[] = lineComments.flatMap((c) =>
-    c.anchor && (c.anchor.side === "new" || c.anchor.leftSha === leftSha)
-      ? [
-          {
-            id: c.id,
-            path: c.path,
-            side: c.anchor.side,
-            line: c.anchor.line,
-            body: c.body,
-            author: c.author,
-            round: c.round,
-            isFromEarlierRound: c.round !== candidate.round,
-          },
-        ]
-      : [],
-  );
-  const isOpenForReview = candidate.isLatestRound && task.state === "review_pending" && !decision;
-  const canRequestChanges = task.round < rounds.maxRounds;
-  // The server refuses the same approvals (REVIEW_DIFF_INCOMPLETE); the page only says so first.
-  // Files of the full diff not shown in full need the teacher's acknowledgement of exactly that list.
-  const filesNotShown = isDiffReadable ? (fullDiff.diff.filesNotShown ?? []) : [];
-  const notShown = filesNotShown.length > 0 ? { count: filesNotShown.length, digest: digestFilesNotShown(filesNotShown) } : null;
-  const canApprove = evidence.assessment.status === "pass" && isDiffReadable;
-  const approveBlockedReason = !isDiffReadable
-    ? "the diff cannot be read"
-    : "reasons" in evidence.assessment
-      ? `evidence is ${evidence.assessment.status}: ${evidence.assessment.reasons.join("; ")}`
-      : null;
+  const actor = await requirePagePermission("review.view", `/teacher/candidates/${id}`);
+  const {
+    review,
+    candidate,
+    task,
+    evidence,
+    decision,
+    rounds,
+    showInterdiff,
+    leftSha,
+    shownDiff,
+    lineComments,
+    inlineComments,
+    isOpenForReview,
+    canRequestChanges,
+    notShown,
+    canApprove,
+    approveBlockedReason,
+  } = await orNotFound(readReviewPage(await getPageDeps(), { actor, candidateId: id, view: view === "full" ? "full" : undefined }));
 
   return (
     <section className="space-y-6">
@@ -249,7 +207,7 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
         <DiffView
           // Only the outline and the first chunk of lines travel in the page; DiffView fetches the
           // rest from the chunk route, bound to this head and this left side.
-          page={toDiffPage(shownDiff.diff, shownDiff.plan)}
+          page={shownDiff.page}
           chunkUrl={`/api/teacher/candidates/${candidate.id}/diff?head=${candidate.headSha}&left=${leftSha}`}
           title={showInterdiff ? `Changes since round ${rounds.parent!.round}` : rounds.parent ? "All changes against the base" : "Changes"}
           comments={inlineComments}

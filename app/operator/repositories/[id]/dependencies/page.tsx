@@ -4,14 +4,13 @@
 // "Build bundle now" and "Build from a candidate's lockfile" queue a build a worker runs on a
 // builder guest; "Build requests" follows them live.
 import Link from "next/link";
-import { notFound } from "next/navigation";
 import { requirePagePermission } from "@/app/_server/guard";
 import { DataTable } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
-import { getDb } from "@/lib/db/client";
+import { getPageDeps, orNotFound } from "@/app/_server/page-data";
+import type { TRepositoryDependencies } from "@/lib/dependencies/get-repository-dependencies";
+import { readRepositoryDependenciesPage } from "@/lib/pages/operator/repository-dependencies-page";
 import { formatBytes, formatDateTime, formatDuration } from "@/lib/format/format";
-import { getRepositoryDependencies, type TRepositoryDependencies } from "@/lib/dependencies/get-repository-dependencies";
-import { AppError } from "@/lib/errors";
 import { ActionForm } from "@/components/action-form";
 import { AutoRefresh } from "@/components/auto-refresh";
 import { StateBadge } from "@/components/state-badge";
@@ -105,12 +104,8 @@ function BuildRequests({
 
 export default async function RepositoryDependenciesPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
-  await requirePagePermission("repository.manage", `/operator/repositories/${id}/dependencies`);
-  const db = await getDb();
-  const view = await getRepositoryDependencies({ db }, { repositoryId: id }).catch((error: unknown) => {
-    if (error instanceof AppError && error.code === "NOT_FOUND") notFound();
-    throw error;
-  });
+  const actor = await requirePagePermission("repository.manage", `/operator/repositories/${id}/dependencies`);
+  const { view } = await orNotFound(readRepositoryDependenciesPage(await getPageDeps(), { actor, repositoryId: id }));
   return (
     <section className="space-y-6">
       <p className="text-sm">

@@ -1,15 +1,14 @@
 // Regrade (issue 26): re-run the trusted checks for every candidate of one repository still waiting
 // for a decision (after the trusted manifest changed), and see which verdicts changed.
 import Link from "next/link";
-import { notFound } from "next/navigation";
 import { requirePagePermission } from "@/app/_server/guard";
 import { ActionForm } from "@/components/action-form";
 import { AutoRefresh } from "@/components/auto-refresh";
 import { DataTable } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
-import { getDb } from "@/lib/db/client";
+import { getPageDeps, orNotFound } from "@/app/_server/page-data";
+import { readRegradePage } from "@/lib/pages/operator/regrade-page";
 import { formatDateTime } from "@/lib/format/format";
-import { readRegradeSummary } from "@/lib/verify/regrade-repository";
 import { regradeRepositoryAction } from "./actions";
 
 type Props = { params: Promise<{ id: string }> };
@@ -18,11 +17,8 @@ const verdict = (isPass: boolean | null) => (isPass === null ? "—" : isPass ? 
 
 export default async function RegradePage({ params }: Props) {
   const { id } = await params;
-  await requirePagePermission("task.reverify", `/operator/repositories/${id}/regrade`);
-  const db = await getDb();
-  const repository = /^[0-9a-f-]{36}$/i.test(id) ? await db.targetRepository.findUnique({ where: { id } }) : null;
-  if (!repository) notFound();
-  const summary = await readRegradeSummary({ db }, { repositoryId: repository.id });
+  const actor = await requirePagePermission("task.reverify", `/operator/repositories/${id}/regrade`);
+  const { repository, summary } = await orNotFound(readRegradePage(await getPageDeps(), { actor, repositoryId: id }));
   return (
     <section className="space-y-4">
       <h1>Regrade {repository.name}</h1>

@@ -1,35 +1,31 @@
 import Link from "next/link";
-import { notFound } from "next/navigation";
 import { requirePagePermission } from "@/app/_server/guard";
 import { DiffTable } from "@/components/diff-table";
 import { diffValues } from "@/lib/audit-log/diff-values";
-import { getDb } from "@/lib/db/client";
+import { getPageDeps, orNotFound } from "@/app/_server/page-data";
+import { readSettingVersionPage } from "@/lib/pages/operator/setting-version-page";
+import { SETTING_DEFINITIONS } from "@/lib/settings/setting-registry";
 import { formatDateTime } from "@/lib/format/format";
-import { readSettingVersionValue } from "@/lib/settings/operator-settings";
-import { isSettingKey, SETTING_DEFINITIONS } from "@/lib/settings/setting-registry";
 
 type Props = { params: Promise<{ key: string; version: string }> };
 
 /** One stored version of a setting (a task page links to the limits version it ran under). */
 export default async function SettingVersionPage({ params }: Props) {
-  const { key, version: versionText } = await params;
-  await requirePagePermission("operator.view", `/operator/limits/versions/${encodeURIComponent(key)}/${encodeURIComponent(versionText)}`);
-  const version = Number(versionText);
-  if (!isSettingKey(key) || !Number.isInteger(version) || version < 1 || version > 1_000_000) notFound();
-  const db = await getDb();
-  const [row, previous] = await Promise.all([
-    readSettingVersionValue(db, { key, version }),
-    version > 1 ? readSettingVersionValue(db, { key, version: version - 1 }) : null,
-  ]);
-  if (!row) notFound();
-  const actor = row.actorId ? await db.user.findUnique({ where: { id: row.actorId }, select: { email: true } }) : null;
+  const { key: keyText, version: versionText } = await params;
+  const actor = await requirePagePermission(
+    "operator.view",
+    `/operator/limits/versions/${encodeURIComponent(keyText)}/${encodeURIComponent(versionText)}`,
+  );
+  const { key, version, row, previous, authorEmail } = await orNotFound(
+    readSettingVersionPage(await getPageDeps(), { actor, key: keyText, version: versionText }),
+  );
   return (
     <section className="max-w-3xl space-y-4">
       <h1>
         {SETTING_DEFINITIONS[key].label}, version {version}
       </h1>
       <p className="text-sm text-slate-700" data-testid="version-meta">
-        Saved {formatDateTime(row.createdAt, { precision: "second" })} by {actor?.email ?? "the system"}
+        Saved {formatDateTime(row.createdAt, { precision: "second" })} by {authorEmail ?? "the system"}
         {row.reason ? <> — “{row.reason}”</> : null}
       </p>
       <div className="space-y-1">

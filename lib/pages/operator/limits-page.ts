@@ -1,0 +1,9 @@
+/** The operator's limits page (`/operator/limits`): its setting panels (task limits, guest images, the agent command, rounds, machine cap, anonymous review). */
+import type { Actor } from "../../auth/permissions";
+import { assertMayRead, type TPageDeps } from "../page-deps";
+import { readSettingPanels } from "../setting-panels";
+
+export async function readLimitsPage(deps: TPageDeps, input: { actor: Actor }) {
+  assertMayRead(input.actor, "limits.edit");
+  return { settingPanels: await readSettingPanels(deps, { page: "/operator/limits" }) };
+}

@@ -1,0 +1,9 @@
+/** The operator's publication settings page (`/operator/publication`): its setting panels. */
+import type { Actor } from "../../auth/permissions";
+import { assertMayRead, type TPageDeps } from "../page-deps";
+import { readSettingPanels } from "../setting-panels";
+
+export async function readPublicationSettingsPage(deps: TPageDeps, input: { actor: Actor }) {
+  assertMayRead(input.actor, "publish.manage");
+  return { settingPanels: await readSettingPanels(deps, { page: "/operator/publication" }) };
+}
