@@ -16,7 +16,7 @@ import { ZChatRequestSchema } from "../lib/relay/chat-request";
 import { RELAY_MAX_HTTP_BODY_BYTES, RELAY_MAX_TOKENS_CEILING } from "../lib/relay/limits";
 import * as endpoint from "./model-endpoint.mjs";
 import { MAX_TOKENS_CEILING, splitText } from "./model-endpoint-common.mjs";
-import { RelayClientError } from "./relay-client.mjs";
+import { RelayClientError } from "./relay-protocol.mjs";
 import type { ChatAnswer, RelayUsage } from "./relay-client.mjs";
 
 type TAnswer = { chat: ChatAnswer; usage: RelayUsage };

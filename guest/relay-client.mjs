@@ -3,35 +3,26 @@
 // dependencies). The guest holds only a task-scoped relay handle — never an upstream credential —
 // and reaches the model through one of two channels named in task.json:
 //
-//   "mailbox": files only, for guests with no network at all. A request is written to
-//              /tmp/relay/outbox/000001.json (first as .tmp, then hard-linked into place, so a
-//              reader never sees a partial file and an existing request is never replaced); the
-//              worker answers in /tmp/relay/inbox/000001.json, which we poll until a deadline.
+//   "mailbox": files only, for guests with no network at all (relay-channel-mailbox.mjs).
 //   "http":    HTTP/1.1 over the unix socket /run/school-core/relay.sock, which the substrate
-//              forwards to the relay endpoint; POST /api/relay/v1/complete with the handle as a
-//              bearer token.
+//              forwards to the relay endpoint (relay-channel-http.mjs).
 //
-// The protocol constants mirror lib/relay/mailbox-protocol.ts (a test keeps them equal). Error
-// messages never contain the handle.
-import fs from "node:fs/promises";
-import http from "node:http";
-import path from "node:path";
+// This module is what agents and the model endpoint call: it reads task.json, binds a client to
+// its channel and checks the shape of the answers. The wire protocol both channels share, and the
+// RelayClientError every failure becomes, are in relay-protocol.mjs. Error messages never contain
+// the handle.
+import { sendHttp } from "./relay-channel-http.mjs";
+import { sendMailbox } from "./relay-channel-mailbox.mjs";
+import { MAILBOX_POLL_INTERVAL_MS, readBoundedFile, RelayClientError } from "./relay-protocol.mjs";
+
+/** @import { Mailbox } from "./relay-channel-mailbox.mjs" */
 
 // The guest layout: lib/contract/guest-layout.ts (its test keeps these equal).
 export const TASK_FILE = "/tmp/school-core-input/task.json";
 export const RELAY_SOCKET_PATH = "/run/school-core/relay.sock";
-export const RELAY_HTTP_PATH_PREFIX = "/api/relay/v1/";
 export const MAILBOX_ROOT = "/tmp/relay";
-export const MAILBOX_PROTOCOL_VERSION = 1;
-export const MAILBOX_SEQUENCE_DIGITS = 6;
-export const MAILBOX_MAX_SEQUENCE = 10_000;
-export const MAILBOX_POLL_INTERVAL_MS = 200;
-/** Larger than any answer the relay produces (lib/relay: MAILBOX_MAX_RESPONSE_FILE_BYTES). */
-export const MAX_RESPONSE_BYTES = 2 * 16 * 1024 * 1024 + 4096;
 export const MAX_TASK_FILE_BYTES = 1024 * 1024;
 export const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
-
-const MAX_ERROR_MESSAGE_CHARS = 500;
 
 /**
  * The `complete` operation's messages and the `chat` operation's request and answer (the
@@ -59,23 +50,6 @@ const MAX_ERROR_MESSAGE_CHARS = 500;
  * @property {(messages: CompleteMessage[], options?: { maxTokens?: number }) => Promise<{ content: string, usage: RelayUsage }>} complete
  * @property {(request: ChatRequest) => Promise<{ chat: ChatAnswer, usage: RelayUsage }>} chat
  */
-/** @typedef {{ root: string, next: number | null }} Mailbox */
-/** @typedef {{ handle: string, taskId: string, operation: string, request: unknown, timeoutMs: number }} SendOptions */
-
-/** A relay refusal or failure; `code` is the relay's error code (or RELAY_CLIENT_* for local failures). */
-export class RelayClientError extends Error {
-  /**
-   * @param {string} code
-   * @param {unknown} message
-   * @param {number | null} [status]
-   */
-  constructor(code, message, status = null) {
-    super(String(message).slice(0, MAX_ERROR_MESSAGE_CHARS));
-    this.name = "RelayClientError";
-    this.code = code;
-    this.status = status;
-  }
-}
 
 /**
  * Reads the relay fields of task.json (bounded).
@@ -196,248 +170,4 @@ export async function complete(messages, options = {}) {
 export async function chat(request) {
   defaultClient ??= readRelayTask().then((task) => createRelayClient(task));
   return (await defaultClient).chat(request);
-}
-
-/** @param {number} sequence */
-export function mailboxFileName(sequence) {
-  if (!Number.isInteger(sequence) || sequence < 1 || sequence > MAILBOX_MAX_SEQUENCE)
-    throw new RangeError(`mailbox sequence out of range: ${sequence}`);
-  return `${String(sequence).padStart(MAILBOX_SEQUENCE_DIGITS, "0")}.json`;
-}
-
-// ---- mailbox ---------------------------------------------------------------------------------
-
-/**
- * A worker killed while it handled a request leaves that request answered "duplicate" by the next
- * worker (it is never sent upstream twice; its response was lost). The request is then sent once
- * more under a new sequence number, charged as a new call.
- * @param {SendOptions & { mailbox: Mailbox, pollIntervalMs: number }} options
- */
-async function sendMailbox(options) {
-  try {
-    return await sendMailboxOnce(options);
-  } catch (error) {
-    if (!(error instanceof RelayClientError) || error.code !== "RELAY_DUPLICATE_REQUEST") throw error;
-    return sendMailboxOnce(options);
-  }
-}
-
-/** @param {SendOptions & { mailbox: Mailbox, pollIntervalMs: number }} options */
-async function sendMailboxOnce({ mailbox, handle, taskId, operation, request, timeoutMs, pollIntervalMs }) {
-  const deadline = Date.now() + timeoutMs;
-  const outbox = path.join(mailbox.root, "outbox");
-  const inbox = path.join(mailbox.root, "inbox");
-  await fs.mkdir(outbox, { recursive: true });
-  await fs.mkdir(inbox, { recursive: true });
-  const data = JSON.stringify({ v: MAILBOX_PROTOCOL_VERSION, handle, taskId, operation, request });
-  const sequence = await publishRequest(mailbox, outbox, data);
-  const answerFile = path.join(inbox, mailboxFileName(sequence));
-  for (;;) {
-    const text = await readBoundedFile(answerFile, MAX_RESPONSE_BYTES);
-    if (text !== null) {
-      let answer;
-      try {
-        answer = JSON.parse(text);
-      } catch {
-        answer = undefined; // an upload observed mid-write: look again
-      }
-      if (answer !== undefined) return interpretAnswer(answer);
-    }
-    if (Date.now() >= deadline)
-      throw new RelayClientError("RELAY_CLIENT_TIMEOUT", `no relay answer for mailbox request ${sequence} within ${timeoutMs} ms`);
-    await sleep(Math.min(pollIntervalMs, Math.max(1, deadline - Date.now())));
-  }
-}
-
-/**
- * Writes the request under the next free sequence number. The .tmp file is created exclusively
- * (it doubles as the claim on that number, so concurrent writers in the guest cannot collide) and
- * then hard-linked to its final name, which fails rather than replaces an existing request.
- * @param {Mailbox} mailbox
- * @param {string} outbox
- * @param {string} data
- */
-async function publishRequest(mailbox, outbox, data) {
-  mailbox.next ??= await firstFreeSequence(outbox);
-  for (let sequence = mailbox.next; sequence <= MAILBOX_MAX_SEQUENCE; sequence++) {
-    const final = path.join(outbox, mailboxFileName(sequence));
-    const tmp = `${final}.tmp`;
-    try {
-      await fs.writeFile(tmp, data, { flag: "wx", mode: 0o644 });
-    } catch (error) {
-      const code = errorCode(error);
-      if (code === "EEXIST") continue;
-      throw new RelayClientError("RELAY_CLIENT_IO", `cannot write the mailbox request (${code ?? "error"})`);
-    }
-    try {
-      await fs.link(tmp, final);
-    } catch (error) {
-      await fs.rm(tmp, { force: true });
-      const code = errorCode(error);
-      if (code === "EEXIST") continue;
-      throw new RelayClientError("RELAY_CLIENT_IO", `cannot publish the mailbox request (${code ?? "error"})`);
-    }
-    await fs.rm(tmp, { force: true });
-    mailbox.next = sequence + 1;
-    return sequence;
-  }
-  throw new RelayClientError("RELAY_CLIENT_EXHAUSTED", `the mailbox allows at most ${MAILBOX_MAX_SEQUENCE} requests`);
-}
-
-/**
- * A restarted agent continues after the requests already in the outbox.
- * @param {string} outbox
- */
-async function firstFreeSequence(outbox) {
-  const names = await fs.readdir(outbox).catch(() => []);
-  let highest = 0;
-  for (const name of names) {
-    const match = /^(\d{6})\.json(?:\.tmp)?$/.exec(name);
-    if (match) highest = Math.max(highest, Number(match[1]));
-  }
-  return highest + 1;
-}
-
-// ---- http over the unix socket ---------------------------------------------------------------
-
-/**
- * @param {SendOptions & { socketPath: string }} options
- * @returns {Promise<unknown>}
- */
-function sendHttp({ socketPath, handle, taskId, operation, request, timeoutMs }) {
-  const payload = Buffer.from(JSON.stringify({ taskId, request }), "utf8");
-  return new Promise((resolve, reject) => {
-    /** @type {NodeJS.Timeout | undefined} */
-    let timer;
-    let isSettled = false;
-    /**
-     * @param {unknown} error
-     * @param {unknown} [value]
-     */
-    const settle = (error, value) => {
-      if (isSettled) return;
-      isSettled = true;
-      clearTimeout(timer);
-      if (error) {
-        req.destroy();
-        reject(error);
-      } else resolve(value);
-    };
-    const req = http.request(
-      {
-        socketPath,
-        method: "POST",
-        path: RELAY_HTTP_PATH_PREFIX + encodeURIComponent(operation),
-        headers: {
-          host: "relay.school-core.internal",
-          authorization: `Bearer ${handle}`,
-          "content-type": "application/json",
-          "content-length": payload.length,
-          accept: "application/json",
-        },
-      },
-      (res) => {
-        /** @type {Buffer[]} */
-        const chunks = [];
-        let size = 0;
-        res.on("data", (chunk) => {
-          size += chunk.length;
-          if (size > MAX_RESPONSE_BYTES)
-            return settle(new RelayClientError("RELAY_CLIENT_PROTOCOL", `the relay answer is larger than ${MAX_RESPONSE_BYTES} bytes`));
-          chunks.push(chunk);
-        });
-        res.on("end", () => {
-          let body;
-          try {
-            body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-          } catch {
-            return settle(
-              new RelayClientError(
-                "RELAY_CLIENT_PROTOCOL",
-                `the relay answered HTTP ${res.statusCode} without JSON`,
-                res.statusCode ?? null,
-              ),
-            );
-          }
-          try {
-            settle(null, interpretAnswer({ v: MAILBOX_PROTOCOL_VERSION, status: res.statusCode, body }));
-          } catch (error) {
-            settle(error);
-          }
-        });
-        res.on("error", (error) =>
-          settle(new RelayClientError("RELAY_CLIENT_IO", `relay connection failed (${errorCode(error) ?? "error"})`)),
-        );
-      },
-    );
-    timer = setTimeout(() => settle(new RelayClientError("RELAY_CLIENT_TIMEOUT", `no relay answer within ${timeoutMs} ms`)), timeoutMs);
-    req.on("error", (error) =>
-      settle(new RelayClientError("RELAY_CLIENT_IO", `cannot reach the relay socket (${errorCode(error) ?? "error"})`)),
-    );
-    req.end(payload);
-  });
-}
-
-// ---- shared ----------------------------------------------------------------------------------
-
-/**
- * A v1 answer (mailbox file, or the HTTP status and body): the body on 200, else the relay's refusal thrown.
- * @param {any} answer untrusted JSON
- * @returns {any} the answer's body
- */
-function interpretAnswer(answer) {
-  if (
-    !answer ||
-    answer.v !== MAILBOX_PROTOCOL_VERSION ||
-    !Number.isInteger(answer.status) ||
-    typeof answer.body !== "object" ||
-    answer.body === null
-  ) {
-    throw new RelayClientError("RELAY_CLIENT_PROTOCOL", "the relay answer is not a v1 response");
-  }
-  if (answer.status === 200) return answer.body;
-  const error = answer.body.error ?? {};
-  throw new RelayClientError(
-    typeof error.code === "string" ? error.code.slice(0, 64) : "RELAY_CLIENT_PROTOCOL",
-    typeof error.message === "string" ? error.message : `relay answered ${answer.status}`,
-    answer.status,
-  );
-}
-
-/**
- * @param {string} file
- * @param {number} maxBytes
- * @returns {Promise<string | null>} null when the file is missing or not a regular file
- */
-async function readBoundedFile(file, maxBytes) {
-  let handle;
-  try {
-    handle = await fs.open(file, "r");
-  } catch {
-    return null;
-  }
-  try {
-    const stat = await handle.stat();
-    if (!stat.isFile()) return null;
-    if (stat.size > maxBytes)
-      throw new RelayClientError("RELAY_CLIENT_PROTOCOL", `${path.basename(file)} is larger than ${maxBytes} bytes`);
-    return await handle.readFile("utf8");
-  } finally {
-    await handle.close();
-  }
-}
-
-/**
- * The `code` of a Node system error (ENOENT, EEXIST …), if it has one.
- * @param {unknown} error
- * @returns {string | undefined}
- */
-function errorCode(error) {
-  const code = /** @type {{ code?: unknown } | null | undefined} */ (error)?.code;
-  return typeof code === "string" ? code : undefined;
-}
-
-/** @param {number} ms */
-function sleep(ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -19,6 +19,7 @@ import { setRelayUpstream } from "../lib/relay/upstream-setting";
 import { GUEST_MAILBOX_ROOT, GUEST_RELAY_SOCKET } from "../lib/contract/guest-layout";
 import { createTestDatabase } from "../lib/testing/test-database";
 import * as client from "./relay-client.mjs";
+import * as guestProtocol from "./relay-protocol.mjs";
 import type { ChatRequest } from "./relay-client.mjs";
 import { runStudentAgent } from "./student-agent.mjs";
 
@@ -90,13 +91,13 @@ describe("guest relay client", async () => {
 
   it("mirrors the protocol constants of lib/relay/mailbox-protocol.ts", () => {
     expect(client.MAILBOX_ROOT).toBe(GUEST_MAILBOX_ROOT);
-    expect(client.MAILBOX_PROTOCOL_VERSION).toBe(protocol.MAILBOX_PROTOCOL_VERSION);
-    expect(client.MAILBOX_SEQUENCE_DIGITS).toBe(protocol.MAILBOX_SEQUENCE_DIGITS);
-    expect(client.MAILBOX_MAX_SEQUENCE).toBe(protocol.MAILBOX_MAX_SEQUENCE);
-    expect(client.MAILBOX_POLL_INTERVAL_MS).toBe(protocol.MAILBOX_POLL_INTERVAL_MS);
-    expect(client.MAX_RESPONSE_BYTES).toBe(protocol.MAILBOX_MAX_RESPONSE_FILE_BYTES);
+    expect(guestProtocol.MAILBOX_PROTOCOL_VERSION).toBe(protocol.MAILBOX_PROTOCOL_VERSION);
+    expect(guestProtocol.MAILBOX_SEQUENCE_DIGITS).toBe(protocol.MAILBOX_SEQUENCE_DIGITS);
+    expect(guestProtocol.MAILBOX_MAX_SEQUENCE).toBe(protocol.MAILBOX_MAX_SEQUENCE);
+    expect(guestProtocol.MAILBOX_POLL_INTERVAL_MS).toBe(protocol.MAILBOX_POLL_INTERVAL_MS);
+    expect(guestProtocol.MAX_RESPONSE_BYTES).toBe(protocol.MAILBOX_MAX_RESPONSE_FILE_BYTES);
     expect(client.RELAY_SOCKET_PATH).toBe(GUEST_RELAY_SOCKET);
-    for (const n of [1, 42, protocol.MAILBOX_MAX_SEQUENCE]) expect(client.mailboxFileName(n)).toBe(protocol.mailboxFileName(n));
+    for (const n of [1, 42, protocol.MAILBOX_MAX_SEQUENCE]) expect(guestProtocol.mailboxFileName(n)).toBe(protocol.mailboxFileName(n));
   });
 
   it("mailbox: writes numbered request files atomically and reads the worker's answers", async () => {

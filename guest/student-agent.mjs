@@ -14,7 +14,8 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { bound, runTests } from "./agent-tools.mjs";
 import { feedbackLines, readTask, runAsProgram, UNTRUSTED_TEXT_RULE, writeReport } from "./agent-run.mjs";
-import { createRelayClient, readRelayTask, RelayClientError } from "./relay-client.mjs";
+import { createRelayClient, readRelayTask } from "./relay-client.mjs";
+import { RelayClientError } from "./relay-protocol.mjs";
 
 /** @import { TTask } from "./agent-run.mjs" */
 /** @import { CompleteMessage, RelayClient } from "./relay-client.mjs" */

@@ -56,6 +56,10 @@ const PARITY: Record<string, Record<string, string>> = {
     RELAY_SOCKET_PATH: layout.GUEST_RELAY_SOCKET,
     MAILBOX_ROOT: layout.GUEST_MAILBOX_ROOT,
   },
+  // The client's protocol and channels: the socket and mailbox root come from the client.
+  "relay-protocol.mjs": {},
+  "relay-channel-mailbox.mjs": {},
+  "relay-channel-http.mjs": {},
   "model-endpoint.mjs": {
     LOG_FILE: layout.GUEST_MODEL_ENDPOINT_LOG_FILE,
   },

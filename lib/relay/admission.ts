@@ -5,7 +5,7 @@
  * a caller is told why: binding, revocation, expiry, operation, request shape, request size, budgets.
  */
 import type { AppErrorCode } from "../errors";
-import { isExhaustionReason, REVOKE_REASONS } from "./limits";
+import { isExhaustionReason, REVOKE_REASONS, type TRelayChannel } from "./limits";
 
 export type TCapabilityState = {
   id: string;
@@ -120,4 +120,18 @@ export function classifyFailedCharge(cap: TCapabilityState, responseBytes: numbe
     message: `The response (${responseBytes} bytes) does not fit the remaining relay byte budget; it was refused whole and the capability is revoked.`,
     revokeReason: REVOKE_REASONS.exhaustedBytes,
   };
+}
+
+/** Task binding and channel, in the order a caller is told why. */
+export function explainBinding(
+  cap: Pick<TCapabilityState, "taskId"> & { relayChannel: string },
+  taskId: string,
+  channel: TRelayChannel,
+): TRefusal | null {
+  if (cap.taskId !== taskId) return { code: "RELAY_REFUSED", message: "This relay handle is bound to another task." };
+  // A task on the mailbox channel runs with its network blocked: the HTTP endpoint, reachable
+  // from anywhere, is closed to its handle, so a leaked mailbox handle cannot be used there.
+  if (channel === "http" && cap.relayChannel !== "http")
+    return { code: "RELAY_REFUSED", message: "This task's relay runs over the mailbox only; the HTTP channel is closed to it." };
+  return null;
 }

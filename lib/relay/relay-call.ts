@@ -8,37 +8,24 @@
  * capability first. Every refusal says why; every call with a known capability leaves a RelayCall
  * row with counts and outcome only. A transport failure is RELAY_UPSTREAM_FAILED and revokes the
  * capability: the task blocks, and there is no fallback of any kind.
+ *
+ * This file takes a call up to its admission (and answers what never gets that far); what follows
+ * admission is relay-admitted-call.ts, and the call row every path leaves is relay-call-record.ts.
  */
 import type { Db } from "../db/client";
-import { isAppError, isAppErrorCode, type AppErrorCode } from "../errors";
-import { logWarn } from "../log";
-import {
-  classifyAdmission,
-  checkResponseSize,
-  classifyFailedCharge,
-  type TCapabilityState,
-  type TRefusal,
-  type TRequestCheck,
-} from "./admission";
+import { isAppErrorCode, type AppErrorCode } from "../errors";
+import { classifyAdmission, explainBinding, type TCapabilityState, type TRefusal, type TRequestCheck } from "./admission";
 import { admitCallByHash, admitMailboxCallByHash, readClaimedOutcome, type TAdmission } from "./capability-admission.repo";
-import { settleCall } from "./capability-settlement.repo";
-import {
-  claimMailboxSequence,
-  findCapabilityByHash,
-  finishCallRecord,
-  recordRefusedCall,
-  revokeCapabilityRows,
-  type TCallRecord,
-} from "./capability.repo";
+import { claimMailboxSequence, findCapabilityByHash, type TCallRecord } from "./capability.repo";
 import { hashHandle, isWellFormedHandle } from "./handle";
-import { askTransport, outputBoundOf, type TAnswer, type TValidRequest } from "./ask-transport";
-import { isRelayOperation, RELAY_INPUT_TOKEN_OVERHEAD, REVOKE_REASONS, type TRelayChannel } from "./limits";
+import { outputBoundOf, type TValidRequest } from "./ask-transport";
+import { isRelayOperation, RELAY_INPUT_TOKEN_OVERHEAD, type TRelayChannel } from "./limits";
 import { isValidMailboxSequence } from "./mailbox-protocol";
+import { callAdmitted, type TAdmitAndCall } from "./relay-admitted-call";
+import { baseRecord, finishingClaimOnFailure, refuse, type TCallContext } from "./relay-call-record";
 import { describeSchemaError, RELAY_REQUEST_SCHEMAS, ZTaskIdSchema } from "./relay-request";
-import { refusalResult, type TRelayCallResult, type TRelaySuccessBody } from "./relay-response";
-import { chargeTokens, worstCaseTokens, type TTokenBounds } from "./token-charge";
-import { resolveCachedTransport } from "./transports/transport-cache";
-import { upstreamFailure, type TRelayTransport } from "./transports/transport";
+import { refusalResult, type TRelayCallResult } from "./relay-response";
+import type { TRelayTransport } from "./transports/transport";
 
 export type TRelayCallOptions = {
   db: Db;
@@ -66,22 +53,7 @@ export type TRelayCallOptions = {
 
 export type { TRelayCallResult } from "./relay-response";
 
-type TCallContext = {
-  db: Db;
-  cap: TCapabilityState;
-  channel: TRelayChannel;
-  sequence: number | null;
-  operation: string;
-  startedAt: number;
-  /** The claimed mailbox row, finished instead of inserting a new one. */
-  claimedId?: bigint;
-};
-
 const UNKNOWN_HANDLE = "Unknown or malformed relay handle.";
-const BATCH_BUDGET_REFUSAL: TRefusal = {
-  code: "RELAY_QUOTA_EXHAUSTED",
-  message: "The relay budget cannot hold this request beside the calls admitted with it.",
-};
 
 export async function relayCall(options: TRelayCallOptions): Promise<TRelayCallResult> {
   const startedAt = performance.now();
@@ -150,47 +122,6 @@ function classifyMalformed(cap: TCapabilityState, taskId: string, operation: str
   return decision.kind === "refuse" ? decision.refusal : { code: "RELAY_REQUEST_MALFORMED", message: "The relay request is malformed." };
 }
 
-/** An unexpected failure (database gone) after a mailbox claim leaves the claimed row visibly failed, not pending. */
-async function finishingClaimOnFailure(context: TCallContext, body: () => Promise<TRelayCallResult>): Promise<TRelayCallResult> {
-  try {
-    return await body();
-  } catch (error) {
-    if (context.claimedId !== undefined)
-      await finishCallRecord(context.db, context.claimedId, {
-        outcome: "INTERNAL",
-        requestBytes: 0,
-        responseBytes: 0,
-        durationMs: elapsed(context),
-      }).catch(() => undefined);
-    throw error;
-  }
-}
-
-/** Task binding and channel, in the order a caller is told why. */
-function explainBinding(cap: Pick<TAdmission, "taskId" | "relayChannel">, taskId: string, channel: TRelayChannel): TRefusal | null {
-  if (cap.taskId !== taskId) return { code: "RELAY_REFUSED", message: "This relay handle is bound to another task." };
-  // A task on the mailbox channel runs with its network blocked: the HTTP endpoint, reachable
-  // from anywhere, is closed to its handle, so a leaked mailbox handle cannot be used there.
-  if (channel === "http" && cap.relayChannel !== "http")
-    return { code: "RELAY_REFUSED", message: "This task's relay runs over the mailbox only; the HTTP channel is closed to it." };
-  return null;
-}
-
-type TAdmitAndCall = {
-  db: Db;
-  handleHash: string;
-  taskId: string;
-  operation: string;
-  channel: TRelayChannel;
-  check: TRequestCheck & { kind: "valid" };
-  request: TValidRequest;
-  startedAt: number;
-  transport?: TRelayTransport;
-  dataDir?: string;
-  /** The mailbox request's sequence number: admission claims it in the same statement. */
-  mailboxSequence?: number;
-};
-
 async function admitAndCall(call: TAdmitAndCall): Promise<TRelayCallResult> {
   const { db, taskId, operation } = call;
   const requestBytes = call.check.bytes;
@@ -243,129 +174,6 @@ async function admitAndCall(call: TAdmitAndCall): Promise<TRelayCallResult> {
   return finishingClaimOnFailure(context, () => callAdmitted(call, admission, context));
 }
 
-async function callAdmitted(call: TAdmitAndCall, admission: TAdmission, context: TCallContext): Promise<TRelayCallResult> {
-  const { db, taskId, operation } = call;
-  const requestBytes = call.check.bytes;
-  if (!admission.isAdmitted) {
-    // The statement judged the row it locked; the same row explains the refusal. Rows record the
-    // bytes CHARGED to the budget, so a capability's rows always sum to bytesUsed: a call refused
-    // at admission charged nothing.
-    // Every condition but the budget is judged on this row exactly as the statement did; a call the
-    // row alone would admit was refused by the budget its batch shares (calls before it in the
-    // batch that were refused still count with their worst case): the budget, not revoked.
-    const decision = classifyAdmission(admission, { taskId, operation, request: call.check });
-    const refusal =
-      explainBinding(admission, taskId, call.channel) ?? (decision.kind === "refuse" ? decision.refusal : BATCH_BUDGET_REFUSAL);
-    return refuse(context, refusal, 0);
-  }
-
-  const reservedResponseBytes = admission.reservedResponseBytes;
-  const bounds: TTokenBounds = { input: call.check.bytes + RELAY_INPUT_TOKEN_OVERHEAD, output: outputBoundOf(call.request) };
-  // A refusal after admission releases the response reservation and keeps the request charged;
-  // its tokens are charged at their worst case unless the upstream said what it used.
-  const refuseAdmitted = async (refusal: TRefusal, reported?: { inputTokens?: number; outputTokens?: number }) => {
-    await settleCall(db, {
-      capabilityId: admission.id,
-      reservedResponseBytes,
-      deliver: false,
-      responseBytes: 0,
-      tokens: reported ? chargeTokens(admission, bounds, reported) : worstCaseTokens(admission, bounds),
-      record: { ...baseRecord(context), outcome: refusal.code, requestBytes, responseBytes: 0, durationMs: elapsed(context) },
-      claimedId: context.claimedId,
-    });
-    if (refusal.revokeReason) await revokeCapabilityRows(db, { capabilityId: admission.id }, refusal.revokeReason);
-    return refusalResult(refusal.code, refusal.message);
-  };
-
-  let transport: TRelayTransport;
-  let answer: TAnswer;
-  try {
-    transport = call.transport ?? (await resolveCachedTransport(db, admission.upstreamVersion, call.dataDir));
-    answer = await askTransport(transport, operation, call.request, bounds.output);
-  } catch (error) {
-    // Neither revokes: an oversized answer or a model's broken tool call is this call's failure,
-    // and the agent may ask again (within its budgets).
-    if (isAppError(error) && (error.code === "RELAY_TOO_LARGE" || error.code === "RELAY_UPSTREAM_MALFORMED_TOOL_CALL"))
-      return refuseAdmitted({ code: error.code, message: error.message });
-    // Fail closed: anything else the transport throws is an upstream failure; the capability is
-    // revoked so the task blocks with a visible relay error and nothing retries around it.
-    // A refused credential file or endpoint reaches the guest as a token only (its message names a path).
-    const failure =
-      isAppError(error) && error.code === "RELAY_UPSTREAM_FAILED"
-        ? error
-        : isAppError(error) && (error.code === "CREDENTIAL_FILE_REFUSED" || error.code === "ENDPOINT_INSECURE")
-          ? upstreamFailure(call.transport?.kind ?? "unknown", "refused_by_policy")
-          : upstreamFailure(call.transport?.kind ?? "unknown", "connection_failed");
-    logWarn("relay upstream failed", {
-      capabilityId: admission.id,
-      taskId,
-      channel: context.channel,
-      code: failure.code,
-      reason: String(failure.details?.reason ?? "unknown"),
-      status: typeof failure.details?.status === "number" ? failure.details.status : null,
-    });
-    return refuseAdmitted({ code: failure.code, message: failure.message, revokeReason: REVOKE_REASONS.upstreamFailed });
-  }
-
-  const { payload, inputTokens, outputTokens } = answer;
-  const reported = { inputTokens, outputTokens };
-  const responseBytes = Buffer.byteLength(JSON.stringify(Object.values(payload)[0]), "utf8");
-  const tooLarge = checkResponseSize(admission, responseBytes);
-  if (tooLarge) return refuseAdmitted(tooLarge, reported);
-  // Less than the worst case was left of the budget at admission, and the response is larger
-  // than what was reserved: refused whole, and the budget is spent.
-  if (responseBytes > reservedResponseBytes) {
-    return refuseAdmitted(
-      {
-        code: "RELAY_QUOTA_EXHAUSTED",
-        message: `The response (${responseBytes} bytes) does not fit the remaining relay byte budget; it was refused whole and the capability is revoked.`,
-        revokeReason: REVOKE_REASONS.exhaustedBytes,
-      },
-      reported,
-    );
-  }
-
-  // Statement 2: settlement. Successful calls are bounded by the request budget, so each is recorded.
-  const outcome = `ok:${transport.kind}`;
-  const tokens = chargeTokens(admission, bounds, reported);
-  const settled = await settleCall(db, {
-    capabilityId: admission.id,
-    reservedResponseBytes,
-    deliver: true,
-    responseBytes,
-    tokens,
-    record: { ...baseRecord(context), outcome, requestBytes, responseBytes, durationMs: elapsed(context) },
-    claimedId: context.claimedId,
-  });
-  if (!settled) return refusalResult("RELAY_REFUSED", "The relay capability is gone.");
-  if (!settled.isDelivered) {
-    // Revoked (not for exhaustion) or expired while the upstream answered: withheld; the row is
-    // already recorded as RELAY_REFUSED by the settlement.
-    const refusal = classifyFailedCharge({ ...admission, ...settled }, responseBytes);
-    if (refusal.revokeReason) await revokeCapabilityRows(db, { capabilityId: admission.id }, refusal.revokeReason);
-    return refusalResult(refusal.code, refusal.message);
-  }
-
-  const body: TRelaySuccessBody = {
-    ...payload,
-    usage: {
-      requestBytes,
-      responseBytes,
-      requestCount: settled.requestCount,
-      maxRequests: settled.maxRequests,
-      bytesUsed: Number(settled.bytesUsed),
-      maxBytes: Number(settled.maxBytes),
-      upstream: transport.kind,
-      ...(inputTokens !== undefined ? { inputTokens } : {}),
-      ...(outputTokens !== undefined ? { outputTokens } : {}),
-      tokensUsed: Number(settled.tokensUsed),
-      maxTokens: Number(settled.maxTokens),
-      costMicros: tokens.costMicros,
-    },
-  };
-  return { status: 200, code: null, body };
-}
-
 type TCheckedRequest =
   { check: TRequestCheck & { kind: "valid" }; value: TValidRequest } | { check: TRequestCheck & { kind: "malformed" }; value?: undefined };
 
@@ -377,39 +185,6 @@ function checkRequest(operation: string, raw: unknown): TCheckedRequest {
   const bytes = Buffer.byteLength(JSON.stringify(parsed.data), "utf8");
   const tokenBound = bytes + RELAY_INPUT_TOKEN_OVERHEAD + outputBoundOf(parsed.data);
   return { check: { kind: "valid", bytes, tokenBound }, value: parsed.data };
-}
-
-/** `chargedRequestBytes`: what admission already charged for this call (0 if it was never admitted). */
-async function refuse(context: TCallContext, refusal: TRefusal, chargedRequestBytes: number): Promise<TRelayCallResult> {
-  if (refusal.revokeReason) await revokeCapabilityRows(context.db, { capabilityId: context.cap.id }, refusal.revokeReason);
-  await recordRefusal(context, { outcome: refusal.code, requestBytes: chargedRequestBytes, responseBytes: 0 });
-  return refusalResult(refusal.code, refusal.message);
-}
-
-async function recordRefusal(
-  context: TCallContext,
-  fields: { outcome: string; requestBytes: number; responseBytes: number },
-): Promise<void> {
-  const durationMs = elapsed(context);
-  if (context.claimedId !== undefined) return finishCallRecord(context.db, context.claimedId, { ...fields, durationMs });
-  return recordRefusedCall(context.db, { ...baseRecord(context), ...fields, durationMs });
-}
-
-function baseRecord(context: TCallContext): TCallRecord {
-  return {
-    capabilityId: context.cap.id,
-    channel: context.channel,
-    sequence: context.sequence,
-    operation: context.operation,
-    outcome: "pending",
-    requestBytes: 0,
-    responseBytes: 0,
-    durationMs: 0,
-  };
-}
-
-function elapsed(context: TCallContext): number {
-  return Math.min(2_147_483_647, Math.round(performance.now() - context.startedAt));
 }
 
 /**

@@ -22,6 +22,9 @@ export const MODEL_ENDPOINT_PROGRAMS = [
   "model-endpoint-anthropic.mjs",
   "model-endpoint-http.mjs",
   "relay-client.mjs",
+  "relay-protocol.mjs",
+  "relay-channel-mailbox.mjs",
+  "relay-channel-http.mjs",
 ] as const;
 
 /**
