@@ -13,7 +13,8 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import { AppError } from "../errors";
-import { deleteRef, revParse, runFastImport, type TCommitMetadata } from "../git/git-plumbing";
+import type { TCommitMetadata } from "../git/git-commit";
+import { deleteRef, revParse, runFastImport } from "../git/git-plumbing";
 import type { TValidatedEntry } from "./tar-validator";
 
 const READ_CHUNK_BYTES = 1024 * 1024;

@@ -5,7 +5,7 @@
  * Nothing comes from the guest, a user config or the clock.
  */
 import { AppError } from "../errors";
-import type { TCommitMetadata } from "../git/git-plumbing";
+import type { TCommitMetadata } from "../git/git-commit";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

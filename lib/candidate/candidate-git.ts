@@ -8,7 +8,9 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { AppError } from "../errors";
-import { fetchCommit, hasCommit, initBareRepository, isFullSha, revParse, updateRef } from "../git/git-plumbing";
+import { initBareRepository } from "../git/git-bare-repository";
+import { fetchCommit, hasCommit, revParse, updateRef } from "../git/git-plumbing";
+import { isFullSha } from "../git/git-values";
 import { runGit } from "../git/run-git";
 import { refusal } from "./archive-refusals";
 import type { TGitlink } from "./build-candidate-commit";

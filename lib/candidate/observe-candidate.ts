@@ -3,7 +3,7 @@
  * (diff-tree, no rename detection) and the digest of the canonical binary diff. This, not the
  * guest's claims, is the candidate's identity.
  */
-import { diffTreeRaw, digestBinaryDiff } from "../git/git-plumbing";
+import { diffTreeRaw, digestBinaryDiff } from "../git/git-diff";
 import type { TChangedFile } from "../contract/candidate-manifest";
 
 const NULL_SHA = "0000000000000000000000000000000000000000";

@@ -5,7 +5,7 @@
  */
 import fs from "node:fs/promises";
 import path from "node:path";
-import { commitWorktree } from "../git/git-plumbing";
+import { commitWorktree } from "../git/git-commit";
 import { runGit } from "../git/run-git";
 
 /** Creates a working repository at `dir` holding `files`, committed once on `main`; returns its path and commit SHA. */

@@ -8,19 +8,10 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  addWorktree,
-  archiveTree,
-  commitWorktree,
-  diffTreeRaw,
-  fetchCommit,
-  hasCommit,
-  initBareRepository,
-  lsTree,
-  removeWorktree,
-  revParse,
-  digestBinaryDiff,
-} from "./git-plumbing";
+import { initBareRepository } from "./git-bare-repository";
+import { commitWorktree } from "./git-commit";
+import { diffTreeRaw, digestBinaryDiff } from "./git-diff";
+import { addWorktree, archiveTree, fetchCommit, hasCommit, lsTree, removeWorktree, revParse } from "./git-plumbing";
 import { runGit } from "./run-git";
 import { expectGitFailure, makeTempRoot, makeWorkRepo, pathExists, TEST_COMMIT_METADATA } from "./testing/git-test-fixture";
 

@@ -9,7 +9,8 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../errors";
-import { commitWorktree, initBareRepository } from "./git-plumbing";
+import { initBareRepository } from "./git-bare-repository";
+import { commitWorktree } from "./git-commit";
 import { buildGitArgv, buildGitEnv, runGit } from "./run-git";
 import { expectGitFailure, makeTempRoot, makeWorkRepo, pathExists, TEST_COMMIT_METADATA } from "./testing/git-test-fixture";
 

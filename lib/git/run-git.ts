@@ -14,7 +14,8 @@
  *   group, and a typed GIT_FAILED error whose stderr excerpt is bounded and redacted.
  *
  * This file is the runner only; the typed helpers built on it (rev-parse, ls-tree, fetch by SHA,
- * worktrees, fast-import …) are in git-plumbing.ts.
+ * worktrees, fast-import …) are in git-plumbing.ts, with repository creation, commits and diffs in
+ * git-bare-repository.ts, git-commit.ts and git-diff.ts.
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -139,7 +140,7 @@ export type TGitResult = { stdout: Buffer; stderr: string; exitCode: number };
 
 export type TGitFailureKind = "exit" | "timeout" | "output_limit" | "spawn" | "usage";
 
-/** The one GIT_FAILED error shape, for the runner and the plumbing helpers (git-plumbing.ts). */
+/** The one GIT_FAILED error shape, for the runner and the typed helpers built on it. */
 export function gitError(kind: TGitFailureKind, subcommand: string, message: string, extra: Record<string, unknown> = {}): AppError {
   return new AppError("GIT_FAILED", `git ${subcommand}: ${message}`, { kind, subcommand, ...extra });
 }

@@ -14,7 +14,7 @@ import { Agent, request } from "undici";
 import { z } from "zod";
 import { AppError, isAppError } from "../errors";
 import { sanitizeExcerpt } from "../redact";
-import { isFullSha } from "../git/git-plumbing";
+import { isFullSha } from "../git/git-values";
 import { runGit } from "../git/run-git";
 import {
   providerError,

@@ -6,7 +6,8 @@
 import path from "node:path";
 import { pgPoolOf, type Db } from "../db/client";
 import { withSessionLock } from "../db/session-lock";
-import { archiveTree, initBareRepository, revParse } from "../git/git-plumbing";
+import { initBareRepository } from "../git/git-bare-repository";
+import { archiveTree, revParse } from "../git/git-plumbing";
 import { runGit } from "../git/run-git";
 import { AppError } from "../errors";
 import { checkTargetCloneUrl, mirrorCredentialConfig } from "./clone-url";

@@ -6,7 +6,7 @@
  */
 import { candidateRepoPathFor } from "../candidate/candidate-git";
 import { AppError } from "../errors";
-import { isFullSha } from "../git/git-plumbing";
+import { isFullSha } from "../git/git-values";
 import { runGit } from "../git/run-git";
 import { parseZeroContextHunks, type TZeroContextHunk } from "./line-anchor";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AppError } from "../errors";
-import type { TRawDiffEntry } from "../git/git-plumbing";
+import type { TRawDiffEntry } from "../git/git-diff";
 import { parseUnifiedDiff } from "./parse-unified-diff";
 import {
   buildCandidateDiff,

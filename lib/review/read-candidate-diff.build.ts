@@ -4,7 +4,7 @@
  * every string display-safe. No I/O; read-candidate-diff.ts gathers the inputs.
  */
 import { AppError } from "../errors";
-import type { TRawDiffEntry } from "../git/git-plumbing";
+import type { TRawDiffEntry } from "../git/git-diff";
 import type { TParsedDiffFile } from "./parse-unified-diff";
 import type { TCandidateDiff, TDiffFile, TDiffHunk, TDiffLanguage, TDiffLimits, TDiffLine } from "./read-candidate-diff.schema";
 

@@ -5,7 +5,7 @@
  */
 import fs from "node:fs/promises";
 import { AppError } from "../../lib/errors";
-import { writeNeutralAttributes } from "../../lib/git/git-plumbing";
+import { writeNeutralAttributes } from "../../lib/git/git-bare-repository";
 import { runGit } from "../../lib/git/run-git";
 import { forgeGitDir, parseForgeFullName } from "./forge-paths";
 

@@ -1,7 +1,7 @@
 /**
  * Read-only git queries the forge answers its API and pages from.
  */
-import { isFullSha } from "../../lib/git/git-plumbing";
+import { isFullSha } from "../../lib/git/git-values";
 import { runGit } from "../../lib/git/run-git";
 
 const MAX_DIFF_BYTES = 512 * 1024;

@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { expect } from "vitest";
 import { AppError } from "../../errors";
-import type { TCommitMetadata } from "../git-plumbing";
+import type { TCommitMetadata } from "../git-commit";
 import { runGit } from "../run-git";
 
 export const TEST_COMMIT_METADATA: TCommitMetadata = {

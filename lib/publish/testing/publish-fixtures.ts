@@ -9,7 +9,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { Db } from "../../db/client";
-import { initBareRepository } from "../../git/git-plumbing";
+import { initBareRepository } from "../../git/git-bare-repository";
 import { runGit } from "../../git/run-git";
 import { candidateRepoPathFor } from "../../candidate/candidate-git";
 import { createForgeRepository } from "../../../sidecars/local-forge/create-forge-repository";

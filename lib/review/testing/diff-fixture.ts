@@ -8,7 +8,9 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { candidateRepoPathFor } from "../../candidate/candidate-git";
-import { commitWorktree, fetchCommit, initBareRepository } from "../../git/git-plumbing";
+import { initBareRepository } from "../../git/git-bare-repository";
+import { commitWorktree } from "../../git/git-commit";
+import { fetchCommit } from "../../git/git-plumbing";
 import { runGit } from "../../git/run-git";
 
 export type TFixtureFile = string | Buffer | { content: string | Buffer; mode: number } | { symlink: string };

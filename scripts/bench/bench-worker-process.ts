@@ -1,0 +1,40 @@
+/**
+ * A real worker process (scripts/worker.ts) started for the lifecycle bench, and the CPU it has
+ * used, read from /proc: the bench's control-plane CPU per task is the difference of these.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs/promises";
+import path from "node:path";
+import { PROJECT_ROOT } from "../../lib/project-root";
+
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+
+/** utime + stime + cutime + cstime of one process, in seconds (fields 14–17 of /proc/PID/stat). */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // fields[0] is field 3 (state): field n is fields[n - 3]
+  return [14, 15, 16, 17].reduce((sum, n) => sum + Number(fields[n - 3]), 0) / TICKS_PER_SECOND;
+}
+
+export type TWorker = { child: ChildProcess; ready: Promise<void>; exited: Promise<void>; output: () => string };
+
+export function startWorker(env: Record<string, string>): TWorker {
+  // Node with tsx's loader in-process: the pid is the worker itself, for /proc.
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "scripts", "worker.ts")], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  let markReady: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
+  const collect = (d: Buffer) => {
+    output = (output + d.toString()).slice(-50_000);
+    if (output.includes("worker started")) markReady();
+  };
+  child.stdout!.on("data", collect);
+  child.stderr!.on("data", collect);
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  return { child, ready, exited, output: () => output };
+}
