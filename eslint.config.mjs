@@ -4,8 +4,14 @@ import nextTypescript from "eslint-config-next/typescript";
 const FRAMEWORK_IMPORTS = {
   patterns: [
     { group: ["next", "next/*"], message: "lib/ is the framework-free domain core: no next/* imports." },
-    { group: ["react", "react/*", "react-dom", "react-dom/*"], message: "lib/ is the framework-free domain core: no React." },
-    { group: ["next-auth", "next-auth/*"], message: "lib/ is the framework-free domain core: next-auth lives in app/_server." },
+    {
+      group: ["react", "react/*", "react-dom", "react-dom/*"],
+      message: "lib/ is the framework-free domain core: no React.",
+    },
+    {
+      group: ["next-auth", "next-auth/*"],
+      message: "lib/ is the framework-free domain core: next-auth lives in app/_server.",
+    },
   ],
 };
 

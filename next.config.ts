@@ -38,7 +38,9 @@ const nextConfig: NextConfig = {
       },
       {
         source: "/_next/:path*",
-        headers: [{ key: "Content-Security-Policy", value: "default-src 'self'; frame-ancestors 'none'; object-src 'none'" }],
+        headers: [
+          { key: "Content-Security-Policy", value: "default-src 'self'; frame-ancestors 'none'; object-src 'none'" },
+        ],
       },
     ];
   },

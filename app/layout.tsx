@@ -5,7 +5,10 @@ import { SignOutButton } from "@/components/sign-out-button";
 import { getActor } from "./_server/actor";
 import "./globals.css";
 
-export const metadata: Metadata = { title: "School-Core", description: "Control plane for student coding agents in disposable guests" };
+export const metadata: Metadata = {
+  title: "School-Core",
+  description: "Control plane for student coding agents in disposable guests",
+};
 export const dynamic = "force-dynamic";
 
 export default async function RootLayout({ children }: { children: React.ReactNode }) {

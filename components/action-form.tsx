@@ -81,7 +81,14 @@ export function ActionForm({
 
   return (
     <ActionFormContext.Provider value={{ formId, state, isPending }}>
-      <form ref={formRef} id={formId} action={formAction} onSubmit={handleSubmit} className={className ?? "space-y-3"} data-testid={testId}>
+      <form
+        ref={formRef}
+        id={formId}
+        action={formAction}
+        onSubmit={handleSubmit}
+        className={className ?? "space-y-3"}
+        data-testid={testId}
+      >
         {children}
         {submitLabel && (
           <SubmitButton tone={tone} size={size} pendingLabel={pendingLabel}>
@@ -109,7 +116,14 @@ type SubmitButtonProps = Omit<React.ButtonHTMLAttributes<HTMLButtonElement>, "ty
 };
 
 /** A submit button of the enclosing ActionForm: disabled while it is pending. */
-export function SubmitButton({ tone = "primary", size = "sm", pendingLabel, disabled, children, ...rest }: SubmitButtonProps) {
+export function SubmitButton({
+  tone = "primary",
+  size = "sm",
+  pendingLabel,
+  disabled,
+  children,
+  ...rest
+}: SubmitButtonProps) {
   const { isPending } = useActionForm();
   const sizing = size === "xs" ? "px-2 py-1 text-xs" : "px-3 py-1.5 text-sm";
   return (

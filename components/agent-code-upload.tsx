@@ -45,7 +45,8 @@ function refusalOf(xhr: XMLHttpRequest): string {
 function startUpload(file: File, onState: (state: TUpload) => void): () => void {
   const xhr = new XMLHttpRequest();
   // XMLHttpRequest, not fetch: only it reports upload progress in every browser.
-  xhr.upload.onprogress = (event) => onState({ kind: "uploading", sent: event.loaded, total: event.total || file.size });
+  xhr.upload.onprogress = (event) =>
+    onState({ kind: "uploading", sent: event.loaded, total: event.total || file.size });
   xhr.upload.onload = () => onState({ kind: "checking" });
   xhr.onerror = () => onState({ kind: "refused", message: "The upload did not reach the server." });
   xhr.onload = () => {

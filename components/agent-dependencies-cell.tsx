@@ -17,7 +17,8 @@ export function AgentDependenciesCell({ state }: { state: TAgentDependencyState 
       return (
         <span className="text-red-700">
           {recipe}: build failed <span className="font-mono">{state.errorCode ?? ""}</span>
-          {state.errorSummary ? ` — ${state.errorSummary}` : ""} (its tasks block; fix the lockfile or the registries, then retry)
+          {state.errorSummary ? ` — ${state.errorSummary}` : ""} (its tasks block; fix the lockfile or the registries,
+          then retry)
         </span>
       );
     case "building":
@@ -27,7 +28,8 @@ export function AgentDependenciesCell({ state }: { state: TAgentDependencyState 
     case "unconfigured":
       return (
         <span className="text-amber-800">
-          {recipe}: no registries configured — set them on <Link href="/operator/limits">Limits</Link>; until then its tasks block
+          {recipe}: no registries configured — set them on <Link href="/operator/limits">Limits</Link>; until then its
+          tasks block
         </span>
       );
   }

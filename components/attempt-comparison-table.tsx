@@ -30,7 +30,10 @@ export function AttemptComparisonTable({ comparison }: { comparison: TAttemptCom
             {a.agent ?? "default agent"}
             {a.profileVersion !== null && <span className="text-xs text-slate-500"> v{a.profileVersion}</span>}
             {group.chosenTaskId === a.taskId && (
-              <span className="ml-2 rounded bg-emerald-100 px-2 py-0.5 text-xs font-medium text-emerald-900" data-testid="attempt-chosen">
+              <span
+                className="ml-2 rounded bg-emerald-100 px-2 py-0.5 text-xs font-medium text-emerald-900"
+                data-testid="attempt-chosen"
+              >
                 chosen
               </span>
             )}

@@ -9,15 +9,29 @@ export function DispatchLabel({ gate }: { gate: TDispatchGateView }) {
   return (
     <span data-testid="dispatch-state">
       on — {gate.mode}
-      {gate.mode === "development" && <strong className="ml-1 text-amber-800">(local substrate, not a VM: development only)</strong>}
+      {gate.mode === "development" && (
+        <strong className="ml-1 text-amber-800">(local substrate, not a VM: development only)</strong>
+      )}
     </span>
   );
 }
 
 /** The gate with its evidence: mode, the run that opened it, why it last closed, and the controls. */
-export function DispatchGatePanel({ gate, action, canToggle }: { gate: TDispatchGateView; action: TFormAction; canToggle: boolean }) {
+export function DispatchGatePanel({
+  gate,
+  action,
+  canToggle,
+}: {
+  gate: TDispatchGateView;
+  action: TFormAction;
+  canToggle: boolean;
+}) {
   return (
-    <div className="space-y-2 rounded border border-slate-200 bg-white p-4" data-testid="dispatch-panel" data-mode={gate.mode}>
+    <div
+      className="space-y-2 rounded border border-slate-200 bg-white p-4"
+      data-testid="dispatch-panel"
+      data-mode={gate.mode}
+    >
       <h2>Dispatch gate</h2>
       <p className="text-sm">
         Dispatch is <DispatchLabel gate={gate} />.
@@ -48,7 +62,11 @@ export function DispatchGatePanel({ gate, action, canToggle }: { gate: TDispatch
             </ActionForm>
           ) : (
             <>
-              <ActionForm action={action} submitLabel="Turn dispatch on (development)" testId="dispatch-development-form">
+              <ActionForm
+                action={action}
+                submitLabel="Turn dispatch on (development)"
+                testId="dispatch-development-form"
+              >
                 <input type="hidden" name="mode" value="development" />
               </ActionForm>
               <ActionForm action={action} submitLabel="Turn dispatch on (production)" testId="dispatch-production-form">

@@ -10,7 +10,10 @@ const ASSESSMENT_LABEL: Record<string, string> = {
   missing: "no trusted verification yet",
 };
 
-const REPORTER_LABEL: Record<NonNullable<TCheckResult["reporter"]>["format"], string> = { tap: "TAP", "node-test": "node --test" };
+const REPORTER_LABEL: Record<NonNullable<TCheckResult["reporter"]>["format"], string> = {
+  tap: "TAP",
+  "node-test": "node --test",
+};
 
 /**
  * A check that declares a test reporter (issue 12, item 7): the counts read from its summary, or
@@ -27,8 +30,15 @@ function ReporterCounts({ check }: { check: TCheckResult }) {
   }
   const { format, tests, passed, failed, skipped } = check.reporter;
   return (
-    <p className="mt-1 text-slate-700" data-testid="evidence-check-reporter" data-tests={tests} data-passed={passed} data-failed={failed}>
-      <span className="text-slate-600">{REPORTER_LABEL[format]} reporter:</span> {tests} {tests === 1 ? "test" : "tests"} run ·{" "}
+    <p
+      className="mt-1 text-slate-700"
+      data-testid="evidence-check-reporter"
+      data-tests={tests}
+      data-passed={passed}
+      data-failed={failed}
+    >
+      <span className="text-slate-600">{REPORTER_LABEL[format]} reporter:</span> {tests}{" "}
+      {tests === 1 ? "test" : "tests"} run ·{" "}
       <span className={passed > 0 ? "text-green-800" : undefined}>{passed} passed</span> ·{" "}
       <span className={failed > 0 ? "font-semibold text-red-800" : undefined}>{failed} failed</span>
       {skipped > 0 && ` · ${skipped} skipped`}
@@ -43,7 +53,9 @@ export function EvidenceTable({ evidence }: { evidence: TEvidenceView }) {
   return (
     <div className="space-y-3" data-testid="evidence">
       <p className="flex flex-wrap items-center gap-2 text-sm">
-        <StateBadge state={assessment.status === "pass" ? "passed" : assessment.status === "stale" ? "stale" : "failed"} />
+        <StateBadge
+          state={assessment.status === "pass" ? "passed" : assessment.status === "stale" ? "stale" : "failed"}
+        />
         <span data-testid="evidence-status" data-status={assessment.status}>
           {ASSESSMENT_LABEL[assessment.status]}
         </span>
@@ -58,9 +70,9 @@ export function EvidenceTable({ evidence }: { evidence: TEvidenceView }) {
       {content && (
         <>
           <p className="text-xs text-slate-600">
-            manifest v{content.manifestVersion} <span className="font-mono">{content.manifestDigest.slice(0, 16)}</span> · verifier{" "}
-            {content.verifier.providerId} ({content.verifier.imageRef}, {content.verifier.substrate}) · evidence{" "}
-            <span className="font-mono">{evidence.digest?.slice(0, 16)}</span>
+            manifest v{content.manifestVersion} <span className="font-mono">{content.manifestDigest.slice(0, 16)}</span>{" "}
+            · verifier {content.verifier.providerId} ({content.verifier.imageRef}, {content.verifier.substrate}) ·
+            evidence <span className="font-mono">{evidence.digest?.slice(0, 16)}</span>
           </p>
           <ul className="space-y-2">
             {content.checks.map((check) => (
@@ -86,7 +98,9 @@ export function EvidenceTable({ evidence }: { evidence: TEvidenceView }) {
                 )}
                 {check.outputExcerpt && (
                   <details className="mt-1">
-                    <summary className="cursor-pointer text-slate-600">output{check.isOutputTruncated ? " (truncated)" : ""}</summary>
+                    <summary className="cursor-pointer text-slate-600">
+                      output{check.isOutputTruncated ? " (truncated)" : ""}
+                    </summary>
                     <pre className="mt-1 max-h-80 overflow-auto whitespace-pre-wrap break-words bg-slate-50 p-2 text-xs">
                       {check.outputExcerpt}
                     </pre>

@@ -23,7 +23,11 @@ export function FilterBar({
   children: React.ReactNode;
 }) {
   return (
-    <form method="get" className="flex flex-wrap items-end gap-3 rounded border border-slate-200 bg-white p-3 text-sm" data-testid={testId}>
+    <form
+      method="get"
+      className="flex flex-wrap items-end gap-3 rounded border border-slate-200 bg-white p-3 text-sm"
+      data-testid={testId}
+    >
       {children}
       <button type="submit" className={`rounded px-3 py-1.5 text-white ${BUTTON_TONES[tone]}`}>
         Filter
@@ -34,7 +38,15 @@ export function FilterBar({
 }
 
 /** From/To date inputs (YYYY-MM-DD, UTC) named `from` and `to`. */
-export function DateRangeFields({ from, to, controlClassName }: { from?: string; to?: string; controlClassName: string }) {
+export function DateRangeFields({
+  from,
+  to,
+  controlClassName,
+}: {
+  from?: string;
+  to?: string;
+  controlClassName: string;
+}) {
   return (
     <>
       <label>

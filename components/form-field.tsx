@@ -25,7 +25,12 @@ export function useFieldProps(name: string, options: { hasHint?: boolean } = {})
   const errors = useFieldErrors(name);
   const { controlId, errorId, hintId } = idsOf(formId, name);
   const describedBy = [options.hasHint ? hintId : null, errors.length > 0 ? errorId : null].filter(Boolean).join(" ");
-  return { id: controlId, name, "aria-invalid": errors.length > 0 ? true : undefined, "aria-describedby": describedBy || undefined };
+  return {
+    id: controlId,
+    name,
+    "aria-invalid": errors.length > 0 ? true : undefined,
+    "aria-describedby": describedBy || undefined,
+  };
 }
 
 export function FieldError({ name }: { name: string }) {
@@ -33,7 +38,12 @@ export function FieldError({ name }: { name: string }) {
   const errors = useFieldErrors(name);
   if (errors.length === 0) return null;
   return (
-    <ul id={idsOf(formId, name).errorId} className="mt-1 space-y-0.5 text-xs text-red-700" data-testid="field-error" data-field={name}>
+    <ul
+      id={idsOf(formId, name).errorId}
+      className="mt-1 space-y-0.5 text-xs text-red-700"
+      data-testid="field-error"
+      data-field={name}
+    >
       {errors.map((message) => (
         <li key={message}>{message}</li>
       ))}

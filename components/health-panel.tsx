@@ -9,7 +9,9 @@ export function HealthPanel({ health }: { health: THealth }) {
         <dt className="text-sm text-slate-600">Database</dt>
         <dd className="mt-1 flex items-center gap-2">
           <StateBadge state={health.database.status} />
-          {health.database.latencyMs !== undefined && <span className="text-sm text-slate-600">{health.database.latencyMs} ms</span>}
+          {health.database.latencyMs !== undefined && (
+            <span className="text-sm text-slate-600">{health.database.latencyMs} ms</span>
+          )}
         </dd>
       </div>
       <div className="rounded border border-slate-200 bg-white p-3">

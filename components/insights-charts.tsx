@@ -33,7 +33,13 @@ export function ApprovalRatesChart({
           <Tooltip formatter={percent} />
           <Legend wrapperStyle={{ fontSize: 12 }} />
           <Bar dataKey="approval" name="approval rate" fill="#16a34a" maxBarSize={18} isAnimationActive={false} />
-          <Bar dataKey="firstRound" name="approved in round 1" fill="#6366f1" maxBarSize={18} isAnimationActive={false} />
+          <Bar
+            dataKey="firstRound"
+            name="approved in round 1"
+            fill="#6366f1"
+            maxBarSize={18}
+            isAnimationActive={false}
+          />
         </BarChart>
       </ResponsiveContainer>
     </div>
@@ -43,7 +49,12 @@ export function ApprovalRatesChart({
 export function RoundsToApprovalChart({ rows }: { rows: { round: number; approved: number }[] }) {
   const data = rows.map((r) => ({ label: `round ${r.round}`, approved: r.approved }));
   return (
-    <div className="h-56 w-full" data-testid="rounds-chart" role="img" aria-label="Approved tasks by the round in which they were approved">
+    <div
+      className="h-56 w-full"
+      data-testid="rounds-chart"
+      role="img"
+      aria-label="Approved tasks by the round in which they were approved"
+    >
       <ResponsiveContainer width="100%" height="100%">
         <BarChart data={data} margin={{ top: 10, right: 20, bottom: 0, left: 0 }}>
           <CartesianGrid strokeDasharray="3 3" stroke="#e2e8f0" />

@@ -61,7 +61,9 @@ export function OperatorNav() {
               key={href}
               href={href}
               aria-current={href === current ? "page" : undefined}
-              className={href === current ? "rounded bg-slate-800 px-1.5 py-0.5 font-medium text-white" : "px-1.5 py-0.5"}
+              className={
+                href === current ? "rounded bg-slate-800 px-1.5 py-0.5 font-medium text-white" : "px-1.5 py-0.5"
+              }
             >
               {label}
             </Link>

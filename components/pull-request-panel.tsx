@@ -65,7 +65,9 @@ export function PullRequestPanel({ publication }: { publication: TPublicationVie
           <code title={publication.headSha}>{publication.headSha.slice(0, 12)}</code>
         </dd>
         <dt className="text-slate-600">Reconciliation</dt>
-        <dd data-testid="reconcile-state">{RECONCILE_LABELS[publication.reconcileState] ?? publication.reconcileState}</dd>
+        <dd data-testid="reconcile-state">
+          {RECONCILE_LABELS[publication.reconcileState] ?? publication.reconcileState}
+        </dd>
         <dt className="text-slate-600">Attempts</dt>
         <dd>{publication.attempts}</dd>
         {publication.state === "pending" && (
@@ -76,7 +78,10 @@ export function PullRequestPanel({ publication }: { publication: TPublicationVie
         )}
       </dl>
       {publication.lastError && (
-        <p className="whitespace-pre-wrap break-words rounded bg-red-50 p-2 text-red-800" data-testid="pull-request-error">
+        <p
+          className="whitespace-pre-wrap break-words rounded bg-red-50 p-2 text-red-800"
+          data-testid="pull-request-error"
+        >
           {publication.lastError}
         </p>
       )}

@@ -31,7 +31,11 @@ const SNAPSHOT: TRelayUsageSnapshot = {
   modelCostMicros: 0,
   modelReservedMicros: 0,
   prices: { inputMicrosPerMTok: 0, outputMicrosPerMTok: 0 },
-  task: { capabilities: 1, tokens: { input: 12_000, output: 3_400, charged: 15_400, unreportedCalls: 0 }, modelCostMicros: 0 },
+  task: {
+    capabilities: 1,
+    tokens: { input: 12_000, output: 3_400, charged: 15_400, unreportedCalls: 0 },
+    modelCostMicros: 0,
+  },
 };
 
 describe("RelayUsage", () => {
@@ -73,7 +77,11 @@ describe("RelayUsage", () => {
           modelCostMicros: 114_000,
           modelReservedMicros: 750_000,
           prices: { inputMicrosPerMTok: 3_000_000, outputMicrosPerMTok: 15_000_000 },
-          task: { capabilities: 2, tokens: { input: 6000, output: 800, charged: 14_800, unreportedCalls: 1 }, modelCostMicros: 120_000 },
+          task: {
+            capabilities: 2,
+            tokens: { input: 6000, output: 800, charged: 14_800, unreportedCalls: 1 },
+            modelCostMicros: 120_000,
+          },
         },
       }),
     ).replace(/<!-- -->/g, "");
@@ -84,6 +92,8 @@ describe("RelayUsage", () => {
     expect(html).toContain("$0.7500 budget still reserved");
     expect(html).toContain("at $3.0000 in / $15.0000 out per million");
     expect(html).toMatch(/5,000 input and 600 output tokens; 1 call\(s\) did not report tokens/);
-    expect(html).toMatch(/All 2 capabilities of this task[^<]*6,000 input and 800 output tokens, 14,800 charged; model cost \$0\.1200/);
+    expect(html).toMatch(
+      /All 2 capabilities of this task[^<]*6,000 input and 800 output tokens, 14,800 charged; model cost \$0\.1200/,
+    );
   });
 });

@@ -45,37 +45,52 @@ export function RelayUsage({ usage }: { usage: TRelayUsageSnapshot | null }) {
       )}
       <dl className="mt-3 grid grid-cols-1 gap-3 sm:grid-cols-2">
         <Meter label="Requests" used={usage.usage.requestCount} limit={usage.limits.maxRequests} format={formatCount} />
-        <Meter label="Bytes (requests + responses)" used={usage.usage.bytesUsed} limit={usage.limits.maxBytes} format={formatBytes} />
-        <Meter label="Tokens charged (input + output)" used={usage.tokens.charged} limit={usage.tokens.max} format={formatCount} />
+        <Meter
+          label="Bytes (requests + responses)"
+          used={usage.usage.bytesUsed}
+          limit={usage.limits.maxBytes}
+          format={formatBytes}
+        />
+        <Meter
+          label="Tokens charged (input + output)"
+          used={usage.tokens.charged}
+          limit={usage.tokens.max}
+          format={formatCount}
+        />
         <div data-testid="relay-model-cost">
           <dt className="text-xs text-slate-600">Model cost</dt>
           <dd className="mt-1 text-sm text-slate-800">
             {formatMicros(usage.modelCostMicros)}
             {usage.modelReservedMicros > 0 && (
-              <span className="text-xs text-slate-500"> · {formatMicros(usage.modelReservedMicros)} budget still reserved</span>
+              <span className="text-xs text-slate-500">
+                {" "}
+                · {formatMicros(usage.modelReservedMicros)} budget still reserved
+              </span>
             )}
             <span className="block text-xs text-slate-500">
-              at {formatMicros(usage.prices.inputMicrosPerMTok)} in / {formatMicros(usage.prices.outputMicrosPerMTok)} out per million
-              tokens
+              at {formatMicros(usage.prices.inputMicrosPerMTok)} in / {formatMicros(usage.prices.outputMicrosPerMTok)}{" "}
+              out per million tokens
             </span>
           </dd>
         </div>
       </dl>
       <p className="mt-2 text-xs text-slate-600" data-testid="relay-tokens">
-        Reported by the upstream: {formatCount(usage.tokens.input)} input and {formatCount(usage.tokens.output)} output tokens
+        Reported by the upstream: {formatCount(usage.tokens.input)} input and {formatCount(usage.tokens.output)} output
+        tokens
         {usage.tokens.unreportedCalls > 0 &&
           `; ${usage.tokens.unreportedCalls} call(s) did not report tokens and are charged at their worst case`}
         .
       </p>
       {usage.task.capabilities > 1 && (
         <p className="mt-1 text-xs text-slate-600" data-testid="relay-task-totals">
-          All {usage.task.capabilities} capabilities of this task (every attempt and round): {formatCount(usage.task.tokens.input)} input
-          and {formatCount(usage.task.tokens.output)} output tokens, {formatCount(usage.task.tokens.charged)} charged; model cost{" "}
-          {formatMicros(usage.task.modelCostMicros)}.
+          All {usage.task.capabilities} capabilities of this task (every attempt and round):{" "}
+          {formatCount(usage.task.tokens.input)} input and {formatCount(usage.task.tokens.output)} output tokens,{" "}
+          {formatCount(usage.task.tokens.charged)} charged; model cost {formatMicros(usage.task.modelCostMicros)}.
         </p>
       )}
       <p className="mt-2 text-xs text-slate-500">
-        Per call: request ≤ {formatBytes(usage.limits.maxRequestBytes)}, response ≤ {formatBytes(usage.limits.maxResponseBytes)}
+        Per call: request ≤ {formatBytes(usage.limits.maxRequestBytes)}, response ≤{" "}
+        {formatBytes(usage.limits.maxResponseBytes)}
       </p>
       <div className="mt-3">
         <h3 className="text-xs font-medium text-slate-700">Calls ({usage.calls.total})</h3>
@@ -94,14 +109,26 @@ export function RelayUsage({ usage }: { usage: TRelayUsageSnapshot | null }) {
           </ul>
         )}
         {usage.calls.isRefusalRecordingCapped && (
-          <p className="mt-1 text-xs text-amber-800">Refused calls are no longer recorded individually (limit reached).</p>
+          <p className="mt-1 text-xs text-amber-800">
+            Refused calls are no longer recorded individually (limit reached).
+          </p>
         )}
       </div>
     </section>
   );
 }
 
-function Meter({ label, used, limit, format }: { label: string; used: number; limit: number; format: (value: number) => string }) {
+function Meter({
+  label,
+  used,
+  limit,
+  format,
+}: {
+  label: string;
+  used: number;
+  limit: number;
+  format: (value: number) => string;
+}) {
   const percent = limit > 0 ? Math.min(100, Math.round((used / limit) * 100)) : 100;
   return (
     <div>

@@ -21,18 +21,24 @@ import {
 } from "recharts";
 
 const dollars = (micros: number) => `$${(micros / 1_000_000).toFixed(micros >= 10_000_000 ? 0 : 2)}`;
-const tooltipDollars = (value: unknown) => (typeof value === "number" ? `$${(value / 1_000_000).toFixed(4)}` : String(value));
+const tooltipDollars = (value: unknown) =>
+  typeof value === "number" ? `$${(value / 1_000_000).toFixed(4)}` : String(value);
 
 /** Axis ticks with as many decimals as the axis's range needs: a month of local demo runs costs fractions of a cent. */
 function axisDollars(topMicros: number): (micros: number) => string {
   const decimals =
-    topMicros >= 10_000_000 ? 0 : topMicros <= 0 ? 2 : Math.min(6, Math.max(2, Math.ceil(-Math.log10(topMicros / 1_000_000)) + 1));
+    topMicros >= 10_000_000
+      ? 0
+      : topMicros <= 0
+        ? 2
+        : Math.min(6, Math.max(2, Math.ceil(-Math.log10(topMicros / 1_000_000)) + 1));
   return (micros) => `$${(micros / 1_000_000).toFixed(decimals)}`;
 }
 
 /** A category label that fits its axis on one line (the tooltip carries the whole name). */
 const AXIS_LABEL_CHARS = 22;
-const shortLabel = (name: string) => (name.length > AXIS_LABEL_CHARS ? `${name.slice(0, AXIS_LABEL_CHARS - 1)}…` : name);
+const shortLabel = (name: string) =>
+  name.length > AXIS_LABEL_CHARS ? `${name.slice(0, AXIS_LABEL_CHARS - 1)}…` : name;
 
 /**
  * A monthly ceiling far above the month's spend would flatten every bar to nothing: it then
@@ -67,11 +73,33 @@ export function DailySpendChart({
             <CartesianGrid strokeDasharray="3 3" stroke="#e2e8f0" />
             <XAxis dataKey="label" tick={{ fontSize: 11 }} interval={2} />
             <YAxis tickFormatter={axisDollars(top)} tick={{ fontSize: 11 }} domain={[0, top]} width={70} />
-            <Tooltip formatter={tooltipDollars} labelFormatter={(_, payload) => String(payload?.[0]?.payload?.day ?? "")} />
+            <Tooltip
+              formatter={tooltipDollars}
+              labelFormatter={(_, payload) => String(payload?.[0]?.payload?.day ?? "")}
+            />
             <Legend wrapperStyle={{ fontSize: 12 }} />
-            <Bar dataKey="machineMicros" name="machines that day" stackId="day" fill={MACHINE_FILL} isAnimationActive={false} />
-            <Bar dataKey="modelMicros" name="model that day" stackId="day" fill={MODEL_FILL} isAnimationActive={false} />
-            <Line dataKey="cumulativeMicros" name="month so far" stroke="#0f172a" dot={false} strokeWidth={2} isAnimationActive={false} />
+            <Bar
+              dataKey="machineMicros"
+              name="machines that day"
+              stackId="day"
+              fill={MACHINE_FILL}
+              isAnimationActive={false}
+            />
+            <Bar
+              dataKey="modelMicros"
+              name="model that day"
+              stackId="day"
+              fill={MODEL_FILL}
+              isAnimationActive={false}
+            />
+            <Line
+              dataKey="cumulativeMicros"
+              name="month so far"
+              stroke="#0f172a"
+              dot={false}
+              strokeWidth={2}
+              isAnimationActive={false}
+            />
             {isCeilingInScale && (
               <ReferenceLine
                 y={monthlyCeilingMicros}
@@ -93,7 +121,8 @@ export function DailySpendChart({
       ) : (
         !isCeilingInScale && (
           <p className="text-xs text-slate-600">
-            The monthly ceiling of {dollars(monthlyCeilingMicros)} is far above this month&apos;s spend: not drawn to scale.
+            The monthly ceiling of {dollars(monthlyCeilingMicros)} is far above this month&apos;s spend: not drawn to
+            scale.
           </p>
         )
       )}
@@ -118,7 +147,14 @@ export function BreakdownChart({
         <BarChart data={rows} layout="vertical" margin={{ top: 5, right: 20, bottom: 5, left: 10 }}>
           <CartesianGrid strokeDasharray="3 3" stroke="#e2e8f0" horizontal={false} />
           <XAxis type="number" tickFormatter={axisDollars(top)} tick={{ fontSize: 11 }} />
-          <YAxis type="category" dataKey="name" width={170} tick={{ fontSize: 11 }} tickFormatter={shortLabel} interval={0} />
+          <YAxis
+            type="category"
+            dataKey="name"
+            width={170}
+            tick={{ fontSize: 11 }}
+            tickFormatter={shortLabel}
+            interval={0}
+          />
           <Tooltip formatter={tooltipDollars} />
           <Legend wrapperStyle={{ fontSize: 12 }} />
           <Bar dataKey="machineMicros" name="machines" stackId="spend" fill={MACHINE_FILL} isAnimationActive={false} />

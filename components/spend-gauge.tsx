@@ -2,7 +2,13 @@
 const usd = (micros: number) => `$${(micros / 1_000_000).toFixed(4)}`;
 
 /** Spend this month against the monthly ceiling, as a gauge (the dashboard's). */
-export function SpendGauge({ committedMicros, ceilingMicros }: { committedMicros: number; ceilingMicros: number | null }) {
+export function SpendGauge({
+  committedMicros,
+  ceilingMicros,
+}: {
+  committedMicros: number;
+  ceilingMicros: number | null;
+}) {
   const ratio = ceilingMicros ? Math.min(1, committedMicros / ceilingMicros) : 0;
   const tone = ratio >= 0.9 ? "bg-red-600" : ratio >= 0.7 ? "bg-amber-500" : "bg-green-600";
   return (

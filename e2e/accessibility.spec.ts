@@ -20,7 +20,11 @@ const isDynamic = isDynamicRoute;
 const patternOf = (route: string) => new RegExp(`^${route.replace(/\[\[?\.{0,3}[^\]]+\]\]?/g, "[^/?#]+")}$`);
 // Every signed-in user has /profile; the operator's shows the most (webhooks, the whole delivery log).
 const roleOf = (route: string): "operator" | "teacher" | "anonymous" =>
-  route.startsWith("/operator") || route === "/profile" ? "operator" : route.startsWith("/teacher") ? "teacher" : "anonymous";
+  route.startsWith("/operator") || route === "/profile"
+    ? "operator"
+    : route.startsWith("/teacher")
+      ? "teacher"
+      : "anonymous";
 
 async function sessionFor(browser: Browser, who: Login | null): Promise<Page> {
   const page = await (await browser.newContext()).newPage();
@@ -32,7 +36,12 @@ async function seriousViolations(page: Page) {
   const results = await new AxeBuilder({ page }).withTags(WCAG_TAGS).analyze();
   return results.violations
     .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => ({ rule: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 5).map((n) => n.target.join(" ")) }));
+    .map((v) => ({
+      rule: v.id,
+      impact: v.impact,
+      help: v.help,
+      targets: v.nodes.slice(0, 5).map((n) => n.target.join(" ")),
+    }));
 }
 
 async function linksOn(page: Page): Promise<string[]> {
@@ -48,7 +57,9 @@ test.beforeAll(async () => {
   await waitForTaskState(taskId, ["review_pending"], 240_000);
 });
 
-test("every page passes axe-core (WCAG 2.1 A/AA) with no serious or critical violation, as the role that uses it", async ({ browser }) => {
+test("every page passes axe-core (WCAG 2.1 A/AA) with no serious or critical violation, as the role that uses it", async ({
+  browser,
+}) => {
   const routes = discoverRoutes();
   expect(routes).toEqual(expect.arrayContaining(["/operator", "/teacher", "/signin", "/teacher/candidates/[id]"]));
   const pages = {
@@ -75,23 +86,33 @@ test("every page passes axe-core (WCAG 2.1 A/AA) with no serious or critical vio
   for (let round = 0; round < 3 && pending.length > 0; round++) {
     const next: string[] = [];
     for (const route of pending) {
-      const candidates = [...seen.get(roleOf(route))!, `/operator/tasks/${taskId}`].filter((href) => patternOf(route).test(href));
+      const candidates = [...seen.get(roleOf(route))!, `/operator/tasks/${taskId}`].filter((href) =>
+        patternOf(route).test(href),
+      );
       if (candidates.length === 0) next.push(route);
       else await visit(route, candidates[0]!);
     }
     pending = next;
   }
   unreached.push(...pending);
-  test.info().annotations.push({ type: "pages checked", description: `${routes.length - unreached.length} of ${routes.length}` });
-  if (unreached.length > 0) test.info().annotations.push({ type: "no instance to visit", description: unreached.join(", ") });
+  test
+    .info()
+    .annotations.push({
+      type: "pages checked",
+      description: `${routes.length - unreached.length} of ${routes.length}`,
+    });
+  if (unreached.length > 0)
+    test.info().annotations.push({ type: "no instance to visit", description: unreached.join(", ") });
   console.log(
     `accessibility: ${routes.length - unreached.length} of ${routes.length} pages checked${unreached.length ? `; no instance to visit: ${unreached.join(", ")}` : ""}`,
   );
   expect(report).toEqual({});
   // The pages this suite's own data makes reachable must have been checked.
-  expect(unreached.filter((r) => ["/operator/tasks/[id]", "/operator/candidates/[id]", "/teacher/candidates/[id]"].includes(r))).toEqual(
-    [],
-  );
+  expect(
+    unreached.filter((r) =>
+      ["/operator/tasks/[id]", "/operator/candidates/[id]", "/teacher/candidates/[id]"].includes(r),
+    ),
+  ).toEqual([]);
 });
 
 /** Presses Tab until `target` (exactly one element) has the focus: reachable by keyboard, in order. */
@@ -103,7 +124,9 @@ async function tabTo(page: Page, target: ReturnType<Page["locator"]>, maxPresses
   throw new Error(`could not reach ${target} with Tab`);
 }
 
-test("the teacher reviews with the keyboard alone: open the candidate, read the diff, comment, approve", async ({ page }) => {
+test("the teacher reviews with the keyboard alone: open the candidate, read the diff, comment, approve", async ({
+  page,
+}) => {
   await page.goto("/signin?callbackUrl=%2Fteacher");
   const who = teacherLogin();
   await tabTo(page, page.getByLabel("Email"));

@@ -14,7 +14,9 @@ test.describe.configure({ mode: "serial", timeout: 120_000 });
 
 const UPLOAD = "/api/operator/agent-code";
 
-test("an archive larger than a server action takes is checked when picked and becomes a profile's code", async ({ page }) => {
+test("an archive larger than a server action takes is checked when picked and becomes a profile's code", async ({
+  page,
+}) => {
   await signIn(page, operatorLogin(), "/operator/agents");
   await page.goto("/operator/agents");
   const form = page.getByTestId("add-agent-form");
@@ -35,8 +37,13 @@ test("an archive larger than a server action takes is checked when picked and be
   // profile would exist without code and adding it below would be ALREADY_EXISTS.
   await expect(form.getByTestId("action-result")).toHaveCount(0);
 
-  const archive = tarArchive(tarFile("agent.mjs", "console.log('hi')\n"), tarFile("weights.bin", randomBytes(2 * 1024 * 1024)));
-  await form.getByTestId("agent-code-file").setInputFiles({ name: "agent.tar", mimeType: "application/x-tar", buffer: archive });
+  const archive = tarArchive(
+    tarFile("agent.mjs", "console.log('hi')\n"),
+    tarFile("weights.bin", randomBytes(2 * 1024 * 1024)),
+  );
+  await form
+    .getByTestId("agent-code-file")
+    .setInputFiles({ name: "agent.tar", mimeType: "application/x-tar", buffer: archive });
   await expect(status).toHaveAttribute("data-state", "stored", { timeout: 60_000 });
   await expect(status).toContainText("Checked and stored: sha256");
   const digest = await form.locator('[name="codeDigest"]').inputValue();
@@ -58,7 +65,11 @@ test("the upload route: a teacher is not found, another site is refused, a body 
 
   const operator = await (await browser.newContext()).newPage();
   await signIn(operator, operatorLogin());
-  expect((await operator.request.put(UPLOAD, { data: body, headers: { ...headers, origin: "https://evil.example" } })).status()).toBe(403);
+  expect(
+    (
+      await operator.request.put(UPLOAD, { data: body, headers: { ...headers, origin: "https://evil.example" } })
+    ).status(),
+  ).toBe(403);
   const tooLarge = await operator.request.put(UPLOAD, {
     data: Buffer.alloc(16 * 1024 * 1024 + 1),
     headers,

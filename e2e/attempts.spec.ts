@@ -16,10 +16,18 @@ test.describe.configure({ timeout: 420_000 });
 
 type TComparison = {
   group: { id: string; chosenTaskId: string | null };
-  attempts: { taskId: string; agent: string | null; state: string; candidateId: string | null; checksPassed: number | null }[];
+  attempts: {
+    taskId: string;
+    agent: string | null;
+    state: string;
+    candidateId: string | null;
+    checksPassed: number | null;
+  }[];
 };
 
-test("two agents on one issue are compared side by side; approving one ends the other as not chosen and opens one PR", async ({ page }) => {
+test("two agents on one issue are compared side by side; approving one ends the other as not chosen and opens one PR", async ({
+  page,
+}) => {
   ensureDispatchOpen();
   const title = `attempts e2e ${Date.now()}`;
   const promptFile = path.join(os.tmpdir(), `schoolcore-e2e-attempts-${process.pid}.md`);

@@ -141,7 +141,9 @@ async function buildHarness(size: { files: number; changedLines: number }): Prom
   await fs.rm(entryDir, { recursive: true, force: true });
   // Marked for eager compilation by the rule `npm run build` applies to Next's framework chunk.
   const vendorText = vendor.outputFiles![0]!.text;
-  const scripts: Record<string, string> = { "/vendor.js": isFrameworkChunk(vendorText) ? withCompileHint(vendorText) : vendorText };
+  const scripts: Record<string, string> = {
+    "/vendor.js": isFrameworkChunk(vendorText) ? withCompileHint(vendorText) : vendorText,
+  };
   for (const file of client.outputFiles!) scripts[`/${path.basename(file.path)}`] = file.text;
 
   const serverFile = path.join(await fs.mkdtemp(path.join(os.tmpdir(), "diff-harness-")), "server.cjs");
@@ -184,7 +186,8 @@ window.__firstRowsAt=null;window.__hydratedAt=null;new MutationObserver((_,o)=>{
     pageJsonBytes: Buffer.byteLength(pageJson),
     chunks: serverModule.chunks,
     onerrorLines: serverModule.diff.files.reduce(
-      (n, f) => n + f.hunks.reduce((m, h) => m + h.lines.filter((l) => l.text.toLowerCase().includes("onerror")).length, 0),
+      (n, f) =>
+        n + f.hunks.reduce((m, h) => m + h.lines.filter((l) => l.text.toLowerCase().includes("onerror")).length, 0),
       0,
     ),
     rowsInHtml: rendered.split("data-kind=").length - 1,
@@ -196,8 +199,14 @@ type TLongTasks = { longest: number; count: number; total: number };
 /** Long tasks since `from` (performance.now() in the page). */
 async function longTasksSince(page: Page, from: number): Promise<TLongTasks> {
   return page.evaluate((since) => {
-    const tasks = (window as unknown as { __longTasks: { start: number; duration: number }[] }).__longTasks.filter((t) => t.start >= since);
-    return { longest: Math.max(0, ...tasks.map((t) => t.duration)), count: tasks.length, total: tasks.reduce((n, t) => n + t.duration, 0) };
+    const tasks = (window as unknown as { __longTasks: { start: number; duration: number }[] }).__longTasks.filter(
+      (t) => t.start >= since,
+    );
+    return {
+      longest: Math.max(0, ...tasks.map((t) => t.duration)),
+      count: tasks.length,
+      total: tasks.reduce((n, t) => n + t.duration, 0),
+    };
   }, from);
 }
 
@@ -227,11 +236,15 @@ for (const size of CASES) {
       await page.setViewportSize({ width: 1400, height: 900 });
       const serveHarness = async (route: Route) => {
         const url = new URL(route.request().url());
-        if (url.pathname === "/") return route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: harness.html });
-        if (url.pathname === "/queue") return route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: QUEUE_HTML });
+        if (url.pathname === "/")
+          return route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: harness.html });
+        if (url.pathname === "/queue")
+          return route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: QUEUE_HTML });
         const script = harness.scripts[url.pathname];
-        if (script !== undefined) return route.fulfill({ status: 200, contentType: "text/javascript; charset=utf-8", body: script });
-        if (url.pathname === "/app.css") return route.fulfill({ status: 200, contentType: "text/css; charset=utf-8", body: harness.css });
+        if (script !== undefined)
+          return route.fulfill({ status: 200, contentType: "text/javascript; charset=utf-8", body: script });
+        if (url.pathname === "/app.css")
+          return route.fulfill({ status: 200, contentType: "text/css; charset=utf-8", body: harness.css });
         if (url.pathname === "/chunks") {
           chunkRequests++;
           const body = harness.chunks[Number(url.searchParams.get("chunk"))];
@@ -258,11 +271,17 @@ for (const size of CASES) {
       });
       const highlightedMs = await now(page);
       // Then the other chunks of lines arrive; "load" lasts until the last one is in.
-      await page.waitForFunction(() => document.querySelector('[data-testid="diff-view"]')?.getAttribute("data-loaded") !== "false", null, {
-        polling: 50,
-        timeout: 120_000,
-      });
-      expect(await page.evaluate(() => document.querySelector('[data-testid="diff-view"]')!.getAttribute("data-loaded"))).toBe("true");
+      await page.waitForFunction(
+        () => document.querySelector('[data-testid="diff-view"]')?.getAttribute("data-loaded") !== "false",
+        null,
+        {
+          polling: 50,
+          timeout: 120_000,
+        },
+      );
+      expect(
+        await page.evaluate(() => document.querySelector('[data-testid="diff-view"]')!.getAttribute("data-loaded")),
+      ).toBe("true");
       expect(chunkRequests).toBe(harness.chunks.length - 1);
       const load = await page.evaluate(() => {
         const w = window as unknown as { __firstRowsAt: number | null; __hydratedAt: number | null };
@@ -295,7 +314,8 @@ for (const size of CASES) {
           // A step is blank when no row covers the middle of the viewport, even after the
           // virtualizer had ten more frames to fill it (a loaded machine may need a few; a bug
           // leaves it blank for good). How fast rows appear is the benchmark's business.
-          const covered = () => Boolean(document.elementFromPoint(innerWidth * 0.7, innerHeight / 2)?.closest("[data-index]"));
+          const covered = () =>
+            Boolean(document.elementFromPoint(innerWidth * 0.7, innerHeight / 2)?.closest("[data-index]"));
           let isCovered = covered();
           for (let wait = 0; !isCovered && wait < 10; wait++) {
             await frames();
@@ -317,12 +337,17 @@ for (const size of CASES) {
       const searchStarted = await now(page);
       await page.locator('[data-testid="diff-search"]').fill("onerror");
       await page.waitForFunction(
-        () => /^(\d[\d,]* match(es)?|No matches)$/.test(document.querySelector('[data-testid="diff-search-status"]')?.textContent ?? ""),
+        () =>
+          /^(\d[\d,]* match(es)?|No matches)$/.test(
+            document.querySelector('[data-testid="diff-search-status"]')?.textContent ?? "",
+          ),
         null,
         { polling: 50, timeout: 60_000 },
       );
       const searchCountMs = (await now(page)) - searchStarted;
-      const searchStatus = await page.evaluate(() => document.querySelector('[data-testid="diff-search-status"]')!.textContent);
+      const searchStatus = await page.evaluate(
+        () => document.querySelector('[data-testid="diff-search-status"]')!.textContent,
+      );
       const expectedMatches = harness.onerrorLines;
       expect(searchStatus).toBe(`${expectedMatches.toLocaleString("en-US")} matches`);
       await page.locator('[data-testid="diff-search"]').press("Enter");
@@ -340,7 +365,11 @@ for (const size of CASES) {
           status: document.querySelector('[data-testid="diff-search-status"]')!.textContent,
         };
       });
-      expect(stepped).toEqual({ text: "onerror", isInView: true, status: `2 of ${expectedMatches.toLocaleString("en-US")} matches` });
+      expect(stepped).toEqual({
+        text: "onerror",
+        isInView: true,
+        status: `2 of ${expectedMatches.toLocaleString("en-US")} matches`,
+      });
       const searchTasks = await longTasksSince(page, searchStarted);
 
       // Tree jump to the last file: scrolled to it, focus on its heading. The tree lists a page of
@@ -372,15 +401,21 @@ for (const size of CASES) {
 
       // Hostile content is text: the path reads as written, nothing ran, nothing was injected.
       await page.evaluate(() => window.scrollTo(0, 0));
-      await page.waitForFunction(() => document.querySelector('[data-testid="diff-rows"] > [data-index="0"] h3') !== null, null, {
-        polling: 50,
-      });
+      await page.waitForFunction(
+        () => document.querySelector('[data-testid="diff-rows"] > [data-index="0"] h3') !== null,
+        null,
+        {
+          polling: 50,
+        },
+      );
       expect(await page.evaluate(() => document.querySelector("#root h3 > span:last-child")?.textContent)).toBe(
         '<script>alert("path")</script>/x&y "q".ts',
       );
       expect(
         await page.evaluate(
-          () => document.querySelectorAll("#root script, #root img, #root iframe, #root object, #root embed, #root style").length,
+          () =>
+            document.querySelectorAll("#root script, #root img, #root iframe, #root object, #root embed, #root style")
+              .length,
         ),
       ).toBe(0);
 
@@ -422,10 +457,14 @@ for (const size of CASES) {
       });
       expect(kept).toEqual({ afterHide: "hidden", afterSameDiff: "hidden", afterOtherDiff: "shown" });
       // The diff came back as a new one: its lines load again before the layout switch is measured.
-      await page.waitForFunction(() => document.querySelector('[data-testid="diff-view"]')?.getAttribute("data-loaded") === "true", null, {
-        polling: 50,
-        timeout: 120_000,
-      });
+      await page.waitForFunction(
+        () => document.querySelector('[data-testid="diff-view"]')?.getAttribute("data-loaded") === "true",
+        null,
+        {
+          polling: 50,
+          timeout: 120_000,
+        },
+      );
 
       // Keyboard: the layout toggle is a button reachable by focus and pressed with Enter.
       await page.evaluate(() =>
@@ -479,10 +518,14 @@ for (const size of CASES) {
         await tab.goto(`${ORIGIN}/queue`);
         await tab.waitForFunction(() => "__harnessVendor" in window, null, { polling: 50, timeout: 60_000 });
         await tab.goto(`${ORIGIN}/`);
-        await tab.waitForFunction(() => document.querySelector('[data-testid="diff-view"]')?.getAttribute("data-loaded") === "true", null, {
-          polling: 50,
-          timeout: 120_000,
-        });
+        await tab.waitForFunction(
+          () => document.querySelector('[data-testid="diff-view"]')?.getAttribute("data-loaded") === "true",
+          null,
+          {
+            polling: 50,
+            timeout: 120_000,
+          },
+        );
         fromQueue = await longTasksSince(tab, 0);
         await tab.close();
       }
@@ -539,11 +582,15 @@ for (const size of CASES) {
       await page.setViewportSize({ width: 1400, height: 900 });
       const serveHarness = async (route: Route) => {
         const url = new URL(route.request().url());
-        if (url.pathname === "/") return route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: harness.html });
-        if (url.pathname === "/queue") return route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: QUEUE_HTML });
+        if (url.pathname === "/")
+          return route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: harness.html });
+        if (url.pathname === "/queue")
+          return route.fulfill({ status: 200, contentType: "text/html; charset=utf-8", body: QUEUE_HTML });
         const script = harness.scripts[url.pathname];
-        if (script !== undefined) return route.fulfill({ status: 200, contentType: "text/javascript; charset=utf-8", body: script });
-        if (url.pathname === "/app.css") return route.fulfill({ status: 200, contentType: "text/css; charset=utf-8", body: harness.css });
+        if (script !== undefined)
+          return route.fulfill({ status: 200, contentType: "text/javascript; charset=utf-8", body: script });
+        if (url.pathname === "/app.css")
+          return route.fulfill({ status: 200, contentType: "text/css; charset=utf-8", body: harness.css });
         const index = Number(url.searchParams.get("chunk"));
         if (url.pathname === "/chunks" && harness.chunks[index]) {
           // Chunk 1 is held until the test lets it go; the last chunk fails once.
@@ -565,7 +612,9 @@ for (const size of CASES) {
       await page.goto(`${ORIGIN}/`);
       await expect(view).toHaveAttribute("data-hydrated", "true");
       await expect(view).toHaveAttribute("data-loaded", "false");
-      await expect(page.locator('[data-testid="diff-loading"]')).toContainText(/Loading lines… [\d,]+ of [\d,]+ \(\d+%\)/);
+      await expect(page.locator('[data-testid="diff-loading"]')).toContainText(
+        /Loading lines… [\d,]+ of [\d,]+ \(\d+%\)/,
+      );
       // The search counts what is here and says it is not final.
       await page.locator('[data-testid="diff-search"]').fill("onerror");
       await expect(status).toContainText(/^Searching… .*lines still loading \(\d+%\)$/);
@@ -582,7 +631,9 @@ for (const size of CASES) {
       await expect(page.locator('[data-testid="diff-tree-file"]')).toHaveCount(size.files);
       await expect(page.locator('[data-testid="diff-file-tree"]')).toHaveAttribute("data-complete", "true");
       await page.locator('[data-testid="diff-tree-file"]').last().click();
-      await expect(page.locator('[data-testid="diff-pending"]').first()).toContainText(/Loading [\d,]+ more lines of this file…/);
+      await expect(page.locator('[data-testid="diff-pending"]').first()).toContainText(
+        /Loading [\d,]+ more lines of this file…/,
+      );
       await page.screenshot({ path: "test-results/diff-view-loading.png" });
 
       // The rest arrives, but the last chunk fails: the view says which lines are missing, not silently.

@@ -5,7 +5,8 @@ export type Login = { email: string; password: string };
 function login(prefix: string): Login {
   const email = process.env[`${prefix}_EMAIL`];
   const password = process.env[`${prefix}_PASSWORD`];
-  if (!email || !password) throw new Error(`${prefix}_EMAIL/_PASSWORD are not set: run the e2e suite through e2e/run-e2e.ts`);
+  if (!email || !password)
+    throw new Error(`${prefix}_EMAIL/_PASSWORD are not set: run the e2e suite through e2e/run-e2e.ts`);
   return { email, password };
 }
 
@@ -34,12 +35,14 @@ export async function injectSubstrateFault(fault: {
   const path = await import("node:path");
   const dataDir = process.env.E2E_DATA_DIR;
   const port = process.env.LOCAL_SUBSTRATE_ADMIN_PORT;
-  if (!dataDir || !port) throw new Error("E2E_DATA_DIR/LOCAL_SUBSTRATE_ADMIN_PORT are not set: run the e2e suite through e2e/run-e2e.ts");
+  if (!dataDir || !port)
+    throw new Error("E2E_DATA_DIR/LOCAL_SUBSTRATE_ADMIN_PORT are not set: run the e2e suite through e2e/run-e2e.ts");
   const token = (await readFile(path.join(dataDir, "secrets", "substrate-admin-token"), "utf8")).trim();
   const response = await fetch(`http://127.0.0.1:${port}/admin/faults`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
     body: JSON.stringify(fault),
   });
-  if (response.status !== 201) throw new Error(`the substrate refused the fault: ${response.status} ${await response.text()}`);
+  if (response.status !== 201)
+    throw new Error(`the substrate refused the fault: ${response.status} ${await response.text()}`);
 }

@@ -80,7 +80,9 @@ test("operator qualifies the substrate from the dashboard, dispatches the demo t
   const taskPath = await createTask(operator, "add() subtracts instead of adding", prompt);
   await expect(operator.getByTestId("timeline")).toContainText("queued");
   // live progress, no reload by us: the page refreshes itself until the task waits for review
-  await expect(operator.locator("h1 + [data-state]").first()).toHaveAttribute("data-state", "review_pending", { timeout: 120_000 });
+  await expect(operator.locator("h1 + [data-state]").first()).toHaveAttribute("data-state", "review_pending", {
+    timeout: 120_000,
+  });
   await expect(operator.getByTestId("timeline")).toContainText("verifying");
   const taskId = taskPath.split("/").at(-1)!;
 
@@ -155,7 +157,9 @@ test("operator qualifies the substrate from the dashboard, dispatches the demo t
 test("hostile file names and diff lines render as text, never as markup", async ({ browser }) => {
   const operator = await newSession(browser, operatorLogin());
   const taskPath = await createTask(operator, "escaping probe", "escaping probe: add notes");
-  await expect(operator.locator("h1 + [data-state]").first()).toHaveAttribute("data-state", "review_pending", { timeout: 120_000 });
+  await expect(operator.locator("h1 + [data-state]").first()).toHaveAttribute("data-state", "review_pending", {
+    timeout: 120_000,
+  });
   const teacher = await newSession(browser, teacherLogin());
   const detail = cliJson<{ candidates: { id: string }[] }>(["task", "show", taskPath.split("/").at(-1)!]);
   await teacher.goto(`/teacher/candidates/${detail.candidates[0]!.id}`);

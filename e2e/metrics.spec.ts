@@ -10,7 +10,9 @@ test("the metrics endpoint answers a scraper with the token and refuses one with
   const refused = await request.get("/api/metrics");
   expect(refused.status()).toBe(401);
   expect(await refused.text()).not.toContain("schoolcore_");
-  expect((await request.get("/api/metrics", { headers: { Authorization: "Bearer scm_not-the-token-at-all" } })).status()).toBe(401);
+  expect(
+    (await request.get("/api/metrics", { headers: { Authorization: "Bearer scm_not-the-token-at-all" } })).status(),
+  ).toBe(401);
 
   const scraped = await request.get("/api/metrics", { headers: { Authorization: `Bearer ${token}` } });
   expect(scraped.status()).toBe(200);

@@ -4,7 +4,11 @@
  * login page, next-auth's code flow with PKCE, state and nonce, and roles from its groups.
  */
 import { expect, test, type Page } from "@playwright/test";
-import { startOidcTestProvider, type TOidcTestAccount, type TOidcTestProvider } from "../lib/testing/oidc-test-provider";
+import {
+  startOidcTestProvider,
+  type TOidcTestAccount,
+  type TOidcTestProvider,
+} from "../lib/testing/oidc-test-provider";
 import { cliJson } from "./cli";
 
 let idp: TOidcTestProvider;
@@ -12,10 +16,15 @@ let idp: TOidcTestProvider;
 test.beforeAll(async () => {
   const port = Number(process.env.E2E_OIDC_PORT);
   const clientSecret = process.env.E2E_OIDC_CLIENT_SECRET;
-  if (!port || !clientSecret) throw new Error("E2E_OIDC_PORT/E2E_OIDC_CLIENT_SECRET are not set: run the e2e suite through e2e/run-e2e.ts");
+  if (!port || !clientSecret)
+    throw new Error("E2E_OIDC_PORT/E2E_OIDC_CLIENT_SECRET are not set: run the e2e suite through e2e/run-e2e.ts");
   idp = await startOidcTestProvider({
     port,
-    client: { clientId: "school-core-e2e", clientSecret, redirectUri: `${process.env.E2E_BASE_URL}/api/auth/callback/oidc` },
+    client: {
+      clientId: "school-core-e2e",
+      clientSecret,
+      redirectUri: `${process.env.E2E_BASE_URL}/api/auth/callback/oidc`,
+    },
   });
   cliJson([
     "settings",
@@ -48,7 +57,9 @@ async function signInAtProvider(page: Page, login: string) {
   await page.getByRole("button", { name: "Log in to the school" }).click();
 }
 
-test("a person in the teacher group signs in through the provider and lands on the review queue as a teacher", async ({ page }) => {
+test("a person in the teacher group signs in through the provider and lands on the review queue as a teacher", async ({
+  page,
+}) => {
   const account = addPerson("ms-rivera", ["teachers", "staff"]);
   await signInAtProvider(page, "ms-rivera");
   await expect(page).toHaveURL(/\/teacher$/);

@@ -53,12 +53,9 @@ test("an invalid limit shows every field error and saves nothing; a valid one wi
   await expect(row.getByTestId("audit-diff")).toContainText("maxProcesses");
   await expect(row.getByTestId("audit-diff")).toContainText("300");
 
-  const audit = cliJson<{ items: { action: string; targetId: string; detail: { after: { maxProcesses: number }; reason: string } }[] }>([
-    "audit",
-    "list",
-    "--kind",
-    "setting",
-  ]);
+  const audit = cliJson<{
+    items: { action: string; targetId: string; detail: { after: { maxProcesses: number }; reason: string } }[];
+  }>(["audit", "list", "--kind", "setting"]);
   expect(audit.items[0]).toMatchObject({
     action: "setting.write",
     targetId: "task.limits",
@@ -73,7 +70,9 @@ test("an invalid limit shows every field error and saves nothing; a valid one wi
   await expect(page.getByTestId("dispatch-closed-reason")).toContainText("task.limits");
 });
 
-test("the spend page draws its chart and breakdowns from the ledger the demo runs made, and exports it as CSV", async ({ browser }) => {
+test("the spend page draws its chart and breakdowns from the ledger the demo runs made, and exports it as CSV", async ({
+  browser,
+}) => {
   const page = await operatorPage(browser);
   await page.goto("/operator/spend");
   await expect(page.getByTestId("ledger-table").locator("tbody tr").first()).toBeVisible();
@@ -84,7 +83,9 @@ test("the spend page draws its chart and breakdowns from the ledger the demo run
   expect(csv.status()).toBe(200);
   expect(csv.headers()["content-type"]).toContain("text/csv");
   const lines = (await csv.text()).trim().split("\n");
-  expect(lines[0]).toBe("id,created_at,kind,resource,amount_micros,amount_usd,task_id,repository,issue,machine,relay_capability_id,note");
+  expect(lines[0]).toBe(
+    "id,created_at,kind,resource,amount_micros,amount_usd,task_id,repository,issue,machine,relay_capability_id,note",
+  );
   expect(lines.length).toBeGreaterThan(1);
   for (const line of lines.slice(1)) expect(line).toMatch(/^"\d+","[^"]+","usage","machine",/);
 });
@@ -110,12 +111,16 @@ test("a task blocked by an injected provider 500 is retried from its page and re
   await page.getByLabel(/Issue text/).fill("add() subtracts instead of adding.");
   await page.getByRole("button", { name: "Create task" }).click();
   await page.waitForURL(/\/operator\/tasks\/[0-9a-f-]{36}$/);
-  await expect(page.locator("h1 + [data-state]").first()).toHaveAttribute("data-state", "blocked", { timeout: 120_000 });
+  await expect(page.locator("h1 + [data-state]").first()).toHaveAttribute("data-state", "blocked", {
+    timeout: 120_000,
+  });
   await expect(page.getByTestId("task-error")).toContainText("SUBSTRATE_INTERNAL");
 
   await page.getByTestId("retry-form").locator('[name="reason"]').fill("the provider had a bad minute");
   await page.getByTestId("retry-form").getByRole("button", { name: "Retry as a new attempt" }).click();
-  await expect(page.locator("h1 + [data-state]").first()).toHaveAttribute("data-state", "review_pending", { timeout: 180_000 });
+  await expect(page.locator("h1 + [data-state]").first()).toHaveAttribute("data-state", "review_pending", {
+    timeout: 180_000,
+  });
   const attempts = page.getByTestId("task-attempt");
   await expect(attempts).toHaveCount(2);
   await expect(attempts.nth(0)).toContainText("Attempt 0");
@@ -131,7 +136,10 @@ test("a dependency rebuild asked from the repository's page is queued, run by th
 }) => {
   const page = await operatorPage(browser);
   await page.goto("/operator/repositories");
-  await page.locator('[data-testid="repository"][data-name="demo/greeter"]').getByRole("link", { name: "dependencies" }).click();
+  await page
+    .locator('[data-testid="repository"][data-name="demo/greeter"]')
+    .getByRole("link", { name: "dependencies" })
+    .click();
   await expect(page.getByRole("heading", { name: "Dependencies of demo/greeter" })).toBeVisible();
   const setupRunsBefore = await page.getByTestId("setup-runs").locator("li").count();
 
@@ -154,7 +162,9 @@ test("a running dependency build is cancelled from its page: stopped within seco
   browser,
 }) => {
   // A repository whose recipe runs for minutes: the same greeter source, a custom recipe that sleeps.
-  const greeter = cliJson<{ name: string; cloneUrl: string }[]>(["repo", "list"]).find((r) => r.name === "demo/greeter")!;
+  const greeter = cliJson<{ name: string; cloneUrl: string }[]>(["repo", "list"]).find(
+    (r) => r.name === "demo/greeter",
+  )!;
   cliJson(["repo", "add", "--name", "demo/slow-build", "--url", greeter.cloneUrl]);
   cliJson([
     "repo",
@@ -174,7 +184,10 @@ test("a running dependency build is cancelled from its page: stopped within seco
   ]);
   const page = await operatorPage(browser);
   await page.goto("/operator/repositories");
-  await page.locator('[data-testid="repository"][data-name="demo/slow-build"]').getByRole("link", { name: "dependencies" }).click();
+  await page
+    .locator('[data-testid="repository"][data-name="demo/slow-build"]')
+    .getByRole("link", { name: "dependencies" })
+    .click();
   await page.getByTestId("build-bundle-form").getByRole("button", { name: "Build bundle now" }).click();
   const request = page.getByTestId("build-request").first();
   await expect(request).toHaveAttribute("data-state", "running", { timeout: 60_000 });
@@ -187,7 +200,9 @@ test("a running dependency build is cancelled from its page: stopped within seco
   await request.getByTestId("cancel-build-form").getByRole("button", { name: "Cancel" }).click();
   await expect(request).toHaveAttribute("data-state", "cancelled", { timeout: 30_000 });
   await expect(request).toContainText("Cancelled while it ran: the build was stopped and its builder destroyed.");
-  await expect(page.getByTestId("setup-runs").locator("li").first()).toContainText("BUILD_CANCELLED", { timeout: 30_000 });
+  await expect(page.getByTestId("setup-runs").locator("li").first()).toContainText("BUILD_CANCELLED", {
+    timeout: 30_000,
+  });
   if (dir) await page.screenshot({ path: `${dir}/dependencies-build-cancelled.png`, fullPage: true });
   await page.goto("/operator/audit");
   await expect(page.getByTestId("audit-row").filter({ hasText: "dependencies.build.cancelled" }).first()).toBeVisible();

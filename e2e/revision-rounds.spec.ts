@@ -35,7 +35,10 @@ async function snapshot(page: Page, name: string) {
 async function waitForTask(taskId: string, check: (task: TTaskShow) => boolean, timeoutMs: number): Promise<TTaskShow> {
   let task = cliJson<TTaskShow>(["task", "show", taskId]);
   await expect
-    .poll(() => ((task = cliJson<TTaskShow>(["task", "show", taskId])), check(task)), { timeout: timeoutMs, intervals: [1000] })
+    .poll(() => ((task = cliJson<TTaskShow>(["task", "show", taskId])), check(task)), {
+      timeout: timeoutMs,
+      intervals: [1000],
+    })
     .toBe(true);
   return task;
 }
@@ -52,7 +55,9 @@ test("request changes with a line comment → round 2 runs by itself → interdi
   await operator.getByRole("button", { name: "Create task" }).click();
   await operator.waitForURL(/\/operator\/tasks\/[0-9a-f-]{36}$/);
   const taskId = new URL(operator.url()).pathname.split("/").at(-1)!;
-  const round1 = (await waitForTask(taskId, (t) => t.state === "review_pending", 180_000)).candidates.find((c) => c.round === 1)!;
+  const round1 = (await waitForTask(taskId, (t) => t.state === "review_pending", 180_000)).candidates.find(
+    (c) => c.round === 1,
+  )!;
 
   // Round 1: two tabs on the same review page; the second one will go stale.
   const teacher = await newSession(browser, teacherLogin());
@@ -92,7 +97,9 @@ test("request changes with a line comment → round 2 runs by itself → interdi
   await expect(teacher.getByTestId("review-queue")).toContainText("round 2");
   await teacher.goto(`/teacher/candidates/${round2.id}`);
   await expect(teacher.getByTestId("round-badge")).toHaveText("round 2");
-  await expect(teacher.getByTestId("diff-view").getByRole("heading", { level: 2 }).first()).toHaveText("Changes since round 1");
+  await expect(teacher.getByTestId("diff-view").getByRole("heading", { level: 2 }).first()).toHaveText(
+    "Changes since round 1",
+  );
   await expect(teacher.getByTestId("diff-totals")).toContainText("1 file changed");
   await expect(teacher.getByTestId("diff-view")).toContainText("test/add-negative.test.js");
   await expect(teacher.getByTestId("diff-view")).toContainText("add handles negative numbers");
@@ -103,7 +110,8 @@ test("request changes with a line comment → round 2 runs by itself → interdi
   await snapshot(teacher, "round-2-interdiff");
   // The route the diff view fetches its other chunks of lines from (issue 16) is bound to this
   // candidate's head and its own two diffs, and answers teachers only. (This diff is one chunk.)
-  const chunkUrl = (head: string, left: string) => `/api/teacher/candidates/${round2.id}/diff?head=${head}&left=${left}&chunk=1`;
+  const chunkUrl = (head: string, left: string) =>
+    `/api/teacher/candidates/${round2.id}/diff?head=${head}&left=${left}&chunk=1`;
   const refusal = async (response: { status: () => number; json: () => Promise<unknown> }) => ({
     status: response.status(),
     message: ((await response.json()) as { error: { message: string } }).error.message,
@@ -112,7 +120,9 @@ test("request changes with a line comment → round 2 runs by itself → interdi
     status: 400,
     message: expect.stringMatching(/has 1 chunks; chunk 1 does not exist/),
   });
-  expect(await refusal(await teacher.request.get(chunkUrl(round1.headSha, round1.headSha)))).toMatchObject({ status: 409 });
+  expect(await refusal(await teacher.request.get(chunkUrl(round1.headSha, round1.headSha)))).toMatchObject({
+    status: 409,
+  });
   expect(await refusal(await teacher.request.get(chunkUrl(round2.headSha, "0".repeat(40))))).toMatchObject({
     status: 400,
     message: expect.stringMatching(/not one of this candidate's/),
@@ -152,7 +162,11 @@ test("request changes with a line comment → round 2 runs by itself → interdi
   // Exactly one pull request, from round 2's head, listing both rounds.
   const published = await waitForTask(taskId, (t) => t.state === "pr_open", 120_000);
   expect(published.pullRequest).toMatchObject({ headSha: round2.headSha, candidateId: round2.id });
-  const decisions = cliJson<{ decisions: { verdict: string; candidateId: string }[] }>(["task", "show", taskId]).decisions;
+  const decisions = cliJson<{ decisions: { verdict: string; candidateId: string }[] }>([
+    "task",
+    "show",
+    taskId,
+  ]).decisions;
   expect(decisions.map((d) => [d.verdict, d.candidateId])).toEqual(
     expect.arrayContaining([
       ["request_changes", round1.id],
@@ -169,7 +183,9 @@ test("request changes with a line comment → round 2 runs by itself → interdi
   // History lists both decisions of the task; insights count it.
   await teacher.goto("/teacher/history?scope=mine");
   await expect(teacher.getByTestId("history-table")).toContainText("also handle negative numbers");
-  await expect(teacher.getByTestId("history-row").filter({ hasText: "Negative numbers are covered now." })).toContainText("pr open");
+  await expect(
+    teacher.getByTestId("history-row").filter({ hasText: "Negative numbers are covered now." }),
+  ).toContainText("pr open");
   await snapshot(teacher, "history");
   await teacher.goto("/teacher/insights");
   await expect(teacher.getByTestId("insights-by-repository")).toContainText("demo/calculator");

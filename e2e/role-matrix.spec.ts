@@ -21,7 +21,9 @@ type TPageExpectation = { path: string; operator: number | undefined; teacher: n
 function expectationsOf(route: string): TPageExpectation | undefined {
   const audience = audienceOf(route);
   if (audience === undefined)
-    throw new Error(`${route}: a page outside /operator, /teacher, /profile and the public pages — say who it is for in e2e/app-routes.ts`);
+    throw new Error(
+      `${route}: a page outside /operator, /teacher, /profile and the public pages — say who it is for in e2e/app-routes.ts`,
+    );
   if (audience === "public") return undefined;
   let path = route;
   let isReal = true;

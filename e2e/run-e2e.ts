@@ -77,8 +77,17 @@ async function main() {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-e2e-"));
   await fs.chmod(dataDir, 0o755);
   // Distinct ports, all held while they are chosen: two services given one port fail to start.
-  const [port, pgPort, substratePort, substrateAdminPort, forgePort, forgeAdminPort, relayPort, registryPort, oidcPort] =
-    await findFreePorts(9);
+  const [
+    port,
+    pgPort,
+    substratePort,
+    substrateAdminPort,
+    forgePort,
+    forgeAdminPort,
+    relayPort,
+    registryPort,
+    oidcPort,
+  ] = await findFreePorts(9);
   // The OIDC client secret, a file like every secret; outside DATA_DIR so no backup or listing of it sees it.
   const oidcDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-e2e-oidc-"));
   const oidcClientSecret = randomBytes(24).toString("base64url");
@@ -128,7 +137,8 @@ async function main() {
     running = await startSystem(env);
     try {
       if (!running.output().includes("demo logins: see")) throw new Error("restart re-seeded the demo users");
-      failures += (await runPlaywright(["--grep", "@restart", "--output", "test-results/restart"], testEnv)) === 0 ? 0 : 1;
+      failures +=
+        (await runPlaywright(["--grep", "@restart", "--output", "test-results/restart"], testEnv)) === 0 ? 0 : 1;
     } finally {
       await stopSystem(running);
     }

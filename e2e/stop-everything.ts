@@ -75,7 +75,8 @@ function launch(system: TSystem): TRunning {
 async function waitForOutput(running: TRunning, text: string): Promise<void> {
   const deadline = Date.now() + START_DEADLINE_MS;
   while (!running.output().includes(text)) {
-    if (running.child.exitCode !== null) throw new Error(`the system exited before "${text}":\n${running.output().slice(-3000)}`);
+    if (running.child.exitCode !== null)
+      throw new Error(`the system exited before "${text}":\n${running.output().slice(-3000)}`);
     if (Date.now() > deadline) throw new Error(`no "${text}" within ${START_DEADLINE_MS / 1000} s`);
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -119,7 +120,8 @@ async function describeLeftovers(system: TSystem, groupId: number): Promise<stri
     problems.push(`process ${pid} still runs: ${readProcText(pid, "cmdline").split("\0").join(" ").slice(0, 200)}`);
   for (const [name, port] of Object.entries(system.ports))
     if (await isListening(port)) problems.push(`${name} ${port} still has a listener`);
-  if (fs.existsSync(path.join(system.dataDir, "postgres", "postmaster.pid"))) problems.push("postgres/postmaster.pid is still there");
+  if (fs.existsSync(path.join(system.dataDir, "postgres", "postmaster.pid")))
+    problems.push("postgres/postmaster.pid is still there");
   return problems;
 }
 
@@ -169,7 +171,9 @@ async function stopAt(system: TSystem, moment: TMoment): Promise<string[]> {
   const running = launch(system);
   const groupId = running.child.pid!;
   // npm re-raises the SIGINT it got once its script has exited: a clean stop is code 0 or that signal
-  const exited = new Promise<string>((resolve) => running.child.once("exit", (code, signal) => resolve(signal ?? String(code))));
+  const exited = new Promise<string>((resolve) =>
+    running.child.once("exit", (code, signal) => resolve(signal ?? String(code))),
+  );
   let stopLoad: () => void = () => undefined;
   try {
     await waitForOutput(running, moment.after);
@@ -179,12 +183,16 @@ async function stopAt(system: TSystem, moment: TMoment): Promise<string[]> {
     }
     const startedAt = Date.now();
     process.kill(-groupId, "SIGINT");
-    const outcome = await Promise.race([exited, new Promise<"timeout">((r) => setTimeout(() => r("timeout"), STOP_DEADLINE_MS))]);
+    const outcome = await Promise.race([
+      exited,
+      new Promise<"timeout">((r) => setTimeout(() => r("timeout"), STOP_DEADLINE_MS)),
+    ]);
     const seconds = ((Date.now() - startedAt) / 1000).toFixed(1);
     const problems: string[] = [];
     if (outcome === "timeout") problems.push(`the launcher did not exit within ${STOP_DEADLINE_MS / 1000} s`);
     else if (outcome !== "0" && outcome !== "SIGINT") problems.push(`the launcher exited with ${outcome}`);
-    else if (!running.output().includes("[school-core] stopped")) problems.push("the launcher did not report a clean stop");
+    else if (!running.output().includes("[school-core] stopped"))
+      problems.push("the launcher did not report a clean stop");
     // what a lost child would still be doing a moment after the launcher is gone
     await new Promise((r) => setTimeout(r, 500));
     problems.push(...(await describeLeftovers(system, groupId)));

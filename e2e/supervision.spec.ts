@@ -10,7 +10,10 @@ import { createDemoTask, findWorkerPids, waitForTaskState } from "./system-proce
 
 test.describe.configure({ mode: "serial", timeout: 600_000 });
 
-test("a SIGKILLed worker is restarted while the web app keeps serving, and the in-flight task finishes", async ({ page, request }) => {
+test("a SIGKILLed worker is restarted while the web app keeps serving, and the in-flight task finishes", async ({
+  page,
+  request,
+}) => {
   const [workerPid] = findWorkerPids();
   expect(workerPid, "the running worker process").toBeDefined();
   const taskId = createDemoTask("supervision: worker killed mid-task");

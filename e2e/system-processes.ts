@@ -97,8 +97,11 @@ export async function waitForTaskState(taskId: string, states: string[], timeout
     const state = readTaskState(taskId);
     if (states.includes(state)) return state;
     if (["blocked", "failed"].includes(state))
-      throw new Error(`task ${taskId} ended ${state}: ${JSON.stringify(cliJson(["task", "show", taskId])).slice(0, 2000)}`);
-    if (Date.now() > deadline) throw new Error(`task ${taskId} is ${state}, not ${states.join("/")}, after ${timeoutMs / 1000}s`);
+      throw new Error(
+        `task ${taskId} ended ${state}: ${JSON.stringify(cliJson(["task", "show", taskId])).slice(0, 2000)}`,
+      );
+    if (Date.now() > deadline)
+      throw new Error(`task ${taskId} is ${state}, not ${states.join("/")}, after ${timeoutMs / 1000}s`);
     await new Promise((r) => setTimeout(r, 1000));
   }
 }

@@ -124,7 +124,10 @@ export function bound(text, maxChars) {
  * @param {number} maxChars
  */
 export function printable(text, maxChars) {
-  return bound(String(text).replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, "\ufffd"), maxChars);
+  return bound(
+    String(text).replace(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, "\ufffd"),
+    maxChars,
+  );
 }
 
 /**
@@ -177,7 +180,9 @@ async function listFiles(repoDir, args) {
   const paths = [];
   /** @type {(dir: string, prefix: string) => Promise<void>} */
   const walk = async (dir, prefix) => {
-    const entries = (await fs.readdir(dir, { withFileTypes: true }).catch(() => [])).sort((a, b) => a.name.localeCompare(b.name));
+    const entries = (await fs.readdir(dir, { withFileTypes: true }).catch(() => [])).sort((a, b) =>
+      a.name.localeCompare(b.name),
+    );
     for (const entry of entries) {
       if (paths.length >= AGENT_LIMITS.maxListedPaths) return;
       const relative = prefix ? `${prefix}/${entry.name}` : entry.name;
@@ -200,7 +205,8 @@ async function readFile(repoDir, args) {
   if (!target.ok) return `refused: ${target.reason}`;
   const stat = await fs.lstat(target.absolute).catch(() => null);
   if (!stat?.isFile()) return `refused: ${target.path} is not a file of the repository`;
-  if (stat.size > AGENT_LIMITS.maxReadBytes) return `refused: ${target.path} is larger than ${AGENT_LIMITS.maxReadBytes} bytes`;
+  if (stat.size > AGENT_LIMITS.maxReadBytes)
+    return `refused: ${target.path} is larger than ${AGENT_LIMITS.maxReadBytes} bytes`;
   return fs.readFile(target.absolute, "utf8");
 }
 
@@ -216,7 +222,8 @@ async function writeFile(repoDir, args, edited) {
   if (typeof args.content !== "string") return "refused: content must be a string";
   if (Buffer.byteLength(args.content, "utf8") > AGENT_LIMITS.maxWriteBytes)
     return `refused: content larger than ${AGENT_LIMITS.maxWriteBytes} bytes`;
-  if (!edited.has(target.path) && edited.size >= AGENT_LIMITS.maxWrites) return `refused: more than ${AGENT_LIMITS.maxWrites} files`;
+  if (!edited.has(target.path) && edited.size >= AGENT_LIMITS.maxWrites)
+    return `refused: more than ${AGENT_LIMITS.maxWrites} files`;
   const stat = await fs.lstat(target.absolute).catch(() => null);
   if (stat && !stat.isFile()) return `refused: ${target.path} exists and is not a regular file`;
   await fs.mkdir(path.dirname(target.absolute), { recursive: true });
@@ -248,12 +255,20 @@ export async function runTests(repoDir, { timeoutMs = AGENT_LIMITS.testTimeoutMs
     // Keep the tail: failures are reported at the end.
     maxOutputChars: AGENT_LIMITS.outputExcerptChars * 2,
   });
-  if (check.error) return { command, exitCode: null, outputExcerpt: `could not start npm: ${check.error.code ?? check.error.message}` };
+  if (check.error)
+    return {
+      command,
+      exitCode: null,
+      outputExcerpt: `could not start npm: ${check.error.code ?? check.error.message}`,
+    };
   const tail = check.output.slice(-AGENT_LIMITS.outputExcerptChars + 100);
   return {
     command,
     exitCode: check.isTimedOut ? null : check.code,
-    outputExcerpt: bound(check.isTimedOut ? `timed out after ${timeoutMs} ms\n${tail}` : tail, AGENT_LIMITS.outputExcerptChars),
+    outputExcerpt: bound(
+      check.isTimedOut ? `timed out after ${timeoutMs} ms\n${tail}` : tail,
+      AGENT_LIMITS.outputExcerptChars,
+    ),
   };
 }
 
@@ -282,7 +297,8 @@ export function createToolSession({ repoDir, testTimeoutMs }) {
     edited,
     testRuns,
     async run(name, args) {
-      if (typeof args !== "object" || args === null || Array.isArray(args)) return "refused: arguments are not a JSON object";
+      if (typeof args !== "object" || args === null || Array.isArray(args))
+        return "refused: arguments are not a JSON object";
       try {
         switch (name) {
           case "list_files":

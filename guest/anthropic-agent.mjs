@@ -7,12 +7,25 @@
 // uploaded into guests; it is tested on the host against the real endpoint (guest/reference-agents.test.ts).
 import Anthropic from "@anthropic-ai/sdk";
 import { AGENT_LIMITS, bound, createToolSession, TOOL_DEFINITIONS } from "./agent-tools.mjs";
-import { buildPrompt, finishRun, modelFailureNote, OUTPUT_DIR, readTask, REPO_DIR, runAsProgram, TASK_FILE } from "./agent-run.mjs";
+import {
+  buildPrompt,
+  finishRun,
+  modelFailureNote,
+  OUTPUT_DIR,
+  readTask,
+  REPO_DIR,
+  runAsProgram,
+  TASK_FILE,
+} from "./agent-run.mjs";
 
 /** @import { MessageParam, TextBlockParam, Tool, ToolResultBlockParam, ToolUseBlockParam } from "@anthropic-ai/sdk/resources/messages" */
 
 /** @type {Tool[]} */
-export const TOOLS = TOOL_DEFINITIONS.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.parameters }));
+export const TOOLS = TOOL_DEFINITIONS.map((tool) => ({
+  name: tool.name,
+  description: tool.description,
+  input_schema: tool.parameters,
+}));
 
 /**
  * The model name to send: ANTHROPIC_MODEL when set, else the first model the endpoint lists (the pinned one).
@@ -70,7 +83,8 @@ export async function runAnthropicAgent({
       const blocks = [];
       for (const block of message.content) {
         if (block.type === "text") blocks.push({ type: "text", text: block.text });
-        else if (block.type === "tool_use") blocks.push({ type: "tool_use", id: block.id, name: block.name, input: block.input });
+        else if (block.type === "tool_use")
+          blocks.push({ type: "tool_use", id: block.id, name: block.name, input: block.input });
       }
       messages.push({ role: "assistant", content: blocks });
       const calls = blocks.filter((block) => block.type === "tool_use");
@@ -83,7 +97,11 @@ export async function runAnthropicAgent({
       for (const call of calls) {
         const result = await session.run(call.name, call.input);
         process.stdout.write(`[tool] ${call.name}: ${bound(result.split("\n")[0], 200)}\n`);
-        results.push({ type: "tool_result", tool_use_id: call.id, content: bound(result, AGENT_LIMITS.toolResultChars) });
+        results.push({
+          type: "tool_result",
+          tool_use_id: call.id,
+          content: bound(result, AGENT_LIMITS.toolResultChars),
+        });
       }
       messages.push({ role: "user", content: results });
     }

@@ -62,7 +62,12 @@ async function runRecipe() {
     maxOutputChars: MAX_TAIL,
   });
   const startError = recipe.error ? `could not start ${command}: ${recipe.error.message}\n` : "";
-  return { code: recipe.code, signal: recipe.signal, isTimedOut: recipe.isTimedOut, tail: (recipe.output + startError).slice(-MAX_TAIL) };
+  return {
+    code: recipe.code,
+    signal: recipe.signal,
+    isTimedOut: recipe.isTimedOut,
+    tail: (recipe.output + startError).slice(-MAX_TAIL),
+  };
 }
 
 // ---- probe mode (qualification: the builder reaches the broker and nothing else) -------------
@@ -136,7 +141,8 @@ async function probe() {
   for (const target of config.probe.directTargets)
     direct.push({ label: target.label, outcome: await tryConnect({ host: target.host, port: target.port }) });
   const requests = [];
-  for (const request of config.probe.requests) requests.push({ label: request.label, ...(await rawRequest(request.raw)) });
+  for (const request of config.probe.requests)
+    requests.push({ label: request.label, ...(await rawRequest(request.raw)) });
   forwarder.close();
   const routes = readText("/proc/net/route").split("\n").slice(1).filter(Boolean);
   const interfaces = readText("/proc/net/dev")
@@ -149,7 +155,12 @@ async function probe() {
     exitCode: 0,
     durationMs: 0,
     outputTail: "",
-    probe: { direct, requests, interfaces, hasDefaultRoute: routes.some((line) => line.split(/\s+/)[1] === "00000000") },
+    probe: {
+      direct,
+      requests,
+      interfaces,
+      hasDefaultRoute: routes.some((line) => line.split(/\s+/)[1] === "00000000"),
+    },
   });
 }
 
@@ -164,7 +175,12 @@ async function main() {
   forwarder.close();
   const durationMs = Date.now() - started;
   if (recipe.isTimedOut || recipe.code !== 0) {
-    writeResult({ status: recipe.isTimedOut ? "timed_out" : "failed", exitCode: recipe.code, durationMs, outputTail: recipe.tail });
+    writeResult({
+      status: recipe.isTimedOut ? "timed_out" : "failed",
+      exitCode: recipe.code,
+      durationMs,
+      outputTail: recipe.tail,
+    });
     return;
   }
   // A recipe with nothing to install still yields a (empty) bundle.
@@ -196,7 +212,13 @@ async function main() {
     });
     return;
   }
-  writeResult({ status: "succeeded", exitCode: 0, durationMs, outputTail: recipe.tail, bundleBytes: fs.statSync(BUNDLE_ARCHIVE).size });
+  writeResult({
+    status: "succeeded",
+    exitCode: 0,
+    durationMs,
+    outputTail: recipe.tail,
+    bundleBytes: fs.statSync(BUNDLE_ARCHIVE).size,
+  });
 }
 
 main()

@@ -2,7 +2,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { BUILDER_PROGRAMS } from "../lib/dependencies/run-dependency-setup";
-import { GUEST_PROGRAMS, GUEST_PROGRAMS_DIR, MODEL_ENDPOINT_PROGRAMS, PROBE_PROGRAMS } from "../lib/tasks/task-run-context";
+import {
+  GUEST_PROGRAMS,
+  GUEST_PROGRAMS_DIR,
+  MODEL_ENDPOINT_PROGRAMS,
+  PROBE_PROGRAMS,
+} from "../lib/tasks/task-run-context";
 
 // Guest programs are uploaded by name, side by side, and import each other by relative path: a
 // module that a program imports but that is not uploaded with it fails inside the guest, at start.

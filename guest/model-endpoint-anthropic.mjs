@@ -27,7 +27,10 @@ import {
  */
 export const ANTHROPIC_REQUEST_FIELDS = {
   model: { kind: "ignored", note: "any name; the operator-pinned model answers and the response's model names it" },
-  messages: { kind: "used", note: "text, tool_use and tool_result blocks (tool_result content: string or text blocks)" },
+  messages: {
+    kind: "used",
+    note: "text, tool_use and tool_result blocks (tool_result content: string or text blocks)",
+  },
   system: { kind: "used", note: "a string or text blocks" },
   max_tokens: { kind: "used", note: `required; above ${MAX_TOKENS_CEILING} it is lowered to ${MAX_TOKENS_CEILING}` },
   tools: { kind: "used", note: "custom tools only (name, description, input_schema); server tools are refused" },
@@ -39,8 +42,16 @@ export const ANTHROPIC_REQUEST_FIELDS = {
   metadata: { kind: "ignored", note: "bookkeeping" },
   service_tier: { kind: "ignored", note: "bookkeeping" },
   cache_control: { kind: "ignored", note: "caching hint (also on blocks and tools)" },
-  thinking: { kind: "only", note: '{type:"disabled"}', allows: (value) => isObject(value) && value.type === "disabled" },
-  stop_sequences: { kind: "only", note: "none (an empty list)", allows: (value) => Array.isArray(value) && value.length === 0 },
+  thinking: {
+    kind: "only",
+    note: '{type:"disabled"}',
+    allows: (value) => isObject(value) && value.type === "disabled",
+  },
+  stop_sequences: {
+    kind: "only",
+    note: "none (an empty list)",
+    allows: (value) => Array.isArray(value) && value.length === 0,
+  },
   output_config: { kind: "refused", note: "not carried" },
   output_format: { kind: "refused", note: "structured output is not carried" },
   mcp_servers: { kind: "refused", note: "no MCP servers" },
@@ -72,13 +83,17 @@ function anthropicText(content, where) {
 /** @param {unknown} block @param {string} at */
 function unsupportedBlock(block, at) {
   const type = isObject(block) ? JSON.stringify(block.type)?.slice(0, 40) : "non-object";
-  return invalid(`${at}.type: ${type} blocks are not supported here: the relay carries text, tool_use and tool_result only`, `${at}.type`);
+  return invalid(
+    `${at}.type: ${type} blocks are not supported here: the relay carries text, tool_use and tool_result only`,
+    `${at}.type`,
+  );
 }
 
 /** @param {Record<string, unknown>} block @param {string} at */
 function checkTextBlock(block, at) {
   checkKeys(block, ["type", "text", "cache_control", "citations"], at);
-  if (Array.isArray(block.citations) && block.citations.length > 0) throw invalid(`${at}.citations: not supported`, `${at}.citations`);
+  if (Array.isArray(block.citations) && block.citations.length > 0)
+    throw invalid(`${at}.citations: not supported`, `${at}.citations`);
 }
 
 /**
@@ -95,7 +110,8 @@ function anthropicMessageToChat(message, index) {
   if (message.role !== "user" && message.role !== "assistant")
     throw invalid(`${where}.role: must be "user" or "assistant"`, `${where}.role`);
   const blocks = typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
-  if (!Array.isArray(blocks)) throw invalid(`${where}.content: must be a string or an array of blocks`, `${where}.content`);
+  if (!Array.isArray(blocks))
+    throw invalid(`${where}.content: must be a string or an array of blocks`, `${where}.content`);
   /** @type {string[]} */
   const texts = [];
   /** @type {ChatMessage[]} */
@@ -117,7 +133,8 @@ function anthropicMessageToChat(message, index) {
       });
     } else if (isObject(block) && block.type === "tool_result" && message.role === "user") {
       checkKeys(block, ["type", "tool_use_id", "content", "is_error", "cache_control"], at);
-      const text = block.content === undefined || block.content === null ? "" : anthropicText(block.content, `${at}.content`);
+      const text =
+        block.content === undefined || block.content === null ? "" : anthropicText(block.content, `${at}.content`);
       // The relay's tool message has no error flag; the model still has to learn the call failed.
       toolMessages.push({
         role: "tool",
@@ -128,10 +145,13 @@ function anthropicMessageToChat(message, index) {
       throw unsupportedBlock(block, at);
     }
   }
-  if (message.role === "assistant") return [{ role: "assistant", content: texts.length > 0 ? texts.join("\n") : null, toolCalls }];
+  if (message.role === "assistant")
+    return [{ role: "assistant", content: texts.length > 0 ? texts.join("\n") : null, toolCalls }];
   return [
     ...toolMessages,
-    ...(texts.length > 0 || toolMessages.length === 0 ? [{ role: /** @type {const} */ ("user"), content: texts.join("\n") }] : []),
+    ...(texts.length > 0 || toolMessages.length === 0
+      ? [{ role: /** @type {const} */ ("user"), content: texts.join("\n") }]
+      : []),
   ];
 }
 
@@ -166,8 +186,10 @@ function anthropicToolChoiceToChat(choice, toolCount) {
 export function anthropicRequestToChat(body) {
   if (!isObject(body)) throw invalid("the request body must be a JSON object");
   checkFields(body, ANTHROPIC_REQUEST_FIELDS);
-  if (body.max_tokens === undefined || body.max_tokens === null) throw invalid("max_tokens: Field required", "max_tokens");
-  if (!Array.isArray(body.messages) || body.messages.length === 0) throw invalid("messages: must be a non-empty array", "messages");
+  if (body.max_tokens === undefined || body.max_tokens === null)
+    throw invalid("max_tokens: Field required", "max_tokens");
+  if (!Array.isArray(body.messages) || body.messages.length === 0)
+    throw invalid("messages: must be a non-empty array", "messages");
   const rawTools = body.tools ?? [];
   if (!Array.isArray(rawTools)) throw invalid("tools: must be an array", "tools");
   const tools = rawTools.map((tool, index) => {
@@ -175,7 +197,8 @@ export function anthropicRequestToChat(body) {
     if (!isObject(tool) || (tool.type !== undefined && tool.type !== null && tool.type !== "custom"))
       throw invalid(`${at}.type: only custom tools are supported (no server tools)`, `${at}.type`);
     checkKeys(tool, ["type", "name", "description", "input_schema", "cache_control", "strict"], at);
-    if (!isObject(tool.input_schema)) throw invalid(`${at}.input_schema: must be a JSON Schema object`, `${at}.input_schema`);
+    if (!isObject(tool.input_schema))
+      throw invalid(`${at}.input_schema: must be a JSON Schema object`, `${at}.input_schema`);
     /** @type {ChatTool} */
     const translated = { name: requireString(tool.name, `${at}.name`), parameters: tool.input_schema };
     if (tool.description !== undefined && tool.description !== null)
@@ -238,7 +261,12 @@ function anthropicBlocks(answer) {
   const { content, toolCalls } = answer.message;
   return [
     ...(content ? [{ type: /** @type {const} */ ("text"), text: content, citations: null }] : []),
-    ...toolCalls.map((call) => ({ type: /** @type {const} */ ("tool_use"), id: call.id, name: call.name, input: toolInput(call) })),
+    ...toolCalls.map((call) => ({
+      type: /** @type {const} */ ("tool_use"),
+      id: call.id,
+      name: call.name,
+      input: toolInput(call),
+    })),
   ];
 }
 
@@ -291,9 +319,13 @@ export function* anthropicStreamEvents(answer, usage, { id = newId("msg_") } = {
   for (const [index, block] of blocks.entries()) {
     if (block.type === "text") {
       yield event("content_block_start", { index, content_block: { type: "text", text: "", citations: null } });
-      for (const part of splitText(block.text)) yield event("content_block_delta", { index, delta: { type: "text_delta", text: part } });
+      for (const part of splitText(block.text))
+        yield event("content_block_delta", { index, delta: { type: "text_delta", text: part } });
     } else {
-      yield event("content_block_start", { index, content_block: { type: "tool_use", id: block.id, name: block.name, input: {} } });
+      yield event("content_block_start", {
+        index,
+        content_block: { type: "tool_use", id: block.id, name: block.name, input: {} },
+      });
       for (const part of splitText(JSON.stringify(block.input)))
         yield event("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: part } });
     }

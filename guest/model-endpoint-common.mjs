@@ -58,7 +58,8 @@ export function checkFields(body, table) {
     const rule = Object.hasOwn(table, name) ? table[name] : undefined;
     if (!rule) throw invalid(`${name}: this field is not supported by the school-core model endpoint`, name);
     if (value === null || value === undefined) continue;
-    if (rule.kind === "refused") throw invalid(`${name}: not supported by the school-core model endpoint (${rule.note})`, name);
+    if (rule.kind === "refused")
+      throw invalid(`${name}: not supported by the school-core model endpoint (${rule.note})`, name);
     if (rule.kind === "only" && !rule.allows(value))
       throw invalid(`${name}: only ${rule.note} is supported by the school-core model endpoint`, name);
   }
@@ -85,7 +86,8 @@ export function requireString(value, where) {
 
 /** @param {unknown} value @param {string} where */
 export function readMaxTokens(value, where) {
-  if (!Number.isInteger(value) || /** @type {number} */ (value) < 1) throw invalid(`${where}: must be a positive integer`, where);
+  if (!Number.isInteger(value) || /** @type {number} */ (value) < 1)
+    throw invalid(`${where}: must be a positive integer`, where);
   return Math.min(/** @type {number} */ (value), MAX_TOKENS_CEILING);
 }
 

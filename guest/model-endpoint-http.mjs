@@ -31,7 +31,11 @@ export function sendJson(res, status, body, headers = {}) {
  */
 export async function sendEvents(res, events) {
   const pending = [...events]; // materialized first: a broken answer is refused before any byte
-  res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
+  res.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+  });
   for (const event of pending) {
     if (res.destroyed) return;
     if (!res.write(event)) {
@@ -93,7 +97,10 @@ export function withTimeout(promise, ms) {
   /** @type {NodeJS.Timeout | undefined} */
   let timer;
   const timeout = new Promise((_resolve, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`no relay answer within ${ms} ms`), { code: "RELAY_CLIENT_TIMEOUT" })), ms);
+    timer = setTimeout(
+      () => reject(Object.assign(new Error(`no relay answer within ${ms} ms`), { code: "RELAY_CLIENT_TIMEOUT" })),
+      ms,
+    );
   });
   return /** @type {Promise<T>} */ (Promise.race([promise, timeout]).finally(() => clearTimeout(timer)));
 }

@@ -49,10 +49,18 @@ export const OPENAI_REQUEST_FIELDS = {
   prompt_cache_retention: { kind: "ignored", note: "caching hint" },
   service_tier: { kind: "ignored", note: "bookkeeping" },
   n: { kind: "only", note: "1", allows: (value) => value === 1 },
-  parallel_tool_calls: { kind: "only", note: "true (the relay cannot forbid parallel calls)", allows: (value) => value === true },
+  parallel_tool_calls: {
+    kind: "only",
+    note: "true (the relay cannot forbid parallel calls)",
+    allows: (value) => value === true,
+  },
   logprobs: { kind: "only", note: "false", allows: (value) => value === false },
   response_format: { kind: "only", note: '{type:"text"}', allows: (value) => isObject(value) && value.type === "text" },
-  modalities: { kind: "only", note: '["text"]', allows: (value) => Array.isArray(value) && value.length === 1 && value[0] === "text" },
+  modalities: {
+    kind: "only",
+    note: '["text"]',
+    allows: (value) => Array.isArray(value) && value.length === 1 && value[0] === "text",
+  },
   stop: { kind: "only", note: "none (an empty list)", allows: (value) => Array.isArray(value) && value.length === 0 },
   top_logprobs: { kind: "refused", note: "log probabilities are not carried" },
   logit_bias: { kind: "refused", note: "not carried" },
@@ -84,7 +92,10 @@ function openAiText(content, where, partTypes = ["text"]) {
           `${at}.type`,
         );
       checkKeys(part, ["type", "text", "refusal"], at);
-      return requireString(part.type === "refusal" ? part.refusal : part.text, `${at}.${part.type === "refusal" ? "refusal" : "text"}`);
+      return requireString(
+        part.type === "refusal" ? part.refusal : part.text,
+        `${at}.${part.type === "refusal" ? "refusal" : "text"}`,
+      );
     })
     .join("\n");
 }
@@ -148,7 +159,10 @@ function openAiToolChoiceToChat(choice) {
   if (isObject(choice) && choice.type === "function" && isObject(choice.function)) {
     return { type: "tool", name: requireString(choice.function.name, "tool_choice.function.name") };
   }
-  throw invalid('tool_choice: only "auto", "none", "required" or {type:"function",function:{name}} is supported', "tool_choice");
+  throw invalid(
+    'tool_choice: only "auto", "none", "required" or {type:"function",function:{name}} is supported',
+    "tool_choice",
+  );
 }
 
 /**
@@ -160,7 +174,8 @@ function openAiToolChoiceToChat(choice) {
 export function openAiRequestToChat(body) {
   if (!isObject(body)) throw invalid("the request body must be a JSON object");
   checkFields(body, OPENAI_REQUEST_FIELDS);
-  if (!Array.isArray(body.messages) || body.messages.length === 0) throw invalid("messages: must be a non-empty array", "messages");
+  if (!Array.isArray(body.messages) || body.messages.length === 0)
+    throw invalid("messages: must be a non-empty array", "messages");
   const rawTools = body.tools ?? [];
   if (!Array.isArray(rawTools)) throw invalid("tools: must be an array", "tools");
   const tools = rawTools.map((tool, index) => {
@@ -184,11 +199,17 @@ export function openAiRequestToChat(body) {
   const chat = {
     messages: body.messages.map(openAiMessageToChat),
     tools,
-    toolChoice: body.tool_choice === undefined || body.tool_choice === null ? { type: "auto" } : openAiToolChoiceToChat(body.tool_choice),
+    toolChoice:
+      body.tool_choice === undefined || body.tool_choice === null
+        ? { type: "auto" }
+        : openAiToolChoiceToChat(body.tool_choice),
   };
   const maxTokens = body.max_completion_tokens ?? body.max_tokens;
   if (maxTokens !== undefined && maxTokens !== null)
-    chat.maxTokens = readMaxTokens(maxTokens, body.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens");
+    chat.maxTokens = readMaxTokens(
+      maxTokens,
+      body.max_completion_tokens != null ? "max_completion_tokens" : "max_tokens",
+    );
   if (body.stream_options != null) {
     if (!isObject(body.stream_options)) throw invalid("stream_options: must be an object", "stream_options");
     checkKeys(body.stream_options, ["include_usage", "include_obfuscation"], "stream_options");
@@ -253,7 +274,11 @@ export function chatToOpenAiResponse(answer, usage, { id = newId("chatcmpl-"), c
  * @param {{ id?: string, created?: number, includeUsage?: boolean }} [options]
  * @returns {Generator<string>}
  */
-export function* openAiStreamEvents(answer, usage, { id = newId("chatcmpl-"), created = nowSeconds(), includeUsage = false } = {}) {
+export function* openAiStreamEvents(
+  answer,
+  usage,
+  { id = newId("chatcmpl-"), created = nowSeconds(), includeUsage = false } = {},
+) {
   const { content, toolCalls } = answer.message;
   /** @param {unknown[]} choices @param {unknown} [chunkUsage] */
   const chunk = (choices, chunkUsage = null) =>
@@ -271,8 +296,11 @@ export function* openAiStreamEvents(answer, usage, { id = newId("chatcmpl-"), cr
   yield chunk(choice({ role: "assistant", content: content === null ? null : "", refusal: null }));
   for (const part of splitText(content ?? "")) yield chunk(choice({ content: part }));
   for (const [index, call] of toolCalls.entries()) {
-    yield chunk(choice({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] }));
-    for (const part of splitText(call.arguments)) yield chunk(choice({ tool_calls: [{ index, function: { arguments: part } }] }));
+    yield chunk(
+      choice({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] }),
+    );
+    for (const part of splitText(call.arguments))
+      yield chunk(choice({ tool_calls: [{ index, function: { arguments: part } }] }));
   }
   yield chunk(choice({}, OPENAI_FINISH_REASONS[answer.finishReason]));
   if (includeUsage) yield chunk([], openAiUsage(usage));

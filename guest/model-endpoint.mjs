@@ -25,10 +25,20 @@
 //   ceiling plus envelope), concurrent requests are capped, receiving a request is timed, a relay
 //   call is timed, and a client that disconnects at any point only loses its own answer.
 import http from "node:http";
-import { anthropicErrorType, anthropicRequestToChat, anthropicStreamEvents, chatToAnthropicMessage } from "./model-endpoint-anthropic.mjs";
+import {
+  anthropicErrorType,
+  anthropicRequestToChat,
+  anthropicStreamEvents,
+  chatToAnthropicMessage,
+} from "./model-endpoint-anthropic.mjs";
 import { EndpointRequestError, nowSeconds } from "./model-endpoint-common.mjs";
 import { createBoundedLog, readBody, sendEvents, sendJson, withTimeout } from "./model-endpoint-http.mjs";
-import { chatToOpenAiResponse, openAiErrorType, openAiRequestToChat, openAiStreamEvents } from "./model-endpoint-openai.mjs";
+import {
+  chatToOpenAiResponse,
+  openAiErrorType,
+  openAiRequestToChat,
+  openAiStreamEvents,
+} from "./model-endpoint-openai.mjs";
 import { createRelayClient, readRelayTask, TASK_FILE } from "./relay-client.mjs";
 
 /** @import { RelayClient } from "./relay-client.mjs" */
@@ -147,7 +157,8 @@ export async function startModelEndpoint({
   maxConcurrentRequests = MAX_CONCURRENT_REQUESTS,
   relayCallTimeoutMs = RELAY_CALL_TIMEOUT_MS,
 }) {
-  if (!LOOPBACK_HOSTS.includes(host)) throw new Error(`the model endpoint listens on loopback only (${LOOPBACK_HOSTS.join(", ")})`);
+  if (!LOOPBACK_HOSTS.includes(host))
+    throw new Error(`the model endpoint listens on loopback only (${LOOPBACK_HOSTS.join(", ")})`);
   if (typeof client?.chat !== "function") throw new Error("the model endpoint needs a relay client with chat()");
   const modelId = typeof model === "string" && model.length > 0 ? model : DEFAULT_MODEL_ID;
   const created = nowSeconds();
@@ -224,13 +235,19 @@ export async function startModelEndpoint({
         answer = await withTimeout(client.chat(translated.chat), relayCallTimeoutMs);
       } catch (error) {
         // A RelayClientError (or a timeout) normally; anything else is read defensively.
-        const failure = /** @type {{ code?: unknown, status?: unknown, message?: unknown } | null | undefined} */ (error);
+        const failure = /** @type {{ code?: unknown, status?: unknown, message?: unknown } | null | undefined} */ (
+          error
+        );
         const code = typeof failure?.code === "string" ? failure.code : "RELAY_CLIENT_PROTOCOL";
         const relayStatus =
-          typeof failure?.status === "number" && Number.isInteger(failure.status) && failure.status >= 400 && failure.status <= 599
+          typeof failure?.status === "number" &&
+          Number.isInteger(failure.status) &&
+          failure.status >= 400 &&
+          failure.status <= 599
             ? failure.status
             : null;
-        const status = relayStatus ?? LOCAL_RELAY_ERROR_STATUS[/** @type {keyof LOCAL_RELAY_ERROR_STATUS} */ (code)] ?? 502;
+        const status =
+          relayStatus ?? LOCAL_RELAY_ERROR_STATUS[/** @type {keyof LOCAL_RELAY_ERROR_STATUS} */ (code)] ?? 502;
         const message = `${code}: ${typeof failure?.message === "string" ? failure.message.slice(0, 500) : "the relay call failed"}`;
         if (res.destroyed) return log(`${req.method} ${path}: the agent disconnected; the relay answered ${code}`);
         // Retrying a spent budget, a revoked capability or a failed upstream cannot succeed.

@@ -18,7 +18,11 @@ import { issueCapability } from "../lib/relay/issue-capability";
 import { mailboxFileName } from "../lib/relay/mailbox-protocol";
 import { processMailboxRequest } from "../lib/relay/process-mailbox-request";
 import { createRelayRequestListener } from "../lib/relay/relay-http";
-import { startFakeAnthropicServer, startFakeOpenAiServer, type TFakeUpstream } from "../lib/relay/testing/fake-upstream-servers";
+import {
+  startFakeAnthropicServer,
+  startFakeOpenAiServer,
+  type TFakeUpstream,
+} from "../lib/relay/testing/fake-upstream-servers";
 import { createRelayTestTask } from "../lib/relay/testing/relay-fixtures";
 import { closeUpstreamAgents } from "../lib/relay/transports/http-upstream";
 import { setRelayUpstream } from "../lib/relay/upstream-setting";
@@ -42,7 +46,9 @@ function openAiModel(body: Record<string, unknown>) {
     : {
         role: "assistant",
         content: null,
-        tool_calls: [{ id: "call_read_1", type: "function", function: { name: "read_file", arguments: '{"path":"src/add.js"}' } }],
+        tool_calls: [
+          { id: "call_read_1", type: "function", function: { name: "read_file", arguments: '{"path":"src/add.js"}' } },
+        ],
       };
   return {
     id: "chatcmpl-upstream",
@@ -150,8 +156,21 @@ describe("official SDKs → in-guest endpoint → relay channel → provider wir
     );
     const mailboxRoot = path.join(tmp, `mailbox-${taskId}`);
     if (channel === "mailbox") startMailboxWorker(mailboxRoot, taskId);
-    const client = createRelayClient({ taskId, channel, handle, socketPath, mailboxRoot, timeoutMs: 20_000, pollIntervalMs: 10 });
-    const endpoint = await startModelEndpoint({ client, port: 0, model, logFile: path.join(tmp, `endpoint-${taskId}.log`) });
+    const client = createRelayClient({
+      taskId,
+      channel,
+      handle,
+      socketPath,
+      mailboxRoot,
+      timeoutMs: 20_000,
+      pollIntervalMs: 10,
+    });
+    const endpoint = await startModelEndpoint({
+      client,
+      port: 0,
+      model,
+      logFile: path.join(tmp, `endpoint-${taskId}.log`),
+    });
     stops.push(() => endpoint.close());
     return { capabilityId, port: endpoint.port as number };
   }
@@ -168,18 +187,28 @@ describe("official SDKs → in-guest endpoint → relay channel → provider wir
         const { capabilityId, port } = await guestFor(channel, "openai-pinned-model");
         const openai = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "placeholder", maxRetries: 0 });
         const tools = [{ type: "function" as const, function: READ_FILE_TOOL }];
-        const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: "user", content: "add() subtracts instead of adding" }];
+        const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [
+          { role: "user", content: "add() subtracts instead of adding" },
+        ];
         const ask = async () =>
           stream
             ? openai.chat.completions
-                .stream({ model: "gpt-whatever-the-agent-names", messages, tools, stream_options: { include_usage: true } })
+                .stream({
+                  model: "gpt-whatever-the-agent-names",
+                  messages,
+                  tools,
+                  stream_options: { include_usage: true },
+                })
                 .finalChatCompletion()
             : openai.chat.completions.create({ model: "gpt-whatever-the-agent-names", messages, tools });
         const first = await ask();
         const call = first.choices[0]!.message.tool_calls?.[0];
         expect(first.choices[0]!.finish_reason).toBe("tool_calls");
         expect(first.model).toBe("openai-pinned-model");
-        expect(call).toMatchObject({ id: "call_read_1", function: { name: "read_file", arguments: '{"path":"src/add.js"}' } });
+        expect(call).toMatchObject({
+          id: "call_read_1",
+          function: { name: "read_file", arguments: '{"path":"src/add.js"}' },
+        });
         messages.push(first.choices[0]!.message as OpenAI.Chat.ChatCompletionMessageParam);
         messages.push({ role: "tool", tool_call_id: call!.id, content: "return a - b" });
         const second = await ask();
@@ -204,7 +233,13 @@ describe("official SDKs → in-guest endpoint → relay channel → provider wir
         await pinUpstream("anthropic", anthropicUpstream);
         const { capabilityId, port } = await guestFor(channel, "anthropic-pinned-model");
         const anthropic = new Anthropic({ baseURL: `http://127.0.0.1:${port}`, apiKey: "placeholder", maxRetries: 0 });
-        const tools = [{ name: READ_FILE_TOOL.name, description: READ_FILE_TOOL.description, input_schema: READ_FILE_TOOL.parameters }];
+        const tools = [
+          {
+            name: READ_FILE_TOOL.name,
+            description: READ_FILE_TOOL.description,
+            input_schema: READ_FILE_TOOL.parameters,
+          },
+        ];
         const messages: Anthropic.MessageParam[] = [{ role: "user", content: "add() subtracts instead of adding" }];
         const ask = async () =>
           stream
@@ -216,7 +251,10 @@ describe("official SDKs → in-guest endpoint → relay channel → provider wir
         const toolUse = first.content.find((block) => block.type === "tool_use");
         expect(toolUse).toMatchObject({ id: "toolu_read_1", name: "read_file", input: { path: "src/add.js" } });
         messages.push({ role: "assistant", content: first.content });
-        messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: toolUse!.id, content: "return a - b" }] });
+        messages.push({
+          role: "user",
+          content: [{ type: "tool_result", tool_use_id: toolUse!.id, content: "return a - b" }],
+        });
         const second = await ask();
         expect(second.stop_reason).toBe("end_turn");
         expect(second.content[0]).toMatchObject({ type: "text", text: expect.stringContaining("return a - b") });
@@ -254,10 +292,19 @@ describe("official SDKs → in-guest endpoint → relay channel → provider wir
       },
     );
     const client = createRelayClient({ taskId, channel: "http", handle, socketPath, timeoutMs: 20_000 });
-    const endpoint = await startModelEndpoint({ client, port: 0, model: null, logFile: path.join(tmp, `endpoint-${taskId}.log`) });
+    const endpoint = await startModelEndpoint({
+      client,
+      port: 0,
+      model: null,
+      logFile: path.join(tmp, `endpoint-${taskId}.log`),
+    });
     stops.push(() => endpoint.close());
     const before = openAiUpstream.requests.length;
-    const openai = new OpenAI({ baseURL: `http://127.0.0.1:${endpoint.port}/v1`, apiKey: "placeholder", maxRetries: 2 });
+    const openai = new OpenAI({
+      baseURL: `http://127.0.0.1:${endpoint.port}/v1`,
+      apiKey: "placeholder",
+      maxRetries: 2,
+    });
     const failure = await openai.chat.completions
       .create({ model: "gpt", max_tokens: 4096, messages: [{ role: "user", content: "hello" }] })
       .catch((error: unknown) => error);

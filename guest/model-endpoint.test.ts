@@ -64,7 +64,11 @@ function expectContractRequests(requests: unknown[]) {
   for (const request of requests) expect(ZChatRequestSchema.safeParse(request).error).toBeUndefined();
 }
 
-const ADD_TOOL_SCHEMA = { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] };
+const ADD_TOOL_SCHEMA = {
+  type: "object",
+  properties: { a: { type: "number" }, b: { type: "number" } },
+  required: ["a", "b"],
+};
 const toolCallAnswer = (id = "call_add_1"): TAnswer => ({
   chat: {
     message: { role: "assistant", content: null, toolCalls: [{ id, name: "add", arguments: '{"a":2,"b":2}' }] },
@@ -88,15 +92,30 @@ describe("model endpoint: OpenAI SDK", () => {
       { role: "developer", content: "You are terse." },
       { role: "user", content: [{ type: "text", text: "What is 2 + 2?" }] },
     ];
-    const first = await openai.chat.completions.create({ model: "gpt-whatever", messages, tools, temperature: 0.2, max_tokens: 100 });
+    const first = await openai.chat.completions.create({
+      model: "gpt-whatever",
+      messages,
+      tools,
+      temperature: 0.2,
+      max_tokens: 100,
+    });
     expect(first.model).toBe(MODEL);
     expect(first.choices[0]!.finish_reason).toBe("tool_calls");
     const call = first.choices[0]!.message.tool_calls![0]!;
-    expect(call).toMatchObject({ id: "call_add_1", type: "function", function: { name: "add", arguments: '{"a":2,"b":2}' } });
+    expect(call).toMatchObject({
+      id: "call_add_1",
+      type: "function",
+      function: { name: "add", arguments: '{"a":2,"b":2}' },
+    });
     expect(first.usage).toEqual({ prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 });
 
     messages.push(first.choices[0]!.message, { role: "tool", tool_call_id: call.id, content: "4" });
-    const second = await openai.chat.completions.create({ model: "gpt-whatever", messages, tools, tool_choice: "auto" });
+    const second = await openai.chat.completions.create({
+      model: "gpt-whatever",
+      messages,
+      tools,
+      tool_choice: "auto",
+    });
     expect(second.choices[0]!.message.content).toBe("2 + 2 = 4, as the add tool says. 🎉 Done.");
     expect(second.choices[0]!.finish_reason).toBe("stop");
 
@@ -118,7 +137,9 @@ describe("model endpoint: OpenAI SDK", () => {
 
   it("streaming: the stream helper assembles tool calls, content deltas and the usage chunk", async () => {
     const { openai, relay } = await startEndpoint([toolCallAnswer(), textAnswer()]);
-    const tools: OpenAI.Chat.ChatCompletionTool[] = [{ type: "function", function: { name: "add", parameters: ADD_TOOL_SCHEMA } }];
+    const tools: OpenAI.Chat.ChatCompletionTool[] = [
+      { type: "function", function: { name: "add", parameters: ADD_TOOL_SCHEMA } },
+    ];
     const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: "user", content: "What is 2 + 2?" }];
     const first = await openai.chat.completions
       .stream({ model: "x", messages, tools, tool_choice: "required", stream_options: { include_usage: true } })
@@ -131,7 +152,12 @@ describe("model endpoint: OpenAI SDK", () => {
 
     messages.push(first.choices[0]!.message, { role: "tool", tool_call_id: "call_add_1", content: "4" });
     const deltas: string[] = [];
-    const stream = openai.chat.completions.stream({ model: "x", messages, tools, stream_options: { include_usage: true } });
+    const stream = openai.chat.completions.stream({
+      model: "x",
+      messages,
+      tools,
+      stream_options: { include_usage: true },
+    });
     stream.on("content", (delta) => deltas.push(delta));
     const second = await stream.finalChatCompletion();
     expect(second.choices[0]!.message.content).toBe("2 + 2 = 4, as the add tool says. 🎉 Done.");
@@ -173,7 +199,9 @@ describe("model endpoint: OpenAI SDK", () => {
     await expect(
       openai.chat.completions.create({
         model: "x",
-        messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }] }],
+        messages: [
+          { role: "user", content: [{ type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } }] },
+        ],
       }),
     ).rejects.toThrow(/messages\[0\]\.content\[0\]\.type: "image_url" content parts are not supported/);
     // Accepted without effect: sampling hints and bookkeeping.
@@ -182,7 +210,10 @@ describe("model endpoint: OpenAI SDK", () => {
 
   it("a relay refusal reaches the agent as the SDK's error carrying the relay's code, and is not retried", async () => {
     const refusal = new RelayClientError("RELAY_TOKENS_EXHAUSTED", "the task's output-token budget is spent", 429);
-    const { base, relay } = await startEndpoint([refusal, new RelayClientError("RELAY_REFUSED", "the capability was revoked", 403)]);
+    const { base, relay } = await startEndpoint([
+      refusal,
+      new RelayClientError("RELAY_REFUSED", "the capability was revoked", 403),
+    ]);
     // maxRetries 2 (the SDK default): x-should-retry: false must stop the retries.
     const openai = new OpenAI({ baseURL: `${base}/v1`, apiKey: "placeholder", maxRetries: 2 });
     const error = await openai.chat.completions
@@ -208,7 +239,13 @@ describe("model endpoint: Anthropic SDK", () => {
   it("non-streaming: a tool_use round trip, system text and tool_result blocks become the relay's chat", async () => {
     const { anthropic, relay } = await startEndpoint([toolCallAnswer("toolu_01"), textAnswer()]);
     const messages: Anthropic.MessageParam[] = [{ role: "user", content: "What is 2 + 2?" }];
-    const first = await anthropic.messages.create({ model: "claude-whatever", max_tokens: 100, system: "You are terse.", messages, tools });
+    const first = await anthropic.messages.create({
+      model: "claude-whatever",
+      max_tokens: 100,
+      system: "You are terse.",
+      messages,
+      tools,
+    });
     expect(first).toMatchObject({
       type: "message",
       role: "assistant",
@@ -219,7 +256,10 @@ describe("model endpoint: Anthropic SDK", () => {
     });
     messages.push(
       { role: "assistant", content: first.content },
-      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_01", content: [{ type: "text", text: "4" }] }] },
+      {
+        role: "user",
+        content: [{ type: "tool_result", tool_use_id: "toolu_01", content: [{ type: "text", text: "4" }] }],
+      },
     );
     const second = await anthropic.messages.create({
       model: "claude-whatever",
@@ -255,7 +295,11 @@ describe("model endpoint: Anthropic SDK", () => {
   it("streaming: messages.stream().finalMessage() assembles text and tool_use from the event sequence", async () => {
     const mixed: TAnswer = {
       chat: {
-        message: { role: "assistant", content: "Let me add.", toolCalls: [{ id: "toolu_02", name: "add", arguments: '{"a":40,"b":2}' }] },
+        message: {
+          role: "assistant",
+          content: "Let me add.",
+          toolCalls: [{ id: "toolu_02", name: "add", arguments: '{"a":40,"b":2}' }],
+        },
         finishReason: "tool_calls",
         model: MODEL,
       },
@@ -264,7 +308,12 @@ describe("model endpoint: Anthropic SDK", () => {
     const { anthropic, relay } = await startEndpoint([mixed, textAnswer("It is 42.")]);
     const texts: string[] = [];
     // Above the relay's ceiling: lowered to it (the answer would end with stop_reason max_tokens).
-    const stream = anthropic.messages.stream({ model: "x", max_tokens: 100_000, messages: [{ role: "user", content: "40 + 2?" }], tools });
+    const stream = anthropic.messages.stream({
+      model: "x",
+      max_tokens: 100_000,
+      messages: [{ role: "user", content: "40 + 2?" }],
+      tools,
+    });
     stream.on("text", (text) => texts.push(text));
     const first = await stream.finalMessage();
     expect(first).toMatchObject({
@@ -311,7 +360,12 @@ describe("model endpoint: Anthropic SDK", () => {
       .create({
         model: "x",
         max_tokens: 10,
-        messages: [{ role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } }] }],
+        messages: [
+          {
+            role: "user",
+            content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } }],
+          },
+        ],
       })
       .catch((e: unknown) => e);
     expect(image).toBeInstanceOf(Anthropic.BadRequestError);
@@ -323,7 +377,12 @@ describe("model endpoint: Anthropic SDK", () => {
       },
     });
     await expect(
-      anthropic.messages.create({ model: "x", max_tokens: 10, messages: [{ role: "user", content: "hi" }], stop_sequences: ["END"] }),
+      anthropic.messages.create({
+        model: "x",
+        max_tokens: 10,
+        messages: [{ role: "user", content: "hi" }],
+        stop_sequences: ["END"],
+      }),
     ).rejects.toThrow(/stop_sequences/);
     await expect(
       anthropic.messages.create({
@@ -389,9 +448,9 @@ describe("model endpoint: bounds and failures", () => {
       max_completion_tokens: 10 ** 9,
     });
     await new Promise((r) => setTimeout(r, 50));
-    await expect(openai.chat.completions.create({ model: "x", messages: [{ role: "user", content: "two" }] })).rejects.toBeInstanceOf(
-      OpenAI.RateLimitError,
-    );
+    await expect(
+      openai.chat.completions.create({ model: "x", messages: [{ role: "user", content: "two" }] }),
+    ).rejects.toBeInstanceOf(OpenAI.RateLimitError);
     release(textAnswer("one done"));
     expect((await first).choices[0]!.message.content).toBe("one done");
 
@@ -414,9 +473,9 @@ describe("model endpoint: bounds and failures", () => {
   });
 
   it("listens on loopback only and hands the agent both SDKs' base URLs", async () => {
-    await expect(endpoint.startModelEndpoint({ client: createScriptedRelay([]), port: 0, host: "0.0.0.0" })).rejects.toThrow(
-      /loopback only/,
-    );
+    await expect(
+      endpoint.startModelEndpoint({ client: createScriptedRelay([]), port: 0, host: "0.0.0.0" }),
+    ).rejects.toThrow(/loopback only/);
     expect(endpoint.modelEndpointEnvironment(7800)).toEqual({
       OPENAI_BASE_URL: "http://127.0.0.1:7800/v1",
       OPENAI_API_KEY: "placeholder",

@@ -13,7 +13,16 @@
 // the control plane verifies on a fresh guest).
 import OpenAI from "openai";
 import { AGENT_LIMITS, bound, createToolSession, parseToolArguments, TOOL_DEFINITIONS } from "./agent-tools.mjs";
-import { buildPrompt, finishRun, modelFailureNote, OUTPUT_DIR, readTask, REPO_DIR, runAsProgram, TASK_FILE } from "./agent-run.mjs";
+import {
+  buildPrompt,
+  finishRun,
+  modelFailureNote,
+  OUTPUT_DIR,
+  readTask,
+  REPO_DIR,
+  runAsProgram,
+  TASK_FILE,
+} from "./agent-run.mjs";
 
 /** @import { ChatCompletionFunctionTool, ChatCompletionMessage, ChatCompletionMessageParam } from "openai/resources/chat/completions" */
 

@@ -68,7 +68,12 @@ function listeningSockets() {
       const fields = line.trim().split(/\s+/);
       if (fields[3] !== "0A") continue; // TCP_LISTEN
       const [address = "", port = "0"] = (fields[1] ?? "").split(":");
-      sockets.push({ address: decodeProcAddress(address, family), port: parseInt(port, 16), family, isOwn: own.has(fields[9] ?? "") });
+      sockets.push({
+        address: decodeProcAddress(address, family),
+        port: parseInt(port, 16),
+        family,
+        isOwn: own.has(fields[9] ?? ""),
+      });
     }
   }
   return sockets.slice(0, 50);
@@ -95,7 +100,8 @@ function loopbackExchange({ port, method, path, body, timeoutMs }) {
       req.destroy();
       resolve({ status, detail: cut(detail, 120), text: text.slice(0, MAX_WRITE_CHARS) });
     };
-    const headers = body === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(body) };
+    const headers =
+      body === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(body) };
     const req = http.request({ host: "127.0.0.1", port, method, path, headers }, (res) => {
       text = `HTTP ${res.statusCode} ${JSON.stringify(res.headers)}\n`;
       res.setEncoding("utf8");
@@ -193,11 +199,18 @@ export async function observeModelEndpoint(spec, started) {
   seen.writes.push({ where: "GET /v1/models response", text: models.text });
   seen.listening = listeningSockets();
 
-  const chat = loopbackExchange({ port, method: "POST", path: "/v1/chat/completions", body: spec.chatBody, timeoutMs: spec.timeoutMs });
+  const chat = loopbackExchange({
+    port,
+    method: "POST",
+    path: "/v1/chat/completions",
+    body: spec.chatBody,
+    timeoutMs: spec.timeoutMs,
+  });
   if (spec.channel === "mailbox") {
     // Nothing answers a probe guest's mailbox: the call's request file is what is observed.
     const deadline = Date.now() + spec.timeoutMs;
-    while (mailboxRequests(spec.mailboxOutbox).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    while (mailboxRequests(spec.mailboxOutbox).length === 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 10));
     chat.abort();
   }
   const answered = await chat.result;
@@ -209,6 +222,9 @@ export async function observeModelEndpoint(spec, started) {
   };
   if (answered.text) seen.writes.push({ where: "POST /v1/chat/completions response", text: answered.text });
   seen.mailboxRequests = mailboxRequests(spec.mailboxOutbox);
-  seen.writes.push({ where: started.logFile ?? "log", text: (started.logFile && read(started.logFile, MAX_WRITE_CHARS)) || "" });
+  seen.writes.push({
+    where: started.logFile ?? "log",
+    text: (started.logFile && read(started.logFile, MAX_WRITE_CHARS)) || "",
+  });
   return seen;
 }

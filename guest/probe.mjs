@@ -64,7 +64,9 @@ function identity() {
     .filter((line) => /docker\.sock|containerd\.sock|ssh-agent|agent\.\d+|\.X11-unix|dbus|podman\.sock/i.test(line))
     .map((l) => cut(l, 200));
   const riskyEnv = Object.keys(process.env).filter((k) =>
-    /^(SSH_AUTH_SOCK|DOCKER_HOST|KUBERNETES_|AWS_|GOOGLE_|AZURE_|GITHUB_TOKEN|GH_TOKEN|NEXTAUTH_|DATABASE_URL|SMOLCLOUD_)/.test(k),
+    /^(SSH_AUTH_SOCK|DOCKER_HOST|KUBERNETES_|AWS_|GOOGLE_|AZURE_|GITHUB_TOKEN|GH_TOKEN|NEXTAUTH_|DATABASE_URL|SMOLCLOUD_)/.test(
+      k,
+    ),
   );
   return {
     capEff: field("CapEff"),
@@ -184,8 +186,16 @@ function udpAttempt(target, timeoutMs) {
  */
 function dnsAttempt(target, timeoutMs) {
   const labels = target.name.split(".").flatMap((l) => [Buffer.from([l.length]), Buffer.from(l)]);
-  const query = Buffer.concat([Buffer.from([0x13, 0x37, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0]), ...labels, Buffer.from([0, 0, 1, 0, 1])]);
-  return udpAttempt({ ...target, payload: query }, timeoutMs).then((r) => ({ ...r, protocol: "dns", name: target.name }));
+  const query = Buffer.concat([
+    Buffer.from([0x13, 0x37, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0]),
+    ...labels,
+    Buffer.from([0, 0, 1, 0, 1]),
+  ]);
+  return udpAttempt({ ...target, payload: query }, timeoutMs).then((r) => ({
+    ...r,
+    protocol: "dns",
+    name: target.name,
+  }));
 }
 
 /**
@@ -265,7 +275,9 @@ function searchCanaries(spec) {
   const mountPoints = (read("/proc/self/mountinfo", 256 * 1024) ?? "")
     .split("\n")
     .map((l) => l.split(" ")[4])
-    .filter((m) => m !== undefined && m !== "" && m !== "/" && ![...skip].some((s) => m === s || m.startsWith(`${s}/`)));
+    .filter(
+      (m) => m !== undefined && m !== "" && m !== "/" && ![...skip].some((s) => m === s || m.startsWith(`${s}/`)),
+    );
   const roots = spec.roots.flatMap((r) => (r === "@mounts" ? mountPoints : [r]));
   /** @type {Set<string>} */
   const visited = new Set();
@@ -291,7 +303,8 @@ function searchCanaries(spec) {
       if (entry.isDirectory()) queue.push(full);
       else if (entry.isFile() || entry.isSocket()) {
         if (entry.isSocket()) {
-          if (found.length < 50 && spec.reportSockets) found.push({ where: cut(full, 200), digest: null, kind: "socket" });
+          if (found.length < 50 && spec.reportSockets)
+            found.push({ where: cut(full, 200), digest: null, kind: "socket" });
           continue;
         }
         const text = read(full, spec.maxBytesPerFile);

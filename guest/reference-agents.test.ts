@@ -54,8 +54,14 @@ async function runAgainstScript(
     const base = `http://127.0.0.1:${endpoint.port}`;
     const result =
       sdk === "openai"
-        ? await runOpenAiAgent({ ...options, client: new OpenAI({ baseURL: `${base}/v1`, apiKey: "placeholder", maxRetries: 0 }) })
-        : await runAnthropicAgent({ ...options, client: new Anthropic({ baseURL: base, apiKey: "placeholder", maxRetries: 0 }) });
+        ? await runOpenAiAgent({
+            ...options,
+            client: new OpenAI({ baseURL: `${base}/v1`, apiKey: "placeholder", maxRetries: 0 }),
+          })
+        : await runAnthropicAgent({
+            ...options,
+            client: new Anthropic({ baseURL: base, apiKey: "placeholder", maxRetries: 0 }),
+          });
     return { ...result, repo, dir, chats };
   } finally {
     await endpoint.close();
@@ -71,7 +77,18 @@ const CALCULATOR = {
 
 describe("tool-using reference agents", () => {
   it("refuses absolute paths, '..', .git and control characters", () => {
-    for (const bad of [undefined, 42, "/etc/passwd", "../x", "a/../../x", ".git/config", "src/.GIT/x", "a\\b", "a\u0000b", "C:x"])
+    for (const bad of [
+      undefined,
+      42,
+      "/etc/passwd",
+      "../x",
+      "a/../../x",
+      ".git/config",
+      "src/.GIT/x",
+      "a\\b",
+      "a\u0000b",
+      "C:x",
+    ])
       expect(validateRelativePath(bad).ok, String(bad)).toBe(false);
     expect(validateRelativePath("./src/add.js")).toEqual({ ok: true, path: "src/add.js" });
     expect(validateRelativePath("")).toEqual({ ok: true, path: "" });
@@ -103,8 +120,11 @@ describe("tool-using reference agents", () => {
         ],
       }),
     );
-    const run = await runAgainstScript(script, { v: 1, issue: { number: 1, title: "escape", body: "escape" } }, CALCULATOR, (repo) =>
-      fs.symlink(tmp, path.join(repo, "link")),
+    const run = await runAgainstScript(
+      script,
+      { v: 1, issue: { number: 1, title: "escape", body: "escape" } },
+      CALCULATOR,
+      (repo) => fs.symlink(tmp, path.join(repo, "link")),
     );
     const toolResults = (run.chats[1] as { messages: { role: string; content: string }[] }).messages
       .filter((m) => m.role === "tool")
@@ -128,13 +148,23 @@ describe("tool-using reference agents", () => {
       v: 2,
       round: 2,
       repository: "demo/calculator",
-      issue: { number: 1, title: "add() subtracts instead of adding", body: "Calling add(2, 3) returns -1. It should return 5." },
-      feedback: { answersRound: 1, comment: "Good fix, but also handle negative numbers: add a test for them.", lineComments: [] },
+      issue: {
+        number: 1,
+        title: "add() subtracts instead of adding",
+        body: "Calling add(2, 3) returns -1. It should return 5.",
+      },
+      feedback: {
+        answersRound: 1,
+        comment: "Good fix, but also handle negative numbers: add a test for them.",
+        lineComments: [],
+      },
     };
     const run = await runAgainstScript(DEMO_SCRIPT, task, CALCULATOR);
     expect(run.exitCode).toBe(0);
     expect(run.report.editedPaths).toEqual(["test/add-negative.test.js"]);
-    expect(await fs.readFile(path.join(run.repo, "test/add-negative.test.js"), "utf8")).toContain("add handles negative numbers");
+    expect(await fs.readFile(path.join(run.repo, "test/add-negative.test.js"), "utf8")).toContain(
+      "add handles negative numbers",
+    );
     expect(run.report.summary).toContain("now proves that `add` handles negative numbers");
     expect(run.report.supplementalCheck).toMatchObject({ command: "npm test", exitCode: 0 });
     expect(run.chats).toHaveLength(3);
@@ -144,7 +174,11 @@ describe("tool-using reference agents", () => {
     const task = {
       v: 1,
       repository: "demo/calculator",
-      issue: { number: 1, title: "add() subtracts instead of adding", body: "Calling add(2, 3) returns -1. It should return 5." },
+      issue: {
+        number: 1,
+        title: "add() subtracts instead of adding",
+        body: "Calling add(2, 3) returns -1. It should return 5.",
+      },
     };
     const run = await runAgainstScript(
       DEMO_SCRIPT,
@@ -154,7 +188,9 @@ describe("tool-using reference agents", () => {
       "anthropic",
     );
     expect(run.exitCode).toBe(0);
-    expect(await fs.readFile(path.join(run.repo, "src/add.js"), "utf8")).toBe("export function add(a, b) {\n  return a + b;\n}\n");
+    expect(await fs.readFile(path.join(run.repo, "src/add.js"), "utf8")).toBe(
+      "export function add(a, b) {\n  return a + b;\n}\n",
+    );
     expect(run.report.summary).toContain("It now returns the sum");
     expect(run.report.supplementalCheck).toMatchObject({ command: "npm test", exitCode: 0 });
     expect(run.chats).toHaveLength(4);

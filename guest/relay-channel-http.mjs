@@ -5,7 +5,13 @@
 // client (its RELAY_SOCKET_PATH is the guest layout's), so this module names no guest path of its
 // own. Runs INSIDE the guest (Node 24, no dependencies).
 import http from "node:http";
-import { errorCode, interpretAnswer, RelayClientError, MAILBOX_PROTOCOL_VERSION, MAX_RESPONSE_BYTES } from "./relay-protocol.mjs";
+import {
+  errorCode,
+  interpretAnswer,
+  RelayClientError,
+  MAILBOX_PROTOCOL_VERSION,
+  MAX_RESPONSE_BYTES,
+} from "./relay-protocol.mjs";
 
 /** @import { SendOptions } from "./relay-protocol.mjs" */
 
@@ -56,7 +62,12 @@ export function sendHttp({ socketPath, handle, taskId, operation, request, timeo
         res.on("data", (chunk) => {
           size += chunk.length;
           if (size > MAX_RESPONSE_BYTES)
-            return settle(new RelayClientError("RELAY_CLIENT_PROTOCOL", `the relay answer is larger than ${MAX_RESPONSE_BYTES} bytes`));
+            return settle(
+              new RelayClientError(
+                "RELAY_CLIENT_PROTOCOL",
+                `the relay answer is larger than ${MAX_RESPONSE_BYTES} bytes`,
+              ),
+            );
           chunks.push(chunk);
         });
         res.on("end", () => {
@@ -83,7 +94,10 @@ export function sendHttp({ socketPath, handle, taskId, operation, request, timeo
         );
       },
     );
-    timer = setTimeout(() => settle(new RelayClientError("RELAY_CLIENT_TIMEOUT", `no relay answer within ${timeoutMs} ms`)), timeoutMs);
+    timer = setTimeout(
+      () => settle(new RelayClientError("RELAY_CLIENT_TIMEOUT", `no relay answer within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     req.on("error", (error) =>
       settle(new RelayClientError("RELAY_CLIENT_IO", `cannot reach the relay socket (${errorCode(error) ?? "error"})`)),
     );

@@ -62,7 +62,10 @@ async function sendMailboxOnce({ mailbox, handle, taskId, operation, request, ti
       if (answer !== undefined) return interpretAnswer(answer);
     }
     if (Date.now() >= deadline)
-      throw new RelayClientError("RELAY_CLIENT_TIMEOUT", `no relay answer for mailbox request ${sequence} within ${timeoutMs} ms`);
+      throw new RelayClientError(
+        "RELAY_CLIENT_TIMEOUT",
+        `no relay answer for mailbox request ${sequence} within ${timeoutMs} ms`,
+      );
     await sleep(Math.min(pollIntervalMs, Math.max(1, deadline - Date.now())));
   }
 }

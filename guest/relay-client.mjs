@@ -65,8 +65,16 @@ export async function readRelayTask(file = TASK_FILE) {
     throw new RelayClientError("RELAY_CLIENT_CONFIG", "task.json is not valid JSON");
   }
   const relay = task?.relay;
-  if (typeof task?.taskId !== "string" || !relay || typeof relay.handle !== "string" || !["mailbox", "http"].includes(relay.channel)) {
-    throw new RelayClientError("RELAY_CLIENT_CONFIG", "task.json has no usable relay section (taskId, relay.channel, relay.handle)");
+  if (
+    typeof task?.taskId !== "string" ||
+    !relay ||
+    typeof relay.handle !== "string" ||
+    !["mailbox", "http"].includes(relay.channel)
+  ) {
+    throw new RelayClientError(
+      "RELAY_CLIENT_CONFIG",
+      "task.json has no usable relay section (taskId, relay.channel, relay.handle)",
+    );
   }
   return {
     taskId: task.taskId,
@@ -113,7 +121,8 @@ export function createRelayClient({
       const request = { messages, ...(maxTokens === undefined ? {} : { maxTokens }) };
       const body = await send("complete", request);
       const content = body?.completion?.content;
-      if (typeof content !== "string") throw new RelayClientError("RELAY_CLIENT_PROTOCOL", "the relay answer has no completion content");
+      if (typeof content !== "string")
+        throw new RelayClientError("RELAY_CLIENT_PROTOCOL", "the relay answer has no completion content");
       return { content, usage: body.usage ?? null };
     },
     /**
@@ -123,7 +132,8 @@ export function createRelayClient({
      */
     async chat(request) {
       const body = await send("chat", request);
-      if (!isChatAnswer(body?.chat)) throw new RelayClientError("RELAY_CLIENT_PROTOCOL", "the relay answer has no chat message");
+      if (!isChatAnswer(body?.chat))
+        throw new RelayClientError("RELAY_CLIENT_PROTOCOL", "the relay answer has no chat message");
       return { chat: body.chat, usage: body.usage ?? null };
     },
   };
@@ -145,7 +155,8 @@ function isChatAnswer(chat) {
     (message.content === null || typeof message.content === "string") &&
     Array.isArray(message.toolCalls) &&
     message.toolCalls.every(
-      (/** @type {any} */ call) => typeof call?.id === "string" && typeof call.name === "string" && typeof call.arguments === "string",
+      (/** @type {any} */ call) =>
+        typeof call?.id === "string" && typeof call.name === "string" && typeof call.arguments === "string",
     )
   );
 }

@@ -26,12 +26,24 @@ import { runStudentAgent } from "./student-agent.mjs";
 const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "relay-client-"));
 /** The guest's mailbox client as the tests use it: a 10 s budget, polling every 20 ms. */
 const mailboxClient = (taskId: string, handle: string, root: string) =>
-  client.createRelayClient({ taskId, channel: "mailbox", handle, mailboxRoot: root, timeoutMs: 10_000, pollIntervalMs: 20 });
+  client.createRelayClient({
+    taskId,
+    channel: "mailbox",
+    handle,
+    mailboxRoot: root,
+    timeoutMs: 10_000,
+    pollIntervalMs: 20,
+  });
 const DEMO_SCRIPT = path.resolve(import.meta.dirname, "../lib/demo/scripted-completions.json");
 
 describe("guest relay client", async () => {
   const { db } = await createTestDatabase();
-  await setRelayUpstream({ db, value: { kind: "scripted", scriptFile: DEMO_SCRIPT }, via: "test", reason: "test setup" });
+  await setRelayUpstream({
+    db,
+    value: { kind: "scripted", scriptFile: DEMO_SCRIPT },
+    via: "test",
+    reason: "test setup",
+  });
   const stops: (() => Promise<void>)[] = [];
   afterAll(async () => {
     for (const stop of stops) await stop();
@@ -42,13 +54,24 @@ describe("guest relay client", async () => {
     const { taskId } = await createRelayTestTask(db);
     const issued = await issueCapability(
       { db },
-      { taskId, maxRequests: 5, maxBytes: 1_000_000, maxRequestBytes: 200_000, maxResponseBytes: 100_000, ttlSeconds: 600 },
+      {
+        taskId,
+        maxRequests: 5,
+        maxBytes: 1_000_000,
+        maxRequestBytes: 200_000,
+        maxResponseBytes: 100_000,
+        ttlSeconds: 600,
+      },
     );
     return { taskId, ...issued };
   }
 
   /** The worker's side of the mailbox, as the protocol describes it (files API: get by exact path, put). */
-  function startMailboxWorker(root: string, taskId: string, options: { corruptFirstUpload?: boolean; startAt?: number } = {}) {
+  function startMailboxWorker(
+    root: string,
+    taskId: string,
+    options: { corruptFirstUpload?: boolean; startAt?: number } = {},
+  ) {
     let isRunning = true;
     let next = options.startAt ?? 1;
     let uploads = 0;
@@ -97,7 +120,8 @@ describe("guest relay client", async () => {
     expect(guestProtocol.MAILBOX_POLL_INTERVAL_MS).toBe(protocol.MAILBOX_POLL_INTERVAL_MS);
     expect(guestProtocol.MAX_RESPONSE_BYTES).toBe(protocol.MAILBOX_MAX_RESPONSE_FILE_BYTES);
     expect(client.RELAY_SOCKET_PATH).toBe(GUEST_RELAY_SOCKET);
-    for (const n of [1, 42, protocol.MAILBOX_MAX_SEQUENCE]) expect(guestProtocol.mailboxFileName(n)).toBe(protocol.mailboxFileName(n));
+    for (const n of [1, 42, protocol.MAILBOX_MAX_SEQUENCE])
+      expect(guestProtocol.mailboxFileName(n)).toBe(protocol.mailboxFileName(n));
   });
 
   it("mailbox: writes numbered request files atomically and reads the worker's answers", async () => {
@@ -105,7 +129,9 @@ describe("guest relay client", async () => {
     const root = path.join(tmp, "mailbox-ok");
     const worker = startMailboxWorker(root, taskId, { corruptFirstUpload: true });
     const relay = mailboxClient(taskId, handle, root);
-    const first = await relay.complete([{ role: "user", content: "add() subtracts instead of adding" }], { maxTokens: 100 });
+    const first = await relay.complete([{ role: "user", content: "add() subtracts instead of adding" }], {
+      maxTokens: 100,
+    });
     expect(first.content).toContain("return a + b;");
     expect(first.usage).toMatchObject({ upstream: "scripted", requestCount: 1 });
     const second = await relay.complete([{ role: "user", content: "unrelated" }]);
@@ -181,7 +207,9 @@ describe("guest relay client", async () => {
       timeoutMs: 300,
       pollIntervalMs: 20,
     });
-    await expect(relay.complete([{ role: "user", content: "hello?" }])).rejects.toMatchObject({ code: "RELAY_CLIENT_TIMEOUT" });
+    await expect(relay.complete([{ role: "user", content: "hello?" }])).rejects.toMatchObject({
+      code: "RELAY_CLIENT_TIMEOUT",
+    });
   });
 
   describe("http over a unix socket", async () => {
@@ -201,7 +229,13 @@ describe("guest relay client", async () => {
     it("surfaces refusals (another task's handle) as RelayClientError without the handle", async () => {
       const a = await newTask();
       const b = await newTask();
-      const relay = client.createRelayClient({ taskId: b.taskId, channel: "http", handle: a.handle, socketPath, timeoutMs: 10_000 });
+      const relay = client.createRelayClient({
+        taskId: b.taskId,
+        channel: "http",
+        handle: a.handle,
+        socketPath,
+        timeoutMs: 10_000,
+      });
       const error = await relay.complete([{ role: "user", content: "x" }]).catch((e: unknown) => e);
       expect(error).toMatchObject({ code: "RELAY_REFUSED", status: 403 });
       expect(String((error as Error).message)).not.toContain(a.handle);
@@ -255,10 +289,18 @@ describe("guest relay client", async () => {
     const worker = startMailboxWorker(root, taskId);
     const outputDir = path.join(tmp, "output");
     const relay = mailboxClient(taskId, handle, root);
-    const { exitCode, report } = await runStudentAgent({ taskFile, repoDir: repo, outputDir, client: relay, testTimeoutMs: 60_000 });
+    const { exitCode, report } = await runStudentAgent({
+      taskFile,
+      repoDir: repo,
+      outputDir,
+      client: relay,
+      testTimeoutMs: 60_000,
+    });
     await worker.stop();
     expect(exitCode).toBe(0);
-    expect(await fs.readFile(path.join(repo, "src/add.js"), "utf8")).toBe("export function add(a, b) {\n  return a + b;\n}\n");
+    expect(await fs.readFile(path.join(repo, "src/add.js"), "utf8")).toBe(
+      "export function add(a, b) {\n  return a + b;\n}\n",
+    );
     expect(report.editedPaths).toEqual(["src/add.js"]);
     expect(report.supplementalCheck).toMatchObject({ command: "npm test", exitCode: 0 });
     expect(report.summary).toMatch(/scripted demo transport, not a model/);
@@ -337,7 +379,11 @@ describe("guest relay client: chat", () => {
   });
 
   it("rejects an answer without a chat message as a protocol error, and a refusal with the relay's code", async () => {
-    const malformed = mailboxClient("00000000-0000-4000-8000-000000000002", "scr_chat_handle_xxxxxxxxxxxxxxxx", path.join(tmp, "chat-bad"));
+    const malformed = mailboxClient(
+      "00000000-0000-4000-8000-000000000002",
+      "scr_chat_handle_xxxxxxxxxxxxxxxx",
+      path.join(tmp, "chat-bad"),
+    );
     const [outcome] = await Promise.allSettled([
       malformed.chat(CHAT_REQUEST),
       answerFirstRequest(path.join(tmp, "chat-bad"), { v: 1, status: 200, body: { completion: { content: "text" } } }),

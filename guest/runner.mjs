@@ -94,7 +94,8 @@ const gitEnv = {
  */
 function run(command, args) {
   const result = spawnSync(command, args, { cwd: REPO, env: gitEnv, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 });
-  if (result.status !== 0) throw new Error(`${command} ${args[0]} failed (${result.status}): ${(result.stderr || "").slice(0, 300)}`);
+  if (result.status !== 0)
+    throw new Error(`${command} ${args[0]} failed (${result.status}): ${(result.stderr || "").slice(0, 300)}`);
   return result.stdout;
 }
 
@@ -146,7 +147,10 @@ function installAgentCode(dependencyEnv) {
   const ownEnv = { SCHOOL_CORE_AGENT_DIR: AGENT_DIR };
   const dependencies = task.agent.dependencies;
   const outputDir = dependencies?.outputDir;
-  if (dependencies?.archive === AGENT_DEPENDENCIES_ARCHIVE && (outputDir === "node_modules" || outputDir === "site-packages")) {
+  if (
+    dependencies?.archive === AGENT_DEPENDENCIES_ARCHIVE &&
+    (outputDir === "node_modules" || outputDir === "site-packages")
+  ) {
     fs.rmSync(`${AGENT_DIR}/${outputDir}`, { recursive: true, force: true });
     run("tar", ["-xzf", AGENT_DEPENDENCIES_ARCHIVE, "-C", AGENT_DIR, "--no-same-owner", "--no-same-permissions"]);
     fs.rmSync(AGENT_DEPENDENCIES_ARCHIVE, { force: true });

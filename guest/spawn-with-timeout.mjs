@@ -51,7 +51,8 @@ export function spawnWithTimeout(command, args, options) {
         cwd: options.cwd,
         // A plain record: some projects' typings require NODE_ENV in ProcessEnv; a guest child needs none.
         env: /** @type {NodeJS.ProcessEnv | undefined} */ (options.env),
-        stdio: options.outputFd === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", options.outputFd, options.outputFd],
+        stdio:
+          options.outputFd === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", options.outputFd, options.outputFd],
         detached: true,
       });
     } catch (thrown) {

@@ -30,16 +30,27 @@ describe("spawnWithTimeout", () => {
     const pidFile = path.join(tmp, "grandchild.pid");
     const started = Date.now();
     // The shell forks a grandchild, records it, then waits: both must die at the deadline.
-    const result = await spawnWithTimeout("sh", ["-c", `sleep 60 & echo $! > ${pidFile}; echo started; sleep 60`], { timeoutMs: 500 });
+    const result = await spawnWithTimeout("sh", ["-c", `sleep 60 & echo $! > ${pidFile}; echo started; sleep 60`], {
+      timeoutMs: 500,
+    });
     expect(Date.now() - started).toBeLessThan(10_000);
-    expect(result).toMatchObject({ code: null, signal: "SIGKILL", isTimedOut: true, output: "started\n", error: undefined });
+    expect(result).toMatchObject({
+      code: null,
+      signal: "SIGKILL",
+      isTimedOut: true,
+      output: "started\n",
+      error: undefined,
+    });
     const grandchild = Number(fs.readFileSync(pidFile, "utf8"));
     expect(await waitUntilGone(grandchild, 5000), `grandchild ${grandchild} still running`).toBe(true);
   });
 
   it("keeps only a bounded tail of the output, stdout and stderr together", async () => {
     const script = 'process.stdout.write("a".repeat(100000)); process.stderr.write("THE END"); process.exitCode = 3;';
-    const result = await spawnWithTimeout(process.execPath, ["-e", script], { timeoutMs: 20_000, maxOutputChars: 1000 });
+    const result = await spawnWithTimeout(process.execPath, ["-e", script], {
+      timeoutMs: 20_000,
+      maxOutputChars: 1000,
+    });
     expect(result).toMatchObject({ code: 3, signal: null, isTimedOut: false });
     expect(result.output).toHaveLength(1000);
     expect(result.output.endsWith("THE END")).toBe(true);

@@ -74,7 +74,8 @@ export function parseFileBlocks(text) {
       current.lines.push(line);
     }
   }
-  if (current !== null) errors.push({ path: current.path, reason: "the block has no closing ``` line (answer cut off?)" });
+  if (current !== null)
+    errors.push({ path: current.path, reason: "the block has no closing ``` line (answer cut off?)" });
   /** @type {Map<string, number>} */
   const counts = new Map();
   for (const block of blocks) counts.set(block.path, (counts.get(block.path) ?? 0) + 1);
@@ -82,7 +83,8 @@ export function parseFileBlocks(text) {
   const unique = [];
   for (const block of blocks) {
     if ((counts.get(block.path) ?? 0) > 1) {
-      if (!errors.some((e) => e.path === block.path)) errors.push({ path: block.path, reason: "the path appears in more than one block" });
+      if (!errors.some((e) => e.path === block.path))
+        errors.push({ path: block.path, reason: "the path appears in more than one block" });
     } else unique.push(block);
   }
   return { blocks: unique, errors };
@@ -134,7 +136,12 @@ export function buildMessages(task, repoContext) {
     ...repoContext.paths,
     "</untrusted-repository-files>",
     "",
-    ...repoContext.files.flatMap((file) => [`<untrusted-file path="${file.path}">`, file.content, "</untrusted-file>", ""]),
+    ...repoContext.files.flatMap((file) => [
+      `<untrusted-file path="${file.path}">`,
+      file.content,
+      "</untrusted-file>",
+      "",
+    ]),
     `<untrusted-issue number="${Number(issue.number) || 0}">`,
     `Title: ${String(issue.title ?? "")}`,
     "",
@@ -157,7 +164,10 @@ export function summarizeAnswer(text) {
     .replace(/^```file[^\n]*\n[\s\S]*?^```[ \t]*$/gm, "")
     .replace(/\n{3,}/g, "\n\n")
     .trim();
-  return bound(prose.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, "\ufffd"), AGENT_LIMITS.summaryChars);
+  return bound(
+    prose.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, "\ufffd"),
+    AGENT_LIMITS.summaryChars,
+  );
 }
 
 /**
@@ -259,12 +269,20 @@ export async function collectRepoContext(repoDir) {
   /** @type {TRepoContext["files"]} */
   const files = [];
   let total = 0;
-  const preferred = [...paths.filter((p) => /^(src|lib|test|tests)\//.test(p)), ...paths.filter((p) => !/^(src|lib|test|tests)\//.test(p))];
+  const preferred = [
+    ...paths.filter((p) => /^(src|lib|test|tests)\//.test(p)),
+    ...paths.filter((p) => !/^(src|lib|test|tests)\//.test(p)),
+  ];
   for (const relative of preferred) {
     if (files.length >= AGENT_LIMITS.contextFiles) break;
     if (!TEXT_EXTENSIONS.test(relative) || relative === "package-lock.json") continue;
     const stat = await fs.lstat(path.join(repoDir, relative)).catch(() => null);
-    if (!stat?.isFile() || stat.size > AGENT_LIMITS.contextFileBytes || total + stat.size > AGENT_LIMITS.contextTotalBytes) continue;
+    if (
+      !stat?.isFile() ||
+      stat.size > AGENT_LIMITS.contextFileBytes ||
+      total + stat.size > AGENT_LIMITS.contextTotalBytes
+    )
+      continue;
     files.push({ path: relative, content: await fs.readFile(path.join(repoDir, relative), "utf8") });
     total += stat.size;
   }
@@ -276,7 +294,13 @@ export async function collectRepoContext(repoDir) {
  * tests; inside the guest they come from task.json and the fixed paths.
  * @param {{ taskFile?: string, repoDir?: string, outputDir?: string, client?: Pick<RelayClient, "complete">, testTimeoutMs?: number }} [options]
  */
-export async function runStudentAgent({ taskFile = TASK_FILE, repoDir = REPO_DIR, outputDir = OUTPUT_DIR, client, testTimeoutMs } = {}) {
+export async function runStudentAgent({
+  taskFile = TASK_FILE,
+  repoDir = REPO_DIR,
+  outputDir = OUTPUT_DIR,
+  client,
+  testTimeoutMs,
+} = {}) {
   const task = await readTask(taskFile);
   const relay = client ?? createRelayClient(await readRelayTask(taskFile));
   const messages = buildMessages(task, await collectRepoContext(repoDir));
@@ -301,7 +325,8 @@ export async function runStudentAgent({ taskFile = TASK_FILE, repoDir = REPO_DIR
   const applied = await applyFileBlocks(repoDir, parsed.blocks);
   const refused = [...parsed.errors, ...applied.refused];
   const check = await runTests(repoDir, { timeoutMs: testTimeoutMs });
-  const upstream = answer.usage?.upstream === "scripted" ? " [answer from the scripted demo transport, not a model]" : "";
+  const upstream =
+    answer.usage?.upstream === "scripted" ? " [answer from the scripted demo transport, not a model]" : "";
   const summaryLines = [
     summarizeAnswer(answer.content) || "(the model gave no explanation)",
     "",

@@ -11,6 +11,9 @@ export function csvField(value: string | number | bigint | null | undefined): st
 }
 
 /** Rows of fields → CSV text with a header line, "\n"-terminated. */
-export function toCsv(header: readonly string[], rows: readonly (readonly (string | number | bigint | null | undefined)[])[]): string {
+export function toCsv(
+  header: readonly string[],
+  rows: readonly (readonly (string | number | bigint | null | undefined)[])[],
+): string {
   return `${[header.map(csvField).join(","), ...rows.map((row) => row.map(csvField).join(","))].join("\n")}\n`;
 }

@@ -89,7 +89,8 @@ export const ZEnvSchema = z
     // Half a configuration would show a button that cannot work: name the missing variable at boot.
     if (!env.OIDC_ISSUER) return;
     for (const name of ["OIDC_CLIENT_ID", "OIDC_CLIENT_SECRET_FILE"] as const)
-      if (!env[name]) context.addIssue({ code: "custom", path: [name], message: "is required when OIDC_ISSUER is set" });
+      if (!env[name])
+        context.addIssue({ code: "custom", path: [name], message: "is required when OIDC_ISSUER is set" });
   });
 
 export type TEnv = z.infer<typeof ZEnvSchema> & { dataDir: string };

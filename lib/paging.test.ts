@@ -31,7 +31,13 @@ describe("utcDayRange", () => {
 describe("pages", () => {
   it("skips the earlier pages and counts at least one page", () => {
     expect(pageWindow({ page: 3, pageSize: 20 })).toEqual({ skip: 40, take: 20 });
-    expect(toPage({ page: 1, pageSize: 20 }, 0, [])).toEqual({ total: 0, page: 1, pageSize: 20, pageCount: 1, items: [] });
+    expect(toPage({ page: 1, pageSize: 20 }, 0, [])).toEqual({
+      total: 0,
+      page: 1,
+      pageSize: 20,
+      pageCount: 1,
+      items: [],
+    });
     expect(toPage({ page: 2, pageSize: 20 }, 41, ["x"]).pageCount).toBe(3);
   });
 });
@@ -46,7 +52,10 @@ describe("listPaged", () => {
       schema,
       fields,
       label: "test filter",
-      where: (input, createdAt): TWhere => ({ ...(input.name ? { name: input.name } : {}), ...(createdAt ? { createdAt } : {}) }),
+      where: (input, createdAt): TWhere => ({
+        ...(input.name ? { name: input.name } : {}),
+        ...(createdAt ? { createdAt } : {}),
+      }),
       count: async (where) => {
         seen.push(where);
         return rows.filter((r) => !where.name || r.name === where.name).length;
@@ -76,7 +85,10 @@ describe("listPaged", () => {
 
   it("refuses an unparseable filter as VALIDATION_FAILED naming the filter, before any read", async () => {
     const seen: TWhere[] = [];
-    await expect(list({ pageSize: "11" }, seen)).rejects.toMatchObject({ code: "VALIDATION_FAILED", message: /^test filter/ });
+    await expect(list({ pageSize: "11" }, seen)).rejects.toMatchObject({
+      code: "VALIDATION_FAILED",
+      message: /^test filter/,
+    });
     await expect(list({ colour: "red" }, seen)).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
     expect(seen).toEqual([]);
   });

@@ -34,7 +34,13 @@ export function pageWindow(input: { page: number; pageSize: number }): { skip: n
 }
 
 export function toPage<T>(input: { page: number; pageSize: number }, total: number, items: T[]) {
-  return { total, page: input.page, pageSize: input.pageSize, pageCount: Math.max(1, Math.ceil(total / input.pageSize)), items };
+  return {
+    total,
+    page: input.page,
+    pageSize: input.pageSize,
+    pageCount: Math.max(1, Math.ceil(total / input.pageSize)),
+    items,
+  };
 }
 
 export type TPage<T> = ReturnType<typeof toPage<T>>;

@@ -3,7 +3,9 @@ import { z } from "zod";
 import { AppError } from "./errors";
 import { describeZodIssues, parseOrThrow } from "./parse-or-throw";
 
-const ZSchema = z.object({ name: z.string().min(1, "Give a name."), age: z.number().int(), tags: z.array(z.string()).optional() }).strict();
+const ZSchema = z
+  .object({ name: z.string().min(1, "Give a name."), age: z.number().int(), tags: z.array(z.string()).optional() })
+  .strict();
 
 function thrownBy(fn: () => unknown): AppError {
   try {
@@ -17,12 +19,18 @@ function thrownBy(fn: () => unknown): AppError {
 
 describe("parseOrThrow", () => {
   it("returns the parsed value when the input is valid", () => {
-    expect(parseOrThrow(ZSchema, { name: "a", age: 3 }, { code: "VALIDATION_FAILED", label: "person" })).toEqual({ name: "a", age: 3 });
+    expect(parseOrThrow(ZSchema, { name: "a", age: 3 }, { code: "VALIDATION_FAILED", label: "person" })).toEqual({
+      name: "a",
+      age: 3,
+    });
   });
 
   it("applies the schema's transforms and defaults", () => {
     const schema = z.object({ name: z.string().trim(), limit: z.number().default(5) });
-    expect(parseOrThrow(schema, { name: "  x " }, { code: "VALIDATION_FAILED", label: "query" })).toEqual({ name: "x", limit: 5 });
+    expect(parseOrThrow(schema, { name: "  x " }, { code: "VALIDATION_FAILED", label: "query" })).toEqual({
+      name: "x",
+      limit: 5,
+    });
   });
 
   it("throws an AppError with the given code and details, the label and the first issue in full", () => {
@@ -46,9 +54,9 @@ describe("parseOrThrow", () => {
   });
 
   it("names the root when the value itself is wrong", () => {
-    expect(thrownBy(() => parseOrThrow(ZSchema, "nope", { code: "VALIDATION_FAILED", label: "person" })).message).toMatch(
-      /^person: \(root\): /,
-    );
+    expect(
+      thrownBy(() => parseOrThrow(ZSchema, "nope", { code: "VALIDATION_FAILED", label: "person" })).message,
+    ).toMatch(/^person: \(root\): /);
   });
 
   it("counts the paths beyond the listed ones, so the message stays bounded", () => {
@@ -79,6 +87,7 @@ describe("describeZodIssues", () => {
   it("describes a failed parse the same way, for boundaries that report instead of throwing", () => {
     const parsed = ZSchema.safeParse({ name: "a" });
     expect(parsed.success).toBe(false);
-    if (!parsed.success) expect(describeZodIssues("invalid request body", parsed.error)).toMatch(/^invalid request body: age: /);
+    if (!parsed.success)
+      expect(describeZodIssues("invalid request body", parsed.error)).toMatch(/^invalid request body: age: /);
   });
 });

@@ -43,7 +43,11 @@ export function describeZodIssues(label: string, error: z.ZodError): string {
 }
 
 /** Parses `value` with `schema`; on failure throws an AppError with `code` and a bounded message. */
-export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, options: TParseOrThrowOptions): z.output<S> {
+export function parseOrThrow<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  options: TParseOrThrowOptions,
+): z.output<S> {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   throw new AppError(options.code, describeZodIssues(options.label, parsed.error), options.details);

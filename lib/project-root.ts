@@ -5,4 +5,5 @@
  */
 import path from "node:path";
 
-export const PROJECT_ROOT: string = typeof import.meta.dirname === "string" ? path.resolve(import.meta.dirname, "..") : process.cwd();
+export const PROJECT_ROOT: string =
+  typeof import.meta.dirname === "string" ? path.resolve(import.meta.dirname, "..") : process.cwd();

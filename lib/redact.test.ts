@@ -22,7 +22,9 @@ describe("redactSecrets", () => {
   });
 
   it("keeps ordinary text", () => {
-    expect(redactSecrets("machine mach-123 failed: image must be pulled")).toBe("machine mach-123 failed: image must be pulled");
+    expect(redactSecrets("machine mach-123 failed: image must be pulled")).toBe(
+      "machine mach-123 failed: image must be pulled",
+    );
   });
 });
 

@@ -42,16 +42,28 @@ describe("layering check", () => {
 
   it("refuses hand-made date, number, byte and duration formatting outside lib/format, with the function to use", () => {
     const planted = [
-      { path: "app/teacher/page.tsx", text: 'const a = 1;\nconst when = item.at.toISOString().replace("T", " ").slice(0, 16);\n' },
+      {
+        path: "app/teacher/page.tsx",
+        text: 'const a = 1;\nconst when = item.at.toISOString().replace("T", " ").slice(0, 16);\n',
+      },
       { path: "components/x.tsx", text: "<td>{row.at\n  .toISOString()\n  .slice(0, 19)}</td>" },
-      { path: "components/y.tsx", text: '<span>{new Date(at).toLocaleString()}</span><span>{n.toLocaleString("en-US")}</span>' },
+      {
+        path: "components/y.tsx",
+        text: '<span>{new Date(at).toLocaleString()}</span><span>{n.toLocaleString("en-US")}</span>',
+      },
       { path: "lib/health/z.ts", text: "const t = at.toLocaleTimeString(); const u = at.toUTCString();" },
-      { path: "scripts/cli/commands/w.ts", text: 'const f = new Intl.DateTimeFormat("en"); const g = new Intl.NumberFormat("en");' },
+      {
+        path: "scripts/cli/commands/w.ts",
+        text: 'const f = new Intl.DateTimeFormat("en"); const g = new Intl.NumberFormat("en");',
+      },
       {
         path: "app/operator/v.tsx",
         text: "const kib = `${(bytes / 1024).toFixed(1)} KiB`;\n<td>{size} B</td>\nconst mib = `${(b / (1 << 20)).toFixed(1)}`;",
       },
-      { path: "scripts/cli/commands/u.ts", text: "const took = `${(ms / 1000).toFixed(1)} s`; const h = `${(s / 3600).toFixed(1)}`;" },
+      {
+        path: "scripts/cli/commands/u.ts",
+        text: "const took = `${(ms / 1000).toFixed(1)} s`; const h = `${(s / 3600).toFixed(1)}`;",
+      },
     ];
     // one finding per line and rule
     const found = inlineFormatting(planted).map((f) => f.replace(/ \(use .*\)$/, ""));
@@ -67,7 +79,9 @@ describe("layering check", () => {
       "app/operator/v.tsx:3 hand-made-byte-format",
       "scripts/cli/commands/u.ts:1 hand-made-duration-format",
     ]);
-    expect(inlineFormatting(planted.slice(0, 1))[0]).toMatch(/use formatDateTime \/ formatDate \/ formatTime from lib\/format\/format\.ts/);
+    expect(inlineFormatting(planted.slice(0, 1))[0]).toMatch(
+      /use formatDateTime \/ formatDate \/ formatTime from lib\/format\/format\.ts/,
+    );
   });
 
   it("leaves lib/format, tests, benchmarks, marked machine formats and look-alikes alone", () => {

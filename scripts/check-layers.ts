@@ -67,7 +67,9 @@ export function findFolderCycles(edges: Map<string, Set<string>>): string[][] {
 export function misplacedTestSupport(files: readonly string[]): string[] {
   return files.filter(
     (file) =>
-      !file.startsWith("scripts/") && !TEST_SUPPORT.test(file) && /(^|\/)(test-[^/]*|[^/]*-test|[^/]*\.fixture)\.(ts|tsx|mjs)$/.test(file),
+      !file.startsWith("scripts/") &&
+      !TEST_SUPPORT.test(file) &&
+      /(^|\/)(test-[^/]*|[^/]*-test|[^/]*\.fixture)\.(ts|tsx|mjs)$/.test(file),
   );
 }
 
@@ -186,7 +188,9 @@ function sourceFilesUnder(folder: string, keep: (file: string) => boolean): TSou
 }
 
 export function viewModelProblems(): string[] {
-  const libFiles = new Map(sourceFilesUnder("lib", (file) => !file.startsWith("lib/db/generated/")).map((f) => [f.path, f]));
+  const libFiles = new Map(
+    sourceFilesUnder("lib", (file) => !file.startsWith("lib/db/generated/")).map((f) => [f.path, f]),
+  );
   const callers = [
     ...sourceFilesUnder("app", () => true),
     ...sourceFilesUnder("components", () => true),
@@ -211,7 +215,8 @@ async function main() {
   );
   const result = (typeof output.output === "string" ? JSON.parse(output.output) : output.output) as ICruiseResult;
   const problems: string[] = [];
-  for (const violation of result.summary.violations) problems.push(`${violation.rule.name}: ${violation.from} → ${violation.to}`);
+  for (const violation of result.summary.violations)
+    problems.push(`${violation.rule.name}: ${violation.from} → ${violation.to}`);
   for (const file of misplacedTestSupport(result.modules.map((m) => m.source)))
     problems.push(
       `test-support-outside-testing: ${file} (test support lives in a testing/ folder; a production file is not named like a test helper)`,
@@ -223,7 +228,10 @@ async function main() {
     const detail = cycle.flatMap((a) => cycle.filter((b) => edges.get(a)?.has(b)).map((b) => `${a}→${b}`));
     problems.push(`lib-folder-cycle: ${cycle.join(" <-> ")} (${detail.join(", ")})`);
   }
-  problems.push(...layerViolations(edges), ...readmeLayerProblems(fs.readFileSync(path.join(ROOT, "README.md"), "utf8")));
+  problems.push(
+    ...layerViolations(edges),
+    ...readmeLayerProblems(fs.readFileSync(path.join(ROOT, "README.md"), "utf8")),
+  );
   problems.push(...viewModelProblems());
   if (problems.length > 0) {
     process.stderr.write(`[layering] ${problems.length} violation(s):\n${problems.map((p) => `  ${p}`).join("\n")}\n`);

@@ -2,15 +2,27 @@ import { describe, expect, it } from "vitest";
 import { entryPointProblems, pageProblems, resolveLibModule, type TSourceFile } from "./check-view-models";
 
 const LIB: TSourceFile[] = [
-  { path: "lib/pages/operator/task-page.ts", text: "export async function readTaskPage(deps: TPageDeps, input: { taskId: string }) {}" },
-  { path: "lib/pages/operator/other-page.ts", text: "export async function readOtherPage(deps: TPageDeps, input: {}) {}" },
+  {
+    path: "lib/pages/operator/task-page.ts",
+    text: "export async function readTaskPage(deps: TPageDeps, input: { taskId: string }) {}",
+  },
+  {
+    path: "lib/pages/operator/other-page.ts",
+    text: "export async function readOtherPage(deps: TPageDeps, input: {}) {}",
+  },
   { path: "lib/pages/teacher/bad-page.ts", text: "export async function readBadPage(db: Db, id: string) {}" },
   { path: "lib/db/client.ts", text: "export async function getDb() {}" },
   { path: "lib/env.ts", text: "export function getEnv() {}" },
   { path: "lib/errors.ts", text: "export function isAppError(value: unknown) {}" },
-  { path: "lib/tasks/get-task-detail.ts", text: "export async function getTaskDetail(deps: { db: Db }, input: { taskId: string }) {}" },
+  {
+    path: "lib/tasks/get-task-detail.ts",
+    text: "export async function getTaskDetail(deps: { db: Db }, input: { taskId: string }) {}",
+  },
   { path: "lib/tasks/task-states.ts", text: "export function canTransitionTask(from: TaskState, to: TaskState) {}" },
-  { path: "lib/agents/agent-profiles.repo.ts", text: "export async function agentProfileOf(deps: { db: Db }, input: {}) {}" },
+  {
+    path: "lib/agents/agent-profiles.repo.ts",
+    text: "export async function agentProfileOf(deps: { db: Db }, input: {}) {}",
+  },
   {
     path: "lib/settings/operator-settings.ts",
     text: "export async function writeSetting(db: Db | DbTx, input: object) {}\nexport const readSetting = async (db: Db, key: string) => {};",
@@ -19,7 +31,10 @@ const LIB: TSourceFile[] = [
     path: "lib/relay/read-capability-usage.ts",
     text: "export async function readCapabilityUsage({ db }: { db: Db }, { taskId }: { taskId: string }) {}",
   },
-  { path: "lib/machines/machine-slots.ts", text: "export async function readSlotWait(deps: { db: Db }, label: string, task: object) {}" },
+  {
+    path: "lib/machines/machine-slots.ts",
+    text: "export async function readSlotWait(deps: { db: Db }, label: string, task: object) {}",
+  },
   { path: "lib/auth/permissions.ts", text: "export function parseRoles(value: unknown) {}" },
 ];
 const libFiles = new Map(LIB.map((f) => [f.path, f]));
@@ -63,14 +78,21 @@ describe("view-model rules of the layering check", () => {
     const two = page(
       'import { readTaskPage } from "@/lib/pages/operator/task-page";\nimport { readOtherPage } from "@/lib/pages/operator/other-page";',
     );
-    expect(pageProblems([two], exists)).toEqual([expect.stringMatching(/^page-reads-one-view-model: .*readTaskPage.*readOtherPage/)]);
+    expect(pageProblems([two], exists)).toEqual([
+      expect.stringMatching(/^page-reads-one-view-model: .*readTaskPage.*readOtherPage/),
+    ]);
     const helper = page('import { assertMayRead } from "@/lib/pages/page-deps";');
     expect(pageProblems([helper], exists)).toEqual([expect.stringMatching(/^page-reads-one-view-model: /)]);
   });
 
   it("refuses a reader in a server component or layout, which gets its data from its page", () => {
-    const panel = page('import { readSetting } from "@/lib/settings/operator-settings";', "app/operator/_settings/setting-panel.tsx");
-    expect(pageProblems([panel], exists)).toEqual([expect.stringMatching(/^app-imports-reader: .*a component reads nothing/)]);
+    const panel = page(
+      'import { readSetting } from "@/lib/settings/operator-settings";',
+      "app/operator/_settings/setting-panel.tsx",
+    );
+    expect(pageProblems([panel], exists)).toEqual([
+      expect.stringMatching(/^app-imports-reader: .*a component reads nothing/),
+    ]);
     const layout = page('import { readTaskPage } from "@/lib/pages/operator/task-page";', "app/operator/layout.tsx");
     expect(pageProblems([layout], exists)).toEqual([expect.stringMatching(/only a page\.tsx reads a view model/)]);
   });
@@ -78,9 +100,9 @@ describe("view-model rules of the layering check", () => {
   it("keeps the list of pages not converted yet shrinking: listed debt is quiet, a listed page that conforms is reported", () => {
     const pending = new Set(["app/operator/tasks/[id]/page.tsx"]);
     expect(pageProblems([page('import { getDb } from "@/lib/db/client";')], exists, pending)).toEqual([]);
-    expect(pageProblems([page('import { readTaskPage } from "@/lib/pages/operator/task-page";')], exists, pending)).toEqual([
-      expect.stringMatching(/reads one view model now: remove it from the list/),
-    ]);
+    expect(
+      pageProblems([page('import { readTaskPage } from "@/lib/pages/operator/task-page";')], exists, pending),
+    ).toEqual([expect.stringMatching(/reads one view model now: remove it from the list/)]);
   });
 
   it("requires (deps, input) of the lib entry points app/ and the CLI call when they reach the database, and of every read…Page", () => {
@@ -102,13 +124,26 @@ describe("view-model rules of the layering check", () => {
       ),
       expect.stringMatching(/#readSetting, .*positional parameter \(db: Db\)/),
       expect.stringMatching(/#readSlotWait, .*takes 3 parameters/),
-      expect.stringMatching(/lib\/pages\/teacher\/bad-page\.ts#readBadPage takes the database as a positional parameter/),
+      expect.stringMatching(
+        /lib\/pages\/teacher\/bad-page\.ts#readBadPage takes the database as a positional parameter/,
+      ),
     ]);
-    const allowed = new Set(["lib/settings/operator-settings.ts#writeSetting", "lib/tasks/get-task-detail.ts#getTaskDetail"]);
+    const allowed = new Set([
+      "lib/settings/operator-settings.ts#writeSetting",
+      "lib/tasks/get-task-detail.ts#getTaskDetail",
+    ]);
     const withDebt = entryPointProblems([caller], libFiles, allowed);
     expect(withDebt.some((p) => p.includes("#writeSetting"))).toBe(false);
-    expect(withDebt).toContainEqual(expect.stringMatching(/#getTaskDetail takes \(deps, input\) now: remove it from the list/));
-    const gone = entryPointProblems([caller], libFiles, new Set([...allowed, "lib/relay/read-capability-usage.ts#sumRelayCallTokens"]));
-    expect(gone).toContainEqual(expect.stringMatching(/#sumRelayCallTokens is not called by app\/ or the CLI any more: remove it/));
+    expect(withDebt).toContainEqual(
+      expect.stringMatching(/#getTaskDetail takes \(deps, input\) now: remove it from the list/),
+    );
+    const gone = entryPointProblems(
+      [caller],
+      libFiles,
+      new Set([...allowed, "lib/relay/read-capability-usage.ts#sumRelayCallTokens"]),
+    );
+    expect(gone).toContainEqual(
+      expect.stringMatching(/#sumRelayCallTokens is not called by app\/ or the CLI any more: remove it/),
+    );
   });
 });

@@ -32,13 +32,19 @@ const READER_MODULE = /^lib\/(db\/|env\.ts$)|\.repo\.ts$/;
 type TImportedBinding = { name: string; module: string };
 
 /** lib/ file a module specifier of `fromFile` names, or undefined when it is not in lib/. */
-export function resolveLibModule(fromFile: string, specifier: string, exists: (file: string) => boolean): string | undefined {
+export function resolveLibModule(
+  fromFile: string,
+  specifier: string,
+  exists: (file: string) => boolean,
+): string | undefined {
   let base: string;
   if (specifier.startsWith("@/")) base = specifier.slice(2);
-  else if (specifier.startsWith(".")) base = path.posix.normalize(path.posix.join(path.posix.dirname(fromFile), specifier));
+  else if (specifier.startsWith("."))
+    base = path.posix.normalize(path.posix.join(path.posix.dirname(fromFile), specifier));
   else return undefined;
   if (!base.startsWith("lib/")) return undefined;
-  for (const candidate of [base, `${base}.ts`, `${base}.tsx`, `${base}/index.ts`]) if (exists(candidate)) return candidate;
+  for (const candidate of [base, `${base}.ts`, `${base}.tsx`, `${base}/index.ts`])
+    if (exists(candidate)) return candidate;
   return `${base}.ts`;
 }
 
@@ -77,7 +83,9 @@ export function pageProblems(
     const own = fileProblems(file, exists);
     if (!pending.has(file.path)) problems.push(...own);
     else if (own.length === 0)
-      problems.push(`page-reads-one-view-model: ${file.path} reads one view model now: remove it from the list of pages not converted yet`);
+      problems.push(
+        `page-reads-one-view-model: ${file.path} reads one view model now: remove it from the list of pages not converted yet`,
+      );
   }
   return problems;
 }
@@ -163,7 +171,8 @@ export function entryPointProblems(
   const shapes = new Map<string, TFunctionShape>();
   const exportsOf = new Map<string, Map<string, TFunctionShape>>();
   const functionsOf = (module: string) => {
-    if (!exportsOf.has(module)) exportsOf.set(module, libFiles.has(module) ? exportedFunctions(libFiles.get(module)!) : new Map());
+    if (!exportsOf.has(module))
+      exportsOf.set(module, libFiles.has(module) ? exportedFunctions(libFiles.get(module)!) : new Map());
     return exportsOf.get(module)!;
   };
   const callersOf = new Map<string, string>();
@@ -183,7 +192,9 @@ export function entryPointProblems(
     checked.add(key);
     const problem = entryPointShapeProblem(fn, key.startsWith("lib/pages/"));
     if (problem && !allowed.has(key))
-      problems.push(`entry-point-not-deps-input: ${key}, called by ${callersOf.get(key)}, ${problem}: an entry point takes (deps, input)`);
+      problems.push(
+        `entry-point-not-deps-input: ${key}, called by ${callersOf.get(key)}, ${problem}: an entry point takes (deps, input)`,
+      );
     if (!problem && allowed.has(key))
       problems.push(
         `entry-point-not-deps-input: ${key} takes (deps, input) now: remove it from the list of entry points not converted yet`,

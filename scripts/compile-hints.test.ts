@@ -37,7 +37,10 @@ describe("compile hints for the framework chunk", () => {
     await fs.writeFile(path.join(chunks, "app", "page.js"), other);
     await fs.writeFile(path.join(chunks, "styles.css"), ".__reactContainer$ {}");
 
-    expect(await hintFrameworkChunks(distDir)).toEqual({ found: ["static/chunks/framework.js"], changed: ["static/chunks/framework.js"] });
+    expect(await hintFrameworkChunks(distDir)).toEqual({
+      found: ["static/chunks/framework.js"],
+      changed: ["static/chunks/framework.js"],
+    });
     expect(await fs.readFile(path.join(chunks, "framework.js"), "utf8")).toBe(COMPILE_HINT + framework);
     expect(await fs.readFile(path.join(chunks, "app", "page.js"), "utf8")).toBe(other);
     expect(await fs.readFile(path.join(chunks, "styles.css"), "utf8")).toBe(".__reactContainer$ {}");

@@ -53,8 +53,12 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   // Never fails the build: the app works without the hint, it only starts slower on a first visit.
   try {
     const { found, changed } = await hintFrameworkChunks(distDir);
-    if (found.length === 0) process.stderr.write(`compile hints: no chunk under ${distDir} holds React DOM's client; nothing marked\n`);
-    else process.stdout.write(`compile hints: ${found.join(", ")} ${changed.length === 0 ? "already marked" : "marked"}\n`);
+    if (found.length === 0)
+      process.stderr.write(`compile hints: no chunk under ${distDir} holds React DOM's client; nothing marked\n`);
+    else
+      process.stdout.write(
+        `compile hints: ${found.join(", ")} ${changed.length === 0 ? "already marked" : "marked"}\n`,
+      );
   } catch (error) {
     process.stderr.write(`compile hints: ${(error as Error).message}; nothing marked\n`);
   }

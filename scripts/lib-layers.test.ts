@@ -38,7 +38,9 @@ describe("lib/ layers", () => {
           ["testing", "jobs"],
         ]),
       ),
-    ).toEqual(["lib-layer-undeclared: lib/newthing is in no layer (declare it in scripts/lib-layers.ts and the README map)"]);
+    ).toEqual([
+      "lib-layer-undeclared: lib/newthing is in no layer (declare it in scripts/lib-layers.ts and the README map)",
+    ]);
   });
 
   it("declares every unit once", () => {
@@ -60,7 +62,10 @@ describe("lib/ layers", () => {
   it("the README draws the declared layers, top first, and a reordered map is refused", () => {
     const readme = fs.readFileSync(path.resolve(import.meta.dirname, "../README.md"), "utf8");
     expect(readmeLayerProblems(readme)).toEqual([]);
-    const swapped = readme.replace(readmeLayerLine(LIB_LAYERS[0]!, 1), readmeLayerLine({ ...LIB_LAYERS[0]!, name: "basics" }, 1));
+    const swapped = readme.replace(
+      readmeLayerLine(LIB_LAYERS[0]!, 1),
+      readmeLayerLine({ ...LIB_LAYERS[0]!, name: "basics" }, 1),
+    );
     expect(readmeLayerProblems(swapped)).toHaveLength(1);
   });
 });

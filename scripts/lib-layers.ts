@@ -42,15 +42,27 @@ export const LIB_LAYERS: readonly TLibLayer[] = [
     what: "what a task is made of and checked against: users, target repositories, agent profiles, the relay, candidates, spend, notifications",
     units: ["auth", "repos", "agents", "relay", "candidate", "spend", "notifications"],
   },
-  { name: "kernels", what: "the state machines: tasks, guest machines, background runs", units: ["tasks", "machines", "runs"] },
+  {
+    name: "kernels",
+    what: "the state machines: tasks, guest machines, background runs",
+    units: ["tasks", "machines", "runs"],
+  },
   {
     name: "capabilities",
     what: "what the system does with a task: dependencies, trusted verification, review, attempts, publication, qualification, backups, health and metrics, the demo",
     units: ["dependencies", "verify", "review", "attempts", "publish", "probes", "backup", "health", "metrics", "demo"],
   },
-  { name: "orchestration", what: "the student run from admission to import, and the worker's jobs", units: ["lifecycle", "jobs"] },
+  {
+    name: "orchestration",
+    what: "the student run from admission to import, and the worker's jobs",
+    units: ["lifecycle", "jobs"],
+  },
   // the top of lib/'s reads: only app/ and the CLI import a page's reader (scripts/check-view-models.ts)
-  { name: "view models", what: "the one view model each page of app/ reads, with the actor's permission checked", units: ["pages"] },
+  {
+    name: "view models",
+    what: "the one view model each page of app/ reads, with the actor's permission checked",
+    units: ["pages"],
+  },
 ];
 
 /** Test support is not production code and is not layered (it may reach anything to build a fixture). */
@@ -63,13 +75,18 @@ function layerIndexOf(layers: readonly TLibLayer[]): Map<string, number> {
 }
 
 /** Every import that goes up a layer, and every unit of lib/ that no layer declares. */
-export function layerViolations(edges: ReadonlyMap<string, ReadonlySet<string>>, layers: readonly TLibLayer[] = LIB_LAYERS): string[] {
+export function layerViolations(
+  edges: ReadonlyMap<string, ReadonlySet<string>>,
+  layers: readonly TLibLayer[] = LIB_LAYERS,
+): string[] {
   const index = layerIndexOf(layers);
   const problems: string[] = [];
   const units = new Set([...edges.keys(), ...[...edges.values()].flatMap((to) => [...to])]);
   for (const unit of [...units].sort())
     if (!index.has(unit) && !UNLAYERED.has(unit))
-      problems.push(`lib-layer-undeclared: lib/${unit} is in no layer (declare it in scripts/lib-layers.ts and the README map)`);
+      problems.push(
+        `lib-layer-undeclared: lib/${unit} is in no layer (declare it in scripts/lib-layers.ts and the README map)`,
+      );
   for (const [from, targets] of [...edges].sort(([a], [b]) => a.localeCompare(b))) {
     const fromLayer = index.get(from);
     if (fromLayer === undefined) continue;

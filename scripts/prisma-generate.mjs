@@ -6,9 +6,18 @@ import { fileURLToPath } from "node:url";
 import path from "node:path";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const result = spawnSync(process.execPath, [path.join(root, "node_modules", "prisma", "build", "index.js"), "generate"], {
-  cwd: root,
-  stdio: ["ignore", "inherit", "inherit"],
-  env: { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: process.execPath, PRISMA_HIDE_UPDATE_MESSAGE: "1", CHECKPOINT_DISABLE: "1" },
-});
+const result = spawnSync(
+  process.execPath,
+  [path.join(root, "node_modules", "prisma", "build", "index.js"), "generate"],
+  {
+    cwd: root,
+    stdio: ["ignore", "inherit", "inherit"],
+    env: {
+      ...process.env,
+      PRISMA_SCHEMA_ENGINE_BINARY: process.execPath,
+      PRISMA_HIDE_UPDATE_MESSAGE: "1",
+      CHECKPOINT_DISABLE: "1",
+    },
+  },
+);
 process.exit(result.status ?? 1);

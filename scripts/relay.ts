@@ -18,7 +18,12 @@ async function main() {
   const env = getEnv();
   // The launcher (or the worker) migrates; a relay process only serves.
   const database = await openDatabase(env, { migrate: false, log: (line) => logInfo(line) });
-  const server = await startRelayServer({ db: database.db, host: env.HOSTNAME, port: env.RELAY_PORT, isPortShared: true });
+  const server = await startRelayServer({
+    db: database.db,
+    host: env.HOSTNAME,
+    port: env.RELAY_PORT,
+    isPortShared: true,
+  });
   logInfo("relay listener started", { url: relayListenerUrl(env) });
   let isStopping = false;
   const shutdown = async (signal: string) => {

@@ -100,7 +100,8 @@ async function waitForHealth(
   while (Date.now() < deadline) {
     checkpoint();
     const child = currentWeb();
-    if (child && (child.exitCode !== null || child.signalCode !== null)) throw new Error("the web app exited during start-up");
+    if (child && (child.exitCode !== null || child.signalCode !== null))
+      throw new Error("the web app exited during start-up");
     try {
       const response = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(5_000) });
       if (response.status < 500) return;
@@ -320,7 +321,9 @@ async function main() {
     // A stop asked for during start-up (the step in progress may fail of it: an interrupted
     // initdb or build) is not a failed start: the stop in progress finishes and exits.
     if (error instanceof StopRequested || stopReason) return;
-    process.stderr.write(`[school-core] cannot start: ${isAppError(error) ? error.message : (error as Error).message}\n`);
+    process.stderr.write(
+      `[school-core] cannot start: ${isAppError(error) ? error.message : (error as Error).message}\n`,
+    );
     await shutdown("start-up failed", 1);
     return;
   }

@@ -51,7 +51,11 @@ function childCpuSeconds(): number | null {
 
 function run(step: Step): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(step.command, step.args, { cwd: ROOT, stdio: "inherit", env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" } });
+    const child = spawn(step.command, step.args, {
+      cwd: ROOT,
+      stdio: "inherit",
+      env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" },
+    });
     child.on("exit", (code) => resolve(code ?? 1));
     child.on("error", () => resolve(127));
   });

@@ -25,9 +25,13 @@ async function main() {
     let exitCode = 0;
     try {
       if ((await withinDeadline(worker.stop(), STOP_DEADLINE_MS)) === "timed-out") {
-        logError("worker stop timed out; exiting with jobs still in flight (they resume at the next start)", undefined, {
-          afterMs: STOP_DEADLINE_MS,
-        });
+        logError(
+          "worker stop timed out; exiting with jobs still in flight (they resume at the next start)",
+          undefined,
+          {
+            afterMs: STOP_DEADLINE_MS,
+          },
+        );
         exitCode = 1;
       }
       await database.close();

@@ -14,7 +14,8 @@ export type { TFieldErrors } from "./field-errors";
  * What every server action answers. A failure carries a bounded summary (`error`) and, when the
  * input broke its schema, every issue keyed by field path (`fieldErrors`) for `<FieldError>`.
  */
-export type ActionResult = { ok: true; message: string; id?: string } | { ok: false; error: string; fieldErrors?: TFieldErrors };
+export type ActionResult =
+  { ok: true; message: string; id?: string } | { ok: false; error: string; fieldErrors?: TFieldErrors };
 
 // A use case may refuse its input field by field: a typed error (VALIDATION_FAILED, CREDENTIAL_FILE_REFUSED …) with `details.fieldErrors`.
 const ZFieldErrorsDetailSchema = z.object({ fieldErrors: z.record(z.string(), z.array(z.string()).max(20)) });

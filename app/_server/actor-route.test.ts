@@ -58,12 +58,15 @@ describe("withActorRoute settles the caller before the body is read", () => {
     expect(counter.pulled).toBe(0);
   });
 
-  it.each([["https://evil.example"], ["null"]])("a PUT whose Origin is %s is refused, the body never pulled", async (origin) => {
-    const { request, counter } = countingRequest({ origin });
-    const response = await uploadRoute(OPERATOR)(request, params);
-    expect(response.status).toBe(403);
-    expect(counter.pulled).toBe(0);
-  });
+  it.each([["https://evil.example"], ["null"]])(
+    "a PUT whose Origin is %s is refused, the body never pulled",
+    async (origin) => {
+      const { request, counter } = countingRequest({ origin });
+      const response = await uploadRoute(OPERATOR)(request, params);
+      expect(response.status).toBe(403);
+      expect(counter.pulled).toBe(0);
+    },
+  );
 
   it("the operator from the page's own origin (or a client that sends no Origin) reaches the handler", async () => {
     for (const headers of [{ origin: "http://school.test" }, {}] as Record<string, string>[]) {

@@ -44,7 +44,10 @@ function isCrossOrigin(request: Request): boolean {
 }
 
 /** withActorRoute with the actor from `resolveActor`; see route.ts for the contract. */
-export function actorRoute<S extends z.ZodType, P>(resolveActor: () => Promise<Actor | null>, options: RouteOptions<S, P>) {
+export function actorRoute<S extends z.ZodType, P>(
+  resolveActor: () => Promise<Actor | null>,
+  options: RouteOptions<S, P>,
+) {
   return async (request: Request, context: { params: Promise<P> }) => {
     try {
       const actor = await resolveActor();
@@ -55,7 +58,9 @@ export function actorRoute<S extends z.ZodType, P>(resolveActor: () => Promise<A
       let body: unknown = undefined;
       if (options.schema) {
         const raw =
-          request.method === "GET" ? Object.fromEntries(new URL(request.url).searchParams) : await request.json().catch(() => undefined);
+          request.method === "GET"
+            ? Object.fromEntries(new URL(request.url).searchParams)
+            : await request.json().catch(() => undefined);
         body = parseOrThrow(options.schema, raw, { code: "VALIDATION_FAILED", label: "request" });
       }
       const result = await options.handler({ actor, body: body as z.infer<S>, params: await context.params, request });

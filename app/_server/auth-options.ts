@@ -4,7 +4,11 @@ import type { NextAuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
 import type { OAuthConfig } from "next-auth/providers/oauth";
 import { authenticate } from "@/lib/auth/authenticate";
-import { parseTrustedProxies, resolveClientAddress, resolveClientAddressFromPeerHeader } from "@/lib/auth/client-address";
+import {
+  parseTrustedProxies,
+  resolveClientAddress,
+  resolveClientAddressFromPeerHeader,
+} from "@/lib/auth/client-address";
 import { parseRoles } from "@/lib/auth/permissions";
 import { resolveSessionSecret } from "@/lib/auth/secret";
 import { signInWithOidc, type TOidcRefusal } from "@/lib/auth/sign-in-with-oidc";
@@ -23,7 +27,8 @@ const SESSION_MAX_AGE_SECONDS = 8 * 60 * 60;
 function clientAddressOf(headers: Record<string, unknown> | undefined): string | null {
   const env = getEnv();
   const forwarded = headers?.["x-forwarded-for"];
-  const forwardedFor = typeof forwarded === "string" || Array.isArray(forwarded) ? (forwarded as string | string[]) : undefined;
+  const forwardedFor =
+    typeof forwarded === "string" || Array.isArray(forwarded) ? (forwarded as string | string[]) : undefined;
   const trustedProxies = parseTrustedProxies(env.TRUSTED_PROXIES);
   if (env.SCHOOLCORE_WEB_SERVER === "custom") return resolveClientAddressFromPeerHeader(forwardedFor, trustedProxies);
   return resolveClientAddress({ forwardedFor, socketAddress: undefined, trustedProxies });
@@ -110,7 +115,10 @@ export function getAuthOptions(): NextAuthOptions {
     callbacks: {
       async signIn({ user, account, profile }) {
         if (account?.provider !== OIDC_PROVIDER_ID) return true;
-        const result = await signInWithOidc({ db: await getDb(), issuer: getEnv().OIDC_ISSUER! }, { claims: profile }).catch(() => {
+        const result = await signInWithOidc(
+          { db: await getDb(), issuer: getEnv().OIDC_ISSUER! },
+          { claims: profile },
+        ).catch(() => {
           // next-auth puts a thrown message in the URL: only a bounded code leaves here.
           throw new Error("SIGNIN_UNAVAILABLE");
         });

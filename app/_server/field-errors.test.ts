@@ -15,7 +15,11 @@ const ZLimitsFormSchema = z
 
 describe("fieldErrorsOf", () => {
   it("keeps every issue, each under its field's dotted path, not only the first", () => {
-    const parsed = ZLimitsFormSchema.safeParse({ reason: " ", limits: { maxRequests: "0", ttlSeconds: "99999" }, taskId: "nope" });
+    const parsed = ZLimitsFormSchema.safeParse({
+      reason: " ",
+      limits: { maxRequests: "0", ttlSeconds: "99999" },
+      taskId: "nope",
+    });
     expect(parsed.success).toBe(false);
     const errors = fieldErrorsOf(parsed.error!.issues);
     expect(errors).toEqual({
@@ -66,7 +70,9 @@ describe("summaryOf", () => {
   });
 
   it("stays bounded however many fields are wrong", () => {
-    const errors = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`field${i}`, ["is wrong in a rather long way"]]));
+    const errors = Object.fromEntries(
+      Array.from({ length: 100 }, (_, i) => [`field${i}`, ["is wrong in a rather long way"]]),
+    );
     expect(summaryOf(errors).length).toBeLessThanOrEqual(600);
   });
 });

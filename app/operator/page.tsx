@@ -15,7 +15,9 @@ import { SpendGauge } from "@/components/spend-gauge";
 export default async function OperatorDashboardPage() {
   const actor = await requirePagePermission("operator.view", "/operator");
   // The dashboard asks the substrate for the provider account: its deps are the run context's.
-  const { health, tasks, account, dispatch, dashboard, spend } = await readDashboardPage(await getRunContext(), { actor });
+  const { health, tasks, account, dispatch, dashboard, spend } = await readDashboardPage(await getRunContext(), {
+    actor,
+  });
   const { quarantined, byState } = dashboard;
   return (
     <section className="space-y-6">
@@ -31,7 +33,10 @@ export default async function OperatorDashboardPage() {
             <Link href="/operator/spend">Spend this month ({spend.month})</Link>
           </dt>
           <dd className="mt-1">
-            <SpendGauge committedMicros={spend.monthCommittedMicros} ceilingMicros={spend.ceilings.monthlyGlobalMicros} />
+            <SpendGauge
+              committedMicros={spend.monthCommittedMicros}
+              ceilingMicros={spend.ceilings.monthlyGlobalMicros}
+            />
           </dd>
         </div>
         <div className="rounded border border-slate-200 bg-white p-3">
@@ -59,7 +64,9 @@ export default async function OperatorDashboardPage() {
             {account.kind === "ok" ? (
               <>
                 {account.status} · headroom {formatMicros(account.headroomMicros)} ({account.source})
-                {account.isLowBalance && <strong className="block text-red-800">Low balance: new machines may soon be refused.</strong>}
+                {account.isLowBalance && (
+                  <strong className="block text-red-800">Low balance: new machines may soon be refused.</strong>
+                )}
               </>
             ) : account.kind === "unobservable" ? (
               <strong className="text-red-800">Headroom unobservable — creates are refused: {account.reason}</strong>

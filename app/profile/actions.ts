@@ -19,7 +19,10 @@ export const saveEmailPreferencesAction = withActorAction({
   handler: async ({ actor, input }) => {
     const events = await setEmailPreferences({ db: await getDb() }, { actor, events: input.events });
     revalidatePath("/profile");
-    return { ok: true, message: events.length === 0 ? "Saved: no email." : `Saved: email on ${events.length} event(s).` };
+    return {
+      ok: true,
+      message: events.length === 0 ? "Saved: no email." : `Saved: email on ${events.length} event(s).`,
+    };
   },
 });
 
@@ -28,9 +31,16 @@ export const addWebhookAction = withActorAction({
   action: "notification.manage",
   schema: ZAddWebhookSchema,
   handler: async ({ actor, input }) => {
-    const { webhook, secret } = await addWebhook({ db: await getDb(), env: getEnv() }, { actor, url: input.url, events: input.events });
+    const { webhook, secret } = await addWebhook(
+      { db: await getDb(), env: getEnv() },
+      { actor, url: input.url, events: input.events },
+    );
     revalidatePath("/profile");
-    return { ok: true, id: webhook.id, message: `Webhook added. Its signing secret (shown once, copy it now): ${secret}` };
+    return {
+      ok: true,
+      id: webhook.id,
+      message: `Webhook added. Its signing secret (shown once, copy it now): ${secret}`,
+    };
   },
 });
 

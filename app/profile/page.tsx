@@ -13,12 +13,17 @@ import { addWebhookAction, removeWebhookAction, saveEmailPreferencesAction, test
 const CONTROL = "mt-1 w-full rounded border border-slate-300 px-2 py-1 text-sm";
 
 function eventLabel(event: string): string {
-  return event in NOTIFICATION_EVENT_INFO ? NOTIFICATION_EVENT_INFO[event as keyof typeof NOTIFICATION_EVENT_INFO].title : "Test";
+  return event in NOTIFICATION_EVENT_INFO
+    ? NOTIFICATION_EVENT_INFO[event as keyof typeof NOTIFICATION_EVENT_INFO].title
+    : "Test";
 }
 
 export default async function ProfilePage() {
   const actor = await requirePagePermission("profile.edit", "/profile");
-  const { isOperator, chosen, webhooks, deliveries, events, isEmailConfigured } = await readProfilePage(await getPageDeps(), { actor });
+  const { isOperator, chosen, webhooks, deliveries, events, isEmailConfigured } = await readProfilePage(
+    await getPageDeps(),
+    { actor },
+  );
   return (
     <section className="space-y-6">
       <h1>Profile</h1>
@@ -30,11 +35,16 @@ export default async function ProfilePage() {
         <h2>Email me when</h2>
         {!isEmailConfigured && (
           <p className="text-sm text-amber-800" data-testid="email-not-configured">
-            Email is not configured on this server (SMTP_URL is unset): your choices are kept, and each email waits on the delivery log
-            until it is.
+            Email is not configured on this server (SMTP_URL is unset): your choices are kept, and each email waits on
+            the delivery log until it is.
           </p>
         )}
-        <ActionForm action={saveEmailPreferencesAction} submitLabel="Save" testId="email-preferences-form" className="space-y-2">
+        <ActionForm
+          action={saveEmailPreferencesAction}
+          submitLabel="Save"
+          testId="email-preferences-form"
+          className="space-y-2"
+        >
           <fieldset className="space-y-1 text-sm">
             <legend className="sr-only">Events</legend>
             {events.map((event) => (
@@ -54,8 +64,8 @@ export default async function ProfilePage() {
           <p className="text-sm text-slate-600">
             Each event is POSTed as JSON <code>{"{v, event, taskId, url, occurredAt}"}</code> with{" "}
             <code>X-School-Core-Signature: sha256=HMAC(secret, timestamp + &quot;.&quot; + body)</code> and the{" "}
-            <code>X-School-Core-Timestamp</code> it covers. https only (plain http to loopback). Failed deliveries are retried after 10 s,
-            30 s, 2 min, 10 min and 1 h.
+            <code>X-School-Core-Timestamp</code> it covers. https only (plain http to loopback). Failed deliveries are
+            retried after 10 s, 30 s, 2 min, 10 min and 1 h.
           </p>
           <ActionForm
             action={addWebhookAction}
@@ -71,7 +81,8 @@ export default async function ProfilePage() {
               <legend>Events</legend>
               {TASK_NOTIFICATION_EVENTS.map((event) => (
                 <label key={event} className="mr-3 inline-block">
-                  <input type="checkbox" name="events" value={event} defaultChecked /> {NOTIFICATION_EVENT_INFO[event].title}
+                  <input type="checkbox" name="events" value={event} defaultChecked />{" "}
+                  {NOTIFICATION_EVENT_INFO[event].title}
                 </label>
               ))}
               <FieldError name="events" />
@@ -89,10 +100,21 @@ export default async function ProfilePage() {
                 >
                   <code className="break-all">{hook.url}</code>
                   <span className="text-slate-600">{hook.events.map(eventLabel).join(", ")}</span>
-                  <ActionForm action={testWebhookAction} submitLabel="Send test" size="xs" className="flex items-center gap-2">
+                  <ActionForm
+                    action={testWebhookAction}
+                    submitLabel="Send test"
+                    size="xs"
+                    className="flex items-center gap-2"
+                  >
                     <input type="hidden" name="webhookId" value={hook.id} />
                   </ActionForm>
-                  <ActionForm action={removeWebhookAction} submitLabel="Remove" tone="danger" size="xs" className="flex items-center gap-2">
+                  <ActionForm
+                    action={removeWebhookAction}
+                    submitLabel="Remove"
+                    tone="danger"
+                    size="xs"
+                    className="flex items-center gap-2"
+                  >
                     <input type="hidden" name="webhookId" value={hook.id} />
                   </ActionForm>
                 </li>
@@ -109,10 +131,25 @@ export default async function ProfilePage() {
         ) : (
           <DataTable
             testId="delivery-log"
-            headers={["Time", "Event", "Task", "Channel", "Recipient", "Status", "Attempts", "Next attempt", "Last error"]}
+            headers={[
+              "Time",
+              "Event",
+              "Task",
+              "Channel",
+              "Recipient",
+              "Status",
+              "Attempts",
+              "Next attempt",
+              "Last error",
+            ]}
           >
             {deliveries.map((d) => (
-              <tr key={d.id} className="border-t border-slate-200 align-top" data-testid="delivery" data-status={d.status}>
+              <tr
+                key={d.id}
+                className="border-t border-slate-200 align-top"
+                data-testid="delivery"
+                data-status={d.status}
+              >
                 <td className="whitespace-nowrap p-2">{formatDateTime(d.createdAt, { precision: "second" })}</td>
                 <td className="p-2">{eventLabel(d.event)}</td>
                 <td className="p-2">

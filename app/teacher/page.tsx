@@ -32,7 +32,11 @@ export default async function TeacherPage({ searchParams }: Props) {
       <FilterBar testId="queue-filters" tone="neutral" links={isFiltered && <Link href="/teacher">Clear filters</Link>}>
         <label className="block">
           Repository
-          <select name="repository" defaultValue={query.repository ?? ""} className="mt-1 block rounded border border-slate-300 p-1">
+          <select
+            name="repository"
+            defaultValue={query.repository ?? ""}
+            className="mt-1 block rounded border border-slate-300 p-1"
+          >
             <option value="">All repositories</option>
             {queue.repositories.map((name) => (
               <option key={name} value={name}>
@@ -85,11 +89,16 @@ function QueueRow({ item }: { item: TReviewQueueItem }) {
         {item.repository} #{item.issueNumber} — {item.issueTitle}
       </Link>
       {item.round > 1 && (
-        <span className="rounded bg-violet-100 px-2 py-0.5 text-xs font-medium text-violet-900" data-testid="queue-round">
+        <span
+          className="rounded bg-violet-100 px-2 py-0.5 text-xs font-medium text-violet-900"
+          data-testid="queue-round"
+        >
           round {item.round}
         </span>
       )}
-      <StateBadge state={item.evidenceStatus === "pass" ? "passed" : item.evidenceStatus === "stale" ? "stale" : "failed"} />
+      <StateBadge
+        state={item.evidenceStatus === "pass" ? "passed" : item.evidenceStatus === "stale" ? "stale" : "failed"}
+      />
       <span className="text-xs text-slate-500">
         evidence {item.evidenceStatus} · waiting since {formatDateTime(item.waitingSince)}
       </span>

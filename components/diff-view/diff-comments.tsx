@@ -34,7 +34,12 @@ type TContext = {
 };
 
 const EMPTY: TInlineComment[] = [];
-const DiffCommentsContext = createContext<TContext>({ commentsAt: () => EMPTY, commenting: null, target: null, open: () => undefined });
+const DiffCommentsContext = createContext<TContext>({
+  commentsAt: () => EMPTY,
+  commenting: null,
+  target: null,
+  open: () => undefined,
+});
 
 export function DiffCommentsProvider({
   comments,
@@ -102,7 +107,15 @@ export function LineNumberCell({
 }
 
 /** The comments on one displayed line (both sides of a unified row), and the open form if it targets the line. */
-export function LineCommentRows({ path, oldLine, newLine }: { path: string; oldLine: number | null; newLine: number | null }) {
+export function LineCommentRows({
+  path,
+  oldLine,
+  newLine,
+}: {
+  path: string;
+  oldLine: number | null;
+  newLine: number | null;
+}) {
   const { commentsAt, target, commenting } = useDiffComments();
   const comments = [...commentsAt(path, "old", oldLine), ...commentsAt(path, "new", newLine)];
   const isTarget =
@@ -155,7 +168,13 @@ function LineCommentForm({ commenting, target }: { commenting: TDiffCommenting; 
         name="body"
         label={`Comment on ${target.path} line ${target.line} (${target.side === "new" ? "this round's version" : "the version it is compared with"})`}
       >
-        <textarea rows={2} maxLength={2000} required autoFocus className="mt-1 w-full rounded border border-slate-300 p-2" />
+        <textarea
+          rows={2}
+          maxLength={2000}
+          required
+          autoFocus
+          className="mt-1 w-full rounded border border-slate-300 p-2"
+        />
       </Field>
       <button type="button" onClick={() => open(null)} className="text-xs text-slate-600 underline">
         Close

@@ -18,9 +18,12 @@ const MODE_LABEL: Record<string, string> = {
 
 /** What changed besides lines: the file's kind or mode. */
 function modeFact(file: TDiffFile): string | null {
-  if (file.status === "T") return `${MODE_LABEL[file.oldMode ?? ""] ?? file.oldMode} → ${MODE_LABEL[file.newMode ?? ""] ?? file.newMode}`;
-  if (file.status === "A" && file.newMode && file.newMode !== "100644") return `new ${MODE_LABEL[file.newMode] ?? file.newMode}`;
-  if (file.status === "D" && file.oldMode && file.oldMode !== "100644") return `deleted ${MODE_LABEL[file.oldMode] ?? file.oldMode}`;
+  if (file.status === "T")
+    return `${MODE_LABEL[file.oldMode ?? ""] ?? file.oldMode} → ${MODE_LABEL[file.newMode ?? ""] ?? file.newMode}`;
+  if (file.status === "A" && file.newMode && file.newMode !== "100644")
+    return `new ${MODE_LABEL[file.newMode] ?? file.newMode}`;
+  if (file.status === "D" && file.oldMode && file.oldMode !== "100644")
+    return `deleted ${MODE_LABEL[file.oldMode] ?? file.oldMode}`;
   if (file.oldMode && file.newMode && file.oldMode !== file.newMode) return `mode ${file.oldMode} → ${file.newMode}`;
   return null;
 }
@@ -32,7 +35,8 @@ function emptyBodyNote(file: TDiffFile): string {
     return `Binary file (${file.binaryKind}${file.sizeBytes === undefined ? "" : `, ${formatBytes(file.sizeBytes)}`}) — its contents are not shown. sha256 ${file.sha256 ?? "unknown"}.`;
   if (file.isBinary)
     return `Binary file — its contents are not shown${file.sizeBytes === undefined ? "" : ` (${formatBytes(file.sizeBytes)})`}. It is listed above as not shown.`;
-  if (file.isTruncated) return "Not shown: the diff is larger than the review page's budget. The file is counted in the totals.";
+  if (file.isTruncated)
+    return "Not shown: the diff is larger than the review page's budget. The file is counted in the totals.";
   if (file.status === "M") return "Only the mode changed; the contents are the same.";
   if (file.status === "A") return "New empty file.";
   if (file.status === "D") return "Deleted empty file.";
@@ -83,9 +87,13 @@ export function DiffFileHeader({ file, index, anchorId, isOpen, onToggle }: TPro
         ) : null}
       </div>
       {file.controlCharacterCount > 0 ? (
-        <p className="border-b border-amber-200 bg-amber-50 px-3 py-1 text-xs text-amber-900" data-testid="control-characters">
-          {formatCount(file.controlCharacterCount)} control or invisible character{file.controlCharacterCount === 1 ? "" : "s"} (escape
-          codes, bidi overrides, zero-width …) in this file are shown as highlighted markers such as ⟨ESC⟩ or ⟨U+202E⟩.
+        <p
+          className="border-b border-amber-200 bg-amber-50 px-3 py-1 text-xs text-amber-900"
+          data-testid="control-characters"
+        >
+          {formatCount(file.controlCharacterCount)} control or invisible character
+          {file.controlCharacterCount === 1 ? "" : "s"} (escape codes, bidi overrides, zero-width …) in this file are
+          shown as highlighted markers such as ⟨ESC⟩ or ⟨U+202E⟩.
         </p>
       ) : null}
       {file.newMode === "120000" && withLines ? (

@@ -59,7 +59,10 @@ type TProps = { files: readonly TTreeFile[]; anchorIdOf: (index: number) => stri
  * and for each directory the first such place of a file under it: the tree shows the first
  * `shown` files in that order, so it only ever grows at its end.
  */
-export function listOrderOf(tree: TTreeDir, fileCount: number): { rankOf: Int32Array; firstRankOf: Map<TTreeDir, number> } {
+export function listOrderOf(
+  tree: TTreeDir,
+  fileCount: number,
+): { rankOf: Int32Array; firstRankOf: Map<TTreeDir, number> } {
   const rankOf = new Int32Array(fileCount);
   const firstRankOf = new Map<TTreeDir, number>();
   let rank = 0;
@@ -80,7 +83,15 @@ function useListedCount(total: number): { listed: number; listMore: () => void }
 }
 
 /** Lists the next page when the end of the list scrolls into view (in the tree's own box too: the observer sees its clipping). */
-function ListMore({ remaining, onListMore, onPress }: { remaining: number; onListMore: () => void; onPress: () => void }) {
+function ListMore({
+  remaining,
+  onListMore,
+  onPress,
+}: {
+  remaining: number;
+  onListMore: () => void;
+  onPress: () => void;
+}) {
   const button = useRef<HTMLButtonElement | null>(null);
   useEffect(() => {
     const element = button.current;
@@ -161,7 +172,8 @@ export const DiffFileTree = memo(function DiffFileTree({ files, anchorIdOf, onJu
                   <span className="text-slate-500">bin</span>
                 ) : (
                   <>
-                    <span className="text-green-700">+{file.additions}</span> <span className="text-red-700">−{file.deletions}</span>
+                    <span className="text-green-700">+{file.additions}</span>{" "}
+                    <span className="text-red-700">−{file.deletions}</span>
                   </>
                 )}
               </span>
@@ -172,9 +184,16 @@ export const DiffFileTree = memo(function DiffFileTree({ files, anchorIdOf, onJu
     </ul>
   );
   return (
-    <nav ref={nav} aria-label="Changed files" data-testid="diff-file-tree" data-complete={shown >= files.length ? "true" : "false"}>
+    <nav
+      ref={nav}
+      aria-label="Changed files"
+      data-testid="diff-file-tree"
+      data-complete={shown >= files.length ? "true" : "false"}
+    >
       {renderDir(tree, 0)}
-      {shown < files.length ? <ListMore remaining={files.length - shown} onListMore={listMore} onPress={onPressMore} /> : null}
+      {shown < files.length ? (
+        <ListMore remaining={files.length - shown} onListMore={listMore} onPress={onPressMore} />
+      ) : null}
     </nav>
   );
 });

@@ -19,16 +19,22 @@ const TRUNCATION_TEXT: Record<NonNullable<TCandidateDiff["truncatedBy"]>, string
     "The diff is larger than the review page can load: files after the cut are listed with their counts but without their lines.",
   total_lines:
     "The diff has more lines than the review page shows: later files are listed with their counts but some or all of their lines are not shown.",
-  file_lines: "At least one file has more lines than the review page shows for one file: that file's view is cut and says so.",
+  file_lines:
+    "At least one file has more lines than the review page shows for one file: that file's view is cut and says so.",
   file_count: "More files changed than the review page lists: the totals count all of them.",
-  line_chars: "At least one line is longer than the review page shows: cut lines say how many characters are not shown.",
+  line_chars:
+    "At least one line is longer than the review page shows: cut lines say how many characters are not shown.",
 };
 
 /** The files the teacher will not see in full; shown first (approval needs their acknowledgement). */
 export function FilesNotShownNote({ filesNotShown }: { filesNotShown: TDiffOutline["filesNotShown"] }) {
   if (!filesNotShown || filesNotShown.length === 0) return null;
   return (
-    <div role="note" className="rounded border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900" data-testid="diff-files-not-shown">
+    <div
+      role="note"
+      className="rounded border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900"
+      data-testid="diff-files-not-shown"
+    >
       <p className="font-semibold">
         {formatCount(filesNotShown.length)} file{filesNotShown.length === 1 ? " is" : "s are"} not shown in full:
       </p>
@@ -72,16 +78,21 @@ export function DiffNotes({
           className="rounded border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900"
           data-testid="diff-control-characters"
         >
-          This change contains {formatCount(controlCharacters)} control or invisible characters (escape codes, bidi overrides, zero-width
-          characters). Each is shown as a highlighted marker such as ⟨ESC⟩ or ⟨U+202E⟩; files with them say so.
+          This change contains {formatCount(controlCharacters)} control or invisible characters (escape codes, bidi
+          overrides, zero-width characters). Each is shown as a highlighted marker such as ⟨ESC⟩ or ⟨U+202E⟩; files with
+          them say so.
         </p>
       ) : null}
       {load.error ? (
-        <div role="alert" className="rounded border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900" data-testid="diff-load-error">
+        <div
+          role="alert"
+          className="rounded border border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900"
+          data-testid="diff-load-error"
+        >
           <p>
             Some lines of this diff could not be loaded ({formatCount(load.totalLines - load.arrivedLines)} of{" "}
-            {formatCount(load.totalLines)} lines are missing): {load.error}. Files whose lines are missing say so where the lines would be;
-            the search covers only the lines shown.
+            {formatCount(load.totalLines)} lines are missing): {load.error}. Files whose lines are missing say so where
+            the lines would be; the search covers only the lines shown.
           </p>
           <button
             type="button"

@@ -24,7 +24,8 @@ const TOKEN_CLASS: Record<Exclude<TTokenKind, "plain">, string> = {
   marker: "rounded-sm bg-amber-300 px-0.5 text-black outline outline-1 outline-amber-600",
 };
 
-const MARKER_TITLE = "A control or invisible character (escape, bidi override, zero-width …) replaced by a visible marker";
+const MARKER_TITLE =
+  "A control or invisible character (escape, bidi override, zero-width …) replaced by a visible marker";
 
 const ROW_CLASS: Record<TDiffLine["kind"], string> = { add: "bg-green-50", del: "bg-red-50", context: "" };
 const NUMBER_CLASS: Record<TDiffLine["kind"], string> = { add: "bg-green-100", del: "bg-red-100", context: "" };
@@ -105,7 +106,9 @@ function LineNotes({ line }: { line: TDiffLine }) {
         </span>
       ) : null}
       {line.hasNoNewline ? (
-        <span className="ml-1 select-none rounded bg-slate-200 px-1 text-slate-700 not-italic">no newline at end of file</span>
+        <span className="ml-1 select-none rounded bg-slate-200 px-1 text-slate-700 not-italic">
+          no newline at end of file
+        </span>
       ) : null}
     </>
   );
@@ -206,12 +209,20 @@ export const DiffRowView = memo(function DiffRowView({
 }: TRowProps) {
   if (row.type === "pending") return <PendingRow lines={row.lines} hunks={row.hunks} loadError={loadError} />;
   if (row.type === "file")
-    return <DiffFileHeader file={file} index={row.file} anchorId={anchorIdOf(row.file)} isOpen={isOpen} onToggle={onToggle} />;
+    return (
+      <DiffFileHeader
+        file={file}
+        index={row.file}
+        anchorId={anchorIdOf(row.file)}
+        isOpen={isOpen}
+        onToggle={onToggle}
+      />
+    );
   if (row.type === "cut") {
     return (
       <p className="border-x border-b border-slate-200 bg-amber-50 px-3 py-1 text-xs text-amber-900">
-        Only part of this file&apos;s diff is shown (the page&apos;s line budget); {formatCount(file.additions + file.deletions)} lines
-        changed in all.
+        Only part of this file&apos;s diff is shown (the page&apos;s line budget);{" "}
+        {formatCount(file.additions + file.deletions)} lines changed in all.
       </p>
     );
   }
@@ -231,7 +242,11 @@ export const DiffRowView = memo(function DiffRowView({
       <div className={`${LINE_ROW} ${GRID.unified} ${ROW_CLASS[line.kind]}`} data-kind={line.kind}>
         <LineNumberCell path={file.path} side="old" line={line.oldNumber} className={NUMBER_CLASS[line.kind]} />
         <LineNumberCell path={file.path} side="new" line={line.newNumber} className={NUMBER_CLASS[line.kind]} />
-        <CodeCell line={line} tokens={tokensOf(row.file, row.hunk, row.line)} matches={matchesOf(row.file, row.hunk, row.line)} />
+        <CodeCell
+          line={line}
+          tokens={tokensOf(row.file, row.hunk, row.line)}
+          matches={matchesOf(row.file, row.hunk, row.line)}
+        />
         <LineCommentRows path={file.path} oldLine={line.oldNumber} newLine={line.newNumber} />
       </div>
     );

@@ -95,7 +95,8 @@ function forEachSplitRow(lines: readonly TDiffLine[], emit: (left: number, right
   let addCount = 0;
   // Deleted and added lines of one run are consecutive in a hunk, so a run is (start, count).
   const flush = () => {
-    for (let i = 0; i < Math.max(delCount, addCount); i++) emit(i < delCount ? delStart + i : -1, i < addCount ? addStart + i : -1);
+    for (let i = 0; i < Math.max(delCount, addCount); i++)
+      emit(i < delCount ? delStart + i : -1, i < addCount ? addStart + i : -1);
     delCount = 0;
     addCount = 0;
   };
@@ -116,7 +117,11 @@ function forEachSplitRow(lines: readonly TDiffLine[], emit: (left: number, right
   flush();
 }
 
-export function buildDiffRows(files: readonly TViewFile[], isOpen: (index: number) => boolean, viewMode: TViewMode): TDiffRows {
+export function buildDiffRows(
+  files: readonly TViewFile[],
+  isOpen: (index: number) => boolean,
+  viewMode: TViewMode,
+): TDiffRows {
   // Capacity: every row the diff could have (a file header, a cut and a pending row per file,
   // every hunk header and every arrived line); split rows never outnumber lines.
   let capacity = 0;

@@ -43,9 +43,19 @@ type TResult = { query: string; matches: TSearchMatch[]; isDone: boolean; isWait
  * is waits, and goes on from that line when more arrive; a new query starts over. Results are
  * published in a transition, so React renders the marks in slices too.
  */
-export function useDiffSearch(files: readonly TDiffFile[], arrivedLines: number, isComplete: boolean): TDiffSearchState {
+export function useDiffSearch(
+  files: readonly TDiffFile[],
+  arrivedLines: number,
+  isComplete: boolean,
+): TDiffSearchState {
   const [query, setQuery] = useState("");
-  const [result, setResult] = useState<TResult>({ query: "", matches: EMPTY, isDone: true, isWaiting: false, version: 0 });
+  const [result, setResult] = useState<TResult>({
+    query: "",
+    matches: EMPTY,
+    isDone: true,
+    isWaiting: false,
+    version: 0,
+  });
   const [current, setCurrent] = useState(-1);
   // React's own startTransition: useTransition's would first re-render the hook's owner (the
   // whole DiffView) synchronously to set isPending, once per published slice of the scan.
@@ -171,7 +181,12 @@ export function DiffSearch({
       >
         Next<span className="sr-only"> match</span>
       </button>
-      <span id={`${idPrefix}-search-status`} role="status" className="text-sm text-slate-600" data-testid="diff-search-status">
+      <span
+        id={`${idPrefix}-search-status`}
+        role="status"
+        className="text-sm text-slate-600"
+        data-testid="diff-search-status"
+      >
         {status}
       </span>
     </div>

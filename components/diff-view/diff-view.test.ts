@@ -66,7 +66,9 @@ function expectNoActiveMarkup(html: string) {
         ].includes(name),
     ),
   ).toEqual([]);
-  expect(tags.filter((tag) => /\son[a-z]+\s*=/i.test(tag) || /(?:href|src)\s*=\s*"\s*javascript:/i.test(tag))).toEqual([]);
+  expect(tags.filter((tag) => /\son[a-z]+\s*=/i.test(tag) || /(?:href|src)\s*=\s*"\s*javascript:/i.test(tag))).toEqual(
+    [],
+  );
 }
 
 const file = (overrides: Partial<TDiffFile>): TDiffFile => ({
@@ -94,7 +96,11 @@ const file = (overrides: Partial<TDiffFile>): TDiffFile => ({
 });
 
 /** A file's header and (when shown) all its rows, rendered as the virtualized list would. */
-function section(f: TDiffFile, bodyState: "shown" | "collapsed" | "hidden" = "shown", viewMode: TViewMode = "unified"): string {
+function section(
+  f: TDiffFile,
+  bodyState: "shown" | "collapsed" | "hidden" = "shown",
+  viewMode: TViewMode = "unified",
+): string {
   const isOpen = bodyState === "shown";
   const model = buildDiffRows([f], () => isOpen, viewMode);
   const header = renderToStaticMarkup(
@@ -177,7 +183,9 @@ describe("DiffView on a 300-file / 10,000-line diff (server render)", () => {
           const u = unified.rowAt(unified.rowOfLine(file, hunk, line)!);
           const p = split.rowAt(split.rowOfLine(file, hunk, line)!);
           expect(u).toEqual({ type: "line", file, hunk, line });
-          expect(p.type === "pair" && p.file === file && p.hunk === hunk && (p.left === line || p.right === line)).toBe(true);
+          expect(p.type === "pair" && p.file === file && p.hunk === hunk && (p.left === line || p.right === line)).toBe(
+            true,
+          );
         }),
       ),
     );
@@ -267,15 +275,25 @@ describe("diff rows", () => {
 
   it("names a known binary format with its kind, size and sha256 (issue 27)", () => {
     const sha256 = "c".repeat(64);
-    const html = section(file({ isBinary: true, binaryKind: "PNG image", sha256, hunks: [], additions: 0, deletions: 0, sizeBytes: 2048 }));
+    const html = section(
+      file({ isBinary: true, binaryKind: "PNG image", sha256, hunks: [], additions: 0, deletions: 0, sizeBytes: 2048 }),
+    );
     expect(html).toContain(`Binary file (PNG image, 2 KiB) — its contents are not shown. sha256 ${sha256}.`);
   });
 
   it("says what a file without lines is: mode-only, empty new, cut by the budget, type change", () => {
-    expect(section(file({ hunks: [], additions: 0, deletions: 0, newMode: "100755" }))).toContain("mode 100644 → 100755");
-    expect(section(file({ hunks: [], additions: 0, deletions: 0, newMode: "100755" }))).toContain("Only the mode changed");
-    expect(section(file({ status: "A", oldMode: null, hunks: [], additions: 0, deletions: 0 }))).toContain("New empty file.");
-    expect(section(file({ hunks: [], isTruncated: true }))).toContain("Not shown: the diff is larger than the review page");
+    expect(section(file({ hunks: [], additions: 0, deletions: 0, newMode: "100755" }))).toContain(
+      "mode 100644 → 100755",
+    );
+    expect(section(file({ hunks: [], additions: 0, deletions: 0, newMode: "100755" }))).toContain(
+      "Only the mode changed",
+    );
+    expect(section(file({ status: "A", oldMode: null, hunks: [], additions: 0, deletions: 0 }))).toContain(
+      "New empty file.",
+    );
+    expect(section(file({ hunks: [], isTruncated: true }))).toContain(
+      "Not shown: the diff is larger than the review page",
+    );
     expect(section(file({ status: "T", newMode: "120000" }))).toContain("file → symbolic link");
   });
 
@@ -329,7 +347,8 @@ describe("diff rows", () => {
 });
 
 describe("highlightLines (highlight.js)", () => {
-  const kinds = (tokens: { kind: string; text: string }[]) => tokens.filter((t) => t.kind !== "plain").map((t) => [t.kind, t.text]);
+  const kinds = (tokens: { kind: string; text: string }[]) =>
+    tokens.filter((t) => t.kind !== "plain").map((t) => [t.kind, t.text]);
 
   it("readies a language one step (one task) at a time: registering, then each grammar it hands text to, then its own", () => {
     let steps = 0;
@@ -360,7 +379,10 @@ describe("highlightLines (highlight.js)", () => {
     const [a, b] = highlightLines(["code(); /* starts", 'still "in" comment'], "c");
     expect(a!.at(-1)).toEqual({ kind: "comment", text: "/* starts" });
     expect(b).toEqual([{ kind: "comment", text: 'still "in" comment' }]);
-    expect(highlightLines(["ends */ return 1;"], "c", ["/* opened above"])[0]![0]).toEqual({ kind: "comment", text: "ends */" });
+    expect(highlightLines(["ends */ return 1;"], "c", ["/* opened above"])[0]![0]).toEqual({
+      kind: "comment",
+      text: "ends */",
+    });
   });
 
   it("keeps each display marker whole and flagged, for every language, and drops nothing", () => {
@@ -419,10 +441,13 @@ describe("searchSlice", () => {
   it("waits at the last line there is, even inside a hunk, and misses nothing when the rest arrives", () => {
     const diff = buildSyntheticDiff({ files: 5, changedLines: 300 });
     const all: TSearchMatch[] = [];
-    for (let c: Parameters<typeof searchSlice>[2] | null = SEARCH_START; c;) c = searchSlice(diff.files, "onerror", c, 1_000, all);
+    for (let c: Parameters<typeof searchSlice>[2] | null = SEARCH_START; c;)
+      c = searchSlice(diff.files, "onerror", c, 1_000, all);
     // The first 37 lines arrived (file 0 cut inside its second hunk), then the rest.
     const cut = diff.files.map((f, i) =>
-      i === 0 ? { ...f, hunks: [f.hunks[0]!, { ...f.hunks[1]!, lines: f.hunks[1]!.lines.slice(0, 5) }] } : { ...f, hunks: [] },
+      i === 0
+        ? { ...f, hunks: [f.hunks[0]!, { ...f.hunks[1]!, lines: f.hunks[1]!.lines.slice(0, 5) }] }
+        : { ...f, hunks: [] },
     );
     const arrived = diff.files[0]!.hunks[0]!.lines.length + 5;
     const found: TSearchMatch[] = [];
@@ -486,7 +511,9 @@ describe("the diff view's source", () => {
     expect(sources.length).toBeGreaterThanOrEqual(8);
     for (const name of sources) {
       const text = await fs.readFile(path.join(dir, name), "utf8");
-      expect(text, name).not.toMatch(/dangerouslySetInnerHTML|innerHTML|outerHTML|insertAdjacentHTML|DOMParser|document\.write/);
+      expect(text, name).not.toMatch(
+        /dangerouslySetInnerHTML|innerHTML|outerHTML|insertAdjacentHTML|DOMParser|document\.write/,
+      );
     }
   });
 });

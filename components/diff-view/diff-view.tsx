@@ -122,13 +122,17 @@ export function DiffView({
     (file: number, hunk: number, line: number): TLineMatches | null => {
       const indexes = byLine.get(`${file}:${hunk}:${line}`);
       if (!indexes) return null;
-      return { ranges: indexes.map((i) => [matches[i]!.start, matches[i]!.end] as const), current: indexes.indexOf(currentMatch) };
+      return {
+        ranges: indexes.map((i) => [matches[i]!.start, matches[i]!.end] as const),
+        current: indexes.indexOf(currentMatch),
+      };
     },
     [byLine, matches, currentMatch],
   );
 
   const onToggle = useCallback(
-    (index: number) => setState((s) => ({ ...s, overrides: { ...s.overrides, [index]: !isOpenIn(s.overrides, index) } })),
+    (index: number) =>
+      setState((s) => ({ ...s, overrides: { ...s.overrides, [index]: !isOpenIn(s.overrides, index) } })),
     [isOpenIn],
   );
 
@@ -137,7 +141,9 @@ export function DiffView({
   const onJump = useCallback(
     (file: number, line?: { hunk: number; line: number }) => {
       setState((s) =>
-        isOpenIn(s.overrides, file) || !outlineFiles[file]!.hunkCount ? s : { ...s, overrides: { ...s.overrides, [file]: true } },
+        isOpenIn(s.overrides, file) || !outlineFiles[file]!.hunkCount
+          ? s
+          : { ...s, overrides: { ...s.overrides, [file]: true } },
       );
       setJump((j) => ({ file, line, nonce: (j?.nonce ?? 0) + 1 }));
     },
@@ -181,7 +187,10 @@ export function DiffView({
     ),
     [outlineFiles, anchorIdOf, onJump],
   );
-  const controlCharacters = useMemo(() => outlineFiles.reduce((sum, f) => sum + f.controlCharacterCount, 0), [outlineFiles]);
+  const controlCharacters = useMemo(
+    () => outlineFiles.reduce((sum, f) => sum + f.controlCharacterCount, 0),
+    [outlineFiles],
+  );
   const loadedPercent = load.totalLines === 0 ? 100 : Math.floor((load.arrivedLines / load.totalLines) * 100);
   const loadingNote = load.error ? "some lines could not be loaded" : `lines still loading (${loadedPercent}%)`;
   const [isHydrated, setIsHydrated] = useState(false);
@@ -213,7 +222,11 @@ export function DiffView({
             Loading lines… {formatCount(load.arrivedLines)} of {formatCount(load.totalLines)} ({loadedPercent}%)
           </span>
         ) : null}
-        <div role="group" aria-label="Diff layout" className="ml-auto inline-flex overflow-hidden rounded border border-slate-300">
+        <div
+          role="group"
+          aria-label="Diff layout"
+          className="ml-auto inline-flex overflow-hidden rounded border border-slate-300"
+        >
           {(["unified", "split"] as const).map((mode) => (
             <button
               key={mode}
@@ -241,7 +254,9 @@ export function DiffView({
         >
           {tree}
           {diff.totals.files > files.length ? (
-            <p className="mt-2 text-xs text-amber-900">{formatCount(diff.totals.files - files.length)} more files are not listed.</p>
+            <p className="mt-2 text-xs text-amber-900">
+              {formatCount(diff.totals.files - files.length)} more files are not listed.
+            </p>
           ) : null}
         </aside>
         <div className="min-w-0">

@@ -198,7 +198,11 @@ function tokensByLine(root: TNode, lineCount: number): TToken[][] {
  * Overlong lines are replaced by an empty line for highlight.js and shown plain. A marker split by
  * highlight.js across scopes is re-joined because markers are cut out of the joined line text.
  */
-export function highlightLines(lines: readonly string[], language: TDiffLanguage, lookback: readonly string[] = []): TToken[][] {
+export function highlightLines(
+  lines: readonly string[],
+  language: TDiffLanguage,
+  lookback: readonly string[] = [],
+): TToken[][] {
   const name = HLJS_LANGUAGE[language];
   if (!name) return lines.map(plainTokens);
   registerLanguages();
@@ -210,7 +214,8 @@ export function highlightLines(lines: readonly string[], language: TDiffLanguage
     // The token tree is highlight.js's own emitter output (v11: `_emitter.rootNode`); if a future
     // version changes it, lines fall back to plain text rather than to its HTML.
     const candidate = (result as unknown as { _emitter?: { rootNode?: TNode } })._emitter?.rootNode;
-    if (!candidate || typeof candidate !== "object" || !Array.isArray(candidate.children)) return lines.map(plainTokens);
+    if (!candidate || typeof candidate !== "object" || !Array.isArray(candidate.children))
+      return lines.map(plainTokens);
     root = candidate;
   } catch {
     return lines.map(plainTokens);
@@ -230,7 +235,8 @@ function joinMarkers(tokens: readonly TToken[], text: string): TToken[] {
   if (!text.includes("⟨")) return tokens as TToken[];
   const ranges: [number, number][] = [];
   MARKER.lastIndex = 0;
-  for (let match = MARKER.exec(text); match; match = MARKER.exec(text)) ranges.push([match.index, match.index + match[0].length]);
+  for (let match = MARKER.exec(text); match; match = MARKER.exec(text))
+    ranges.push([match.index, match.index + match[0].length]);
   if (ranges.length === 0) return tokens as TToken[];
   const out: TToken[] = [];
   let offset = 0;

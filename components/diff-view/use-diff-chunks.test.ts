@@ -16,11 +16,13 @@ import { buildSyntheticDiff } from "@/lib/review/testing/synthetic-diff";
 function reassemble(diff: TCandidateDiff, budgets?: TDiffChunkBudgets) {
   const plan = planDiffChunks(diff, budgets);
   let state = initialState(toDiffPage(diff, plan), "s");
-  for (let i = 1; i < plan.starts.length; i++) state = applyChunk(state, sliceDiffChunk(diff, plan, i), plan.starts.length);
+  for (let i = 1; i < plan.starts.length; i++)
+    state = applyChunk(state, sliceDiffChunk(diff, plan, i), plan.starts.length);
   return { plan, state };
 }
 
-const linesOf = (diff: TCandidateDiff) => diff.files.reduce((n, f) => n + f.hunks.reduce((m, h) => m + h.lines.length, 0), 0);
+const linesOf = (diff: TCandidateDiff) =>
+  diff.files.reduce((n, f) => n + f.hunks.reduce((m, h) => m + h.lines.length, 0), 0);
 
 describe("diff chunks (the review page's lines in pieces)", () => {
   it("cuts a 100,000-line diff into small chunks that put back together are the diff, exactly", () => {
@@ -33,8 +35,12 @@ describe("diff chunks (the review page's lines in pieces)", () => {
     // The page carries the first chunk only; every chunk is valid and within its budget.
     const page = toDiffPage(diff, plan);
     expect(ZDiffOutlineSchema.safeParse(page.outline).success).toBe(true);
-    expect(page.first.pieces.reduce((n, p) => n + p.lines.length, 0)).toBeLessThanOrEqual(DIFF_CHUNK_BUDGETS.first.maxLines);
-    expect(JSON.stringify(page).length).toBeLessThan(DIFF_CHUNK_BUDGETS.first.maxChars + JSON.stringify(page.outline).length);
+    expect(page.first.pieces.reduce((n, p) => n + p.lines.length, 0)).toBeLessThanOrEqual(
+      DIFF_CHUNK_BUDGETS.first.maxLines,
+    );
+    expect(JSON.stringify(page).length).toBeLessThan(
+      DIFF_CHUNK_BUDGETS.first.maxChars + JSON.stringify(page.outline).length,
+    );
     for (let i = 0; i < plan.starts.length; i++) {
       const chunk = sliceDiffChunk(diff, plan, i);
       expect(ZDiffChunkSchema.safeParse(chunk).success).toBe(true);
@@ -48,7 +54,10 @@ describe("diff chunks (the review page's lines in pieces)", () => {
     const diff = buildSyntheticDiff({ files: 1, changedLines: 3_000 });
     // One hunk of all the lines, so chunks must cut inside it.
     const file = diff.files[0]!;
-    const merged = { ...diff, files: [{ ...file, hunks: [{ header: "@@ -1 +1 @@", lines: file.hunks.flatMap((h) => h.lines) }] }] };
+    const merged = {
+      ...diff,
+      files: [{ ...file, hunks: [{ header: "@@ -1 +1 @@", lines: file.hunks.flatMap((h) => h.lines) }] }],
+    };
     const budgets = { first: { maxLines: 100, maxChars: 1e9 }, rest: { maxLines: 700, maxChars: 1e9 } };
     const { plan, state } = reassemble(merged, budgets);
     expect(plan.starts.length).toBeGreaterThan(4);
@@ -59,10 +68,15 @@ describe("diff chunks (the review page's lines in pieces)", () => {
 
   it("refuses a chunk that does not continue the lines held (out of order, or another diff's)", () => {
     const diff = buildSyntheticDiff({ files: 30, changedLines: 3_000 });
-    const plan = planDiffChunks(diff, { first: { maxLines: 200, maxChars: 1e9 }, rest: { maxLines: 500, maxChars: 1e9 } });
+    const plan = planDiffChunks(diff, {
+      first: { maxLines: 200, maxChars: 1e9 },
+      rest: { maxLines: 500, maxChars: 1e9 },
+    });
     const start = initialState(toDiffPage(diff, plan), "s");
     expect(() => applyChunk(start, sliceDiffChunk(diff, plan, 2), plan.starts.length)).toThrow(/another version/);
-    expect(() => applyChunk(start, { ...sliceDiffChunk(diff, plan, 1), count: 99 }, plan.starts.length)).toThrow(/another version/);
+    expect(() => applyChunk(start, { ...sliceDiffChunk(diff, plan, 1), count: 99 }, plan.starts.length)).toThrow(
+      /another version/,
+    );
     const shifted = {
       ...sliceDiffChunk(diff, plan, 1),
       pieces: sliceDiffChunk(diff, plan, 1).pieces.map((p) => ({ ...p, start: p.start + 1 })),

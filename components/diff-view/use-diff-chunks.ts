@@ -30,7 +30,13 @@ export type TDiffLoad = {
   retry: () => void;
 };
 
-export type TDiffLoadState = { signature: string; files: TViewFile[]; loaded: number; arrivedLines: number; error: string | null };
+export type TDiffLoadState = {
+  signature: string;
+  files: TViewFile[];
+  loaded: number;
+  arrivedLines: number;
+  error: string | null;
+};
 type TState = TDiffLoadState;
 
 /**
@@ -38,7 +44,8 @@ type TState = TDiffLoadState;
  * does not continue exactly where the lines held end is another diff's: refused (throws).
  */
 export function applyChunk(state: TState, chunk: TDiffChunk, chunkCount: number): TState {
-  if (chunk.index !== state.loaded || chunk.count !== chunkCount) throw new Error("the server sent lines of another version of this diff");
+  if (chunk.index !== state.loaded || chunk.count !== chunkCount)
+    throw new Error("the server sent lines of another version of this diff");
   const files = state.files.slice();
   let arrived = state.arrivedLines;
   for (const piece of chunk.pieces) {
@@ -90,7 +97,8 @@ async function fetchChunk(url: string, index: number, signal: AbortSignal): Prom
   if (!response.ok) throw new Error(await errorOf(response));
   // Trusted shape (our own route, which validated it); the content is untrusted text, rendered as text.
   const chunk = (await response.json()) as TDiffChunk;
-  if (!chunk || !Array.isArray(chunk.pieces) || typeof chunk.index !== "number") throw new Error("the server sent no lines");
+  if (!chunk || !Array.isArray(chunk.pieces) || typeof chunk.index !== "number")
+    throw new Error("the server sent no lines");
   return chunk;
 }
 
@@ -113,7 +121,9 @@ export function useDiffChunks(page: TDiffPage, chunkUrl: string | null, signatur
   const chunkCount = page.outline.chunkCount;
   const [attempt, setAttempt] = useState(0);
   // Chunks fetched ahead, by index; dropped when the diff changes.
-  const ahead = useRef<{ key: string; chunks: Map<number, Promise<TDiffChunk>>; controller: AbortController } | null>(null);
+  const ahead = useRef<{ key: string; chunks: Map<number, Promise<TDiffChunk>>; controller: AbortController } | null>(
+    null,
+  );
 
   useEffect(() => {
     if (state.signature !== signature || state.error || state.loaded >= chunkCount || !chunkUrl) return;
@@ -186,7 +196,8 @@ export function useDiffChunks(page: TDiffPage, chunkUrl: string | null, signatur
     totalLines,
     isComplete: state.loaded >= chunkCount,
     // Lines beyond the first chunk with nowhere to fetch them from: said, not silently missing.
-    error: state.error ?? (!chunkUrl && state.loaded < chunkCount ? "the rest of the lines cannot be loaded here" : null),
+    error:
+      state.error ?? (!chunkUrl && state.loaded < chunkCount ? "the rest of the lines cannot be loaded here" : null),
     retry,
   };
 }

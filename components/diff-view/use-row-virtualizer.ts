@@ -7,7 +7,14 @@
  * keeps the row that holds keyboard focus rendered. Each choice was measured on a 100,000-line
  * diff (e2e/diff-view-perf.spec.ts); the comments say by how much.
  */
-import { measureElement, observeWindowRect, useWindowVirtualizer, type Range, type Rect, type Virtualizer } from "@tanstack/react-virtual";
+import {
+  measureElement,
+  observeWindowRect,
+  useWindowVirtualizer,
+  type Range,
+  type Rect,
+  type Virtualizer,
+} from "@tanstack/react-virtual";
 import { useCallback, useRef, useState, type FocusEvent } from "react";
 import type { TDiffRows } from "./diff-rows";
 
@@ -45,7 +52,11 @@ function observeWindowRectSoon(instance: Virtualizer<Window, Element>, report: (
  * new row's size right after the browser's own layout; until then the row counts as its
  * measured (or estimated) height.
  */
-function measureRow(element: Element, entry: ResizeObserverEntry | undefined, instance: Virtualizer<Window, Element>): number {
+function measureRow(
+  element: Element,
+  entry: ResizeObserverEntry | undefined,
+  instance: Virtualizer<Window, Element>,
+): number {
   if (entry) return measureElement(element, entry, instance);
   const index = instance.indexFromElement(element);
   return instance.itemSizeCache.get(instance.options.getItemKey(index)) ?? instance.options.estimateSize(index);
@@ -61,7 +72,8 @@ function measureRow(element: Element, entry: ResizeObserverEntry | undefined, in
 function placeRows(instance: Virtualizer<Window, Element>): void {
   for (const item of instance.getVirtualItems()) {
     const element = instance.elementsCache.get(item.key);
-    if (element instanceof HTMLElement) element.style.transform = `translateY(${item.start - instance.options.scrollMargin}px)`;
+    if (element instanceof HTMLElement)
+      element.style.transform = `translateY(${item.start - instance.options.scrollMargin}px)`;
   }
 }
 
@@ -96,7 +108,11 @@ export function useRowVirtualizer(model: TDiffRows) {
   // Keep the row that holds focus rendered, so keyboard focus never falls back to <body>.
   const rangeExtractor = useCallback((range: Range) => {
     const indexes: number[] = [];
-    for (let i = Math.max(0, range.startIndex - range.overscan); i <= Math.min(range.count - 1, range.endIndex + range.overscan); i++)
+    for (
+      let i = Math.max(0, range.startIndex - range.overscan);
+      i <= Math.min(range.count - 1, range.endIndex + range.overscan);
+      i++
+    )
       indexes.push(i);
     const focused = focusedRow.current;
     if (focused !== null && focused < range.count && !indexes.includes(focused)) {

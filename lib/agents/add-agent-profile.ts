@@ -11,13 +11,22 @@ import { parseOrThrow } from "../parse-or-throw";
 import { ZAddAgentProfileSchema } from "./agent-profile-schema";
 import { storeAgentCode, type TAgentCodeSource } from "./store-agent-code";
 
-export type TAddAgentProfileInput = z.input<typeof ZAddAgentProfileSchema> & { actorId: string | null; code?: TAgentCodeSource };
+export type TAddAgentProfileInput = z.input<typeof ZAddAgentProfileSchema> & {
+  actorId: string | null;
+  code?: TAgentCodeSource;
+};
 
-export async function addAgentProfile(deps: { db: Db; dataDir: string }, { actorId, code, ...fields }: TAddAgentProfileInput) {
+export async function addAgentProfile(
+  deps: { db: Db; dataDir: string },
+  { actorId, code, ...fields }: TAddAgentProfileInput,
+) {
   const { db } = deps;
   const input = parseOrThrow(ZAddAgentProfileSchema, fields, { code: "VALIDATION_FAILED", label: "agent profile" });
   if (await db.agentProfile.findUnique({ where: { name: input.name } }))
-    throw new AppError("ALREADY_EXISTS", `An agent profile named ${input.name} already exists; edit it to add a version.`);
+    throw new AppError(
+      "ALREADY_EXISTS",
+      `An agent profile named ${input.name} already exists; edit it to add a version.`,
+    );
   const stored = code ? await storeAgentCode({ db, dataDir: deps.dataDir }, code) : null;
   try {
     return await db.$transaction(async (tx) => {

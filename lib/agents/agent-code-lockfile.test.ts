@@ -20,7 +20,10 @@ async function lockfileOf(files: Record<string, string>, extra: Buffer[] = []) {
   // extra entries go before the end-of-archive blocks
   await fs.writeFile(archivePath, Buffer.concat([tar.subarray(0, tar.length - 1024), ...extra, Buffer.alloc(1024)]));
   try {
-    return await readAgentCodeLockfile({ archivePath, limits: { ...DEFAULT_ARCHIVE_LIMITS, symlinkPolicy: "within-tree" } });
+    return await readAgentCodeLockfile({
+      archivePath,
+      limits: { ...DEFAULT_ARCHIVE_LIMITS, symlinkPolicy: "within-tree" },
+    });
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
   }
@@ -31,9 +34,21 @@ const PINNED = "requests==2.0.0 --hash=sha256:" + "a".repeat(64) + "\n";
 
 describe("the lockfile of an agent's code", () => {
   it.each([
-    ["package-lock.json → npm-ci", { "package.json": PACKAGE_JSON, "package-lock.json": "{}", "agent.mjs": "" }, "npm-ci"],
-    ["pnpm-lock.yaml → pnpm-install", { "package.json": PACKAGE_JSON, "pnpm-lock.yaml": "lockfileVersion: 9\n" }, "pnpm-install"],
-    ["requirements.txt with hashes → pip-require-hashes", { "requirements.txt": PINNED, "agent.py": "" }, "pip-require-hashes"],
+    [
+      "package-lock.json → npm-ci",
+      { "package.json": PACKAGE_JSON, "package-lock.json": "{}", "agent.mjs": "" },
+      "npm-ci",
+    ],
+    [
+      "pnpm-lock.yaml → pnpm-install",
+      { "package.json": PACKAGE_JSON, "pnpm-lock.yaml": "lockfileVersion: 9\n" },
+      "pnpm-install",
+    ],
+    [
+      "requirements.txt with hashes → pip-require-hashes",
+      { "requirements.txt": PINNED, "agent.py": "" },
+      "pip-require-hashes",
+    ],
     [
       "package-lock.json before requirements.txt",
       { "package.json": PACKAGE_JSON, "package-lock.json": "{}", "requirements.txt": PINNED },

@@ -33,18 +33,25 @@ const LOCKFILE_RECIPES: readonly { lockfile: string; kind: TLockfileRecipeKind }
   { lockfile: "requirements.txt", kind: "pip-require-hashes" },
 ];
 
-export type TAgentLockfile = { kind: "none" } | { kind: "found"; recipeKind: TLockfileRecipeKind; inputs: TRecipeInputs };
+export type TAgentLockfile =
+  { kind: "none" } | { kind: "found"; recipeKind: TLockfileRecipeKind; inputs: TRecipeInputs };
 
 const isPinnedRequirements = (bytes: Buffer) => /(^|\s)--hash[= ]sha256:/m.test(bytes.toString("utf8"));
 
 /** Picks the recipe and reads its inputs from validated entries whose contents are in `spoolPath`. */
-export async function pickAgentLockfile(entries: readonly TValidatedEntry[], spoolPath: string): Promise<TAgentLockfile> {
+export async function pickAgentLockfile(
+  entries: readonly TValidatedEntry[],
+  spoolPath: string,
+): Promise<TAgentLockfile> {
   const byPath = new Map(entries.map((e) => [e.path, e]));
   const read = async (file: string): Promise<TRecipeInput | null> => {
     const entry = byPath.get(file);
     if (!entry) return null;
     if (entry.kind !== "file")
-      throw new AppError("VALIDATION_FAILED", `The agent's ${file} is a symlink; a lockfile and its manifest must be regular files.`);
+      throw new AppError(
+        "VALIDATION_FAILED",
+        `The agent's ${file} is a symlink; a lockfile and its manifest must be regular files.`,
+      );
     const bytes = Buffer.alloc(entry.size);
     const handle = await fs.open(spoolPath, "r");
     try {
@@ -62,22 +69,33 @@ export async function pickAgentLockfile(entries: readonly TValidatedEntry[], spo
     for (const file of RECIPE_INPUT_FILES[kind]) {
       const input = file === lockfile ? found : await read(file);
       if (!input)
-        throw new AppError("VALIDATION_FAILED", `The agent's code has ${lockfile} but no ${file}; the ${kind} recipe needs both.`);
+        throw new AppError(
+          "VALIDATION_FAILED",
+          `The agent's code has ${lockfile} but no ${file}; the ${kind} recipe needs both.`,
+        );
       files.push(input);
     }
     const lockfiles = files.map((f) => ({ path: f.path, sha256: f.sha256 }));
-    return { kind: "found", recipeKind: kind, inputs: { files, lockfiles, lockfileDigest: lockfileDigestOf(lockfiles) } };
+    return {
+      kind: "found",
+      recipeKind: kind,
+      inputs: { files, lockfiles, lockfileDigest: lockfileDigestOf(lockfiles) },
+    };
   }
   return { kind: "none" };
 }
 
 /** The lockfile of an agent code archive (a file on disk), validated again under `limits`. */
-export async function readAgentCodeLockfile(options: { archivePath: string; limits: TArchiveLimits }): Promise<TAgentLockfile> {
+export async function readAgentCodeLockfile(options: {
+  archivePath: string;
+  limits: TArchiveLimits;
+}): Promise<TAgentLockfile> {
   const spoolPath = path.join(path.dirname(options.archivePath), `${path.basename(options.archivePath)}.spool`);
   try {
     const verdict = await validateArchive({ archivePath: options.archivePath, limits: options.limits, spoolPath });
     // Stored only after an accepted verdict under these limits: a refusal now is a damaged store.
-    if (verdict.kind === "refused") throw new AppError("ARTIFACT_CORRUPT", "The stored agent code no longer passes the archive rules.");
+    if (verdict.kind === "refused")
+      throw new AppError("ARTIFACT_CORRUPT", "The stored agent code no longer passes the archive rules.");
     return await pickAgentLockfile(verdict.entries, spoolPath);
   } finally {
     await fs.rm(spoolPath, { force: true });

@@ -28,7 +28,10 @@ export function refuseEnvironmentName(name: string): string | null {
 export const ZAgentEnvironmentSchema = z.record(z.string(), z.string()).superRefine((env, ctx) => {
   const names = Object.keys(env);
   if (names.length > AGENT_ENVIRONMENT_LIMITS.maxVariables)
-    ctx.addIssue({ code: "custom", message: `at most ${AGENT_ENVIRONMENT_LIMITS.maxVariables} variables (${names.length} given)` });
+    ctx.addIssue({
+      code: "custom",
+      message: `at most ${AGENT_ENVIRONMENT_LIMITS.maxVariables} variables (${names.length} given)`,
+    });
   for (const name of names) {
     const refused = refuseEnvironmentName(name);
     if (refused) ctx.addIssue({ code: "custom", message: refused, path: [name] });
@@ -39,7 +42,8 @@ export const ZAgentEnvironmentSchema = z.record(z.string(), z.string()).superRef
         message: `${name}: a value is at most ${AGENT_ENVIRONMENT_LIMITS.maxValueBytes} bytes`,
         path: [name],
       });
-    if (value.includes("\0")) ctx.addIssue({ code: "custom", message: `${name}: a value may not hold NUL`, path: [name] });
+    if (value.includes("\0"))
+      ctx.addIssue({ code: "custom", message: `${name}: a value may not hold NUL`, path: [name] });
   }
 });
 export type TAgentEnvironment = z.infer<typeof ZAgentEnvironmentSchema>;

@@ -37,4 +37,6 @@ export const ZAddAgentProfileSchema = ZAgentProfileFieldsSchema.extend({
 }).strict();
 
 /** An edit gives only what changes; the rest is carried over from the current version. */
-export const ZEditAgentProfileSchema = ZAgentProfileFieldsSchema.partial().extend({ name: ZAgentProfileNameSchema }).strict();
+export const ZEditAgentProfileSchema = ZAgentProfileFieldsSchema.partial()
+  .extend({ name: ZAgentProfileNameSchema })
+  .strict();

@@ -53,7 +53,9 @@ async function agentDir(files: Record<string, string>): Promise<string> {
 async function storedObjects(): Promise<string[]> {
   const root = path.join(defaultArtifactRoot(dataDir), "sha256");
   const dirs = await fs.readdir(root).catch(() => [] as string[]);
-  return (await Promise.all(dirs.map(async (d) => (await fs.readdir(path.join(root, d))).map((f) => `${d}/${f}`)))).flat().sort();
+  return (await Promise.all(dirs.map(async (d) => (await fs.readdir(path.join(root, d))).map((f) => `${d}/${f}`))))
+    .flat()
+    .sort();
 }
 
 async function expectRefused(promise: Promise<unknown>, code: string): Promise<AppError> {
@@ -98,15 +100,25 @@ describe("agent profiles", () => {
     expect(version.version).toBe(1);
     expect(version.codeDigest).toMatch(/^[0-9a-f]{64}$/);
     expect(await storedObjects()).toContain(`${version.codeDigest!.slice(0, 2)}/${version.codeDigest}`);
-    expect(await db.artifact.findUniqueOrThrow({ where: { digest: version.codeDigest! } })).toMatchObject({ kind: "agent-code" });
+    expect(await db.artifact.findUniqueOrThrow({ where: { digest: version.codeDigest! } })).toMatchObject({
+      kind: "agent-code",
+    });
     expect(await db.auditLog.findFirst({ where: { action: "agent.add", targetId: profile.id } })).not.toBeNull();
     // Packing is deterministic: the same tree is the same digest.
     const again = await addAgentProfile(
       { db, dataDir },
-      { name: "alice-agent-copy", command: ["node", "agent.mjs"], code: { kind: "directory", path: dir }, actorId: null },
+      {
+        name: "alice-agent-copy",
+        command: ["node", "agent.mjs"],
+        code: { kind: "directory", path: dir },
+        actorId: null,
+      },
     );
     expect(again.version.codeDigest).toBe(version.codeDigest);
-    await expectRefused(addAgentProfile({ db, dataDir }, { name: "alice-agent", command: ["x"], actorId: null }), "ALREADY_EXISTS");
+    await expectRefused(
+      addAgentProfile({ db, dataDir }, { name: "alice-agent", command: ["x"], actorId: null }),
+      "ALREADY_EXISTS",
+    );
   });
 
   it("an edit adds version 2 and moves the current version; a task created before keeps version 1", async () => {
@@ -124,7 +136,9 @@ describe("agent profiles", () => {
     expect(edited.version.command).toEqual(["node", "agent.mjs"]);
     expect(edited.version.environment).toEqual({ MODEL: "m1" });
     const after = await task("alice-agent");
-    expect((await db.agentProfileVersion.findUniqueOrThrow({ where: { id: after.agentProfileVersionId! } })).version).toBe(2);
+    expect(
+      (await db.agentProfileVersion.findUniqueOrThrow({ where: { id: after.agentProfileVersionId! } })).version,
+    ).toBe(2);
     expect((await db.task.findUniqueOrThrow({ where: { id: before.id } })).agentProfileVersionId).toBe(v1.id);
     const shown = await getAgentProfile({ db }, { name: "alice-agent" });
     expect(shown.currentVersion).toBe(2);
@@ -148,7 +162,10 @@ describe("agent profiles", () => {
       command: ["node", "/tmp/school-core-input/student-agent.mjs"],
     });
     expect(await db.agentProfile.count({ where: { name: "reference-text" } })).toBe(1);
-    await expectRefused(editAgentProfile({ db, dataDir }, { name: "reference-text", description: "x", actorId: null }), "STATE_CONFLICT");
+    await expectRefused(
+      editAgentProfile({ db, dataDir }, { name: "reference-text", description: "x", actorId: null }),
+      "STATE_CONFLICT",
+    );
     expect((await task("reference-text")).agentProfileVersionId).not.toBeNull();
   });
 
@@ -156,18 +173,28 @@ describe("agent profiles", () => {
     const cases: [string, () => Promise<{ kind: "archive" | "directory"; path: string }>][] = [
       [
         "path escape",
-        async () => ({ kind: "archive", path: await writeArchive(Buffer.concat([tarFile("../evil.sh", "x"), Buffer.alloc(1024)])) }),
+        async () => ({
+          kind: "archive",
+          path: await writeArchive(Buffer.concat([tarFile("../evil.sh", "x"), Buffer.alloc(1024)])),
+        }),
       ],
       [
         "absolute path",
-        async () => ({ kind: "archive", path: await writeArchive(Buffer.concat([tarFile("/etc/evil", "x"), Buffer.alloc(1024)])) }),
+        async () => ({
+          kind: "archive",
+          path: await writeArchive(Buffer.concat([tarFile("/etc/evil", "x"), Buffer.alloc(1024)])),
+        }),
       ],
       [
         "symlink out (archive)",
         async () => ({
           kind: "archive",
           path: await writeArchive(
-            Buffer.concat([tarDir("a/"), tarEntry({ name: "a/out", type: "2", linkname: "../../etc/passwd" }), Buffer.alloc(1024)]),
+            Buffer.concat([
+              tarDir("a/"),
+              tarEntry({ name: "a/out", type: "2", linkname: "../../etc/passwd" }),
+              Buffer.alloc(1024),
+            ]),
           ),
         }),
       ],
@@ -226,7 +253,10 @@ describe("agent profiles", () => {
       const artifacts = await db.artifact.count();
       const source = await make();
       const error = await expectRefused(
-        addAgentProfile({ db, dataDir }, { name: "hostile", command: ["node", "agent.mjs"], code: source, actorId: null }),
+        addAgentProfile(
+          { db, dataDir },
+          { name: "hostile", command: ["node", "agent.mjs"], code: source, actorId: null },
+        ),
         "ARCHIVE_REFUSED",
       );
       expect(error.message).toMatch(/ARCHIVE_/);
@@ -250,12 +280,21 @@ describe("agent profiles", () => {
       addAgentProfile({ db, dataDir }, { name: "env-test", command: ["true"], environment, actorId: null }),
       "VALIDATION_FAILED",
     );
-    await expectRefused(editAgentProfile({ db, dataDir }, { name: "alice-agent", environment, actorId: null }), "VALIDATION_FAILED");
+    await expectRefused(
+      editAgentProfile({ db, dataDir }, { name: "alice-agent", environment, actorId: null }),
+      "VALIDATION_FAILED",
+    );
   });
 
   it("adding and editing profiles leaves the dispatch gate and the substrate configuration digest as they were", async () => {
-    const endpoint = { substrate: { kind: "local" as const, url: "http://127.0.0.1:1" }, relayEndpoint: "http://127.0.0.1:2" };
-    const before = { dispatch: await readSetting(db, "dispatch"), digest: (await readSubstrateConfig(db, endpoint)).digest };
+    const endpoint = {
+      substrate: { kind: "local" as const, url: "http://127.0.0.1:1" },
+      relayEndpoint: "http://127.0.0.1:2",
+    };
+    const before = {
+      dispatch: await readSetting(db, "dispatch"),
+      digest: (await readSubstrateConfig(db, endpoint)).digest,
+    };
     await addAgentProfile({ db, dataDir }, { name: "gate-test", command: ["node", "x.mjs"], actorId: null });
     await editAgentProfile({ db, dataDir }, { name: "gate-test", command: ["node", "y.mjs"], actorId: null });
     expect(await readSetting(db, "dispatch")).toEqual(before.dispatch);

@@ -22,7 +22,10 @@ export type TAgentProfileSummary = {
 
 export async function listAgentProfiles(deps: { db: Db }): Promise<TAgentProfileSummary[]> {
   await ensureBuiltInAgentProfiles(deps.db);
-  const profiles = await deps.db.agentProfile.findMany({ orderBy: [{ isBuiltIn: "desc" }, { name: "asc" }], include: { versions: true } });
+  const profiles = await deps.db.agentProfile.findMany({
+    orderBy: [{ isBuiltIn: "desc" }, { name: "asc" }],
+    include: { versions: true },
+  });
   return profiles.map((profile) => {
     const current = profile.versions.find((v) => v.version === profile.currentVersion)!;
     return {
@@ -44,7 +47,10 @@ export async function getAgentProfile(deps: { db: Db }, { name }: { name: string
   await ensureBuiltInAgentProfiles(deps.db);
   const parsed = ZAgentProfileNameSchema.safeParse(name);
   const profile = parsed.success
-    ? await deps.db.agentProfile.findUnique({ where: { name: parsed.data }, include: { versions: { orderBy: { version: "desc" } } } })
+    ? await deps.db.agentProfile.findUnique({
+        where: { name: parsed.data },
+        include: { versions: { orderBy: { version: "desc" } } },
+      })
     : null;
   if (!profile) throw new AppError("NOT_FOUND", `There is no agent profile named ${name.slice(0, 100)}.`);
   return profile;

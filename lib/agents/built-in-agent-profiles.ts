@@ -6,14 +6,19 @@
  * `guest.agent` setting, which the qualification probes run under.
  */
 import { recordAudit } from "../audit";
-import { GUEST_ANTHROPIC_AGENT_PROGRAM, GUEST_OPENAI_AGENT_PROGRAM, GUEST_STUDENT_AGENT_PROGRAM } from "../contract/guest-layout";
+import {
+  GUEST_ANTHROPIC_AGENT_PROGRAM,
+  GUEST_OPENAI_AGENT_PROGRAM,
+  GUEST_STUDENT_AGENT_PROGRAM,
+} from "../contract/guest-layout";
 import type { Db } from "../db/client";
 
 export const BUILT_IN_AGENT_PROFILES = [
   {
     name: "reference-openai",
     owner: "School-Core",
-    description: "The tool-using reference agent on the official openai SDK (guest/openai-agent.mjs): streamed, four tools.",
+    description:
+      "The tool-using reference agent on the official openai SDK (guest/openai-agent.mjs): streamed, four tools.",
     command: ["node", GUEST_OPENAI_AGENT_PROGRAM],
   },
   {
@@ -32,9 +37,12 @@ export const BUILT_IN_AGENT_PROFILES = [
 
 export async function ensureBuiltInAgentProfiles(db: Db): Promise<void> {
   const existing = new Set(
-    (await db.agentProfile.findMany({ where: { name: { in: BUILT_IN_AGENT_PROFILES.map((p) => p.name) } }, select: { name: true } })).map(
-      (p) => p.name,
-    ),
+    (
+      await db.agentProfile.findMany({
+        where: { name: { in: BUILT_IN_AGENT_PROFILES.map((p) => p.name) } },
+        select: { name: true },
+      })
+    ).map((p) => p.name),
   );
   for (const builtIn of BUILT_IN_AGENT_PROFILES) {
     if (existing.has(builtIn.name)) continue;
@@ -44,7 +52,13 @@ export async function ensureBuiltInAgentProfiles(db: Db): Promise<void> {
           data: { name: builtIn.name, owner: builtIn.owner, isBuiltIn: true, currentVersion: 1 },
         });
         await tx.agentProfileVersion.create({
-          data: { profileId: profile.id, version: 1, description: builtIn.description, command: [...builtIn.command], environment: {} },
+          data: {
+            profileId: profile.id,
+            version: 1,
+            description: builtIn.description,
+            command: [...builtIn.command],
+            environment: {},
+          },
         });
         await recordAudit(tx, {
           actorId: null,

@@ -13,15 +13,24 @@ import { parseOrThrow } from "../parse-or-throw";
 import { ZAgentProfileFieldsSchema, ZEditAgentProfileSchema } from "./agent-profile-schema";
 import { storeAgentCode, type TAgentCodeSource } from "./store-agent-code";
 
-export type TEditAgentProfileInput = z.input<typeof ZEditAgentProfileSchema> & { actorId: string | null; code?: TAgentCodeSource };
+export type TEditAgentProfileInput = z.input<typeof ZEditAgentProfileSchema> & {
+  actorId: string | null;
+  code?: TAgentCodeSource;
+};
 
-export async function editAgentProfile(deps: { db: Db; dataDir: string }, { actorId, code, ...fields }: TEditAgentProfileInput) {
+export async function editAgentProfile(
+  deps: { db: Db; dataDir: string },
+  { actorId, code, ...fields }: TEditAgentProfileInput,
+) {
   const { db } = deps;
   const input = parseOrThrow(ZEditAgentProfileSchema, fields, { code: "VALIDATION_FAILED", label: "agent profile" });
   const profile = await db.agentProfile.findUnique({ where: { name: input.name } });
   if (!profile) throw new AppError("NOT_FOUND", `There is no agent profile named ${input.name}.`);
   if (profile.isBuiltIn)
-    throw new AppError("STATE_CONFLICT", `${profile.name} is a built-in reference agent; add a profile of your own to change it.`);
+    throw new AppError(
+      "STATE_CONFLICT",
+      `${profile.name} is a built-in reference agent; add a profile of your own to change it.`,
+    );
   const current = await db.agentProfileVersion.findUniqueOrThrow({
     where: { profileId_version: { profileId: profile.id, version: profile.currentVersion } },
   });
@@ -45,7 +54,8 @@ export async function editAgentProfile(deps: { db: Db; dataDir: string }, { acto
         where: { id: profile.id, currentVersion: profile.currentVersion },
         data: { currentVersion: next, owner: merged.owner },
       });
-      if (moved.count === 0) throw new AppError("STATE_CONFLICT", `${profile.name} was edited at the same time; try again.`);
+      if (moved.count === 0)
+        throw new AppError("STATE_CONFLICT", `${profile.name} was edited at the same time; try again.`);
       const version = await tx.agentProfileVersion.create({
         data: {
           profileId: profile.id,
@@ -57,7 +67,9 @@ export async function editAgentProfile(deps: { db: Db; dataDir: string }, { acto
           codeDigest: stored ? stored.digest : current.codeDigest,
           codeBytes: stored ? stored.bytes : current.codeBytes,
           dependencyRecipe: stored ? (stored.dependencies?.recipe ?? null) : current.dependencyRecipe,
-          dependencyLockfileDigest: stored ? (stored.dependencies?.lockfileDigest ?? null) : current.dependencyLockfileDigest,
+          dependencyLockfileDigest: stored
+            ? (stored.dependencies?.lockfileDigest ?? null)
+            : current.dependencyLockfileDigest,
           createdById: actorId,
         },
       });

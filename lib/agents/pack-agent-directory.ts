@@ -39,7 +39,9 @@ function header(entry: TEntry): Buffer {
     prefix = cut > 0 ? name.slice(0, cut) : "";
     name = cut > 0 ? name.slice(cut + 1) : name;
     if (!prefix || Buffer.byteLength(name) > 100 || Buffer.byteLength(prefix) > 155)
-      throw new PackRefused(refusal("ARCHIVE_PATH_TOO_LONG", "a path the packer cannot fit in a ustar header", entry.name));
+      throw new PackRefused(
+        refusal("ARCHIVE_PATH_TOO_LONG", "a path the packer cannot fit in a ustar header", entry.name),
+      );
   }
   if (entry.linkname !== undefined && Buffer.byteLength(entry.linkname) > 100)
     throw new PackRefused(refusal("ARCHIVE_PATH_TOO_LONG", "a symlink target over 100 bytes", entry.name));
@@ -72,12 +74,14 @@ async function collect(root: string, limits: TArchiveLimits): Promise<TEntry[]> 
       const name = relative ? `${relative}/${base}` : base;
       const absolute = path.join(root, name);
       const stat = await fs.lstat(absolute);
-      if (entries.length + 1 > limits.maxEntries) throw new PackRefused(refusal("ARCHIVE_TOO_MANY_ENTRIES", `over ${limits.maxEntries}`));
+      if (entries.length + 1 > limits.maxEntries)
+        throw new PackRefused(refusal("ARCHIVE_TOO_MANY_ENTRIES", `over ${limits.maxEntries}`));
       if (stat.isDirectory()) {
         entries.push({ name: `${name}/`, type: "5", mode: 0o755, absolute, size: 0 });
         await walk(name);
       } else if (stat.isFile()) {
-        if (stat.size > limits.maxFileBytes) throw new PackRefused(refusal("ARCHIVE_FILE_TOO_LARGE", `${stat.size} bytes`, name));
+        if (stat.size > limits.maxFileBytes)
+          throw new PackRefused(refusal("ARCHIVE_FILE_TOO_LARGE", `${stat.size} bytes`, name));
         totalBytes += stat.size;
         if (totalBytes > limits.maxTotalFileBytes)
           throw new PackRefused(refusal("ARCHIVE_CONTENT_TOO_LARGE", `over ${limits.maxTotalFileBytes} bytes`));
@@ -86,7 +90,8 @@ async function collect(root: string, limits: TArchiveLimits): Promise<TEntry[]> 
         const target = await fs.readlink(absolute);
         if (path.isAbsolute(target)) throw new PackRefused(refusal("ARCHIVE_SYMLINK_ABSOLUTE", target, name));
         const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(name), target));
-        if (resolved === ".." || resolved.startsWith("../")) throw new PackRefused(refusal("ARCHIVE_SYMLINK_ESCAPE", target, name));
+        if (resolved === ".." || resolved.startsWith("../"))
+          throw new PackRefused(refusal("ARCHIVE_SYMLINK_ESCAPE", target, name));
         entries.push({ name, type: "2", mode: 0o777, absolute, size: 0, linkname: target });
       } else {
         throw new PackRefused(refusal("ARCHIVE_SPECIAL_FILE", undefined, name));
@@ -98,11 +103,18 @@ async function collect(root: string, limits: TArchiveLimits): Promise<TEntry[]> 
 }
 
 /** Writes the tar of `directory` to `destPath` (a new file), or says why the directory is refused. */
-export async function packAgentDirectory(options: { directory: string; destPath: string; limits: TArchiveLimits }): Promise<TPackOutcome> {
+export async function packAgentDirectory(options: {
+  directory: string;
+  destPath: string;
+  limits: TArchiveLimits;
+}): Promise<TPackOutcome> {
   const root = path.resolve(options.directory);
   const stat = await fs.lstat(root).catch(() => null);
   if (!stat?.isDirectory())
-    return { kind: "refused", reasons: [refusal("ARCHIVE_EMPTY", "the agent's code directory does not exist or is not a directory")] };
+    return {
+      kind: "refused",
+      reasons: [refusal("ARCHIVE_EMPTY", "the agent's code directory does not exist or is not a directory")],
+    };
   let out: fs.FileHandle | undefined;
   try {
     const entries = await collect(root, options.limits);

@@ -71,7 +71,10 @@ function agentCodeRefused(reasons: readonly TArchiveRefusal[]): AppError {
  * oversized code, and VALIDATION_FAILED (nothing stored) for a lockfile no recipe can read (a
  * symlink, or without its manifest).
  */
-export async function storeAgentCode(deps: { db: Db; dataDir: string }, source: TAgentCodeSource): Promise<TStoredAgentCode> {
+export async function storeAgentCode(
+  deps: { db: Db; dataDir: string },
+  source: TAgentCodeSource,
+): Promise<TStoredAgentCode> {
   if (source.kind === "stored") return recallStoredAgentCode(deps, source.digest);
   await fs.mkdir(path.join(deps.dataDir, "staging"), { recursive: true });
   const staging = await fs.mkdtemp(path.join(deps.dataDir, "staging", "agent-code-"));
@@ -79,12 +82,18 @@ export async function storeAgentCode(deps: { db: Db; dataDir: string }, source: 
     let archivePath = source.kind === "upload" ? path.join(staging, "upload") : source.path;
     if (source.kind === "upload") {
       if (source.bytes.length > AGENT_CODE_LIMITS.maxArchiveBytes)
-        throw agentCodeRefused([refusal("ARCHIVE_TOO_LARGE", `${source.bytes.length} bytes, limit ${AGENT_CODE_LIMITS.maxArchiveBytes}`)]);
+        throw agentCodeRefused([
+          refusal("ARCHIVE_TOO_LARGE", `${source.bytes.length} bytes, limit ${AGENT_CODE_LIMITS.maxArchiveBytes}`),
+        ]);
       await fs.writeFile(archivePath, source.bytes, { mode: 0o600, flag: "wx" });
     }
     if (source.kind === "directory") {
       archivePath = path.join(staging, "code.tar");
-      const packed = await packAgentDirectory({ directory: source.path, destPath: archivePath, limits: AGENT_CODE_LIMITS });
+      const packed = await packAgentDirectory({
+        directory: source.path,
+        destPath: archivePath,
+        limits: AGENT_CODE_LIMITS,
+      });
       if (packed.kind === "refused") throw agentCodeRefused(packed.reasons);
     }
     const spoolPath = path.join(staging, "spool");
@@ -99,7 +108,10 @@ export async function storeAgentCode(deps: { db: Db; dataDir: string }, source: 
     return {
       digest: stored.digest,
       bytes: stored.sizeBytes,
-      dependencies: lockfile.kind === "found" ? { recipe: lockfile.recipeKind, lockfileDigest: lockfile.inputs.lockfileDigest } : null,
+      dependencies:
+        lockfile.kind === "found"
+          ? { recipe: lockfile.recipeKind, lockfileDigest: lockfile.inputs.lockfileDigest }
+          : null,
     };
   } finally {
     await fs.rm(staging, { recursive: true, force: true });
@@ -124,12 +136,18 @@ async function recallStoredAgentCode(deps: { db: Db; dataDir: string }, digest: 
   const staging = await fs.mkdtemp(path.join(deps.dataDir, "staging", "agent-code-"));
   try {
     const archivePath = path.join(staging, "code");
-    const read = await createFsArtifactStore({ rootDir: defaultArtifactRoot(deps.dataDir) }).readToFile({ digest, destPath: archivePath });
+    const read = await createFsArtifactStore({ rootDir: defaultArtifactRoot(deps.dataDir) }).readToFile({
+      digest,
+      destPath: archivePath,
+    });
     const lockfile = await readAgentCodeLockfile({ archivePath, limits: AGENT_CODE_LIMITS });
     return {
       digest,
       bytes: read.sizeBytes,
-      dependencies: lockfile.kind === "found" ? { recipe: lockfile.recipeKind, lockfileDigest: lockfile.inputs.lockfileDigest } : null,
+      dependencies:
+        lockfile.kind === "found"
+          ? { recipe: lockfile.recipeKind, lockfileDigest: lockfile.inputs.lockfileDigest }
+          : null,
     };
   } finally {
     await fs.rm(staging, { recursive: true, force: true });

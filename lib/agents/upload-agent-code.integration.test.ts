@@ -67,7 +67,9 @@ const upload = (bytes: Buffer, contentLength: string | null = String(bytes.lengt
 async function storedObjects(): Promise<string[]> {
   const root = path.join(defaultArtifactRoot(dataDir), "sha256");
   const dirs = await fs.readdir(root).catch(() => [] as string[]);
-  return (await Promise.all(dirs.map(async (d) => (await fs.readdir(path.join(root, d))).map((f) => `${d}/${f}`)))).flat().sort();
+  return (await Promise.all(dirs.map(async (d) => (await fs.readdir(path.join(root, d))).map((f) => `${d}/${f}`))))
+    .flat()
+    .sort();
 }
 
 async function expectRefused(promise: Promise<unknown>, code: string): Promise<AppError> {
@@ -107,9 +109,14 @@ describe("uploading an agent's code", () => {
     const stored = await upload(bytes);
     expect(stored.digest).toMatch(/^[0-9a-f]{64}$/);
     expect(stored.bytes).toBe(bytes.length);
-    expect(stored.dependencies).toMatchObject({ recipe: "npm-ci", lockfileDigest: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(stored.dependencies).toMatchObject({
+      recipe: "npm-ci",
+      lockfileDigest: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     expect(await storedObjects()).toContain(`${stored.digest.slice(0, 2)}/${stored.digest}`);
-    expect(await db.artifact.findUniqueOrThrow({ where: { digest: stored.digest } })).toMatchObject({ kind: "agent-code" });
+    expect(await db.artifact.findUniqueOrThrow({ where: { digest: stored.digest } })).toMatchObject({
+      kind: "agent-code",
+    });
   });
 
   it("refuses a declared Content-Length over 16 MiB before reading a byte", async () => {
@@ -125,14 +132,20 @@ describe("uploading an agent's code", () => {
   it.each([
     ["no Content-Length", null],
     ["a Content-Length that lies", "1024"],
-  ])("refuses a body that passes 16 MiB (%s) at that chunk: the rest never pulled, nothing stored", async (_why, contentLength) => {
-    const { body, counter } = streamOf("endless");
-    const error = await expectNothingStored(() => uploadAgentCode({ db, dataDir }, { body, contentLength }), "ARCHIVE_TOO_LARGE");
-    expect(error.message).toMatch(/16 MiB/);
-    expect(counter.pulled).toBeGreaterThan(AGENT_CODE_LIMITS.maxArchiveBytes);
-    expect(counter.pulled).toBeLessThanOrEqual(AGENT_CODE_LIMITS.maxArchiveBytes + CHUNK);
-    expect(counter.cancelled).toBe(true);
-  });
+  ])(
+    "refuses a body that passes 16 MiB (%s) at that chunk: the rest never pulled, nothing stored",
+    async (_why, contentLength) => {
+      const { body, counter } = streamOf("endless");
+      const error = await expectNothingStored(
+        () => uploadAgentCode({ db, dataDir }, { body, contentLength }),
+        "ARCHIVE_TOO_LARGE",
+      );
+      expect(error.message).toMatch(/16 MiB/);
+      expect(counter.pulled).toBeGreaterThan(AGENT_CODE_LIMITS.maxArchiveBytes);
+      expect(counter.pulled).toBeLessThanOrEqual(AGENT_CODE_LIMITS.maxArchiveBytes + CHUNK);
+      expect(counter.cancelled).toBe(true);
+    },
+  );
 
   it("refuses an empty body and a Content-Length that is not a number", async () => {
     await expectNothingStored(() => upload(Buffer.alloc(0)), "VALIDATION_FAILED");
@@ -142,7 +155,10 @@ describe("uploading an agent's code", () => {
   it.each([
     ["a path escape", () => tarArchive(tarFile("../evil.sh", "x"))],
     ["an absolute path", () => tarArchive(tarFile("/etc/evil", "x"))],
-    ["a symlink out", () => tarArchive(tarDir("a/"), tarEntry({ name: "a/out", type: "2", linkname: "../../etc/passwd" }))],
+    [
+      "a symlink out",
+      () => tarArchive(tarDir("a/"), tarEntry({ name: "a/out", type: "2", linkname: "../../etc/passwd" })),
+    ],
     ["a device", () => tarArchive(tarEntry({ name: "null", type: "3" }))],
     ["a gzip bomb", () => zlib.gzipSync(tarArchive(tarFile("zeros", Buffer.alloc(40 * 1024 * 1024))))],
     ["not an archive", () => Buffer.from("PK\x03\x04 a zip, not a tar")],
@@ -188,7 +204,12 @@ describe("a profile from code uploaded before (the form sends the digest)", () =
       { db, dataDir },
       { name: "uploaded", code: { kind: "stored", digest: next.digest }, actorId: null },
     );
-    expect(edited.version).toMatchObject({ version: 2, codeDigest: next.digest, dependencyRecipe: null, dependencyLockfileDigest: null });
+    expect(edited.version).toMatchObject({
+      version: 2,
+      codeDigest: next.digest,
+      dependencyRecipe: null,
+      dependencyLockfileDigest: null,
+    });
     const kept = await editAgentProfile({ db, dataDir }, { name: "uploaded", description: "same code", actorId: null });
     expect(kept.version).toMatchObject({ version: 3, codeDigest: next.digest });
   });
@@ -232,7 +253,12 @@ describe("a profile from code uploaded before (the form sends the digest)", () =
     await expectRefused(
       addAgentProfile(
         { db, dataDir },
-        { name: "altered", command: ["node", "agent.mjs"], code: { kind: "stored", digest: stored.digest }, actorId: null },
+        {
+          name: "altered",
+          command: ["node", "agent.mjs"],
+          code: { kind: "stored", digest: stored.digest },
+          actorId: null,
+        },
       ),
       "ARTIFACT_CORRUPT",
     );

@@ -15,9 +15,13 @@ import { AGENT_CODE_LIMITS, storeAgentCode, type TStoredAgentCode } from "./stor
 
 function tooLarge(what: string): AppError {
   const limit = AGENT_CODE_LIMITS.maxArchiveBytes;
-  return new AppError("ARCHIVE_TOO_LARGE", `The archive is larger than ${formatBytes(limit)} (${limit} bytes): ${what}.`, {
-    limitBytes: limit,
-  });
+  return new AppError(
+    "ARCHIVE_TOO_LARGE",
+    `The archive is larger than ${formatBytes(limit)} (${limit} bytes): ${what}.`,
+    {
+      limitBytes: limit,
+    },
+  );
 }
 
 export async function uploadAgentCode(
@@ -27,7 +31,8 @@ export async function uploadAgentCode(
   const limit = AGENT_CODE_LIMITS.maxArchiveBytes;
   if (input.contentLength !== null) {
     const declared = /^\d{1,16}$/.test(input.contentLength) ? Number(input.contentLength) : Number.NaN;
-    if (Number.isNaN(declared)) throw new AppError("VALIDATION_FAILED", "The request's Content-Length is not a number of bytes.");
+    if (Number.isNaN(declared))
+      throw new AppError("VALIDATION_FAILED", "The request's Content-Length is not a number of bytes.");
     if (declared > limit) throw tooLarge(`its Content-Length says ${declared} bytes`);
   }
   const bytes = input.body ? await readWebBodyCapped(input.body, limit) : Buffer.alloc(0);

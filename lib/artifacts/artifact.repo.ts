@@ -17,6 +17,8 @@ export async function recordArtifact(db: Db | DbTx, artifact: TArtifactRef & { k
   });
   const row = await db.artifact.findUnique({ where: { digest: artifact.digest } });
   if (!row || row.sizeBytes !== BigInt(artifact.sizeBytes) || row.kind !== artifact.kind) {
-    throw new AppError("ARTIFACT_CORRUPT", "An artifact row with this digest disagrees on size or kind.", { digest: artifact.digest });
+    throw new AppError("ARTIFACT_CORRUPT", "An artifact row with this digest disagrees on size or kind.", {
+      digest: artifact.digest,
+    });
   }
 }

@@ -47,7 +47,9 @@ describe("filesystem artifact store", () => {
 
   it("refuses bytes that do not match the expected digest, storing nothing", async () => {
     const store = createFsArtifactStore({ rootDir: path.join(root, "b") });
-    await expectCorrupt(store.putFile({ filePath: await source("three", Buffer.from("x")), expectedDigest: "0".repeat(64) }));
+    await expectCorrupt(
+      store.putFile({ filePath: await source("three", Buffer.from("x")), expectedDigest: "0".repeat(64) }),
+    );
     expect(await fs.readdir(path.join(root, "b", "tmp"))).toEqual([]);
     expect(
       await fs.stat(path.join(root, "b", "sha256")).then(
@@ -87,7 +89,9 @@ describe("filesystem artifact store", () => {
 
   it("refuses digests that are not sha256 hex (no path tricks)", async () => {
     const store = createFsArtifactStore({ rootDir: path.join(root, "d") });
-    await expect(store.readToFile({ digest: "../../etc/passwd", destPath: path.join(root, "x") })).rejects.toMatchObject({
+    await expect(
+      store.readToFile({ digest: "../../etc/passwd", destPath: path.join(root, "x") }),
+    ).rejects.toMatchObject({
       code: "VALIDATION_FAILED",
     });
   });

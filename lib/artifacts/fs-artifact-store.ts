@@ -18,7 +18,8 @@ export function defaultArtifactRoot(dataDir: string): string {
 }
 
 function assertDigest(digest: string): void {
-  if (!ZSHA256_HEX.test(digest)) throw new AppError("VALIDATION_FAILED", "An artifact digest must be 64 lower-case hex characters.");
+  if (!ZSHA256_HEX.test(digest))
+    throw new AppError("VALIDATION_FAILED", "An artifact digest must be 64 lower-case hex characters.");
 }
 
 /** sha256 and size of an open file read front to back; each chunk also goes to `onChunk` (a view: written, not kept). */
@@ -40,7 +41,8 @@ async function copyHashing(source: string, dest: string): Promise<TArtifactRef> 
     const out = await fs.open(dest, "wx", 0o600);
     try {
       const ref = await hashThrough(input, async (chunk) => {
-        for (let written = 0; written < chunk.length;) written += (await out.write(chunk, written, chunk.length - written)).bytesWritten;
+        for (let written = 0; written < chunk.length;)
+          written += (await out.write(chunk, written, chunk.length - written)).bytesWritten;
       });
       await out.sync();
       return ref;
@@ -90,10 +92,14 @@ export function createFsArtifactStore(options: { rootDir: string }): ArtifactSto
         const written = await copyHashing(filePath, tmp);
         if (expectedDigest !== undefined && written.digest !== expectedDigest) {
           // The source changed after it was validated (or was never what the caller thought).
-          throw new AppError("ARTIFACT_CORRUPT", "The artifact's bytes do not match the digest they were validated under.", {
-            expected: expectedDigest,
-            actual: written.digest,
-          });
+          throw new AppError(
+            "ARTIFACT_CORRUPT",
+            "The artifact's bytes do not match the digest they were validated under.",
+            {
+              expected: expectedDigest,
+              actual: written.digest,
+            },
+          );
         }
         const final = objectPath(written.digest);
         const existing = await hashFile(final);
@@ -121,7 +127,10 @@ export function createFsArtifactStore(options: { rootDir: string }): ArtifactSto
       }
       if (copied.digest !== digest) {
         await fs.rm(destPath, { force: true });
-        throw new AppError("ARTIFACT_CORRUPT", "The stored artifact does not match its digest.", { digest, actual: copied.digest });
+        throw new AppError("ARTIFACT_CORRUPT", "The stored artifact does not match its digest.", {
+          digest,
+          actual: copied.digest,
+        });
       }
       return copied;
     },

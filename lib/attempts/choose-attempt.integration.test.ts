@@ -44,7 +44,11 @@ describe("approving one attempt of a group", async () => {
     const group = await db.attemptGroup.findUniqueOrThrow({ where: { id: f.groupId } });
     const { version } = await createAgentProfile(db);
     const running = await db.task.create({
-      data: taskRow(group.repositoryId, { state: "running", attemptGroupId: f.groupId, agentProfileVersionId: version.id }),
+      data: taskRow(group.repositoryId, {
+        state: "running",
+        attemptGroupId: f.groupId,
+        agentProfileVersionId: version.id,
+      }),
     });
     await db.relayCapability.create({
       data: {
@@ -61,22 +65,35 @@ describe("approving one attempt of a group", async () => {
     const substrate = createSubstrate({ db, env: getEnv() });
     try {
       const decision = await decide(f, 0, "approve", { env: getEnv(), substrate });
-      expect(new Set(decision.notChosenTaskIds)).toEqual(new Set([f.attempts[1]!.taskId, f.attempts[2]!.taskId, running.id]));
+      expect(new Set(decision.notChosenTaskIds)).toEqual(
+        new Set([f.attempts[1]!.taskId, f.attempts[2]!.taskId, running.id]),
+      );
     } finally {
       await substrate.close();
     }
     expect(await stateOf(f.attempts[0]!.taskId)).toBe("approved");
-    for (const id of [f.attempts[1]!.taskId, f.attempts[2]!.taskId, running.id]) expect(await stateOf(id)).toBe("not_chosen");
+    for (const id of [f.attempts[1]!.taskId, f.attempts[2]!.taskId, running.id])
+      expect(await stateOf(id)).toBe("not_chosen");
     const after = await db.attemptGroup.findUniqueOrThrow({ where: { id: f.groupId } });
     expect(after).toMatchObject({ chosenTaskId: f.attempts[0]!.taskId, chosenById: f.attempts[0]!.reviewer.userId });
     expect(await db.relayCapability.count({ where: { taskId: running.id, revokedAt: null } })).toBe(0);
     // The kernel recorded each move with the approval's operation id, and the audit names the approver.
-    const transition = await db.taskTransition.findFirstOrThrow({ where: { taskId: f.attempts[1]!.taskId, toState: "not_chosen" } });
+    const transition = await db.taskTransition.findFirstOrThrow({
+      where: { taskId: f.attempts[1]!.taskId, toState: "not_chosen" },
+    });
     expect(transition.reason).toContain(f.attempts[0]!.reviewer.email);
-    const audits = await db.auditLog.findMany({ where: { action: "attempt.not_chosen", actorId: f.attempts[0]!.reviewer.userId } });
+    const audits = await db.auditLog.findMany({
+      where: { action: "attempt.not_chosen", actorId: f.attempts[0]!.reviewer.userId },
+    });
     expect(audits.map((a) => a.targetId)).toEqual(expect.arrayContaining([f.attempts[1]!.taskId, running.id]));
     // The worker has nothing to drive in not_chosen: the step table ends there without a move.
-    const ctx = { db, env: getEnv(), substrate: createSubstrate({ db, env: getEnv() }), pollIntervalMs: 100, readyTimeoutMs: 1000 };
+    const ctx = {
+      db,
+      env: getEnv(),
+      substrate: createSubstrate({ db, env: getEnv() }),
+      pollIntervalMs: 100,
+      readyTimeoutMs: 1000,
+    };
     try {
       expect(await advanceTask(ctx, running.id)).toBe("done");
     } finally {
@@ -103,13 +120,20 @@ describe("approving one attempt of a group", async () => {
       const lost = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
       expect(won).toHaveLength(1);
       expect(lost).toHaveLength(1);
-      expect(lost[0]!.reason).toMatchObject({ code: "STATE_CONFLICT", message: expect.stringContaining("approved first") });
+      expect(lost[0]!.reason).toMatchObject({
+        code: "STATE_CONFLICT",
+        message: expect.stringContaining("approved first"),
+      });
       const states = await Promise.all(f.attempts.map((a) => stateOf(a.taskId)));
       expect(states.sort()).toEqual(["approved", "not_chosen"]);
       const group = await db.attemptGroup.findUniqueOrThrow({ where: { id: f.groupId } });
       const winner = f.attempts[results.findIndex((r) => r.status === "fulfilled")]!;
       expect(group.chosenTaskId).toBe(winner.taskId);
-      expect(await db.reviewDecision.count({ where: { taskId: { in: f.attempts.map((a) => a.taskId) }, verdict: "approve" } })).toBe(1);
+      expect(
+        await db.reviewDecision.count({
+          where: { taskId: { in: f.attempts.map((a) => a.taskId) }, verdict: "approve" },
+        }),
+      ).toBe(1);
     }
   });
 });

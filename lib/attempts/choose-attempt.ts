@@ -46,7 +46,10 @@ export async function chooseAttemptIn(
     data: { chosenTaskId: taskId, chosenById: actor.userId, chosenAt },
   });
   if (updated.count !== 1)
-    throw new AppError("STATE_CONFLICT", "Another attempt of this issue was approved first: only one attempt of a group can be approved.");
+    throw new AppError(
+      "STATE_CONFLICT",
+      "Another attempt of this issue was approved first: only one attempt of a group can be approved.",
+    );
   const others = await tx.task.findMany({
     where: { attemptGroupId: groupId, id: { not: taskId } },
     orderBy: { id: "asc" },

@@ -27,13 +27,20 @@ describe("createAttemptGroup", async () => {
   afterAll(async () => {
     await fs.rm(dataDir, { recursive: true, force: true });
   });
-  const issue = { repository: "demo/calculator", issueNumber: DEMO_ISSUE.number, issueTitle: DEMO_ISSUE.title, prompt: DEMO_ISSUE.body };
+  const issue = {
+    repository: "demo/calculator",
+    issueNumber: DEMO_ISSUE.number,
+    issueTitle: DEMO_ISSUE.title,
+    prompt: DEMO_ISSUE.body,
+  };
 
   it("creates one queued task per attempt, each on its profile's current version, in one group", async () => {
     const alpha = await createAgentProfile(db);
     const beta = await createAgentProfile(db);
     // beta moved on to version 2: new attempts run version 2.
-    const beta2 = await db.agentProfileVersion.create({ data: { profileId: beta.profile.id, version: 2, command: ["node", "v2.mjs"] } });
+    const beta2 = await db.agentProfileVersion.create({
+      data: { profileId: beta.profile.id, version: 2, command: ["node", "v2.mjs"] },
+    });
     await db.agentProfile.update({ where: { id: beta.profile.id }, data: { currentVersion: 2 } });
     const { group, tasks } = await createAttemptGroup(
       { db, env },

@@ -62,7 +62,9 @@ export async function createAttemptGroup(
   const versions = await db.agentProfileVersion.findMany({
     where: { OR: profiles.map((p) => ({ profileId: p.id, version: p.currentVersion })) },
   });
-  const versionOf = new Map(profiles.map((p) => [p.name, versions.find((v) => v.profileId === p.id && v.version === p.currentVersion)]));
+  const versionOf = new Map(
+    profiles.map((p) => [p.name, versions.find((v) => v.profileId === p.id && v.version === p.currentVersion)]),
+  );
   for (const [name, version] of versionOf)
     if (!version)
       throw new AppError(
@@ -73,19 +75,34 @@ export async function createAttemptGroup(
 
   return db.$transaction(async (tx) => {
     const group = await tx.attemptGroup.create({
-      data: { repositoryId: prepared.repo.id, issueNumber: input.issueNumber, issueTitle: input.issueTitle, createdById: actorId },
+      data: {
+        repositoryId: prepared.repo.id,
+        issueNumber: input.issueNumber,
+        issueTitle: input.issueTitle,
+        createdById: actorId,
+      },
     });
     const tasks = [];
     for (const name of agents) {
       const version = versionOf.get(name)!;
-      tasks.push(await insertTaskIn(tx, prepared, { actorId, attempt: { attemptGroupId: group.id, agentProfileVersionId: version.id } }));
+      tasks.push(
+        await insertTaskIn(tx, prepared, {
+          actorId,
+          attempt: { attemptGroupId: group.id, agentProfileVersionId: version.id },
+        }),
+      );
     }
     await recordAudit(tx, {
       actorId,
       action: "attempt.create",
       targetType: "attempt_group",
       targetId: group.id,
-      detail: { repository: prepared.repo.name, issueNumber: input.issueNumber, agents, taskIds: tasks.map((t) => t.id) },
+      detail: {
+        repository: prepared.repo.name,
+        issueNumber: input.issueNumber,
+        agents,
+        taskIds: tasks.map((t) => t.id),
+      },
     });
     return { group, tasks };
   });

@@ -34,7 +34,10 @@ describe("exportResults", async () => {
     const [a, b] = f.attempts as [TAttemptFixture["attempts"][0], TAttemptFixture["attempts"][0]];
     // Attempt b's profile owner is text a student chose: a formula.
     const bTask = await db.task.findUniqueOrThrow({ where: { id: b.taskId }, include: { agentProfileVersion: true } });
-    await db.agentProfile.update({ where: { id: bTask.agentProfileVersion!.profileId }, data: { owner: '=HYPERLINK("http://x")' } });
+    await db.agentProfile.update({
+      where: { id: bTask.agentProfileVersion!.profileId },
+      data: { owner: '=HYPERLINK("http://x")' },
+    });
     const capability = await db.relayCapability.create({
       data: {
         taskId: a.taskId,
@@ -63,11 +66,15 @@ describe("exportResults", async () => {
           costMicros: cost,
         },
       });
-    await decideCandidate({ db, dataDir: a.diff.dataDir }, { actor: a.reviewer, ...a.tuple, verdict: "approve", comment: "the best one" });
+    await decideCandidate(
+      { db, dataDir: a.diff.dataDir },
+      { actor: a.reviewer, ...a.tuple, verdict: "approve", comment: "the best one" },
+    );
 
     const all = parseCsv((await exportResults({ db }, { format: "csv" })).csv);
     expect(all[0]).toEqual([...RESULTS_CSV_HEADER]);
-    const rowOf = (taskId: string) => Object.fromEntries(RESULTS_CSV_HEADER.map((h, i) => [h, all.find((r) => r[0] === taskId)![i]]));
+    const rowOf = (taskId: string) =>
+      Object.fromEntries(RESULTS_CSV_HEADER.map((h, i) => [h, all.find((r) => r[0] === taskId)![i]]));
     expect(rowOf(a.taskId)).toMatchObject({
       repository: expect.stringMatching(/^school\/review-/),
       issue: "3",
@@ -83,7 +90,11 @@ describe("exportResults", async () => {
       cost_usd: "0.002000",
     });
     expect(rowOf(a.taskId).decided_at).toMatch(/^\d{4}-\d{2}-\d{2}T/);
-    expect(rowOf(b.taskId)).toMatchObject({ decision: "not_chosen", decided_by: a.reviewer.email, owner: '\'=HYPERLINK("http://x")' });
+    expect(rowOf(b.taskId)).toMatchObject({
+      decision: "not_chosen",
+      decided_by: a.reviewer.email,
+      owner: '\'=HYPERLINK("http://x")',
+    });
 
     // Insights per agent profile: a's profile approved its one decided attempt; b's was never decided on its own.
     const insights = await readReviewInsights({ db }, { days: 0 });
@@ -95,7 +106,12 @@ describe("exportResults", async () => {
       firstRoundApprovalRate: 1,
     });
     expect(insights.byProfile.find((r) => r.key === a.agent)?.inputTokensPerApproved).toBe(150);
-    expect(insights.byProfile.find((r) => r.key === b.agent)).toMatchObject({ tasks: 1, decided: 0, approved: 0, approvalRate: null });
+    expect(insights.byProfile.find((r) => r.key === b.agent)).toMatchObject({
+      tasks: 1,
+      decided: 0,
+      approved: 0,
+      approvalRate: null,
+    });
 
     const repository = rowOf(a.taskId).repository!;
     const filtered = parseCsv((await exportResults({ db }, { repository })).csv);
@@ -114,9 +130,15 @@ describe("exportResults", async () => {
     try {
       const rows = parseCsv((await exportResults({ db }, {})).csv);
       const owner = RESULTS_CSV_HEADER.indexOf("owner");
-      for (const attempt of f.attempts) expect(rows.find((r) => r[0] === attempt.taskId)![owner]).toBe("(hidden until decided)");
+      for (const attempt of f.attempts)
+        expect(rows.find((r) => r[0] === attempt.taskId)![owner]).toBe("(hidden until decided)");
     } finally {
-      await writeSetting(db, { key: "review.anonymous", value: { enabled: false }, actorId: null, reason: "test setup" });
+      await writeSetting(db, {
+        key: "review.anonymous",
+        value: { enabled: false },
+        actorId: null,
+        reason: "test setup",
+      });
     }
   });
 });

@@ -61,14 +61,19 @@ export async function exportResults(deps: { db: Db }, fields: z.input<typeof ZEx
   ]);
   // An attempt ended as not_chosen was decided by the approval of another: that approver, then.
   const groups = await deps.db.attemptGroup.findMany({
-    where: { id: { in: [...new Set(rows.flatMap((r) => (r.attemptGroupId ? [r.attemptGroupId] : [])))] }, chosenTaskId: { not: null } },
+    where: {
+      id: { in: [...new Set(rows.flatMap((r) => (r.attemptGroupId ? [r.attemptGroupId] : [])))] },
+      chosenTaskId: { not: null },
+    },
     select: { id: true, chosenById: true, chosenAt: true },
   });
   const approvers = await deps.db.user.findMany({
     where: { id: { in: groups.flatMap((g) => (g.chosenById ? [g.chosenById] : [])) } },
     select: { id: true, email: true },
   });
-  const chosen = new Map(groups.map((g) => [g.id, { by: approvers.find((u) => u.id === g.chosenById)?.email ?? null, at: g.chosenAt }]));
+  const chosen = new Map(
+    groups.map((g) => [g.id, { by: approvers.find((u) => u.id === g.chosenById)?.email ?? null, at: g.chosenAt }]),
+  );
   const csv = toCsv(
     RESULTS_CSV_HEADER,
     rows.map((row) => {

@@ -50,7 +50,10 @@ export function hideOwnerUntilDecided<T extends { owner: string | null; decision
 /** A bound so an export of "everything" stays one bounded read. */
 export const MAX_ATTEMPT_ROWS = 10_000;
 
-export async function readAttemptRows(deps: { db: Db }, input: { where: Prisma.TaskWhereInput }): Promise<TAttemptRow[]> {
+export async function readAttemptRows(
+  deps: { db: Db },
+  input: { where: Prisma.TaskWhereInput },
+): Promise<TAttemptRow[]> {
   const { db } = deps;
   const tasks = await db.task.findMany({
     where: { probeRunId: null, ...input.where },

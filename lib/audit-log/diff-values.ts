@@ -9,7 +9,8 @@ export type TDiffRow = { path: string; before: string; after: string };
  * shown as JSON text, never interpreted; unchanged leaves are left out.
  */
 export function diffValues(before: unknown, after: unknown, path = ""): TDiffRow[] {
-  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    typeof v === "object" && v !== null && !Array.isArray(v);
   if (isObject(before) && isObject(after)) {
     const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
     return keys.flatMap((key) => diffValues(before[key], after[key], path ? `${path}.${key}` : key));

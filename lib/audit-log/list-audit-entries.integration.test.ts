@@ -16,7 +16,9 @@ let alice: string;
 
 beforeAll(async () => {
   ({ db } = await createTestDatabase());
-  alice = (await db.user.create({ data: { email: "alice@audit.test", name: "alice", passwordHash: "x", roles: ["operator"] } })).id;
+  alice = (
+    await db.user.create({ data: { email: "alice@audit.test", name: "alice", passwordHash: "x", roles: ["operator"] } })
+  ).id;
   await writeSetting(db, {
     key: "dispatch",
     value: { enabled: false, mode: "off", closedReason: "term ends" },
@@ -29,9 +31,21 @@ beforeAll(async () => {
     actorId: alice,
     reason: "test setup",
   });
-  await recordAudit(db, { actorId: null, action: "task.retry", targetType: "task", targetId: "t1", detail: { isAutomatic: true } });
+  await recordAudit(db, {
+    actorId: null,
+    action: "task.retry",
+    targetType: "task",
+    targetId: "t1",
+    detail: { isAutomatic: true },
+  });
   await db.auditLog.create({
-    data: { actorId: alice, action: "user.create", targetType: "user", targetId: "u1", createdAt: new Date("2030-05-02T10:00:00Z") },
+    data: {
+      actorId: alice,
+      action: "user.create",
+      targetType: "user",
+      targetId: "u1",
+      createdAt: new Date("2030-05-02T10:00:00Z"),
+    },
   });
 });
 
@@ -53,25 +67,34 @@ describe("listAuditEntries", () => {
   it("filters by actor (system = no actor) and by date, inclusive", async () => {
     expect((await listAuditEntries({ db }, { actor: "system" })).total).toBe(1);
     expect((await listAuditEntries({ db }, { actor: alice })).total).toBe(3);
-    expect((await listAuditEntries({ db }, { from: "2030-05-02", to: "2030-05-02" })).items.map((e) => e.action)).toEqual(["user.create"]);
+    expect(
+      (await listAuditEntries({ db }, { from: "2030-05-02", to: "2030-05-02" })).items.map((e) => e.action),
+    ).toEqual(["user.create"]);
   });
 
   it("pages, and refuses an unknown kind", async () => {
     const page = await listAuditEntries({ db }, { pageSize: 3, page: 2 });
     expect(page).toMatchObject({ total: 4, pageCount: 2 });
     expect(page.items).toHaveLength(1);
-    await expect(listAuditEntries({ db }, { kind: "nope" as never })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    await expect(listAuditEntries({ db }, { kind: "nope" as never })).rejects.toMatchObject({
+      code: "VALIDATION_FAILED",
+    });
   });
 });
 
 describe("diffValues", () => {
   it("lists changed leaves only, with dotted paths", () => {
     expect(
-      diffValues({ cpus: 1, relay: { maxRequests: 20, maxBytes: 5 } }, { cpus: 1, relay: { maxRequests: 40, maxBytes: 5 }, extra: true }),
+      diffValues(
+        { cpus: 1, relay: { maxRequests: 20, maxBytes: 5 } },
+        { cpus: 1, relay: { maxRequests: 40, maxBytes: 5 }, extra: true },
+      ),
     ).toEqual([
       { path: "extra", before: "—", after: "true" },
       { path: "relay.maxRequests", before: "20", after: "40" },
     ]);
-    expect(diffValues(null, { enabled: true })).toEqual([{ path: "(value)", before: "null", after: '{"enabled":true}' }]);
+    expect(diffValues(null, { enabled: true })).toEqual([
+      { path: "(value)", before: "null", after: '{"enabled":true}' },
+    ]);
   });
 });

@@ -50,7 +50,12 @@ export async function listAuditEntries(deps: { db: Db }, fields: TListAuditEntri
     },
     count: (where) => deps.db.auditLog.count({ where }),
     findMany: (where, window) =>
-      deps.db.auditLog.findMany({ where, orderBy: { id: "desc" }, ...window, include: { actor: { select: { email: true } } } }),
+      deps.db.auditLog.findMany({
+        where,
+        orderBy: { id: "desc" },
+        ...window,
+        include: { actor: { select: { email: true } } },
+      }),
     map: (row) => ({
       id: row.id.toString(),
       createdAt: row.createdAt,

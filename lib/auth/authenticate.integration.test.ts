@@ -45,7 +45,10 @@ describe("authenticate", async () => {
   it(
     "delays an account progressively from the address that fails; the right password passes once the delay is over",
     async () => {
-      await createUser({ db }, { email: "victim@example.org", roles: ["operator"], password: "victim's real password" });
+      await createUser(
+        { db },
+        { email: "victim@example.org", roles: ["operator"], password: "victim's real password" },
+      );
       const victim = (password: string, at: Date, clientAddress = "10.9.9.9") =>
         authenticate({ db, credentials: { email: "victim@example.org", password }, clientAddress, now: at });
       let now = new Date("2026-11-29T10:00:00Z");
@@ -63,7 +66,9 @@ describe("authenticate", async () => {
       await expect(victim("victim's real password", new Date(now.getTime() + delay - 1000))).rejects.toMatchObject({
         code: "RATE_LIMITED",
       });
-      await expect(victim("wrong again", new Date(now.getTime() + delay - 500))).rejects.toMatchObject({ code: "RATE_LIMITED" });
+      await expect(victim("wrong again", new Date(now.getTime() + delay - 500))).rejects.toMatchObject({
+        code: "RATE_LIMITED",
+      });
       // Once the delay has passed, the right password signs in.
       expect((await victim("victim's real password", new Date(now.getTime() + delay))).kind).toBe("signed_in");
     },
@@ -83,11 +88,17 @@ describe("authenticate", async () => {
       }
       // The attacker's address is in a delay now; the owner, elsewhere, is not held by it.
       expect((await attempt("guess again", "198.51.100.66", now)).kind).toBe("refused");
-      await expect(attempt("the owner's password", "198.51.100.66", new Date(now.getTime() + 500))).rejects.toMatchObject({
+      await expect(
+        attempt("the owner's password", "198.51.100.66", new Date(now.getTime() + 500)),
+      ).rejects.toMatchObject({
         code: "RATE_LIMITED",
       });
-      expect((await attempt("the owner's password", "203.0.113.5", new Date(now.getTime() + 500))).kind).toBe("signed_in");
-      expect((await attempt("the owner's password", "2001:db8:77::1", new Date(now.getTime() + 600))).kind).toBe("signed_in");
+      expect((await attempt("the owner's password", "203.0.113.5", new Date(now.getTime() + 500))).kind).toBe(
+        "signed_in",
+      );
+      expect((await attempt("the owner's password", "2001:db8:77::1", new Date(now.getTime() + 600))).kind).toBe(
+        "signed_in",
+      );
     },
     HASHING_TIMEOUT_MS,
   );
@@ -99,9 +110,16 @@ describe("authenticate", async () => {
       for (let i = 0; i < ADDRESS_FAILURE_LIMIT; i++) {
         // Every guess from a different interface identifier, all inside 2001:db8:5:6::/64.
         const clientAddress = `2001:db8:5:6:${(i + 1).toString(16)}::${i}`;
-        expect((await authenticate({ db, credentials: { email: `v6-${i}@example.org`, password: "nope" }, clientAddress, now })).kind).toBe(
-          "refused",
-        );
+        expect(
+          (
+            await authenticate({
+              db,
+              credentials: { email: `v6-${i}@example.org`, password: "nope" },
+              clientAddress,
+              now,
+            })
+          ).kind,
+        ).toBe("refused");
       }
       await expect(
         authenticate({
@@ -166,7 +184,12 @@ describe("authenticate", async () => {
     const now = new Date("2026-11-29T11:00:00Z");
     await Promise.all(
       Array.from({ length: 12 }, (_, i) =>
-        authenticate({ db, credentials: { email: `x${i}@example.org`, password: "nope" }, clientAddress: "10.3.3.3", now }),
+        authenticate({
+          db,
+          credentials: { email: `x${i}@example.org`, password: "nope" },
+          clientAddress: "10.3.3.3",
+          now,
+        }),
       ),
     );
     const row = await db.signInThrottle.findUnique({ where: { key: "address:10.3.3.3" } });
@@ -174,7 +197,10 @@ describe("authenticate", async () => {
   });
 
   it("a disabled user cannot sign in", async () => {
-    const user = await createUser({ db }, { email: "gone@example.org", roles: ["teacher"], password: "a long enough password" });
+    const user = await createUser(
+      { db },
+      { email: "gone@example.org", roles: ["teacher"], password: "a long enough password" },
+    );
     await db.user.update({ where: { id: user.id }, data: { isDisabled: true } });
     expect(
       (

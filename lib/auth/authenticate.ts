@@ -53,7 +53,8 @@ export async function authenticate(options: AuthenticateOptions): Promise<Authen
   const roles = parseRoles(user.roles);
   // Read after the password check, so an unreadable setting never says anything about a wrong password; an invalid one throws (fail closed).
   const { localSignIn } = await readSetting(db, "auth.oidc");
-  if (localSignIn === "operatorsOnly" && !roles.includes("operator")) return { kind: "refused", reason: "local_sign_in_off" };
+  if (localSignIn === "operatorsOnly" && !roles.includes("operator"))
+    return { kind: "refused", reason: "local_sign_in_off" };
   return {
     kind: "signed_in",
     actor: { userId: user.id, email: user.email, roles },

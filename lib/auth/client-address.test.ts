@@ -3,29 +3,45 @@ import { addressBucket, parseTrustedProxies, resolveClientAddress } from "./clie
 
 describe("resolveClientAddress", () => {
   it("with no trusted proxies, ignores X-Forwarded-For: a client cannot choose the address it is throttled under", () => {
-    expect(resolveClientAddress({ forwardedFor: "1.2.3.4", socketAddress: "203.0.113.9", trustedProxies: [] })).toBe("203.0.113.9");
+    expect(resolveClientAddress({ forwardedFor: "1.2.3.4", socketAddress: "203.0.113.9", trustedProxies: [] })).toBe(
+      "203.0.113.9",
+    );
     // Socket unknown (Next.js route handlers): no address at all rather than the spoofable header.
     expect(resolveClientAddress({ forwardedFor: "1.2.3.4", socketAddress: undefined, trustedProxies: [] })).toBeNull();
   });
 
   it("behind a trusted proxy, takes the first untrusted hop from the right (a spoofed left-hand entry is ignored)", () => {
     const trustedProxies = parseTrustedProxies("10.0.0.1, 10.0.0.2");
-    expect(resolveClientAddress({ forwardedFor: "6.6.6.6, 198.51.100.7, 10.0.0.2", socketAddress: "10.0.0.1", trustedProxies })).toBe(
-      "198.51.100.7",
-    );
-    expect(resolveClientAddress({ forwardedFor: "198.51.100.7", socketAddress: "::ffff:10.0.0.1", trustedProxies })).toBe("198.51.100.7");
+    expect(
+      resolveClientAddress({
+        forwardedFor: "6.6.6.6, 198.51.100.7, 10.0.0.2",
+        socketAddress: "10.0.0.1",
+        trustedProxies,
+      }),
+    ).toBe("198.51.100.7");
+    expect(
+      resolveClientAddress({ forwardedFor: "198.51.100.7", socketAddress: "::ffff:10.0.0.1", trustedProxies }),
+    ).toBe("198.51.100.7");
   });
 
   it("a request that does not come from a trusted proxy is its socket address, whatever it claims", () => {
-    expect(resolveClientAddress({ forwardedFor: "10.0.0.1, 1.1.1.1", socketAddress: "198.51.100.99", trustedProxies: ["10.0.0.1"] })).toBe(
-      "198.51.100.99",
-    );
+    expect(
+      resolveClientAddress({
+        forwardedFor: "10.0.0.1, 1.1.1.1",
+        socketAddress: "198.51.100.99",
+        trustedProxies: ["10.0.0.1"],
+      }),
+    ).toBe("198.51.100.99");
   });
 
   it("drops values that are not addresses", () => {
-    expect(resolveClientAddress({ forwardedFor: "<script>, 198.51.100.7", socketAddress: "10.0.0.1", trustedProxies: ["10.0.0.1"] })).toBe(
-      "198.51.100.7",
-    );
+    expect(
+      resolveClientAddress({
+        forwardedFor: "<script>, 198.51.100.7",
+        socketAddress: "10.0.0.1",
+        trustedProxies: ["10.0.0.1"],
+      }),
+    ).toBe("198.51.100.7");
   });
 });
 

@@ -18,41 +18,64 @@ let opId: string;
 
 beforeAll(async () => {
   ({ db } = await createTestDatabase());
-  opId = (await db.user.create({ data: { email: "lead@users.test", name: "lead", passwordHash: "x", roles: ["operator"] } })).id;
+  opId = (
+    await db.user.create({ data: { email: "lead@users.test", name: "lead", passwordHash: "x", roles: ["operator"] } })
+  ).id;
 });
 
 describe("user management", () => {
   it("adds a user with a generated one-time password; only its hash is stored; audited without it", async () => {
-    const { user, password } = await addUser({ db }, { email: "New.Teacher@Users.test", roles: "teacher", actorId: opId });
+    const { user, password } = await addUser(
+      { db },
+      { email: "New.Teacher@Users.test", roles: "teacher", actorId: opId },
+    );
     expect(user).toMatchObject({ email: "new.teacher@users.test", roles: ["teacher"] });
     expect(password.length).toBeGreaterThanOrEqual(20);
     const stored = await db.user.findUniqueOrThrow({ where: { id: user.id }, omit: { passwordHash: false } });
     expect(await verifyPassword(password, stored.passwordHash)).toBe(true);
     const audit = await db.auditLog.findFirstOrThrow({ where: { action: "user.create", targetId: user.id } });
     expect(JSON.stringify(audit.detail)).not.toContain(password);
-    await expect(addUser({ db }, { email: "new.teacher@users.test", roles: ["teacher"], actorId: opId })).rejects.toMatchObject({
+    await expect(
+      addUser({ db }, { email: "new.teacher@users.test", roles: ["teacher"], actorId: opId }),
+    ).rejects.toMatchObject({
       code: "ALREADY_EXISTS",
     });
-    await expect(addUser({ db }, { email: "x@users.test", roles: [], actorId: opId })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    await expect(addUser({ db }, { email: "x@users.test", roles: [], actorId: opId })).rejects.toMatchObject({
+      code: "VALIDATION_FAILED",
+    });
   });
 
   it("changes roles and disables, audited with before/after", async () => {
     const teacher = await db.user.findUniqueOrThrow({ where: { email: "new.teacher@users.test" } });
-    const after = await updateUser({ db }, { userId: teacher.id, roles: ["teacher", "operator"], isDisabled: "on", actorId: opId });
+    const after = await updateUser(
+      { db },
+      { userId: teacher.id, roles: ["teacher", "operator"], isDisabled: "on", actorId: opId },
+    );
     expect(after).toMatchObject({ roles: ["operator", "teacher"], isDisabled: true });
     const audit = await db.auditLog.findFirstOrThrow({ where: { action: "user.disable", targetId: teacher.id } });
-    expect(audit.detail).toMatchObject({ before: { roles: ["teacher"], isDisabled: false }, after: { isDisabled: true } });
+    expect(audit.detail).toMatchObject({
+      before: { roles: ["teacher"], isDisabled: false },
+      after: { isDisabled: true },
+    });
   });
 
   it("refuses self-demotion and removing the last enabled operator", async () => {
-    await expect(updateUser({ db }, { userId: opId, roles: ["teacher"], isDisabled: "false", actorId: opId })).rejects.toMatchObject({
+    await expect(
+      updateUser({ db }, { userId: opId, roles: ["teacher"], isDisabled: "false", actorId: opId }),
+    ).rejects.toMatchObject({
       code: "VALIDATION_FAILED",
     });
-    const other = await db.user.create({ data: { email: "other@users.test", name: "o", passwordHash: "x", roles: ["operator"] } });
-    await expect(updateUser({ db }, { userId: opId, roles: ["operator"], isDisabled: "true", actorId: other.id })).resolves.toMatchObject({
+    const other = await db.user.create({
+      data: { email: "other@users.test", name: "o", passwordHash: "x", roles: ["operator"] },
+    });
+    await expect(
+      updateUser({ db }, { userId: opId, roles: ["operator"], isDisabled: "true", actorId: other.id }),
+    ).resolves.toMatchObject({
       isDisabled: true,
     });
-    await expect(updateUser({ db }, { userId: other.id, roles: ["teacher"], isDisabled: "false", actorId: null })).rejects.toMatchObject({
+    await expect(
+      updateUser({ db }, { userId: other.id, roles: ["teacher"], isDisabled: "false", actorId: null }),
+    ).rejects.toMatchObject({
       code: "STATE_CONFLICT",
     });
     await updateUser({ db }, { userId: opId, roles: ["operator"], isDisabled: "false", actorId: other.id });
@@ -60,7 +83,12 @@ describe("user management", () => {
 
   it("resets a password: the new one works, the old one does not, and the sign-in throttle is cleared", async () => {
     await db.signInThrottle.create({
-      data: { key: "account:lead@users.test 10.0.0.9", failures: 9, windowStart: new Date(), lockedUntil: new Date(Date.now() + 60_000) },
+      data: {
+        key: "account:lead@users.test 10.0.0.9",
+        failures: 9,
+        windowStart: new Date(),
+        lockedUntil: new Date(Date.now() + 60_000),
+      },
     });
     const { password } = await resetUserPassword({ db }, { userId: opId, actorId: null });
     const stored = await db.user.findUniqueOrThrow({ where: { id: opId }, omit: { passwordHash: false } });
@@ -71,7 +99,11 @@ describe("user management", () => {
 
   it("a password reset ends the user's live sessions: a session from before the reset is refused, a new sign-in works", async () => {
     const { user, password } = await addUser({ db }, { email: "session@users.test", roles: "teacher", actorId: opId });
-    const before = await authenticate({ db, credentials: { email: "session@users.test", password }, clientAddress: "10.8.0.1" });
+    const before = await authenticate({
+      db,
+      credentials: { email: "session@users.test", password },
+      clientAddress: "10.8.0.1",
+    });
     expect(before.kind).toBe("signed_in");
     const oldSession = { userId: user.id, sessionEpoch: before.kind === "signed_in" ? before.sessionEpoch : -1 };
     expect(await resolveSessionActor({ db }, oldSession)).toMatchObject({ userId: user.id, roles: ["teacher"] });
@@ -88,6 +120,8 @@ describe("user management", () => {
     });
     expect(after.kind).toBe("signed_in");
     if (after.kind !== "signed_in") return;
-    expect(await resolveSessionActor({ db }, { userId: user.id, sessionEpoch: after.sessionEpoch })).toMatchObject({ userId: user.id });
+    expect(await resolveSessionActor({ db }, { userId: user.id, sessionEpoch: after.sessionEpoch })).toMatchObject({
+      userId: user.id,
+    });
   });
 });

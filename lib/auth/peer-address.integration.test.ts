@@ -20,8 +20,15 @@ describe("the socket address counts for sign-in throttling", async () => {
     applyPeerAddress(req, trustedProxies);
     const clientAddress = resolveClientAddressFromPeerHeader(req.headers["x-forwarded-for"], trustedProxies);
     // A fresh unknown account per attempt: only the per-address count is under test here.
-    authenticate({ db, credentials: { email: `nobody-${randomUUID()}@example.org`, password: "wrong" }, clientAddress }).then(
-      (result) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ clientAddress, kind: result.kind })),
+    authenticate({
+      db,
+      credentials: { email: `nobody-${randomUUID()}@example.org`, password: "wrong" },
+      clientAddress,
+    }).then(
+      (result) =>
+        res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ clientAddress, kind: result.kind })),
       () => res.writeHead(500).end(),
     );
   });
@@ -29,7 +36,10 @@ describe("the socket address counts for sign-in throttling", async () => {
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   const signIn = async (forwardedFor?: string) => {
-    const response = await fetch(url, { method: "POST", headers: forwardedFor ? { "x-forwarded-for": forwardedFor } : {} });
+    const response = await fetch(url, {
+      method: "POST",
+      headers: forwardedFor ? { "x-forwarded-for": forwardedFor } : {},
+    });
     return (await response.json()) as { clientAddress: string | null; kind: string };
   };
   const failuresOf = async (address: string) =>
@@ -43,7 +53,8 @@ describe("the socket address counts for sign-in throttling", async () => {
     }
     expect(await signIn()).toEqual({ clientAddress: "127.0.0.1", kind: "refused" });
     expect(await failuresOf("127.0.0.1")).toBe(before + 5);
-    for (const spoofed of ["203.0.113.9", "203.0.113.10", "198.51.100.7", "127.0.0.2"]) expect(await failuresOf(spoofed)).toBe(0);
+    for (const spoofed of ["203.0.113.9", "203.0.113.10", "198.51.100.7", "127.0.0.2"])
+      expect(await failuresOf(spoofed)).toBe(0);
   });
 
   it("behind a trusted proxy, the client the proxy names is throttled", async () => {

@@ -5,11 +5,14 @@ import { can, parseRoles, ROLE_PERMISSIONS, type Actor } from "./permissions";
 const actor = (roles: string[]): Actor => ({ userId: "u", email: "e@x", roles: parseRoles(roles) });
 
 describe("can", () => {
-  it.each(ACTIONS.map((a) => [a]))("%s: teachers may only review and edit their profile; operators may do everything else", (action) => {
-    expect(can(actor(["teacher"]), action)).toBe(action.startsWith("review.") || action.startsWith("profile."));
-    expect(can(actor(["operator"]), action)).toBe(!action.startsWith("review."));
-    expect(can(actor(["teacher", "operator"]), action)).toBe(true);
-  });
+  it.each(ACTIONS.map((a) => [a]))(
+    "%s: teachers may only review and edit their profile; operators may do everything else",
+    (action) => {
+      expect(can(actor(["teacher"]), action)).toBe(action.startsWith("review.") || action.startsWith("profile."));
+      expect(can(actor(["operator"]), action)).toBe(!action.startsWith("review."));
+      expect(can(actor(["teacher", "operator"]), action)).toBe(true);
+    },
+  );
 
   it("fails closed for no actor, no roles and unknown roles", () => {
     for (const action of ACTIONS) {

@@ -31,7 +31,9 @@ export const ROLE_PERMISSIONS = {
 /** Fails closed: an unknown role grants nothing. */
 export function can(actor: Actor | null | undefined, action: TAction): boolean {
   if (!actor) return false;
-  return actor.roles.some((role) => (ROLE_PERMISSIONS[role] as readonly TAction[] | undefined)?.includes(action) ?? false);
+  return actor.roles.some(
+    (role) => (ROLE_PERMISSIONS[role] as readonly TAction[] | undefined)?.includes(action) ?? false,
+  );
 }
 
 /** Parses a roles value from an untrusted place (a JWT, a CLI flag); unknown values are dropped. */

@@ -26,7 +26,13 @@ export async function resetUserPassword(
     if (!user) throw new AppError("NOT_FOUND", "No such user.");
     await tx.user.update({ where: { id: user.id }, data: { passwordHash, sessionEpoch: { increment: 1 } } });
     await tx.signInThrottle.deleteMany({ where: { key: { startsWith: accountKeyPrefix(user.email) } } });
-    await recordAudit(tx, { actorId, action: "user.password_reset", targetType: "user", targetId: user.id, detail: { email: user.email } });
+    await recordAudit(tx, {
+      actorId,
+      action: "user.password_reset",
+      targetType: "user",
+      targetId: user.id,
+      detail: { email: user.email },
+    });
     return { email: user.email, password };
   });
 }

@@ -13,7 +13,8 @@ const MAX_RETURN_PATH_LENGTH = 2048;
 const UNSAFE_CHARACTERS = /[\u0000-\u0020\u007f-\u00a0\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f\u3000\ufeff\\]/;
 
 export function safeReturnPath(value: string | undefined, appOrigin: string = APP_ORIGIN): string {
-  if (!value || value.length > MAX_RETURN_PATH_LENGTH || !value.startsWith("/") || UNSAFE_CHARACTERS.test(value)) return "/";
+  if (!value || value.length > MAX_RETURN_PATH_LENGTH || !value.startsWith("/") || UNSAFE_CHARACTERS.test(value))
+    return "/";
   let parsed: URL;
   try {
     parsed = new URL(value, appOrigin);

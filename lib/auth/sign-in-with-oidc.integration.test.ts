@@ -32,8 +32,15 @@ describe("signInWithOidc", async () => {
 
   it("a first sign-in creates the user with the roles of its groups, and audits it", async () => {
     const result = await signInWithOidc(deps, { claims: claimsOf("ada", { groups: ["teachers", "chess-club"] }) });
-    expect(result).toMatchObject({ kind: "signed_in", isNewUser: true, actor: { email: "ada@school.test", roles: ["teacher"] } });
-    const user = await db.user.findUniqueOrThrow({ where: { email: "ada@school.test" }, include: { oidcIdentities: true } });
+    expect(result).toMatchObject({
+      kind: "signed_in",
+      isNewUser: true,
+      actor: { email: "ada@school.test", roles: ["teacher"] },
+    });
+    const user = await db.user.findUniqueOrThrow({
+      where: { email: "ada@school.test" },
+      include: { oidcIdentities: true },
+    });
     expect(user.roles).toEqual(["teacher"]);
     expect(user.oidcIdentities).toMatchObject([{ issuer: ISSUER, subject: "ada" }]);
     expect(await db.auditLog.count({ where: { action: "user.oidc.create", targetId: user.id } })).toBe(1);
@@ -47,7 +54,10 @@ describe("signInWithOidc", async () => {
     expect(later).toMatchObject({ kind: "signed_in", actor: { roles: ["operator"] } });
     const user = await db.user.findUniqueOrThrow({ where: { email: "bo@school.test" } });
     expect(user.roles).toEqual(["operator"]);
-    const changes = await db.auditLog.findMany({ where: { action: "user.roles.oidc", targetId: user.id }, orderBy: { createdAt: "asc" } });
+    const changes = await db.auditLog.findMany({
+      where: { action: "user.roles.oidc", targetId: user.id },
+      orderBy: { createdAt: "asc" },
+    });
     expect(changes.map((c) => c.detail)).toMatchObject([
       { before: ["teacher"], after: ["teacher", "operator"], issuer: ISSUER, subject: "bo" },
       { before: ["teacher", "operator"], after: ["operator"] },
@@ -62,7 +72,10 @@ describe("signInWithOidc", async () => {
     expect(await db.user.findUnique({ where: { email: "cy@school.test" } })).toBeNull();
 
     await signInWithOidc(deps, { claims: claimsOf("dee", { groups: ["teachers"] }) });
-    expect(await signInWithOidc(deps, { claims: claimsOf("dee", { groups: [] }) })).toEqual({ kind: "refused", reason: "no_group" });
+    expect(await signInWithOidc(deps, { claims: claimsOf("dee", { groups: [] }) })).toEqual({
+      kind: "refused",
+      reason: "no_group",
+    });
     const dee = await db.user.findUniqueOrThrow({ where: { email: "dee@school.test" } });
     expect(dee.roles).toEqual([]);
     expect(await db.auditLog.count({ where: { action: "user.roles.oidc", targetId: dee.id } })).toBe(1);
@@ -76,7 +89,10 @@ describe("signInWithOidc", async () => {
       reason: "test setup",
     });
     try {
-      expect(await signInWithOidc(deps, { claims: claimsOf("eve") })).toMatchObject({ kind: "signed_in", actor: { roles: [] } });
+      expect(await signInWithOidc(deps, { claims: claimsOf("eve") })).toMatchObject({
+        kind: "signed_in",
+        actor: { roles: [] },
+      });
     } finally {
       await writeSetting(db, {
         key: "auth.oidc",
@@ -95,7 +111,9 @@ describe("signInWithOidc", async () => {
       reason: "test setup",
     });
     try {
-      const result = await signInWithOidc(deps, { claims: claimsOf("fay", { roles: "/staff/teachers", groups: ["it-staff"] }) });
+      const result = await signInWithOidc(deps, {
+        claims: claimsOf("fay", { roles: "/staff/teachers", groups: ["it-staff"] }),
+      });
       expect(result).toMatchObject({ kind: "signed_in", actor: { roles: ["teacher"] } });
     } finally {
       await writeSetting(db, {
@@ -108,24 +126,39 @@ describe("signInWithOidc", async () => {
   });
 
   it("links an existing local account only when the provider says the email is verified", async () => {
-    const local = await createUser({ db }, { email: "gil@school.test", roles: ["operator"], password: "a long enough password" });
+    const local = await createUser(
+      { db },
+      { email: "gil@school.test", roles: ["operator"], password: "a long enough password" },
+    );
     for (const email_verified of [false, "true", undefined]) {
       expect(
-        await signInWithOidc(deps, { claims: claimsOf("gil-at-idp", { email: "GIL@school.test", email_verified, groups: ["teachers"] }) }),
+        await signInWithOidc(deps, {
+          claims: claimsOf("gil-at-idp", { email: "GIL@school.test", email_verified, groups: ["teachers"] }),
+        }),
       ).toEqual({
         kind: "refused",
         reason: "email_unverified",
       });
     }
     expect(await db.userOidcIdentity.count({ where: { userId: local.id } })).toBe(0);
-    const linked = await signInWithOidc(deps, { claims: claimsOf("gil-at-idp", { email: "gil@school.test", groups: ["teachers"] }) });
-    expect(linked).toMatchObject({ kind: "signed_in", isNewUser: false, actor: { userId: local.id, roles: ["teacher"] } });
+    const linked = await signInWithOidc(deps, {
+      claims: claimsOf("gil-at-idp", { email: "gil@school.test", groups: ["teachers"] }),
+    });
+    expect(linked).toMatchObject({
+      kind: "signed_in",
+      isNewUser: false,
+      actor: { userId: local.id, roles: ["teacher"] },
+    });
     expect(await db.auditLog.count({ where: { action: "user.oidc.link", targetId: local.id } })).toBe(1);
     // Later sign-ins match by subject, never by email: a changed email at the provider still reaches the same account.
-    const moved = await signInWithOidc(deps, { claims: claimsOf("gil-at-idp", { email: "gil.new@school.test", groups: ["teachers"] }) });
+    const moved = await signInWithOidc(deps, {
+      claims: claimsOf("gil-at-idp", { email: "gil.new@school.test", groups: ["teachers"] }),
+    });
     expect(moved).toMatchObject({ kind: "signed_in", actor: { userId: local.id } });
     // A second identity at the same issuer claiming the same (verified) email is not linked to it.
-    expect(await signInWithOidc(deps, { claims: claimsOf("impostor", { email: "gil@school.test", groups: ["teachers"] }) })).toEqual({
+    expect(
+      await signInWithOidc(deps, { claims: claimsOf("impostor", { email: "gil@school.test", groups: ["teachers"] }) }),
+    ).toEqual({
       kind: "refused",
       reason: "email_linked_elsewhere",
     });
@@ -134,7 +167,10 @@ describe("signInWithOidc", async () => {
   it("refuses an ID token from another issuer, malformed claims, a first sign-in without email, and a disabled account", async () => {
     const other = { ...claimsOf("hal", { groups: ["it-staff"] }), iss: "http://127.0.0.1:4456" };
     expect(await signInWithOidc(deps, { claims: other })).toEqual({ kind: "refused", reason: "wrong_issuer" });
-    expect(await signInWithOidc(deps, { claims: { ...other, iss: `${ISSUER}/` } })).toEqual({ kind: "refused", reason: "wrong_issuer" });
+    expect(await signInWithOidc(deps, { claims: { ...other, iss: `${ISSUER}/` } })).toEqual({
+      kind: "refused",
+      reason: "wrong_issuer",
+    });
     expect(await db.user.findUnique({ where: { email: "hal@school.test" } })).toBeNull();
     expect(await signInWithOidc(deps, { claims: { iss: ISSUER, groups: ["teachers"] } })).toEqual({
       kind: "refused",
@@ -155,7 +191,11 @@ describe("signInWithOidc", async () => {
 
   it("an account created by OIDC has no usable password", async () => {
     await signInWithOidc(deps, { claims: claimsOf("kim", { groups: ["teachers"] }) });
-    const result = await authenticate({ db, credentials: { email: "kim@school.test", password: "" }, clientAddress: null });
+    const result = await authenticate({
+      db,
+      credentials: { email: "kim@school.test", password: "" },
+      clientAddress: null,
+    });
     expect(result.kind).toBe("refused");
   });
 });
@@ -169,7 +209,12 @@ describe("local sign-in limited to operators (auth.oidc.localSignIn)", async () 
 
   it("refuses a teacher's right password with a reason, and still signs an operator in", async () => {
     expect((await signIn("teach@school.test")).kind).toBe("signed_in");
-    await writeSetting(db, { key: "auth.oidc", value: { localSignIn: "operatorsOnly" }, actorId: null, reason: "test setup" });
+    await writeSetting(db, {
+      key: "auth.oidc",
+      value: { localSignIn: "operatorsOnly" },
+      actorId: null,
+      reason: "test setup",
+    });
     expect(await signIn("teach@school.test")).toEqual({ kind: "refused", reason: "local_sign_in_off" });
     expect(await signIn("ops@school.test")).toMatchObject({ kind: "signed_in", actor: { roles: ["operator"] } });
   });

@@ -44,7 +44,8 @@ export type TOidcRefusal =
   | "disabled";
 
 export type TOidcSignInResult =
-  { kind: "signed_in"; actor: Actor; sessionEpoch: number; isNewUser: boolean } | { kind: "refused"; reason: TOidcRefusal };
+  | { kind: "signed_in"; actor: Actor; sessionEpoch: number; isNewUser: boolean }
+  | { kind: "refused"; reason: TOidcRefusal };
 
 /** issuer: OIDC_ISSUER, the only issuer accepted (the library checks `iss` against discovery; this pins it to the configuration). */
 export type TSignInWithOidcDeps = { db: Db; issuer: string };
@@ -69,7 +70,10 @@ function sameRoles(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((r) => b.includes(r));
 }
 
-export async function signInWithOidc(deps: TSignInWithOidcDeps, input: { claims: unknown }): Promise<TOidcSignInResult> {
+export async function signInWithOidc(
+  deps: TSignInWithOidcDeps,
+  input: { claims: unknown },
+): Promise<TOidcSignInResult> {
   const { db } = deps;
   const parsed = ZOidcClaimsSchema.safeParse(input.claims);
   if (!parsed.success) return { kind: "refused", reason: "claims_invalid" };
@@ -110,7 +114,13 @@ export async function signInWithOidc(deps: TSignInWithOidcDeps, input: { claims:
         if (!claims.email_verified) return { kind: "refused", reason: "email_unverified" };
         if (existing.oidcIdentities.length > 0) return { kind: "refused", reason: "email_linked_elsewhere" };
         await tx.userOidcIdentity.create({ data: { userId: existing.id, ...identity } });
-        await recordAudit(tx, { actorId: null, action: "user.oidc.link", targetType: "user", targetId: existing.id, detail: identity });
+        await recordAudit(tx, {
+          actorId: null,
+          action: "user.oidc.link",
+          targetType: "user",
+          targetId: existing.id,
+          detail: identity,
+        });
         user = existing;
       } else {
         // No password anyone knows: a random one, hashed, so the account is OIDC-only until an operator resets it.

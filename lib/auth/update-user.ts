@@ -23,7 +23,10 @@ export const ZUpdateUserSchema = z
   .strict();
 export type TUpdateUserInput = z.input<typeof ZUpdateUserSchema>;
 
-export async function updateUser(deps: { db: Db }, { actorId, ...fields }: TUpdateUserInput & { actorId: string | null }) {
+export async function updateUser(
+  deps: { db: Db },
+  { actorId, ...fields }: TUpdateUserInput & { actorId: string | null },
+) {
   const input = parseOrThrow(ZUpdateUserSchema, fields, { code: "VALIDATION_FAILED", label: "user" });
   const roles = [...new Set(input.roles)].sort();
   return deps.db.$transaction(async (tx) => {
@@ -34,14 +37,18 @@ export async function updateUser(deps: { db: Db }, { actorId, ...fields }: TUpda
       select: { id: true, email: true, roles: true, isDisabled: true },
     });
     if (!before) throw new AppError("NOT_FOUND", "No such user.");
-    const losesOperator = before.roles.includes("operator") && !before.isDisabled && (input.isDisabled || !roles.includes("operator"));
+    const losesOperator =
+      before.roles.includes("operator") && !before.isDisabled && (input.isDisabled || !roles.includes("operator"));
     if (losesOperator && before.id === actorId)
       throw new AppError("VALIDATION_FAILED", "You cannot disable yourself or remove your own operator role.", {
         fieldErrors: { roles: ["not on your own account"] },
       });
     if (losesOperator) {
-      const others = await tx.user.count({ where: { id: { not: before.id }, isDisabled: false, roles: { has: "operator" } } });
-      if (others === 0) throw new AppError("STATE_CONFLICT", "This is the last enabled operator: add another operator first.");
+      const others = await tx.user.count({
+        where: { id: { not: before.id }, isDisabled: false, roles: { has: "operator" } },
+      });
+      if (others === 0)
+        throw new AppError("STATE_CONFLICT", "This is the last enabled operator: add another operator first.");
     }
     const after = await tx.user.update({
       where: { id: before.id },
@@ -51,7 +58,11 @@ export async function updateUser(deps: { db: Db }, { actorId, ...fields }: TUpda
     await recordAudit(tx, {
       actorId,
       action:
-        input.isDisabled && !before.isDisabled ? "user.disable" : !input.isDisabled && before.isDisabled ? "user.enable" : "user.update",
+        input.isDisabled && !before.isDisabled
+          ? "user.disable"
+          : !input.isDisabled && before.isDisabled
+            ? "user.enable"
+            : "user.update",
       targetType: "user",
       targetId: before.id,
       detail: {

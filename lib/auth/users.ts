@@ -18,14 +18,18 @@ export type TCreateUser = z.input<typeof ZCreateUserSchema>;
 
 export async function createUser(deps: { db: Db }, input: TCreateUser) {
   const { db } = deps;
-  const { email, name, roles, password } = parseOrThrow(ZCreateUserSchema, input, { code: "VALIDATION_FAILED", label: "user" });
+  const { email, name, roles, password } = parseOrThrow(ZCreateUserSchema, input, {
+    code: "VALIDATION_FAILED",
+    label: "user",
+  });
   const passwordHash = await hashPassword(password);
   try {
     return await db.user.create({
       data: { email, name: name ?? email.split("@")[0]!, roles: [...new Set(roles)], passwordHash },
     });
   } catch (error) {
-    if ((error as { code?: string }).code === "P2002") throw new AppError("ALREADY_EXISTS", `A user with email ${email} already exists.`);
+    if ((error as { code?: string }).code === "P2002")
+      throw new AppError("ALREADY_EXISTS", `A user with email ${email} already exists.`);
     throw error;
   }
 }

@@ -70,11 +70,15 @@ export type TBackupEntryClass = { kind: "meta" } | { kind: "data" } | { kind: "r
  * not named here — a `postgres/` cluster above all, whose postgresql.conf can run shell commands —
  * is refused, and a secret only passes when the manifest says secrets were included.
  */
-export function classifyBackupEntry(manifest: TBackupManifest, entry: { kind: "file" | "dir"; path: string }): TBackupEntryClass {
+export function classifyBackupEntry(
+  manifest: TBackupManifest,
+  entry: { kind: "file" | "dir"; path: string },
+): TBackupEntryClass {
   const refused = (reason: string): TBackupEntryClass => ({ kind: "refused", reason: `${entry.path}: ${reason}` });
   const top = entry.path.split("/")[0]!;
   if (top === BACKUP_META_DIR) {
-    if (entry.kind === "dir" && (entry.path === BACKUP_META_DIR || entry.path === BACKUP_DATABASE_DIR)) return { kind: "meta" };
+    if (entry.kind === "dir" && (entry.path === BACKUP_META_DIR || entry.path === BACKUP_DATABASE_DIR))
+      return { kind: "meta" };
     if (entry.kind === "file" && entry.path === BACKUP_MANIFEST_FILE) return { kind: "meta" };
     if (entry.kind === "file" && manifest.tables.some((t) => t.file === entry.path)) return { kind: "meta" };
     return refused("not a snapshot file its manifest lists");
@@ -84,7 +88,8 @@ export function classifyBackupEntry(manifest: TBackupManifest, entry: { kind: "f
   if (entry.path === BACKUP_KEY_PATH) return refused("the backup key never travels inside a backup");
   const isKnown = (DURABLE_DATA_ENTRIES as readonly string[]).includes(top) || isSecretEntry(top);
   if (!isKnown) return refused("not a part of DATA_DIR a backup holds");
-  if (isSecretEntry(top) && !manifest.secretsIncluded) return refused("a secret, while its manifest says no secrets are included");
+  if (isSecretEntry(top) && !manifest.secretsIncluded)
+    return refused("a secret, while its manifest says no secrets are included");
   if (!(manifest.dataEntries as readonly string[]).includes(top)) return refused("not listed in its manifest");
   return { kind: "data" };
 }

@@ -62,14 +62,18 @@ async function restoreWithCli(file: string, keyFile: string) {
     `select count(*)::int as n from information_schema.tables where table_schema not in ('pg_catalog', 'information_schema')`,
   );
   await client.end();
-  const error = result.code === 0 ? undefined : (JSON.parse(result.stdout) as { error: { code: string; message: string } }).error;
+  const error =
+    result.code === 0 ? undefined : (JSON.parse(result.stdout) as { error: { code: string; message: string } }).error;
   return { ...result, error, isDataDirWritten: existsSync(dataDir), databaseTables: rows[0]!.n };
 }
 
 /** A genuine backup of the world, unpacked, changed by `tamper`, packed and sealed with the world's own key. */
 async function resealedBackup(tamper: (unpacked: string) => Promise<void>): Promise<string> {
   const genuine = path.join(await tempDir("schoolcore-genuine-"), "b.tar.gz");
-  await createBackup({ databaseUrl: world.databaseUrl, dataDir: world.env.dataDir }, { outFile: genuine, isSecretsIncluded: false });
+  await createBackup(
+    { databaseUrl: world.databaseUrl, dataDir: world.env.dataDir },
+    { outFile: genuine, isSecretsIncluded: false },
+  );
   const unpacked = await tempDir("schoolcore-unpacked-");
   execFileSync("tar", ["-xzf", genuine, "-C", unpacked]);
   await tamper(unpacked);
@@ -77,7 +81,9 @@ async function resealedBackup(tamper: (unpacked: string) => Promise<void>): Prom
   const key = await ensureBackupKey(world.env.dataDir);
   const members = await fs.readdir(unpacked);
   const tar = () =>
-    spawn("tar", ["--create", "--format=gnu", "--file", "-", "-C", unpacked, ...members], { stdio: ["ignore", "pipe", "inherit"] }).stdout;
+    spawn("tar", ["--create", "--format=gnu", "--file", "-", "-C", unpacked, ...members], {
+      stdio: ["ignore", "pipe", "inherit"],
+    }).stdout;
   await writeSealedArchive({ tar, file: out, key });
   return out;
 }
@@ -91,7 +97,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const name of databases) await admin.query(`drop database if exists ${name} with (force)`).catch(() => undefined);
+  for (const name of databases)
+    await admin.query(`drop database if exists ${name} with (force)`).catch(() => undefined);
   await admin?.end();
   for (const dir of cleanup) await fs.rm(dir, { recursive: true, force: true });
 });
@@ -103,7 +110,9 @@ describe("schoolcore backup", () => {
     await advanceTask(world.ctx, reviewed);
     expect((await world.db.task.findUniqueOrThrow({ where: { id: reviewed } })).state).toBe("review_pending");
     await fs.mkdir(path.join(world.env.dataDir, "secrets"), { recursive: true });
-    await fs.writeFile(path.join(world.env.dataDir, "secrets", "forge-token"), "forge_secret_value_123456\n", { mode: 0o600 });
+    await fs.writeFile(path.join(world.env.dataDir, "secrets", "forge-token"), "forge_secret_value_123456\n", {
+      mode: 0o600,
+    });
 
     // … and a second one is in flight while the backup is taken.
     const inFlight = await world.createDemoTask();
@@ -145,7 +154,9 @@ describe("schoolcore backup", () => {
     expect(restored.code, restored.stderr).toBe(0);
     const restoreResult = JSON.parse(restored.stdout) as { rows: number; seconds: number };
     expect(restoreResult.rows).toBe(backup.rows);
-    console.log(`backup: ${backup.bytes} bytes, ${backup.rows} rows, create ${backup.seconds}s, restore ${restoreResult.seconds}s`);
+    console.log(
+      `backup: ${backup.bytes} bytes, ${backup.rows} rows, create ${backup.seconds}s, restore ${restoreResult.seconds}s`,
+    );
 
     // Start on the restored data and re-prove every candidate it records.
     const target = new pg.Client({ connectionString: restoredDb });
@@ -156,7 +167,10 @@ describe("schoolcore backup", () => {
       );
       expect(candidates.length).toBeGreaterThanOrEqual(1);
       for (const candidate of candidates) {
-        const proved = await runCli(["candidate", "rehydrate", candidate.id, "--json"], { env: restoreEnv, timeoutMs: 120_000 });
+        const proved = await runCli(["candidate", "rehydrate", candidate.id, "--json"], {
+          env: restoreEnv,
+          timeoutMs: 120_000,
+        });
         expect(proved.code, proved.stderr).toBe(0);
         expect(JSON.parse(proved.stdout)).toMatchObject({
           verdict: "reproduced",
@@ -167,7 +181,9 @@ describe("schoolcore backup", () => {
       }
       // The restored history is the source's, row for row, and ids continue after it.
       const source = await world.db.task.findUniqueOrThrow({ where: { id: reviewed }, include: { transitions: true } });
-      const { rows: transitions } = await target.query(`select id from "TaskTransition" where "taskId" = $1`, [reviewed]);
+      const { rows: transitions } = await target.query(`select id from "TaskTransition" where "taskId" = $1`, [
+        reviewed,
+      ]);
       expect(transitions.length).toBe(source.transitions.length);
     } finally {
       await target.end();
@@ -176,7 +192,10 @@ describe("schoolcore backup", () => {
 
   it("refuses a non-empty DATA_DIR and a database that already has rows, touching neither", async () => {
     const out = path.join(await tempDir("schoolcore-backup-out-"), "b.tar.gz");
-    await createBackup({ databaseUrl: world.databaseUrl, dataDir: world.env.dataDir }, { outFile: out, isSecretsIncluded: true });
+    await createBackup(
+      { databaseUrl: world.databaseUrl, dataDir: world.env.dataDir },
+      { outFile: out, isSecretsIncluded: true },
+    );
     const listing = execFileSync("tar", ["-tzf", out], { encoding: "utf8" });
     expect(listing).toContain("secrets/forge-token");
     expect(listing).not.toContain(BACKUP_KEY_PATH);
@@ -226,7 +245,9 @@ describe("schoolcore backup", () => {
     await target.connect();
     try {
       const reports = await target.query(`select "taskId", "round", "report" from "GuestRoundReport"`);
-      expect(reports.rows).toEqual([{ taskId, round: 1, report: { untrusted: true, studentSummary: "kept across the restore" } }]);
+      expect(reports.rows).toEqual([
+        { taskId, round: 1, report: { untrusted: true, studentSummary: "kept across the restore" } },
+      ]);
     } finally {
       await target.end();
     }
@@ -239,7 +260,10 @@ describe("schoolcore backup restore runs only what this installation sealed", ()
     const crafted = await resealedBackup(async (dir) => {
       await fs.mkdir(path.join(dir, "postgres"));
       await fs.writeFile(path.join(dir, "postgres", "PG_VERSION"), "17\n");
-      await fs.writeFile(path.join(dir, "postgres", "postgresql.conf"), `archive_mode = on\narchive_command = 'touch ${marker}'\n`);
+      await fs.writeFile(
+        path.join(dir, "postgres", "postgresql.conf"),
+        `archive_mode = on\narchive_command = 'touch ${marker}'\n`,
+      );
     });
     const restored = await restoreWithCli(crafted, keyFileOf(world.env.dataDir));
     expect(restored.error?.code, restored.stderr).toBe("BACKUP_ENTRY_REFUSED");
@@ -273,7 +297,10 @@ describe("schoolcore backup restore runs only what this installation sealed", ()
 
   it("refuses a genuine backup with one byte changed, one with an entry added and re-gzipped, and one under another key, writing nothing", async () => {
     const genuine = path.join(await tempDir("schoolcore-genuine-"), "b.tar.gz");
-    await createBackup({ databaseUrl: world.databaseUrl, dataDir: world.env.dataDir }, { outFile: genuine, isSecretsIncluded: false });
+    await createBackup(
+      { databaseUrl: world.databaseUrl, dataDir: world.env.dataDir },
+      { outFile: genuine, isSecretsIncluded: false },
+    );
     const bytes = await fs.readFile(genuine);
 
     const flipped = path.join(path.dirname(genuine), "flipped.tar.gz");
@@ -315,7 +342,10 @@ describe("schoolcore backup create writes its archive privately", () => {
     const target = path.join(attacker, "stolen.tar.gz");
     await fs.symlink(target, out);
     await expect(
-      createBackup({ databaseUrl: world.databaseUrl, dataDir: world.env.dataDir }, { outFile: out, isSecretsIncluded: false }),
+      createBackup(
+        { databaseUrl: world.databaseUrl, dataDir: world.env.dataDir },
+        { outFile: out, isSecretsIncluded: false },
+      ),
     ).rejects.toMatchObject({ code: "STATE_CONFLICT" });
     expect(existsSync(target)).toBe(false);
 
@@ -324,7 +354,10 @@ describe("schoolcore backup create writes its archive privately", () => {
     const readable = path.join(attacker, "readable");
     await fs.writeFile(readable, "", { mode: 0o666 });
     await fs.symlink(readable, `${second}.partial`);
-    await createBackup({ databaseUrl: world.databaseUrl, dataDir: world.env.dataDir }, { outFile: second, isSecretsIncluded: false });
+    await createBackup(
+      { databaseUrl: world.databaseUrl, dataDir: world.env.dataDir },
+      { outFile: second, isSecretsIncluded: false },
+    );
     expect((await fs.readFile(readable)).length).toBe(0);
     const written = await fs.lstat(second);
     expect(written.isFile()).toBe(true);

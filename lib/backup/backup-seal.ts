@@ -179,7 +179,8 @@ export async function readSealedArchive(input: {
       header[16] === SEAL_VERSION;
     if (!isSealed) throw unauthentic(input.file, "it carries no School-Core seal");
     const keyId = header.toString("hex", 17, 17 + KEY_ID_BYTES);
-    if (keyId !== input.key.keyId) throw unauthentic(input.file, `it was sealed with key ${keyId}, the key given is ${input.key.keyId}`);
+    if (keyId !== input.key.keyId)
+      throw unauthentic(input.file, `it was sealed with key ${keyId}, the key given is ${input.key.keyId}`);
     expected = Buffer.from(header.subarray(MAC_OFFSET));
     mac = startMac(input.key.key, header.subarray(0, MAC_OFFSET));
   } finally {

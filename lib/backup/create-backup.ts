@@ -68,7 +68,10 @@ export async function createBackup(
   )
     throw new AppError("STATE_CONFLICT", `${outFile} already exists; choose a new file name.`);
   if (outFile.startsWith(path.resolve(deps.dataDir) + path.sep))
-    throw new AppError("VALIDATION_FAILED", "Write the backup outside DATA_DIR (a backup inside what it backs up is lost with it).");
+    throw new AppError(
+      "VALIDATION_FAILED",
+      "Write the backup outside DATA_DIR (a backup inside what it backs up is lost with it).",
+    );
   const key = await ensureBackupKey(deps.dataDir);
   const staging = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-backup-"));
   try {
@@ -90,10 +93,15 @@ export async function createBackup(
       secretsIncluded: input.isSecretsIncluded,
       secretsToReprovide: input.isSecretsIncluded ? [] : secrets,
     };
-    await fs.writeFile(path.join(staging, BACKUP_MANIFEST_FILE), JSON.stringify(manifest, null, 2) + "\n", { mode: 0o600 });
+    await fs.writeFile(path.join(staging, BACKUP_MANIFEST_FILE), JSON.stringify(manifest, null, 2) + "\n", {
+      mode: 0o600,
+    });
 
     await fs.mkdir(path.dirname(outFile), { recursive: true });
-    const partial = path.join(path.dirname(outFile), `.${path.basename(outFile)}.${randomBytes(8).toString("hex")}.partial`);
+    const partial = path.join(
+      path.dirname(outFile),
+      `.${path.basename(outFile)}.${randomBytes(8).toString("hex")}.partial`,
+    );
     const args = [
       "--create",
       "--format=gnu",
@@ -149,7 +157,10 @@ export async function createBackup(
         );
       await fs.link(partial, outFile).catch((error: NodeJS.ErrnoException) => {
         if (error.code === "EEXIST")
-          throw new AppError("STATE_CONFLICT", `${outFile} appeared while the backup was written; choose a new file name.`);
+          throw new AppError(
+            "STATE_CONFLICT",
+            `${outFile} appeared while the backup was written; choose a new file name.`,
+          );
         throw error;
       });
     } finally {

@@ -45,7 +45,10 @@ async function listColumns(client: pg.Client, table: string): Promise<string[]> 
 export type TDatabaseSnapshot = { migrations: string[]; snapshotAt: string; tables: TBackupTable[] };
 
 /** Writes `<outDir>/schoolcore-backup/database/<Table>.ndjson` for every table; returns what it wrote. */
-export async function exportDatabaseSnapshot(input: { databaseUrl: string; outDir: string }): Promise<TDatabaseSnapshot> {
+export async function exportDatabaseSnapshot(input: {
+  databaseUrl: string;
+  outDir: string;
+}): Promise<TDatabaseSnapshot> {
   const dir = path.join(input.outDir, BACKUP_DATABASE_DIR);
   await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
   const client = new pg.Client({ connectionString: input.databaseUrl });
@@ -62,7 +65,9 @@ export async function exportDatabaseSnapshot(input: { databaseUrl: string; outDi
       const out = await fsp.open(path.join(input.outDir, file), "w", 0o600);
       let rows = 0;
       try {
-        await client.query(`declare snapshot_cursor no scroll cursor for select row_to_json(t)::text as j from ${quoteIdent(name)} t`);
+        await client.query(
+          `declare snapshot_cursor no scroll cursor for select row_to_json(t)::text as j from ${quoteIdent(name)} t`,
+        );
         for (;;) {
           const batch = await client.query<{ j: string }>(`fetch ${FETCH_ROWS} from snapshot_cursor`);
           if (batch.rows.length === 0) break;
@@ -98,7 +103,10 @@ async function foreignKeyOrder(client: pg.Client, tables: string[]): Promise<str
   while (pending.size > 0) {
     const ready = [...pending].filter((t) => !rows.some((r) => r.child === t && pending.has(r.parent)));
     if (ready.length === 0)
-      throw new AppError("INTERNAL", `Cannot order the tables for a restore (foreign-key cycle among ${[...pending].join(", ")}).`);
+      throw new AppError(
+        "INTERNAL",
+        `Cannot order the tables for a restore (foreign-key cycle among ${[...pending].join(", ")}).`,
+      );
     for (const t of ready.sort()) {
       ordered.push(t);
       pending.delete(t);
@@ -115,7 +123,10 @@ export async function assertDatabaseEmpty(databaseUrl: string): Promise<void> {
     for (const table of await listTables(client)) {
       const { rows } = await client.query(`select 1 from ${quoteIdent(table)} limit 1`);
       if (rows.length > 0)
-        throw new AppError("STATE_CONFLICT", `The target database is not empty (table ${table} has rows). Restore into an empty database.`);
+        throw new AppError(
+          "STATE_CONFLICT",
+          `The target database is not empty (table ${table} has rows). Restore into an empty database.`,
+        );
     }
   } finally {
     await client.end();
@@ -123,7 +134,10 @@ export async function assertDatabaseEmpty(databaseUrl: string): Promise<void> {
 }
 
 async function* readBatches(file: string): AsyncGenerator<string[]> {
-  const lines = readline.createInterface({ input: fs.createReadStream(file, { encoding: "utf8" }), crlfDelay: Infinity });
+  const lines = readline.createInterface({
+    input: fs.createReadStream(file, { encoding: "utf8" }),
+    crlfDelay: Infinity,
+  });
   let batch: string[] = [];
   for await (const line of lines) {
     if (!line) continue;

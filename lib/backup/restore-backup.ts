@@ -21,7 +21,13 @@ import os from "node:os";
 import path from "node:path";
 import { AppError } from "../errors";
 import { applyMigrations, loadMigrationList } from "../db/migrations";
-import { BACKUP_KEY_PATH, BACKUP_MANIFEST_FILE, classifyBackupEntry, ZBackupManifestSchema, type TBackupManifest } from "./backup-manifest";
+import {
+  BACKUP_KEY_PATH,
+  BACKUP_MANIFEST_FILE,
+  classifyBackupEntry,
+  ZBackupManifestSchema,
+  type TBackupManifest,
+} from "./backup-manifest";
 import { readBackupKey, readSealedArchive, type TBackupKey } from "./backup-seal";
 import { BackupTarReader, type TBackupEntry, type TEntryWriter } from "./backup-tar-reader";
 import { assertDatabaseEmpty, importDatabaseSnapshot } from "./database-snapshot";
@@ -55,7 +61,11 @@ export async function assertDataDirEmpty(dataDir: string): Promise<void> {
 const MAX_MANIFEST_BYTES = 16 << 20;
 
 function parseManifest(file: string, bytes: Buffer | null): TBackupManifest {
-  if (!bytes) throw new AppError("BACKUP_INVALID", `${path.basename(file)} is not a School-Core backup (no ${BACKUP_MANIFEST_FILE}).`);
+  if (!bytes)
+    throw new AppError(
+      "BACKUP_INVALID",
+      `${path.basename(file)} is not a School-Core backup (no ${BACKUP_MANIFEST_FILE}).`,
+    );
   let json: unknown;
   try {
     json = JSON.parse(bytes.toString("utf8"));
@@ -64,7 +74,10 @@ function parseManifest(file: string, bytes: Buffer | null): TBackupManifest {
   }
   const parsed = ZBackupManifestSchema.safeParse(json);
   if (!parsed.success)
-    throw new AppError("BACKUP_INVALID", `${BACKUP_MANIFEST_FILE} in ${path.basename(file)} is not a backup manifest this version reads.`);
+    throw new AppError(
+      "BACKUP_INVALID",
+      `${BACKUP_MANIFEST_FILE} in ${path.basename(file)} is not a backup manifest this version reads.`,
+    );
   return parsed.data;
 }
 
@@ -74,17 +87,26 @@ async function checkBackupArchive(file: string, key: TBackupKey): Promise<TBacku
   let manifestBytes: Buffer | null = null;
   const reader = new BackupTarReader((entry) => {
     entries.push(entry);
-    if (entry.kind !== "file" || entry.path !== BACKUP_MANIFEST_FILE || entry.size > MAX_MANIFEST_BYTES) return undefined;
+    if (entry.kind !== "file" || entry.path !== BACKUP_MANIFEST_FILE || entry.size > MAX_MANIFEST_BYTES)
+      return undefined;
     const chunks: Buffer[] = [];
-    return { write: (chunk) => void chunks.push(Buffer.from(chunk)), end: () => void (manifestBytes = Buffer.concat(chunks)) };
+    return {
+      write: (chunk) => void chunks.push(Buffer.from(chunk)),
+      end: () => void (manifestBytes = Buffer.concat(chunks)),
+    };
   });
   // The seal is judged first: what an unauthenticated archive holds is not worth a word.
   await readSealedArchive({ file, key, onTarChunk: (chunk) => reader.push(chunk) });
   reader.finish();
   if (reader.refusals.length > 0)
-    throw new AppError("BACKUP_ENTRY_REFUSED", `The backup holds ${reader.refusals.slice(0, 5).join("; ")}; nothing was restored.`);
+    throw new AppError(
+      "BACKUP_ENTRY_REFUSED",
+      `The backup holds ${reader.refusals.slice(0, 5).join("; ")}; nothing was restored.`,
+    );
   const manifest = parseManifest(file, manifestBytes);
-  const refused = entries.map((e) => classifyBackupEntry(manifest, e)).flatMap((c) => (c.kind === "refused" ? [c.reason] : []));
+  const refused = entries
+    .map((e) => classifyBackupEntry(manifest, e))
+    .flatMap((c) => (c.kind === "refused" ? [c.reason] : []));
   if (refused.length > 0)
     throw new AppError(
       "BACKUP_ENTRY_REFUSED",
@@ -123,7 +145,10 @@ async function extractBackupArchive(input: {
   if (reader.refusals.length > 0) throw new AppError("BACKUP_ENTRY_REFUSED", reader.refusals[0]!);
 }
 
-export async function restoreBackup(deps: TRestoreDeps, input: { file: string; keyFile: string }): Promise<TRestoreBackupResult> {
+export async function restoreBackup(
+  deps: TRestoreDeps,
+  input: { file: string; keyFile: string },
+): Promise<TRestoreBackupResult> {
   const started = performance.now();
   const dataDir = path.resolve(deps.dataDir);
   await assertDataDirEmpty(dataDir);
@@ -148,7 +173,10 @@ export async function restoreBackup(deps: TRestoreDeps, input: { file: string; k
     await extractBackupArchive({ file: copy, key, manifest, dataDir, metaRoot });
     // The key came from outside; keeping it lets this installation's next backups use the same one.
     await fs.mkdir(path.join(dataDir, path.dirname(BACKUP_KEY_PATH)), { recursive: true, mode: 0o700 });
-    await fs.writeFile(path.join(dataDir, BACKUP_KEY_PATH), `${key.key.toString("utf8")}\n`, { mode: 0o600, flag: "wx" });
+    await fs.writeFile(path.join(dataDir, BACKUP_KEY_PATH), `${key.key.toString("utf8")}\n`, {
+      mode: 0o600,
+      flag: "wx",
+    });
 
     const database = await deps.openDatabase();
     try {
@@ -156,9 +184,19 @@ export async function restoreBackup(deps: TRestoreDeps, input: { file: string; k
       // The rows go into the schema they were taken from; the migrations the backup predates run
       // after them, so a migration that moves data (e.g. guest_round_reports) moves the restored rows too.
       await applyMigrations(database.url, undefined, { only: manifest.migrations });
-      const { rows } = await importDatabaseSnapshot({ databaseUrl: database.url, fromDir: metaRoot, tables: manifest.tables });
+      const { rows } = await importDatabaseSnapshot({
+        databaseUrl: database.url,
+        fromDir: metaRoot,
+        tables: manifest.tables,
+      });
       const migrationsAppliedAfter = await applyMigrations(database.url);
-      return { dataDir, seconds: Math.round((performance.now() - started) / 100) / 10, rows, manifest, migrationsAppliedAfter };
+      return {
+        dataDir,
+        seconds: Math.round((performance.now() - started) / 100) / 10,
+        rows,
+        manifest,
+        migrationsAppliedAfter,
+      };
     } finally {
       await database.close();
     }

@@ -16,7 +16,8 @@ const HFS_IGNORABLE = /[\u200B-\u200F\u202A-\u202E\u206A-\u206F\uFEFF]/g;
 
 const MAX_COMPONENT_BYTES = 255;
 
-export type TPathCheck = { kind: "ok"; path: string } | { kind: "root" } | { kind: "refused"; refusal: TArchiveRefusal };
+export type TPathCheck =
+  { kind: "ok"; path: string } | { kind: "root" } | { kind: "refused"; refusal: TArchiveRefusal };
 
 function decode(raw: Buffer): string | null {
   try {
@@ -118,7 +119,8 @@ export class ArchiveTree {
     for (let i = 1; i < components.length; i++) {
       const ancestor = components.slice(0, i).join("/");
       const existing = this.nodes.get(ancestor);
-      if (existing === "file" || existing === "symlink") return refusal("ARCHIVE_PATH_CONFLICT", `beneath a ${existing}`, entryPath);
+      if (existing === "file" || existing === "symlink")
+        return refusal("ARCHIVE_PATH_CONFLICT", `beneath a ${existing}`, entryPath);
       const collision = this.checkFold(ancestor);
       if (collision) return collision;
       if (!existing) this.nodes.set(ancestor, "implicit-dir");
@@ -130,7 +132,11 @@ export class ArchiveTree {
         return null;
       }
       if (existing === kind) return refusal("ARCHIVE_DUPLICATE_ENTRY", undefined, entryPath);
-      return refusal("ARCHIVE_PATH_CONFLICT", `${kind} where a ${existing === "implicit-dir" ? "dir" : existing} is`, entryPath);
+      return refusal(
+        "ARCHIVE_PATH_CONFLICT",
+        `${kind} where a ${existing === "implicit-dir" ? "dir" : existing} is`,
+        entryPath,
+      );
     }
     const collision = this.checkFold(entryPath);
     if (collision) return collision;

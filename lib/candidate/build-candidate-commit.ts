@@ -28,7 +28,8 @@ function quotePath(value: string): string {
 }
 
 function identityLine(kind: "author" | "committer", name: string, email: string, epochSeconds: number): string {
-  if (/[<>\n]/.test(name) || /[<>\n]/.test(email)) throw new AppError("INTERNAL", "Commit identity contains characters git cannot record.");
+  if (/[<>\n]/.test(name) || /[<>\n]/.test(email))
+    throw new AppError("INTERNAL", "Commit identity contains characters git cannot record.");
   return `${kind} ${name} <${email}> ${epochSeconds} +0000\n`;
 }
 

@@ -9,7 +9,10 @@ import type { TCommitMetadata } from "../git/git-commit";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-export const CANDIDATE_AUTHOR = { name: "School-Core student agent", email: "student-agent@school-core.invalid" } as const;
+export const CANDIDATE_AUTHOR = {
+  name: "School-Core student agent",
+  email: "student-agent@school-core.invalid",
+} as const;
 export const CANDIDATE_COMMITTER = { name: "School-Core", email: "candidates@school-core.invalid" } as const;
 
 export function assertTaskId(taskId: string): void {
@@ -43,7 +46,8 @@ export function candidateCommitMetadata(input: TCandidateMetadataInput): TCommit
   assertTaskId(input.taskId);
   const epochSeconds = Math.floor(input.taskCreatedAt.getTime() / 1000);
   const round = input.round ?? 1;
-  if (!Number.isSafeInteger(round) || round < 1) throw new AppError("VALIDATION_FAILED", "A review round is a positive integer.");
+  if (!Number.isSafeInteger(round) || round < 1)
+    throw new AppError("VALIDATION_FAILED", "A review round is a positive integer.");
   if (!Number.isSafeInteger(epochSeconds) || epochSeconds < 0)
     throw new AppError("VALIDATION_FAILED", "The task's creation time cannot date a commit.");
   return {

@@ -144,12 +144,16 @@ describe("writeCandidateCommit: the one candidate commit recipe", () => {
       taskCreatedAt: await writeInFreshRepository({ identity: { taskCreatedAt: new Date("2026-05-06T07:08:10Z") } }),
       round: await writeInFreshRepository({ identity: { round: 2 } }),
       content: await writeInFreshRepository({ snapshot: { ...SNAPSHOT, "src/app.ts": "export const answer = 43;\n" } }),
-      mode: await writeInFreshRepository({ snapshot: { ...SNAPSHOT, "src/extra.bin": { content: Buffer.from([0, 1, 2, 255, 254, 0]) } } }),
+      mode: await writeInFreshRepository({
+        snapshot: { ...SNAPSHOT, "src/extra.bin": { content: Buffer.from([0, 1, 2, 255, 254, 0]) } },
+      }),
     };
     const shas = Object.values(variants).map((v) => v.headSha);
     expect(new Set([headSha, ...shas]).size).toBe(shas.length + 1);
     // Round 1 is the commit a candidate always had: naming it changes nothing.
     expect((await writeInFreshRepository({ identity: { round: 1 } })).headSha).toBe(headSha);
-    expect((await writeInFreshRepository({ identity: { taskCreatedAt: new Date("2026-05-06T07:08:09.900Z") } })).headSha).toBe(headSha);
+    expect(
+      (await writeInFreshRepository({ identity: { taskCreatedAt: new Date("2026-05-06T07:08:09.900Z") } })).headSha,
+    ).toBe(headSha);
   });
 });

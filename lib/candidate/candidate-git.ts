@@ -55,9 +55,16 @@ export async function bringBaseCommit(options: { gitDir: string; mirrorPath: str
     () => false,
   );
   if (!isMirrorPresent || !(await hasCommit({ gitDir: options.mirrorPath, sha: options.baseSha }))) {
-    throw new AppError("BASE_UNAVAILABLE", "The base commit is not in the control plane's mirror.", { baseSha: options.baseSha });
+    throw new AppError("BASE_UNAVAILABLE", "The base commit is not in the control plane's mirror.", {
+      baseSha: options.baseSha,
+    });
   }
-  await fetchCommit({ gitDir: options.gitDir, sourceRepoPath: options.mirrorPath, sha: options.baseSha, timeoutMs: 10 * 60_000 });
+  await fetchCommit({
+    gitDir: options.gitDir,
+    sourceRepoPath: options.mirrorPath,
+    sha: options.baseSha,
+    timeoutMs: 10 * 60_000,
+  });
 }
 
 /**
@@ -83,7 +90,8 @@ export async function readBaseGitlinks(options: {
     }
     if (refusals.length >= 20) break;
   }
-  if (refusals.length > 0) throw new AppError("ARCHIVE_REFUSED", `The archive was refused: ${refusals[0]!.message}`, { reasons: refusals });
+  if (refusals.length > 0)
+    throw new AppError("ARCHIVE_REFUSED", `The archive was refused: ${refusals[0]!.message}`, { reasons: refusals });
   return gitlinks;
 }
 
@@ -98,7 +106,8 @@ async function listGitlinks(gitDir: string, baseSha: string): Promise<TGitlink[]
     if (!record.subarray(0, 14).equals(GITLINK_PREFIX)) return;
     const tab = record.indexOf(0x09);
     const sha = record.subarray(14, tab).toString("latin1");
-    if (tab !== 54 || !/^[0-9a-f]{40}$/.test(sha)) throw new AppError("GIT_FAILED", "Unexpected ls-tree output for a submodule link.");
+    if (tab !== 54 || !/^[0-9a-f]{40}$/.test(sha))
+      throw new AppError("GIT_FAILED", "Unexpected ls-tree output for a submodule link.");
     gitlinks.push({ path: record.subarray(tab + 1).toString("utf8"), sha });
   };
   await runGit({
@@ -146,7 +155,9 @@ export async function createOrVerifyBranch(options: {
       throw error;
     }
   }
-  throw new AppError("STATE_CONFLICT", "The candidate branch already points at a different commit.", { branch: options.branch });
+  throw new AppError("STATE_CONFLICT", "The candidate branch already points at a different commit.", {
+    branch: options.branch,
+  });
 }
 
 /** refs/school-rounds/<taskId>/<round>: keeps every round's head reachable after the branch moved on. */
@@ -157,11 +168,17 @@ export function roundRefName(taskId: string, round: number): string {
 }
 
 /** Pins a round's head under its round ref: created once, accepted again at the same head, a conflict otherwise. */
-export async function pinRoundRef(options: { gitDir: string; taskId: string; round: number; headSha: string }): Promise<void> {
+export async function pinRoundRef(options: {
+  gitDir: string;
+  taskId: string;
+  round: number;
+  headSha: string;
+}): Promise<void> {
   const ref = roundRefName(options.taskId, options.round);
   const existing = await revParse({ gitDir: options.gitDir, rev: ref, peelTo: "commit" });
   if (existing === options.headSha) return;
-  if (existing !== null) throw new AppError("STATE_CONFLICT", `Round ${options.round} of this task already has another head.`);
+  if (existing !== null)
+    throw new AppError("STATE_CONFLICT", `Round ${options.round} of this task already has another head.`);
   await updateRef({ gitDir: options.gitDir, ref, newSha: options.headSha, oldSha: ZERO_SHA }).catch(async (error) => {
     if ((await revParse({ gitDir: options.gitDir, rev: ref, peelTo: "commit" })) !== options.headSha) throw error;
   });
@@ -203,6 +220,9 @@ export async function checkCandidateCommit(input: {
   if (ancestry.exitCode !== 0)
     return { kind: "mismatch", reason: "The approved head commit does not descend from the candidate's base SHA." };
   if (branch !== null && branch !== input.headSha)
-    return { kind: "mismatch", reason: "The candidate branch in the candidate repository has moved away from the approved head SHA." };
+    return {
+      kind: "mismatch",
+      reason: "The candidate branch in the candidate repository has moved away from the approved head SHA.",
+    };
   return { kind: "ok" };
 }

@@ -5,7 +5,12 @@
  */
 import { createHash } from "node:crypto";
 import { parseOrThrow } from "../parse-or-throw";
-import { ZCandidateManifestSchema, type TCandidateManifest, type TChangedFile, type TFileDigest } from "../contract/candidate-manifest";
+import {
+  ZCandidateManifestSchema,
+  type TCandidateManifest,
+  type TChangedFile,
+  type TFileDigest,
+} from "../contract/candidate-manifest";
 import type { TValidatedEntry } from "./tar-validator";
 
 export type TCandidateIdentity = Pick<
@@ -47,7 +52,11 @@ export function fileDigestsOf(entries: readonly TValidatedEntry[]): TFileDigest[
 }
 
 export function buildCandidateManifest(
-  input: Omit<TCandidateIdentity, "changedFiles"> & { changedFiles: TChangedFile[]; archiveDigest: string; fileDigests: TFileDigest[] },
+  input: Omit<TCandidateIdentity, "changedFiles"> & {
+    changedFiles: TChangedFile[];
+    archiveDigest: string;
+    fileDigests: TFileDigest[];
+  },
 ): TCandidateManifest {
   const identity: TCandidateIdentity = {
     taskId: input.taskId,
@@ -67,7 +76,10 @@ export function buildCandidateManifest(
     archiveDigest: input.archiveDigest,
     fileDigests: input.fileDigests,
   };
-  return parseOrThrow(ZCandidateManifestSchema, manifest, { code: "CANDIDATE_MISMATCH", label: "observed candidate manifest" });
+  return parseOrThrow(ZCandidateManifestSchema, manifest, {
+    code: "CANDIDATE_MISMATCH",
+    label: "observed candidate manifest",
+  });
 }
 
 /** Whether two manifests are the same candidate, field for field. */

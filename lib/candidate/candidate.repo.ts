@@ -28,7 +28,8 @@ function manifestOfRow(row: TCandidateRow): TCandidateManifest {
     archiveDigest: row.archiveDigest,
     fileDigests: row.fileDigests,
   });
-  if (!parsed.success) throw new AppError("CANDIDATE_MISMATCH", `Stored candidate ${row.id.slice(0, 40)} does not parse as a manifest.`);
+  if (!parsed.success)
+    throw new AppError("CANDIDATE_MISMATCH", `Stored candidate ${row.id.slice(0, 40)} does not parse as a manifest.`);
   return parsed.data;
 }
 
@@ -44,7 +45,11 @@ export async function getCandidateManifestOrThrow(db: Db | DbTx, candidateId: st
 }
 
 /** The candidate of a task's round (round 1 when not given). */
-export async function findCandidateManifestByTask(db: Db | DbTx, taskId: string, round = 1): Promise<TCandidateManifest | null> {
+export async function findCandidateManifestByTask(
+  db: Db | DbTx,
+  taskId: string,
+  round = 1,
+): Promise<TCandidateManifest | null> {
   const row = await db.candidate.findUnique({ where: { taskId_round: { taskId, round } } });
   return row ? manifestOfRow(row) : null;
 }

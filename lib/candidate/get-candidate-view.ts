@@ -11,7 +11,10 @@ export const CANDIDATE_ID_PATTERN = /^cand_[0-9a-f]{32}$/;
 export type TCandidateView = { manifest: TCandidateManifest; artifactBytes: bigint | null; createdAt: Date };
 
 /** null when there is no such candidate (or the id is not one). */
-export async function getCandidateView(deps: { db: Db }, input: { candidateId: string }): Promise<TCandidateView | null> {
+export async function getCandidateView(
+  deps: { db: Db },
+  input: { candidateId: string },
+): Promise<TCandidateView | null> {
   const { db } = deps;
   const { candidateId } = input;
   if (!CANDIDATE_ID_PATTERN.test(candidateId)) return null;

@@ -11,7 +11,13 @@ import { createTestDatabase } from "../testing/test-database";
 import { DEFAULT_ARCHIVE_LIMITS } from "./archive-limits";
 import { HOSTILE_CORPUS } from "./testing/archive-corpus";
 import { importCandidate, type TImportCandidateOptions } from "./import-candidate";
-import { BASE_TREE, createImportFixture, listTree, type TImportFixture, type TSnapshot } from "./testing/candidate-fixtures";
+import {
+  BASE_TREE,
+  createImportFixture,
+  listTree,
+  type TImportFixture,
+  type TSnapshot,
+} from "./testing/candidate-fixtures";
 
 let db: Db;
 let fx: TImportFixture;
@@ -57,7 +63,11 @@ const CHANGED_PATHS = [
   "src/new.ts",
 ];
 
-async function importWith(task: TImportCandidateOptions["task"], archivePath: string, overrides: Partial<TImportCandidateOptions> = {}) {
+async function importWith(
+  task: TImportCandidateOptions["task"],
+  archivePath: string,
+  overrides: Partial<TImportCandidateOptions> = {},
+) {
   return importCandidate({
     db,
     task,
@@ -110,14 +120,24 @@ describe("importCandidate: happy path", () => {
     ).toBe(fx.baseSha);
 
     // Fixed metadata: identities, dates from the task (whole seconds), message from the task.
-    const meta = git(fx.candidateRepoPath, ["log", "-1", "--format=%an|%ae|%at|%cn|%ce|%ct|%G?", head]).toString().trim();
+    const meta = git(fx.candidateRepoPath, ["log", "-1", "--format=%an|%ae|%at|%cn|%ce|%ct|%G?", head])
+      .toString()
+      .trim();
     expect(meta).toBe(
       `School-Core student agent|student-agent@school-core.invalid|${Math.floor(createdAt.getTime() / 1000)}|School-Core|candidates@school-core.invalid|${Math.floor(createdAt.getTime() / 1000)}|N`,
     );
     expect(git(fx.candidateRepoPath, ["log", "-1", "--format=%B", head]).toString()).toContain(`Task: ${task.id}`);
 
     // Changed-file set with statuses and modes, as plain git sees it.
-    const rawDiff = git(fx.candidateRepoPath, ["diff-tree", "-r", "--no-renames", "--raw", "--full-index", fx.baseSha, head])
+    const rawDiff = git(fx.candidateRepoPath, [
+      "diff-tree",
+      "-r",
+      "--no-renames",
+      "--raw",
+      "--full-index",
+      fx.baseSha,
+      head,
+    ])
       .toString()
       .trim()
       .split("\n");
@@ -126,18 +146,26 @@ describe("importCandidate: happy path", () => {
       const [oldMode, newMode, , , status] = meta!.slice(1).split(" ");
       return `${status} ${file} ${oldMode}->${newMode}`;
     });
-    expect(manifest.changedFiles.map((f) => `${f.status} ${f.path} ${f.oldMode ?? "000000"}->${f.newMode ?? "000000"}`)).toEqual(fromGit);
+    expect(
+      manifest.changedFiles.map((f) => `${f.status} ${f.path} ${f.oldMode ?? "000000"}->${f.newMode ?? "000000"}`),
+    ).toEqual(fromGit);
     expect(manifest.changedFiles.find((f) => f.path === "latest")?.status).toBe("T");
     expect(manifest.changedFiles.find((f) => f.path === "scripts/run.sh")).toMatchObject({
       status: "M",
       oldMode: "100755",
       newMode: "100644",
     });
-    expect(manifest.changedFiles.find((f) => f.path === "docs/old.txt")).toMatchObject({ status: "D", newMode: null, newBlob: null });
+    expect(manifest.changedFiles.find((f) => f.path === "docs/old.txt")).toMatchObject({
+      status: "D",
+      newMode: null,
+      newBlob: null,
+    });
 
     // Diff digest over git's canonical binary diff.
     expect(manifest.diffDigest).toBe(
-      sha256(git(fx.candidateRepoPath, ["diff", "--binary", "--full-index", "--no-color", "--no-renames", fx.baseSha, head])),
+      sha256(
+        git(fx.candidateRepoPath, ["diff", "--binary", "--full-index", "--no-color", "--no-renames", fx.baseSha, head]),
+      ),
     );
     expect(manifest.archiveDigest).toBe(sha256(archiveBytes));
 
@@ -146,13 +174,22 @@ describe("importCandidate: happy path", () => {
       git(fx.candidateRepoPath, ["ls-tree", "-r", "--name-only", head]).toString().trim().split("\n"),
     );
     for (const file of manifest.fileDigests) {
-      expect(sha256(git(fx.candidateRepoPath, ["cat-file", "blob", `${head}:${file.path}`])), file.path).toBe(file.sha256);
+      expect(sha256(git(fx.candidateRepoPath, ["cat-file", "blob", `${head}:${file.path}`])), file.path).toBe(
+        file.sha256,
+      );
     }
-    expect(git(fx.candidateRepoPath, ["cat-file", "blob", `${head}:notes.txt`]).toString()).toBe("$Id$\r\nCRLF stays CRLF\r\n");
+    expect(git(fx.candidateRepoPath, ["cat-file", "blob", `${head}:notes.txt`]).toString()).toBe(
+      "$Id$\r\nCRLF stays CRLF\r\n",
+    );
 
     // Durable state: the row equals the manifest; the artifact is stored and verifiable.
     const row = await db.candidate.findUniqueOrThrow({ where: { id: manifest.candidateId } });
-    expect(row).toMatchObject({ taskId: task.id, headSha: head, diffDigest: manifest.diffDigest, archiveDigest: manifest.archiveDigest });
+    expect(row).toMatchObject({
+      taskId: task.id,
+      headSha: head,
+      diffDigest: manifest.diffDigest,
+      archiveDigest: manifest.archiveDigest,
+    });
     expect(row.changedFiles).toEqual(manifest.changedFiles);
     expect(JSON.stringify(row)).not.toContain("Now with an answer");
     const artifact = await db.artifact.findUniqueOrThrow({ where: { digest: manifest.archiveDigest } });
@@ -184,22 +221,29 @@ describe("importCandidate: happy path", () => {
       snapshot[`big/file-${i}.bin`] = { content };
     });
     const archivePath = await fx.writeSnapshot(snapshot, "straddle.tar");
-    const manifest = await importWith(task, archivePath, { declaredChangedPaths: sizes.map((_, i) => `big/file-${i}.bin`) });
+    const manifest = await importWith(task, archivePath, {
+      declaredChangedPaths: sizes.map((_, i) => `big/file-${i}.bin`),
+    });
     for (const [file, spec] of Object.entries(snapshot)) {
-      const expected = typeof spec === "string" ? Buffer.from(spec) : "content" in spec ? Buffer.from(spec.content) : null;
+      const expected =
+        typeof spec === "string" ? Buffer.from(spec) : "content" in spec ? Buffer.from(spec.content) : null;
       if (!expected) continue;
-      expect(sha256(git(fx.candidateRepoPath, ["cat-file", "blob", `${manifest.headSha}:${file}`])), file).toBe(sha256(expected));
+      expect(sha256(git(fx.candidateRepoPath, ["cat-file", "blob", `${manifest.headSha}:${file}`])), file).toBe(
+        sha256(expected),
+      );
     }
   });
 
   it("has immutable Candidate rows (the database refuses update and delete)", async () => {
     const task = await fx.createTask();
     const manifest = await importWith(task, await fx.writeSnapshot(CHANGED_TREE));
-    await expect(db.candidate.update({ where: { id: manifest.candidateId }, data: { headSha: "0".repeat(40) } })).rejects.toThrow(
-      /immutable/,
-    );
+    await expect(
+      db.candidate.update({ where: { id: manifest.candidateId }, data: { headSha: "0".repeat(40) } }),
+    ).rejects.toThrow(/immutable/);
     await expect(db.candidate.delete({ where: { id: manifest.candidateId } })).rejects.toThrow(/immutable/);
-    expect((await db.candidate.findUniqueOrThrow({ where: { id: manifest.candidateId } })).headSha).toBe(manifest.headSha);
+    expect((await db.candidate.findUniqueOrThrow({ where: { id: manifest.candidateId } })).headSha).toBe(
+      manifest.headSha,
+    );
   });
 
   it("accepts a gzip-compressed archive as the same tree", async () => {
@@ -224,7 +268,12 @@ describe("importCandidate: disagreements fail closed", () => {
   }
 
   it("refuses declared paths that differ from the observed change set", async () => {
-    for (const declared of [CHANGED_PATHS.slice(1), [...CHANGED_PATHS, "src/not-changed.ts"], [...CHANGED_PATHS, CHANGED_PATHS[0]!], []]) {
+    for (const declared of [
+      CHANGED_PATHS.slice(1),
+      [...CHANGED_PATHS, "src/not-changed.ts"],
+      [...CHANGED_PATHS, CHANGED_PATHS[0]!],
+      [],
+    ]) {
       const task = await fx.createTask();
       const error = await expectAppError(
         importWith(task, await fx.writeSnapshot(CHANGED_TREE), { declaredChangedPaths: declared }),
@@ -246,14 +295,23 @@ describe("importCandidate: disagreements fail closed", () => {
 
   it("refuses a task identity that disagrees with the task record", async () => {
     const task = await fx.createTask();
-    await expectAppError(importWith({ ...task, issueNumber: 8 }, await fx.writeSnapshot(CHANGED_TREE)), "CANDIDATE_MISMATCH");
-    await expectAppError(importWith({ ...task, repository: "other/repo" }, await fx.writeSnapshot(CHANGED_TREE)), "CANDIDATE_MISMATCH");
+    await expectAppError(
+      importWith({ ...task, issueNumber: 8 }, await fx.writeSnapshot(CHANGED_TREE)),
+      "CANDIDATE_MISMATCH",
+    );
+    await expectAppError(
+      importWith({ ...task, repository: "other/repo" }, await fx.writeSnapshot(CHANGED_TREE)),
+      "CANDIDATE_MISMATCH",
+    );
     await expectNothingRecorded(task.id);
   });
 
   it("refuses a snapshot identical to the base", async () => {
     const task = await fx.createTask();
-    await expectAppError(importWith(task, await fx.writeSnapshot(BASE_TREE), { declaredChangedPaths: [] }), "CANDIDATE_EMPTY");
+    await expectAppError(
+      importWith(task, await fx.writeSnapshot(BASE_TREE), { declaredChangedPaths: [] }),
+      "CANDIDATE_EMPTY",
+    );
     await expectNothingRecorded(task.id);
   });
 
@@ -357,48 +415,53 @@ describe("importCandidate: submodules of the base", () => {
 });
 
 describe("importCandidate: hostile corpus", () => {
-  it.each(HOSTILE_CORPUS.map((c) => [c.name, c] as const))("refuses before writing anything: %s", async (_name, corpusCase) => {
-    const local = await createImportFixture(db);
-    try {
-      const task = await local.createTask();
-      const archivePath = await local.writeBytes(corpusCase.bytes(), "hostile.tar");
-      // Everything under the fixture root, and the directories around it, before the import.
-      const before = await listTree(local.root);
-      // Where a "../escaped…" entry would land if anything extracted by path: beside the work
-      // directory, beside the fixture root, in the process's cwd, at the filesystem root.
-      const around = [local.root, path.dirname(local.root), process.cwd(), "/", "/etc/cron.d"];
-      const escapedNear = async () =>
-        (await Promise.all(around.map((dir) => fs.readdir(dir).catch(() => [] as string[])))).flat().filter((n) => /escaped|^evil/.test(n));
-      const aroundBefore = await escapedNear();
-      const error = await expectAppError(
-        importCandidate({
-          db,
-          task,
-          archivePath,
-          declaredChangedPaths: ["ok.txt"],
-          mirrorPath: local.mirrorPath,
-          candidateRepoPath: local.candidateRepoPath,
-          artifactStore: local.artifactStore,
-          limits: { ...DEFAULT_ARCHIVE_LIMITS, ...corpusCase.limits },
-          workDir: local.workDir,
-        }),
-        "ARCHIVE_REFUSED",
-      );
-      expect((error.details?.reasons as { code: string }[]).map((r) => r.code)).toContain(corpusCase.code);
-      // Nothing written outside the (now removed) staging directory: the work directory is
-      // empty, no candidate repository, no stored artifact, nothing "escaped" anywhere near.
-      expect(await listTree(local.root)).toEqual([...before, "work/"].sort());
-      expect(
-        await fs.stat(local.candidateRepoPath).then(
-          () => true,
-          () => false,
-        ),
-      ).toBe(false);
-      expect(await escapedNear()).toEqual(aroundBefore);
-      expect(await db.candidate.count({ where: { taskId: task.id } })).toBe(0);
-      expect(await db.artifact.count()).toBe(await db.artifact.count({ where: { candidates: { some: {} } } }));
-    } finally {
-      await local.cleanup();
-    }
-  });
+  it.each(HOSTILE_CORPUS.map((c) => [c.name, c] as const))(
+    "refuses before writing anything: %s",
+    async (_name, corpusCase) => {
+      const local = await createImportFixture(db);
+      try {
+        const task = await local.createTask();
+        const archivePath = await local.writeBytes(corpusCase.bytes(), "hostile.tar");
+        // Everything under the fixture root, and the directories around it, before the import.
+        const before = await listTree(local.root);
+        // Where a "../escaped…" entry would land if anything extracted by path: beside the work
+        // directory, beside the fixture root, in the process's cwd, at the filesystem root.
+        const around = [local.root, path.dirname(local.root), process.cwd(), "/", "/etc/cron.d"];
+        const escapedNear = async () =>
+          (await Promise.all(around.map((dir) => fs.readdir(dir).catch(() => [] as string[]))))
+            .flat()
+            .filter((n) => /escaped|^evil/.test(n));
+        const aroundBefore = await escapedNear();
+        const error = await expectAppError(
+          importCandidate({
+            db,
+            task,
+            archivePath,
+            declaredChangedPaths: ["ok.txt"],
+            mirrorPath: local.mirrorPath,
+            candidateRepoPath: local.candidateRepoPath,
+            artifactStore: local.artifactStore,
+            limits: { ...DEFAULT_ARCHIVE_LIMITS, ...corpusCase.limits },
+            workDir: local.workDir,
+          }),
+          "ARCHIVE_REFUSED",
+        );
+        expect((error.details?.reasons as { code: string }[]).map((r) => r.code)).toContain(corpusCase.code);
+        // Nothing written outside the (now removed) staging directory: the work directory is
+        // empty, no candidate repository, no stored artifact, nothing "escaped" anywhere near.
+        expect(await listTree(local.root)).toEqual([...before, "work/"].sort());
+        expect(
+          await fs.stat(local.candidateRepoPath).then(
+            () => true,
+            () => false,
+          ),
+        ).toBe(false);
+        expect(await escapedNear()).toEqual(aroundBefore);
+        expect(await db.candidate.count({ where: { taskId: task.id } })).toBe(0);
+        expect(await db.artifact.count()).toBe(await db.artifact.count({ where: { candidates: { some: {} } } }));
+      } finally {
+        await local.cleanup();
+      }
+    },
+  );
 });

@@ -93,7 +93,13 @@ export function acceptedOrThrow(verdict: TArchiveVerdict): Extract<TArchiveVerdi
 async function loadTaskFacts(db: Db, task: TImportCandidateOptions["task"]): Promise<{ createdAt: Date }> {
   const row = await db.task.findUnique({
     where: { id: task.id },
-    select: { issueNumber: true, baseRef: true, baseSha: true, createdAt: true, repository: { select: { name: true } } },
+    select: {
+      issueNumber: true,
+      baseRef: true,
+      baseSha: true,
+      createdAt: true,
+      repository: { select: { name: true } },
+    },
   });
   if (!row) throw new AppError("NOT_FOUND", "No such task.");
   // The lifecycle's view of the task and the record must agree; a stale or forged view would
@@ -162,7 +168,9 @@ export async function importCandidate(options: TImportCandidateOptions): Promise
   const staging = await fs.mkdtemp(path.join(options.workDir, "import-"));
   try {
     const spoolPath = path.join(staging, "content.spool");
-    const verdict = acceptedOrThrow(await validateArchive({ archivePath: options.archivePath, limits: options.limits, spoolPath }));
+    const verdict = acceptedOrThrow(
+      await validateArchive({ archivePath: options.archivePath, limits: options.limits, spoolPath }),
+    );
     if (options.declaredArchiveDigest !== undefined && options.declaredArchiveDigest !== verdict.archive.sha256) {
       throw new AppError("CANDIDATE_MISMATCH", "The archive's digest differs from the digest the guest declared.", {
         declared: options.declaredArchiveDigest,
@@ -176,16 +184,25 @@ export async function importCandidate(options: TImportCandidateOptions): Promise
       gitDir,
       mirrorPath: options.mirrorPath,
       baseSha: task.baseSha,
-      identity: { taskId: task.id, issueNumber: task.issueNumber, repository: task.repository, taskCreatedAt: createdAt, round },
+      identity: {
+        taskId: task.id,
+        issueNumber: task.issueNumber,
+        repository: task.repository,
+        taskCreatedAt: createdAt,
+        round,
+      },
       entries: verdict.entries,
       spoolPath,
     });
 
     const observed = await observeCandidate({ gitDir, baseSha: task.baseSha, headSha });
-    if (observed.changedFiles.length === 0) throw new AppError("CANDIDATE_EMPTY", "The candidate snapshot is identical to the base.");
+    if (observed.changedFiles.length === 0)
+      throw new AppError("CANDIDATE_EMPTY", "The candidate snapshot is identical to the base.");
     // A revision round's guest saw the previous head, not the base: its declared paths are what
     // changed since then (possibly nothing — a round with no change is recorded and shown as such).
-    const sincePrevious = options.previous ? await observeCandidate({ gitDir, baseSha: options.previous.headSha, headSha }) : observed;
+    const sincePrevious = options.previous
+      ? await observeCandidate({ gitDir, baseSha: options.previous.headSha, headSha })
+      : observed;
     compareDeclared(
       options.declaredChangedPaths,
       sincePrevious.changedFiles.map((f) => f.path),
@@ -219,10 +236,16 @@ export async function importCandidate(options: TImportCandidateOptions): Promise
       });
 
     // The stored bytes must be the validated bytes: the store re-hashes and refuses a difference.
-    const artifact = await options.artifactStore.putFile({ filePath: options.archivePath, expectedDigest: verdict.archive.sha256 });
+    const artifact = await options.artifactStore.putFile({
+      filePath: options.archivePath,
+      expectedDigest: verdict.archive.sha256,
+    });
     await pinRoundRef({ gitDir, taskId: task.id, round, headSha });
     await createOrVerifyBranch({ gitDir, branch, headSha, previousHeadSha: options.previous?.headSha });
-    return await insertCandidate(options.db, manifest, artifact, { round, parentCandidateId: options.previous?.candidateId ?? null });
+    return await insertCandidate(options.db, manifest, artifact, {
+      round,
+      parentCandidateId: options.previous?.candidateId ?? null,
+    });
   } finally {
     await fs.rm(staging, { recursive: true, force: true });
   }

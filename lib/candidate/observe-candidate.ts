@@ -19,7 +19,12 @@ export async function observeCandidate(options: {
 }): Promise<{ changedFiles: TChangedFile[]; diffDigest: string }> {
   // The listing and the binary diff are independent reads of the same two commits: run together.
   const [raw, diffDigest] = await Promise.all([
-    diffTreeRaw({ gitDir: options.gitDir, from: options.baseSha, to: options.headSha, maxOutputBytes: 64 * 1024 * 1024 }),
+    diffTreeRaw({
+      gitDir: options.gitDir,
+      from: options.baseSha,
+      to: options.headSha,
+      maxOutputBytes: 64 * 1024 * 1024,
+    }),
     digestBinaryDiff({ gitDir: options.gitDir, from: options.baseSha, to: options.headSha, timeoutMs: 10 * 60_000 }),
   ]);
   const changedFiles: TChangedFile[] = raw.map((entry) => ({

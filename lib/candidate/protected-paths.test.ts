@@ -40,12 +40,17 @@ describe("classifyProtectedPaths", () => {
       sensitive: [".github/workflows/ci.yml", ".gitmodules"],
       refused: [".gitmodules"],
     });
-    expect(classifyProtectedPaths(policy, "school/other", [".github/workflows/ci.yml"]).refused).toEqual([".github/workflows/ci.yml"]);
+    expect(classifyProtectedPaths(policy, "school/other", [".github/workflows/ci.yml"]).refused).toEqual([
+      ".github/workflows/ci.yml",
+    ]);
   });
 
   it("refuses patterns that are not relative globs", () => {
     for (const pattern of ["/etc/x", "a/../b", "a//b", "a\\b", ""]) {
-      expect(ZProtectedPathsSettingSchema.safeParse({ defaultPatterns: [pattern], repositories: {} }).success, pattern).toBe(false);
+      expect(
+        ZProtectedPathsSettingSchema.safeParse({ defaultPatterns: [pattern], repositories: {} }).success,
+        pattern,
+      ).toBe(false);
     }
   });
 });

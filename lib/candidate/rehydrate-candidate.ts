@@ -55,10 +55,20 @@ async function rebuild(options: TRehydrateCandidateOptions): Promise<TRehydratio
   const manifest = await getCandidateManifestOrThrow(options.db, options.candidateId);
   const task = await options.db.task.findUnique({
     where: { id: manifest.taskId },
-    select: { issueNumber: true, baseRef: true, baseSha: true, createdAt: true, round: true, repository: { select: { name: true } } },
+    select: {
+      issueNumber: true,
+      baseRef: true,
+      baseSha: true,
+      createdAt: true,
+      round: true,
+      repository: { select: { name: true } },
+    },
   });
   if (!task) throw mismatch("The candidate's task record is missing.");
-  const { round } = await options.db.candidate.findUniqueOrThrow({ where: { id: manifest.candidateId }, select: { round: true } });
+  const { round } = await options.db.candidate.findUniqueOrThrow({
+    where: { id: manifest.candidateId },
+    select: { round: true },
+  });
   if (
     task.baseSha !== manifest.baseSha ||
     task.baseRef !== manifest.baseRef ||
@@ -75,7 +85,8 @@ async function rebuild(options: TRehydrateCandidateOptions): Promise<TRehydratio
     await options.artifactStore.readToFile({ digest: manifest.archiveDigest, destPath: archivePath });
     const spoolPath = path.join(staging, "content.spool");
     const verdict = acceptedOrThrow(await validateArchive({ archivePath, limits: options.limits, spoolPath }));
-    if (verdict.archive.sha256 !== manifest.archiveDigest) throw mismatch("The artifact's digest differs from the record.");
+    if (verdict.archive.sha256 !== manifest.archiveDigest)
+      throw mismatch("The artifact's digest differs from the record.");
     if (JSON.stringify(fileDigestsOf(verdict.entries)) !== JSON.stringify(manifest.fileDigests))
       throw mismatch("The artifact's per-file digests differ from the record.");
 
@@ -96,14 +107,20 @@ async function rebuild(options: TRehydrateCandidateOptions): Promise<TRehydratio
       spoolPath,
     });
     if (rebuiltHeadSha !== manifest.headSha)
-      throw mismatch("The rebuilt head differs from the recorded head.", { recorded: manifest.headSha, rebuilt: rebuiltHeadSha });
+      throw mismatch("The rebuilt head differs from the recorded head.", {
+        recorded: manifest.headSha,
+        rebuilt: rebuiltHeadSha,
+      });
 
     const observed = await observeCandidate({ gitDir, baseSha: manifest.baseSha, headSha: rebuiltHeadSha });
     if (JSON.stringify(observed.changedFiles) !== JSON.stringify(manifest.changedFiles))
       throw mismatch("The rebuilt change set differs from the record.");
     // Same head, different diff digest would mean git's diff output changed: still not a proof.
     if (observed.diffDigest !== manifest.diffDigest)
-      throw mismatch("The rebuilt diff digest differs from the record.", { recorded: manifest.diffDigest, rebuilt: observed.diffDigest });
+      throw mismatch("The rebuilt diff digest differs from the record.", {
+        recorded: manifest.diffDigest,
+        rebuilt: observed.diffDigest,
+      });
 
     let isRestored = false;
     if (options.restoreToRepoPath) {
@@ -112,7 +129,11 @@ async function rebuild(options: TRehydrateCandidateOptions): Promise<TRehydratio
       await pinRoundRef({ gitDir: options.restoreToRepoPath, taskId: manifest.taskId, round, headSha: rebuiltHeadSha });
       // The branch follows the task's latest round; an earlier round is restored under its round ref only.
       if (round === task.round)
-        await createOrVerifyBranch({ gitDir: options.restoreToRepoPath, branch: manifest.branch, headSha: rebuiltHeadSha });
+        await createOrVerifyBranch({
+          gitDir: options.restoreToRepoPath,
+          branch: manifest.branch,
+          headSha: rebuiltHeadSha,
+        });
       isRestored = true;
     }
     return {

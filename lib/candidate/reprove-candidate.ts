@@ -28,7 +28,10 @@ export type TReproveCandidateInput = {
   isRestoreWanted?: boolean;
 };
 
-export async function reproveCandidate(deps: { db: Db; dataDir: string }, input: TReproveCandidateInput): Promise<TRehydrationResult> {
+export async function reproveCandidate(
+  deps: { db: Db; dataDir: string },
+  input: TReproveCandidateInput,
+): Promise<TRehydrationResult> {
   const { db, dataDir } = deps;
   const manifest = await getCandidateManifestOrThrow(db, input.candidateId);
   return rehydrateCandidate({

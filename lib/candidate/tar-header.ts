@@ -27,7 +27,8 @@ export type TTarHeader = {
   size: number;
 };
 
-export type THeaderParse = { kind: "zero" } | { kind: "header"; header: TTarHeader } | { kind: "refused"; refusal: TArchiveRefusal };
+export type THeaderParse =
+  { kind: "zero" } | { kind: "header"; header: TTarHeader } | { kind: "refused"; refusal: TArchiveRefusal };
 
 const USTAR_MAGIC = Buffer.from("ustar\u000000", "latin1");
 const GNU_MAGIC = Buffer.from("ustar  \u0000", "latin1");
@@ -88,7 +89,8 @@ export function parseHeaderBlock(block: Buffer): THeaderParse {
   if (isAllZero(block)) return { kind: "zero" };
 
   const checksum = readNumberField(block, 148, 8, false);
-  if (checksum.kind !== "value") return { kind: "refused", refusal: refusal("ARCHIVE_BAD_HEADER", "checksum field is not octal") };
+  if (checksum.kind !== "value")
+    return { kind: "refused", refusal: refusal("ARCHIVE_BAD_HEADER", "checksum field is not octal") };
   // Only the unsigned sum: the historic signed variant is a second interpretation of the same bytes.
   if (checksum.value !== computeChecksum(block)) return { kind: "refused", refusal: refusal("ARCHIVE_BAD_CHECKSUM") };
 

@@ -25,7 +25,14 @@ import {
 
 const MAX_REFUSALS = 20;
 
-export type TValidatedFile = { kind: "file"; path: string; mode: "100644" | "100755"; size: number; sha256: string; spoolOffset: number };
+export type TValidatedFile = {
+  kind: "file";
+  path: string;
+  mode: "100644" | "100755";
+  size: number;
+  sha256: string;
+  spoolOffset: number;
+};
 export type TValidatedSymlink = { kind: "symlink"; path: string; target: string; size: number; sha256: string };
 export type TValidatedEntry = TValidatedFile | TValidatedSymlink;
 
@@ -35,7 +42,12 @@ export type TTarResult =
 
 export type TContentSink = { append(chunk: Buffer): Promise<void> | void };
 
-type TExtension = { type: "pax" | "global" | "longname" | "longlink"; size: number; chunks: Buffer[]; collected: number };
+type TExtension = {
+  type: "pax" | "global" | "longname" | "longlink";
+  size: number;
+  chunks: Buffer[];
+  collected: number;
+};
 
 type TState = "header" | "data" | "extension" | "padding" | "end" | "stopped";
 
@@ -153,7 +165,8 @@ export class TarValidator {
         if (this.refusals.length === 0 && this.entries.length === 0) this.refusals.push(refusal("ARCHIVE_EMPTY"));
       }
     }
-    if (this.refusals.length > 0) return { kind: "refused", refusals: this.refusals.slice(0, MAX_REFUSALS), tarBytes: this.tarBytes };
+    if (this.refusals.length > 0)
+      return { kind: "refused", refusals: this.refusals.slice(0, MAX_REFUSALS), tarBytes: this.tarBytes };
     return {
       kind: "accepted",
       entries: this.entries,
@@ -189,13 +202,17 @@ export class TarValidator {
         return this.beginExtension("pax", header.size, this.limits.maxExtensionHeaderBytes, "ARCHIVE_PAX_INVALID");
       case "g":
         if (this.pendingPax || this.pendingLongName || this.pendingLongLink)
-          return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", "global header between an extension header and its entry"));
+          return this.stop(
+            refusal("ARCHIVE_HEADER_CONFLICT", "global header between an extension header and its entry"),
+          );
         return this.beginExtension("global", header.size, this.limits.maxExtensionHeaderBytes, "ARCHIVE_PAX_INVALID");
       case "L":
-        if (this.pendingLongName) return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", "two GNU long names for one entry"));
+        if (this.pendingLongName)
+          return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", "two GNU long names for one entry"));
         return this.beginExtension("longname", header.size, this.limits.maxPathBytes + 1, "ARCHIVE_PATH_TOO_LONG");
       case "K":
-        if (this.pendingLongLink) return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", "two GNU long link names for one entry"));
+        if (this.pendingLongLink)
+          return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", "two GNU long link names for one entry"));
         return this.beginExtension("longlink", header.size, this.limits.maxPathBytes + 1, "ARCHIVE_PATH_TOO_LONG");
       default:
         return this.onEntryHeader(header);
@@ -250,8 +267,10 @@ export class TarValidator {
       return this.stop(refusal("ARCHIVE_TOO_MANY_ENTRIES", `more than ${this.limits.maxEntries}`));
 
     // Two sources for one field is how two parsers come to read two archives: refuse, never pick.
-    if (pax?.path && longName) return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", "both a PAX path and a GNU long name"));
-    if (pax?.linkpath && longLink) return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", "both a PAX linkpath and a GNU long link name"));
+    if (pax?.path && longName)
+      return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", "both a PAX path and a GNU long name"));
+    if (pax?.linkpath && longLink)
+      return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", "both a PAX linkpath and a GNU long link name"));
     if (pax?.size !== undefined && pax.size !== header.size)
       return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", `PAX size ${pax.size} but header size ${header.size}`));
     const rawPath = pax?.path ?? longName ?? header.name;
@@ -271,13 +290,19 @@ export class TarValidator {
       this.skipData(size);
       return this.refuseEntry(refusal("ARCHIVE_SPECIAL_FILE", "socket", rawPath));
     }
-    if (typeBits !== 0 && (kind === "file" || kind === "dir" || kind === "symlink") && typeBits !== TYPE_BITS_BY_KIND[kind]) {
+    if (
+      typeBits !== 0 &&
+      (kind === "file" || kind === "dir" || kind === "symlink") &&
+      typeBits !== TYPE_BITS_BY_KIND[kind]
+    ) {
       return this.stop(refusal("ARCHIVE_HEADER_CONFLICT", "mode type bits disagree with the entry type", rawPath));
     }
 
     if (kind === "file") {
       if (size > this.limits.maxFileBytes)
-        return this.stop(refusal("ARCHIVE_FILE_TOO_LARGE", `${size} bytes, limit ${this.limits.maxFileBytes}`, rawPath));
+        return this.stop(
+          refusal("ARCHIVE_FILE_TOO_LARGE", `${size} bytes, limit ${this.limits.maxFileBytes}`, rawPath),
+        );
       if (this.totalFileBytes + size > this.limits.maxTotalFileBytes)
         return this.stop(refusal("ARCHIVE_CONTENT_TOO_LARGE", `over ${this.limits.maxTotalFileBytes} bytes`, rawPath));
       this.totalFileBytes += size;
@@ -287,7 +312,8 @@ export class TarValidator {
       this.skipData(size);
       return this.refuseEntry(refusal("ARCHIVE_HARDLINK", undefined, rawPath));
     }
-    if (kind === "special") return this.refuseEntry(refusal("ARCHIVE_SPECIAL_FILE", `type ${header.typeflag}`, rawPath));
+    if (kind === "special")
+      return this.refuseEntry(refusal("ARCHIVE_SPECIAL_FILE", `type ${header.typeflag}`, rawPath));
 
     // Modes are normalised to 0644/0755, but setuid/setgid/sticky are refused rather than
     // silently dropped: they have no legitimate use in a source tree, and a hostile archive
@@ -311,7 +337,8 @@ export class TarValidator {
       return;
     }
     if (kind === "symlink") {
-      if (this.limits.symlinkPolicy === "refuse") return this.refuseEntry(refusal("ARCHIVE_SYMLINK_REFUSED", undefined, entryPath));
+      if (this.limits.symlinkPolicy === "refuse")
+        return this.refuseEntry(refusal("ARCHIVE_SYMLINK_REFUSED", undefined, entryPath));
       const target = checkSymlinkTarget(rawLink, entryPath, this.limits);
       if (target.kind === "refused") return this.refuseEntry(target.refusal);
       const problem = this.tree.addSymlink(entryPath, target.target);

@@ -34,14 +34,20 @@ const sha256 = (data: string | Buffer) => createHash("sha256").update(data).dige
 
 describe("hostile corpus", () => {
   it("covers every refusal code", () => {
-    const missing = (Object.keys(ARCHIVE_REFUSAL_CODES) as TArchiveRefusalCode[]).filter((code) => !corpusCodes().has(code));
+    const missing = (Object.keys(ARCHIVE_REFUSAL_CODES) as TArchiveRefusalCode[]).filter(
+      (code) => !corpusCodes().has(code),
+    );
     expect(missing).toEqual([]);
   });
 
   it.each(HOSTILE_CORPUS.map((c) => [c.name, c] as const))("refuses: %s", async (_name, corpusCase) => {
     const archivePath = await writeArchive(corpusCase.bytes());
     const staging = await fs.mkdtemp(path.join(root, "staging-"));
-    const verdict = await validateArchive({ archivePath, limits: limitsWith(corpusCase.limits), spoolPath: path.join(staging, "spool") });
+    const verdict = await validateArchive({
+      archivePath,
+      limits: limitsWith(corpusCase.limits),
+      spoolPath: path.join(staging, "spool"),
+    });
     expect(verdict.kind).toBe("refused");
     if (verdict.kind !== "refused") return;
     expect(verdict.reasons.map((r) => r.code)).toContain(corpusCase.code);
@@ -87,11 +93,29 @@ describe("accepted archives", () => {
     expect(verdict.archive.bytes).toBe(bytes.length);
     const byPath = new Map(verdict.entries.map((e) => [e.path, e]));
     expect([...byPath.keys()].sort()).toEqual(
-      ["caf\u00e9.md", "chain", longPath, `gnu/${"n".repeat(120)}.txt`, "empty", "link-to-main", "run.sh", "src/main.ts", "src/up"].sort(),
+      [
+        "caf\u00e9.md",
+        "chain",
+        longPath,
+        `gnu/${"n".repeat(120)}.txt`,
+        "empty",
+        "link-to-main",
+        "run.sh",
+        "src/main.ts",
+        "src/up",
+      ].sort(),
     );
-    expect(byPath.get("run.sh")).toMatchObject({ kind: "file", mode: "100755", sha256: sha256("#!/bin/sh\necho hi\n") });
+    expect(byPath.get("run.sh")).toMatchObject({
+      kind: "file",
+      mode: "100755",
+      sha256: sha256("#!/bin/sh\necho hi\n"),
+    });
     expect(byPath.get("src/main.ts")).toMatchObject({ kind: "file", mode: "100644", size: 20 });
-    expect(byPath.get("link-to-main")).toMatchObject({ kind: "symlink", target: "src/main.ts", sha256: sha256("src/main.ts") });
+    expect(byPath.get("link-to-main")).toMatchObject({
+      kind: "symlink",
+      target: "src/main.ts",
+      sha256: sha256("src/main.ts"),
+    });
     // The spool holds exactly the regular files' bytes, at their offsets.
     const spoolBytes = await fs.readFile(spool);
     for (const entry of verdict.entries) {
@@ -113,7 +137,10 @@ describe("accepted archives", () => {
       const out = path.join(root, `gnu-${counter++}.tar`);
       execFileSync("tar", ["-C", src, ...args, "-cf", out, "."]);
       const verdict = await validateArchive({ archivePath: out, limits: DEFAULT_ARCHIVE_LIMITS });
-      expect(verdict.kind, `${args.join(" ")}: ${JSON.stringify(verdict.kind === "refused" ? verdict.reasons : [])}`).toBe("accepted");
+      expect(
+        verdict.kind,
+        `${args.join(" ")}: ${JSON.stringify(verdict.kind === "refused" ? verdict.reasons : [])}`,
+      ).toBe("accepted");
       if (verdict.kind === "accepted") expect(verdict.entries.length).toBe(5);
     }
     execFileSync("git", ["init", "-q", src]);
@@ -136,23 +163,37 @@ describe("accepted archives", () => {
   it("accepts gzip within the ratio and refuses the same bytes under a tighter ratio", async () => {
     const bytes = zlib.gzipSync(tarArchive(tarFile("zeros.bin", Buffer.alloc(2 * 1024 * 1024))));
     const archivePath = await writeArchive(bytes);
-    expect((await validateArchive({ archivePath, limits: limitsWith({ maxCompressionRatio: 1000 }) })).kind).toBe("accepted");
-    expect((await validateArchive({ archivePath, limits: limitsWith({ maxCompressionRatio: 10 }) })).kind).toBe("refused");
+    expect((await validateArchive({ archivePath, limits: limitsWith({ maxCompressionRatio: 1000 }) })).kind).toBe(
+      "accepted",
+    );
+    expect((await validateArchive({ archivePath, limits: limitsWith({ maxCompressionRatio: 10 }) })).kind).toBe(
+      "refused",
+    );
   });
 
   it("collects several per-entry reasons in one pass and stops spooling at the first", async () => {
     const archivePath = await writeArchive(
-      tarArchive(tarFile("good.txt", "g"), tarFile("../bad1", "x"), tarFile(".git/bad2", "x"), tarFile("after.txt", "SECRET-AFTER")),
+      tarArchive(
+        tarFile("good.txt", "g"),
+        tarFile("../bad1", "x"),
+        tarFile(".git/bad2", "x"),
+        tarFile("after.txt", "SECRET-AFTER"),
+      ),
     );
     const spool = path.join(root, "multi.spool");
     const verdict = await validateArchive({ archivePath, limits: DEFAULT_ARCHIVE_LIMITS, spoolPath: spool });
-    expect(verdict.kind === "refused" && verdict.reasons.map((r) => r.code)).toEqual(["ARCHIVE_PATH_TRAVERSAL", "ARCHIVE_PATH_GIT_DIR"]);
+    expect(verdict.kind === "refused" && verdict.reasons.map((r) => r.code)).toEqual([
+      "ARCHIVE_PATH_TRAVERSAL",
+      "ARCHIVE_PATH_GIT_DIR",
+    ]);
     expect((await fs.readFile(spool)).toString()).toBe("g");
   });
 
   it("refuses invalid limits as a configuration error", async () => {
     const archivePath = await writeArchive(tarArchive(tarFile("a", "b")));
-    await expect(validateArchive({ archivePath, limits: { ...DEFAULT_ARCHIVE_LIMITS, maxEntries: -1 } })).rejects.toMatchObject({
+    await expect(
+      validateArchive({ archivePath, limits: { ...DEFAULT_ARCHIVE_LIMITS, maxEntries: -1 } }),
+    ).rejects.toMatchObject({
       code: "CONFIG_INVALID",
     });
   });

@@ -59,7 +59,10 @@ const UNSUPPORTED_MAGIC: readonly [string, Buffer][] = [
 class RawLimitExceeded extends Error {}
 
 export async function validateArchive(options: TValidateArchiveOptions): Promise<TArchiveVerdict> {
-  const limits = parseOrThrow(ZArchiveLimitsSchema, options.limits, { code: "CONFIG_INVALID", label: "archive limits" });
+  const limits = parseOrThrow(ZArchiveLimitsSchema, options.limits, {
+    code: "CONFIG_INVALID",
+    label: "archive limits",
+  });
 
   const handle = await fs.open(options.archivePath, "r").catch(() => {
     throw new AppError("VALIDATION_FAILED", "The archive file cannot be opened.");
@@ -69,7 +72,11 @@ export async function validateArchive(options: TValidateArchiveOptions): Promise
     const stat = await handle.stat();
     if (!stat.isFile()) throw new AppError("VALIDATION_FAILED", "The archive is not a regular file.");
     const facts: TArchiveFacts = { sha256: null, bytes: 0, isGzip: false, tarBytes: 0 };
-    const refuse = (reason: TArchiveRefusal): TArchiveVerdict => ({ kind: "refused", archive: facts, reasons: [reason] });
+    const refuse = (reason: TArchiveRefusal): TArchiveVerdict => ({
+      kind: "refused",
+      archive: facts,
+      reasons: [reason],
+    });
     if (stat.size > limits.maxArchiveBytes)
       return refuse(refusal("ARCHIVE_TOO_LARGE", `${stat.size} bytes, limit ${limits.maxArchiveBytes}`));
 
@@ -77,7 +84,8 @@ export async function validateArchive(options: TValidateArchiveOptions): Promise
     const { bytesRead } = await handle.read(head, 0, head.length, 0);
     const sniff = head.subarray(0, bytesRead);
     facts.isGzip = sniff.length >= 2 && sniff[0] === 0x1f && sniff[1] === 0x8b;
-    if (facts.isGzip && !limits.isGzipAllowed) return refuse(refusal("ARCHIVE_COMPRESSION_INVALID", "gzip is not accepted"));
+    if (facts.isGzip && !limits.isGzipAllowed)
+      return refuse(refusal("ARCHIVE_COMPRESSION_INVALID", "gzip is not accepted"));
     const other = UNSUPPORTED_MAGIC.find(([, magic]) => sniff.subarray(0, magic.length).equals(magic));
     if (other) return refuse(refusal("ARCHIVE_COMPRESSION_INVALID", `${other[0]} is not accepted`));
 
@@ -121,7 +129,10 @@ export async function validateArchive(options: TValidateArchiveOptions): Promise
     let isReadToEnd = false;
     try {
       for await (const chunk of output) {
-        if (facts.isGzip && facts.tarBytes + chunk.length > limits.maxCompressionRatio * facts.bytes + COMPRESSION_RATIO_GRACE_BYTES) {
+        if (
+          facts.isGzip &&
+          facts.tarBytes + chunk.length > limits.maxCompressionRatio * facts.bytes + COMPRESSION_RATIO_GRACE_BYTES
+        ) {
           validator.stop(refusal("ARCHIVE_COMPRESSION_RATIO", `more than ${limits.maxCompressionRatio}:1`));
         }
         if (validator.isStopped) break;
@@ -135,7 +146,9 @@ export async function validateArchive(options: TValidateArchiveOptions): Promise
       else if (facts.isGzip && isZlibError(error))
         validator.stop(
           refusal(
-            (error as NodeJS.ErrnoException).code === "Z_BUF_ERROR" ? "ARCHIVE_TRUNCATED" : "ARCHIVE_COMPRESSION_INVALID",
+            (error as NodeJS.ErrnoException).code === "Z_BUF_ERROR"
+              ? "ARCHIVE_TRUNCATED"
+              : "ARCHIVE_COMPRESSION_INVALID",
             "gzip stream",
           ),
         );
@@ -158,7 +171,11 @@ export async function validateArchive(options: TValidateArchiveOptions): Promise
         totalFileBytes: result.totalFileBytes,
       };
     }
-    return { kind: "refused", archive: facts, reasons: result.kind === "refused" ? result.refusals : [refusal("ARCHIVE_TRUNCATED")] };
+    return {
+      kind: "refused",
+      archive: facts,
+      reasons: result.kind === "refused" ? result.refusals : [refusal("ARCHIVE_TRUNCATED")],
+    };
   } finally {
     await spool?.close().catch(() => undefined);
     await handle.close().catch(() => undefined);
@@ -199,7 +216,8 @@ class SpoolWriter implements TContentSink {
 
   private async flush(): Promise<void> {
     let written = 0;
-    while (written < this.filled) written += (await this.handle.write(this.buffer, written, this.filled - written)).bytesWritten;
+    while (written < this.filled)
+      written += (await this.handle.write(this.buffer, written, this.filled - written)).bytesWritten;
     this.filled = 0;
   }
 

@@ -75,7 +75,13 @@ const ZDispatchSettingObject = z
  * it was never qualified (fail closed rather than honour an unproven "on").
  */
 function upgradeLegacy(value: unknown): unknown {
-  if (value && typeof value === "object" && !Array.isArray(value) && Object.keys(value).length === 1 && "enabled" in value) {
+  if (
+    value &&
+    typeof value === "object" &&
+    !Array.isArray(value) &&
+    Object.keys(value).length === 1 &&
+    "enabled" in value
+  ) {
     return {
       enabled: false,
       mode: "off",
@@ -95,10 +101,14 @@ export const ZDispatchSettingSchema = z
     message: "enabled must be true exactly when mode is development or production",
     path: ["enabled"],
   })
-  .refine((value) => value.mode === "off" || (value.openedByRunId !== null && value.configDigest !== null && value.config !== null), {
-    message: "an open gate names the probe run and the configuration digest that opened it",
-    path: ["openedByRunId"],
-  });
+  .refine(
+    (value) =>
+      value.mode === "off" || (value.openedByRunId !== null && value.configDigest !== null && value.config !== null),
+    {
+      message: "an open gate names the probe run and the configuration digest that opened it",
+      path: ["openedByRunId"],
+    },
+  );
 export type TDispatchSetting = z.infer<typeof ZDispatchSettingSchema>;
 
 export const DISPATCH_CLOSED: TDispatchSetting = {

@@ -88,7 +88,8 @@ const PARITY: Record<string, Record<string, string>> = {
 };
 
 /** `const NAME = "…";` or a template over earlier constants; a command-line default (`process.argv[n] ?? "…"`) counts too. */
-const DECLARATION = /^(?:export\s+)?const\s+([A-Z][A-Z0-9_]*)\s*=\s*(?:process\.argv\[\d+\]\s*\?\?\s*)?("[^"\\]*"|`[^`\\]*`);/gm;
+const DECLARATION =
+  /^(?:export\s+)?const\s+([A-Z][A-Z0-9_]*)\s*=\s*(?:process\.argv\[\d+\]\s*\?\?\s*)?("[^"\\]*"|`[^`\\]*`);/gm;
 /** A string or template literal that starts with a guest path root. */
 const GUEST_PATH_LITERAL = /["'`](\/(?:tmp|run|workspace)\/[^"'`]*)["'`]/g;
 
@@ -144,8 +145,12 @@ describe("the guest programs agree with lib/contract/guest-layout.ts", () => {
   });
 
   it("derives the composite paths from their parts", () => {
-    expect(layout.GUEST_STUDENT_REPORT_FILE).toBe(path.posix.join(layout.GUEST_OUTPUT_DIR, layout.GUEST_STUDENT_REPORT_NAME));
-    expect(layout.GUEST_RELAY_SOCKET).toBe(path.posix.join(layout.GUEST_RELAY_SOCKET_DIR, layout.GUEST_RELAY_SOCKET_NAME));
+    expect(layout.GUEST_STUDENT_REPORT_FILE).toBe(
+      path.posix.join(layout.GUEST_OUTPUT_DIR, layout.GUEST_STUDENT_REPORT_NAME),
+    );
+    expect(layout.GUEST_RELAY_SOCKET).toBe(
+      path.posix.join(layout.GUEST_RELAY_SOCKET_DIR, layout.GUEST_RELAY_SOCKET_NAME),
+    );
     expect(layout.GUEST_MAILBOX_OUTBOX_DIR).toBe(path.posix.join(layout.GUEST_MAILBOX_ROOT, "outbox"));
     expect(layout.GUEST_MAILBOX_INBOX_DIR).toBe(path.posix.join(layout.GUEST_MAILBOX_ROOT, "inbox"));
   });

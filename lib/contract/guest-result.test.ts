@@ -2,14 +2,23 @@ import { describe, expect, it } from "vitest";
 import { GUEST_CANDIDATE_ARCHIVE } from "./guest-layout";
 import { parseGuestResult } from "./guest-result";
 
-const request = { taskId: "6f0c2a4e-5b1d-4c7e-9a3f-2d8b1e0c4a5f", repository: "demo/calculator", baseSha: "a".repeat(40) };
+const request = {
+  taskId: "6f0c2a4e-5b1d-4c7e-9a3f-2d8b1e0c4a5f",
+  repository: "demo/calculator",
+  baseSha: "a".repeat(40),
+};
 const valid = {
   v: 1,
   ...request,
   guestExecutionId: "gx-1",
   status: "completed",
   diagnostics: "",
-  candidate: { archivePath: GUEST_CANDIDATE_ARCHIVE, archiveSha256: "b".repeat(64), archiveBytes: 10, changedPaths: ["src/add.js"] },
+  candidate: {
+    archivePath: GUEST_CANDIDATE_ARCHIVE,
+    archiveSha256: "b".repeat(64),
+    archiveBytes: 10,
+    changedPaths: ["src/add.js"],
+  },
   studentReport: { summary: "fixed" },
   supplementalChecks: [{ supplemental: true, name: "tests", command: "npm test", exitCode: 0, outputExcerpt: "ok" }],
 };
@@ -29,7 +38,11 @@ describe("GuestResult v1", () => {
       { ...valid, supplementalChecks: [{ ...valid.supplementalChecks[0], supplemental: false }] },
       "RESULT_SCHEMA",
     ],
-    ["an archive elsewhere", { ...valid, candidate: { ...valid.candidate, archivePath: "/etc/passwd" } }, "RESULT_SCHEMA"],
+    [
+      "an archive elsewhere",
+      { ...valid, candidate: { ...valid.candidate, archivePath: "/etc/passwd" } },
+      "RESULT_SCHEMA",
+    ],
     ["another task", { ...valid, taskId: "00000000-0000-4000-8000-000000000000" }, "RESULT_DISAGREES"],
     ["another repository", { ...valid, repository: "evil/repo" }, "RESULT_DISAGREES"],
     ["another base", { ...valid, baseSha: "c".repeat(40) }, "RESULT_DISAGREES"],
@@ -47,7 +60,8 @@ describe("GuestResult v2 (revision rounds)", () => {
   const parseFor = (value: unknown, round?: number) =>
     parseGuestResult(Buffer.from(JSON.stringify(value)), { ...request, round }, 256 * 1024);
 
-  it("accepts a result that answers the requested round", () => expect(parseFor(v2, 2)).toMatchObject({ v: 2, round: 2 }));
+  it("accepts a result that answers the requested round", () =>
+    expect(parseFor(v2, 2)).toMatchObject({ v: 2, round: 2 }));
 
   it.each([
     ["a v2 result for round 1", v2, 1],
@@ -62,6 +76,8 @@ describe("GuestResult v2 (revision rounds)", () => {
   it("refuses a v2 result without its round, or with round 1", () => {
     const { round: _round, ...withoutRound } = v2;
     expect(() => parseFor(withoutRound, 2)).toThrow(expect.objectContaining({ details: { reason: "RESULT_SCHEMA" } }));
-    expect(() => parseFor({ ...v2, round: 1 }, 1)).toThrow(expect.objectContaining({ details: { reason: "RESULT_SCHEMA" } }));
+    expect(() => parseFor({ ...v2, round: 1 }, 1)).toThrow(
+      expect.objectContaining({ details: { reason: "RESULT_SCHEMA" } }),
+    );
   });
 });

@@ -43,7 +43,9 @@ export const ZGuestResultSchema = z
         archivePath: z.literal(GUEST_CANDIDATE_ARCHIVE),
         archiveSha256: z.string().regex(/^[0-9a-f]{64}$/),
         archiveBytes: z.number().int().min(0),
-        changedPaths: z.array(z.string().min(1).max(GUEST_RESULT_LIMITS.pathChars)).max(GUEST_RESULT_LIMITS.changedPaths),
+        changedPaths: z
+          .array(z.string().min(1).max(GUEST_RESULT_LIMITS.pathChars))
+          .max(GUEST_RESULT_LIMITS.changedPaths),
       })
       .strict()
       .nullable(),
@@ -60,7 +62,10 @@ export const ZGuestResultSchema = z
  * answers. Its candidate.changedPaths are relative to the tree the guest received (the request's
  * startSha), not to the base: that is all a guest can observe.
  */
-export const ZGuestResultV2Schema = ZGuestResultSchema.extend({ v: z.literal(2), round: z.number().int().min(2) }).strict();
+export const ZGuestResultV2Schema = ZGuestResultSchema.extend({
+  v: z.literal(2),
+  round: z.number().int().min(2),
+}).strict();
 
 export type TGuestResult = z.infer<typeof ZGuestResultSchema> | z.infer<typeof ZGuestResultV2Schema>;
 

@@ -69,7 +69,13 @@ export const ZTaskLimitsSchema = z
         maxTokens: z.number().int().min(1_000).max(1_000_000_000).default(2_000_000),
       })
       .strict()
-      .default({ maxRequests: 20, maxBytes: 4 * MiB, maxRequestBytes: 256 * 1024, maxResponseBytes: 256 * 1024, maxTokens: 2_000_000 }),
+      .default({
+        maxRequests: 20,
+        maxBytes: 4 * MiB,
+        maxRequestBytes: 256 * 1024,
+        maxResponseBytes: 256 * 1024,
+        maxTokens: 2_000_000,
+      }),
     /** mailbox = network blocked (strongest); http = a single scoped egress to the relay endpoint */
     relayChannel: z.enum(["mailbox", "http"]).default("mailbox"),
   })

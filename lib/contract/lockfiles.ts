@@ -19,9 +19,15 @@ export const RECIPE_INPUT_FILES = {
 } as const satisfies Record<TLockfileRecipeKind, readonly string[]>;
 
 export type TRecipeInput = { path: string; sha256: string; bytes: Buffer };
-export type TRecipeInputs = { files: TRecipeInput[]; lockfileDigest: string; lockfiles: { path: string; sha256: string }[] };
+export type TRecipeInputs = {
+  files: TRecipeInput[];
+  lockfileDigest: string;
+  lockfiles: { path: string; sha256: string }[];
+};
 
 /** The digest of a set of input files: their paths and contents, order-free. */
 export function lockfileDigestOf(files: readonly { path: string; sha256: string }[]): string {
-  return canonicalDigest([...files].map((f) => ({ path: f.path, sha256: f.sha256 })).sort((a, b) => (a.path < b.path ? -1 : 1)));
+  return canonicalDigest(
+    [...files].map((f) => ({ path: f.path, sha256: f.sha256 })).sort((a, b) => (a.path < b.path ? -1 : 1)),
+  );
 }

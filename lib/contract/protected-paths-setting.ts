@@ -52,7 +52,9 @@ export const ZProtectedPathsSettingSchema = z
   .object({
     defaultPatterns: z.array(ZPattern).max(200),
     /** Keyed by canonical owner/name. */
-    repositories: z.record(z.string().regex(/^[a-z0-9_][a-z0-9_.-]*\/[a-z0-9_][a-z0-9_.-]*$/), ZRepositoryProtectedPathsSchema).default({}),
+    repositories: z
+      .record(z.string().regex(/^[a-z0-9_][a-z0-9_.-]*\/[a-z0-9_][a-z0-9_.-]*$/), ZRepositoryProtectedPathsSchema)
+      .default({}),
   })
   .strict();
 

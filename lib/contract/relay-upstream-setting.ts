@@ -31,7 +31,12 @@ const ZEndpoint = z
     "must not carry a user name or password (use --credential-file)",
   );
 
-const ZMaxResponseBytes = z.number().int().min(1024).max(UPSTREAM_MAX_RESPONSE_BYTES_CEILING).default(UPSTREAM_DEFAULT_MAX_RESPONSE_BYTES);
+const ZMaxResponseBytes = z
+  .number()
+  .int()
+  .min(1024)
+  .max(UPSTREAM_MAX_RESPONSE_BYTES_CEILING)
+  .default(UPSTREAM_DEFAULT_MAX_RESPONSE_BYTES);
 
 const httpUpstreamFields = {
   /** The full URL of the chat-completions (openai) or messages (anthropic) endpoint. */
@@ -49,7 +54,11 @@ export const ZRelayUpstreamSettingSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("scripted"), scriptFile: ZAbsolutePath, maxResponseBytes: ZMaxResponseBytes }).strict(),
   z.object({ kind: z.literal("openai"), ...httpUpstreamFields }).strict(),
   z
-    .object({ kind: z.literal("anthropic"), ...httpUpstreamFields, anthropicVersion: z.string().min(1).max(40).default("2023-06-01") })
+    .object({
+      kind: z.literal("anthropic"),
+      ...httpUpstreamFields,
+      anthropicVersion: z.string().min(1).max(40).default("2023-06-01"),
+    })
     .strict(),
 ]);
 

@@ -37,5 +37,7 @@ export function assertSecureEndpoint(value: string, what: string): void {
   } catch {
     /* keep the placeholder */
   }
-  throw new AppError("ENDPOINT_INSECURE", `The ${what} ${host.slice(0, 300)} is refused: it ${SECURE_ENDPOINT_RULE}.`, { what });
+  throw new AppError("ENDPOINT_INSECURE", `The ${what} ${host.slice(0, 300)} is refused: it ${SECURE_ENDPOINT_RULE}.`, {
+    what,
+  });
 }

@@ -4,7 +4,11 @@
  */
 import { z } from "zod";
 
-export const ZMachineSourceSchema = z.object({ type: z.enum(["image", "smolmachine"]), reference: z.string(), arch: z.string().nullish() });
+export const ZMachineSourceSchema = z.object({
+  type: z.enum(["image", "smolmachine"]),
+  reference: z.string(),
+  arch: z.string().nullish(),
+});
 
 export const ZMachineInfoSchema = z.object({
   id: z.string().min(1).max(200),
@@ -43,7 +47,11 @@ const ZMicros = z.number().int();
 export const ZUsageReportSchema = z.object({
   machineId: z.string(),
   usage: z
-    .object({ totalUptimeSeconds: z.number().optional(), cpuHours: z.number().optional(), memoryGbHours: z.number().optional() })
+    .object({
+      totalUptimeSeconds: z.number().optional(),
+      cpuHours: z.number().optional(),
+      memoryGbHours: z.number().optional(),
+    })
     .passthrough()
     .optional(),
   cost: z
@@ -108,4 +116,8 @@ export type TLocalLimitsMode = z.infer<typeof ZLocalLimitsModeSchema>;
 export const ZExtensionsSchema = z.object({ extensions: z.array(z.string()) });
 
 /** POST /v1/machines/{id}/wait: the machine as it is now, which of the asked files exist, and whether the wait ran out. */
-export const ZWaitResponseSchema = z.object({ machine: ZMachineInfoSchema, present: z.array(z.string()), timedOut: z.boolean() });
+export const ZWaitResponseSchema = z.object({
+  machine: ZMachineInfoSchema,
+  present: z.array(z.string()),
+  timedOut: z.boolean(),
+});

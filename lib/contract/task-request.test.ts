@@ -35,12 +35,18 @@ describe("TaskRequest v2 (revision rounds)", () => {
     ["round 1", { ...v2, round: 1 }],
     ["no feedback", { ...v2, feedback: undefined }],
     ["an empty comment", { ...v2, feedback: { ...feedback, comment: "" } }],
-    ["an unbounded comment", { ...v2, feedback: { ...feedback, comment: "x".repeat(FEEDBACK_LIMITS.commentChars + 1) } }],
+    [
+      "an unbounded comment",
+      { ...v2, feedback: { ...feedback, comment: "x".repeat(FEEDBACK_LIMITS.commentChars + 1) } },
+    ],
     [
       "too many line comments",
       {
         ...v2,
-        feedback: { ...feedback, lineComments: Array.from({ length: FEEDBACK_LIMITS.lineComments + 1 }, () => feedback.lineComments[0]) },
+        feedback: {
+          ...feedback,
+          lineComments: Array.from({ length: FEEDBACK_LIMITS.lineComments + 1 }, () => feedback.lineComments[0]),
+        },
       },
     ],
     [

@@ -40,7 +40,11 @@ export const ZTaskRequestSchema = z
     baseRef: z.string().min(1).max(250),
     baseSha: ZFullShaSchema,
     context: z
-      .object({ untrusted: z.literal(true), paths: z.array(z.string().max(500)).max(2000), readmeExcerpt: z.string().max(8000).nullable() })
+      .object({
+        untrusted: z.literal(true),
+        paths: z.array(z.string().max(500)).max(2000),
+        readmeExcerpt: z.string().max(8000).nullable(),
+      })
       .strict(),
     image: z.object({ type: z.enum(["smolmachine", "image"]), reference: z.string().max(300) }).strict(),
     relay: z

@@ -76,7 +76,13 @@ export type TTrustedCheck = z.infer<typeof ZTrustedCheckSchema>;
 export const DEMO_TRUSTED_MANIFEST: TTrustedManifest = {
   v: 1,
   checks: [
-    { name: "unit tests", command: ["node", "--test", "--test-reporter=spec"], timeoutSeconds: 120, required: true, reporter: "node-test" },
+    {
+      name: "unit tests",
+      command: ["node", "--test", "--test-reporter=spec"],
+      timeoutSeconds: 120,
+      required: true,
+      reporter: "node-test",
+    },
     {
       name: "no debugger statements",
       command: ["sh", "-c", "! grep -rn --include=*.js 'debugger' src"],

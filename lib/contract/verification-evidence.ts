@@ -77,7 +77,9 @@ export const ZEvidenceContentSchema = z
     manifestId: z.uuid(),
     manifestVersion: z.number().int().positive(),
     manifestDigest: ZDigest,
-    verifier: z.object({ machineId: z.uuid(), providerId: z.string(), imageRef: z.string(), substrate: z.string() }).strict(),
+    verifier: z
+      .object({ machineId: z.uuid(), providerId: z.string(), imageRef: z.string(), substrate: z.string() })
+      .strict(),
     verificationTreeSha: ZSha,
     checks: z.array(ZCheckResultSchema),
     verdict: z.object({ isPass: z.boolean(), reasons: z.array(z.string()) }).strict(),

@@ -72,7 +72,10 @@ describe("compareAndSetState", () => {
     });
     expect(stale.log).toEqual([]);
     const missing = move(rows, "a", "b", { id: "w2" });
-    await expect(missing.result).rejects.toMatchObject({ code: "STATE_CONFLICT", message: "Widget w2 does not exist." });
+    await expect(missing.result).rejects.toMatchObject({
+      code: "STATE_CONFLICT",
+      message: "Widget w2 does not exist.",
+    });
   });
 
   it("bounds and redacts the reason once, for the row and the log alike", async () => {

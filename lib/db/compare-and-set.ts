@@ -50,11 +50,14 @@ export type TCompareAndSetOptions<TState extends string, TData, TRow> = {
 };
 
 /** Moves one row from `from` to `to` and logs it; returns the row as it is after the move. */
-export async function compareAndSetState<TState extends string, TData, TRow extends { operationId: string; attempt: number }>(
-  options: TCompareAndSetOptions<TState, TData, TRow>,
-): Promise<TRow> {
+export async function compareAndSetState<
+  TState extends string,
+  TData,
+  TRow extends { operationId: string; attempt: number },
+>(options: TCompareAndSetOptions<TState, TData, TRow>): Promise<TRow> {
   const { entity, table, id, from, to } = options;
-  if (!options.canTransition(from, to)) throw new AppError("STATE_CONFLICT", `Illegal ${entity} transition ${from} → ${to}.`);
+  if (!options.canTransition(from, to))
+    throw new AppError("STATE_CONFLICT", `Illegal ${entity} transition ${from} → ${to}.`);
   const reason = options.reason === undefined ? undefined : sanitizeExcerpt(options.reason, MAX_REASON_BYTES);
   // The state is set here, last, whatever else the caller's columns say.
   const data = { ...options.data?.(reason), state: to } as TData;
@@ -62,9 +65,13 @@ export async function compareAndSetState<TState extends string, TData, TRow exte
   if (updated.count !== 1) {
     const current = await table.findUnique({ where: { id }, select: { state: true } });
     const name = `${entity.charAt(0).toUpperCase()}${entity.slice(1)} ${id}`;
-    throw new AppError("STATE_CONFLICT", current ? `${name} is ${current.state}, not ${from}.` : `${name} does not exist.`, {
-      current: current?.state,
-    });
+    throw new AppError(
+      "STATE_CONFLICT",
+      current ? `${name} is ${current.state}, not ${from}.` : `${name} does not exist.`,
+      {
+        current: current?.state,
+      },
+    );
   }
   const row = await table.findUniqueOrThrow({ where: { id } });
   await options.writeLog({ fromState: from, toState: to, operationId: row.operationId, attempt: row.attempt, reason });

@@ -13,7 +13,13 @@ export async function resolveDatabase(
   log?: (line: string) => void,
   options: { isAdopting?: boolean } = {},
 ): Promise<DatabaseHandle> {
-  if (env.DATABASE_URL) return { url: env.DATABASE_URL, isEmbedded: false, isOwned: false, stop: async () => undefined };
-  const server = await startEmbeddedPostgres({ dataDir: env.dataDir, port: env.EMBEDDED_PG_PORT, log, isAdopting: options.isAdopting });
+  if (env.DATABASE_URL)
+    return { url: env.DATABASE_URL, isEmbedded: false, isOwned: false, stop: async () => undefined };
+  const server = await startEmbeddedPostgres({
+    dataDir: env.dataDir,
+    port: env.EMBEDDED_PG_PORT,
+    log,
+    isAdopting: options.isAdopting,
+  });
   return { url: server.url, isEmbedded: true, isOwned: server.isOwned, stop: server.stop };
 }

@@ -118,7 +118,9 @@ describe("embedded PostgreSQL", () => {
     const dataDir = await tempDataDir();
     await fs.mkdir(path.join(dataDir, "postgres"));
     await fs.writeFile(path.join(dataDir, "postgres", "precious.txt"), "do not delete");
-    await expect(startEmbeddedPostgres({ dataDir, port: await findFreePort() })).rejects.toThrow(/Refusing to touch it/);
+    await expect(startEmbeddedPostgres({ dataDir, port: await findFreePort() })).rejects.toThrow(
+      /Refusing to touch it/,
+    );
     expect(await fs.readFile(path.join(dataDir, "postgres", "precious.txt"), "utf8")).toBe("do not delete");
   });
 

@@ -86,7 +86,9 @@ function resolveRunAs(): RunAs {
     return { uid: idOf("-u"), gid: idOf("-g") };
   } catch {
     try {
-      execFileSync("useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "postgres"], { stdio: "ignore" });
+      execFileSync("useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "postgres"], {
+        stdio: "ignore",
+      });
       return { uid: idOf("-u"), gid: idOf("-g") };
     } catch {
       throw new AppError(
@@ -124,9 +126,11 @@ async function readOrCreateSecret(file: string): Promise<string> {
     return (await fsp.readFile(file, "utf8")).trim();
   } catch {
     const secret = randomBytes(24).toString("base64url");
-    await fsp.writeFile(file, secret + "\n", { mode: 0o600, flag: "wx" }).catch(async (error: NodeJS.ErrnoException) => {
-      if (error.code !== "EEXIST") throw error;
-    });
+    await fsp
+      .writeFile(file, secret + "\n", { mode: 0o600, flag: "wx" })
+      .catch(async (error: NodeJS.ErrnoException) => {
+        if (error.code !== "EEXIST") throw error;
+      });
     return (await fsp.readFile(file, "utf8")).trim();
   }
 }
@@ -170,7 +174,13 @@ function urlFor(port: number, password: string, database: string): string {
   return `postgresql://${DB_USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
 }
 
-async function initialiseCluster(bins: Binaries, pgDir: string, password: string, runAs: RunAs, dataDir: string): Promise<void> {
+async function initialiseCluster(
+  bins: Binaries,
+  pgDir: string,
+  password: string,
+  runAs: RunAs,
+  dataDir: string,
+): Promise<void> {
   const pwFile = path.join(dataDir, `.initdb-pw-${randomBytes(6).toString("hex")}`);
   await fsp.writeFile(pwFile, password + "\n", { mode: 0o600 });
   if (runAs.uid !== undefined) await fsp.chown(pwFile, runAs.uid, runAs.gid!);
@@ -194,7 +204,9 @@ async function initialiseCluster(bins: Binaries, pgDir: string, password: string
       child.stderr.on("data", (d: Buffer) => (output += d.toString()));
       child.on("error", reject);
       child.on("close", (code) =>
-        code === 0 ? resolve() : reject(new AppError("DATABASE_UNAVAILABLE", `initdb failed (exit ${code}): ${boundText(output, 1500)}`)),
+        code === 0
+          ? resolve()
+          : reject(new AppError("DATABASE_UNAVAILABLE", `initdb failed (exit ${code}): ${boundText(output, 1500)}`)),
       );
     });
   } finally {
@@ -251,11 +263,17 @@ function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
  * spawned detached), so its backends go too. A killed server recovers from its WAL at the next
  * start; a server left running would hold the port and refuse that start.
  */
-async function stopServer(pid: number, log: (line: string) => void, timeouts = { fastMs: FAST_STOP_TIMEOUT_MS }): Promise<void> {
+async function stopServer(
+  pid: number,
+  log: (line: string) => void,
+  timeouts = { fastMs: FAST_STOP_TIMEOUT_MS },
+): Promise<void> {
   if (!isProcessAlive(pid)) return;
   signalEach([pid], "SIGINT");
   if (await waitForExit(pid, timeouts.fastMs)) return;
-  log(`embedded PostgreSQL (pid ${pid}) did not stop within ${timeouts.fastMs / 1000}s; sending SIGQUIT (immediate shutdown)`);
+  log(
+    `embedded PostgreSQL (pid ${pid}) did not stop within ${timeouts.fastMs / 1000}s; sending SIGQUIT (immediate shutdown)`,
+  );
   signalEach([pid], "SIGQUIT");
   if (await waitForExit(pid, IMMEDIATE_STOP_TIMEOUT_MS)) return;
   log(`embedded PostgreSQL (pid ${pid}) did not stop after SIGQUIT; killing it`);
@@ -267,7 +285,10 @@ async function stopServer(pid: number, log: (line: string) => void, timeouts = {
  * The last resort of a shutdown that ran out of time: stops the server that postmaster.pid of
  * DATA_DIR names, whoever started it — immediate shutdown, then SIGKILL. Nothing running: a no-op.
  */
-export async function forceStopEmbeddedPostgres(dataDir: string, log: (line: string) => void = () => undefined): Promise<void> {
+export async function forceStopEmbeddedPostgres(
+  dataDir: string,
+  log: (line: string) => void = () => undefined,
+): Promise<void> {
   const running = readPidFile(path.join(path.resolve(dataDir), "postgres"));
   if (running) await stopServer(running.pid, log, { fastMs: 0 });
 }

@@ -34,7 +34,8 @@ describe("migrations", () => {
       .filter((d) => d.isDirectory())
       .map((d) => d.name)
       .sort();
-    for (const dir of dirs) await expect(fs.stat(path.join(MIGRATIONS_DIR, dir, "schema.prisma.snapshot"))).resolves.toBeTruthy();
+    for (const dir of dirs)
+      await expect(fs.stat(path.join(MIGRATIONS_DIR, dir, "schema.prisma.snapshot"))).resolves.toBeTruthy();
     const last = await fs.readFile(path.join(MIGRATIONS_DIR, dirs.at(-1)!, "schema.prisma.snapshot"), "utf8");
     const current = await fs.readFile(path.join(MIGRATIONS_DIR, "..", "schema.prisma"), "utf8");
     // If this fails: run `npm run db:diff -- <name>` to write the migration for your schema change.

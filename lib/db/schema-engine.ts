@@ -22,7 +22,10 @@ type WasmModule = {
   };
 };
 
-export type MigrationDirectory = { path: string; migrationFile: { path: string; content: { tag: "ok"; value: string } } };
+export type MigrationDirectory = {
+  path: string;
+  migrationFile: { path: string; content: { tag: "ok"; value: string } };
+};
 
 export type MigrationList = {
   baseDir: string;
@@ -61,7 +64,9 @@ async function loadWasm(): Promise<WasmModule> {
   const bgPath = require.resolve("@prisma/schema-engine-wasm/schema_engine_bg");
   const mod = (await import(bgPath)) as WasmModule & Record<string, unknown>;
   const bytes = await fs.readFile(path.join(path.dirname(bgPath), "schema_engine_bg.wasm"));
-  const { instance } = await WebAssembly.instantiate(bytes, { "./schema_engine_bg.js": mod as unknown as WebAssembly.ModuleImports });
+  const { instance } = await WebAssembly.instantiate(bytes, {
+    "./schema_engine_bg.js": mod as unknown as WebAssembly.ModuleImports,
+  });
   mod.__wbg_set_wasm(instance.exports);
   (instance.exports.__wbindgen_start as () => void)();
   return mod;

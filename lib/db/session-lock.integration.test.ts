@@ -27,7 +27,8 @@ describe("a session-level advisory lock across connection pools (as across proce
             )
           ).rows[0]!.n,
         );
-      for (let waited = 0; (await others()) > 0 && waited < 5_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+      for (let waited = 0; (await others()) > 0 && waited < 5_000; waited += 20)
+        await new Promise((r) => setTimeout(r, 20));
       await watcher.end();
     }
   }
@@ -46,7 +47,9 @@ describe("a session-level advisory lock across connection pools (as across proce
       await holding;
       expect(await withSessionLock(second, "test:lock", { waitMs: 0 }, async () => "second")).toEqual({ kind: "busy" });
       const started = Date.now();
-      expect(await withSessionLock(second, "test:lock", { waitMs: 300 }, async () => "second")).toEqual({ kind: "busy" });
+      expect(await withSessionLock(second, "test:lock", { waitMs: 300 }, async () => "second")).toEqual({
+        kind: "busy",
+      });
       expect(Date.now() - started).toBeGreaterThanOrEqual(250);
       // A waiter gets the lock as soon as the holder lets go.
       const waiter = withSessionLock(second, "test:lock", { waitMs: 10_000 }, async () => "second");
@@ -63,10 +66,16 @@ describe("a session-level advisory lock across connection pools (as across proce
     withTwoPools(async (first, second) => {
       await expect(
         withSessionLock(first, "test:throws", { waitMs: 0 }, async () => {
-          expect(await withSessionLock(second, "test:other", { waitMs: 0 }, async () => "other")).toEqual({ kind: "ran", value: "other" });
+          expect(await withSessionLock(second, "test:other", { waitMs: 0 }, async () => "other")).toEqual({
+            kind: "ran",
+            value: "other",
+          });
           throw new Error("body failed");
         }),
       ).rejects.toThrow("body failed");
-      expect(await withSessionLock(second, "test:throws", { waitMs: 0 }, async () => "after")).toEqual({ kind: "ran", value: "after" });
+      expect(await withSessionLock(second, "test:throws", { waitMs: 0 }, async () => "after")).toEqual({
+        kind: "ran",
+        value: "after",
+      });
     }));
 });

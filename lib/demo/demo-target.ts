@@ -14,8 +14,11 @@ export const DEMO_ISSUE = {
 
 const FILES: Record<string, string> = {
   "package.json":
-    JSON.stringify({ name: "calculator", version: "1.0.0", private: true, type: "module", scripts: { test: "node --test" } }, null, 2) +
-    "\n",
+    JSON.stringify(
+      { name: "calculator", version: "1.0.0", private: true, type: "module", scripts: { test: "node --test" } },
+      null,
+      2,
+    ) + "\n",
   "src/add.js": "export function add(a, b) {\n  return a - b;\n}\n",
   "test/add.test.js":
     'import assert from "node:assert/strict";\nimport { test } from "node:test";\nimport { add } from "../src/add.js";\n\ntest("add adds", () => {\n  assert.equal(add(2, 3), 5);\n});\n',

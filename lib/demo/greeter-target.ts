@@ -19,7 +19,9 @@ export const GREETER_FIXTURE_PACKAGES: readonly TFixturePackage[] = [
   {
     name: "word-case",
     version: "1.0.0",
-    files: { "index.js": "export function capitalize(word) {\n  return word.charAt(0).toUpperCase() + word.slice(1);\n}\n" },
+    files: {
+      "index.js": "export function capitalize(word) {\n  return word.charAt(0).toUpperCase() + word.slice(1);\n}\n",
+    },
     extraManifest: { type: "module", main: "index.js" },
   },
   {
@@ -37,13 +39,16 @@ export const GREETER_FIXTURE_PACKAGES: readonly TFixturePackage[] = [
 const ROOT = { name: "greeter", version: "1.0.0", dependencies: { "greet-words": "^1.2.0" } };
 
 const FILES: Record<string, string> = {
-  "package.json": JSON.stringify({ ...ROOT, private: true, type: "module", scripts: { test: "node --test" } }, null, 2) + "\n",
+  "package.json":
+    JSON.stringify({ ...ROOT, private: true, type: "module", scripts: { test: "node --test" } }, null, 2) + "\n",
   "package-lock.json": writeLockfile(ROOT, GREETER_FIXTURE_PACKAGES),
-  "src/greet.js": 'import { greeting } from "greet-words";\n\nexport function greet(name) {\n  return greeting(name);\n}\n',
+  "src/greet.js":
+    'import { greeting } from "greet-words";\n\nexport function greet(name) {\n  return greeting(name);\n}\n',
   "test/greet.test.js":
     'import assert from "node:assert/strict";\nimport { test } from "node:test";\nimport { greet } from "../src/greet.js";\n\ntest("greet trims and capitalizes", () => {\n  assert.equal(greet("  ada "), "Hello, Ada!");\n});\n',
   ".gitignore": "node_modules/\n",
-  "README.md": "# greeter\n\nGreets people, with the help of the `greet-words` package. `npm ci && npm test` runs the tests.\n",
+  "README.md":
+    "# greeter\n\nGreets people, with the help of the `greet-words` package. `npm ci && npm test` runs the tests.\n",
 };
 
 /** Creates a working repository with one commit on `main`; returns its path and commit SHA. */

@@ -54,7 +54,10 @@ export async function seedDemoEnvironment(options: TSeedDemoOptions): Promise<vo
     } finally {
       await fs.rm(work, { recursive: true, force: true });
     }
-    await addTargetRepository({ db }, { name: DEMO_REPOSITORY, cloneUrl: `${options.forgeUrl}/${DEMO_REPOSITORY}.git`, actorId: null });
+    await addTargetRepository(
+      { db },
+      { name: DEMO_REPOSITORY, cloneUrl: `${options.forgeUrl}/${DEMO_REPOSITORY}.git`, actorId: null },
+    );
     logInfo("demo target seeded", { repository: DEMO_REPOSITORY });
   }
   if (options.demoRegistryUrl && !(await db.targetRepository.findUnique({ where: { name: GREETER_REPOSITORY } }))) {
@@ -72,9 +75,16 @@ export async function seedDemoEnvironment(options: TSeedDemoOptions): Promise<vo
     );
     await setRepositorySetup(
       { db },
-      { name: GREETER_REPOSITORY, recipe: { v: 1, kind: "npm-ci", registries: [options.demoRegistryUrl] }, actorId: null },
+      {
+        name: GREETER_REPOSITORY,
+        recipe: { v: 1, kind: "npm-ci", registries: [options.demoRegistryUrl] },
+        actorId: null,
+      },
     );
-    logInfo("demo target with dependencies seeded", { repository: GREETER_REPOSITORY, registry: options.demoRegistryUrl });
+    logInfo("demo target with dependencies seeded", {
+      repository: GREETER_REPOSITORY,
+      registry: options.demoRegistryUrl,
+    });
   }
   const publish = await readSetting(db, "publish.github").catch(() => null);
   // A data directory from before credential files had to live in DATA_DIR/credentials/ (issue 27,
@@ -101,5 +111,6 @@ export async function seedDemoEnvironment(options: TSeedDemoOptions): Promise<vo
       via: "demo-seed",
     });
   }
-  if (!(await getActiveManifest(db))) await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
+  if (!(await getActiveManifest(db)))
+    await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
 }

@@ -28,7 +28,13 @@ export async function seedDemoUsers(db: Db, dataDir: string): Promise<DemoSeedRe
       { db },
       { email: user.email, name: user.name, roles: [...user.roles], password: credentials[i]!.password },
     );
-    await recordAudit(db, { actorId: null, action: "user.create", targetType: "user", targetId: created.id, detail: { via: "demo-seed" } });
+    await recordAudit(db, {
+      actorId: null,
+      action: "user.create",
+      targetType: "user",
+      targetId: created.id,
+      detail: { via: "demo-seed" },
+    });
   }
   const text = [
     "# School-Core demo logins (generated once; delete this file when you no longer need it)",

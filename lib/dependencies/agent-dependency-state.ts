@@ -40,7 +40,8 @@ export type TAgentDependencyState =
       failedAt: Date;
     };
 
-const isLockfileRecipeKind = (value: string): value is TLockfileRecipeKind => (LOCKFILE_RECIPE_KINDS as readonly string[]).includes(value);
+const isLockfileRecipeKind = (value: string): value is TLockfileRecipeKind =>
+  (LOCKFILE_RECIPE_KINDS as readonly string[]).includes(value);
 
 export async function readAgentDependencyState(
   db: Db,
@@ -66,7 +67,8 @@ export async function readAgentDependencyState(
     where: { repositoryId: null, lockfileDigest, recipeDigest: recipeDigest(recipe) },
     orderBy: { startedAt: "desc" },
   });
-  if (run?.state === "running") return { state: "building", recipe: kind, setupRunId: run.id, startedAt: run.startedAt };
+  if (run?.state === "running")
+    return { state: "building", recipe: kind, setupRunId: run.id, startedAt: run.startedAt };
   if (run && run.state !== "succeeded")
     return {
       state: "failed",
@@ -89,7 +91,10 @@ export async function listAgentProfilesWithDependencies(deps: { db: Db }) {
   return Promise.all(
     profiles.map(async (profile) => {
       const current = versions.find((v) => v.profileId === profile.id);
-      return { ...profile, dependencies: current ? await readAgentDependencyState(deps.db, current) : ({ state: "none" } as const) };
+      return {
+        ...profile,
+        dependencies: current ? await readAgentDependencyState(deps.db, current) : ({ state: "none" } as const),
+      };
     }),
   );
 }
@@ -98,7 +103,10 @@ export async function listAgentProfilesWithDependencies(deps: { db: Db }) {
 export async function getAgentProfileWithDependencies(deps: { db: Db }, input: { name: string }) {
   const profile = await getAgentProfile(deps, input);
   const versions = await Promise.all(
-    profile.versions.map(async (version) => ({ ...version, dependencies: await readAgentDependencyState(deps.db, version) })),
+    profile.versions.map(async (version) => ({
+      ...version,
+      dependencies: await readAgentDependencyState(deps.db, version),
+    })),
   );
   return { ...profile, versions };
 }

@@ -11,14 +11,20 @@ const policy: TBrokerPolicy = {
   protocols: ["npm"],
   allowedHosts: ["127.0.0.1:7878"],
 };
-const get = (target: string, host = "127.0.0.1:7878") => classifyBrokerRequest({ method: "GET", target, host, hasBody: false }, policy);
+const get = (target: string, host = "127.0.0.1:7878") =>
+  classifyBrokerRequest({ method: "GET", target, host, hasBody: false }, policy);
 
 describe("classifyBrokerRequest", () => {
   it.each([
     ["/left-pad", "packument", "left-pad", "https://registry.example.org/left-pad"],
     ["/@scope%2fpkg", "packument", "@scope/pkg", "https://registry.example.org/@scope%2fpkg"],
     ["/@scope/pkg", "packument", "@scope/pkg", "https://registry.example.org/@scope/pkg"],
-    ["/left-pad/-/left-pad-1.3.0.tgz", "tarball", "left-pad", "https://registry.example.org/left-pad/-/left-pad-1.3.0.tgz"],
+    [
+      "/left-pad/-/left-pad-1.3.0.tgz",
+      "tarball",
+      "left-pad",
+      "https://registry.example.org/left-pad/-/left-pad-1.3.0.tgz",
+    ],
     ["/@scope/pkg/-/pkg-1.0.0.tgz", "tarball", "@scope/pkg", "https://registry.example.org/@scope/pkg/-/pkg-1.0.0.tgz"],
   ])("admits GET %s as a %s", (target, artifact, packageName, upstream) => {
     expect(get(target)).toMatchObject({ kind: "allowed", artifact, packageName, upstream: new URL(upstream) });

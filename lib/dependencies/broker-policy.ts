@@ -20,7 +20,8 @@ export type TBrokerRequest = { method: string; target: string; host: string | un
 export type TDownloadKind = "packument" | "tarball" | "pypi-index" | "pypi-file";
 
 export type TBrokerDecision =
-  { kind: "allowed"; upstream: URL; artifact: TDownloadKind; packageName: string } | { kind: "refused"; status: number; reason: string };
+  | { kind: "allowed"; upstream: URL; artifact: TDownloadKind; packageName: string }
+  | { kind: "refused"; status: number; reason: string };
 
 const NAME = "[A-Za-z0-9][A-Za-z0-9._~-]{0,213}";
 const SCOPE = "@[A-Za-z0-9][A-Za-z0-9._~-]{0,213}";
@@ -33,12 +34,16 @@ function refused(status: number, reason: string): TBrokerDecision {
   return { kind: "refused", status, reason };
 }
 
-function classifyPath(rest: string, protocols: readonly TRegistryProtocol[]): { artifact: TDownloadKind; packageName: string } | undefined {
+function classifyPath(
+  rest: string,
+  protocols: readonly TRegistryProtocol[],
+): { artifact: TDownloadKind; packageName: string } | undefined {
   if (protocols.includes("npm")) {
     const tarball = NPM_TARBALL.exec(rest);
     if (tarball) return { artifact: "tarball", packageName: tarball[1] ? `${tarball[1]}/${tarball[2]}` : tarball[2]! };
     const packument = NPM_PACKUMENT.exec(rest);
-    if (packument) return { artifact: "packument", packageName: packument[1] ? `${packument[1]}/${packument[2]}` : packument[2]! };
+    if (packument)
+      return { artifact: "packument", packageName: packument[1] ? `${packument[1]}/${packument[2]}` : packument[2]! };
   }
   if (protocols.includes("pypi")) {
     const index = PYPI_INDEX.exec(rest);
@@ -51,9 +56,11 @@ function classifyPath(rest: string, protocols: readonly TRegistryProtocol[]): { 
 
 export function classifyBrokerRequest(request: TBrokerRequest, policy: TBrokerPolicy): TBrokerDecision {
   if (request.method === "CONNECT") return refused(405, "CONNECT (tunnelling) is refused: the broker is not a proxy");
-  if (request.method !== "GET") return refused(405, `method ${request.method.slice(0, 20)} is refused: package downloads are GET only`);
+  if (request.method !== "GET")
+    return refused(405, `method ${request.method.slice(0, 20)} is refused: package downloads are GET only`);
   // origin-form only; an absolute URL names another host through us, which is what a proxy does
-  if (!request.target.startsWith("/") || request.target.startsWith("//")) return refused(403, "absolute-form (proxy) requests are refused");
+  if (!request.target.startsWith("/") || request.target.startsWith("//"))
+    return refused(403, "absolute-form (proxy) requests are refused");
   if (!request.host || !policy.allowedHosts.includes(request.host.toLowerCase()))
     return refused(403, `Host ${String(request.host ?? "(none)").slice(0, 100)} is not the registry broker`);
   if (request.hasBody) return refused(400, "a package download carries no body");
@@ -61,8 +68,10 @@ export function classifyBrokerRequest(request: TBrokerRequest, policy: TBrokerPo
   const pathname = request.target;
   if (pathname.length > 1024) return refused(414, "path too long");
   // %2f is the one escape npm uses (scoped packument names); any other escape could hide a dot segment
-  if (/%(?![2][fF])/.test(pathname) || pathname.includes("\\")) return refused(403, "encoded characters other than %2F are refused");
-  if (pathname.split("/").some((part) => part === ".." || part === ".")) return refused(403, "dot segments are refused");
+  if (/%(?![2][fF])/.test(pathname) || pathname.includes("\\"))
+    return refused(403, "encoded characters other than %2F are refused");
+  if (pathname.split("/").some((part) => part === ".." || part === "."))
+    return refused(403, "dot segments are refused");
   const registry = registryForPath(policy.registries, pathname);
   if (!registry) return refused(404, "the path is under no configured registry");
   const rest = pathname.slice(registry.pathname.length);
@@ -90,7 +99,9 @@ export function rewriteTarballUrls(packument: unknown, registries: readonly stri
       foreign++;
       continue;
     }
-    const owner = registries.map((r) => new URL(r)).find((r) => r.origin === url.origin && url.pathname.startsWith(r.pathname));
+    const owner = registries
+      .map((r) => new URL(r))
+      .find((r) => r.origin === url.origin && url.pathname.startsWith(r.pathname));
     if (owner) dist.tarball = `${guestOrigin}${url.pathname}`;
     else foreign++;
   }

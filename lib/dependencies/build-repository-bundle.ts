@@ -12,7 +12,13 @@ import { getTargetRepositoryOrThrow } from "../repos/target-repositories";
 import { ensureDependencyBundle, findDependencyBundle, syncRepositoryMirror } from "./ensure-dependency-bundle";
 import { runDependencySetup, type TDependencyDeps } from "./run-dependency-setup";
 
-export type TBuiltRepositoryBundle = { repository: string; sha: string; isReused: boolean; elapsedMs: number; bundle: DependencyBundle };
+export type TBuiltRepositoryBundle = {
+  repository: string;
+  sha: string;
+  isReused: boolean;
+  elapsedMs: number;
+  bundle: DependencyBundle;
+};
 
 export async function buildRepositoryBundle(
   deps: TDependencyDeps,
@@ -37,8 +43,20 @@ export async function buildRepositoryBundle(
         actorId: input.actorId,
         machineSlot: "own",
       })
-    : await ensureDependencyBundle(deps, { repositoryId: repo.id, sha, reason: "operator", actorId: input.actorId, machineSlot: "own" });
+    : await ensureDependencyBundle(deps, {
+        repositoryId: repo.id,
+        sha,
+        reason: "operator",
+        actorId: input.actorId,
+        machineSlot: "own",
+      });
   // ensureDependencyBundle answers null only without a recipe, which was just ruled out
   if (!bundle) throw new AppError("VALIDATION_FAILED", `${repo.name} has no setup recipe any more.`);
-  return { repository: repo.name, sha, isReused: !input.isForced && before.kind === "found", elapsedMs: Date.now() - started, bundle };
+  return {
+    repository: repo.name,
+    sha,
+    isReused: !input.isForced && before.kind === "found",
+    elapsedMs: Date.now() - started,
+    bundle,
+  };
 }

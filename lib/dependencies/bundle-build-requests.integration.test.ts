@@ -83,18 +83,35 @@ const occupyASlot = () =>
     },
   });
 const setCap = (maxMachines: number | null) =>
-  writeSetting(world.db, { key: "machines.concurrency", value: { maxMachines, bySubstrate: {} }, actorId: null, reason: "test setup" });
+  writeSetting(world.db, {
+    key: "machines.concurrency",
+    value: { maxMachines, bySubstrate: {} },
+    actorId: null,
+    reason: "test setup",
+  });
 
 describe("an operator's bundle build request", () => {
   it("is queued once however often it is asked, then built by the worker's runner; the next one reuses the bundle", async () => {
-    const first = await requestBundleBuild({ db: world.db }, { kind: "base", repository: GREETER_REPOSITORY, actorId: null });
-    expect(first).toMatchObject({ isExisting: false, request: { state: "queued", kind: "base", ref: null, isForced: false } });
-    const again = await requestBundleBuild({ db: world.db }, { kind: "base", repository: GREETER_REPOSITORY, actorId: null });
+    const first = await requestBundleBuild(
+      { db: world.db },
+      { kind: "base", repository: GREETER_REPOSITORY, actorId: null },
+    );
+    expect(first).toMatchObject({
+      isExisting: false,
+      request: { state: "queued", kind: "base", ref: null, isForced: false },
+    });
+    const again = await requestBundleBuild(
+      { db: world.db },
+      { kind: "base", repository: GREETER_REPOSITORY, actorId: null },
+    );
     expect(again).toMatchObject({ isExisting: true, request: { id: first.request.id } });
     // two at once still make one
     const racing = await Promise.all(
       [0, 1].map(() =>
-        requestBundleBuild({ db: world.db }, { kind: "base", repository: GREETER_REPOSITORY, isForced: true, actorId: null }),
+        requestBundleBuild(
+          { db: world.db },
+          { kind: "base", repository: GREETER_REPOSITORY, isForced: true, actorId: null },
+        ),
       ),
     );
     expect(racing[0]!.request.id).toBe(racing[1]!.request.id);
@@ -121,7 +138,10 @@ describe("an operator's bundle build request", () => {
     // the forced one builds again; a plain one after it reuses the bundle without a setup run
     expect(await runBundleBuildRequest(world.ctx, racing[0]!.request.id)).toBe("succeeded");
     expect(await setupRunCount()).toBe(2);
-    const reuse = await requestBundleBuild({ db: world.db }, { kind: "base", repository: GREETER_REPOSITORY, actorId: null });
+    const reuse = await requestBundleBuild(
+      { db: world.db },
+      { kind: "base", repository: GREETER_REPOSITORY, actorId: null },
+    );
     expect(await runBundleBuildRequest(world.ctx, reuse.request.id)).toBe("succeeded");
     expect(await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: reuse.request.id } })).toMatchObject({
       isReused: true,
@@ -134,11 +154,9 @@ describe("an operator's bundle build request", () => {
       where: { action: { startsWith: "dependencies.build." } },
       orderBy: { createdAt: "asc" },
     });
-    expect(audit.filter((a) => (a.detail as { requestId: string }).requestId === first.request.id).map((a) => a.action)).toEqual([
-      "dependencies.build.requested",
-      "dependencies.build.running",
-      "dependencies.build.succeeded",
-    ]);
+    expect(
+      audit.filter((a) => (a.detail as { requestId: string }).requestId === first.request.id).map((a) => a.action),
+    ).toEqual(["dependencies.build.requested", "dependencies.build.running", "dependencies.build.succeeded"]);
     const view = await getRepositoryDependencies({ db: world.db }, { name: GREETER_REPOSITORY });
     expect(view.buildRequests.map((r) => r.state)).toEqual(["succeeded", "succeeded", "succeeded"]);
     expect(view.isBuilding).toBe(false);
@@ -149,7 +167,10 @@ describe("an operator's bundle build request", () => {
     const work = path.join(world.env.dataDir, "candidate-work");
     await runGit({ args: ["clone", "--quiet", greeterSource, work] });
     const manifest = JSON.parse(await fs.readFile(path.join(work, "package.json"), "utf8")) as Record<string, unknown>;
-    await fs.writeFile(path.join(work, "package.json"), JSON.stringify({ ...manifest, description: "the candidate's" }, null, 2) + "\n");
+    await fs.writeFile(
+      path.join(work, "package.json"),
+      JSON.stringify({ ...manifest, description: "the candidate's" }, null, 2) + "\n",
+    );
     await runGit({ cwd: work, args: ["commit", "--quiet", "-am", "candidate: change the manifest"] });
     const headSha = (await runGit({ cwd: work, args: ["rev-parse", "HEAD"] })).stdout.toString("utf8").trim();
     const candidateRepo = candidateRepoPathFor(world.env.dataDir, GREETER_REPOSITORY);
@@ -174,14 +195,26 @@ describe("an operator's bundle build request", () => {
       },
     });
 
-    const { request } = await requestBundleBuild({ db: world.db }, { kind: "candidate", candidateId: candidate.id, actorId: null });
+    const { request } = await requestBundleBuild(
+      { db: world.db },
+      { kind: "candidate", candidateId: candidate.id, actorId: null },
+    );
     expect(request).toMatchObject({ kind: "candidate", candidateId: candidate.id, state: "queued" });
     expect(await runBundleBuildRequest(world.ctx, request.id)).toBe("succeeded");
     const done = await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } });
     const bundle = await world.db.dependencyBundle.findUniqueOrThrow({ where: { id: done.bundleId! } });
-    expect(bundle).toMatchObject({ source: "candidate", candidateId: candidate.id, sourceSha: headSha, setupRunId: done.setupRunId });
+    expect(bundle).toMatchObject({
+      source: "candidate",
+      candidateId: candidate.id,
+      sourceSha: headSha,
+      setupRunId: done.setupRunId,
+    });
     expect(done).toMatchObject({ state: "succeeded", sourceSha: headSha, isReused: false });
-    expect(await world.db.auditLog.count({ where: { action: "dependencies.rebuild-from-candidate", targetId: candidate.id } })).toBe(1);
+    expect(
+      await world.db.auditLog.count({
+        where: { action: "dependencies.rebuild-from-candidate", targetId: candidate.id },
+      }),
+    ).toBe(1);
   });
 
   it("is refused up front, with nothing written, when it can never build", async () => {
@@ -189,7 +222,10 @@ describe("an operator's bundle build request", () => {
     const attempts = [
       requestBundleBuild({ db: world.db }, { kind: "base", repository: "school/nowhere", actorId: null }),
       requestBundleBuild({ db: world.db }, { kind: "base", repository: PLAIN_REPOSITORY, actorId: null }),
-      requestBundleBuild({ db: world.db }, { kind: "base", repository: GREETER_REPOSITORY, ref: "--upload-pack=evil", actorId: null }),
+      requestBundleBuild(
+        { db: world.db },
+        { kind: "base", repository: GREETER_REPOSITORY, ref: "--upload-pack=evil", actorId: null },
+      ),
       requestBundleBuild({ db: world.db }, { kind: "candidate", candidateId: randomUUID(), actorId: null }),
     ];
     const codes = await Promise.all(
@@ -216,11 +252,15 @@ describe("an operator's bundle build request", () => {
       expect(await runBundleBuildRequest(world.ctx, request.id)).toBe("waiting");
       const waiting = await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } });
       expect(waiting).toMatchObject({ state: "queued", attempts: 1 });
-      expect(waiting.waitingReason).toContain(`Waiting for a free machine slot (1 of 1 on ${world.ctx.substrate.label} in use)`);
+      expect(waiting.waitingReason).toContain(
+        `Waiting for a free machine slot (1 of 1 on ${world.ctx.substrate.label} in use)`,
+      );
       expect(await setupRunCount()).toBe(runsBefore);
       // the next sweep's job sees no free slot and does not even try
       expect(await runBundleBuildRequest(world.ctx, request.id)).toBe("waiting");
-      expect(await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } })).toMatchObject({ attempts: 1 });
+      expect(await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } })).toMatchObject({
+        attempts: 1,
+      });
       expect((await getRepositoryDependencies({ db: world.db }, { name: GREETER_REPOSITORY })).isBuilding).toBe(true);
 
       await world.db.guestMachine.update({ where: { id: occupant.id }, data: { state: "destroyed" } });
@@ -242,11 +282,18 @@ describe("an operator's bundle build request", () => {
     const operatorUser = await world.db.user.create({
       data: { email: "builds-operator@example.test", name: "Operator", passwordHash: "x", roles: ["operator"] },
     });
-    const { request } = await requestBundleBuild({ db: world.db }, { kind: "base", repository: SLOW_REPOSITORY, actorId: null });
+    const { request } = await requestBundleBuild(
+      { db: world.db },
+      { kind: "base", repository: SLOW_REPOSITORY, actorId: null },
+    );
     const running = runBundleBuildRequest(world.ctx, request.id);
     // Wait until the recipe runs on its builder (a live machine serving the request's setup run).
     let setupRunId: string | undefined;
-    for (const deadline = Date.now() + 60_000; Date.now() < deadline && !setupRunId; await new Promise((r) => setTimeout(r, 200))) {
+    for (
+      const deadline = Date.now() + 60_000;
+      Date.now() < deadline && !setupRunId;
+      await new Promise((r) => setTimeout(r, 200))
+    ) {
       const run = await world.db.dependencySetupRun.findFirst({
         where: { repository: { name: SLOW_REPOSITORY }, state: "running", machines: { some: { state: "ready" } } },
       });
@@ -255,7 +302,9 @@ describe("an operator's bundle build request", () => {
     expect(setupRunId).toBeDefined();
 
     const cancelledAt = Date.now();
-    expect(await cancelBundleBuildRequest({ db: world.db }, { requestId: request.id, actorId: operatorUser.id })).toEqual({
+    expect(
+      await cancelBundleBuildRequest({ db: world.db }, { requestId: request.id, actorId: operatorUser.id }),
+    ).toEqual({
       from: "running",
     });
     expect(await running).toBe("stopped");
@@ -274,10 +323,14 @@ describe("an operator's bundle build request", () => {
     const builders = await world.db.guestMachine.findMany({ where: { setupRunId: setupRunId! } });
     expect(builders.map((m) => m.state)).toEqual(["destroyed"]);
     expect(await world.db.dependencyBundle.count({ where: { repository: { name: SLOW_REPOSITORY } } })).toBe(0);
-    const audit = await world.db.auditLog.findFirstOrThrow({ where: { action: "dependencies.build.cancelled", actorId: operatorUser.id } });
+    const audit = await world.db.auditLog.findFirstOrThrow({
+      where: { action: "dependencies.build.cancelled", actorId: operatorUser.id },
+    });
     expect(audit.detail).toMatchObject({ requestId: request.id, from: "running" });
     // The CLI's caller is told it was cancelled while it ran.
-    await expect(cancelBundleBuildRequest({ db: world.db }, { requestId: request.id, actorId: null })).rejects.toMatchObject({
+    await expect(
+      cancelBundleBuildRequest({ db: world.db }, { requestId: request.id, actorId: null }),
+    ).rejects.toMatchObject({
       code: "STATE_CONFLICT",
       message: "This build request has ended (cancelled); it stays as it is.",
     });
@@ -295,31 +348,45 @@ describe("an operator's bundle build request", () => {
     expect(cancelled.finishedAt).not.toBeNull();
     expect(await runBundleBuildRequest(world.ctx, request.id)).toBe("not_queued");
     expect(await setupRunCount()).toBe(runsBefore);
-    await expect(cancelBundleBuildRequest({ db: world.db }, { requestId: request.id, actorId: null })).rejects.toMatchObject({
+    await expect(
+      cancelBundleBuildRequest({ db: world.db }, { requestId: request.id, actorId: null }),
+    ).rejects.toMatchObject({
       code: "STATE_CONFLICT",
     });
     const finished = await world.db.bundleBuildRequest.findFirstOrThrow({ where: { state: "succeeded" } });
-    await expect(cancelBundleBuildRequest({ db: world.db }, { requestId: finished.id, actorId: null })).rejects.toMatchObject({
+    await expect(
+      cancelBundleBuildRequest({ db: world.db }, { requestId: finished.id, actorId: null }),
+    ).rejects.toMatchObject({
       code: "STATE_CONFLICT",
     });
-    await expect(cancelBundleBuildRequest({ db: world.db }, { requestId: randomUUID(), actorId: null })).rejects.toMatchObject({
+    await expect(
+      cancelBundleBuildRequest({ db: world.db }, { requestId: randomUUID(), actorId: null }),
+    ).rejects.toMatchObject({
       code: "NOT_FOUND",
     });
     // a new identical request is a new one: the cancelled one is over
-    const again = await requestBundleBuild({ db: world.db }, { kind: "base", repository: GREETER_REPOSITORY, ref: "main", actorId: null });
+    const again = await requestBundleBuild(
+      { db: world.db },
+      { kind: "base", repository: GREETER_REPOSITORY, ref: "main", actorId: null },
+    );
     expect(again.isExisting).toBe(false);
     await cancelBundleBuildRequest({ db: world.db }, { requestId: again.request.id, actorId: null });
   });
 
   it("that fails says why, bounded; the builder is gone", async () => {
-    const { request } = await requestBundleBuild({ db: world.db }, { kind: "base", repository: BROKEN_REPOSITORY, actorId: null });
+    const { request } = await requestBundleBuild(
+      { db: world.db },
+      { kind: "base", repository: BROKEN_REPOSITORY, actorId: null },
+    );
     expect(await runBundleBuildRequest(world.ctx, request.id)).toBe("failed");
     const failed = await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } });
     expect(failed).toMatchObject({ state: "failed", errorCode: "DEPENDENCY_SETUP_FAILED", bundleId: null });
     expect(failed.errorSummary).toContain("failed (exit 3)");
     expect(failed.errorSummary).toContain("no such package: left-pad@99");
     expect(failed.errorSummary!.length).toBeLessThanOrEqual(2048);
-    const run = await world.db.dependencySetupRun.findFirstOrThrow({ where: { repository: { name: BROKEN_REPOSITORY } } });
+    const run = await world.db.dependencySetupRun.findFirstOrThrow({
+      where: { repository: { name: BROKEN_REPOSITORY } },
+    });
     expect(run.state).toBe("failed");
     const builders = await world.db.guestMachine.findMany({ where: { setupRunId: run.id } });
     expect(builders.map((m) => m.state)).toEqual(["destroyed"]);
@@ -330,7 +397,14 @@ describe("an operator's bundle build request", () => {
     const stale = new Date(now.getTime() - RUN_HEARTBEAT_STALE_MS - 1_000);
     const make = (heartbeatAt: Date) =>
       world.db.bundleBuildRequest.create({
-        data: { repositoryId: greeterId, kind: "base", state: "running", attempts: 1, startedAt: heartbeatAt, heartbeatAt },
+        data: {
+          repositoryId: greeterId,
+          kind: "base",
+          state: "running",
+          attempts: 1,
+          startedAt: heartbeatAt,
+          heartbeatAt,
+        },
       });
     const dead = await make(stale);
     const alive = await make(now);
@@ -357,7 +431,9 @@ describe("an operator's bundle build request", () => {
       state: "failed",
       errorCode: "DEPENDENCY_SETUP_FAILED",
     });
-    expect((await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: dead.id } })).errorSummary).toContain("abandoned");
+    expect((await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: dead.id } })).errorSummary).toContain(
+      "abandoned",
+    );
     expect((await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: alive.id } })).state).toBe("running");
 
     expect((await failAbandonedSetupRuns(world.db, now)).sort()).toEqual([deadRun.id, preHeartbeatRun.id].sort());
@@ -377,7 +453,10 @@ describe("the CLI's build now (buildBundleNow)", () => {
     expect(built.bundle.id).toBe(built.request.bundleId);
 
     // a worker has the identical request: it is followed to its end, not run twice
-    const { request } = await requestBundleBuild({ db: world.db }, { kind: "base", repository: GREETER_REPOSITORY, actorId: null });
+    const { request } = await requestBundleBuild(
+      { db: world.db },
+      { kind: "base", repository: GREETER_REPOSITORY, actorId: null },
+    );
     await world.db.bundleBuildRequest.update({
       where: { id: request.id },
       data: { state: "running", attempts: 1, startedAt: new Date(), heartbeatAt: new Date() },
@@ -388,7 +467,13 @@ describe("the CLI's build now (buildBundleNow)", () => {
           void world.db.bundleBuildRequest
             .update({
               where: { id: request.id },
-              data: { state: "succeeded", bundleId: built.bundle.id, isReused: true, sourceSha: greeterSha, finishedAt: new Date() },
+              data: {
+                state: "succeeded",
+                bundleId: built.bundle.id,
+                isReused: true,
+                sourceSha: greeterSha,
+                finishedAt: new Date(),
+              },
             })
             .then(() => resolve()),
         700,
@@ -409,8 +494,12 @@ describe("the CLI's build now (buildBundleNow)", () => {
         actorId: null,
       }).catch((error: { code: string; message: string }) => error);
       expect(refused).toMatchObject({ code: "MACHINE_CAP_REACHED" });
-      expect((refused as { message: string }).message).toMatch(/Waiting for a free machine slot .* stays queued: a worker starts it/);
-      const waiting = await world.db.bundleBuildRequest.findFirstOrThrow({ where: { state: "queued", isForced: true } });
+      expect((refused as { message: string }).message).toMatch(
+        /Waiting for a free machine slot .* stays queued: a worker starts it/,
+      );
+      const waiting = await world.db.bundleBuildRequest.findFirstOrThrow({
+        where: { state: "queued", isForced: true },
+      });
       await cancelBundleBuildRequest({ db: world.db }, { requestId: waiting.id, actorId: null });
     } finally {
       await world.db.guestMachine.update({ where: { id: occupant.id }, data: { state: "destroyed" } });
@@ -436,7 +525,10 @@ describe("the worker", () => {
         { kind: "base", repository: GREETER_REPOSITORY, isForced: true, actorId: null },
       );
       let state = "queued";
-      for (const deadline = Date.now() + 60_000; Date.now() < deadline && (state === "queued" || state === "running");) {
+      for (
+        const deadline = Date.now() + 60_000;
+        Date.now() < deadline && (state === "queued" || state === "running");
+      ) {
         await new Promise((resolve) => setTimeout(resolve, 250));
         state = (await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } })).state;
       }

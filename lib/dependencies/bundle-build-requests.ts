@@ -22,7 +22,8 @@ import { transitionRun } from "../runs/transition-run";
 import { parseSetupRecipe } from "./run-dependency-setup";
 
 export type TBuildRequestInput =
-  { kind: "base"; repository: string; ref?: string | null; isForced?: boolean } | { kind: "candidate"; candidateId: string };
+  | { kind: "base"; repository: string; ref?: string | null; isForced?: boolean }
+  | { kind: "candidate"; candidateId: string };
 
 export type TRequestedBuild = { request: BundleBuildRequest; isExisting: boolean };
 
@@ -53,7 +54,13 @@ export async function requestBundleBuild(
       action: "dependencies.build.requested",
       targetType: "repository",
       targetId: target.repositoryId,
-      detail: { requestId: request.id, kind: request.kind, ref: request.ref, candidateId: request.candidateId, isForced: request.isForced },
+      detail: {
+        requestId: request.id,
+        kind: request.kind,
+        ref: request.ref,
+        candidateId: request.candidateId,
+        isForced: request.isForced,
+      },
     });
     if (!input.isRunByCaller) await announceQueuedRun(tx, { kind: "bundle-build", id: request.id });
     return { request, isExisting: false };
@@ -62,7 +69,10 @@ export async function requestBundleBuild(
 
 async function resolveTarget(db: Db, input: TBuildRequestInput) {
   if (input.kind === "candidate") {
-    const candidate = await db.candidate.findUnique({ where: { id: input.candidateId }, select: { id: true, repository: true } });
+    const candidate = await db.candidate.findUnique({
+      where: { id: input.candidateId },
+      select: { id: true, repository: true },
+    });
     if (!candidate) throw new AppError("NOT_FOUND", "No such candidate.");
     const repo = await buildableRepository(db, candidate.repository);
     return {
@@ -106,7 +116,10 @@ export async function transitionBuildRequest(
   from: RunState,
   to: RunState,
   data: Partial<
-    Pick<BundleBuildRequest, "waitingReason" | "sourceSha" | "bundleId" | "isReused" | "setupRunId" | "errorCode" | "errorSummary">
+    Pick<
+      BundleBuildRequest,
+      "waitingReason" | "sourceSha" | "bundleId" | "isReused" | "setupRunId" | "errorCode" | "errorSummary"
+    >
   > & {
     attempts?: number;
   } = {},
@@ -179,6 +192,9 @@ export async function cancelBundleBuildRequest(
     return { from: "queued" };
   if (await transitionBuildRequest(deps.db, input.actorId, request, "running", "cancelled", { waitingReason: null }))
     return { from: "running" };
-  const ended = await deps.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: input.requestId }, select: { state: true } });
+  const ended = await deps.db.bundleBuildRequest.findUniqueOrThrow({
+    where: { id: input.requestId },
+    select: { state: true },
+  });
   throw new AppError("STATE_CONFLICT", `This build request has ended (${ended.state}); it stays as it is.`);
 }

@@ -10,7 +10,11 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { GUEST_STUDENT_AGENT_PROGRAM, GUEST_STUDENT_REPORT_FILE } from "../contract/guest-layout";
-import { CANDIDATE_DEPENDENCIES_NOTE, DEPENDENCIES_CHANGED_NOTE, ZEvidenceContentSchema } from "../contract/verification-evidence";
+import {
+  CANDIDATE_DEPENDENCIES_NOTE,
+  DEPENDENCIES_CHANGED_NOTE,
+  ZEvidenceContentSchema,
+} from "../contract/verification-evidence";
 import type { Actor } from "../auth/permissions";
 import { reverifyTask } from "../verify/reverify-task";
 import { buildBundleNow } from "./run-bundle-build-request";
@@ -45,7 +49,12 @@ beforeAll(async () => {
 });
 
 async function runGreeterTask(agentCommand: string[]) {
-  await writeSetting(world.db, { key: "guest.agent", value: { command: agentCommand }, actorId: null, reason: "test setup" });
+  await writeSetting(world.db, {
+    key: "guest.agent",
+    value: { command: agentCommand },
+    actorId: null,
+    reason: "test setup",
+  });
   await writeSetting(world.db, {
     key: "task.limits",
     value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 120, memoryMb: 1024 },
@@ -100,10 +109,16 @@ describe("a repository with dependencies", () => {
     });
 
     // the student's guest: network blocked; its agent ran `npm test` there and it passed
-    const studentMachine = await world.db.guestMachine.findFirstOrThrow({ where: { taskId: first.task.id, purpose: "student" } });
+    const studentMachine = await world.db.guestMachine.findFirstOrThrow({
+      where: { taskId: first.task.id, purpose: "student" },
+    });
     expect((studentMachine.resources as { network: { mode: string } }).network.mode).toBe("blocked");
-    const { report } = await world.db.guestRoundReport.findUniqueOrThrow({ where: { taskId_round: { taskId: first.task.id, round: 1 } } });
-    const { supplementalChecks } = report as { supplementalChecks: { command: string; exitCode: number; outputExcerpt: string }[] };
+    const { report } = await world.db.guestRoundReport.findUniqueOrThrow({
+      where: { taskId_round: { taskId: first.task.id, round: 1 } },
+    });
+    const { supplementalChecks } = report as {
+      supplementalChecks: { command: string; exitCode: number; outputExcerpt: string }[];
+    };
     expect(supplementalChecks[0]).toMatchObject({ command: "npm test", exitCode: 0 });
     // the bundle is not part of the candidate
     const candidate = await world.db.candidate.findFirstOrThrow({ where: { taskId: first.task.id } });
@@ -111,7 +126,11 @@ describe("a repository with dependencies", () => {
 
     // trusted checks, on the verifier guest with the base bundle
     expect(first.evidence.isPass).toBe(true);
-    expect(first.content.dependencies).toMatchObject({ bundleId: run.bundleId, isCandidateLockfileChanged: false, note: null });
+    expect(first.content.dependencies).toMatchObject({
+      bundleId: run.bundleId,
+      isCandidateLockfileChanged: false,
+      note: null,
+    });
 
     const view = await getRepositoryDependencies({ db: world.db }, { name: GREETER_REPOSITORY });
     expect(view.bundles).toHaveLength(1);
@@ -150,14 +169,20 @@ describe("an operator's decision to check a candidate with its own dependencies"
       `sed -i 's/greeting(name)/greeting(name.trim())/' src/greet.js && node -e "const fs=require('fs');const p=JSON.parse(fs.readFileSync('package.json','utf8'));p.description='changed by the candidate';fs.writeFileSync('package.json',JSON.stringify(p,null,2)+'\\n')" && printf '{"summary":"fixed greet, described the package"}' > ${GUEST_STUDENT_REPORT_FILE}`,
     ];
     const { task, content } = await runGreeterTask(fixAndChangeManifest);
-    expect(content.dependencies).toMatchObject({ source: "base", isCandidateLockfileChanged: true, note: DEPENDENCIES_CHANGED_NOTE });
+    expect(content.dependencies).toMatchObject({
+      source: "base",
+      isCandidateLockfileChanged: true,
+      note: DEPENDENCIES_CHANGED_NOTE,
+    });
     const user = await world.db.user.create({
       data: { email: "deps-operator@example.test", name: "Operator", passwordHash: "x", roles: ["operator"] },
     });
     const operator: Actor = { userId: user.id, email: user.email, roles: ["operator"] };
 
     // No bundle from the candidate's lockfile yet: refused, nothing changed.
-    await expect(reverifyTask({ db: world.db }, { actor: operator, taskId: task.id, dependencies: "candidate" })).rejects.toMatchObject({
+    await expect(
+      reverifyTask({ db: world.db }, { actor: operator, taskId: task.id, dependencies: "candidate" }),
+    ).rejects.toMatchObject({
       code: "VALIDATION_FAILED",
       message: expect.stringMatching(/^No bundle has been built from this candidate's lockfile/),
     });
@@ -165,13 +190,20 @@ describe("an operator's decision to check a candidate with its own dependencies"
 
     const candidate = await world.db.candidate.findFirstOrThrow({ where: { taskId: task.id } });
     const built = await buildBundleNow(world.ctx, { kind: "candidate", candidateId: candidate.id, actorId: user.id });
-    expect(built.bundle).toMatchObject({ source: "candidate", candidateId: candidate.id, sourceSha: candidate.headSha });
+    expect(built.bundle).toMatchObject({
+      source: "candidate",
+      candidateId: candidate.id,
+      sourceSha: candidate.headSha,
+    });
 
     await reverifyTask({ db: world.db }, { actor: operator, taskId: task.id, dependencies: "candidate" });
     await advanceTask(world.ctx, task.id);
     const reverified = await world.db.task.findUniqueOrThrow({ where: { id: task.id } });
     expect(reverified.state, `${reverified.errorCode}: ${reverified.errorSummary}`).toBe("review_pending");
-    const latest = await world.db.verificationEvidence.findFirstOrThrow({ where: { taskId: task.id }, orderBy: { createdAt: "desc" } });
+    const latest = await world.db.verificationEvidence.findFirstOrThrow({
+      where: { taskId: task.id },
+      orderBy: { createdAt: "desc" },
+    });
     expect(latest.isPass).toBe(true);
     expect(ZEvidenceContentSchema.parse(latest.checks).dependencies).toMatchObject({
       source: "candidate",
@@ -186,8 +218,14 @@ describe("an operator's decision to check a candidate with its own dependencies"
     // And back to the default: the base bundle again.
     await reverifyTask({ db: world.db }, { actor: operator, taskId: task.id });
     await advanceTask(world.ctx, task.id);
-    const again = await world.db.verificationEvidence.findFirstOrThrow({ where: { taskId: task.id }, orderBy: { createdAt: "desc" } });
-    expect(ZEvidenceContentSchema.parse(again.checks).dependencies).toMatchObject({ source: "base", note: DEPENDENCIES_CHANGED_NOTE });
+    const again = await world.db.verificationEvidence.findFirstOrThrow({
+      where: { taskId: task.id },
+      orderBy: { createdAt: "desc" },
+    });
+    expect(ZEvidenceContentSchema.parse(again.checks).dependencies).toMatchObject({
+      source: "base",
+      note: DEPENDENCIES_CHANGED_NOTE,
+    });
   });
 });
 
@@ -195,7 +233,11 @@ describe("the builder's egress", () => {
   it("reaches the registry through the broker and nothing else; the broker refuses everything but package downloads", async () => {
     const report = await probeBuilderEgress(
       { ...world.ctx, readyTimeoutMs: 10_000 },
-      { extraDirectTargets: [{ label: "the local substrate's API", host: "127.0.0.1", port: Number(new URL(world.substrate.url).port) }] },
+      {
+        extraDirectTargets: [
+          { label: "the local substrate's API", host: "127.0.0.1", port: Number(new URL(world.substrate.url).port) },
+        ],
+      },
     );
     expect(report.reasons).toEqual([]);
     expect(report.isPass).toBe(true);
@@ -214,6 +256,8 @@ describe("the builder's egress", () => {
       "dot-segment path": 403,
     });
     expect(report.broker.served).toBe(2);
-    expect(report.broker.refusals.map((r) => r.reason).join("\n")).toMatch(/absolute-form[\s\S]*CONNECT|CONNECT[\s\S]*absolute-form/);
+    expect(report.broker.refusals.map((r) => r.reason).join("\n")).toMatch(
+      /absolute-form[\s\S]*CONNECT|CONNECT[\s\S]*absolute-form/,
+    );
   });
 });

@@ -63,7 +63,8 @@ export async function ensureAgentDependencyBundle(
     await fs.writeFile(archivePath, input.code.bytes, { mode: 0o600, flag: "wx" });
     lockfile = await readAgentCodeLockfile({ archivePath, limits: AGENT_CODE_LIMITS });
   } catch (error) {
-    if (isAppError(error) && error.code === "VALIDATION_FAILED") throw failed(`The agent's dependencies cannot be built: ${error.message}`);
+    if (isAppError(error) && error.code === "VALIDATION_FAILED")
+      throw failed(`The agent's dependencies cannot be built: ${error.message}`);
     throw error;
   } finally {
     await fs.rm(staging, { recursive: true, force: true });

@@ -32,10 +32,20 @@ export async function findDependencyBundle(
   const repo = await deps.db.targetRepository.findUniqueOrThrow({ where: { id: input.repositoryId } });
   const recipe = parseSetupRecipe(repo.setupRecipe);
   if (!recipe) return { kind: "none" };
-  const inputs = await readRecipeInputs({ gitDir: input.gitDir, sha: input.sha, inputFiles: resolveRecipe(recipe).inputFiles });
+  const inputs = await readRecipeInputs({
+    gitDir: input.gitDir,
+    sha: input.sha,
+    inputFiles: resolveRecipe(recipe).inputFiles,
+  });
   const { imageDigest } = await readBuilderImage(deps.db);
-  const keyDigest = bundleKeyDigest({ imageDigest, lockfileDigest: inputs.lockfileDigest, recipeDigest: recipeDigest(recipe) });
-  const bundle = await deps.db.dependencyBundle.findUnique({ where: { repositoryId_keyDigest: { repositoryId: repo.id, keyDigest } } });
+  const keyDigest = bundleKeyDigest({
+    imageDigest,
+    lockfileDigest: inputs.lockfileDigest,
+    recipeDigest: recipeDigest(recipe),
+  });
+  const bundle = await deps.db.dependencyBundle.findUnique({
+    where: { repositoryId_keyDigest: { repositoryId: repo.id, keyDigest } },
+  });
   return bundle
     ? { kind: "found", bundle, lockfileDigest: inputs.lockfileDigest }
     : { kind: "missing", lockfileDigest: inputs.lockfileDigest, keyDigest };
@@ -67,7 +77,13 @@ export async function mirrorWithCommit(
 
 export async function ensureDependencyBundle(
   deps: TDependencyDeps,
-  input: { repositoryId: string; sha: string; reason: string; actorId?: string | null; machineSlot: TSetupSource["machineSlot"] },
+  input: {
+    repositoryId: string;
+    sha: string;
+    reason: string;
+    actorId?: string | null;
+    machineSlot: TSetupSource["machineSlot"];
+  },
 ): Promise<DependencyBundle | null> {
   const repo = await deps.db.targetRepository.findUniqueOrThrow({ where: { id: input.repositoryId } });
   if (!repo.setupRecipe) return null;

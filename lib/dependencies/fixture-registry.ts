@@ -48,7 +48,12 @@ function tarballName(name: string, version: string): string {
   return `${name.split("/").pop()}-${version}.tgz`;
 }
 
-export type TLockEntry = { version: string; resolved: string; integrity: string; dependencies?: Record<string, string> };
+export type TLockEntry = {
+  version: string;
+  resolved: string;
+  integrity: string;
+  dependencies?: Record<string, string>;
+};
 
 /** The lockfile entry npm writes for a package (resolved on registry.npmjs.org, as real lockfiles are). */
 export function fixtureLockEntry(pkg: TFixturePackage): TLockEntry {
@@ -84,7 +89,9 @@ export async function startFixtureRegistry(
     if (req.method !== "GET") return void res.writeHead(405).end();
     const tarball = /^\/(.+)\/-\/([^/]+)$/.exec(path);
     if (tarball) {
-      const hit = [...tarballs.values()].find((t) => t.pkg.name === tarball[1] && tarballName(t.pkg.name, t.pkg.version) === tarball[2]);
+      const hit = [...tarballs.values()].find(
+        (t) => t.pkg.name === tarball[1] && tarballName(t.pkg.name, t.pkg.version) === tarball[2],
+      );
       if (!hit) return void res.writeHead(404).end();
       return void res
         .writeHead(200, { "content-type": "application/octet-stream", "content-length": String(hit.bytes.length) })
@@ -92,7 +99,8 @@ export async function startFixtureRegistry(
     }
     const name = path.slice(1);
     const versions = [...tarballs.values()].filter((t) => t.pkg.name === name);
-    if (versions.length === 0) return void res.writeHead(404, { "content-type": "application/json" }).end('{"error":"Not found"}');
+    if (versions.length === 0)
+      return void res.writeHead(404, { "content-type": "application/json" }).end('{"error":"Not found"}');
     const packument = {
       name,
       "dist-tags": { latest: versions.at(-1)!.pkg.version },
@@ -103,7 +111,11 @@ export async function startFixtureRegistry(
             name,
             version: t.pkg.version,
             ...(t.pkg.dependencies ? { dependencies: t.pkg.dependencies } : {}),
-            dist: { tarball: `${origin}/${name}/-/${tarballName(name, t.pkg.version)}`, integrity: t.integrity, shasum: t.shasum },
+            dist: {
+              tarball: `${origin}/${name}/-/${tarballName(name, t.pkg.version)}`,
+              integrity: t.integrity,
+              shasum: t.shasum,
+            },
           },
         ]),
       ),
@@ -130,7 +142,13 @@ export function writeLockfile(
   root: { name: string; version: string; dependencies: Record<string, string> },
   fixtures: readonly TFixturePackage[],
 ): string {
-  const packages: Record<string, unknown> = { "": { name: root.name, version: root.version, dependencies: root.dependencies } };
-  for (const pkg of [...fixtures].sort((a, b) => (a.name < b.name ? -1 : 1))) packages[`node_modules/${pkg.name}`] = fixtureLockEntry(pkg);
-  return JSON.stringify({ name: root.name, version: root.version, lockfileVersion: 3, requires: true, packages }, null, 2) + "\n";
+  const packages: Record<string, unknown> = {
+    "": { name: root.name, version: root.version, dependencies: root.dependencies },
+  };
+  for (const pkg of [...fixtures].sort((a, b) => (a.name < b.name ? -1 : 1)))
+    packages[`node_modules/${pkg.name}`] = fixtureLockEntry(pkg);
+  return (
+    JSON.stringify({ name: root.name, version: root.version, lockfileVersion: 3, requires: true, packages }, null, 2) +
+    "\n"
+  );
 }

@@ -18,12 +18,27 @@ export async function getRepositoryDependencies(deps: { db: Db }, input: { repos
   const recipe = parseSetupRecipe(repo.setupRecipe);
   const currentRecipeDigest = recipe ? recipeDigest(recipe) : null;
   const { imageDigest } = await readBuilderImage(db).catch(() => ({ imageDigest: null as string | null }));
-  const bundles = await db.dependencyBundle.findMany({ where: { repositoryId: repo.id }, orderBy: { createdAt: "desc" }, take: 50 });
-  const runs = await db.dependencySetupRun.findMany({ where: { repositoryId: repo.id }, orderBy: { startedAt: "desc" }, take: 20 });
-  const requests = await db.bundleBuildRequest.findMany({ where: { repositoryId: repo.id }, orderBy: { createdAt: "desc" }, take: 10 });
+  const bundles = await db.dependencyBundle.findMany({
+    where: { repositoryId: repo.id },
+    orderBy: { createdAt: "desc" },
+    take: 50,
+  });
+  const runs = await db.dependencySetupRun.findMany({
+    where: { repositoryId: repo.id },
+    orderBy: { startedAt: "desc" },
+    take: 20,
+  });
+  const requests = await db.bundleBuildRequest.findMany({
+    where: { repositoryId: repo.id },
+    orderBy: { createdAt: "desc" },
+    take: 10,
+  });
   const requesterIds = [...new Set(requests.flatMap((r) => (r.requestedById ? [r.requestedById] : [])))];
   const requesters = new Map(
-    (await db.user.findMany({ where: { id: { in: requesterIds } }, select: { id: true, name: true } })).map((u) => [u.id, u.name]),
+    (await db.user.findMany({ where: { id: { in: requesterIds } }, select: { id: true, name: true } })).map((u) => [
+      u.id,
+      u.name,
+    ]),
   );
   // candidates whose trusted checks said "dependencies changed in the candidate": the ones an
   // operator may decide to build a bundle for from the candidate's own lockfile
@@ -31,7 +46,11 @@ export async function getRepositoryDependencies(deps: { db: Db }, input: { repos
     where: { repository: repo.name, checks: { path: ["dependencies", "isCandidateLockfileChanged"], equals: true } },
     orderBy: { createdAt: "desc" },
     take: 50,
-    select: { candidateId: true, createdAt: true, candidate: { select: { taskId: true, issueNumber: true, round: true, headSha: true } } },
+    select: {
+      candidateId: true,
+      createdAt: true,
+      candidate: { select: { taskId: true, issueNumber: true, round: true, headSha: true } },
+    },
   });
   const changedLockfileCandidates = changedEvidence
     .filter((e, i) => changedEvidence.findIndex((other) => other.candidateId === e.candidateId) === i)
@@ -90,7 +109,8 @@ export async function getRepositoryDependencies(deps: { db: Db }, input: { repos
       finishedAt: r.finishedAt,
     })),
     /** a build request or a setup run is under way: the page follows it live */
-    isBuilding: requests.some((r) => r.state === "queued" || r.state === "running") || runs.some((r) => r.state === "running"),
+    isBuilding:
+      requests.some((r) => r.state === "queued" || r.state === "running") || runs.some((r) => r.state === "running"),
     changedLockfileCandidates,
   };
 }

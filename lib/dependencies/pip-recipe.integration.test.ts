@@ -60,7 +60,9 @@ describe.runIf(hasHostPip())("the pip-require-hashes recipe", () => {
       requested.push(req.url ?? "");
       if (req.url === `/simple/${PACKAGE}/`) {
         res.setHeader("content-type", "text/html");
-        res.end(`<!DOCTYPE html><html><body><a href="/files/${SDIST}#sha256=${sdistSha256}">${SDIST}</a></body></html>`);
+        res.end(
+          `<!DOCTYPE html><html><body><a href="/files/${SDIST}#sha256=${sdistSha256}">${SDIST}</a></body></html>`,
+        );
       } else if (req.url === `/files/${SDIST}`) {
         res.setHeader("content-type", "application/gzip");
         res.end(sdist);

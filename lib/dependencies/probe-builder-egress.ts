@@ -10,7 +10,12 @@
  */
 import { z } from "zod";
 import { randomUUID } from "node:crypto";
-import { BUILDER_CONFIG_FILE, BUILDER_PROGRAM, BUILDER_REGISTRY_PORT, BUILDER_RESULT_FILE } from "../contract/guest-layout";
+import {
+  BUILDER_CONFIG_FILE,
+  BUILDER_PROGRAM,
+  BUILDER_REGISTRY_PORT,
+  BUILDER_RESULT_FILE,
+} from "../contract/guest-layout";
 import { AppError } from "../errors";
 import { destroyMachine, ensureMachineCreated, recordMachineIntent, startMachine } from "../machines/guest-machines";
 import { startFixtureRegistry } from "./fixture-registry";
@@ -19,13 +24,25 @@ import type { TGuestImage } from "../contract/guest-image";
 import { readBuilderImage, uploadBuilderPrograms, type TDependencyDeps } from "./run-dependency-setup";
 import { DEPENDENCY_BROKER_LIMITS, DEPENDENCY_BUILDER_RESOURCES } from "./bundle-limits";
 
-const PROBE_PACKAGE = { name: "school-core-probe-package", version: "1.0.0", files: { "index.js": "export const ok = true;\n" } };
+const PROBE_PACKAGE = {
+  name: "school-core-probe-package",
+  version: "1.0.0",
+  files: { "index.js": "export const ok = true;\n" },
+};
 
 const ZProbeReportSchema = z
   .object({
     direct: z.array(z.object({ label: z.string().max(100), outcome: z.string().max(50) }).strict()).max(50),
     requests: z
-      .array(z.object({ label: z.string().max(100), status: z.number().int().nullable(), error: z.string().max(50).optional() }).strict())
+      .array(
+        z
+          .object({
+            label: z.string().max(100),
+            status: z.number().int().nullable(),
+            error: z.string().max(50).optional(),
+          })
+          .strict(),
+      )
       .max(50),
     interfaces: z.array(z.string().max(50)).max(50),
     hasDefaultRoute: z.boolean(),
@@ -50,7 +67,11 @@ export async function probeBuilderEgress(
   const { db, substrate } = deps;
   const registry = await startFixtureRegistry([PROBE_PACKAGE]);
   const registryPort = Number(new URL(registry.url).port);
-  const broker = await startRegistryBroker({ registries: [registry.url], protocols: ["npm"], ...DEPENDENCY_BROKER_LIMITS });
+  const broker = await startRegistryBroker({
+    registries: [registry.url],
+    protocols: ["npm"],
+    ...DEPENDENCY_BROKER_LIMITS,
+  });
   const brokerPort = Number(broker.hostPort.split(":")[1]);
   const guestHost = `127.0.0.1:${BUILDER_REGISTRY_PORT}`;
   const get = (path: string, host = guestHost) => `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`;
@@ -68,7 +89,10 @@ export async function probeBuilderEgress(
       raw: `PUT /${PROBE_PACKAGE.name} HTTP/1.1\r\nHost: ${guestHost}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
     },
     { label: "absolute-form proxy request", raw: get(`http://127.0.0.1:${registryPort}/${PROBE_PACKAGE.name}`) },
-    { label: "CONNECT tunnel", raw: `CONNECT 127.0.0.1:${registryPort} HTTP/1.1\r\nHost: 127.0.0.1:${registryPort}\r\n\r\n` },
+    {
+      label: "CONNECT tunnel",
+      raw: `CONNECT 127.0.0.1:${registryPort} HTTP/1.1\r\nHost: 127.0.0.1:${registryPort}\r\n\r\n`,
+    },
     { label: "another Host header", raw: get(`/${PROBE_PACKAGE.name}`, "registry.example.invalid") },
     { label: "search endpoint", raw: get("/-/v1/search?text=a") },
     { label: "dot-segment path", raw: get("/a/../../etc/passwd") },
@@ -111,7 +135,9 @@ export async function probeBuilderEgress(
     );
     const bytes = await substrate.downloadSmall(providerId, BUILDER_RESULT_FILE, { maxBytes: 64 * 1024 });
     // guest output: untrusted, parsed strictly
-    const parsed = bytes ? ZProbeReportSchema.safeParse((JSON.parse(bytes.toString("utf8")) as { probe?: unknown }).probe) : undefined;
+    const parsed = bytes
+      ? ZProbeReportSchema.safeParse((JSON.parse(bytes.toString("utf8")) as { probe?: unknown }).probe)
+      : undefined;
     if (!parsed?.success) throw new AppError("CONTRACT_VIOLATION", "The builder probe wrote no valid report.");
     const observed = parsed.data;
     const reasons: string[] = [];
@@ -136,7 +162,8 @@ export async function probeBuilderEgress(
     if (registry.requests.some((r) => r.method !== "GET")) reasons.push("the registry saw a request other than GET");
     return { isPass: reasons.length === 0, reasons, observed, broker: log };
   } finally {
-    if (machineId) await destroyMachine(db, substrate, machineId, "builder egress probe finished").catch(() => undefined);
+    if (machineId)
+      await destroyMachine(db, substrate, machineId, "builder egress probe finished").catch(() => undefined);
     await broker.close();
     await registry.close();
   }

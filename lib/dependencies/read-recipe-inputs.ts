@@ -13,19 +13,33 @@ import { packUstar } from "./ustar";
 
 const MAX_INPUT_FILE_BYTES = 32 * 1024 * 1024;
 
-export async function readRecipeInputs(options: { gitDir: string; sha: string; inputFiles: readonly string[] }): Promise<TRecipeInputs> {
+export async function readRecipeInputs(options: {
+  gitDir: string;
+  sha: string;
+  inputFiles: readonly string[];
+}): Promise<TRecipeInputs> {
   const files: TRecipeInput[] = [];
   for (const file of options.inputFiles) {
-    const listed = await runGit({ gitDir: options.gitDir, args: ["ls-tree", "-z", options.sha, "--", file], maxStdoutBytes: 64 * 1024 });
+    const listed = await runGit({
+      gitDir: options.gitDir,
+      args: ["ls-tree", "-z", options.sha, "--", file],
+      maxStdoutBytes: 64 * 1024,
+    });
     const entry = listed.stdout
       .toString("utf8")
       .split("\0")
       .find((line) => line.endsWith(`\t${file}`));
     if (!entry)
-      throw new AppError("DEPENDENCY_SETUP_FAILED", `The commit ${options.sha.slice(0, 12)} has no ${file}; the recipe needs it.`);
+      throw new AppError(
+        "DEPENDENCY_SETUP_FAILED",
+        `The commit ${options.sha.slice(0, 12)} has no ${file}; the recipe needs it.`,
+      );
     const [mode, type] = entry.split(/[ \t]/);
     if (type !== "blob" || (mode !== "100644" && mode !== "100755"))
-      throw new AppError("DEPENDENCY_SETUP_FAILED", `${file} at ${options.sha.slice(0, 12)} is not a regular file (mode ${mode}).`);
+      throw new AppError(
+        "DEPENDENCY_SETUP_FAILED",
+        `${file} at ${options.sha.slice(0, 12)} is not a regular file (mode ${mode}).`,
+      );
     const blob = await runGit({
       gitDir: options.gitDir,
       args: ["cat-file", "blob", `${options.sha}:${file}`],

@@ -12,25 +12,42 @@ describe("setup recipes", () => {
     expect(recipe.registries).toEqual(["https://registry.npmjs.org/"]);
     const resolved = resolveRecipe(recipe);
     expect(resolved.command).toEqual(
-      expect.arrayContaining(["npm", "ci", "--ignore-scripts", "--registry=http://127.0.0.1:7878/", "--replace-registry-host=always"]),
+      expect.arrayContaining([
+        "npm",
+        "ci",
+        "--ignore-scripts",
+        "--registry=http://127.0.0.1:7878/",
+        "--replace-registry-host=always",
+      ]),
     );
     expect(resolved.inputFiles).toEqual(["package.json", "package-lock.json"]);
     expect(resolved.outputDir).toBe("node_modules");
   });
 
   it("pip-require-hashes installs binary wheels only, so no sdist's setup.py or build backend runs", () => {
-    const recipe = ZSetupRecipeSchema.parse({ v: 1, kind: "pip-require-hashes", registries: ["https://pypi.example/simple/"] });
+    const recipe = ZSetupRecipeSchema.parse({
+      v: 1,
+      kind: "pip-require-hashes",
+      registries: ["https://pypi.example/simple/"],
+    });
     const { command } = resolveRecipe(recipe);
     const at = command.indexOf("--only-binary");
     expect(at).toBeGreaterThan(0);
     expect(command[at + 1]).toBe(":all:");
-    expect(command).toEqual(expect.arrayContaining(["--require-hashes", "--index-url", "http://127.0.0.1:7878/simple/"]));
+    expect(command).toEqual(
+      expect.arrayContaining(["--require-hashes", "--index-url", "http://127.0.0.1:7878/simple/"]),
+    );
     expect(command).not.toContain("--no-binary");
   });
 
   it("custom recipes must name command, inputs and output; known recipes may not", () => {
-    expect(ZSetupRecipeSchema.safeParse({ v: 1, kind: "custom", registries: ["https://r.example/"] }).success).toBe(false);
-    expect(ZSetupRecipeSchema.safeParse({ v: 1, kind: "npm-ci", registries: ["https://r.example/"], command: ["sh"] }).success).toBe(false);
+    expect(ZSetupRecipeSchema.safeParse({ v: 1, kind: "custom", registries: ["https://r.example/"] }).success).toBe(
+      false,
+    );
+    expect(
+      ZSetupRecipeSchema.safeParse({ v: 1, kind: "npm-ci", registries: ["https://r.example/"], command: ["sh"] })
+        .success,
+    ).toBe(false);
     expect(
       ZSetupRecipeSchema.safeParse({
         v: 1,
@@ -68,7 +85,9 @@ describe("setup recipes", () => {
     const a = ZSetupRecipeSchema.parse({ v: 1, kind: "npm-ci", registries: ["https://a.example/"] });
     const b = ZSetupRecipeSchema.parse({ v: 1, kind: "npm-ci", registries: ["https://b.example/"] });
     expect(recipeDigest(a)).not.toBe(recipeDigest(b));
-    expect(recipeDigest(a)).toBe(recipeDigest(ZSetupRecipeSchema.parse({ v: 1, kind: "npm-ci", registries: ["https://a.example"] })));
+    expect(recipeDigest(a)).toBe(
+      recipeDigest(ZSetupRecipeSchema.parse({ v: 1, kind: "npm-ci", registries: ["https://a.example"] })),
+    );
   });
 
   it("counts installed packages, scoped and nested, not their inner package.json files", () => {

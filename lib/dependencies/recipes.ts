@@ -24,7 +24,10 @@ const ZRelativePathSchema = z
   .min(1)
   .max(200)
   .regex(/^[A-Za-z0-9._-][A-Za-z0-9._/-]*$/, "a relative path of letters, digits, . _ - /")
-  .refine((p) => !p.split("/").some((part) => part === ".." || part === "." || part === ""), "no '.', '..' or empty components");
+  .refine(
+    (p) => !p.split("/").some((part) => part === ".." || part === "." || part === ""),
+    "no '.', '..' or empty components",
+  );
 
 export const ZSetupRecipeSchema = z
   .object({
@@ -92,7 +95,15 @@ export function resolveRecipe(recipe: TSetupRecipe): TResolvedRecipe {
         outputDir: "node_modules",
         // --replace-registry-host=always: the lockfile's `resolved` hosts are data; every tarball is
         // fetched through the configured registry (the broker), and npm still checks `integrity`.
-        command: ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", `--registry=${registry}`, "--replace-registry-host=always"],
+        command: [
+          "npm",
+          "ci",
+          "--ignore-scripts",
+          "--no-audit",
+          "--no-fund",
+          `--registry=${registry}`,
+          "--replace-registry-host=always",
+        ],
         builderEnv: npmEnv,
         consumerEnv: {},
       };

@@ -74,7 +74,8 @@ export async function startRegistryBroker(options: TBrokerOptions): Promise<TReg
 
   const refuse = (method: string, target: string, reason: string) => {
     log.refused++;
-    if (log.refusals.length < MAX_LOGGED_REFUSALS) log.refusals.push({ method: method.slice(0, 20), target: target.slice(0, 300), reason });
+    if (log.refusals.length < MAX_LOGGED_REFUSALS)
+      log.refusals.push({ method: method.slice(0, 20), target: target.slice(0, 300), reason });
     else log.isTruncated = true;
   };
   const notePackage = (name: string) => {

@@ -42,7 +42,10 @@ export async function runBundleBuildRequest(deps: TDependencyDeps, requestId: st
   try {
     let isRecorded: boolean;
     if (request.kind === "candidate") {
-      const bundle = await rebuildFromCandidateLockfile(buildDeps, { candidateId: request.candidateId!, actorId: request.requestedById });
+      const bundle = await rebuildFromCandidateLockfile(buildDeps, {
+        candidateId: request.candidateId!,
+        actorId: request.requestedById,
+      });
       isRecorded = await transitionBuildRequest(db, null, running, "running", "succeeded", {
         sourceSha: bundle.sourceSha,
         bundleId: bundle.id,
@@ -78,7 +81,9 @@ export async function runBundleBuildRequest(deps: TDependencyDeps, requestId: st
     if (!isAppError(error)) logError("bundle build request failed", error, { requestId });
     await transitionBuildRequest(db, null, running, "running", "failed", {
       errorCode: isAppError(error) ? error.code : "DEPENDENCY_SETUP_FAILED",
-      errorSummary: isAppError(error) ? error.message : "The build failed unexpectedly; the worker's log has the details.",
+      errorSummary: isAppError(error)
+        ? error.message
+        : "The build failed unexpectedly; the worker's log has the details.",
       waitingReason: null,
     });
     return "failed";
@@ -110,7 +115,8 @@ export async function buildBundleNow(
   if (outcome === "not_queued") current = await followToItsEnd(db, current);
   if (current.state === "succeeded" && current.bundleId) {
     const bundle = await db.dependencyBundle.findUniqueOrThrow({ where: { id: current.bundleId } });
-    const elapsedMs = current.startedAt && current.finishedAt ? current.finishedAt.getTime() - current.startedAt.getTime() : 0;
+    const elapsedMs =
+      current.startedAt && current.finishedAt ? current.finishedAt.getTime() - current.startedAt.getTime() : 0;
     return { request: current, bundle, elapsedMs };
   }
   if (current.state === "queued")
@@ -132,11 +138,15 @@ export async function buildBundleNow(
 /** Another process runs it: read it again until it ends (or waits for a slot), for at most its recipe's timeout and a margin. */
 async function followToItsEnd(db: TDependencyDeps["db"], request: BundleBuildRequest): Promise<BundleBuildRequest> {
   const repository = await db.targetRepository.findUniqueOrThrow({ where: { id: request.repositoryId } });
-  const deadline = Date.now() + (parseSetupRecipe(repository.setupRecipe)?.timeoutSeconds ?? 600) * 1000 + FOLLOW_MARGIN_MS;
+  const deadline =
+    Date.now() + (parseSetupRecipe(repository.setupRecipe)?.timeoutSeconds ?? 600) * 1000 + FOLLOW_MARGIN_MS;
   let current = request;
   while (current.state === "running" || (current.state === "queued" && !current.waitingReason)) {
     if (Date.now() > deadline)
-      throw new AppError("STATE_CONFLICT", `Build request ${request.id} is still ${current.state}; \`repo bundle show\` follows it.`);
+      throw new AppError(
+        "STATE_CONFLICT",
+        `Build request ${request.id} is still ${current.state}; \`repo bundle show\` follows it.`,
+      );
     await new Promise((resolve) => setTimeout(resolve, FOLLOW_INTERVAL_MS));
     current = await db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } });
   }

@@ -56,7 +56,11 @@ export const BUILDER_PROGRAMS = ["dependency-builder.mjs", "spawn-with-timeout.m
 /** Uploads BUILDER_PROGRAMS from the operator's guest/ folder into a builder guest. */
 export async function uploadBuilderPrograms(substrate: Substrate, providerId: string): Promise<void> {
   for (const program of BUILDER_PROGRAMS)
-    await substrate.upload(providerId, `${BUILDER_DIR}/${program}`, await fs.readFile(path.join(PROJECT_ROOT, "guest", program)));
+    await substrate.upload(
+      providerId,
+      `${BUILDER_DIR}/${program}`,
+      await fs.readFile(path.join(PROJECT_ROOT, "guest", program)),
+    );
 }
 const TTL_GRACE_SECONDS = 300;
 
@@ -102,7 +106,10 @@ export function parseSetupRecipe(value: unknown): TSetupRecipe | null {
   const parsed = ZSetupRecipeSchema.safeParse(value);
   // fail closed: a stored recipe that no longer parses is a configuration error, never "no setup"
   if (!parsed.success)
-    throw new AppError("CONFIG_INVALID", "The repository's setup recipe is invalid; set it again with `schoolcore repo setup`.");
+    throw new AppError(
+      "CONFIG_INVALID",
+      "The repository's setup recipe is invalid; set it again with `schoolcore repo setup`.",
+    );
   return parsed.data;
 }
 
@@ -115,7 +122,11 @@ export async function readBuilderImage(
 }
 
 export function bundleKeyDigest(key: { imageDigest: string; lockfileDigest: string; recipeDigest: string }): string {
-  return canonicalDigest({ imageDigest: key.imageDigest, lockfileDigest: key.lockfileDigest, recipeDigest: key.recipeDigest });
+  return canonicalDigest({
+    imageDigest: key.imageDigest,
+    lockfileDigest: key.lockfileDigest,
+    recipeDigest: key.recipeDigest,
+  });
 }
 
 /**
@@ -139,8 +150,16 @@ type TSetupJob = {
 export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSource): Promise<DependencyBundle> {
   const repo = await deps.db.targetRepository.findUniqueOrThrow({ where: { id: source.repositoryId } });
   const recipe = parseSetupRecipe(repo.setupRecipe);
-  if (!recipe) throw new AppError("CONFIG_INVALID", `Repository ${repo.name} has no setup recipe; set one with \`schoolcore repo setup\`.`);
-  const inputs = await readRecipeInputs({ gitDir: source.gitDir, sha: source.sha, inputFiles: resolveRecipe(recipe).inputFiles });
+  if (!recipe)
+    throw new AppError(
+      "CONFIG_INVALID",
+      `Repository ${repo.name} has no setup recipe; set one with \`schoolcore repo setup\`.`,
+    );
+  const inputs = await readRecipeInputs({
+    gitDir: source.gitDir,
+    sha: source.sha,
+    inputFiles: resolveRecipe(recipe).inputFiles,
+  });
   return runSetup(deps, {
     repositoryId: repo.id,
     sourceSha: source.sha,
@@ -161,7 +180,13 @@ export async function runDependencySetup(deps: TDependencyDeps, source: TSetupSo
  */
 export async function runAgentDependencySetup(
   deps: TDependencyDeps,
-  source: { codeDigest: string; recipe: TSetupRecipe; inputs: TRecipeInputs; reason: string; machineSlot: TSetupSource["machineSlot"] },
+  source: {
+    codeDigest: string;
+    recipe: TSetupRecipe;
+    inputs: TRecipeInputs;
+    reason: string;
+    machineSlot: TSetupSource["machineSlot"];
+  },
 ): Promise<DependencyBundle> {
   return runSetup(deps, {
     repositoryId: null,
@@ -217,7 +242,11 @@ async function runSetup(deps: TDependencyDeps, job: TSetupJob): Promise<Dependen
     return created;
   });
 
-  const broker = await startRegistryBroker({ registries: recipe.registries, protocols: resolved.protocols, ...DEPENDENCY_BROKER_LIMITS });
+  const broker = await startRegistryBroker({
+    registries: recipe.registries,
+    protocols: resolved.protocols,
+    ...DEPENDENCY_BROKER_LIMITS,
+  });
   // A run whose process dies is failed by the worker's sweep once this stops (failAbandonedSetupRuns).
   const heartbeat = keepRunAlive(db, { kind: "setup-run", id: run.id });
   const staging = path.join(env.dataDir, "staging", "dependencies", run.id);
@@ -226,7 +255,8 @@ async function runSetup(deps: TDependencyDeps, job: TSetupJob): Promise<Dependen
   // Cancelled while it runs: the builder is destroyed at once (the step waiting on it fails), and
   // every step after checks.
   const { signal } = deps;
-  const destroyOnCancel = () => void (machineId && destroyMachine(db, substrate, machineId, CANCELLED_REASON).catch(() => undefined));
+  const destroyOnCancel = () =>
+    void (machineId && destroyMachine(db, substrate, machineId, CANCELLED_REASON).catch(() => undefined));
   signal?.addEventListener("abort", destroyOnCancel, { once: true });
   const throwIfCancelled = () => {
     if (signal?.aborted) throw new AppError("BUILD_CANCELLED", CANCELLED_REASON);
@@ -289,7 +319,9 @@ async function runSetup(deps: TDependencyDeps, job: TSetupJob): Promise<Dependen
     }
 
     const archivePath = path.join(staging, "bundle.tar.gz");
-    await substrate.downloadToFile(providerId, BUILDER_BUNDLE_ARCHIVE, archivePath, { maxBytes: DEPENDENCY_BUNDLE_LIMITS.maxArchiveBytes });
+    await substrate.downloadToFile(providerId, BUILDER_BUNDLE_ARCHIVE, archivePath, {
+      maxBytes: DEPENDENCY_BUNDLE_LIMITS.maxArchiveBytes,
+    });
     const verdict = await validateArchive({ archivePath, limits: DEPENDENCY_BUNDLE_LIMITS });
     if (verdict.kind === "refused")
       throw new AppError(
@@ -299,7 +331,9 @@ async function runSetup(deps: TDependencyDeps, job: TSetupJob): Promise<Dependen
           .join("; ")
           .slice(0, 600)}`,
       );
-    const stray = verdict.entries.find((e) => e.path !== resolved.outputDir && !e.path.startsWith(`${resolved.outputDir}/`));
+    const stray = verdict.entries.find(
+      (e) => e.path !== resolved.outputDir && !e.path.startsWith(`${resolved.outputDir}/`),
+    );
     if (stray)
       throw new AppError(
         "DEPENDENCY_BUNDLE_REFUSED",
@@ -318,11 +352,14 @@ async function runSetup(deps: TDependencyDeps, job: TSetupJob): Promise<Dependen
       // Two runs for the same key (two tasks at once) store the same kind of bundle; the first row
       // wins. A repository's rows are unique on (repository, key); an agent bundle's repository is
       // null, which a unique index does not compare, so its writers take a lock on the key instead.
-      if (job.repositoryId === null) await tx.$executeRaw`select pg_advisory_xact_lock(hashtext(${`agent-bundle:${keyDigest}`}))`;
+      if (job.repositoryId === null)
+        await tx.$executeRaw`select pg_advisory_xact_lock(hashtext(${`agent-bundle:${keyDigest}`}))`;
       const existing =
         job.repositoryId === null
           ? await findAgentBundle(tx, keyDigest)
-          : await tx.dependencyBundle.findUnique({ where: { repositoryId_keyDigest: { repositoryId: job.repositoryId, keyDigest } } });
+          : await tx.dependencyBundle.findUnique({
+              where: { repositoryId_keyDigest: { repositoryId: job.repositoryId, keyDigest } },
+            });
       const row =
         existing ??
         (await tx.dependencyBundle.create({
@@ -356,7 +393,8 @@ async function runSetup(deps: TDependencyDeps, job: TSetupJob): Promise<Dependen
       });
       // The sweep failed the run meanwhile (its heartbeat lapsed): it stays failed, and its bundle
       // row is not written (this transaction rolls back).
-      if (!isRecorded) throw new AppError("STATE_CONFLICT", `Setup run ${run.id} is no longer running; its bundle is not kept.`);
+      if (!isRecorded)
+        throw new AppError("STATE_CONFLICT", `Setup run ${run.id} is no longer running; its bundle is not kept.`);
       return row;
     });
     return bundle;

@@ -17,7 +17,9 @@ export async function setRepositorySetup(
 ): Promise<{ recipe: TSetupRecipe | null; recipeDigest: string | null }> {
   const { db } = deps;
   const recipe =
-    input.recipe === null ? null : parseOrThrow(ZSetupRecipeSchema, input.recipe, { code: "VALIDATION_FAILED", label: "setup recipe" });
+    input.recipe === null
+      ? null
+      : parseOrThrow(ZSetupRecipeSchema, input.recipe, { code: "VALIDATION_FAILED", label: "setup recipe" });
   const repo = await getTargetRepositoryOrThrow({ db }, { name: input.name });
   await db.$transaction(async (tx) => {
     await tx.targetRepository.update({
@@ -29,7 +31,11 @@ export async function setRepositorySetup(
       action: "repository.setup-recipe",
       targetType: "repository",
       targetId: repo.id,
-      detail: { name: repo.name, before: (repo.setupRecipe ?? null) as object | null, after: recipe as object | null } as never,
+      detail: {
+        name: repo.name,
+        before: (repo.setupRecipe ?? null) as object | null,
+        after: recipe as object | null,
+      } as never,
     });
   });
   return { recipe, recipeDigest: recipe ? recipeDigest(recipe) : null };

@@ -8,7 +8,11 @@
  */
 import { candidateRepoPathFor } from "../candidate/candidate-git";
 import type { Db, DbTx } from "../db/client";
-import { CANDIDATE_DEPENDENCIES_NOTE, DEPENDENCIES_CHANGED_NOTE, type TEvidenceDependencies } from "../contract/verification-evidence";
+import {
+  CANDIDATE_DEPENDENCIES_NOTE,
+  DEPENDENCIES_CHANGED_NOTE,
+  type TEvidenceDependencies,
+} from "../contract/verification-evidence";
 import { AppError } from "../errors";
 import { readRecipeInputs } from "./read-recipe-inputs";
 import { resolveRecipe } from "./recipes";

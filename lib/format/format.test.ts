@@ -67,7 +67,8 @@ describe("formatBytes", () => {
   });
 
   it("shows the placeholder for null, NaN, infinity and negative sizes", () => {
-    for (const value of [null, undefined, Number.NaN, Number.POSITIVE_INFINITY, -1, -2048]) expect(formatBytes(value)).toBe("—");
+    for (const value of [null, undefined, Number.NaN, Number.POSITIVE_INFINITY, -1, -2048])
+      expect(formatBytes(value)).toBe("—");
   });
 });
 
@@ -101,7 +102,8 @@ describe("formatDuration", () => {
   });
 
   it("shows the placeholder for null, NaN, infinity and negative durations", () => {
-    for (const value of [null, undefined, Number.NaN, Number.POSITIVE_INFINITY, -1, -60_000]) expect(formatDuration(value)).toBe("—");
+    for (const value of [null, undefined, Number.NaN, Number.POSITIVE_INFINITY, -1, -60_000])
+      expect(formatDuration(value)).toBe("—");
   });
 
   it("takes seconds through formatSeconds, the unit of lib/'s read models", () => {

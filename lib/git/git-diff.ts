@@ -67,7 +67,12 @@ export async function diffTreeRaw(options: {
  * a quarter of a gigabyte that would otherwise pass through this process in pipe-sized buffers
  * (the import's added memory grew with it, issue 16).
  */
-export async function digestBinaryDiff(options: { gitDir: string; from: string; to: string; timeoutMs?: number }): Promise<string> {
+export async function digestBinaryDiff(options: {
+  gitDir: string;
+  from: string;
+  to: string;
+  timeoutMs?: number;
+}): Promise<string> {
   assertSha(options.from, "from");
   assertSha(options.to, "to");
   const hasherEnv: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin" };

@@ -13,7 +13,13 @@ import { commitWorktree } from "./git-commit";
 import { diffTreeRaw, digestBinaryDiff } from "./git-diff";
 import { addWorktree, archiveTree, fetchCommit, hasCommit, lsTree, removeWorktree, revParse } from "./git-plumbing";
 import { runGit } from "./run-git";
-import { expectGitFailure, makeTempRoot, makeWorkRepo, pathExists, TEST_COMMIT_METADATA } from "./testing/git-test-fixture";
+import {
+  expectGitFailure,
+  makeTempRoot,
+  makeWorkRepo,
+  pathExists,
+  TEST_COMMIT_METADATA,
+} from "./testing/git-test-fixture";
 
 let root: string;
 
@@ -47,7 +53,10 @@ describe("git helpers", () => {
     await fs.rm(path.join(work, "gone.txt"));
     await fs.writeFile(path.join(work, "new.sh"), "#!/bin/sh\n", { mode: 0o755 });
     await fs.writeFile(path.join(work, ".gitattributes"), "new.sh export-ignore\n");
-    const head = await commitWorktree({ worktreePath: work, metadata: { ...TEST_COMMIT_METADATA, message: "second\n" } });
+    const head = await commitWorktree({
+      worktreePath: work,
+      metadata: { ...TEST_COMMIT_METADATA, message: "second\n" },
+    });
 
     const bare = path.join(root, "helpers.git");
     await initBareRepository({ repoPath: bare });
@@ -88,9 +97,13 @@ describe("git helpers", () => {
       head,
     ]);
     expect(plainDiff.toString("utf8")).toContain("+after");
-    expect(await digestBinaryDiff({ gitDir: bare, from: base, to: head })).toBe(createHash("sha256").update(plainDiff).digest("hex"));
+    expect(await digestBinaryDiff({ gitDir: bare, from: base, to: head })).toBe(
+      createHash("sha256").update(plainDiff).digest("hex"),
+    );
     // An unknown commit fails closed: no digest of an empty diff.
-    await expect(digestBinaryDiff({ gitDir: bare, from: base, to: "0000000000000000000000000000000000000001" })).rejects.toMatchObject({
+    await expect(
+      digestBinaryDiff({ gitDir: bare, from: base, to: "0000000000000000000000000000000000000001" }),
+    ).rejects.toMatchObject({
       code: "GIT_FAILED",
     });
 

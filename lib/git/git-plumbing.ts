@@ -17,10 +17,18 @@ export const GIT_EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
  * Full SHA of a revision, or null when it does not resolve. Always peels (to `object` by default):
  * a bare 40-hex argument would otherwise be echoed back even when no such object exists.
  */
-export async function revParse(options: { gitDir: string; rev: string; peelTo?: "commit" | "tree" | "object" }): Promise<string | null> {
+export async function revParse(options: {
+  gitDir: string;
+  rev: string;
+  peelTo?: "commit" | "tree" | "object";
+}): Promise<string | null> {
   assertRev(options.rev, "revision");
   const spec = `${options.rev}^{${options.peelTo ?? "object"}}`;
-  const result = await runGit({ gitDir: options.gitDir, args: ["rev-parse", "--verify", "--quiet", spec], okExitCodes: [0, 1, 128] });
+  const result = await runGit({
+    gitDir: options.gitDir,
+    args: ["rev-parse", "--verify", "--quiet", spec],
+    okExitCodes: [0, 1, 128],
+  });
   const sha = result.stdout.toString("utf8").trim();
   return result.exitCode === 0 && isFullSha(sha) ? sha : null;
 }
@@ -28,12 +36,21 @@ export async function revParse(options: { gitDir: string; rev: string; peelTo?: 
 /** Whether the repository holds a commit with this exact SHA. */
 export async function hasCommit(options: { gitDir: string; sha: string }): Promise<boolean> {
   assertSha(options.sha, "commit");
-  const result = await runGit({ gitDir: options.gitDir, args: ["cat-file", "-e", `${options.sha}^{commit}`], okExitCodes: [0, 1, 128] });
+  const result = await runGit({
+    gitDir: options.gitDir,
+    args: ["cat-file", "-e", `${options.sha}^{commit}`],
+    okExitCodes: [0, 1, 128],
+  });
   return result.exitCode === 0;
 }
 
 /** Copies one commit (and its history) from a local repository, by SHA, with no tags or refs. */
-export async function fetchCommit(options: { gitDir: string; sourceRepoPath: string; sha: string; timeoutMs?: number }): Promise<void> {
+export async function fetchCommit(options: {
+  gitDir: string;
+  sourceRepoPath: string;
+  sha: string;
+  timeoutMs?: number;
+}): Promise<void> {
   assertSha(options.sha, "commit");
   await runGit({
     gitDir: options.gitDir,
@@ -52,7 +69,12 @@ export async function fetchCommit(options: { gitDir: string; sourceRepoPath: str
 }
 
 /** Creates or moves a ref; with `oldSha` the update is a compare-and-set (all-zero = must not exist). */
-export async function updateRef(options: { gitDir: string; ref: string; newSha: string; oldSha?: string }): Promise<void> {
+export async function updateRef(options: {
+  gitDir: string;
+  ref: string;
+  newSha: string;
+  oldSha?: string;
+}): Promise<void> {
   assertRefName(options.ref);
   assertSha(options.newSha, "new value");
   if (options.oldSha !== undefined && !/^[0-9a-f]{40}$/.test(options.oldSha))
@@ -91,7 +113,11 @@ export async function removeWorktree(options: { gitDir: string; worktreePath: st
 export type TTreeEntry = { mode: string; type: "blob" | "tree" | "commit"; sha: string; path: string };
 
 /** Recursive listing of a tree, parsed from NUL-separated output (paths are raw, never quoted). */
-export async function lsTree(options: { gitDir: string; treeish: string; maxOutputBytes?: number }): Promise<TTreeEntry[]> {
+export async function lsTree(options: {
+  gitDir: string;
+  treeish: string;
+  maxOutputBytes?: number;
+}): Promise<TTreeEntry[]> {
   assertRev(options.treeish, "tree-ish");
   const result = await runGit({
     gitDir: options.gitDir,
@@ -110,7 +136,12 @@ export async function lsTree(options: { gitDir: string; treeish: string; maxOutp
 }
 
 /** Writes a tar of a tree to a file (attributes are neutral in repositories we initialised). */
-export async function archiveTree(options: { gitDir: string; treeish: string; outputPath: string; timeoutMs?: number }): Promise<void> {
+export async function archiveTree(options: {
+  gitDir: string;
+  treeish: string;
+  outputPath: string;
+  timeoutMs?: number;
+}): Promise<void> {
   assertRev(options.treeish, "tree-ish");
   await runGit({
     gitDir: options.gitDir,

@@ -18,12 +18,19 @@ export function assertSha(value: string, what: string): void {
 }
 
 export function assertRev(value: string, what: string): void {
-  if (!SAFE_REV_PATTERN.test(value) || value.includes("..")) throw gitError("usage", "(args)", `${what} is not a plain revision`);
+  if (!SAFE_REV_PATTERN.test(value) || value.includes(".."))
+    throw gitError("usage", "(args)", `${what} is not a plain revision`);
 }
 
 /** Refs we create: refs/heads/school/<id> and friends; no "..", no option-looking values. */
 export function assertRefName(ref: string): void {
-  if (!/^refs\/[A-Za-z0-9._/-]+$/.test(ref) || ref.includes("..") || ref.includes("//") || ref.endsWith("/") || ref.endsWith(".lock")) {
+  if (
+    !/^refs\/[A-Za-z0-9._/-]+$/.test(ref) ||
+    ref.includes("..") ||
+    ref.includes("//") ||
+    ref.endsWith("/") ||
+    ref.endsWith(".lock")
+  ) {
     throw gitError("usage", "(args)", "not an acceptable ref name");
   }
 }

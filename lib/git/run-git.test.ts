@@ -12,7 +12,13 @@ import { AppError } from "../errors";
 import { initBareRepository } from "./git-bare-repository";
 import { commitWorktree } from "./git-commit";
 import { buildGitArgv, buildGitEnv, runGit } from "./run-git";
-import { expectGitFailure, makeTempRoot, makeWorkRepo, pathExists, TEST_COMMIT_METADATA } from "./testing/git-test-fixture";
+import {
+  expectGitFailure,
+  makeTempRoot,
+  makeWorkRepo,
+  pathExists,
+  TEST_COMMIT_METADATA,
+} from "./testing/git-test-fixture";
 
 let root: string;
 
@@ -131,7 +137,10 @@ describe("runGit isolation", () => {
     const repo = await makeWorkRepo(root, "big-output");
     await fs.writeFile(path.join(repo, "big.bin"), Buffer.alloc(256 * 1024, 7));
     await commitWorktree({ worktreePath: repo, metadata: TEST_COMMIT_METADATA });
-    await expectGitFailure(runGit({ cwd: repo, args: ["cat-file", "blob", "HEAD:big.bin"], maxStdoutBytes: 1024 }), "output_limit");
+    await expectGitFailure(
+      runGit({ cwd: repo, args: ["cat-file", "blob", "HEAD:big.bin"], maxStdoutBytes: 1024 }),
+      "output_limit",
+    );
     const ok = await runGit({ cwd: repo, args: ["cat-file", "blob", "HEAD:big.bin"] });
     expect(ok.stdout.length).toBe(256 * 1024);
   });
@@ -163,12 +172,18 @@ describe("remote transports and secrets", () => {
     expect(allowed.message).not.toContain("s3cr3t-value-for-test");
     const argv = buildGitArgv({ args: ["ls-remote"], remoteProtocols: ["http"] });
     expect(argv.join(" ")).not.toContain("s3cr3t");
-    expect(buildGitEnv({}, [["http.https://forge.example/o/r.git.extraHeader", secret]]).GIT_CONFIG_VALUE_0).toBe(secret);
+    expect(buildGitEnv({}, [["http.https://forge.example/o/r.git.extraHeader", secret]]).GIT_CONFIG_VALUE_0).toBe(
+      secret,
+    );
   });
 
   it("refuses a global http.extraHeader: a credential header is always scoped to one URL", () => {
-    expect(() => buildGitEnv({}, [["http.extraHeader", "Authorization: Bearer x"]])).toThrow(/http\.<url>\.extraHeader/);
-    expect(() => buildGitEnv({}, [["HTTP.EXTRAHEADER", "Authorization: Bearer x"]])).toThrow(/global http\.extraHeader/);
+    expect(() => buildGitEnv({}, [["http.extraHeader", "Authorization: Bearer x"]])).toThrow(
+      /http\.<url>\.extraHeader/,
+    );
+    expect(() => buildGitEnv({}, [["HTTP.EXTRAHEADER", "Authorization: Bearer x"]])).toThrow(
+      /global http\.extraHeader/,
+    );
   });
 
   it("keeps the hardening settings above secret config", async () => {

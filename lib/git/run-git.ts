@@ -141,7 +141,12 @@ export type TGitResult = { stdout: Buffer; stderr: string; exitCode: number };
 export type TGitFailureKind = "exit" | "timeout" | "output_limit" | "spawn" | "usage";
 
 /** The one GIT_FAILED error shape, for the runner and the typed helpers built on it. */
-export function gitError(kind: TGitFailureKind, subcommand: string, message: string, extra: Record<string, unknown> = {}): AppError {
+export function gitError(
+  kind: TGitFailureKind,
+  subcommand: string,
+  message: string,
+  extra: Record<string, unknown> = {},
+): AppError {
   return new AppError("GIT_FAILED", `git ${subcommand}: ${message}`, { kind, subcommand, ...extra });
 }
 
@@ -162,14 +167,19 @@ export function buildGitEnv(
 ): Record<string, string> {
   const home = getPrivateHome();
   for (const name of Object.keys(extra)) {
-    if (!ALLOWED_EXTRA_ENV.has(name)) throw gitError("usage", "(env)", `environment variable ${name} may not be set for git`);
+    if (!ALLOWED_EXTRA_ENV.has(name))
+      throw gitError("usage", "(env)", `environment variable ${name} may not be set for git`);
   }
   const configEnv: Record<string, string> = {};
   for (const [key] of secretConfig) {
     // A credential header is scoped to one URL (`http.<url>.extraHeader`): a global one would be
     // sent to whatever host a fetch or a redirect reaches (issue 12, item 10).
     if (key.toLowerCase() === "http.extraheader")
-      throw gitError("usage", "(config)", "a global http.extraHeader may not be set; scope it as http.<url>.extraHeader");
+      throw gitError(
+        "usage",
+        "(config)",
+        "a global http.extraHeader may not be set; scope it as http.<url>.extraHeader",
+      );
   }
   if (secretConfig.length > 0) {
     configEnv.GIT_CONFIG_COUNT = String(secretConfig.length);
@@ -204,7 +214,9 @@ export function buildGitEnv(
 }
 
 /** The full argv after `git`; exported so tests can assert the hardening is always present. */
-export function buildGitArgv(options: Pick<TRunGitOptions, "args" | "gitDir" | "workTree" | "remoteProtocols" | "config">): string[] {
+export function buildGitArgv(
+  options: Pick<TRunGitOptions, "args" | "gitDir" | "workTree" | "remoteProtocols" | "config">,
+): string[] {
   const argv: string[] = ["--no-pager", "--no-replace-objects"];
   for (const [key, value] of options.config ?? []) {
     if (!/^[A-Za-z][A-Za-z0-9-]*(\.[^=\n]+)?\.[A-Za-z][A-Za-z0-9-]*$/.test(key) || value.includes("\n"))
@@ -214,7 +226,8 @@ export function buildGitArgv(options: Pick<TRunGitOptions, "args" | "gitDir" | "
   // Later -c settings win over earlier ones: the hardening always comes last.
   for (const setting of HARDENING_CONFIG) argv.push("-c", setting);
   for (const protocol of options.remoteProtocols ?? []) {
-    if (protocol !== "file" && protocol !== "http" && protocol !== "https") throw gitError("usage", "(args)", "unknown remote protocol");
+    if (protocol !== "file" && protocol !== "http" && protocol !== "https")
+      throw gitError("usage", "(args)", "unknown remote protocol");
     argv.push("-c", `protocol.${protocol}.allow=always`);
   }
   argv.push("-c", "http.followRedirects=false");
@@ -287,7 +300,9 @@ export function runGit(options: TRunGitOptions): Promise<TGitResult> {
           options.onStdout(chunk);
         } catch (error) {
           failure =
-            error instanceof AppError ? error : gitError("output_limit", subcommand, `output consumer failed: ${(error as Error).message}`);
+            error instanceof AppError
+              ? error
+              : gitError("output_limit", subcommand, `output consumer failed: ${(error as Error).message}`);
           killGroup();
         }
         return;
@@ -331,10 +346,15 @@ export function runGit(options: TRunGitOptions): Promise<TGitResult> {
       const exitCode = code ?? -1;
       if (signal || !okExitCodes.includes(exitCode)) {
         reject(
-          gitError("exit", subcommand, `exited with ${signal ?? exitCode}${stderrExcerpt ? `: ${stderrExcerpt}` : ""}`, {
-            exitCode,
-            stderr: stderrExcerpt,
-          }),
+          gitError(
+            "exit",
+            subcommand,
+            `exited with ${signal ?? exitCode}${stderrExcerpt ? `: ${stderrExcerpt}` : ""}`,
+            {
+              exitCode,
+              stderr: stderrExcerpt,
+            },
+          ),
         );
         return;
       }
@@ -342,13 +362,19 @@ export function runGit(options: TRunGitOptions): Promise<TGitResult> {
     });
 
     writeInput(stdin, options.input).catch((error: unknown) => {
-      failure ??= error instanceof AppError ? error : gitError("exit", subcommand, `writing input failed: ${(error as Error).message}`);
+      failure ??=
+        error instanceof AppError
+          ? error
+          : gitError("exit", subcommand, `writing input failed: ${(error as Error).message}`);
       killGroup();
     });
   });
 }
 
-async function writeInput(stdin: NodeJS.WritableStream & { destroyed?: boolean }, input: TGitInput | undefined): Promise<void> {
+async function writeInput(
+  stdin: NodeJS.WritableStream & { destroyed?: boolean },
+  input: TGitInput | undefined,
+): Promise<void> {
   if (input === undefined) {
     stdin.end();
     return;

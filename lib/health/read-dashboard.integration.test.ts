@@ -11,7 +11,9 @@ import { readDashboard } from "./read-dashboard";
 
 describe("readDashboard", async () => {
   const { db } = await createTestDatabase();
-  const repository = await db.targetRepository.create({ data: { name: "demo/dashboard", cloneUrl: "file:///nowhere" } });
+  const repository = await db.targetRepository.create({
+    data: { name: "demo/dashboard", cloneUrl: "file:///nowhere" },
+  });
 
   it("counts tasks by state and shows the machine cap with the slots taken", async () => {
     await db.task.create({ data: taskRow(repository.id, { state: "provisioning" }) });
@@ -31,7 +33,11 @@ describe("readDashboard", async () => {
       actorId: null,
       reason: "test setup",
     });
-    expect((await readDashboard({ db, substrateLabel: "local" })).slots).toEqual({ cap: 2, taken: 2, substrate: "local" });
+    expect((await readDashboard({ db, substrateLabel: "local" })).slots).toEqual({
+      cap: 2,
+      taken: 2,
+      substrate: "local",
+    });
     // the per-substrate cap overrides the global one
     await writeSetting(db, {
       key: "machines.concurrency",
@@ -39,6 +45,10 @@ describe("readDashboard", async () => {
       actorId: null,
       reason: "test setup",
     });
-    expect((await readDashboard({ db, substrateLabel: "local" })).slots).toEqual({ cap: 3, taken: 2, substrate: "local" });
+    expect((await readDashboard({ db, substrateLabel: "local" })).slots).toEqual({
+      cap: 3,
+      taken: 2,
+      substrate: "local",
+    });
   });
 });

@@ -34,11 +34,17 @@ export async function readDashboard(deps: { db: Db; substrateLabel: string }) {
     readMachineCapUsage(db, deps.substrateLabel),
   ]);
   return {
-    byState: byState.map((row) => ({ state: row.state, count: row._count._all })).sort((a, b) => a.state.localeCompare(b.state)),
+    byState: byState
+      .map((row) => ({ state: row.state, count: row._count._all }))
+      .sort((a, b) => a.state.localeCompare(b.state)),
     liveMachines,
     /** slots taken: machines in use and tasks already started that hold one for their verifier (lib/machines/machine-slots.ts) */
     slots: { cap: slots.cap, taken: slots.slotsTaken, substrate: deps.substrateLabel },
     quarantined,
-    failures: failures.map((t) => ({ ...t, repository: t.repository.name, errorSummary: t.errorSummary?.slice(0, 300) ?? null })),
+    failures: failures.map((t) => ({
+      ...t,
+      repository: t.repository.name,
+      errorSummary: t.errorSummary?.slice(0, 300) ?? null,
+    })),
   };
 }

@@ -13,7 +13,12 @@ export type THealth = {
   status: "ok" | "degraded" | "down";
   version: string;
   database: { status: "ok" | "down"; latencyMs?: number; error?: string };
-  worker: { status: "ok" | "stale" | "never_seen" | "unknown"; lastHeartbeatAt: string | null; workerCount: number; restartCount: number };
+  worker: {
+    status: "ok" | "stale" | "never_seen" | "unknown";
+    lastHeartbeatAt: string | null;
+    workerCount: number;
+    restartCount: number;
+  };
   web: { restartCount: number };
 };
 

@@ -21,7 +21,10 @@ export async function readBodyCapped(body: Readable, maxBytes: number): Promise<
   return Buffer.concat(chunks);
 }
 
-export async function readWebBodyCapped(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Buffer | "too_large"> {
+export async function readWebBodyCapped(
+  body: ReadableStream<Uint8Array>,
+  maxBytes: number,
+): Promise<Buffer | "too_large"> {
   const reader = body.getReader();
   const chunks: Buffer[] = [];
   let size = 0;

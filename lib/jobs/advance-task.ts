@@ -27,7 +27,10 @@ export const LIFECYCLE_STEPS: TaskSteps = {
   // task stays queued and the step ends without a transition ("waiting"). The worker's jobs admit
   // in fair order instead (lib/jobs/pick-task-to-drive.ts); this path serves tasks driven directly.
   queued: async (ctx, task) => {
-    await admitQueuedTask({ db: ctx.db, substrateLabel: ctx.substrate.label }, { taskId: task.id, isProbeTask: task.probeRunId !== null });
+    await admitQueuedTask(
+      { db: ctx.db, substrateLabel: ctx.substrate.label },
+      { taskId: task.id, isProbeTask: task.probeRunId !== null },
+    );
   },
   provisioning: provisionTask,
   running: runGuest,
@@ -42,13 +45,18 @@ export const LIFECYCLE_STEPS: TaskSteps = {
 
 export type AdvanceOutcome = "waiting" | "done" | "dispatch_disabled";
 
-export async function advanceTask(ctx: TaskRunContext, taskId: string, steps: TaskSteps = LIFECYCLE_STEPS): Promise<AdvanceOutcome> {
+export async function advanceTask(
+  ctx: TaskRunContext,
+  taskId: string,
+  steps: TaskSteps = LIFECYCLE_STEPS,
+): Promise<AdvanceOutcome> {
   for (let guard = 0; guard < 20; guard++) {
     const task = await ctx.db.task.findUniqueOrThrow({ where: { id: taskId } });
     // The gate is re-proved before every provisioning (lib/probes/read-dispatch-gate.ts): a gate
     // closed while tasks are queued leaves them queued. A qualification probe's own task is the
     // probe run itself, started by an operator, and is not subject to the gate it qualifies.
-    if (task.state === "queued" && task.probeRunId === null && !(await isDispatchOpen(ctx.db, ctx.env))) return "dispatch_disabled";
+    if (task.state === "queued" && task.probeRunId === null && !(await isDispatchOpen(ctx.db, ctx.env)))
+      return "dispatch_disabled";
     const step = steps[task.state];
     if (!step) return "done";
     try {

@@ -66,7 +66,10 @@ describe("the work-ready channel", () => {
     const env = parseEnv({ ...process.env, DATABASE_URL: database.url });
     const forWorker = await requestProbeRun({ db: database.db, env }, { probes: ["P1"], actorId: null });
     expect(await heardOf(forWorker.id)).toEqual({ kind: "probe-run", id: forWorker.id });
-    const byCaller = await requestProbeRun({ db: database.db, env }, { probes: ["P1"], actorId: null, isRunByCaller: true });
+    const byCaller = await requestProbeRun(
+      { db: database.db, env },
+      { probes: ["P1"], actorId: null, isRunByCaller: true },
+    );
     await marker();
     expect(heard.some((work) => work.id === byCaller.id)).toBe(false);
   });

@@ -32,6 +32,10 @@ export function probeDepsFor(ctx: TaskRunContext, extra: Partial<TProbeDeps> = {
   };
 }
 
-export async function runProbeJob(ctx: TaskRunContext, runId: string, extra: Partial<TProbeDeps> = {}): Promise<"passed" | "failed"> {
+export async function runProbeJob(
+  ctx: TaskRunContext,
+  runId: string,
+  extra: Partial<TProbeDeps> = {},
+): Promise<"passed" | "failed"> {
   return executeProbeRun(probeDepsFor(ctx, extra), { runId });
 }

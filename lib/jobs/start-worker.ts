@@ -107,7 +107,12 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
 
   // Qualification runs (lib/probes): one job per run; a worker killed mid-run leaves the run
   // `running` with a lapsing heartbeat, and the sweep below fails it — it never shows "passed".
-  await boss.createQueue(JOBS.runProbes.name, { policy: "short", retryLimit: 0, expireInSeconds: 3600, deleteAfterSeconds: 3600 });
+  await boss.createQueue(JOBS.runProbes.name, {
+    policy: "short",
+    retryLimit: 0,
+    expireInSeconds: 3600,
+    deleteAfterSeconds: 3600,
+  });
   const probeWorkerId = await boss.work(
     JOBS.runProbes.name,
     { pollingIntervalSeconds: 1, batchSize: 1, localConcurrency: 1 },
@@ -128,14 +133,21 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
 
   // Operators' bundle builds (lib/dependencies/bundle-build-requests.ts): one job per queued
   // request; a request waiting for a machine slot is sent again by each sweep and starts once one frees.
-  await boss.createQueue(JOBS.buildBundle.name, { policy: "short", retryLimit: 0, expireInSeconds: 3600, deleteAfterSeconds: 3600 });
+  await boss.createQueue(JOBS.buildBundle.name, {
+    policy: "short",
+    retryLimit: 0,
+    expireInSeconds: 3600,
+    deleteAfterSeconds: 3600,
+  });
   const buildWorkerId = await boss.work(
     JOBS.buildBundle.name,
     { pollingIntervalSeconds: 1, batchSize: 1, localConcurrency: 2 },
     async (jobs) => {
       for (const job of jobs) {
         const { requestId } = JOBS.buildBundle.schema.parse(job.data);
-        await runBundleBuildRequest(ctx, requestId).catch((error) => logError("bundle build request failed", error, { requestId }));
+        await runBundleBuildRequest(ctx, requestId).catch((error) =>
+          logError("bundle build request failed", error, { requestId }),
+        );
       }
     },
   );
@@ -151,8 +163,8 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   const sweepTasks = async () => {
     // Automatic retries of transient provider errors that are due become new attempts (queued).
     for (const taskId of await listDueAutomaticRetries({ db }, { now: new Date(), take: 50 })) {
-      await retryTask({ db }, { taskId, reason: "transient provider error", actorId: null, isAutomatic: true }).catch((error) =>
-        logError("automatic retry failed", error, { taskId }),
+      await retryTask({ db }, { taskId, reason: "transient provider error", actorId: null, isAutomatic: true }).catch(
+        (error) => logError("automatic retry failed", error, { taskId }),
       );
     }
     await sweepProbeRuns().catch((error) => logError("probe run sweep failed", error));
@@ -160,7 +172,9 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
     // The gate is re-proved here (and again before each provisioning in advanceTask).
     const isDispatchEnabled = await isDispatchOpen(db, env);
     // pr_pending waits for its backoff (nextAttemptAt); everything else runs as soon as it can.
-    const states = Object.keys(steps).filter((s) => (s !== "queued" || isDispatchEnabled) && s !== "pr_pending") as (keyof TaskSteps)[];
+    const states = Object.keys(steps).filter(
+      (s) => (s !== "queued" || isDispatchEnabled) && s !== "pr_pending",
+    ) as (keyof TaskSteps)[];
     // A qualification probe's tasks are driven by its own run, never by this sweep.
     const tasks = await db.task.findMany({
       where: { state: { in: states }, probeRunId: null },
@@ -196,7 +210,8 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   };
   const readyListener = await listenForReadyWork({
     databaseUrl: options.databaseUrl,
-    onReady: (work) => void dispatchNow(work).catch((error) => logError("work-ready dispatch failed", error, { ...work })),
+    onReady: (work) =>
+      void dispatchNow(work).catch((error) => logError("work-ready dispatch failed", error, { ...work })),
     onReconnect: () => void sweepTasks().catch((error) => logError("task sweep failed", error)),
   });
   await sweepTasks().catch((error) => logError("task sweep failed", error));
@@ -217,7 +232,10 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
       .catch((error) => logError("notification send failed", error))
       .finally(() => (notificationRun = null));
   }, options.notificationIntervalMs ?? 2000);
-  const machineTimer = setInterval(() => void sweepMachines(ctx).catch((error) => logError("machine sweep failed", error)), 60_000);
+  const machineTimer = setInterval(
+    () => void sweepMachines(ctx).catch((error) => logError("machine sweep failed", error)),
+    60_000,
+  );
   logInfo("worker started", { workerId, substrate: ctx.substrate.label });
 
   let stopping: Promise<void> | undefined;

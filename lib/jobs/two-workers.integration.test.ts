@@ -20,7 +20,11 @@ import { writeSetting } from "../settings/operator-settings";
 import { createTask } from "../tasks/create-task";
 import { createForgeRepository } from "../../sidecars/local-forge/create-forge-repository";
 import { startLocalForge, type TLocalForge } from "../../sidecars/local-forge/start-local-forge";
-import { createLifecycleWorld, decideRoundOneCandidate, type LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
+import {
+  createLifecycleWorld,
+  decideRoundOneCandidate,
+  type LifecycleWorld,
+} from "../lifecycle/testing/lifecycle-fixture";
 import { ensureCredentialsDir } from "../secrets/credential-file";
 
 const TASKS = 20;
@@ -82,7 +86,12 @@ function startWorker(name: string) {
   return { name, child, exited, output: () => output };
 }
 
-async function waitUntil(what: string, predicate: () => Promise<boolean>, timeoutMs: number, describeState: () => Promise<string>) {
+async function waitUntil(
+  what: string,
+  predicate: () => Promise<boolean>,
+  timeoutMs: number,
+  describeState: () => Promise<string>,
+) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await predicate()) return;
@@ -100,7 +109,10 @@ async function stateCounts(taskIds: string[]): Promise<string> {
 async function describeStuckTasks(taskIds: string[]): Promise<string> {
   const tasks = await world.db.task.findMany({
     where: { id: { in: taskIds }, state: { notIn: ["review_pending", "approved", "pr_pending", "pr_open"] } },
-    include: { transitions: { orderBy: { id: "asc" } }, machines: { include: { transitions: { orderBy: { id: "asc" } } } } },
+    include: {
+      transitions: { orderBy: { id: "asc" } },
+      machines: { include: { transitions: { orderBy: { id: "asc" } } } },
+    },
   });
   return tasks
     .map((task) =>
@@ -132,7 +144,10 @@ beforeAll(async () => {
     cwd: path.join(world.env.dataDir, "demo-src"),
     args: ["push", "--quiet", repo.gitDir, `${world.demoSha}:refs/heads/main`],
   });
-  await world.db.targetRepository.update({ where: { name: "demo/calculator" }, data: { cloneUrl: `${forge.url}/demo/calculator.git` } });
+  await world.db.targetRepository.update({
+    where: { name: "demo/calculator" },
+    data: { cloneUrl: `${forge.url}/demo/calculator.git` },
+  });
   await saveGitHubPublishSetting(world.db, { apiBaseUrl: forge.url, tokenFile }, null, "test setup", world.env.dataDir);
   await writeSetting(world.db, {
     key: "machines.concurrency",
@@ -140,7 +155,9 @@ beforeAll(async () => {
     actorId: null,
     reason: "test setup",
   });
-  const teacherRow = await world.db.user.create({ data: { email: "t@workers.test", name: "T", roles: ["teacher"], passwordHash: "x" } });
+  const teacherRow = await world.db.user.create({
+    data: { email: "t@workers.test", name: "T", roles: ["teacher"], passwordHash: "x" },
+  });
   teacher = { userId: teacherRow.id, email: teacherRow.email, roles: ["teacher"] };
 });
 
@@ -250,8 +267,14 @@ describe("two worker processes on one database", () => {
         task.transitions.map((t) => t.toState),
         `task ${taskId}`,
       ).toEqual(FULL_PATH);
-      expect(task.machines.filter((m) => m.purpose === "student").length, `student machines of ${taskId}:\n${machineReport}`).toBe(1);
-      expect(task.machines.filter((m) => m.purpose === "verifier").length, `verifier machines of ${taskId}:\n${machineReport}`).toBe(1);
+      expect(
+        task.machines.filter((m) => m.purpose === "student").length,
+        `student machines of ${taskId}:\n${machineReport}`,
+      ).toBe(1);
+      expect(
+        task.machines.filter((m) => m.purpose === "verifier").length,
+        `verifier machines of ${taskId}:\n${machineReport}`,
+      ).toBe(1);
       for (const machine of task.machines) expect(machine.state).toBe("destroyed");
       const mine = pulls.filter((p) => p.head.ref === `school/${taskId}`);
       expect(mine, `pull requests of ${taskId}`).toHaveLength(1);

@@ -86,7 +86,8 @@ async function startSystem(): Promise<void> {
   startProcess([path.join(PROJECT_ROOT, "scripts", "worker.ts")]);
 }
 
-const tally = (values: string[]) => values.reduce<Record<string, number>>((acc, s) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {});
+const tally = (values: string[]) =>
+  values.reduce<Record<string, number>>((acc, s) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {});
 
 /** Each task's state; a blocked task whose automatic retry is planned is still on its way. */
 async function states(): Promise<string[]> {
@@ -126,7 +127,12 @@ beforeAll(async () => {
     actorId: null,
     reason: "test setup",
   });
-  await writeSetting(setup, { key: "guest.agent", value: { command: SCRIPTED_FIX }, actorId: null, reason: "test setup" });
+  await writeSetting(setup, {
+    key: "guest.agent",
+    value: { command: SCRIPTED_FIX },
+    actorId: null,
+    reason: "test setup",
+  });
   await writeSetting(setup, {
     key: "task.limits",
     value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 120, memoryMb: 512 },
@@ -165,66 +171,75 @@ afterAll(async () => {
 });
 
 describe("after killing every process with a dozen tasks in flight", () => {
-  it("a plain restart brings at least 90 % of the tasks to review with no operator action", { timeout: 600_000 }, async () => {
-    await startSystem();
-    // Wait until the pipeline is full: tasks in flight, guests being started, and at least one
-    // student run under way (the moments a crash used to strand tasks: "the machine disappeared
-    // while starting", and a running task whose guest the restarted provider no longer knows).
-    const startedAt = Date.now();
-    for (;;) {
-      const now = await states();
-      const guests = await db!.guestMachine.count({ where: { state: { in: ["created", "started", "ready"] } } });
-      if (now.filter((s) => IN_FLIGHT.includes(s)).length >= 4 && guests >= 3 && now.includes("running")) break;
-      if (Date.now() - startedAt > 180_000) throw new Error(`no tasks in flight: ${now.join(",")}\n${output.slice(-3000)}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    const before = await states();
-    const machinesBefore = (await db!.guestMachine.findMany({ select: { state: true } })).map((m) => m.state);
+  it(
+    "a plain restart brings at least 90 % of the tasks to review with no operator action",
+    { timeout: 600_000 },
+    async () => {
+      await startSystem();
+      // Wait until the pipeline is full: tasks in flight, guests being started, and at least one
+      // student run under way (the moments a crash used to strand tasks: "the machine disappeared
+      // while starting", and a running task whose guest the restarted provider no longer knows).
+      const startedAt = Date.now();
+      for (;;) {
+        const now = await states();
+        const guests = await db!.guestMachine.count({ where: { state: { in: ["created", "started", "ready"] } } });
+        if (now.filter((s) => IN_FLIGHT.includes(s)).length >= 4 && guests >= 3 && now.includes("running")) break;
+        if (Date.now() - startedAt > 180_000)
+          throw new Error(`no tasks in flight: ${now.join(",")}\n${output.slice(-3000)}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const before = await states();
+      const machinesBefore = (await db!.guestMachine.findMany({ select: { state: true } })).map((m) => m.state);
 
-    // Crash: every process, at once, no shutdown path.
-    const postmaster = await readPostmasterPid();
-    for (const child of children) killGroup(child.pid);
-    killGroup(postmaster);
-    await db!.$disconnect().catch(() => undefined);
-    children.length = 0;
-    for (
-      let i = 0;
-      i < 100 &&
-      (await fs.access(`/proc/${postmaster}`).then(
-        () => true,
-        () => false,
-      ));
-      i++
-    )
-      await new Promise((r) => setTimeout(r, 100));
+      // Crash: every process, at once, no shutdown path.
+      const postmaster = await readPostmasterPid();
+      for (const child of children) killGroup(child.pid);
+      killGroup(postmaster);
+      await db!.$disconnect().catch(() => undefined);
+      children.length = 0;
+      for (
+        let i = 0;
+        i < 100 &&
+        (await fs.access(`/proc/${postmaster}`).then(
+          () => true,
+          () => false,
+        ));
+        i++
+      )
+        await new Promise((r) => setTimeout(r, 100));
 
-    const restartedAt = Date.now();
-    await startSystem();
-    // At rest twice in a row: a task is blocked a moment before its automatic retry is planned.
-    for (let restSeen = 0; ;) {
-      const now = await states();
-      restSeen = now.every((s) => AT_REST.includes(s)) ? restSeen + 1 : 0;
-      if (restSeen >= 2) break;
-      if (Date.now() - restartedAt > 480_000) throw new Error(`not at rest: ${now.join(",")}\n${output.slice(-3000)}`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    const tasks = await db!.task.findMany({ include: { transitions: { orderBy: { id: "asc" } }, machines: true } });
-    const reviewed = tasks.filter((t) => t.state === "review_pending");
-    const summary = {
-      atKill: { tasks: tally(before), machines: tally(machinesBefore) },
-      reviewed: reviewed.length,
-      seconds: Math.round((Date.now() - restartedAt) / 1000),
-      retried: tasks.filter((t) => t.attempt > 0).length,
-      notReviewed: tasks.filter((t) => t.state !== "review_pending").map((t) => `${t.state} ${t.errorCode}: ${t.errorSummary}`),
-      machines: tally(tasks.flatMap((t) => t.machines.map((m) => m.state))),
-    };
-    console.log(`whole-system crash: ${JSON.stringify(summary)}`);
-    expect(reviewed.length / TASKS, JSON.stringify(summary)).toBeGreaterThanOrEqual(0.9);
-    // A retried task shows its new attempt in its history.
-    for (const task of tasks.filter((t) => t.attempt > 0))
-      expect(task.transitions.some((t) => /attempt \d+/.test(t.reason ?? ""))).toBe(true);
-    // Nothing is left live, and no machine the provider no longer knows is quarantined.
-    expect(summary.machines.cleanup_quarantined ?? 0).toBe(0);
-    for (const state of ["requested", "created", "started", "ready", "exported"]) expect(summary.machines[state] ?? 0).toBe(0);
-  });
+      const restartedAt = Date.now();
+      await startSystem();
+      // At rest twice in a row: a task is blocked a moment before its automatic retry is planned.
+      for (let restSeen = 0; ;) {
+        const now = await states();
+        restSeen = now.every((s) => AT_REST.includes(s)) ? restSeen + 1 : 0;
+        if (restSeen >= 2) break;
+        if (Date.now() - restartedAt > 480_000)
+          throw new Error(`not at rest: ${now.join(",")}\n${output.slice(-3000)}`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      const tasks = await db!.task.findMany({ include: { transitions: { orderBy: { id: "asc" } }, machines: true } });
+      const reviewed = tasks.filter((t) => t.state === "review_pending");
+      const summary = {
+        atKill: { tasks: tally(before), machines: tally(machinesBefore) },
+        reviewed: reviewed.length,
+        seconds: Math.round((Date.now() - restartedAt) / 1000),
+        retried: tasks.filter((t) => t.attempt > 0).length,
+        notReviewed: tasks
+          .filter((t) => t.state !== "review_pending")
+          .map((t) => `${t.state} ${t.errorCode}: ${t.errorSummary}`),
+        machines: tally(tasks.flatMap((t) => t.machines.map((m) => m.state))),
+      };
+      console.log(`whole-system crash: ${JSON.stringify(summary)}`);
+      expect(reviewed.length / TASKS, JSON.stringify(summary)).toBeGreaterThanOrEqual(0.9);
+      // A retried task shows its new attempt in its history.
+      for (const task of tasks.filter((t) => t.attempt > 0))
+        expect(task.transitions.some((t) => /attempt \d+/.test(t.reason ?? ""))).toBe(true);
+      // Nothing is left live, and no machine the provider no longer knows is quarantined.
+      expect(summary.machines.cleanup_quarantined ?? 0).toBe(0);
+      for (const state of ["requested", "created", "started", "ready", "exported"])
+        expect(summary.machines[state] ?? 0).toBe(0);
+    },
+  );
 });

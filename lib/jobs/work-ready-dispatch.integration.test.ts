@@ -40,7 +40,10 @@ describe("event-driven dispatch", async () => {
       });
       const taskId = await world.createDemoTask();
       await expect
-        .poll(async () => (await world.db.task.findUniqueOrThrow({ where: { id: taskId } })).state, { timeout: 15_000, interval: 50 })
+        .poll(async () => (await world.db.task.findUniqueOrThrow({ where: { id: taskId } })).state, {
+          timeout: 15_000,
+          interval: 50,
+        })
         .toBe("provisioning");
       const transitions = await world.db.taskTransition.findMany({ where: { taskId }, orderBy: { createdAt: "asc" } });
       expect(transitions.map((t) => t.toState)).toEqual(["queued", "provisioning"]);
@@ -59,7 +62,9 @@ describe("event-driven dispatch", async () => {
       const taskId = await world.createDemoTask();
       await advanceTask(world.ctx, taskId);
       expect((await world.db.task.findUniqueOrThrow({ where: { id: taskId } })).state).toBe("review_pending");
-      const teacher = await world.db.user.create({ data: { email: "t@dispatch.test", name: "T", roles: ["teacher"], passwordHash: "x" } });
+      const teacher = await world.db.user.create({
+        data: { email: "t@dispatch.test", name: "T", roles: ["teacher"], passwordHash: "x" },
+      });
       await decideRoundOneCandidate(world, {
         taskId,
         actor: { userId: teacher.id, email: teacher.email, roles: ["teacher"] },
@@ -81,7 +86,10 @@ describe("event-driven dispatch", async () => {
       // The same worker, started above after its start-up sweep: only the notification can start this run.
       const run = await requestProbeRun({ db: world.db, env: world.env }, { probes: ["P0"], actorId: null });
       await expect
-        .poll(async () => (await world.db.probeRun.findUniqueOrThrow({ where: { id: run.id } })).state, { timeout: 30_000, interval: 100 })
+        .poll(async () => (await world.db.probeRun.findUniqueOrThrow({ where: { id: run.id } })).state, {
+          timeout: 30_000,
+          interval: 100,
+        })
         .not.toBe("queued");
       const started = await world.db.probeRun.findUniqueOrThrow({ where: { id: run.id } });
       expect(started.startedAt).not.toBeNull();
@@ -90,7 +98,10 @@ describe("event-driven dispatch", async () => {
       );
       // Let it end before the worker stops (P0 reads the provider account only).
       await expect
-        .poll(async () => (await world.db.probeRun.findUniqueOrThrow({ where: { id: run.id } })).state, { timeout: 30_000, interval: 200 })
+        .poll(async () => (await world.db.probeRun.findUniqueOrThrow({ where: { id: run.id } })).state, {
+          timeout: 30_000,
+          interval: 200,
+        })
         .toMatch(/^(passed|failed)$/);
     },
   );

@@ -28,7 +28,9 @@ describe("admission to provisioning", async () => {
     });
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
-      const task = await db.task.create({ data: taskRow(repo.id, { issueNumber: i + 1, createdAt: new Date((clock += 1000)) }) });
+      const task = await db.task.create({
+        data: taskRow(repo.id, { issueNumber: i + 1, createdAt: new Date((clock += 1000)) }),
+      });
       ids.push(task.id);
     }
     return ids;
@@ -46,7 +48,12 @@ describe("admission to provisioning", async () => {
   }
 
   async function setCap(maxMachines: number | null, bySubstrate: Record<string, number> = {}) {
-    await writeSetting(db, { key: "machines.concurrency", value: { maxMachines, bySubstrate }, actorId: null, reason: "test setup" });
+    await writeSetting(db, {
+      key: "machines.concurrency",
+      value: { maxMachines, bySubstrate },
+      actorId: null,
+      reason: "test setup",
+    });
   }
 
   it("two workers racing for the last slots never pass the cap", async () => {
@@ -66,7 +73,11 @@ describe("admission to provisioning", async () => {
     await finish(first!.id);
     const again = await Promise.all([...race(db, 5), ...race(other, 5)]);
     expect(again.filter((r) => r.kind === "admitted")).toHaveLength(1);
-    expect(await db.task.count({ where: { state: { in: ["provisioning", "running", "collecting", "imported", "verifying"] } } })).toBe(3);
+    expect(
+      await db.task.count({
+        where: { state: { in: ["provisioning", "running", "collecting", "imported", "verifying"] } },
+      }),
+    ).toBe(3);
   });
 
   it("counts live machines that no admitted task accounts for, per substrate; a per-substrate cap overrides the default", async () => {
@@ -88,19 +99,33 @@ describe("admission to provisioning", async () => {
     await db.guestMachine.create({ data: machine("hosted") });
     expect(await countMachineSlots(db, "local")).toBe(1);
     expect((await admitNextTask({ db, substrateLabel: "local" })).kind).toBe("admitted");
-    expect(await admitNextTask({ db, substrateLabel: "local" })).toMatchObject({ kind: "at_capacity", inFlight: 2, cap: 2 });
+    expect(await admitNextTask({ db, substrateLabel: "local" })).toMatchObject({
+      kind: "at_capacity",
+      inFlight: 2,
+      cap: 2,
+    });
     // the same queue on the "hosted" substrate: its own cap (5) and its own leftover machine
-    expect(await admitNextTask({ db, substrateLabel: "hosted" })).toMatchObject({ kind: "admitted", inFlight: 3, cap: 5 });
+    expect(await admitNextTask({ db, substrateLabel: "hosted" })).toMatchObject({
+      kind: "admitted",
+      inFlight: 3,
+      cap: 5,
+    });
   });
 
   it("a task driven directly waits at the cap; a qualification probe's task is admitted over it", async () => {
     await reset();
     await setCap(1);
     const [a, b, c] = await queue("demo/direct", 3);
-    expect((await admitQueuedTask({ db, substrateLabel: "local" }, { taskId: a!, isProbeTask: false })).kind).toBe("admitted");
-    expect((await admitQueuedTask({ db, substrateLabel: "local" }, { taskId: b!, isProbeTask: false })).kind).toBe("at_capacity");
+    expect((await admitQueuedTask({ db, substrateLabel: "local" }, { taskId: a!, isProbeTask: false })).kind).toBe(
+      "admitted",
+    );
+    expect((await admitQueuedTask({ db, substrateLabel: "local" }, { taskId: b!, isProbeTask: false })).kind).toBe(
+      "at_capacity",
+    );
     expect((await db.task.findUniqueOrThrow({ where: { id: b! } })).state).toBe("queued");
-    expect((await admitQueuedTask({ db, substrateLabel: "local" }, { taskId: c!, isProbeTask: true })).kind).toBe("admitted");
+    expect((await admitQueuedTask({ db, substrateLabel: "local" }, { taskId: c!, isProbeTask: true })).kind).toBe(
+      "admitted",
+    );
   });
 
   it("a skewed queue: one repository's 200 queued tasks do not starve another's", async () => {

@@ -59,7 +59,8 @@ async function admitUnderLock(
         taskId,
         from: "queued",
         to: "provisioning",
-        reason: cap === null ? "dispatched" : `dispatched (${inFlight + 1} of ${cap} machines on ${deps.substrateLabel})`,
+        reason:
+          cap === null ? "dispatched" : `dispatched (${inFlight + 1} of ${cap} machines on ${deps.substrateLabel})`,
       });
       return { kind: "admitted", taskId, inFlight: inFlight + 1, cap };
       // Waiting for the lock is part of the transaction: N workers admitting at once queue here.
@@ -88,6 +89,9 @@ export async function admitNextTask(deps: TAdmitDeps): Promise<TAdmission> {
  * task, a test). A qualification probe's task is admitted even over the cap — the operator started
  * it on purpose and it must not fail for want of a slot — but it counts against the cap while it runs.
  */
-export async function admitQueuedTask(deps: TAdmitDeps, input: { taskId: string; isProbeTask: boolean }): Promise<TAdmission> {
+export async function admitQueuedTask(
+  deps: TAdmitDeps,
+  input: { taskId: string; isProbeTask: boolean },
+): Promise<TAdmission> {
   return admitUnderLock(deps, async () => input.taskId, { ignoreCap: input.isProbeTask });
 }

@@ -14,9 +14,17 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addAgentProfile } from "../agents/add-agent-profile";
-import { getAgentProfileWithDependencies, listAgentProfilesWithDependencies } from "../dependencies/agent-dependency-state";
+import {
+  getAgentProfileWithDependencies,
+  listAgentProfilesWithDependencies,
+} from "../dependencies/agent-dependency-state";
 import { DEMO_ISSUE } from "../demo/demo-target";
-import { startFixtureRegistry, writeLockfile, type TFixturePackage, type TFixtureRegistry } from "../dependencies/fixture-registry";
+import {
+  startFixtureRegistry,
+  writeLockfile,
+  type TFixturePackage,
+  type TFixtureRegistry,
+} from "../dependencies/fixture-registry";
 import { advanceTask } from "../jobs/advance-task";
 import { writeSetting } from "../settings/operator-settings";
 import { createTask } from "../tasks/create-task";
@@ -37,7 +45,10 @@ const NOISY: TFixturePackage = {
   files: { "index.js": "module.exports = {};\n" },
   extraManifest: {
     scripts: Object.fromEntries(
-      ["preinstall", "install", "postinstall"].map((s) => [s, `node -e "require('fs').writeFileSync('${INSTALL_MARKER}', '${s}')"`]),
+      ["preinstall", "install", "postinstall"].map((s) => [
+        s,
+        `node -e "require('fs').writeFileSync('${INSTALL_MARKER}', '${s}')"`,
+      ]),
     ),
   },
 };
@@ -70,10 +81,14 @@ afterAll(() => registry?.close());
 async function writeAgentCode(locked: TFixturePackage[]): Promise<string> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-agent-deps-"));
   const dependencies = Object.fromEntries(locked.map((p) => [p.name, p.version]));
-  await fs.writeFile(path.join(dir, "package.json"), JSON.stringify({ name: "fixer-agent", version: "1.0.0", dependencies }, null, 2));
+  await fs.writeFile(
+    path.join(dir, "package.json"),
+    JSON.stringify({ name: "fixer-agent", version: "1.0.0", dependencies }, null, 2),
+  );
   const lockfile = JSON.parse(writeLockfile({ name: "fixer-agent", version: "1.0.0", dependencies }, locked));
   // As npm writes it for a package with install scripts (npm decides from the lockfile whether to run them).
-  for (const pkg of locked) if (pkg.extraManifest?.scripts) lockfile.packages[`node_modules/${pkg.name}`].hasInstallScript = true;
+  for (const pkg of locked)
+    if (pkg.extraManifest?.scripts) lockfile.packages[`node_modules/${pkg.name}`].hasInstallScript = true;
   await fs.writeFile(path.join(dir, "package-lock.json"), JSON.stringify(lockfile, null, 2));
   await fs.writeFile(path.join(dir, "fix.mjs"), AGENT_SCRIPT);
   return dir;
@@ -116,7 +131,9 @@ describe("an agent profile whose code carries a lockfile", () => {
     const { version } = await addProfile("deps-fixer", [FIX_WORDS, NOISY]);
     expect(version.dependencyRecipe).toBe("npm-ci");
     await setRegistries([registry.url]);
-    expect((await getAgentProfileWithDependencies({ db: world.db }, { name: "deps-fixer" })).versions[0]!.dependencies).toEqual({
+    expect(
+      (await getAgentProfileWithDependencies({ db: world.db }, { name: "deps-fixer" })).versions[0]!.dependencies,
+    ).toEqual({
       state: "pending",
       recipe: "npm-ci",
     });
@@ -133,10 +150,16 @@ describe("an agent profile whose code carries a lockfile", () => {
     // One setup run, for this code, of no repository, through the broker to the fixture registry.
     const runs = await world.db.dependencySetupRun.findMany({ where: { repositoryId: null } });
     expect(runs).toHaveLength(1);
-    expect(runs[0]).toMatchObject({ state: "succeeded", sourceSha: version.codeDigest, lockfileDigest: version.dependencyLockfileDigest });
+    expect(runs[0]).toMatchObject({
+      state: "succeeded",
+      sourceSha: version.codeDigest,
+      lockfileDigest: version.dependencyLockfileDigest,
+    });
     expect((runs[0]!.fetchLog as { packages: string[] }).packages).toEqual(["fix-words", "noisy-install"]);
     expect(registry.requests.every((r) => r.method === "GET")).toBe(true);
-    const builder = await world.db.guestMachine.findFirstOrThrow({ where: { purpose: "builder", setupRunId: runs[0]!.id } });
+    const builder = await world.db.guestMachine.findFirstOrThrow({
+      where: { purpose: "builder", setupRunId: runs[0]!.id },
+    });
     expect(builder.state).toBe("destroyed");
     expect((builder.resources as { network: { mode: string } }).network.mode).toBe("allowCidrs");
     // The student's guest stays blocked: the packages came in as a file, not over its network.
@@ -151,12 +174,22 @@ describe("an agent profile whose code carries a lockfile", () => {
     const bundle = await world.db.dependencyBundle.findUniqueOrThrow({ where: { id: runs[0]!.bundleId! } });
     expect(bundle).toMatchObject({ repositoryId: null, source: "agent-code", packageCount: 2 });
     expect(done.agentConfig).toMatchObject({
-      profile: { name: "deps-fixer", version: 1, codeDigest: version.codeDigest, dependenciesDigest: bundle.artifactDigest },
+      profile: {
+        name: "deps-fixer",
+        version: 1,
+        codeDigest: version.codeDigest,
+        dependenciesDigest: bundle.artifactDigest,
+      },
     });
 
     // The bundle shows on the profile's page and in `agent list --json`.
     const listed = (await listAgentProfilesWithDependencies({ db: world.db })).find((p) => p.name === "deps-fixer")!;
-    expect(listed.dependencies).toMatchObject({ state: "built", recipe: "npm-ci", packageCount: 2, bundleId: runs[0]!.bundleId });
+    expect(listed.dependencies).toMatchObject({
+      state: "built",
+      recipe: "npm-ci",
+      packageCount: 2,
+      bundleId: runs[0]!.bundleId,
+    });
   });
 
   it("fails the task closed with AGENT_DEPENDENCIES_FAILED when its lockfile cannot be built, before its agent runs", async () => {
@@ -168,9 +201,12 @@ describe("an agent profile whose code carries a lockfile", () => {
     expect(done.errorSummary).toMatch(/could not be built: The npm-ci recipe failed/);
     // No student guest was made: the agent never ran without what it locked.
     expect(await world.db.guestMachine.count({ where: { taskId: done.id, purpose: "student" } })).toBe(0);
-    const run = await world.db.dependencySetupRun.findFirstOrThrow({ where: { repositoryId: null, sourceSha: version.codeDigest! } });
+    const run = await world.db.dependencySetupRun.findFirstOrThrow({
+      where: { repositoryId: null, sourceSha: version.codeDigest! },
+    });
     expect(run.state).toBe("failed");
-    const shown = (await getAgentProfileWithDependencies({ db: world.db }, { name: "deps-broken" })).versions[0]!.dependencies;
+    const shown = (await getAgentProfileWithDependencies({ db: world.db }, { name: "deps-broken" })).versions[0]!
+      .dependencies;
     expect(shown).toMatchObject({ state: "failed", recipe: "npm-ci", errorCode: "DEPENDENCY_SETUP_FAILED" });
   });
 
@@ -192,7 +228,10 @@ describe("an agent profile whose code carries a lockfile", () => {
     expect(done.errorCode).toBe("AGENT_DEPENDENCIES_FAILED");
     expect(done.errorSummary).toMatch(/no registries are configured/);
     expect(await world.db.dependencySetupRun.count()).toBe(runsBefore);
-    expect((await getAgentProfileWithDependencies({ db: world.db }, { name: "deps-unconfigured" })).versions[0]!.dependencies).toEqual({
+    expect(
+      (await getAgentProfileWithDependencies({ db: world.db }, { name: "deps-unconfigured" })).versions[0]!
+        .dependencies,
+    ).toEqual({
       state: "unconfigured",
       recipe: "npm-ci",
     });

@@ -67,17 +67,29 @@ describe("a task with an agent profile", () => {
       },
     );
     // Edited after the task was created: the task still runs version 1.
-    await editAgentProfile({ db: world.db, dataDir: world.env.dataDir }, { name: "fixer", command: ["false"], actorId: null });
+    await editAgentProfile(
+      { db: world.db, dataDir: world.env.dataDir },
+      { name: "fixer", command: ["false"], actorId: null },
+    );
 
     await advanceTask(world.ctx, task.id);
-    const done = await world.db.task.findUniqueOrThrow({ where: { id: task.id }, include: { candidates: true, roundReports: true } });
+    const done = await world.db.task.findUniqueOrThrow({
+      where: { id: task.id },
+      include: { candidates: true, roundReports: true },
+    });
     expect(done.state, `${done.errorCode}: ${done.errorSummary}`).toBe("review_pending");
     expect(done.agentProfileVersionId).toBe(version.id);
     expect(done.candidates[0]!.changedFiles).toMatchObject([{ path: "src/add.js" }]);
     expect(JSON.stringify(done.roundReports[0]!.report)).toContain("fixed by fixer-bot from /tmp/school-core-agent");
     expect(done.agentConfig).toMatchObject({
       command: ["sh", "-c", 'exec node "$SCHOOL_CORE_AGENT_DIR/fix.mjs"'],
-      profile: { name: "fixer", owner: "team-a", version: 1, codeDigest: version.codeDigest, environment: { AGENT_NAME: "fixer-bot" } },
+      profile: {
+        name: "fixer",
+        owner: "team-a",
+        version: 1,
+        codeDigest: version.codeDigest,
+        environment: { AGENT_NAME: "fixer-bot" },
+      },
     });
     // The teacher's review shows the profile, its owner, the version the task ran and its code digest.
     const review = await getCandidateReview({ db: world.db }, { candidateId: done.candidates[0]!.id });

@@ -24,7 +24,10 @@ export async function assertTaskLimitsQualified(
   // A closed gate admits nothing new (lib/jobs/advance-task.ts); a task admitted before it closed
   // is not held to a configuration that no longer stands.
   if (!gate.isOpen || !gate.config) return;
-  const weaker = findUnqualifiedLimits(input.limits, { qualified: gate.config.limits, overrideMaxima: gate.config.limitOverrideMaxima });
+  const weaker = findUnqualifiedLimits(input.limits, {
+    qualified: gate.config.limits,
+    overrideMaxima: gate.config.limitOverrideMaxima,
+  });
   if (weaker.length === 0) return;
   const named = weaker.map((w) => `${w.field} ${w.task} (qualified: ${w.qualified ?? "none readable"})`).join(", ");
   throw new AppError(

@@ -27,7 +27,9 @@ describe("cancelTask", async () => {
   const repositoryId = (await db.targetRepository.create({ data: { name: "demo/cancel", cloneUrl: "/nowhere" } })).id;
 
   it("fails the task as cancelled by the signed-in actor, or by the system, and audits who", async () => {
-    const user = await db.user.create({ data: { email: "op-cancel@school.invalid", name: "op", passwordHash: "x", roles: ["operator"] } });
+    const user = await db.user.create({
+      data: { email: "op-cancel@school.invalid", name: "op", passwordHash: "x", roles: ["operator"] },
+    });
     const operator: Actor = { userId: user.id, email: user.email, roles: ["operator"] };
     for (const [actor, by] of [
       [operator, "op-cancel@school.invalid"],

@@ -23,7 +23,8 @@ export async function cancelTask(
   const input = parseOrThrow(ZCancelTaskSchema, fields, { code: "VALIDATION_FAILED", label: "task cancel" });
   const task = await deps.db.task.findUnique({ where: { id: input.taskId } });
   if (!task) throw new AppError("NOT_FOUND", "No such task.");
-  if (!canTransitionTask(task.state, "failed")) throw new AppError("STATE_CONFLICT", `A task in state ${task.state} cannot be cancelled.`);
+  if (!canTransitionTask(task.state, "failed"))
+    throw new AppError("STATE_CONFLICT", `A task in state ${task.state} cannot be cancelled.`);
   await recordAudit(deps.db, {
     actorId: actorIdOf(actor),
     action: "task.cancel",

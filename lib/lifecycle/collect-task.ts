@@ -35,7 +35,9 @@ async function exists(file: string): Promise<boolean> {
  * checked here on what arrived, whatever the runner in the guest did (issue 12, "Also").
  */
 function assertReportWithinLimit(result: TGuestResult, maxReportBytes: number): void {
-  const bytes = Buffer.byteLength(JSON.stringify({ studentReport: result.studentReport, supplementalChecks: result.supplementalChecks }));
+  const bytes = Buffer.byteLength(
+    JSON.stringify({ studentReport: result.studentReport, supplementalChecks: result.supplementalChecks }),
+  );
   if (bytes > maxReportBytes)
     throw new AppError(
       "CONTRACT_VIOLATION",
@@ -63,8 +65,13 @@ export async function collectTask(ctx: TaskRunContext, task: Task): Promise<void
 
   let result: TGuestResult;
   if (isMachineUp && machine.state === "ready") {
-    const bytes = await substrate.downloadSmall(machine.providerId!, GUEST_RESULT_FILE, { maxBytes: limits.maxResultBytes + 1 });
-    if (!bytes) throw new AppError("CONTRACT_VIOLATION", "The guest finished without a result.json.", { reason: "RESULT_MISSING" });
+    const bytes = await substrate.downloadSmall(machine.providerId!, GUEST_RESULT_FILE, {
+      maxBytes: limits.maxResultBytes + 1,
+    });
+    if (!bytes)
+      throw new AppError("CONTRACT_VIOLATION", "The guest finished without a result.json.", {
+        reason: "RESULT_MISSING",
+      });
     result = parseGuestResult(bytes, request, limits.maxResultBytes);
     assertReportWithinLimit(result, limits.maxReportBytes);
     if (result.status !== "completed")
@@ -74,7 +81,9 @@ export async function collectTask(ctx: TaskRunContext, task: Task): Promise<void
         { reason: result.status },
       );
     if (!result.candidate)
-      throw new AppError("CONTRACT_VIOLATION", "The guest result names no candidate archive.", { reason: "NO_CANDIDATE" });
+      throw new AppError("CONTRACT_VIOLATION", "The guest result names no candidate archive.", {
+        reason: "NO_CANDIDATE",
+      });
     await fs.rm(archiveFile, { force: true });
     const downloaded = await substrate
       .downloadToFile(machine.providerId!, GUEST_CANDIDATE_ARCHIVE, archiveFile, { maxBytes: limits.maxArchiveBytes })
@@ -90,9 +99,13 @@ export async function collectTask(ctx: TaskRunContext, task: Task): Promise<void
         throw error;
       });
     if (downloaded.sha256 !== result.candidate.archiveSha256 || downloaded.bytes !== result.candidate.archiveBytes) {
-      throw new AppError("CONTRACT_VIOLATION", "The downloaded candidate archive does not match the digest and size the guest declared.", {
-        reason: "ARCHIVE_DIGEST_MISMATCH",
-      });
+      throw new AppError(
+        "CONTRACT_VIOLATION",
+        "The downloaded candidate archive does not match the digest and size the guest declared.",
+        {
+          reason: "ARCHIVE_DIGEST_MISMATCH",
+        },
+      );
     }
     await fs.writeFile(resultFile, bytes, { mode: 0o600 });
     await transitionMachine(db, {
@@ -119,7 +132,12 @@ export async function collectTask(ctx: TaskRunContext, task: Task): Promise<void
   ]);
   if (destroyed.status === "rejected") throw destroyed.reason;
   if (imported.status === "rejected") throw imported.reason;
-  await transitionTask(db, { taskId: task.id, from: "collecting", to: "imported", reason: `round ${task.round} candidate imported` });
+  await transitionTask(db, {
+    taskId: task.id,
+    from: "collecting",
+    to: "imported",
+    reason: `round ${task.round} candidate imported`,
+  });
   crashIfRequested("imported");
   // The archive now lives in the content-addressed store and the report in its round's row: the staging
   // copies were only there to survive a restart between download and import.
@@ -137,7 +155,13 @@ async function destroyStudentGuest(ctx: TaskRunContext, machineId: string): Prom
 }
 
 /** Revokes the run's relay capability, records the guest's own report and imports its candidate. */
-async function importRound(ctx: TaskRunContext, task: Task, repository: string, archivePath: string, result: TGuestResult): Promise<void> {
+async function importRound(
+  ctx: TaskRunContext,
+  task: Task,
+  repository: string,
+  archivePath: string,
+  result: TGuestResult,
+): Promise<void> {
   const { db } = ctx;
   await revokeCapability({ db }, { taskId: task.id, reason: "student run finished", via: "lifecycle" });
   // What the guest said about itself, kept bounded and labelled: shown apart, never counted. One
@@ -148,7 +172,10 @@ async function importRound(ctx: TaskRunContext, task: Task, repository: string, 
     status: result.status,
     diagnostics: sanitizeExcerpt(result.diagnostics, 4096),
     studentSummary: result.studentReport ? sanitizeExcerpt(result.studentReport.summary, 8192) : null,
-    supplementalChecks: result.supplementalChecks.map((c) => ({ ...c, outputExcerpt: sanitizeExcerpt(c.outputExcerpt, 8192) })),
+    supplementalChecks: result.supplementalChecks.map((c) => ({
+      ...c,
+      outputExcerpt: sanitizeExcerpt(c.outputExcerpt, 8192),
+    })),
   };
   await db.guestRoundReport.upsert({
     where: { taskId_round: { taskId: task.id, round: task.round } },
@@ -163,6 +190,7 @@ async function importRound(ctx: TaskRunContext, task: Task, repository: string, 
     archivePath,
     declaredChangedPaths: result.candidate!.changedPaths,
     declaredArchiveDigest: result.candidate!.archiveSha256,
-    previous: start.kind === "revision" ? { candidateId: start.previous.id, headSha: start.previous.headSha } : undefined,
+    previous:
+      start.kind === "revision" ? { candidateId: start.previous.id, headSha: start.previous.headSha } : undefined,
   });
 }

@@ -35,7 +35,10 @@ export function failureCodeOf(error: unknown): string {
   if (isAppError(error)) {
     const substrateCode = (error as { substrateCode?: string }).substrateCode;
     const reason = (error.details as { reason?: unknown } | undefined)?.reason;
-    return substrateCode ?? (typeof reason === "string" && /^[A-Z_]{3,60}$/.test(reason) ? `${error.code}:${reason}` : error.code);
+    return (
+      substrateCode ??
+      (typeof reason === "string" && /^[A-Z_]{3,60}$/.test(reason) ? `${error.code}:${reason}` : error.code)
+    );
   }
   return "INTERNAL";
 }
@@ -48,16 +51,21 @@ export async function failTask(
   const { taskId, error } = input;
   const message = isAppError(error) ? error.message : "An internal error occurred (details are in the worker log).";
   if (!isAppError(error)) logError("task step failed unexpectedly", error, { taskId });
-  await revokeCapability({ db }, { taskId, reason: `task ended: ${failureCodeOf(error)}`, via: "lifecycle" }).catch((e) =>
-    logError("revoke failed", e, { taskId }),
+  await revokeCapability({ db }, { taskId, reason: `task ended: ${failureCodeOf(error)}`, via: "lifecycle" }).catch(
+    (e) => logError("revoke failed", e, { taskId }),
   );
-  const quarantined = await destroyTaskMachines(db, substrate, taskId, `task ended: ${failureCodeOf(error)}`).catch((e) => {
-    logError("destroy after failure failed", e, { taskId });
-    return [];
-  });
+  const quarantined = await destroyTaskMachines(db, substrate, taskId, `task ended: ${failureCodeOf(error)}`).catch(
+    (e) => {
+      logError("destroy after failure failed", e, { taskId });
+      return [];
+    },
+  );
   await fs.rm(stagingDir(deps.env, taskId), { recursive: true, force: true }).catch(() => undefined);
   const to = failureStateFor(error);
-  const reason = quarantined.length > 0 ? `${message} (and ${quarantined.length} machine(s) quarantined after a failed destroy)` : message;
+  const reason =
+    quarantined.length > 0
+      ? `${message} (and ${quarantined.length} machine(s) quarantined after a failed destroy)`
+      : message;
   // The task may have moved meanwhile (a cancel); retry against what it is now, unless terminal.
   for (let attempt = 0; attempt < 3; attempt++) {
     const task = await db.task.findUniqueOrThrow({ where: { id: taskId }, select: { state: true } });

@@ -31,14 +31,23 @@ export async function importCollectedCandidate(options: {
   await fs.mkdir(workDir, { recursive: true, mode: 0o700 });
   return importCandidate({
     db: ctx.db,
-    task: { id: task.id, issueNumber: task.issueNumber, repository: options.repository, baseRef: task.baseRef, baseSha: task.baseSha },
+    task: {
+      id: task.id,
+      issueNumber: task.issueNumber,
+      repository: options.repository,
+      baseRef: task.baseRef,
+      baseSha: task.baseSha,
+    },
     archivePath: options.archivePath,
     declaredChangedPaths: options.declaredChangedPaths,
     declaredArchiveDigest: options.declaredArchiveDigest,
     mirrorPath: mirrorPathFor(ctx.env.dataDir, options.repository),
     candidateRepoPath: candidateRepoPathFor(ctx.env.dataDir, options.repository),
     artifactStore: createFsArtifactStore({ rootDir: defaultArtifactRoot(ctx.env.dataDir) }),
-    limits: { ...DEFAULT_ARCHIVE_LIMITS, maxArchiveBytes: Math.min(DEFAULT_ARCHIVE_LIMITS.maxArchiveBytes, limits.maxArchiveBytes) },
+    limits: {
+      ...DEFAULT_ARCHIVE_LIMITS,
+      maxArchiveBytes: Math.min(DEFAULT_ARCHIVE_LIMITS.maxArchiveBytes, limits.maxArchiveBytes),
+    },
     workDir,
     round: task.round,
     previous: options.previous,

@@ -18,7 +18,9 @@ describe("isRetryableInfrastructureFailure (issue 17: recovery to review)", () =
     "does not retry a failed or unready guest once the task was %s: the student's code may have ended it",
     (state) => {
       for (const beforeDeadline of [false, true]) {
-        expect(isRetryableInfrastructureFailure(substrate("SUBSTRATE_MACHINE_FAILED"), state, beforeDeadline)).toBe(false);
+        expect(isRetryableInfrastructureFailure(substrate("SUBSTRATE_MACHINE_FAILED"), state, beforeDeadline)).toBe(
+          false,
+        );
         expect(isRetryableInfrastructureFailure(substrate("SUBSTRATE_NOT_READY"), state, beforeDeadline)).toBe(false);
       }
     },
@@ -43,7 +45,13 @@ describe("isRetryableInfrastructureFailure (issue 17: recovery to review)", () =
   });
 
   it("never retries integrity failures, refusals or configuration", () => {
-    for (const code of ["CONTRACT_VIOLATION", "ARCHIVE_REFUSED", "CANDIDATE_MISMATCH", "GUEST_TIMEOUT", "GUEST_PROCESS_DIED"] as const) {
+    for (const code of [
+      "CONTRACT_VIOLATION",
+      "ARCHIVE_REFUSED",
+      "CANDIDATE_MISMATCH",
+      "GUEST_TIMEOUT",
+      "GUEST_PROCESS_DIED",
+    ] as const) {
       expect(isRetryableInfrastructureFailure(new AppError(code, "x"), "provisioning")).toBe(false);
     }
     expect(isRetryableInfrastructureFailure(substrate("SUBSTRATE_CONFIG_REFUSED"), "provisioning")).toBe(false);

@@ -38,7 +38,11 @@ const PRE_STUDENT_SUBSTRATE_CODES: readonly SubstrateErrorCode[] = [
 ];
 const PRE_STUDENT_STATES: readonly string[] = ["queued", "provisioning"];
 
-export function isRetryableInfrastructureFailure(error: unknown, failedFrom: string | undefined, beforeDeadline: boolean = false): boolean {
+export function isRetryableInfrastructureFailure(
+  error: unknown,
+  failedFrom: string | undefined,
+  beforeDeadline: boolean = false,
+): boolean {
   if (isTransientProviderError(error)) return true;
   if (!isSubstrateError(error) || failedFrom === undefined) return false;
   if (PRE_STUDENT_STATES.includes(failedFrom)) return PRE_STUDENT_SUBSTRATE_CODES.includes(error.substrateCode);
@@ -59,7 +63,8 @@ export async function planAutomaticRetry(
   if (!isRetryableInfrastructureFailure(input.error, input.failedFrom, beforeDeadline)) return null;
   const policy = await readSetting(deps.db, "task.retry");
   // A probe's own task is judged as it ran: never retried behind the probe's back.
-  if (!task || task.state !== "blocked" || task.probeRunId || task.autoRetryCount >= policy.maxAutomaticRetries) return null;
+  if (!task || task.state !== "blocked" || task.probeRunId || task.autoRetryCount >= policy.maxAutomaticRetries)
+    return null;
   const at = new Date(now.getTime() + policy.backoffSeconds * 1000 * 2 ** task.autoRetryCount);
   const updated = await deps.db.task.updateMany({
     where: { id: input.taskId, state: "blocked", autoRetryAt: null },

@@ -7,8 +7,18 @@
  */
 import fs from "node:fs/promises";
 import path from "node:path";
-import { GUEST_INPUT_DIR, GUEST_RELAY_SOCKET, GUEST_REPOSITORY_ARCHIVE, GUEST_TASK_FILE } from "../contract/guest-layout";
-import { ZTaskRequestSchema, ZTaskRequestV2Schema, type TTaskRequest, type TTaskRequestV2 } from "../contract/task-request";
+import {
+  GUEST_INPUT_DIR,
+  GUEST_RELAY_SOCKET,
+  GUEST_REPOSITORY_ARCHIVE,
+  GUEST_TASK_FILE,
+} from "../contract/guest-layout";
+import {
+  ZTaskRequestSchema,
+  ZTaskRequestV2Schema,
+  type TTaskRequest,
+  type TTaskRequestV2,
+} from "../contract/task-request";
 import { candidateRepoPathFor } from "../candidate/candidate-git";
 import { assertTaskLimitsQualified } from "./assert-task-limits-qualified";
 import { readRoundStart } from "./read-round-start";
@@ -53,7 +63,10 @@ function relayNetwork(ctx: TaskRunContext, limits: TTaskLimits): TNetworkPolicy 
   // The HTTP channel: one explicitly scoped egress, to the relay endpoint and nothing else.
   // The relay listener (lib/relay/relay-server.ts), never the web app: it answers the relay route only.
   const base = new URL(relayPublicUrl(ctx.env));
-  return { mode: "allowCidrs", hosts: [`${base.hostname}:${base.port || (base.protocol === "https:" ? "443" : "80")}`] };
+  return {
+    mode: "allowCidrs",
+    hosts: [`${base.hostname}:${base.port || (base.protocol === "https:" ? "443" : "80")}`],
+  };
 }
 
 export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<void> {
@@ -81,7 +94,8 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
 
   // The deadline is fixed once, when provisioning starts; a restart does not extend it.
   const deadlineAt = task.deadlineAt ?? new Date(Date.now() + limits.wallClockSeconds * 1000);
-  if (!task.deadlineAt) await db.task.updateMany({ where: { id: task.id, state: "provisioning", deadlineAt: null }, data: { deadlineAt } });
+  if (!task.deadlineAt)
+    await db.task.updateMany({ where: { id: task.id, state: "provisioning", deadlineAt: null }, data: { deadlineAt } });
   const remainingSeconds = Math.max(60, Math.ceil((deadlineAt.getTime() - Date.now()) / 1000));
 
   // Base tree from the control plane's own mirror, at exactly the recorded SHA.
@@ -116,7 +130,10 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
 
   // A handle is shown once and stored only hashed: after a restart it cannot be recovered, so
   // any earlier capability of this task is revoked and a new one issued before task.json is built.
-  await revokeCapability({ db }, { taskId: task.id, reason: "superseded by a new provisioning attempt", via: "lifecycle" });
+  await revokeCapability(
+    { db },
+    { taskId: task.id, reason: "superseded by a new provisioning attempt", via: "lifecycle" },
+  );
   const capability = await issueCapability(
     { db },
     {
@@ -159,7 +176,10 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
   });
   // What the student agent ran as, for the teacher's insights (grouped by digest); never secrets.
   const agentConfig = agentConfigOf(agent, agentDependencies);
-  await db.task.update({ where: { id: task.id }, data: { agentConfig, agentConfigDigest: canonicalDigest(agentConfig) } });
+  await db.task.update({
+    where: { id: task.id },
+    data: { agentConfig, agentConfigDigest: canonicalDigest(agentConfig) },
+  });
   const request: TTaskRequest | TTaskRequestV2 =
     start.kind === "revision"
       ? ZTaskRequestV2Schema.parse({ ...requestV1, v: 2, round: task.round, startSha, feedback: start.feedback })
@@ -169,7 +189,12 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
   const spec = {
     source: image,
     // maxProcesses reaches the guest: the local substrate's pids.max, and the runner's RLIMIT_NPROC
-    resources: { cpus: limits.cpus, memoryMb: limits.memoryMb, diskGb: limits.diskGb, maxProcesses: limits.maxProcesses },
+    resources: {
+      cpus: limits.cpus,
+      memoryMb: limits.memoryMb,
+      diskGb: limits.diskGb,
+      maxProcesses: limits.maxProcesses,
+    },
     network: relayNetwork(ctx, limits),
     ttlSeconds: remainingSeconds + TTL_GRACE_SECONDS,
   };
@@ -203,7 +228,11 @@ export async function provisionTask(ctx: TaskRunContext, task: Task): Promise<vo
     substrate.upload(providerId, GUEST_REPOSITORY_ARCHIVE, baseTarBytes),
     substrate.upload(providerId, GUEST_TASK_FILE, Buffer.from(JSON.stringify(request))),
     ...GUEST_PROGRAMS.map(async (program) =>
-      substrate.upload(providerId, `${GUEST_INPUT_DIR}/${program}`, await fs.readFile(path.join(GUEST_PROGRAMS_DIR, program))),
+      substrate.upload(
+        providerId,
+        `${GUEST_INPUT_DIR}/${program}`,
+        await fs.readFile(path.join(GUEST_PROGRAMS_DIR, program)),
+      ),
     ),
     uploadAgentCode(substrate, providerId, agent, limits.maxUploadBytes),
     uploadAgentDependencies(substrate, providerId, agentDependencies),

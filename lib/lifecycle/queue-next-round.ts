@@ -24,12 +24,18 @@ export async function queueNextRound(ctx: TaskRunContext, task: Task): Promise<v
     });
     // Fail closed: only a recorded "Request changes" on this round's candidate opens another round.
     if (!closed?.decisions.some((d) => d.verdict === "request_changes")) {
-      throw new AppError("STATE_CONFLICT", `Round ${task.round} has no "Request changes" decision; no further round is started.`);
+      throw new AppError(
+        "STATE_CONFLICT",
+        `Round ${task.round} has no "Request changes" decision; no further round is started.`,
+      );
     }
     // The limit was checked when the teacher asked; re-checked here in case the operator lowered it since.
     const { maxRounds } = await readSetting(tx, "review.rounds");
     if (nextRound > maxRounds)
-      throw new AppError("REVIEW_ROUND_LIMIT", `The task already had ${task.round} of at most ${maxRounds} review rounds.`);
+      throw new AppError(
+        "REVIEW_ROUND_LIMIT",
+        `The task already had ${task.round} of at most ${maxRounds} review rounds.`,
+      );
     await transitionTaskIn(tx, {
       taskId: task.id,
       from: "changes_requested",

@@ -23,7 +23,8 @@ export async function readRoundStart(db: Db, task: Pick<Task, "id" | "round">): 
     where: { taskId_round: { taskId: task.id, round: task.round - 1 } },
     include: { decisions: true, lineComments: { orderBy: { createdAt: "asc" } } },
   });
-  if (!previous) throw new AppError("STATE_CONFLICT", `Round ${task.round} has no round ${task.round - 1} candidate to start from.`);
+  if (!previous)
+    throw new AppError("STATE_CONFLICT", `Round ${task.round} has no round ${task.round - 1} candidate to start from.`);
   const decision = previous.decisions.find((d) => d.verdict === "request_changes");
   if (!decision)
     throw new AppError(

@@ -43,7 +43,9 @@ export async function resolveTaskAgent(deps: { db: Db; env: TEnv }, task: Task):
   const { db, env } = deps;
   // A qualification probe's task runs the probe's own fixed command (lib/probes/probe-tasks.ts), on its run's recorded image.
   if (task.agentCommand) {
-    const image = task.probeRunId ? await readProbeRunGuestImage(db, task.probeRunId) : await readSetting(db, "guest.image");
+    const image = task.probeRunId
+      ? await readProbeRunGuestImage(db, task.probeRunId)
+      : await readSetting(db, "guest.image");
     return { command: ZCommandSchema.parse(task.agentCommand), image, environment: {}, code: null, profile: null };
   }
   if (!task.agentProfileVersionId)
@@ -54,7 +56,10 @@ export async function resolveTaskAgent(deps: { db: Db; env: TEnv }, task: Task):
       code: null,
       profile: null,
     };
-  const version = await db.agentProfileVersion.findUniqueOrThrow({ where: { id: task.agentProfileVersionId }, include: { profile: true } });
+  const version = await db.agentProfileVersion.findUniqueOrThrow({
+    where: { id: task.agentProfileVersionId },
+    include: { profile: true },
+  });
   let image: TGuestImage;
   if (version.image === null) image = await readSetting(db, "guest.image");
   else {
@@ -65,7 +70,10 @@ export async function resolveTaskAgent(deps: { db: Db; env: TEnv }, task: Task):
         "AGENT_IMAGE_NOT_QUALIFIED",
         `Agent profile ${version.profile.name} v${version.version} has an invalid guest image.`,
       );
-    await assertProfileImageQualified({ db, env }, { image: own.data, profile: version.profile.name, version: version.version });
+    await assertProfileImageQualified(
+      { db, env },
+      { image: own.data, profile: version.profile.name, version: version.version },
+    );
     image = own.data;
   }
   return {
@@ -139,7 +147,12 @@ export function agentConfigOf(agent: TTaskAgent, dependencies: TDeliverableBundl
 }
 
 /** Uploads the profile's code next to task.json; the runner extracts it. Bounded by the task's upload limit. */
-export async function uploadAgentCode(substrate: Substrate, providerId: string, agent: TTaskAgent, maxUploadBytes: number): Promise<void> {
+export async function uploadAgentCode(
+  substrate: Substrate,
+  providerId: string,
+  agent: TTaskAgent,
+  maxUploadBytes: number,
+): Promise<void> {
   if (!agent.code) return;
   if (agent.code.bytes.length > maxUploadBytes)
     throw new AppError(

@@ -62,14 +62,28 @@ describe("operator retry", () => {
     await dispatch(taskId);
     const task = await world.db.task.findUniqueOrThrow({
       where: { id: taskId },
-      include: { transitions: { orderBy: { id: "asc" } }, machines: { orderBy: { createdAt: "asc" } }, capabilities: true },
+      include: {
+        transitions: { orderBy: { id: "asc" } },
+        machines: { orderBy: { createdAt: "asc" } },
+        capabilities: true,
+      },
     });
     expect(task.state, `${task.errorCode}: ${task.errorSummary}`).toBe("review_pending");
     // attempt 0's history is untouched; attempt 1 has its own operation
     const byAttempt = (n: number) => task.transitions.filter((t) => t.attempt === n).map((t) => t.toState);
     expect(byAttempt(0)).toEqual(["queued", "provisioning", "blocked"]);
-    expect(byAttempt(1)).toEqual(["queued", "provisioning", "running", "collecting", "imported", "verifying", "review_pending"]);
-    expect(new Set(task.transitions.filter((t) => t.attempt === 1).map((t) => t.operationId))).toEqual(new Set([outcome.operationId]));
+    expect(byAttempt(1)).toEqual([
+      "queued",
+      "provisioning",
+      "running",
+      "collecting",
+      "imported",
+      "verifying",
+      "review_pending",
+    ]);
+    expect(new Set(task.transitions.filter((t) => t.attempt === 1).map((t) => t.operationId))).toEqual(
+      new Set([outcome.operationId]),
+    );
     // a fresh guest for the new attempt (the failed create's intent stays as it ended) and a fresh capability
     const students = task.machines.filter((m) => m.purpose === "student");
     expect(students.map((m) => [m.operationId === before.operationId ? "attempt0" : "attempt1", m.state])).toEqual([
@@ -93,7 +107,9 @@ describe("operator retry", () => {
     await expect(retryTask({ db: world.db }, { taskId, reason: "again please", actorId: null })).rejects.toMatchObject({
       code: "STATE_CONFLICT",
     });
-    await expect(retryTask({ db: world.db }, { taskId, reason: "", actorId: null })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    await expect(retryTask({ db: world.db }, { taskId, reason: "", actorId: null })).rejects.toMatchObject({
+      code: "VALIDATION_FAILED",
+    });
     await world.db.task.update({ where: { id: taskId }, data: { state: "failed" } });
   });
 });
@@ -113,13 +129,18 @@ describe("automatic retry", () => {
     expect(blocked.autoRetryAt!.getTime()).toBeGreaterThanOrEqual(start + 60_000);
 
     expect(await listDueAutomaticRetries({ db: world.db }, { now: new Date(), take: 10 })).not.toContain(taskId);
-    await expect(retryTask({ db: world.db }, { taskId, reason: "transient", actorId: null, isAutomatic: true })).rejects.toMatchObject({
+    await expect(
+      retryTask({ db: world.db }, { taskId, reason: "transient", actorId: null, isAutomatic: true }),
+    ).rejects.toMatchObject({
       code: "STATE_CONFLICT",
     });
 
     const later = new Date(blocked.autoRetryAt!.getTime() + 1);
     expect(await listDueAutomaticRetries({ db: world.db }, { now: later, take: 10 })).toContain(taskId);
-    await retryTask({ db: world.db, now: () => later }, { taskId, reason: "transient", actorId: null, isAutomatic: true });
+    await retryTask(
+      { db: world.db, now: () => later },
+      { taskId, reason: "transient", actorId: null, isAutomatic: true },
+    );
     expect(await world.db.task.findUniqueOrThrow({ where: { id: taskId } })).toMatchObject({
       state: "queued",
       attempt: 1,
@@ -140,33 +161,57 @@ describe("automatic retry", () => {
       actorId: null,
       reason: "test setup",
     });
-    const lost = () => new SubstrateError({ code: "SUBSTRATE_NOT_FOUND", operation: "exec", message: "machine not found", status: 404 });
+    const lost = () =>
+      new SubstrateError({ code: "SUBSTRATE_NOT_FOUND", operation: "exec", message: "machine not found", status: 404 });
     const taskId = await world.createDemoTask();
     const now = new Date();
-    await world.db.task.update({ where: { id: taskId }, data: { state: "blocked", deadlineAt: new Date(now.getTime() - 1000) } });
-    expect(await planAutomaticRetry({ db: world.db, now: () => now }, { taskId, error: lost(), failedFrom: "running" })).toBeNull();
+    await world.db.task.update({
+      where: { id: taskId },
+      data: { state: "blocked", deadlineAt: new Date(now.getTime() - 1000) },
+    });
+    expect(
+      await planAutomaticRetry({ db: world.db, now: () => now }, { taskId, error: lost(), failedFrom: "running" }),
+    ).toBeNull();
     await world.db.task.update({ where: { id: taskId }, data: { deadlineAt: new Date(now.getTime() + 60_000) } });
     const failed = new SubstrateError({ code: "SUBSTRATE_MACHINE_FAILED", operation: "exec", message: "guest ended" });
-    expect(await planAutomaticRetry({ db: world.db, now: () => now }, { taskId, error: failed, failedFrom: "running" })).toBeNull();
-    const at = await planAutomaticRetry({ db: world.db, now: () => now }, { taskId, error: lost(), failedFrom: "running" });
+    expect(
+      await planAutomaticRetry({ db: world.db, now: () => now }, { taskId, error: failed, failedFrom: "running" }),
+    ).toBeNull();
+    const at = await planAutomaticRetry(
+      { db: world.db, now: () => now },
+      { taskId, error: lost(), failedFrom: "running" },
+    );
     expect(at?.getTime()).toBe(now.getTime() + 1000);
   });
 
   it("never plans a retry for integrity failures or non-transient refusals", async () => {
     const taskId = await world.createDemoTask();
     await world.db.task.update({ where: { id: taskId }, data: { state: "blocked" } });
-    expect(await planAutomaticRetry({ db: world.db }, { taskId, error: new AppError("SPEND_CEILING_EXCEEDED", "over") })).toBeNull();
+    expect(
+      await planAutomaticRetry({ db: world.db }, { taskId, error: new AppError("SPEND_CEILING_EXCEEDED", "over") }),
+    ).toBeNull();
     expect(
       await planAutomaticRetry(
         { db: world.db },
-        { taskId, error: new SubstrateError({ code: "SUBSTRATE_BAD_REQUEST", operation: "create", message: "bad", status: 400 }) },
+        {
+          taskId,
+          error: new SubstrateError({
+            code: "SUBSTRATE_BAD_REQUEST",
+            operation: "create",
+            message: "bad",
+            status: 400,
+          }),
+        },
       ),
     ).toBeNull();
     await world.db.task.update({ where: { id: taskId }, data: { state: "failed" } });
     expect(
       await planAutomaticRetry(
         { db: world.db },
-        { taskId, error: new SubstrateError({ code: "SUBSTRATE_INTERNAL", operation: "create", message: "boom", status: 500 }) },
+        {
+          taskId,
+          error: new SubstrateError({ code: "SUBSTRATE_INTERNAL", operation: "create", message: "boom", status: 500 }),
+        },
       ),
     ).toBeNull();
     expect((await world.db.task.findUniqueOrThrow({ where: { id: taskId } })).autoRetryAt).toBeNull();

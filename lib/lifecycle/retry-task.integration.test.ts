@@ -16,7 +16,10 @@ const heard: string[] = [];
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  listener = await listenForReadyWork({ databaseUrl: database.url, onReady: (work) => work.kind === "task" && heard.push(work.id) });
+  listener = await listenForReadyWork({
+    databaseUrl: database.url,
+    onReady: (work) => work.kind === "task" && heard.push(work.id),
+  });
 });
 
 afterAll(async () => {
@@ -25,7 +28,13 @@ afterAll(async () => {
 
 async function failedTask(): Promise<string> {
   const { taskId } = await createRelayTestTask(database.db);
-  await transitionTask(database.db, { taskId, from: "queued", to: "failed", reason: "test failure", errorCode: "CONTRACT_VIOLATION" });
+  await transitionTask(database.db, {
+    taskId,
+    from: "queued",
+    to: "failed",
+    reason: "test failure",
+    errorCode: "CONTRACT_VIOLATION",
+  });
   return taskId;
 }
 

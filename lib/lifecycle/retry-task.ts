@@ -35,7 +35,13 @@ export const ZRetryTaskSchema = z
   .strict();
 export type TRetryTaskInput = z.input<typeof ZRetryTaskSchema>;
 
-export type TRetryOutcome = { taskId: string; attempt: number; operationId: string; from: TaskState; to: "queued" | "imported" };
+export type TRetryOutcome = {
+  taskId: string;
+  attempt: number;
+  operationId: string;
+  from: TaskState;
+  to: "queued" | "imported";
+};
 
 export async function retryTask(
   deps: { db: Db; now?: () => Date },
@@ -59,7 +65,10 @@ export async function retryTask(
       throw new AppError("STATE_CONFLICT", "No automatic retry is due for this task.");
     }
     if (task.candidates.some((c) => c.decisions.some((d) => d.verdict === "approve"))) {
-      throw new AppError("STATE_CONFLICT", "This task's candidate was approved: retry its publication from the Publications page.");
+      throw new AppError(
+        "STATE_CONFLICT",
+        "This task's candidate was approved: retry its publication from the Publications page.",
+      );
     }
     const hasOpenCandidate = task.candidates.some((c) => c.decisions.length === 0);
     const to = hasOpenCandidate ? "imported" : "queued";

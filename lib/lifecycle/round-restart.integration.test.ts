@@ -53,7 +53,12 @@ describe("worker killed right after a commit of a revision round", () => {
       const round1 = await world.db.candidate.findUniqueOrThrow({ where: { taskId_round: { taskId, round: 1 } } });
       const evidence = await readLatestEvidence(world.db, round1);
       const teacher = await world.db.user.create({
-        data: { email: `t-${randomBytes(4).toString("hex")}@school.invalid`, name: "teacher", passwordHash: "unused", roles: ["teacher"] },
+        data: {
+          email: `t-${randomBytes(4).toString("hex")}@school.invalid`,
+          name: "teacher",
+          passwordHash: "unused",
+          roles: ["teacher"],
+        },
       });
       await decideCandidate(
         { db: world.db, dataDir: world.env.dataDir },
@@ -69,10 +74,15 @@ describe("worker killed right after a commit of a revision round", () => {
       );
 
       const crashing = startWorkerProcess({ world, crashAfter: point });
-      const ended = await Promise.race([crashing.exited, new Promise<"timeout">((r) => setTimeout(() => r("timeout"), 90_000))]);
+      const ended = await Promise.race([
+        crashing.exited,
+        new Promise<"timeout">((r) => setTimeout(() => r("timeout"), 90_000)),
+      ]);
       expect(ended, crashing.output().slice(-2000)).not.toBe("timeout");
       const { code, signal } = ended as { code: number | null; signal: string | null };
-      expect(signal === "SIGKILL" || code === 137, `exit ${code} ${signal}\n${crashing.output().slice(-3000)}`).toBe(true);
+      expect(signal === "SIGKILL" || code === 137, `exit ${code} ${signal}\n${crashing.output().slice(-3000)}`).toBe(
+        true,
+      );
       expect(crashing.output()).toContain(`crash point ${point} reached`);
 
       const worker = startWorkerProcess({ world });
@@ -84,7 +94,10 @@ describe("worker killed right after a commit of a revision round", () => {
         await stopWorkerProcess(worker);
       }
 
-      const students = await world.db.guestMachine.findMany({ where: { taskId, purpose: "student" }, orderBy: { createdAt: "asc" } });
+      const students = await world.db.guestMachine.findMany({
+        where: { taskId, purpose: "student" },
+        orderBy: { createdAt: "asc" },
+      });
       expect(students).toHaveLength(2);
       expect(new Set(students.map((m) => m.operationId)).size).toBe(2);
       for (const m of students) expect(m.state).toBe("destroyed");
@@ -96,14 +109,19 @@ describe("worker killed right after a commit of a revision round", () => {
         [1, null],
         [2, round1.id],
       ]);
-      expect((candidates[1]!.changedFiles as { path: string }[]).map((f) => f.path)).toEqual(["src/add.js", "test/negative.txt"]);
+      expect((candidates[1]!.changedFiles as { path: string }[]).map((f) => f.path)).toEqual([
+        "src/add.js",
+        "test/negative.txt",
+      ]);
       const verifiers = await world.db.guestMachine.findMany({ where: { taskId, purpose: "verifier" } });
       for (const v of verifiers) expect(v.state).toBe("destroyed");
       expect(await world.db.verificationEvidence.count({ where: { taskId } })).toBe(2);
       // Each round's review page shows the report its own guest wrote: round 1 keeps its own.
       for (const candidate of candidates) {
         const review = await getCandidateReview({ db: world.db }, { candidateId: candidate.id });
-        expect(review.guestReport?.studentSummary).toBe(candidate.round === 1 ? "round 1: fixed add" : "round 2: added a test");
+        expect(review.guestReport?.studentSummary).toBe(
+          candidate.round === 1 ? "round 1: fixed add" : "round 2: added a test",
+        );
       }
       expect(await world.liveAtProvider()).toBe(0);
     },

@@ -8,7 +8,12 @@
 import { GUEST_DONE_FILE, GUEST_HEARTBEAT_FILE, GUEST_RUNNER_PROGRAM } from "../contract/guest-layout";
 import type { Task } from "../db/generated/client";
 import { AppError } from "../errors";
-import { MAILBOX_MAX_REQUEST_FILE_BYTES, MAILBOX_MAX_SEQUENCE, mailboxInboxPath, mailboxOutboxPath } from "../relay/mailbox-protocol";
+import {
+  MAILBOX_MAX_REQUEST_FILE_BYTES,
+  MAILBOX_MAX_SEQUENCE,
+  mailboxInboxPath,
+  mailboxOutboxPath,
+} from "../relay/mailbox-protocol";
 import { processMailboxRequest, resumeMailboxSequence } from "../relay/process-mailbox-request";
 import type { Substrate } from "../substrate/substrate";
 import { crashIfRequested } from "../tasks/crash-points";
@@ -77,7 +82,8 @@ export async function runGuest(ctx: TaskRunContext, task: Task): Promise<void> {
   const machine = await db.guestMachine.findFirst({
     where: { taskId: task.id, purpose: "student", operationId: task.operationId, state: "ready" },
   });
-  if (!machine?.providerId) throw new AppError("SUBSTRATE_FAILED", "The student guest is no longer ready (lost after a restart).");
+  if (!machine?.providerId)
+    throw new AppError("SUBSTRATE_FAILED", "The student guest is no longer ready (lost after a restart).");
   const deadline = task.deadlineAt?.getTime() ?? Date.now() + limits.wallClockSeconds * 1000;
 
   await substrate.exec(
@@ -99,7 +105,10 @@ export async function runGuest(ctx: TaskRunContext, task: Task): Promise<void> {
     const done = await substrate.downloadSmall(machine.providerId, GUEST_DONE_FILE, { maxBytes: 4096 });
     if (done) break;
     if (Date.now() > deadline)
-      throw new AppError("GUEST_TIMEOUT", `The guest did not finish before the task deadline (${limits.wallClockSeconds} s).`);
+      throw new AppError(
+        "GUEST_TIMEOUT",
+        `The guest did not finish before the task deadline (${limits.wallClockSeconds} s).`,
+      );
     if (Date.now() - lastLiveness > LIVENESS_EVERY_MS) {
       lastLiveness = Date.now();
       if (!(await heartbeat.isAlive(substrate, machine.providerId))) {

@@ -65,7 +65,9 @@ describe("the student run", () => {
     ]);
     // The destroy overlaps the import, but the task is imported only once its student guest is gone.
     const student = task.machines.find((m) => m.purpose === "student")!;
-    const destroyedAt = await world.db.machineTransition.findFirstOrThrow({ where: { machineId: student.id, toState: "destroyed" } });
+    const destroyedAt = await world.db.machineTransition.findFirstOrThrow({
+      where: { machineId: student.id, toState: "destroyed" },
+    });
     const importedAt = task.transitions.find((t) => t.toState === "imported")!;
     expect(destroyedAt.createdAt.getTime()).toBeLessThanOrEqual(importedAt.createdAt.getTime());
     const evidence = await world.db.verificationEvidence.findFirstOrThrow({ where: { taskId } });
@@ -100,7 +102,8 @@ describe("fault matrix", () => {
     await world.substrate.admin("POST", "/admin/faults", { verb, kind, count: 1, hangMs: 9000 });
     // Readiness is learnt by the local long poll (…/wait); when it fails the adapter polls GET as
     // against the hosted API — so a failing wait then a failing get is the provider's get failing.
-    if (verb === "get") await world.substrate.admin("POST", "/admin/faults", { verb: "wait", kind, count: 1, hangMs: 9000 });
+    if (verb === "get")
+      await world.substrate.admin("POST", "/admin/faults", { verb: "wait", kind, count: 1, hangMs: 9000 });
     const task = await runToRest(taskId);
     expect(task.state).toBe("blocked");
     expect(task.errorCode).toMatch(/^SUBSTRATE_/);
@@ -162,12 +165,16 @@ describe("fault matrix", () => {
     expect(task.state).toBe("blocked");
     expect(task.transitions.map((t) => t.toState)).not.toContain("imported");
     const machine = task.machines[0]!;
-    const current = await world.db.guestMachine.findUniqueOrThrow({ where: { id: machine.id }, include: { quarantine: true } });
+    const current = await world.db.guestMachine.findUniqueOrThrow({
+      where: { id: machine.id },
+      include: { quarantine: true },
+    });
     expect(current.state).toBe("cleanup_quarantined");
     expect(current.quarantine?.reason).toMatch(/destroy failed/);
     expect(task.errorSummary).toMatch(/quarantined/);
     // the capability is revoked on this path too
-    for (const c of await world.db.relayCapability.findMany({ where: { taskId } })) expect(c.revokedReason).toBeTruthy();
+    for (const c of await world.db.relayCapability.findMany({ where: { taskId } }))
+      expect(c.revokedReason).toBeTruthy();
     await world.adapter.destroy(current.providerId!);
   });
 });

@@ -16,7 +16,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GUEST_STUDENT_REPORT_FILE } from "../contract/guest-layout";
 import { DEMO_SCRIPTED_COMPLETIONS } from "../demo/seed-demo-environment";
 import { createRelayRequestListener } from "../relay/relay-http";
-import { startFakeAnthropicServer, startFakeOpenAiServer, type TFakeUpstream } from "../relay/testing/fake-upstream-servers";
+import {
+  startFakeAnthropicServer,
+  startFakeOpenAiServer,
+  type TFakeUpstream,
+} from "../relay/testing/fake-upstream-servers";
 import { setRelayUpstream } from "../relay/upstream-setting";
 import { ensureCredentialsDir } from "../secrets/credential-file";
 import { SETTING_DEFINITIONS } from "../settings/setting-registry";
@@ -55,7 +59,9 @@ async function runDemo(channel: "mailbox" | "http", agentCommand: string[] = DEF
   await advanceTask(ctx, taskId);
   const task = await world.db.task.findUniqueOrThrow({ where: { id: taskId } });
   const report = await world.db.guestRoundReport.findFirst({ where: { taskId } });
-  expect(task.state, `${task.errorCode}: ${task.errorSummary}\n${JSON.stringify(report?.report)}`).toBe("review_pending");
+  expect(task.state, `${task.errorCode}: ${task.errorSummary}\n${JSON.stringify(report?.report)}`).toBe(
+    "review_pending",
+  );
   const evidence = await world.db.verificationEvidence.findFirstOrThrow({ where: { taskId } });
   expect(evidence.isPass).toBe(true);
   const candidate = await world.db.candidate.findFirstOrThrow({ where: { taskId } });
@@ -100,7 +106,9 @@ describe("the SDK agents through the in-guest model endpoint", () => {
     await advanceTask(world.ctx, taskId);
     const task = await world.db.task.findUniqueOrThrow({ where: { id: taskId } });
     expect(task.state, `${task.errorCode}: ${task.errorSummary}`).toBe("review_pending");
-    const report = (await world.db.guestRoundReport.findFirstOrThrow({ where: { taskId } })).report as { diagnostics: string };
+    const report = (await world.db.guestRoundReport.findFirstOrThrow({ where: { taskId } })).report as {
+      diagnostics: string;
+    };
     expect(report.diagnostics).toContain("model endpoint log tail (untrusted):");
     expect(report.diagnostics).toMatch(/POST \/v1\/chat\/completions → 400 unsupported_parameter: n: only 1/);
     expect(await relayCalls(taskId)).toEqual([]);
@@ -137,13 +145,20 @@ describe("the SDK agents through the in-guest model endpoint", () => {
     it("fixes the demo over the mailbox; the upstream sees the pinned model, the tools and the tool results", async () => {
       const { taskId, report } = await runDemo("mailbox");
       const calls = await relayCalls(taskId);
-      expect(calls.map((c) => [c.operation, c.outcome])).toEqual(Array.from({ length: 4 }, () => ["chat", "ok:openai"]));
+      expect(calls.map((c) => [c.operation, c.outcome])).toEqual(
+        Array.from({ length: 4 }, () => ["chat", "ok:openai"]),
+      );
       expect(JSON.stringify(report)).toContain("loopback model: add now adds");
       const bodies = upstream.requests.map(
         (r) => r.body as { model: string; tools: { function: { name: string } }[]; messages: unknown[] },
       );
       expect(bodies.every((b) => b.model === "gpt-test-pinned")).toBe(true);
-      expect(bodies[0]!.tools.map((t) => t.function.name)).toEqual(["list_files", "read_file", "write_file", "run_tests"]);
+      expect(bodies[0]!.tools.map((t) => t.function.name)).toEqual([
+        "list_files",
+        "read_file",
+        "write_file",
+        "run_tests",
+      ]);
       expect(JSON.stringify(bodies[1]!.messages)).toContain("return a - b");
       expect(upstream.requests.every((r) => r.authorization === `Bearer ${credential}`)).toBe(true);
     });
@@ -180,9 +195,13 @@ describe("the SDK agents through the in-guest model endpoint", () => {
     it("the Anthropic-SDK agent, unmodified, fixes the demo over the HTTP channel; the upstream sees the pinned model, the tools and the tool results", async () => {
       const { taskId, report } = await runDemo("http", ["node", "/tmp/school-core-input/anthropic-agent.mjs"]);
       const calls = await relayCalls(taskId);
-      expect(calls.map((c) => [c.operation, c.outcome])).toEqual(Array.from({ length: 4 }, () => ["chat", "ok:anthropic"]));
+      expect(calls.map((c) => [c.operation, c.outcome])).toEqual(
+        Array.from({ length: 4 }, () => ["chat", "ok:anthropic"]),
+      );
       expect(JSON.stringify(report)).toContain("loopback claude: add now adds");
-      const bodies = upstream.requests.map((r) => r.body as { model: string; tools: { name: string }[]; messages: unknown[] });
+      const bodies = upstream.requests.map(
+        (r) => r.body as { model: string; tools: { name: string }[]; messages: unknown[] },
+      );
       expect(bodies.every((b) => b.model === "claude-test-pinned")).toBe(true);
       expect(bodies[0]!.tools.map((t) => t.name)).toEqual(["list_files", "read_file", "write_file", "run_tests"]);
       expect(JSON.stringify(bodies[1]!.messages)).toContain("return a - b");
@@ -199,20 +218,32 @@ function answerAsToolUsingModel(body: Record<string, unknown>): unknown {
   const last = messages.at(-1)!;
   const toolCall = (name: string, args: unknown) => ({
     content: null,
-    tool_calls: [{ id: `call_${messages.length}`, type: "function", function: { name, arguments: JSON.stringify(args) } }],
+    tool_calls: [
+      { id: `call_${messages.length}`, type: "function", function: { name, arguments: JSON.stringify(args) } },
+    ],
   });
   let message: Record<string, unknown>;
   if (last.role === "user") message = toolCall("read_file", { path: "src/add.js" });
   else if (last.role === "tool" && String(last.content).includes("return a - b"))
-    message = toolCall("write_file", { path: "src/add.js", content: "export function add(a, b) {\n  return a + b;\n}\n" });
-  else if (last.role === "tool" && String(last.content).startsWith("Wrote src/add.js")) message = toolCall("run_tests", {});
+    message = toolCall("write_file", {
+      path: "src/add.js",
+      content: "export function add(a, b) {\n  return a + b;\n}\n",
+    });
+  else if (last.role === "tool" && String(last.content).startsWith("Wrote src/add.js"))
+    message = toolCall("run_tests", {});
   else message = { content: `loopback model: add now adds (${String(last.content).split("\n")[0]})` };
   return {
     id: `chatcmpl-${messages.length}`,
     object: "chat.completion",
     created: Math.floor(Date.now() / 1000),
     model: body.model,
-    choices: [{ index: 0, message: { role: "assistant", ...message }, finish_reason: "tool_calls" in message ? "tool_calls" : "stop" }],
+    choices: [
+      {
+        index: 0,
+        message: { role: "assistant", ...message },
+        finish_reason: "tool_calls" in message ? "tool_calls" : "stop",
+      },
+    ],
     usage: { prompt_tokens: 50, completion_tokens: 20, total_tokens: 70 },
   };
 }
@@ -225,12 +256,19 @@ function answerAsToolUsingClaude(body: Record<string, unknown>): unknown {
   const last = messages.at(-1)!;
   const blocks = typeof last.content === "string" ? [{ type: "text", text: last.content }] : last.content;
   const result = blocks.find((b) => b.type === "tool_result");
-  const resultText = result ? (typeof result.content === "string" ? result.content : JSON.stringify(result.content)) : "";
+  const resultText = result
+    ? typeof result.content === "string"
+      ? result.content
+      : JSON.stringify(result.content)
+    : "";
   const toolUse = (name: string, input: unknown) => [{ type: "tool_use", id: `toolu_${messages.length}`, name, input }];
   let content: unknown[];
   if (!result) content = toolUse("read_file", { path: "src/add.js" });
   else if (resultText.includes("return a - b"))
-    content = toolUse("write_file", { path: "src/add.js", content: "export function add(a, b) {\n  return a + b;\n}\n" });
+    content = toolUse("write_file", {
+      path: "src/add.js",
+      content: "export function add(a, b) {\n  return a + b;\n}\n",
+    });
   else if (resultText.startsWith("Wrote src/add.js")) content = toolUse("run_tests", {});
   else content = [{ type: "text", text: `loopback claude: add now adds (${resultText.split("\n")[0]})` }];
   return {

@@ -30,7 +30,9 @@ describe("task limits reach the guest", () => {
   it("maxProcesses: an agent that spawns past it fails the task, naming maxProcesses", async () => {
     // 120 sleeping children on a machine allowed 64 processes (threads count too)
     const spawnMany = `const {spawn}=require("child_process");let refused=0,done=0;for(let i=0;i<120;i++){const c=spawn("sleep",["3"]);c.on("error",e=>{refused++;console.error(e.code+" "+e.message);});c.on("close",()=>{if(++done===120)process.exit(refused?1:0);});}`;
-    const task = await runToRest(await world.createDemoTask({ agentCommand: ["node", "-e", spawnMany], limits: { maxProcesses: 64 } }));
+    const task = await runToRest(
+      await world.createDemoTask({ agentCommand: ["node", "-e", spawnMany], limits: { maxProcesses: 64 } }),
+    );
     expect(task.state).toBe("failed");
     expect(task.errorCode).toBe("CONTRACT_VIOLATION");
     expect(task.errorSummary).toMatch(/maxProcesses limit \(64\)/);
@@ -39,7 +41,9 @@ describe("task limits reach the guest", () => {
 
   it("maxReportBytes: a student report over it fails the task, naming maxReportBytes", async () => {
     const bigReport = `printf '{"summary":"%s"}' "$(head -c 3000 /dev/zero | tr '\\0' x)" > ${GUEST_STUDENT_REPORT_FILE}`;
-    const task = await runToRest(await world.createDemoTask({ agentCommand: ["sh", "-c", bigReport], limits: { maxReportBytes: 1024 } }));
+    const task = await runToRest(
+      await world.createDemoTask({ agentCommand: ["sh", "-c", bigReport], limits: { maxReportBytes: 1024 } }),
+    );
     expect(task.state).toBe("failed");
     expect(task.errorSummary).toMatch(/maxReportBytes limit \(1024 bytes\)/);
     expect(task.candidates).toHaveLength(0);
@@ -47,14 +51,18 @@ describe("task limits reach the guest", () => {
 
   it("memoryMb: an agent that allocates past it is killed and the task fails, naming memoryMb", async () => {
     const hog = "const a=[];for(;;)a.push(Buffer.alloc(16<<20,1))";
-    const task = await runToRest(await world.createDemoTask({ agentCommand: ["node", "-e", hog], limits: { memoryMb: 256 } }));
+    const task = await runToRest(
+      await world.createDemoTask({ agentCommand: ["node", "-e", hog], limits: { memoryMb: 256 } }),
+    );
     expect(task.state).toBe("failed");
     expect(task.errorSummary).toMatch(/memoryMb limit \(256 MB\)/);
   });
 
   it("diskGb: an agent that fills the machine's disk (across /tmp and /workspace) fails the task, naming diskGb", async () => {
     const fill = "head -c 600M /dev/zero > /tmp/fill-a && head -c 600M /dev/zero > /workspace/fill-b";
-    const task = await runToRest(await world.createDemoTask({ agentCommand: ["sh", "-c", fill], limits: { diskGb: 1 } }));
+    const task = await runToRest(
+      await world.createDemoTask({ agentCommand: ["sh", "-c", fill], limits: { diskGb: 1 } }),
+    );
     expect(task.state).toBe("failed");
     expect(task.errorSummary).toMatch(/diskGb limit \(1 GB\)/);
     expect(task.candidates).toHaveLength(0);

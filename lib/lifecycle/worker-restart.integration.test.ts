@@ -31,7 +31,10 @@ describe("worker killed right after a transition commit", () => {
   it.each(CRASH_POINTS)("after %s: resumes to review with one student machine and nothing live", async (point) => {
     const taskId = await world.createDemoTask();
     const crashing = startWorkerProcess({ world, crashAfter: point });
-    const ended = await Promise.race([crashing.exited, new Promise<"timeout">((r) => setTimeout(() => r("timeout"), 90_000))]);
+    const ended = await Promise.race([
+      crashing.exited,
+      new Promise<"timeout">((r) => setTimeout(() => r("timeout"), 90_000)),
+    ]);
     expect(ended, crashing.output().slice(-2000)).not.toBe("timeout");
     const { code, signal } = ended as { code: number | null; signal: string | null };
     expect(signal === "SIGKILL" || code === 137, `exit ${code} ${signal}`).toBe(true);

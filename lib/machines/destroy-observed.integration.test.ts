@@ -33,13 +33,20 @@ async function createdMachine() {
   return ensureMachineCreated(
     world.db,
     world.adapter,
-    await recordMachineIntent(world.db, { purpose: "probe", operationId: randomUUID(), substrateLabel: "local", spec: SPEC }),
+    await recordMachineIntent(world.db, {
+      purpose: "probe",
+      operationId: randomUUID(),
+      substrateLabel: "local",
+      spec: SPEC,
+    }),
     SPEC,
   );
 }
 
 async function keepDeletes(count: number) {
-  expect((await world.substrate.admin("POST", "/admin/faults", { verb: "delete", kind: "ignored", count })).status).toBeLessThan(300);
+  expect(
+    (await world.substrate.admin("POST", "/admin/faults", { verb: "delete", kind: "ignored", count })).status,
+  ).toBeLessThan(300);
 }
 
 async function isAtProvider(providerId: string): Promise<boolean> {
@@ -64,9 +71,14 @@ describe("a destroy the provider acknowledges but does not do", () => {
       data: { email: `op-${randomUUID()}@test.school`, name: "O", roles: ["operator"], passwordHash: "x" },
     });
     await expect(
-      releaseQuarantine({ db: world.db, substrate: world.adapter }, { actorId: operator.id, machineId: machine.id, reason: "try again" }),
+      releaseQuarantine(
+        { db: world.db, substrate: world.adapter },
+        { actorId: operator.id, machineId: machine.id, reason: "try again" },
+      ),
     ).rejects.toMatchObject({ code: "SUBSTRATE_FAILED" });
-    expect((await world.db.guestMachine.findUniqueOrThrow({ where: { id: machine.id } })).state).toBe("cleanup_quarantined");
+    expect((await world.db.guestMachine.findUniqueOrThrow({ where: { id: machine.id } })).state).toBe(
+      "cleanup_quarantined",
+    );
     await world.substrate.admin("DELETE", "/admin/faults");
     expect(
       await releaseQuarantine(
@@ -90,7 +102,12 @@ describe("the orphan sweep", () => {
   it("quarantines a machine recorded destroyed that the provider shows again, and does not delete it again", async () => {
     const machine = await createdMachine();
     // recorded destroyed (an earlier delete believed), yet still at the provider
-    await transitionMachine(world.db, { machineId: machine.id, from: "created", to: "destroyed", reason: "an earlier delete" });
+    await transitionMachine(world.db, {
+      machineId: machine.id,
+      from: "created",
+      to: "destroyed",
+      reason: "an earlier delete",
+    });
     const deletesBefore = world.ctx.substrate.calls.filter((c) => c.method === "destroy").length;
     await sweepMachines(world.ctx, { graceMs: 0 });
     const row = await world.db.guestMachine.findUniqueOrThrow({ where: { id: machine.id } });
@@ -100,7 +117,9 @@ describe("the orphan sweep", () => {
     expect(world.ctx.substrate.calls.filter((c) => c.method === "destroy").length).toBe(deletesBefore);
     // the next sweep leaves it to the operator
     await sweepMachines(world.ctx, { graceMs: 0 });
-    expect((await world.db.guestMachine.findUniqueOrThrow({ where: { id: machine.id } })).state).toBe("cleanup_quarantined");
+    expect((await world.db.guestMachine.findUniqueOrThrow({ where: { id: machine.id } })).state).toBe(
+      "cleanup_quarantined",
+    );
     await world.substrate.api("DELETE", `/v1/machines/${machine.providerId}`);
   });
 

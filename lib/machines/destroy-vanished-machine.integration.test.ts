@@ -26,7 +26,12 @@ async function vanishedMachine() {
   const machine = await ensureMachineCreated(
     world.db,
     world.adapter,
-    await recordMachineIntent(world.db, { purpose: "probe", operationId: randomUUID(), substrateLabel: "local", spec: SPEC }),
+    await recordMachineIntent(world.db, {
+      purpose: "probe",
+      operationId: randomUUID(),
+      substrateLabel: "local",
+      spec: SPEC,
+    }),
     SPEC,
   );
   expect((await world.substrate.api("DELETE", `/v1/machines/${machine.providerId}`)).status).toBeLessThan(300);
@@ -39,7 +44,10 @@ describe("destroying a machine the provider no longer knows", () => {
     const final = await destroyMachine(world.db, world.adapter, machine.id, "test");
     expect(final.state).toBe("destroyed");
     expect(final.lastError ?? "").not.toMatch(/quarantine/);
-    const transitions = await world.db.machineTransition.findMany({ where: { machineId: machine.id }, orderBy: { id: "asc" } });
+    const transitions = await world.db.machineTransition.findMany({
+      where: { machineId: machine.id },
+      orderBy: { id: "asc" },
+    });
     expect(transitions.at(-1)!.reason).toMatch(/get and list both show machine .* gone/);
     expect(await world.db.quarantineRecord.findUnique({ where: { machineId: machine.id } })).toBeNull();
   });

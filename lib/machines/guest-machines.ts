@@ -79,10 +79,21 @@ export async function quarantineMachine(
   data?: { providerId?: string },
 ): Promise<GuestMachine> {
   return db.$transaction(async (tx) => {
-    const updated = await transitionMachineIn(tx, { machineId: machine.id, from: machine.state, to: "cleanup_quarantined", reason, data });
+    const updated = await transitionMachineIn(tx, {
+      machineId: machine.id,
+      from: machine.state,
+      to: "cleanup_quarantined",
+      reason,
+      data,
+    });
     await tx.quarantineRecord.upsert({
       where: { machineId: machine.id },
-      create: { machineId: machine.id, providerId: updated.providerId, substrate: machine.substrate, reason: updated.lastError ?? reason },
+      create: {
+        machineId: machine.id,
+        providerId: updated.providerId,
+        substrate: machine.substrate,
+        reason: updated.lastError ?? reason,
+      },
       update: { reason: updated.lastError ?? reason, releasedAt: null },
     });
     return updated;
@@ -111,7 +122,12 @@ export async function ensureMachineCreated(
     });
   try {
     const created = await substrate.create(specOf(machine, spec));
-    return await transitionMachine(db, { machineId: machine.id, from: "requested", to: "created", data: { providerId: created.id } });
+    return await transitionMachine(db, {
+      machineId: machine.id,
+      from: "requested",
+      to: "created",
+      data: { providerId: created.id },
+    });
   } catch (error) {
     if (isSubstrateError(error) && error.isAmbiguous) {
       const found = await substrate.findByName(machine.providerName).catch(() => "unknown" as const);
@@ -125,7 +141,11 @@ export async function ensureMachineCreated(
         });
       }
       if (found === "unknown")
-        await quarantineMachine(db, machine, `create was ambiguous and the machine list cannot be read: ${error.message}`);
+        await quarantineMachine(
+          db,
+          machine,
+          `create was ambiguous and the machine list cannot be read: ${error.message}`,
+        );
       else
         await transitionMachine(db, {
           machineId: machine.id,
@@ -151,7 +171,12 @@ export async function ensureMachineCreated(
 }
 
 /** created → started → ready. A repeated start (after a restart) is tolerated when the machine is already up. */
-export async function startMachine(db: Db, substrate: Substrate, machine: GuestMachine, readyTimeoutMs: number): Promise<GuestMachine> {
+export async function startMachine(
+  db: Db,
+  substrate: Substrate,
+  machine: GuestMachine,
+  readyTimeoutMs: number,
+): Promise<GuestMachine> {
   let current = machine;
   if (current.state === "created") {
     try {
@@ -166,7 +191,8 @@ export async function startMachine(db: Db, substrate: Substrate, machine: GuestM
     await substrate.waitReady(current.providerId!, { timeoutMs: readyTimeoutMs, pollMs: 250 });
     current = await transitionMachine(db, { machineId: current.id, from: "started", to: "ready" });
   }
-  if (current.state !== "ready") throw new AppError("STATE_CONFLICT", `Machine ${current.id} is ${current.state}, not ready.`);
+  if (current.state !== "ready")
+    throw new AppError("STATE_CONFLICT", `Machine ${current.id} is ${current.state}, not ready.`);
   return current;
 }
 
@@ -176,10 +202,15 @@ const CONFIRM_READS = 3;
 const CONFIRM_PAUSE_MS = 200;
 
 /** Both of the provider's own views agree the machine is gone (by id and by our name); any error = not proven. */
-async function isProvenGone(substrate: Substrate, machine: Pick<GuestMachine, "providerId" | "providerName">): Promise<boolean> {
+async function isProvenGone(
+  substrate: Substrate,
+  machine: Pick<GuestMachine, "providerId" | "providerName">,
+): Promise<boolean> {
   try {
     const [byId, listed] = await Promise.all([substrate.get(machine.providerId!), substrate.listMachines()]);
-    const isListed = listed.some((m) => (m.id === machine.providerId || m.name === machine.providerName) && m.state !== "deleted");
+    const isListed = listed.some(
+      (m) => (m.id === machine.providerId || m.name === machine.providerName) && m.state !== "deleted",
+    );
     return (byId === undefined || byId.state === "deleted") && !isListed;
   } catch {
     return false;
@@ -208,7 +239,12 @@ export async function confirmMachineGone(
  * Destroys a machine on any terminal path. Returns the final row: `destroyed`, `failed` (never
  * existed) or `cleanup_quarantined` (the destroy failed or could not be proven).
  */
-export async function destroyMachine(db: Db, substrate: Substrate, machineId: string, reason: string): Promise<GuestMachine> {
+export async function destroyMachine(
+  db: Db,
+  substrate: Substrate,
+  machineId: string,
+  reason: string,
+): Promise<GuestMachine> {
   let machine = await db.guestMachine.findUniqueOrThrow({ where: { id: machineId } });
   if (!(LIVE_MACHINE_STATES as readonly string[]).includes(machine.state)) return machine;
   const spend = createSpendGuard(db);
@@ -216,10 +252,19 @@ export async function destroyMachine(db: Db, substrate: Substrate, machineId: st
   if (machine.state === "requested") {
     const found = await substrate.findByName(machine.providerName).catch(() => "unknown" as const);
     if (found === "unknown")
-      return quarantineMachine(db, machine, `${reason}; the provider's machine list cannot be read to prove no machine was created`);
+      return quarantineMachine(
+        db,
+        machine,
+        `${reason}; the provider's machine list cannot be read to prove no machine was created`,
+      );
     if (!found) {
       await spend.release({ machineName: machine.providerName, note: "never created" });
-      return transitionMachine(db, { machineId, from: "requested", to: "failed", reason: `${reason}; no machine was created` });
+      return transitionMachine(db, {
+        machineId,
+        from: "requested",
+        to: "failed",
+        reason: `${reason}; no machine was created`,
+      });
     }
     machine = await transitionMachine(db, {
       machineId,
@@ -254,7 +299,11 @@ export async function destroyMachine(db: Db, substrate: Substrate, machineId: st
           });
         }
         lastError = new Error(`the provider acknowledged the delete but machine ${machine.providerId} is still there`);
-        logWarn("machine still present after an acknowledged delete", { machineId, providerId: machine.providerId, attempt });
+        logWarn("machine still present after an acknowledged delete", {
+          machineId,
+          providerId: machine.providerId,
+          attempt,
+        });
         continue;
       }
       // 404 for the id the provider gave us. Proven gone when its TTL has passed (swept by the
@@ -267,7 +316,12 @@ export async function destroyMachine(db: Db, substrate: Substrate, machineId: st
         note: "no usage report (machine unknown to provider)",
       });
       if (Date.now() >= ttlEndsAt)
-        return transitionMachine(db, { machineId, from: machine.state, to: "destroyed", reason: `${reason}; swept by the provider's TTL` });
+        return transitionMachine(db, {
+          machineId,
+          from: machine.state,
+          to: "destroyed",
+          reason: `${reason}; swept by the provider's TTL`,
+        });
       if (await isProvenGone(substrate, machine))
         return transitionMachine(db, {
           machineId,
@@ -286,8 +340,10 @@ export async function destroyMachine(db: Db, substrate: Substrate, machineId: st
       if (attempt < DESTROY_ATTEMPTS) await new Promise((r) => setTimeout(r, 250 * attempt));
     }
   }
-  if (acknowledgedDeletes === 0) await spend.settle({ machineName: machine.providerName, actualMicros: undefined, note: "destroy failed" });
-  const message = lastError instanceof SubstrateError || lastError instanceof Error ? lastError.message : String(lastError);
+  if (acknowledgedDeletes === 0)
+    await spend.settle({ machineName: machine.providerName, actualMicros: undefined, note: "destroy failed" });
+  const message =
+    lastError instanceof SubstrateError || lastError instanceof Error ? lastError.message : String(lastError);
   if (acknowledgedDeletes > 0)
     return quarantineMachine(
       db,
@@ -298,7 +354,12 @@ export async function destroyMachine(db: Db, substrate: Substrate, machineId: st
 }
 
 /** Destroys every live machine of a task; returns those that ended quarantined. */
-export async function destroyTaskMachines(db: Db, substrate: Substrate, taskId: string, reason: string): Promise<GuestMachine[]> {
+export async function destroyTaskMachines(
+  db: Db,
+  substrate: Substrate,
+  taskId: string,
+  reason: string,
+): Promise<GuestMachine[]> {
   const live = await db.guestMachine.findMany({ where: { taskId, state: { in: [...LIVE_MACHINE_STATES] } } });
   const results = [];
   for (const machine of live) results.push(await destroyMachine(db, substrate, machine.id, reason));

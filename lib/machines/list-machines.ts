@@ -22,7 +22,10 @@ export type TMachineListItem = {
   quarantineReason: string | null;
 };
 
-export async function listMachines(deps: { db: Db }, input: { states?: MachineState[]; take?: number } = {}): Promise<TMachineListItem[]> {
+export async function listMachines(
+  deps: { db: Db },
+  input: { states?: MachineState[]; take?: number } = {},
+): Promise<TMachineListItem[]> {
   const rows = await deps.db.guestMachine.findMany({
     where: input.states ? { state: { in: input.states } } : {},
     orderBy: { createdAt: "desc" },

@@ -6,7 +6,10 @@
  */
 import type { Db } from "../db/client";
 
-export async function listQuarantinedMachines(deps: { db: Db; now?: () => Date }, input: { page?: number; pageSize?: number } = {}) {
+export async function listQuarantinedMachines(
+  deps: { db: Db; now?: () => Date },
+  input: { page?: number; pageSize?: number } = {},
+) {
   const pageSize = Math.min(Math.max(input.pageSize ?? 100, 1), 500);
   const page = Math.max(input.page ?? 1, 1);
   const where = { state: "cleanup_quarantined" as const };

@@ -32,7 +32,10 @@ describe("the machine cap outside admission", async () => {
   const operator: Actor = { userId: operatorUser.id, email: operatorUser.email, roles: ["operator"] };
   const repository = await db.targetRepository.create({ data: { name: "demo/slots", cloneUrl: "file:///nowhere" } });
 
-  async function task(state: "queued" | "provisioning" | "review_pending" | "blocked", options: { openCandidate?: boolean } = {}) {
+  async function task(
+    state: "queued" | "provisioning" | "review_pending" | "blocked",
+    options: { openCandidate?: boolean } = {},
+  ) {
     const created = await db.task.create({ data: taskRow(repository.id, { state }) });
     if (options.openCandidate) {
       const digest = randomUUID().replace(/-/g, "").padEnd(64, "0");
@@ -61,7 +64,12 @@ describe("the machine cap outside admission", async () => {
   async function start(maxMachines: number) {
     await db.guestMachine.updateMany({ data: { state: "destroyed" } });
     await db.task.updateMany({ data: { state: "failed" } });
-    await writeSetting(db, { key: "machines.concurrency", value: { maxMachines, bySubstrate: {} }, actorId: null, reason: "test setup" });
+    await writeSetting(db, {
+      key: "machines.concurrency",
+      value: { maxMachines, bySubstrate: {} },
+      actorId: null,
+      reason: "test setup",
+    });
   }
 
   const builderIntent = (client: Db) =>
@@ -88,17 +96,33 @@ describe("the machine cap outside admission", async () => {
     expect(await db.auditLog.count({ where: { action: "task.reverify", targetId: waiting } })).toBe(1);
     // Over the cap in slots (the verifier it waits for), never in machines.
     expect([await countMachineSlots(db, SUBSTRATE), await countMachinesInUse(db, SUBSTRATE)]).toEqual([2, 1]);
-    expect(await readSlotWait(db, SUBSTRATE, { state: "imported", probeRunId: null })).toEqual({ inUse: 1, cap: 1, counts: "machines" });
+    expect(await readSlotWait(db, SUBSTRATE, { state: "imported", probeRunId: null })).toEqual({
+      inUse: 1,
+      cap: 1,
+      counts: "machines",
+    });
 
-    expect(await startVerificationIfMachineFree({ db, substrateLabel: SUBSTRATE }, { id: waiting, probeRunId: null })).toBe(false);
+    expect(
+      await startVerificationIfMachineFree({ db, substrateLabel: SUBSTRATE }, { id: waiting, probeRunId: null }),
+    ).toBe(false);
     expect((await db.task.findUniqueOrThrow({ where: { id: waiting } })).state).toBe("imported");
 
     await db.task.update({ where: { id: busy }, data: { state: "failed" } });
     // The machine is free, but the re-verification holds the slot: the queued task still waits.
-    expect(await admitNextTask({ db, substrateLabel: SUBSTRATE })).toMatchObject({ kind: "at_capacity", inFlight: 1, cap: 1 });
-    expect(await readSlotWait(db, SUBSTRATE, { state: "queued", probeRunId: null })).toEqual({ inUse: 1, cap: 1, counts: "slots" });
+    expect(await admitNextTask({ db, substrateLabel: SUBSTRATE })).toMatchObject({
+      kind: "at_capacity",
+      inFlight: 1,
+      cap: 1,
+    });
+    expect(await readSlotWait(db, SUBSTRATE, { state: "queued", probeRunId: null })).toEqual({
+      inUse: 1,
+      cap: 1,
+      counts: "slots",
+    });
     expect(await readSlotWait(db, SUBSTRATE, { state: "imported", probeRunId: null })).toBeNull();
-    expect(await startVerificationIfMachineFree({ db, substrateLabel: SUBSTRATE }, { id: waiting, probeRunId: null })).toBe(true);
+    expect(
+      await startVerificationIfMachineFree({ db, substrateLabel: SUBSTRATE }, { id: waiting, probeRunId: null }),
+    ).toBe(true);
     const started = await db.task.findUniqueOrThrow({
       where: { id: waiting },
       include: { transitions: { orderBy: { id: "desc" }, take: 1 } },
@@ -117,21 +141,31 @@ describe("the machine cap outside admission", async () => {
       to: "imported",
       attempt: 1,
     });
-    expect(await startVerificationIfMachineFree({ db, substrateLabel: SUBSTRATE }, { id: withCandidate, probeRunId: null })).toBe(false);
+    expect(
+      await startVerificationIfMachineFree({ db, substrateLabel: SUBSTRATE }, { id: withCandidate, probeRunId: null }),
+    ).toBe(false);
 
     expect(await retryTask({ db }, { taskId: withoutCandidate, reason: "try again", actorId: null })).toMatchObject({
       to: "queued",
     });
-    expect(await admitNextTask({ db, substrateLabel: SUBSTRATE })).toMatchObject({ kind: "at_capacity", inFlight: 2, cap: 1 });
+    expect(await admitNextTask({ db, substrateLabel: SUBSTRATE })).toMatchObject({
+      kind: "at_capacity",
+      inFlight: 2,
+      cap: 1,
+    });
   });
 
   it("a qualification probe's task starts its checks over the cap, as its admission did", async () => {
     await start(1);
     await task("provisioning");
     const probeTask = await db.task.create({ data: taskRow(repository.id, { state: "imported" }) });
-    const run = await db.probeRun.create({ data: { probes: ["P1"], substrate: SUBSTRATE, configDigest: "d".repeat(64), config: {} } });
+    const run = await db.probeRun.create({
+      data: { probes: ["P1"], substrate: SUBSTRATE, configDigest: "d".repeat(64), config: {} },
+    });
     await db.task.update({ where: { id: probeTask.id }, data: { probeRunId: run.id } });
-    expect(await startVerificationIfMachineFree({ db, substrateLabel: SUBSTRATE }, { id: probeTask.id, probeRunId: run.id })).toBe(true);
+    expect(
+      await startVerificationIfMachineFree({ db, substrateLabel: SUBSTRATE }, { id: probeTask.id, probeRunId: run.id }),
+    ).toBe(true);
   });
 
   it("a builder an operator asked for needs a free slot; no machine row is written when it is refused", async () => {
@@ -149,7 +183,9 @@ describe("the machine cap outside admission", async () => {
       ...queued.map((_, i) => admitNextTask({ db: i % 2 ? other : db, substrateLabel: SUBSTRATE })),
       ...[db, other, db, other].map((client) => builderIntent(client)),
     ]);
-    const taken = outcomes.filter((o) => o.status === "fulfilled" && (o.value as { kind?: string } | undefined)?.kind !== "at_capacity");
+    const taken = outcomes.filter(
+      (o) => o.status === "fulfilled" && (o.value as { kind?: string } | undefined)?.kind !== "at_capacity",
+    );
     const refused = outcomes.filter((o) => o.status === "rejected");
     expect(taken).toHaveLength(2);
     expect(refused.every((o) => (o as PromiseRejectedResult).reason.code === "MACHINE_CAP_REACHED")).toBe(true);
@@ -181,10 +217,9 @@ describe("the machine cap outside admission", async () => {
         .slice(imported.length, imported.length + queued.length)
         .map((o) => (o as PromiseFulfilledResult<{ kind: string }>).value.kind),
     ).toEqual(queued.map(() => "at_capacity"));
-    expect(outcomes.slice(imported.length + queued.length).map((o) => (o as PromiseRejectedResult).reason.code)).toEqual([
-      "MACHINE_CAP_REACHED",
-      "MACHINE_CAP_REACHED",
-    ]);
+    expect(
+      outcomes.slice(imported.length + queued.length).map((o) => (o as PromiseRejectedResult).reason.code),
+    ).toEqual(["MACHINE_CAP_REACHED", "MACHINE_CAP_REACHED"]);
     expect(await db.task.count({ where: { state: "verifying" } })).toBe(2);
     expect(await countMachinesInUse(db, SUBSTRATE)).toBe(2);
   });

@@ -43,7 +43,11 @@ export async function countMachinesInUse(db: Db | DbTx, substrateLabel: string):
   return countTasksAndMachines(db, substrateLabel, MACHINE_USING_TASK_STATES);
 }
 
-async function countTasksAndMachines(db: Db | DbTx, substrateLabel: string, taskStates: readonly string[]): Promise<number> {
+async function countTasksAndMachines(
+  db: Db | DbTx,
+  substrateLabel: string,
+  taskStates: readonly string[],
+): Promise<number> {
   const holding = Prisma.join(taskStates.map((s) => Prisma.sql`${s}`));
   const live = Prisma.join(LIVE_MACHINE_STATES.map((s) => Prisma.sql`${s}`));
   const rows = await db.$queryRaw<{ n: number }[]>`
@@ -60,13 +64,19 @@ async function countTasksAndMachines(db: Db | DbTx, substrateLabel: string, task
  * Takes the substrate's slot lock (every slot decision on it is serialised until the caller's
  * transaction ends) and counts: what admission and every claim decide on.
  */
-export async function lockAndCountMachineSlotsIn(tx: DbTx, substrateLabel: string): Promise<{ inFlight: number; cap: number | null }> {
+export async function lockAndCountMachineSlotsIn(
+  tx: DbTx,
+  substrateLabel: string,
+): Promise<{ inFlight: number; cap: number | null }> {
   await lockSlotsIn(tx, substrateLabel);
   return readMachineSlots(tx, substrateLabel);
 }
 
 /** The same lock, then machines in use: what the start of a task's trusted checks decides on. */
-export async function lockAndCountMachinesInUseIn(tx: DbTx, substrateLabel: string): Promise<{ inUse: number; cap: number | null }> {
+export async function lockAndCountMachinesInUseIn(
+  tx: DbTx,
+  substrateLabel: string,
+): Promise<{ inUse: number; cap: number | null }> {
   await lockSlotsIn(tx, substrateLabel);
   const cap = await readCap(tx, substrateLabel);
   return { inUse: cap === null ? 0 : await countMachinesInUse(tx, substrateLabel), cap };
@@ -108,7 +118,8 @@ export async function readSlotWait(
   const cap = await readCap(db, substrateLabel);
   if (cap === null) return null;
   const counts = task.state === "queued" ? "slots" : "machines";
-  const inUse = counts === "slots" ? await countMachineSlots(db, substrateLabel) : await countMachinesInUse(db, substrateLabel);
+  const inUse =
+    counts === "slots" ? await countMachineSlots(db, substrateLabel) : await countMachinesInUse(db, substrateLabel);
   return inUse >= cap ? { inUse, cap, counts } : null;
 }
 
@@ -116,7 +127,10 @@ export async function readSlotWait(
  * Slots in use and the cap, read without the lock: for a queued request deciding whether another
  * attempt is worth making. Only the locked claim decides.
  */
-export async function readMachineSlots(db: Db | DbTx, substrateLabel: string): Promise<{ inFlight: number; cap: number | null }> {
+export async function readMachineSlots(
+  db: Db | DbTx,
+  substrateLabel: string,
+): Promise<{ inFlight: number; cap: number | null }> {
   const cap = await readCap(db, substrateLabel);
   return { inFlight: cap === null ? 0 : await countMachineSlots(db, substrateLabel), cap };
 }

@@ -33,7 +33,13 @@ export const MACHINE_TRANSITIONS = {
 } as const satisfies Record<MachineState, readonly MachineState[]>;
 
 /** A machine in one of these states may exist at the provider and must be destroyed. */
-export const LIVE_MACHINE_STATES = ["requested", "created", "started", "ready", "exported"] as const satisfies readonly MachineState[];
+export const LIVE_MACHINE_STATES = [
+  "requested",
+  "created",
+  "started",
+  "ready",
+  "exported",
+] as const satisfies readonly MachineState[];
 
 export function canTransitionMachine(from: MachineState, to: MachineState): boolean {
   return (MACHINE_TRANSITIONS[from] as readonly MachineState[]).includes(to);

@@ -16,14 +16,23 @@ const SPEC = {
 
 beforeAll(async () => {
   world = await createLifecycleWorld();
-  operatorId = (await world.db.user.create({ data: { email: "op@test.school", name: "Op", roles: ["operator"], passwordHash: "x" } })).id;
+  operatorId = (
+    await world.db.user.create({
+      data: { email: "op@test.school", name: "Op", roles: ["operator"], passwordHash: "x" },
+    })
+  ).id;
 });
 
 async function quarantinedMachine() {
   const machine = await ensureMachineCreated(
     world.db,
     world.adapter,
-    await recordMachineIntent(world.db, { purpose: "probe", operationId: randomUUID(), substrateLabel: "local", spec: SPEC }),
+    await recordMachineIntent(world.db, {
+      purpose: "probe",
+      operationId: randomUUID(),
+      substrateLabel: "local",
+      spec: SPEC,
+    }),
     SPEC,
   );
   await world.substrate.admin("POST", "/admin/faults", { verb: "delete", kind: "http500", count: 3 });
@@ -36,7 +45,10 @@ describe("quarantine release", () => {
   it("needs a reason, retries the destroy first, and records who released it and why", async () => {
     const machine = await quarantinedMachine();
     await expect(
-      releaseQuarantine({ db: world.db, substrate: world.adapter }, { machineId: machine.id, reason: "", actorId: operatorId }),
+      releaseQuarantine(
+        { db: world.db, substrate: world.adapter },
+        { machineId: machine.id, reason: "", actorId: operatorId },
+      ),
     ).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
     expect(await world.liveAtProvider()).toBe(1);
     const released = await releaseQuarantine(
@@ -54,9 +66,14 @@ describe("quarantine release", () => {
     const machine = await quarantinedMachine();
     await world.substrate.admin("POST", "/admin/faults", { verb: "delete", kind: "http500", count: 1 });
     await expect(
-      releaseQuarantine({ db: world.db, substrate: world.adapter }, { machineId: machine.id, reason: "try again", actorId: operatorId }),
+      releaseQuarantine(
+        { db: world.db, substrate: world.adapter },
+        { machineId: machine.id, reason: "try again", actorId: operatorId },
+      ),
     ).rejects.toMatchObject({ code: "SUBSTRATE_FAILED" });
-    expect((await world.db.guestMachine.findUniqueOrThrow({ where: { id: machine.id } })).state).toBe("cleanup_quarantined");
+    expect((await world.db.guestMachine.findUniqueOrThrow({ where: { id: machine.id } })).state).toBe(
+      "cleanup_quarantined",
+    );
     await releaseQuarantine(
       { db: world.db, substrate: world.adapter },
       { machineId: machine.id, reason: "second try", actorId: operatorId },

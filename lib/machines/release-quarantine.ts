@@ -31,7 +31,10 @@ export async function releaseQuarantine(
   deps: Pick<TaskRunContext, "db" | "substrate">,
   { actorId, ...fields }: z.input<typeof ZReleaseQuarantineSchema> & { actorId: string },
 ) {
-  const { machineId, reason } = parseOrThrow(ZReleaseQuarantineSchema, fields, { code: "VALIDATION_FAILED", label: "quarantine release" });
+  const { machineId, reason } = parseOrThrow(ZReleaseQuarantineSchema, fields, {
+    code: "VALIDATION_FAILED",
+    label: "quarantine release",
+  });
   const { db, substrate } = deps;
   const machine = await db.guestMachine.findUnique({ where: { id: machineId } });
   if (!machine) throw new AppError("NOT_FOUND", "No such machine.");

@@ -61,7 +61,11 @@ export async function sweepMachines(
   let destroyed = 0;
   const live = await db.guestMachine.findMany({
     where: { state: { in: [...LIVE_MACHINE_STATES] }, updatedAt: { lt: new Date(Date.now() - graceMs) } },
-    include: { task: { select: { state: true } }, probeRun: { select: { state: true } }, setupRun: { select: { state: true } } },
+    include: {
+      task: { select: { state: true } },
+      probeRun: { select: { state: true } },
+      setupRun: { select: { state: true } },
+    },
   });
   for (const machine of live) {
     const isOwnerActive = machine.task

@@ -26,7 +26,9 @@ function parse(body: string): Map<string, number> {
 async function seedTask(db: Db, repositoryId: string, path: { state: string; atSeconds: number }[]) {
   const start = new Date("2026-12-01T10:00:00Z").getTime();
   const last = path.at(-1)!;
-  const task = await db.task.create({ data: taskRow(repositoryId, { state: last.state as never, limits: DEFAULT_TASK_LIMITS }) });
+  const task = await db.task.create({
+    data: taskRow(repositoryId, { state: last.state as never, limits: DEFAULT_TASK_LIMITS }),
+  });
   let from: string | null = null;
   for (const step of path) {
     await db.taskTransition.create({
@@ -52,7 +54,9 @@ describe("collectMetrics (real PostgreSQL)", () => {
 
   beforeAll(async () => {
     ({ db } = await createTestDatabase());
-    const repo = await db.targetRepository.create({ data: { name: "demo/metrics", cloneUrl: "http://127.0.0.1:1/demo/metrics.git" } });
+    const repo = await db.targetRepository.create({
+      data: { name: "demo/metrics", cloneUrl: "http://127.0.0.1:1/demo/metrics.git" },
+    });
     // provisioning took 4 s, running 100 s; the second task is still running.
     const done = await seedTask(db, repo.id, [
       { state: "queued", atSeconds: 0 },
@@ -105,13 +109,40 @@ describe("collectMetrics (real PostgreSQL)", () => {
     });
     await db.relayCall.createMany({
       data: [
-        { capabilityId: capability.id, channel: "mailbox", operation: "chat", outcome: "ok", requestBytes: 10, durationMs: 80 },
-        { capabilityId: capability.id, channel: "mailbox", operation: "chat", outcome: "ok", requestBytes: 10, durationMs: 3000 },
-        { capabilityId: capability.id, channel: "mailbox", operation: "chat", outcome: "quota_exhausted", requestBytes: 10, durationMs: 1 },
+        {
+          capabilityId: capability.id,
+          channel: "mailbox",
+          operation: "chat",
+          outcome: "ok",
+          requestBytes: 10,
+          durationMs: 80,
+        },
+        {
+          capabilityId: capability.id,
+          channel: "mailbox",
+          operation: "chat",
+          outcome: "ok",
+          requestBytes: 10,
+          durationMs: 3000,
+        },
+        {
+          capabilityId: capability.id,
+          channel: "mailbox",
+          operation: "chat",
+          outcome: "quota_exhausted",
+          requestBytes: 10,
+          durationMs: 1,
+        },
       ],
     });
     await db.workerHeartbeat.create({
-      data: { workerId: "host:1", version: "t", beatAt: new Date(now.getTime() - 7000), startedAt: now, restartCount: 2 },
+      data: {
+        workerId: "host:1",
+        version: "t",
+        beatAt: new Date(now.getTime() - 7000),
+        startedAt: now,
+        restartCount: 2,
+      },
     });
     await db.bundleBuildRequest.createMany({
       data: [

@@ -42,9 +42,17 @@ function aggregatedHistogram(options: {
   for (const sum of options.sumRows) {
     for (const le of options.buckets) {
       const row = options.bucketRows.find((r) => r.key === sum.key && r.le === le);
-      values.push({ labels: { [options.label]: sum.key, le }, value: Number(row?.n ?? 0n), metricName: `${options.name}_bucket` });
+      values.push({
+        labels: { [options.label]: sum.key, le },
+        value: Number(row?.n ?? 0n),
+        metricName: `${options.name}_bucket`,
+      });
     }
-    values.push({ labels: { [options.label]: sum.key, le: "+Inf" }, value: Number(sum.n), metricName: `${options.name}_bucket` });
+    values.push({
+      labels: { [options.label]: sum.key, le: "+Inf" },
+      value: Number(sum.n),
+      metricName: `${options.name}_bucket`,
+    });
     values.push({ labels: { [options.label]: sum.key }, value: sum.total, metricName: `${options.name}_sum` });
     values.push({ labels: { [options.label]: sum.key }, value: Number(sum.n), metricName: `${options.name}_count` });
   }
@@ -82,7 +90,11 @@ async function readRelayLatency(db: Db) {
 
 export type TMetricsExposition = { contentType: string; body: string };
 
-export async function collectMetrics(deps: { db: Db; substrateLabel: string; now?: () => Date }): Promise<TMetricsExposition> {
+export async function collectMetrics(deps: {
+  db: Db;
+  substrateLabel: string;
+  now?: () => Date;
+}): Promise<TMetricsExposition> {
   const { db } = deps;
   const now = (deps.now ?? (() => new Date()))();
   const registry = new Registry();
@@ -124,8 +136,11 @@ export async function collectMetrics(deps: { db: Db; substrateLabel: string; now
   const tasks = gauge("schoolcore_tasks", "Tasks by lifecycle state (probe tasks excluded).", ["state"]);
   for (const state of TASK_STATES) tasks.set({ state }, tasksByState.find((r) => r.state === state)?._count._all ?? 0);
 
-  const machines = gauge("schoolcore_machines", "Guest machines by state (cleanup_quarantined = needs an operator).", ["state"]);
-  for (const state of MACHINE_STATES) machines.set({ state }, machinesByState.find((r) => r.state === state)?._count._all ?? 0);
+  const machines = gauge("schoolcore_machines", "Guest machines by state (cleanup_quarantined = needs an operator).", [
+    "state",
+  ]);
+  for (const state of MACHINE_STATES)
+    machines.set({ state }, machinesByState.find((r) => r.state === state)?._count._all ?? 0);
   const liveStates = ["requested", "created", "started", "ready", "exported"];
   gauge("schoolcore_machines_live", "Guest machines that may exist at the provider and cost money.").set(
     machinesByState.filter((r) => liveStates.includes(r.state)).reduce((n, r) => n + r._count._all, 0),
@@ -135,9 +150,11 @@ export async function collectMetrics(deps: { db: Db; substrateLabel: string; now
   );
 
   // A counter in meaning (calls only accumulate), exposed as one from the durable call log.
-  const relayTotal = gauge("schoolcore_relay_calls", "Relay calls recorded, by outcome (monotonic: the call log is append-only).", [
-    "outcome",
-  ]);
+  const relayTotal = gauge(
+    "schoolcore_relay_calls",
+    "Relay calls recorded, by outcome (monotonic: the call log is append-only).",
+    ["outcome"],
+  );
   for (const row of relayCalls) relayTotal.set({ outcome: row.outcome }, row._count._all);
   registry.registerMetric(
     aggregatedHistogram({
@@ -162,33 +179,43 @@ export async function collectMetrics(deps: { db: Db; substrateLabel: string; now
     "schoolcore_spend_month_committed_micros",
     "Money committed this calendar month (UTC), in micro-units of the provider's currency.",
   ).set(monthCommitted);
-  const ceiling = gauge("schoolcore_spend_ceiling_micros", "Spend ceilings set by the operator (absent = no ceiling).", ["ceiling"]);
+  const ceiling = gauge(
+    "schoolcore_spend_ceiling_micros",
+    "Spend ceilings set by the operator (absent = no ceiling).",
+    ["ceiling"],
+  );
   ceiling.set({ ceiling: "global" }, ceilings.globalMicros);
   ceiling.set({ ceiling: "per_task" }, ceilings.perTaskMicros);
   if (ceilings.monthlyGlobalMicros !== null) ceiling.set({ ceiling: "monthly_global" }, ceilings.monthlyGlobalMicros);
-  if (ceilings.monthlyPerTaskMicros !== null) ceiling.set({ ceiling: "monthly_per_task" }, ceilings.monthlyPerTaskMicros);
+  if (ceilings.monthlyPerTaskMicros !== null)
+    ceiling.set({ ceiling: "monthly_per_task" }, ceilings.monthlyPerTaskMicros);
 
   // No heartbeat ever: the age is absent (not 0), so an alert on a high age cannot be fooled.
   if (heartbeat) {
     gauge("schoolcore_worker_heartbeat_age_seconds", "Seconds since the newest worker heartbeat was recorded.").set(
       Math.max(0, (now.getTime() - heartbeat.beatAt.getTime()) / 1000),
     );
-    gauge("schoolcore_worker_restarts", "Supervisor restarts of the worker behind the newest heartbeat.").set(heartbeat.restartCount);
+    gauge("schoolcore_worker_restarts", "Supervisor restarts of the worker behind the newest heartbeat.").set(
+      heartbeat.restartCount,
+    );
   }
 
   // The operator's machine cap (lib/machines/machine-slots.ts): slots taken at or over the cap for long = tasks wait.
   const substrate = { substrate: deps.substrateLabel };
-  gauge("schoolcore_machine_slots_taken", "Machine slots taken: machines in use and tasks holding one for their verifier.", [
-    "substrate",
-  ]).set(substrate, capUsage.slotsTaken);
-  gauge("schoolcore_machines_in_use", "Machines in use under the cap (tasks that have or are making one, and other live machines).", [
-    "substrate",
-  ]).set(substrate, capUsage.machinesInUse);
+  gauge(
+    "schoolcore_machine_slots_taken",
+    "Machine slots taken: machines in use and tasks holding one for their verifier.",
+    ["substrate"],
+  ).set(substrate, capUsage.slotsTaken);
+  gauge(
+    "schoolcore_machines_in_use",
+    "Machines in use under the cap (tasks that have or are making one, and other live machines).",
+    ["substrate"],
+  ).set(substrate, capUsage.machinesInUse);
   if (capUsage.cap !== null)
-    gauge("schoolcore_machine_slots_cap", "The operator's cap on concurrent machines (absent = no cap).", ["substrate"]).set(
-      substrate,
-      capUsage.cap,
-    );
+    gauge("schoolcore_machine_slots_cap", "The operator's cap on concurrent machines (absent = no cap).", [
+      "substrate",
+    ]).set(substrate, capUsage.cap);
 
   // queued ones waiting for a machine slot or a worker; a long queue means raise the cap or add workers
   const builds = gauge("schoolcore_bundle_build_requests", "Operators' dependency build requests by state.", ["state"]);
@@ -201,10 +228,11 @@ export async function collectMetrics(deps: { db: Db; substrateLabel: string; now
     gauge("schoolcore_probe_latest_run_timestamp_seconds", "When the newest finished probe run was created.").set(
       latestProbeRun.createdAt.getTime() / 1000,
     );
-    const result = gauge("schoolcore_probe_latest_result", "1 for each probe's status in the newest finished probe run.", [
-      "probe",
-      "status",
-    ]);
+    const result = gauge(
+      "schoolcore_probe_latest_result",
+      "1 for each probe's status in the newest finished probe run.",
+      ["probe", "status"],
+    );
     for (const r of latestProbeRun.results) result.set({ probe: r.probe, status: r.status }, 1);
   }
 

@@ -13,7 +13,8 @@ export const MAX_DELIVERY_ATTEMPTS = DELIVERY_RETRY_DELAYS_MS.length + 1;
  * the delivery has had all its attempts.
  */
 export function nextDeliveryAttemptAt(attempts: number, failedAt: Date): Date | null {
-  if (!Number.isInteger(attempts) || attempts < 1) throw new RangeError(`attempts must be a positive integer, got ${attempts}`);
+  if (!Number.isInteger(attempts) || attempts < 1)
+    throw new RangeError(`attempts must be a positive integer, got ${attempts}`);
   const delay = DELIVERY_RETRY_DELAYS_MS[attempts - 1];
   return delay === undefined ? null : new Date(failedAt.getTime() + delay);
 }

@@ -22,8 +22,16 @@ export async function enqueueTaskNotificationsIn(tx: DbTx, facts: TTransitionFac
   // A qualification probe's throwaway tasks are the system testing itself, not news for anyone.
   if (!event || facts.task.probeRunId) return 0;
   const rows = [
-    ...(await emailRecipientsOf(tx, event)).map((user) => ({ channel: "email" as const, userId: user.id, recipient: user.email })),
-    ...(await webhooksFor(tx, event)).map((hook) => ({ channel: "webhook" as const, webhookId: hook.id, recipient: hook.url })),
+    ...(await emailRecipientsOf(tx, event)).map((user) => ({
+      channel: "email" as const,
+      userId: user.id,
+      recipient: user.email,
+    })),
+    ...(await webhooksFor(tx, event)).map((hook) => ({
+      channel: "webhook" as const,
+      webhookId: hook.id,
+      recipient: hook.url,
+    })),
   ];
   if (rows.length === 0) return 0;
   await tx.notificationDelivery.createMany({
@@ -47,11 +55,16 @@ async function emailRecipientsOf(tx: DbTx, event: TTaskNotificationEvent) {
     select: { id: true, email: true, roles: true },
   });
   // A choice made under a role the user no longer has is not honoured (they could not open the link).
-  return users.filter((u) => canReceiveNotification({ userId: u.id, email: u.email, roles: parseRoles(u.roles) }, event));
+  return users.filter((u) =>
+    canReceiveNotification({ userId: u.id, email: u.email, roles: parseRoles(u.roles) }, event),
+  );
 }
 
 async function webhooksFor(tx: DbTx, event: NotificationEvent) {
-  return tx.notificationWebhook.findMany({ where: { removedAt: null, events: { has: event } }, select: { id: true, url: true } });
+  return tx.notificationWebhook.findMany({
+    where: { removedAt: null, events: { has: event } },
+    select: { id: true, url: true },
+  });
 }
 
 /** An operator's "Send test": one webhook delivery that names no task, sent like any other. */

@@ -37,13 +37,18 @@ export async function setEmailPreferences(deps: { db: Db }, input: { actor: Acto
     });
   await deps.db.$transaction(async (tx) => {
     await tx.notificationPreference.deleteMany({ where: { userId: input.actor.userId } });
-    await tx.notificationPreference.createMany({ data: chosen.map((event) => ({ userId: input.actor.userId, event })) });
+    await tx.notificationPreference.createMany({
+      data: chosen.map((event) => ({ userId: input.actor.userId, event })),
+    });
   });
   return chosen;
 }
 
 export async function listEmailPreferences(deps: { db: Db }, input: { actor: Actor }) {
-  const rows = await deps.db.notificationPreference.findMany({ where: { userId: input.actor.userId }, select: { event: true } });
+  const rows = await deps.db.notificationPreference.findMany({
+    where: { userId: input.actor.userId },
+    select: { event: true },
+  });
   return rows.map((r) => r.event);
 }
 
@@ -65,11 +70,16 @@ export const ZAddWebhookSchema = z
 /** Adds a webhook and returns its signing secret — the only time anyone sees it. */
 export async function addWebhook(deps: { db: Db; env: TEnv }, input: { actor: Actor; url: unknown; events: unknown }) {
   if (!can(input.actor, "notification.manage")) throw new AppError("NOT_FOUND", "Not found.");
-  const parsed = parseOrThrow(ZAddWebhookSchema, { url: input.url, events: input.events }, { code: "VALIDATION_FAILED", label: "webhook" });
+  const parsed = parseOrThrow(
+    ZAddWebhookSchema,
+    { url: input.url, events: input.events },
+    { code: "VALIDATION_FAILED", label: "webhook" },
+  );
   try {
     assertSecureEndpoint(parsed.url, "webhook URL");
   } catch (error) {
-    if (error instanceof AppError) throw new AppError(error.code, error.message, { fieldErrors: { url: [error.message] } });
+    if (error instanceof AppError)
+      throw new AppError(error.code, error.message, { fieldErrors: { url: [error.message] } });
     throw error;
   }
   return deps.db.$transaction(async (tx) => {
@@ -105,7 +115,10 @@ export async function removeWebhook(deps: { db: Db; env: TEnv }, input: { actor:
   if (!can(input.actor, "notification.manage")) throw new AppError("NOT_FOUND", "Not found.");
   const hook = await getLiveWebhookOrThrow(deps.db, input.webhookId);
   await deps.db.$transaction(async (tx) => {
-    const removed = await tx.notificationWebhook.updateMany({ where: { id: hook.id, removedAt: null }, data: { removedAt: new Date() } });
+    const removed = await tx.notificationWebhook.updateMany({
+      where: { id: hook.id, removedAt: null },
+      data: { removedAt: new Date() },
+    });
     if (removed.count !== 1) throw new AppError("NOT_FOUND", "No such webhook.");
     await tx.notificationDelivery.updateMany({
       where: { webhookId: hook.id, status: "pending" },

@@ -1,7 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { Actor } from "../auth/permissions";
 import { TASK_STATES, TASK_TRANSITIONS } from "../tasks/task-states";
-import { canReceiveNotification, notificationPathFor, taskNotificationEventOf, TASK_NOTIFICATION_EVENTS } from "./notification-events";
+import {
+  canReceiveNotification,
+  notificationPathFor,
+  taskNotificationEventOf,
+  TASK_NOTIFICATION_EVENTS,
+} from "./notification-events";
 
 const teacher: Actor = { userId: "t", email: "t@x", roles: ["teacher"] };
 const operator: Actor = { userId: "o", email: "o@x", roles: ["operator"] };
@@ -25,8 +30,13 @@ describe("notification events", () => {
   });
 
   it("a teacher may choose review and pull-request events; an operator every event; no role nothing", () => {
-    expect(TASK_NOTIFICATION_EVENTS.filter((e) => canReceiveNotification(teacher, e))).toEqual(["review_pending", "pr_open"]);
-    expect(TASK_NOTIFICATION_EVENTS.filter((e) => canReceiveNotification(operator, e))).toEqual([...TASK_NOTIFICATION_EVENTS]);
+    expect(TASK_NOTIFICATION_EVENTS.filter((e) => canReceiveNotification(teacher, e))).toEqual([
+      "review_pending",
+      "pr_open",
+    ]);
+    expect(TASK_NOTIFICATION_EVENTS.filter((e) => canReceiveNotification(operator, e))).toEqual([
+      ...TASK_NOTIFICATION_EVENTS,
+    ]);
     expect(TASK_NOTIFICATION_EVENTS.filter((e) => canReceiveNotification(nobody, e))).toEqual([]);
   });
 

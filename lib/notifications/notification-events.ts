@@ -16,7 +16,11 @@ export const TASK_NOTIFICATION_EVENTS = [
 export type TTaskNotificationEvent = (typeof TASK_NOTIFICATION_EVENTS)[number];
 
 export const NOTIFICATION_EVENT_INFO = {
-  review_pending: { label: "A candidate reaches review", title: "Review pending", audience: ["review.view", "operator.view"] },
+  review_pending: {
+    label: "A candidate reaches review",
+    title: "Review pending",
+    audience: ["review.view", "operator.view"],
+  },
   agent_finished: { label: "A round's student agent finished", title: "Agent finished", audience: ["operator.view"] },
   task_blocked: { label: "A task is blocked", title: "Task blocked", audience: ["operator.view"] },
   pr_open: { label: "A pull request opened", title: "Pull request open", audience: ["review.view", "operator.view"] },
@@ -49,7 +53,8 @@ export function notificationPathFor(
   target: { event: TTaskNotificationEvent; taskId: string; candidateId: string | null },
 ): string | null {
   if (!canReceiveNotification(actor, target.event)) return null;
-  if (target.candidateId && can(actor, "review.view")) return `/teacher/candidates/${encodeURIComponent(target.candidateId)}`;
+  if (target.candidateId && can(actor, "review.view"))
+    return `/teacher/candidates/${encodeURIComponent(target.candidateId)}`;
   if (can(actor, "operator.view")) return `/operator/tasks/${encodeURIComponent(target.taskId)}`;
   return null;
 }

@@ -13,7 +13,13 @@ import { taskRow } from "../testing/task-row";
 import { createTestDatabase } from "../testing/test-database";
 import { transitionTask } from "../tasks/transition-task";
 import { MAX_DELIVERY_ATTEMPTS } from "./delivery-backoff";
-import { addWebhook, listDeliveries, removeWebhook, sendWebhookTest, setEmailPreferences } from "./manage-notifications";
+import {
+  addWebhook,
+  listDeliveries,
+  removeWebhook,
+  sendWebhookTest,
+  setEmailPreferences,
+} from "./manage-notifications";
 import { sendDueNotifications } from "./send-due-notifications";
 import { createSmtpMailer } from "./smtp-mailer";
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyWebhookSignature } from "./webhook-signature";
@@ -80,17 +86,28 @@ describe("notifications", async () => {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "notify-"));
   afterAll(() => fs.rm(dataDir, { recursive: true, force: true }));
   const smtp = await startSmtpServer();
-  const env = parseEnv({ DATA_DIR: dataDir, NEXTAUTH_URL: "http://127.0.0.1:3999", SMTP_URL: `smtp://127.0.0.1:${smtp.port}` });
+  const env = parseEnv({
+    DATA_DIR: dataDir,
+    NEXTAUTH_URL: "http://127.0.0.1:3999",
+    SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
+  });
   const mailer = createSmtpMailer(env)!;
   afterAll(() => mailer.close());
 
-  const teacherUser = await db.user.create({ data: { email: "teacher@school.test", name: "T", passwordHash: "x", roles: ["teacher"] } });
-  const operatorUser = await db.user.create({ data: { email: "operator@school.test", name: "O", passwordHash: "x", roles: ["operator"] } });
+  const teacherUser = await db.user.create({
+    data: { email: "teacher@school.test", name: "T", passwordHash: "x", roles: ["teacher"] },
+  });
+  const operatorUser = await db.user.create({
+    data: { email: "operator@school.test", name: "O", passwordHash: "x", roles: ["operator"] },
+  });
   const teacher: Actor = { userId: teacherUser.id, email: teacherUser.email, roles: ["teacher"] };
   const operator: Actor = { userId: operatorUser.id, email: operatorUser.email, roles: ["operator"] };
   const repository = await db.targetRepository.create({ data: { name: "demo/notify", cloneUrl: "file:///nowhere" } });
 
-  async function taskWithCandidate(state: "verifying" | "running" | "pr_pending" | "queued", title = "add() subtracts") {
+  async function taskWithCandidate(
+    state: "verifying" | "running" | "pr_pending" | "queued",
+    title = "add() subtracts",
+  ) {
     const task = await db.task.create({ data: taskRow(repository.id, { state, issueNumber: 7, issueTitle: title }) });
     const digest = randomUUID().replace(/-/g, "").padEnd(64, "0");
     await db.artifact.create({ data: { digest, sizeBytes: 1n, kind: "candidate-archive" } });
@@ -119,7 +136,9 @@ describe("notifications", async () => {
     await transitionTask(db, { taskId: task.id, from: "verifying", to: "review_pending" });
     // written in the transition's own transaction, for exactly the subscribed teacher
     const rows = await db.notificationDelivery.findMany({ where: { taskId: task.id } });
-    expect(rows).toMatchObject([{ event: "review_pending", channel: "email", userId: teacherUser.id, status: "pending", attempts: 0 }]);
+    expect(rows).toMatchObject([
+      { event: "review_pending", channel: "email", userId: teacherUser.id, status: "pending", attempts: 0 },
+    ]);
 
     const before = smtp.mails.length;
     expect(await sendDueNotifications({ db, env, mailer })).toEqual({ sent: 1, retrying: 0, failed: 0 });
@@ -141,14 +160,18 @@ describe("notifications", async () => {
     const { task } = await taskWithCandidate("running");
     await transitionTask(db, { taskId: task.id, from: "running", to: "collecting" });
     expect(await db.notificationDelivery.count({ where: { taskId: task.id } })).toBe(0);
-    await expect(transitionTask(db, { taskId: task.id, from: "verifying", to: "review_pending" })).rejects.toMatchObject({
+    await expect(
+      transitionTask(db, { taskId: task.id, from: "verifying", to: "review_pending" }),
+    ).rejects.toMatchObject({
       code: "STATE_CONFLICT",
     });
     expect(await db.notificationDelivery.count({ where: { taskId: task.id } })).toBe(0);
   });
 
   it("a teacher cannot choose an operator's event; a probe's task notifies nobody", async () => {
-    await expect(setEmailPreferences({ db }, { actor: teacher, events: ["review_pending", "task_blocked"] })).rejects.toMatchObject({
+    await expect(
+      setEmailPreferences({ db }, { actor: teacher, events: ["review_pending", "task_blocked"] }),
+    ).rejects.toMatchObject({
       code: "VALIDATION_FAILED",
     });
     const run = await db.probeRun.create({ data: { probes: [], substrate: "local", configDigest: "d", config: {} } });
@@ -159,11 +182,20 @@ describe("notifications", async () => {
 
   it("a webhook receives the event signed with its secret; the receiver checks the signature", async () => {
     const receiver = await startReceiver(() => 204);
-    const { webhook, secret } = await addWebhook({ db, env }, { actor: operator, url: receiver.url, events: ["task_blocked", "pr_open"] });
+    const { webhook, secret } = await addWebhook(
+      { db, env },
+      { actor: operator, url: receiver.url, events: ["task_blocked", "pr_open"] },
+    );
     expect(secret).toMatch(/^whsec_/);
     expect(await db.notificationWebhook.findUniqueOrThrow({ where: { id: webhook.id } })).not.toHaveProperty("secret");
     const { task } = await taskWithCandidate("queued");
-    await transitionTask(db, { taskId: task.id, from: "queued", to: "blocked", reason: "no machine", errorCode: "SUBSTRATE_FAILED" });
+    await transitionTask(db, {
+      taskId: task.id,
+      from: "queued",
+      to: "blocked",
+      reason: "no machine",
+      errorCode: "SUBSTRATE_FAILED",
+    });
     expect(await sendDueNotifications({ db, env, mailer })).toEqual({ sent: 1, retrying: 0, failed: 0 });
 
     expect(receiver.received).toHaveLength(1);
@@ -200,7 +232,9 @@ describe("notifications", async () => {
     await sendDueNotifications({ db, env, mailer });
     expect(JSON.parse(receiver.received[1]!.body)).toMatchObject({ v: 1, event: "webhook_test", taskId: null });
     await removeWebhook({ db, env }, { actor: operator, webhookId: webhook.id });
-    await expect(fs.stat(path.join(dataDir, "secrets", "webhooks", webhook.id))).rejects.toMatchObject({ code: "ENOENT" });
+    await expect(fs.stat(path.join(dataDir, "secrets", "webhooks", webhook.id))).rejects.toMatchObject({
+      code: "ENOENT",
+    });
   });
 
   it("a webhook URL must be https unless it is loopback, and only an operator may add one", async () => {
@@ -221,13 +255,17 @@ describe("notifications", async () => {
     const { webhook } = await addWebhook({ db, env }, { actor: operator, url: receiver.url, events: ["pr_open"] });
     const { task } = await taskWithCandidate("pr_pending");
     await transitionTask(db, { taskId: task.id, from: "pr_pending", to: "pr_open" });
-    const delivery = await db.notificationDelivery.findFirstOrThrow({ where: { taskId: task.id, webhookId: webhook.id } });
+    const delivery = await db.notificationDelivery.findFirstOrThrow({
+      where: { taskId: task.id, webhookId: webhook.id },
+    });
     let now = new Date(Date.now() + 1000);
     const expectedDelays = [10_000, 30_000, 120_000, 600_000, 3_600_000];
     for (let attempt = 1; attempt <= MAX_DELIVERY_ATTEMPTS; attempt++) {
       // not due yet: a sweep one second early sends nothing
       if (attempt > 1)
-        expect(await sendDueNotifications({ db, env, mailer, now: () => new Date(now.getTime() - 1000) })).toMatchObject({
+        expect(
+          await sendDueNotifications({ db, env, mailer, now: () => new Date(now.getTime() - 1000) }),
+        ).toMatchObject({
           retrying: 0,
           failed: 0,
         });
@@ -260,13 +298,21 @@ describe("notifications", async () => {
 
   it("the lifecycle commits while SMTP is down; the delivery fails visibly and is retried", async () => {
     const closedPort = await findFreePort();
-    const downEnv = parseEnv({ DATA_DIR: dataDir, NEXTAUTH_URL: "http://127.0.0.1:3999", SMTP_URL: `smtp://127.0.0.1:${closedPort}` });
+    const downEnv = parseEnv({
+      DATA_DIR: dataDir,
+      NEXTAUTH_URL: "http://127.0.0.1:3999",
+      SMTP_URL: `smtp://127.0.0.1:${closedPort}`,
+    });
     const downMailer = createSmtpMailer(downEnv)!;
     await setEmailPreferences({ db }, { actor: operator, events: ["agent_finished"] });
     const { task } = await taskWithCandidate("running");
     await transitionTask(db, { taskId: task.id, from: "running", to: "collecting" });
     expect((await db.task.findUniqueOrThrow({ where: { id: task.id } })).state).toBe("collecting");
-    expect(await sendDueNotifications({ db, env: downEnv, mailer: downMailer })).toEqual({ sent: 0, retrying: 1, failed: 0 });
+    expect(await sendDueNotifications({ db, env: downEnv, mailer: downMailer })).toEqual({
+      sent: 0,
+      retrying: 1,
+      failed: 0,
+    });
     const row = await db.notificationDelivery.findFirstOrThrow({ where: { taskId: task.id } });
     expect(row).toMatchObject({ status: "pending", attempts: 1, channel: "email", userId: operatorUser.id });
     expect(row.lastError).toMatch(/^SMTP: .*ECONNREFUSED/);
@@ -275,7 +321,11 @@ describe("notifications", async () => {
 
     // the server is back: the retry, when due, is delivered
     const before = smtp.mails.length;
-    expect(await sendDueNotifications({ db, env, mailer, now: () => row.nextAttemptAt! })).toEqual({ sent: 1, retrying: 0, failed: 0 });
+    expect(await sendDueNotifications({ db, env, mailer, now: () => row.nextAttemptAt! })).toEqual({
+      sent: 1,
+      retrying: 0,
+      failed: 0,
+    });
     expect(smtp.mails.slice(before)[0]!.text).toContain(`http://127.0.0.1:3999/operator/tasks/${task.id}`);
     await setEmailPreferences({ db }, { actor: operator, events: [] });
   });

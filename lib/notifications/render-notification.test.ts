@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { MAX_TITLE_CHARS, renderNotificationEmail, renderWebhookBody } from "./render-notification";
 
-const task = { repository: "demo/calculator", issueNumber: 1, issueTitle: "add() subtracts", round: 2, errorCode: null };
+const task = {
+  repository: "demo/calculator",
+  issueNumber: 1,
+  issueTitle: "add() subtracts",
+  round: 2,
+  errorCode: null,
+};
 
 describe("notification rendering", () => {
   it("an email names the task and carries the recipient's link", () => {

@@ -26,7 +26,10 @@ function boundedTitle(title: string): string {
 export function renderNotificationEmail(subject: TNotificationSubject): { subject: string; text: string } {
   const { task } = subject;
   if (!task || !isTaskNotificationEvent(subject.event)) {
-    return { subject: "[School-Core] Test notification", text: `This is a test notification from School-Core.\n\n${subject.link}\n` };
+    return {
+      subject: "[School-Core] Test notification",
+      text: `This is a test notification from School-Core.\n\n${subject.link}\n`,
+    };
   }
   const info = NOTIFICATION_EVENT_INFO[subject.event];
   const name = `${boundText(stripControlCharacters(task.repository), 140)}#${task.issueNumber}`;
@@ -54,7 +57,12 @@ export function renderNotificationEmail(subject: TNotificationSubject): { subjec
 }
 
 /** The webhook's JSON body, version 1: what happened to which task, and where to look. */
-export function renderWebhookBody(options: { event: NotificationEvent; taskId: string | null; url: string; occurredAt: Date }): string {
+export function renderWebhookBody(options: {
+  event: NotificationEvent;
+  taskId: string | null;
+  url: string;
+  occurredAt: Date;
+}): string {
   return JSON.stringify({
     v: 1,
     event: options.event,

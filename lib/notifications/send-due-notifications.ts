@@ -17,7 +17,13 @@ import { isTaskNotificationEvent, notificationPathFor } from "./notification-eve
 import { renderNotificationEmail, renderWebhookBody } from "./render-notification";
 import type { TMailer } from "./smtp-mailer";
 import { readWebhookSecret } from "./webhook-secret";
-import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signWebhookBody } from "./webhook-signature";
+import {
+  DELIVERY_HEADER,
+  EVENT_HEADER,
+  SIGNATURE_HEADER,
+  TIMESTAMP_HEADER,
+  signWebhookBody,
+} from "./webhook-signature";
 
 /** Longer than one attempt can take (SMTP and webhook timeouts), so a live sender keeps its rows. */
 const LEASE_MS = 120_000;
@@ -89,11 +95,21 @@ async function taskFactsOf(db: Db, delivery: NotificationDelivery) {
   if (!delivery.taskId) return null;
   const task = await db.task.findUnique({
     where: { id: delivery.taskId },
-    select: { id: true, issueNumber: true, issueTitle: true, round: true, errorCode: true, repository: { select: { name: true } } },
+    select: {
+      id: true,
+      issueNumber: true,
+      issueTitle: true,
+      round: true,
+      errorCode: true,
+      repository: { select: { name: true } },
+    },
   });
   if (!task) throw new PermanentDeliveryError("The task no longer exists.");
   const round = delivery.round ?? task.round;
-  const candidate = await db.candidate.findUnique({ where: { taskId_round: { taskId: task.id, round } }, select: { id: true } });
+  const candidate = await db.candidate.findUnique({
+    where: { taskId_round: { taskId: task.id, round } },
+    select: { id: true },
+  });
   return {
     id: task.id,
     candidateId: candidate?.id ?? null,
@@ -106,7 +122,8 @@ async function taskFactsOf(db: Db, delivery: NotificationDelivery) {
 }
 
 async function sendEmail(deps: TSendDeps, delivery: NotificationDelivery) {
-  if (!isTaskNotificationEvent(delivery.event) || !delivery.userId) throw new PermanentDeliveryError("Not an email notification.");
+  if (!isTaskNotificationEvent(delivery.event) || !delivery.userId)
+    throw new PermanentDeliveryError("Not an email notification.");
   const user = await deps.db.user.findUnique({
     where: { id: delivery.userId },
     select: { id: true, email: true, roles: true, isDisabled: true },
@@ -122,20 +139,33 @@ async function sendEmail(deps: TSendDeps, delivery: NotificationDelivery) {
   if (!path) throw new PermanentDeliveryError("The recipient may no longer see this task.");
   if (!deps.mailer) throw new Error("Email is not configured: SMTP_URL is not set.");
   const base = publicAppUrl(deps.env);
-  const message = renderNotificationEmail({ event: delivery.event, task, link: `${base}${path}`, profileLink: `${base}/profile` });
+  const message = renderNotificationEmail({
+    event: delivery.event,
+    task,
+    link: `${base}${path}`,
+    profileLink: `${base}/profile`,
+  });
   await deps.mailer.sendMail({ to: user.email, ...message });
 }
 
 async function postWebhook(deps: TSendDeps, delivery: NotificationDelivery) {
   const hook = delivery.webhookId
-    ? await deps.db.notificationWebhook.findUnique({ where: { id: delivery.webhookId }, select: { id: true, url: true, removedAt: true } })
+    ? await deps.db.notificationWebhook.findUnique({
+        where: { id: delivery.webhookId },
+        select: { id: true, url: true, removedAt: true },
+      })
     : null;
   if (!hook || hook.removedAt) throw new PermanentDeliveryError("The webhook was removed.");
   // Checked again on every use: a row written before the rule, or edited in the database, fails closed.
   assertSecureEndpoint(hook.url, "webhook URL");
   const base = publicAppUrl(deps.env);
   const url = delivery.taskId ? `${base}/operator/tasks/${delivery.taskId}` : `${base}/profile`;
-  const body = renderWebhookBody({ event: delivery.event, taskId: delivery.taskId, url, occurredAt: delivery.occurredAt });
+  const body = renderWebhookBody({
+    event: delivery.event,
+    taskId: delivery.taskId,
+    url,
+    occurredAt: delivery.occurredAt,
+  });
   const secret = await readWebhookSecret(deps.env, hook.id);
   // The wall clock, not deps.now: the receiver judges freshness by its own clock.
   const timestamp = Math.floor(Date.now() / 1000);

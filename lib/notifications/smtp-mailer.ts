@@ -39,7 +39,11 @@ export function createSmtpMailer(env: TEnv): TMailer | null {
       } catch (error) {
         // A server's answer may echo what we sent; never the password.
         throw new Error(
-          sanitizeExcerpt(`SMTP: ${error instanceof Error ? error.message : String(error)}`, 500, password ? [password] : []),
+          sanitizeExcerpt(
+            `SMTP: ${error instanceof Error ? error.message : String(error)}`,
+            500,
+            password ? [password] : [],
+          ),
         );
       }
     },

@@ -4,7 +4,13 @@ import { signWebhookBody, verifyWebhookSignature } from "./webhook-signature";
 
 describe("webhook signature", () => {
   const secret = "whsec_test-secret-of-enough-length";
-  const body = JSON.stringify({ v: 1, event: "review_pending", taskId: "t", url: "https://x/", occurredAt: "2026-01-01T00:00:00.000Z" });
+  const body = JSON.stringify({
+    v: 1,
+    event: "review_pending",
+    taskId: "t",
+    url: "https://x/",
+    occurredAt: "2026-01-01T00:00:00.000Z",
+  });
   const timestamp = 1_767_225_600;
   const now = new Date(timestamp * 1000);
 
@@ -15,7 +21,9 @@ describe("webhook signature", () => {
 
   it("verifies a signature made with the same secret, body and timestamp", () => {
     const signature = signWebhookBody({ secret, timestamp, body });
-    expect(verifyWebhookSignature({ secret, body, signature, timestamp: String(timestamp), now })).toEqual({ kind: "valid" });
+    expect(verifyWebhookSignature({ secret, body, signature, timestamp: String(timestamp), now })).toEqual({
+      kind: "valid",
+    });
   });
 
   it("refuses another secret, an altered body, or a timestamp changed after signing", () => {
@@ -47,6 +55,9 @@ describe("webhook signature", () => {
       });
     const signature = signWebhookBody({ secret, timestamp, body });
     for (const ts of [undefined, "", "12a", "-5"])
-      expect(verifyWebhookSignature({ secret, body, signature, timestamp: ts, now })).toEqual({ kind: "invalid", reason: "malformed" });
+      expect(verifyWebhookSignature({ secret, body, signature, timestamp: ts, now })).toEqual({
+        kind: "invalid",
+        reason: "malformed",
+      });
   });
 });

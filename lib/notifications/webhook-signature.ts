@@ -30,11 +30,13 @@ export function verifyWebhookSignature(options: {
   now: Date;
   toleranceSeconds?: number;
 }): TSignatureCheck {
-  if (!options.signature || !/^sha256=[0-9a-f]{64}$/.test(options.signature)) return { kind: "invalid", reason: "malformed" };
+  if (!options.signature || !/^sha256=[0-9a-f]{64}$/.test(options.signature))
+    return { kind: "invalid", reason: "malformed" };
   if (!options.timestamp || !/^\d{1,12}$/.test(options.timestamp)) return { kind: "invalid", reason: "malformed" };
   const timestamp = Number(options.timestamp);
   const expected = signWebhookBody({ secret: options.secret, timestamp, body: options.body });
-  if (!timingSafeEqual(Buffer.from(expected), Buffer.from(options.signature))) return { kind: "invalid", reason: "mismatch" };
+  if (!timingSafeEqual(Buffer.from(expected), Buffer.from(options.signature)))
+    return { kind: "invalid", reason: "mismatch" };
   const age = Math.abs(options.now.getTime() / 1000 - timestamp);
   if (age > (options.toleranceSeconds ?? WEBHOOK_TOLERANCE_SECONDS)) return { kind: "invalid", reason: "stale" };
   return { kind: "valid" };

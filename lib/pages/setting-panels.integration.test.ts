@@ -24,11 +24,24 @@ describe("readSettingPanels", async () => {
       data: { email: "op-panels@school.invalid", name: "op", passwordHash: "x", roles: ["operator"] },
     });
     const value = { inputMicrosPerMTok: 3_000_000, outputMicrosPerMTok: 15_000_000 };
-    await writeSetting(db, { key: "relay.pricing", value, actorId: operator.id, reason: "the school's price", via: "web" });
+    await writeSetting(db, {
+      key: "relay.pricing",
+      value,
+      actorId: operator.id,
+      reason: "the school's price",
+      via: "web",
+    });
     const saved = pricingOf(await readSettingPanels({ db }, { page: "/operator/relay" }));
-    expect(saved).toMatchObject({ version: 1, last: { actorEmail: "op-panels@school.invalid" }, current: { ok: true, value } });
+    expect(saved).toMatchObject({
+      version: 1,
+      last: { actorEmail: "op-panels@school.invalid" },
+      current: { ok: true, value },
+    });
 
-    await db.operatorSetting.update({ where: { key: "relay.pricing" }, data: { value: { inputMicrosPerMTok: "lots" } } });
+    await db.operatorSetting.update({
+      where: { key: "relay.pricing" },
+      data: { value: { inputMicrosPerMTok: "lots" } },
+    });
     expect(pricingOf(await readSettingPanels({ db }, { page: "/operator/relay" })).current).toEqual({
       ok: false,
       error: expect.any(String),

@@ -34,8 +34,15 @@ export async function readSettingPanels(deps: { db: Db }, input: { page: TSettin
           select: { createdAt: true, actorId: true },
         }),
       ]);
-      const actor = last?.actorId ? await db.user.findUnique({ where: { id: last.actorId }, select: { email: true } }) : null;
-      return { panel, current, version, last: last ? { createdAt: last.createdAt, actorEmail: actor?.email ?? null } : null };
+      const actor = last?.actorId
+        ? await db.user.findUnique({ where: { id: last.actorId }, select: { email: true } })
+        : null;
+      return {
+        panel,
+        current,
+        version,
+        last: last ? { createdAt: last.createdAt, actorEmail: actor?.email ?? null } : null,
+      };
     }),
   );
 }

@@ -22,7 +22,10 @@ beforeAll(async () => {
 
 /** Starts a real worker on P1 and SIGKILLs it as soon as the probe task's guest is live at the provider. */
 async function killWorkerMidTask(): Promise<{ runId: string; taskId: string }> {
-  const run = await requestProbeRun({ db: world.db, env: world.env }, { probes: ["P1"], actorId: null, isRunByCaller: true });
+  const run = await requestProbeRun(
+    { db: world.db, env: world.env },
+    { probes: ["P1"], actorId: null, isRunByCaller: true },
+  );
   const worker = startWorkerProcess({ world });
   try {
     const deadline = Date.now() + 90_000;
@@ -59,7 +62,10 @@ describe("a probe run whose worker is killed mid-task", () => {
     expect(result.failedRuns).toContain(runId);
     expect(result.failedTasks).toEqual([taskId]);
     expect((await getProbeRunOrThrow({ db: world.db }, { runId: runId })).state).toBe("failed");
-    const task = await world.db.task.findUniqueOrThrow({ where: { id: taskId }, include: { machines: true, capabilities: true } });
+    const task = await world.db.task.findUniqueOrThrow({
+      where: { id: taskId },
+      include: { machines: true, capabilities: true },
+    });
     expect(task.state).toBe("failed");
     expect(task.errorCode).toBe("PROBE_RUN_ABANDONED");
     expect(task.errorSummary).toContain(runId);
@@ -87,7 +93,9 @@ describe("a probe run whose worker is killed mid-task", () => {
       await world.substrate.admin("DELETE", "/admin/faults");
     }
     // cleared by hand, as an operator would after looking: the test leaves nothing running
-    for (const m of await world.db.guestMachine.findMany({ where: { task: { probeRunId: runId }, state: "cleanup_quarantined" } }))
+    for (const m of await world.db.guestMachine.findMany({
+      where: { task: { probeRunId: runId }, state: "cleanup_quarantined" },
+    }))
       await world.ctx.substrate.destroy(m.providerId!);
     expect(await world.liveAtProvider()).toBe(0);
   }, 150_000);

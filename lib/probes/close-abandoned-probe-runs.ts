@@ -31,7 +31,10 @@ export type TCloseAbandonedResult = { failedRuns: string[]; failedTasks: string[
 /** At rest: terminal, or waiting for a human — a finished run's task there needs nothing more. */
 const AT_REST: readonly TaskState[] = [...TERMINAL_TASK_STATES, "review_pending"];
 
-export async function closeAbandonedProbeRuns(deps: TCloseAbandonedDeps, input: { now?: Date } = {}): Promise<TCloseAbandonedResult> {
+export async function closeAbandonedProbeRuns(
+  deps: TCloseAbandonedDeps,
+  input: { now?: Date } = {},
+): Promise<TCloseAbandonedResult> {
   const { db, substrate } = deps;
   const failedRuns = await failAbandonedProbeRuns(db, input.now ?? new Date());
   const result: TCloseAbandonedResult = { failedRuns, failedTasks: [], quarantinedMachines: [] };
@@ -58,7 +61,8 @@ export async function closeAbandonedProbeRuns(deps: TCloseAbandonedDeps, input: 
     const quarantined = await destroyTaskMachines(db, substrate, task.id, why);
     result.quarantinedMachines.push(...quarantined.map((m) => m.id));
     await fs.rm(stagingDir(deps.env, task.id), { recursive: true, force: true }).catch(() => undefined);
-    const reason = quarantined.length > 0 ? `${why} (and ${quarantined.length} machine(s) quarantined after a failed destroy)` : why;
+    const reason =
+      quarantined.length > 0 ? `${why} (and ${quarantined.length} machine(s) quarantined after a failed destroy)` : why;
     if (await failTaskIfActive(db, task.id, reason)) result.failedTasks.push(task.id);
   }
 
@@ -73,7 +77,12 @@ export async function closeAbandonedProbeRuns(deps: TCloseAbandonedDeps, input: 
     select: { id: true, probeRunId: true },
   });
   for (const machine of machines) {
-    const destroyed = await destroyMachine(db, substrate, machine.id, `qualification probe run ${machine.probeRunId} ended`);
+    const destroyed = await destroyMachine(
+      db,
+      substrate,
+      machine.id,
+      `qualification probe run ${machine.probeRunId} ended`,
+    );
     if (destroyed.state === "cleanup_quarantined") result.quarantinedMachines.push(machine.id);
   }
   for (const runId of failedRuns) await removeProbeTargetFiles(deps.env, runId).catch(() => undefined);

@@ -16,7 +16,10 @@ import { readSettingVersion, writeSetting } from "../settings/operator-settings"
 import { readSubstrateConfig } from "../settings/substrate-config";
 import { createTestDatabase } from "../testing/test-database";
 import { findFreePort } from "../testing/free-port";
-import { startTestSubstrate, type TTestSubstrate } from "../../sidecars/local-substrate/testing/local-substrate-fixture";
+import {
+  startTestSubstrate,
+  type TTestSubstrate,
+} from "../../sidecars/local-substrate/testing/local-substrate-fixture";
 import { PROBE_IDS } from "./probe-catalog";
 import { readDispatchGate } from "./read-dispatch-gate";
 import { requestProbeRun } from "./request-probe-run";
@@ -45,9 +48,16 @@ async function recordRun(env: TEnv, outcome: "passed" | "failed"): Promise<strin
   const now = new Date();
   await db.probeResult.updateMany({
     where: { runId: run.id },
-    data: { status: "passed", durationMs: 0, detail: { fixture: "dispatch-gate test" }, startedAt: now, finishedAt: now },
+    data: {
+      status: "passed",
+      durationMs: 0,
+      detail: { fixture: "dispatch-gate test" },
+      startedAt: now,
+      finishedAt: now,
+    },
   });
-  if (outcome === "failed") await db.probeResult.updateMany({ where: { runId: run.id, probe: "P2" }, data: { status: "failed" } });
+  if (outcome === "failed")
+    await db.probeResult.updateMany({ where: { runId: run.id, probe: "P2" }, data: { status: "failed" } });
   await db.probeRun.update({
     where: { id: run.id },
     data: {
@@ -74,12 +84,16 @@ describe("the gate reads the latest completed run for its digest", () => {
     const audit = await db.auditLog.findFirst({ where: { action: "dispatch.close" }, orderBy: { id: "desc" } });
     expect(audit?.detail).toMatchObject({ reason: expect.stringContaining(failing) });
     // and it cannot be turned on again on the strength of the earlier pass
-    await expect(setDispatch({ db, env: localEnv }, { mode: "development", actorId: null, via: "test" })).rejects.toMatchObject({
+    await expect(
+      setDispatch({ db, env: localEnv }, { mode: "development", actorId: null, via: "test" }),
+    ).rejects.toMatchObject({
       code: "DISPATCH_NOT_QUALIFIED",
     });
     // a newer passing run qualifies the digest again
     await recordRun(localEnv, "passed");
-    expect(await setDispatch({ db, env: localEnv }, { mode: "development", actorId: null, via: "test" })).toMatchObject({ isOpen: true });
+    expect(await setDispatch({ db, env: localEnv }, { mode: "development", actorId: null, via: "test" })).toMatchObject(
+      { isOpen: true },
+    );
   });
 });
 
@@ -110,9 +124,16 @@ describe("the probe external targets are a digest input", () => {
 
 describe("production dispatch on a hosted substrate", () => {
   it("is refused while the external targets are empty, and opens once P2 probed them", async () => {
-    await writeSetting(db, { key: "probe.externalTargets", value: { targets: [] }, actorId: null, reason: "test setup" });
+    await writeSetting(db, {
+      key: "probe.externalTargets",
+      value: { targets: [] },
+      actorId: null,
+      reason: "test setup",
+    });
     await recordRun(hostedEnv, "passed");
-    await expect(setDispatch({ db, env: hostedEnv }, { mode: "production", actorId: null, via: "test" })).rejects.toMatchObject({
+    await expect(
+      setDispatch({ db, env: hostedEnv }, { mode: "production", actorId: null, via: "test" }),
+    ).rejects.toMatchObject({
       code: "DISPATCH_EXTERNAL_TARGETS_MISSING",
       message: expect.stringMatching(/probe\.externalTargets/),
     });
@@ -126,10 +147,12 @@ describe("production dispatch on a hosted substrate", () => {
       reason: "test setup",
     });
     await recordRun(hostedEnv, "passed");
-    expect(await setDispatch({ db, env: hostedEnv }, { mode: "production", actorId: null, via: "test" })).toMatchObject({
-      isOpen: true,
-      mode: "production",
-    });
+    expect(await setDispatch({ db, env: hostedEnv }, { mode: "production", actorId: null, via: "test" })).toMatchObject(
+      {
+        isOpen: true,
+        mode: "production",
+      },
+    );
   });
 });
 
@@ -138,7 +161,12 @@ describe("the substrate's limits mode is a digest input", () => {
     const port = await findFreePort();
     const tokenFile = path.join(dataDir, "limits-mode-token");
     await fs.writeFile(tokenFile, "not-started-yet-token", { mode: 0o600 });
-    const env = parseEnv({ DATA_DIR: dataDir, NODE_ENV: "test", LOCAL_SUBSTRATE_PORT: String(port), SMOLCLOUD_TOKEN_FILE: tokenFile });
+    const env = parseEnv({
+      DATA_DIR: dataDir,
+      NODE_ENV: "test",
+      LOCAL_SUBSTRATE_PORT: String(port),
+      SMOLCLOUD_TOKEN_FILE: tokenFile,
+    });
     const startOnPort = async (): Promise<TTestSubstrate> => {
       const substrate = await startTestSubstrate({ port });
       await fs.writeFile(tokenFile, substrate.token, { mode: 0o600 });
@@ -146,9 +174,16 @@ describe("the substrate's limits mode is a digest input", () => {
     };
 
     // Qualified while nothing answered on the port: the recorded configuration says the mode was not read.
-    await writeSetting(db, { key: "probe.externalTargets", value: { targets: [] }, actorId: null, reason: "test setup" });
+    await writeSetting(db, {
+      key: "probe.externalTargets",
+      value: { targets: [] },
+      actorId: null,
+      reason: "test setup",
+    });
     await recordRun(env, "passed");
-    expect(await setDispatch({ db, env }, { mode: "development", actorId: null, via: "test" })).toMatchObject({ isOpen: true });
+    expect(await setDispatch({ db, env }, { mode: "development", actorId: null, via: "test" })).toMatchObject({
+      isOpen: true,
+    });
 
     let substrate = await startOnPort();
     try {

@@ -7,7 +7,12 @@
  * closed.
  */
 import { describe, expect, it } from "vitest";
-import { DISPATCH_CLOSED, ZDispatchSettingSchema, type TDispatchSetting, type TSubstrateConfig } from "../contract/dispatch-setting";
+import {
+  DISPATCH_CLOSED,
+  ZDispatchSettingSchema,
+  type TDispatchSetting,
+  type TSubstrateConfig,
+} from "../contract/dispatch-setting";
 import { DEFAULT_TASK_LIMITS, ZTaskLimitsSchema, type TTaskLimits } from "../contract/limits";
 import {
   decideDispatchOpen,
@@ -45,8 +50,18 @@ describe("decideDispatchOpen", () => {
   it.each([
     ["no run", null, "development", /No completed probe run/],
     ["a run of another digest", passed({ configDigest: D2 }), "development", /another configuration digest/],
-    ["a failed run", passed({ state: "failed", results: [{ probe: "P2", status: "failed" }] }), "development", /did not pass: P0, P1, P2/],
-    ["a partial passing run", passed({ results: [{ probe: "P0", status: "passed" }] }), "development", /P1, P2, P3, P4, P5, P6, P8, P7/],
+    [
+      "a failed run",
+      passed({ state: "failed", results: [{ probe: "P2", status: "failed" }] }),
+      "development",
+      /did not pass: P0, P1, P2/,
+    ],
+    [
+      "a partial passing run",
+      passed({ results: [{ probe: "P0", status: "passed" }] }),
+      "development",
+      /P1, P2, P3, P4, P5, P6, P8, P7/,
+    ],
     ["production on the local substrate", passed(), "production", /not a VM/],
   ] as const)("refuses with %s", (_label, run, mode, message) => {
     const decision = decideDispatchOpen({ requested: mode, currentDigest: D1, latestRun: run, externalTargetCount: 1 });
@@ -55,7 +70,9 @@ describe("decideDispatchOpen", () => {
   });
 
   it("opens development after a passing local run, production after a passing hosted run that probed external targets", () => {
-    expect(decideDispatchOpen({ requested: "development", currentDigest: D1, latestRun: passed(), externalTargetCount: 0 })).toMatchObject({
+    expect(
+      decideDispatchOpen({ requested: "development", currentDigest: D1, latestRun: passed(), externalTargetCount: 0 }),
+    ).toMatchObject({
       kind: "open",
       mode: "development",
     });
@@ -71,13 +88,17 @@ describe("decideDispatchOpen", () => {
 
   it("refuses production on a hosted substrate whose P2 probed no external target (DISPATCH_EXTERNAL_TARGETS_MISSING)", () => {
     const hosted = passed({ substrate: "smolcloud" });
-    expect(decideDispatchOpen({ requested: "production", currentDigest: D1, latestRun: hosted, externalTargetCount: 0 })).toMatchObject({
+    expect(
+      decideDispatchOpen({ requested: "production", currentDigest: D1, latestRun: hosted, externalTargetCount: 0 }),
+    ).toMatchObject({
       kind: "refused",
       code: "DISPATCH_EXTERNAL_TARGETS_MISSING",
       reason: expect.stringMatching(/probe\.externalTargets/),
     });
     // development on the same run is not held to it: the targets are a production promise
-    expect(decideDispatchOpen({ requested: "development", currentDigest: D1, latestRun: hosted, externalTargetCount: 0 })).toMatchObject({
+    expect(
+      decideDispatchOpen({ requested: "development", currentDigest: D1, latestRun: hosted, externalTargetCount: 0 }),
+    ).toMatchObject({
       kind: "open",
     });
   });
@@ -94,7 +115,9 @@ describe("recheckOpenGate", () => {
     changedAt: null,
   };
   it("holds while the digest and the latest completed run for it still prove it", () => {
-    expect(recheckOpenGate(open, { currentDigest: D1, currentConfig: CONFIG, latestRun: passed() })).toEqual({ kind: "open" });
+    expect(recheckOpenGate(open, { currentDigest: D1, currentConfig: CONFIG, latestRun: passed() })).toEqual({
+      kind: "open",
+    });
     // a later passing run for the same digest proves it as well as the opening one
     expect(
       recheckOpenGate(open, {
@@ -122,7 +145,9 @@ describe("recheckOpenGate", () => {
     expect(recheckOpenGate(open, { currentDigest: D2, currentConfig: changed, latestRun: passed() })).toMatchObject({
       kind: "closed",
       changedSettings: ["task.limits", "guest.image"],
-      reason: expect.stringMatching(/^Settings "task\.limits", "guest\.image" changed: the substrate configuration digest is now b{12}…/),
+      reason: expect.stringMatching(
+        /^Settings "task\.limits", "guest\.image" changed: the substrate configuration digest is now b{12}…/,
+      ),
     });
     const moved = { ...CONFIG, substrate: { kind: "smolcloud" as const, url: "https://api.example" } };
     expect(recheckOpenGate(open, { currentDigest: D2, currentConfig: moved, latestRun: passed() })).toMatchObject({
@@ -138,11 +163,18 @@ describe("recheckOpenGate", () => {
       reason: expect.stringMatching(/^The substrate endpoint changed: /),
     });
     expect(
-      recheckOpenGate({ ...open, mode: "production" }, { currentDigest: D1, currentConfig: CONFIG, latestRun: passed() }),
+      recheckOpenGate(
+        { ...open, mode: "production" },
+        { currentDigest: D1, currentConfig: CONFIG, latestRun: passed() },
+      ),
     ).toMatchObject({ kind: "closed" });
   });
   it("closes when a later run for the same digest failed, even though the opening run passed", () => {
-    const later = passed({ id: "33333333-3333-4333-8333-333333333333", state: "failed", results: [{ probe: "P2", status: "failed" }] });
+    const later = passed({
+      id: "33333333-3333-4333-8333-333333333333",
+      state: "failed",
+      results: [{ probe: "P2", status: "failed" }],
+    });
     expect(recheckOpenGate(open, { currentDigest: D1, currentConfig: CONFIG, latestRun: later })).toMatchObject({
       kind: "closed",
       mustRecord: true,
@@ -156,8 +188,12 @@ describe("findUnqualifiedLimits", () => {
   const maxima = { wallClockSeconds: 1800, cpus: 2, memoryMb: 2048, diskGb: 4 };
   it("accepts the qualified limits, stricter ones, and per-task overrides within the qualified maxima", () => {
     expect(findUnqualifiedLimits(qualified, { qualified, overrideMaxima: maxima })).toEqual([]);
-    expect(findUnqualifiedLimits({ ...qualified, memoryMb: 256, maxProcesses: 64 }, { qualified, overrideMaxima: maxima })).toEqual([]);
-    expect(findUnqualifiedLimits({ ...qualified, memoryMb: 2048, cpus: 2 }, { qualified, overrideMaxima: maxima })).toEqual([]);
+    expect(
+      findUnqualifiedLimits({ ...qualified, memoryMb: 256, maxProcesses: 64 }, { qualified, overrideMaxima: maxima }),
+    ).toEqual([]);
+    expect(
+      findUnqualifiedLimits({ ...qualified, memoryMb: 2048, cpus: 2 }, { qualified, overrideMaxima: maxima }),
+    ).toEqual([]);
   });
   it.each([
     ["memoryMb", { memoryMb: 4096 }],
@@ -172,7 +208,9 @@ describe("findUnqualifiedLimits", () => {
   ] as const)("names %s when the task's snapshot is weaker than the qualified configuration", (field, change) => {
     const strictQualified = { ...qualified, maxUploadBytes: 10 * 1024 * 1024, maxExecOutputBytes: 1024 * 1024 };
     const task = { ...strictQualified, ...change } as TTaskLimits;
-    expect(findUnqualifiedLimits(task, { qualified: strictQualified, overrideMaxima: maxima }).map((f) => f.field)).toEqual([field]);
+    expect(
+      findUnqualifiedLimits(task, { qualified: strictQualified, overrideMaxima: maxima }).map((f) => f.field),
+    ).toEqual([field]);
   });
   it("compares every limit a task carries (a new limit must be placed here, or it would go unchecked)", () => {
     const compared = new Set<string>([...TASK_LIMIT_CEILINGS, "relay", "relayChannel", "v"]);
@@ -180,7 +218,9 @@ describe("findUnqualifiedLimits", () => {
     expect(Object.keys(ZTaskLimitsSchema.shape.relay.unwrap().shape).sort()).toEqual([...RELAY_LIMIT_CEILINGS].sort());
   });
   it("treats unreadable qualified limits as qualifying nothing (fail closed)", () => {
-    expect(findUnqualifiedLimits(qualified, { qualified: undefined, overrideMaxima: maxima }).map((f) => f.field)).toEqual(["limits"]);
+    expect(
+      findUnqualifiedLimits(qualified, { qualified: undefined, overrideMaxima: maxima }).map((f) => f.field),
+    ).toEqual(["limits"]);
   });
 });
 
@@ -193,7 +233,9 @@ describe("the stored dispatch value", () => {
     });
   });
   it("refuses an open gate that names no run, and enabled disagreeing with the mode", () => {
-    expect(ZDispatchSettingSchema.safeParse({ ...DISPATCH_CLOSED, enabled: true, mode: "development" }).success).toBe(false);
+    expect(ZDispatchSettingSchema.safeParse({ ...DISPATCH_CLOSED, enabled: true, mode: "development" }).success).toBe(
+      false,
+    );
     expect(ZDispatchSettingSchema.safeParse({ ...DISPATCH_CLOSED, enabled: true }).success).toBe(false);
   });
 });

@@ -42,9 +42,14 @@ export function decideDispatchOpen(input: {
   const { latestRun: run, currentDigest } = input;
   const refused = (reason: string): TGateDecision => ({ kind: "refused", code: "DISPATCH_NOT_QUALIFIED", reason });
   const short = currentDigest.slice(0, 12);
-  if (!run) return refused(`No completed probe run for the current substrate configuration (digest ${short}…). Run all probes first.`);
+  if (!run)
+    return refused(
+      `No completed probe run for the current substrate configuration (digest ${short}…). Run all probes first.`,
+    );
   if (run.configDigest !== currentDigest)
-    return refused(`The latest completed probe run ${run.id} was for another configuration digest; run the probes for ${short}….`);
+    return refused(
+      `The latest completed probe run ${run.id} was for another configuration digest; run the probes for ${short}….`,
+    );
   if (run.state !== "passed") {
     const missing = PROBE_IDS.filter((id) => run.results.find((r) => r.probe === id)?.status !== "passed");
     return refused(
@@ -53,7 +58,9 @@ export function decideDispatchOpen(input: {
   }
   const missing = PROBE_IDS.filter((id) => run.results.find((r) => r.probe === id)?.status !== "passed");
   if (missing.length > 0)
-    return refused(`The latest completed probe run ${run.id} did not run every probe: ${missing.join(", ")} not passed.`);
+    return refused(
+      `The latest completed probe run ${run.id} did not run every probe: ${missing.join(", ")} not passed.`,
+    );
   if (input.requested === "production" && run.substrate === "local") {
     return refused(
       "The local substrate is not a VM: its passing run opens development dispatch only (dispatch on --development). Production needs a passing run on a hosted substrate.",
@@ -90,7 +97,9 @@ export function recheckOpenGate(
       : { settings: [], isEnvironmentChanged: false, isLimitsModeChanged: false };
     const causes = [
       ...(changed.settings.length > 0
-        ? [`${changed.settings.length === 1 ? "Setting" : "Settings"} ${changed.settings.map((key) => `"${key}"`).join(", ")} changed`]
+        ? [
+            `${changed.settings.length === 1 ? "Setting" : "Settings"} ${changed.settings.map((key) => `"${key}"`).join(", ")} changed`,
+          ]
         : []),
       ...(changed.isEnvironmentChanged ? ["the substrate endpoint changed"] : []),
       ...(changed.isLimitsModeChanged ? [limitsModeCause(input.currentConfig)] : []),
@@ -144,7 +153,10 @@ export type TUnqualifiedLimit = { field: string; task: number | string; qualifie
  * override maxima allow, when higher), or an open network where it was blocked. Unreadable
  * qualified limits qualify nothing (fail closed); unreadable maxima allow no override.
  */
-export function findUnqualifiedLimits(task: TTaskLimits, input: { qualified: unknown; overrideMaxima: unknown }): TUnqualifiedLimit[] {
+export function findUnqualifiedLimits(
+  task: TTaskLimits,
+  input: { qualified: unknown; overrideMaxima: unknown },
+): TUnqualifiedLimit[] {
   const qualified = ZTaskLimitsSchema.safeParse(input.qualified);
   if (!qualified.success) return [{ field: "limits", task: "snapshot", qualified: null }];
   const maxima = ZLimitOverrideMaximaSchema.safeParse(input.overrideMaxima);
@@ -156,7 +168,8 @@ export function findUnqualifiedLimits(task: TTaskLimits, input: { qualified: unk
     if (task[field] > ceiling) found.push({ field, task: task[field], qualified: ceiling });
   }
   for (const field of RELAY_LIMIT_CEILINGS) {
-    if (task.relay[field] > q.relay[field]) found.push({ field: `relay.${field}`, task: task.relay[field], qualified: q.relay[field] });
+    if (task.relay[field] > q.relay[field])
+      found.push({ field: `relay.${field}`, task: task.relay[field], qualified: q.relay[field] });
   }
   if (RELAY_CHANNEL_STRENGTH[task.relayChannel] > RELAY_CHANNEL_STRENGTH[q.relayChannel])
     found.push({ field: "relayChannel", task: task.relayChannel, qualified: q.relayChannel });

@@ -67,7 +67,10 @@ function sanitizeDetail(detail: unknown, secrets: Set<string>): unknown {
 function withTimeCap<T>(promise: Promise<T>, ms: number, probe: TProbeId): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const cap = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new AppError("INTERNAL", `${probe} did not finish within ${Math.round(ms / 1000)} s.`)), ms);
+    timer = setTimeout(
+      () => reject(new AppError("INTERNAL", `${probe} did not finish within ${Math.round(ms / 1000)} s.`)),
+      ms,
+    );
   });
   return Promise.race([promise, cap]).finally(() => clearTimeout(timer));
 }
@@ -93,7 +96,10 @@ export async function executeProbeRun(deps: TProbeDeps, input: { runId: string }
     // Evidence binds to the configuration the probes actually ran under: the one in force, with
     // the run's own guest image in place of guest.image when it qualifies an agent profile's image.
     const inForce = await readSubstrateConfig(deps.db, await substrateEndpointPart(deps.env));
-    const now = row.guestImageOverride === null ? inForce : withGuestImage(inForce.config, ZGuestImageSchema.parse(row.guestImageOverride));
+    const now =
+      row.guestImageOverride === null
+        ? inForce
+        : withGuestImage(inForce.config, ZGuestImageSchema.parse(row.guestImageOverride));
     if (now.digest !== row.configDigest)
       reason = `the substrate configuration changed between the request and the start of the run (now ${now.digest.slice(0, 12)}…)`;
     const modules = probeModules(() => ({ substrate: row.substrate, probes }));
@@ -118,7 +124,9 @@ export async function executeProbeRun(deps: TProbeDeps, input: { runId: string }
       }
       const durationMs = Date.now() - started;
       const detail = sanitizeDetail(result.detail, run.secrets) as Record<string, unknown>;
-      const providerError = result.providerError ? sanitizeExcerpt(result.providerError, 2048, [...run.secrets]) : undefined;
+      const providerError = result.providerError
+        ? sanitizeExcerpt(result.providerError, 2048, [...run.secrets])
+        : undefined;
       run.results.set(id, { ...result, detail, providerError, durationMs });
       await recordProbeResult(deps.db, row.id, id, { status: result.status, durationMs, detail, providerError });
       deps.onProgress?.(id, result.status);
@@ -127,7 +135,8 @@ export async function executeProbeRun(deps: TProbeDeps, input: { runId: string }
     evidenceDigest = (await storeEvidence(deps, doc)).digest;
   } catch (error) {
     logError("probe run failed", error);
-    reason = reason ?? `the run stopped: ${error instanceof Error ? sanitizeExcerpt(error.message, 500) : "unknown error"}`;
+    reason =
+      reason ?? `the run stopped: ${error instanceof Error ? sanitizeExcerpt(error.message, 500) : "unknown error"}`;
   } finally {
     heartbeat.stop();
     await removeProbeTargetFiles(deps.env, row.id).catch(() => undefined);

@@ -29,9 +29,24 @@ export async function plantCanaries(options: { dataDir: string; runId: string })
   await fs.mkdir(secretsDir, { recursive: true, mode: 0o700 });
   // World-readable on purpose where a real file could be: the sandbox, not file modes, must hide them.
   const files: { where: string; file: string; mode: number; content: (v: string) => string }[] = [
-    { where: "DATA_DIR", file: path.join(options.dataDir, `probe-canary-${tag}.txt`), mode: 0o644, content: (v) => `${v}\n` },
-    { where: "secrets folder", file: path.join(secretsDir, `probe-canary-${tag}`), mode: 0o600, content: (v) => `${v}\n` },
-    { where: "home", file: path.join(os.homedir(), `.school-core-probe-canary-${tag}`), mode: 0o644, content: (v) => `${v}\n` },
+    {
+      where: "DATA_DIR",
+      file: path.join(options.dataDir, `probe-canary-${tag}.txt`),
+      mode: 0o644,
+      content: (v) => `${v}\n`,
+    },
+    {
+      where: "secrets folder",
+      file: path.join(secretsDir, `probe-canary-${tag}`),
+      mode: 0o600,
+      content: (v) => `${v}\n`,
+    },
+    {
+      where: "home",
+      file: path.join(os.homedir(), `.school-core-probe-canary-${tag}`),
+      mode: 0o644,
+      content: (v) => `${v}\n`,
+    },
     {
       where: "working directory",
       file: path.join(process.cwd(), `.school-core-probe-canary-${tag}`),

@@ -58,7 +58,8 @@ export async function assertProfileImageQualified(
   const howTo = `Qualify the image: \`schoolcore probe run --image-of-profile ${input.profile}\` or "Run the probes for this image" on /operator/agents/${input.profile}.`;
   const gate = await readDispatchGate(deps);
   // Fail closed: without an open gate there is no configuration in force to qualify the image under.
-  if (!gate.isOpen || gate.mode === "off") throw new AppError("AGENT_IMAGE_NOT_QUALIFIED", `${what}, and dispatch is not open. ${howTo}`);
+  if (!gate.isOpen || gate.mode === "off")
+    throw new AppError("AGENT_IMAGE_NOT_QUALIFIED", `${what}, and dispatch is not open. ${howTo}`);
   const qualification = await readImageQualification(deps, { image: input.image, mode: gate.mode });
   if (qualification.kind === "qualified") return qualification.runId;
   throw new AppError(
@@ -75,7 +76,10 @@ export async function readProfileImage(deps: { db: Db }, input: { profile: strin
   if (!current) throw new AppError("NOT_FOUND", `Agent profile ${profile.name} has no current version.`);
   const parsed = current.image === null ? null : ZGuestImageSchema.safeParse(current.image);
   if (parsed && !parsed.success)
-    throw new AppError("CONFIG_INVALID", `Agent profile ${profile.name} v${current.version} has an invalid guest image.`);
+    throw new AppError(
+      "CONFIG_INVALID",
+      `Agent profile ${profile.name} v${current.version} has an invalid guest image.`,
+    );
   return { name: profile.name, version: current.version, image: parsed ? parsed.data : null };
 }
 

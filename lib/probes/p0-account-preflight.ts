@@ -31,6 +31,8 @@ export const probeAccountPreflight: TProbe = async (deps) => {
     isLowBalance: headroom.isLowBalance,
     ceilingMicros,
     ceilingSource: ceilings.monthlyGlobalMicros === null ? "perTaskMicros" : "monthlyGlobalMicros",
-    ...(isAbove ? {} : { reason: `headroom ${headroom.headroomMicros} µ$ is below the operator's ceiling ${ceilingMicros} µ$` }),
+    ...(isAbove
+      ? {}
+      : { reason: `headroom ${headroom.headroomMicros} µ$ is below the operator's ceiling ${ceilingMicros} µ$` }),
   });
 };

@@ -51,12 +51,14 @@ export const probeLifecycle: TProbe = async (deps, run) => {
       `the task ended ${after.state} (${after.errorCode ?? "no code"}: ${after.errorSummary ?? ""}) instead of reaching review`,
     );
   if (!student || !verifier) failures.push("a student and a separate verifier guest were not both used");
-  if (student && verifier && student.providerId === verifier.providerId) failures.push("verification ran on the student's guest");
+  if (student && verifier && student.providerId === verifier.providerId)
+    failures.push("verification ran on the student's guest");
   if (!candidate) failures.push("no candidate was imported");
   if (!evidence?.isPass) failures.push("trusted verification did not pass");
   if (!after.machines.every((m) => m.state === "destroyed"))
     failures.push(`machines not destroyed: ${after.machines.map((m) => `${m.purpose}=${m.state}`).join(", ")}`);
-  if (!gone.isGone) failures.push(`the provider still knows machines: ${[...gone.stillListed, ...gone.stillGettable].join(", ")}`);
+  if (!gone.isGone)
+    failures.push(`the provider still knows machines: ${[...gone.stillListed, ...gone.stillGettable].join(", ")}`);
   return outcome(failures.length === 0, {
     target: target.name,
     taskId: task.id,

@@ -6,7 +6,10 @@
  * that never reached the relay listener.
  */
 import { describe, expect, it } from "vitest";
-import { DEFAULT_PROBE_EXTERNAL_TARGETS, ZProbeExternalTargetsSettingSchema } from "../contract/probe-external-targets-setting";
+import {
+  DEFAULT_PROBE_EXTERNAL_TARGETS,
+  ZProbeExternalTargetsSettingSchema,
+} from "../contract/probe-external-targets-setting";
 import { SETTING_DEFINITIONS } from "../settings/setting-registry";
 import { buildBlockedGuestProbeInput, PROBE_DNS_NAME } from "./p2-egress-input";
 import { judgeRelayAttempts, relayProxyAttempts } from "./p2-relay-route";
@@ -66,14 +69,25 @@ describe("the blocked guest's probe input", () => {
     });
     expect(input.tcp).toContainEqual({ label: "external: metadata", host: "192.0.2.254", port: 80 });
     expect(input.udp).toContainEqual({ label: "external: public udp", host: "198.51.100.7", port: 123 });
-    expect(input.dns).toContainEqual({ label: "external: public resolver", host: "203.0.113.53", port: 53, name: PROBE_DNS_NAME });
+    expect(input.dns).toContainEqual({
+      label: "external: public resolver",
+      host: "203.0.113.53",
+      port: 53,
+      name: PROBE_DNS_NAME,
+    });
     expect(input.tcp.some((t) => t.host === "192.0.2.1")).toBe(false);
   });
 });
 
 describe("judging the relay route", () => {
   const requests = relayProxyAttempts({ relayHost: "127.0.0.1:3100", other: "127.0.0.1:4001", runId: "run" });
-  const refused = (label: string) => ({ label, outcome: "answered" as const, status: "404", sawTarget: false, detail: "" });
+  const refused = (label: string) => ({
+    label,
+    outcome: "answered" as const,
+    status: "404",
+    sawTarget: false,
+    detail: "",
+  });
   const control = { ...refused(requests[0]!.label), status: "401", sawExpected: true };
   const allRefused = [control, ...requests.slice(1).map((r) => refused(r.label))];
 
@@ -85,16 +99,18 @@ describe("judging the relay route", () => {
 
   it("passes only when everything is refused and the control request reached the relay listener", () => {
     expect(judgeRelayAttempts(allRefused, "http://127.0.0.1:3100")).toEqual([]);
-    expect(judgeRelayAttempts([{ ...control, sawExpected: false }, ...allRefused.slice(1)], "http://127.0.0.1:3100")[0]).toMatch(
-      /does not reach the relay listener at http:\/\/127\.0\.0\.1:3100/,
-    );
+    expect(
+      judgeRelayAttempts([{ ...control, sawExpected: false }, ...allRefused.slice(1)], "http://127.0.0.1:3100")[0],
+    ).toMatch(/does not reach the relay listener at http:\/\/127\.0\.0\.1:3100/);
     expect(judgeRelayAttempts(allRefused.slice(1), "http://x")).toHaveLength(1);
   });
 
   it("fails on an answered proxy request or a marker seen", () => {
     const answered = allRefused.map((a, i) => (i === 1 ? { ...a, status: "200" } : a));
     expect(judgeRelayAttempts(answered, "e")).toEqual([expect.stringMatching(/was answered 200, not refused/)]);
-    const tunnelled = allRefused.map((a) => (a.label.startsWith("CONNECT") ? { ...a, status: null, sawTarget: true } : a));
+    const tunnelled = allRefused.map((a) =>
+      a.label.startsWith("CONNECT") ? { ...a, status: null, sawTarget: true } : a,
+    );
     expect(judgeRelayAttempts(tunnelled, "e")).toEqual([expect.stringMatching(/CONNECT.*reached the named target/)]);
   });
 });

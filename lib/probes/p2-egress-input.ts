@@ -33,10 +33,15 @@ export function buildBlockedGuestProbeInput(input: {
   external: TProbeExternalTarget[];
   timeoutMs?: number;
 }): TEgressProbeInput {
-  const targets = [...input.controlPlane, { label: "probe listener", host: "127.0.0.1", port: input.listeners.httpPort }];
+  const targets = [
+    ...input.controlPlane,
+    { label: "probe listener", host: "127.0.0.1", port: input.listeners.httpPort },
+  ];
   const extras = (input.loopbackExtras ?? []).filter((t) => isLoopbackHost(t.host));
   const external = (protocol: TProbeExternalTarget["protocol"]) =>
-    input.external.filter((t) => t.protocol === protocol).map((t) => ({ label: `external: ${t.label}`, host: t.host, port: t.port }));
+    input.external
+      .filter((t) => t.protocol === protocol)
+      .map((t) => ({ label: `external: ${t.label}`, host: t.host, port: t.port }));
   const strip = (t: TLoopbackExtraTarget): TEgressTarget => ({ label: t.label, host: t.host, port: t.port });
   return {
     identity: true,

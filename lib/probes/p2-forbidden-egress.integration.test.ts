@@ -81,7 +81,8 @@ describe("P2 forbidden egress", () => {
         expect.stringMatching(/outside \/api\/relay\/v1/),
       ]),
     );
-    for (const a of attempts) expect([a.label, a.sawTarget, a.status === null || Number(a.status) >= 400]).toEqual([a.label, false, true]);
+    for (const a of attempts)
+      expect([a.label, a.sawTarget, a.status === null || Number(a.status) >= 400]).toEqual([a.label, false, true]);
     expect(detail.listenerHits).toEqual({ http: 0, udp: 0 });
     // the mailbox: refused by the worker's side, recorded, the upstream never called, nothing imported
     expect(detail.mailbox).toMatchObject({
@@ -125,6 +126,8 @@ describe("P2 forbidden egress", () => {
     expect(state).toBe("failed");
     expect(result.status).toBe("failed");
     expect(detail.relay).toMatchObject({ isReachable: false });
-    expect((detail.problems ?? []).join("\n")).toMatch(new RegExp(`relay listener at http://127\\.0\\.0\\.1:${closedPort} is unreachable`));
+    expect((detail.problems ?? []).join("\n")).toMatch(
+      new RegExp(`relay listener at http://127\\.0\\.0\\.1:${closedPort} is unreachable`),
+    );
   }, 150_000);
 });

@@ -18,7 +18,12 @@ import { outcome, type TProbe, type TProbeDeps } from "./probe-types";
 import { buildBlockedGuestProbeInput, type TEgressTarget } from "./p2-egress-input";
 import { checkRelayRoute } from "./p2-relay-route";
 import { checkMailboxForeignTask } from "./p2-mailbox-foreign-task";
-import { judgeModelEndpoint, modelEndpointDetail, prepareModelEndpoint, recordEndpointWrites } from "./p2-model-endpoint";
+import {
+  judgeModelEndpoint,
+  modelEndpointDetail,
+  prepareModelEndpoint,
+  recordEndpointWrites,
+} from "./p2-model-endpoint";
 
 function controlPlaneTargets(deps: TProbeDeps, substrateUrl: string): TEgressTarget[] {
   const { env } = deps;
@@ -35,7 +40,8 @@ function controlPlaneTargets(deps: TProbeDeps, substrateUrl: string): TEgressTar
 function escapes(report: TGuestProbeReport): string[] {
   const out: string[] = [];
   for (const a of report.egress)
-    if (a.outcome === "connected" || a.outcome === "answered") out.push(`${a.protocol} ${a.label} ${a.host}:${a.port} ${a.outcome}`);
+    if (a.outcome === "connected" || a.outcome === "answered")
+      out.push(`${a.protocol} ${a.label} ${a.host}:${a.port} ${a.outcome}`);
   if (report.network?.hasDefaultRoute) out.push("the guest has a default route");
   const foreign = (report.network?.interfaces ?? []).filter((i) => i !== "lo");
   if (foreign.length > 0) out.push(`the guest has network interfaces besides lo: ${foreign.join(", ")}`);
@@ -67,7 +73,9 @@ export const probeForbiddenEgress: TProbe = async (deps, run) => {
       timeoutSeconds: 120,
     });
     const problems = escapes(blocked.report).map((p) => `blocked guest: ${p}`);
-    problems.push(...judgeModelEndpoint(blocked.report.modelEndpoint, endpoint.expected).map((p) => `blocked guest: ${p}`));
+    problems.push(
+      ...judgeModelEndpoint(blocked.report.modelEndpoint, endpoint.expected).map((p) => `blocked guest: ${p}`),
+    );
     recordEndpointWrites(run, "blocked guest", blocked.report.modelEndpoint);
 
     const relay = await checkRelayRoute(deps, run, {
@@ -80,8 +88,10 @@ export const probeForbiddenEgress: TProbe = async (deps, run) => {
     problems.push(...mailbox.problems);
 
     // The host's own observation: nothing from a guest arrived at our listeners.
-    if (listeners.httpHits() > 0) problems.push(`the probe's HTTP listener saw ${listeners.httpHits()} connection(s) from a guest`);
-    if (listeners.udpHits() > 0) problems.push(`the probe's UDP responder received ${listeners.udpHits()} datagram(s) from a guest`);
+    if (listeners.httpHits() > 0)
+      problems.push(`the probe's HTTP listener saw ${listeners.httpHits()} connection(s) from a guest`);
+    if (listeners.udpHits() > 0)
+      problems.push(`the probe's UDP responder received ${listeners.udpHits()} datagram(s) from a guest`);
     return outcome(problems.length === 0, {
       guestMachine: blocked.providerMachineId,
       identity: blocked.report.identity,

@@ -7,7 +7,12 @@
  * recorded beside that, labelled untrusted. The probe task runs on its own disposable target and
  * ends with no candidate (it changes nothing); one that reaches review is closed (rejected).
  */
-import { GUEST_MAILBOX_INBOX_DIR, GUEST_MAILBOX_OUTBOX_DIR, GUEST_STUDENT_REPORT_FILE, GUEST_TASK_FILE } from "../contract/guest-layout";
+import {
+  GUEST_MAILBOX_INBOX_DIR,
+  GUEST_MAILBOX_OUTBOX_DIR,
+  GUEST_STUDENT_REPORT_FILE,
+  GUEST_TASK_FILE,
+} from "../contract/guest-layout";
 import type { TRelayTransport } from "../relay/transports/transport";
 import { transitionTask } from "../tasks/transition-task";
 import { createProbeTarget, createProbeTask } from "./probe-tasks";
@@ -69,7 +74,10 @@ export async function checkMailboxForeignTask(deps: TProbeDeps, run: TProbeRunCo
   });
   const upstream = countingUpstream();
   await deps.runProbeTask(task.id, { relayTransport: upstream });
-  let after = await db.task.findUniqueOrThrow({ where: { id: task.id }, include: { candidates: { select: { id: true } } } });
+  let after = await db.task.findUniqueOrThrow({
+    where: { id: task.id },
+    include: { candidates: { select: { id: true } } },
+  });
   if (after.state === "review_pending") {
     await transitionTask(db, {
       taskId: task.id,
@@ -77,7 +85,10 @@ export async function checkMailboxForeignTask(deps: TProbeDeps, run: TProbeRunCo
       to: "rejected",
       reason: "qualification probe P2 finished; nothing is published",
     });
-    after = await db.task.findUniqueOrThrow({ where: { id: task.id }, include: { candidates: { select: { id: true } } } });
+    after = await db.task.findUniqueOrThrow({
+      where: { id: task.id },
+      include: { candidates: { select: { id: true } } },
+    });
   }
   const calls = await db.relayCall.findMany({
     where: { capability: { taskId: task.id } },
@@ -85,16 +96,21 @@ export async function checkMailboxForeignTask(deps: TProbeDeps, run: TProbeRunCo
     orderBy: { id: "asc" },
   });
   const problems: string[] = [];
-  if (upstream.calls > 0) problems.push(`mailbox: a request file naming another task reached the upstream (${upstream.calls} call(s))`);
+  if (upstream.calls > 0)
+    problems.push(`mailbox: a request file naming another task reached the upstream (${upstream.calls} call(s))`);
   const served = calls.filter((c) => c.outcome.startsWith("ok"));
   if (served.length > 0)
-    problems.push(`mailbox: a request file naming another task was served (${served.map((c) => c.outcome).join(", ")})`);
+    problems.push(
+      `mailbox: a request file naming another task was served (${served.map((c) => c.outcome).join(", ")})`,
+    );
   if (!calls.some((c) => c.channel === "mailbox" && c.outcome === "RELAY_REFUSED")) {
     problems.push(
       `mailbox: no refusal of the request file naming another task was recorded (task ${after.state}: ${after.errorCode ?? "no code"} ${after.errorSummary?.slice(0, 200) ?? ""})`,
     );
   }
-  const roundReport = await deps.db.guestRoundReport.findUnique({ where: { taskId_round: { taskId: task.id, round: after.round } } });
+  const roundReport = await deps.db.guestRoundReport.findUnique({
+    where: { taskId_round: { taskId: task.id, round: after.round } },
+  });
   const guestReport = roundReport?.report as { studentSummary?: string | null } | undefined;
   return {
     problems,

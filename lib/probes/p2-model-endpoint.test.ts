@@ -48,7 +48,9 @@ describe("judgeModelEndpoint", () => {
       { address: "127.0.0.1", port: 7800, family: 4 as const, isOwn: true },
       { address: "0.0.0.0", port: 9999, family: 4 as const, isOwn: true },
     ];
-    expect(judgeModelEndpoint(seen({ listening }), mailbox)).toEqual(["the model endpoint listens on 0.0.0.0:9999, not on 127.0.0.1 only"]);
+    expect(judgeModelEndpoint(seen({ listening }), mailbox)).toEqual([
+      "the model endpoint listens on 0.0.0.0:9999, not on 127.0.0.1 only",
+    ]);
   });
 
   it("fails another process's wildcard socket on the endpoint's port, and records others without failing", () => {
@@ -56,7 +58,9 @@ describe("judgeModelEndpoint", () => {
       { address: "127.0.0.1", port: 7800, family: 4 as const, isOwn: true },
       { address: "::", port: 7800, family: 6 as const, isOwn: false },
     ];
-    expect(judgeModelEndpoint(seen({ listening }), mailbox)).toEqual(["a socket on the model endpoint's port listens on [::]:7800"]);
+    expect(judgeModelEndpoint(seen({ listening }), mailbox)).toEqual([
+      "a socket on the model endpoint's port listens on [::]:7800",
+    ]);
   });
 
   it("fails closed on a missing observation, a failed start and unseen sockets", () => {
@@ -78,11 +82,15 @@ describe("judgeModelEndpoint", () => {
   });
 
   it("fails a chat call that did not go through the guest's relay channel", () => {
-    expect(judgeModelEndpoint(seen({ mailboxRequests: [] }), mailbox).join("\n")).toMatch(/did not become exactly one mailbox request/);
+    expect(judgeModelEndpoint(seen({ mailboxRequests: [] }), mailbox).join("\n")).toMatch(
+      /did not become exactly one mailbox request/,
+    );
     const foreign = seen({ mailboxRequests: [{ name: "000001.json", taskId: "another", operation: "chat" }] });
     expect(judgeModelEndpoint(foreign, mailbox).join("\n")).toMatch(/for another task/);
     const unrefused = seen({ mailboxRequests: [], chat: { status: 200, code: null, detail: "" } });
-    expect(judgeModelEndpoint(unrefused, http).join("\n")).toMatch(/did not come back with the relay listener's refusal/);
+    expect(judgeModelEndpoint(unrefused, http).join("\n")).toMatch(
+      /did not come back with the relay listener's refusal/,
+    );
     const both = seen({ chat: { status: 403, code: "RELAY_REFUSED", detail: "" } });
     expect(judgeModelEndpoint(both, http)).toEqual(["the HTTP-channel endpoint wrote 1 mailbox request file(s)"]);
   });
@@ -95,7 +103,10 @@ describe("P7's scan of what the model endpoint wrote", () => {
   }
 
   it("passes clean writes and names where a handle appears", () => {
-    const clean = { where: "P2 blocked guest: the model endpoint's log", text: "POST /v1/chat/completions → 403 RELAY_REFUSED" };
+    const clean = {
+      where: "P2 blocked guest: the model endpoint's log",
+      text: "POST /v1/chat/completions → 403 RELAY_REFUSED",
+    };
     expect(scanGuestWrites(run([clean]), ["P2", "P7"])).toEqual({
       problems: [],
       detail: { scanned: 1, bytes: Buffer.byteLength(clean.text) },

@@ -40,18 +40,32 @@ export type TModelEndpointReport = NonNullable<TGuestProbeReport["modelEndpoint"
 export const ENDPOINT_LISTEN_ADDRESS = "127.0.0.1";
 /** Only the relay listener answers a call with an unknown handle with this code (lib/relay/relay-http.ts). */
 const RELAY_REFUSAL_CODE = "RELAY_REFUSED";
-const PROBE_CHAT_BODY = JSON.stringify({ model: "school-core-probe", messages: [{ role: "user", content: "qualification probe P2" }] });
+const PROBE_CHAT_BODY = JSON.stringify({
+  model: "school-core-probe",
+  messages: [{ role: "user", content: "qualification probe P2" }],
+});
 
 export type TModelEndpointSetup = {
   /** the probe program's `modelEndpoint` input */
-  probeInput: { module: string; taskFile: string; channel: TChannel; mailboxOutbox: string; chatBody: string; timeoutMs: number };
+  probeInput: {
+    module: string;
+    taskFile: string;
+    channel: TChannel;
+    mailboxOutbox: string;
+    chatBody: string;
+    timeoutMs: number;
+  };
   /** the endpoint's modules and the task.json relay section, uploaded beside the probe program */
   files: { path: string; bytes: Buffer }[];
   expected: { channel: TChannel; taskId: string; model: string | null };
 };
 
 /** Everything a probe guest needs to start the endpoint as a student guest does; the handle joins the run's secrets. */
-export async function prepareModelEndpoint(deps: TProbeDeps, run: TProbeRunContext, channel: TChannel): Promise<TModelEndpointSetup> {
+export async function prepareModelEndpoint(
+  deps: TProbeDeps,
+  run: TProbeRunContext,
+  channel: TChannel,
+): Promise<TModelEndpointSetup> {
   const handle = generateHandle();
   run.secrets.add(handle);
   const model = pinnedModelOf(await readRelayUpstream({ db: deps.db }));
@@ -82,10 +96,14 @@ export async function prepareModelEndpoint(deps: TProbeDeps, run: TProbeRunConte
   };
 }
 
-const at = (s: { address: string; port: number }) => (s.address.includes(":") ? `[${s.address}]:${s.port}` : `${s.address}:${s.port}`);
+const at = (s: { address: string; port: number }) =>
+  s.address.includes(":") ? `[${s.address}]:${s.port}` : `${s.address}:${s.port}`;
 
 /** P2's problems with what the guest saw of its endpoint (pure). A missing observation is a problem: fail closed. */
-export function judgeModelEndpoint(seen: TModelEndpointReport | undefined, expected: TModelEndpointSetup["expected"]): string[] {
+export function judgeModelEndpoint(
+  seen: TModelEndpointReport | undefined,
+  expected: TModelEndpointSetup["expected"],
+): string[] {
   if (!seen) return ["the model endpoint was not observed (the probe program reported nothing about it)"];
   if (seen.startError !== null) return [`the model endpoint did not start: ${seen.startError}`];
   const problems: string[] = [];
@@ -143,6 +161,11 @@ export function modelEndpointDetail(seen: TModelEndpointReport | undefined): Rec
 }
 
 /** Hands what the endpoint wrote in this guest to P7's scan (run context only; never stored). */
-export function recordEndpointWrites(run: TProbeRunContext, guest: string, seen: TModelEndpointReport | undefined): void {
-  for (const w of seen?.writes ?? []) run.guestWrites.push({ where: `P2 ${guest}: the model endpoint's ${w.where}`, text: w.text });
+export function recordEndpointWrites(
+  run: TProbeRunContext,
+  guest: string,
+  seen: TModelEndpointReport | undefined,
+): void {
+  for (const w of seen?.writes ?? [])
+    run.guestWrites.push({ where: `P2 ${guest}: the model endpoint's ${w.where}`, text: w.text });
 }

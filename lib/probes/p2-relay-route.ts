@@ -17,7 +17,12 @@ import type { TProbeListeners } from "./probe-listeners";
 import { relayEndpointOf } from "./substrate-endpoint-part";
 import { runGuestProbe, type TGuestProbeReport } from "./run-guest-probe";
 import type { TProbeDeps, TProbeRunContext } from "./probe-types";
-import { judgeModelEndpoint, modelEndpointDetail, prepareModelEndpoint, recordEndpointWrites } from "./p2-model-endpoint";
+import {
+  judgeModelEndpoint,
+  modelEndpointDetail,
+  prepareModelEndpoint,
+  recordEndpointWrites,
+} from "./p2-model-endpoint";
 import type { TEgressTarget } from "./p2-egress-input";
 
 /** Only the relay listener answers the control request with this code (lib/relay/relay-http.ts). */
@@ -83,9 +88,18 @@ export function relayProxyAttempts(input: { relayHost: string; other: string; ru
       label: "CONNECT to another host",
       raw: `CONNECT ${other} HTTP/1.1\r\nHost: ${other}\r\n\r\nGET /probe HTTP/1.1\r\nHost: ${other}\r\nConnection: close\r\n\r\n`,
     },
-    { label: "a path outside /api/relay/v1/{op} (root)", raw: `GET / HTTP/1.1\r\nHost: ${relayHost}\r\nConnection: close\r\n\r\n` },
-    { label: "a path outside /api/relay/v1/{op} (another version)", raw: post("/api/relay/v2/complete", relayHost, body) },
-    { label: "a path outside /api/relay/v1/{op} (dot segments)", raw: post("/api/relay/v1/../../../probe", relayHost, body) },
+    {
+      label: "a path outside /api/relay/v1/{op} (root)",
+      raw: `GET / HTTP/1.1\r\nHost: ${relayHost}\r\nConnection: close\r\n\r\n`,
+    },
+    {
+      label: "a path outside /api/relay/v1/{op} (another version)",
+      raw: post("/api/relay/v2/complete", relayHost, body),
+    },
+    {
+      label: "a path outside /api/relay/v1/{op} (dot segments)",
+      raw: post("/api/relay/v1/../../../probe", relayHost, body),
+    },
     {
       label: "a path outside /api/relay/v1/{op} (a query naming another URL)",
       raw: post(`/api/relay/v1/complete?url=http://${other}/probe`, relayHost, body),
@@ -112,7 +126,9 @@ export function judgeRelayAttempts(attempts: TGuestProbeReport["relay"], endpoin
 }
 
 /** The host's own view first: is anything answering as the relay listener at the endpoint? */
-async function readListenerRefusal(endpoint: string): Promise<{ isReachable: true } | { isReachable: false; reason: string }> {
+async function readListenerRefusal(
+  endpoint: string,
+): Promise<{ isReachable: true } | { isReachable: false; reason: string }> {
   try {
     const response = await fetch(new URL("/api/relay/v1/complete", endpoint), {
       method: "POST",
@@ -122,7 +138,10 @@ async function readListenerRefusal(endpoint: string): Promise<{ isReachable: tru
     });
     const text = (await response.text()).slice(0, 2000);
     if (text.includes(RELAY_REFUSAL_TEXT)) return { isReachable: true };
-    return { isReachable: false, reason: `something answered ${response.status} at ${endpoint}, but not as the relay listener` };
+    return {
+      isReachable: false,
+      reason: `something answered ${response.status} at ${endpoint}, but not as the relay listener`,
+    };
   } catch (error) {
     return {
       isReachable: false,
@@ -161,7 +180,9 @@ export async function checkRelayRoute(
     timeoutSeconds: 120,
   });
   const problems = judgeRelayAttempts(guest.report.relay, endpoint);
-  problems.push(...judgeModelEndpoint(guest.report.modelEndpoint, endpointSetup.expected).map((p) => `relay-channel guest: ${p}`));
+  problems.push(
+    ...judgeModelEndpoint(guest.report.modelEndpoint, endpointSetup.expected).map((p) => `relay-channel guest: ${p}`),
+  );
   recordEndpointWrites(run, "relay-channel guest", guest.report.modelEndpoint);
   for (const a of guest.report.egress)
     if (a.outcome === "connected" || a.outcome === "answered")

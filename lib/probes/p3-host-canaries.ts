@@ -43,10 +43,13 @@ export const probeHostCanaries: TProbe = async (deps, run) => {
     for (const hit of search?.found ?? []) {
       if (hit.digest && byDigest.has(hit.digest))
         problems.push(`canary from ${byDigest.get(hit.digest)} visible in the guest at ${hit.where}`);
-      else if (hit.kind === "socket" && HOST_SOCKET.test(hit.where)) problems.push(`host socket visible in the guest: ${hit.where}`);
+      else if (hit.kind === "socket" && HOST_SOCKET.test(hit.where))
+        problems.push(`host socket visible in the guest: ${hit.where}`);
     }
-    for (const mount of guest.report.identity?.socketMounts ?? []) problems.push(`host socket mount: ${mount.slice(0, 200)}`);
-    for (const name of guest.report.identity?.riskyEnv ?? []) problems.push(`credential-like variable in the guest environment: ${name}`);
+    for (const mount of guest.report.identity?.socketMounts ?? [])
+      problems.push(`host socket mount: ${mount.slice(0, 200)}`);
+    for (const name of guest.report.identity?.riskyEnv ?? [])
+      problems.push(`credential-like variable in the guest environment: ${name}`);
     return outcome(problems.length === 0, {
       guestMachine: guest.providerMachineId,
       planted: planted.canaries.map((c) => ({ where: c.where, sha256: c.digest })),

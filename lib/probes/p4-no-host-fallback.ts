@@ -66,7 +66,10 @@ export const probeNoHostFallback: TProbe = async (deps, run) => {
   const problems: string[] = [];
   const results = [];
   for (const { label, taskId } of tasks) {
-    const task = await deps.db.task.findUniqueOrThrow({ where: { id: taskId }, include: { candidates: true, machines: true } });
+    const task = await deps.db.task.findUniqueOrThrow({
+      where: { id: taskId },
+      include: { candidates: true, machines: true },
+    });
     results.push({
       label,
       state: task.state,
@@ -75,7 +78,8 @@ export const probeNoHostFallback: TProbe = async (deps, run) => {
       candidates: task.candidates.length,
       machines: task.machines.map((m) => m.state),
     });
-    if (task.state !== "failed" && task.state !== "blocked") problems.push(`${label}: ended ${task.state}, not failed/blocked`);
+    if (task.state !== "failed" && task.state !== "blocked")
+      problems.push(`${label}: ended ${task.state}, not failed/blocked`);
     if (!task.errorSummary) problems.push(`${label}: no visible reason`);
     if (task.candidates.length > 0) problems.push(`${label}: a candidate was imported`);
   }

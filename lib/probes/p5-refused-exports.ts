@@ -44,7 +44,11 @@ export const P5_CASES = [
   },
   {
     label: "P5 traversal entry",
-    agentCommand: ["sh", "-c", `cd /workspace/repo && tar -P -cf /tmp/school-core-candidate.tar ../repo/src/add.js; ${forgedResult()}`],
+    agentCommand: [
+      "sh",
+      "-c",
+      `cd /workspace/repo && tar -P -cf /tmp/school-core-candidate.tar ../repo/src/add.js; ${forgedResult()}`,
+    ],
     refusal: { code: "ARCHIVE_REFUSED", raisedAt: "the control plane's archive validation (import)" },
   },
   {
@@ -96,9 +100,12 @@ export const probeRefusedExports: TProbe = async (deps, run) => {
       candidates: task.candidates.length,
     });
     if (task.state !== "failed") problems.push(`${label}: ended ${task.state}, not failed`);
-    if (!isControlPlane) problems.push(`${label}: not refused by the control plane's validation (${task.errorCode ?? "no code"})`);
+    if (!isControlPlane)
+      problems.push(`${label}: not refused by the control plane's validation (${task.errorCode ?? "no code"})`);
     else if (!isExpected)
-      problems.push(`${label}: refused with ${task.errorCode}, not ${refusal.code} — ${refusal.raisedAt} did not catch it`);
+      problems.push(
+        `${label}: refused with ${task.errorCode}, not ${refusal.code} — ${refusal.raisedAt} did not catch it`,
+      );
     if (task.candidates.length > 0) problems.push(`${label}: something was imported`);
   }
   return outcome(problems.length === 0, { cases: results, ...(problems.length ? { problems } : {}) });

@@ -49,7 +49,12 @@ export const probeTtlSweep: TProbe = async (deps, run) => {
       reason: `swept by the provider's TTL after ${Math.round(sweptAfterMs / 1000)} s (probe P6)`,
     });
   } else {
-    await destroyMachine(deps.db, deps.substrate, machine.id, "probe P6: the provider did not sweep the machine within TTL + grace");
+    await destroyMachine(
+      deps.db,
+      deps.substrate,
+      machine.id,
+      "probe P6: the provider did not sweep the machine within TTL + grace",
+    );
   }
   return outcome(gone.isGone, {
     providerMachineId: machine.providerId,

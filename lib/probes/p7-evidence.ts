@@ -29,7 +29,8 @@ export function scanEvidence(text: string, secrets: Iterable<string>, where = "t
     if (secret.length >= 8 && text.includes(secret)) findings.push(`known secret #${index} appears in ${where}`);
   }
   for (const shape of CREDENTIAL_SHAPES)
-    if (shape.test(text)) findings.push(`a credential-shaped string (${shape.source.slice(0, 24)}…) appears in ${where}`);
+    if (shape.test(text))
+      findings.push(`a credential-shaped string (${shape.source.slice(0, 24)}…) appears in ${where}`);
   return findings;
 }
 
@@ -52,15 +53,22 @@ export function makeEvidenceProbe(selection: () => { substrate: string; probes: 
     const text = canonicalJson(doc);
     const bytes = Buffer.byteLength(text);
     const findings = scanEvidence(text, run.secrets);
-    const probeTasks = await deps.db.task.findMany({ where: { probeRunId: run.runId }, select: { id: true, state: true } });
+    const probeTasks = await deps.db.task.findMany({
+      where: { probeRunId: run.runId },
+      select: { id: true, state: true },
+    });
     const taskIds = probeTasks.map((t) => t.id);
     const pullRequests = taskIds.length ? await deps.db.pullRequest.count({ where: { taskId: { in: taskIds } } }) : 0;
-    const published = probeTasks.filter((t) => ["approved", "pr_pending", "pr_open", "pr_failed"].includes(t.state)).length;
+    const published = probeTasks.filter((t) =>
+      ["approved", "pr_pending", "pr_open", "pr_failed"].includes(t.state),
+    ).length;
     const endpointWrites = scanGuestWrites(run, selected.probes);
     const problems = [...findings, ...endpointWrites.problems];
     if (bytes > MAX_EVIDENCE_BYTES) problems.push(`the evidence is ${bytes} bytes, over ${MAX_EVIDENCE_BYTES}`);
     if (pullRequests > 0 || published > 0)
-      problems.push(`provider writes during the run: ${pullRequests} pull request record(s), ${published} task(s) in publication`);
+      problems.push(
+        `provider writes during the run: ${pullRequests} pull request record(s), ${published} task(s) in publication`,
+      );
     return outcome(problems.length === 0, {
       evidenceBytes: bytes,
       maxEvidenceBytes: MAX_EVIDENCE_BYTES,

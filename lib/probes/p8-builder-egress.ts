@@ -9,9 +9,18 @@ import { probeBuilderEgress as runBuilderEgressProbe } from "../dependencies/pro
 import { guestImageOfRun } from "./probe-run-image";
 import { outcome, type TProbeDeps, type TProbeOutcome, type TProbeRunContext } from "./probe-types";
 
-export async function probeBuilderEgress(deps: TProbeDeps, run: Pick<TProbeRunContext, "runId" | "config">): Promise<TProbeOutcome> {
+export async function probeBuilderEgress(
+  deps: TProbeDeps,
+  run: Pick<TProbeRunContext, "runId" | "config">,
+): Promise<TProbeOutcome> {
   const report = await runBuilderEgressProbe(
-    { db: deps.db, env: deps.env, substrate: deps.substrate, readyTimeoutMs: deps.readyTimeoutMs ?? 60_000, probeRunId: run.runId },
+    {
+      db: deps.db,
+      env: deps.env,
+      substrate: deps.substrate,
+      readyTimeoutMs: deps.readyTimeoutMs ?? 60_000,
+      probeRunId: run.runId,
+    },
     {
       extraDirectTargets: (deps.extraEgressTargets ?? [])
         .filter((t) => t.protocol === "tcp")

@@ -30,7 +30,10 @@ export function parseProbeSelection(text: string | undefined | readonly string[]
   for (const item of raw) {
     const parsed = ZProbeIdSchema.safeParse(String(item).trim().toUpperCase());
     if (!parsed.success)
-      throw new AppError("VALIDATION_FAILED", `Unknown probe "${String(item).slice(0, 20)}"; the probes are ${PROBE_IDS.join(", ")}.`);
+      throw new AppError(
+        "VALIDATION_FAILED",
+        `Unknown probe "${String(item).slice(0, 20)}"; the probes are ${PROBE_IDS.join(", ")}.`,
+      );
     ids.add(parsed.data);
   }
   return PROBE_IDS.filter((id) => ids.has(id));

@@ -20,7 +20,10 @@ export const MAX_EVIDENCE_BYTES = 256 * 1024;
 /** per probe, so eight probes stay well inside the document bound */
 export const MAX_DETAIL_BYTES = 16 * 1024;
 
-export function buildEvidenceDocument(run: TProbeRunContext, input: { substrate: string; probes: TProbeId[] }): Record<string, unknown> {
+export function buildEvidenceDocument(
+  run: TProbeRunContext,
+  input: { substrate: string; probes: TProbeId[] },
+): Record<string, unknown> {
   return {
     v: 1,
     kind: "school-core/probe-evidence",
@@ -69,7 +72,10 @@ export async function readEvidence(deps: { db: Db; env: TEnv }, digest: string):
   const tmp = await fs.mkdtemp(path.join(os.tmpdir(), "probe-evidence-"));
   try {
     const out = path.join(tmp, "evidence.json");
-    await createFsArtifactStore({ rootDir: defaultArtifactRoot(deps.env.dataDir) }).readToFile({ digest, destPath: out });
+    await createFsArtifactStore({ rootDir: defaultArtifactRoot(deps.env.dataDir) }).readToFile({
+      digest,
+      destPath: out,
+    });
     return await fs.readFile(out);
   } finally {
     await fs.rm(tmp, { recursive: true, force: true });

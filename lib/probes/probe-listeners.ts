@@ -32,7 +32,9 @@ export async function startProbeListeners(): Promise<TProbeListeners> {
     udpHits++;
     // a DNS-shaped answer for a query, an echo otherwise; either proves the datagram arrived
     udp.send(
-      message.length >= 12 ? Buffer.concat([message.subarray(0, 2), Buffer.from([0x81, 0x80]), message.subarray(4)]) : message,
+      message.length >= 12
+        ? Buffer.concat([message.subarray(0, 2), Buffer.from([0x81, 0x80]), message.subarray(4)])
+        : message,
       remote.port,
       remote.address,
     );

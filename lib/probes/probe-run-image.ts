@@ -12,7 +12,8 @@ import { AppError } from "../errors";
 
 export function guestImageOfRun(run: { config: Pick<TSubstrateConfig, "guestImage"> }): TGuestImage {
   const parsed = ZGuestImageSchema.safeParse(run.config.guestImage);
-  if (!parsed.success) throw new AppError("CONFIG_INVALID", "The probe run's recorded configuration has no valid guest image.");
+  if (!parsed.success)
+    throw new AppError("CONFIG_INVALID", "The probe run's recorded configuration has no valid guest image.");
   return parsed.data;
 }
 

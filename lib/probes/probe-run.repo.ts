@@ -53,7 +53,9 @@ export async function createProbeRun(
         probes: input.probes,
         configDigest: input.snapshot.digest,
         substrate: input.substrate,
-        ...(input.guestImageOverride ? { guestImage: input.guestImageOverride.image, agentProfile: input.guestImageOverride.profile } : {}),
+        ...(input.guestImageOverride
+          ? { guestImage: input.guestImageOverride.image, agentProfile: input.guestImageOverride.profile }
+          : {}),
       },
     });
     // A worker starts it at once (lib/db/work-ready.ts), unless the caller runs it (the CLI).
@@ -63,7 +65,10 @@ export async function createProbeRun(
 }
 
 export async function markProbeStarted(db: Db, runId: string, probe: TProbeId): Promise<void> {
-  await db.probeResult.updateMany({ where: { runId, probe, status: "pending" }, data: { status: "running", startedAt: new Date() } });
+  await db.probeResult.updateMany({
+    where: { runId, probe, status: "pending" },
+    data: { status: "running", startedAt: new Date() },
+  });
 }
 
 export async function recordProbeResult(
@@ -94,7 +99,10 @@ export async function finishProbeRun(
   return db.$transaction(async (tx) => {
     const results = await tx.probeResult.findMany({ where: { runId } });
     const isPass =
-      results.length > 0 && results.every((r) => r.status === "passed") && input.evidenceDigest !== null && input.reason === null;
+      results.length > 0 &&
+      results.every((r) => r.status === "passed") &&
+      input.evidenceDigest !== null &&
+      input.reason === null;
     const state = isPass ? "passed" : "failed";
     const notPassed = results.filter((r) => r.status !== "passed").map((r) => `${r.probe} ${r.status}`);
     const reason = input.reason ?? (isPass ? null : `not passed: ${notPassed.join(", ")}`);
@@ -137,7 +145,13 @@ export async function failAbandonedProbeRuns(db: Db, now = new Date()): Promise<
     now,
     abandon: (run, reason) => ({
       data: { reason: `The run was abandoned: ${reason}.` },
-      audit: { actorId: null, action: "probe.abandoned", targetType: "probeRun", targetId: run.id, detail: { reason: "heartbeat lapsed" } },
+      audit: {
+        actorId: null,
+        action: "probe.abandoned",
+        targetType: "probeRun",
+        targetId: run.id,
+        detail: { reason: "heartbeat lapsed" },
+      },
       alsoIn: (tx) => endUnfinishedResults(tx, run.id, "the run was abandoned: its runner stopped", now),
     }),
   });

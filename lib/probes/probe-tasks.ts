@@ -27,7 +27,12 @@ export async function createProbeTarget(deps: { db: Db; env: TEnv }, input: { ru
     create: { name, cloneUrl: demo.path, probeRunId: input.runId },
     update: { cloneUrl: demo.path, probeRunId: input.runId },
   });
-  const mirror = await syncMirror({ db: deps.db, dataDir: deps.env.dataDir, repository: name, source: { cloneUrl: demo.path } });
+  const mirror = await syncMirror({
+    db: deps.db,
+    dataDir: deps.env.dataDir,
+    repository: name,
+    source: { cloneUrl: demo.path },
+  });
   const baseSha = await resolveBaseRef(mirror, "main");
   return { repositoryId: repo.id, name, baseSha, dir };
 }

@@ -50,7 +50,11 @@ export type TProbeRunContext = {
 };
 
 export type TProbeOutcome = { status: "passed" | "failed"; detail: Record<string, unknown>; providerError?: string };
-export type TProbeResult = { status: "passed" | "failed" | "error"; detail: Record<string, unknown>; providerError?: string };
+export type TProbeResult = {
+  status: "passed" | "failed" | "error";
+  detail: Record<string, unknown>;
+  providerError?: string;
+};
 
 export type TProbe = (deps: TProbeDeps, run: TProbeRunContext) => Promise<TProbeOutcome>;
 

@@ -43,7 +43,10 @@ beforeAll(async () => {
     { db: world.db, dataDir: world.env.dataDir },
     { name: PROFILE, owner: "team-b", command: SCRIPTED_FIX, image: ALT_IMAGE, actorId: null },
   );
-  await addAgentProfile({ db: world.db, dataDir: world.env.dataDir }, { name: "plain", command: SCRIPTED_FIX, actorId: null });
+  await addAgentProfile(
+    { db: world.db, dataDir: world.env.dataDir },
+    { name: "plain", command: SCRIPTED_FIX, actorId: null },
+  );
 });
 
 async function runProfileTask() {
@@ -95,9 +98,16 @@ describe("an agent profile with a guest image of its own", () => {
       LOCAL_SUBSTRATE_PORT: String(world.env.LOCAL_SUBSTRATE_PORT),
       SMOLCLOUD_TOKEN_FILE: world.tokenFile,
     };
-    const ran = await runCli(["probe", "run", "--only", "P0", "--image-of-profile", PROFILE, "--json"], { env, timeoutMs: 90_000 });
+    const ran = await runCli(["probe", "run", "--only", "P0", "--image-of-profile", PROFILE, "--json"], {
+      env,
+      timeoutMs: 90_000,
+    });
     expect(ran.code, `${ran.stdout}\n${ran.stderr}`).toBe(0);
-    expect(JSON.parse(ran.stdout)).toMatchObject({ passed: true, guestImageOverride: ALT_IMAGE, probes: [{ id: "P0", status: "passed" }] });
+    expect(JSON.parse(ran.stdout)).toMatchObject({
+      passed: true,
+      guestImageOverride: ALT_IMAGE,
+      probes: [{ id: "P0", status: "passed" }],
+    });
     // A profile that runs guest.image has no image of its own to qualify.
     const plain = await runCli(["probe", "run", "--only", "P0", "--image-of-profile", "plain", "--json"], { env });
     expect(plain.code).not.toBe(0);
@@ -120,7 +130,11 @@ describe("an agent profile with a guest image of its own", () => {
     expect(run.guestImageOverride).toEqual(ALT_IMAGE);
     expect(run.config).toMatchObject({ ...inForce.config, guestImage: ALT_IMAGE });
     const audit = await world.db.auditLog.findFirst({ where: { action: "probe.run", targetId: run.id } });
-    expect(audit?.detail).toMatchObject({ agentProfile: PROFILE, guestImage: ALT_IMAGE, configDigest: run.configDigest });
+    expect(audit?.detail).toMatchObject({
+      agentProfile: PROFILE,
+      guestImage: ALT_IMAGE,
+      configDigest: run.configDigest,
+    });
 
     const state = await executeProbeRun(
       probeDepsFor(world.ctx, {
@@ -136,7 +150,9 @@ describe("an agent profile with a guest image of its own", () => {
 
     // Every guest the probes made came from the profile's image: P1's student (through the
     // lifecycle, as a probe task) and P6's abandoned machine; only P1's verifier is verifier.image.
-    const machines = await world.db.guestMachine.findMany({ where: { OR: [{ probeRunId: run.id }, { task: { probeRunId: run.id } }] } });
+    const machines = await world.db.guestMachine.findMany({
+      where: { OR: [{ probeRunId: run.id }, { task: { probeRunId: run.id } }] },
+    });
     const nonVerifier = machines.filter((m) => m.purpose !== "verifier");
     expect(nonVerifier.map((m) => m.purpose).sort()).toEqual(["probe", "student"]);
     expect(nonVerifier.every((m) => m.imageRef === ALT_REF)).toBe(true);
@@ -154,7 +170,9 @@ describe("an agent profile with a guest image of its own", () => {
   }, 240_000);
 
   it("runs on its image once a passing run qualifies it, and is refused again after a later failing run for the same digest", async () => {
-    const passing = await recordFixtureProbeRun(world.db, world.env, { guestImageOverride: { image: ALT_IMAGE, profile: PROFILE } });
+    const passing = await recordFixtureProbeRun(world.db, world.env, {
+      guestImageOverride: { image: ALT_IMAGE, profile: PROFILE },
+    });
     expect(await qualificationNow()).toMatchObject({ kind: "qualified", runId: passing });
     const task = await runProfileTask();
     expect(task.state, `${task.errorCode}: ${task.errorSummary}`).toBe("review_pending");

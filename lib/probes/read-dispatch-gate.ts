@@ -50,7 +50,9 @@ export async function readDispatchGate(deps: { db: Db; env: TEnv }): Promise<TDi
       targetId: "dispatch",
       detail: {
         reason,
-        ...(check.changedSettings && check.changedSettings.length > 0 ? { cause: check.changedSettings.join(", ") } : {}),
+        ...(check.changedSettings && check.changedSettings.length > 0
+          ? { cause: check.changedSettings.join(", ") }
+          : {}),
         openedByRunId: gate.openedByRunId,
         before: gate as never,
       },
@@ -65,8 +67,14 @@ function isHeldButForLimitsMode(
   now: TSubstrateConfig,
   latestRun: Awaited<ReturnType<typeof latestCompletedRunFor>>,
 ) {
-  const assumed: TSubstrateConfig = { ...now, substrate: { ...now.substrate, limitsMode: gate.config?.substrate.limitsMode } };
-  return recheckOpenGate(gate, { currentDigest: substrateConfigDigest(assumed), currentConfig: assumed, latestRun }).kind === "open";
+  const assumed: TSubstrateConfig = {
+    ...now,
+    substrate: { ...now.substrate, limitsMode: gate.config?.substrate.limitsMode },
+  };
+  return (
+    recheckOpenGate(gate, { currentDigest: substrateConfigDigest(assumed), currentConfig: assumed, latestRun }).kind ===
+    "open"
+  );
 }
 
 export async function isDispatchOpen(db: Db, env: TEnv): Promise<boolean> {

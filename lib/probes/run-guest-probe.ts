@@ -93,7 +93,11 @@ export const ZGuestProbeReportSchema = z
           )
           .max(50),
         models: z
-          .object({ status: z.number().int().nullable(), modelIds: z.array(z.string().max(200)).max(5), detail: z.string().max(200) })
+          .object({
+            status: z.number().int().nullable(),
+            modelIds: z.array(z.string().max(200)).max(5),
+            detail: z.string().max(200),
+          })
           .strict(),
         chat: z
           .object({
@@ -108,7 +112,11 @@ export const ZGuestProbeReportSchema = z
         mailboxRequests: z
           .array(
             z
-              .object({ name: z.string().max(20), taskId: z.string().max(100).nullable(), operation: z.string().max(100).nullable() })
+              .object({
+                name: z.string().max(20),
+                taskId: z.string().max(100).nullable(),
+                operation: z.string().max(100).nullable(),
+              })
               .strict(),
           )
           .max(10),
@@ -120,7 +128,13 @@ export const ZGuestProbeReportSchema = z
       .object({
         found: z
           .array(
-            z.object({ where: z.string().max(400), digest: z.string().max(64).nullable(), kind: z.string().max(20).optional() }).strict(),
+            z
+              .object({
+                where: z.string().max(400),
+                digest: z.string().max(64).nullable(),
+                kind: z.string().max(20).optional(),
+              })
+              .strict(),
           )
           .max(50),
         filesRead: z.number().int(),
@@ -155,7 +169,12 @@ export async function runGuestProbe(
   },
 ): Promise<TGuestProbeRun> {
   const { db, substrate } = deps;
-  const spec = { source: input.image, resources: { cpus: 1, memoryMb: 256, diskGb: 1 }, network: input.network, ttlSeconds: 600 };
+  const spec = {
+    source: input.image,
+    resources: { cpus: 1, memoryMb: 256, diskGb: 1 },
+    network: input.network,
+    ttlSeconds: 600,
+  };
   let machine = await recordMachineIntent(db, {
     probeRunId: input.runId,
     purpose: "probe",
@@ -169,14 +188,20 @@ export async function runGuestProbe(
     const providerId = machine.providerId!;
     await Promise.all([
       ...PROBE_PROGRAMS.map((name) =>
-        fs.readFile(path.join(GUEST_PROGRAMS_DIR, name)).then((bytes) => substrate.upload(providerId, `${GUEST_PROBE_DIR}/${name}`, bytes)),
+        fs
+          .readFile(path.join(GUEST_PROGRAMS_DIR, name))
+          .then((bytes) => substrate.upload(providerId, `${GUEST_PROBE_DIR}/${name}`, bytes)),
       ),
       substrate.upload(providerId, GUEST_PROBE_INPUT_FILE, Buffer.from(JSON.stringify(input.probeInput))),
       ...(input.files ?? []).map((file) => substrate.upload(providerId, file.path, file.bytes)),
     ]);
     const result = await substrate.exec(
       providerId,
-      { command: ["node", GUEST_PROBE_PROGRAM, GUEST_PROBE_INPUT_FILE], cwd: "/tmp", timeoutSeconds: input.timeoutSeconds },
+      {
+        command: ["node", GUEST_PROBE_PROGRAM, GUEST_PROBE_INPUT_FILE],
+        cwd: "/tmp",
+        timeoutSeconds: input.timeoutSeconds,
+      },
       { maxOutputBytes: MAX_REPORT_BYTES },
     );
     if (result.exitCode !== 0 || result.stdoutTruncated)
@@ -191,7 +216,13 @@ export async function runGuestProbe(
       throw new AppError("CONTRACT_VIOLATION", "The probe program's report is not JSON.");
     }
     const report = parseOrThrow(ZGuestProbeReportSchema, json, { code: "CONTRACT_VIOLATION", label: "probe report" });
-    return { report, providerMachineId: providerId, machineId: machine.id, image: input.image, exitCode: result.exitCode };
+    return {
+      report,
+      providerMachineId: providerId,
+      machineId: machine.id,
+      image: input.image,
+      exitCode: result.exitCode,
+    };
   } finally {
     await destroyMachine(db, substrate, machine.id, "qualification probe finished");
   }

@@ -40,20 +40,32 @@ export function probeDepsForWorld(w: LifecycleWorld, listener: TProbeRelayListen
     {
       // the in-process local substrate stands in for the provider's hypervisor: its bubblewrap spawns are the provider's
       isProviderSpawn: ({ stack }) => stack.includes(`${path.sep}sidecars${path.sep}local-substrate${path.sep}`),
-      extraEgressTargets: [{ label: "test database", host: "127.0.0.1", port: Number(new URL(w.databaseUrl).port), protocol: "tcp" }],
+      extraEgressTargets: [
+        { label: "test database", host: "127.0.0.1", port: Number(new URL(w.databaseUrl).port), protocol: "tcp" },
+      ],
     },
   );
 }
 
 async function runProbes(probes: string[] = [...PROBE_IDS]) {
-  const run = await requestProbeRun({ db: world.db, env: world.env }, { probes: probes as never, actorId: null, isRunByCaller: true });
+  const run = await requestProbeRun(
+    { db: world.db, env: world.env },
+    { probes: probes as never, actorId: null, isRunByCaller: true },
+  );
   const started = Date.now();
   const state = await executeProbeRun(probeDepsForWorld(world), { runId: run.id });
-  return { runId: run.id, state, ms: Date.now() - started, run: await getProbeRunOrThrow({ db: world.db }, { runId: run.id }) };
+  return {
+    runId: run.id,
+    state,
+    ms: Date.now() - started,
+    run: await getProbeRunOrThrow({ db: world.db }, { runId: run.id }),
+  };
 }
 
 async function expectRefused(mode: "development" | "production", pattern: RegExp) {
-  await expect(setDispatch({ db: world.db, env: world.env }, { mode, actorId: null, via: "test" })).rejects.toMatchObject({
+  await expect(
+    setDispatch({ db: world.db, env: world.env }, { mode, actorId: null, via: "test" }),
+  ).rejects.toMatchObject({
     code: "DISPATCH_NOT_QUALIFIED",
     message: expect.stringMatching(pattern),
   });
@@ -72,7 +84,8 @@ describe("a full probe run on the local substrate", () => {
   it("passes P0–P7 well under a minute, recording status, duration and detail per probe", async () => {
     result = await runProbes();
     const summary = result.run.results.map(
-      (r) => `${r.probe}:${r.status}:${r.durationMs}ms${r.status === "passed" ? "" : ` ${JSON.stringify(r.detail).slice(0, 600)}`}`,
+      (r) =>
+        `${r.probe}:${r.status}:${r.durationMs}ms${r.status === "passed" ? "" : ` ${JSON.stringify(r.detail).slice(0, 600)}`}`,
     );
     console.log(`probe run took ${result.ms} ms: ${summary.join(" | ")}`);
     expect(result.state, summary.join("\n")).toBe("passed");
@@ -85,7 +98,12 @@ describe("a full probe run on the local substrate", () => {
     expect(bytes.length).toBeLessThanOrEqual(256 * 1024);
     const doc = JSON.parse(bytes.toString("utf8"));
     expect(canonicalDigest(doc)).toBe(result.run.evidenceDigest);
-    expect(doc).toMatchObject({ runId: result.runId, configDigest: result.run.configDigest, substrate: "local", isVm: false });
+    expect(doc).toMatchObject({
+      runId: result.runId,
+      configDigest: result.run.configDigest,
+      substrate: "local",
+      isVm: false,
+    });
     expect(bytes.toString("utf8")).not.toContain(world.substrate.token);
     // P1 recorded the lifecycle identities
     const p1 = doc.probes.find((p: { id: string }) => p.id === "P1");
@@ -106,7 +124,10 @@ describe("a full probe run on the local substrate", () => {
 
   it("opens development dispatch only; production is refused on the local substrate", async () => {
     await expectRefused("production", /not a VM/);
-    const gate = await setDispatch({ db: world.db, env: world.env }, { mode: "development", actorId: null, via: "test" });
+    const gate = await setDispatch(
+      { db: world.db, env: world.env },
+      { mode: "development", actorId: null, via: "test" },
+    );
     expect(gate).toMatchObject({
       isOpen: true,
       enabled: true,
@@ -150,10 +171,16 @@ describe("a probe run whose runner is killed", () => {
       actorId: null,
       reason: "test setup",
     });
-    const run = await requestProbeRun({ db: world.db, env: world.env }, { probes: ["P6"], actorId: null, isRunByCaller: true });
+    const run = await requestProbeRun(
+      { db: world.db, env: world.env },
+      { probes: ["P6"], actorId: null, isRunByCaller: true },
+    );
     const worker = startWorkerProcess({ world });
     const deadline = Date.now() + 60_000;
-    while ((await world.db.probeRun.findUniqueOrThrow({ where: { id: run.id } })).state === "queued" && Date.now() < deadline)
+    while (
+      (await world.db.probeRun.findUniqueOrThrow({ where: { id: run.id } })).state === "queued" &&
+      Date.now() < deadline
+    )
       await new Promise((r) => setTimeout(r, 200));
     expect((await world.db.probeRun.findUniqueOrThrow({ where: { id: run.id } })).state).toBe("running");
     worker.child.kill("SIGKILL");

@@ -35,7 +35,8 @@ export async function setDispatch(
     latestRun: await latestCompletedRunFor(db, snapshot.digest),
     externalTargetCount: externalTargetCountOf(snapshot.config),
   });
-  if (decision.kind === "refused") throw new AppError(decision.code, decision.reason, { configDigest: snapshot.digest });
+  if (decision.kind === "refused")
+    throw new AppError(decision.code, decision.reason, { configDigest: snapshot.digest });
   const value: TDispatchSetting = {
     enabled: true,
     mode: decision.mode,

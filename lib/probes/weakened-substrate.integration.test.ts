@@ -39,7 +39,10 @@ afterEach(async () => {
 function deps(extra: Partial<TProbeDeps> = {}): TProbeDeps {
   return probeDepsFor(
     { ...world.ctx, env: relay.envFor(world.env) },
-    { isProviderSpawn: ({ stack }) => stack.includes(`${path.sep}sidecars${path.sep}local-substrate${path.sep}`), ...extra },
+    {
+      isProviderSpawn: ({ stack }) => stack.includes(`${path.sep}sidecars${path.sep}local-substrate${path.sep}`),
+      ...extra,
+    },
   );
 }
 
@@ -59,7 +62,8 @@ function weakenGuestProgram(name: string, from: string, to: string): Pick<TProbe
   return {
     tamperGuestProgram(file, source) {
       if (file !== name) return source;
-      if (!source.includes(from)) throw new Error(`${name} no longer contains ${JSON.stringify(from)}: update the weakening`);
+      if (!source.includes(from))
+        throw new Error(`${name} no longer contains ${JSON.stringify(from)}: update the weakening`);
       return source.replace(from, to);
     },
   };
@@ -126,7 +130,11 @@ describe("probes against a weakened local substrate", () => {
   it("P2 fails when the in-guest model endpoint listens on 0.0.0.0", async () => {
     const { result, detail } = await runOne(
       "P2",
-      weakenGuestProgram("model-endpoint.mjs", "server.listen(port, host, () => {", 'server.listen(port, "0.0.0.0", () => {'),
+      weakenGuestProgram(
+        "model-endpoint.mjs",
+        "server.listen(port, host, () => {",
+        'server.listen(port, "0.0.0.0", () => {',
+      ),
     );
     expect(result.status).toBe("failed");
     expect(detail).toMatch(/blocked guest: the model endpoint listens on 0\.0\.0\.0:7800, not on 127\.0\.0\.1 only/);
@@ -145,7 +153,9 @@ describe("probes against a weakened local substrate", () => {
     expect(detail).toMatch(
       /known secret #\d+ appears in P2 blocked guest: the model endpoint's \/tmp\/school-core-output\/model-endpoint\.log/,
     );
-    expect(detail).toMatch(/appears in P2 relay-channel guest: the model endpoint's \/tmp\/school-core-output\/model-endpoint\.log/);
+    expect(detail).toMatch(
+      /appears in P2 relay-channel guest: the model endpoint's \/tmp\/school-core-output\/model-endpoint\.log/,
+    );
     // what was leaked stays out of the stored evidence: only digests of the endpoint's writes are recorded
     const evidence = (await readEvidence({ db: world.db, env: world.env }, evidenceDigest!)).toString("utf8");
     expect(evidence).not.toMatch(/scr_[A-Za-z0-9_-]{43}/);
@@ -157,11 +167,19 @@ describe("probes against a weakened local substrate", () => {
     expect(state, JSON.stringify(result.detail)).toBe("passed");
     const cases = (
       result.detail as {
-        cases: { label: string; refusedBy: string; raisedAt: string; errorCode: string; state: string; candidates: number }[];
+        cases: {
+          label: string;
+          refusedBy: string;
+          raisedAt: string;
+          errorCode: string;
+          state: string;
+          candidates: number;
+        }[];
       }
     ).cases;
     expect(cases).toHaveLength(4);
-    for (const c of cases) expect([c.label, c.refusedBy, c.state, c.candidates]).toEqual([c.label, "control plane", "failed", 0]);
+    for (const c of cases)
+      expect([c.label, c.refusedBy, c.state, c.candidates]).toEqual([c.label, "control plane", "failed", 0]);
     // Where it was raised: the control plane's own byte count on the download (collect-task), not
     // a substrate error — and the substrate did serve the whole archive, uncapped and undeclared.
     const oversized = cases.find((c) => c.label === "P5 oversized export");

@@ -18,7 +18,15 @@ function input(): TApprovalInput {
   };
   return {
     task: { id: TASK, baseRef: "main", baseSha: BASE, repository: { name: "o/r" } },
-    candidate: { id: "cand-1", taskId: TASK, repository: "o/r", baseRef: "main", baseSha: BASE, headSha: HEAD, branch: `school/${TASK}` },
+    candidate: {
+      id: "cand-1",
+      taskId: TASK,
+      repository: "o/r",
+      baseRef: "main",
+      baseSha: BASE,
+      headSha: HEAD,
+      branch: `school/${TASK}`,
+    },
     decisions: [
       {
         id: "d1",
@@ -58,7 +66,13 @@ describe("checkPublishApproval", () => {
     ["a candidate on another branch", (v) => (v.candidate!.branch = "main")],
     [
       "a publication record for another head",
-      (v) => (v.pullRequest = { candidateId: "cand-1", decisionId: "d1", headSha: "c".repeat(40), branch: `school/${TASK}` }),
+      (v) =>
+        (v.pullRequest = {
+          candidateId: "cand-1",
+          decisionId: "d1",
+          headSha: "c".repeat(40),
+          branch: `school/${TASK}`,
+        }),
     ],
     [
       "a publication record for another decision",

@@ -29,12 +29,22 @@ type TDecisionLike = {
 export type TApprovalInput = {
   task: { id: string; baseRef: string; baseSha: string; repository: { name: string } };
   candidate:
-    { id: string; taskId: string; repository: string; baseRef: string; baseSha: string; headSha: string; branch: string } | undefined;
+    | {
+        id: string;
+        taskId: string;
+        repository: string;
+        baseRef: string;
+        baseSha: string;
+        headSha: string;
+        branch: string;
+      }
+    | undefined;
   decisions: readonly TDecisionLike[];
   pullRequest: { candidateId: string; decisionId: string; headSha: string; branch: string } | null;
 };
 
-export type TApprovalCheck<D extends TDecisionLike> = { kind: "approved"; decision: D } | { kind: "refused"; reason: string };
+export type TApprovalCheck<D extends TDecisionLike> =
+  { kind: "approved"; decision: D } | { kind: "refused"; reason: string };
 
 export function checkPublishApproval<D extends TDecisionLike>(
   input: Omit<TApprovalInput, "decisions"> & { decisions: readonly D[] },
@@ -52,9 +62,17 @@ export function checkPublishApproval<D extends TDecisionLike>(
   if (candidate.branch !== candidateBranchOf(task.id))
     return { kind: "refused", reason: "The candidate's branch is not the task's branch." };
   const decision = input.decisions.find(
-    (d) => d.verdict === "approve" && d.candidateId === candidate.id && d.taskId === task.id && d.headSha === candidate.headSha,
+    (d) =>
+      d.verdict === "approve" &&
+      d.candidateId === candidate.id &&
+      d.taskId === task.id &&
+      d.headSha === candidate.headSha,
   );
-  if (!decision) return { kind: "refused", reason: `No approval exists for candidate ${candidate.id} at head ${candidate.headSha}.` };
+  if (!decision)
+    return {
+      kind: "refused",
+      reason: `No approval exists for candidate ${candidate.id} at head ${candidate.headSha}.`,
+    };
   const evidence = decision.evidence;
   const isEvidenceBound =
     evidence.isPass &&
@@ -65,7 +83,10 @@ export function checkPublishApproval<D extends TDecisionLike>(
     evidence.repository === candidate.repository &&
     evidence.manifestDigest === decision.manifestDigest;
   if (!isEvidenceBound)
-    return { kind: "refused", reason: "The approval does not rest on passing trusted evidence for this exact candidate." };
+    return {
+      kind: "refused",
+      reason: "The approval does not rest on passing trusted evidence for this exact candidate.",
+    };
   const pull = input.pullRequest;
   if (
     pull &&

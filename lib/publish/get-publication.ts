@@ -34,7 +34,10 @@ export function safeHttpUrl(url: string | null): string | null {
 }
 
 export async function getPublication(deps: { db: Db }, input: { taskId: string }): Promise<TPublicationView | null> {
-  const pull = await deps.db.pullRequest.findUnique({ where: { taskId: input.taskId }, include: { task: { select: { state: true } } } });
+  const pull = await deps.db.pullRequest.findUnique({
+    where: { taskId: input.taskId },
+    include: { task: { select: { state: true } } },
+  });
   if (!pull) return null;
   return {
     taskId: pull.taskId,

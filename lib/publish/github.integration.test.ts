@@ -41,7 +41,10 @@ describe("GitHub provider", async () => {
   it("never moves an existing branch, not even by a fast-forward", async () => {
     const provider = env.createProvider();
     // the branch exists at the base commit, an ancestor of the approved head
-    await runGit({ gitDir: `${env.dataDir}/forge/${f.repository}.git`, args: ["update-ref", `refs/heads/${f.branch}`, f.baseSha] });
+    await runGit({
+      gitDir: `${env.dataDir}/forge/${f.repository}.git`,
+      args: ["update-ref", `refs/heads/${f.branch}`, f.baseSha],
+    });
     const outcome = await provider.pushBranch({
       target,
       headSha: f.headSha,
@@ -49,9 +52,16 @@ describe("GitHub provider", async () => {
     });
     expect(outcome.kind).toBe("rejected");
     expect(await readForgeBranch(env, f.repository, f.branch)).toBe(f.baseSha);
-    await runGit({ gitDir: `${env.dataDir}/forge/${f.repository}.git`, args: ["update-ref", "-d", `refs/heads/${f.branch}`] });
+    await runGit({
+      gitDir: `${env.dataDir}/forge/${f.repository}.git`,
+      args: ["update-ref", "-d", `refs/heads/${f.branch}`],
+    });
     expect(
-      await provider.pushBranch({ target, headSha: f.headSha, sourceGitDir: candidateRepoPathFor(env.dataDir, f.repository) }),
+      await provider.pushBranch({
+        target,
+        headSha: f.headSha,
+        sourceGitDir: candidateRepoPathFor(env.dataDir, f.repository),
+      }),
     ).toEqual({ kind: "pushed" });
     expect(await provider.readRemoteBranch(target)).toBe(f.headSha);
     expect(await provider.readRemoteBranch({ ...target, branch: "school/absent" })).toBeNull();
@@ -60,11 +70,16 @@ describe("GitHub provider", async () => {
   it("finds only pull requests of this head branch and base", async () => {
     const provider = env.createProvider();
     const created = await provider.createPullRequest({ target, title: "t", body: "b" });
-    expect(created).toMatchObject({ kind: "created", pull: { headSha: f.headSha, headRef: f.branch, baseRef: "main", state: "open" } });
+    expect(created).toMatchObject({
+      kind: "created",
+      pull: { headSha: f.headSha, headRef: f.branch, baseRef: "main", state: "open" },
+    });
     expect(await provider.findPullRequests(target)).toHaveLength(1);
     expect(await provider.findPullRequests({ ...target, baseRef: "develop" })).toHaveLength(0);
     expect(await provider.findPullRequests({ ...target, branch: "school/other" })).toHaveLength(0);
-    expect(await provider.createPullRequest({ target, title: "t", body: "b" })).toMatchObject({ kind: "already_exists" });
+    expect(await provider.createPullRequest({ target, title: "t", body: "b" })).toMatchObject({
+      kind: "already_exists",
+    });
   });
 
   it("keeps the token out of argv: it travels only as GIT_CONFIG_* header config", () => {
@@ -79,7 +94,10 @@ describe("GitHub provider", async () => {
     expect(command.args.join(" ")).not.toContain("tok-1234567890");
     expect(command.args.join(" ")).not.toContain(basic);
     expect(command.args).toContain("--force-with-lease=refs/heads/school/x:");
-    expect(command.secretConfig).toContainEqual(["http.https://example.invalid/o/r.git.extraHeader", `Authorization: Basic ${basic}`]);
+    expect(command.secretConfig).toContainEqual([
+      "http.https://example.invalid/o/r.git.extraHeader",
+      `Authorization: Basic ${basic}`,
+    ]);
     expect(command.secrets).toEqual(["tok-1234567890", basic]);
   });
 
@@ -98,14 +116,21 @@ describe("GitHub provider", async () => {
     await expect(readTokenFile(file, env.dataDir)).rejects.toMatchObject({ code: "PUBLISH_FAILED" });
     await fs.writeFile(file, "\n");
     await expect(readTokenFile(file, env.dataDir)).rejects.toMatchObject({ code: "PUBLISH_FAILED" });
-    const missing = await readTokenFile(path.join(env.dataDir, "credentials", "absent"), env.dataDir).catch((e: unknown) => e);
+    const missing = await readTokenFile(path.join(env.dataDir, "credentials", "absent"), env.dataDir).catch(
+      (e: unknown) => e,
+    );
     expect(failureOf(missing)).toBe("refused");
   });
 
   it("classifies a bad token as refused and an unreachable provider as ambiguous, never echoing the token", async () => {
     const file = path.join(env.dataDir, "credentials", "wrong");
     await fs.writeFile(file, "wrong-token-value-123456\n");
-    const wrong = createGitHubProvider({ apiBaseUrl: env.forge.url, tokenFile: file, requestTimeoutMs: 1_000, dataDir: env.dataDir });
+    const wrong = createGitHubProvider({
+      apiBaseUrl: env.forge.url,
+      tokenFile: file,
+      requestTimeoutMs: 1_000,
+      dataDir: env.dataDir,
+    });
     const refused = (await wrong.findPullRequests(target).catch((e: unknown) => e)) as Error;
     expect(failureOf(refused)).toBe("refused");
     expect(refused.message).toContain("HTTP 401");
@@ -118,7 +143,9 @@ describe("GitHub provider", async () => {
       requestTimeoutMs: 1_000,
       dataDir: env.dataDir,
     });
-    const ambiguous = (await down.createPullRequest({ target, title: "t", body: "b" }).catch((e: unknown) => e)) as Error;
+    const ambiguous = (await down
+      .createPullRequest({ target, title: "t", body: "b" })
+      .catch((e: unknown) => e)) as Error;
     expect(failureOf(ambiguous)).toBe("ambiguous");
     expect(ambiguous.message).toMatch(/no answer/);
     await down.close();
@@ -140,8 +167,16 @@ describe("GitHub provider", async () => {
       where: { key: GITHUB_PUBLISH_SETTING_KEY },
       data: { value: { apiBaseUrl: env.forge.url, tokenFile: env.tokenFile, token: "inline" } },
     });
-    await expect(loadPublicationProvider({ db, dataDir: env.dataDir })).rejects.toMatchObject({ code: "CONFIG_INVALID" });
-    await saveGitHubPublishSetting(db, { apiBaseUrl: env.forge.url, tokenFile: env.tokenFile }, null, "test setup", env.dataDir);
+    await expect(loadPublicationProvider({ db, dataDir: env.dataDir })).rejects.toMatchObject({
+      code: "CONFIG_INVALID",
+    });
+    await saveGitHubPublishSetting(
+      db,
+      { apiBaseUrl: env.forge.url, tokenFile: env.tokenFile },
+      null,
+      "test setup",
+      env.dataDir,
+    );
     const provider = await loadPublicationProvider({ db, dataDir: env.dataDir });
     try {
       expect(provider.name).toBe("github");
@@ -202,7 +237,11 @@ describe("GitHub provider", async () => {
       await provider.close();
     }
     expect(() =>
-      createGitHubProvider({ apiBaseUrl: "http://api.example.invalid", tokenFile: env.tokenFile, dataDir: env.dataDir }),
+      createGitHubProvider({
+        apiBaseUrl: "http://api.example.invalid",
+        tokenFile: env.tokenFile,
+        dataDir: env.dataDir,
+      }),
     ).toThrow(/publication API http:\/\/api.example.invalid is refused: it must be https/);
   });
 
@@ -222,6 +261,8 @@ describe("GitHub provider", async () => {
     });
     const hard = path.join(env.dataDir, "credentials", "hard-token");
     await fs.link(secret, hard);
-    await expect(readTokenFile(hard, env.dataDir)).rejects.toMatchObject({ message: expect.stringContaining("School-Core's own secrets") });
+    await expect(readTokenFile(hard, env.dataDir)).rejects.toMatchObject({
+      message: expect.stringContaining("School-Core's own secrets"),
+    });
   });
 });

@@ -42,11 +42,18 @@ const ZPullSchema = z.object({
   html_url: z.url({ protocol: /^https?$/ }),
   state: z.enum(["open", "closed"]),
   merged_at: z.string().nullable().optional(),
-  head: z.object({ ref: z.string(), sha: z.string().regex(FULL_SHA), repo: z.object({ full_name: z.string() }).nullable().optional() }),
+  head: z.object({
+    ref: z.string(),
+    sha: z.string().regex(FULL_SHA),
+    repo: z.object({ full_name: z.string() }).nullable().optional(),
+  }),
   base: z.object({ ref: z.string() }),
 });
 const ZPullListSchema = z.array(ZPullSchema).max(100);
-const ZRefSchema = z.object({ ref: z.string(), object: z.object({ sha: z.string().regex(FULL_SHA), type: z.string() }) });
+const ZRefSchema = z.object({
+  ref: z.string(),
+  object: z.object({ sha: z.string().regex(FULL_SHA), type: z.string() }),
+});
 const ZErrorBodySchema = z
   .object({
     message: z.string().optional(),
@@ -56,7 +63,10 @@ const ZErrorBodySchema = z
 
 type TPull = z.infer<typeof ZPullSchema>;
 
-export type TGitHubProviderOptions = Pick<TGitHubPublishSetting, "apiBaseUrl" | "tokenFile" | "requestTimeoutMs" | "pushTimeoutMs"> & {
+export type TGitHubProviderOptions = Pick<
+  TGitHubPublishSetting,
+  "apiBaseUrl" | "tokenFile" | "requestTimeoutMs" | "pushTimeoutMs"
+> & {
   userAgent?: string;
   /** Whose DATA_DIR/credentials/ the token file must be in. */
   dataDir: string;
@@ -81,18 +91,25 @@ export async function readTokenFile(tokenFile: string, dataDir: string): Promise
   } catch (error) {
     if (isAppError(error) && error.code === "CREDENTIAL_FILE_REFUSED") throw providerError("refused", error.message);
     const code = (error as NodeJS.ErrnoException).code ?? "unreadable";
-    throw providerError("refused", `The publication token file ${sanitizeExcerpt(tokenFile, 256)} cannot be read (${code}).`);
+    throw providerError(
+      "refused",
+      `The publication token file ${sanitizeExcerpt(tokenFile, 256)} cannot be read (${code}).`,
+    );
   }
   const token = text.split(/\r?\n/)[0]!.trim();
   if (token === "" || Buffer.byteLength(text) > MAX_TOKEN_BYTES || !/^[\x21-\x7e]+$/.test(token)) {
-    throw providerError("refused", `The publication token file ${sanitizeExcerpt(tokenFile, 256)} does not hold one printable token.`);
+    throw providerError(
+      "refused",
+      `The publication token file ${sanitizeExcerpt(tokenFile, 256)} does not hold one printable token.`,
+    );
   }
   return token;
 }
 
 function splitRepository(repository: string): { owner: string; name: string } {
   const match = /^([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)$/.exec(repository);
-  if (!match || match[1] === ".." || match[2] === "..") throw new AppError("VALIDATION_FAILED", "The repository must be owner/name.");
+  if (!match || match[1] === ".." || match[2] === "..")
+    throw new AppError("VALIDATION_FAILED", "The repository must be owner/name.");
   return { owner: match[1]!, name: match[2]! };
 }
 
@@ -111,8 +128,12 @@ export function checkCloneUrl(cloneUrl: string): URL {
   if (url.protocol !== "https:" && url.protocol !== "http:")
     throw providerError("refused", "The target repository's clone URL must be http(s) for publication.");
   if (url.username || url.password)
-    throw providerError("refused", "The target repository's clone URL must not carry credentials; the token comes from the token file.");
-  if (url.search || url.hash) throw providerError("refused", "The target repository's clone URL must not have a query or fragment.");
+    throw providerError(
+      "refused",
+      "The target repository's clone URL must not carry credentials; the token comes from the token file.",
+    );
+  if (url.search || url.hash)
+    throw providerError("refused", "The target repository's clone URL must not have a query or fragment.");
   return url;
 }
 
@@ -122,12 +143,26 @@ export function checkCloneUrl(cloneUrl: string): URL {
  * the remote refuses atomically if anyone created the branch since we looked, so an existing
  * branch is never moved — not even fast-forwarded.
  */
-export function buildPushCommand(input: { cloneUrl: string; branch: string; headSha: string; sourceGitDir: string; token: string }) {
+export function buildPushCommand(input: {
+  cloneUrl: string;
+  branch: string;
+  headSha: string;
+  sourceGitDir: string;
+  token: string;
+}) {
   const ref = `refs/heads/${input.branch}`;
   const basic = Buffer.from(`x-access-token:${input.token}`).toString("base64");
   return {
     gitDir: input.sourceGitDir,
-    args: ["push", "--porcelain", "--no-verify", `--force-with-lease=${ref}:`, "--", input.cloneUrl, `${input.headSha}:${ref}`],
+    args: [
+      "push",
+      "--porcelain",
+      "--no-verify",
+      `--force-with-lease=${ref}:`,
+      "--",
+      input.cloneUrl,
+      `${input.headSha}:${ref}`,
+    ],
     secretConfig: [
       [`http.${input.cloneUrl}.extraHeader`, `Authorization: Basic ${basic}`],
       ["http.lowSpeedLimit", "1000"],
@@ -167,7 +202,13 @@ export function createGitHubProvider(options: TGitHubProviderOptions): Publicati
     connect: { timeout: requestTimeoutMs },
   });
 
-  async function callApi(method: "GET" | "POST", path: string, what: string, body?: unknown, signal?: AbortSignal): Promise<TApiResponse> {
+  async function callApi(
+    method: "GET" | "POST",
+    path: string,
+    what: string,
+    body?: unknown,
+    signal?: AbortSignal,
+  ): Promise<TApiResponse> {
     const token = await readTokenFile(options.tokenFile, options.dataDir);
     const secrets = [token];
     let response;
@@ -190,7 +231,10 @@ export function createGitHubProvider(options: TGitHubProviderOptions): Publicati
     } catch (error) {
       const code = (error as { code?: string }).code ?? (error as Error).name;
       // A request that left may have been acted on: without an answer the outcome is unknown.
-      throw providerError("ambiguous", `${what}: no answer from the provider (${sanitizeExcerpt(String(code), 64, secrets)}).`);
+      throw providerError(
+        "ambiguous",
+        `${what}: no answer from the provider (${sanitizeExcerpt(String(code), 64, secrets)}).`,
+      );
     }
     let text = "";
     try {
@@ -200,14 +244,22 @@ export function createGitHubProvider(options: TGitHubProviderOptions): Publicati
         size += chunk.length;
         if (size > MAX_RESPONSE_BYTES) {
           response.body.destroy();
-          throw providerError("ambiguous", `${what}: the provider's answer exceeds ${MAX_RESPONSE_BYTES} bytes.`, response.statusCode);
+          throw providerError(
+            "ambiguous",
+            `${what}: the provider's answer exceeds ${MAX_RESPONSE_BYTES} bytes.`,
+            response.statusCode,
+          );
         }
         chunks.push(chunk);
       }
       text = Buffer.concat(chunks).toString("utf8");
     } catch (error) {
       if (error instanceof AppError) throw error;
-      throw providerError("ambiguous", `${what}: the provider's answer broke off (HTTP ${response.statusCode}).`, response.statusCode);
+      throw providerError(
+        "ambiguous",
+        `${what}: the provider's answer broke off (HTTP ${response.statusCode}).`,
+        response.statusCode,
+      );
     }
     let json: unknown = undefined;
     try {
@@ -226,14 +278,16 @@ export function createGitHubProvider(options: TGitHubProviderOptions): Publicati
       ? [parsed.data.message, ...(parsed.data.errors ?? []).map((e) => e.message)].filter(Boolean).join("; ")
       : "";
     const message = `${what}: HTTP ${response.status}${detail ? ` ${sanitizeExcerpt(detail, ERROR_EXCERPT_BYTES, response.secrets)}` : ""}`;
-    const isTransient = response.status >= 500 || response.status === 429 || (response.status === 403 && response.rateLimited);
+    const isTransient =
+      response.status >= 500 || response.status === 429 || (response.status === 403 && response.rateLimited);
     throw providerError(isTransient ? "ambiguous" : "refused", message, response.status);
   }
 
   function parseOrAmbiguous<T>(schema: z.ZodType<T>, value: unknown, what: string, status: number): T {
     const parsed = schema.safeParse(value);
     // A success status with a body we cannot read: we do not know what happened.
-    if (!parsed.success) throw providerError("ambiguous", `${what}: the provider's answer does not match the expected shape.`, status);
+    if (!parsed.success)
+      throw providerError("ambiguous", `${what}: the provider's answer does not match the expected shape.`, status);
     return parsed.data;
   }
 
@@ -242,7 +296,12 @@ export function createGitHubProvider(options: TGitHubProviderOptions): Publicati
 
     async findPullRequests(target, signal) {
       const { owner, name } = splitRepository(target.repository);
-      const query = new URLSearchParams({ head: `${owner}:${target.branch}`, base: target.baseRef, state: "all", per_page: "100" });
+      const query = new URLSearchParams({
+        head: `${owner}:${target.branch}`,
+        base: target.baseRef,
+        state: "all",
+        per_page: "100",
+      });
       const what = "Listing pull requests";
       const response = await callApi(
         "GET",
@@ -259,7 +318,9 @@ export function createGitHubProvider(options: TGitHubProviderOptions): Publicati
       return pulls
         .filter(
           (p) =>
-            p.head.ref === target.branch && p.base.ref === target.baseRef && (p.head.repo?.full_name.toLowerCase() ?? "") === repository,
+            p.head.ref === target.branch &&
+            p.base.ref === target.baseRef &&
+            (p.head.repo?.full_name.toLowerCase() ?? "") === repository,
         )
         .map(toProviderPull);
     },
@@ -284,7 +345,8 @@ export function createGitHubProvider(options: TGitHubProviderOptions): Publicati
 
     async pushBranch(input): Promise<TPushOutcome> {
       checkCloneUrl(input.target.cloneUrl);
-      if (!isFullSha(input.headSha)) throw new AppError("VALIDATION_FAILED", "The head SHA must be a full lower-case SHA-1.");
+      if (!isFullSha(input.headSha))
+        throw new AppError("VALIDATION_FAILED", "The head SHA must be a full lower-case SHA-1.");
       const token = await readTokenFile(options.tokenFile, options.dataDir);
       const command = buildPushCommand({
         cloneUrl: input.target.cloneUrl,
@@ -306,15 +368,23 @@ export function createGitHubProvider(options: TGitHubProviderOptions): Publicati
         // Killed mid-push (timeout, abort): the remote may or may not have taken the ref.
         throw providerError(
           "ambiguous",
-          isAppError(error) ? sanitizeExcerpt(error.message, ERROR_EXCERPT_BYTES, command.secrets) : "git push did not finish.",
+          isAppError(error)
+            ? sanitizeExcerpt(error.message, ERROR_EXCERPT_BYTES, command.secrets)
+            : "git push did not finish.",
         );
       });
       if (result.exitCode === 0) return { kind: "pushed" };
       const output = `${result.stdout.toString("utf8")}\n${result.stderr}`;
-      const excerpt = sanitizeExcerpt(output.trim().split("\n").slice(-6).join(" | "), ERROR_EXCERPT_BYTES, command.secrets);
+      const excerpt = sanitizeExcerpt(
+        output.trim().split("\n").slice(-6).join(" | "),
+        ERROR_EXCERPT_BYTES,
+        command.secrets,
+      );
       if (/^!\t.*\[rejected\]|\(stale info\)|\(fetch first\)|\(non-fast-forward\)|\balready exists\b/m.test(output))
         return { kind: "rejected", detail: excerpt };
-      if (/Authentication failed|returned error: (401|403|404)|could not read Username|Repository not found/i.test(output)) {
+      if (
+        /Authentication failed|returned error: (401|403|404)|could not read Username|Repository not found/i.test(output)
+      ) {
         throw providerError("refused", `git push was refused: ${excerpt}`);
       }
       throw providerError("ambiguous", `git push failed (exit ${result.exitCode}): ${excerpt}`);
@@ -338,7 +408,10 @@ export function createGitHubProvider(options: TGitHubProviderOptions): Publicati
         input.signal,
       );
       if (response.status === 201)
-        return { kind: "created", pull: toProviderPull(parseOrAmbiguous(ZPullSchema, response.json, what, response.status)) };
+        return {
+          kind: "created",
+          pull: toProviderPull(parseOrAmbiguous(ZPullSchema, response.json, what, response.status)),
+        };
       if (response.status === 422) {
         const parsed = ZErrorBodySchema.safeParse(response.json);
         const messages = parsed.success ? (parsed.data.errors ?? []).map((e) => e.message ?? "") : [];

@@ -5,7 +5,10 @@
  */
 import type { Db } from "../db/client";
 
-export async function listDuePublications(deps: { db: Db; now?: () => Date }, input: { take?: number } = {}): Promise<string[]> {
+export async function listDuePublications(
+  deps: { db: Db; now?: () => Date },
+  input: { take?: number } = {},
+): Promise<string[]> {
   const now = deps.now?.() ?? new Date();
   const take = Math.min(input.take ?? 50, 500);
   const [pending, approved] = await Promise.all([

@@ -20,7 +20,10 @@ export type TPublicationQueueItem = {
   updatedAt: Date;
 };
 
-export async function listPublicationQueue(deps: { db: Db }, input: { take?: number } = {}): Promise<TPublicationQueueItem[]> {
+export async function listPublicationQueue(
+  deps: { db: Db },
+  input: { take?: number } = {},
+): Promise<TPublicationQueueItem[]> {
   const tasks = await deps.db.task.findMany({
     where: { state: { in: ["pr_pending", "pr_failed"] } },
     include: { pullRequest: true, repository: { select: { name: true } } },

@@ -27,7 +27,10 @@ export async function markPublicationFailed(
 ): Promise<{ taskId: string }> {
   const { db } = deps;
   if (!can(actor, "publish.manage")) throw new AppError("NOT_FOUND", "Not found.");
-  const input = parseOrThrow(ZMarkPublicationFailedSchema, fields, { code: "VALIDATION_FAILED", label: "mark publication failed" });
+  const input = parseOrThrow(ZMarkPublicationFailedSchema, fields, {
+    code: "VALIDATION_FAILED",
+    label: "mark publication failed",
+  });
   const reason = boundLastError(`Marked failed by an operator: ${input.reason}`);
   return db.$transaction(async (tx) => {
     const pull = await tx.pullRequest.findUnique({ where: { taskId: input.taskId } });
@@ -36,8 +39,15 @@ export async function markPublicationFailed(
       where: { id: pull.id, state: "pending" },
       data: { state: "failed", reconcileState: "failed", lastError: reason, nextAttemptAt: null },
     });
-    if (updated.count !== 1) throw new AppError("STATE_CONFLICT", `The publication of task ${pull.taskId} is ${pull.state}, not pending.`);
-    await transitionTaskIn(tx, { taskId: pull.taskId, from: "pr_pending", to: "pr_failed", reason, errorCode: "PUBLISH_FAILED" });
+    if (updated.count !== 1)
+      throw new AppError("STATE_CONFLICT", `The publication of task ${pull.taskId} is ${pull.state}, not pending.`);
+    await transitionTaskIn(tx, {
+      taskId: pull.taskId,
+      from: "pr_pending",
+      to: "pr_failed",
+      reason,
+      errorCode: "PUBLISH_FAILED",
+    });
     await recordAudit(tx, {
       actorId: actor.userId,
       action: "publication.mark_failed",

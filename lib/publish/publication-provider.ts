@@ -44,8 +44,18 @@ export interface PublicationProvider {
   /** The SHA the remote branch points at, or null when it does not exist. */
   readRemoteBranch(target: TPublishTarget, signal?: AbortSignal): Promise<string | null>;
   /** Creates the remote branch at exactly headSha; must never move an existing branch. */
-  pushBranch(input: { target: TPublishTarget; headSha: string; sourceGitDir: string; signal?: AbortSignal }): Promise<TPushOutcome>;
-  createPullRequest(input: { target: TPublishTarget; title: string; body: string; signal?: AbortSignal }): Promise<TCreatePullOutcome>;
+  pushBranch(input: {
+    target: TPublishTarget;
+    headSha: string;
+    sourceGitDir: string;
+    signal?: AbortSignal;
+  }): Promise<TPushOutcome>;
+  createPullRequest(input: {
+    target: TPublishTarget;
+    title: string;
+    body: string;
+    signal?: AbortSignal;
+  }): Promise<TCreatePullOutcome>;
   /** Releases connections; the provider is unusable after. */
   close(): Promise<void>;
 }

@@ -93,24 +93,40 @@ export type TAttemptFence = { pullRequestId: string; taskId: string; attempt: nu
  */
 export async function claimAttempt(db: Db, pull: TPullRequestRow, now: Date): Promise<TAttemptFence | undefined> {
   const claimed = await db.pullRequest.updateMany({
-    where: { id: pull.id, state: "pending", attempts: pull.attempts, OR: [{ nextAttemptAt: null }, { nextAttemptAt: { lte: now } }] },
+    where: {
+      id: pull.id,
+      state: "pending",
+      attempts: pull.attempts,
+      OR: [{ nextAttemptAt: null }, { nextAttemptAt: { lte: now } }],
+    },
     data: { attempts: { increment: 1 }, nextAttemptAt: new Date(now.getTime() + ATTEMPT_LEASE_MS), leaseTakenAt: now },
   });
   return claimed.count === 1 ? { pullRequestId: pull.id, taskId: pull.taskId, attempt: pull.attempts + 1 } : undefined;
 }
 
 export function supersededError(fence: TAttemptFence): AppError {
-  return new AppError("STATE_CONFLICT", `Publication attempt ${fence.attempt} of task ${fence.taskId} was superseded.`, {
-    superseded: true,
-  });
+  return new AppError(
+    "STATE_CONFLICT",
+    `Publication attempt ${fence.attempt} of task ${fence.taskId} was superseded.`,
+    {
+      superseded: true,
+    },
+  );
 }
 
 export function isSuperseded(error: unknown): boolean {
   return isAppError(error) && error.code === "STATE_CONFLICT" && error.details?.superseded === true;
 }
 
-async function updateFenced(db: Db | DbTx, fence: TAttemptFence, data: Prisma.PullRequestUpdateManyMutationInput): Promise<void> {
-  const updated = await db.pullRequest.updateMany({ where: { id: fence.pullRequestId, state: "pending", attempts: fence.attempt }, data });
+async function updateFenced(
+  db: Db | DbTx,
+  fence: TAttemptFence,
+  data: Prisma.PullRequestUpdateManyMutationInput,
+): Promise<void> {
+  const updated = await db.pullRequest.updateMany({
+    where: { id: fence.pullRequestId, state: "pending", attempts: fence.attempt },
+    data,
+  });
   if (updated.count !== 1) throw supersededError(fence);
 }
 
@@ -123,7 +139,11 @@ export async function saveProgress(db: Db, fence: TAttemptFence, reconcileState:
   await updateFenced(db, fence, { reconcileState });
 }
 
-export async function finishOpen(db: Db, fence: TAttemptFence, input: { number: number; url: string; via: "created" | "adopted" }) {
+export async function finishOpen(
+  db: Db,
+  fence: TAttemptFence,
+  input: { number: number; url: string; via: "created" | "adopted" },
+) {
   return db.$transaction(async (tx) => {
     await updateFenced(tx, fence, {
       state: "open",
@@ -143,7 +163,11 @@ export async function finishOpen(db: Db, fence: TAttemptFence, input: { number: 
   });
 }
 
-export async function finishFailed(db: Db, fence: TAttemptFence, input: { reconcileState: TReconcileState; reason: string }) {
+export async function finishFailed(
+  db: Db,
+  fence: TAttemptFence,
+  input: { reconcileState: TReconcileState; reason: string },
+) {
   const reason = boundLastError(input.reason);
   return db.$transaction(async (tx) => {
     await updateFenced(tx, fence, {
@@ -153,7 +177,13 @@ export async function finishFailed(db: Db, fence: TAttemptFence, input: { reconc
       nextAttemptAt: null,
       leaseTakenAt: null,
     });
-    await transitionTaskIn(tx, { taskId: fence.taskId, from: "pr_pending", to: "pr_failed", reason, errorCode: "PUBLISH_FAILED" });
+    await transitionTaskIn(tx, {
+      taskId: fence.taskId,
+      from: "pr_pending",
+      to: "pr_failed",
+      reason,
+      errorCode: "PUBLISH_FAILED",
+    });
   });
 }
 

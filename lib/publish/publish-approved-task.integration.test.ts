@@ -15,7 +15,11 @@ import { listPublicationQueue } from "./list-publication-queue";
 import { markPublicationFailed } from "./mark-publication-failed";
 import { claimAttempt, finishOpen } from "./publication.repo";
 import type { PublicationProvider } from "./publication-provider";
-import { publishApprovedTask, type TPublishApprovedTaskDeps, type TPublishApprovedTaskInput } from "./publish-approved-task";
+import {
+  publishApprovedTask,
+  type TPublishApprovedTaskDeps,
+  type TPublishApprovedTaskInput,
+} from "./publish-approved-task";
 import { retryPublication } from "./retry-publication";
 import type { TReconcileState } from "./reconcile";
 import {
@@ -34,18 +38,25 @@ describe("publishApprovedTask", async () => {
   const { db } = await createTestDatabase();
   let env: TForgeEnvironment;
   let provider: PublicationProvider;
-  const operator = { userId: "00000000-0000-4000-8000-000000000001", email: "op@school.invalid", roles: ["operator"] as const };
+  const operator = {
+    userId: "00000000-0000-4000-8000-000000000001",
+    email: "op@school.invalid",
+    roles: ["operator"] as const,
+  };
 
   beforeAll(async () => {
     env = await startForgeEnvironment();
     provider = env.createProvider({ requestTimeoutMs: 1_500 });
-    await db.user.create({ data: { id: operator.userId, email: operator.email, name: "Op", passwordHash: "unused", roles: ["operator"] } });
+    await db.user.create({
+      data: { id: operator.userId, email: operator.email, name: "Op", passwordHash: "unused", roles: ["operator"] },
+    });
   });
   afterAll(async () => {
     await env?.stop();
   });
 
-  const fixture = (options: { approval?: "head" | "other_sha" | "reject" | "none" } = {}) => createPublishFixture({ db, env, ...options });
+  const fixture = (options: { approval?: "head" | "other_sha" | "reject" | "none" } = {}) =>
+    createPublishFixture({ db, env, ...options });
   const publish = (
     f: TPublishFixture,
     { now, ...input }: Pick<TPublishApprovedTaskDeps, "now"> & Omit<TPublishApprovedTaskInput, "taskId"> = {},
@@ -76,7 +87,10 @@ describe("publishApprovedTask", async () => {
       provider: "github",
     });
     const transitions = await db.taskTransition.findMany({ where: { taskId: f.taskId }, orderBy: { id: "asc" } });
-    expect(transitions.map((t) => `${t.fromState}→${t.toState}`)).toEqual(["approved→pr_pending", "pr_pending→pr_open"]);
+    expect(transitions.map((t) => `${t.fromState}→${t.toState}`)).toEqual([
+      "approved→pr_pending",
+      "pr_pending→pr_open",
+    ]);
     // the page the link points at closes the loop in a browser
     const page = await fetch(pulls[0]!.html_url);
     expect(page.status).toBe(200);
@@ -134,7 +148,12 @@ describe("publishApprovedTask", async () => {
     const second = await publish(f, { now: LATER });
     expect(second).toMatchObject({ kind: "open", via: "created" });
     expect(await listForgePulls(env, f.repository)).toHaveLength(1);
-    expect((await stateOf(f)).pull).toMatchObject({ attempts: 2, reconcileState: "created", lastError: null, nextAttemptAt: null });
+    expect((await stateOf(f)).pull).toMatchObject({
+      attempts: 2,
+      reconcileState: "created",
+      lastError: null,
+      nextAttemptAt: null,
+    });
     expect(await listDuePublications({ db, now: LATER })).not.toContain(f.taskId);
     expect(await publish(approved)).toMatchObject({ kind: "open" });
   });
@@ -298,7 +317,9 @@ describe("publishApprovedTask", async () => {
     const f = await fixture();
     await db.task.update({ where: { id: f.taskId }, data: { state: "review_pending" } });
     await expect(publish(f)).rejects.toMatchObject({ code: "PUBLISH_NOT_APPROVED" });
-    await expect(publishApprovedTask({ db, provider }, { taskId: "00000000-0000-4000-8000-00000000abcd" })).rejects.toMatchObject({
+    await expect(
+      publishApprovedTask({ db, provider }, { taskId: "00000000-0000-4000-8000-00000000abcd" }),
+    ).rejects.toMatchObject({
       code: "NOT_FOUND",
     });
   });
@@ -320,7 +341,9 @@ describe("publishApprovedTask", async () => {
     expect(first).toMatchObject({ kind: "pending" });
     expect((await stateOf(f)).pull!.lastError).toMatch(/timed out|aborted/);
     await new Promise((r) => setTimeout(r, 2_000));
-    expect(await publishApprovedTask({ db, provider: hasty, dataDir: env.dataDir, now: LATER }, { taskId: f.taskId })).toMatchObject({
+    expect(
+      await publishApprovedTask({ db, provider: hasty, dataDir: env.dataDir, now: LATER }, { taskId: f.taskId }),
+    ).toMatchObject({
       kind: "open",
     });
     expect(await listForgePulls(env, f.repository)).toHaveLength(1);
@@ -331,15 +354,23 @@ describe("publishApprovedTask", async () => {
     await pushForeignBranch(env, f);
     expect(await publish(f)).toMatchObject({ kind: "failed" });
     const teacher = { userId: f.teacherId, email: "t@school.invalid", roles: ["teacher"] as const };
-    await expect(retryPublication({ db }, { actor: teacher, taskId: f.taskId })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(retryPublication({ db }, { actor: teacher, taskId: f.taskId })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
     // the operator deletes the stray branch on the provider, then retries
-    await runGit({ gitDir: `${env.dataDir}/forge/${f.repository}.git`, args: ["update-ref", "-d", `refs/heads/${f.branch}`] });
+    await runGit({
+      gitDir: `${env.dataDir}/forge/${f.repository}.git`,
+      args: ["update-ref", "-d", `refs/heads/${f.branch}`],
+    });
     await retryPublication({ db }, { actor: operator, taskId: f.taskId, reason: "deleted the stray branch" });
     expect((await stateOf(f)).task).toBe("pr_pending");
     expect(await publish(f)).toMatchObject({ kind: "open", via: "created" });
     expect(await listForgePulls(env, f.repository)).toHaveLength(1);
     const audit = await db.auditLog.findFirstOrThrow({ where: { targetId: f.taskId, action: "publication.retry" } });
-    expect(audit).toMatchObject({ actorId: operator.userId, detail: { from: "pr_failed", reason: "deleted the stray branch" } });
+    expect(audit).toMatchObject({
+      actorId: operator.userId,
+      detail: { from: "pr_failed", reason: "deleted the stray branch" },
+    });
     const transitions = await db.taskTransition.findMany({ where: { taskId: f.taskId }, orderBy: { id: "asc" } });
     expect(transitions.map((t) => t.toState)).toEqual(["pr_pending", "pr_failed", "pr_pending", "pr_open"]);
   });
@@ -348,7 +379,9 @@ describe("publishApprovedTask", async () => {
     const f = await fixture();
     await addForgeFault(env.admin, { kind: "create_502_before_create", repository: f.repository, times: 1 });
     expect(await publish(f)).toMatchObject({ kind: "pending" });
-    await expect(markPublicationFailed({ db }, { actor: operator, taskId: f.taskId, reason: "x" })).rejects.toMatchObject({
+    await expect(
+      markPublicationFailed({ db }, { actor: operator, taskId: f.taskId, reason: "x" }),
+    ).rejects.toMatchObject({
       code: "VALIDATION_FAILED",
     });
     // an attempt claims the publication and is still talking to the provider …
@@ -363,12 +396,18 @@ describe("publishApprovedTask", async () => {
     expect(task).toBe("pr_failed");
     expect(pull).toMatchObject({ state: "failed", reconcileState: "failed" });
     expect(pull!.lastError).toContain("target repository archived");
-    await expect(markPublicationFailed({ db }, { actor: operator, taskId: f.taskId, reason: "again" })).rejects.toMatchObject({
+    await expect(
+      markPublicationFailed({ db }, { actor: operator, taskId: f.taskId, reason: "again" }),
+    ).rejects.toMatchObject({
       code: "STATE_CONFLICT",
     });
     expect(await publish(f, { now: LATER })).toMatchObject({ kind: "failed" });
     expect(await listForgePulls(env, f.repository)).toHaveLength(0);
-    expect(await db.auditLog.count({ where: { targetId: f.taskId, action: "publication.mark_failed", actorId: operator.userId } })).toBe(1);
+    expect(
+      await db.auditLog.count({
+        where: { targetId: f.taskId, action: "publication.mark_failed", actorId: operator.userId },
+      }),
+    ).toBe(1);
     // retry from a stuck pending clears the backoff
     const g = await fixture();
     await addForgeFault(env.admin, { kind: "create_502_before_create", repository: g.repository });
@@ -392,10 +431,14 @@ describe("publication secrets", async () => {
   });
 
   async function dumpDatabase(database: Db): Promise<string> {
-    const tables = await database.$queryRawUnsafe<{ tablename: string }[]>(`select tablename from pg_tables where schemaname = 'public'`);
+    const tables = await database.$queryRawUnsafe<{ tablename: string }[]>(
+      `select tablename from pg_tables where schemaname = 'public'`,
+    );
     const parts: string[] = [];
     for (const { tablename } of tables) {
-      const rows = await database.$queryRawUnsafe<{ row: string }[]>(`select row_to_json(t)::text as row from "${tablename}" t`);
+      const rows = await database.$queryRawUnsafe<{ row: string }[]>(
+        `select row_to_json(t)::text as row from "${tablename}" t`,
+      );
       parts.push(...rows.map((r) => r.row));
     }
     return parts.join("\n");
@@ -418,24 +461,36 @@ describe("publication secrets", async () => {
       // success path: push (token in a git header) and create (token in an API header)
       const ok = await createPublishFixture({ db, env });
       const provider = env.createProvider({ requestTimeoutMs: 1_500 });
-      expect(await publishApprovedTask({ db, provider, dataDir: env.dataDir }, { taskId: ok.taskId })).toMatchObject({ kind: "open" });
+      expect(await publishApprovedTask({ db, provider, dataDir: env.dataDir }, { taskId: ok.taskId })).toMatchObject({
+        kind: "open",
+      });
       // ambiguous path: a timeout after create, then a 502 listing
       const slow = await createPublishFixture({ db, env });
       await addForgeFault(env.admin, { kind: "create_timeout_after_create", repository: slow.repository });
       await addForgeFault(env.admin, { kind: "list_502", repository: slow.repository, skip: 1 });
-      expect(await publishApprovedTask({ db, provider, dataDir: env.dataDir }, { taskId: slow.taskId })).toMatchObject({ kind: "pending" });
+      expect(await publishApprovedTask({ db, provider, dataDir: env.dataDir }, { taskId: slow.taskId })).toMatchObject({
+        kind: "pending",
+      });
       // refusal path: the forge rejects a wrong token (the wrong token is the canary too)
       const wrongTokenFile = `${env.dataDir}/credentials/wrong-token`;
       await fs.writeFile(wrongTokenFile, `${canary}-but-wrong\n`);
       const refused = await createPublishFixture({ db, env });
       const wrong = env.createProvider({ tokenFile: wrongTokenFile });
-      const result = await publishApprovedTask({ db, provider: wrong, dataDir: env.dataDir }, { taskId: refused.taskId });
+      const result = await publishApprovedTask(
+        { db, provider: wrong, dataDir: env.dataDir },
+        { taskId: refused.taskId },
+      );
       expect(result).toMatchObject({ kind: "failed" });
       if (result.kind === "failed") errors.push(result.reason);
       // a push refused by the remote with the canary in the header
       await wrong
         .pushBranch({
-          target: { repository: refused.repository, cloneUrl: refused.cloneUrl, branch: refused.branch, baseRef: "main" },
+          target: {
+            repository: refused.repository,
+            cloneUrl: refused.cloneUrl,
+            branch: refused.branch,
+            baseRef: "main",
+          },
           headSha: refused.headSha,
           sourceGitDir: candidateRepoPathFor(env.dataDir, refused.repository),
         })

@@ -76,7 +76,10 @@ type TAttemptContext = {
   onProgress?: (step: TReconcileState) => void;
 };
 
-export async function publishApprovedTask(deps: TPublishApprovedTaskDeps, input: TPublishApprovedTaskInput): Promise<TPublishResult> {
+export async function publishApprovedTask(
+  deps: TPublishApprovedTaskDeps,
+  input: TPublishApprovedTaskInput,
+): Promise<TPublishResult> {
   const { db, provider } = deps;
   const { taskId } = input;
   const now = deps.now ?? (() => new Date());
@@ -87,7 +90,10 @@ export async function publishApprovedTask(deps: TPublishApprovedTaskDeps, input:
   const settled = settledResult(context.task.state, context.task.pullRequest);
   if (settled) return settled;
   if (context.task.state !== "approved" && context.task.state !== "pr_pending") {
-    throw new AppError("PUBLISH_NOT_APPROVED", `Task ${taskId} is ${context.task.state}; only approved tasks are published.`);
+    throw new AppError(
+      "PUBLISH_NOT_APPROVED",
+      `Task ${taskId} is ${context.task.state}; only approved tasks are published.`,
+    );
   }
   // Checked on every call, not only the first: publication must rest on an approval of the
   // candidate's exact head SHA at the moment the token is used.
@@ -206,10 +212,19 @@ async function runAttempt(attempt: TAttemptContext): Promise<TPublishResult> {
     const check = await localCheck;
     if (check.kind === "mismatch") return endFailed(attempt, "failed", check.reason);
     signal?.throwIfAborted();
-    const pushed = await provider.pushBranch({ target, headSha: attempt.headSha, sourceGitDir: attempt.sourceGitDir, signal });
+    const pushed = await provider.pushBranch({
+      target,
+      headSha: attempt.headSha,
+      sourceGitDir: attempt.sourceGitDir,
+      signal,
+    });
     if (pushed.kind === "rejected") {
       // Someone created the branch between our read and our push; the next attempt reads it.
-      return endPending(attempt, undefined, `The remote refused to create ${target.branch} (it appeared meanwhile): ${pushed.detail}`);
+      return endPending(
+        attempt,
+        undefined,
+        `The remote refused to create ${target.branch} (it appeared meanwhile): ${pushed.detail}`,
+      );
     }
   }
   if (state === "not_pushed" || remoteSha === null) {
@@ -220,12 +235,21 @@ async function runAttempt(attempt: TAttemptContext): Promise<TPublishResult> {
   // Persisted before the request leaves: from here on a pull request may exist even if we
   // never hear back, and a resumed attempt must look before it creates.
   await step(attempt, "create_sent");
-  const created = await provider.createPullRequest({ target, title: attempt.text.title, body: attempt.text.body, signal });
+  const created = await provider.createPullRequest({
+    target,
+    title: attempt.text.title,
+    body: attempt.text.body,
+    signal,
+  });
   if (created.kind === "created") return settleWithPull(attempt, created.pull, "created");
   // 422 "already exists": we lost a race (or our own earlier create landed). Reconcile.
   const adopted = await reconcile(attempt);
   if (adopted) return adopted;
-  return endPending(attempt, "ambiguous", `The provider says a pull request already exists but none is visible yet: ${created.message}`);
+  return endPending(
+    attempt,
+    "ambiguous",
+    `The provider says a pull request already exists but none is visible yet: ${created.message}`,
+  );
 }
 
 /** Looks the candidate's pull request up by head branch and base; ends the attempt if one decides it. */
@@ -252,9 +276,17 @@ async function reconcile(attempt: TAttemptContext): Promise<TPublishResult | und
   }
 }
 
-async function settleWithPull(attempt: TAttemptContext, pull: TProviderPull, via: "created" | "adopted"): Promise<TPublishResult> {
+async function settleWithPull(
+  attempt: TAttemptContext,
+  pull: TProviderPull,
+  via: "created" | "adopted",
+): Promise<TPublishResult> {
   if (pull.headSha !== attempt.headSha || pull.headRef !== attempt.target.branch) {
-    return endFailed(attempt, "conflict", `Pull request #${pull.number} points at ${pull.headSha}, not the approved ${attempt.headSha}.`);
+    return endFailed(
+      attempt,
+      "conflict",
+      `Pull request #${pull.number} points at ${pull.headSha}, not the approved ${attempt.headSha}.`,
+    );
   }
   await finishOpen(attempt.db, attempt.fence, { number: pull.number, url: pull.url, via });
   attempt.onProgress?.(via);
@@ -269,13 +301,21 @@ async function step(attempt: TAttemptContext, state: TReconcileState): Promise<v
   attempt.signal?.throwIfAborted();
 }
 
-async function endFailed(attempt: TAttemptContext, reconcileState: TReconcileState, reason: string): Promise<TPublishResult> {
+async function endFailed(
+  attempt: TAttemptContext,
+  reconcileState: TReconcileState,
+  reason: string,
+): Promise<TPublishResult> {
   await finishFailed(attempt.db, attempt.fence, { reconcileState, reason });
   attempt.onProgress?.(reconcileState);
   return { kind: "failed", reason };
 }
 
-async function endPending(attempt: TAttemptContext, reconcileState: TReconcileState | undefined, reason: string): Promise<TPublishResult> {
+async function endPending(
+  attempt: TAttemptContext,
+  reconcileState: TReconcileState | undefined,
+  reason: string,
+): Promise<TPublishResult> {
   const nextAttemptAt = new Date(attempt.now().getTime() + retryDelayMs(attempt.fence.attempt));
   await finishPending(attempt.db, attempt.fence, { reconcileState, reason, nextAttemptAt });
   return { kind: "pending", reason, nextAttemptAt, attempts: attempt.fence.attempt };
@@ -286,7 +326,11 @@ async function endPending(attempt: TAttemptContext, reconcileState: TReconcileSt
  * publication visibly. Anything else is ambiguous; if a create may have left, look once more
  * right away (the provider usually has the answer our connection lost), else stay pending.
  */
-async function endAmbiguous(attempt: TAttemptContext, previous: TReconcileState, error: unknown): Promise<TPublishResult> {
+async function endAmbiguous(
+  attempt: TAttemptContext,
+  previous: TReconcileState,
+  error: unknown,
+): Promise<TPublishResult> {
   const message = isAppError(error) ? error.message : "An unexpected error interrupted the attempt.";
   if (!isAppError(error))
     logWarn("publication attempt failed unexpectedly", {
@@ -296,7 +340,8 @@ async function endAmbiguous(attempt: TAttemptContext, previous: TReconcileState,
     });
   const state = attempt.pull.reconcileState as TReconcileState;
   if (failureOf(error) === "refused") return endFailed(attempt, "failed", message);
-  const mayHaveCreated = state === "create_sent" || state === "ambiguous" || previous === "create_sent" || previous === "ambiguous";
+  const mayHaveCreated =
+    state === "create_sent" || state === "ambiguous" || previous === "create_sent" || previous === "ambiguous";
   if (mayHaveCreated) {
     try {
       const found = await reconcile(attempt);

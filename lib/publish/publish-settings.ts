@@ -9,7 +9,8 @@ import { readSetting, writeSetting } from "../settings/operator-settings";
 
 export async function readGitHubPublishSetting(db: Db | DbTx): Promise<TGitHubPublishSetting> {
   const setting = await readSetting(db, "publish.github");
-  if (!setting) throw new AppError("CONFIG_INVALID", "Operator setting publish.github is not configured; publication is off.");
+  if (!setting)
+    throw new AppError("CONFIG_INVALID", "Operator setting publish.github is not configured; publication is off.");
   return setting;
 }
 

@@ -15,7 +15,11 @@ import { startLocalForge, type TLocalForge } from "../../sidecars/local-forge/st
 import { saveGitHubPublishSetting } from "./publish-settings";
 import { withTaskLock } from "../jobs/task-lock";
 import { advanceTask } from "../jobs/advance-task";
-import { createLifecycleWorld, decideRoundOneCandidate, type LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
+import {
+  createLifecycleWorld,
+  decideRoundOneCandidate,
+  type LifecycleWorld,
+} from "../lifecycle/testing/lifecycle-fixture";
 import { startWorkerProcess } from "../lifecycle/testing/worker-process";
 import { ensureCredentialsDir } from "../secrets/credential-file";
 
@@ -42,10 +46,15 @@ beforeAll(async () => {
     cwd: path.join(world.env.dataDir, "demo-src"),
     args: ["push", "--quiet", repo.gitDir, `${world.demoSha}:refs/heads/main`],
   });
-  await world.db.targetRepository.update({ where: { name: "demo/calculator" }, data: { cloneUrl: `${forge.url}/demo/calculator.git` } });
+  await world.db.targetRepository.update({
+    where: { name: "demo/calculator" },
+    data: { cloneUrl: `${forge.url}/demo/calculator.git` },
+  });
   await saveGitHubPublishSetting(world.db, { apiBaseUrl: forge.url, tokenFile }, null, "test setup", world.env.dataDir);
   lockPool = new pg.Pool({ connectionString: world.databaseUrl, max: 4 });
-  const teacherRow = await world.db.user.create({ data: { email: "t@forge.test", name: "T", roles: ["teacher"], passwordHash: "x" } });
+  const teacherRow = await world.db.user.create({
+    data: { email: "t@forge.test", name: "T", roles: ["teacher"], passwordHash: "x" },
+  });
   teacher = { userId: teacherRow.id, email: teacherRow.email, roles: ["teacher"] };
 });
 
@@ -62,12 +71,19 @@ function advanceLocked(taskId: string) {
 async function approvedDemoTask(): Promise<{ taskId: string; headSha: string }> {
   const taskId = await world.createDemoTask();
   await advanceTask(world.ctx, taskId);
-  const { headSha } = await decideRoundOneCandidate(world, { taskId, actor: teacher, verdict: "approve", comment: "ship it" });
+  const { headSha } = await decideRoundOneCandidate(world, {
+    taskId,
+    actor: teacher,
+    verdict: "approve",
+    comment: "ship it",
+  });
   return { taskId, headSha };
 }
 
 async function forgePulls(): Promise<{ number: number; head: { ref: string; sha: string } }[]> {
-  const response = await fetch(`${forge.url}/repos/demo/calculator/pulls?state=all`, { headers: { authorization: `Bearer ${token}` } });
+  const response = await fetch(`${forge.url}/repos/demo/calculator/pulls?state=all`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   return (await response.json()) as { number: number; head: { ref: string; sha: string } }[];
 }
 
@@ -101,7 +117,10 @@ describe("publication from the worker", () => {
       const worker = startWorkerProcess({ world });
       try {
         const deadline = Date.now() + 60_000;
-        while ((await world.db.task.findUniqueOrThrow({ where: { id: taskId } })).state !== "pr_open" && Date.now() < deadline)
+        while (
+          (await world.db.task.findUniqueOrThrow({ where: { id: taskId } })).state !== "pr_open" &&
+          Date.now() < deadline
+        )
           await new Promise((r) => setTimeout(r, 250));
       } finally {
         worker.child.kill("SIGTERM");

@@ -18,7 +18,15 @@ describe("buildPullRequestText", () => {
   it("names the task, issue, candidate, head, evidence and teacher", () => {
     const { title, body } = buildPullRequestText(base);
     expect(title).toBe("Fix the parser (#42)");
-    for (const text of [base.taskId, "#42", "cand-1", base.headSha, base.evidenceDigest, base.manifestDigest, "Ada Lovelace"])
+    for (const text of [
+      base.taskId,
+      "#42",
+      "cand-1",
+      base.headSha,
+      base.evidenceDigest,
+      base.manifestDigest,
+      "Ada Lovelace",
+    ])
       expect(body).toContain(text);
   });
 

@@ -20,7 +20,12 @@ export type TPullRequestTextInput = {
    * The task's review rounds, oldest first (issue 14): each with its head and the decision it got.
    * Teacher comments are not copied into the public body; the rounds are named by their identities.
    */
-  rounds?: { round: number; candidateId: string; headSha: string; verdict: "approve" | "reject" | "request_changes" | null }[];
+  rounds?: {
+    round: number;
+    candidateId: string;
+    headSha: string;
+    verdict: "approve" | "reject" | "request_changes" | null;
+  }[];
 };
 
 const VERDICT_TEXT = { approve: "approved", reject: "rejected", request_changes: "changes requested" } as const;
@@ -61,6 +66,9 @@ function roundLines(rounds: NonNullable<TPullRequestTextInput["rounds"]>): strin
   if (rounds.length === 0) return [];
   const lines = rounds
     .slice(0, 20)
-    .map((r) => `- Round ${r.round}: \`${r.candidateId}\` at \`${r.headSha}\` — ${r.verdict ? VERDICT_TEXT[r.verdict] : "no decision"}`);
+    .map(
+      (r) =>
+        `- Round ${r.round}: \`${r.candidateId}\` at \`${r.headSha}\` — ${r.verdict ? VERDICT_TEXT[r.verdict] : "no decision"}`,
+    );
   return [`Review rounds (${rounds.length}):`, "", ...lines, ""];
 }

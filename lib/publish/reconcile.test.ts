@@ -21,8 +21,16 @@ describe("matchPullToCandidate", () => {
     { name: "an open PR at another SHA", pulls: [pull(1, OTHER, "open")], expected: "mismatch" },
     { name: "a closed PR at our SHA", pulls: [pull(1, HEAD, "closed")], expected: "closed_match" },
     { name: "a closed PR at another SHA", pulls: [pull(1, OTHER, "closed")], expected: "mismatch" },
-    { name: "ours open and a foreign closed one", pulls: [pull(2, OTHER, "closed"), pull(1, HEAD, "open")], expected: "match" },
-    { name: "ours closed and a foreign open one", pulls: [pull(1, HEAD, "closed"), pull(2, OTHER, "open")], expected: "mismatch" },
+    {
+      name: "ours open and a foreign closed one",
+      pulls: [pull(2, OTHER, "closed"), pull(1, HEAD, "open")],
+      expected: "match",
+    },
+    {
+      name: "ours closed and a foreign open one",
+      pulls: [pull(1, HEAD, "closed"), pull(2, OTHER, "open")],
+      expected: "mismatch",
+    },
   ])("$name → $expected", ({ pulls, expected }) => {
     expect(matchPullToCandidate(pulls, HEAD).kind).toBe(expected);
   });

@@ -15,7 +15,16 @@ import type { TProviderPull } from "./publication-provider";
  * - conflict: the provider holds something else for this branch; nothing was overwritten
  * - failed: an operator or a definite refusal ended the publication
  */
-export const RECONCILE_STATES = ["not_pushed", "pushed", "create_sent", "ambiguous", "adopted", "created", "conflict", "failed"] as const;
+export const RECONCILE_STATES = [
+  "not_pushed",
+  "pushed",
+  "create_sent",
+  "ambiguous",
+  "adopted",
+  "created",
+  "conflict",
+  "failed",
+] as const;
 export type TReconcileState = (typeof RECONCILE_STATES)[number];
 
 export type TPullMatch =

@@ -26,7 +26,10 @@ export async function retryPublication(
   const { db } = deps;
   // Not allowed to manage publications = not allowed to know the task is there.
   if (!can(actor, "publish.manage")) throw new AppError("NOT_FOUND", "Not found.");
-  const input = parseOrThrow(ZRetryPublicationSchema, fields, { code: "VALIDATION_FAILED", label: "publication retry" });
+  const input = parseOrThrow(ZRetryPublicationSchema, fields, {
+    code: "VALIDATION_FAILED",
+    label: "publication retry",
+  });
   const reason = input.reason ? sanitizeExcerpt(input.reason, 500) : undefined;
   return db.$transaction(async (tx) => {
     const task = await tx.task.findUnique({ where: { id: input.taskId }, include: { pullRequest: true } });
@@ -47,17 +50,27 @@ export async function retryPublication(
         data: {
           state: "pending",
           nextAttemptAt: null,
-          ...(pull.reconcileState === "conflict" || pull.reconcileState === "failed" ? { reconcileState: "not_pushed" } : {}),
+          ...(pull.reconcileState === "conflict" || pull.reconcileState === "failed"
+            ? { reconcileState: "not_pushed" }
+            : {}),
         },
       });
-      if (updated.count !== 1) throw new AppError("STATE_CONFLICT", "The publication changed meanwhile; reload and try again.");
+      if (updated.count !== 1)
+        throw new AppError("STATE_CONFLICT", "The publication changed meanwhile; reload and try again.");
     } else if (task.state === "pr_pending") {
       // Clearing nextAttemptAt ends the backoff (or a dead worker's lease). A still-running
       // attempt is fenced out by the next claim's attempt number.
-      const updated = await tx.pullRequest.updateMany({ where: { id: pull.id, state: "pending" }, data: { nextAttemptAt: null } });
-      if (updated.count !== 1) throw new AppError("STATE_CONFLICT", "The publication changed meanwhile; reload and try again.");
+      const updated = await tx.pullRequest.updateMany({
+        where: { id: pull.id, state: "pending" },
+        data: { nextAttemptAt: null },
+      });
+      if (updated.count !== 1)
+        throw new AppError("STATE_CONFLICT", "The publication changed meanwhile; reload and try again.");
     } else {
-      throw new AppError("STATE_CONFLICT", `Task ${task.id} is ${task.state}; only pr_failed or pr_pending publications can be retried.`);
+      throw new AppError(
+        "STATE_CONFLICT",
+        `Task ${task.id} is ${task.state}; only pr_failed or pr_pending publications can be retried.`,
+      );
     }
     const from = task.state;
     await recordAudit(tx, {

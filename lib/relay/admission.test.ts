@@ -29,12 +29,21 @@ function cap(overrides: Partial<TCapabilityState> = {}): TCapabilityState {
   };
 }
 
-const VALID = { taskId: TASK, operation: "complete", request: { kind: "valid" as const, bytes: 50, tokenBound: 2_000 } };
+const VALID = {
+  taskId: TASK,
+  operation: "complete",
+  request: { kind: "valid" as const, bytes: 50, tokenBound: 2_000 },
+};
 
 describe("classifyAdmission", () => {
   it.each([
     ["admits a call within every limit", cap(), VALID, { kind: "admit" }],
-    ["wrong task", cap(), { ...VALID, taskId: "22222222-2222-4222-8222-222222222222" }, { code: "RELAY_REFUSED", revokeReason: undefined }],
+    [
+      "wrong task",
+      cap(),
+      { ...VALID, taskId: "22222222-2222-4222-8222-222222222222" },
+      { code: "RELAY_REFUSED", revokeReason: undefined },
+    ],
     ["revoked by the operator", cap({ revokedAt: NOW, revokedReason: "done" }), VALID, { code: "RELAY_REFUSED" }],
     [
       "revoked as exhausted stays a 429",
@@ -42,9 +51,19 @@ describe("classifyAdmission", () => {
       VALID,
       { code: "RELAY_QUOTA_EXHAUSTED", revokeReason: undefined },
     ],
-    ["expired → revoke as expired", cap({ deadlineAt: NOW }), VALID, { code: "RELAY_REFUSED", revokeReason: "expired" }],
+    [
+      "expired → revoke as expired",
+      cap({ deadlineAt: NOW }),
+      VALID,
+      { code: "RELAY_REFUSED", revokeReason: "expired" },
+    ],
     ["operation not allowed", cap(), { ...VALID, operation: "unknown" }, { code: "RELAY_OPERATION_NOT_ALLOWED" }],
-    ["malformed request", cap(), { ...VALID, request: { kind: "malformed" as const, message: "x" } }, { code: "RELAY_REQUEST_MALFORMED" }],
+    [
+      "malformed request",
+      cap(),
+      { ...VALID, request: { kind: "malformed" as const, message: "x" } },
+      { code: "RELAY_REQUEST_MALFORMED" },
+    ],
     [
       "request over its cap",
       cap(),
@@ -100,8 +119,14 @@ describe("response checks", () => {
       code: "RELAY_QUOTA_EXHAUSTED",
       revokeReason: "exhausted:bytes",
     });
-    expect(classifyFailedCharge(cap(), 10)).toMatchObject({ code: "RELAY_QUOTA_EXHAUSTED", revokeReason: "exhausted:bytes" });
-    expect(classifyFailedCharge(cap({ deadlineAt: NOW }), 10)).toMatchObject({ code: "RELAY_REFUSED", revokeReason: "expired" });
+    expect(classifyFailedCharge(cap(), 10)).toMatchObject({
+      code: "RELAY_QUOTA_EXHAUSTED",
+      revokeReason: "exhausted:bytes",
+    });
+    expect(classifyFailedCharge(cap({ deadlineAt: NOW }), 10)).toMatchObject({
+      code: "RELAY_REFUSED",
+      revokeReason: "expired",
+    });
   });
 });
 
@@ -114,7 +139,14 @@ describe("handles", () => {
     expect(Buffer.from(a.slice(4), "base64url")).toHaveLength(32);
     expect(hashHandle(a)).toMatch(/^[a-f0-9]{64}$/);
     expect(hashHandle(a)).toBe(hashHandle(a));
-    for (const bad of ["scr_", `scr_${"a".repeat(42)}`, `scr_${"a".repeat(44)}`, `SCR_${"a".repeat(43)}`, `scr_${"a".repeat(42)}!`, null])
+    for (const bad of [
+      "scr_",
+      `scr_${"a".repeat(42)}`,
+      `scr_${"a".repeat(44)}`,
+      `SCR_${"a".repeat(43)}`,
+      `scr_${"a".repeat(42)}!`,
+      null,
+    ])
       expect(isWellFormedHandle(bad)).toBe(false);
   });
 });
@@ -123,8 +155,12 @@ describe("the complete request surface carries no steering field", () => {
   it.each(["url", "endpoint", "method", "headers", "header", "model", "baseUrl", "upstream", "apiKey"])(
     "refuses %s at the top level and on a message",
     (field) => {
-      expect(ZCompleteRequestSchema.safeParse({ messages: [{ role: "user", content: "x" }], [field]: "x" }).success).toBe(false);
-      expect(ZCompleteRequestSchema.safeParse({ messages: [{ role: "user", content: "x", [field]: "x" }] }).success).toBe(false);
+      expect(
+        ZCompleteRequestSchema.safeParse({ messages: [{ role: "user", content: "x" }], [field]: "x" }).success,
+      ).toBe(false);
+      expect(
+        ZCompleteRequestSchema.safeParse({ messages: [{ role: "user", content: "x", [field]: "x" }] }).success,
+      ).toBe(false);
     },
   );
   it("accepts exactly messages and maxTokens", () => {

@@ -37,7 +37,8 @@ export type TRefusal = {
 };
 
 /** A valid request's size, and its worst case in tokens (its input bound plus its output-token bound). */
-export type TRequestCheck = { kind: "valid"; bytes: number; tokenBound: number } | { kind: "malformed"; message: string };
+export type TRequestCheck =
+  { kind: "valid"; bytes: number; tokenBound: number } | { kind: "malformed"; message: string };
 
 export type TAdmissionDecision = { kind: "admit" } | { kind: "refuse"; refusal: TRefusal };
 
@@ -53,7 +54,10 @@ export function classifyAdmission(cap: TCapabilityState, call: TAdmissionCall): 
     // Exhaustion is reported as exhaustion even after the capability was revoked for it, so
     // concurrent callers racing the revocation all hear the same 429.
     if (isExhaustionReason(cap.revokedReason))
-      return refuse("RELAY_QUOTA_EXHAUSTED", `The relay budget is exhausted (${cap.revokedReason}); the capability is revoked.`);
+      return refuse(
+        "RELAY_QUOTA_EXHAUSTED",
+        `The relay budget is exhausted (${cap.revokedReason}); the capability is revoked.`,
+      );
     return refuse("RELAY_REFUSED", `The relay capability is revoked (${cap.revokedReason ?? "no reason given"}).`);
   }
   if (cap.deadlineAt.getTime() <= cap.dbNow.getTime())
@@ -63,7 +67,10 @@ export function classifyAdmission(cap: TCapabilityState, call: TAdmissionCall): 
   if (call.request.kind === "malformed")
     return refuse("RELAY_REQUEST_MALFORMED", `The relay request is malformed: ${call.request.message}`);
   if (call.request.bytes > cap.maxRequestBytes)
-    return refuse("RELAY_TOO_LARGE", `The request is ${call.request.bytes} bytes; this capability accepts at most ${cap.maxRequestBytes}.`);
+    return refuse(
+      "RELAY_TOO_LARGE",
+      `The request is ${call.request.bytes} bytes; this capability accepts at most ${cap.maxRequestBytes}.`,
+    );
   if (cap.requestCount >= cap.maxRequests) {
     return refuse(
       "RELAY_QUOTA_EXHAUSTED",
@@ -90,7 +97,10 @@ export function classifyAdmission(cap: TCapabilityState, call: TAdmissionCall): 
 }
 
 /** A response is delivered whole or not at all: over the per-response cap it is refused, never cut. */
-export function checkResponseSize(cap: Pick<TCapabilityState, "maxResponseBytes">, responseBytes: number): TRefusal | null {
+export function checkResponseSize(
+  cap: Pick<TCapabilityState, "maxResponseBytes">,
+  responseBytes: number,
+): TRefusal | null {
   if (responseBytes > cap.maxResponseBytes) {
     return {
       code: "RELAY_TOO_LARGE",
@@ -111,7 +121,8 @@ export function classifyFailedCharge(cap: TCapabilityState, responseBytes: numbe
   if (cap.deadlineAt.getTime() <= cap.dbNow.getTime()) {
     return {
       code: "RELAY_REFUSED",
-      message: "The relay capability expired while the call was in flight; the response is withheld and the capability is revoked.",
+      message:
+        "The relay capability expired while the call was in flight; the response is withheld and the capability is revoked.",
       revokeReason: REVOKE_REASONS.expired,
     };
   }
@@ -132,6 +143,9 @@ export function explainBinding(
   // A task on the mailbox channel runs with its network blocked: the HTTP endpoint, reachable
   // from anywhere, is closed to its handle, so a leaked mailbox handle cannot be used there.
   if (channel === "http" && cap.relayChannel !== "http")
-    return { code: "RELAY_REFUSED", message: "This task's relay runs over the mailbox only; the HTTP channel is closed to it." };
+    return {
+      code: "RELAY_REFUSED",
+      message: "This task's relay runs over the mailbox only; the HTTP channel is closed to it.",
+    };
   return null;
 }

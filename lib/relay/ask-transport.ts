@@ -28,9 +28,14 @@ export async function askTransport(
   maxTokens: number,
 ): Promise<TAnswer> {
   if (operation === "chat") {
-    const { inputTokens, outputTokens, ...chat } = await transport.chat({ request: { ...(request as TChatRequest), maxTokens } });
+    const { inputTokens, outputTokens, ...chat } = await transport.chat({
+      request: { ...(request as TChatRequest), maxTokens },
+    });
     return { payload: { chat }, inputTokens, outputTokens };
   }
-  const { content, inputTokens, outputTokens } = await transport.complete({ messages: (request as TCompleteRequest).messages, maxTokens });
+  const { content, inputTokens, outputTokens } = await transport.complete({
+    messages: (request as TCompleteRequest).messages,
+    maxTokens,
+  });
   return { payload: { completion: { content } }, inputTokens, outputTokens };
 }

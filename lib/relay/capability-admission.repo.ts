@@ -68,7 +68,14 @@ export async function admitAlone(db: Db, call: TAdmissionRequest): Promise<TAdmi
   const { rows } = await pgPoolOf(db).query<TRawAdmission>({
     name: "relay_admit_one_v2",
     text: ADMIT_ONE_SQL,
-    values: [call.handleHash, String(call.requestBytes), call.taskId, call.channel, call.operation, String(call.tokenBound)],
+    values: [
+      call.handleHash,
+      String(call.requestBytes),
+      call.taskId,
+      call.channel,
+      call.operation,
+      String(call.tokenBound),
+    ],
   });
   return rows[0] ? toAdmission(rows[0]) : null;
 }
@@ -200,7 +207,15 @@ export async function admitMailboxCallByHash(
   const { rows } = await pgPoolOf(db).query<TRawAdmission & { claimedId: string | null }>({
     name: "relay_admit_mailbox_v3",
     text: ADMIT_MAILBOX_SQL,
-    values: [call.handleHash, String(call.requestBytes), call.taskId, "mailbox", call.operation, String(call.tokenBound), call.sequence],
+    values: [
+      call.handleHash,
+      String(call.requestBytes),
+      call.taskId,
+      "mailbox",
+      call.operation,
+      String(call.tokenBound),
+      call.sequence,
+    ],
   });
   const row = rows[0];
   if (!row) return null;

@@ -77,7 +77,12 @@ describe("the relay's one-call and batch statements answer alike", async () => {
   }
 
   const past = () => new Date(Date.now() - 60_000);
-  const admissionCases: { name: string; change?: TCapabilityChange; call?: Partial<TAdmissionRequest>; relayChannel?: "mailbox" }[] = [
+  const admissionCases: {
+    name: string;
+    change?: TCapabilityChange;
+    call?: Partial<TAdmissionRequest>;
+    relayChannel?: "mailbox";
+  }[] = [
     { name: "a fresh capability: admitted, the worst-case response reserved" },
     { name: "less than the worst case left: admitted with what is left reserved", change: { bytesUsed: 7_500n } },
     { name: "the request does not fit the bytes left", change: { bytesUsed: 9_900n } },
@@ -128,14 +133,18 @@ describe("the relay's one-call and batch statements answer alike", async () => {
 
   function settlementOf(settlement: TSettlement | null) {
     if (!settlement) return null;
-    const { isDelivered, requestCount, bytesUsed, maxRequests, maxBytes, tokensUsed, maxTokens, revokedReason } = settlement;
+    const { isDelivered, requestCount, bytesUsed, maxRequests, maxBytes, tokensUsed, maxTokens, revokedReason } =
+      settlement;
     return { isDelivered, requestCount, bytesUsed, maxRequests, maxBytes, tokensUsed, maxTokens, revokedReason };
   }
 
   const settlementCases: { name: string; change?: TCapabilityChange }[] = [
     { name: "still open" },
     { name: "revoked while the upstream answered", change: { revokedAt: new Date(), revokedReason: "operator" } },
-    { name: "revoked as exhausted while the upstream answered", change: { revokedAt: new Date(), revokedReason: "exhausted:requests" } },
+    {
+      name: "revoked as exhausted while the upstream answered",
+      change: { revokedAt: new Date(), revokedReason: "exhausted:requests" },
+    },
     { name: "past its deadline when the upstream answered", change: { deadlineAt: past() } },
   ];
 

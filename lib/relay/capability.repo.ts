@@ -36,7 +36,10 @@ export function toState(row: TRawCapability): TCapabilityState {
 }
 
 /** The capability and its task's relay channel; used where a call must be recorded before admission (refusals, mailbox claims). */
-export async function findCapabilityByHash(db: Db, handleHash: string): Promise<(TCapabilityState & { relayChannel: string }) | null> {
+export async function findCapabilityByHash(
+  db: Db,
+  handleHash: string,
+): Promise<(TCapabilityState & { relayChannel: string }) | null> {
   const rows = await db.$queryRawUnsafe<(TRawCapability & { relayChannel: string })[]>(
     `SELECT ${CAPABILITY_COLUMNS}, t."relayChannel" FROM "RelayCapability" c JOIN "Task" t ON t."id" = c."taskId" WHERE c."handleHash" = $1`,
     handleHash,
@@ -73,10 +76,16 @@ export async function retryOnDeadlock<T>(run: () => Promise<T>): Promise<T> {
  * revocation (task end, operator) that comes after it must still be recorded and stop them, so it
  * replaces the exhaustion reason (keeping it in the text: "<reason> (after exhausted:…)").
  */
-export async function revokeCapabilityRows(db: Db, target: { capabilityId?: string; taskId?: string }, reason: string): Promise<string[]> {
+export async function revokeCapabilityRows(
+  db: Db,
+  target: { capabilityId?: string; taskId?: string },
+  reason: string,
+): Promise<string[]> {
   if (!target.capabilityId && !target.taskId) return [];
   const isTerminal = !reason.startsWith("exhausted:");
-  const where = target.capabilityId ? Prisma.sql`"id" = ${target.capabilityId}::uuid` : Prisma.sql`"taskId" = ${target.taskId}::uuid`;
+  const where = target.capabilityId
+    ? Prisma.sql`"id" = ${target.capabilityId}::uuid`
+    : Prisma.sql`"taskId" = ${target.taskId}::uuid`;
   const rows = await db.$queryRaw<{ id: string }[]>`
       UPDATE "RelayCapability"
          SET "revokedAt" = now(),

@@ -58,10 +58,16 @@ describe("ZChatRequestSchema", () => {
   });
 
   it("refuses a tool schema nested deeper than the bound", () => {
-    const issues = issuesOf({ messages: [USER], tools: [{ name: "deep", parameters: nested(CHAT_MAX_JSON_DEPTH + 1) }] });
+    const issues = issuesOf({
+      messages: [USER],
+      tools: [{ name: "deep", parameters: nested(CHAT_MAX_JSON_DEPTH + 1) }],
+    });
     expect(issues.some((issue) => /levels deep/.test(issue.message))).toBe(true);
     expect(
-      ZChatRequestSchema.safeParse({ messages: [USER], tools: [{ name: "ok", parameters: nested(CHAT_MAX_JSON_DEPTH) }] }).success,
+      ZChatRequestSchema.safeParse({
+        messages: [USER],
+        tools: [{ name: "ok", parameters: nested(CHAT_MAX_JSON_DEPTH) }],
+      }).success,
     ).toBe(true);
   });
 
@@ -79,8 +85,14 @@ describe("ZChatRequestSchema", () => {
   });
 
   it("refuses a tool choice naming a tool that is not offered, and required with no tool", () => {
-    const issues = issuesOf({ messages: [USER], tools: [{ name: "read_file" }], toolChoice: { type: "tool", name: "rm_rf" } });
-    expect(issues).toContainEqual(expect.objectContaining({ path: ["toolChoice", "name"], message: "names a tool that is not offered" }));
+    const issues = issuesOf({
+      messages: [USER],
+      tools: [{ name: "read_file" }],
+      toolChoice: { type: "tool", name: "rm_rf" },
+    });
+    expect(issues).toContainEqual(
+      expect.objectContaining({ path: ["toolChoice", "name"], message: "names a tool that is not offered" }),
+    );
     expect(issuesOf({ messages: [USER], toolChoice: { type: "required" } })).toContainEqual(
       expect.objectContaining({ path: ["toolChoice"] }),
     );

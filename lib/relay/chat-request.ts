@@ -68,7 +68,10 @@ export const ZChatToolCallSchema = z
     arguments: z
       .string()
       .max(CHAT_MAX_ARGUMENT_BYTES)
-      .refine((text) => parseToolArguments(text) !== null, `must be a JSON object (at most ${CHAT_MAX_JSON_DEPTH} levels deep)`),
+      .refine(
+        (text) => parseToolArguments(text) !== null,
+        `must be a JSON object (at most ${CHAT_MAX_JSON_DEPTH} levels deep)`,
+      ),
   })
   .strict();
 
@@ -120,9 +123,14 @@ export const ZChatRequestSchema = z
   .strict()
   .superRefine((request, context) => {
     if (Buffer.byteLength(JSON.stringify(request.tools), "utf8") > CHAT_MAX_TOOLS_BYTES)
-      context.addIssue({ code: "custom", path: ["tools"], message: `the tool definitions must be at most ${CHAT_MAX_TOOLS_BYTES} bytes` });
+      context.addIssue({
+        code: "custom",
+        path: ["tools"],
+        message: `the tool definitions must be at most ${CHAT_MAX_TOOLS_BYTES} bytes`,
+      });
     const names = new Set(request.tools.map((tool) => tool.name));
-    if (names.size !== request.tools.length) context.addIssue({ code: "custom", path: ["tools"], message: "tool names must be unique" });
+    if (names.size !== request.tools.length)
+      context.addIssue({ code: "custom", path: ["tools"], message: "tool names must be unique" });
     if (request.toolChoice.type === "tool" && !names.has(request.toolChoice.name))
       context.addIssue({ code: "custom", path: ["toolChoice", "name"], message: "names a tool that is not offered" });
     if (request.toolChoice.type === "required" && request.tools.length === 0)

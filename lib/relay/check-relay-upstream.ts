@@ -31,7 +31,12 @@ export async function testRelayUpstream(
       maxTokens: 8,
       signal: AbortSignal.timeout(TEST_TIMEOUT_MS),
     });
-    result = { isOk: true, kind, latencyMs: Math.round(performance.now() - started), excerpt: sanitizeExcerpt(output.content, 200) };
+    result = {
+      isOk: true,
+      kind,
+      latencyMs: Math.round(performance.now() - started),
+      excerpt: sanitizeExcerpt(output.content, 200),
+    };
   } catch (error) {
     const details = isAppError(error) ? (error.details as { status?: number } | undefined) : undefined;
     result = {
@@ -47,7 +52,12 @@ export async function testRelayUpstream(
     action: "relay.test_call",
     targetType: "setting",
     targetId: "relay.upstream",
-    detail: { kind, isOk: result.isOk, latencyMs: result.latencyMs, ...(result.isOk ? {} : { error: result.error.slice(0, 300) }) },
+    detail: {
+      kind,
+      isOk: result.isOk,
+      latencyMs: result.latencyMs,
+      ...(result.isOk ? {} : { error: result.error.slice(0, 300) }),
+    },
   });
   return result;
 }

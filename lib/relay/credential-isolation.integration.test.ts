@@ -113,7 +113,15 @@ describe("the upstream credential never leaves the transport", async () => {
         dataDir: dir,
         taskId: ok.taskId,
         sequence: 1,
-        bytes: Buffer.from(JSON.stringify({ v: 1, handle: ok.handle, taskId: ok.taskId, operation: "complete", request: SIMPLE_REQUEST })),
+        bytes: Buffer.from(
+          JSON.stringify({
+            v: 1,
+            handle: ok.handle,
+            taskId: ok.taskId,
+            operation: "complete",
+            request: SIMPLE_REQUEST,
+          }),
+        ),
       });
       expect(mailbox.status).toBe(200);
       evidence.push(mailbox.responseBytes.toString("utf8"));
@@ -151,7 +159,8 @@ describe("the upstream credential never leaves the transport", async () => {
       evidence.push(unauthorized.body);
       await fs.writeFile(credentialFile, CANARY);
 
-      for (const cap of [ok, failed, wrong]) evidence.push(await readCapabilityUsage({ db }, { capabilityId: cap.capabilityId }));
+      for (const cap of [ok, failed, wrong])
+        evidence.push(await readCapabilityUsage({ db }, { capabilityId: cap.capabilityId }));
     },
   );
 
@@ -159,7 +168,9 @@ describe("the upstream credential never leaves the transport", async () => {
     const tables = await db.$queryRawUnsafe<{ name: string }[]>(
       `select table_name as name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`,
     );
-    expect(tables.map((t) => t.name)).toEqual(expect.arrayContaining(["RelayCapability", "RelayCall", "OperatorSetting", "AuditLog"]));
+    expect(tables.map((t) => t.name)).toEqual(
+      expect.arrayContaining(["RelayCapability", "RelayCall", "OperatorSetting", "AuditLog"]),
+    );
     let scannedRows = 0;
     for (const { name } of tables) {
       const rows = await db.$queryRawUnsafe<{ j: string }[]>(`select row_to_json(t)::text as j from "${name}" t`);

@@ -31,7 +31,12 @@ export const ZIssueCapabilitySchema = z
     maxRequestBytes: z.number().int().min(1).max(RELAY_MAX_REQUEST_BYTES_CEILING),
     maxResponseBytes: z.number().int().min(1).max(RELAY_MAX_RESPONSE_BYTES_CEILING),
     /** Input + output tokens over the capability's life (issue 25). */
-    maxTokens: z.number().int().min(1).max(RELAY_MAX_TOKENS_BUDGET_CEILING).default(DEFAULT_TASK_LIMITS.relay.maxTokens),
+    maxTokens: z
+      .number()
+      .int()
+      .min(1)
+      .max(RELAY_MAX_TOKENS_BUDGET_CEILING)
+      .default(DEFAULT_TASK_LIMITS.relay.maxTokens),
     ttlSeconds: z.number().int().min(1).max(RELAY_MAX_TTL_SECONDS),
   })
   .strict();

@@ -30,7 +30,16 @@ describe("processMailboxRequest", async () => {
       },
     );
     const file = (overrides: Record<string, unknown> = {}) =>
-      Buffer.from(JSON.stringify({ v: 1, handle: issued.handle, taskId, operation: "complete", request: SIMPLE_REQUEST, ...overrides }));
+      Buffer.from(
+        JSON.stringify({
+          v: 1,
+          handle: issued.handle,
+          taskId,
+          operation: "complete",
+          request: SIMPLE_REQUEST,
+          ...overrides,
+        }),
+      );
     return { taskId, ...issued, file };
   }
 
@@ -113,9 +122,21 @@ describe("processMailboxRequest", async () => {
   it("repeats the same refusal for a re-polled refused sequence, without calling upstream", async () => {
     const { taskId, file } = await setup();
     const transport = createCountingTransport();
-    const first = await processMailboxRequest({ db, taskId, sequence: 1, bytes: file({ operation: "shell" }), transport });
+    const first = await processMailboxRequest({
+      db,
+      taskId,
+      sequence: 1,
+      bytes: file({ operation: "shell" }),
+      transport,
+    });
     expect(first).toMatchObject({ status: 403, code: "RELAY_OPERATION_NOT_ALLOWED" });
-    const again = await processMailboxRequest({ db, taskId, sequence: 1, bytes: file({ operation: "shell" }), transport });
+    const again = await processMailboxRequest({
+      db,
+      taskId,
+      sequence: 1,
+      bytes: file({ operation: "shell" }),
+      transport,
+    });
     expect(again).toMatchObject({ status: 403, code: "RELAY_OPERATION_NOT_ALLOWED" });
     expect(transport.calls).toBe(0);
   });
@@ -126,25 +147,28 @@ describe("processMailboxRequest", async () => {
     ["wrong version", null],
     ["unknown key", null],
     ["malformed request", null],
-  ])("refuses a malformed request file (%s) with a 400 response file, recorded once per sequence", async (label, raw) => {
-    const { taskId, capabilityId, file } = await setup();
-    const transport = createCountingTransport();
-    const bytes =
-      raw ??
-      (label === "wrong version"
-        ? file({ v: 2 })
-        : label === "unknown key"
-          ? file({ url: "http://169.254.169.254/" })
-          : file({ request: { messages: [{ role: "user", content: "x" }], endpoint: "http://x" } }));
-    const answer = await processMailboxRequest({ db, taskId, sequence: 1, bytes, transport });
-    expect(answer).toMatchObject({ status: 400, code: "RELAY_REQUEST_MALFORMED" });
-    expect(parse(answer.responseBytes).body).toMatchObject({ error: { code: "RELAY_REQUEST_MALFORMED" } });
-    const again = await processMailboxRequest({ db, taskId, sequence: 1, bytes, transport });
-    expect(again.code).toBe("RELAY_REQUEST_MALFORMED");
-    expect(transport.calls).toBe(0);
-    expect(await db.relayCall.count({ where: { capabilityId, channel: "mailbox", sequence: 1 } })).toBe(1);
-    expect((await readCapabilityUsage({ db }, { capabilityId }))?.usage.requestCount).toBe(0);
-  });
+  ])(
+    "refuses a malformed request file (%s) with a 400 response file, recorded once per sequence",
+    async (label, raw) => {
+      const { taskId, capabilityId, file } = await setup();
+      const transport = createCountingTransport();
+      const bytes =
+        raw ??
+        (label === "wrong version"
+          ? file({ v: 2 })
+          : label === "unknown key"
+            ? file({ url: "http://169.254.169.254/" })
+            : file({ request: { messages: [{ role: "user", content: "x" }], endpoint: "http://x" } }));
+      const answer = await processMailboxRequest({ db, taskId, sequence: 1, bytes, transport });
+      expect(answer).toMatchObject({ status: 400, code: "RELAY_REQUEST_MALFORMED" });
+      expect(parse(answer.responseBytes).body).toMatchObject({ error: { code: "RELAY_REQUEST_MALFORMED" } });
+      const again = await processMailboxRequest({ db, taskId, sequence: 1, bytes, transport });
+      expect(again.code).toBe("RELAY_REQUEST_MALFORMED");
+      expect(transport.calls).toBe(0);
+      expect(await db.relayCall.count({ where: { capabilityId, channel: "mailbox", sequence: 1 } })).toBe(1);
+      expect((await readCapabilityUsage({ db }, { capabilityId }))?.usage.requestCount).toBe(0);
+    },
+  );
 
   it("refuses an oversized request file without parsing it", async () => {
     const { taskId } = await setup();
@@ -168,20 +192,30 @@ describe("processMailboxRequest", async () => {
     const answer = await processMailboxRequest({ db, taskId: b.taskId, sequence: 1, bytes: a.file(), transport });
     expect(answer).toMatchObject({ status: 403, code: "RELAY_REFUSED" });
     // …or task A's handle with its own task id.
-    const other = await processMailboxRequest({ db, taskId: b.taskId, sequence: 2, bytes: a.file({ taskId: b.taskId }), transport });
+    const other = await processMailboxRequest({
+      db,
+      taskId: b.taskId,
+      sequence: 2,
+      bytes: a.file({ taskId: b.taskId }),
+      transport,
+    });
     expect(other).toMatchObject({ status: 403, code: "RELAY_REFUSED" });
     expect(transport.calls).toBe(0);
     expect((await readCapabilityUsage({ db }, { capabilityId: a.capabilityId }))?.usage.requestCount).toBe(0);
     // A's own sequence 1 and 2 are still free.
     const own1 = await processMailboxRequest({ db, taskId: a.taskId, sequence: 1, bytes: a.file(), transport });
     expect(own1, JSON.stringify(own1)).toMatchObject({ status: 200 });
-    expect((await processMailboxRequest({ db, taskId: a.taskId, sequence: 2, bytes: a.file(), transport })).status).toBe(200);
+    expect(
+      (await processMailboxRequest({ db, taskId: a.taskId, sequence: 2, bytes: a.file(), transport })).status,
+    ).toBe(200);
   });
 
   it("refuses out-of-range sequence numbers", async () => {
     const { taskId, file } = await setup();
     for (const sequence of [0, -1, 1.5, MAILBOX_MAX_SEQUENCE + 1]) {
-      expect((await processMailboxRequest({ db, taskId, sequence, bytes: file() })).code).toBe("RELAY_REQUEST_MALFORMED");
+      expect((await processMailboxRequest({ db, taskId, sequence, bytes: file() })).code).toBe(
+        "RELAY_REQUEST_MALFORMED",
+      );
     }
   });
 });

@@ -45,7 +45,10 @@ export async function processMailboxRequest(options: TProcessMailboxRequestOptio
   let responseBytes = encodeMailboxResponse(result.status, result.body);
   // Unreachable with the capability ceilings, but a response file is bounded by construction.
   if (responseBytes.length > MAILBOX_MAX_RESPONSE_FILE_BYTES) {
-    const refusal = refusalResult("RELAY_TOO_LARGE", "The response file would exceed the mailbox limit; it was refused whole.");
+    const refusal = refusalResult(
+      "RELAY_TOO_LARGE",
+      "The response file would exceed the mailbox limit; it was refused whole.",
+    );
     responseBytes = encodeMailboxResponse(refusal.status, refusal.body);
     return { responseBytes, status: refusal.status, code: refusal.code };
   }
@@ -58,7 +61,11 @@ async function answer(options: TProcessMailboxRequestOptions): Promise<TRelayCal
     return refusalResult("RELAY_REQUEST_MALFORMED", "The mailbox task id or sequence number is invalid.");
   }
   if (bytes.byteLength > MAILBOX_MAX_REQUEST_FILE_BYTES) {
-    return refuseFile(options, "RELAY_TOO_LARGE", `The request file is larger than ${MAILBOX_MAX_REQUEST_FILE_BYTES} bytes.`);
+    return refuseFile(
+      options,
+      "RELAY_TOO_LARGE",
+      `The request file is larger than ${MAILBOX_MAX_REQUEST_FILE_BYTES} bytes.`,
+    );
   }
   let json: unknown;
   try {
@@ -68,7 +75,11 @@ async function answer(options: TProcessMailboxRequestOptions): Promise<TRelayCal
   }
   const file = ZMailboxRequestFileSchema.safeParse(json);
   if (!file.success)
-    return refuseFile(options, "RELAY_REQUEST_MALFORMED", `The request file is malformed: ${describeSchemaError(file.error)}`);
+    return refuseFile(
+      options,
+      "RELAY_REQUEST_MALFORMED",
+      `The request file is malformed: ${describeSchemaError(file.error)}`,
+    );
   // The worker's task id is the truth: a file naming another task is refused even when its handle
   // is valid for that other task (a guest must not spend someone else's budget through its mailbox).
   if (file.data.taskId !== taskId) return refuseFile(options, "RELAY_REFUSED", "The request file names another task.");
@@ -86,9 +97,17 @@ async function answer(options: TProcessMailboxRequestOptions): Promise<TRelayCal
 }
 
 /** Records a file-level refusal once per sequence (on the task's newest capability) and answers it. */
-async function refuseFile(options: TProcessMailboxRequestOptions, code: AppErrorCode, message: string): Promise<TRelayCallResult> {
+async function refuseFile(
+  options: TProcessMailboxRequestOptions,
+  code: AppErrorCode,
+  message: string,
+): Promise<TRelayCallResult> {
   const { db, taskId, sequence } = options;
-  const cap = await db.relayCapability.findFirst({ where: { taskId }, orderBy: { createdAt: "desc" }, select: { id: true } });
+  const cap = await db.relayCapability.findFirst({
+    where: { taskId },
+    orderBy: { createdAt: "desc" },
+    select: { id: true },
+  });
   if (cap) {
     const claim = await claimMailboxSequence(db, {
       capabilityId: cap.id,
@@ -102,7 +121,10 @@ async function refuseFile(options: TProcessMailboxRequestOptions, code: AppError
       durationMs: 0,
     });
     if (claim.kind === "duplicate" && !(isAppErrorCode(claim.previousOutcome) && claim.previousOutcome === code)) {
-      return refusalResult("RELAY_DUPLICATE_REQUEST", `Mailbox request ${sequence} was already processed; it is answered once.`);
+      return refusalResult(
+        "RELAY_DUPLICATE_REQUEST",
+        `Mailbox request ${sequence} was already processed; it is answered once.`,
+      );
     }
   }
   return refusalResult(code, message);
@@ -119,7 +141,11 @@ async function refuseFile(options: TProcessMailboxRequestOptions, code: AppError
  * earlier capability's sequences do not count.
  */
 export async function resumeMailboxSequence({ db, taskId }: { db: Db; taskId: string }): Promise<number> {
-  const current = await db.relayCapability.findFirst({ where: { taskId }, orderBy: { createdAt: "desc" }, select: { id: true } });
+  const current = await db.relayCapability.findFirst({
+    where: { taskId },
+    orderBy: { createdAt: "desc" },
+    select: { id: true },
+  });
   if (!current) return 1;
   const where = { channel: "mailbox", capabilityId: current.id };
   const abandoned = await db.relayCall.aggregate({ where: { ...where, outcome: "pending" }, _min: { sequence: true } });

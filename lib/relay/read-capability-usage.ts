@@ -12,7 +12,13 @@ export type TRelayUsageSnapshot = {
   capabilityId: string;
   taskId: string;
   allowedOps: string[];
-  limits: { maxRequests: number; maxBytes: number; maxRequestBytes: number; maxResponseBytes: number; deadlineAt: string };
+  limits: {
+    maxRequests: number;
+    maxBytes: number;
+    maxRequestBytes: number;
+    maxResponseBytes: number;
+    deadlineAt: string;
+  };
   usage: { requestCount: number; bytesUsed: number };
   isRevoked: boolean;
   revokedAt: string | null;
@@ -52,9 +58,13 @@ export async function sumRelayCallTokens(
   db: Db,
   where: { capabilityId: string } | { taskId: string },
 ): Promise<{ tokens: TTokenSums; modelCostMicros: number }> {
-  const filter = "capabilityId" in where ? { capabilityId: where.capabilityId } : { capability: { taskId: where.taskId } };
+  const filter =
+    "capabilityId" in where ? { capabilityId: where.capabilityId } : { capability: { taskId: where.taskId } };
   const [sums, unreported] = await Promise.all([
-    db.relayCall.aggregate({ where: filter, _sum: { inputTokens: true, outputTokens: true, tokensCharged: true, costMicros: true } }),
+    db.relayCall.aggregate({
+      where: filter,
+      _sum: { inputTokens: true, outputTokens: true, tokensCharged: true, costMicros: true },
+    }),
     db.relayCall.count({ where: { ...filter, inputTokens: null, tokensCharged: { gt: 0 } } }),
   ]);
   return {

@@ -8,7 +8,14 @@
 import type { Db } from "../db/client";
 import { isAppError } from "../errors";
 import { logWarn } from "../log";
-import { classifyAdmission, checkResponseSize, classifyFailedCharge, explainBinding, type TRefusal, type TRequestCheck } from "./admission";
+import {
+  classifyAdmission,
+  checkResponseSize,
+  classifyFailedCharge,
+  explainBinding,
+  type TRefusal,
+  type TRequestCheck,
+} from "./admission";
 import type { TAdmission } from "./capability-admission.repo";
 import { settleCall } from "./capability-settlement.repo";
 import { revokeCapabilityRows } from "./capability.repo";
@@ -43,7 +50,11 @@ export type TAdmitAndCall = {
 };
 
 /** The rest of a call after its admission statement; `context` carries the claimed mailbox row, if any. */
-export async function callAdmitted(call: TAdmitAndCall, admission: TAdmission, context: TCallContext): Promise<TRelayCallResult> {
+export async function callAdmitted(
+  call: TAdmitAndCall,
+  admission: TAdmission,
+  context: TCallContext,
+): Promise<TRelayCallResult> {
   const { db, taskId, operation } = call;
   const requestBytes = call.check.bytes;
   if (!admission.isAdmitted) {
@@ -55,12 +66,16 @@ export async function callAdmitted(call: TAdmitAndCall, admission: TAdmission, c
     // batch that were refused still count with their worst case): the budget, not revoked.
     const decision = classifyAdmission(admission, { taskId, operation, request: call.check });
     const refusal =
-      explainBinding(admission, taskId, call.channel) ?? (decision.kind === "refuse" ? decision.refusal : BATCH_BUDGET_REFUSAL);
+      explainBinding(admission, taskId, call.channel) ??
+      (decision.kind === "refuse" ? decision.refusal : BATCH_BUDGET_REFUSAL);
     return refuse(context, refusal, 0);
   }
 
   const reservedResponseBytes = admission.reservedResponseBytes;
-  const bounds: TTokenBounds = { input: call.check.bytes + RELAY_INPUT_TOKEN_OVERHEAD, output: outputBoundOf(call.request) };
+  const bounds: TTokenBounds = {
+    input: call.check.bytes + RELAY_INPUT_TOKEN_OVERHEAD,
+    output: outputBoundOf(call.request),
+  };
   // A refusal after admission releases the response reservation and keeps the request charged;
   // its tokens are charged at their worst case unless the upstream said what it used.
   const refuseAdmitted = async (refusal: TRefusal, reported?: { inputTokens?: number; outputTokens?: number }) => {
@@ -70,7 +85,13 @@ export async function callAdmitted(call: TAdmitAndCall, admission: TAdmission, c
       deliver: false,
       responseBytes: 0,
       tokens: reported ? chargeTokens(admission, bounds, reported) : worstCaseTokens(admission, bounds),
-      record: { ...baseRecord(context), outcome: refusal.code, requestBytes, responseBytes: 0, durationMs: elapsed(context) },
+      record: {
+        ...baseRecord(context),
+        outcome: refusal.code,
+        requestBytes,
+        responseBytes: 0,
+        durationMs: elapsed(context),
+      },
       claimedId: context.claimedId,
     });
     if (refusal.revokeReason) await revokeCapabilityRows(db, { capabilityId: admission.id }, refusal.revokeReason);
@@ -104,7 +125,11 @@ export async function callAdmitted(call: TAdmitAndCall, admission: TAdmission, c
       reason: String(failure.details?.reason ?? "unknown"),
       status: typeof failure.details?.status === "number" ? failure.details.status : null,
     });
-    return refuseAdmitted({ code: failure.code, message: failure.message, revokeReason: REVOKE_REASONS.upstreamFailed });
+    return refuseAdmitted({
+      code: failure.code,
+      message: failure.message,
+      revokeReason: REVOKE_REASONS.upstreamFailed,
+    });
   }
 
   const { payload, inputTokens, outputTokens } = answer;

@@ -22,7 +22,10 @@ export type TCallContext = {
 };
 
 /** An unexpected failure (database gone) after a mailbox claim leaves the claimed row visibly failed, not pending. */
-export async function finishingClaimOnFailure(context: TCallContext, body: () => Promise<TRelayCallResult>): Promise<TRelayCallResult> {
+export async function finishingClaimOnFailure(
+  context: TCallContext,
+  body: () => Promise<TRelayCallResult>,
+): Promise<TRelayCallResult> {
   try {
     return await body();
   } catch (error) {
@@ -38,8 +41,13 @@ export async function finishingClaimOnFailure(context: TCallContext, body: () =>
 }
 
 /** `chargedRequestBytes`: what admission already charged for this call (0 if it was never admitted). */
-export async function refuse(context: TCallContext, refusal: TRefusal, chargedRequestBytes: number): Promise<TRelayCallResult> {
-  if (refusal.revokeReason) await revokeCapabilityRows(context.db, { capabilityId: context.cap.id }, refusal.revokeReason);
+export async function refuse(
+  context: TCallContext,
+  refusal: TRefusal,
+  chargedRequestBytes: number,
+): Promise<TRelayCallResult> {
+  if (refusal.revokeReason)
+    await revokeCapabilityRows(context.db, { capabilityId: context.cap.id }, refusal.revokeReason);
   await recordRefusal(context, { outcome: refusal.code, requestBytes: chargedRequestBytes, responseBytes: 0 });
   return refusalResult(refusal.code, refusal.message);
 }
@@ -49,7 +57,8 @@ async function recordRefusal(
   fields: { outcome: string; requestBytes: number; responseBytes: number },
 ): Promise<void> {
   const durationMs = elapsed(context);
-  if (context.claimedId !== undefined) return finishCallRecord(context.db, context.claimedId, { ...fields, durationMs });
+  if (context.claimedId !== undefined)
+    return finishCallRecord(context.db, context.claimedId, { ...fields, durationMs });
   return recordRefusedCall(context.db, { ...baseRecord(context), ...fields, durationMs });
 }
 

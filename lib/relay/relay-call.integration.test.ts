@@ -29,7 +29,10 @@ describe("relayCall against real PostgreSQL", async () => {
   it("issues a 256-bit scr_ handle shown once and stores only its sha256", async () => {
     const { handle, capabilityId } = await setup();
     expect(handle).toMatch(/^scr_[A-Za-z0-9_-]{43}$/);
-    const row = await db.relayCapability.findUniqueOrThrow({ where: { id: capabilityId }, omit: { handleHash: false } });
+    const row = await db.relayCapability.findUniqueOrThrow({
+      where: { id: capabilityId },
+      omit: { handleHash: false },
+    });
     expect(row.handleHash).toBe(hashHandle(handle));
     const dump = JSON.stringify(await db.$queryRawUnsafe(`select row_to_json(c)::text as j from "RelayCapability" c`));
     expect(dump).not.toContain(handle);
@@ -44,7 +47,15 @@ describe("relayCall against real PostgreSQL", async () => {
     const { taskId } = await createRelayTestTask(db, undefined, "mailbox");
     const { handle } = await issueCapability({ db }, { taskId, ...LIMITS });
     const transport = createCountingTransport(() => "never");
-    const result = await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
+    const result = await relayCall({
+      db,
+      handle,
+      taskId,
+      operation: "complete",
+      request: SIMPLE_REQUEST,
+      channel: "http",
+      transport,
+    });
     expect(result).toMatchObject({ status: 403, code: "RELAY_REFUSED" });
     expect(transport.inputs).toHaveLength(0);
   });
@@ -72,7 +83,9 @@ describe("relayCall against real PostgreSQL", async () => {
     expect(rows[0]).toMatchObject({ outcome: "ok:scripted", channel: "http", operation: "complete" });
     expect(rows[0]!.requestBytes).toBeGreaterThan(0);
     expect(rows[0]!.responseBytes).toBeGreaterThan(0);
-    expect(JSON.stringify(rows, (_k, v) => (typeof v === "bigint" ? String(v) : v))).not.toMatch(/secret (question|answer)/);
+    expect(JSON.stringify(rows, (_k, v) => (typeof v === "bigint" ? String(v) : v))).not.toMatch(
+      /secret (question|answer)/,
+    );
   });
 
   // Every statement outside a transaction is one pool.query (Prisma's adapter runs on the same
@@ -95,7 +108,14 @@ describe("relayCall against real PostgreSQL", async () => {
     const transport = createCountingTransport(() => "fine");
     const http = await setup();
     const overHttp = await countStatements(async () => {
-      const result = await relayCall({ db, ...http, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
+      const result = await relayCall({
+        db,
+        ...http,
+        operation: "complete",
+        request: SIMPLE_REQUEST,
+        channel: "http",
+        transport,
+      });
       expect(result.status).toBe(200);
     });
     expect(overHttp).toEqual({ queries: 2, connects: 2 });
@@ -171,7 +191,15 @@ describe("relayCall against real PostgreSQL", async () => {
     const requestBytes = Buffer.byteLength(JSON.stringify(SIMPLE_REQUEST), "utf8");
     const c = await setup({ maxRequests: 100, maxResponseBytes: 1_000, maxBytes: 3 * (requestBytes + 1_000) + 500 });
     const call = (cap: { handle: string }, taskId: string) =>
-      relayCall({ db, handle: cap.handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
+      relayCall({
+        db,
+        handle: cap.handle,
+        taskId,
+        operation: "complete",
+        request: SIMPLE_REQUEST,
+        channel: "http",
+        transport,
+      });
     const [ofA, ofB, crossTask, ofC] = await Promise.all([
       Promise.all(Array.from({ length: 20 }, () => call(a, a.taskId))),
       Promise.all(Array.from({ length: 10 }, () => call(b, b.taskId))),
@@ -225,7 +253,15 @@ describe("relayCall against real PostgreSQL", async () => {
   it("refuses a response over the per-response cap whole, never truncated", async () => {
     const { taskId, handle } = await setup({ maxResponseBytes: 1_000 });
     const transport = createCountingTransport(() => "y".repeat(5_000));
-    const result = await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
+    const result = await relayCall({
+      db,
+      handle,
+      taskId,
+      operation: "complete",
+      request: SIMPLE_REQUEST,
+      channel: "http",
+      transport,
+    });
     expect(result.status).toBe(413);
     expect(result.body).toMatchObject({ error: { code: "RELAY_TOO_LARGE" } });
     expect(JSON.stringify(result.body)).not.toContain("yyyy");
@@ -234,7 +270,15 @@ describe("relayCall against real PostgreSQL", async () => {
   it("refuses a response that does not fit the remaining byte budget and revokes as exhausted", async () => {
     const { taskId, handle, capabilityId } = await setup({ maxBytes: 600 });
     const transport = createCountingTransport(() => "z".repeat(550));
-    const result = await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
+    const result = await relayCall({
+      db,
+      handle,
+      taskId,
+      operation: "complete",
+      request: SIMPLE_REQUEST,
+      channel: "http",
+      transport,
+    });
     expect(result.status).toBe(429);
     expect(JSON.stringify(result.body)).not.toContain("zzzz");
     const usage = await readCapabilityUsage({ db }, { capabilityId });
@@ -273,7 +317,9 @@ describe("relayCall against real PostgreSQL", async () => {
       transport,
     });
     expect(result.status).toBe(403);
-    expect(result.body).toMatchObject({ error: { code: "RELAY_REFUSED", message: expect.stringMatching(/another task/) } });
+    expect(result.body).toMatchObject({
+      error: { code: "RELAY_REFUSED", message: expect.stringMatching(/another task/) },
+    });
     expect(transport.calls).toBe(0);
     expect((await readCapabilityUsage({ db }, { capabilityId: a.capabilityId }))?.usage.requestCount).toBe(0);
   });
@@ -282,14 +328,32 @@ describe("relayCall against real PostgreSQL", async () => {
     const { taskId, handle, capabilityId } = await setup();
     const transport = createCountingTransport();
     expect(
-      (await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport })).status,
+      (
+        await relayCall({
+          db,
+          handle,
+          taskId,
+          operation: "complete",
+          request: SIMPLE_REQUEST,
+          channel: "http",
+          transport,
+        })
+      ).status,
     ).toBe(200);
     expect(await revokeCapability({ db }, { taskId, reason: "task reached review_pending" })).toEqual({
       revokedCapabilityIds: [capabilityId],
     });
     expect(await revokeCapability({ db }, { taskId, reason: "again" })).toEqual({ revokedCapabilityIds: [] });
     expect(await revokeCapability({ db }, { capabilityId, reason: "and again" })).toEqual({ revokedCapabilityIds: [] });
-    const result = await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
+    const result = await relayCall({
+      db,
+      handle,
+      taskId,
+      operation: "complete",
+      request: SIMPLE_REQUEST,
+      channel: "http",
+      transport,
+    });
     expect(result.status).toBe(403);
     expect(result.body).toMatchObject({
       error: { code: "RELAY_REFUSED", message: expect.stringMatching(/revoked \(task reached review_pending\)/) },
@@ -304,7 +368,15 @@ describe("relayCall against real PostgreSQL", async () => {
     const { taskId, handle, capabilityId } = await setup();
     await db.relayCapability.update({ where: { id: capabilityId }, data: { deadlineAt: new Date(Date.now() - 1000) } });
     const transport = createCountingTransport();
-    const result = await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
+    const result = await relayCall({
+      db,
+      handle,
+      taskId,
+      operation: "complete",
+      request: SIMPLE_REQUEST,
+      channel: "http",
+      transport,
+    });
     expect(result.status).toBe(403);
     expect(result.body).toMatchObject({ error: { code: "RELAY_REFUSED", message: expect.stringMatching(/expired/) } });
     expect(transport.calls).toBe(0);
@@ -315,7 +387,15 @@ describe("relayCall against real PostgreSQL", async () => {
     const { taskId, handle, capabilityId } = await setup();
     const transport = createCountingTransport();
     for (const operation of ["embed", "proxy", "../admin", "complete?url=http://169.254.169.254/"]) {
-      const result = await relayCall({ db, handle, taskId, operation, request: SIMPLE_REQUEST, channel: "http", transport });
+      const result = await relayCall({
+        db,
+        handle,
+        taskId,
+        operation,
+        request: SIMPLE_REQUEST,
+        channel: "http",
+        transport,
+      });
       expect(result.status).toBe(403);
       expect(result.body).toMatchObject({ error: { code: "RELAY_OPERATION_NOT_ALLOWED" } });
     }
@@ -345,7 +425,15 @@ describe("relayCall against real PostgreSQL", async () => {
       { ...SIMPLE_REQUEST, maxTokens: 10_000_000 },
     ];
     for (const request of requests) {
-      const result = await relayCall({ db, handle, taskId, operation: "complete", request, channel: "http", transport });
+      const result = await relayCall({
+        db,
+        handle,
+        taskId,
+        operation: "complete",
+        request,
+        channel: "http",
+        transport,
+      });
       expect(result.status).toBe(400);
       expect(result.body).toMatchObject({ error: { code: "RELAY_REQUEST_MALFORMED" } });
     }
@@ -369,7 +457,15 @@ describe("relayCall against real PostgreSQL", async () => {
     const { taskId } = await setup();
     const transport = createCountingTransport();
     for (const handle of ["scr_" + "A".repeat(43), "scr_short", "sk-live-something", undefined, 7]) {
-      const result = await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
+      const result = await relayCall({
+        db,
+        handle,
+        taskId,
+        operation: "complete",
+        request: SIMPLE_REQUEST,
+        channel: "http",
+        transport,
+      });
       expect(result.status).toBe(403);
       expect(result.body).toMatchObject({ error: { code: "RELAY_REFUSED" } });
       if (typeof handle === "string") expect(JSON.stringify(result.body)).not.toContain(handle);
@@ -392,7 +488,9 @@ describe("relayCall against real PostgreSQL", async () => {
       transport: failing,
     });
     expect(result.status).toBe(502);
-    expect(result.body).toMatchObject({ error: { code: "RELAY_UPSTREAM_FAILED", message: expect.stringMatching(/no fallback/) } });
+    expect(result.body).toMatchObject({
+      error: { code: "RELAY_UPSTREAM_FAILED", message: expect.stringMatching(/no fallback/) },
+    });
     expect(JSON.stringify(result.body)).not.toMatch(/10\.0\.0\.5|sk-abc/);
     expect(failing.calls).toBe(1);
     const again = await relayCall({
@@ -413,9 +511,18 @@ describe("relayCall against real PostgreSQL", async () => {
 
   it("with no upstream configured, fails closed as RELAY_UPSTREAM_FAILED (no default upstream)", async () => {
     const { taskId, handle } = await setup();
-    const result = await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http" });
+    const result = await relayCall({
+      db,
+      handle,
+      taskId,
+      operation: "complete",
+      request: SIMPLE_REQUEST,
+      channel: "http",
+    });
     expect(result.status).toBe(502);
-    expect(result.body).toMatchObject({ error: { code: "RELAY_UPSTREAM_FAILED", message: expect.stringMatching(/not_configured/) } });
+    expect(result.body).toMatchObject({
+      error: { code: "RELAY_UPSTREAM_FAILED", message: expect.stringMatching(/not_configured/) },
+    });
   });
 
   it("withholds the response of a call in flight when the capability is revoked meanwhile", async () => {
@@ -426,7 +533,15 @@ describe("relayCall against real PostgreSQL", async () => {
       await gate;
       return "late answer";
     });
-    const pending = relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
+    const pending = relayCall({
+      db,
+      handle,
+      taskId,
+      operation: "complete",
+      request: SIMPLE_REQUEST,
+      channel: "http",
+      transport,
+    });
     while (transport.calls === 0) await new Promise((r) => setTimeout(r, 5));
     await revokeCapability({ db }, { capabilityId, reason: "task blocked" });
     release();
@@ -443,15 +558,35 @@ describe("relayCall against real PostgreSQL", async () => {
       await gate;
       return "late answer";
     });
-    const pending = relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
+    const pending = relayCall({
+      db,
+      handle,
+      taskId,
+      operation: "complete",
+      request: SIMPLE_REQUEST,
+      channel: "http",
+      transport,
+    });
     while (transport.calls === 0) await new Promise((r) => setTimeout(r, 5));
     // The second call finds the request budget spent: the capability is revoked as exhausted.
     expect(
-      (await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport })).status,
+      (
+        await relayCall({
+          db,
+          handle,
+          taskId,
+          operation: "complete",
+          request: SIMPLE_REQUEST,
+          channel: "http",
+          transport,
+        })
+      ).status,
     ).toBe(429);
     expect((await readCapabilityUsage({ db }, { taskId }))?.revokedReason).toMatch(/^exhausted:/);
 
-    expect(await revokeCapability({ db }, { taskId, reason: "task ended: cancelled" })).toEqual({ revokedCapabilityIds: [capabilityId] });
+    expect(await revokeCapability({ db }, { taskId, reason: "task ended: cancelled" })).toEqual({
+      revokedCapabilityIds: [capabilityId],
+    });
     release();
     const result = await pending;
     expect(result.status).toBe(403);
@@ -466,10 +601,21 @@ describe("relayCall against real PostgreSQL", async () => {
   it("withholds the response of a call whose deadline passed while the upstream answered", async () => {
     const { taskId, handle, capabilityId } = await setup();
     const transport = createCountingTransport(async () => {
-      await db.relayCapability.update({ where: { id: capabilityId }, data: { deadlineAt: new Date(Date.now() - 1000) } });
+      await db.relayCapability.update({
+        where: { id: capabilityId },
+        data: { deadlineAt: new Date(Date.now() - 1000) },
+      });
       return "too late";
     });
-    const result = await relayCall({ db, handle, taskId, operation: "complete", request: SIMPLE_REQUEST, channel: "http", transport });
+    const result = await relayCall({
+      db,
+      handle,
+      taskId,
+      operation: "complete",
+      request: SIMPLE_REQUEST,
+      channel: "http",
+      transport,
+    });
     expect(result.status).toBe(403);
     expect(result.body).toMatchObject({
       error: { code: "RELAY_REFUSED", message: expect.stringMatching(/expired while the call was in flight/) },
@@ -528,14 +674,22 @@ describe("relayCall against real PostgreSQL", async () => {
 
   it("validates issue limits against the ceilings and refuses an unknown task", async () => {
     const { taskId } = await createRelayTestTask(db);
-    await expect(issueCapability({ db }, { taskId, ...LIMITS, allowedOps: ["complete", "shell" as "complete"] })).rejects.toMatchObject({
+    await expect(
+      issueCapability({ db }, { taskId, ...LIMITS, allowedOps: ["complete", "shell" as "complete"] }),
+    ).rejects.toMatchObject({
       code: "VALIDATION_FAILED",
     });
-    await expect(issueCapability({ db }, { taskId, ...LIMITS, maxRequestBytes: 64 * 1024 * 1024 })).rejects.toMatchObject({
+    await expect(
+      issueCapability({ db }, { taskId, ...LIMITS, maxRequestBytes: 64 * 1024 * 1024 }),
+    ).rejects.toMatchObject({
       code: "VALIDATION_FAILED",
     });
-    await expect(issueCapability({ db }, { taskId, ...LIMITS, maxRequests: 0 })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
-    await expect(issueCapability({ db }, { taskId: "00000000-0000-4000-8000-000000000000", ...LIMITS })).rejects.toMatchObject({
+    await expect(issueCapability({ db }, { taskId, ...LIMITS, maxRequests: 0 })).rejects.toMatchObject({
+      code: "VALIDATION_FAILED",
+    });
+    await expect(
+      issueCapability({ db }, { taskId: "00000000-0000-4000-8000-000000000000", ...LIMITS }),
+    ).rejects.toMatchObject({
       code: "NOT_FOUND",
     });
   });

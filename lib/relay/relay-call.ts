@@ -14,8 +14,19 @@
  */
 import type { Db } from "../db/client";
 import { isAppErrorCode, type AppErrorCode } from "../errors";
-import { classifyAdmission, explainBinding, type TCapabilityState, type TRefusal, type TRequestCheck } from "./admission";
-import { admitCallByHash, admitMailboxCallByHash, readClaimedOutcome, type TAdmission } from "./capability-admission.repo";
+import {
+  classifyAdmission,
+  explainBinding,
+  type TCapabilityState,
+  type TRefusal,
+  type TRequestCheck,
+} from "./admission";
+import {
+  admitCallByHash,
+  admitMailboxCallByHash,
+  readClaimedOutcome,
+  type TAdmission,
+} from "./capability-admission.repo";
 import { claimMailboxSequence, findCapabilityByHash, type TCallRecord } from "./capability.repo";
 import { hashHandle, isWellFormedHandle } from "./handle";
 import { outputBoundOf, type TValidRequest } from "./ask-transport";
@@ -92,9 +103,14 @@ export async function relayCall(options: TRelayCallOptions): Promise<TRelayCallR
   const cap = await findCapabilityByHash(db, handleHash);
   if (!cap) return refusalResult("RELAY_REFUSED", UNKNOWN_HANDLE);
   const context: TCallContext = { db, cap, channel, sequence: null, operation, startedAt };
-  if (options.envelopeRefusal) return refuse(context, { code: options.envelopeRefusal.code, message: options.envelopeRefusal.message }, 0);
+  if (options.envelopeRefusal)
+    return refuse(context, { code: options.envelopeRefusal.code, message: options.envelopeRefusal.message }, 0);
   if (!taskId.success)
-    return refuse(context, { code: "RELAY_REQUEST_MALFORMED", message: "The relay request is malformed: taskId must be a UUID." }, 0);
+    return refuse(
+      context,
+      { code: "RELAY_REQUEST_MALFORMED", message: "The relay request is malformed: taskId must be a UUID." },
+      0,
+    );
   // Cross-task calls are refused before the mailbox claim, so a leaked handle cannot occupy the
   // owning task's sequence numbers.
   const bound = explainBinding(cap, taskId.data, channel);
@@ -104,7 +120,11 @@ export async function relayCall(options: TRelayCallOptions): Promise<TRelayCallR
     if (!isValidMailboxSequence(options.sequence))
       return refusalResult("RELAY_REQUEST_MALFORMED", "The mailbox sequence number is out of range.");
     context.sequence = options.sequence;
-    const claim = await claimMailboxSequence(db, { ...baseRecord(context), outcome: "pending", requestBytes: 0 } as TCallRecord & {
+    const claim = await claimMailboxSequence(db, {
+      ...baseRecord(context),
+      outcome: "pending",
+      requestBytes: 0,
+    } as TCallRecord & {
       sequence: number;
     });
     if (claim.kind === "duplicate") return duplicateAnswer(options.sequence, claim.previousOutcome);
@@ -113,13 +133,17 @@ export async function relayCall(options: TRelayCallOptions): Promise<TRelayCallR
 
   // Only a malformed request reaches this point with its sequence claimed: it is refused and the
   // claimed row says why.
-  return finishingClaimOnFailure(context, () => refuse(context, classifyMalformed(cap, taskId.data, operation, request.check), 0));
+  return finishingClaimOnFailure(context, () =>
+    refuse(context, classifyMalformed(cap, taskId.data, operation, request.check), 0),
+  );
 }
 
 /** The refusal of a call whose request did not parse, in the order a caller is told why. */
 function classifyMalformed(cap: TCapabilityState, taskId: string, operation: string, check: TRequestCheck): TRefusal {
   const decision = classifyAdmission(cap, { taskId, operation, request: check });
-  return decision.kind === "refuse" ? decision.refusal : { code: "RELAY_REQUEST_MALFORMED", message: "The relay request is malformed." };
+  return decision.kind === "refuse"
+    ? decision.refusal
+    : { code: "RELAY_REQUEST_MALFORMED", message: "The relay request is malformed." };
 }
 
 async function admitAndCall(call: TAdmitAndCall): Promise<TRelayCallResult> {
@@ -175,7 +199,8 @@ async function admitAndCall(call: TAdmitAndCall): Promise<TRelayCallResult> {
 }
 
 type TCheckedRequest =
-  { check: TRequestCheck & { kind: "valid" }; value: TValidRequest } | { check: TRequestCheck & { kind: "malformed" }; value?: undefined };
+  | { check: TRequestCheck & { kind: "valid" }; value: TValidRequest }
+  | { check: TRequestCheck & { kind: "malformed" }; value?: undefined };
 
 function checkRequest(operation: string, raw: unknown): TCheckedRequest {
   if (!isRelayOperation(operation)) return { check: { kind: "malformed", message: "unknown operation" } };

@@ -12,22 +12,37 @@ type TPosted = { status: number; text: string; headers: http.IncomingHttpHeaders
 /** A raw HTTP request to the listener; a streamed body is written with backpressure, and the bytes written when the answer arrived are counted. */
 function send(
   base: string,
-  init: { method?: string; path: string; headers?: Record<string, string | number>; body?: string; streamBytes?: number },
+  init: {
+    method?: string;
+    path: string;
+    headers?: Record<string, string | number>;
+    body?: string;
+    streamBytes?: number;
+  },
 ): Promise<TPosted> {
   return new Promise((resolve, reject) => {
     let written = 0;
     let writtenAtResponse = -1;
     let isDone = false;
-    const req = http.request(`${base}${init.path}`, { method: init.method ?? "POST", headers: init.headers, agent: false }, (res) => {
-      writtenAtResponse = written;
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => {
-        isDone = true;
-        req.destroy();
-        resolve({ status: res.statusCode!, text: Buffer.concat(chunks).toString("utf8"), headers: res.headers, writtenAtResponse });
-      });
-    });
+    const req = http.request(
+      `${base}${init.path}`,
+      { method: init.method ?? "POST", headers: init.headers, agent: false },
+      (res) => {
+        writtenAtResponse = written;
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          isDone = true;
+          req.destroy();
+          resolve({
+            status: res.statusCode!,
+            text: Buffer.concat(chunks).toString("utf8"),
+            headers: res.headers,
+            writtenAtResponse,
+          });
+        });
+      },
+    );
     req.on("error", (error) => {
       if (!isDone && writtenAtResponse < 0) reject(error);
     });
@@ -66,7 +81,10 @@ describe("the relay listener: POST /api/relay/v1/{op} over real HTTP", async () 
   const call = (operation: string, init: { authorization?: string; body?: string }) =>
     send(server.url, {
       path: `/api/relay/v1/${operation}`,
-      headers: { "content-type": "application/json", ...(init.authorization !== undefined ? { authorization: init.authorization } : {}) },
+      headers: {
+        "content-type": "application/json",
+        ...(init.authorization !== undefined ? { authorization: init.authorization } : {}),
+      },
       body: init.body,
     });
 
@@ -76,7 +94,10 @@ describe("the relay listener: POST /api/relay/v1/{op} over real HTTP", async () 
       body: JSON.stringify({ taskId, request: SIMPLE_REQUEST }),
     });
     expect(response.status).toBe(200);
-    expect(JSON.parse(response.text)).toMatchObject({ completion: { content: "listener answer" }, usage: { requestCount: 1 } });
+    expect(JSON.parse(response.text)).toMatchObject({
+      completion: { content: "listener answer" },
+      usage: { requestCount: 1 },
+    });
     expect(response.headers["cache-control"]).toBe("no-store");
   });
 
@@ -99,7 +120,10 @@ describe("the relay listener: POST /api/relay/v1/{op} over real HTTP", async () 
     ["a non-bearer scheme", `Basic ${handle}`],
     ["an unknown handle", `Bearer scr_${"B".repeat(43)}`],
   ])("refuses %s with 403 and never echoes the header", async (_label, authorization) => {
-    const response = await call("complete", { authorization, body: JSON.stringify({ taskId, request: SIMPLE_REQUEST }) });
+    const response = await call("complete", {
+      authorization,
+      body: JSON.stringify({ taskId, request: SIMPLE_REQUEST }),
+    });
     expect(response.status).toBe(403);
     expect(JSON.parse(response.text)).toMatchObject({ error: { code: "RELAY_REFUSED" } });
     expect(response.text).not.toContain(handle);
@@ -129,7 +153,10 @@ describe("the relay listener: POST /api/relay/v1/{op} over real HTTP", async () 
       body: JSON.stringify({ taskId: otherTask, request: SIMPLE_REQUEST, upstream: "http://10.0.0.1/" }),
     });
     expect(extra.status).toBe(400);
-    const huge = await call("complete", { authorization: `Bearer ${other.handle}`, body: "x".repeat(RELAY_MAX_HTTP_BODY_BYTES + 1) });
+    const huge = await call("complete", {
+      authorization: `Bearer ${other.handle}`,
+      body: "x".repeat(RELAY_MAX_HTTP_BODY_BYTES + 1),
+    });
     expect(huge.status).toBe(413);
     const usage = await readCapabilityUsage({ db }, { capabilityId: other.capabilityId });
     expect(usage?.calls.byOutcome).toMatchObject({ RELAY_REQUEST_MALFORMED: 2, RELAY_TOO_LARGE: 1 });
@@ -181,12 +208,17 @@ describe("the relay listener: POST /api/relay/v1/{op} over real HTTP", async () 
       }, 200);
     });
     await expect
-      .poll(async () => (await readCapabilityUsage({ db }, { capabilityId }))?.calls.byOutcome.RELAY_REQUEST_MALFORMED ?? 0)
+      .poll(
+        async () => (await readCapabilityUsage({ db }, { capabilityId }))?.calls.byOutcome.RELAY_REQUEST_MALFORMED ?? 0,
+      )
       .toBe(before + 1);
   });
 
   it("refuses an unknown operation in the path with 403", async () => {
-    const response = await call("admin", { authorization: `Bearer ${handle}`, body: JSON.stringify({ taskId, request: SIMPLE_REQUEST }) });
+    const response = await call("admin", {
+      authorization: `Bearer ${handle}`,
+      body: JSON.stringify({ taskId, request: SIMPLE_REQUEST }),
+    });
     expect(response.status).toBe(403);
     expect(JSON.parse(response.text)).toMatchObject({ error: { code: "RELAY_OPERATION_NOT_ALLOWED" } });
   });

@@ -49,7 +49,9 @@ function createLimitCache() {
 }
 
 /** The listener's request handler: every answer is JSON, `no-store`, and never echoes the handle. */
-export function createRelayRequestListener(options: TRelayHttpOptions): (req: IncomingMessage, res: ServerResponse) => void {
+export function createRelayRequestListener(
+  options: TRelayHttpOptions,
+): (req: IncomingMessage, res: ServerResponse) => void {
   const limits = createLimitCache();
   return (req, res) => {
     handleRelayRequest(options, limits, req)
@@ -77,14 +79,16 @@ async function handleRelayRequest(
   const unread = (result: TRelayCallResult): TAnswer => ({ result, isBodyUnread: true });
   const route = ROUTE_PATTERN.exec(req.url ?? "");
   // Anything but the relay route is refused here: the guest's one socket reaches nothing else.
-  if (!route) return unread(refusalResult("NOT_FOUND", "Not found: this listener serves POST /api/relay/v1/{operation} only."));
+  if (!route)
+    return unread(refusalResult("NOT_FOUND", "Not found: this listener serves POST /api/relay/v1/{operation} only."));
   if (req.method !== "POST") return unread(refusalResult("RELAY_REFUSED", "The relay accepts POST only."));
   const operation = route[1]!;
 
   const handle = BEARER_PATTERN.exec(req.headers.authorization ?? "")?.[1];
   // Without a handle there is no capability to charge or record against; the message never
   // repeats the header.
-  if (!handle) return unread(refusalResult("RELAY_REFUSED", "A relay handle is required: Authorization: Bearer <handle>."));
+  if (!handle)
+    return unread(refusalResult("RELAY_REFUSED", "A relay handle is required: Authorization: Bearer <handle>."));
   if (!isWellFormedHandle(handle)) return unread(refusalResult("RELAY_REFUSED", UNKNOWN_HANDLE));
   const maxBodyBytes = await limits.maxBodyBytes(db, hashHandle(handle));
   if (maxBodyBytes === null) return unread(refusalResult("RELAY_REFUSED", UNKNOWN_HANDLE));
@@ -104,7 +108,10 @@ async function handleRelayRequest(
   const body = await readBoundedBody(req, maxBodyBytes);
   if (body.kind === "too_large") {
     return {
-      result: await refuseEnvelope("RELAY_TOO_LARGE", `The request body is larger than this capability allows (${maxBodyBytes} bytes).`),
+      result: await refuseEnvelope(
+        "RELAY_TOO_LARGE",
+        `The request body is larger than this capability allows (${maxBodyBytes} bytes).`,
+      ),
       isBodyUnread: !req.readableEnded,
     };
   }
@@ -120,12 +127,18 @@ async function handleRelayRequest(
   try {
     json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body.bytes));
   } catch {
-    return { result: await refuseEnvelope("RELAY_REQUEST_MALFORMED", "The request body is not valid UTF-8 JSON."), isBodyUnread: false };
+    return {
+      result: await refuseEnvelope("RELAY_REQUEST_MALFORMED", "The request body is not valid UTF-8 JSON."),
+      isBodyUnread: false,
+    };
   }
   const envelope = ZRelayHttpBodySchema.safeParse(json);
   if (!envelope.success)
     return {
-      result: await refuseEnvelope("RELAY_REQUEST_MALFORMED", `The request body is malformed: ${describeSchemaError(envelope.error)}`),
+      result: await refuseEnvelope(
+        "RELAY_REQUEST_MALFORMED",
+        `The request body is malformed: ${describeSchemaError(envelope.error)}`,
+      ),
       isBodyUnread: false,
     };
   const result = await relayCall({
@@ -152,7 +165,11 @@ async function handleRelayRequest(
 function send(req: IncomingMessage, res: ServerResponse, result: TRelayCallResult, isBodyUnread: boolean): void {
   if (res.headersSent) return;
   const payload = JSON.stringify(result.body);
-  const headers = { "content-type": "application/json", "cache-control": "no-store", "content-length": String(Buffer.byteLength(payload)) };
+  const headers = {
+    "content-type": "application/json",
+    "cache-control": "no-store",
+    "content-length": String(Buffer.byteLength(payload)),
+  };
   if (!isBodyUnread || req.readableEnded) return void res.writeHead(result.status, headers).end(payload);
   const socket = req.socket;
   socket.pause();
@@ -179,7 +196,8 @@ export type TBoundedBody = { kind: "ok"; bytes: Uint8Array } | { kind: "too_larg
 export function readBoundedBody(req: IncomingMessage, maxBytes: number): Promise<TBoundedBody> {
   const header = req.headers["content-length"];
   const declared = header === undefined ? null : Number(header);
-  if (declared !== null && Number.isFinite(declared) && declared > maxBytes) return Promise.resolve({ kind: "too_large" });
+  if (declared !== null && Number.isFinite(declared) && declared > maxBytes)
+    return Promise.resolve({ kind: "too_large" });
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -198,7 +216,8 @@ export function readBoundedBody(req: IncomingMessage, maxBytes: number): Promise
       }
       chunks.push(chunk);
     };
-    const onEnd = () => finish(req.complete ? { kind: "ok", bytes: Buffer.concat(chunks, size) } : { kind: "truncated" });
+    const onEnd = () =>
+      finish(req.complete ? { kind: "ok", bytes: Buffer.concat(chunks, size) } : { kind: "truncated" });
     const onClose = () => finish({ kind: "truncated" });
     req.on("data", onData).on("end", onEnd).on("close", onClose).on("error", onClose);
   });

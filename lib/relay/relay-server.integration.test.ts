@@ -61,7 +61,10 @@ function post(url: string, headers: Record<string, string>, body: string): Promi
   return new Promise((resolve, reject) => {
     const req = http.request(
       `${url}/api/relay/v1/complete`,
-      { method: "POST", headers: { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) } },
+      {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) },
+      },
       (res) => {
         res.resume().on("end", () => resolve(res.statusCode!));
       },
@@ -111,7 +114,12 @@ async function rssKiB(pid: number): Promise<number> {
 
 describe("the relay listener process", async () => {
   const { db, url: databaseUrl } = await createTestDatabase();
-  await setRelayUpstream({ db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "test", reason: "test setup" });
+  await setRelayUpstream({
+    db,
+    value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS },
+    via: "test",
+    reason: "test setup",
+  });
   const [first, second] = await Promise.all([spawnListener(databaseUrl), spawnListener(databaseUrl)]);
 
   it("500 concurrent calls against a budget of 50, split across two listener processes, admit exactly 50", async () => {
@@ -130,7 +138,9 @@ describe("the relay listener process", async () => {
     );
     const body = JSON.stringify({ taskId, request: SIMPLE_REQUEST });
     const statuses = await Promise.all(
-      Array.from({ length: 500 }, (_, i) => post(i % 2 === 0 ? first.url : second.url, { authorization: `Bearer ${handle}` }, body)),
+      Array.from({ length: 500 }, (_, i) =>
+        post(i % 2 === 0 ? first.url : second.url, { authorization: `Bearer ${handle}` }, body),
+      ),
     );
     expect(statuses.filter((s) => s === 200)).toHaveLength(50);
     expect(statuses.filter((s) => s === 429)).toHaveLength(450);
@@ -172,7 +182,12 @@ describe("the relay listener process", async () => {
     await setRelayUpstream({ db, value: { kind: "scripted", scriptFile }, via: "test", reason: "test setup" });
     expect(await answer(first.url)).toBe("from the second script");
     expect(await answer(second.url)).toBe("from the second script");
-    await setRelayUpstream({ db, value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS }, via: "test", reason: "test setup" });
+    await setRelayUpstream({
+      db,
+      value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS },
+      via: "test",
+      reason: "test setup",
+    });
   });
 
   it(

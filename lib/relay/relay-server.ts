@@ -34,7 +34,12 @@ const MAX_HEADER_BYTES = 8 * 1024;
 
 export async function startRelayServer(options: TRelayServerOptions): Promise<TRelayServer> {
   const server = http.createServer(
-    { maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, keepAliveTimeout: 5_000 },
+    {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+      headersTimeout: HEADERS_TIMEOUT_MS,
+      keepAliveTimeout: 5_000,
+    },
     createRelayRequestListener({ db: options.db, transport: options.transport, dataDir: options.dataDir }),
   );
   await new Promise<void>((resolve, reject) => {

@@ -30,7 +30,13 @@ const TOOL_REQUEST = {
     { role: "system", content: "You fix bugs." },
     { role: "user", content: "add() subtracts instead of adding" },
   ],
-  tools: [{ name: "read_file", description: "Reads a file", parameters: { type: "object", properties: { path: { type: "string" } } } }],
+  tools: [
+    {
+      name: "read_file",
+      description: "Reads a file",
+      parameters: { type: "object", properties: { path: { type: "string" } } },
+    },
+  ],
   toolChoice: { type: "auto" },
   maxTokens: 100,
 } as const;
@@ -44,7 +50,9 @@ function worstCaseOf(request: unknown, maxTokens: number): number {
  * An upstream port that answers every chat with one tool call and reports (or withholds) its usage;
  * "worst-case-report" reports exactly the call's worst case, so every call spends what it reserved.
  */
-function toolCallingTransport(usage: { inputTokens?: number; outputTokens?: number } | "worst-case-report" = {}): TRelayTransport & {
+function toolCallingTransport(
+  usage: { inputTokens?: number; outputTokens?: number } | "worst-case-report" = {},
+): TRelayTransport & {
   calls: number;
 } {
   const transport = {
@@ -58,9 +66,16 @@ function toolCallingTransport(usage: { inputTokens?: number; outputTokens?: numb
       transport.calls++;
       // Yield so concurrent calls overlap inside the relay like real upstream calls do.
       await new Promise((resolve) => setImmediate(resolve));
-      const reported = usage === "worst-case-report" ? { inputTokens: worstCaseOf(request, 0), outputTokens: request.maxTokens } : usage;
+      const reported =
+        usage === "worst-case-report"
+          ? { inputTokens: worstCaseOf(request, 0), outputTokens: request.maxTokens }
+          : usage;
       return {
-        message: { role: "assistant", content: null, toolCalls: [{ id: "call_1", name: "read_file", arguments: '{"path":"src/add.js"}' }] },
+        message: {
+          role: "assistant",
+          content: null,
+          toolCalls: [{ id: "call_1", name: "read_file", arguments: '{"path":"src/add.js"}' }],
+        },
         finishReason: "tool_calls",
         model: "gpt-pinned",
         ...reported,
@@ -94,11 +109,23 @@ describe("relay chat, tokens and model spend against real PostgreSQL", async () 
       reason: "test",
     });
     const transport = toolCallingTransport({ inputTokens: 300, outputTokens: 40 });
-    const result = await relayCall({ db, handle, taskId, operation: "chat", request: TOOL_REQUEST, channel: "http", transport });
+    const result = await relayCall({
+      db,
+      handle,
+      taskId,
+      operation: "chat",
+      request: TOOL_REQUEST,
+      channel: "http",
+      transport,
+    });
     expect(result.status).toBe(200);
     expect(result.body).toMatchObject({
       chat: {
-        message: { role: "assistant", content: null, toolCalls: [{ id: "call_1", name: "read_file", arguments: '{"path":"src/add.js"}' }] },
+        message: {
+          role: "assistant",
+          content: null,
+          toolCalls: [{ id: "call_1", name: "read_file", arguments: '{"path":"src/add.js"}' }],
+        },
         finishReason: "tool_calls",
         model: "gpt-pinned",
       },
@@ -106,7 +133,13 @@ describe("relay chat, tokens and model spend against real PostgreSQL", async () 
       usage: { inputTokens: 300, outputTokens: 40, tokensUsed: 340, maxTokens: 10_000, costMicros: 920 },
     });
     const [row] = await db.relayCall.findMany({ where: { capabilityId } });
-    expect(row).toMatchObject({ operation: "chat", inputTokens: 300, outputTokens: 40, tokensCharged: 340, costMicros: 920n });
+    expect(row).toMatchObject({
+      operation: "chat",
+      inputTokens: 300,
+      outputTokens: 40,
+      tokensCharged: 340,
+      costMicros: 920n,
+    });
     await writeSetting(db, {
       key: "relay.pricing",
       value: { inputMicrosPerMTok: 0, outputMicrosPerMTok: 0 },
@@ -136,7 +169,15 @@ describe("relay chat, tokens and model spend against real PostgreSQL", async () 
     const worstCase = worstCaseOf(TOOL_REQUEST, 100);
     const { taskId, handle } = await setup({ maxTokens: worstCase - 1 });
     const transport = toolCallingTransport({ inputTokens: 1, outputTokens: 1 });
-    const refused = await relayCall({ db, handle, taskId, operation: "chat", request: TOOL_REQUEST, channel: "http", transport });
+    const refused = await relayCall({
+      db,
+      handle,
+      taskId,
+      operation: "chat",
+      request: TOOL_REQUEST,
+      channel: "http",
+      transport,
+    });
     expect(refused).toMatchObject({ status: 429, code: "RELAY_TOKENS_EXHAUSTED" });
     expect(transport.calls).toBe(0);
     // A smaller output bound fits what is left.
@@ -209,7 +250,12 @@ describe("relay chat, tokens and model spend against real PostgreSQL", async () 
       actorId: null,
       reason: "test",
     });
-    const ceilings = { globalMicros: 50_000_000, perTaskMicros: 5_000_000, monthlyGlobalMicros: 5_000_000, monthlyPerTaskMicros: null };
+    const ceilings = {
+      globalMicros: 50_000_000,
+      perTaskMicros: 5_000_000,
+      monthlyGlobalMicros: 5_000_000,
+      monthlyPerTaskMicros: null,
+    };
     await writeSetting(db, { key: "spend.ceilings", value: ceilings, actorId: null, reason: "test" });
     const accountOf = async () => {
       const row = await db.spendAccount.findUnique({ where: { scope: "global" } });
@@ -219,11 +265,15 @@ describe("relay chat, tokens and model spend against real PostgreSQL", async () 
     try {
       // 1,000,000 tokens at $4/M = $4 worst case: within the $5 monthly ceiling.
       const { taskId, handle, capabilityId } = await setup({ maxTokens: 1_000_000 });
-      const reservation = await db.spendLedgerEntry.findFirstOrThrow({ where: { relayCapabilityId: capabilityId, kind: "reservation" } });
+      const reservation = await db.spendLedgerEntry.findFirstOrThrow({
+        where: { relayCapabilityId: capabilityId, kind: "reservation" },
+      });
       expect(reservation).toMatchObject({ resource: "model", amountMicros: 4_000_000n, taskId });
       // A second one would pass the monthly ceiling (4 + 4 > 5): refused before any handle exists.
       const other = await createRelayTestTask(db);
-      await expect(issueCapability({ db }, { taskId: other.taskId, ...LIMITS, maxTokens: 1_000_000 })).rejects.toMatchObject({
+      await expect(
+        issueCapability({ db }, { taskId: other.taskId, ...LIMITS, maxTokens: 1_000_000 }),
+      ).rejects.toMatchObject({
         code: "SPEND_CEILING_EXCEEDED",
       });
       expect(await db.relayCapability.count({ where: { taskId: other.taskId } })).toBe(0);
@@ -232,7 +282,10 @@ describe("relay chat, tokens and model spend against real PostgreSQL", async () 
       for (let i = 0; i < 3; i++)
         await relayCall({ db, handle, taskId, operation: "chat", request: TOOL_REQUEST, channel: "http", transport });
       await revokeCapability({ db }, { taskId, reason: "student run finished" });
-      const entries = await db.spendLedgerEntry.findMany({ where: { relayCapabilityId: capabilityId }, orderBy: { id: "asc" } });
+      const entries = await db.spendLedgerEntry.findMany({
+        where: { relayCapabilityId: capabilityId },
+        orderBy: { id: "asc" },
+      });
       // 3 × (1,000 × $1/M + 50 × $4/M) = 3 × 1,200 µ$ = 3,600 µ$.
       expect(entries.map((e) => [e.kind, e.resource, Number(e.amountMicros)])).toEqual([
         ["reservation", "model", 4_000_000],
@@ -244,7 +297,9 @@ describe("relay chat, tokens and model spend against real PostgreSQL", async () 
       await revokeCapability({ db }, { capabilityId, reason: "again" });
       expect(await db.spendLedgerEntry.count({ where: { relayCapabilityId: capabilityId } })).toBe(3);
       // With the first capability settled, the monthly ceiling has room again.
-      await expect(issueCapability({ db }, { taskId: other.taskId, ...LIMITS, maxTokens: 1_000_000 })).resolves.toBeTruthy();
+      await expect(
+        issueCapability({ db }, { taskId: other.taskId, ...LIMITS, maxTokens: 1_000_000 }),
+      ).resolves.toBeTruthy();
     } finally {
       await writeSetting(db, {
         key: "relay.pricing",
@@ -262,7 +317,10 @@ describe("relay chat, tokens and model spend against real PostgreSQL", async () 
     let deep: unknown = {};
     for (let i = 0; i < 1000; i++) deep = { a: deep };
     const hostile: [string, unknown][] = [
-      ["10,000 tools", { messages: [{ role: "user", content: "x" }], tools: Array.from({ length: 10_000 }, (_, i) => tool(i)) }],
+      [
+        "10,000 tools",
+        { messages: [{ role: "user", content: "x" }], tools: Array.from({ length: 10_000 }, (_, i) => tool(i)) },
+      ],
       ["a 1,000-deep schema", { messages: [{ role: "user", content: "x" }], tools: [{ name: "t", parameters: deep }] }],
       [
         "arguments that are not JSON",
@@ -297,7 +355,15 @@ describe("relay chat, tokens and model spend against real PostgreSQL", async () 
         throw upstreamMalformedToolCall("openai", "a tool call names a tool that was not offered");
       },
     };
-    const result = await relayCall({ db, handle, taskId, operation: "chat", request: TOOL_REQUEST, channel: "http", transport });
+    const result = await relayCall({
+      db,
+      handle,
+      taskId,
+      operation: "chat",
+      request: TOOL_REQUEST,
+      channel: "http",
+      transport,
+    });
     expect(result).toMatchObject({ status: 502, code: "RELAY_UPSTREAM_MALFORMED_TOOL_CALL" });
     const cap = await db.relayCapability.findUniqueOrThrow({ where: { id: capabilityId } });
     expect(cap.revokedAt).toBeNull();

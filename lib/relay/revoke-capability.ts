@@ -24,11 +24,17 @@ export async function revokeCapability(deps: { db: Db }, input: TRevokeCapabilit
   const { db } = deps;
   const { actorId = null, via = "system" } = input;
   const id = input.capabilityId ?? input.taskId;
-  if (!ZTaskIdSchema.safeParse(id).success) throw new AppError("VALIDATION_FAILED", "A capability id or task id (UUID) is required.");
+  if (!ZTaskIdSchema.safeParse(id).success)
+    throw new AppError("VALIDATION_FAILED", "A capability id or task id (UUID) is required.");
   const reason = sanitizeExcerpt(input.reason.trim() || "revoked", RELAY_MAX_REASON_CHARS);
-  const revokedCapabilityIds = await revokeCapabilityRows(db, { capabilityId: input.capabilityId, taskId: input.taskId }, reason);
+  const revokedCapabilityIds = await revokeCapabilityRows(
+    db,
+    { capabilityId: input.capabilityId, taskId: input.taskId },
+    reason,
+  );
   // The model reservation ends with the capability: what its calls cost replaces it in the ledger.
-  for (const capabilityId of revokedCapabilityIds) await settleModelSpend(db, capabilityId, `relay capability revoked: ${reason}`);
+  for (const capabilityId of revokedCapabilityIds)
+    await settleModelSpend(db, capabilityId, `relay capability revoked: ${reason}`);
   if (revokedCapabilityIds.length > 0) {
     await recordAudit(db, {
       actorId,

@@ -31,7 +31,8 @@ export function createStatementBatcher<TIn, TOut>(options: {
         .run(batch.map((p) => p.item))
         .then(
           (answers) => {
-            if (answers.length !== batch.length) throw new Error(`a batched statement answered ${answers.length} of ${batch.length} items`);
+            if (answers.length !== batch.length)
+              throw new Error(`a batched statement answered ${answers.length} of ${batch.length} items`);
             batch.forEach((p, i) => p.resolve(answers[i]!));
           },
           (error: unknown) => batch.forEach((p) => p.reject(error)),

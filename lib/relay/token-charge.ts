@@ -18,7 +18,13 @@ export function costOf(prices: TPrices, inputTokens: number, outputTokens: numbe
 
 export function worstCaseTokens(prices: TPrices, bounds: TTokenBounds): TTokenSettlement {
   const reserved = bounds.input + bounds.output;
-  return { reserved, charged: reserved, inputTokens: null, outputTokens: null, costMicros: costOf(prices, bounds.input, bounds.output) };
+  return {
+    reserved,
+    charged: reserved,
+    inputTokens: null,
+    outputTokens: null,
+    costMicros: costOf(prices, bounds.input, bounds.output),
+  };
 }
 
 export function chargeTokens(

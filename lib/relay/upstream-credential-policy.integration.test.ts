@@ -24,7 +24,9 @@ describe("the relay upstream's credential file and endpoint", async () => {
   const sessionSecretFile = path.join(dataDir, "nextauth-secret");
   await fs.writeFile(sessionSecretFile, `${SESSION_SECRET}\n`, { mode: 0o600 });
   await fs.mkdir(path.join(dataDir, "secrets"), { mode: 0o700 });
-  await fs.writeFile(path.join(dataDir, "secrets", "substrate-token"), "smk_local_substrate_token_0123\n", { mode: 0o600 });
+  await fs.writeFile(path.join(dataDir, "secrets", "substrate-token"), "smk_local_substrate_token_0123\n", {
+    mode: 0o600,
+  });
   const goodFile = path.join(credentials, "openai-key");
   await fs.writeFile(goodFile, "sk-good-credential-0123456789\n", { mode: 0o600 });
   // The fake upstream accepts the session secret as its key: any leak would be a success here.
@@ -34,7 +36,12 @@ describe("the relay upstream's credential file and endpoint", async () => {
     await upstream.close();
     await fs.rm(dataDir, { recursive: true, force: true });
   });
-  const openai = (credentialFile: string, endpoint = upstream.endpoint) => ({ kind: "openai", endpoint, model: "m", credentialFile });
+  const openai = (credentialFile: string, endpoint = upstream.endpoint) => ({
+    kind: "openai",
+    endpoint,
+    model: "m",
+    credentialFile,
+  });
   const sentSecret = () => upstream.requests.some((r) => r.authorization?.includes(SESSION_SECRET));
 
   it("setting credentialFile to DATA_DIR/nextauth-secret (or another secret, or anything outside credentials/) is refused on write", async () => {
@@ -45,7 +52,10 @@ describe("the relay upstream's credential file and endpoint", async () => {
       "/etc/passwd",
       "relative/key",
     ]) {
-      await expect(setRelayUpstream({ db, value: openai(file), via: "test", dataDir, reason: "test setup" }), file).rejects.toMatchObject({
+      await expect(
+        setRelayUpstream({ db, value: openai(file), via: "test", dataDir, reason: "test setup" }),
+        file,
+      ).rejects.toMatchObject({
         code: expect.stringMatching(/^(CREDENTIAL_FILE_REFUSED|VALIDATION_FAILED)$/),
       });
     }
@@ -57,13 +67,19 @@ describe("the relay upstream's credential file and endpoint", async () => {
       details: { fieldErrors: { credentialFile: [expect.stringContaining("DATA_DIR/credentials/")] } },
     });
     expect(await db.operatorSetting.count({ where: { key: "relay.upstream" } })).toBe(0);
-    await expect(setRelayUpstream({ db, value: openai(goodFile), via: "test", dataDir, reason: "test setup" })).resolves.toMatchObject({
+    await expect(
+      setRelayUpstream({ db, value: openai(goodFile), via: "test", dataDir, reason: "test setup" }),
+    ).resolves.toMatchObject({
       credentialFile: goodFile,
     });
   });
 
   it("an http endpoint that is not loopback is refused on write", async () => {
-    for (const endpoint of ["http://upstream.example.invalid/v1/chat/completions", "http://192.168.1.10:8080/v1", "http://[fd00::1]/v1"]) {
+    for (const endpoint of [
+      "http://upstream.example.invalid/v1/chat/completions",
+      "http://192.168.1.10:8080/v1",
+      "http://[fd00::1]/v1",
+    ]) {
       await expect(
         setRelayUpstream({ db, value: openai(goodFile, endpoint), via: "test", dataDir, reason: "test setup" }),
       ).rejects.toMatchObject({
@@ -88,7 +104,10 @@ describe("the relay upstream's credential file and endpoint", async () => {
     await setRelayUpstream({ db, value: openai(link), via: "test", dataDir, reason: "test setup" }); // nothing there yet: accepted on write
     await fs.symlink(sessionSecretFile, link);
     const viaLink = await testRelayUpstream({ db, dataDir }, { actorId: null });
-    expect(viaLink).toMatchObject({ isOk: false, error: expect.stringContaining("real path is not inside DATA_DIR/credentials/") });
+    expect(viaLink).toMatchObject({
+      isOk: false,
+      error: expect.stringContaining("real path is not inside DATA_DIR/credentials/"),
+    });
     // A symlink that stays inside the directory is fine; one to a hard link of a secret is not.
     await fs.rm(link);
     const hard = path.join(credentials, "hard-link");

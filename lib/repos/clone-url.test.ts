@@ -28,7 +28,10 @@ describe("target repository clone URLs", () => {
   });
 
   it("a repository added over plain http to a non-loopback host is refused with the reason", () => {
-    const parsed = ZAddTargetRepositorySchema.safeParse({ name: "school/x", cloneUrl: "http://forge.school.example/school/x.git" });
+    const parsed = ZAddTargetRepositorySchema.safeParse({
+      name: "school/x",
+      cloneUrl: "http://forge.school.example/school/x.git",
+    });
     expect(parsed.success).toBe(false);
     expect(parsed.error?.issues[0]?.message).toMatch(/https/);
   });
@@ -37,7 +40,13 @@ describe("target repository clone URLs", () => {
 describe("the mirror's credential", () => {
   const token = "ghp_test_token";
   it("is scoped to the clone URL on the publication host, with redirects off", () => {
-    expect(mirrorCredentialConfig({ cloneUrl: "https://github.com/school/x.git", token, apiBaseUrl: "https://api.github.com" })).toEqual([
+    expect(
+      mirrorCredentialConfig({
+        cloneUrl: "https://github.com/school/x.git",
+        token,
+        apiBaseUrl: "https://api.github.com",
+      }),
+    ).toEqual([
       ["http.https://github.com/school/x.git.extraHeader", `Authorization: Bearer ${token}`],
       ["http.followRedirects", "false"],
     ]);
@@ -52,13 +61,29 @@ describe("the mirror's credential", () => {
 
   it("is not sent to another host, over a refused transport, or to a local path", () => {
     expect(
-      mirrorCredentialConfig({ cloneUrl: "https://gitlab.example/school/x.git", token, apiBaseUrl: "https://api.github.com" }),
+      mirrorCredentialConfig({
+        cloneUrl: "https://gitlab.example/school/x.git",
+        token,
+        apiBaseUrl: "https://api.github.com",
+      }),
     ).toEqual([]);
-    expect(mirrorCredentialConfig({ cloneUrl: "http://127.0.0.1:9/x.git", token, apiBaseUrl: "http://127.0.0.1:8" })).toEqual([]);
-    expect(mirrorCredentialConfig({ cloneUrl: "http://github.com/school/x.git", token, apiBaseUrl: "https://api.github.com" })).toEqual([]);
+    expect(
+      mirrorCredentialConfig({ cloneUrl: "http://127.0.0.1:9/x.git", token, apiBaseUrl: "http://127.0.0.1:8" }),
+    ).toEqual([]);
+    expect(
+      mirrorCredentialConfig({
+        cloneUrl: "http://github.com/school/x.git",
+        token,
+        apiBaseUrl: "https://api.github.com",
+      }),
+    ).toEqual([]);
     expect(mirrorCredentialConfig({ cloneUrl: "/srv/x.git", token, apiBaseUrl: "https://api.github.com" })).toEqual([]);
     expect(
-      mirrorCredentialConfig({ cloneUrl: "https://github.com/school/x.git", token: undefined, apiBaseUrl: "https://api.github.com" }),
+      mirrorCredentialConfig({
+        cloneUrl: "https://github.com/school/x.git",
+        token: undefined,
+        apiBaseUrl: "https://api.github.com",
+      }),
     ).toEqual([]);
   });
 });

@@ -18,7 +18,8 @@ export function isLoopbackHost(hostname: string): boolean {
   return LOOPBACK_HOSTS.has(host) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
-export type TCloneUrlCheck = { kind: "ok"; transport: "https" | "http-loopback" | "local" } | { kind: "refused"; reason: string };
+export type TCloneUrlCheck =
+  { kind: "ok"; transport: "https" | "http-loopback" | "local" } | { kind: "refused"; reason: string };
 
 export function checkTargetCloneUrl(cloneUrl: string): TCloneUrlCheck {
   if (cloneUrl.startsWith("/") || cloneUrl.startsWith("file://")) return { kind: "ok", transport: "local" };
@@ -35,7 +36,8 @@ export function checkTargetCloneUrl(cloneUrl: string): TCloneUrlCheck {
   if (url.protocol === "http:")
     return {
       kind: "refused",
-      reason: "a target repository must be fetched over https (plain http is allowed only on loopback, for the local forge)",
+      reason:
+        "a target repository must be fetched over https (plain http is allowed only on loopback, for the local forge)",
     };
   return { kind: "refused", reason: "a target repository is an https URL, a loopback http URL or a local path" };
 }

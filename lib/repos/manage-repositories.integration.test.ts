@@ -45,7 +45,12 @@ afterAll(async () => {
 
 describe("per-task limits", () => {
   it("records the limits version the task was created under", async () => {
-    await writeSetting(db, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, cpus: 2 }, actorId: null, reason: "version one" });
+    await writeSetting(db, {
+      key: "task.limits",
+      value: { ...DEFAULT_TASK_LIMITS, cpus: 2 },
+      actorId: null,
+      reason: "version one",
+    });
     const task = await createTask({ db, env }, issue);
     expect(task).toMatchObject({ limitsVersion: 1, limitsOverrides: null });
     expect((task.limits as { cpus: number }).cpus).toBe(2);
@@ -60,39 +65,63 @@ describe("per-task limits", () => {
     });
     const task = await createTask({ db, env }, { ...issue, cpus: "4", wallClockSeconds: "", memoryMb: 2048 });
     expect(task.limitsOverrides).toEqual({ cpus: 4, memoryMb: 2048 });
-    expect(task.limits).toMatchObject({ cpus: 4, memoryMb: 2048, wallClockSeconds: DEFAULT_TASK_LIMITS.wallClockSeconds });
+    expect(task.limits).toMatchObject({
+      cpus: 4,
+      memoryMb: 2048,
+      wallClockSeconds: DEFAULT_TASK_LIMITS.wallClockSeconds,
+    });
     await expect(createTask({ db, env }, { ...issue, cpus: 5, diskGb: 50 })).rejects.toMatchObject({
       code: "VALIDATION_FAILED",
-      details: { fieldErrors: { cpus: [expect.stringContaining("at most 4")], diskGb: [expect.stringContaining("at most 4")] } },
+      details: {
+        fieldErrors: { cpus: [expect.stringContaining("at most 4")], diskGb: [expect.stringContaining("at most 4")] },
+      },
     });
   });
 });
 
 describe("repositories", () => {
   it("a disabled repository takes no new task, and is audited with the reason", async () => {
-    await setRepositoryDisabled({ db }, { repositoryId: repoId, isDisabled: "true", reason: "course ended", actorId: null });
+    await setRepositoryDisabled(
+      { db },
+      { repositoryId: repoId, isDisabled: "true", reason: "course ended", actorId: null },
+    );
     await expect(createTask({ db, env }, issue)).rejects.toMatchObject({
       code: "STATE_CONFLICT",
       message: expect.stringContaining("disabled"),
     });
-    await setRepositoryDisabled({ db }, { repositoryId: repoId, isDisabled: "false", reason: "new term", actorId: null });
+    await setRepositoryDisabled(
+      { db },
+      { repositoryId: repoId, isDisabled: "false", reason: "new term", actorId: null },
+    );
     expect(
-      (await db.auditLog.findMany({ where: { targetId: repoId, action: { startsWith: "repository." } }, orderBy: { id: "asc" } })).map(
-        (a) => a.action,
-      ),
+      (
+        await db.auditLog.findMany({
+          where: { targetId: repoId, action: { startsWith: "repository." } },
+          orderBy: { id: "asc" },
+        })
+      ).map((a) => a.action),
     ).toEqual(["repository.add", "repository.disable", "repository.enable"]);
   });
 
   it("edits one repository's protected paths through the settings registry", async () => {
     await setRepositoryProtectedPaths(
       { db },
-      { repositoryId: repoId, allowed: ".github/workflows/test.yml\n", patterns: "", reason: "CI owned by the class", actorId: null },
+      {
+        repositoryId: repoId,
+        allowed: ".github/workflows/test.yml\n",
+        patterns: "",
+        reason: "CI owned by the class",
+        actorId: null,
+      },
     );
     expect((await readSetting(db, "publish.protectedPaths")).repositories["demo/calculator"]).toEqual({
       allowed: [".github/workflows/test.yml"],
     });
     await expect(
-      setRepositoryProtectedPaths({ db }, { repositoryId: repoId, allowed: "../escape", patterns: "", reason: "bad", actorId: null }),
+      setRepositoryProtectedPaths(
+        { db },
+        { repositoryId: repoId, allowed: "../escape", patterns: "", reason: "bad", actorId: null },
+      ),
     ).rejects.toMatchObject({
       code: "VALIDATION_FAILED",
       details: { fieldErrors: { allowed: expect.any(Array) } },

@@ -14,7 +14,10 @@ import { readSetting } from "../settings/operator-settings";
 export type TMirrorCredential = { token: string; apiBaseUrl: string };
 
 /** `dataDir` defaults to the process's DATA_DIR. */
-export async function readMirrorCredential(db: Db, dataDir: string = getEnv().dataDir): Promise<TMirrorCredential | undefined> {
+export async function readMirrorCredential(
+  db: Db,
+  dataDir: string = getEnv().dataDir,
+): Promise<TMirrorCredential | undefined> {
   const setting = await readSetting(db, "publish.github").catch(() => null);
   if (!setting) return undefined;
   const token = readFirstLine(setting.tokenFile, dataDir)?.trim();

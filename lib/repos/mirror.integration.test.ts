@@ -19,7 +19,9 @@ import { syncMirror } from "./mirror";
 
 type TRecorder = { url: string; seen: (string | undefined)[]; close: () => Promise<void> };
 
-async function startRecorder(handler?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean): Promise<TRecorder> {
+async function startRecorder(
+  handler?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean,
+): Promise<TRecorder> {
   const seen: (string | undefined)[] = [];
   const server = http.createServer((req, res) => {
     seen.push(req.headers.authorization);
@@ -65,7 +67,10 @@ describe("the mirror's credential header", () => {
         db,
         dataDir,
         repository: "demo/a",
-        source: { cloneUrl: `${publicationHost.url}/demo/a.git`, credential: { token, apiBaseUrl: publicationHost.url } },
+        source: {
+          cloneUrl: `${publicationHost.url}/demo/a.git`,
+          credential: { token, apiBaseUrl: publicationHost.url },
+        },
         timeoutMs: 20_000,
       }),
     ).rejects.toMatchObject({ code: "GIT_FAILED" });
@@ -113,7 +118,9 @@ describe("the mirror under concurrency", () => {
   it("is created and fetched by several callers at once (task creation, provisioning, probes): they take turns, none fails", async () => {
     const source = await writeDemoRepository(path.join(dataDir, "concurrent-source"));
     const outcomes = await Promise.allSettled(
-      Array.from({ length: 8 }, () => syncMirror({ db, dataDir, repository: "demo/concurrent", source: { cloneUrl: source.path } })),
+      Array.from({ length: 8 }, () =>
+        syncMirror({ db, dataDir, repository: "demo/concurrent", source: { cloneUrl: source.path } }),
+      ),
     );
     expect(outcomes.filter((o) => o.status === "rejected")).toEqual([]);
     const mirror = (outcomes[0] as PromiseFulfilledResult<string>).value;

@@ -73,12 +73,20 @@ async function syncMirrorLocked(
   return outcome.value;
 }
 
-async function syncMirrorNow(options: { repository: string; source: TMirrorSource; timeoutMs: number }, mirror: string): Promise<string> {
+async function syncMirrorNow(
+  options: { repository: string; source: TMirrorSource; timeoutMs: number },
+  mirror: string,
+): Promise<string> {
   await initBareRepository({ repoPath: mirror });
   const check = checkTargetCloneUrl(options.source.cloneUrl);
-  if (check.kind === "refused") throw new AppError("VALIDATION_FAILED", `Repository ${options.repository}: ${check.reason}.`);
+  if (check.kind === "refused")
+    throw new AppError("VALIDATION_FAILED", `Repository ${options.repository}: ${check.reason}.`);
   const { cloneUrl, credential } = options.source;
-  const secretConfig = mirrorCredentialConfig({ cloneUrl, token: credential?.token, apiBaseUrl: credential?.apiBaseUrl });
+  const secretConfig = mirrorCredentialConfig({
+    cloneUrl,
+    token: credential?.token,
+    apiBaseUrl: credential?.apiBaseUrl,
+  });
   await runGit({
     gitDir: mirror,
     args: [
@@ -117,8 +125,15 @@ export async function writeBaseArchive(mirror: string, baseSha: string, outputPa
 }
 
 /** Selected repository context for the prompt: the file list and a README excerpt (untrusted). */
-export async function readRepositoryContext(mirror: string, baseSha: string): Promise<{ paths: string[]; readmeExcerpt: string | null }> {
-  const list = await runGit({ gitDir: mirror, args: ["ls-tree", "-r", "-z", "--name-only", baseSha], maxStdoutBytes: 4 * 1024 * 1024 });
+export async function readRepositoryContext(
+  mirror: string,
+  baseSha: string,
+): Promise<{ paths: string[]; readmeExcerpt: string | null }> {
+  const list = await runGit({
+    gitDir: mirror,
+    args: ["ls-tree", "-r", "-z", "--name-only", baseSha],
+    maxStdoutBytes: 4 * 1024 * 1024,
+  });
   const paths = list.stdout.toString("utf8").split("\0").filter(Boolean).slice(0, 2000);
   const readme = paths.find((p) => /^readme(\.md|\.txt)?$/i.test(p));
   let readmeExcerpt: string | null = null;

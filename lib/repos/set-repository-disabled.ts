@@ -25,7 +25,10 @@ export async function setRepositoryDisabled(
   return deps.db.$transaction(async (tx) => {
     const repo = await tx.targetRepository.findUnique({ where: { id: input.repositoryId } });
     if (!repo || repo.probeRunId) throw new AppError("NOT_FOUND", "No such repository.");
-    const updated = await tx.targetRepository.update({ where: { id: repo.id }, data: { isDisabled: input.isDisabled } });
+    const updated = await tx.targetRepository.update({
+      where: { id: repo.id },
+      data: { isDisabled: input.isDisabled },
+    });
     await recordAudit(tx, {
       actorId,
       action: input.isDisabled ? "repository.disable" : "repository.enable",

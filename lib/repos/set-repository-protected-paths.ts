@@ -36,7 +36,10 @@ export async function setRepositoryProtectedPaths(
   deps: { db: Db },
   { actorId, ...fields }: z.input<typeof ZSetRepositoryProtectedPathsSchema> & { actorId: string | null },
 ) {
-  const input = parseOrThrow(ZSetRepositoryProtectedPathsSchema, fields, { code: "VALIDATION_FAILED", label: "protected paths" });
+  const input = parseOrThrow(ZSetRepositoryProtectedPathsSchema, fields, {
+    code: "VALIDATION_FAILED",
+    label: "protected paths",
+  });
   const repo = await deps.db.targetRepository.findUnique({ where: { id: input.repositoryId } });
   if (!repo || repo.probeRunId) throw new AppError("NOT_FOUND", "No such repository.");
   const current = await readSetting(deps.db, "publish.protectedPaths");

@@ -52,7 +52,8 @@ export async function addTargetRepository(
       return repo;
     });
   } catch (error) {
-    if ((error as { code?: string }).code === "P2002") throw new AppError("ALREADY_EXISTS", `Repository ${data.name} is already a target.`);
+    if ((error as { code?: string }).code === "P2002")
+      throw new AppError("ALREADY_EXISTS", `Repository ${data.name} is already a target.`);
     throw error;
   }
 }
@@ -63,6 +64,10 @@ export async function listTargetRepositories(deps: { db: Db }) {
 
 export async function getTargetRepositoryOrThrow(deps: { db: Db }, { name }: { name: string }) {
   const repo = await deps.db.targetRepository.findUnique({ where: { name: name.trim().toLowerCase() } });
-  if (!repo) throw new AppError("NOT_FOUND", `Repository ${name.slice(0, 200)} is not a target. Add it with \`schoolcore repo add\`.`);
+  if (!repo)
+    throw new AppError(
+      "NOT_FOUND",
+      `Repository ${name.slice(0, 200)} is not a target. Add it with \`schoolcore repo add\`.`,
+    );
   return repo;
 }

@@ -50,8 +50,16 @@ export async function addLineComment(
     : null;
   const leftShas = [candidate.baseSha, ...(parent ? [parent.headSha] : [])];
   const isKnownCommit = input.side === "new" ? input.lineSha === candidate.headSha : leftShas.includes(input.lineSha);
-  if (!isKnownCommit) throw new AppError("VALIDATION_FAILED", "The line belongs to a version this review does not show. Reload the page.");
-  const lines = await readFileLines(deps.dataDir, { repository: candidate.repository, sha: input.lineSha, path: input.path });
+  if (!isKnownCommit)
+    throw new AppError(
+      "VALIDATION_FAILED",
+      "The line belongs to a version this review does not show. Reload the page.",
+    );
+  const lines = await readFileLines(deps.dataDir, {
+    repository: candidate.repository,
+    sha: input.lineSha,
+    path: input.path,
+  });
   const text = lines?.[input.line - 1];
   if (text === undefined)
     throw new AppError("VALIDATION_FAILED", "That line does not exist in this version of the file.", {

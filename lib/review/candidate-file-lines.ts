@@ -26,7 +26,10 @@ export function assertRepoPath(path: string): void {
 }
 
 /** The file's lines at `sha`, or null when the commit has no such file. */
-export async function readFileLines(dataDir: string, input: { repository: string; sha: string; path: string }): Promise<string[] | null> {
+export async function readFileLines(
+  dataDir: string,
+  input: { repository: string; sha: string; path: string },
+): Promise<string[] | null> {
   assertRepoPath(input.path);
   if (!isFullSha(input.sha)) throw new AppError("VALIDATION_FAILED", "Not a full commit SHA.");
   const gitDir = candidateRepoPathFor(dataDir, input.repository);
@@ -49,11 +52,23 @@ export async function readLineHunks(
   input: { repository: string; fromSha: string; toSha: string; path: string },
 ): Promise<TZeroContextHunk[]> {
   assertRepoPath(input.path);
-  if (!isFullSha(input.fromSha) || !isFullSha(input.toSha)) throw new AppError("VALIDATION_FAILED", "Not a full commit SHA.");
+  if (!isFullSha(input.fromSha) || !isFullSha(input.toSha))
+    throw new AppError("VALIDATION_FAILED", "Not a full commit SHA.");
   const gitDir = candidateRepoPathFor(dataDir, input.repository);
   const result = await runGit({
     gitDir,
-    args: ["diff", "-U0", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", input.fromSha, input.toSha, "--", input.path],
+    args: [
+      "diff",
+      "-U0",
+      "--no-renames",
+      "--no-color",
+      "--no-ext-diff",
+      "--no-textconv",
+      input.fromSha,
+      input.toSha,
+      "--",
+      input.path,
+    ],
     maxStdoutBytes: MAX_FILE_BYTES,
   });
   return parseZeroContextHunks(result.stdout.toString("utf8"));

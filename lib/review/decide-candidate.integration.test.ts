@@ -17,14 +17,21 @@ describe("decideCandidate", async () => {
     await Promise.all(fixtures.map((f) => f.diff.cleanup()));
   });
   async function fixture(head: TFixtureTree): Promise<TReviewFixture> {
-    const created = await createReviewFixture(db, { base: { "README.md": "base\n" }, head: { "README.md": "base\n", ...head } });
+    const created = await createReviewFixture(db, {
+      base: { "README.md": "base\n" },
+      head: { "README.md": "base\n", ...head },
+    });
     fixtures.push(created);
     return created;
   }
-  const decide = (f: TReviewFixture, actor: TReviewFixture["reviewer"], verdict: "approve" | "reject" | "request_changes") =>
-    decideCandidate({ db, dataDir: f.diff.dataDir }, { actor, ...f.tuple, verdict, comment: `${verdict} by test` });
+  const decide = (
+    f: TReviewFixture,
+    actor: TReviewFixture["reviewer"],
+    verdict: "approve" | "reject" | "request_changes",
+  ) => decideCandidate({ db, dataDir: f.diff.dataDir }, { actor, ...f.tuple, verdict, comment: `${verdict} by test` });
   // One file over the page's per-file line cap: the page would cut it.
-  const longFile = Array.from({ length: DEFAULT_DIFF_LIMITS.maxLinesPerFile + 50 }, (_, i) => `line ${i}`).join("\n") + "\n";
+  const longFile =
+    Array.from({ length: DEFAULT_DIFF_LIMITS.maxLinesPerFile + 50 }, (_, i) => `line ${i}`).join("\n") + "\n";
 
   it("approves a complete diff with passing evidence (the refusals below are not vacuous)", async () => {
     const f = await fixture({ "src/a.ts": "export const a = 1;\n" });
@@ -52,27 +59,45 @@ describe("decideCandidate", async () => {
     expect((await db.task.findUniqueOrThrow({ where: { id: f.taskId } })).state).toBe("review_pending");
 
     const g = await fixture({ "src/d.ts": "export const d = 4;\n" });
-    await writeSetting(db, { key: "review.separationOfDuties", value: { enabled: false }, actorId: null, reason: "test setup" });
+    await writeSetting(db, {
+      key: "review.separationOfDuties",
+      value: { enabled: false },
+      actorId: null,
+      reason: "test setup",
+    });
     try {
       expect((await decide(g, g.creator, "approve")).verdict).toBe("approve");
     } finally {
-      await writeSetting(db, { key: "review.separationOfDuties", value: { enabled: true }, actorId: null, reason: "test setup" });
+      await writeSetting(db, {
+        key: "review.separationOfDuties",
+        value: { enabled: true },
+        actorId: null,
+        reason: "test setup",
+      });
     }
     expect((await decide(f, f.creator, "request_changes")).verdict).toBe("request_changes");
   });
 
   describe("a NUL byte hides no source from review (issue 27)", () => {
     // The reproduced attack: the fix, a comment holding one NUL byte, and code after it that node runs all the same.
-    const addJs = "export function add(a, b) {\n  return a + b;\n}\n// \u0000\nexport function leak() {\n  return process.env;\n}\n";
+    const addJs =
+      "export function add(a, b) {\n  return a + b;\n}\n// \u0000\nexport function leak() {\n  return process.env;\n}\n";
     const linesOf = (diff: TCandidateDiff, filePath: string) =>
       diff.files.find((file) => file.path === filePath)!.hunks.flatMap((hunk) => hunk.lines.map((line) => line.text));
     const read = (f: TReviewFixture) =>
-      readCandidateDiff({ dataDir: f.diff.dataDir }, { repository: f.diff.repository, baseSha: f.diff.baseSha, headSha: f.diff.headSha });
+      readCandidateDiff(
+        { dataDir: f.diff.dataDir },
+        { repository: f.diff.repository, baseSha: f.diff.baseSha, headSha: f.diff.headSha },
+      );
 
     it("reads a source file holding a NUL byte as text, the NUL shown as a marker and the code after it visible", async () => {
       const f = await fixture({ "src/add.js": addJs });
       const diff = await read(f);
-      expect(diff.files.find((file) => file.path === "src/add.js")).toMatchObject({ isBinary: false, additions: 7, deletions: 0 });
+      expect(diff.files.find((file) => file.path === "src/add.js")).toMatchObject({
+        isBinary: false,
+        additions: 7,
+        deletions: 0,
+      });
       expect(linesOf(diff, "src/add.js")).toEqual(
         expect.arrayContaining(["// ⟨NUL⟩", "export function leak() {", "  return process.env;"]),
       );
@@ -126,12 +151,23 @@ describe("decideCandidate", async () => {
 
       const decision = await decideCandidate(
         { db, dataDir: f.diff.dataDir },
-        { actor: f.reviewer, ...f.tuple, verdict: "approve", comment: "ok", acknowledgeNotShown: digestFilesNotShown(diff.filesNotShown!) },
+        {
+          actor: f.reviewer,
+          ...f.tuple,
+          verdict: "approve",
+          comment: "ok",
+          acknowledgeNotShown: digestFilesNotShown(diff.filesNotShown!),
+        },
       );
       expect(decision.verdict).toBe("approve");
-      const audit = await db.auditLog.findFirstOrThrow({ where: { action: "review.approve", targetId: f.candidateId } });
+      const audit = await db.auditLog.findFirstOrThrow({
+        where: { action: "review.approve", targetId: f.candidateId },
+      });
       expect(audit.detail).toMatchObject({
-        acknowledgedNotShown: { digest: digestFilesNotShown(diff.filesNotShown!), files: [{ path: "src/add.js", reason: "partly_shown" }] },
+        acknowledgedNotShown: {
+          digest: digestFilesNotShown(diff.filesNotShown!),
+          files: [{ path: "src/add.js", reason: "partly_shown" }],
+        },
       });
     });
   });

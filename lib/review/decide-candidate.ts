@@ -98,7 +98,10 @@ export async function isUnchangedSinceParent(
   candidate: { parentCandidateId: string | null; fileDigests: unknown },
 ): Promise<boolean> {
   if (!candidate.parentCandidateId) return false;
-  const parent = await tx.candidate.findUnique({ where: { id: candidate.parentCandidateId }, select: { fileDigests: true } });
+  const parent = await tx.candidate.findUnique({
+    where: { id: candidate.parentCandidateId },
+    select: { fileDigests: true },
+  });
   return parent !== null && JSON.stringify(parent.fileDigests) === JSON.stringify(candidate.fileDigests);
 }
 
@@ -131,7 +134,10 @@ export async function decideCandidate(
     if (!candidate) throw new AppError("NOT_FOUND", "No such candidate.");
     // An attempt (issue 26): every decision in its group is serialised on the group row, taken
     // before the task's own lock (a task's group never changes, so reading it unlocked is safe).
-    const { attemptGroupId } = await tx.task.findUniqueOrThrow({ where: { id: candidate.taskId }, select: { attemptGroupId: true } });
+    const { attemptGroupId } = await tx.task.findUniqueOrThrow({
+      where: { id: candidate.taskId },
+      select: { attemptGroupId: true },
+    });
     if (attemptGroupId) refuseDecidedGroup(await lockAttemptGroupIn(tx, attemptGroupId), candidate.taskId);
     // Serialise decisions and re-verification on this task.
     await tx.$queryRaw`select id from "Task" where id = ${candidate.taskId}::uuid for update`;
@@ -144,11 +150,18 @@ export async function decideCandidate(
       );
     }
     if (task.state !== "review_pending")
-      throw new AppError("REVIEW_STALE", `This candidate is no longer waiting for review (the task is ${task.state}). Reload the page.`);
+      throw new AppError(
+        "REVIEW_STALE",
+        `This candidate is no longer waiting for review (the task is ${task.state}). Reload the page.`,
+      );
     if (candidate.headSha !== input.headSha)
       throw new AppError("REVIEW_STALE", "The page shows another head SHA than the candidate's. Reload the page.");
     // Separation of duties: whoever asked for the work does not also sign it off, unless the operator turned the rule off.
-    if (input.verdict === "approve" && task.createdById === actor.userId && (await readSetting(tx, "review.separationOfDuties")).enabled) {
+    if (
+      input.verdict === "approve" &&
+      task.createdById === actor.userId &&
+      (await readSetting(tx, "review.separationOfDuties")).enabled
+    ) {
       throw new AppError(
         "REVIEW_SELF_APPROVAL",
         "You created this task, so another teacher must approve it (separation of duties). You can still reject it or request changes.",
@@ -177,7 +190,11 @@ export async function decideCandidate(
         );
       }
     }
-    if (input.verdict === "approve" && input.acknowledgeNoChange !== "on" && (await isUnchangedSinceParent(tx, candidate))) {
+    if (
+      input.verdict === "approve" &&
+      input.acknowledgeNoChange !== "on" &&
+      (await isUnchangedSinceParent(tx, candidate))
+    ) {
       throw new AppError(
         "REVIEW_NO_CHANGE",
         `Round ${candidate.round} changes nothing since round ${candidate.round - 1}. Tick "I have seen that this round changes nothing" to approve it anyway.`,

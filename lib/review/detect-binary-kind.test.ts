@@ -22,7 +22,10 @@ describe("detectBinaryKind", () => {
   });
 
   it.each([
-    ["JavaScript with a NUL byte in a comment", bytes("export function add(a, b) {}\n// ", [0], "\nexport const x = 1;\n")],
+    [
+      "JavaScript with a NUL byte in a comment",
+      bytes("export function add(a, b) {}\n// ", [0], "\nexport const x = 1;\n"),
+    ],
     ["a NUL byte first", bytes([0], "module.exports = 1;\n")],
     ["a truncated PNG signature", bytes([0x89], "PNG", [0, 1, 2, 3])],
     ["RIFF that is not WebP", bytes("RIFF", [0x24, 0, 0, 0], "WAVEfmt ")],

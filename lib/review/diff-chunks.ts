@@ -131,7 +131,13 @@ export function sliceDiffChunk(diff: TCandidateDiff, plan: TDiffChunkPlan, index
       const start = f === from.file && h === from.hunk ? from.line : 0;
       const end = f === to.file && h === to.hunk ? to.line : hunk.lines.length;
       if (end <= start) continue;
-      pieces.push({ file: f, hunk: h, start, ...(start === 0 ? { header: hunk.header } : {}), lines: hunk.lines.slice(start, end) });
+      pieces.push({
+        file: f,
+        hunk: h,
+        start,
+        ...(start === 0 ? { header: hunk.header } : {}),
+        lines: hunk.lines.slice(start, end),
+      });
     }
   }
   return { index, count: plan.starts.length, pieces };

@@ -29,7 +29,9 @@ export async function readLatestEvidence(
   ]);
   const parsed = row ? ZEvidenceContentSchema.safeParse(row.checks) : undefined;
   const evidence =
-    row && parsed?.success ? { content: parsed.data, digest: row.digest, recomputedDigest: canonicalDigest(parsed.data) } : null;
+    row && parsed?.success
+      ? { content: parsed.data, digest: row.digest, recomputedDigest: canonicalDigest(parsed.data) }
+      : null;
   const assessment: TEvidenceAssessment =
     row && !parsed?.success
       ? { status: "mismatched", reasons: ["the stored evidence does not parse"] }

@@ -85,9 +85,15 @@ export async function getCandidateReview(deps: { db: Db }, input: { candidateId:
   // Protected paths the operator allowed for this repository still reach the target repository's
   // CI: the page shows them apart, above the diff, so the teacher sees them first.
   const changedPaths = Array.isArray(candidate.changedFiles)
-    ? candidate.changedFiles.flatMap((f) => (f && typeof f === "object" && "path" in f && typeof f.path === "string" ? [f.path] : []))
+    ? candidate.changedFiles.flatMap((f) =>
+        f && typeof f === "object" && "path" in f && typeof f.path === "string" ? [f.path] : [],
+      )
     : [];
-  const publicationSensitivePaths = classifyProtectedPaths(protectedPaths, candidate.repository, changedPaths).sensitive;
+  const publicationSensitivePaths = classifyProtectedPaths(
+    protectedPaths,
+    candidate.repository,
+    changedPaths,
+  ).sensitive;
   const decision = candidate.decisions[0] ?? null;
   return {
     candidate: {

@@ -3,7 +3,18 @@ import { mapLineThroughHunks, parseZeroContextHunks } from "./line-anchor";
 
 describe("line comment anchoring", () => {
   const hunks = parseZeroContextHunks(
-    ["diff --git a/f b/f", "@@ -2,0 +3,2 @@ x", "+a", "+b", "@@ -5 +7 @@", "-old", "+new", "@@ -9,2 +10,0 @@", "-g", "-h"].join("\n"),
+    [
+      "diff --git a/f b/f",
+      "@@ -2,0 +3,2 @@ x",
+      "+a",
+      "+b",
+      "@@ -5 +7 @@",
+      "-old",
+      "+new",
+      "@@ -9,2 +10,0 @@",
+      "-g",
+      "-h",
+    ].join("\n"),
   );
 
   it("reads -U0 hunk headers, with and without counts", () => {

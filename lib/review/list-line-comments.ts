@@ -8,7 +8,11 @@ import type { Db } from "../db/client";
 import { readLineHunks } from "./candidate-file-lines";
 import { mapLineThroughHunks, type TZeroContextHunk } from "./line-anchor";
 
-export type TLineAnchor = { side: "old" | "new"; line: number; /** the left commit an old-side anchor counts in */ leftSha: string | null };
+export type TLineAnchor = {
+  side: "old" | "new";
+  line: number;
+  /** the left commit an old-side anchor counts in */ leftSha: string | null;
+};
 
 export type TAnchoredLineComment = {
   id: string;
@@ -27,7 +31,9 @@ export type TAnchoredLineComment = {
 
 export async function listLineComments(
   deps: { db: Db; dataDir: string },
-  input: { candidate: { id: string; taskId: string; round: number; repository: string; baseSha: string; headSha: string } },
+  input: {
+    candidate: { id: string; taskId: string; round: number; repository: string; baseSha: string; headSha: string };
+  },
 ): Promise<TAnchoredLineComment[]> {
   const { candidate } = input;
   const rows = await deps.db.reviewLineComment.findMany({
@@ -40,19 +46,26 @@ export async function listLineComments(
   const hunksOf = (fromSha: string, path: string) => {
     const key = `${fromSha}\u0000${path}`;
     if (!hunksCache.has(key))
-      hunksCache.set(key, readLineHunks(deps.dataDir, { repository: candidate.repository, fromSha, toSha: candidate.headSha, path }));
+      hunksCache.set(
+        key,
+        readLineHunks(deps.dataDir, { repository: candidate.repository, fromSha, toSha: candidate.headSha, path }),
+      );
     return hunksCache.get(key)!;
   };
   return Promise.all(
     rows.map(async (row): Promise<TAnchoredLineComment> => {
       const side = row.side === "old" ? "old" : "new";
       let anchor: TLineAnchor | null;
-      if (row.candidateId === candidate.id) anchor = { side, line: row.line, leftSha: side === "old" ? row.lineSha : null };
-      else if (side === "old" && row.lineSha === candidate.baseSha) anchor = { side: "old", line: row.line, leftSha: candidate.baseSha };
+      if (row.candidateId === candidate.id)
+        anchor = { side, line: row.line, leftSha: side === "old" ? row.lineSha : null };
+      else if (side === "old" && row.lineSha === candidate.baseSha)
+        anchor = { side: "old", line: row.line, leftSha: candidate.baseSha };
       else {
         const mapped = mapLineThroughHunks(
           row.line,
-          await hunksOf(row.lineSha, row.path).catch(() => [{ oldStart: 1, oldCount: Number.MAX_SAFE_INTEGER, newStart: 1, newCount: 0 }]),
+          await hunksOf(row.lineSha, row.path).catch(() => [
+            { oldStart: 1, oldCount: Number.MAX_SAFE_INTEGER, newStart: 1, newCount: 0 },
+          ]),
         );
         anchor = mapped === null ? null : { side: "new", line: mapped, leftSha: null };
       }

@@ -46,7 +46,12 @@ export type TReviewHistoryItem = {
   comment: string;
   /** the evidence the decision was bound to: pass or fail when it was made */
   evidenceStatus: "pass" | "fail";
-  pullRequest: { state: "pending" | "open" | "failed"; number: number | null; url: string | null; isFromThisRound: boolean } | null;
+  pullRequest: {
+    state: "pending" | "open" | "failed";
+    number: number | null;
+    url: string | null;
+    isFromThisRound: boolean;
+  } | null;
 };
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -76,7 +81,12 @@ export async function listReviewHistory(deps: { db: Db }, input: TReviewHistoryQ
         teacher: { select: { email: true, name: true } },
         evidence: { select: { isPass: true } },
         candidate: { select: { round: true, repository: true, issueNumber: true } },
-        task: { select: { issueTitle: true, pullRequest: { select: { state: true, number: true, url: true, candidateId: true } } } },
+        task: {
+          select: {
+            issueTitle: true,
+            pullRequest: { select: { state: true, number: true, url: true, candidateId: true } },
+          },
+        },
       },
     }),
   ]);

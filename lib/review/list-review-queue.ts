@@ -38,7 +38,10 @@ export type TReviewQueueQuery = z.input<typeof ZReviewQueueQuerySchema>;
 
 export async function listReviewQueue(deps: { db: Db }, input: TReviewQueueQuery = {}) {
   const { db } = deps;
-  const query = parseOrThrow(ZReviewQueueQuerySchema, input, { code: "VALIDATION_FAILED", label: "review queue query" });
+  const query = parseOrThrow(ZReviewQueueQuerySchema, input, {
+    code: "VALIDATION_FAILED",
+    label: "review queue query",
+  });
   const where: Prisma.TaskWhereInput = {
     state: "review_pending",
     // a qualification probe's task waits here for an instant before the probe closes it: never a teacher's work
@@ -55,7 +58,12 @@ export async function listReviewQueue(deps: { db: Db }, input: TReviewQueueQuery
       take: REVIEW_PAGE_SIZE,
       include: { repository: { select: { name: true } }, candidates: { orderBy: { round: "desc" }, take: 1 } },
     }),
-    db.targetRepository.findMany({ where: { probeRunId: null }, select: { name: true }, orderBy: { name: "asc" }, take: 500 }),
+    db.targetRepository.findMany({
+      where: { probeRunId: null },
+      select: { name: true },
+      orderBy: { name: "asc" },
+      take: 500,
+    }),
   ]);
   const activeDigest = (await getActiveManifest(db))?.digest ?? null;
   const items: TReviewQueueItem[] = [];
@@ -75,5 +83,12 @@ export async function listReviewQueue(deps: { db: Db }, input: TReviewQueueQuery
       attemptGroupId: task.attemptGroupId,
     });
   }
-  return { items, total, page: query.page, pageSize: REVIEW_PAGE_SIZE, query, repositories: repositories.map((r) => r.name) };
+  return {
+    items,
+    total,
+    page: query.page,
+    pageSize: REVIEW_PAGE_SIZE,
+    query,
+    repositories: repositories.map((r) => r.name),
+  };
 }

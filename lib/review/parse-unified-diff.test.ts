@@ -80,7 +80,19 @@ describe("parseUnifiedDiff", () => {
 
   it("reads several hunks and takes an empty line as an empty context line", () => {
     const { files } = parseUnifiedDiff(
-      diff("diff --git a/a b/a", "index 1..2 100644", "--- a/a", "+++ b/a", "@@ -1,2 +1,2 @@", "", "-x", "+y", "@@ -20 +20 @@", "-p", "+q"),
+      diff(
+        "diff --git a/a b/a",
+        "index 1..2 100644",
+        "--- a/a",
+        "+++ b/a",
+        "@@ -1,2 +1,2 @@",
+        "",
+        "-x",
+        "+y",
+        "@@ -20 +20 @@",
+        "-p",
+        "+q",
+      ),
     );
     expect(files[0]!.hunks).toHaveLength(2);
     expect(files[0]!.hunks[0]!.lines[0]).toEqual({ kind: "context", oldNumber: 1, newNumber: 1, text: "" });
@@ -148,8 +160,26 @@ describe("parseUnifiedDiff", () => {
         hunks: f.hunks.length,
       })),
     ).toEqual([
-      { path: "empty", oldPath: null, newPath: "empty", isNew: true, isDeleted: false, oldMode: null, newMode: "100644", hunks: 0 },
-      { path: "gone.txt", oldPath: "gone.txt", newPath: null, isNew: false, isDeleted: true, oldMode: "100644", newMode: null, hunks: 1 },
+      {
+        path: "empty",
+        oldPath: null,
+        newPath: "empty",
+        isNew: true,
+        isDeleted: false,
+        oldMode: null,
+        newMode: "100644",
+        hunks: 0,
+      },
+      {
+        path: "gone.txt",
+        oldPath: "gone.txt",
+        newPath: null,
+        isNew: false,
+        isDeleted: true,
+        oldMode: "100644",
+        newMode: null,
+        hunks: 1,
+      },
       {
         path: "mode.sh",
         oldPath: "mode.sh",
@@ -160,7 +190,16 @@ describe("parseUnifiedDiff", () => {
         newMode: "100755",
         hunks: 0,
       },
-      { path: "new.txt", oldPath: null, newPath: "new.txt", isNew: true, isDeleted: false, oldMode: null, newMode: "100644", hunks: 1 },
+      {
+        path: "new.txt",
+        oldPath: null,
+        newPath: "new.txt",
+        isNew: true,
+        isDeleted: false,
+        oldMode: null,
+        newMode: "100644",
+        hunks: 1,
+      },
     ]);
     expect(files[1]!.hunks[0]!.lines.map((l) => [l.oldNumber, l.newNumber])).toEqual([
       [1, null],
@@ -312,7 +351,15 @@ describe("parseUnifiedDiff", () => {
 
   it("keeps \\r and other bytes inside the line text (neutralising is the display's job)", () => {
     const { files } = parseUnifiedDiff(
-      diff("diff --git a/a b/a", "index 1..2 100644", "--- a/a", "+++ b/a", "@@ -1 +1 @@", "-crlf\r", "+esc\u001b[31m\u202Eevil\r"),
+      diff(
+        "diff --git a/a b/a",
+        "index 1..2 100644",
+        "--- a/a",
+        "+++ b/a",
+        "@@ -1 +1 @@",
+        "-crlf\r",
+        "+esc\u001b[31m\u202Eevil\r",
+      ),
     );
     expect(files[0]!.hunks[0]!.lines.map((l) => l.text)).toEqual(["crlf\r", "esc\u001b[31m\u202Eevil\r"]);
   });
@@ -331,14 +378,30 @@ describe("parseUnifiedDiff", () => {
       ],
       [
         "a line after a hunk that is neither a hunk nor a file",
-        diff("diff --git a/a b/a", "index 1..2 100644", "--- a/a", "+++ b/a", "@@ -1 +1 @@", "-a", "+b", "old mode 100644"),
+        diff(
+          "diff --git a/a b/a",
+          "index 1..2 100644",
+          "--- a/a",
+          "+++ b/a",
+          "@@ -1 +1 @@",
+          "-a",
+          "+b",
+          "old mode 100644",
+        ),
       ],
       ["a name without its prefix", diff("diff --git a/a b/a", "index 1..2 100644", "--- a", "+++ b/a")],
       ["a malformed quoted name", diff('diff --git "a/x\\q" "b/x\\q"', "old mode 100644")],
       ["ambiguous unquoted names", diff("diff --git a/p b/q b/r", "old mode 100644")],
       [
         "a no-newline marker before any line",
-        diff("diff --git a/a b/a", "index 1..2 100644", "--- a/a", "+++ b/a", "@@ -1 +1 @@", "\\ No newline at end of file"),
+        diff(
+          "diff --git a/a b/a",
+          "index 1..2 100644",
+          "--- a/a",
+          "+++ b/a",
+          "@@ -1 +1 @@",
+          "\\ No newline at end of file",
+        ),
       ],
     ])("%s", (_name, text) => {
       const error = parseError(text);

@@ -67,7 +67,9 @@ const UTF8 = new TextDecoder("utf-8");
 const UTF8_ENCODER = new TextEncoder();
 
 function unreadable(message: string, lineNumber: number): AppError {
-  return new AppError("DIFF_UNREADABLE", `The diff does not parse (line ${lineNumber}): ${message}`, { line: lineNumber });
+  return new AppError("DIFF_UNREADABLE", `The diff does not parse (line ${lineNumber}): ${message}`, {
+    line: lineNumber,
+  });
 }
 
 const C_ESCAPES: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, "\\": 92 };
@@ -112,7 +114,8 @@ function parseSideName(rest: string, prefix: "a/" | "b/", lineNumber: number): s
   let name: string;
   if (rest.startsWith('"')) {
     const quoted = unquoteCName(rest, 0);
-    if (!quoted || (quoted.end !== rest.length && rest[quoted.end] !== "\t")) throw unreadable("malformed quoted name", lineNumber);
+    if (!quoted || (quoted.end !== rest.length && rest[quoted.end] !== "\t"))
+      throw unreadable("malformed quoted name", lineNumber);
     name = quoted.name;
   } else {
     // git appends a tab after a name that contains a space (so patch(1) can find its end).
@@ -128,8 +131,11 @@ function parseGitHeaderNames(rest: string, lineNumber: number): { oldName: strin
     const first = unquoteCName(rest, 0);
     if (!first || rest[first.end] !== " ") throw unreadable("malformed quoted name in diff --git", lineNumber);
     const secondText = rest.slice(first.end + 1);
-    const second = secondText.startsWith('"') ? unquoteCName(secondText, 0) : { name: secondText, end: secondText.length };
-    if (!second || second.end !== secondText.length) throw unreadable("malformed quoted name in diff --git", lineNumber);
+    const second = secondText.startsWith('"')
+      ? unquoteCName(secondText, 0)
+      : { name: secondText, end: secondText.length };
+    if (!second || second.end !== secondText.length)
+      throw unreadable("malformed quoted name in diff --git", lineNumber);
     return stripPrefixes(first.name, second.name, lineNumber);
   }
   if (rest.length % 2 === 1) {
@@ -142,7 +148,8 @@ function parseGitHeaderNames(rest: string, lineNumber: number): { oldName: strin
   const quotedSecond = rest.indexOf(' "b/');
   if (quotedSecond > 0) {
     const second = unquoteCName(rest, quotedSecond + 1);
-    if (second && second.end === rest.length) return stripPrefixes(rest.slice(0, quotedSecond), second.name, lineNumber);
+    if (second && second.end === rest.length)
+      return stripPrefixes(rest.slice(0, quotedSecond), second.name, lineNumber);
   }
   const split = rest.indexOf(" b/");
   if (split < 0 || rest.indexOf(" b/", split + 1) >= 0) throw unreadable("ambiguous names in diff --git", lineNumber);
@@ -150,7 +157,8 @@ function parseGitHeaderNames(rest: string, lineNumber: number): { oldName: strin
 }
 
 function stripPrefixes(oldName: string, newName: string, lineNumber: number): { oldName: string; newName: string } {
-  if (!oldName.startsWith("a/") || !newName.startsWith("b/")) throw unreadable("names without a/ b/ prefixes", lineNumber);
+  if (!oldName.startsWith("a/") || !newName.startsWith("b/"))
+    throw unreadable("names without a/ b/ prefixes", lineNumber);
   return { oldName: oldName.slice(2), newName: newName.slice(2) };
 }
 
@@ -307,9 +315,13 @@ function readHunk(lines: readonly string[], start: number, header: RegExpExecArr
       hunk.lines.push({ kind: "add", oldNumber: null, newNumber: newNumber++, text: body });
       newLeft--;
     } else {
-      throw new AppError("DIFF_UNREADABLE", `The diff does not parse (line ${i + 1}): a hunk line does not fit its header counts`, {
-        line: i + 1,
-      });
+      throw new AppError(
+        "DIFF_UNREADABLE",
+        `The diff does not parse (line ${i + 1}): a hunk line does not fit its header counts`,
+        {
+          line: i + 1,
+        },
+      );
     }
     i++;
   }

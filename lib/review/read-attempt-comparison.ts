@@ -46,7 +46,8 @@ export async function readAttemptComparison(deps: { db: Db; dataDir: string }, i
       : null;
     attempts.push({
       ...hideOwnerUntilDecided(row, { isAnonymous: anonymous.enabled, isGroupDecided: group.chosenTaskId !== null }),
-      filesChanged: totals?.files ?? (candidate && Array.isArray(candidate.changedFiles) ? candidate.changedFiles.length : null),
+      filesChanged:
+        totals?.files ?? (candidate && Array.isArray(candidate.changedFiles) ? candidate.changedFiles.length : null),
       linesAdded: totals?.additions ?? null,
       linesDeleted: totals?.deletions ?? null,
     });

@@ -28,7 +28,8 @@ const entries = new Map<string, TEntry>();
 
 function charsOf(diff: TCandidateDiff): number {
   let chars = 0;
-  for (const file of diff.files) for (const hunk of file.hunks) for (const line of hunk.lines) chars += line.text.length + 32;
+  for (const file of diff.files)
+    for (const hunk of file.hunks) for (const line of hunk.lines) chars += line.text.length + 32;
   return chars;
 }
 

@@ -12,11 +12,17 @@ describe("readCandidateDiffChunk (the review page's other chunks of lines)", asy
     await Promise.all(fixtures.map((f) => f.diff.cleanup()));
   });
   // 6,000 changed lines in 3 files: more than the page's first chunk, so the browser fetches the rest.
-  const bigFile = (seed: string) => Array.from({ length: 2_000 }, (_, i) => `${seed} line ${i} <b>&amp;</b>`).join("\n") + "\n";
+  const bigFile = (seed: string) =>
+    Array.from({ length: 2_000 }, (_, i) => `${seed} line ${i} <b>&amp;</b>`).join("\n") + "\n";
   async function fixture(seed = ""): Promise<TReviewFixture> {
     const created = await createReviewFixture(db, {
       base: { "README.md": "base\n" },
-      head: { "README.md": "base\n", "src/a.ts": bigFile(`a${seed}`), "src/b.ts": bigFile("b"), "src/c.ts": bigFile("c") },
+      head: {
+        "README.md": "base\n",
+        "src/a.ts": bigFile(`a${seed}`),
+        "src/b.ts": bigFile("b"),
+        "src/c.ts": bigFile("c"),
+      },
     });
     fixtures.push(created);
     return created;
@@ -49,12 +55,20 @@ describe("readCandidateDiffChunk (the review page's other chunks of lines)", asy
     const g = await fixture("g");
     const deps = { db, dataDir: f.diff.dataDir };
     const input = { candidateId: f.candidateId, headSha: f.diff.headSha, leftSha: f.diff.baseSha, index: 1 };
-    await expect(readCandidateDiffChunk(deps, { ...input, headSha: g.diff.headSha })).rejects.toMatchObject({ code: "REVIEW_STALE" });
-    await expect(readCandidateDiffChunk(deps, { ...input, leftSha: "f".repeat(40) })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
-    await expect(readCandidateDiffChunk(deps, { ...input, candidateId: `cand_${"0".repeat(32)}` })).rejects.toMatchObject({
+    await expect(readCandidateDiffChunk(deps, { ...input, headSha: g.diff.headSha })).rejects.toMatchObject({
+      code: "REVIEW_STALE",
+    });
+    await expect(readCandidateDiffChunk(deps, { ...input, leftSha: "f".repeat(40) })).rejects.toMatchObject({
+      code: "VALIDATION_FAILED",
+    });
+    await expect(
+      readCandidateDiffChunk(deps, { ...input, candidateId: `cand_${"0".repeat(32)}` }),
+    ).rejects.toMatchObject({
       code: "NOT_FOUND",
     });
-    await expect(readCandidateDiffChunk(deps, { ...input, candidateId: "../etc" })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(readCandidateDiffChunk(deps, { ...input, candidateId: "../etc" })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
     // A candidate whose task has not reached review is not there for a teacher (as on the page).
     await db.task.update({ where: { id: f.taskId }, data: { state: "verifying" } });
     await expect(readCandidateDiffChunk(deps, input)).rejects.toMatchObject({ code: "NOT_FOUND" });

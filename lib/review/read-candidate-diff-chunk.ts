@@ -18,11 +18,16 @@ import { readCandidateDiffCached } from "./read-candidate-diff-cached";
 const ZSha = z.string().regex(/^[0-9a-f]{40}$/, "a full lower-case SHA-1");
 
 /** The chunk route's query: `?head=<sha>&left=<sha>&chunk=<n>` (the candidate id is in the path). */
-export const ZDiffChunkQuerySchema = z.object({ head: ZSha, left: ZSha, chunk: z.coerce.number().int().min(1).max(100_000) }).strict();
+export const ZDiffChunkQuerySchema = z
+  .object({ head: ZSha, left: ZSha, chunk: z.coerce.number().int().min(1).max(100_000) })
+  .strict();
 
 export type TReadCandidateDiffChunkInput = { candidateId: string; headSha: string; leftSha: string; index: number };
 
-export async function readCandidateDiffChunk(deps: { db: Db; dataDir: string }, input: TReadCandidateDiffChunkInput): Promise<TDiffChunk> {
+export async function readCandidateDiffChunk(
+  deps: { db: Db; dataDir: string },
+  input: TReadCandidateDiffChunkInput,
+): Promise<TDiffChunk> {
   if (!/^cand_[0-9a-f]{32}$/.test(input.candidateId)) throw new AppError("NOT_FOUND", "No such candidate.");
   const candidate = await deps.db.candidate.findUnique({
     where: { id: input.candidateId },
@@ -46,12 +51,18 @@ export async function readCandidateDiffChunk(deps: { db: Db; dataDir: string }, 
     ? await deps.db.candidate.findUnique({ where: { id: candidate.parentCandidateId }, select: { headSha: true } })
     : null;
   if (input.leftSha !== candidate.baseSha && input.leftSha !== parent?.headSha)
-    throw new AppError("VALIDATION_FAILED", "The diff asked for is not one of this candidate's (its base or the previous round's head).");
+    throw new AppError(
+      "VALIDATION_FAILED",
+      "The diff asked for is not one of this candidate's (its base or the previous round's head).",
+    );
   const { diff, plan } = await readCandidateDiffCached(
     { dataDir: deps.dataDir },
     { repository: candidate.repository, baseSha: input.leftSha, headSha: candidate.headSha },
   );
   if (input.index >= plan.starts.length)
-    throw new AppError("VALIDATION_FAILED", `The diff has ${plan.starts.length} chunks; chunk ${input.index} does not exist.`);
+    throw new AppError(
+      "VALIDATION_FAILED",
+      `The diff has ${plan.starts.length} chunks; chunk ${input.index} does not exist.`,
+    );
   return sliceDiffChunk(diff, plan, input.index);
 }

@@ -25,8 +25,14 @@ const raw = (path: string, status: TRawDiffEntry["status"], oldMode = "100644", 
   newSha: status === "D" ? NULL : SHA_B,
 });
 
-function inputs(entries: TRawDiffEntry[], patch: string, extra: Partial<TCandidateDiffInputs> = {}): TCandidateDiffInputs {
-  const numstat = new Map<string, TNumstat>(entries.map((e) => [e.path, { additions: 1, deletions: 1, isBinary: false }]));
+function inputs(
+  entries: TRawDiffEntry[],
+  patch: string,
+  extra: Partial<TCandidateDiffInputs> = {},
+): TCandidateDiffInputs {
+  const numstat = new Map<string, TNumstat>(
+    entries.map((e) => [e.path, { additions: 1, deletions: 1, isBinary: false }]),
+  );
   return {
     raw: entries,
     numstat,
@@ -65,7 +71,9 @@ describe("neutraliseForDisplay", () => {
   it("makes C0/C1 controls, DEL, bidi, zero-width, separators, BOM and tag characters visible, and counts them", () => {
     const hostile = "\u0000\u001b[31m\r\n\u007f\u0085\u202E\u2066\u2069\u200B\u200D\u2028\uFEFF\u{E0041}x";
     const { text, count } = neutraliseForDisplay(hostile);
-    expect(text).toBe("⟨NUL⟩⟨ESC⟩[31m⟨CR⟩⟨LF⟩⟨DEL⟩⟨U+0085⟩⟨U+202E⟩⟨U+2066⟩⟨U+2069⟩⟨U+200B⟩⟨U+200D⟩⟨U+2028⟩⟨U+FEFF⟩⟨U+E0041⟩x");
+    expect(text).toBe(
+      "⟨NUL⟩⟨ESC⟩[31m⟨CR⟩⟨LF⟩⟨DEL⟩⟨U+0085⟩⟨U+202E⟩⟨U+2066⟩⟨U+2069⟩⟨U+200B⟩⟨U+200D⟩⟨U+2028⟩⟨U+FEFF⟩⟨U+E0041⟩x",
+    );
     expect(count).toBe(14);
   });
 
@@ -101,32 +109,40 @@ describe("languageOf", () => {
 describe("buildCandidateDiff", () => {
   it("refuses when the patch and the changed-file list disagree (fail closed)", () => {
     // a different file than listed
-    expect(refusal(() => buildCandidateDiff(inputs([raw("a.txt", "M")], modified("b.txt")))).code).toBe("DIFF_UNREADABLE");
+    expect(refusal(() => buildCandidateDiff(inputs([raw("a.txt", "M")], modified("b.txt")))).code).toBe(
+      "DIFF_UNREADABLE",
+    );
     // a file the patch does not show, without a byte cut
-    expect(refusal(() => buildCandidateDiff(inputs([raw("a.txt", "M"), raw("b.txt", "M")], modified("a.txt")))).code).toBe(
-      "DIFF_UNREADABLE",
-    );
+    expect(
+      refusal(() => buildCandidateDiff(inputs([raw("a.txt", "M"), raw("b.txt", "M")], modified("a.txt")))).code,
+    ).toBe("DIFF_UNREADABLE");
     // more files in the patch than listed
-    expect(refusal(() => buildCandidateDiff(inputs([raw("a.txt", "M")], modified("a.txt") + modified("b.txt")))).code).toBe(
-      "DIFF_UNREADABLE",
-    );
+    expect(
+      refusal(() => buildCandidateDiff(inputs([raw("a.txt", "M")], modified("a.txt") + modified("b.txt")))).code,
+    ).toBe("DIFF_UNREADABLE");
     // the patch says "new file" for a modification
     expect(
-      refusal(() => buildCandidateDiff(inputs([raw("a.txt", "M")], "diff --git a/a.txt b/a.txt\nnew file mode 100644\nindex 0..1\n"))).code,
+      refusal(() =>
+        buildCandidateDiff(
+          inputs([raw("a.txt", "M")], "diff --git a/a.txt b/a.txt\nnew file mode 100644\nindex 0..1\n"),
+        ),
+      ).code,
     ).toBe("DIFF_UNREADABLE");
     // numstat does not know a listed file
-    expect(refusal(() => buildCandidateDiff({ ...inputs([raw("a.txt", "M")], modified("a.txt")), numstat: new Map() })).code).toBe(
-      "DIFF_UNREADABLE",
-    );
+    expect(
+      refusal(() => buildCandidateDiff({ ...inputs([raw("a.txt", "M")], modified("a.txt")), numstat: new Map() })).code,
+    ).toBe("DIFF_UNREADABLE");
     // a mode the schema does not know
-    expect(refusal(() => buildCandidateDiff(inputs([raw("a.txt", "M", "100664", "100644")], modified("a.txt")))).code).toBe(
-      "DIFF_UNREADABLE",
-    );
+    expect(
+      refusal(() => buildCandidateDiff(inputs([raw("a.txt", "M", "100664", "100644")], modified("a.txt")))).code,
+    ).toBe("DIFF_UNREADABLE");
   });
 
   it("does not trust the file that holds the byte cut even when it looks whole (a cut after 'new file mode' reads like an empty file)", () => {
     const patch = modified("a.txt") + "diff --git a/b.txt b/b.txt\nnew file mode 100644\nindex 0000000..1234567\n";
-    const diff = buildCandidateDiff(inputs([raw("a.txt", "M"), raw("b.txt", "A"), raw("c.txt", "D")], patch, { isPatchCut: true }));
+    const diff = buildCandidateDiff(
+      inputs([raw("a.txt", "M"), raw("b.txt", "A"), raw("c.txt", "D")], patch, { isPatchCut: true }),
+    );
     expect(diff.files.map((f) => [f.path, f.isTruncated, f.hunks.length])).toEqual([
       ["a.txt", false, 1],
       ["b.txt", true, 0],
@@ -140,7 +156,9 @@ describe("buildCandidateDiff", () => {
     const patch =
       modified("a.txt") +
       `diff --git a/b.txt b/b.txt\nindex 1..2 100644\n--- a/b.txt\n+++ b/b.txt\n@@ -1,2 +1,2 @@\n-old\n-old2\n+new\n+new2\n`;
-    const diff = buildCandidateDiff(inputs(entries, patch, { limits: { ...DEFAULT_DIFF_LIMITS, maxFiles: 2, maxLinesPerFile: 2 } }));
+    const diff = buildCandidateDiff(
+      inputs(entries, patch, { limits: { ...DEFAULT_DIFF_LIMITS, maxFiles: 2, maxLinesPerFile: 2 } }),
+    );
     expect(diff.isTruncated).toBe(true);
     expect(diff.filesNotShown).toEqual([
       { path: "b.txt", status: "M", reason: "partly_shown" },
@@ -159,7 +177,8 @@ describe("buildCandidateDiff", () => {
   });
 
   it("neutralises hunk headers and counts them with the file", () => {
-    const patch = "diff --git a/a.c b/a.c\nindex 1..2 100644\n--- a/a.c\n+++ b/a.c\n@@ -1 +1 @@ int main\u202E() {\n-old\n+new\n";
+    const patch =
+      "diff --git a/a.c b/a.c\nindex 1..2 100644\n--- a/a.c\n+++ b/a.c\n@@ -1 +1 @@ int main\u202E() {\n-old\n+new\n";
     const diff = buildCandidateDiff(inputs([raw("a.c", "M")], patch));
     expect(diff.files[0]!.hunks[0]!.header).toBe("@@ -1 +1 @@ int main⟨U+202E⟩() {");
     expect(diff.files[0]!.controlCharacterCount).toBe(1);
@@ -167,13 +186,16 @@ describe("buildCandidateDiff", () => {
 
   it("never splits a surrogate pair when it cuts a long line", () => {
     const patch = `diff --git a/a.txt b/a.txt\nindex 1..2 100644\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-old\n+ab😀cd\n`;
-    const diff = buildCandidateDiff(inputs([raw("a.txt", "M")], patch, { limits: { ...DEFAULT_DIFF_LIMITS, maxLineChars: 3 } }));
+    const diff = buildCandidateDiff(
+      inputs([raw("a.txt", "M")], patch, { limits: { ...DEFAULT_DIFF_LIMITS, maxLineChars: 3 } }),
+    );
     const line = diff.files[0]!.hunks[0]!.lines[1]!;
     expect(line).toMatchObject({ text: "ab", omittedChars: 4 });
   });
 
   describe("files git calls binary (issue 27)", () => {
-    const binaryCounts = (path: string) => new Map<string, TNumstat>([[path, { additions: 0, deletions: 0, isBinary: true }]]);
+    const binaryCounts = (path: string) =>
+      new Map<string, TNumstat>([[path, { additions: 0, deletions: 0, isBinary: true }]]);
     const png: TBinaryBlob = { kind: "PNG image", sha256: "a".repeat(64) };
     const textWithNul: TBinaryBlob = { kind: null, sha256: "b".repeat(64) };
 
@@ -203,7 +225,13 @@ describe("buildCandidateDiff", () => {
           [SHA_B, png],
         ]),
       });
-      expect(both.files[0]).toMatchObject({ isBinary: true, binaryKind: "PNG image", sha256: png.sha256, hunks: [], additions: 0 });
+      expect(both.files[0]).toMatchObject({
+        isBinary: true,
+        binaryKind: "PNG image",
+        sha256: png.sha256,
+        hunks: [],
+        additions: 0,
+      });
       expect(both.filesNotShown).toBeUndefined();
 
       const oneSide = buildCandidateDiff({

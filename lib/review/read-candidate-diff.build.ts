@@ -6,7 +6,14 @@
 import { AppError } from "../errors";
 import type { TRawDiffEntry } from "../git/git-diff";
 import type { TParsedDiffFile } from "./parse-unified-diff";
-import type { TCandidateDiff, TDiffFile, TDiffHunk, TDiffLanguage, TDiffLimits, TDiffLine } from "./read-candidate-diff.schema";
+import type {
+  TCandidateDiff,
+  TDiffFile,
+  TDiffHunk,
+  TDiffLanguage,
+  TDiffLimits,
+  TDiffLine,
+} from "./read-candidate-diff.schema";
 
 /**
  * Characters that are invisible, reorder text or act as control codes: C0/C1 controls (tab is
@@ -19,9 +26,10 @@ const INVISIBLE_OR_CONTROL =
   /[\u0000-\u0008\u000A-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u2028-\u202E\u2060-\u2064\u2066-\u206F\uFEFF\uFFF9-\uFFFB]|[\u{E0000}-\u{E007F}]/gu;
 
 /** ASCII names of the C0 controls, index = code. */
-const C0_NAMES = "NUL SOH STX ETX EOT ENQ ACK BEL BS HT LF VT FF CR SO SI DLE DC1 DC2 DC3 DC4 NAK SYN ETB CAN EM SUB ESC FS GS RS US".split(
-  " ",
-);
+const C0_NAMES =
+  "NUL SOH STX ETX EOT ENQ ACK BEL BS HT LF VT FF CR SO SI DLE DC1 DC2 DC3 DC4 NAK SYN ETB CAN EM SUB ESC FS GS RS US".split(
+    " ",
+  );
 
 /**
  * The visible stand-in for one character: its ASCII name for C0 controls and DEL (⟨ESC⟩, ⟨CR⟩),
@@ -163,7 +171,10 @@ export function buildCandidateDiff(inputs: TCandidateDiffInputs): TCandidateDiff
     totalDeletions += counts.deletions;
   }
   if (inputs.numstat.size !== inputs.raw.length)
-    throw new AppError("DIFF_UNREADABLE", "The diff disagrees with the changed-file list: --numstat names other files.");
+    throw new AppError(
+      "DIFF_UNREADABLE",
+      "The diff disagrees with the changed-file list: --numstat names other files.",
+    );
   if (inputs.raw.length > limits.maxFiles) markTruncated("file_count");
 
   const files: TDiffFile[] = [];
@@ -251,7 +262,12 @@ export function buildCandidateDiff(inputs: TCandidateDiffInputs): TCandidateDiff
           const shown = neutraliseForDisplay(cut.text);
           controlCharacterCount += shown.count;
           shownChars += shown.text.length;
-          const out: TDiffLine = { kind: line.kind, oldNumber: line.oldNumber, newNumber: line.newNumber, text: shown.text };
+          const out: TDiffLine = {
+            kind: line.kind,
+            oldNumber: line.oldNumber,
+            newNumber: line.newNumber,
+            text: shown.text,
+          };
           if (line.hasNoNewline) out.hasNoNewline = true;
           if (cut.omitted > 0) out.omittedChars = cut.omitted;
           lines.push(out);
@@ -286,7 +302,8 @@ export function buildCandidateDiff(inputs: TCandidateDiffInputs): TCandidateDiff
     }
     files.push(file);
     if (isContentMissing) filesNotShown.push({ path: file.path, status: file.status, reason: "content_not_shown" });
-    else if (isFileTruncated || hasCutLine) filesNotShown.push({ path: file.path, status: file.status, reason: "partly_shown" });
+    else if (isFileTruncated || hasCutLine)
+      filesNotShown.push({ path: file.path, status: file.status, reason: "partly_shown" });
   }
   if (inputs.raw.length <= limits.maxFiles && next < inputs.parsed.length) {
     throw mismatch("the patch names more files than the changed-file list", inputs.parsed[next]!.path);

@@ -3,7 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../errors";
 import { readCandidateDiff } from "./read-candidate-diff";
 import { ZCandidateDiffSchema, type TCandidateDiff, type TDiffFile } from "./read-candidate-diff.schema";
-import { createCandidateDiffFixture, hostileChangeSet, largeChangeSet, type TCandidateDiffFixture } from "./testing/diff-fixture";
+import {
+  createCandidateDiffFixture,
+  hostileChangeSet,
+  largeChangeSet,
+  type TCandidateDiffFixture,
+} from "./testing/diff-fixture";
 
 function fileAt(diff: TCandidateDiff, path: string): TDiffFile {
   const file = diff.files.find((f) => f.path === path);
@@ -60,7 +65,13 @@ describe("readCandidateDiff on a hostile change", () => {
       deletions: 1,
       language: "plain",
     });
-    expect(fileAt(diff, "empty.txt")).toMatchObject({ status: "A", additions: 0, deletions: 0, hunks: [], sizeBytes: 0 });
+    expect(fileAt(diff, "empty.txt")).toMatchObject({
+      status: "A",
+      additions: 0,
+      deletions: 0,
+      hunks: [],
+      sizeBytes: 0,
+    });
   });
 
   it("shows a mode-only change with its modes and no lines", () => {
@@ -91,7 +102,10 @@ describe("readCandidateDiff on a hostile change", () => {
 
   it("shows a type change as the old file's lines removed and the link target added", () => {
     const file = fileAt(diff, "typechange");
-    expect(file.hunks.map((h) => h.lines.map((l) => [l.kind, l.text]))).toEqual([[["del", "was a file"]], [["add", "src/app.ts"]]]);
+    expect(file.hunks.map((h) => h.lines.map((l) => [l.kind, l.text]))).toEqual([
+      [["del", "was a file"]],
+      [["add", "src/app.ts"]],
+    ]);
     expect(file.hunks[1]!.lines[0]!.hasNoNewline).toBe(true);
   });
 
@@ -122,7 +136,8 @@ describe("readCandidateDiff on a hostile change", () => {
     expect(fileAt(diff, "new⟨LF⟩line.txt").controlCharacterCount).toBe(1);
     expect(fileAt(diff, "evil⟨U+202E⟩gnp.js")).toMatchObject({ controlCharacterCount: 1, language: "js" });
     expect(fileAt(diff, "ünïcödé/日本語.py").language).toBe("py");
-    for (const file of diff.files) expect(file.path).not.toMatch(/[\u0000-\u0008\u000A-\u001F\u202A-\u202E\u2066-\u2069]/);
+    for (const file of diff.files)
+      expect(file.path).not.toMatch(/[\u0000-\u0008\u000A-\u001F\u202A-\u202E\u2066-\u2069]/);
   });
 
   it("keeps markup in names and lines as text (escaping is the renderer's job, content is never rewritten)", () => {
@@ -156,9 +171,13 @@ describe("readCandidateDiff on a hostile change", () => {
   it("refuses a commit that is not in the candidate repository, and a repository that does not exist", async () => {
     const missing = "0123456789abcdef0123456789abcdef01234567";
     expect((await refusal(readCandidateDiff(fixture, { ...fixture, headSha: missing }))).code).toBe("DIFF_UNREADABLE");
-    expect((await refusal(readCandidateDiff(fixture, { ...fixture, repository: "school/nothing-here" }))).code).toBe("DIFF_UNREADABLE");
+    expect((await refusal(readCandidateDiff(fixture, { ...fixture, repository: "school/nothing-here" }))).code).toBe(
+      "DIFF_UNREADABLE",
+    );
     expect((await refusal(readCandidateDiff(fixture, { ...fixture, baseSha: "HEAD" }))).code).toBe("VALIDATION_FAILED");
-    expect((await refusal(readCandidateDiff(fixture, { ...fixture, repository: "../etc" }))).code).toBe("VALIDATION_FAILED");
+    expect((await refusal(readCandidateDiff(fixture, { ...fixture, repository: "../etc" }))).code).toBe(
+      "VALIDATION_FAILED",
+    );
   });
 
   it("ignores a repository's own config that would run programs or recolour the output", async () => {
@@ -187,7 +206,9 @@ describe("readCandidateDiff on a 300-file / 10,000-line change", () => {
     expect(diff.files).toHaveLength(300);
     expect(diff.isTruncated).toBe(false);
     expect(diff.files.every((f) => !f.isTruncated && !f.isLarge && f.language === "ts")).toBe(true);
-    const shownChanged = diff.files.flatMap((f) => f.hunks.flatMap((h) => h.lines)).filter((l) => l.kind !== "context").length;
+    const shownChanged = diff.files
+      .flatMap((f) => f.hunks.flatMap((h) => h.lines))
+      .filter((l) => l.kind !== "context").length;
     expect(shownChanged).toBe(10_000);
     // Reported in the hand-over; generous so a loaded 2-core machine does not fail it.
     expect(elapsedMs).toBeLessThan(15_000);
@@ -212,11 +233,14 @@ describe("readCandidateDiff on a 300-file / 10,000-line change", () => {
     expect(
       diff.files
         .slice(0, firstCut)
-        .every((f) => f.hunks.flatMap((h) => h.lines).filter((l) => l.kind !== "context").length === f.additions + f.deletions),
+        .every(
+          (f) =>
+            f.hunks.flatMap((h) => h.lines).filter((l) => l.kind !== "context").length === f.additions + f.deletions,
+        ),
     ).toBe(true);
-    expect(Buffer.byteLength(diff.files.flatMap((f) => f.hunks.flatMap((h) => h.lines.map((l) => l.text))).join("\n"))).toBeLessThan(
-      64 * 1024,
-    );
+    expect(
+      Buffer.byteLength(diff.files.flatMap((f) => f.hunks.flatMap((h) => h.lines.map((l) => l.text))).join("\n")),
+    ).toBeLessThan(64 * 1024);
   });
 
   it("applies the per-file, total-line, file-count and large-file limits", async () => {

@@ -26,7 +26,12 @@ import { runGit } from "../git/run-git";
 import { parseUnifiedDiff } from "./parse-unified-diff";
 import { BINARY_SIGNATURE_BYTES, detectBinaryKind } from "./detect-binary-kind";
 import { buildCandidateDiff, type TBinaryBlob, type TNumstat } from "./read-candidate-diff.build";
-import { DEFAULT_DIFF_LIMITS, ZCandidateDiffSchema, type TCandidateDiff, type TDiffLimits } from "./read-candidate-diff.schema";
+import {
+  DEFAULT_DIFF_LIMITS,
+  ZCandidateDiffSchema,
+  type TCandidateDiff,
+  type TDiffLimits,
+} from "./read-candidate-diff.schema";
 
 export type TReadCandidateDiffInput = {
   /** canonical owner/name */
@@ -44,7 +49,10 @@ const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
 /** File content is not required to be UTF-8; undecodable bytes show as U+FFFD. */
 const LENIENT_UTF8 = new TextDecoder("utf-8");
 
-export async function readCandidateDiff(deps: { dataDir: string }, input: TReadCandidateDiffInput): Promise<TCandidateDiff> {
+export async function readCandidateDiff(
+  deps: { dataDir: string },
+  input: TReadCandidateDiffInput,
+): Promise<TCandidateDiff> {
   if (!isFullSha(input.baseSha) || !isFullSha(input.headSha))
     throw new AppError("VALIDATION_FAILED", "Base and head must be full lower-case SHA-1s.");
   const limits = { ...DEFAULT_DIFF_LIMITS, ...input.limits };
@@ -56,7 +64,9 @@ export async function readCandidateDiff(deps: { dataDir: string }, input: TReadC
     ["head", input.headSha],
   ] as const) {
     if (!(await hasCommit({ gitDir, sha }))) {
-      throw new AppError("DIFF_UNREADABLE", `The candidate's ${what} commit is not in the candidate repository.`, { [`${what}Sha`]: sha });
+      throw new AppError("DIFF_UNREADABLE", `The candidate's ${what} commit is not in the candidate repository.`, {
+        [`${what}Sha`]: sha,
+      });
     }
   }
 
@@ -91,7 +101,15 @@ export async function readCandidateDiff(deps: { dataDir: string }, input: TReadC
   );
 
   const parsed = parseUnifiedDiff(patch.text);
-  const diff = buildCandidateDiff({ raw, numstat, blobSizes, binaryBlobs, parsed: parsed.files, isPatchCut: patch.isCut, limits });
+  const diff = buildCandidateDiff({
+    raw,
+    numstat,
+    blobSizes,
+    binaryBlobs,
+    parsed: parsed.files,
+    isPatchCut: patch.isCut,
+    limits,
+  });
   // The page trusts this shape; a bug here must refuse, not render something half-formed.
   return parseOrThrow(ZCandidateDiffSchema, diff, { code: "DIFF_UNREADABLE", label: "assembled diff" });
 }
@@ -104,7 +122,18 @@ async function readNumstat(
 ): Promise<Map<string, TNumstat>> {
   const result = await runGit({
     gitDir,
-    args: ["diff", "--numstat", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color", range[0], range[1], "--"],
+    args: [
+      "diff",
+      "--numstat",
+      "-z",
+      "--no-renames",
+      "--no-ext-diff",
+      "--no-textconv",
+      "--no-color",
+      range[0],
+      range[1],
+      "--",
+    ],
     maxStdoutBytes: MAX_LISTING_BYTES,
     timeoutMs,
   });
@@ -125,13 +154,21 @@ async function readNumstat(
     if (!match) throw new AppError("DIFF_UNREADABLE", "Unexpected git --numstat output.");
     const isBinary = match[1] === "-" || match[2] === "-";
     if (counts.has(match[3]!)) throw new AppError("DIFF_UNREADABLE", "git --numstat named a file twice.");
-    counts.set(match[3]!, { additions: isBinary ? 0 : Number(match[1]), deletions: isBinary ? 0 : Number(match[2]), isBinary });
+    counts.set(match[3]!, {
+      additions: isBinary ? 0 : Number(match[1]),
+      deletions: isBinary ? 0 : Number(match[2]),
+      isBinary,
+    });
   }
   return counts;
 }
 
 /** Object sizes by SHA with one `cat-file --batch-check`; a missing blob is a broken repository. */
-async function readBlobSizes(gitDir: string, shas: readonly string[], timeoutMs: number | undefined): Promise<Map<string, number>> {
+async function readBlobSizes(
+  gitDir: string,
+  shas: readonly string[],
+  timeoutMs: number | undefined,
+): Promise<Map<string, number>> {
   const unique = [...new Set(shas)];
   const sizes = new Map<string, number>();
   if (unique.length === 0) return sizes;
@@ -151,7 +188,8 @@ async function readBlobSizes(gitDir: string, shas: readonly string[], timeoutMs:
       });
     sizes.set(match[1]!, Number(match[2]));
   }
-  if (sizes.size !== unique.length) throw new AppError("DIFF_UNREADABLE", "git did not report the size of every changed blob.");
+  if (sizes.size !== unique.length)
+    throw new AppError("DIFF_UNREADABLE", "git did not report the size of every changed blob.");
   return sizes;
 }
 
@@ -159,12 +197,22 @@ async function readBlobSizes(gitDir: string, shas: readonly string[], timeoutMs:
  * For blobs git calls binary: the known format their first bytes name (null when none) and the
  * sha256 of their whole content, streamed through one `cat-file --batch` (never buffered whole).
  */
-async function readBinaryBlobs(gitDir: string, shas: readonly string[], timeoutMs: number | undefined): Promise<Map<string, TBinaryBlob>> {
+async function readBinaryBlobs(
+  gitDir: string,
+  shas: readonly string[],
+  timeoutMs: number | undefined,
+): Promise<Map<string, TBinaryBlob>> {
   const unique = [...new Set(shas)];
   const blobs = new Map<string, TBinaryBlob>();
   if (unique.length === 0) return blobs;
   let header: Buffer[] = [];
-  let current: { sha: string; left: number; head: Buffer[]; headBytes: number; hash: ReturnType<typeof createHash> } | null = null;
+  let current: {
+    sha: string;
+    left: number;
+    head: Buffer[];
+    headBytes: number;
+    hash: ReturnType<typeof createHash>;
+  } | null = null;
   let isAwaitingSeparator = false;
   const finish = () => {
     const head = Buffer.concat(current!.head);
@@ -198,7 +246,8 @@ async function readBinaryBlobs(gitDir: string, shas: readonly string[], timeoutM
           header = [];
           at = end + 1;
           const match = /^([0-9a-f]{40}) blob (\d+)$/.exec(line);
-          if (!match) throw new AppError("DIFF_UNREADABLE", "A changed file's blob is missing from the candidate repository.");
+          if (!match)
+            throw new AppError("DIFF_UNREADABLE", "A changed file's blob is missing from the candidate repository.");
           current = { sha: match[1]!, left: Number(match[2]), head: [], headBytes: 0, hash: createHash("sha256") };
           if (current.left === 0) finish();
           continue;
@@ -217,7 +266,8 @@ async function readBinaryBlobs(gitDir: string, shas: readonly string[], timeoutM
       }
     },
   });
-  if (blobs.size !== unique.length || current !== null) throw new AppError("DIFF_UNREADABLE", "git did not return every binary blob.");
+  if (blobs.size !== unique.length || current !== null)
+    throw new AppError("DIFF_UNREADABLE", "git did not return every binary blob.");
   return blobs;
 }
 

@@ -19,8 +19,11 @@ let manifestId: string;
 
 beforeAll(async () => {
   ({ db } = await createTestDatabase());
-  repositoryId = (await db.targetRepository.create({ data: { name: "demo/insights-tokens", cloneUrl: "/nowhere" } })).id;
-  teacherId = (await db.user.create({ data: { email: "t@school.invalid", name: "t", passwordHash: "unused", roles: ["teacher"] } })).id;
+  repositoryId = (await db.targetRepository.create({ data: { name: "demo/insights-tokens", cloneUrl: "/nowhere" } }))
+    .id;
+  teacherId = (
+    await db.user.create({ data: { email: "t@school.invalid", name: "t", passwordHash: "unused", roles: ["teacher"] } })
+  ).id;
   manifestId = (await db.trustedManifest.create({ data: { version: 1, digest: "m".repeat(64), content: {} } })).id;
   await db.artifact.create({ data: { digest: "a".repeat(64), sizeBytes: 1n, kind: "candidate" } });
 });
@@ -109,7 +112,11 @@ async function decidedTask(verdict: "approve" | "reject", capabilities: TCall[][
 describe("insights: tokens and model cost per approved pull request", () => {
   it("sums every round's calls of the approved tasks and divides by the approved tasks, per repository and per configuration", async () => {
     // approved, two capabilities (a revision round)
-    await decidedTask("approve", [[{ input: 1000, output: 200, cost: 6000 }], [{ input: 500, output: 100, cost: 3000 }]], "c".repeat(64));
+    await decidedTask(
+      "approve",
+      [[{ input: 1000, output: 200, cost: 6000 }], [{ input: 500, output: 100, cost: 3000 }]],
+      "c".repeat(64),
+    );
     // approved, one call the upstream did not report tokens for (its worst-case cost still counts)
     await decidedTask(
       "approve",
@@ -140,7 +147,9 @@ describe("insights: tokens and model cost per approved pull request", () => {
   it("has no per-approved figures where nothing was approved", async () => {
     const other = (await db.targetRepository.create({ data: { name: "demo/none-approved", cloneUrl: "/nowhere" } })).id;
     await db.task.create({ data: taskRow(other) });
-    const row = (await readReviewInsights({ db }, { days: 0 })).byRepository.find((r) => r.key === "demo/none-approved");
+    const row = (await readReviewInsights({ db }, { days: 0 })).byRepository.find(
+      (r) => r.key === "demo/none-approved",
+    );
     expect(row).toMatchObject({
       approved: 0,
       inputTokensPerApproved: null,

@@ -69,7 +69,11 @@ type TRawRow = {
   approved_cost: bigint | null;
 };
 
-const GROUPS = { repository: Prisma.raw(`t.repository`), agent: Prisma.raw(`t.agent`), profile: Prisma.raw(`t.profile`) } as const;
+const GROUPS = {
+  repository: Prisma.raw(`t.repository`),
+  agent: Prisma.raw(`t.agent`),
+  profile: Prisma.raw(`t.profile`),
+} as const;
 
 /** The insights key of tasks that ran no agent profile (before profiles, or the operator's default command). */
 export const NO_PROFILE_KEY = "";
@@ -175,7 +179,9 @@ async function readAgentLabels(db: Db, digests: readonly string[]): Promise<Map<
         select: { agentConfigDigest: true, agentConfig: true },
       })
     : [];
-  const labels = new Map<string, string>([["unrecorded", "not recorded (tasks run before configurations were recorded)"]]);
+  const labels = new Map<string, string>([
+    ["unrecorded", "not recorded (tasks run before configurations were recorded)"],
+  ]);
   for (const row of rows) {
     const config = z
       .object({
@@ -188,7 +194,8 @@ async function readAgentLabels(db: Db, digests: readonly string[]): Promise<Map<
     const command = config.success
       ? config.data.command.map((arg) => (arg.startsWith("/") ? (arg.split("/").at(-1) ?? arg) : arg)).join(" ")
       : "";
-    const profile = config.success && config.data.profile ? `${config.data.profile.name} v${config.data.profile.version} · ` : "";
+    const profile =
+      config.success && config.data.profile ? `${config.data.profile.name} v${config.data.profile.version} · ` : "";
     const text = config.success ? `${profile}${command} · ${config.data.image.reference}` : "unreadable configuration";
     labels.set(row.agentConfigDigest!, `${text.slice(0, 160)} (${row.agentConfigDigest!.slice(0, 8)})`);
   }
@@ -198,10 +205,16 @@ async function readAgentLabels(db: Db, digests: readonly string[]): Promise<Map<
 /** Every round from 1 to the last one with an approval, zero where none: the chart shows the gaps. */
 function fillRounds(rows: { round: number; approved: number }[]): { round: number; approved: number }[] {
   const last = rows.reduce((max, r) => Math.max(max, r.round), 0);
-  return Array.from({ length: last }, (_, i) => ({ round: i + 1, approved: rows.find((r) => r.round === i + 1)?.approved ?? 0 }));
+  return Array.from({ length: last }, (_, i) => ({
+    round: i + 1,
+    approved: rows.find((r) => r.round === i + 1)?.approved ?? 0,
+  }));
 }
 
-export async function readReviewInsights(deps: { db: Db; now?: () => Date }, input: z.input<typeof ZInsightsQuerySchema> = {}) {
+export async function readReviewInsights(
+  deps: { db: Db; now?: () => Date },
+  input: z.input<typeof ZInsightsQuerySchema> = {},
+) {
   const { db } = deps;
   const query = parseOrThrow(ZInsightsQuerySchema, input, { code: "VALIDATION_FAILED", label: "insights query" });
   const now = deps.now?.() ?? new Date();
@@ -223,9 +236,12 @@ export async function readReviewInsights(deps: { db: Db; now?: () => Date }, inp
     byAgent.map((r) => r.key),
   );
   const owners = new Map(
-    (await db.agentProfile.findMany({ where: { name: { in: byProfile.map((r) => r.key) } }, select: { name: true, owner: true } })).map(
-      (p) => [p.name, p.owner],
-    ),
+    (
+      await db.agentProfile.findMany({
+        where: { name: { in: byProfile.map((r) => r.key) } },
+        select: { name: true, owner: true },
+      })
+    ).map((p) => [p.name, p.owner]),
   );
   return {
     query,

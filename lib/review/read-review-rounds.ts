@@ -16,7 +16,12 @@ export type TReviewRound = {
   createdAt: Date;
   evidenceStatus: string;
   evidenceDigest: string | null;
-  decision: { verdict: "approve" | "reject" | "request_changes"; comment: string; teacher: string; createdAt: Date } | null;
+  decision: {
+    verdict: "approve" | "reject" | "request_changes";
+    comment: string;
+    teacher: string;
+    createdAt: Date;
+  } | null;
 };
 
 export async function readReviewRounds(deps: { db: Db }, input: { taskId: string; candidateId: string }) {
@@ -42,7 +47,12 @@ export async function readReviewRounds(deps: { db: Db }, input: { taskId: string
       evidenceStatus: evidence.assessment.status,
       evidenceDigest: evidence.digest,
       decision: decision
-        ? { verdict: decision.verdict, comment: decision.comment, teacher: decision.teacher.email, createdAt: decision.createdAt }
+        ? {
+            verdict: decision.verdict,
+            comment: decision.comment,
+            teacher: decision.teacher.email,
+            createdAt: decision.createdAt,
+          }
         : null,
     });
   }
@@ -56,7 +66,12 @@ export async function readReviewRounds(deps: { db: Db }, input: { taskId: string
     /** the feedback this round answers: the previous round's "Request changes" comment */
     answers:
       answered && parent
-        ? { round: parent.round, comment: answered.comment, teacher: answered.teacher.email, createdAt: answered.createdAt }
+        ? {
+            round: parent.round,
+            comment: answered.comment,
+            teacher: answered.teacher.email,
+            createdAt: answered.createdAt,
+          }
         : null,
     isUnchangedSinceParent: current ? await isUnchangedSinceParent(db, current) : false,
   };

@@ -11,7 +11,12 @@ import type { Actor } from "../auth/permissions";
 import { canonicalDigest } from "../canonical-json";
 import { DEFAULT_ARCHIVE_LIMITS } from "../candidate/archive-limits";
 import { importCandidate } from "../candidate/import-candidate";
-import { BASE_TREE, createImportFixture, type TImportFixture, type TSnapshot } from "../candidate/testing/candidate-fixtures";
+import {
+  BASE_TREE,
+  createImportFixture,
+  type TImportFixture,
+  type TSnapshot,
+} from "../candidate/testing/candidate-fixtures";
 import { DEMO_TRUSTED_MANIFEST } from "../contract/trusted-manifest";
 import type { TEvidenceContent } from "../contract/verification-evidence";
 import type { Db } from "../db/client";
@@ -52,7 +57,11 @@ afterAll(async () => {
   await fx?.cleanup();
 });
 
-const ROUND1: TSnapshot = { ...BASE_TREE, "src/app.ts": "export const answer = 42;\n", "src/extra.ts": "one\ntwo\nthree\n" };
+const ROUND1: TSnapshot = {
+  ...BASE_TREE,
+  "src/app.ts": "export const answer = 42;\n",
+  "src/extra.ts": "one\ntwo\nthree\n",
+};
 const ROUND1_PATHS = ["src/app.ts", "src/extra.ts"];
 // Round 2 inserts a line above the round-1 line, rewrites extra.ts line 2, and adds a test.
 const ROUND2: TSnapshot = {
@@ -69,7 +78,9 @@ const ctx = () => ({ db }) as unknown as TaskRunContext;
 /** Imports a round's snapshot (as collect-task does) and leaves the task where verification leaves it. */
 async function importRound(task: TTask, round: number, tree: TSnapshot, declared: string[]) {
   const previous =
-    round > 1 ? await db.candidate.findUniqueOrThrow({ where: { taskId_round: { taskId: task.id, round: round - 1 } } }) : undefined;
+    round > 1
+      ? await db.candidate.findUniqueOrThrow({ where: { taskId_round: { taskId: task.id, round: round - 1 } } })
+      : undefined;
   const manifest = await importCandidate({
     db,
     task,
@@ -95,7 +106,12 @@ async function importRound(task: TTask, round: number, tree: TSnapshot, declared
       reason: "test: verified",
     },
   });
-  return { candidateId: manifest.candidateId, headSha: manifest.headSha, evidenceId: evidence.id, manifestDigest: evidence.manifestDigest };
+  return {
+    candidateId: manifest.candidateId,
+    headSha: manifest.headSha,
+    evidenceId: evidence.id,
+    manifestDigest: evidence.manifestDigest,
+  };
 }
 
 async function writePassingEvidence(candidate: {
@@ -105,7 +121,9 @@ async function writePassingEvidence(candidate: {
   baseSha: string;
   headSha: string;
 }) {
-  const manifest = (await getActiveManifest(db)) ?? (await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null }));
+  const manifest =
+    (await getActiveManifest(db)) ??
+    (await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null }));
   const content: TEvidenceContent = {
     v: 1,
     taskId: candidate.taskId,
@@ -169,11 +187,16 @@ describe("revision rounds", () => {
 
     // Line comments on round 1: a head line, a base line, and a line round 2 will rewrite.
     const comment = (side: "old" | "new", path: string, line: number, lineSha: string, body: string) =>
-      addLineComment({ db, dataDir: fx.dataDir }, { actor: alice, candidateId: r1.candidateId, path, side, line, lineSha, body });
+      addLineComment(
+        { db, dataDir: fx.dataDir },
+        { actor: alice, candidateId: r1.candidateId, path, side, line, lineSha, body },
+      );
     await comment("new", "src/app.ts", 1, r1.headSha, "Why 42?");
     await comment("old", "src/app.ts", 1, task.baseSha, "The old value was 41.");
     await comment("new", "src/extra.ts", 2, r1.headSha, "Upper-case this.");
-    await expect(comment("new", "src/app.ts", 9, r1.headSha, "No such line")).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    await expect(comment("new", "src/app.ts", 9, r1.headSha, "No such line")).rejects.toMatchObject({
+      code: "VALIDATION_FAILED",
+    });
     await expect(comment("new", "src/app.ts", 1, task.baseSha, "Wrong commit for the new side")).rejects.toMatchObject({
       code: "VALIDATION_FAILED",
     });
@@ -188,7 +211,9 @@ describe("revision rounds", () => {
     const queued = await loadTask(task);
     expect(queued).toMatchObject({ state: "queued", round: 2, deadlineAt: null });
     expect(queued.operationId).not.toBe(closed.operationId);
-    expect(await db.taskTransition.count({ where: { taskId: task.id, fromState: "changes_requested", toState: "queued" } })).toBe(1);
+    expect(
+      await db.taskTransition.count({ where: { taskId: task.id, fromState: "changes_requested", toState: "queued" } }),
+    ).toBe(1);
 
     // What provisioning hands round 2's guest: the previous head and the feedback as data.
     const start = await readRoundStart(db, queued);
@@ -202,7 +227,13 @@ describe("revision rounds", () => {
     });
     expect(start.feedback.lineComments).toEqual([
       { path: "src/app.ts", side: "new", line: 1, lineText: "export const answer = 42;", body: "Why 42?" },
-      { path: "src/app.ts", side: "old", line: 1, lineText: "export const answer = 41;", body: "The old value was 41." },
+      {
+        path: "src/app.ts",
+        side: "old",
+        line: 1,
+        lineText: "export const answer = 41;",
+        body: "The old value was 41.",
+      },
       { path: "src/extra.ts", side: "new", line: 2, lineText: "two", body: "Upper-case this." },
     ]);
 
@@ -210,10 +241,23 @@ describe("revision rounds", () => {
     await expect(importRound(task, 2, ROUND2, ROUND1_PATHS)).rejects.toMatchObject({ code: "CANDIDATE_MISMATCH" });
     const r2 = await importRound(task, 2, ROUND2, ROUND2_PATHS);
     const row2 = await db.candidate.findUniqueOrThrow({ where: { id: r2.candidateId } });
-    expect(row2).toMatchObject({ round: 2, parentCandidateId: r1.candidateId, baseSha: task.baseSha, branch: `school/${task.id}` });
-    expect((row2.changedFiles as { path: string }[]).map((f) => f.path)).toEqual(["src/app.ts", "src/extra.ts", "test/app.test.ts"]);
-    expect(await revParse({ gitDir: fx.candidateRepoPath, rev: `refs/heads/school/${task.id}`, peelTo: "commit" })).toBe(r2.headSha);
-    expect(await revParse({ gitDir: fx.candidateRepoPath, rev: `refs/school-rounds/${task.id}/1`, peelTo: "commit" })).toBe(r1.headSha);
+    expect(row2).toMatchObject({
+      round: 2,
+      parentCandidateId: r1.candidateId,
+      baseSha: task.baseSha,
+      branch: `school/${task.id}`,
+    });
+    expect((row2.changedFiles as { path: string }[]).map((f) => f.path)).toEqual([
+      "src/app.ts",
+      "src/extra.ts",
+      "test/app.test.ts",
+    ]);
+    expect(
+      await revParse({ gitDir: fx.candidateRepoPath, rev: `refs/heads/school/${task.id}`, peelTo: "commit" }),
+    ).toBe(r2.headSha);
+    expect(
+      await revParse({ gitDir: fx.candidateRepoPath, rev: `refs/school-rounds/${task.id}/1`, peelTo: "commit" }),
+    ).toBe(r1.headSha);
 
     // The interdiff: only what round 2 changed since round 1.
     const interdiff = await readCandidateDiff(
@@ -224,7 +268,10 @@ describe("revision rounds", () => {
     expect(interdiff.totals).toMatchObject({ additions: 3, deletions: 1 });
 
     // Comments stay anchored where their line still exists.
-    const anchored = await listLineComments({ db, dataDir: fx.dataDir }, { candidate: { ...row2, repository: fx.repository } });
+    const anchored = await listLineComments(
+      { db, dataDir: fx.dataDir },
+      { candidate: { ...row2, repository: fx.repository } },
+    );
     expect(anchored.map((c) => [c.body, c.round, c.anchor])).toEqual([
       ["Why 42?", 1, { side: "new", line: 2, leftSha: null }],
       ["The old value was 41.", 1, { side: "old", line: 1, leftSha: task.baseSha }],
@@ -267,7 +314,9 @@ describe("revision rounds", () => {
       { repository: fx.repository, baseSha: r1.headSha, headSha: r2.headSha },
     );
     expect(interdiff.totals.files).toBe(0);
-    expect((await readReviewRounds({ db }, { taskId: task.id, candidateId: r2.candidateId })).isUnchangedSinceParent).toBe(true);
+    expect(
+      (await readReviewRounds({ db }, { taskId: task.id, candidateId: r2.candidateId })).isUnchangedSinceParent,
+    ).toBe(true);
 
     await expect(decide(bob, r2, "approve")).rejects.toMatchObject({ code: "REVIEW_NO_CHANGE" });
     expect((await loadTask(task)).state).toBe("review_pending");
@@ -332,7 +381,9 @@ describe("history and insights", () => {
     expect((await listReviewHistory({ db }, { actor: alice, to: day(-1) })).total).toBe(0);
     expect((await listReviewHistory({ db }, { actor: alice, repository: "nobody/else" })).total).toBe(0);
     // A malformed filter is ignored, not an error.
-    expect((await listReviewHistory({ db }, { actor: alice, verdict: "maybe" as never, from: "yesterday" })).total).toBe(total);
+    expect(
+      (await listReviewHistory({ db }, { actor: alice, verdict: "maybe" as never, from: "yesterday" })).total,
+    ).toBe(total);
   });
 
   it("computes approval rates, rounds to approval, check pass rate, review times and relay usage per repository and agent configuration", async () => {

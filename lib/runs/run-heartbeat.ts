@@ -12,7 +12,10 @@ import { runTable } from "./run-table";
 
 /** One beat; false when the run is no longer running (cancelled, failed by the sweep, ended). */
 export async function beatRun(db: Db, run: { kind: TRunKind; id: string }, now = new Date()): Promise<boolean> {
-  const beaten = await runTable(db, run.kind).updateMany({ where: { id: run.id, state: "running" }, data: { heartbeatAt: now } });
+  const beaten = await runTable(db, run.kind).updateMany({
+    where: { id: run.id, state: "running" },
+    data: { heartbeatAt: now },
+  });
   return beaten.count === 1;
 }
 
@@ -23,7 +26,11 @@ export type TRunHeartbeat = { stop(): void };
  * finds the run no longer running. A failed beat (the database briefly unreachable) is logged and
  * the next one tried: only a run whose beats stop for the stale threshold is abandoned.
  */
-export function keepRunAlive(db: Db, run: { kind: TRunKind; id: string }, options: { onStopped?: () => void } = {}): TRunHeartbeat {
+export function keepRunAlive(
+  db: Db,
+  run: { kind: TRunKind; id: string },
+  options: { onStopped?: () => void } = {},
+): TRunHeartbeat {
   let hasStopped = false;
   const timer = setInterval(() => {
     void beatRun(db, run).then(

@@ -29,6 +29,11 @@ export async function claimRun<K extends TRunKind>(
 
 /** The queue, oldest first: what the worker's sweep sends to the kind's job. */
 export async function listQueuedRuns(db: Db, kind: TQueuedRunKind, take = 10): Promise<string[]> {
-  const rows = await runTable(db, kind).findMany({ where: { state: "queued" }, orderBy: { createdAt: "asc" }, take, select: { id: true } });
+  const rows = await runTable(db, kind).findMany({
+    where: { state: "queued" },
+    orderBy: { createdAt: "asc" },
+    take,
+    select: { id: true },
+  });
   return rows.map((r) => r.id);
 }

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { canTransitionRun, isEndedRunState, RUN_HEARTBEAT_STALE_MS, RUN_KINDS, type TRunKind, type TRunState } from "./run-states";
+import {
+  canTransitionRun,
+  isEndedRunState,
+  RUN_HEARTBEAT_STALE_MS,
+  RUN_KINDS,
+  type TRunKind,
+  type TRunState,
+} from "./run-states";
 
 // The specification of each kind, written out pair by pair so a change to a table must be a
 // deliberate change here too.

@@ -60,7 +60,11 @@ describe("migration runs_kernel", () => {
 
     for (const table of ["DependencySetupRun", "BundleBuildRequest"]) {
       const ids = table === "DependencySetupRun" ? legacy.setupRunIds : legacy.requestIds;
-      const rows = await query(url, `select id, state::text as state, "heartbeatAt" from "${table}" where id = any($1::uuid[])`, [ids]);
+      const rows = await query(
+        url,
+        `select id, state::text as state, "heartbeatAt" from "${table}" where id = any($1::uuid[])`,
+        [ids],
+      );
       const byId = new Map(rows.map((r) => [r.id as string, r]));
       expect(ids.map((id) => byId.get(id)?.state)).toEqual([...states, "running", "failed"]);
       expect(ids.slice(0, states.length).map((id) => byId.get(id)?.heartbeatAt)).toEqual(states.map(() => beat));
@@ -81,13 +85,17 @@ describe("migration runs_kernel", () => {
 
   it("stops, changing nothing, on a state outside the enum", async () => {
     const url = await emptyDatabase();
-    const legacy = await createDatabaseBeforeRunsKernel(url, [{ state: "exploded", heartbeatAt: null, startedAt: new Date() }]);
+    const legacy = await createDatabaseBeforeRunsKernel(url, [
+      { state: "exploded", heartbeatAt: null, startedAt: new Date() },
+    ]);
     await expect(applyMigrations(url, undefined, { only: [...legacy.before, legacy.runsKernel] })).rejects.toThrow(
       /state outside RunState/,
     );
-    const [row] = await query(url, `select state, pg_typeof(state)::text as type from "DependencySetupRun" where id = $1`, [
-      legacy.setupRunIds[0],
-    ]);
+    const [row] = await query(
+      url,
+      `select state, pg_typeof(state)::text as type from "DependencySetupRun" where id = $1`,
+      [legacy.setupRunIds[0]],
+    );
     expect(row).toEqual({ state: "exploded", type: "text" });
     // the statements before the failing cast did not stay either: no enum type, the old default
     expect(await query(url, `select 1 from pg_type where typname = 'RunState'`)).toEqual([]);

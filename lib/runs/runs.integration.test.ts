@@ -22,7 +22,9 @@ let repositoryId: string;
 
 beforeAll(async () => {
   ({ db } = await createTestDatabase());
-  repositoryId = (await db.targetRepository.create({ data: { name: `kernel/${randomUUID()}`, cloneUrl: "file:///nowhere" } })).id;
+  repositoryId = (
+    await db.targetRepository.create({ data: { name: `kernel/${randomUUID()}`, cloneUrl: "file:///nowhere" } })
+  ).id;
 });
 
 type TRowInput = { state: "queued" | "running"; heartbeatAt?: Date | null; startedAt?: Date };
@@ -53,7 +55,8 @@ async function makeRun(kind: TRunKind, input: TRowInput): Promise<string> {
         },
       })
     ).id;
-  return (await db.bundleBuildRequest.create({ data: { repositoryId, kind: "base", state, heartbeatAt, startedAt } })).id;
+  return (await db.bundleBuildRequest.create({ data: { repositoryId, kind: "base", state, heartbeatAt, startedAt } }))
+    .id;
 }
 
 async function readRun(kind: TRunKind, id: string) {
@@ -112,18 +115,24 @@ describe.each(QUEUED_KINDS)("claiming a queued %s", (kind) => {
 describe("a move the kind's table forbids", () => {
   it("is refused as STATE_CONFLICT before the row is touched", async () => {
     const id = await makeRun("setup-run", { state: "running", heartbeatAt: new Date() });
-    const refusal = await transitionRun(db, { kind: "setup-run", id, from: "running", to: "queued" }).catch((e: unknown) => e);
+    const refusal = await transitionRun(db, { kind: "setup-run", id, from: "running", to: "queued" }).catch(
+      (e: unknown) => e,
+    );
     expect(isAppError(refusal) && refusal.code).toBe("STATE_CONFLICT");
     expect((await readRun("setup-run", id)).state).toBe("running");
     const probe = await makeRun("probe-run", { state: "running", heartbeatAt: new Date() });
-    await expect(transitionRun(db, { kind: "probe-run", id: probe, from: "running", to: "queued" })).rejects.toThrow(/Illegal/);
+    await expect(transitionRun(db, { kind: "probe-run", id: probe, from: "running", to: "queued" })).rejects.toThrow(
+      /Illegal/,
+    );
   });
 
   it("and an ended run never moves again (a failed run does not succeed)", async () => {
     const id = await makeRun("bundle-build", { state: "running", heartbeatAt: new Date() });
     expect(await transitionRun(db, { kind: "bundle-build", id, from: "running", to: "failed" })).toBe(true);
     expect((await readRun("bundle-build", id)).finishedAt).not.toBeNull();
-    await expect(transitionRun(db, { kind: "bundle-build", id, from: "failed", to: "succeeded" })).rejects.toThrow(/Illegal/);
+    await expect(transitionRun(db, { kind: "bundle-build", id, from: "failed", to: "succeeded" })).rejects.toThrow(
+      /Illegal/,
+    );
     // a runner that still thinks it is running loses the race quietly
     expect(await transitionRun(db, { kind: "bundle-build", id, from: "running", to: "succeeded" })).toBe(false);
     expect((await readRun("bundle-build", id)).state).toBe("failed");
@@ -136,7 +145,10 @@ describe.each(KINDS)("the abandon sweep of %s", (kind) => {
     const lapsed = new Date(now.getTime() - RUN_HEARTBEAT_STALE_MS - 1_000);
     const dead = await makeRun(kind, { state: "running", heartbeatAt: lapsed, startedAt: lapsed });
     const neverBeat = await makeRun(kind, { state: "running", heartbeatAt: null, startedAt: lapsed });
-    const alive = await makeRun(kind, { state: "running", heartbeatAt: new Date(now.getTime() - RUN_HEARTBEAT_STALE_MS + 2_000) });
+    const alive = await makeRun(kind, {
+      state: "running",
+      heartbeatAt: new Date(now.getTime() - RUN_HEARTBEAT_STALE_MS + 2_000),
+    });
 
     expect((await sweep(kind, now)).sort()).toEqual([dead, neverBeat].sort());
     for (const id of [dead, neverBeat]) {
@@ -157,7 +169,9 @@ describe.each(KINDS)("the abandon sweep of %s", (kind) => {
   it("leaves a run whose runner beat after the sweep listed it", async () => {
     const lapsed = new Date(Date.now() - RUN_HEARTBEAT_STALE_MS - 1_000);
     const id = await makeRun(kind, { state: "running", heartbeatAt: lapsed, startedAt: lapsed });
-    const swept = await sweep(kind, new Date(), (listed) => (listed === id ? beatRun(db, { kind, id }) : Promise.resolve()));
+    const swept = await sweep(kind, new Date(), (listed) =>
+      listed === id ? beatRun(db, { kind, id }) : Promise.resolve(),
+    );
     expect(swept).not.toContain(id);
     expect((await readRun(kind, id)).state).toBe("running");
     await transitionRun(db, { kind, id, from: "running", to: "failed" });

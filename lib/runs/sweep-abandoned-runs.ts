@@ -26,7 +26,11 @@ function staleAt(now: Date) {
 }
 
 /** The running runs of `kind` whose heartbeat lapsed at `now` (a run without one is stale at once). */
-export async function listAbandonedRuns<K extends TRunKind>(db: Db, kind: K, now = new Date()): Promise<TRunRecord<K>[]> {
+export async function listAbandonedRuns<K extends TRunKind>(
+  db: Db,
+  kind: K,
+  now = new Date(),
+): Promise<TRunRecord<K>[]> {
   const rows = await runTable(db, kind).findMany({ where: { state: "running", ...staleAt(now) } });
   return rows as TRunRecord<K>[];
 }
@@ -34,7 +38,11 @@ export async function listAbandonedRuns<K extends TRunKind>(db: Db, kind: K, now
 /** Fails every abandoned run of `kind` as the kind's `abandon` describes it; returns their ids. */
 export async function sweepAbandonedRuns<K extends TRunKind>(
   db: Db,
-  input: { kind: K; now?: Date; abandon: (run: TRunRecord<K>, reason: string, now: Date) => TAbandonment<K> | Promise<TAbandonment<K>> },
+  input: {
+    kind: K;
+    now?: Date;
+    abandon: (run: TRunRecord<K>, reason: string, now: Date) => TAbandonment<K> | Promise<TAbandonment<K>>;
+  },
 ): Promise<string[]> {
   const now = input.now ?? new Date();
   const failed: string[] = [];

@@ -35,7 +35,8 @@ export type TRunTransition<K extends TRunKind> = {
 /** Moves the run inside the caller's transaction; false when it was no longer in `from`. */
 export async function transitionRunIn<K extends TRunKind>(tx: DbTx, move: TRunTransition<K>): Promise<boolean> {
   const { kind, id, from, to } = move;
-  if (!canTransitionRun(kind, from, to)) throw new AppError("STATE_CONFLICT", `Illegal ${kind} transition ${from} → ${to}.`);
+  if (!canTransitionRun(kind, from, to))
+    throw new AppError("STATE_CONFLICT", `Illegal ${kind} transition ${from} → ${to}.`);
   const now = move.now ?? new Date();
   const updated = await runTable(tx, kind).updateMany({
     where: { ...move.guard, id, state: from },
@@ -64,7 +65,9 @@ export async function transitionRunOrThrow<K extends TRunKind>(db: Db, move: TRu
   const current = await runTable(db, move.kind).findUnique({ where: { id: move.id }, select: { state: true } });
   throw new AppError(
     "STATE_CONFLICT",
-    current ? `The ${move.kind} ${move.id} is ${current.state}, not ${move.from}.` : `There is no ${move.kind} ${move.id}.`,
+    current
+      ? `The ${move.kind} ${move.id} is ${current.state}, not ${move.from}.`
+      : `There is no ${move.kind} ${move.id}.`,
     { current: current?.state },
   );
 }

@@ -70,7 +70,8 @@ function isInside(dir: string, file: string): boolean {
  */
 export function checkCredentialFilePath(file: string, dataDir: string): AppError | null {
   if (!path.isAbsolute(file)) return refuse(file, "it is not an absolute path");
-  if (!isInside(credentialsDirOf(dataDir), path.resolve(file))) return refuse(file, `it is not inside DATA_DIR/${CREDENTIALS_DIR_NAME}/`);
+  if (!isInside(credentialsDirOf(dataDir), path.resolve(file)))
+    return refuse(file, `it is not inside DATA_DIR/${CREDENTIALS_DIR_NAME}/`);
   // Not there yet (the operator writes the file next): the rest is checked when it is used.
   if (!fs.existsSync(file)) return null;
   try {
@@ -117,7 +118,8 @@ export function openCredentialFile(file: string, dataDir: string): number {
     if (!stat.isFile()) throw refuse(file, "it is not a regular file");
     for (const secret of projectSecretFiles(dataDir)) {
       const other = fs.statSync(secret, { throwIfNoEntry: false });
-      if (other && other.dev === stat.dev && other.ino === stat.ino) throw refuse(file, "it is one of School-Core's own secrets");
+      if (other && other.dev === stat.dev && other.ino === stat.ino)
+        throw refuse(file, "it is one of School-Core's own secrets");
     }
     return fd;
   } catch (error) {

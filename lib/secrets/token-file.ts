@@ -22,6 +22,9 @@ export async function ensureTokenFile(file: string, prefix: string): Promise<str
 export async function readTokenFile(file: string): Promise<string> {
   const token = (await fs.readFile(file, "utf8")).split(/\r?\n/)[0]!.trim();
   if (token.length < 16 || !/^[\x21-\x7e]+$/.test(token))
-    throw new AppError("CONFIG_INVALID", `The token file ${file} must hold one printable token of at least 16 characters.`);
+    throw new AppError(
+      "CONFIG_INVALID",
+      `The token file ${file} must hold one printable token of at least 16 characters.`,
+    );
   return token;
 }

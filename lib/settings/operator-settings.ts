@@ -29,7 +29,10 @@ export async function readSetting<K extends TSettingKey>(db: Db | DbTx, key: K):
 }
 
 /** The stored row's metadata (who changed it last, when), for pages that show it. */
-export async function readSettingMeta(db: Db | DbTx, key: TSettingKey): Promise<{ updatedAt: Date; updatedById: string | null } | null> {
+export async function readSettingMeta(
+  db: Db | DbTx,
+  key: TSettingKey,
+): Promise<{ updatedAt: Date; updatedById: string | null } | null> {
   return db.operatorSetting.findUnique({ where: { key }, select: { updatedAt: true, updatedById: true } });
 }
 
@@ -40,7 +43,11 @@ function isPlaceholder(value: unknown): boolean {
 
 /** The current version number of a setting (0 = never written: the registry's default). */
 export async function readSettingVersion(db: Db | DbTx, key: TSettingKey): Promise<number> {
-  const latest = await db.settingVersion.findFirst({ where: { key }, orderBy: { version: "desc" }, select: { version: true } });
+  const latest = await db.settingVersion.findFirst({
+    where: { key },
+    orderBy: { version: "desc" },
+    select: { version: true },
+  });
   return latest?.version ?? 0;
 }
 
@@ -50,7 +57,9 @@ export async function readSettingVersionValue(db: Db | DbTx, input: { key: TSett
 }
 
 /** A setting's zod issues keyed by dotted path inside the value ("" = the value as a whole); bounded. */
-export function settingFieldErrors(issues: readonly { path: readonly PropertyKey[]; message: string }[]): Record<string, string[]> {
+export function settingFieldErrors(
+  issues: readonly { path: readonly PropertyKey[]; message: string }[],
+): Record<string, string[]> {
   const errors: Record<string, string[]> = {};
   for (const issue of issues.slice(0, 50)) {
     const messages = (errors[issue.path.map(String).join(".")] ??= []);
@@ -71,21 +80,32 @@ export type TWriteSettingInput<K extends TSettingKey> = {
 };
 
 /** A value naming a credential file outside DATA_DIR/credentials/ (or one of our secrets) is never stored. */
-function checkCredentialFiles<K extends TSettingKey>(key: K, value: TSettingParsed<K>, dataDir: string | undefined): void {
-  const definition = SETTING_DEFINITIONS[key] as { credentialFiles?: (value: unknown) => readonly { field: string; file: string }[] };
+function checkCredentialFiles<K extends TSettingKey>(
+  key: K,
+  value: TSettingParsed<K>,
+  dataDir: string | undefined,
+): void {
+  const definition = SETTING_DEFINITIONS[key] as {
+    credentialFiles?: (value: unknown) => readonly { field: string; file: string }[];
+  };
   for (const { field, file } of definition.credentialFiles?.(value) ?? []) {
     const refusal = checkCredentialFilePath(file, dataDir ?? getEnv().dataDir);
     if (refusal) throw new AppError(refusal.code, refusal.message, { fieldErrors: { [field]: [refusal.message] } });
   }
 }
 
-export async function writeSetting<K extends TSettingKey>(db: Db | DbTx, input: TWriteSettingInput<K>): Promise<TSettingParsed<K>> {
+export async function writeSetting<K extends TSettingKey>(
+  db: Db | DbTx,
+  input: TWriteSettingInput<K>,
+): Promise<TSettingParsed<K>> {
   const parsed = SETTING_DEFINITIONS[input.key].schema.safeParse(input.value);
   const reason = ZAuditReasonSchema.safeParse(input.reason);
   if (!parsed.success || !reason.success) {
     const valueIssues = parsed.success ? [] : parsed.error.issues;
     const issues = [
-      ...valueIssues.slice(0, 8).map((issue) => `${input.key}${issue.path.length ? "." + issue.path.join(".") : ""}: ${issue.message}`),
+      ...valueIssues
+        .slice(0, 8)
+        .map((issue) => `${input.key}${issue.path.length ? "." + issue.path.join(".") : ""}: ${issue.message}`),
       ...(reason.success ? [] : [`reason: ${reason.error.issues[0]!.message}`]),
     ];
     // Every issue, keyed by its path inside the value, so a form shows each next to its field; a bad reason under "reason".

@@ -37,23 +37,33 @@ describe("setting forms", () => {
       globalMicros: 50_000_000,
       perTaskMicros: 500_000,
     });
-    expect(settingValueOf(formOf("guest.agent"), { command: "node\n  /tmp/a.mjs \n\n" })).toEqual({ command: ["node", "/tmp/a.mjs"] });
+    expect(settingValueOf(formOf("guest.agent"), { command: "node\n  /tmp/a.mjs \n\n" })).toEqual({
+      command: ["node", "/tmp/a.mjs"],
+    });
   });
 
   it("edit the model price in dollars per million tokens and the relay token budget (relay.pricing, task.limits)", () => {
     const schema = SETTING_DEFINITIONS["relay.pricing"].schema;
-    expect(schema.parse(settingValueOf(formOf("relay.pricing"), { inputMicrosPerMTok: "3", outputMicrosPerMTok: "15.25" }))).toEqual({
+    expect(
+      schema.parse(settingValueOf(formOf("relay.pricing"), { inputMicrosPerMTok: "3", outputMicrosPerMTok: "15.25" })),
+    ).toEqual({
       inputMicrosPerMTok: 3_000_000,
       outputMicrosPerMTok: 15_250_000,
     });
-    expect(initialTextOf(formOf("relay.pricing").fields[1]!, { inputMicrosPerMTok: 0, outputMicrosPerMTok: 800_000 })).toBe("0.8");
-    const refused = schema.safeParse(settingValueOf(formOf("relay.pricing"), { inputMicrosPerMTok: "-1", outputMicrosPerMTok: "cheap" }));
+    expect(
+      initialTextOf(formOf("relay.pricing").fields[1]!, { inputMicrosPerMTok: 0, outputMicrosPerMTok: 800_000 }),
+    ).toBe("0.8");
+    const refused = schema.safeParse(
+      settingValueOf(formOf("relay.pricing"), { inputMicrosPerMTok: "-1", outputMicrosPerMTok: "cheap" }),
+    );
     expect(refused.success).toBe(false);
-    expect(Object.keys(formFieldErrorsOf(formOf("relay.pricing"), settingFieldErrors(refused.error!.issues))).sort()).toEqual([
-      "inputMicrosPerMTok",
-      "outputMicrosPerMTok",
-    ]);
-    expect(settingValueOf(formOf("task.limits"), { "relay.maxTokens": "500000" })).toEqual({ v: 1, relay: { maxTokens: 500_000 } });
+    expect(
+      Object.keys(formFieldErrorsOf(formOf("relay.pricing"), settingFieldErrors(refused.error!.issues))).sort(),
+    ).toEqual(["inputMicrosPerMTok", "outputMicrosPerMTok"]);
+    expect(settingValueOf(formOf("task.limits"), { "relay.maxTokens": "500000" })).toEqual({
+      v: 1,
+      relay: { maxTokens: 500_000 },
+    });
   });
 
   it("leave text that is not a number as text, so the schema names the field", () => {
@@ -86,7 +96,12 @@ describe("setting forms", () => {
       bySubstrate: {},
     });
     expect(
-      schema.parse(settingValueOf(formOf("machines.concurrency"), { maxMachines: " 8 ", bySubstrate: "local = 4\n\n  smolcloud=12 " })),
+      schema.parse(
+        settingValueOf(formOf("machines.concurrency"), {
+          maxMachines: " 8 ",
+          bySubstrate: "local = 4\n\n  smolcloud=12 ",
+        }),
+      ),
     ).toEqual({ maxMachines: 8, bySubstrate: { local: 4, smolcloud: 12 } });
     expect(roundTrip("machines.concurrency", { maxMachines: 3, bySubstrate: { local: 2 } })).toEqual({
       maxMachines: 3,
@@ -126,7 +141,9 @@ describe("setting forms", () => {
       refuseWithoutGroup: true,
       localSignIn: "operatorsOnly",
     });
-    expect(roundTrip("auth.oidc", SETTING_DEFINITIONS["auth.oidc"].default)).toEqual(SETTING_DEFINITIONS["auth.oidc"].default);
+    expect(roundTrip("auth.oidc", SETTING_DEFINITIONS["auth.oidc"].default)).toEqual(
+      SETTING_DEFINITIONS["auth.oidc"].default,
+    );
   });
 
   it("edit records one per line, naming the line of each problem (probe.externalTargets)", () => {

@@ -14,7 +14,10 @@ type TBase = {
   name: string;
   label: string;
   hint?: string;
-  /** shown only (and submitted only) when another field has one of these values */ onlyWhen?: { field: string; values: readonly string[] };
+  /** shown only (and submitted only) when another field has one of these values */ onlyWhen?: {
+    field: string;
+    values: readonly string[];
+  };
 };
 
 export type TSettingField =
@@ -47,7 +50,10 @@ export function bytesField(name: string, label: string, hint?: string): TSetting
 function readPath(value: unknown, path: string): unknown {
   return path
     .split(".")
-    .reduce<unknown>((v, part) => (v && typeof v === "object" ? (v as Record<string, unknown>)[part] : undefined), value);
+    .reduce<unknown>(
+      (v, part) => (v && typeof v === "object" ? (v as Record<string, unknown>)[part] : undefined),
+      value,
+    );
 }
 
 function writePath(target: Record<string, unknown>, path: string, value: unknown) {
@@ -68,7 +74,8 @@ export function initialTextOf(field: TSettingField, current: unknown): string {
           .map(([k, v]) => `${k} = ${String(v)}`)
           .join("\n")
       : "";
-  if (field.kind === "records") return Array.isArray(value) ? value.map((row) => recordLineOf(field.columns, row)).join("\n") : "";
+  if (field.kind === "records")
+    return Array.isArray(value) ? value.map((row) => recordLineOf(field.columns, row)).join("\n") : "";
   if (field.kind === "dollars") return typeof value === "number" ? String(value / 1_000_000) : "";
   return String(value);
 }

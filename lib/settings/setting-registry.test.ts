@@ -31,26 +31,41 @@ describe("a setting is defined once", () => {
   it("each page's panels are exactly the form settings defined on it, in definition order, once", () => {
     const panelled = PAGES.flatMap((page) => settingPanelsOf(page).map((panel) => [panel.key, page] as const));
     expect(panelled.map(([key]) => key)).toEqual(FORM_SETTING_KEYS);
-    for (const [key, page] of panelled) expect(SETTING_DEFINITIONS[key as keyof typeof SETTING_DEFINITIONS].page).toBe(page);
+    for (const [key, page] of panelled)
+      expect(SETTING_DEFINITIONS[key as keyof typeof SETTING_DEFINITIONS].page).toBe(page);
     // the two without a form: the gate opens only with probe evidence; protected paths are per repository
-    expect(SETTING_KEYS.filter((key) => !FORM_SETTING_KEYS.includes(key as never)).sort()).toEqual(["dispatch", "publish.protectedPaths"]);
+    expect(SETTING_KEYS.filter((key) => !FORM_SETTING_KEYS.includes(key as never)).sort()).toEqual([
+      "dispatch",
+      "publish.protectedPaths",
+    ]);
   });
 
   it("the Settings index lists every setting under its page", () => {
     const index = settingPagesIndex();
     expect(index.map((page) => page.href)).toEqual(PAGES);
-    expect(index.flatMap((page) => page.settings).sort()).toEqual(SETTING_KEYS.map((key) => SETTING_DEFINITIONS[key].label).sort());
+    expect(index.flatMap((page) => page.settings).sort()).toEqual(
+      SETTING_KEYS.map((key) => SETTING_DEFINITIONS[key].label).sort(),
+    );
   });
 
   it("the digest inputs are the settings that say which part of the configuration they decide", () => {
     expect(digestInputKeysOf().sort()).toEqual(
-      ["guest.agent", "guest.image", "probe.externalTargets", "task.limits", "task.overrideMaxima", "verifier.image"].sort(),
+      [
+        "guest.agent",
+        "guest.image",
+        "probe.externalTargets",
+        "task.limits",
+        "task.overrideMaxima",
+        "verifier.image",
+      ].sort(),
     );
   });
 
   it("every part of the substrate configuration is decided by exactly one setting, or by the environment", () => {
     const parts = Object.keys(ZSubstrateConfigSchema.shape);
-    const claimed = digestInputKeysOf().flatMap((key) => SETTING_DEFINITIONS[key as keyof typeof SETTING_DEFINITIONS].digest ?? []);
+    const claimed = digestInputKeysOf().flatMap(
+      (key) => SETTING_DEFINITIONS[key as keyof typeof SETTING_DEFINITIONS].digest ?? [],
+    );
     // v is the format; substrate and network.relayEndpoint are the environment's; network's channel follows task.limits
     expect([...claimed, "v", "substrate", "network"].sort()).toEqual(parts.sort());
   });
@@ -79,7 +94,9 @@ describe("a setting is defined once", () => {
       default: { seconds: 5 },
     });
     expect(settingPanelsOf("/operator/spend", registry).map((panel) => panel.key)).not.toContain("test.newThing");
-    expect(settingPagesIndex(registry).find((page) => page.href === "/operator/limits")!.settings).toContain("A new thing for the test");
+    expect(settingPagesIndex(registry).find((page) => page.href === "/operator/limits")!.settings).toContain(
+      "A new thing for the test",
+    );
     expect(digestInputKeysOf(registry)).toContain("test.newThing");
   });
 });

@@ -34,7 +34,9 @@ export type TSettingValue<K extends TSettingKey> =
 export type TSettingInput<K extends TSettingKey> = z.input<TDefinitionOf<K>["schema"]>;
 export type TSettingParsed<K extends TSettingKey> = z.infer<TDefinitionOf<K>["schema"]>;
 /** The settings edited with a typed form on their page. */
-export type TFormSettingKey = { [K in TSettingKey]: TDefinitionOf<K>["editor"] extends { form: TSettingForm } ? K : never }[TSettingKey];
+export type TFormSettingKey = {
+  [K in TSettingKey]: TDefinitionOf<K>["editor"] extends { form: TSettingForm } ? K : never;
+}[TSettingKey];
 
 export const SETTING_KEYS = Object.keys(SETTING_DEFINITIONS) as TSettingKey[];
 
@@ -64,7 +66,13 @@ export function digestInputKeysOf(registry: TSettingRegistry = SETTING_REGISTRY)
   return Object.keys(registry).filter((key) => registry[key]!.digest !== undefined);
 }
 
-export type TSettingPanel = { key: string; label: string; description: string | null; form: TSettingForm; default: unknown };
+export type TSettingPanel = {
+  key: string;
+  label: string;
+  description: string | null;
+  form: TSettingForm;
+  default: unknown;
+};
 
 /** The panels a page shows, in registry order: every setting defined on it with a form. */
 export function settingPanelsOf(page: TSettingPage, registry: TSettingRegistry = SETTING_REGISTRY): TSettingPanel[] {

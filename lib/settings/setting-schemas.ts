@@ -62,7 +62,9 @@ export const ZTaskRetrySchema = z
 export const ZMachineConcurrencySchema = z
   .object({
     maxMachines: z.number().int("a whole number").min(1, "at least 1").max(10_000).nullable(),
-    bySubstrate: z.record(z.string().min(1).max(100), z.number().int("a whole number").min(1, "at least 1").max(10_000)).default({}),
+    bySubstrate: z
+      .record(z.string().min(1).max(100), z.number().int("a whole number").min(1, "at least 1").max(10_000))
+      .default({}),
   })
   .strict();
 export type TMachineConcurrency = z.infer<typeof ZMachineConcurrencySchema>;

@@ -14,7 +14,9 @@ let actorId: string;
 
 beforeAll(async () => {
   ({ db } = await createTestDatabase());
-  actorId = (await db.user.create({ data: { email: "op@versions.test", name: "op", passwordHash: "x", roles: ["operator"] } })).id;
+  actorId = (
+    await db.user.create({ data: { email: "op@versions.test", name: "op", passwordHash: "x", roles: ["operator"] } })
+  ).id;
 });
 
 describe("setting versions", () => {
@@ -26,7 +28,12 @@ describe("setting versions", () => {
       actorId,
       reason: "more cpu for the robotics class",
     });
-    await writeSetting(db, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, cpus: 3 }, actorId, reason: "even more" });
+    await writeSetting(db, {
+      key: "task.limits",
+      value: { ...DEFAULT_TASK_LIMITS, cpus: 3 },
+      actorId,
+      reason: "even more",
+    });
     expect(await readSettingVersion(db, "task.limits")).toBe(2);
     const v1 = await readSettingVersionValue(db, { key: "task.limits", version: 1 });
     expect(v1).toMatchObject({
@@ -39,15 +46,27 @@ describe("setting versions", () => {
   });
 
   it("audits each write with its version and the before/after values", async () => {
-    const rows = await db.auditLog.findMany({ where: { action: "setting.write", targetId: "task.limits" }, orderBy: { id: "asc" } });
+    const rows = await db.auditLog.findMany({
+      where: { action: "setting.write", targetId: "task.limits" },
+      orderBy: { id: "asc" },
+    });
     expect(rows.map((r) => (r.detail as { version: number }).version)).toEqual([1, 2]);
-    expect(rows[0]!.detail).toMatchObject({ before: null, after: { cpus: 2 }, reason: "more cpu for the robotics class" });
+    expect(rows[0]!.detail).toMatchObject({
+      before: null,
+      after: { cpus: 2 },
+      reason: "more cpu for the robotics class",
+    });
     expect(rows[1]!.detail).toMatchObject({ before: { cpus: 2 }, after: { cpus: 3 } });
   });
 
   it("writes nothing for a refused value, and reports every issue", async () => {
     await expect(
-      writeSetting(db, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, cpus: 0, memoryMb: 1 }, actorId, reason: "test setup" }),
+      writeSetting(db, {
+        key: "task.limits",
+        value: { ...DEFAULT_TASK_LIMITS, cpus: 0, memoryMb: 1 },
+        actorId,
+        reason: "test setup",
+      }),
     ).rejects.toMatchObject({
       code: "VALIDATION_FAILED",
       message: expect.stringMatching(/cpus.*memoryMb/),
@@ -57,7 +76,9 @@ describe("setting versions", () => {
 
   it("refuses a write without a reason, or with one under three characters, and writes nothing", async () => {
     for (const reason of ["", "  ", "ab"]) {
-      await expect(writeSetting(db, { key: "task.limits", value: DEFAULT_TASK_LIMITS, actorId, reason })).rejects.toMatchObject({
+      await expect(
+        writeSetting(db, { key: "task.limits", value: DEFAULT_TASK_LIMITS, actorId, reason }),
+      ).rejects.toMatchObject({
         code: "VALIDATION_FAILED",
         details: { fieldErrors: { reason: [expect.stringMatching(/at least 3 characters/)] } },
       });
@@ -72,7 +93,12 @@ describe("setting versions", () => {
   it("gives concurrent saves of one key distinct, consecutive versions", async () => {
     await Promise.all(
       [1, 2, 3, 4].map((n) =>
-        writeSetting(db, { key: "task.retry", value: { maxAutomaticRetries: n, backoffSeconds: 10 }, actorId, reason: "test setup" }),
+        writeSetting(db, {
+          key: "task.retry",
+          value: { maxAutomaticRetries: n, backoffSeconds: 10 },
+          actorId,
+          reason: "test setup",
+        }),
       ),
     );
     const versions = await db.settingVersion.findMany({ where: { key: "task.retry" }, orderBy: { version: "asc" } });

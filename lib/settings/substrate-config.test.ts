@@ -34,6 +34,8 @@ describe("withGuestImage", () => {
   });
 
   it("with the image in force is the configuration in force (its runs are the gate's own)", () => {
-    expect(withGuestImage(IN_FORCE, { ...(IN_FORCE.guestImage as object) }).digest).toBe(substrateConfigDigest(IN_FORCE));
+    expect(withGuestImage(IN_FORCE, { ...(IN_FORCE.guestImage as object) }).digest).toBe(
+      substrateConfigDigest(IN_FORCE),
+    );
   });
 });

@@ -22,7 +22,10 @@ export function substrateConfigDigest(config: TSubstrateConfig): string {
   return canonicalDigest(ZSubstrateConfigSchema.parse(config));
 }
 
-export async function readSubstrateConfig(db: Db | DbTx, endpoint: TSubstrateEndpointPart): Promise<TSubstrateConfigSnapshot> {
+export async function readSubstrateConfig(
+  db: Db | DbTx,
+  endpoint: TSubstrateEndpointPart,
+): Promise<TSubstrateConfigSnapshot> {
   const [guestImage, verifierImage, limits, overrideMaxima, agent, externalTargets] = await Promise.all([
     readSetting(db, "guest.image"),
     readSetting(db, "verifier.image"),
@@ -74,10 +77,14 @@ export function changedDigestInputs(
   now: TSubstrateConfig,
   registry: TSettingRegistry = SETTING_REGISTRY,
 ): { settings: string[]; isEnvironmentChanged: boolean; isLimitsModeChanged: boolean } {
-  const settings = digestInputKeysOf(registry).filter((key) => registry[key]!.digest!.some((part) => isPartChanged(before, now, part)));
+  const settings = digestInputKeysOf(registry).filter((key) =>
+    registry[key]!.digest!.some((part) => isPartChanged(before, now, part)),
+  );
   // The environment decides the substrate (SMOLCLOUD_URL) and the relay endpoint; the rest of `network` follows task.limits.
-  const isLimitsModeChanged = canonicalJson(before.substrate.limitsMode ?? null) !== canonicalJson(now.substrate.limitsMode ?? null);
+  const isLimitsModeChanged =
+    canonicalJson(before.substrate.limitsMode ?? null) !== canonicalJson(now.substrate.limitsMode ?? null);
   const isEndpointChanged = before.substrate.kind !== now.substrate.kind || before.substrate.url !== now.substrate.url;
-  const isEnvironmentChanged = isEndpointChanged || (before.network?.relayEndpoint ?? null) !== (now.network?.relayEndpoint ?? null);
+  const isEnvironmentChanged =
+    isEndpointChanged || (before.network?.relayEndpoint ?? null) !== (now.network?.relayEndpoint ?? null);
   return { settings, isEnvironmentChanged, isLimitsModeChanged };
 }

@@ -24,8 +24,10 @@ export function computeAccountHeadroom(account: TAccount): THeadroom {
     lowBalanceThresholdMicros: threshold,
     isLowBalance: threshold !== null && headroomMicros <= threshold,
   });
-  if (typeof account.budgetRemainingMicros === "number") return observed("budgetRemainingMicros", account.budgetRemainingMicros);
-  if (typeof account.prepaidCreditMicros === "number") return observed("prepaidCreditMicros", account.prepaidCreditMicros);
+  if (typeof account.budgetRemainingMicros === "number")
+    return observed("budgetRemainingMicros", account.budgetRemainingMicros);
+  if (typeof account.prepaidCreditMicros === "number")
+    return observed("prepaidCreditMicros", account.prepaidCreditMicros);
   return { kind: "unobservable", reason: "the account states neither budgetRemainingMicros nor prepaidCreditMicros" };
 }
 
@@ -38,5 +40,7 @@ export function reservationMicros(options: {
   memoryGbHourMicros: number;
 }): number {
   const hours = options.ttlSeconds / 3600;
-  return Math.ceil((options.cpus * options.cpuHourMicros + (options.memoryMb / 1024) * options.memoryGbHourMicros) * hours);
+  return Math.ceil(
+    (options.cpus * options.cpuHourMicros + (options.memoryMb / 1024) * options.memoryGbHourMicros) * hours,
+  );
 }

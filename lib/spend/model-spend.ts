@@ -40,7 +40,10 @@ export async function reserveModelSpend(
       createdAt: now,
     },
   });
-  await tx.spendAccount.update({ where: { scope: GLOBAL }, data: { reservedMicros: { increment: BigInt(amountMicros) } } });
+  await tx.spendAccount.update({
+    where: { scope: GLOBAL },
+    data: { reservedMicros: { increment: BigInt(amountMicros) } },
+  });
   await tx.relayCapability.update({ where: { id: capabilityId }, data: { modelReservedMicros: BigInt(amountMicros) } });
 }
 
@@ -52,7 +55,13 @@ export async function settleModelSpend(db: Db, capabilityId: string, note: strin
   await db.$transaction(async (tx) => {
     await lockSpendAccount(tx);
     const [cap] = await tx.$queryRaw<
-      { taskId: string; reserved: bigint; tokensUsed: bigint; inputMicrosPerMTok: number; outputMicrosPerMTok: number }[]
+      {
+        taskId: string;
+        reserved: bigint;
+        tokensUsed: bigint;
+        inputMicrosPerMTok: number;
+        outputMicrosPerMTok: number;
+      }[]
     >`select "taskId", "modelReservedMicros" as reserved, "tokensUsed", "inputMicrosPerMTok", "outputMicrosPerMTok"
         from "RelayCapability" where "id" = ${capabilityId}::uuid for update`;
     if (!cap || cap.reserved === 0n) return;
@@ -62,7 +71,14 @@ export async function settleModelSpend(db: Db, capabilityId: string, note: strin
     const inFlightTokens = cap.tokensUsed > calls!.charged ? Number(cap.tokensUsed - calls!.charged) : 0;
     const spent = calls!.cost + BigInt(modelWorstCaseMicros(inFlightTokens, cap));
     await tx.spendLedgerEntry.create({
-      data: { kind: "release", resource: "model", amountMicros: cap.reserved, relayCapabilityId: capabilityId, taskId: cap.taskId, note },
+      data: {
+        kind: "release",
+        resource: "model",
+        amountMicros: cap.reserved,
+        relayCapabilityId: capabilityId,
+        taskId: cap.taskId,
+        note,
+      },
     });
     if (spent > 0n)
       await tx.spendLedgerEntry.create({
@@ -72,7 +88,10 @@ export async function settleModelSpend(db: Db, capabilityId: string, note: strin
           amountMicros: spent,
           relayCapabilityId: capabilityId,
           taskId: cap.taskId,
-          note: inFlightTokens > 0 ? `${note} (${inFlightTokens} tokens of calls in flight counted at their worst case)` : note,
+          note:
+            inFlightTokens > 0
+              ? `${note} (${inFlightTokens} tokens of calls in flight counted at their worst case)`
+              : note,
         },
       });
     await tx.spendAccount.update({

@@ -25,6 +25,10 @@ export async function readProviderAccount(substrate: Substrate): Promise<TProvid
       label: substrate.label,
     };
   } catch (error) {
-    return { kind: "unreachable", reason: error instanceof Error ? error.message : "unknown error", label: substrate.label };
+    return {
+      kind: "unreachable",
+      reason: error instanceof Error ? error.message : "unknown error",
+      label: substrate.label,
+    };
   }
 }

@@ -79,7 +79,11 @@ export async function readSpendOverview(deps: { db: Db; now?: () => Date }) {
              coalesce(sum(case kind when 'release' then -"amountMicros" else "amountMicros" end), 0)::bigint as committed
       from "SpendLedgerEntry" group by 1`,
     db.task.findMany({ where: { state: "queued", probeRunId: null }, select: { limits: true } }),
-    db.guestMachine.aggregate({ where: { reservedMicros: { gt: 0 } }, _sum: { reservedMicros: true }, _count: { _all: true } }),
+    db.guestMachine.aggregate({
+      where: { reservedMicros: { gt: 0 } },
+      _sum: { reservedMicros: true },
+      _count: { _all: true },
+    }),
     db.relayCapability.aggregate({
       where: { modelReservedMicros: { gt: 0 } },
       _sum: { modelReservedMicros: true },
@@ -109,7 +113,8 @@ export async function readSpendOverview(deps: { db: Db; now?: () => Date }) {
     cumulative += split.committedMicros;
     return { day, ...split, cumulativeMicros: cumulative };
   });
-  const lifetimeOf = (resource: string) => Number(lifetimeByResource.find((row) => row.resource === resource)?.committed ?? 0n);
+  const lifetimeOf = (resource: string) =>
+    Number(lifetimeByResource.find((row) => row.resource === resource)?.committed ?? 0n);
 
   return {
     month: month.label,

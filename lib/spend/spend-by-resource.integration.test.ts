@@ -78,7 +78,14 @@ beforeAll(async () => {
         taskId,
         createdAt: on("2033-06-03T11:00:00Z"),
       },
-      { kind: "usage", resource: "machine", amountMicros: 400_000n, machineId: machine.id, taskId, createdAt: on("2033-06-03T11:00:00Z") },
+      {
+        kind: "usage",
+        resource: "machine",
+        amountMicros: 400_000n,
+        machineId: machine.id,
+        taskId,
+        createdAt: on("2033-06-03T11:00:00Z"),
+      },
       {
         kind: "reservation",
         resource: "model",
@@ -137,7 +144,9 @@ describe("spend by resource", () => {
     expect(june.monthMachineMicros + june.monthModelMicros).toBe(
       await committedInWindow(db, monthWindowOf(new Date("2033-06-20T00:00:00Z"))),
     );
-    expect(june.perTask).toEqual([{ taskId, label: "#25 tokens", committedMicros: 820_000, machineMicros: 400_000, modelMicros: 420_000 }]);
+    expect(june.perTask).toEqual([
+      { taskId, label: "#25 tokens", committedMicros: 820_000, machineMicros: 400_000, modelMicros: 420_000 },
+    ]);
     expect(june.perRepository).toEqual([
       { repository: "demo/model-spend", committedMicros: 820_000, machineMicros: 400_000, modelMicros: 420_000 },
     ]);
@@ -152,16 +161,22 @@ describe("spend by resource", () => {
     expect(model.total).toBe(4);
     expect(new Set(model.items.map((e) => e.resource))).toEqual(new Set(["model"]));
     expect(model.items.every((e) => e.taskId === taskId && e.machine === null)).toBe(true);
-    expect(model.items.map((e) => e.relayCapabilityId).sort()).toEqual([capabilityId, capabilityId, capabilityId, openCapabilityId].sort());
+    expect(model.items.map((e) => e.relayCapabilityId).sort()).toEqual(
+      [capabilityId, capabilityId, capabilityId, openCapabilityId].sort(),
+    );
     const machine = await listSpendLedger({ db }, { resource: "machine", kind: "usage" });
     expect(machine.items).toMatchObject([{ resource: "machine", amountMicros: 400_000, relayCapabilityId: null }]);
 
     const csv = spendLedgerCsv(model.items).trim().split("\n");
-    expect(csv[0]).toBe("id,created_at,kind,resource,amount_micros,amount_usd,task_id,repository,issue,machine,relay_capability_id,note");
+    expect(csv[0]).toBe(
+      "id,created_at,kind,resource,amount_micros,amount_usd,task_id,repository,issue,machine,relay_capability_id,note",
+    );
     expect(csv).toHaveLength(5);
     for (const line of csv.slice(1))
       expect(line).toMatch(new RegExp(`^"\\d+","[^"]+","\\w+","model",.*,"demo/model-spend","25","",".{36}",`));
     expect(csv.join("\n")).toContain(`"${openCapabilityId}"`);
-    await expect(listSpendLedger({ db }, { resource: "gpu" as never })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    await expect(listSpendLedger({ db }, { resource: "gpu" as never })).rejects.toMatchObject({
+      code: "VALIDATION_FAILED",
+    });
   });
 });

@@ -70,7 +70,12 @@ describe("spend ceilings", () => {
   it("refuses past the monthly ceiling and admits again when the month rolls over (controlled clock)", async () => {
     await writeSetting(db, {
       key: "spend.ceilings",
-      value: { globalMicros: 10_000_000, perTaskMicros: 10_000_000, monthlyGlobalMicros: 1_000_000, monthlyPerTaskMicros: null },
+      value: {
+        globalMicros: 10_000_000,
+        perTaskMicros: 10_000_000,
+        monthlyGlobalMicros: 1_000_000,
+        monthlyPerTaskMicros: null,
+      },
       actorId: null,
       reason: "test setup",
     });
@@ -100,21 +105,32 @@ describe("spend ceilings", () => {
       cumulativeMicros: 650_000,
     });
     expect(january.days).toHaveLength(31);
-    expect(january.perTask).toEqual([{ taskId, label: "#7 spend", committedMicros: 650_000, machineMicros: 650_000, modelMicros: 0 }]);
-    expect(january.perRepository).toEqual([{ repository: "demo/spend", committedMicros: 650_000, machineMicros: 650_000, modelMicros: 0 }]);
+    expect(january.perTask).toEqual([
+      { taskId, label: "#7 spend", committedMicros: 650_000, machineMicros: 650_000, modelMicros: 0 },
+    ]);
+    expect(january.perRepository).toEqual([
+      { repository: "demo/spend", committedMicros: 650_000, machineMicros: 650_000, modelMicros: 0 },
+    ]);
   });
 
   it("applies the monthly per-task ceiling to one task only", async () => {
     await writeSetting(db, {
       key: "spend.ceilings",
-      value: { globalMicros: 100_000_000, perTaskMicros: 100_000_000, monthlyGlobalMicros: null, monthlyPerTaskMicros: 500_000 },
+      value: {
+        globalMicros: 100_000_000,
+        perTaskMicros: 100_000_000,
+        monthlyGlobalMicros: null,
+        monthlyPerTaskMicros: 500_000,
+      },
       actorId: null,
       reason: "test setup",
     });
     const now = new Date("2031-03-10T00:00:00Z");
     const guard = createSpendGuard(db, { now: () => now });
     await guard.reserve({ machineName: (await machine()).providerName, amountMicros: 300_000 });
-    await expect(guard.reserve({ machineName: (await machine()).providerName, amountMicros: 300_000 })).rejects.toMatchObject({
+    await expect(
+      guard.reserve({ machineName: (await machine()).providerName, amountMicros: 300_000 }),
+    ).rejects.toMatchObject({
       message: expect.stringContaining("Monthly per-task"),
     });
     await guard.reserve({ machineName: (await machine(null)).providerName, amountMicros: 300_000 });
@@ -124,12 +140,17 @@ describe("spend ceilings", () => {
     const committed = await db.spendAccount.findUniqueOrThrow({ where: { scope: "global" } });
     await writeSetting(db, {
       key: "spend.ceilings",
-      value: { globalMicros: Number(committed.reservedMicros + committed.spentMicros) + 100, perTaskMicros: 100_000_000 },
+      value: {
+        globalMicros: Number(committed.reservedMicros + committed.spentMicros) + 100,
+        perTaskMicros: 100_000_000,
+      },
       actorId: null,
       reason: "test setup",
     });
     const guard = createSpendGuard(db, { now: () => new Date("2031-04-01T00:00:00Z") });
-    await expect(guard.reserve({ machineName: (await machine()).providerName, amountMicros: 200 })).rejects.toMatchObject({
+    await expect(
+      guard.reserve({ machineName: (await machine()).providerName, amountMicros: 200 }),
+    ).rejects.toMatchObject({
       message: expect.stringContaining("Global spend ceiling"),
     });
   });

@@ -27,7 +27,11 @@ export interface SpendGuard {
  * a machine's whole cost counts in the month it was reserved, so a settle in the next month
  * never makes that month's total negative. `taskId` narrows it to one task.
  */
-export async function committedInWindow(db: Db | DbTx, window: { start: Date; end: Date }, taskId?: string): Promise<number> {
+export async function committedInWindow(
+  db: Db | DbTx,
+  window: { start: Date; end: Date },
+  taskId?: string,
+): Promise<number> {
   // A reservation names a machine or a relay capability (model spend, issue 25): everything later
   // recorded against that machine or capability counts in the reservation's month.
   const [row] = await db.$queryRaw<{ committed: bigint | null }[]>`
@@ -89,7 +93,10 @@ export async function assertWithinCeilings(
       where: { taskId, kind: { in: ["reservation", "usage"] } },
       _sum: { amountMicros: true },
     });
-    const released = await tx.spendLedgerEntry.aggregate({ where: { taskId, kind: "release" }, _sum: { amountMicros: true } });
+    const released = await tx.spendLedgerEntry.aggregate({
+      where: { taskId, kind: "release" },
+      _sum: { amountMicros: true },
+    });
     const taskCommitted = Number((taskTotal._sum.amountMicros ?? 0n) - (released._sum.amountMicros ?? 0n));
     if (taskCommitted + amountMicros > ceilings.perTaskMicros) {
       throw new AppError(
@@ -119,7 +126,10 @@ export function createSpendGuard(db: Db, deps: TSpendGuardDeps = {}): SpendGuard
         await lockSpendAccount(tx);
         const machine = await tx.guestMachine.findUnique({ where: { providerName: machineName } });
         if (!machine)
-          throw new AppError("STATE_CONFLICT", `No machine record named ${machineName}: a create must be recorded before it is made.`);
+          throw new AppError(
+            "STATE_CONFLICT",
+            `No machine record named ${machineName}: a create must be recorded before it is made.`,
+          );
         if (machine.reservedMicros > 0n)
           return { machineId: machine.id, taskId: machine.taskId, amountMicros: Number(machine.reservedMicros) };
         await assertWithinCeilings(tx, { amountMicros, taskId: machine.taskId, what: "this machine", now: now() });
@@ -134,7 +144,10 @@ export function createSpendGuard(db: Db, deps: TSpendGuardDeps = {}): SpendGuard
             createdAt: now(),
           },
         });
-        await tx.spendAccount.update({ where: { scope: GLOBAL }, data: { reservedMicros: { increment: BigInt(amountMicros) } } });
+        await tx.spendAccount.update({
+          where: { scope: GLOBAL },
+          data: { reservedMicros: { increment: BigInt(amountMicros) } },
+        });
         await tx.guestMachine.update({ where: { id: machine.id }, data: { reservedMicros: BigInt(amountMicros) } });
         return { machineId: machine.id, taskId: machine.taskId, amountMicros };
       });
@@ -150,7 +163,13 @@ export function createSpendGuard(db: Db, deps: TSpendGuardDeps = {}): SpendGuard
   };
 }
 
-async function closeReservation(db: Db, machineName: string, actualMicros: number | undefined, note: string, mode: "release" | "settle") {
+async function closeReservation(
+  db: Db,
+  machineName: string,
+  actualMicros: number | undefined,
+  note: string,
+  mode: "release" | "settle",
+) {
   await db.$transaction(async (tx) => {
     await tx.$queryRaw`select scope from "SpendAccount" where scope = ${GLOBAL} for update`;
     const machine = await tx.guestMachine.findUnique({ where: { providerName: machineName } });

@@ -22,7 +22,10 @@ export type TSpendGuardOptions = {
 
 export type TClosableSubstrate = Substrate & { close(): Promise<void> };
 
-export function withSpendGuard(inner: Substrate & { close?: () => Promise<void> }, options: TSpendGuardOptions): TClosableSubstrate {
+export function withSpendGuard(
+  inner: Substrate & { close?: () => Promise<void> },
+  options: TSpendGuardOptions,
+): TClosableSubstrate {
   const guarded: TClosableSubstrate = {
     get label() {
       return inner.label;
@@ -50,7 +53,8 @@ export function withSpendGuard(inner: Substrate & { close?: () => Promise<void> 
     exec: (machineId, request, execOptions) => inner.exec(machineId, request, execOptions),
     downloadToFile: (machineId, guestPath, hostPath, downloadOptions) =>
       inner.downloadToFile(machineId, guestPath, hostPath, downloadOptions),
-    downloadSmall: (machineId, guestPath, downloadOptions) => inner.downloadSmall(machineId, guestPath, downloadOptions),
+    downloadSmall: (machineId, guestPath, downloadOptions) =>
+      inner.downloadSmall(machineId, guestPath, downloadOptions),
     destroy: (machineId) => inner.destroy(machineId),
     account: () => inner.account(),
     close: async () => {

@@ -4,7 +4,11 @@ import { daysOf, monthWindowOf } from "./spend-month";
 describe("monthWindowOf", () => {
   it("is the UTC calendar month around now, whatever the time of day", () => {
     const window = monthWindowOf(new Date("2027-01-31T23:59:59.999Z"));
-    expect(window).toEqual({ start: new Date("2027-01-01T00:00:00Z"), end: new Date("2027-02-01T00:00:00Z"), label: "2027-01" });
+    expect(window).toEqual({
+      start: new Date("2027-01-01T00:00:00Z"),
+      end: new Date("2027-02-01T00:00:00Z"),
+      label: "2027-01",
+    });
   });
 
   it("rolls over at midnight UTC on the first", () => {

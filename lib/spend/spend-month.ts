@@ -15,7 +15,9 @@ export function monthWindowOf(now: Date): TMonthWindow {
 /** Days of the month as YYYY-MM-DD, in order (the spend chart's x axis). */
 export function daysOf(window: TMonthWindow): string[] {
   const days: string[] = [];
-  // format-check: not presentation — day keys, matched against the ledger's per-day totals
-  for (let t = window.start.getTime(); t < window.end.getTime(); t += 86_400_000) days.push(new Date(t).toISOString().slice(0, 10));
+  for (let t = window.start.getTime(); t < window.end.getTime(); t += 86_400_000) {
+    // format-check: not presentation — day keys, matched against the ledger's per-day totals
+    days.push(new Date(t).toISOString().slice(0, 10));
+  }
   return days;
 }

@@ -64,7 +64,10 @@ export class SubstrateError extends AppError {
     body?: string;
     secrets?: readonly string[];
   }) {
-    const excerpt = options.body === undefined ? undefined : sanitizeExcerpt(options.body, MAX_PROVIDER_EXCERPT_BYTES, options.secrets);
+    const excerpt =
+      options.body === undefined
+        ? undefined
+        : sanitizeExcerpt(options.body, MAX_PROVIDER_EXCERPT_BYTES, options.secrets);
     const statusText = options.status
       ? ` (HTTP ${options.status}${options.requestId ? `, request ${sanitizeExcerpt(options.requestId, 100)}` : ""})`
       : "";

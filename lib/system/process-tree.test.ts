@@ -30,7 +30,9 @@ describe("process tree", () => {
       let descendants: number[] = [];
       for (let i = 0; i < 50 && descendants.length < 2; i++) {
         await new Promise((r) => setTimeout(r, 50));
-        descendants = listDescendants(process.pid).filter((pid) => pid === child.pid || listDescendants(child.pid!).includes(pid));
+        descendants = listDescendants(process.pid).filter(
+          (pid) => pid === child.pid || listDescendants(child.pid!).includes(pid),
+        );
       }
       expect(descendants).toContain(child.pid);
       expect(descendants).toHaveLength(2);

@@ -85,7 +85,13 @@ describe("superviseChildren", () => {
         .child.die(1);
       await vi.advanceTimersByTimeAsync(4000);
     }
-    expect(lines.map((l) => l.match(/restarting in (.+) \(restart/)![1])).toEqual(["500 ms", "1 s", "2 s", "4 s", "4 s"]);
+    expect(lines.map((l) => l.match(/restarting in (.+) \(restart/)![1])).toEqual([
+      "500 ms",
+      "1 s",
+      "2 s",
+      "4 s",
+      "4 s",
+    ]);
     clock += 60_000; // the sixth incarnation runs a healthy minute
     started
       .filter((s) => s.name === "worker")

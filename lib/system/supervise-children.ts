@@ -119,7 +119,9 @@ export function superviseChildren(options: SupervisorOptions): Supervisor {
     const delay = restartDelayMs(policy, slot.consecutiveFailures);
     slot.restartCount += 1;
     const how = signal ? `signal ${signal}` : `code ${code}`;
-    options.log(`${slot.spec.name} exited (${how}); restarting in ${formatDuration(delay)} (restart ${slot.restartCount})`);
+    options.log(
+      `${slot.spec.name} exited (${how}); restarting in ${formatDuration(delay)} (restart ${slot.restartCount})`,
+    );
     slot.timer = setTimeout(() => launch(slot), delay);
   };
 
@@ -127,7 +129,13 @@ export function superviseChildren(options: SupervisorOptions): Supervisor {
     start() {
       for (const slot of slots) launch(slot);
     },
-    status: () => slots.map((s) => ({ name: s.spec.name, pid: s.child?.pid, restartCount: s.restartCount, isRunning: s.isRunning })),
+    status: () =>
+      slots.map((s) => ({
+        name: s.spec.name,
+        pid: s.child?.pid,
+        restartCount: s.restartCount,
+        isRunning: s.isRunning,
+      })),
     stop: () =>
       (stopping ??= (async () => {
         isStopping = true;

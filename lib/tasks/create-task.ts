@@ -57,22 +57,28 @@ export async function prepareTask(deps: { db: Db; env: TEnv }, fields: TCreateTa
   const input = parseOrThrow(ZCreateTaskSchema, fields, { code: "VALIDATION_FAILED", label: "task" });
   const { db, env } = deps;
   const repo = await getTargetRepositoryOrThrow({ db }, { name: input.repository });
-  if (repo.isDisabled) throw new AppError("STATE_CONFLICT", `Repository ${repo.name} is disabled: it takes no new tasks.`);
+  if (repo.isDisabled)
+    throw new AppError("STATE_CONFLICT", `Repository ${repo.name} is disabled: it takes no new tasks.`);
   const [baseLimits, limitsVersion, maxima] = await Promise.all([
     readSetting(db, "task.limits"),
     readSettingVersion(db, "task.limits"),
     readSetting(db, "task.overrideMaxima"),
   ]);
-  const overrides = Object.fromEntries(OVERRIDABLE.flatMap((key) => (input[key] === undefined ? [] : [[key, input[key]]]))) as Partial<
-    Record<(typeof OVERRIDABLE)[number], number>
-  >;
+  const overrides = Object.fromEntries(
+    OVERRIDABLE.flatMap((key) => (input[key] === undefined ? [] : [[key, input[key]]])),
+  ) as Partial<Record<(typeof OVERRIDABLE)[number], number>>;
   const fieldErrors: Record<string, string[]> = {};
   for (const [key, value] of Object.entries(overrides) as [(typeof OVERRIDABLE)[number], number][]) {
-    if (value > maxima[key]) fieldErrors[key] = [`at most ${maxima[key]} (the operator's maximum for a per-task override)`];
+    if (value > maxima[key])
+      fieldErrors[key] = [`at most ${maxima[key]} (the operator's maximum for a per-task override)`];
   }
   if (Object.keys(fieldErrors).length > 0)
     throw new AppError("VALIDATION_FAILED", "A limit override is above the operator's maximum.", { fieldErrors });
-  const limits = parseOrThrow(ZTaskLimitsSchema, { ...baseLimits, ...overrides }, { code: "VALIDATION_FAILED", label: "task limits" });
+  const limits = parseOrThrow(
+    ZTaskLimitsSchema,
+    { ...baseLimits, ...overrides },
+    { code: "VALIDATION_FAILED", label: "task limits" },
+  );
   const mirror = await syncMirror({
     db,
     dataDir: env.dataDir,
@@ -145,10 +151,15 @@ export async function insertTaskIn(
   return task;
 }
 
-export async function createTask(deps: { db: Db; env: TEnv }, { actorId, ...fields }: TCreateTaskInput & { actorId: string | null }) {
+export async function createTask(
+  deps: { db: Db; env: TEnv },
+  { actorId, ...fields }: TCreateTaskInput & { actorId: string | null },
+) {
   const prepared = await prepareTask(deps, fields);
   // The profile's current version now: the task keeps it even when the profile is edited later.
   const version = prepared.input.agent ? await resolveAgentProfileVersion(deps.db, prepared.input.agent) : null;
-  const agent = version ? { agentProfileVersionId: version.id, name: version.profile.name, version: version.version } : undefined;
+  const agent = version
+    ? { agentProfileVersionId: version.id, name: version.profile.name, version: version.version }
+    : undefined;
   return deps.db.$transaction((tx) => insertTaskIn(tx, prepared, { actorId, agent }));
 }

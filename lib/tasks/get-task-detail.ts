@@ -15,15 +15,35 @@ export async function getTaskDetail(deps: { db: Db }, input: { taskId: string })
     include: {
       repository: { select: { name: true, cloneUrl: true } },
       transitions: { orderBy: { id: "asc" } },
-      machines: { orderBy: { createdAt: "asc" }, include: { quarantine: true, transitions: { orderBy: { id: "asc" } } } },
+      machines: {
+        orderBy: { createdAt: "asc" },
+        include: { quarantine: true, transitions: { orderBy: { id: "asc" } } },
+      },
       // latest round first (issue 14): candidates[0] is the one under review or approved
       candidates: {
         orderBy: { round: "desc" },
-        select: { id: true, round: true, repository: true, baseSha: true, headSha: true, branch: true, diffDigest: true, createdAt: true },
+        select: {
+          id: true,
+          round: true,
+          repository: true,
+          baseSha: true,
+          headSha: true,
+          branch: true,
+          diffDigest: true,
+          createdAt: true,
+        },
       },
       evidence: {
         orderBy: { createdAt: "desc" },
-        select: { id: true, isPass: true, verdictReason: true, manifestDigest: true, headSha: true, createdAt: true, digest: true },
+        select: {
+          id: true,
+          isPass: true,
+          verdictReason: true,
+          manifestDigest: true,
+          headSha: true,
+          createdAt: true,
+          digest: true,
+        },
       },
       decisions: {
         select: {

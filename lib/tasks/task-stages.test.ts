@@ -13,7 +13,14 @@ const LOG = [
 
 describe("task stages", () => {
   it("gives each transition the stay in the state it leaves", () => {
-    expect(stayBeforeEach(LOG).map((ms) => (ms === null ? null : Math.round(ms)))).toEqual([null, 60, 1000, 2000, 60000, 100]);
+    expect(stayBeforeEach(LOG).map((ms) => (ms === null ? null : Math.round(ms)))).toEqual([
+      null,
+      60,
+      1000,
+      2000,
+      60000,
+      100,
+    ]);
   });
 
   it("sums the time per state over every visit (a retry queues again)", () => {

@@ -39,7 +39,9 @@ export async function transitionTaskIn(tx: DbTx, options: TransitionTaskOptions)
     data: (reason) => ({
       ...(options.operationId ? { operationId: options.operationId } : {}),
       ...(options.incrementAttempt ? { attempt: { increment: 1 } } : {}),
-      ...(isFailure ? { errorSummary: reason ?? `${to} without a recorded reason`, errorCode: options.errorCode ?? "UNSPECIFIED" } : {}),
+      ...(isFailure
+        ? { errorSummary: reason ?? `${to} without a recorded reason`, errorCode: options.errorCode ?? "UNSPECIFIED" }
+        : {}),
     }),
     writeLog: async (entry) => {
       const logged = await tx.taskTransition.create({ data: { taskId, ...entry }, select: { createdAt: true } });

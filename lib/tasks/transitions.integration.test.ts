@@ -29,7 +29,9 @@ describe("durable transitions", async () => {
 
   it("refuses an illegal move even when the state matches", async () => {
     const task = await newTask();
-    await expect(transitionTask(db, { taskId: task.id, from: "queued", to: "approved" })).rejects.toMatchObject({ code: "STATE_CONFLICT" });
+    await expect(transitionTask(db, { taskId: task.id, from: "queued", to: "approved" })).rejects.toMatchObject({
+      code: "STATE_CONFLICT",
+    });
   });
 
   it("two racing transitions from the same state: exactly one wins", async () => {
@@ -71,11 +73,20 @@ describe("durable transitions", async () => {
         operationId: task.operationId,
       },
     });
-    await transitionMachine(db, { machineId: machine.id, from: "requested", to: "created", data: { providerId: "mach-1" } });
-    await expect(transitionMachine(db, { machineId: machine.id, from: "requested", to: "created" })).rejects.toMatchObject({
+    await transitionMachine(db, {
+      machineId: machine.id,
+      from: "requested",
+      to: "created",
+      data: { providerId: "mach-1" },
+    });
+    await expect(
+      transitionMachine(db, { machineId: machine.id, from: "requested", to: "created" }),
+    ).rejects.toMatchObject({
       code: "STATE_CONFLICT",
     });
-    await expect(transitionMachine(db, { machineId: machine.id, from: "created", to: "exported" })).rejects.toMatchObject({
+    await expect(
+      transitionMachine(db, { machineId: machine.id, from: "created", to: "exported" }),
+    ).rejects.toMatchObject({
       code: "STATE_CONFLICT",
     });
     expect((await db.guestMachine.findUniqueOrThrow({ where: { id: machine.id } })).providerId).toBe("mach-1");

@@ -9,7 +9,13 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import Provider, { type Configuration } from "oidc-provider";
 
-export type TOidcTestAccount = { password: string; email: string; emailVerified: boolean; name?: string; groups: string[] };
+export type TOidcTestAccount = {
+  password: string;
+  email: string;
+  emailVerified: boolean;
+  name?: string;
+  groups: string[];
+};
 
 export type TOidcTestProvider = {
   issuer: string;
@@ -119,7 +125,8 @@ export async function startOidcTestProvider(options: TStartOidcTestProviderOptio
         const grantId = await grant.save();
         await provider.interactionFinished(request, response, { login: { accountId: login }, consent: { grantId } });
       } catch (error) {
-        if (!response.headersSent) response.writeHead(400, { "content-type": "text/plain" }).end((error as Error).message);
+        if (!response.headersSent)
+          response.writeHead(400, { "content-type": "text/plain" }).end((error as Error).message);
       }
     })();
   });

@@ -23,7 +23,9 @@ describe("regradeRepository", async () => {
     fixtures.push(f);
     const task = await db.task.findUniqueOrThrow({ where: { id: f.taskId } });
     // A second task of the same repository, already rejected: skipped.
-    const decided = await db.task.create({ data: taskRow(task.repositoryId, { state: "rejected", baseSha: task.baseSha }) });
+    const decided = await db.task.create({
+      data: taskRow(task.repositoryId, { state: "rejected", baseSha: task.baseSha }),
+    });
     await db.candidate.create({
       data: {
         ...(await db.candidate.findUniqueOrThrow({ where: { id: f.candidateId } })),
@@ -38,10 +40,15 @@ describe("regradeRepository", async () => {
     });
     const operator: Actor = { userId: operatorRow.id, email: operatorRow.email, roles: ["operator"] };
 
-    await expect(regradeRepository({ db }, { actor: f.reviewer, repositoryId: task.repositoryId })).rejects.toMatchObject({
+    await expect(
+      regradeRepository({ db }, { actor: f.reviewer, repositoryId: task.repositoryId }),
+    ).rejects.toMatchObject({
       code: "NOT_FOUND",
     });
-    expect(await regradeRepository({ db }, { actor: operator, repositoryId: task.repositoryId })).toMatchObject({ queued: 1, skipped: 1 });
+    expect(await regradeRepository({ db }, { actor: operator, repositoryId: task.repositoryId })).toMatchObject({
+      queued: 1,
+      skipped: 1,
+    });
     expect((await db.task.findUniqueOrThrow({ where: { id: f.taskId } })).state).toBe("imported");
     const pending = await readRegradeSummary({ db }, { repositoryId: task.repositoryId });
     expect(pending?.rows).toEqual([expect.objectContaining({ taskId: f.taskId, isPass: true, change: "pending" })]);
@@ -61,7 +68,9 @@ describe("regradeRepository", async () => {
       },
     });
     const summary = await readRegradeSummary({ db }, { repositoryId: task.repositoryId });
-    expect(summary?.rows).toEqual([expect.objectContaining({ taskId: f.taskId, afterIsPass: false, change: "pass → fail" })]);
+    expect(summary?.rows).toEqual([
+      expect.objectContaining({ taskId: f.taskId, afterIsPass: false, change: "pass → fail" }),
+    ]);
     expect(summary?.changed).toBe(1);
   });
 });

@@ -22,7 +22,12 @@ export const REGRADE_AUDIT_ACTION = "repository.regrade";
 
 const ZRegradeDetailSchema = z.object({
   before: z.array(
-    z.object({ taskId: z.string(), candidateId: z.string(), evidenceId: z.string().nullable(), isPass: z.boolean().nullable() }),
+    z.object({
+      taskId: z.string(),
+      candidateId: z.string(),
+      evidenceId: z.string().nullable(),
+      isPass: z.boolean().nullable(),
+    }),
   ),
   skipped: z.array(z.object({ taskId: z.string(), reason: z.string() })),
 });
@@ -33,7 +38,12 @@ async function readLatestVerdicts(db: Db, repositoryId: string) {
     where: { repositoryId, probeRunId: null, candidates: { some: {} } },
     orderBy: { createdAt: "asc" },
     take: 1000,
-    select: { id: true, state: true, round: true, candidates: { orderBy: { round: "desc" }, take: 1, select: { id: true } } },
+    select: {
+      id: true,
+      state: true,
+      round: true,
+      candidates: { orderBy: { round: "desc" }, take: 1, select: { id: true } },
+    },
   });
   const candidateIds = tasks.map((t) => t.candidates[0]!.id);
   const evidence = await db.verificationEvidence.findMany({
@@ -68,7 +78,12 @@ export async function regradeRepository(
     }
     try {
       await reverifyTask({ db }, { actor, taskId: v.taskId });
-      before.push({ taskId: v.taskId, candidateId: v.candidateId, evidenceId: v.evidence?.id ?? null, isPass: v.evidence?.isPass ?? null });
+      before.push({
+        taskId: v.taskId,
+        candidateId: v.candidateId,
+        evidenceId: v.evidence?.id ?? null,
+        isPass: v.evidence?.isPass ?? null,
+      });
     } catch (error) {
       // The task moved on between the read and its re-verification (a teacher decided): skipped, visibly.
       if (!(isAppError(error) && error.code === "STATE_CONFLICT")) throw error;

@@ -17,7 +17,10 @@ describe("node --test summaries", () => {
 
   it("reads the tap reporter's counts", () => {
     expect(
-      readReporterCounts("node-test", "ok 1 - a\n1..1\n# tests 1\n# suites 0\n# pass 1\n# fail 0\n# cancelled 0\n# skipped 0\n# todo 0\n"),
+      readReporterCounts(
+        "node-test",
+        "ok 1 - a\n1..1\n# tests 1\n# suites 0\n# pass 1\n# fail 0\n# cancelled 0\n# skipped 0\n# todo 0\n",
+      ),
     ).toMatchObject({ tests: 1, passed: 1, failed: 0 });
   });
 
@@ -30,12 +33,18 @@ describe("node --test summaries", () => {
   });
 
   it("zero tests run, a failing count or no summary is not a pass; real passes are", () => {
-    expect(reporterFailureReason("node-test", readReporterCounts("node-test", SPEC_SUMMARY(0, 0, 0)), false)).toMatch(/zero tests run/);
-    expect(reporterFailureReason("node-test", readReporterCounts("node-test", SPEC_SUMMARY(2, 1, 1)), false)).toMatch(/1 failing/);
+    expect(reporterFailureReason("node-test", readReporterCounts("node-test", SPEC_SUMMARY(0, 0, 0)), false)).toMatch(
+      /zero tests run/,
+    );
+    expect(reporterFailureReason("node-test", readReporterCounts("node-test", SPEC_SUMMARY(2, 1, 1)), false)).toMatch(
+      /1 failing/,
+    );
     expect(reporterFailureReason("node-test", readReporterCounts("node-test", "all good!\n"), true)).toMatch(
       /no node-test summary .*truncated/,
     );
-    expect(reporterFailureReason("node-test", readReporterCounts("node-test", SPEC_SUMMARY(2, 2, 0)), false)).toBeUndefined();
+    expect(
+      reporterFailureReason("node-test", readReporterCounts("node-test", SPEC_SUMMARY(2, 2, 0)), false),
+    ).toBeUndefined();
   });
 
   it("skipped-only is zero tests run", () => {
@@ -46,7 +55,12 @@ describe("node --test summaries", () => {
 
 describe("TAP", () => {
   it("counts top-level points against the plan; indented subtests are not counted twice", () => {
-    expect(readReporterCounts("tap", "TAP version 13\n    ok 1 - inner\nok 1 - a\nnot ok 2 - b\nok 3 - c # SKIP later\n1..3\n")).toEqual({
+    expect(
+      readReporterCounts(
+        "tap",
+        "TAP version 13\n    ok 1 - inner\nok 1 - a\nnot ok 2 - b\nok 3 - c # SKIP later\n1..3\n",
+      ),
+    ).toEqual({
       format: "tap",
       tests: 3,
       passed: 1,

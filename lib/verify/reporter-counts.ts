@@ -9,7 +9,13 @@
  */
 import type { TReporterFormat } from "../contract/trusted-manifest";
 
-export type TReporterCounts = { format: TReporterFormat; tests: number; passed: number; failed: number; skipped: number };
+export type TReporterCounts = {
+  format: TReporterFormat;
+  tests: number;
+  passed: number;
+  failed: number;
+  skipped: number;
+};
 
 function lastCount(text: string, name: string): number | undefined {
   const pattern = new RegExp(`^(?:ℹ|#) ${name} (\\d+)\\s*$`, "gm");
@@ -47,7 +53,13 @@ function readTap(text: string): TReporterCounts | undefined {
   if (plan === undefined) return undefined;
   // A plan that does not match the points seen means tests went missing (a crash mid-run).
   if (plan !== passed + failed + skipped)
-    return { format: "tap", tests: plan, passed, failed: failed + Math.max(0, plan - passed - failed - skipped), skipped };
+    return {
+      format: "tap",
+      tests: plan,
+      passed,
+      failed: failed + Math.max(0, plan - passed - failed - skipped),
+      skipped,
+    };
   return { format: "tap", tests: plan, passed, failed, skipped };
 }
 

@@ -25,7 +25,10 @@ export const ZReverifyTaskSchema = z
   })
   .strict();
 
-export async function reverifyTask(deps: { db: Db }, { actor, ...fields }: z.input<typeof ZReverifyTaskSchema> & { actor: Actor }) {
+export async function reverifyTask(
+  deps: { db: Db },
+  { actor, ...fields }: z.input<typeof ZReverifyTaskSchema> & { actor: Actor },
+) {
   // Not allowed to re-verify = not allowed to know the task is there.
   if (!can(actor, "task.reverify")) throw new AppError("NOT_FOUND", "No such task.");
   const input = parseOrThrow(ZReverifyTaskSchema, fields, { code: "VALIDATION_FAILED", label: "re-verification" });
@@ -33,7 +36,10 @@ export async function reverifyTask(deps: { db: Db }, { actor, ...fields }: z.inp
     const task = await tx.task.findUnique({ where: { id: input.taskId } });
     if (!task) throw new AppError("NOT_FOUND", "No such task.");
     if (task.state !== "review_pending")
-      throw new AppError("STATE_CONFLICT", `Only a task waiting for review can be re-verified (this one is ${task.state}).`);
+      throw new AppError(
+        "STATE_CONFLICT",
+        `Only a task waiting for review can be re-verified (this one is ${task.state}).`,
+      );
     const verifyBundleId = input.dependencies === "candidate" ? await candidateBundleIdIn(tx, task) : null;
     await tx.task.update({ where: { id: task.id }, data: { verifyBundleId } });
     await transitionTaskIn(tx, {

@@ -78,7 +78,11 @@ export async function startVerificationIfMachineFree(
 async function prepareFreshTree(substrate: Substrate, providerId: string, archive: Buffer): Promise<void> {
   await substrate.upload(providerId, VERIFIER_CANDIDATE_ARCHIVE, archive);
   const script = `if [ -e ${VERIFIER_WORKDIR} ]; then chmod -R u+rwX ${VERIFIER_WORKDIR} 2>/dev/null; rm -rf ${VERIFIER_WORKDIR}; fi; [ ! -e ${VERIFIER_WORKDIR} ] && mkdir -p ${VERIFIER_WORKDIR} && tar -xf ${VERIFIER_CANDIDATE_ARCHIVE} -C ${VERIFIER_WORKDIR} && rm -f ${VERIFIER_CANDIDATE_ARCHIVE}`;
-  const unpack = await substrate.exec(providerId, { command: ["sh", "-c", script], timeoutSeconds: 120 }, { maxOutputBytes: 4096 });
+  const unpack = await substrate.exec(
+    providerId,
+    { command: ["sh", "-c", script], timeoutSeconds: 120 },
+    { maxOutputBytes: 4096 },
+  );
   if (unpack.exitCode !== 0)
     throw new AppError(
       "SUBSTRATE_FAILED",
@@ -97,13 +101,19 @@ async function runCheck(
   try {
     const result = await substrate.exec(
       providerId,
-      { command: check.command, cwd: VERIFIER_WORKDIR, timeoutSeconds: check.timeoutSeconds, env: { ...dependencyEnv, CI: "1" } },
+      {
+        command: check.command,
+        cwd: VERIFIER_WORKDIR,
+        timeoutSeconds: check.timeoutSeconds,
+        env: { ...dependencyEnv, CI: "1" },
+      },
       { maxOutputBytes },
     );
     const output = `${result.stdout}${result.stderr ? `\n--- stderr ---\n${result.stderr}` : ""}`;
     const isOutputTruncated = result.stdoutTruncated || result.stderrTruncated || output.length > 16_000;
     // 124 is timeout(1)'s convention, which some providers follow
-    let status: TCheckResult["status"] = result.exitCode === 0 ? "passed" : result.exitCode === 124 ? "timed_out" : "failed";
+    let status: TCheckResult["status"] =
+      result.exitCode === 0 ? "passed" : result.exitCode === 124 ? "timed_out" : "failed";
     let reporter: TCheckResult["reporter"];
     let failureReason: string | undefined;
     if (check.reporter) {
@@ -130,7 +140,11 @@ async function runCheck(
     };
   } catch (error) {
     // The provider's own 408: the command outlived its timeout and its process tree was killed.
-    if (isSubstrateError(error) && error.substrateCode === "SUBSTRATE_TIMEOUT" && error.httpStatusFromProvider === 408) {
+    if (
+      isSubstrateError(error) &&
+      error.substrateCode === "SUBSTRATE_TIMEOUT" &&
+      error.httpStatusFromProvider === 408
+    ) {
       return {
         name: check.name,
         required: check.required,
@@ -163,7 +177,13 @@ async function findRecordedEvidence(db: TaskRunContext["db"], task: Task, candid
   });
   if (!entered) return null;
   const rows = await db.verificationEvidence.findMany({
-    where: { taskId: task.id, candidateId, manifestDigest, machineId: { not: null }, createdAt: { gte: entered.createdAt } },
+    where: {
+      taskId: task.id,
+      candidateId,
+      manifestDigest,
+      machineId: { not: null },
+      createdAt: { gte: entered.createdAt },
+    },
     orderBy: { createdAt: "desc" },
     take: 5,
   });
@@ -172,7 +192,8 @@ async function findRecordedEvidence(db: TaskRunContext["db"], task: Task, candid
       where: { id: row.machineId! },
       select: { operationId: true, taskId: true, purpose: true },
     });
-    if (machine?.taskId === task.id && machine.purpose === "verifier" && machine.operationId === task.operationId) return row;
+    if (machine?.taskId === task.id && machine.purpose === "verifier" && machine.operationId === task.operationId)
+      return row;
   }
   return null;
 }
@@ -201,9 +222,13 @@ export async function runVerification(ctx: TaskRunContext, task: Task): Promise<
 
   // The base commit's dependency bundle (issue 18), whatever the candidate did to its lockfile —
   // unless an operator re-verifies with the bundle built from this candidate's own lockfile.
-  const dependencies = await prepareVerificationDependencies({ db, env, substrate, readyTimeoutMs: ctx.readyTimeoutMs }, candidate, {
-    chosenBundleId: task.verifyBundleId,
-  });
+  const dependencies = await prepareVerificationDependencies(
+    { db, env, substrate, readyTimeoutMs: ctx.readyTimeoutMs },
+    candidate,
+    {
+      chosenBundleId: task.verifyBundleId,
+    },
+  );
 
   const totalTimeout = m.checks.reduce((sum, c) => sum + c.timeoutSeconds, 0);
   const spec = {
@@ -250,7 +275,15 @@ export async function runVerification(ctx: TaskRunContext, task: Task): Promise<
       for (const check of m.checks) {
         await prepareFreshTree(substrate, machine.providerId!, archive);
         if (dependencies) await installVerifierDependencies(substrate, machine.providerId!, dependencies.deliverable);
-        checks.push(await runCheck(substrate, machine.providerId!, check, m.limits.maxOutputBytes, dependencies?.deliverable.consumerEnv));
+        checks.push(
+          await runCheck(
+            substrate,
+            machine.providerId!,
+            check,
+            m.limits.maxOutputBytes,
+            dependencies?.deliverable.consumerEnv,
+          ),
+        );
       }
     } catch (error) {
       await destroyMachine(db, substrate, machine.id, "verification failed");
@@ -267,7 +300,12 @@ export async function runVerification(ctx: TaskRunContext, task: Task): Promise<
       manifestId: manifest.id,
       manifestVersion: manifest.version,
       manifestDigest: manifest.digest,
-      verifier: { machineId: machine.id, providerId: machine.providerId!, imageRef: machine.imageRef, substrate: machine.substrate },
+      verifier: {
+        machineId: machine.id,
+        providerId: machine.providerId!,
+        imageRef: machine.imageRef,
+        substrate: machine.substrate,
+      },
       verificationTreeSha: treeSha,
       checks,
       verdict: computeVerdict(m, checks),
@@ -299,7 +337,10 @@ export async function runVerification(ctx: TaskRunContext, task: Task): Promise<
   if (destroyed.state === "cleanup_quarantined") {
     // Evidence from a guest we could not destroy is still evidence, but the task must not move on
     // as if nothing happened: cleanup failure blocks it (seed 000).
-    throw new AppError("SUBSTRATE_FAILED", `The verifier guest could not be destroyed and is quarantined: ${destroyed.lastError ?? ""}`);
+    throw new AppError(
+      "SUBSTRATE_FAILED",
+      `The verifier guest could not be destroyed and is quarantined: ${destroyed.lastError ?? ""}`,
+    );
   }
   crashIfRequested("machine:verifier_destroyed");
   await transitionTask(db, {

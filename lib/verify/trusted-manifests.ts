@@ -10,17 +10,32 @@ import type { Db, DbTx } from "../db/client";
 import { AppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";
 
-export type TStoredManifest = { id: string; version: number; digest: string; content: TTrustedManifest; createdAt: Date };
+export type TStoredManifest = {
+  id: string;
+  version: number;
+  digest: string;
+  content: TTrustedManifest;
+  createdAt: Date;
+};
 
 export function manifestDigestOf(content: TTrustedManifest): string {
   return canonicalDigest(content);
 }
 
-function toStored(row: { id: string; version: number; digest: string; content: unknown; createdAt: Date }): TStoredManifest {
+function toStored(row: {
+  id: string;
+  version: number;
+  digest: string;
+  content: unknown;
+  createdAt: Date;
+}): TStoredManifest {
   const parsed = ZTrustedManifestSchema.safeParse(row.content);
   // A stored manifest that no longer parses, or whose digest does not match, is not policy.
   if (!parsed.success || manifestDigestOf(parsed.data) !== row.digest)
-    throw new AppError("CONFIG_INVALID", `Trusted manifest version ${row.version} is corrupt (schema or digest mismatch).`);
+    throw new AppError(
+      "CONFIG_INVALID",
+      `Trusted manifest version ${row.version} is corrupt (schema or digest mismatch).`,
+    );
   return { id: row.id, version: row.version, digest: row.digest, content: parsed.data, createdAt: row.createdAt };
 }
 
@@ -40,14 +55,23 @@ export async function getActiveManifestOrThrow(db: Db | DbTx): Promise<TStoredMa
 }
 
 export async function listManifests(deps: { db: Db }, input: { take?: number } = {}): Promise<TStoredManifest[]> {
-  const rows = await deps.db.trustedManifest.findMany({ orderBy: { version: "desc" }, take: Math.min(input.take ?? 50, 500) });
+  const rows = await deps.db.trustedManifest.findMany({
+    orderBy: { version: "desc" },
+    take: Math.min(input.take ?? 50, 500),
+  });
   return rows.map(toStored);
 }
 
 /** Saves a new version (a no-op returning the active one when the content is unchanged). */
-export async function saveTrustedManifest(deps: { db: Db }, input: { content: unknown; actorId: string | null }): Promise<TStoredManifest> {
+export async function saveTrustedManifest(
+  deps: { db: Db },
+  input: { content: unknown; actorId: string | null },
+): Promise<TStoredManifest> {
   const { db } = deps;
-  const manifest = parseOrThrow(ZTrustedManifestSchema, input.content, { code: "VALIDATION_FAILED", label: "manifest" });
+  const manifest = parseOrThrow(ZTrustedManifestSchema, input.content, {
+    code: "VALIDATION_FAILED",
+    label: "manifest",
+  });
   const digest = manifestDigestOf(manifest);
   return db.$transaction(async (tx) => {
     await tx.$executeRaw`select pg_advisory_xact_lock(7345002)`;

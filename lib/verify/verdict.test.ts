@@ -28,14 +28,20 @@ const ok = (name: string, overrides: Partial<TCheckResult> = {}): TCheckResult =
 
 describe("computeVerdict", () => {
   it("passes only when every required check ran and passed; advisory failures do not block", () => {
-    expect(computeVerdict(manifest, [ok("tests"), ok("lint"), ok("style", { status: "failed", exitCode: 1 })])).toEqual({
-      isPass: true,
-      reasons: [],
-    });
+    expect(computeVerdict(manifest, [ok("tests"), ok("lint"), ok("style", { status: "failed", exitCode: 1 })])).toEqual(
+      {
+        isPass: true,
+        reasons: [],
+      },
+    );
   });
   it.each([
     ["a skipped (missing) required check", [ok("tests")], /"lint" did not run/],
-    ["a failing required check", [ok("tests"), ok("lint", { status: "failed", exitCode: 2 })], /"lint" failed \(exit 2\)/],
+    [
+      "a failing required check",
+      [ok("tests"), ok("lint", { status: "failed", exitCode: 2 })],
+      /"lint" failed \(exit 2\)/,
+    ],
     [
       "a required check whose reporter counted zero tests (exit 0)",
       [
@@ -49,7 +55,11 @@ describe("computeVerdict", () => {
       ],
       /"tests" failed \(the node-test reporter counted zero tests run\)/,
     ],
-    ["a timed-out required check", [ok("tests", { status: "timed_out", exitCode: null }), ok("lint")], /"tests" timed out/],
+    [
+      "a timed-out required check",
+      [ok("tests", { status: "timed_out", exitCode: null }), ok("lint")],
+      /"tests" timed out/,
+    ],
     ["a check that is not in the manifest", [ok("tests"), ok("lint"), ok("sneaky")], /"sneaky" is not in the manifest/],
     ["no checks at all", [], /did not run/],
   ])("%s is not a pass", (_name, results, reason) => {
@@ -77,7 +87,12 @@ describe("assessEvidence", () => {
     manifestId: "00000000-0000-4000-8000-000000000002",
     manifestVersion: 1,
     manifestDigest: "d".repeat(64),
-    verifier: { machineId: "00000000-0000-4000-8000-000000000003", providerId: "mach-1", imageRef: "smolmachine:x", substrate: "local" },
+    verifier: {
+      machineId: "00000000-0000-4000-8000-000000000003",
+      providerId: "mach-1",
+      imageRef: "smolmachine:x",
+      substrate: "local",
+    },
     verificationTreeSha: "e".repeat(40),
     checks: [ok("tests")],
     verdict: { isPass: true, reasons: [] },
@@ -94,7 +109,11 @@ describe("assessEvidence", () => {
   it("is stale when the manifest changed since", () => expect(assess(content, "f".repeat(64)).status).toBe("stale"));
   it("is mismatched for another head SHA", () =>
     expect(
-      assess({ ...content, headSha: "9".repeat(40) }, undefined, canonicalDigest({ ...content, headSha: "9".repeat(40) })).status,
+      assess(
+        { ...content, headSha: "9".repeat(40) },
+        undefined,
+        canonicalDigest({ ...content, headSha: "9".repeat(40) }),
+      ).status,
     ).toBe("mismatched"));
   it("is mismatched when the stored content no longer matches its digest (tampering)", () =>
     expect(assess({ ...content, verdict: { isPass: true, reasons: [] }, checks: [] }).status).toBe("mismatched"));

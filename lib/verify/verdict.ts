@@ -6,17 +6,24 @@
 import type { TCheckResult, TEvidenceContent } from "../contract/verification-evidence";
 import type { TTrustedManifest } from "../contract/trusted-manifest";
 
-export function computeVerdict(manifest: TTrustedManifest, results: readonly TCheckResult[]): { isPass: boolean; reasons: string[] } {
+export function computeVerdict(
+  manifest: TTrustedManifest,
+  results: readonly TCheckResult[],
+): { isPass: boolean; reasons: string[] } {
   const reasons: string[] = [];
   for (const check of manifest.checks.filter((c) => c.required)) {
     const result = results.find((r) => r.name === check.name);
     if (!result) reasons.push(`required check "${check.name}" did not run`);
-    else if (result.status === "timed_out") reasons.push(`required check "${check.name}" timed out after ${check.timeoutSeconds} s`);
+    else if (result.status === "timed_out")
+      reasons.push(`required check "${check.name}" timed out after ${check.timeoutSeconds} s`);
     else if (result.status !== "passed")
-      reasons.push(`required check "${check.name}" failed (${result.failureReason ?? `exit ${result.exitCode ?? "none"}`})`);
+      reasons.push(
+        `required check "${check.name}" failed (${result.failureReason ?? `exit ${result.exitCode ?? "none"}`})`,
+      );
   }
   for (const result of results) {
-    if (!manifest.checks.some((c) => c.name === result.name)) reasons.push(`check "${result.name}" is not in the manifest`);
+    if (!manifest.checks.some((c) => c.name === result.name))
+      reasons.push(`check "${result.name}" is not in the manifest`);
   }
   return { isPass: reasons.length === 0, reasons };
 }

@@ -26,16 +26,28 @@ export async function writeVerificationArchive(options: {
     await runGit({ gitDir, env, args: ["read-tree", `${headSha}^{tree}`] });
     for (const prefix of options.protectedPaths) {
       const pathspec = `:(literal)${prefix}`;
-      const current = await runGit({ gitDir, env, args: ["ls-files", "-z", "--cached", "--", pathspec], maxStdoutBytes: 16 * 1024 * 1024 });
+      const current = await runGit({
+        gitDir,
+        env,
+        args: ["ls-files", "-z", "--cached", "--", pathspec],
+        maxStdoutBytes: 16 * 1024 * 1024,
+      });
       const paths = current.stdout.toString("utf8").split("\0").filter(Boolean);
       if (paths.length)
-        await runGit({ gitDir, workTree, env, args: ["update-index", "-z", "--force-remove", "--stdin"], input: paths.join("\0") + "\0" });
+        await runGit({
+          gitDir,
+          workTree,
+          env,
+          args: ["update-index", "-z", "--force-remove", "--stdin"],
+          input: paths.join("\0") + "\0",
+        });
       const base = await runGit({
         gitDir,
         args: ["ls-tree", "-r", "-z", "--full-tree", baseSha, "--", pathspec],
         maxStdoutBytes: 16 * 1024 * 1024,
       });
-      if (base.stdout.length) await runGit({ gitDir, workTree, env, args: ["update-index", "-z", "--index-info"], input: base.stdout });
+      if (base.stdout.length)
+        await runGit({ gitDir, workTree, env, args: ["update-index", "-z", "--index-info"], input: base.stdout });
     }
     const tree = (await runGit({ gitDir, env, args: ["write-tree"] })).stdout.toString("utf8").trim();
     await archiveTree({ gitDir, treeish: tree, outputPath: options.outputPath });

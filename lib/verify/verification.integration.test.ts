@@ -21,7 +21,9 @@ let operator: Actor;
 
 beforeAll(async () => {
   world = await createLifecycleWorld();
-  const user = await world.db.user.create({ data: { email: "teacher@test.school", name: "T", roles: ["teacher"], passwordHash: "x" } });
+  const user = await world.db.user.create({
+    data: { email: "teacher@test.school", name: "T", roles: ["teacher"], passwordHash: "x" },
+  });
   teacher = { userId: user.id, email: user.email, roles: ["teacher"] };
   const operatorUser = await world.db.user.create({
     data: { email: "operator@test.school", name: "O", roles: ["operator"], passwordHash: "x" },
@@ -39,7 +41,10 @@ async function runToReview(agentCommand?: string[]) {
   return { taskId, candidate, evidence };
 }
 
-function tuple(candidate: { id: string; headSha: string }, evidence: { evidenceId: string | null; manifestDigest: string | null }) {
+function tuple(
+  candidate: { id: string; headSha: string },
+  evidence: { evidenceId: string | null; manifestDigest: string | null },
+) {
   return {
     candidateId: candidate.id,
     headSha: candidate.headSha,
@@ -81,7 +86,9 @@ describe("trusted verification", () => {
       teacherId: teacher.userId,
       verdict: "request_changes",
     });
-    expect((await world.db.task.findUniqueOrThrow({ where: { id: candidate.taskId } })).state).toBe("changes_requested");
+    expect((await world.db.task.findUniqueOrThrow({ where: { id: candidate.taskId } })).state).toBe(
+      "changes_requested",
+    );
   });
 
   it("a re-verify with the same manifest runs the checks again on a new verifier guest (recorded evidence is not reused)", async () => {
@@ -122,7 +129,9 @@ describe("trusted verification", () => {
     ).rejects.toMatchObject({ code: "REVIEW_STALE" });
 
     // re-verifying is the operator's (task.reverify); a teacher is told there is no such task
-    await expect(reverifyTask({ db: world.db }, { actor: teacher, taskId })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(reverifyTask({ db: world.db }, { actor: teacher, taskId })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
     await reverifyTask({ db: world.db }, { actor: operator, taskId });
     await advanceTask(world.ctx, taskId);
     const fresh = await readLatestEvidence(world.db, candidate);
@@ -168,7 +177,10 @@ describe("trusted verification", () => {
       },
     );
     const { candidate, evidence } = await runToReview();
-    expect(evidence.assessment).toMatchObject({ status: "failing", reasons: [expect.stringMatching(/"slow suite" timed out after 5 s/)] });
+    expect(evidence.assessment).toMatchObject({
+      status: "failing",
+      reasons: [expect.stringMatching(/"slow suite" timed out after 5 s/)],
+    });
     await expect(
       decideCandidate(
         { db: world.db, dataDir: world.env.dataDir },
@@ -185,7 +197,11 @@ describe("trusted verification", () => {
       // rewrite the code, delete the tests, leave a marker, lock a directory, corrupt the uploaded archive
       "echo 'export const add = () => 42;' > src/add.js && rm -rf test && touch marker && mkdir -p locked/inner && chmod 000 locked && (echo junk > /tmp/school-core-verify/candidate.tar || true)",
     ];
-    const inspect = ["sh", "-c", "test ! -e marker && test ! -e locked && test -d test && ! grep -q 42 src/add.js && echo pristine"];
+    const inspect = [
+      "sh",
+      "-c",
+      "test ! -e marker && test ! -e locked && test -d test && ! grep -q 42 src/add.js && echo pristine",
+    ];
     await saveTrustedManifest(
       { db: world.db },
       {

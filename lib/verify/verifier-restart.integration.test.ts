@@ -21,7 +21,10 @@ describe("worker killed inside verification", () => {
     async (point) => {
       const taskId = await world.createDemoTask();
       const crashing = startWorkerProcess({ world, crashAfter: point });
-      const ended = await Promise.race([crashing.exited, new Promise<"timeout">((r) => setTimeout(() => r("timeout"), 90_000))]);
+      const ended = await Promise.race([
+        crashing.exited,
+        new Promise<"timeout">((r) => setTimeout(() => r("timeout"), 90_000)),
+      ]);
       expect(ended, crashing.output().slice(-2000)).not.toBe("timeout");
       expect(crashing.output()).toContain(`crash point ${point} reached`);
 
@@ -32,10 +35,15 @@ describe("worker killed inside verification", () => {
       } finally {
         await stopWorkerProcess(worker);
       }
-      const verifiers = await world.db.guestMachine.findMany({ where: { taskId, purpose: "verifier" }, include: { transitions: true } });
+      const verifiers = await world.db.guestMachine.findMany({
+        where: { taskId, purpose: "verifier" },
+        include: { transitions: true },
+      });
       expect(
         verifiers.length,
-        JSON.stringify(verifiers.map((v) => ({ id: v.id, state: v.state, transitions: v.transitions.map((t) => t.toState) }))),
+        JSON.stringify(
+          verifiers.map((v) => ({ id: v.id, state: v.state, transitions: v.transitions.map((t) => t.toState) })),
+        ),
       ).toBe(1);
       expect(verifiers[0]!.state).toBe("destroyed");
       const evidence = await world.db.verificationEvidence.findMany({ where: { taskId } });

@@ -62,7 +62,10 @@ export async function setUpPublication(
 const SETTLED = ["pr_open", "pr_failed", "failed", "blocked"];
 
 /** Approves each task in turn and returns the approve → pr_open spans (ms) of those that opened a PR. */
-export async function approveEachToPr(db: Db, options: { dataDir: string; teacher: Actor; taskIds: string[]; timeoutMs: number }) {
+export async function approveEachToPr(
+  db: Db,
+  options: { dataDir: string; teacher: Actor; taskIds: string[]; timeoutMs: number },
+) {
   const spans: number[] = [];
   const failures: string[] = [];
   for (const taskId of options.taskIds) {

@@ -35,12 +35,19 @@ const server = http.createServer((req, res) => {
         path: endpoint.pathname,
         method: "POST",
         headers: { authorization: `Bearer ${credential}`, "content-type": "application/json" },
-        body: JSON.stringify({ model: "bench-model", messages: request.messages, max_tokens: request.maxTokens, stream: false }),
+        body: JSON.stringify({
+          model: "bench-model",
+          messages: request.messages,
+          max_tokens: request.maxTokens,
+          stream: false,
+        }),
       })
       .then((response) => response.body.json() as Promise<TCompletion>)
       .then((completion) => {
         const payload = JSON.stringify({ completion: { content: completion.choices[0]!.message.content } });
-        res.writeHead(200, { "content-type": "application/json", "content-length": String(Buffer.byteLength(payload)) }).end(payload);
+        res
+          .writeHead(200, { "content-type": "application/json", "content-length": String(Buffer.byteLength(payload)) })
+          .end(payload);
       })
       .catch(() => res.writeHead(502).end());
   });

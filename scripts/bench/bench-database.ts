@@ -26,7 +26,8 @@ export async function withBenchDatabase<T>(
       await fs.chmod(dataDir, 0o755);
       const server = await startEmbeddedPostgres({ dataDir, port: await findFreePort() });
       baseUrl = server.url;
-      postmasterPid = Number((await fs.readFile(path.join(dataDir, "postgres", "postmaster.pid"), "utf8")).split("\n")[0]) || null;
+      postmasterPid =
+        Number((await fs.readFile(path.join(dataDir, "postgres", "postmaster.pid"), "utf8")).split("\n")[0]) || null;
       cleanups.push(async () => {
         await server.stop();
         await fs.rm(dataDir, { recursive: true, force: true });

@@ -12,10 +12,20 @@ export type Stats = { median: number; p99: number; mean: number; count: number; 
 export function stats(samples: number[], wallMs: number): Stats {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-  return { median: at(0.5), p99: at(0.99), mean: sorted.reduce((a, b) => a + b, 0) / sorted.length, count: sorted.length, wallMs };
+  return {
+    median: at(0.5),
+    p99: at(0.99),
+    mean: sorted.reduce((a, b) => a + b, 0) / sorted.length,
+    count: sorted.length,
+    wallMs,
+  };
 }
 
-export async function measure(concurrency: number, callsPerWorker: number, call: (worker: number) => Promise<void>): Promise<Stats> {
+export async function measure(
+  concurrency: number,
+  callsPerWorker: number,
+  call: (worker: number) => Promise<void>,
+): Promise<Stats> {
   const samples: number[] = [];
   const started = performance.now();
   await Promise.all(
@@ -47,7 +57,9 @@ export async function startProcess(
   });
   const url = `http://127.0.0.1:${port}`;
   const stop = () =>
-    new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once("exit", () => resolve()), child.kill("SIGTERM"))));
+    new Promise<void>((resolve) =>
+      child.exitCode !== null ? resolve() : (child.once("exit", () => resolve()), child.kill("SIGTERM")),
+    );
   for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
     if (child.exitCode !== null) throw new Error(`the ${name} exited with ${child.exitCode}`);
     if (await isUp(url).catch(() => false)) return { url, pid: child.pid!, stop };

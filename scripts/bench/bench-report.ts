@@ -20,7 +20,13 @@ export type TBenchPayload = { bench: string; ok: boolean; rows: TBenchRow[]; not
 
 export const BENCH_JSON_PREFIX = "BENCH_JSON ";
 
-export function row(figure: string, value: number, unit: string, peer: TBenchRow["peer"] = null, target: string | null = null): TBenchRow {
+export function row(
+  figure: string,
+  value: number,
+  unit: string,
+  peer: TBenchRow["peer"] = null,
+  target: string | null = null,
+): TBenchRow {
   return { figure, value, unit, peer, target };
 }
 

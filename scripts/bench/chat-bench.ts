@@ -48,7 +48,11 @@ const TOOLS = [
   {
     name: "write_file",
     description: "Writes one file",
-    parameters: { type: "object", properties: { path: { type: "string" }, content: { type: "string" } }, required: ["path", "content"] },
+    parameters: {
+      type: "object",
+      properties: { path: { type: "string" }, content: { type: "string" } },
+      required: ["path", "content"],
+    },
   },
   { name: "run_tests", description: "Runs npm test", parameters: { type: "object", properties: {} } },
 ];
@@ -108,10 +112,17 @@ async function main(db: Db, databaseUrl: string) {
         path: endpointUrl.pathname,
         method: "POST",
         headers: { authorization: `Bearer ${credential}`, "content-type": "application/json" },
-        body: JSON.stringify({ model: "bench-model", messages: MESSAGES, tools: OPENAI_TOOLS, tool_choice: "auto", max_tokens: 256 }),
+        body: JSON.stringify({
+          model: "bench-model",
+          messages: MESSAGES,
+          tools: OPENAI_TOOLS,
+          tool_choice: "auto",
+          max_tokens: 256,
+        }),
       });
       const body = (await response.body.json()) as { choices?: { message?: { content?: string } }[] };
-      if (response.statusCode !== 200 || body.choices?.[0]?.message?.content !== REPLY) throw new Error(`direct: ${response.statusCode}`);
+      if (response.statusCode !== 200 || body.choices?.[0]?.message?.content !== REPLY)
+        throw new Error(`direct: ${response.statusCode}`);
     };
     const viaListener = (operation: "chat" | "complete") => async (worker: number) => {
       const { taskId, handle } = perTask[worker % perTask.length]!;
@@ -123,9 +134,13 @@ async function main(db: Db, databaseUrl: string) {
         headers: { authorization: `Bearer ${handle}`, "content-type": "application/json" },
         body: JSON.stringify({ taskId, request }),
       });
-      const body = (await response.body.json()) as { chat?: { message?: { content?: string } }; completion?: { content?: string } };
+      const body = (await response.body.json()) as {
+        chat?: { message?: { content?: string } };
+        completion?: { content?: string };
+      };
       const content = operation === "chat" ? body.chat?.message?.content : body.completion?.content;
-      if (response.statusCode !== 200 || content !== REPLY) throw new Error(`${operation}: ${response.statusCode} ${JSON.stringify(body)}`);
+      if (response.statusCode !== 200 || content !== REPLY)
+        throw new Error(`${operation}: ${response.statusCode} ${JSON.stringify(body)}`);
     };
     const chat = viaListener("chat");
     const complete = viaListener("complete");
@@ -174,16 +189,38 @@ async function main(db: Db, databaseUrl: string) {
         isRunning = false;
         await worker;
       });
-      const client = createRelayClient({ taskId, channel, handle, socketPath, mailboxRoot, timeoutMs: 60_000, pollIntervalMs: 10 });
-      const endpoint = await startModelEndpoint({ client, port: 0, model: null, logFile: path.join(dataDir, `endpoint-${channel}.log`) });
+      const client = createRelayClient({
+        taskId,
+        channel,
+        handle,
+        socketPath,
+        mailboxRoot,
+        timeoutMs: 60_000,
+        pollIntervalMs: 10,
+      });
+      const endpoint = await startModelEndpoint({
+        client,
+        port: 0,
+        model: null,
+        logFile: path.join(dataDir, `endpoint-${channel}.log`),
+      });
       cleanups.push(() => endpoint.close());
-      const openai = new OpenAI({ baseURL: `http://127.0.0.1:${endpoint.port}/v1`, apiKey: "placeholder", maxRetries: 0 });
+      const openai = new OpenAI({
+        baseURL: `http://127.0.0.1:${endpoint.port}/v1`,
+        apiKey: "placeholder",
+        maxRetries: 0,
+      });
       const viaClient = async () => {
         const answer = await client.chat(CHAT_REQUEST);
         if (answer.chat.message.content !== REPLY) throw new Error("relay client: unexpected answer");
       };
       const viaEndpoint = async () => {
-        const answer = await openai.chat.completions.create({ model: "any", messages: MESSAGES, tools: OPENAI_TOOLS, max_tokens: 256 });
+        const answer = await openai.chat.completions.create({
+          model: "any",
+          messages: MESSAGES,
+          tools: OPENAI_TOOLS,
+          max_tokens: 256,
+        });
         if (answer.choices[0]?.message.content !== REPLY) throw new Error("endpoint: unexpected answer");
       };
       const viaEndpointStreaming = async () => {
@@ -193,7 +230,8 @@ async function main(db: Db, databaseUrl: string) {
         if (answer.choices[0]?.message.content !== REPLY) throw new Error("endpoint (streaming): unexpected answer");
       };
       const calls = channel === "mailbox" ? MAILBOX_CALLS : SERIAL_CALLS;
-      for (const warmUp of [viaClient, viaEndpoint, viaEndpointStreaming]) await measure(1, Math.min(calls, 100), warmUp);
+      for (const warmUp of [viaClient, viaEndpoint, viaEndpointStreaming])
+        await measure(1, Math.min(calls, 100), warmUp);
       guestRows.push({
         channel,
         client: await measure(1, calls, viaClient),
@@ -239,9 +277,18 @@ async function main(db: Db, databaseUrl: string) {
     process.stdout.write(lines.join("\n") + "\n");
     const rows: TBenchRow[] = [
       ...listenerRows.flatMap((r) => [
-        row(`chat with tools ${r.label}: p50 latency`, r.chat.median, "ms", { label: "direct upstream p50", value: r.direct.median }),
-        row(`chat with tools ${r.label}: throughput`, rps(r.chat), "rps", { label: "complete through the relay", value: rps(r.complete) }),
-        row(`complete ${r.label}: p50 latency`, r.complete.median, "ms", { label: "direct upstream p50", value: r.direct.median }),
+        row(`chat with tools ${r.label}: p50 latency`, r.chat.median, "ms", {
+          label: "direct upstream p50",
+          value: r.direct.median,
+        }),
+        row(`chat with tools ${r.label}: throughput`, rps(r.chat), "rps", {
+          label: "complete through the relay",
+          value: rps(r.complete),
+        }),
+        row(`complete ${r.label}: p50 latency`, r.complete.median, "ms", {
+          label: "direct upstream p50",
+          value: r.direct.median,
+        }),
       ]),
       ...guestRows.flatMap((r) => [
         row(`in-guest endpoint (${r.channel}): p50, openai SDK`, r.endpoint.median, "ms", {

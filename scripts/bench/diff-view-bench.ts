@@ -21,7 +21,12 @@ const out = path.join(await fs.mkdtemp(path.join(os.tmpdir(), "diff-view-bench-"
 const code = await new Promise<number>((resolve) => {
   const child = spawn(
     process.execPath,
-    [path.join(ROOT, "node_modules", "@playwright", "test", "cli.js"), "test", "e2e/diff-view-perf.spec.ts", "--reporter=line"],
+    [
+      path.join(ROOT, "node_modules", "@playwright", "test", "cli.js"),
+      "test",
+      "e2e/diff-view-perf.spec.ts",
+      "--reporter=line",
+    ],
     {
       cwd: ROOT,
       stdio: ["ignore", "inherit", "inherit"],
@@ -70,16 +75,17 @@ process.stdout.write(`machine: ${os.cpus().length} cores, node ${process.version
 // Each figure beside its target; a first visit's longest task beside the floor measured in the
 // same run (the framework script alone, in a fresh browser context).
 const rows = cases.flatMap((figures) =>
-  TARGETS.filter(([, key]) => typeof figures[key] === "number" && key !== "longestTaskFrameworkOnlyMs").map(([name, key, target]) =>
-    row(
-      `${figures.case}: ${name}`,
-      Number(figures[key]),
-      "ms",
-      key === "longestTaskLoadMs" && typeof figures.longestTaskFrameworkOnlyMs === "number"
-        ? { label: "framework only, first visit", value: figures.longestTaskFrameworkOnlyMs }
-        : null,
-      target === null ? null : `≤ ${target} ms`,
-    ),
+  TARGETS.filter(([, key]) => typeof figures[key] === "number" && key !== "longestTaskFrameworkOnlyMs").map(
+    ([name, key, target]) =>
+      row(
+        `${figures.case}: ${name}`,
+        Number(figures[key]),
+        "ms",
+        key === "longestTaskLoadMs" && typeof figures.longestTaskFrameworkOnlyMs === "number"
+          ? { label: "framework only, first visit", value: figures.longestTaskFrameworkOnlyMs }
+          : null,
+        target === null ? null : `≤ ${target} ms`,
+      ),
   ),
 );
 printBenchJson({ bench: "diff-view", ok: code === 0, rows });

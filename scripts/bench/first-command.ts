@@ -25,7 +25,11 @@ export async function measureFirstCommand(substrate: SmolCloudSubstrate, runs: n
     try {
       await substrate.start(machine.id);
       await substrate.waitReady(machine.id, { timeoutMs: 30_000, pollMs: 250 });
-      const result = await substrate.exec(machine.id, { command: ["echo", "ready"], timeoutSeconds: 30 }, { maxOutputBytes: 1024 });
+      const result = await substrate.exec(
+        machine.id,
+        { command: ["echo", "ready"], timeoutSeconds: 30 },
+        { maxOutputBytes: 1024 },
+      );
       if (result.stdout.trim() !== "ready") throw new Error(`first command answered ${JSON.stringify(result.stdout)}`);
       samples.push(performance.now() - started);
     } finally {

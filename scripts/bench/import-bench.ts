@@ -21,7 +21,11 @@ import os from "node:os";
 import path from "node:path";
 import { DEFAULT_ARCHIVE_LIMITS, type TArchiveLimits } from "../../lib/candidate/archive-limits";
 import { importCandidate } from "../../lib/candidate/import-candidate";
-import { createImportFixture, type TImportFixture, type TSnapshot } from "../../lib/candidate/testing/candidate-fixtures";
+import {
+  createImportFixture,
+  type TImportFixture,
+  type TSnapshot,
+} from "../../lib/candidate/testing/candidate-fixtures";
 import { validateArchive } from "../../lib/candidate/validate-archive";
 import { createDb, type Db } from "../../lib/db/client";
 import { withBenchDatabase } from "./bench-database";
@@ -76,7 +80,8 @@ async function writeCandidateArchive(options: {
     const target = path.join(options.dir, filePath(i));
     await fs.mkdir(path.dirname(target), { recursive: true });
     const baseContent = options.base(i);
-    const content = baseContent !== null && !isModified ? baseContent : fileContent(options.fileBytes, `candidate ${i}`);
+    const content =
+      baseContent !== null && !isModified ? baseContent : fileContent(options.fileBytes, `candidate ${i}`);
     await fs.writeFile(target, content);
     if (baseContent === null || isModified) changed.push(filePath(i));
   }
@@ -84,7 +89,12 @@ async function writeCandidateArchive(options: {
   return changed;
 }
 
-async function importOnce(fx: TImportFixture, archivePath: string, declared: string[], limits: TArchiveLimits): Promise<number> {
+async function importOnce(
+  fx: TImportFixture,
+  archivePath: string,
+  declared: string[],
+  limits: TArchiveLimits,
+): Promise<number> {
   const task = await fx.createTask();
   const started = performance.now();
   await importCandidate({
@@ -101,7 +111,9 @@ async function importOnce(fx: TImportFixture, archivePath: string, declared: str
   return performance.now() - started;
 }
 
-async function benchSmall(db: Db): Promise<{ validate: number[]; ours: number[]; naive: number[]; archiveBytes: number }> {
+async function benchSmall(
+  db: Db,
+): Promise<{ validate: number[]; ours: number[]; naive: number[]; archiveBytes: number }> {
   const baseContents = Array.from({ length: SMALL.files }, (_, i) => fileContent(SMALL.fileBytes, `base ${i}`));
   const baseTree: TSnapshot = Object.fromEntries(baseContents.map((content, i) => [filePath(i), content]));
   const fx = await createImportFixture(db, { baseTree });
@@ -189,10 +201,26 @@ async function childImport(url: string, archivePath: string, declaredFile: strin
     const naiveStarted = performance.now();
     execFileSync("tar", ["-xf", archivePath, "-C", checkout]);
     execFileSync("git", ["-C", checkout, "add", "-A"]);
-    execFileSync("git", ["-C", checkout, "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-q", "-m", "naive"]);
+    execFileSync("git", [
+      "-C",
+      checkout,
+      "-c",
+      "user.name=bench",
+      "-c",
+      "user.email=bench@example.invalid",
+      "commit",
+      "-q",
+      "-m",
+      "naive",
+    ]);
     const naiveMs = performance.now() - naiveStarted;
     process.stdout.write(
-      JSON.stringify({ elapsedMs, naiveMs, rssBeforeKb: Math.round(rssBefore / 1024), rssPeakKb: Math.round(rssPeak / 1024) }) + "\n",
+      JSON.stringify({
+        elapsedMs,
+        naiveMs,
+        rssBeforeKb: Math.round(rssBefore / 1024),
+        rssPeakKb: Math.round(rssPeak / 1024),
+      }) + "\n",
     );
   } finally {
     await fx.cleanup();
@@ -200,14 +228,27 @@ async function childImport(url: string, archivePath: string, declaredFile: strin
   }
 }
 
-type TLargeRun = { archiveBytes: number; elapsedMs: number; naiveMs: number; rssBeforeKb: number; rssPeakKb: number; treeMaxRssKb: number };
+type TLargeRun = {
+  archiveBytes: number;
+  elapsedMs: number;
+  naiveMs: number;
+  rssBeforeKb: number;
+  rssPeakKb: number;
+  treeMaxRssKb: number;
+};
 
 /** Writes an all-new archive of `files` × `fileBytes`, then imports it in a child process under /usr/bin/time. */
 async function benchInChild(url: string, files: number, fileBytes: number): Promise<TLargeRun> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "import-bench-archive-"));
   try {
     const archivePath = path.join(dir, "candidate.tar");
-    const declared = await writeCandidateArchive({ dir: path.join(dir, "tree"), archivePath, files, fileBytes, base: () => null });
+    const declared = await writeCandidateArchive({
+      dir: path.join(dir, "tree"),
+      archivePath,
+      files,
+      fileBytes,
+      base: () => null,
+    });
     declared.push("README.md");
     const declaredFile = path.join(dir, "declared.json");
     await fs.writeFile(declaredFile, JSON.stringify(declared));
@@ -256,7 +297,8 @@ function mb(bytes: number): string {
 
 async function main(): Promise<void> {
   const childIndex = process.argv.indexOf("--child-import");
-  if (childIndex >= 0) return childImport(process.argv[childIndex + 1]!, process.argv[childIndex + 2]!, process.argv[childIndex + 3]!);
+  if (childIndex >= 0)
+    return childImport(process.argv[childIndex + 1]!, process.argv[childIndex + 2]!, process.argv[childIndex + 3]!);
 
   await withBenchDatabase("import-bench", async (db, url) => {
     process.stderr.write(`import bench: ${SMALL.files} files × ${SMALL.fileBytes / 1024} KiB, ${RUNS} runs each …\n`);
@@ -280,9 +322,17 @@ async function main(): Promise<void> {
         `${mb(small.archiveBytes)}`,
         `${median(small.ours).toFixed(0)} ms`,
       ],
-      ["tar -x && git add -A && git commit (naive, unsafe)", `${mb(small.archiveBytes)}`, `${median(small.naive).toFixed(0)} ms`],
+      [
+        "tar -x && git add -A && git commit (naive, unsafe)",
+        `${mb(small.archiveBytes)}`,
+        `${median(small.naive).toFixed(0)} ms`,
+      ],
       ["importCandidate, 200 MB, all new: wall time", mb(large.archiveBytes), `${large.elapsedMs.toFixed(0)} ms`],
-      ["tar -x && git add -A && git commit, same 200 MB (naive)", mb(large.archiveBytes), `${large.naiveMs.toFixed(0)} ms`],
+      [
+        "tar -x && git add -A && git commit, same 200 MB (naive)",
+        mb(large.archiveBytes),
+        `${large.naiveMs.toFixed(0)} ms`,
+      ],
       [
         "importCandidate: added RSS (peak − at start) at 20 MB / 200 MB",
         `${mb(medium.archiveBytes)} / ${mb(large.archiveBytes)}`,
@@ -294,7 +344,9 @@ async function main(): Promise<void> {
         `${(large.treeMaxRssKb / 1024).toFixed(0)} MiB`,
       ],
     ];
-    const widths = [0, 1, 2].map((c) => Math.max(...rows.map((r) => r[c]!.length), ["case", "input", "median"][c]!.length));
+    const widths = [0, 1, 2].map((c) =>
+      Math.max(...rows.map((r) => r[c]!.length), ["case", "input", "median"][c]!.length),
+    );
     const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join("  ");
     process.stdout.write(
       [

@@ -69,7 +69,12 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
     const tokenFile = path.join(dataDir, "substrate-token");
     await fs.writeFile(tokenFile, substrate.token, { mode: 0o600 });
     const port = new URL(substrate.url).port;
-    const createEnv = parseEnv({ DATA_DIR: dataDir, NODE_ENV: "development", LOCAL_SUBSTRATE_PORT: port, SMOLCLOUD_TOKEN_FILE: tokenFile });
+    const createEnv = parseEnv({
+      DATA_DIR: dataDir,
+      NODE_ENV: "development",
+      LOCAL_SUBSTRATE_PORT: port,
+      SMOLCLOUD_TOKEN_FILE: tokenFile,
+    });
     const workerEnv = {
       NODE_ENV: "development",
       DATABASE_URL: databaseUrl,
@@ -82,11 +87,21 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
 
     const demo = await writeDemoRepository(path.join(dataDir, "demo-src"));
     await addTargetRepository({ db }, { name: DEMO_REPOSITORY, cloneUrl: demo.path, actorId: null });
-    const publication = await setUpPublication(db, { dataDir, repository: DEMO_REPOSITORY, sourceDir: demo.path, sha: demo.sha });
+    const publication = await setUpPublication(db, {
+      dataDir,
+      repository: DEMO_REPOSITORY,
+      sourceDir: demo.path,
+      sha: demo.sha,
+    });
     stopForge = () => publication.forge.stop();
     await writeSetting(db, {
       key: "spend.ceilings",
-      value: { globalMicros: 1_000_000_000_000, perTaskMicros: 100_000_000, monthlyGlobalMicros: null, monthlyPerTaskMicros: null },
+      value: {
+        globalMicros: 1_000_000_000_000,
+        perTaskMicros: 100_000_000,
+        monthlyGlobalMicros: null,
+        monthlyPerTaskMicros: null,
+      },
       actorId: null,
       reason: "lifecycle bench",
     });
@@ -105,8 +120,11 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
     });
     await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
     await qualifyForTests(db, createEnv);
-    const liveAtProvider = async () => ((await substrate.admin("GET", "/admin/machines")).json as { machineCount: number }).machineCount;
-    const version = ((await db.$queryRaw<{ v: string }[]>`select current_setting('server_version') as v`)[0]?.v ?? "?").split(" ")[0];
+    const liveAtProvider = async () =>
+      ((await substrate.admin("GET", "/admin/machines")).json as { machineCount: number }).machineCount;
+    const version = (
+      (await db.$queryRaw<{ v: string }[]>`select current_setting('server_version') as v`)[0]?.v ?? "?"
+    ).split(" ")[0];
 
     // Floors measured in the same run, on the same machine, before the load of the phases.
     const floors: TStageFloors = await measureStageFloors(demo.path);

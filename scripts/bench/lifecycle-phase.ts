@@ -14,7 +14,16 @@ import { cpuSeconds, startWorker } from "./bench-worker-process";
 
 const RESTING = ["review_pending", "failed", "blocked"] as const;
 /** The student pipeline's states, in order, then publication's: the stage table's rows. */
-const STAGES = ["queued", "provisioning", "running", "collecting", "imported", "verifying", "approved", "pr_pending"] as const;
+const STAGES = [
+  "queued",
+  "provisioning",
+  "running",
+  "collecting",
+  "imported",
+  "verifying",
+  "approved",
+  "pr_pending",
+] as const;
 
 export type TPhase = {
   workers: number;
@@ -61,7 +70,13 @@ export async function runPhase(
   const createOne = async () => {
     const task = await createTask(
       { db, env: options.createEnv },
-      { repository: DEMO_REPOSITORY, issueNumber: DEMO_ISSUE.number, issueTitle: DEMO_ISSUE.title, prompt: DEMO_ISSUE.body, actorId: null },
+      {
+        repository: DEMO_REPOSITORY,
+        issueNumber: DEMO_ISSUE.number,
+        issueTitle: DEMO_ISSUE.title,
+        prompt: DEMO_ISSUE.body,
+        actorId: null,
+      },
     );
     taskIds.push(task.id);
   };
@@ -90,7 +105,10 @@ export async function runPhase(
     await new Promise((r) => setTimeout(r, 250));
   }
   const cpuAfter = await Promise.all(workers.map((w) => cpuSeconds(w.child.pid!).catch(() => Number.NaN)));
-  const reviewed = await db.task.findMany({ where: { id: { in: taskIds }, state: "review_pending" }, select: { id: true } });
+  const reviewed = await db.task.findMany({
+    where: { id: { in: taskIds }, state: "review_pending" },
+    select: { id: true },
+  });
   const approvals = await approveEachToPr(db, {
     dataDir: options.createEnv.dataDir,
     teacher: options.publication.teacher,
@@ -100,7 +118,10 @@ export async function runPhase(
   for (const w of workers) w.child.kill("SIGTERM");
   await Promise.all(workers.map((w) => w.exited));
 
-  const tasks = await db.task.findMany({ where: { id: { in: taskIds } }, include: { transitions: { orderBy: { id: "asc" } } } });
+  const tasks = await db.task.findMany({
+    where: { id: { in: taskIds } },
+    include: { transitions: { orderBy: { id: "asc" } } },
+  });
   const toReview: number[] = [];
   const inGuests: number[] = [];
   // Where the time went (issue 29): per state, over the tasks that reached review.

@@ -72,7 +72,9 @@ export function printLifecycleReport(report: TLifecycleReport): void {
     "",
     "p50 in guests: the floor — time the student guest and the verifier guest ran (from the transition log); the rest of the time to review is queueing and the control plane.",
     "CPU/task: user + system seconds of the worker processes and the git they ran, per task; the local substrate and its guests (the provider) and PostgreSQL are not counted.",
-    ...phases.flatMap((p) => p.errorSamples.map((s) => `errors (${p.workers} worker${p.workers === 1 ? "" : "s"}): ${s}`)),
+    ...phases.flatMap((p) =>
+      p.errorSamples.map((s) => `errors (${p.workers} worker${p.workers === 1 ? "" : "s"}): ${s}`),
+    ),
   ];
   process.stdout.write(lines.join("\n") + "\n");
 
@@ -94,7 +96,9 @@ export function printLifecycleReport(report: TLifecycleReport): void {
   for (const p of phases) {
     const label = `${p.workers} worker${p.workers === 1 ? "" : "s"}`;
     const peer =
-      p === base || !base ? null : { label: `${base.workers} worker${base.workers === 1 ? "" : "s"}`, value: base.tasksPerMinute };
+      p === base || !base
+        ? null
+        : { label: `${base.workers} worker${base.workers === 1 ? "" : "s"}`, value: base.tasksPerMinute };
     rows.push(row(`lifecycle ${label}: tasks per minute (${mode})`, p.tasksPerMinute, "tasks/min", peer));
     rows.push(
       row(
@@ -115,13 +119,18 @@ export function printLifecycleReport(report: TLifecycleReport): void {
         isSequential ? "≤ 4.5 s" : undefined,
       ),
     );
-    rows.push(row(`lifecycle ${label}: p50 approve → pull request open (one at a time)`, p.approveP50, "s", null, "≤ 1.0 s"));
+    rows.push(
+      row(`lifecycle ${label}: p50 approve → pull request open (one at a time)`, p.approveP50, "s", null, "≤ 1.0 s"),
+    );
     rows.push(row(`lifecycle ${label}: p95 approve → pull request open (one at a time)`, p.approveP95, "s"));
     rows.push(row(`lifecycle ${label}: control-plane CPU per task`, p.cpuPerTask, "s", null, "≤ 0.15 s"));
     for (const st of p.stages) {
       const floor =
         st.state === "running"
-          ? { label: "node start-up + node --test of the demo (floor)", value: (floors.nodeStartMs + floors.demoTestsMs) / 1000 }
+          ? {
+              label: "node start-up + node --test of the demo (floor)",
+              value: (floors.nodeStartMs + floors.demoTestsMs) / 1000,
+            }
           : st.state === "verifying"
             ? { label: "node --test of the demo, run directly (floor)", value: floors.demoTestsMs / 1000 }
             : st.state === "provisioning"

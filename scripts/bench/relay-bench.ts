@@ -62,7 +62,8 @@ async function statFieldsOf(pid: number | "self"): Promise<string[] | null> {
 async function cpuMicrosOf(pid: number | "self", withReapedChildren = false): Promise<number | null> {
   const fields = await statFieldsOf(pid);
   if (!fields) return null;
-  const ticks = Number(fields[11]) + Number(fields[12]) + (withReapedChildren ? Number(fields[13]) + Number(fields[14]) : 0);
+  const ticks =
+    Number(fields[11]) + Number(fields[12]) + (withReapedChildren ? Number(fields[13]) + Number(fields[14]) : 0);
   return ticks * 10_000;
 }
 
@@ -207,7 +208,8 @@ async function main(db: Db, databaseUrl: string, postmasterPid: number | null) {
         body: JSON.stringify({ taskId: shared.taskId, request: { messages: MESSAGES, maxTokens: 256 } }),
       });
       const body = (await response.body.json()) as { completion?: { content?: string } };
-      if (response.statusCode !== 200 || body.completion?.content !== REPLY) throw new Error(`bare forward failed: ${response.statusCode}`);
+      if (response.statusCode !== 200 || body.completion?.content !== REPLY)
+        throw new Error(`bare forward failed: ${response.statusCode}`);
     };
 
     for (const warmUp of [direct, relayed, routeAlone, forwarded]) {
@@ -215,7 +217,14 @@ async function main(db: Db, databaseUrl: string, postmasterPid: number | null) {
       await measure(8, WARMUP / 8, warmUp);
     }
 
-    type TRow = { label: string; concurrency: number; direct: Stats; directCpu: TCpuPerCall; relay: Stats; cpu: TCpuPerCall };
+    type TRow = {
+      label: string;
+      concurrency: number;
+      direct: Stats;
+      directCpu: TCpuPerCall;
+      relay: Stats;
+      cpu: TCpuPerCall;
+    };
     const rows: TRow[] = [];
     for (const [label, concurrency, perWorker, relay] of [
       ["c=1", 1, SERIAL_CALLS, relayed],
@@ -224,7 +233,12 @@ async function main(db: Db, databaseUrl: string, postmasterPid: number | null) {
     ] as const) {
       // Measured back to back so drift (GC, page cache, neighbours on the machine) hits both alike.
       const d = await measureWithCpu({ server: null, postmaster: postmasterPid }, concurrency, perWorker, direct);
-      const r = await measureWithCpu({ server: listener.pid, postmaster: postmasterPid }, concurrency, perWorker, relay);
+      const r = await measureWithCpu(
+        { server: listener.pid, postmaster: postmasterPid },
+        concurrency,
+        perWorker,
+        relay,
+      );
       rows.push({ label, concurrency, direct: d.stats, directCpu: d.cpu, relay: r.stats, cpu: r.cpu });
     }
     const routeDirect = await measure(1, SERIAL_CALLS, direct);
@@ -235,7 +249,12 @@ async function main(db: Db, databaseUrl: string, postmasterPid: number | null) {
       [`c=${CONCURRENCY}, bare forward`, CONCURRENCY, CALLS_PER_WORKER],
     ] as const) {
       const d = await measureWithCpu({ server: null, postmaster: postmasterPid }, concurrency, perWorker, direct);
-      const f = await measureWithCpu({ server: forwarder.pid, postmaster: postmasterPid }, concurrency, perWorker, forwarded);
+      const f = await measureWithCpu(
+        { server: forwarder.pid, postmaster: postmasterPid },
+        concurrency,
+        perWorker,
+        forwarded,
+      );
       floors.push({ label, concurrency, direct: d.stats, directCpu: d.cpu, relay: f.stats, cpu: f.cpu });
     }
     const cores = os.cpus().length;
@@ -253,9 +272,11 @@ async function main(db: Db, databaseUrl: string, postmasterPid: number | null) {
         label.padEnd(22),
         ...[d.median, r.median, r.median - d.median, d.p99, r.p99, r.p99 - d.p99].map((n) => ms(n).padStart(12)),
         ...(withThroughput
-          ? [String(Math.round(perSecond(d))), String(Math.round(perSecond(r))), `${(perSecond(r) / perSecond(d)).toFixed(2)}×`].map((t) =>
-              t.padStart(12),
-            )
+          ? [
+              String(Math.round(perSecond(d))),
+              String(Math.round(perSecond(r))),
+              `${(perSecond(r) / perSecond(d)).toFixed(2)}×`,
+            ].map((t) => t.padStart(12))
           : []),
       ].join("");
     const us = (n: number | null) => (n === null ? "—" : `${Math.round(n)} µs`).padStart(12);
@@ -319,8 +340,14 @@ async function main(db: Db, databaseUrl: string, postmasterPid: number | null) {
         ])
         .concat(
           floors.flatMap(({ label, direct: d, relay: f }) => [
-            row(`${label} (no database, no checks): p50 latency`, f.median, "ms", { label: "direct upstream p50", value: d.median }),
-            row(`${label} (no database, no checks): throughput`, perSecond(f), "rps", { label: "direct upstream", value: perSecond(d) }),
+            row(`${label} (no database, no checks): p50 latency`, f.median, "ms", {
+              label: "direct upstream p50",
+              value: d.median,
+            }),
+            row(`${label} (no database, no checks): throughput`, perSecond(f), "rps", {
+              label: "direct upstream",
+              value: perSecond(d),
+            }),
           ]),
         )
         .concat(
@@ -340,10 +367,15 @@ async function main(db: Db, databaseUrl: string, postmasterPid: number | null) {
             return total === null || budget === null
               ? []
               : [
-                  row(`${r.label.includes("bare") ? r.label : `relay ${r.label}`}: CPU per call, all processes`, total, "µs", {
-                    label: "the machine's CPU per call at 0.5× direct",
-                    value: budget,
-                  }),
+                  row(
+                    `${r.label.includes("bare") ? r.label : `relay ${r.label}`}: CPU per call, all processes`,
+                    total,
+                    "µs",
+                    {
+                      label: "the machine's CPU per call at 0.5× direct",
+                      value: budget,
+                    },
+                  ),
                 ];
           }),
         ),

@@ -29,7 +29,11 @@ const BENCHES: { name: string; file: string; args: string[] }[] = [
   { name: "chat", file: "chat-bench.ts", args: [] },
   { name: "import", file: "import-bench.ts", args: [] },
   { name: "diff-view", file: "diff-view-bench.ts", args: [] },
-  { name: "lifecycle", file: "lifecycle-bench.ts", args: flag("lifecycle-tasks") ? ["--tasks", flag("lifecycle-tasks")!] : [] },
+  {
+    name: "lifecycle",
+    file: "lifecycle-bench.ts",
+    args: flag("lifecycle-tasks") ? ["--tasks", flag("lifecycle-tasks")!] : [],
+  },
   // Issue 29's latency targets are for the demo task with nothing else running: the same pipeline, one task at a time.
   { name: "lifecycle-one", file: "lifecycle-bench.ts", args: ["--sequential", "--tasks", "8", "--workers", "1"] },
 ];
@@ -40,10 +44,14 @@ type TRun = { name: string; exitCode: number; payload: TBenchPayload | null; sec
 function run(bench: (typeof BENCHES)[number]): Promise<TRun> {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "scripts", "bench", bench.file), ...bench.args], {
-      cwd: ROOT,
-      stdio: ["ignore", "pipe", "inherit"],
-    });
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", path.join(ROOT, "scripts", "bench", bench.file), ...bench.args],
+      {
+        cwd: ROOT,
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
     let payload: TBenchPayload | null = null;
     let pending = "";
     child.stdout.on("data", (d: Buffer) => {
@@ -51,11 +59,14 @@ function run(bench: (typeof BENCHES)[number]): Promise<TRun> {
       const lines = pending.split("\n");
       pending = lines.pop()!;
       for (const line of lines) {
-        if (line.startsWith(BENCH_JSON_PREFIX)) payload = normalize(bench.name, JSON.parse(line.slice(BENCH_JSON_PREFIX.length)));
+        if (line.startsWith(BENCH_JSON_PREFIX))
+          payload = normalize(bench.name, JSON.parse(line.slice(BENCH_JSON_PREFIX.length)));
         else process.stdout.write(line + "\n");
       }
     });
-    child.on("exit", (code) => resolve({ name: bench.name, exitCode: code ?? 1, payload, seconds: (Date.now() - started) / 1000 }));
+    child.on("exit", (code) =>
+      resolve({ name: bench.name, exitCode: code ?? 1, payload, seconds: (Date.now() - started) / 1000 }),
+    );
   });
 }
 
@@ -118,7 +129,9 @@ const machine = {
   cpu: os.cpus()[0]?.model ?? "unknown",
   memoryGiB: Math.round(os.totalmem() / 2 ** 30),
   node: process.version,
-  postgres: process.env.DATABASE_URL ? `${await postgresVersion()} (DATABASE_URL)` : `${await postgresVersion()} (embedded)`,
+  postgres: process.env.DATABASE_URL
+    ? `${await postgresVersion()} (DATABASE_URL)`
+    : `${await postgresVersion()} (embedded)`,
   loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))),
 };
 const rows = runs.flatMap((r) =>

@@ -16,12 +16,16 @@ describe("the CLI's commands", () => {
   });
 
   it("`<command> --help` prints that command's usage, what it does and its example, and needs no database", () => {
-    const result = spawnSync(process.execPath, [path.join(ROOT, "scripts", "schoolcore.mjs"), "repo", "bundle", "build", "--help"], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: "postgresql://nobody@127.0.0.1:1/none", COLUMNS: "80" },
-      encoding: "utf8",
-      timeout: 60_000,
-    });
+    const result = spawnSync(
+      process.execPath,
+      [path.join(ROOT, "scripts", "schoolcore.mjs"), "repo", "bundle", "build", "--help"],
+      {
+        cwd: ROOT,
+        env: { ...process.env, DATABASE_URL: "postgresql://nobody@127.0.0.1:1/none", COLUMNS: "80" },
+        encoding: "utf8",
+        timeout: 60_000,
+      },
+    );
     expect(result.status).toBe(0);
     expect(result.stdout).toContain("Usage: schoolcore repo bundle build --repo NAME");
     expect(result.stdout).toContain(COMMANDS["repo bundle build"]!.summary.split(" ")[0]);

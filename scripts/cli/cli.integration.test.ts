@@ -9,7 +9,18 @@ describe("schoolcore CLI", async () => {
 
   it("user add with --password-stdin creates a hashed user and --json reports it", async () => {
     const result = await runCli(
-      ["user", "add", "--email", "Ops@School.test", "--role", "operator", "--role", "teacher", "--password-stdin", "--json"],
+      [
+        "user",
+        "add",
+        "--email",
+        "Ops@School.test",
+        "--role",
+        "operator",
+        "--role",
+        "teacher",
+        "--password-stdin",
+        "--json",
+      ],
       { env, stdin: "a very long password\n" },
     );
     expect(result.stderr).toBe("");
@@ -17,12 +28,18 @@ describe("schoolcore CLI", async () => {
     const out = JSON.parse(result.stdout);
     expect(out).toMatchObject({ email: "ops@school.test", roles: ["operator", "teacher"] });
     expect(out.password).toBeUndefined();
-    const stored = await db.user.findUniqueOrThrow({ where: { email: "ops@school.test" }, omit: { passwordHash: false } });
+    const stored = await db.user.findUniqueOrThrow({
+      where: { email: "ops@school.test" },
+      omit: { passwordHash: false },
+    });
     expect(stored.passwordHash).not.toContain("a very long password");
     expect(await verifyPassword("a very long password", stored.passwordHash)).toBe(true);
     // The web's use case, run as the system: one audit row, from the CLI, without the password.
     const audit = await db.auditLog.findFirstOrThrow({ where: { action: "user.create", targetId: stored.id } });
-    expect(audit).toMatchObject({ actorId: null, detail: { email: "ops@school.test", roles: ["operator", "teacher"], via: "cli" } });
+    expect(audit).toMatchObject({
+      actorId: null,
+      detail: { email: "ops@school.test", roles: ["operator", "teacher"], via: "cli" },
+    });
     expect(JSON.stringify(audit.detail)).not.toContain("a very long password");
   });
 

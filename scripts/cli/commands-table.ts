@@ -16,7 +16,13 @@ import { machineList, machineRelease } from "./commands/machine";
 import { metricsToken } from "./commands/metrics";
 import { relayIssue, relayRevoke, relayUpstreamSet, relayUpstreamShow, relayUrl, relayUsage } from "./commands/relay";
 import { repoAdd, repoList } from "./commands/repo";
-import { repoBundleBuild, repoBundleCancel, repoBundleRebuildCandidate, repoBundleShow, repoSetup } from "./commands/repo-dependencies";
+import {
+  repoBundleBuild,
+  repoBundleCancel,
+  repoBundleRebuildCandidate,
+  repoBundleShow,
+  repoSetup,
+} from "./commands/repo-dependencies";
 import { substrateImageAdd, substrateImageList, substrateServe } from "./commands/substrate";
 import { taskCancel, taskCreate, taskList, taskShow } from "./commands/task";
 import { userAdd, userList } from "./commands/user";

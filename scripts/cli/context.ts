@@ -13,16 +13,29 @@ export type Command = {
   run(context: CommandContext): Promise<void>;
 };
 
-export function parseCommandArgs<T extends NonNullable<ParseArgsConfig["options"]>>(argv: string[], options: T, allowPositionals = false) {
+export function parseCommandArgs<T extends NonNullable<ParseArgsConfig["options"]>>(
+  argv: string[],
+  options: T,
+  allowPositionals = false,
+) {
   try {
-    return parseArgs({ args: argv, options: { ...options, json: { type: "boolean" } }, allowPositionals, strict: true });
+    return parseArgs({
+      args: argv,
+      options: { ...options, json: { type: "boolean" } },
+      allowPositionals,
+      strict: true,
+    });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
 }
 
 /** Runs body with the database open (migrated), closing it (and an embedded server it started) after. */
-export async function withDatabase<T>(context: CommandContext, body: (open: OpenDatabase) => Promise<T>, migrate = true): Promise<T> {
+export async function withDatabase<T>(
+  context: CommandContext,
+  body: (open: OpenDatabase) => Promise<T>,
+  migrate = true,
+): Promise<T> {
   const open = await openDatabase(context.env, { migrate });
   try {
     return await body(open);

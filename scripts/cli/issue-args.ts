@@ -16,7 +16,13 @@ export const ISSUE_ARG_OPTIONS = {
 
 type TIssueArgValues = { repo?: string; issue?: string; base?: string; "prompt-file"?: string; title?: string };
 
-export type TIssueArgs = { repository: string; issueNumber: string; issueTitle: string; prompt: string; baseRef: string | undefined };
+export type TIssueArgs = {
+  repository: string;
+  issueNumber: string;
+  issueTitle: string;
+  prompt: string;
+  baseRef: string | undefined;
+};
 
 const TITLE_MAX_CHARS = 200;
 

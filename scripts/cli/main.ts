@@ -25,7 +25,11 @@ function help(width = Math.max(60, process.stdout.columns || 100)): string {
     "",
     ...Object.values(COMMANDS).flatMap((c) => [...wrap(c.usage, width, 2), ...wrap(c.summary, width, 6)]),
     "",
-    ...wrap("Environment: DATA_DIR (default .data), DATABASE_URL (default: embedded PostgreSQL under DATA_DIR).", width, 0),
+    ...wrap(
+      "Environment: DATA_DIR (default .data), DATABASE_URL (default: embedded PostgreSQL under DATA_DIR).",
+      width,
+      0,
+    ),
   ].join("\n");
 }
 

@@ -17,7 +17,8 @@ function jsonReplacer(_key: string, value: unknown): unknown {
 
 export function printError(error: unknown, isJson: boolean): number {
   const code = error instanceof UsageError ? "USAGE" : isAppError(error) ? error.code : "INTERNAL";
-  const message = error instanceof UsageError ? error.message : isAppError(error) ? error.message : userMessageOf(error);
+  const message =
+    error instanceof UsageError ? error.message : isAppError(error) ? error.message : userMessageOf(error);
   const line = sanitizeExcerpt(message.replace(/\s*\n\s*/g, " "), 1000);
   if (isJson) process.stdout.write(JSON.stringify({ error: { code, message: line } }) + "\n");
   process.stderr.write(`schoolcore: ${line}\n`);

@@ -15,7 +15,8 @@ export async function createForgeRepository(
   options: TCreateForgeRepositoryOptions,
 ): Promise<{ gitDir: string; repository: string; isNew: boolean }> {
   const repo = parseForgeFullName(options.repository);
-  if (!repo) throw new AppError("VALIDATION_FAILED", "A forge repository name must be owner/name (letters, digits, _ . -).");
+  if (!repo)
+    throw new AppError("VALIDATION_FAILED", "A forge repository name must be owner/name (letters, digits, _ . -).");
   const defaultBranch = options.defaultBranch ?? "main";
   if (!/^[A-Za-z0-9_.\/-]{1,100}$/.test(defaultBranch) || defaultBranch.includes(".."))
     throw new AppError("VALIDATION_FAILED", "Invalid default branch name.");

@@ -10,15 +10,22 @@ export type TForgeAdmin = { adminUrl: string; adminToken: string };
 async function call(admin: TForgeAdmin, method: string, path: string, body?: unknown): Promise<unknown> {
   const response = await fetch(`${admin.adminUrl}${path}`, {
     method,
-    headers: { authorization: `Bearer ${admin.adminToken}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      authorization: `Bearer ${admin.adminToken}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const json = (await response.json().catch(() => undefined)) as { message?: string } | undefined;
-  if (!response.ok) throw new AppError("INTERNAL", `Forge admin ${method} ${path} answered ${response.status}: ${json?.message ?? ""}`);
+  if (!response.ok)
+    throw new AppError("INTERNAL", `Forge admin ${method} ${path} answered ${response.status}: ${json?.message ?? ""}`);
   return json;
 }
 
-export async function addForgeFault(admin: TForgeAdmin, fault: Partial<TForgeFault> & Pick<TForgeFault, "kind">): Promise<void> {
+export async function addForgeFault(
+  admin: TForgeAdmin,
+  fault: Partial<TForgeFault> & Pick<TForgeFault, "kind">,
+): Promise<void> {
   await call(admin, "POST", "/faults", fault);
 }
 

@@ -14,7 +14,14 @@ import type { ForgePullStore, TForgePull } from "./forge-pull-store";
 const DOCS = "https://docs.github.com/rest";
 const MAX_BODY_BYTES = 1 << 20;
 
-export type TForgeStats = { list: number; getRef: number; getPull: number; create: number; created: number; push: number };
+export type TForgeStats = {
+  list: number;
+  getRef: number;
+  getPull: number;
+  create: number;
+  created: number;
+  push: number;
+};
 
 export type TForgeApiContext = {
   dataDir: string;
@@ -36,7 +43,12 @@ const ZCreatePullSchema = z.object({
   draft: z.boolean().optional(),
 });
 
-export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  value: unknown,
+  headers: Record<string, string> = {},
+): void {
   if (res.headersSent || res.destroyed) return;
   const body = JSON.stringify(value);
   res.writeHead(status, {
@@ -47,7 +59,12 @@ export function sendJson(res: ServerResponse, status: number, value: unknown, he
   res.end(body);
 }
 
-export function sendGitHubError(res: ServerResponse, status: number, message: string, errors?: Record<string, unknown>[]): void {
+export function sendGitHubError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  errors?: Record<string, unknown>[],
+): void {
   sendJson(res, status, { message, ...(errors ? { errors } : {}), documentation_url: DOCS, status: String(status) });
 }
 
@@ -97,7 +114,12 @@ async function repositoryExists(context: TForgeApiContext, repo: TForgeRepoName)
 }
 
 /** Handles /repos/... on the authenticated API port. */
-export async function handleApiRequest(context: TForgeApiContext, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+export async function handleApiRequest(
+  context: TForgeApiContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+): Promise<void> {
   const match = /^\/repos\/([^/]+)\/([^/]+)(\/.*)?$/.exec(url.pathname);
   const repo = match ? parseForgeRepoName(decodeURIComponent(match[1]!), decodeURIComponent(match[2]!)) : undefined;
   if (!match || !repo || !(await repositoryExists(context, repo))) return sendGitHubError(res, 404, "Not Found");
@@ -162,7 +184,12 @@ export async function handleApiRequest(context: TForgeApiContext, req: IncomingM
   return sendGitHubError(res, 404, "Not Found");
 }
 
-async function createPull(context: TForgeApiContext, req: IncomingMessage, res: ServerResponse, repo: TForgeRepoName): Promise<void> {
+async function createPull(
+  context: TForgeApiContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  repo: TForgeRepoName,
+): Promise<void> {
   context.stats.create++;
   const body = await readJsonBody(req);
   if (!body.ok) return sendGitHubError(res, 400, "Problems parsing JSON");
@@ -170,7 +197,11 @@ async function createPull(context: TForgeApiContext, req: IncomingMessage, res: 
   if (!parsed.success) {
     const field = String(parsed.error.issues[0]?.path[0] ?? "body");
     return sendGitHubError(res, 422, "Validation Failed", [
-      { resource: "PullRequest", field, code: parsed.error.issues[0]?.code === "too_small" ? "missing_field" : "invalid" },
+      {
+        resource: "PullRequest",
+        field,
+        code: parsed.error.issues[0]?.code === "too_small" ? "missing_field" : "invalid",
+      },
     ]);
   }
   const input = parsed.data;
@@ -188,8 +219,14 @@ async function createPull(context: TForgeApiContext, req: IncomingMessage, res: 
     headOwner === repo.owner ? readBranchSha(gitDir, headRef) : null,
     readBranchSha(gitDir, input.base),
   ]);
-  if (!headSha) return sendGitHubError(res, 422, "Validation Failed", [{ resource: "PullRequest", field: "head", code: "invalid" }]);
-  if (!baseSha) return sendGitHubError(res, 422, "Validation Failed", [{ resource: "PullRequest", field: "base", code: "invalid" }]);
+  if (!headSha)
+    return sendGitHubError(res, 422, "Validation Failed", [
+      { resource: "PullRequest", field: "head", code: "invalid" },
+    ]);
+  if (!baseSha)
+    return sendGitHubError(res, 422, "Validation Failed", [
+      { resource: "PullRequest", field: "base", code: "invalid" },
+    ]);
   if (headSha === baseSha)
     return sendGitHubError(res, 422, "Validation Failed", [
       { resource: "PullRequest", code: "custom", message: `No commits between ${input.base} and ${headRef}` },
@@ -197,28 +234,35 @@ async function createPull(context: TForgeApiContext, req: IncomingMessage, res: 
 
   const alreadyExists = () =>
     sendGitHubError(res, 422, "Validation Failed", [
-      { resource: "PullRequest", code: "custom", message: `A pull request already exists for ${repo.owner}:${headRef}.` },
+      {
+        resource: "PullRequest",
+        code: "custom",
+        message: `A pull request already exists for ${repo.owner}:${headRef}.`,
+      },
     ]);
-  const outcome = await context.store.withPulls<{ kind: "exists" } | { kind: "created"; pull: TForgePull }>(repo, async (file) => {
-    if (file.pulls.some((p) => p.state === "open" && p.headRef === headRef && p.baseRef === input.base))
-      return { result: { kind: "exists" as const }, save: false };
-    const now = new Date().toISOString();
-    const pull: TForgePull = {
-      number: file.nextNumber,
-      title: input.title,
-      body: input.body ?? "",
-      state: "open",
-      headRef,
-      headSha,
-      baseRef: input.base,
-      baseSha,
-      createdAt: now,
-      updatedAt: now,
-    };
-    file.nextNumber += 1;
-    file.pulls.push(pull);
-    return { result: { kind: "created" as const, pull }, save: true };
-  });
+  const outcome = await context.store.withPulls<{ kind: "exists" } | { kind: "created"; pull: TForgePull }>(
+    repo,
+    async (file) => {
+      if (file.pulls.some((p) => p.state === "open" && p.headRef === headRef && p.baseRef === input.base))
+        return { result: { kind: "exists" as const }, save: false };
+      const now = new Date().toISOString();
+      const pull: TForgePull = {
+        number: file.nextNumber,
+        title: input.title,
+        body: input.body ?? "",
+        state: "open",
+        headRef,
+        headSha,
+        baseRef: input.base,
+        baseSha,
+        createdAt: now,
+        updatedAt: now,
+      };
+      file.nextNumber += 1;
+      file.pulls.push(pull);
+      return { result: { kind: "created" as const, pull }, save: true };
+    },
+  );
   if (outcome.kind === "exists") return alreadyExists();
   context.stats.created++;
 

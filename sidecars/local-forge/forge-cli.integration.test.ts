@@ -20,7 +20,16 @@ describe("schoolcore forge serve", () => {
     dirs.push(dataDir);
     const child = spawn(
       process.execPath,
-      [path.join(PROJECT_ROOT, "scripts", "schoolcore.mjs"), "forge", "serve", "--port", "0", "--admin-port", "0", "--json"],
+      [
+        path.join(PROJECT_ROOT, "scripts", "schoolcore.mjs"),
+        "forge",
+        "serve",
+        "--port",
+        "0",
+        "--admin-port",
+        "0",
+        "--json",
+      ],
       {
         cwd: PROJECT_ROOT,
         env: { ...process.env, DATA_DIR: dataDir },
@@ -61,7 +70,9 @@ describe("schoolcore forge serve", () => {
         body: JSON.stringify({ repository: "demo/cli" }),
       });
       expect(created.status).toBe(201);
-      expect((await fetch(`${info.url}/repos/demo/cli`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+      expect(
+        (await fetch(`${info.url}/repos/demo/cli`, { headers: { authorization: `Bearer ${token}` } })).status,
+      ).toBe(200);
       expect((await fetch(`${info.url}/repos/demo/cli`)).status).toBe(401);
     } finally {
       child.kill("SIGTERM");

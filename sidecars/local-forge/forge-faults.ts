@@ -45,7 +45,9 @@ export class ForgeFaults {
 
   /** Consumes one firing of the first fault of one of `kinds` that applies to the repository. */
   take(kinds: readonly TForgeFaultKind[], repository: string): TForgeFault | undefined {
-    const index = this.faults.findIndex((f) => kinds.includes(f.kind) && (f.repository === undefined || f.repository === repository));
+    const index = this.faults.findIndex(
+      (f) => kinds.includes(f.kind) && (f.repository === undefined || f.repository === repository),
+    );
     if (index < 0) return undefined;
     const fault = this.faults[index]!;
     if (fault.skip > 0) {

@@ -12,7 +12,11 @@ const MAX_CGI_HEADER_BYTES = 64 * 1024;
 
 export type TGitBackendRequest = { projectRoot: string; pathInfo: string; query: string; remoteUser: string };
 
-export function serveGitHttpBackend(req: IncomingMessage, res: ServerResponse, options: TGitBackendRequest): Promise<void> {
+export function serveGitHttpBackend(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: TGitBackendRequest,
+): Promise<void> {
   return new Promise((resolve) => {
     const env: Record<string, string> = {
       ...buildGitEnv({}, [

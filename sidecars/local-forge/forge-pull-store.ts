@@ -32,7 +32,10 @@ export class ForgePullStore {
   constructor(private readonly dataDir: string) {}
 
   /** Runs fn with exclusive access to the repository's pull requests; saves when fn returns `save: true`. */
-  async withPulls<T>(repo: TForgeRepoName, fn: (file: TForgePullFile) => Promise<{ result: T; save: boolean }>): Promise<T> {
+  async withPulls<T>(
+    repo: TForgeRepoName,
+    fn: (file: TForgePullFile) => Promise<{ result: T; save: boolean }>,
+  ): Promise<T> {
     const previous = this.queues.get(repo.fullName) ?? Promise.resolve();
     const run = previous
       .catch(() => undefined)

@@ -20,11 +20,14 @@ describe("local forge", () => {
   let headSha: string;
   const repository = "demo/widgets";
   const auth = { authorization: `Bearer ${TOKEN}` };
-  const api = (p: string, init: RequestInit = {}) => fetch(`${forge.url}${p}`, { ...init, headers: { ...auth, ...(init.headers ?? {}) } });
+  const api = (p: string, init: RequestInit = {}) =>
+    fetch(`${forge.url}${p}`, { ...init, headers: { ...auth, ...(init.headers ?? {}) } });
   const admin = () => ({ adminUrl: forge.adminUrl, adminToken: ADMIN });
   // scoped to the forge (run-git refuses a global http.extraHeader)
   const gitAuth = () =>
-    [[`http.${forge.url}/.extraHeader`, `Authorization: Basic ${Buffer.from(`x:${TOKEN}`).toString("base64")}`]] as const;
+    [
+      [`http.${forge.url}/.extraHeader`, `Authorization: Basic ${Buffer.from(`x:${TOKEN}`).toString("base64")}`],
+    ] as const;
 
   beforeAll(async () => {
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-forge-"));
@@ -32,7 +35,13 @@ describe("local forge", () => {
     await createForgeRepository({ dataDir, repository });
     const work = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-forge-work-"));
     const git = async (args: string[], http = false) =>
-      (await runGit({ cwd: work, args, ...(http ? { remoteProtocols: ["http"] as const, secretConfig: gitAuth() } : {}) })).stdout
+      (
+        await runGit({
+          cwd: work,
+          args,
+          ...(http ? { remoteProtocols: ["http"] as const, secretConfig: gitAuth() } : {}),
+        })
+      ).stdout
         .toString("utf8")
         .trim();
     await git(["init", "--quiet", "--initial-branch=main"]);
@@ -58,7 +67,9 @@ describe("local forge", () => {
     const response = await fetch(`${forge.url}/repos/${repository}/pulls`);
     expect(response.status).toBe(401);
     expect(await response.json()).toMatchObject({ message: "Bad credentials" });
-    const wrong = await fetch(`${forge.url}/repos/${repository}/pulls`, { headers: { authorization: "Bearer not-the-token-at-all" } });
+    const wrong = await fetch(`${forge.url}/repos/${repository}/pulls`, {
+      headers: { authorization: "Bearer not-the-token-at-all" },
+    });
     expect(wrong.status).toBe(401);
     const clone = await runGit({
       args: ["ls-remote", `${forge.url}/${repository}.git`],
@@ -87,7 +98,12 @@ describe("local forge", () => {
       api(`/repos/${repository}/pulls`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ title: "<b>Title</b>", head: "school/t1", base: "main", body: "Body <script>x</script>" }),
+        body: JSON.stringify({
+          title: "<b>Title</b>",
+          head: "school/t1",
+          base: "main",
+          body: "Body <script>x</script>",
+        }),
       });
     const first = await create();
     expect(first.status).toBe(201);
@@ -97,7 +113,11 @@ describe("local forge", () => {
       head: { sha: string; ref: string };
       base: { ref: string; sha: string };
     };
-    expect(pull).toMatchObject({ number: 1, head: { sha: headSha, ref: "school/t1" }, base: { ref: "main", sha: baseSha } });
+    expect(pull).toMatchObject({
+      number: 1,
+      head: { sha: headSha, ref: "school/t1" },
+      base: { ref: "main", sha: baseSha },
+    });
     expect(pull.html_url).toBe(`${forge.url}/${repository}/pull/1`);
     const second = await create();
     expect(second.status).toBe(422);
@@ -114,7 +134,8 @@ describe("local forge", () => {
   });
 
   it("filters listings by head owner:branch, base and state", async () => {
-    const list = async (query: string) => (await (await api(`/repos/${repository}/pulls?${query}`)).json()) as { number: number }[];
+    const list = async (query: string) =>
+      (await (await api(`/repos/${repository}/pulls?${query}`)).json()) as { number: number }[];
     expect(await list("head=demo:school/t1&base=main&state=all")).toHaveLength(1);
     expect(await list("head=demo:school/t1&base=develop&state=all")).toHaveLength(0);
     expect(await list("head=other:school/t1&state=all")).toHaveLength(0);
@@ -125,7 +146,10 @@ describe("local forge", () => {
   it("keeps pull requests across a restart", async () => {
     await forge.stop();
     forge = await startLocalForge({ port: 0, adminPort: 0, token: TOKEN, adminToken: ADMIN, dataDir });
-    const pulls = (await (await api(`/repos/${repository}/pulls?state=all`)).json()) as { number: number; html_url: string }[];
+    const pulls = (await (await api(`/repos/${repository}/pulls?state=all`)).json()) as {
+      number: number;
+      html_url: string;
+    }[];
     expect(pulls.map((p) => p.number)).toEqual([1]);
     expect(pulls[0]!.html_url.startsWith(forge.url)).toBe(true);
   });
@@ -143,9 +167,15 @@ describe("local forge", () => {
   });
 
   it("injects faults from the admin port: 502 before create creates nothing; 502 after create does", async () => {
-    await runGit({ gitDir: path.join(dataDir, "forge/demo/widgets.git"), args: ["update-ref", "refs/heads/school/t2", headSha] });
+    await runGit({
+      gitDir: path.join(dataDir, "forge/demo/widgets.git"),
+      args: ["update-ref", "refs/heads/school/t2", headSha],
+    });
     const create = () =>
-      api(`/repos/${repository}/pulls`, { method: "POST", body: JSON.stringify({ title: "t2", head: "demo:school/t2", base: "main" }) });
+      api(`/repos/${repository}/pulls`, {
+        method: "POST",
+        body: JSON.stringify({ title: "t2", head: "demo:school/t2", base: "main" }),
+      });
     const count = async () => ((await (await api(`/repos/${repository}/pulls?state=all`)).json()) as unknown[]).length;
     const createdBefore = (await readForgeStats(admin())).created;
     await addForgeFault(admin(), { kind: "create_502_before_create", repository });
@@ -189,11 +219,16 @@ describe("local forge", () => {
       interval: 50,
     });
     socket.destroy();
-    await vi.waitFor(async () => expect(await gitProcessesOfThisForge()).toEqual([]), { timeout: 10_000, interval: 100 });
+    await vi.waitFor(async () => expect(await gitProcessesOfThisForge()).toEqual([]), {
+      timeout: 10_000,
+      interval: 100,
+    });
   });
 
   it("refuses repository names that could escape its root", async () => {
-    await expect(createForgeRepository({ dataDir, repository: "../etc" })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    await expect(createForgeRepository({ dataDir, repository: "../etc" })).rejects.toMatchObject({
+      code: "VALIDATION_FAILED",
+    });
     expect(() => candidateRepoPathFor(dataDir, "a/../b")).toThrow();
     expect((await api(`/repos/..%2F..%2Fetc/x/pulls`)).status).toBe(404);
   });

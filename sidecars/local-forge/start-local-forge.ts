@@ -13,7 +13,14 @@ import http, { type IncomingMessage, type Server, type ServerResponse } from "no
 import type { AddressInfo } from "node:net";
 import { AppError } from "../../lib/errors";
 import { createForgeRepository } from "./create-forge-repository";
-import { handleApiRequest, readJsonBody, sendGitHubError, sendJson, type TForgeApiContext, type TForgeStats } from "./forge-api";
+import {
+  handleApiRequest,
+  readJsonBody,
+  sendGitHubError,
+  sendJson,
+  type TForgeApiContext,
+  type TForgeStats,
+} from "./forge-api";
 import { ForgeFaults, ZForgeFaultSchema } from "./forge-faults";
 import { readBranchSha, readDiff } from "./forge-git";
 import { serveGitHttpBackend } from "./forge-git-backend";
@@ -77,7 +84,10 @@ function close(server: Server): Promise<void> {
 
 export async function startLocalForge(options: TLocalForgeOptions): Promise<TLocalForge> {
   if (options.token.length < MIN_TOKEN_CHARS || options.adminToken.length < MIN_TOKEN_CHARS) {
-    throw new AppError("CONFIG_INVALID", `The forge token and admin token must each have at least ${MIN_TOKEN_CHARS} characters.`);
+    throw new AppError(
+      "CONFIG_INVALID",
+      `The forge token and admin token must each have at least ${MIN_TOKEN_CHARS} characters.`,
+    );
   }
   if (sameSecret(options.token, options.adminToken))
     throw new AppError("CONFIG_INVALID", "The forge admin token must differ from the API token.");
@@ -105,7 +115,10 @@ export async function startLocalForge(options: TLocalForgeOptions): Promise<TLoc
     const gitMatch = /^\/([^/]+)\/([^/]+?)\.git(\/.*)$/.exec(url.pathname);
     if (gitMatch) {
       if (!isAuthorised(req)) {
-        res.writeHead(401, { "www-authenticate": 'Basic realm="School-Core local forge"', "content-type": "text/plain" });
+        res.writeHead(401, {
+          "www-authenticate": 'Basic realm="School-Core local forge"',
+          "content-type": "text/plain",
+        });
         res.end("Authentication required\n");
         return;
       }
@@ -126,7 +139,8 @@ export async function startLocalForge(options: TLocalForgeOptions): Promise<TLoc
       });
     }
     const pageMatch = /^\/([^/]+)\/([^/]+)\/pull\/(\d{1,9})$/.exec(url.pathname);
-    if (pageMatch && req.method === "GET") return servePullPage(res, pageMatch[1]!, pageMatch[2]!, Number(pageMatch[3]));
+    if (pageMatch && req.method === "GET")
+      return servePullPage(res, pageMatch[1]!, pageMatch[2]!, Number(pageMatch[3]));
     if (url.pathname.startsWith("/repos/")) {
       if (!isAuthorised(req)) return sendGitHubError(res, 401, "Bad credentials");
       return handleApiRequest(context, req, res, url);
@@ -149,7 +163,12 @@ export async function startLocalForge(options: TLocalForgeOptions): Promise<TLoc
     }
     const gitDir = forgeGitDir(options.dataDir, repo);
     const headSha = (pull.state === "open" ? await readBranchSha(gitDir, pull.headRef) : null) ?? pull.headSha;
-    const html = renderPullPage({ repository: repo.fullName, pull, headSha, diff: await readDiff(gitDir, pull.baseSha, headSha) });
+    const html = renderPullPage({
+      repository: repo.fullName,
+      pull,
+      headSha,
+      diff: await readDiff(gitDir, pull.baseSha, headSha),
+    });
     res.writeHead(200, {
       "content-type": "text/html; charset=utf-8",
       "content-security-policy": FORGE_PAGE_CSP,
@@ -161,7 +180,8 @@ export async function startLocalForge(options: TLocalForgeOptions): Promise<TLoc
 
   async function handleAdmin(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const token = presentedToken(req.headers.authorization);
-    if (token === undefined || !sameSecret(token, options.adminToken)) return sendGitHubError(res, 401, "Bad credentials");
+    if (token === undefined || !sameSecret(token, options.adminToken))
+      return sendGitHubError(res, 401, "Bad credentials");
     const url = new URL(req.url ?? "/", "http://forge-admin.invalid");
     const method = req.method ?? "GET";
     if (url.pathname === "/faults" && method === "POST") {
@@ -197,19 +217,23 @@ export async function startLocalForge(options: TLocalForgeOptions): Promise<TLoc
           cloneUrl: `${publicUrl}/${created.repository}.git`,
         });
       } catch (error) {
-        return sendJson(res, 400, { message: error instanceof AppError ? error.message : "Cannot create the repository." });
+        return sendJson(res, 400, {
+          message: error instanceof AppError ? error.message : "Cannot create the repository.",
+        });
       }
     }
     return sendJson(res, 404, { message: "Not Found" });
   }
 
-  const wrap = (handler: (req: IncomingMessage, res: ServerResponse) => Promise<void>) => (req: IncomingMessage, res: ServerResponse) => {
-    handler(req, res).catch(() => {
-      // Never echo internals (paths, tokens) to a client.
-      if (!res.headersSent) sendGitHubError(res, 500, "Server Error");
-      else res.destroy();
-    });
-  };
+  const wrap =
+    (handler: (req: IncomingMessage, res: ServerResponse) => Promise<void>) =>
+    (req: IncomingMessage, res: ServerResponse) => {
+      handler(req, res).catch(() => {
+        // Never echo internals (paths, tokens) to a client.
+        if (!res.headersSent) sendGitHubError(res, 500, "Server Error");
+        else res.destroy();
+      });
+    };
   const main = http.createServer(wrap(handleMain));
   const admin = http.createServer(wrap(handleAdmin));
   // Git pushes of a large candidate can take a while; the API itself answers fast.

@@ -39,7 +39,12 @@ export type TAccountUpdate = {
 
 type TMeteredMachine = Pick<TMachine, "resources" | "createdAtMs">;
 
-export type TAccountLedgerOptions = { billing: TBillingSettings; limits: TSubstrateLimits; tenantId: string; startedAtMs: number };
+export type TAccountLedgerOptions = {
+  billing: TBillingSettings;
+  limits: TSubstrateLimits;
+  tenantId: string;
+  startedAtMs: number;
+};
 
 export class AccountLedger {
   readonly #billing: TBillingSettings;
@@ -75,7 +80,8 @@ export class AccountLedger {
       this.#initialCreditMicros = update.prepaidCreditMicros + this.#liveMeter(live, now).totalMicros;
     if (update.budgetPolicy !== undefined) this.#billing.budgetPolicy = update.budgetPolicy;
     if (update.monthlyBudgetMicros !== undefined) this.#billing.monthlyBudgetMicros = update.monthlyBudgetMicros;
-    if (update.lowBalanceThresholdMicros !== undefined) this.#billing.lowBalanceThresholdMicros = update.lowBalanceThresholdMicros;
+    if (update.lowBalanceThresholdMicros !== undefined)
+      this.#billing.lowBalanceThresholdMicros = update.lowBalanceThresholdMicros;
   }
 
   view(live: Iterable<TMeteredMachine>, now: number): TLocalAccount {
@@ -144,7 +150,8 @@ export class AccountLedger {
   /** The period so far: deleted machines' closed meters plus every live machine up to `now`. */
   #liveMeter(live: Iterable<TMeteredMachine>, now: number): TMachineMeter {
     let meter = this.#periodMeter;
-    for (const machine of live) meter = addMeters(meter, meterMachine(machine.resources, machine.createdAtMs, now, this.#billing));
+    for (const machine of live)
+      meter = addMeters(meter, meterMachine(machine.resources, machine.createdAtMs, now, this.#billing));
     return meter;
   }
 

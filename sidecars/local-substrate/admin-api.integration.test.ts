@@ -17,7 +17,12 @@ beforeAll(async () => {
     clock: { now: () => manualNow },
     readinessDelayMs: 0,
     hangCapMs: 1500,
-    billing: { rateCpuHourMicros: 40_000, rateMemoryGbHourMicros: 8_000, prepaidCreditMicros: 1_000_000, budgetPolicy: "soft" },
+    billing: {
+      rateCpuHourMicros: 40_000,
+      rateMemoryGbHourMicros: 8_000,
+      prepaidCreditMicros: 1_000_000,
+      budgetPolicy: "soft",
+    },
   });
 });
 
@@ -53,7 +58,11 @@ describe("faults", () => {
 
   it("phase after does the operation and loses the answer (an ambiguous create)", async () => {
     await inject({ verb: "create", kind: "http500", phase: "after" });
-    const failed = await sub.api("POST", "/v1/machines", { name: "ambiguous", source: SOURCE, network: { mode: "blocked" } });
+    const failed = await sub.api("POST", "/v1/machines", {
+      name: "ambiguous",
+      source: SOURCE,
+      network: { mode: "blocked" },
+    });
     expect(failed.status).toBe(500);
     const listed = (await sub.api("GET", "/v1/machines")).json as { id: string; name: string }[];
     const orphan = listed.find((m) => m.name === "ambiguous");
@@ -97,7 +106,10 @@ describe("faults", () => {
 
   it("hang never answers: the client gives up, and the server drops it after the cap", async () => {
     await inject({ verb: "account", kind: "hang", count: 2 });
-    const gaveUp = fetch(`${sub.url}/v1/account`, { headers: { authorization: `Bearer ${sub.token}` }, signal: AbortSignal.timeout(200) });
+    const gaveUp = fetch(`${sub.url}/v1/account`, {
+      headers: { authorization: `Bearer ${sub.token}` },
+      signal: AbortSignal.timeout(200),
+    });
     await expect(gaveUp).rejects.toThrow(/abort|timeout/i);
     const started = Date.now();
     await expect(sub.api("GET", "/v1/account")).rejects.toThrow();
@@ -129,9 +141,9 @@ describe("faults", () => {
 
   it("lists, clears and validates faults", async () => {
     await inject({ verb: "exec", kind: "http500", count: 3 });
-    expect(((await sub.admin("GET", "/admin/faults")).json as { faults: { verb: string; remaining: number }[] }).faults).toContainEqual(
-      expect.objectContaining({ verb: "exec", remaining: 3 }),
-    );
+    expect(
+      ((await sub.admin("GET", "/admin/faults")).json as { faults: { verb: string; remaining: number }[] }).faults,
+    ).toContainEqual(expect.objectContaining({ verb: "exec", remaining: 3 }));
     expect((await sub.admin("DELETE", "/admin/faults")).json).toEqual({ cleared: 1 });
     expect(((await sub.admin("GET", "/admin/faults")).json as { faults: unknown[] }).faults).toEqual([]);
     expect((await sub.admin("POST", "/admin/faults", { verb: "reboot", kind: "http500" })).status).toBe(400);
@@ -168,7 +180,10 @@ describe("TTL and billing on the injected clock", () => {
   });
 
   it("bills per machine-second at the plan rates and reports usage on DELETE ?includeUsage=true", async () => {
-    const before = (await sub.api("GET", "/v1/account")).json as { prepaidCreditMicros: number; periodCost: { totalMicros: number } };
+    const before = (await sub.api("GET", "/v1/account")).json as {
+      prepaidCreditMicros: number;
+      periodCost: { totalMicros: number };
+    };
     const id = await createMachine({ resources: { cpus: 2, memoryMb: 1024 } });
     manualNow += HOUR_MS;
     const report = await sub.api("DELETE", `/v1/machines/${id}?includeUsage=true`);
@@ -200,7 +215,8 @@ describe("TTL and billing on the injected clock", () => {
   });
 
   it("reports budget headroom under a hard policy and refuses creates once it is spent", async () => {
-    const hard = (await sub.admin("PATCH", "/admin/account", { budgetPolicy: "hard", prepaidCreditMicros: 50_000 })).json as {
+    const hard = (await sub.admin("PATCH", "/admin/account", { budgetPolicy: "hard", prepaidCreditMicros: 50_000 }))
+      .json as {
       budgetRemainingMicros: number;
       prepaidCreditMicros: number;
       plan: { budgetPolicy: string };
@@ -235,7 +251,11 @@ describe("admin", () => {
   it("needs its own token", async () => {
     expect((await fetch(`${sub.adminUrl}/admin/health`)).status).toBe(401);
     const health = await sub.admin("GET", "/admin/health");
-    expect(health.json).toMatchObject({ status: "ok", url: sub.url, limitsMode: { pids: expect.any(String), memory: expect.any(String) } });
+    expect(health.json).toMatchObject({
+      status: "ok",
+      url: sub.url,
+      limitsMode: { pids: expect.any(String), memory: expect.any(String) },
+    });
     expect(health.requestId).toMatch(/^req-/);
   });
 

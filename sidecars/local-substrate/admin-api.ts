@@ -33,7 +33,15 @@ import { z } from "zod";
 import { isoOf, type OffsetClock } from "./clock";
 import { ZWeakeningSchema, type WeakeningBook } from "./weakening";
 import { ZFaultSpecSchema, type FaultBook } from "./faults";
-import { hasBearer, newRequestId, readJsonBody, sendError, sendResponse, splitTarget, type TWireResponse } from "./http-wire";
+import {
+  hasBearer,
+  newRequestId,
+  readJsonBody,
+  sendError,
+  sendResponse,
+  splitTarget,
+  type TWireResponse,
+} from "./http-wire";
 import type { MachineService } from "./machine-service";
 import { WireError } from "./wire-error";
 import { describeZodError } from "./wire-schemas";
@@ -73,14 +81,21 @@ function parse<T>(schema: z.ZodType<T>, body: unknown): T {
 async function route(req: IncomingMessage, options: TAdminApiOptions): Promise<TWireResponse> {
   const { pathname } = splitTarget(req.url);
   const key = `${req.method} ${pathname}`;
-  const clockView = () => ({ nowMs: options.clock.now(), now: isoOf(options.clock.now()), offsetMs: options.clock.offsetMs });
+  const clockView = () => ({
+    nowMs: options.clock.now(),
+    now: isoOf(options.clock.now()),
+    offsetMs: options.clock.offsetMs,
+  });
   switch (key) {
     case "GET /admin/health":
       return { status: 200, json: { status: "ok", url: options.publicUrl(), limitsMode: options.service.limitsMode } };
     case "GET /admin/machines":
       return { status: 200, json: await options.service.snapshot() };
     case "POST /admin/faults":
-      return { status: 201, json: { fault: options.faults.add(parse(ZFaultSpecSchema, await readJsonBody(req, 2 * 1024 * 1024))) } };
+      return {
+        status: 201,
+        json: { fault: options.faults.add(parse(ZFaultSpecSchema, await readJsonBody(req, 2 * 1024 * 1024))) },
+      };
     case "GET /admin/faults":
       return { status: 200, json: { faults: options.faults.list() } };
     case "DELETE /admin/faults":
@@ -100,11 +115,13 @@ async function route(req: IncomingMessage, options: TAdminApiOptions): Promise<T
       return { status: 200, json: options.service.account() };
     // Test-only (weakening.ts): absent unless the substrate was started with allowWeakening.
     case "PUT /admin/weakening":
-      if (!options.weakening) throw new WireError("NOT_FOUND", "no such admin route (weakening needs --allow-weakening)");
+      if (!options.weakening)
+        throw new WireError("NOT_FOUND", "no such admin route (weakening needs --allow-weakening)");
       options.weakening.set(parse(ZWeakeningSchema, await readJsonBody(req, 8192)));
       return { status: 200, json: { weakening: options.weakening.current, observed: options.weakening.observed } };
     case "GET /admin/weakening":
-      if (!options.weakening) throw new WireError("NOT_FOUND", "no such admin route (weakening needs --allow-weakening)");
+      if (!options.weakening)
+        throw new WireError("NOT_FOUND", "no such admin route (weakening needs --allow-weakening)");
       return { status: 200, json: { weakening: options.weakening.current, observed: options.weakening.observed } };
     default:
       throw new WireError("NOT_FOUND", "no such admin route");

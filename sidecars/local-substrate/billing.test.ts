@@ -29,7 +29,14 @@ describe("meterMachine", () => {
 
 describe("accountMoney", () => {
   it("reports no budget headroom under a soft policy (seed 001 finding D), only prepaid credit", () => {
-    expect(accountMoney({ initialCreditMicros: 1_000, periodTotalMicros: 300, budgetPolicy: "soft", monthlyBudgetMicros: 5_000 })).toEqual({
+    expect(
+      accountMoney({
+        initialCreditMicros: 1_000,
+        periodTotalMicros: 300,
+        budgetPolicy: "soft",
+        monthlyBudgetMicros: 5_000,
+      }),
+    ).toEqual({
       prepaidCreditMicros: 700,
       budgetRemainingMicros: null,
       monthlyBudgetMicros: null,
@@ -39,18 +46,31 @@ describe("accountMoney", () => {
 
   it("reports remaining budget under a hard policy, defaulting the budget to the credit", () => {
     expect(
-      accountMoney({ initialCreditMicros: 1_000, periodTotalMicros: 300, budgetPolicy: "hard", monthlyBudgetMicros: null })
-        .budgetRemainingMicros,
+      accountMoney({
+        initialCreditMicros: 1_000,
+        periodTotalMicros: 300,
+        budgetPolicy: "hard",
+        monthlyBudgetMicros: null,
+      }).budgetRemainingMicros,
     ).toBe(700);
     expect(
-      accountMoney({ initialCreditMicros: 1_000, periodTotalMicros: 300, budgetPolicy: "hard", monthlyBudgetMicros: 250 })
-        .budgetRemainingMicros,
+      accountMoney({
+        initialCreditMicros: 1_000,
+        periodTotalMicros: 300,
+        budgetPolicy: "hard",
+        monthlyBudgetMicros: 250,
+      }).budgetRemainingMicros,
     ).toBe(0);
   });
 
   it("never reports negative credit; the overrun is amount due", () => {
     expect(
-      accountMoney({ initialCreditMicros: 100, periodTotalMicros: 350, budgetPolicy: "soft", monthlyBudgetMicros: null }),
+      accountMoney({
+        initialCreditMicros: 100,
+        periodTotalMicros: 350,
+        budgetPolicy: "soft",
+        monthlyBudgetMicros: null,
+      }),
     ).toMatchObject({ prepaidCreditMicros: 0, amountDueMicros: 250 });
   });
 });

@@ -26,7 +26,14 @@ export function meterMachine(
   const memoryGbHours = (resources.memoryMb / 1024) * (totalUptimeSeconds / 3600);
   const cpuMicros = Math.round(cpuHours * rates.rateCpuHourMicros);
   const memoryMicros = Math.round(memoryGbHours * rates.rateMemoryGbHourMicros);
-  return { totalUptimeSeconds, cpuHours, memoryGbHours, cpuMicros, memoryMicros, totalMicros: cpuMicros + memoryMicros };
+  return {
+    totalUptimeSeconds,
+    cpuHours,
+    memoryGbHours,
+    cpuMicros,
+    memoryMicros,
+    totalMicros: cpuMicros + memoryMicros,
+  };
 }
 
 export function addMeters(a: TMachineMeter, b: TMachineMeter): TMachineMeter {

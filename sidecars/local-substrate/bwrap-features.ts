@@ -17,7 +17,11 @@ const cache = new Map<string, Promise<TBwrapFeatures>>();
 export function probeBwrapFeatures(bwrapPath: string): Promise<TBwrapFeatures> {
   let probe = cache.get(bwrapPath);
   if (!probe) {
-    probe = execFileAsync(bwrapPath, ["--help"], { timeout: 10_000, env: {} as NodeJS.ProcessEnv, encoding: "utf8" }).then(
+    probe = execFileAsync(bwrapPath, ["--help"], {
+      timeout: 10_000,
+      env: {} as NodeJS.ProcessEnv,
+      encoding: "utf8",
+    }).then(
       ({ stdout, stderr }) => ({ hasDisableUserns: /--disable-userns\b/.test(`${stdout}${stderr}`) }),
       // an old bubblewrap may exit non-zero on --help; its output still tells
       (error: { stdout?: string; stderr?: string }) => ({

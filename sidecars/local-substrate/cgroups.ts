@@ -131,7 +131,9 @@ export class MachineCgroup {
       await fs.mkdir(memoryDir);
       await fs.writeFile(path.join(memoryDir, "memory.limit_in_bytes"), String(limits.memoryBytes));
       // No swap escape: memory+swap gets the same ceiling where swap accounting exists.
-      await fs.writeFile(path.join(memoryDir, "memory.memsw.limit_in_bytes"), String(limits.memoryBytes)).catch(() => undefined);
+      await fs
+        .writeFile(path.join(memoryDir, "memory.memsw.limit_in_bytes"), String(limits.memoryBytes))
+        .catch(() => undefined);
     }
     return new MachineCgroup(pidsDir, memoryDir, limits.maxProcesses, cpuDir);
   }

@@ -61,13 +61,25 @@ async function readSdkPackages(): Promise<TSdkPackage[]> {
   const queue: string[] = [...GUEST_SDK_PACKAGES];
   for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
     if (found.has(name)) continue;
-    if (!PACKAGE_NAME.test(name)) throw new AppError("CONFIG_INVALID", `an SDK dependency has an unexpected name: ${name.slice(0, 100)}`);
+    if (!PACKAGE_NAME.test(name))
+      throw new AppError("CONFIG_INVALID", `an SDK dependency has an unexpected name: ${name.slice(0, 100)}`);
     const hostDir = await fsp.realpath(path.join(PROJECT_ROOT, "node_modules", name)).catch(() => {
-      throw new AppError("CONFIG_INVALID", `the npm package ${name} (node_modules/${name}) was not found; it must be installed`);
+      throw new AppError(
+        "CONFIG_INVALID",
+        `the npm package ${name} (node_modules/${name}) was not found; it must be installed`,
+      );
     });
     const packageJson = await fsp.readFile(path.join(hostDir, "package.json"));
-    const parsed = JSON.parse(packageJson.toString("utf8")) as { version?: unknown; dependencies?: Record<string, unknown> };
-    found.set(name, { name, version: String(parsed.version ?? ""), packageJsonSha256: sha256Hex(packageJson), hostDir });
+    const parsed = JSON.parse(packageJson.toString("utf8")) as {
+      version?: unknown;
+      dependencies?: Record<string, unknown>;
+    };
+    found.set(name, {
+      name,
+      version: String(parsed.version ?? ""),
+      packageJsonSha256: sha256Hex(packageJson),
+      hostDir,
+    });
     for (const dependency of Object.keys(parsed.dependencies ?? {})) {
       const isNested = await fsp.stat(path.join(hostDir, "node_modules", dependency)).then(
         () => true,
@@ -88,7 +100,10 @@ async function readSdkPackages(): Promise<TSdkPackage[]> {
  * synthesized minimal /etc (passwd, group, hosts, nsswitch.conf, the loader cache and Debian's
  * /etc/alternatives links that /usr/bin points into) — never the host's /etc wholesale.
  */
-export async function ensureDefaultGuestImage(dataDir: string, options: TEnsureDefaultImageOptions = {}): Promise<TImageRecord> {
+export async function ensureDefaultGuestImage(
+  dataDir: string,
+  options: TEnsureDefaultImageOptions = {},
+): Promise<TImageRecord> {
   const nodePath = await fsp
     .realpath(options.nodeBinaryPath ?? path.join(PROJECT_ROOT, "node_modules", "node", "bin", "node"))
     .catch(() => {
@@ -138,7 +153,8 @@ export async function ensureDefaultGuestImage(dataDir: string, options: TEnsureD
     for (const name of (await fsp.readdir("/etc/alternatives").catch(() => [] as string[])).sort()) {
       const link = path.join("/etc/alternatives", name);
       const target = (await fsp.lstat(link)).isSymbolicLink() ? await fsp.readlink(link) : undefined;
-      if (target && /^\/(usr|bin|sbin|lib)\//.test(target)) await builder.addSymlink(`etc/alternatives/${name}`, target);
+      if (target && /^\/(usr|bin|sbin|lib)\//.test(target))
+        await builder.addSymlink(`etc/alternatives/${name}`, target);
     }
     await builder.addDir("opt");
     await builder.addDir("opt/school-core");

@@ -24,7 +24,15 @@ export const FAULT_VERBS = [
  * `ignored`: answer success (status, default 204, empty body) WITHOUT doing the operation — the
  * provider that acknowledges a delete and keeps the machine running (issue 12, item 12).
  */
-export const FAULT_KINDS = ["http500", "hang", "malformed_json", "oversized_body", "reset", "status", "ignored"] as const;
+export const FAULT_KINDS = [
+  "http500",
+  "hang",
+  "malformed_json",
+  "oversized_body",
+  "reset",
+  "status",
+  "ignored",
+] as const;
 
 export type TFaultVerb = (typeof FAULT_VERBS)[number];
 
@@ -50,7 +58,10 @@ export const ZFaultSpecSchema = z
       .optional(),
   })
   .strict()
-  .refine((spec) => spec.kind !== "status" || spec.status !== undefined, { message: 'kind "status" needs a status', path: ["status"] });
+  .refine((spec) => spec.kind !== "status" || spec.status !== undefined, {
+    message: 'kind "status" needs a status',
+    path: ["status"],
+  });
 
 export type TFaultSpec = z.infer<typeof ZFaultSpecSchema>;
 export type TFault = TFaultSpec & { id: string; remaining: number; fired: number };

@@ -86,7 +86,13 @@ describe("writeGuestFile / openGuestFile", () => {
     await fs.symlink(base, path.join(root, "dirlink"));
     await expectWireError(openGuestFile({ rootDir: root, file: file("tmp/dirlink/host-canary") }), "BAD_REQUEST");
     await expectWireError(
-      writeGuestFile({ rootDir: root, file: file("tmp/dirlink/planted"), body: Readable.from([Buffer.from("x")]), maxBytes: 100, uid: 1 }),
+      writeGuestFile({
+        rootDir: root,
+        file: file("tmp/dirlink/planted"),
+        body: Readable.from([Buffer.from("x")]),
+        maxBytes: 100,
+        uid: 1,
+      }),
       "BAD_REQUEST",
     );
     await expect(fs.stat(path.join(base, "planted"))).rejects.toThrow();
@@ -102,8 +108,13 @@ describe("writeGuestFile / openGuestFile", () => {
 
   it("stops an upload past the cap and leaves nothing behind", async () => {
     const body = Readable.from([Buffer.alloc(60), Buffer.alloc(60)]);
-    await expectWireError(writeGuestFile({ rootDir: root, file: file("tmp/too-big"), body, maxBytes: 100, uid: 1 }), "PAYLOAD_TOO_LARGE");
-    expect((await fs.readdir(root)).filter((n) => n.includes("too-big") || n.startsWith(".school-core-upload"))).toEqual([]);
+    await expectWireError(
+      writeGuestFile({ rootDir: root, file: file("tmp/too-big"), body, maxBytes: 100, uid: 1 }),
+      "PAYLOAD_TOO_LARGE",
+    );
+    expect(
+      (await fs.readdir(root)).filter((n) => n.includes("too-big") || n.startsWith(".school-core-upload")),
+    ).toEqual([]);
   });
 
   it("replaces a planted symlink at the final name with a regular file instead of writing through it", async () => {

@@ -48,15 +48,18 @@ export function parseGuestFilePath(raw: string, options: { isEncoded: boolean })
     }
     if (segment.includes("\u0000")) throw new WireError("BAD_REQUEST", "file path contains NUL");
     if (segment.includes("/")) throw new WireError("BAD_REQUEST", "file path segment contains an encoded '/'");
-    if (segment === "." || segment === "..") throw new WireError("BAD_REQUEST", "file path must not contain '.' or '..' segments");
-    if (Buffer.byteLength(segment) > 255) throw new WireError("BAD_REQUEST", "file path segment is longer than 255 bytes");
+    if (segment === "." || segment === "..")
+      throw new WireError("BAD_REQUEST", "file path must not contain '.' or '..' segments");
+    if (Buffer.byteLength(segment) > 255)
+      throw new WireError("BAD_REQUEST", "file path segment is longer than 255 bytes");
     segments.push(segment);
   }
   if (segments.length > MAX_SEGMENTS) throw new WireError("BAD_REQUEST", "file path is too deep");
   const [root, ...rest] = segments;
   if (root !== "tmp" && root !== "workspace")
     throw new WireError("BAD_REQUEST", "file path must be under /tmp or /workspace, the machine's writable roots");
-  if (rest.length === 0) throw new WireError("BAD_REQUEST", `file path names the /${root} directory itself, not a file`);
+  if (rest.length === 0)
+    throw new WireError("BAD_REQUEST", `file path names the /${root} directory itself, not a file`);
   return { root, segments: rest, display: `/${[root, ...rest].join("/")}` };
 }
 
@@ -69,7 +72,9 @@ async function closeQuietly(fd: number | undefined): Promise<void> {
 }
 
 function open(file: string, flags: number, mode?: number): Promise<number> {
-  return new Promise((resolve, reject) => fs.open(file, flags, mode, (error, fd) => (error ? reject(error) : resolve(fd))));
+  return new Promise((resolve, reject) =>
+    fs.open(file, flags, mode, (error, fd) => (error ? reject(error) : resolve(fd))),
+  );
 }
 
 async function assertInside(fd: number, rootReal: string, display: string): Promise<void> {
@@ -93,14 +98,20 @@ async function openParentDir(
         throw error;
       });
       if (stat?.isSymbolicLink())
-        throw new WireError("BAD_REQUEST", `refusing ${file.display}: "${segment}" is a symlink and links are never followed`);
+        throw new WireError(
+          "BAD_REQUEST",
+          `refusing ${file.display}: "${segment}" is a symlink and links are never followed`,
+        );
       if (!stat) {
         if (!options.create) throw new WireError("NOT_FOUND", `no such file: ${file.display}`);
         await fsp.mkdir(fdPath(fd, segment), { mode: 0o755 }).catch((error: unknown) => {
           if (!isErrno(error, "EEXIST")) throw error;
         });
       } else if (!stat.isDirectory()) {
-        throw new WireError(options.create ? "BAD_REQUEST" : "NOT_FOUND", `"${segment}" in ${file.display} is not a directory`);
+        throw new WireError(
+          options.create ? "BAD_REQUEST" : "NOT_FOUND",
+          `"${segment}" in ${file.display} is not a directory`,
+        );
       }
       const next = await open(fdPath(fd, segment), O_PATH | O_DIRECTORY | O_NOFOLLOW).catch((error: unknown) => {
         if (isErrno(error, "ELOOP", "ENOTDIR"))
@@ -147,7 +158,8 @@ export async function writeGuestFile(options: {
     const limiter = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
         size += chunk.length;
-        if (size > options.maxBytes) callback(new WireError("PAYLOAD_TOO_LARGE", `upload exceeds ${options.maxBytes} bytes`));
+        if (size > options.maxBytes)
+          callback(new WireError("PAYLOAD_TOO_LARGE", `upload exceeds ${options.maxBytes} bytes`));
         else callback(null, chunk);
       },
     });
@@ -162,22 +174,31 @@ export async function writeGuestFile(options: {
 }
 
 /** Opens a guest regular file for streaming; links, FIFOs, devices and directories are refused. */
-export async function openGuestFile(options: { rootDir: string; file: TGuestFilePath }): Promise<{ stream: Readable; size: number }> {
+export async function openGuestFile(options: {
+  rootDir: string;
+  file: TGuestFilePath;
+}): Promise<{ stream: Readable; size: number }> {
   const { fd: dirFd, rootReal } = await openParentDir(options.rootDir, options.file, { create: false, uid: -1 });
   const name = options.file.segments.at(-1)!;
   try {
     const stat = await fsp.lstat(fdPath(dirFd, name)).catch(() => undefined);
     if (!stat) throw new WireError("NOT_FOUND", `no such file: ${options.file.display}`);
     if (stat.isSymbolicLink())
-      throw new WireError("BAD_REQUEST", `refusing ${options.file.display}: it is a symlink and links are never followed`);
+      throw new WireError(
+        "BAD_REQUEST",
+        `refusing ${options.file.display}: it is a symlink and links are never followed`,
+      );
     if (!stat.isFile()) throw new WireError("BAD_REQUEST", `${options.file.display} is not a regular file`);
     // O_NONBLOCK: if the guest swapped in a FIFO after lstat, open must not hang (fstat refuses it below).
     const fileFd = await open(fdPath(dirFd, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK).catch((error: unknown) => {
-      if (isErrno(error, "ELOOP")) throw new WireError("BAD_REQUEST", `refusing ${options.file.display}: it changed into a symlink`);
+      if (isErrno(error, "ELOOP"))
+        throw new WireError("BAD_REQUEST", `refusing ${options.file.display}: it changed into a symlink`);
       throw error;
     });
     try {
-      const opened = await new Promise<fs.Stats>((resolve, reject) => fs.fstat(fileFd, (error, s) => (error ? reject(error) : resolve(s))));
+      const opened = await new Promise<fs.Stats>((resolve, reject) =>
+        fs.fstat(fileFd, (error, s) => (error ? reject(error) : resolve(s))),
+      );
       if (!opened.isFile()) throw new WireError("BAD_REQUEST", `${options.file.display} is not a regular file`);
       await assertInside(fileFd, rootReal, options.file.display);
       // Stream exactly the size we saw; a guest growing the file meanwhile cannot make it unbounded.
@@ -185,7 +206,10 @@ export async function openGuestFile(options: { rootDir: string; file: TGuestFile
         await closeQuietly(fileFd);
         return { stream: Readable.from([]), size: 0 };
       }
-      return { stream: fs.createReadStream("", { fd: fileFd, autoClose: true, start: 0, end: opened.size - 1 }), size: opened.size };
+      return {
+        stream: fs.createReadStream("", { fd: fileFd, autoClose: true, start: 0, end: opened.size - 1 }),
+        size: opened.size,
+      };
     } catch (error) {
       await closeQuietly(fileFd);
       throw error;
@@ -202,7 +226,10 @@ export async function openGuestFile(options: { rootDir: string; file: TGuestFile
  * without ever following a guest's symlink to a host directory; `nextSegment` is the name in that
  * directory the watcher waits for. The caller closes the fd.
  */
-export async function openDeepestGuestDir(rootDir: string, file: TGuestFilePath): Promise<{ fd: number; nextSegment: string }> {
+export async function openDeepestGuestDir(
+  rootDir: string,
+  file: TGuestFilePath,
+): Promise<{ fd: number; nextSegment: string }> {
   const rootReal = await fsp.realpath(rootDir);
   let fd = await open(rootReal, O_PATH | O_DIRECTORY | O_NOFOLLOW);
   let depth = 0;

@@ -118,7 +118,12 @@ class CappedBuffer {
 
 function rlimitArgs(limits: TGuestRlimits): string[] {
   const pair = (name: string, value: number) => `--${name}=${value}:${value}`;
-  const args = [pair("nproc", limits.maxProcesses), pair("nofile", limits.openFiles), pair("fsize", limits.fileSizeBytes), pair("core", 0)];
+  const args = [
+    pair("nproc", limits.maxProcesses),
+    pair("nofile", limits.openFiles),
+    pair("fsize", limits.fileSizeBytes),
+    pair("core", 0),
+  ];
   if (limits.dataBytes !== undefined) args.push(pair("data", limits.dataBytes));
   return args;
 }
@@ -130,7 +135,9 @@ function outerBwrapPid(unsharePid: number, uid: number): number | undefined {
       .split(/\s+/)
       .filter(Boolean)
       .map(Number);
-    return children.find((pid) => new RegExp(`^Uid:\\s+${uid}\\s`, "m").test(readFileSync(`/proc/${pid}/status`, "utf8")));
+    return children.find((pid) =>
+      new RegExp(`^Uid:\\s+${uid}\\s`, "m").test(readFileSync(`/proc/${pid}/status`, "utf8")),
+    );
   } catch {
     return undefined;
   }
@@ -212,7 +219,8 @@ export function spawnGuestProcess(options: TSpawnGuestOptions): TGuestProcess {
     }
   });
 
-  const readyPipe = options.readyFd === undefined ? null : (child.stdio[options.readyFd] as NodeJS.ReadableStream | null);
+  const readyPipe =
+    options.readyFd === undefined ? null : (child.stdio[options.readyFd] as NodeJS.ReadableStream | null);
   // The shim writes one byte before anything of the command runs; the first byte decides.
   readyPipe?.on("data", (chunk: Buffer) => resolveReady(chunk[0] === 0x52 /* R */ ? "running" : "not_started"));
 
@@ -232,10 +240,13 @@ export function spawnGuestProcess(options: TSpawnGuestOptions): TGuestProcess {
       resolveStarted(undefined);
       resolveReady("not_started");
       const durationMs = Date.now() - startedAt;
-      if (killReason) resolve({ kind: "killed", reason: killReason, stdout: stdout.output(), stderr: stderr.output(), durationMs });
-      else if (exitCode !== undefined) resolve({ kind: "exited", exitCode, stdout: stdout.output(), stderr: stderr.output(), durationMs });
+      if (killReason)
+        resolve({ kind: "killed", reason: killReason, stdout: stdout.output(), stderr: stderr.output(), durationMs });
+      else if (exitCode !== undefined)
+        resolve({ kind: "exited", exitCode, stdout: stdout.output(), stderr: stderr.output(), durationMs });
       else {
-        const detail = stderr.output().bytes.toString("utf8").trim() || `sandbox exited with ${child.exitCode ?? child.signalCode}`;
+        const detail =
+          stderr.output().bytes.toString("utf8").trim() || `sandbox exited with ${child.exitCode ?? child.signalCode}`;
         resolve({ kind: "sandbox_failed", message: detail, durationMs });
       }
     };

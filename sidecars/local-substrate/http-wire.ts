@@ -35,7 +35,8 @@ export function hasBearer(req: IncomingMessage, token: string): boolean {
 /** Reads a JSON body of at most maxBytes; an empty body is `undefined`. */
 export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unknown> {
   const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > maxBytes) throw new WireError("PAYLOAD_TOO_LARGE", `request body exceeds ${maxBytes} bytes`);
+  if (Number.isFinite(declared) && declared > maxBytes)
+    throw new WireError("PAYLOAD_TOO_LARGE", `request body exceeds ${maxBytes} bytes`);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -79,7 +80,10 @@ export function sendResponse(req: IncomingMessage, res: ServerResponse, response
     });
     response.stream.pipe(res);
   } else if ("body" in response) {
-    res.writeHead(response.status, { "content-type": response.contentType, "content-length": Buffer.byteLength(response.body) });
+    res.writeHead(response.status, {
+      "content-type": response.contentType,
+      "content-length": Buffer.byteLength(response.body),
+    });
     res.end(response.body);
   } else {
     res.writeHead(response.status);
@@ -129,27 +133,50 @@ export function createHangRegistry(): THangRegistry {
   };
 }
 
-export function applyFault(req: IncomingMessage, res: ServerResponse, fault: TFault, hangs: THangRegistry, hangCapMs: number): void {
+export function applyFault(
+  req: IncomingMessage,
+  res: ServerResponse,
+  fault: TFault,
+  hangs: THangRegistry,
+  hangCapMs: number,
+): void {
   switch (fault.kind) {
     case "http500":
-      sendResponse(req, res, { status: 500, json: { error: "injected fault: internal error", code: "INTERNAL_ERROR" } });
+      sendResponse(req, res, {
+        status: 500,
+        json: { error: "injected fault: internal error", code: "INTERNAL_ERROR" },
+      });
       return;
     case "malformed_json":
       sendResponse(req, res, { status: 200, body: MALFORMED_JSON_BODY, contentType: "application/json" });
       return;
     case "oversized_body":
-      sendResponse(req, res, { status: 200, body: oversizedBody(fault.bytes ?? 5 * 1024 * 1024), contentType: "application/json" });
+      sendResponse(req, res, {
+        status: 200,
+        body: oversizedBody(fault.bytes ?? 5 * 1024 * 1024),
+        contentType: "application/json",
+      });
       return;
     case "status": {
-      const body = fault.body === undefined ? { error: `injected fault: status ${fault.status}`, code: "INJECTED" } : fault.body;
-      if (typeof body === "string") sendResponse(req, res, { status: fault.status!, body, contentType: fault.contentType ?? "text/plain" });
+      const body =
+        fault.body === undefined ? { error: `injected fault: status ${fault.status}`, code: "INJECTED" } : fault.body;
+      if (typeof body === "string")
+        sendResponse(req, res, { status: fault.status!, body, contentType: fault.contentType ?? "text/plain" });
       else
-        sendResponse(req, res, { status: fault.status!, body: JSON.stringify(body), contentType: fault.contentType ?? "application/json" });
+        sendResponse(req, res, {
+          status: fault.status!,
+          body: JSON.stringify(body),
+          contentType: fault.contentType ?? "application/json",
+        });
       return;
     }
     case "ignored":
       // success claimed, nothing done (only meaningful with phase "before")
-      sendResponse(req, res, fault.status === undefined || fault.status === 204 ? { status: 204 } : { status: fault.status, json: {} });
+      sendResponse(
+        req,
+        res,
+        fault.status === undefined || fault.status === 204 ? { status: 204 } : { status: fault.status, json: {} },
+      );
       return;
     case "reset":
       req.socket.resetAndDestroy();

@@ -102,14 +102,17 @@ export class ImageBuilder {
 
   #add(rel: string, mode: number, size: number, sha256: string): void {
     this.#bytes += size;
-    if (this.#bytes > MAX_IMAGE_BYTES) throw new AppError("VALIDATION_FAILED", `an image may hold at most ${MAX_IMAGE_BYTES} bytes`);
+    if (this.#bytes > MAX_IMAGE_BYTES)
+      throw new AppError("VALIDATION_FAILED", `an image may hold at most ${MAX_IMAGE_BYTES} bytes`);
     this.entries.push({ kind: "file", path: rel, mode, size, sha256 });
     this.#count();
   }
 
   /** Copies a directory tree: directories, regular files and symlinks only (as links, unfollowed). */
   async copyTree(sourceDir: string, rel = ""): Promise<void> {
-    const children = (await fsp.readdir(path.join(sourceDir, rel), { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1));
+    const children = (await fsp.readdir(path.join(sourceDir, rel), { withFileTypes: true })).sort((a, b) =>
+      a.name < b.name ? -1 : 1,
+    );
     for (const child of children) {
       const childRel = rel ? `${rel}/${child.name}` : child.name;
       if (rel === "") assertGuestPath(`/${child.name}`);
@@ -132,7 +135,13 @@ export class ImageBuilder {
   }
 
   async publish(name: string, provenance?: Record<string, unknown>): Promise<TImageRecord> {
-    return publishImage({ dataDir: this.dataDir, buildDir: this.buildDir, manifest: this.manifest(), name, provenance });
+    return publishImage({
+      dataDir: this.dataDir,
+      buildDir: this.buildDir,
+      manifest: this.manifest(),
+      name,
+      provenance,
+    });
   }
 
   async discard(): Promise<void> {

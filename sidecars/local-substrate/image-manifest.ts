@@ -21,7 +21,15 @@ const RESERVED_GUEST_PATHS = ["/proc", "/dev", "/sys", "/tmp", "/workspace", "/r
 
 const ZImageEntrySchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("dir"), path: z.string() }).strict(),
-  z.object({ kind: z.literal("file"), path: z.string(), mode: z.number().int(), size: z.number().int(), sha256: z.string() }).strict(),
+  z
+    .object({
+      kind: z.literal("file"),
+      path: z.string(),
+      mode: z.number().int(),
+      size: z.number().int(),
+      sha256: z.string(),
+    })
+    .strict(),
   z.object({ kind: z.literal("symlink"), path: z.string(), target: z.string() }).strict(),
 ]);
 
@@ -39,7 +47,12 @@ export type TImageBind = TImageManifest["binds"][number];
 
 /** One registration of a name: `images/refs/<hex(name)>/<digest hex>.json`. */
 export const ZImageRefSchema = z
-  .object({ name: z.string(), digest: z.string(), createdAt: z.string(), provenance: z.record(z.string(), z.unknown()).optional() })
+  .object({
+    name: z.string(),
+    digest: z.string(),
+    createdAt: z.string(),
+    provenance: z.record(z.string(), z.unknown()).optional(),
+  })
   .strict();
 export type TImageRef = z.infer<typeof ZImageRefSchema>;
 
@@ -62,7 +75,10 @@ export function sha256Hex(data: string | Buffer): string {
 
 export function assertImageName(name: string): void {
   if (name.length > 128 || !IMAGE_NAME_PATTERN.test(name)) {
-    throw new AppError("VALIDATION_FAILED", `invalid image name "${name}": use lowercase [a-z0-9] words separated by . _ - or /`);
+    throw new AppError(
+      "VALIDATION_FAILED",
+      `invalid image name "${name}": use lowercase [a-z0-9] words separated by . _ - or /`,
+    );
   }
 }
 
@@ -84,7 +100,10 @@ export function assertGuestPath(guest: string): void {
   }
   for (const reserved of RESERVED_GUEST_PATHS) {
     if (guest === reserved || guest.startsWith(`${reserved}/`) || reserved.startsWith(`${guest}/`)) {
-      throw new AppError("VALIDATION_FAILED", `guest path "${guest}" collides with ${reserved}, which the sandbox provides`);
+      throw new AppError(
+        "VALIDATION_FAILED",
+        `guest path "${guest}" collides with ${reserved}, which the sandbox provides`,
+      );
     }
   }
 }

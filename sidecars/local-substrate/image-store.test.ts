@@ -25,7 +25,12 @@ afterAll(async () => {
 
 describe("local images", () => {
   it("registers a directory under a content digest and resolves it by name and by name@digest", async () => {
-    const record = await addImage({ dataDir, name: "school-core/tool", dir: sourceDir, binds: [{ host: "/usr/bin", guest: "/usr/bin" }] });
+    const record = await addImage({
+      dataDir,
+      name: "school-core/tool",
+      dir: sourceDir,
+      binds: [{ host: "/usr/bin", guest: "/usr/bin" }],
+    });
     expect(record.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(record.reference).toBe(`school-core/tool@${record.digest}`);
     expect(record.fileCount).toBe(1);
@@ -78,8 +83,8 @@ describe("local images", () => {
   });
 
   it("refuses a bind that would expose the substrate's own data", async () => {
-    await expect(addImage({ dataDir, name: "school-core/bad", binds: [{ host: dataDir, guest: "/data" }] })).rejects.toThrow(
-      /data directory/,
-    );
+    await expect(
+      addImage({ dataDir, name: "school-core/bad", binds: [{ host: dataDir, guest: "/data" }] }),
+    ).rejects.toThrow(/data directory/);
   });
 });

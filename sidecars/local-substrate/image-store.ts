@@ -60,7 +60,9 @@ export async function readImageRefs(dataDir: string, name?: string): Promise<TIm
 /** Reads a published manifest and checks it still hashes to its digest (a cheap tamper check). */
 export async function loadImageManifest(dataDir: string, digest: string): Promise<TImageManifest | undefined> {
   const hex = digest.slice("sha256:".length);
-  const text = await fsp.readFile(path.join(substrateDirs(dataDir).images, hex, "manifest.json"), "utf8").catch(() => undefined);
+  const text = await fsp
+    .readFile(path.join(substrateDirs(dataDir).images, hex, "manifest.json"), "utf8")
+    .catch(() => undefined);
   if (text === undefined || sha256Hex(text) !== hex) return undefined;
   const parsed = ZImageManifestSchema.safeParse(JSON.parse(text));
   return parsed.success ? parsed.data : undefined;

@@ -60,7 +60,9 @@ async function hostProcessesOf(uid: number): Promise<number> {
 }
 
 beforeAll(async () => {
-  sub = await startTestSubstrate({ limits: { maxProcesses: MAX_PROCESSES, fileSizeBytes: FILE_SIZE_BYTES, maxExecTimeoutSeconds: 20 } });
+  sub = await startTestSubstrate({
+    limits: { maxProcesses: MAX_PROCESSES, fileSizeBytes: FILE_SIZE_BYTES, maxExecTimeoutSeconds: 20 },
+  });
   for (const file of [
     path.join(PROJECT_ROOT, `.substrate-canary-${tag}`),
     path.join(sub.dataDir, `canary-${tag}`),
@@ -84,7 +86,9 @@ describe("guest isolation", () => {
         "node --version; git --version; sh -c 'echo sh-ok'; id -u; grep CapEff /proc/self/status; cd /workspace && git init -q r && echo git-ok",
     });
     expect(result.body.exitCode).toBe(0);
-    expect(result.body.stdout).toMatch(/^v24\.\d+\.\d+\ngit version [\d.]+\nsh-ok\n1000\nCapEff:\t0000000000000000\ngit-ok\n$/);
+    expect(result.body.stdout).toMatch(
+      /^v24\.\d+\.\d+\ngit version [\d.]+\nsh-ok\n1000\nCapEff:\t0000000000000000\ngit-ok\n$/,
+    );
     const background = await sub.exec(id, { command: "sleep 2", background: true });
     const hostUid = (await machineSnapshot(id)).hostUid;
     expect(hostUid).toBeGreaterThan(65535);
@@ -108,7 +112,9 @@ describe("guest isolation", () => {
     ];
     try {
       // Prove the server is reachable from the host itself, so a failure in the guest means something.
-      await new Promise<void>((resolve, reject) => net.connect(port, "127.0.0.1").on("connect", resolve).on("error", reject));
+      await new Promise<void>((resolve, reject) =>
+        net.connect(port, "127.0.0.1").on("connect", resolve).on("error", reject),
+      );
       await new Promise((r) => setTimeout(r, 50));
       expect(accepted).toBe(1);
       const script = `const net=require("net");let n=${hostAddresses.length};for(const h of ${JSON.stringify(hostAddresses)}){const s=net.connect(${port},h);s.on("connect",()=>{console.log(h+" CONNECTED");s.destroy();if(!--n)process.exit(0)});s.on("error",e=>{console.log(h+" "+e.code);if(!--n)process.exit(0)});}`;
@@ -146,7 +152,9 @@ describe("guest isolation", () => {
       expect(result.body.stdout).not.toContain(SECRET);
       expect(result.body.stdout).not.toMatch(/^(DATA_DIR|DATABASE_URL|NODE_OPTIONS|VITEST|npm_)/m);
       const names = (await sub.exec(id, { command: "env | cut -d= -f1 | sort" })).body.stdout.trim().split("\n");
-      expect(names).toEqual(["HOME", "LANG", "LOGNAME", "PATH", "PWD", "SHLVL", "TMPDIR", "USER"].filter((n) => names.includes(n)));
+      expect(names).toEqual(
+        ["HOME", "LANG", "LOGNAME", "PATH", "PWD", "SHLVL", "TMPDIR", "USER"].filter((n) => names.includes(n)),
+      );
     } finally {
       delete process.env[ENV_CANARY];
     }
@@ -196,17 +204,22 @@ describe("limits", () => {
 
   it("kills a memory hog at the machine's memory size", async () => {
     const hog = await sub.startMachine({ resources: { cpus: 1, memoryMb: 128 } });
-    const result = await sub.exec(hog, { command: ["node", "-e", "const a=[];for(;;)a.push(Buffer.alloc(1<<20,1))"], timeoutSeconds: 15 });
+    const result = await sub.exec(hog, {
+      command: ["node", "-e", "const a=[];for(;;)a.push(Buffer.alloc(1<<20,1))"],
+      timeoutSeconds: 15,
+    });
     expect(result.status).toBe(200);
     expect(result.body.exitCode).toBe(137);
-    if ((await snapshot()).limitsMode.memory === "cgroup") expect((await machineSnapshot(hog)).oomKills).toBeGreaterThan(0);
+    if ((await snapshot()).limitsMode.memory === "cgroup")
+      expect((await machineSnapshot(hog)).oomKills).toBeGreaterThan(0);
     expect((await sub.exec(hog, { command: "echo alive" })).body.stdout).toBe("alive\n");
     await sub.api("DELETE", `/v1/machines/${hog}`);
   });
 
   it("stops a 2 GiB write at the file-size limit", async () => {
     const result = await sub.exec(id, {
-      command: "head -c 2147483648 /dev/zero > /workspace/big; echo rc=$?; stat -c %s /workspace/big; rm -f /workspace/big",
+      command:
+        "head -c 2147483648 /dev/zero > /workspace/big; echo rc=$?; stat -c %s /workspace/big; rm -f /workspace/big",
       timeoutSeconds: 15,
     });
     const [rc, size] = result.body.stdout.trim().split("\n");
@@ -270,9 +283,10 @@ describe("relay socket (allowCidrs with one HOST:PORT)", () => {
       const script = `require("http").get({socketPath:"${GUEST_RELAY_SOCKET}",path:"/v1/ping"},r=>{let b="";r.on("data",d=>b+=d);r.on("end",()=>{console.log(b);require("net").connect(${port},"127.0.0.1").on("error",e=>console.log(e.code)).on("connect",()=>console.log("DIRECT"))})}).on("error",e=>console.log("relay error "+e.code))`;
       const result = await sub.exec(relayed, { command: ["node", "-e", script], timeoutSeconds: 10 });
       expect(result.body.stdout).toBe("relay says hi to /v1/ping\nECONNREFUSED\n");
-      expect((await sub.exec(relayed, { command: `touch ${GUEST_RELAY_SOCKET_DIR}/x 2>/dev/null && echo WROTE; true` })).body.stdout).toBe(
-        "",
-      );
+      expect(
+        (await sub.exec(relayed, { command: `touch ${GUEST_RELAY_SOCKET_DIR}/x 2>/dev/null && echo WROTE; true` })).body
+          .stdout,
+      ).toBe("");
       await sub.api("DELETE", `/v1/machines/${relayed}`);
     } finally {
       server.close();

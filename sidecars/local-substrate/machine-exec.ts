@@ -49,7 +49,10 @@ export async function execOnMachine(
   const { limits, cgroupRoot } = context;
   if (machine.processes.size >= limits.maxConcurrentExecsPerMachine)
     throw new WireError("UNAVAILABLE", "too many commands are running on this machine");
-  const timeoutSeconds = Math.min(limits.maxExecTimeoutSeconds, request.timeoutSeconds || limits.defaultExecTimeoutSeconds);
+  const timeoutSeconds = Math.min(
+    limits.maxExecTimeoutSeconds,
+    request.timeoutSeconds || limits.defaultExecTimeoutSeconds,
+  );
   const bwrapArgs = weakenBwrapArgs(
     buildBwrapArgs({
       imageRootDir: machine.image.rootDir,
@@ -93,7 +96,8 @@ export async function execOnMachine(
     const pid = await guest.started;
     // Set-up failures (a bad cwd, a mount) end the sandbox before the shim runs; a missing command
     // is the shim's `F`: both settle `ready` as not started, and the result says why.
-    if ((await guest.ready) !== "running" || pid === undefined) throwForStart(machine, await guest.done, timeoutSeconds);
+    if ((await guest.ready) !== "running" || pid === undefined)
+      throwForStart(machine, await guest.done, timeoutSeconds);
     return {
       stdout: "",
       stderr: "",

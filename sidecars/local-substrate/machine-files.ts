@@ -12,7 +12,11 @@ import type { TLocalUploadResponse } from "./wire-responses";
 
 export type TUploadInput = { rawPath: string; isEncoded: boolean; body: Readable; declaredLength: number | undefined };
 
-export async function uploadMachineFile(clock: TClock, machine: TMachine, input: TUploadInput): Promise<TLocalUploadResponse> {
+export async function uploadMachineFile(
+  clock: TClock,
+  machine: TMachine,
+  input: TUploadInput,
+): Promise<TLocalUploadResponse> {
   const file = parseGuestFilePath(input.rawPath, { isEncoded: input.isEncoded });
   if (input.declaredLength !== undefined && input.declaredLength > MAX_UPLOAD_BYTES)
     throw new WireError("PAYLOAD_TOO_LARGE", `upload exceeds ${MAX_UPLOAD_BYTES} bytes`);
@@ -45,7 +49,10 @@ export async function downloadMachineFile(
   machine.lastActivityAtMs = clock.now();
   if (!input.isCapOff && opened.size > MAX_DOWNLOAD_BYTES) {
     opened.stream.destroy();
-    throw new WireError("PAYLOAD_TOO_LARGE", `${file.display} is ${opened.size} bytes, over the ${MAX_DOWNLOAD_BYTES}-byte download limit`);
+    throw new WireError(
+      "PAYLOAD_TOO_LARGE",
+      `${file.display} is ${opened.size} bytes, over the ${MAX_DOWNLOAD_BYTES}-byte download limit`,
+    );
   }
   return { ...opened, isLengthDeclared: !input.isCapOff };
 }

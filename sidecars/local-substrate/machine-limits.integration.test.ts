@@ -37,7 +37,9 @@ describe("local substrate machine limits", () => {
     const roomy = await sub.startMachine({ resources: { cpus: 1, memoryMb: 256 } });
     const refusedOn = async (id: string) =>
       Number(
-        /refused=(\d+)/.exec((await sub.exec(id, { command: ["node", "-e", SPAWN_MANY(60)], timeoutSeconds: 20 })).body.stdout)?.[1] ?? -1,
+        /refused=(\d+)/.exec(
+          (await sub.exec(id, { command: ["node", "-e", SPAWN_MANY(60)], timeoutSeconds: 20 })).body.stdout,
+        )?.[1] ?? -1,
       );
     expect(await refusedOn(tight)).toBeGreaterThan(0);
     expect(await refusedOn(roomy)).toBe(0);

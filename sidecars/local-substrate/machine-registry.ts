@@ -13,7 +13,13 @@ import { sanitizeExcerpt } from "../../lib/redact";
 import type { AccountLedger } from "./account-ledger";
 import { MachineCgroup, type TCgroupRoot } from "./cgroups";
 import type { TClock } from "./clock";
-import { isMachineExpired, MACHINE_ID_PATTERN, runSerialized, type TMachine, type TSubstrateLimits } from "./machine-record";
+import {
+  isMachineExpired,
+  MACHINE_ID_PATTERN,
+  runSerialized,
+  type TMachine,
+  type TSubstrateLimits,
+} from "./machine-record";
 import { createMachineRoots } from "./machine-roots";
 import { probeDiskMode, releaseMachineDisk } from "./machine-disk";
 import { closeMachineRelay, prepareMachineStart } from "./machine-start";
@@ -105,8 +111,13 @@ export class MachineRegistry {
       diskGb: request.resources?.diskGb ?? 1,
       maxProcesses: Math.min(limits.maxProcesses, request.resources?.maxProcesses ?? limits.maxProcesses),
     };
-    if (resources.memoryMb < MIN_MEMORY_MB) throw new WireError("BAD_REQUEST", `resources.memoryMb must be at least ${MIN_MEMORY_MB}`);
-    if (resources.cpus > limits.maxCpus || resources.memoryMb > limits.maxMemoryMb || resources.diskGb > limits.maxDiskGb) {
+    if (resources.memoryMb < MIN_MEMORY_MB)
+      throw new WireError("BAD_REQUEST", `resources.memoryMb must be at least ${MIN_MEMORY_MB}`);
+    if (
+      resources.cpus > limits.maxCpus ||
+      resources.memoryMb > limits.maxMemoryMb ||
+      resources.diskGb > limits.maxDiskGb
+    ) {
       throw new WireError(
         "QUOTA_EXCEEDED",
         `quota exceeded: at most ${limits.maxCpus} cpus, ${limits.maxMemoryMb} MB memory and ${limits.maxDiskGb} GB disk per machine`,
@@ -116,7 +127,10 @@ export class MachineRegistry {
       throw new WireError("QUOTA_EXCEEDED", `quota exceeded: at most ${limits.maxMachines} machines`);
     if (ledger.isBudgetExhausted(this.#machines.values(), clock.now()))
       throw new WireError("QUOTA_EXCEEDED", "quota exceeded: the account's budget is exhausted (hard budget policy)");
-    if (request.name && (this.#creatingNames.has(request.name) || [...this.#machines.values()].some((m) => m.name === request.name)))
+    if (
+      request.name &&
+      (this.#creatingNames.has(request.name) || [...this.#machines.values()].some((m) => m.name === request.name))
+    )
       throw new WireError("CONFLICT", `a machine named "${request.name}" already exists`);
     // Vendor sources disagree on the default; the local substrate fails closed to "blocked".
     const network: TMachineNetwork = request.network
@@ -244,7 +258,10 @@ export class MachineRegistry {
   }
 
   /** The usage report with `includeUsage` (`{}` when a concurrent caller deleted it first). */
-  async delete(id: string, options: { includeUsage: boolean }): Promise<TLocalUsageReport | Record<string, never> | undefined> {
+  async delete(
+    id: string,
+    options: { includeUsage: boolean },
+  ): Promise<TLocalUsageReport | Record<string, never> | undefined> {
     const machine = this.getLive(id);
     const report = await this.#delete(machine, "api");
     return options.includeUsage ? report : undefined;

@@ -59,7 +59,8 @@ export async function removeOrphanedMachineRoots(machinesDir: string): Promise<s
 export async function createRelaySocketPath(runDir: string, machineId: string): Promise<string> {
   const short = machineId.slice(5, 17);
   let dir = path.join(runDir, short);
-  if (Buffer.byteLength(path.join(dir, GUEST_RELAY_SOCKET_NAME)) > 100) dir = await fs.mkdtemp("/tmp/school-core-relay-");
+  if (Buffer.byteLength(path.join(dir, GUEST_RELAY_SOCKET_NAME)) > 100)
+    dir = await fs.mkdtemp("/tmp/school-core-relay-");
   else await fs.mkdir(dir, { recursive: true });
   await fs.chmod(dir, 0o711);
   return path.join(dir, GUEST_RELAY_SOCKET_NAME);

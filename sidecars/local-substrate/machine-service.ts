@@ -15,7 +15,13 @@ import { downloadMachineFile, uploadMachineFile } from "./machine-files";
 import type { TSubstrateLimits } from "./machine-record";
 import { MachineRegistry, type TMachinesSnapshot } from "./machine-registry";
 import type { TSubstrateDirs } from "./substrate-dirs";
-import type { TLocalAccount, TLocalExecResponse, TLocalMachineInfo, TLocalUploadResponse, TLocalUsageReport } from "./wire-responses";
+import type {
+  TLocalAccount,
+  TLocalExecResponse,
+  TLocalMachineInfo,
+  TLocalUploadResponse,
+  TLocalUsageReport,
+} from "./wire-responses";
 import type { WeakeningBook } from "./weakening";
 import type { TExecOutputMode } from "./wire-schemas";
 import type { TExecHardening } from "./machine-exec";
@@ -107,7 +113,10 @@ export class MachineService {
     return this.#registry.stop(id);
   }
 
-  delete(id: string, options: { includeUsage: boolean }): Promise<TLocalUsageReport | Record<string, never> | undefined> {
+  delete(
+    id: string,
+    options: { includeUsage: boolean },
+  ): Promise<TLocalUsageReport | Record<string, never> | undefined> {
     return this.#registry.delete(id, options);
   }
 
@@ -122,7 +131,14 @@ export class MachineService {
     const machine = this.#registry.getLive(id);
     const { limits, bwrapPath, cgroupRoot, clock } = this.options;
     return execOnMachine(
-      { limits, bwrapPath, cgroupRoot, clock, hardening: this.options.hardening, weakening: this.options.weakening?.current },
+      {
+        limits,
+        bwrapPath,
+        cgroupRoot,
+        clock,
+        hardening: this.options.hardening,
+        weakening: this.options.weakening?.current,
+      },
       machine,
       body,
       outputMode,
@@ -136,12 +152,25 @@ export class MachineService {
     body: Readable,
     declaredLength: number | undefined,
   ): Promise<TLocalUploadResponse> {
-    return uploadMachineFile(this.options.clock, this.#registry.getLive(id), { rawPath, isEncoded, body, declaredLength });
+    return uploadMachineFile(this.options.clock, this.#registry.getLive(id), {
+      rawPath,
+      isEncoded,
+      body,
+      declaredLength,
+    });
   }
 
-  async download(id: string, rawPath: string, isEncoded: boolean): Promise<{ stream: Readable; size: number; isLengthDeclared: boolean }> {
+  async download(
+    id: string,
+    rawPath: string,
+    isEncoded: boolean,
+  ): Promise<{ stream: Readable; size: number; isLengthDeclared: boolean }> {
     const isCapOff = this.options.weakening?.current.exportCapOff ?? false;
-    const file = await downloadMachineFile(this.options.clock, this.#registry.getLive(id), { rawPath, isEncoded, isCapOff });
+    const file = await downloadMachineFile(this.options.clock, this.#registry.getLive(id), {
+      rawPath,
+      isEncoded,
+      isCapOff,
+    });
     if (isCapOff) this.options.weakening?.noteUncappedDownload(file.size);
     return file;
   }
@@ -149,11 +178,17 @@ export class MachineService {
   /** The long poll of machine-wait.ts, bounded by MAX_CONCURRENT_WAITS across the substrate. */
   async wait(id: string, body: unknown, signal: AbortSignal): Promise<TWaitResponse> {
     this.#registry.getLive(id);
-    if (this.#waiting >= MAX_CONCURRENT_WAITS) throw new WireError("UNAVAILABLE", "too many waits are open on this substrate");
+    if (this.#waiting >= MAX_CONCURRENT_WAITS)
+      throw new WireError("UNAVAILABLE", "too many waits are open on this substrate");
     this.#waiting++;
     try {
       return await waitOnMachine(
-        { clock: this.options.clock, readinessDelayMs: this.options.readinessDelayMs, getLive: () => this.#registry.getLive(id), signal },
+        {
+          clock: this.options.clock,
+          readinessDelayMs: this.options.readinessDelayMs,
+          getLive: () => this.#registry.getLive(id),
+          signal,
+        },
         body,
       );
     } finally {

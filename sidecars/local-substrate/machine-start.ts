@@ -54,7 +54,8 @@ export async function prepareMachineStart(context: TMachineStartContext, machine
   if (network.mode === "allowCidrs" && !machine.relay) {
     const parsed = parseRelayTarget(network);
     if (parsed.kind === "refused") throw new WireError("BAD_REQUEST", parsed.reason);
-    const isLoopback = ["127.0.0.1", "localhost", "::1"].includes(parsed.target.host) || parsed.target.host.startsWith("127.");
+    const isLoopback =
+      ["127.0.0.1", "localhost", "::1"].includes(parsed.target.host) || parsed.target.host.startsWith("127.");
     if (isLoopback && context.ownPorts().includes(parsed.target.port))
       throw new WireError("BAD_REQUEST", "the relay target may not be the substrate's own API");
     const socketPath = await createRelaySocketPath(context.runDir, machine.id);

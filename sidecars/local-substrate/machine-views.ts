@@ -17,8 +17,12 @@ function hostArch(): string {
 }
 
 /** A started machine becomes ready `readinessDelayMs` after its start, as the vendor's does. */
-export function machineInfoView(machine: TMachine, options: { now: number; readinessDelayMs: number }): TLocalMachineInfo {
-  const readyAtMs = machine.state === "started" && machine.startedAtMs !== null ? machine.startedAtMs + options.readinessDelayMs : null;
+export function machineInfoView(
+  machine: TMachine,
+  options: { now: number; readinessDelayMs: number },
+): TLocalMachineInfo {
+  const readyAtMs =
+    machine.state === "started" && machine.startedAtMs !== null ? machine.startedAtMs + options.readinessDelayMs : null;
   const isReady = readyAtMs !== null && options.now >= readyAtMs;
   return {
     id: machine.id,

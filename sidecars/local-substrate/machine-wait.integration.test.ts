@@ -46,7 +46,10 @@ describe("POST /v1/machines/{id}/wait", () => {
       timeoutSeconds: 30,
     });
     expect(exec.status).toBe(200);
-    const waited = await timedWait(sub, id, { files: ["/tmp/never.json", "/tmp/out/deeper/done.json"], timeoutMs: 20_000 });
+    const waited = await timedWait(sub, id, {
+      files: ["/tmp/never.json", "/tmp/out/deeper/done.json"],
+      timeoutMs: 20_000,
+    });
     expect(waited.status).toBe(200);
     expect(waited.answer).toMatchObject({ present: ["/tmp/out/deeper/done.json"], timedOut: false });
     // woken by the file, not by the 20 s timeout (the 1 s safety re-check would also be well under it)
@@ -90,7 +93,9 @@ describe("POST /v1/machines/{id}/wait", () => {
     expect(waited.answer.timedOut).toBe(false);
     expect(waited.ms).toBeLessThan(10_000);
     // a stopped machine will not become ready by waiting: answered at once, not ready
-    const stopped = await sub.api("POST", "/v1/machines", { source: { type: "smolmachine", reference: DEFAULT_GUEST_IMAGE } });
+    const stopped = await sub.api("POST", "/v1/machines", {
+      source: { type: "smolmachine", reference: DEFAULT_GUEST_IMAGE },
+    });
     const idle = await timedWait(sub, (stopped.json as { id: string }).id, { untilReady: true, timeoutMs: 20_000 });
     expect(idle.answer.machine).toMatchObject({ ready: false, state: "stopped" });
     expect(idle.ms).toBeLessThan(10_000);
@@ -99,7 +104,10 @@ describe("POST /v1/machines/{id}/wait", () => {
   it("never follows a guest's symlink: a file behind a link to a host directory is not present", async () => {
     const id = await sub.startMachine();
     await sub.exec(id, { command: ["ln", "-s", "/etc", "/tmp/hostlink"], timeoutSeconds: 10 });
-    const waited = await timedWait(sub, id, { files: ["/tmp/hostlink/hostname", "/tmp/hostlink/passwd"], timeoutMs: 500 });
+    const waited = await timedWait(sub, id, {
+      files: ["/tmp/hostlink/hostname", "/tmp/hostlink/passwd"],
+      timeoutMs: 500,
+    });
     expect(waited.answer).toMatchObject({ present: [], timedOut: true });
   });
 

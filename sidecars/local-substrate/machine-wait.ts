@@ -17,7 +17,13 @@ import fs from "node:fs";
 import { z } from "zod";
 import type { ZWaitResponseSchema } from "../../lib/contract/smolcloud-wire";
 import type { TClock } from "./clock";
-import { guestRootDir, openDeepestGuestDir, openGuestFile, parseGuestFilePath, type TGuestFilePath } from "./guest-files";
+import {
+  guestRootDir,
+  openDeepestGuestDir,
+  openGuestFile,
+  parseGuestFilePath,
+  type TGuestFilePath,
+} from "./guest-files";
 import type { TMachine } from "./machine-record";
 import { machineInfoView } from "./machine-views";
 import { WireError } from "./wire-error";
@@ -70,7 +76,11 @@ async function exists(machine: TMachine, file: TGuestFilePath): Promise<boolean>
  * beside the done marker — does not wake us for every write). Armed BEFORE the files are checked,
  * so a file that appears in between is not missed.
  */
-async function watchPaths(machine: TMachine, files: TGuestFilePath[], watchers: fs.FSWatcher[]): Promise<{ woken: Promise<void> }> {
+async function watchPaths(
+  machine: TMachine,
+  files: TGuestFilePath[],
+  watchers: fs.FSWatcher[],
+): Promise<{ woken: Promise<void> }> {
   let wake: () => void = () => undefined;
   const woken = new Promise<void>((resolve) => (wake = resolve));
   for (const file of files) {
@@ -123,7 +133,8 @@ export async function waitOnMachine(context: TMachineWaitContext, body: unknown)
       if (isReadyDecided || present.length > 0 || now >= deadline || context.signal.aborted)
         return { machine: info, present, timedOut: !isReadyDecided && present.length === 0 };
 
-      const readyAt = request.untilReady && machine.startedAtMs !== null ? machine.startedAtMs + readinessDelayMs : Infinity;
+      const readyAt =
+        request.untilReady && machine.startedAtMs !== null ? machine.startedAtMs + readinessDelayMs : Infinity;
       const wakeAt = Math.min(deadline, readyAt, now + SAFETY_RECHECK_MS);
       await Promise.race([
         woken,

@@ -22,14 +22,23 @@ afterAll(async () => {
 const SOURCE = { type: "smolmachine", reference: DEFAULT_GUEST_IMAGE };
 const MACHINE_ID = /^mach-[0-9a-f]{32}$/;
 
-function expectEnvelope(result: { status: number; requestId: string | null; json: unknown }, status: number, code: string) {
+function expectEnvelope(
+  result: { status: number; requestId: string | null; json: unknown },
+  status: number,
+  code: string,
+) {
   expect(result.status).toBe(status);
   expect(result.requestId).toMatch(/^req-/);
   expect(result.json).toEqual({ error: expect.any(String), code });
 }
 
 /** A raw request: fetch would normalize `..` away before it ever reached the server. */
-function rawRequest(method: string, target: string, token: string, body?: Buffer): Promise<{ status: number; text: string }> {
+function rawRequest(
+  method: string,
+  target: string,
+  token: string,
+  body?: Buffer,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const url = new URL(sub.url);
     const req = http.request(
@@ -63,7 +72,9 @@ describe("auth and envelope", () => {
 
   it("keeps the admin API on its own port and token", async () => {
     expect(sub.adminUrl).not.toBe(sub.url);
-    expect((await fetch(`${sub.adminUrl}/admin/machines`, { headers: { authorization: `Bearer ${sub.token}` } })).status).toBe(401);
+    expect(
+      (await fetch(`${sub.adminUrl}/admin/machines`, { headers: { authorization: `Bearer ${sub.token}` } })).status,
+    ).toBe(401);
     expect((await sub.api("GET", "/admin/machines")).status).toBe(404);
     expect(new URL(sub.url).hostname).toBe("127.0.0.1");
     expect(new URL(sub.adminUrl).hostname).toBe("127.0.0.1");
@@ -135,8 +146,16 @@ describe("machines", () => {
 
   it("validates create bodies, names and quotas", async () => {
     expectEnvelope(await sub.api("POST", "/v1/machines", {}), 400, "BAD_REQUEST");
-    expectEnvelope(await sub.api("POST", "/v1/machines", { source: { type: "docker", reference: "x" } }), 400, "BAD_REQUEST");
-    expectEnvelope(await sub.api("POST", "/v1/machines", { source: SOURCE, network: { mode: "allowCidrs" } }), 400, "BAD_REQUEST");
+    expectEnvelope(
+      await sub.api("POST", "/v1/machines", { source: { type: "docker", reference: "x" } }),
+      400,
+      "BAD_REQUEST",
+    );
+    expectEnvelope(
+      await sub.api("POST", "/v1/machines", { source: SOURCE, network: { mode: "allowCidrs" } }),
+      400,
+      "BAD_REQUEST",
+    );
     const notJson = await fetch(`${sub.url}/v1/machines`, {
       method: "POST",
       headers: { authorization: `Bearer ${sub.token}` },
@@ -144,25 +163,43 @@ describe("machines", () => {
     });
     expect(notJson.status).toBe(400);
     expect(((await notJson.json()) as { code: string }).code).toBe("BAD_REQUEST");
-    expectEnvelope(await sub.api("POST", "/v1/machines", { source: SOURCE, resources: { cpus: 3 } }), 422, "QUOTA_EXCEEDED");
-    expectEnvelope(await sub.api("POST", "/v1/machines", { source: SOURCE, resources: { memoryMb: 4096 } }), 422, "QUOTA_EXCEEDED");
+    expectEnvelope(
+      await sub.api("POST", "/v1/machines", { source: SOURCE, resources: { cpus: 3 } }),
+      422,
+      "QUOTA_EXCEEDED",
+    );
+    expectEnvelope(
+      await sub.api("POST", "/v1/machines", { source: SOURCE, resources: { memoryMb: 4096 } }),
+      422,
+      "QUOTA_EXCEEDED",
+    );
 
     const first = await sub.api("POST", "/v1/machines", { name: "dup", source: SOURCE, network: { mode: "blocked" } });
     expect(first.status).toBe(201);
-    expectEnvelope(await sub.api("POST", "/v1/machines", { name: "dup", source: SOURCE, network: { mode: "blocked" } }), 409, "CONFLICT");
+    expectEnvelope(
+      await sub.api("POST", "/v1/machines", { name: "dup", source: SOURCE, network: { mode: "blocked" } }),
+      409,
+      "CONFLICT",
+    );
     await sub.api("DELETE", `/v1/machines/${(first.json as { id: string }).id}`);
 
     // Creates racing with one name: exactly one is made (a name is how a lost answer is found).
     const racing = await Promise.all(
-      Array.from({ length: 4 }, () => sub.api("POST", "/v1/machines", { name: "racing", source: SOURCE, network: { mode: "blocked" } })),
+      Array.from({ length: 4 }, () =>
+        sub.api("POST", "/v1/machines", { name: "racing", source: SOURCE, network: { mode: "blocked" } }),
+      ),
     );
     expect(racing.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
-    for (const r of racing) if (r.status === 201) await sub.api("DELETE", `/v1/machines/${(r.json as { id: string }).id}`);
+    for (const r of racing)
+      if (r.status === 201) await sub.api("DELETE", `/v1/machines/${(r.json as { id: string }).id}`);
   });
 
   it("refuses to start a registry image with the network blocked, exactly like the vendor (seed 001 finding A)", async () => {
     const reference = "alpine:3.21@sha256:ce64758a0000000000000000000000000000000000000000000000000000beef";
-    const created = await sub.api("POST", "/v1/machines", { source: { type: "image", reference }, network: { mode: "blocked" } });
+    const created = await sub.api("POST", "/v1/machines", {
+      source: { type: "image", reference },
+      network: { mode: "blocked" },
+    });
     expect(created.status).toBe(201);
     const id = (created.json as { id: string }).id;
     const started = await sub.api("POST", `/v1/machines/${id}/start`);
@@ -173,7 +210,11 @@ describe("machines", () => {
     );
     expect(message).toContain("supply the image locally instead");
     const after = await sub.api("GET", `/v1/machines/${id}`);
-    expect(after.json).toMatchObject({ state: "error", ready: false, error: expect.stringContaining("must be pulled from a registry") });
+    expect(after.json).toMatchObject({
+      state: "error",
+      ready: false,
+      error: expect.stringContaining("must be pulled from a registry"),
+    });
     await sub.api("DELETE", `/v1/machines/${id}`);
   });
 
@@ -182,8 +223,16 @@ describe("machines", () => {
     [{ mode: "allowCidrs", hosts: ["127.0.0.1:1", "127.0.0.1:2"] }, SOURCE, /exactly one HOST:PORT/],
     [{ mode: "allowCidrs", cidrs: ["10.0.0.0/8"] }, SOURCE, /not HOST:PORT/],
     [{ mode: "blocked" }, { type: "smolmachine", reference: "school-core/absent" }, /not found/],
-    [{ mode: "blocked" }, { type: "smolmachine", reference: `${DEFAULT_GUEST_IMAGE}@sha256:${"0".repeat(64)}` }, /not found/],
-    [{ mode: "allowCidrs", hosts: ["registry.example:443"] }, { type: "image", reference: "alpine:3.21" }, /cannot pull from a registry/],
+    [
+      { mode: "blocked" },
+      { type: "smolmachine", reference: `${DEFAULT_GUEST_IMAGE}@sha256:${"0".repeat(64)}` },
+      /not found/,
+    ],
+    [
+      { mode: "allowCidrs", hosts: ["registry.example:443"] },
+      { type: "image", reference: "alpine:3.21" },
+      /cannot pull from a registry/,
+    ],
   ])("fails start closed with 400 for network %j and source %j", async (network, source, message) => {
     const created = await sub.api("POST", "/v1/machines", { source, network });
     const id = (created.json as { id: string }).id;
@@ -195,10 +244,15 @@ describe("machines", () => {
 
   it("starts a smolmachine named NAME@sha256:digest", async () => {
     const id = await sub.startMachine();
-    const digest = ((await sub.api("GET", `/v1/machines/${id}`)).json as { source: { imageDigest: string } }).source.imageDigest;
+    const digest = ((await sub.api("GET", `/v1/machines/${id}`)).json as { source: { imageDigest: string } }).source
+      .imageDigest;
     await sub.api("DELETE", `/v1/machines/${id}`);
-    const pinned = await sub.startMachine({ source: { type: "smolmachine", reference: `${DEFAULT_GUEST_IMAGE}@${digest}` } });
-    expect(((await sub.api("GET", `/v1/machines/${pinned}`)).json as { source: { imageDigest: string } }).source.imageDigest).toBe(digest);
+    const pinned = await sub.startMachine({
+      source: { type: "smolmachine", reference: `${DEFAULT_GUEST_IMAGE}@${digest}` },
+    });
+    expect(
+      ((await sub.api("GET", `/v1/machines/${pinned}`)).json as { source: { imageDigest: string } }).source.imageDigest,
+    ).toBe(digest);
     await sub.api("DELETE", `/v1/machines/${pinned}`);
   });
 });
@@ -238,28 +292,51 @@ describe("exec", () => {
 
   it("answers b64 and both output modes, and refuses an unknown mode", async () => {
     const raw = await sub.api("POST", `/v1/machines/${id}/exec?output=b64`, { command: "printf '\\377\\000x'" });
-    expect(raw.json).toMatchObject({ stdout: "", stdoutB64: Buffer.from([0xff, 0x00, 0x78]).toString("base64"), stderrB64: "" });
+    expect(raw.json).toMatchObject({
+      stdout: "",
+      stdoutB64: Buffer.from([0xff, 0x00, 0x78]).toString("base64"),
+      stderrB64: "",
+    });
     const both = await sub.api("POST", `/v1/machines/${id}/exec?output=both`, { command: "echo hi" });
     expect(both.json).toMatchObject({ stdout: "hi\n", stdoutB64: Buffer.from("hi\n").toString("base64") });
-    expectEnvelope(await sub.api("POST", `/v1/machines/${id}/exec?output=xml`, { command: "true" }), 400, "BAD_REQUEST");
+    expectEnvelope(
+      await sub.api("POST", `/v1/machines/${id}/exec?output=xml`, { command: "true" }),
+      400,
+      "BAD_REQUEST",
+    );
   });
 
   it("caps each stream at 1 MiB and says so", async () => {
-    const result = await sub.exec(id, { command: "head -c 2097152 /dev/zero | tr '\\0' a; head -c 10 /dev/zero | tr '\\0' b >&2" });
+    const result = await sub.exec(id, {
+      command: "head -c 2097152 /dev/zero | tr '\\0' a; head -c 10 /dev/zero | tr '\\0' b >&2",
+    });
     expect(result.body.stdout.length).toBe(1024 * 1024);
-    expect(result.body).toMatchObject({ stdoutTruncated: true, stderrTruncated: false, stderr: "bbbbbbbbbb", exitCode: 0 });
+    expect(result.body).toMatchObject({
+      stdoutTruncated: true,
+      stderrTruncated: false,
+      stderr: "bbbbbbbbbb",
+      exitCode: 0,
+    });
   });
 
   it("answers 408 TIMEOUT when the wall-clock limit hits", async () => {
     const started = Date.now();
-    expectEnvelope(await sub.api("POST", `/v1/machines/${id}/exec`, { command: "sleep 30", timeoutSeconds: 1 }), 408, "TIMEOUT");
+    expectEnvelope(
+      await sub.api("POST", `/v1/machines/${id}/exec`, { command: "sleep 30", timeoutSeconds: 1 }),
+      408,
+      "TIMEOUT",
+    );
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
   it("refuses bad bodies, a missing cwd, and a machine that is not started", async () => {
     expectEnvelope(await sub.api("POST", `/v1/machines/${id}/exec`, { command: "" }), 400, "BAD_REQUEST");
     expectEnvelope(await sub.api("POST", `/v1/machines/${id}/exec`, { command: ["a\u0000b"] }), 400, "BAD_REQUEST");
-    expectEnvelope(await sub.api("POST", `/v1/machines/${id}/exec`, { command: "true", cwd: "/workspace/absent" }), 400, "BAD_REQUEST");
+    expectEnvelope(
+      await sub.api("POST", `/v1/machines/${id}/exec`, { command: "true", cwd: "/workspace/absent" }),
+      400,
+      "BAD_REQUEST",
+    );
     const created = await sub.api("POST", "/v1/machines", { source: SOURCE, network: { mode: "blocked" } });
     const stopped = (created.json as { id: string }).id;
     expectEnvelope(await sub.api("POST", `/v1/machines/${stopped}/exec`, { command: "true" }), 409, "CONFLICT");
@@ -290,7 +367,11 @@ describe("exec", () => {
 
   it("reports a background command that cannot start as failed, as a foreground one", async () => {
     const missingCwd = { command: "true", cwd: "/workspace/absent" };
-    expectEnvelope(await sub.api("POST", `/v1/machines/${id}/exec`, { ...missingCwd, background: true }), 400, "BAD_REQUEST");
+    expectEnvelope(
+      await sub.api("POST", `/v1/machines/${id}/exec`, { ...missingCwd, background: true }),
+      400,
+      "BAD_REQUEST",
+    );
     const foreground = await sub.api("POST", `/v1/machines/${id}/exec`, { command: ["no-such-command"] });
     expectEnvelope(foreground, 500, "INTERNAL_ERROR");
     for (const command of [["no-such-command"], ["/workspace/no-such-file"], ["/etc/hostname"]]) {
@@ -302,7 +383,8 @@ describe("exec", () => {
 
   it("starts a background command with its own argv and environment, and no extra descriptor", async () => {
     // The same probe in the foreground (no start shim) and in the background: what each saw must match.
-    const probe = 'd=$1; shift; ls /proc/$$/fd > $d-fds; printf "%s|" "$0" "$@" > $d-argv; env | sort > $d-env; : > $d-done';
+    const probe =
+      'd=$1; shift; ls /proc/$$/fd > $d-fds; printf "%s|" "$0" "$@" > $d-argv; env | sort > $d-env; : > $d-done';
     const argv = (dir: string) => ["/bin/sh", "-c", probe, "zero", dir, "one two", "*"];
     expect((await sub.exec(id, { command: argv("/tmp/fg"), env: { CALL: "1" } })).body.exitCode).toBe(0);
     expect((await sub.exec(id, { command: argv("/tmp/bg"), env: { CALL: "1" }, background: true })).status).toBe(200);
@@ -324,7 +406,12 @@ describe("files", () => {
   });
 
   const upload = (pathname: string, body: BodyInit, method = "PUT", init: RequestInit = {}) =>
-    fetch(`${sub.url}/v1/machines/${id}/files/${pathname}`, { method, headers: { authorization: `Bearer ${sub.token}` }, body, ...init });
+    fetch(`${sub.url}/v1/machines/${id}/files/${pathname}`, {
+      method,
+      headers: { authorization: `Bearer ${sub.token}` },
+      body,
+      ...init,
+    });
 
   it("uploads with PUT and POST ({path,size}), is visible in the guest, and downloads as octet-stream", async () => {
     const bytes = Buffer.from([0, 1, 2, 255, 10]);
@@ -335,8 +422,11 @@ describe("files", () => {
     const post = await upload("/workspace/sp%20ace.txt", "posted", "POST");
     expect(await post.json()).toEqual({ path: "/workspace/sp ace.txt", size: 6 });
     expect(
-      (await sub.exec(id, { command: "od -An -tu1 /tmp/in/data.bin; cat '/workspace/sp ace.txt'; echo; stat -c %U /tmp/in/data.bin" })).body
-        .stdout,
+      (
+        await sub.exec(id, {
+          command: "od -An -tu1 /tmp/in/data.bin; cat '/workspace/sp ace.txt'; echo; stat -c %U /tmp/in/data.bin",
+        })
+      ).body.stdout,
     ).toBe("   0   1   2 255  10\nposted\nstudent\n");
 
     const download = await fetch(`${sub.url}/v1/machines/${id}/files/tmp/in/data.bin`, {
@@ -345,9 +435,12 @@ describe("files", () => {
     expect(download.status).toBe(200);
     expect(download.headers.get("content-type")).toBe("application/octet-stream");
     expect(Buffer.from(await download.arrayBuffer())).toEqual(bytes);
-    const byQuery = await fetch(`${sub.url}/v1/machines/${id}/files?path=${encodeURIComponent("/workspace/sp ace.txt")}`, {
-      headers: { authorization: `Bearer ${sub.token}` },
-    });
+    const byQuery = await fetch(
+      `${sub.url}/v1/machines/${id}/files?path=${encodeURIComponent("/workspace/sp ace.txt")}`,
+      {
+        headers: { authorization: `Bearer ${sub.token}` },
+      },
+    );
     expect(await byQuery.text()).toBe("posted");
   });
 

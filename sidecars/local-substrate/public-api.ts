@@ -104,7 +104,10 @@ function matchRoute(
   if (action === "wait" && extras.hasExtensions && rest === undefined && method === "POST") {
     return {
       verb: "wait",
-      run: async () => ({ status: 200, json: await service.wait(id, await readJsonBody(req, MAX_JSON_BODY_BYTES), extras.signal) }),
+      run: async () => ({
+        status: 200,
+        json: await service.wait(id, await readJsonBody(req, MAX_JSON_BODY_BYTES), extras.signal),
+      }),
     };
   }
   if (action === "files") {
@@ -117,7 +120,12 @@ function matchRoute(
         verb: "download",
         run: async () => {
           const { stream, size, isLengthDeclared } = await service.download(id, raw, isEncoded);
-          return { status: 200, stream, size: isLengthDeclared ? size : undefined, contentType: "application/octet-stream" };
+          return {
+            status: 200,
+            stream,
+            size: isLengthDeclared ? size : undefined,
+            contentType: "application/octet-stream",
+          };
         },
       };
     }

@@ -23,7 +23,10 @@ export function parseRelayTarget(network: {
 }): { kind: "ok"; target: TRelayTarget } | { kind: "refused"; reason: string } {
   const entries = [...(network.hosts ?? []), ...(network.cidrs ?? [])];
   if (entries.length !== 1) {
-    return { kind: "refused", reason: `the local substrate forwards exactly one HOST:PORT for allowCidrs, got ${entries.length} entries` };
+    return {
+      kind: "refused",
+      reason: `the local substrate forwards exactly one HOST:PORT for allowCidrs, got ${entries.length} entries`,
+    };
   }
   const match = HOST_PORT.exec(entries[0]!);
   const port = match ? Number(match[3]) : NaN;

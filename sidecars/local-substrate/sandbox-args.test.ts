@@ -36,7 +36,8 @@ function pairsAfter(args: string[], flag: string): string[][] {
 describe("buildBwrapArgs", () => {
   it("unshares everything, clears the environment and dies with its parent", () => {
     const args = build();
-    for (const flag of ["--unshare-all", "--clearenv", "--die-with-parent", "--new-session"]) expect(args).toContain(flag);
+    for (const flag of ["--unshare-all", "--clearenv", "--die-with-parent", "--new-session"])
+      expect(args).toContain(flag);
     expect(args).not.toContain("--share-net");
   });
 
@@ -79,7 +80,10 @@ describe("buildBwrapArgs", () => {
 
   it("exposes the relay directory read-only only when asked", () => {
     expect(build()).not.toContain(GUEST_RELAY_SOCKET_DIR);
-    expect(pairsAfter(build({ relayDir: "/data/run/x" }), "--ro-bind")).toContainEqual(["/data/run/x", GUEST_RELAY_SOCKET_DIR]);
+    expect(pairsAfter(build({ relayDir: "/data/run/x" }), "--ro-bind")).toContainEqual([
+      "/data/run/x",
+      GUEST_RELAY_SOCKET_DIR,
+    ]);
   });
 
   it("passes the command after -- untouched", () => {

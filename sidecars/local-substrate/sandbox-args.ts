@@ -53,7 +53,8 @@ function depth(guest: string): number {
 
 export function buildBwrapArgs(spec: TSandboxSpec): string[] {
   const mounts: TMount[] = [];
-  for (const bind of spec.manifest.binds) mounts.push({ guest: bind.guest, order: 0, args: ["--ro-bind", bind.host, bind.guest] });
+  for (const bind of spec.manifest.binds)
+    mounts.push({ guest: bind.guest, order: 0, args: ["--ro-bind", bind.host, bind.guest] });
   for (const entry of spec.manifest.entries) {
     if (entry.path.includes("/")) continue; // only top-level entries are mounted; the rest rides along
     const guest = `/${entry.path}`;

@@ -79,7 +79,16 @@ describe.each(ARCHES)("seccomp filter on %s", (arch) => {
   });
 
   it("refuses clone and unshare with any namespace flag, and allows them without", () => {
-    for (const flag of [CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWNET, 0x80, 0x02000000, 0x04000000, 0x08000000, 0x20000000]) {
+    for (const flag of [
+      CLONE_NEWUSER,
+      CLONE_NEWNS,
+      CLONE_NEWNET,
+      0x80,
+      0x02000000,
+      0x04000000,
+      0x08000000,
+      0x20000000,
+    ]) {
       expect(run(numbers.unshare, [flag])).toBe(SECCOMP_RET_ERRNO | EPERM);
       expect(run(numbers.clone, [FORK_FLAGS | flag])).toBe(SECCOMP_RET_ERRNO | EPERM);
     }
@@ -100,7 +109,9 @@ describe.each(ARCHES)("seccomp filter on %s", (arch) => {
 
 describe("seccomp filter architecture checks", () => {
   it("refuses x32 syscall numbers on x86_64", () => {
-    expect(runFilter(filter, seccompData(AUDIT_ARCH.x86_64, 0x40000000 | SYSCALL_NUMBERS.x86_64.mount))).toBe(SECCOMP_RET_ERRNO | EPERM);
+    expect(runFilter(filter, seccompData(AUDIT_ARCH.x86_64, 0x40000000 | SYSCALL_NUMBERS.x86_64.mount))).toBe(
+      SECCOMP_RET_ERRNO | EPERM,
+    );
     expect(runFilter(filter, seccompData(AUDIT_ARCH.x86_64, 0x40000000))).toBe(SECCOMP_RET_ERRNO | EPERM);
   });
 

@@ -34,7 +34,8 @@ export const EPERM = 1;
 export const ENOSYS = 38;
 
 /** CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET | NEWTIME */
-export const NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x00000080;
+export const NAMESPACE_FLAGS =
+  0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x00000080;
 
 export type TDeniedSyscall =
   | "init_module"
@@ -194,7 +195,8 @@ function assemble(program: TInsn[]): Buffer {
     const offset = (label: string | undefined): number => {
       if (label === undefined) return 0;
       const target = at.get(label);
-      if (target === undefined || target <= index || target - index - 1 > 255) throw new Error(`seccomp filter: bad jump to ${label}`);
+      if (target === undefined || target <= index || target - index - 1 > 255)
+        throw new Error(`seccomp filter: bad jump to ${label}`);
       return target - index - 1;
     };
     out.writeUInt16LE(insn.code, index * 8);

@@ -135,14 +135,18 @@ function listen(server: http.Server, port: number): Promise<number> {
 
 export async function startLocalSubstrate(input: TLocalSubstrateOptions): Promise<TLocalSubstrate> {
   const options = parseOrThrow(ZOptionsSchema, input, { code: "CONFIG_INVALID", label: "local substrate options" });
-  if (options.token === options.adminToken) throw new AppError("CONFIG_INVALID", "the admin token must differ from the API token");
+  if (options.token === options.adminToken)
+    throw new AppError("CONFIG_INVALID", "the admin token must differ from the API token");
   if (process.getuid?.() !== 0)
     throw new AppError(
       "CONFIG_INVALID",
       "the local substrate must run as root: it gives every machine its own unprivileged uid and cgroups",
     );
   await fs.access(options.bwrapPath, fs.constants.X_OK).catch(() => {
-    throw new AppError("CONFIG_INVALID", `bubblewrap was not found at ${options.bwrapPath} (Debian package "bubblewrap")`);
+    throw new AppError(
+      "CONFIG_INVALID",
+      `bubblewrap was not found at ${options.bwrapPath} (Debian package "bubblewrap")`,
+    );
   });
   const dirs = await ensureSubstrateDirs(options.dataDir);
   await assertTraversableByOthers(dirs.root);
@@ -203,7 +207,8 @@ export async function startLocalSubstrate(input: TLocalSubstrateOptions): Promis
   const adminUrl = `http://127.0.0.1:${ports[1]}`;
   const sweeper = setInterval(() => void service.sweep(), options.sweepIntervalMs);
   sweeper.unref();
-  if (!options.isQuiet) logInfo("local substrate listening (bubblewrap sandboxes, NOT VMs)", { url, adminUrl, limits: service.limitsMode });
+  if (!options.isQuiet)
+    logInfo("local substrate listening (bubblewrap sandboxes, NOT VMs)", { url, adminUrl, limits: service.limitsMode });
 
   let stopping: Promise<void> | undefined;
   return {

@@ -40,7 +40,17 @@ describe("schoolcore substrate image", () => {
     const source = path.join(base, "image-src");
     await fs.mkdir(path.join(source, "opt", "tool"), { recursive: true });
     await fs.writeFile(path.join(source, "opt", "tool", "run"), "echo tool\n");
-    const added = await runCli(["substrate", "image", "add", "school-core/tool", "--dir", source, "--bind", "/usr/bin:/usr/bin", "--json"]);
+    const added = await runCli([
+      "substrate",
+      "image",
+      "add",
+      "school-core/tool",
+      "--dir",
+      source,
+      "--bind",
+      "/usr/bin:/usr/bin",
+      "--json",
+    ]);
     expect(added.code, added.stderr).toBe(0);
     const record = JSON.parse(added.stdout) as { reference: string; fileCount: number; binds: unknown[] };
     expect(record).toMatchObject({
@@ -58,7 +68,8 @@ describe("schoolcore substrate image", () => {
   it("documents its flags", async () => {
     const help = await runCli(["substrate", "serve", "--help"]);
     expect(help.code).toBe(0);
-    for (const flag of ["--port", "--admin-port", "--token-file", "--admin-token-file"]) expect(help.stdout).toContain(flag);
+    for (const flag of ["--port", "--admin-port", "--token-file", "--admin-token-file"])
+      expect(help.stdout).toContain(flag);
     expect(help.stdout).toMatch(/NOT VMs/);
   });
 });
@@ -74,8 +85,15 @@ describe("schoolcore substrate serve", () => {
       let stdout = "";
       child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
       const started = Date.now();
-      while (!stdout.trimEnd().endsWith("}") && Date.now() - started < 30_000) await new Promise((r) => setTimeout(r, 50));
-      const info = JSON.parse(stdout) as { url: string; adminUrl: string; tokenFile: string; adminTokenFile: string; isVm: boolean };
+      while (!stdout.trimEnd().endsWith("}") && Date.now() - started < 30_000)
+        await new Promise((r) => setTimeout(r, 50));
+      const info = JSON.parse(stdout) as {
+        url: string;
+        adminUrl: string;
+        tokenFile: string;
+        adminTokenFile: string;
+        isVm: boolean;
+      };
       expect(info.isVm).toBe(false);
       expect((await fs.stat(info.tokenFile)).mode & 0o777).toBe(0o600);
       expect((await fs.stat(info.adminTokenFile)).mode & 0o777).toBe(0o600);
@@ -86,7 +104,10 @@ describe("schoolcore substrate serve", () => {
       const created = await fetch(`${info.url}/v1/machines`, {
         method: "POST",
         headers,
-        body: JSON.stringify({ source: { type: "smolmachine", reference: "school-core/node24" }, network: { mode: "blocked" } }),
+        body: JSON.stringify({
+          source: { type: "smolmachine", reference: "school-core/node24" },
+          network: { mode: "blocked" },
+        }),
       });
       expect(created.status).toBe(201);
       const { id } = (await created.json()) as { id: string };

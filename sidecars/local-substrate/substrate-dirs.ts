@@ -18,7 +18,13 @@ export type TSubstrateDirs = { root: string; images: string; refs: string; machi
 export function substrateDirs(dataDir: string): TSubstrateDirs {
   const root = path.join(path.resolve(dataDir), "substrate");
   const images = path.join(root, "images");
-  return { root, images, refs: path.join(images, "refs"), machines: path.join(root, "machines"), run: path.join(root, "run") };
+  return {
+    root,
+    images,
+    refs: path.join(images, "refs"),
+    machines: path.join(root, "machines"),
+    run: path.join(root, "run"),
+  };
 }
 
 /** Creates the layout with its modes. `refs` is root-only; the rest is traverse-only for others. */

@@ -2,7 +2,19 @@ import { describe, expect, it } from "vitest";
 import { WeakeningBook, weakenBwrapArgs, ZWeakeningSchema } from "./weakening";
 
 describe("weakenBwrapArgs (test-only weakenings)", () => {
-  const args = ["--unshare-all", "--die-with-parent", "--bind", "/w", "/workspace", "--remount-ro", "/", "--chdir", "/tmp", "--", "true"];
+  const args = [
+    "--unshare-all",
+    "--die-with-parent",
+    "--bind",
+    "/w",
+    "/workspace",
+    "--remount-ro",
+    "/",
+    "--chdir",
+    "/tmp",
+    "--",
+    "true",
+  ];
   it("changes nothing without a weakening", () => {
     expect(weakenBwrapArgs(args, undefined)).toEqual(args);
     expect(weakenBwrapArgs(args, ZWeakeningSchema.parse({}))).toEqual(args);

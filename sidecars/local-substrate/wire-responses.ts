@@ -41,7 +41,10 @@ export const ZLocalMachineInfoSchema = ZMachineInfoSchema.extend({
   createdAt: ZIsoTime,
   updatedAt: ZIsoTime,
 });
-export type TLocalMachineInfo = TConforming<z.infer<typeof ZLocalMachineInfoSchema>, z.input<typeof ZMachineInfoSchema>>;
+export type TLocalMachineInfo = TConforming<
+  z.infer<typeof ZLocalMachineInfoSchema>,
+  z.input<typeof ZMachineInfoSchema>
+>;
 
 export const ZLocalExecResponseSchema = ZExecResponseSchema.extend({
   exitCode: z.number().int(),
@@ -55,10 +58,16 @@ export const ZLocalExecResponseSchema = ZExecResponseSchema.extend({
   /** A background command answers at once with its pid. */
   background: z.boolean().optional(),
 });
-export type TLocalExecResponse = TConforming<z.infer<typeof ZLocalExecResponseSchema>, z.input<typeof ZExecResponseSchema>>;
+export type TLocalExecResponse = TConforming<
+  z.infer<typeof ZLocalExecResponseSchema>,
+  z.input<typeof ZExecResponseSchema>
+>;
 
 export const ZLocalUploadResponseSchema = ZUploadResponseSchema.extend({ path: z.string(), size: z.number().int() });
-export type TLocalUploadResponse = TConforming<z.infer<typeof ZLocalUploadResponseSchema>, z.input<typeof ZUploadResponseSchema>>;
+export type TLocalUploadResponse = TConforming<
+  z.infer<typeof ZLocalUploadResponseSchema>,
+  z.input<typeof ZUploadResponseSchema>
+>;
 
 export const ZLocalUsageReportSchema = ZUsageReportSchema.extend({
   from: ZIsoTime,
@@ -82,7 +91,10 @@ export const ZLocalUsageReportSchema = ZUsageReportSchema.extend({
     amountDueMicros: ZMicros,
   }),
 });
-export type TLocalUsageReport = TConforming<z.infer<typeof ZLocalUsageReportSchema>, z.input<typeof ZUsageReportSchema>>;
+export type TLocalUsageReport = TConforming<
+  z.infer<typeof ZLocalUsageReportSchema>,
+  z.input<typeof ZUsageReportSchema>
+>;
 
 export const ZLocalAccountSchema = ZAccountSchema.extend({
   tenantId: z.string(),

@@ -11,7 +11,8 @@ const MESSAGES: Record<string, string> = {
     "Your school account is not in a group that may use School-Core. Ask an operator or your school's IT team to add you to the teacher group.",
   OIDC_EMAIL_UNVERIFIED:
     "A School-Core account already uses this email, and your identity provider has not verified it, so it was not linked. Ask an operator.",
-  OIDC_EMAIL_MISSING: "Your identity provider did not give an email address, which a first sign-in needs. Ask an operator.",
+  OIDC_EMAIL_MISSING:
+    "Your identity provider did not give an email address, which a first sign-in needs. Ask an operator.",
   OIDC_DISABLED: "This account is disabled. Ask an operator.",
   OIDC_REFUSED: "The identity provider's answer was refused. Try again, or ask an operator.",
 };
@@ -34,7 +35,11 @@ export function SignInForm({ returnPath, oidc, initialError }: Props) {
     setPending(true);
     setError(null);
     const form = new FormData(event.currentTarget);
-    const result = await signIn("credentials", { email: form.get("email"), password: form.get("password"), redirect: false });
+    const result = await signIn("credentials", {
+      email: form.get("email"),
+      password: form.get("password"),
+      redirect: false,
+    });
     if (!result || result.error) {
       setError(MESSAGES[result?.error ?? ""] ?? MESSAGES.CredentialsSignin!);
       setPending(false);
@@ -90,7 +95,11 @@ export function SignInForm({ returnPath, oidc, initialError }: Props) {
             {error}
           </p>
         )}
-        <button type="submit" disabled={isPending} className="w-full rounded bg-blue-700 px-3 py-2 text-white disabled:opacity-60">
+        <button
+          type="submit"
+          disabled={isPending}
+          className="w-full rounded bg-blue-700 px-3 py-2 text-white disabled:opacity-60"
+        >
           {isPending ? "Signing in…" : "Sign in"}
         </button>
       </form>

@@ -5,5 +5,8 @@ export const dynamic = "force-dynamic";
 
 export async function GET() {
   const health = await readHealth();
-  return NextResponse.json(health, { status: health.status === "down" ? 503 : 200, headers: { "Cache-Control": "no-store" } });
+  return NextResponse.json(health, {
+    status: health.status === "down" ? 503 : 200,
+    headers: { "Cache-Control": "no-store" },
+  });
 }

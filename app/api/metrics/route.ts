@@ -21,7 +21,10 @@ export async function GET(request: Request) {
         { status: 401, headers: { "WWW-Authenticate": 'Bearer realm="metrics"' } },
       );
     }
-    const { contentType, body } = await collectMetrics({ db: await getDb(), substrateLabel: substrateEndpoint(getEnv()).label });
+    const { contentType, body } = await collectMetrics({
+      db: await getDb(),
+      substrateLabel: substrateEndpoint(getEnv()).label,
+    });
     return new Response(body, { status: 200, headers: { "Content-Type": contentType, "Cache-Control": "no-store" } });
   } catch (error) {
     return errorResponse(error);

@@ -34,7 +34,8 @@ export const saveSettingFormAction = withActorAction({
       ...(parsed.success ? {} : formFieldErrorsOf(form, settingFieldErrors(parsed.error.issues))),
       ...(reason.success ? {} : { reason: reason.error.issues.map((issue) => issue.message) }),
     };
-    if (!parsed.success || !reason.success) return { ok: false, error: `Nothing saved. ${summaryOf(fieldErrors)}`, fieldErrors };
+    if (!parsed.success || !reason.success)
+      return { ok: false, error: `Nothing saved. ${summaryOf(fieldErrors)}`, fieldErrors };
     const db = await getDb();
     await writeSetting(db, { key: input.key, value, actorId: actor.userId, reason: reason.data, via: "web" });
     const version = await readSettingVersion(db, input.key);

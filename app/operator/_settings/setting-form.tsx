@@ -35,11 +35,14 @@ type Props = {
 
 function rawOf(form: HTMLFormElement | null): Record<string, string> {
   if (!form) return {};
-  return Object.fromEntries([...new FormData(form).entries()].filter(([, v]) => typeof v === "string") as [string, string][]);
+  return Object.fromEntries(
+    [...new FormData(form).entries()].filter(([, v]) => typeof v === "string") as [string, string][],
+  );
 }
 
 function unitLabel(field: TSettingField): string | null {
-  if (field.kind === "number") return { s: "seconds", ms: "milliseconds", count: null, MiB: "MiB", GiB: "GiB", bytes: "bytes" }[field.unit];
+  if (field.kind === "number")
+    return { s: "seconds", ms: "milliseconds", count: null, MiB: "MiB", GiB: "GiB", bytes: "bytes" }[field.unit];
   if (field.kind === "dollars") return "US$";
   return null;
 }

@@ -13,7 +13,10 @@ function SettingPanel({ view }: { view: TSettingPanelView }) {
   const { panel, current, version, last } = view;
   const settingKey = panel.key;
   return (
-    <section className="space-y-3 rounded border border-slate-200 bg-white p-4" data-testid={`setting-panel-${settingKey}`}>
+    <section
+      className="space-y-3 rounded border border-slate-200 bg-white p-4"
+      data-testid={`setting-panel-${settingKey}`}
+    >
       <div className="flex flex-wrap items-baseline justify-between gap-2">
         <h2>
           {panel.label} <span className="font-mono text-xs font-normal text-slate-500">{settingKey}</span>
@@ -23,8 +26,9 @@ function SettingPanel({ view }: { view: TSettingPanelView }) {
             "version 0 (defaults, never saved)"
           ) : (
             <>
-              <Link href={`/operator/limits/versions/${settingKey}/${version}`}>version {version}</Link>, {formatDateTime(last!.createdAt)}{" "}
-              by {last!.actorEmail ?? "the system"} — <Link href="/operator/audit?kind=setting">history</Link>
+              <Link href={`/operator/limits/versions/${settingKey}/${version}`}>version {version}</Link>,{" "}
+              {formatDateTime(last!.createdAt)} by {last!.actorEmail ?? "the system"} —{" "}
+              <Link href="/operator/audit?kind=setting">history</Link>
             </>
           )}
         </p>
@@ -35,7 +39,12 @@ function SettingPanel({ view }: { view: TSettingPanelView }) {
           The stored value is invalid ({current.error}); the form starts from the defaults.
         </p>
       )}
-      <SettingForm settingKey={settingKey} form={panel.form} current={current.ok ? current.value : null} defaults={panel.default} />
+      <SettingForm
+        settingKey={settingKey}
+        form={panel.form}
+        current={current.ok ? current.value : null}
+        defaults={panel.default}
+      />
     </section>
   );
 }

@@ -37,7 +37,8 @@ function commandOf(text: string | undefined): string[] | undefined {
 function environmentOf(text: string | undefined): Record<string, string> | undefined {
   if (text === undefined) return undefined;
   const parsed = parseEnvironmentPairs(text.split(/\r?\n/).filter((line) => line.trim()));
-  if (parsed.kind === "refused") throw new AppError("VALIDATION_FAILED", parsed.reason, { fieldErrors: { environment: [parsed.reason] } });
+  if (parsed.kind === "refused")
+    throw new AppError("VALIDATION_FAILED", parsed.reason, { fieldErrors: { environment: [parsed.reason] } });
   return parsed.env;
 }
 

@@ -19,9 +19,9 @@ export default async function AgentsPage() {
     <section className="space-y-6">
       <h1>Agent profiles</h1>
       <p className="text-sm text-slate-600">
-        A profile is a student&apos;s agent: its code, the command that starts it and a non-secret environment. It runs inside the qualified
-        guest isolation like any student code, so adding or editing one does not close the dispatch gate. A task with no profile runs the
-        operator default (the guest.agent setting).
+        A profile is a student&apos;s agent: its code, the command that starts it and a non-secret environment. It runs
+        inside the qualified guest isolation like any student code, so adding or editing one does not close the dispatch
+        gate. A task with no profile runs the operator default (the guest.agent setting).
       </p>
       {profiles.length === 0 ? (
         <EmptyState title="No agent profiles yet" />

@@ -47,7 +47,11 @@ function Detail({ entry }: { entry: TAuditEntry }) {
             {fromDefaults !== null && " (first change from the defaults)"}
           </p>
         )}
-        {rows.length === 0 ? <p className="text-xs text-slate-600">no change in value</p> : <DiffTable rows={rows} testId="audit-diff" />}
+        {rows.length === 0 ? (
+          <p className="text-xs text-slate-600">no change in value</p>
+        ) : (
+          <DiffTable rows={rows} testId="audit-diff" />
+        )}
       </div>
     );
   }
@@ -58,7 +62,9 @@ function Detail({ entry }: { entry: TAuditEntry }) {
       {entries.map(([key, value]) => (
         <div key={key} className="contents">
           <dt className="text-slate-600">{key}</dt>
-          <dd className="break-all font-mono">{(typeof value === "string" ? value : JSON.stringify(value)).slice(0, 400)}</dd>
+          <dd className="break-all font-mono">
+            {(typeof value === "string" ? value : JSON.stringify(value)).slice(0, 400)}
+          </dd>
         </div>
       ))}
     </dl>
@@ -113,8 +119,15 @@ export default async function AuditPage({ searchParams }: Props) {
       ) : (
         <DataTable testId="audit-table" headers={["When", "Who", "Action", "Target", "Detail"]}>
           {result.items.map((entry) => (
-            <tr key={entry.id} className="border-t border-slate-200 align-top" data-testid="audit-row" data-action={entry.action}>
-              <td className="whitespace-nowrap p-2 font-mono text-xs">{formatDateTime(entry.createdAt, { precision: "second" })}</td>
+            <tr
+              key={entry.id}
+              className="border-t border-slate-200 align-top"
+              data-testid="audit-row"
+              data-action={entry.action}
+            >
+              <td className="whitespace-nowrap p-2 font-mono text-xs">
+                {formatDateTime(entry.createdAt, { precision: "second" })}
+              </td>
               <td className="p-2">{entry.actorEmail ?? <span className="text-slate-500">system</span>}</td>
               <td className="p-2 font-mono text-xs">{entry.action}</td>
               <td className="p-2 text-xs">{targetLink(entry)}</td>

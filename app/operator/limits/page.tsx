@@ -12,8 +12,8 @@ export default async function LimitsPage() {
       <div className="space-y-1">
         <h1>Limits and guests</h1>
         <p className="text-sm text-slate-600">
-          Every save is a new version with its reason; a task keeps the limits it was created with and links to their version. Spend
-          ceilings are on the <Link href="/operator/spend">Spend</Link> page.
+          Every save is a new version with its reason; a task keeps the limits it was created with and links to their
+          version. Spend ceilings are on the <Link href="/operator/spend">Spend</Link> page.
         </p>
       </div>
       <SettingPanels panels={settingPanels} />

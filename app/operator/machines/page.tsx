@@ -18,13 +18,17 @@ export default async function MachinesPage() {
       <h1>Guest machines</h1>
       {quarantinedCount > 0 && (
         <p className="rounded border border-red-200 bg-red-50 p-3 text-sm" data-testid="quarantine-banner">
-          {quarantinedCount} quarantined machine(s): <Link href="/operator/quarantine">review, retry the destroy and release them</Link>.
+          {quarantinedCount} quarantined machine(s):{" "}
+          <Link href="/operator/quarantine">review, retry the destroy and release them</Link>.
         </p>
       )}
       {machines.length === 0 ? (
         <EmptyState title="No machines yet" />
       ) : (
-        <DataTable testId="machine-table" headers={["Provider id", "Purpose", "State", "Age", "TTL", "Spend (reserved)", "Task"]}>
+        <DataTable
+          testId="machine-table"
+          headers={["Provider id", "Purpose", "State", "Age", "TTL", "Spend (reserved)", "Task"]}
+        >
           {machines.map((m) => (
             <tr key={m.id} className="border-t border-slate-200">
               <td className="p-2 font-mono">{m.providerId ?? m.providerName}</td>

@@ -15,8 +15,9 @@ export default async function ManifestPage() {
     <section className="space-y-6">
       <h1>Trusted checks</h1>
       <p className="text-sm text-slate-600">
-        The operator-owned policy every candidate is verified against, on a fresh verifier guest. Repository files (package.json scripts, CI
-        files) never change it. Every edit is a new version; evidence made under another version is stale and cannot be approved.
+        The operator-owned policy every candidate is verified against, on a fresh verifier guest. Repository files
+        (package.json scripts, CI files) never change it. Every edit is a new version; evidence made under another
+        version is stale and cannot be approved.
       </p>
       <ActionForm action={saveManifestAction} submitLabel="Save as new version" testId="manifest-form">
         <Field name="content" label="Trusted manifest (JSON)">
@@ -35,7 +36,8 @@ export default async function ManifestPage() {
           <ul className="space-y-1 text-sm" data-testid="manifest-versions">
             {versions.map((v) => (
               <li key={v.id}>
-                v{v.version} <span className="font-mono">{v.digest.slice(0, 16)}</span> — {v.content.checks.map((c) => c.name).join(", ")} —{" "}
+                v{v.version} <span className="font-mono">{v.digest.slice(0, 16)}</span> —{" "}
+                {v.content.checks.map((c) => c.name).join(", ")} —{" "}
                 {formatDateTime(v.createdAt, { precision: "second" })}
                 {v === active && <strong> (active)</strong>}
               </li>

@@ -26,7 +26,10 @@ export const setDispatchAction = withActorAction({
   action: "dispatch.toggle",
   schema: z.object({ mode: z.enum(["off", "development", "production"]) }),
   handler: async ({ actor, input }) => {
-    const gate = await setDispatch({ db: await getDb(), env: getEnv() }, { mode: input.mode, actorId: actor.userId, via: "web" });
+    const gate = await setDispatch(
+      { db: await getDb(), env: getEnv() },
+      { mode: input.mode, actorId: actor.userId, via: "web" },
+    );
     revalidatePath("/operator/probes");
     revalidatePath("/operator");
     return { ok: true, message: gate.isOpen ? `Dispatch is on (${gate.mode}).` : "Dispatch is off." };

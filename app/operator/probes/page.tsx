@@ -28,10 +28,11 @@ export default async function ProbesPage({ searchParams }: { searchParams: Promi
         <AutoRefresh isActive={isActive} intervalMs={1500} />
       </div>
       <p className="text-sm text-slate-700">
-        Each probe runs real guests on the configured substrate and records what it observed. Dispatch can open only while the latest
-        completed run for the current configuration digest passed P0–P8 (P8: the dependency builder reaches only the registry broker); the
-        local substrate (not a VM) opens development dispatch only. Probes run in the order listed; P7 comes last because it scans the
-        evidence of all the others. A full run on the local substrate takes about 40 seconds.
+        Each probe runs real guests on the configured substrate and records what it observed. Dispatch can open only
+        while the latest completed run for the current configuration digest passed P0–P8 (P8: the dependency builder
+        reaches only the registry broker); the local substrate (not a VM) opens development dispatch only. Probes run in
+        the order listed; P7 comes last because it scans the evidence of all the others. A full run on the local
+        substrate takes about 40 seconds.
       </p>
       <DispatchGatePanel gate={gate} action={setDispatchAction} canToggle={canToggle} />
       <div className="space-y-2 rounded border border-slate-200 bg-white p-4" data-testid="probe-controls">
@@ -41,7 +42,14 @@ export default async function ProbesPage({ searchParams }: { searchParams: Promi
             <input type="hidden" name="probes" value="all" />
           </ActionForm>
           {PROBE_IDS.map((id) => (
-            <ActionForm key={id} action={requestProbeRunAction} submitLabel={`Run ${id}`} tone="primary" size="sm" testId={`run-${id}`}>
+            <ActionForm
+              key={id}
+              action={requestProbeRunAction}
+              submitLabel={`Run ${id}`}
+              tone="primary"
+              size="sm"
+              testId={`run-${id}`}
+            >
               <input type="hidden" name="probes" value={id} />
             </ActionForm>
           ))}
@@ -82,11 +90,15 @@ export default async function ProbesPage({ searchParams }: { searchParams: Promi
                   </td>
                   <td className="p-2">{formatDuration(result.durationMs)}</td>
                   <td className="p-2">
-                    {result.providerError && <p className="text-xs text-red-800">Provider said: {result.providerError}</p>}
+                    {result.providerError && (
+                      <p className="text-xs text-red-800">Provider said: {result.providerError}</p>
+                    )}
                     {result.detail !== null && (
                       <details>
                         <summary className="cursor-pointer text-xs">detail</summary>
-                        <pre className="max-h-64 overflow-auto whitespace-pre-wrap text-xs">{JSON.stringify(result.detail, null, 2)}</pre>
+                        <pre className="max-h-64 overflow-auto whitespace-pre-wrap text-xs">
+                          {JSON.stringify(result.detail, null, 2)}
+                        </pre>
                       </details>
                     )}
                   </td>
@@ -113,7 +125,9 @@ export default async function ProbesPage({ searchParams }: { searchParams: Promi
               <tr key={run.id} className="border-t border-slate-200">
                 <td className="p-2">
                   <Link href={`/operator/probes?run=${run.id}`}>{run.id.slice(0, 8)}</Link>
-                  {gate.openedByRunId === run.id && gate.isOpen && <strong className="ml-1 text-green-800">opened dispatch</strong>}
+                  {gate.openedByRunId === run.id && gate.isOpen && (
+                    <strong className="ml-1 text-green-800">opened dispatch</strong>
+                  )}
                 </td>
                 <td className="p-2">
                   <StateBadge state={run.state} />

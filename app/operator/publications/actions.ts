@@ -9,7 +9,10 @@ export const retryPublicationAction = withActorAction({
   action: "publish.manage",
   schema: ZRetryPublicationSchema,
   handler: async ({ actor, input }) => {
-    const result = await retryPublication({ db: await getDb() }, { ...input, reason: input.reason || undefined, actor });
+    const result = await retryPublication(
+      { db: await getDb() },
+      { ...input, reason: input.reason || undefined, actor },
+    );
     revalidatePath("/operator/publications");
     return {
       ok: true,

@@ -17,8 +17,8 @@ export default async function PublicationsPage() {
     <section className="space-y-4">
       <h1>Publications needing attention</h1>
       <p className="text-sm text-slate-600">
-        Pending publications are reconciled with the provider by candidate identity before anything is created; a retry never opens a second
-        pull request.
+        Pending publications are reconciled with the provider by candidate identity before anything is created; a retry
+        never opens a second pull request.
       </p>
       {items.length === 0 ? (
         <EmptyState title="Nothing pending or failed">Every approved task has its pull request.</EmptyState>
@@ -28,7 +28,12 @@ export default async function PublicationsPage() {
           headers={["Task", "State", "Reconciliation", "Attempts", "Next attempt", "Reason", canManage && "Actions"]}
         >
           {items.map((item) => (
-            <tr key={item.taskId} className="border-t border-slate-200 align-top" data-testid="publication-row" data-task-id={item.taskId}>
+            <tr
+              key={item.taskId}
+              className="border-t border-slate-200 align-top"
+              data-testid="publication-row"
+              data-task-id={item.taskId}
+            >
               <td className="p-2">
                 <Link href={`/operator/tasks/${item.taskId}`}>
                   {item.repository} #{item.issueNumber} {item.issueTitle}
@@ -76,7 +81,12 @@ export default async function PublicationsPage() {
                     >
                       <input type="hidden" name="taskId" value={item.taskId} />
                       <Field name="reason" label="Reason" className="text-xs">
-                        <input required minLength={3} maxLength={500} className="w-40 rounded border border-slate-300 px-2 py-1 text-xs" />
+                        <input
+                          required
+                          minLength={3}
+                          maxLength={500}
+                          className="w-40 rounded border border-slate-300 px-2 py-1 text-xs"
+                        />
                       </Field>
                     </ActionForm>
                   )}

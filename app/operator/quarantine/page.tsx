@@ -19,15 +19,20 @@ export default async function QuarantinePage({ searchParams }: Props) {
     <section className="space-y-4">
       <h1>Quarantine ({result.total})</h1>
       <p className="text-sm text-slate-600">
-        A machine whose destroy failed, or could not be proven, is quarantined: never reused, and its reservation stays counted. Releasing
-        retries the destroy first; only a machine the provider has deleted (or no longer knows) is released.
+        A machine whose destroy failed, or could not be proven, is quarantined: never reused, and its reservation stays
+        counted. Releasing retries the destroy first; only a machine the provider has deleted (or no longer knows) is
+        released.
       </p>
       {result.items.length === 0 ? (
         <EmptyState title="No quarantined machines">Nothing is waiting for cleanup.</EmptyState>
       ) : (
         <ul className="space-y-3" data-testid="quarantine-list">
           {result.items.map((m) => (
-            <li key={m.id} className="space-y-2 rounded border border-red-200 bg-white p-3 text-sm" data-testid="quarantined-machine">
+            <li
+              key={m.id}
+              className="space-y-2 rounded border border-red-200 bg-white p-3 text-sm"
+              data-testid="quarantined-machine"
+            >
               <dl className="grid grid-cols-1 gap-x-4 sm:grid-cols-[auto_1fr]">
                 <dt className="text-slate-600">Provider id / name</dt>
                 <dd className="font-mono">
@@ -80,7 +85,12 @@ export default async function QuarantinePage({ searchParams }: Props) {
           ))}
         </ul>
       )}
-      <Pager page={result.page} pageSize={100} total={result.total} hrefOf={(page) => `/operator/quarantine${queryString({ page })}`} />
+      <Pager
+        page={result.page}
+        pageSize={100}
+        total={result.total}
+        hrefOf={(page) => `/operator/quarantine${queryString({ page })}`}
+      />
     </section>
   );
 }

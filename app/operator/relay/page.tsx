@@ -12,8 +12,8 @@ export default async function RelayPage() {
     <section className="space-y-6">
       <h1>Model relay</h1>
       <p className="text-sm text-slate-600">
-        Guests never hold a model credential: they ask the relay with a task-scoped capability, and the relay calls this upstream. The
-        credential stays in its file on this host; only the file&apos;s path is stored.
+        Guests never hold a model credential: they ask the relay with a task-scoped capability, and the relay calls this
+        upstream. The credential stays in its file on this host; only the file&apos;s path is stored.
       </p>
       <SettingPanels panels={settingPanels} />
       <div className="space-y-2 rounded border border-slate-200 bg-white p-4">

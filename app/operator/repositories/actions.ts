@@ -5,7 +5,10 @@ import { withActorAction } from "@/app/_server/action";
 import { getDb } from "@/lib/db/client";
 import { addTargetRepository, ZAddTargetRepositorySchema } from "@/lib/repos/target-repositories";
 import { setRepositoryDisabled, ZSetRepositoryDisabledSchema } from "@/lib/repos/set-repository-disabled";
-import { setRepositoryProtectedPaths, ZSetRepositoryProtectedPathsSchema } from "@/lib/repos/set-repository-protected-paths";
+import {
+  setRepositoryProtectedPaths,
+  ZSetRepositoryProtectedPathsSchema,
+} from "@/lib/repos/set-repository-protected-paths";
 
 export const addRepositoryAction = withActorAction({
   action: "repository.manage",

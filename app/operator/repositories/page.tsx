@@ -27,7 +27,11 @@ export default async function RepositoriesPage() {
           <Field name="name" label="owner/name">
             <input required placeholder="school/calculator" className={CONTROL} />
           </Field>
-          <Field name="cloneUrl" label="Clone URL" hint="https://…, file://… or an absolute path; no credentials in the URL.">
+          <Field
+            name="cloneUrl"
+            label="Clone URL"
+            hint="https://…, file://… or an absolute path; no credentials in the URL."
+          >
             <input required className={CONTROL} />
           </Field>
           <Field name="defaultBranch" label="Default branch">
@@ -50,13 +54,16 @@ export default async function RepositoriesPage() {
               >
                 <div className="flex flex-wrap items-baseline justify-between gap-2">
                   <h2 className="font-mono">{repo.name}</h2>
-                  <span className={`text-sm ${repo.isDisabled ? "text-red-800" : "text-green-800"}`} data-testid="repository-status">
+                  <span
+                    className={`text-sm ${repo.isDisabled ? "text-red-800" : "text-green-800"}`}
+                    data-testid="repository-status"
+                  >
                     {repo.isDisabled ? "disabled: takes no new tasks" : "enabled"}
                   </span>
                 </div>
                 <p className="text-xs text-slate-600">
-                  <span className="break-all font-mono">{repo.cloneUrl}</span> · default branch {repo.defaultBranch} · {repo.taskCount}{" "}
-                  task(s) · added {formatDate(repo.createdAt)} ·{" "}
+                  <span className="break-all font-mono">{repo.cloneUrl}</span> · default branch {repo.defaultBranch} ·{" "}
+                  {repo.taskCount} task(s) · added {formatDate(repo.createdAt)} ·{" "}
                   <Link href={`/operator/repositories/${repo.id}/dependencies`}>dependencies</Link> ·{" "}
                   <Link href={`/operator/repositories/${repo.id}/regrade`}>regrade</Link>
                 </p>
@@ -70,11 +77,18 @@ export default async function RepositoriesPage() {
                   <input type="hidden" name="repositoryId" value={repo.id} />
                   <input type="hidden" name="isDisabled" value={repo.isDisabled ? "false" : "true"} />
                   <Field name="reason" label={<span className="sr-only">Reason</span>}>
-                    <input required minLength={3} placeholder="Reason" className="w-64 rounded border border-slate-300 px-2 py-1 text-xs" />
+                    <input
+                      required
+                      minLength={3}
+                      placeholder="Reason"
+                      className="w-64 rounded border border-slate-300 px-2 py-1 text-xs"
+                    />
                   </Field>
                 </ActionForm>
                 <details className="text-sm">
-                  <summary className="cursor-pointer">Protected publication paths {paths ? "(customised)" : "(defaults)"}</summary>
+                  <summary className="cursor-pointer">
+                    Protected publication paths {paths ? "(customised)" : "(defaults)"}
+                  </summary>
                   <ActionForm
                     action={setProtectedPathsAction}
                     submitLabel="Save paths"
@@ -83,14 +97,22 @@ export default async function RepositoriesPage() {
                   >
                     <input type="hidden" name="repositoryId" value={repo.id} />
                     <Field name="allowed" label="Allowed to change anyway (one glob per line)">
-                      <textarea rows={4} defaultValue={(paths?.allowed ?? []).join("\n")} className={`${CONTROL} font-mono`} />
+                      <textarea
+                        rows={4}
+                        defaultValue={(paths?.allowed ?? []).join("\n")}
+                        className={`${CONTROL} font-mono`}
+                      />
                     </Field>
                     <Field
                       name="patterns"
                       label="Protected patterns (blank = the defaults)"
                       hint={`Defaults: ${protectedPaths.defaultPatterns.slice(0, 6).join(", ")}…`}
                     >
-                      <textarea rows={4} defaultValue={(paths?.patterns ?? []).join("\n")} className={`${CONTROL} font-mono`} />
+                      <textarea
+                        rows={4}
+                        defaultValue={(paths?.patterns ?? []).join("\n")}
+                        className={`${CONTROL} font-mono`}
+                      />
                     </Field>
                     <Field name="reason" label="Reason" className="block text-sm sm:col-span-2">
                       <input required minLength={3} className={CONTROL} />

@@ -20,8 +20,8 @@ export default async function SettingsPage() {
       <div className="space-y-2 rounded border border-slate-200 bg-white p-4" data-testid="settings-links">
         <h2>Everything else</h2>
         <p className="text-sm text-slate-600">
-          Each setting has a typed form with per-field errors, a preview of the change and a required reason; every save is versioned and
-          audited.
+          Each setting has a typed form with per-field errors, a preview of the change and a required reason; every save
+          is versioned and audited.
         </p>
         <ul className="list-disc pl-5 text-sm">
           {/* Derived from the settings' definitions: a new setting is listed under its page by itself. */}

@@ -30,11 +30,16 @@ export default async function SpendPage({ searchParams }: Props) {
   const raw = Object.fromEntries(
     Object.entries(await searchParams).flatMap(([k, v]) => (typeof v === "string" && v !== "" ? [[k, v]] : [])),
   );
-  const { overview, ledger, preflight, query, isFilterValid, settingPanels } = await readSpendPage(await getPageDeps(), {
-    actor,
-    filter: raw,
-  });
-  const csvQuery = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => Boolean(e[1]))).toString();
+  const { overview, ledger, preflight, query, isFilterValid, settingPanels } = await readSpendPage(
+    await getPageDeps(),
+    {
+      actor,
+      filter: raw,
+    },
+  );
+  const csvQuery = new URLSearchParams(
+    Object.entries(query).filter((e): e is [string, string] => Boolean(e[1])),
+  ).toString();
   const { ceilings } = overview;
   return (
     <section className="space-y-6">
@@ -47,20 +52,24 @@ export default async function SpendPage({ searchParams }: Props) {
           </span>
         </Card>
         <Card title="Lifetime" testId="spend-lifetime">
-          {formatMicros(overview.lifetime.spentMicros)} spent + {formatMicros(overview.lifetime.reservedMicros)} reserved
+          {formatMicros(overview.lifetime.spentMicros)} spent + {formatMicros(overview.lifetime.reservedMicros)}{" "}
+          reserved
           <span className="block text-xs text-slate-600" data-testid="spend-lifetime-split">
-            machines {formatMicros(overview.lifetime.machineMicros)} · model {formatMicros(overview.lifetime.modelMicros)}
+            machines {formatMicros(overview.lifetime.machineMicros)} · model{" "}
+            {formatMicros(overview.lifetime.modelMicros)}
           </span>
           <span className="block text-xs text-slate-600">ceiling {formatMicros(ceilings.globalMicros)}</span>
         </Card>
         <Card title="Projected (queued and running)" testId="spend-projected">
-          {formatMicros(overview.projected.runningMicros)} reserved by {overview.projected.runningMachines} live machine(s)
+          {formatMicros(overview.projected.runningMicros)} reserved by {overview.projected.runningMachines} live
+          machine(s)
           <span className="block">
-            + at least {formatMicros(overview.projected.queuedMicros)} for {overview.projected.queuedTasks} queued task(s)
+            + at least {formatMicros(overview.projected.queuedMicros)} for {overview.projected.queuedTasks} queued
+            task(s)
           </span>
           <span className="block">
-            + {formatMicros(overview.projected.modelReservedMicros)} of model budget reserved by {overview.projected.openCapabilities} relay
-            capability(ies)
+            + {formatMicros(overview.projected.modelReservedMicros)} of model budget reserved by{" "}
+            {overview.projected.openCapabilities} relay capability(ies)
           </span>
           <span className="block text-xs text-slate-600">
             worst case: rate × resources × TTL, student guest only; a task&apos;s token budget at the higher model price
@@ -69,7 +78,9 @@ export default async function SpendPage({ searchParams }: Props) {
         <Card title="Provider account (last preflight)" testId="spend-preflight">
           {preflight ? (
             <>
-              <span className={preflight.status === "passed" ? "text-green-800" : "text-red-800"}>{preflight.status}</span>{" "}
+              <span className={preflight.status === "passed" ? "text-green-800" : "text-red-800"}>
+                {preflight.status}
+              </span>{" "}
               {formatDateTime(preflight.finishedAt)}
               <dl className="mt-1 grid grid-cols-[auto_1fr] gap-x-2 text-xs">
                 {Object.entries(preflight.observed).map(([key, value]) => (
@@ -94,8 +105,8 @@ export default async function SpendPage({ searchParams }: Props) {
       <div className="space-y-2 rounded border border-slate-200 bg-white p-4">
         <h2>Spend per day, {overview.month}</h2>
         <p className="text-xs text-slate-600">
-          Machines and the model (relay tokens) are stacked apart. A machine&apos;s or a relay capability&apos;s cost counts on the day (and
-          in the month) its reservation was made: the same rule the monthly ceiling applies.
+          Machines and the model (relay tokens) are stacked apart. A machine&apos;s or a relay capability&apos;s cost
+          counts on the day (and in the month) its reservation was made: the same rule the monthly ceiling applies.
         </p>
         {overview.monthCommittedMicros === 0 && overview.days.every((d) => d.committedMicros === 0) ? (
           <p className="text-sm text-slate-600" data-testid="daily-spend-empty">
@@ -137,7 +148,12 @@ export default async function SpendPage({ searchParams }: Props) {
         <FilterBar
           testId="ledger-filter"
           links={
-            <a href={`/operator/spend/ledger.csv${csvQuery ? `?${csvQuery}` : ""}`} className="py-1.5" data-testid="ledger-csv" download>
+            <a
+              href={`/operator/spend/ledger.csv${csvQuery ? `?${csvQuery}` : ""}`}
+              className="py-1.5"
+              data-testid="ledger-csv"
+              download
+            >
               Export CSV
             </a>
           }
@@ -169,10 +185,15 @@ export default async function SpendPage({ searchParams }: Props) {
         {ledger.items.length === 0 ? (
           <EmptyState title="No ledger entries for this filter" />
         ) : (
-          <DataTable testId="ledger-table" headers={["When", "Kind", "Resource", "Amount", "Task", "Machine or relay capability", "Note"]}>
+          <DataTable
+            testId="ledger-table"
+            headers={["When", "Kind", "Resource", "Amount", "Task", "Machine or relay capability", "Note"]}
+          >
             {ledger.items.map((e) => (
               <tr key={e.id} className="border-t border-slate-200">
-                <td className="whitespace-nowrap p-2 font-mono text-xs">{formatDateTime(e.createdAt, { precision: "second" })}</td>
+                <td className="whitespace-nowrap p-2 font-mono text-xs">
+                  {formatDateTime(e.createdAt, { precision: "second" })}
+                </td>
                 <td className="p-2">{e.kind}</td>
                 <td className="p-2">{e.resource}</td>
                 <td className="p-2 font-mono">{formatMicros(e.amountMicros)}</td>

@@ -13,7 +13,11 @@ type Props = { searchParams: Promise<{ state?: string; before?: string }> };
 export default async function TasksPage({ searchParams }: Props) {
   const actor = await requirePagePermission("operator.view", "/operator/tasks");
   const params = await searchParams;
-  const { items, nextBefore, state } = await readTasksPage(await getPageDeps(), { actor, state: params.state, before: params.before });
+  const { items, nextBefore, state } = await readTasksPage(await getPageDeps(), {
+    actor,
+    state: params.state,
+    before: params.before,
+  });
   return (
     <section className="space-y-4">
       <div className="flex flex-wrap items-center gap-3">
@@ -65,7 +69,9 @@ export default async function TasksPage({ searchParams }: Props) {
         </DataTable>
       )}
       {nextBefore && (
-        <Link href={`/operator/tasks?${new URLSearchParams({ ...(state ? { state } : {}), before: nextBefore.toISOString() })}`}>
+        <Link
+          href={`/operator/tasks?${new URLSearchParams({ ...(state ? { state } : {}), before: nextBefore.toISOString() })}`}
+        >
           Older tasks →
         </Link>
       )}

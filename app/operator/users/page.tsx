@@ -57,7 +57,12 @@ export default async function UsersPage() {
               {user.id === actor.userId && <span className="text-slate-500"> — you</span>}
               {user.isDisabled && <span className="font-medium text-red-800"> — disabled</span>}
             </p>
-            <ActionForm action={updateUserAction} submitLabel="Save" size="xs" className="flex flex-wrap items-center gap-3">
+            <ActionForm
+              action={updateUserAction}
+              submitLabel="Save"
+              size="xs"
+              className="flex flex-wrap items-center gap-3"
+            >
               <input type="hidden" name="userId" value={user.id} />
               {ROLES.map((role) => (
                 <label key={role}>

@@ -36,12 +36,17 @@ export default async function ReviewHistoryPage({ searchParams }: Props) {
     from: query.from,
     to: query.to,
   };
-  const hrefOf = (page: number) => `/teacher/history${queryString({ ...filters, page: page === 1 ? undefined : page })}`;
+  const hrefOf = (page: number) =>
+    `/teacher/history${queryString({ ...filters, page: page === 1 ? undefined : page })}`;
   const isFiltered = Object.values(filters).some(Boolean);
   return (
     <section className="space-y-4">
       <h1>Review history</h1>
-      <FilterBar testId="history-filters" tone="neutral" links={isFiltered && <Link href="/teacher/history">Clear filters</Link>}>
+      <FilterBar
+        testId="history-filters"
+        tone="neutral"
+        links={isFiltered && <Link href="/teacher/history">Clear filters</Link>}
+      >
         <label className="block">
           Decisions
           <select name="scope" defaultValue={query.scope} className="mt-1 block rounded border border-slate-300 p-1">
@@ -60,14 +65,22 @@ export default async function ReviewHistoryPage({ searchParams }: Props) {
         </label>
         <label className="block">
           Verdict
-          <select name="verdict" defaultValue={query.verdict ?? ""} className="mt-1 block rounded border border-slate-300 p-1">
+          <select
+            name="verdict"
+            defaultValue={query.verdict ?? ""}
+            className="mt-1 block rounded border border-slate-300 p-1"
+          >
             <option value="">Any verdict</option>
             <option value="approve">Approved</option>
             <option value="request_changes">Changes requested</option>
             <option value="reject">Rejected</option>
           </select>
         </label>
-        <DateRangeFields from={query.from} to={query.to} controlClassName="mt-1 block rounded border border-slate-300 p-1" />
+        <DateRangeFields
+          from={query.from}
+          to={query.to}
+          controlClassName="mt-1 block rounded border border-slate-300 p-1"
+        />
       </FilterBar>
       {history.items.length === 0 ? (
         <EmptyState title={isFiltered ? "No decision matches these filters" : "No decisions yet"}>
@@ -76,7 +89,15 @@ export default async function ReviewHistoryPage({ searchParams }: Props) {
       ) : (
         <DataTable
           testId="history-table"
-          headers={["Decided", "Task", { label: "Round", isNumeric: true }, "Verdict", "Comment", "Evidence", "Pull request"]}
+          headers={[
+            "Decided",
+            "Task",
+            { label: "Round", isNumeric: true },
+            "Verdict",
+            "Comment",
+            "Evidence",
+            "Pull request",
+          ]}
         >
           {history.items.map((item) => (
             <tr key={item.decisionId} className="border-t border-slate-200 align-top" data-testid="history-row">
@@ -110,7 +131,9 @@ export default async function ReviewHistoryPage({ searchParams }: Props) {
                 {item.pullRequest && item.pullRequest.isFromThisRound ? (
                   <span className="flex flex-wrap items-center gap-1">
                     <StateBadge state={PR_STATE[item.pullRequest.state]} />
-                    {item.pullRequest.url && item.pullRequest.number !== null && /^https?:\/\//.test(item.pullRequest.url) ? (
+                    {item.pullRequest.url &&
+                    item.pullRequest.number !== null &&
+                    /^https?:\/\//.test(item.pullRequest.url) ? (
                       <a href={item.pullRequest.url} rel="noreferrer noopener" target="_blank">
                         #{item.pullRequest.number}
                       </a>

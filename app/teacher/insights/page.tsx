@@ -75,7 +75,10 @@ function InsightsTable({ rows, groupLabel, testId }: { rows: TInsightsRow[]; gro
 export default async function ReviewInsightsPage({ searchParams }: Props) {
   const actor = await requirePagePermission("review.view", "/teacher/insights");
   const days = (await searchParams).days;
-  const insights = await readInsightsPage(await getPageDeps(), { actor, days: (Array.isArray(days) ? days[0] : days) as never });
+  const insights = await readInsightsPage(await getPageDeps(), {
+    actor,
+    days: (Array.isArray(days) ? days[0] : days) as never,
+  });
   const windowDays = insights.query.days;
   return (
     <section className="space-y-5">
@@ -95,10 +98,11 @@ export default async function ReviewInsightsPage({ searchParams }: Props) {
         </nav>
       </div>
       <p className="text-sm text-slate-600">
-        Tasks created {windowDays === 0 ? "at any time" : `in the last ${windowDays} days`}. A task counts as decided once it is approved or
-        rejected; &ldquo;Request changes&rdquo; only ends a round. Times are medians. Relay usage, tokens and model cost are those of the
-        approved tasks&apos; model relay calls, all rounds and attempts, per approved task (one pull request each); tokens are what the
-        upstream reported, and the cost is what the calls were charged at the price their capability was issued under.
+        Tasks created {windowDays === 0 ? "at any time" : `in the last ${windowDays} days`}. A task counts as decided
+        once it is approved or rejected; &ldquo;Request changes&rdquo; only ends a round. Times are medians. Relay
+        usage, tokens and model cost are those of the approved tasks&apos; model relay calls, all rounds and attempts,
+        per approved task (one pull request each); tokens are what the upstream reported, and the cost is what the calls
+        were charged at the price their capability was issued under.
       </p>
       <form
         method="get"
@@ -124,7 +128,9 @@ export default async function ReviewInsightsPage({ searchParams }: Props) {
         </button>
       </form>
       {insights.byRepository.length === 0 ? (
-        <EmptyState title="No tasks in this window">Insights appear once tasks have been created and reviewed.</EmptyState>
+        <EmptyState title="No tasks in this window">
+          Insights appear once tasks have been created and reviewed.
+        </EmptyState>
       ) : (
         <>
           <div className="space-y-2">

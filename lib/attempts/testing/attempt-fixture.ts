@@ -8,11 +8,18 @@ import { randomBytes } from "node:crypto";
 import type { Db } from "../../db/client";
 import { createReviewFixture, type TReviewFixture } from "../../review/testing/review-fixture";
 
-export type TAttemptFixture = { groupId: string; attempts: (TReviewFixture & { agent: string })[]; cleanup(): Promise<void> };
+export type TAttemptFixture = {
+  groupId: string;
+  attempts: (TReviewFixture & { agent: string })[];
+  cleanup(): Promise<void>;
+};
 
 export async function createAgentProfile(db: Db, options: { name?: string; owner?: string } = {}) {
   const profile = await db.agentProfile.create({
-    data: { name: options.name ?? `agent-${randomBytes(4).toString("hex")}`, owner: options.owner ?? "student@school.invalid" },
+    data: {
+      name: options.name ?? `agent-${randomBytes(4).toString("hex")}`,
+      owner: options.owner ?? "student@school.invalid",
+    },
   });
   const version = await db.agentProfileVersion.create({
     data: { profileId: profile.id, version: 1, command: ["node", "agent.mjs"] },
@@ -39,7 +46,9 @@ export async function createAttemptFixture(db: Db, options: { attempts: number }
     },
   });
   for (const attempt of attempts) {
-    const { profile, version } = await createAgentProfile(db, { owner: `owner-of-${attempt.taskId.slice(0, 8)}@school.invalid` });
+    const { profile, version } = await createAgentProfile(db, {
+      owner: `owner-of-${attempt.taskId.slice(0, 8)}@school.invalid`,
+    });
     attempt.agent = profile.name;
     // One creator for the whole group, as createAttemptGroup records it.
     await db.task.update({
@@ -47,5 +56,9 @@ export async function createAttemptFixture(db: Db, options: { attempts: number }
       data: { attemptGroupId: group.id, agentProfileVersionId: version.id, createdById: first.createdById },
     });
   }
-  return { groupId: group.id, attempts, cleanup: async () => void (await Promise.all(attempts.map((a) => a.diff.cleanup()))) };
+  return {
+    groupId: group.id,
+    attempts,
+    cleanup: async () => void (await Promise.all(attempts.map((a) => a.diff.cleanup()))),
+  };
 }

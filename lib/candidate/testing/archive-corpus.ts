@@ -6,7 +6,18 @@
 import zlib from "node:zlib";
 import type { TArchiveLimits } from "../archive-limits";
 import type { TArchiveRefusalCode } from "../archive-refusals";
-import { gnuLongName, paxHeader, paxRecords, TAR_END, tarArchive, tarDir, tarEntry, tarFile, tarHeader, tarSymlink } from "./tar-builder";
+import {
+  gnuLongName,
+  paxHeader,
+  paxRecords,
+  TAR_END,
+  tarArchive,
+  tarDir,
+  tarEntry,
+  tarFile,
+  tarHeader,
+  tarSymlink,
+} from "./tar-builder";
 
 export type TCorpusCase = {
   name: string;
@@ -20,11 +31,27 @@ const longComponent = "c".repeat(300);
 
 export const HOSTILE_CORPUS: readonly TCorpusCase[] = [
   // Paths
-  { name: "absolute path", code: "ARCHIVE_PATH_ABSOLUTE", bytes: () => tarArchive(ok(), tarFile("/etc/cron.d/evil", "x")) },
+  {
+    name: "absolute path",
+    code: "ARCHIVE_PATH_ABSOLUTE",
+    bytes: () => tarArchive(ok(), tarFile("/etc/cron.d/evil", "x")),
+  },
   { name: "drive-letter path", code: "ARCHIVE_PATH_ABSOLUTE", bytes: () => tarArchive(tarFile("C:/evil.txt", "x")) },
-  { name: "parent traversal", code: "ARCHIVE_PATH_TRAVERSAL", bytes: () => tarArchive(ok(), tarFile("../escaped.txt", "x")) },
-  { name: "traversal in the middle", code: "ARCHIVE_PATH_TRAVERSAL", bytes: () => tarArchive(tarFile("a/../../escaped.txt", "x")) },
-  { name: "traversal in a directory entry", code: "ARCHIVE_PATH_TRAVERSAL", bytes: () => tarArchive(ok(), tarDir("../escaped-dir/")) },
+  {
+    name: "parent traversal",
+    code: "ARCHIVE_PATH_TRAVERSAL",
+    bytes: () => tarArchive(ok(), tarFile("../escaped.txt", "x")),
+  },
+  {
+    name: "traversal in the middle",
+    code: "ARCHIVE_PATH_TRAVERSAL",
+    bytes: () => tarArchive(tarFile("a/../../escaped.txt", "x")),
+  },
+  {
+    name: "traversal in a directory entry",
+    code: "ARCHIVE_PATH_TRAVERSAL",
+    bytes: () => tarArchive(ok(), tarDir("../escaped-dir/")),
+  },
   {
     name: "PAX path override with traversal",
     code: "ARCHIVE_PATH_TRAVERSAL",
@@ -51,14 +78,27 @@ export const HOSTILE_CORPUS: readonly TCorpusCase[] = [
     code: "ARCHIVE_PATH_ENCODING",
     bytes: () => tarArchive(tarFile(Buffer.from([0x61, 0xc0, 0xaf, 0x62]), "x")),
   },
-  { name: "control character", code: "ARCHIVE_PATH_FORBIDDEN_CHARS", bytes: () => tarArchive(tarFile("a\u0001b.txt", "x")) },
+  {
+    name: "control character",
+    code: "ARCHIVE_PATH_FORBIDDEN_CHARS",
+    bytes: () => tarArchive(tarFile("a\u0001b.txt", "x")),
+  },
   { name: "newline", code: "ARCHIVE_PATH_FORBIDDEN_CHARS", bytes: () => tarArchive(tarFile("a\nb.txt", "x")) },
-  { name: "backslash traversal", code: "ARCHIVE_PATH_FORBIDDEN_CHARS", bytes: () => tarArchive(tarFile("..\\..\\escaped.txt", "x")) },
-  { name: "bidi override", code: "ARCHIVE_PATH_FORBIDDEN_CHARS", bytes: () => tarArchive(tarFile("invoice\u202Etxt.exe", "x")) },
+  {
+    name: "backslash traversal",
+    code: "ARCHIVE_PATH_FORBIDDEN_CHARS",
+    bytes: () => tarArchive(tarFile("..\\..\\escaped.txt", "x")),
+  },
+  {
+    name: "bidi override",
+    code: "ARCHIVE_PATH_FORBIDDEN_CHARS",
+    bytes: () => tarArchive(tarFile("invoice\u202Etxt.exe", "x")),
+  },
   {
     name: "NUL inside a PAX path",
     code: "ARCHIVE_PATH_FORBIDDEN_CHARS",
-    bytes: () => tarArchive(paxHeader([["path", Buffer.from("safe.txt\u0000../../escaped.txt")]]), tarFile("innocent.txt", "x")),
+    bytes: () =>
+      tarArchive(paxHeader([["path", Buffer.from("safe.txt\u0000../../escaped.txt")]]), tarFile("innocent.txt", "x")),
   },
   { name: "empty path", code: "ARCHIVE_PATH_EMPTY", bytes: () => tarArchive(tarFile("", "x")) },
   { name: "empty component", code: "ARCHIVE_PATH_NONCANONICAL", bytes: () => tarArchive(tarFile("a//b.txt", "x")) },
@@ -84,7 +124,11 @@ export const HOSTILE_CORPUS: readonly TCorpusCase[] = [
     code: "ARCHIVE_DUPLICATE_ENTRY",
     bytes: () => tarArchive(tarFile("a.txt", "first"), tarFile("a.txt", "second")),
   },
-  { name: "duplicate directory", code: "ARCHIVE_DUPLICATE_ENTRY", bytes: () => tarArchive(tarDir("d/"), tarDir("d/"), ok()) },
+  {
+    name: "duplicate directory",
+    code: "ARCHIVE_DUPLICATE_ENTRY",
+    bytes: () => tarArchive(tarDir("d/"), tarDir("d/"), ok()),
+  },
   {
     name: ".git directory",
     code: "ARCHIVE_PATH_GIT_DIR",
@@ -95,10 +139,22 @@ export const HOSTILE_CORPUS: readonly TCorpusCase[] = [
     code: "ARCHIVE_PATH_GIT_DIR",
     bytes: () => tarArchive(tarFile(".GIT/hooks/post-checkout", "#!/bin/sh\n", 0o755)),
   },
-  { name: "nested .git", code: "ARCHIVE_PATH_GIT_DIR", bytes: () => tarArchive(tarFile("vendor/lib/.git/HEAD", "ref: x\n")) },
-  { name: ".git with NTFS trailing dot and space", code: "ARCHIVE_PATH_GIT_DIR", bytes: () => tarArchive(tarFile(".git. /config", "x")) },
+  {
+    name: "nested .git",
+    code: "ARCHIVE_PATH_GIT_DIR",
+    bytes: () => tarArchive(tarFile("vendor/lib/.git/HEAD", "ref: x\n")),
+  },
+  {
+    name: ".git with NTFS trailing dot and space",
+    code: "ARCHIVE_PATH_GIT_DIR",
+    bytes: () => tarArchive(tarFile(".git. /config", "x")),
+  },
   { name: "git~1 short name", code: "ARCHIVE_PATH_GIT_DIR", bytes: () => tarArchive(tarFile("GIT~1/config", "x")) },
-  { name: ".git with an HFS ignorable", code: "ARCHIVE_PATH_GIT_DIR", bytes: () => tarArchive(tarFile(".g\u200Cit/config", "x")) },
+  {
+    name: ".git with an HFS ignorable",
+    code: "ARCHIVE_PATH_GIT_DIR",
+    bytes: () => tarArchive(tarFile(".g\u200Cit/config", "x")),
+  },
   {
     name: "path too long",
     code: "ARCHIVE_PATH_TOO_LONG",
@@ -123,8 +179,16 @@ export const HOSTILE_CORPUS: readonly TCorpusCase[] = [
     limits: { maxPathDepth: 3 },
     bytes: () => tarArchive(tarFile("a/b/c/d.txt", "x")),
   },
-  { name: "file beneath a file", code: "ARCHIVE_PATH_CONFLICT", bytes: () => tarArchive(tarFile("a", "x"), tarFile("a/b.txt", "y")) },
-  { name: "directory where a file is", code: "ARCHIVE_PATH_CONFLICT", bytes: () => tarArchive(tarFile("a/b.txt", "y"), tarFile("a", "x")) },
+  {
+    name: "file beneath a file",
+    code: "ARCHIVE_PATH_CONFLICT",
+    bytes: () => tarArchive(tarFile("a", "x"), tarFile("a/b.txt", "y")),
+  },
+  {
+    name: "directory where a file is",
+    code: "ARCHIVE_PATH_CONFLICT",
+    bytes: () => tarArchive(tarFile("a/b.txt", "y"), tarFile("a", "x")),
+  },
   {
     name: "file beneath a symlink",
     code: "ARCHIVE_PATH_CONFLICT",
@@ -142,7 +206,11 @@ export const HOSTILE_CORPUS: readonly TCorpusCase[] = [
     code: "ARCHIVE_HARDLINK",
     bytes: () => tarArchive(tarEntry({ name: "passwd", type: "1", linkname: "/etc/passwd" })),
   },
-  { name: "character device", code: "ARCHIVE_SPECIAL_FILE", bytes: () => tarArchive(ok(), tarEntry({ name: "null", type: "3" })) },
+  {
+    name: "character device",
+    code: "ARCHIVE_SPECIAL_FILE",
+    bytes: () => tarArchive(ok(), tarEntry({ name: "null", type: "3" })),
+  },
   { name: "block device", code: "ARCHIVE_SPECIAL_FILE", bytes: () => tarArchive(tarEntry({ name: "sda", type: "4" })) },
   { name: "FIFO", code: "ARCHIVE_SPECIAL_FILE", bytes: () => tarArchive(tarEntry({ name: "pipe", type: "6" })) },
   {
@@ -163,7 +231,11 @@ export const HOSTILE_CORPUS: readonly TCorpusCase[] = [
     code: "ARCHIVE_ENTRY_TYPE_UNSUPPORTED",
     bytes: () => tarArchive(tarEntry({ name: "s.bin", type: "S", data: "x", format: "gnu" })),
   },
-  { name: "volume label", code: "ARCHIVE_ENTRY_TYPE_UNSUPPORTED", bytes: () => tarArchive(tarEntry({ name: "label", type: "V" })) },
+  {
+    name: "volume label",
+    code: "ARCHIVE_ENTRY_TYPE_UNSUPPORTED",
+    bytes: () => tarArchive(tarEntry({ name: "label", type: "V" })),
+  },
 
   // Symlinks
   {
@@ -171,7 +243,11 @@ export const HOSTILE_CORPUS: readonly TCorpusCase[] = [
     code: "ARCHIVE_SYMLINK_ABSOLUTE",
     bytes: () => tarArchive(ok(), tarSymlink("passwd", "/etc/passwd")),
   },
-  { name: "symlink out of the tree", code: "ARCHIVE_SYMLINK_ESCAPE", bytes: () => tarArchive(ok(), tarSymlink("out", "../outside")) },
+  {
+    name: "symlink out of the tree",
+    code: "ARCHIVE_SYMLINK_ESCAPE",
+    bytes: () => tarArchive(ok(), tarSymlink("out", "../outside")),
+  },
   {
     name: "symlink out from a subdirectory",
     code: "ARCHIVE_SYMLINK_ESCAPE",
@@ -205,9 +281,21 @@ export const HOSTILE_CORPUS: readonly TCorpusCase[] = [
     code: "ARCHIVE_SYMLINK_ESCAPE",
     bytes: () => tarArchive(tarSymlink("d/up", ".."), tarSymlink("m", "d/u\u200cp/../x")),
   },
-  { name: "symlink loop", code: "ARCHIVE_SYMLINK_ESCAPE", bytes: () => tarArchive(tarSymlink("x", "y"), tarSymlink("y", "x")) },
-  { name: "symlink with empty target", code: "ARCHIVE_SYMLINK_ESCAPE", bytes: () => tarArchive(ok(), tarSymlink("empty", "")) },
-  { name: "symlink into .git", code: "ARCHIVE_PATH_GIT_DIR", bytes: () => tarArchive(ok(), tarSymlink("cfg", ".git/config")) },
+  {
+    name: "symlink loop",
+    code: "ARCHIVE_SYMLINK_ESCAPE",
+    bytes: () => tarArchive(tarSymlink("x", "y"), tarSymlink("y", "x")),
+  },
+  {
+    name: "symlink with empty target",
+    code: "ARCHIVE_SYMLINK_ESCAPE",
+    bytes: () => tarArchive(ok(), tarSymlink("empty", "")),
+  },
+  {
+    name: "symlink into .git",
+    code: "ARCHIVE_PATH_GIT_DIR",
+    bytes: () => tarArchive(ok(), tarSymlink("cfg", ".git/config")),
+  },
   {
     name: "symlinks refused by policy",
     code: "ARCHIVE_SYMLINK_REFUSED",
@@ -275,7 +363,10 @@ export const HOSTILE_CORPUS: readonly TCorpusCase[] = [
     name: "repeated PAX key",
     code: "ARCHIVE_PAX_INVALID",
     bytes: () =>
-      tarArchive(paxHeader(Buffer.concat([paxRecords([["path", "a.txt"]]), paxRecords([["path", "../b.txt"]])])), tarFile("x.txt", "x")),
+      tarArchive(
+        paxHeader(Buffer.concat([paxRecords([["path", "a.txt"]]), paxRecords([["path", "../b.txt"]])])),
+        tarFile("x.txt", "x"),
+      ),
   },
   {
     name: "unknown PAX key",
@@ -301,7 +392,8 @@ export const HOSTILE_CORPUS: readonly TCorpusCase[] = [
   {
     name: "bad header checksum",
     code: "ARCHIVE_BAD_CHECKSUM",
-    bytes: () => tarArchive(ok(), Buffer.concat([tarHeader({ name: "a.txt", size: 1, checksumDelta: 1 }), Buffer.alloc(512)])),
+    bytes: () =>
+      tarArchive(ok(), Buffer.concat([tarHeader({ name: "a.txt", size: 1, checksumDelta: 1 }), Buffer.alloc(512)])),
   },
   {
     name: "v7 header without magic",
@@ -311,7 +403,8 @@ export const HOSTILE_CORPUS: readonly TCorpusCase[] = [
   {
     name: "non-octal size",
     code: "ARCHIVE_BAD_HEADER",
-    bytes: () => tarArchive(tarEntry({ name: "a.txt", data: "x", rawSizeField: Buffer.from("0000000001a\0", "latin1") })),
+    bytes: () =>
+      tarArchive(tarEntry({ name: "a.txt", data: "x", rawSizeField: Buffer.from("0000000001a\0", "latin1") })),
   },
   {
     name: "bytes hidden after the name's NUL",
@@ -354,7 +447,11 @@ export const HOSTILE_CORPUS: readonly TCorpusCase[] = [
     code: "ARCHIVE_TRUNCATED",
     bytes: () => Buffer.concat([ok(), tarFile("b.bin", Buffer.alloc(1024, 0x62))]),
   },
-  { name: "cut after one of the two end blocks", code: "ARCHIVE_TRUNCATED", bytes: () => Buffer.concat([ok(), Buffer.alloc(512)]) },
+  {
+    name: "cut after one of the two end blocks",
+    code: "ARCHIVE_TRUNCATED",
+    bytes: () => Buffer.concat([ok(), Buffer.alloc(512)]),
+  },
   {
     name: "whole gzip of a tar cut at a member boundary",
     code: "ARCHIVE_TRUNCATED",
@@ -412,7 +509,11 @@ export const HOSTILE_CORPUS: readonly TCorpusCase[] = [
     limits: { isGzipAllowed: false },
     bytes: () => zlib.gzipSync(tarArchive(ok())),
   },
-  { name: "bzip2", code: "ARCHIVE_COMPRESSION_INVALID", bytes: () => Buffer.concat([Buffer.from("BZh91AY&SY"), Buffer.alloc(600)]) },
+  {
+    name: "bzip2",
+    code: "ARCHIVE_COMPRESSION_INVALID",
+    bytes: () => Buffer.concat([Buffer.from("BZh91AY&SY"), Buffer.alloc(600)]),
+  },
   {
     name: "corrupt gzip",
     code: "ARCHIVE_COMPRESSION_INVALID",
@@ -423,7 +524,11 @@ export const HOSTILE_CORPUS: readonly TCorpusCase[] = [
     },
   },
   { name: "only the end marker", code: "ARCHIVE_EMPTY", bytes: () => tarArchive() },
-  { name: "only directories", code: "ARCHIVE_EMPTY", bytes: () => tarArchive(tarDir("./"), tarDir("a/"), tarDir("a/b/")) },
+  {
+    name: "only directories",
+    code: "ARCHIVE_EMPTY",
+    bytes: () => tarArchive(tarDir("./"), tarDir("a/"), tarDir("a/b/")),
+  },
 ];
 
 /** Every refusal code the corpus exercises (the unit test checks this is all of them). */

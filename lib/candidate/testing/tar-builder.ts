@@ -96,13 +96,21 @@ export function paxRecords(records: readonly (readonly [string, string | Buffer]
   );
 }
 
-export function paxHeader(records: readonly (readonly [string, string | Buffer])[] | Buffer, type: "x" | "g" = "x"): Buffer {
+export function paxHeader(
+  records: readonly (readonly [string, string | Buffer])[] | Buffer,
+  type: "x" | "g" = "x",
+): Buffer {
   const data = Buffer.isBuffer(records) ? records : paxRecords(records);
   return tarEntry({ name: "PaxHeaders/entry", type, data, mode: 0o644 });
 }
 
 export function gnuLongName(name: string | Buffer, type: "L" | "K" = "L"): Buffer {
-  return tarEntry({ name: "././@LongLink", type, data: Buffer.concat([bytesOf(name), Buffer.from([0])]), format: "gnu" });
+  return tarEntry({
+    name: "././@LongLink",
+    type,
+    data: Buffer.concat([bytesOf(name), Buffer.from([0])]),
+    format: "gnu",
+  });
 }
 
 export const TAR_END = Buffer.alloc(1024);

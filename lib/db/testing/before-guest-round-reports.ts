@@ -23,14 +23,24 @@ export async function createDatabaseBeforeGuestRoundReports(
   await client.connect();
   try {
     const repositoryId = randomUUID();
-    await client.query(`insert into "TargetRepository" ("id", "name", "cloneUrl") values ($1, 'demo/legacy', 'file:///x')`, [repositoryId]);
+    await client.query(
+      `insert into "TargetRepository" ("id", "name", "cloneUrl") values ($1, 'demo/legacy', 'file:///x')`,
+      [repositoryId],
+    );
     const taskIds: string[] = [];
     for (const task of tasks) {
       const id = randomUUID();
       await client.query(
         `insert into "Task" ("id", "repositoryId", "issueNumber", "issueTitle", "prompt", "baseRef", "baseSha", "operationId", "limits", "round", "guestReport", "updatedAt")
          values ($1, $2, 1, 't', 'p', 'main', $3, $4, '{}', $5, $6, now())`,
-        [id, repositoryId, "a".repeat(40), randomUUID(), task.round, task.guestReport === null ? null : JSON.stringify(task.guestReport)],
+        [
+          id,
+          repositoryId,
+          "a".repeat(40),
+          randomUUID(),
+          task.round,
+          task.guestReport === null ? null : JSON.stringify(task.guestReport),
+        ],
       );
       taskIds.push(id);
     }

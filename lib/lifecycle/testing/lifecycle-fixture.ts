@@ -19,7 +19,10 @@ import { qualifyForTests } from "../../probes/testing/qualify-for-tests";
 import { withSpendGuard, type TClosableSubstrate } from "../../spend/spend-guarded-substrate";
 import { createSpendGuard } from "../../spend/spend-guard";
 import { DEFAULT_GUEST_IMAGE } from "../../../sidecars/local-substrate/default-guest-image";
-import { startTestSubstrate, type TTestSubstrate } from "../../../sidecars/local-substrate/testing/local-substrate-fixture";
+import {
+  startTestSubstrate,
+  type TTestSubstrate,
+} from "../../../sidecars/local-substrate/testing/local-substrate-fixture";
 import { SmolCloudSubstrate } from "../../substrate/smolcloud/smolcloud-substrate";
 import type { Substrate } from "../../substrate/substrate";
 import { createTestDatabase } from "../../testing/test-database";
@@ -70,16 +73,21 @@ export function spyHostProcesses(): { commands: string[]; restore(): void } {
     ((...args: Parameters<F>) => {
       const stack = new Error().stack ?? "";
       // The in-process local substrate (a sidecar standing in for the provider) spawns its sandboxes; those are the guest, not the host.
-      if (!stack.includes(`${path.sep}sidecars${path.sep}local-substrate${path.sep}`)) commands.push(`${name}:${String(args[0])}`);
+      if (!stack.includes(`${path.sep}sidecars${path.sep}local-substrate${path.sep}`))
+        commands.push(`${name}:${String(args[0])}`);
       return original(...args);
     }) as unknown as F;
   for (const [name, original] of Object.entries(originals))
-    (childProcess as unknown as Record<string, unknown>)[name] = wrap(name as keyof typeof originals, original as never);
+    (childProcess as unknown as Record<string, unknown>)[name] = wrap(
+      name as keyof typeof originals,
+      original as never,
+    );
   syncBuiltinESMExports();
   return {
     commands,
     restore() {
-      for (const [name, original] of Object.entries(originals)) (childProcess as unknown as Record<string, unknown>)[name] = original;
+      for (const [name, original] of Object.entries(originals))
+        (childProcess as unknown as Record<string, unknown>)[name] = original;
       syncBuiltinESMExports();
     },
   };
@@ -202,7 +210,9 @@ export async function decideRoundOneCandidate(
   world: Pick<LifecycleWorld, "db" | "env">,
   input: { taskId: string; actor: Actor; verdict: "approve" | "reject" | "request_changes"; comment: string },
 ): Promise<{ headSha: string }> {
-  const candidate = await world.db.candidate.findUniqueOrThrow({ where: { taskId_round: { taskId: input.taskId, round: 1 } } });
+  const candidate = await world.db.candidate.findUniqueOrThrow({
+    where: { taskId_round: { taskId: input.taskId, round: 1 } },
+  });
   const evidence = await readLatestEvidence(world.db, candidate);
   await decideCandidate(
     { db: world.db, dataDir: world.env.dataDir },

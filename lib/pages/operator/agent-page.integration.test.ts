@@ -44,7 +44,12 @@ describe("readAgentPage", async () => {
   it("says a profile's own guest image is not qualified while no probe run passed for it", async () => {
     const profile = await db.agentProfile.create({ data: { name: "imaged-agent", currentVersion: 1 } });
     await db.agentProfileVersion.create({
-      data: { profileId: profile.id, version: 1, command: ["node", "a.mjs"], image: { type: "smolmachine", reference: "school/alt" } },
+      data: {
+        profileId: profile.id,
+        version: 1,
+        command: ["node", "a.mjs"],
+        image: { type: "smolmachine", reference: "school/alt" },
+      },
     });
     const page = await readAgentPage(deps, { actor: OPERATOR, name: "imaged-agent" });
     expect(page.image).toMatchObject({
@@ -56,7 +61,11 @@ describe("readAgentPage", async () => {
   });
 
   it("is NOT_FOUND for an unknown profile and for a teacher", async () => {
-    await expect(readAgentPage(deps, { actor: OPERATOR, name: "nobody-agent" })).rejects.toMatchObject({ code: "NOT_FOUND" });
-    await expect(readAgentPage(deps, { actor: TEACHER, name: "reference-text" })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(readAgentPage(deps, { actor: OPERATOR, name: "nobody-agent" })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
+    await expect(readAgentPage(deps, { actor: TEACHER, name: "reference-text" })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
   });
 });

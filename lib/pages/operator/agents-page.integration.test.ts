@@ -10,7 +10,9 @@ describe("readAgentsPage", async () => {
 
   it("lists the built-in reference agents", async () => {
     const { profiles } = await readAgentsPage(deps, { actor: OPERATOR });
-    expect(profiles.map((p) => p.name)).toEqual(expect.arrayContaining(["reference-openai", "reference-anthropic", "reference-text"]));
+    expect(profiles.map((p) => p.name)).toEqual(
+      expect.arrayContaining(["reference-openai", "reference-anthropic", "reference-text"]),
+    );
   });
 
   it("shows each profile's current version's dependency state", async () => {
@@ -28,7 +30,10 @@ describe("readAgentsPage", async () => {
       ],
     });
     const { profiles } = await readAgentsPage(deps, { actor: OPERATOR });
-    expect(profiles.find((p) => p.name === "locked-agent")?.dependencies).toEqual({ state: "unconfigured", recipe: "pip-require-hashes" });
+    expect(profiles.find((p) => p.name === "locked-agent")?.dependencies).toEqual({
+      state: "unconfigured",
+      recipe: "pip-require-hashes",
+    });
     expect(profiles.find((p) => p.name === "reference-text")?.dependencies).toEqual({ state: "none" });
   });
 

@@ -10,8 +10,16 @@ describe("readAuditPage", async () => {
   const deps = pageTestDeps(db);
 
   it("filters by actor, and falls back to everything on a filter that does not parse", async () => {
-    const user = await db.user.create({ data: { email: "op-audit@school.invalid", name: "op", passwordHash: "x", roles: ["operator"] } });
-    await recordAudit(db, { actorId: user.id, action: "user.create", targetType: "user", targetId: user.id, detail: {} });
+    const user = await db.user.create({
+      data: { email: "op-audit@school.invalid", name: "op", passwordHash: "x", roles: ["operator"] },
+    });
+    await recordAudit(db, {
+      actorId: user.id,
+      action: "user.create",
+      targetType: "user",
+      targetId: user.id,
+      detail: {},
+    });
     await recordAudit(db, { actorId: null, action: "user.create", targetType: "user", targetId: user.id, detail: {} });
     const mine = await readAuditPage(deps, { actor: OPERATOR, filter: { actor: user.id } });
     expect(mine.isFilterValid).toBe(true);

@@ -11,7 +11,12 @@ export async function readAuditPage(deps: TPageDeps, input: { actor: Actor; filt
   assertMayRead(input.actor, "audit.view");
   const { db } = deps;
   const filter = ZListAuditEntriesSchema.safeParse(input.filter);
-  const [result, users] = await Promise.all([listAuditEntries({ db }, filter.success ? filter.data : {}), listUsers({ db })]);
-  const query = filter.success ? { actor: filter.data.actor, kind: filter.data.kind, from: filter.data.from, to: filter.data.to } : {};
+  const [result, users] = await Promise.all([
+    listAuditEntries({ db }, filter.success ? filter.data : {}),
+    listUsers({ db }),
+  ]);
+  const query = filter.success
+    ? { actor: filter.data.actor, kind: filter.data.kind, from: filter.data.from, to: filter.data.to }
+    : {};
   return { result, users, query, isFilterValid: filter.success };
 }

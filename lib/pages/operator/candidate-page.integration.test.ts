@@ -10,7 +10,9 @@ describe("readCandidatePage", async () => {
   const { db } = await createTestDatabase();
   const deps = pageTestDeps(db);
   const candidateId = `cand_${randomBytes(16).toString("hex")}`;
-  const repositoryId = (await db.targetRepository.create({ data: { name: "demo/candidate-page", cloneUrl: "/nowhere" } })).id;
+  const repositoryId = (
+    await db.targetRepository.create({ data: { name: "demo/candidate-page", cloneUrl: "/nowhere" } })
+  ).id;
   const task = await db.task.create({ data: taskRow(repositoryId, { id: randomUUID(), state: "review_pending" }) });
   await db.artifact.create({ data: { digest: "a".repeat(64), sizeBytes: 1234n, kind: "candidate-archive" } });
   await db.candidate.create({
@@ -24,7 +26,14 @@ describe("readCandidatePage", async () => {
       headSha: "c".repeat(40),
       branch: `school/${task.id}`,
       changedFiles: [
-        { path: "a.txt", status: "M", oldMode: "100644", newMode: "100644", oldBlob: "d".repeat(40), newBlob: "e".repeat(40) },
+        {
+          path: "a.txt",
+          status: "M",
+          oldMode: "100644",
+          newMode: "100644",
+          oldBlob: "d".repeat(40),
+          newBlob: "e".repeat(40),
+        },
       ],
       diffDigest: "f".repeat(64),
       archiveDigest: "a".repeat(64),
@@ -41,7 +50,9 @@ describe("readCandidatePage", async () => {
 
   it("is NOT_FOUND for an unknown or malformed id and for a teacher", async () => {
     for (const id of [`cand_${"0".repeat(32)}`, "../x"])
-      await expect(readCandidatePage(deps, { actor: OPERATOR, candidateId: id })).rejects.toMatchObject({ code: "NOT_FOUND" });
+      await expect(readCandidatePage(deps, { actor: OPERATOR, candidateId: id })).rejects.toMatchObject({
+        code: "NOT_FOUND",
+      });
     await expect(readCandidatePage(deps, { actor: TEACHER, candidateId })).rejects.toMatchObject({ code: "NOT_FOUND" });
   });
 });

@@ -26,7 +26,8 @@ describe("readDashboardPage", async () => {
   const deps = { db, env, substrate };
 
   it("reads the dashboard with the provider unreachable, said as such", async () => {
-    const repositoryId = (await db.targetRepository.create({ data: { name: "demo/dashboard", cloneUrl: "/nowhere" } })).id;
+    const repositoryId = (await db.targetRepository.create({ data: { name: "demo/dashboard", cloneUrl: "/nowhere" } }))
+      .id;
     const task = await db.task.create({ data: taskRow(repositoryId, { state: "queued" }) });
     const page = await readDashboardPage(deps, { actor: OPERATOR });
     expect(page.tasks.items.map((t) => t.id)).toEqual([task.id]);

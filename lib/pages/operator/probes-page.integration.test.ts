@@ -20,7 +20,14 @@ describe("readProbesPage", async () => {
 
     const run = (state: "failed" | "queued", at: string) =>
       db.probeRun.create({
-        data: { probes: ["P0"], state, substrate: "local", configDigest: "c".repeat(64), config: {}, createdAt: new Date(at) },
+        data: {
+          probes: ["P0"],
+          state,
+          substrate: "local",
+          configDigest: "c".repeat(64),
+          config: {},
+          createdAt: new Date(at),
+        },
       });
     const older = await run("failed", "2026-01-01T00:00:00Z");
     const newer = await run("queued", "2026-01-02T00:00:00Z");

@@ -18,7 +18,11 @@ describe("readRegradePage", async () => {
 
   it("is NOT_FOUND for an unknown or malformed id and for a teacher", async () => {
     for (const repositoryId of [randomUUID(), "../x"])
-      await expect(readRegradePage(deps, { actor: OPERATOR, repositoryId })).rejects.toMatchObject({ code: "NOT_FOUND" });
-    await expect(readRegradePage(deps, { actor: TEACHER, repositoryId: randomUUID() })).rejects.toMatchObject({ code: "NOT_FOUND" });
+      await expect(readRegradePage(deps, { actor: OPERATOR, repositoryId })).rejects.toMatchObject({
+        code: "NOT_FOUND",
+      });
+    await expect(readRegradePage(deps, { actor: TEACHER, repositoryId: randomUUID() })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
   });
 });

@@ -10,15 +10,21 @@ describe("readRepositoryDependenciesPage", async () => {
   const deps = pageTestDeps(db);
 
   it("reads a repository's dependencies view", async () => {
-    const repository = await db.targetRepository.create({ data: { name: "demo/dependencies-page", cloneUrl: "/nowhere" } });
+    const repository = await db.targetRepository.create({
+      data: { name: "demo/dependencies-page", cloneUrl: "/nowhere" },
+    });
     const { view } = await readRepositoryDependenciesPage(deps, { actor: OPERATOR, repositoryId: repository.id });
     expect(view).toMatchObject({ recipe: null });
   });
 
   it("is NOT_FOUND for an unknown or malformed id and for a teacher", async () => {
     for (const repositoryId of [randomUUID(), "not-a-uuid"])
-      await expect(readRepositoryDependenciesPage(deps, { actor: OPERATOR, repositoryId })).rejects.toMatchObject({ code: "NOT_FOUND" });
-    await expect(readRepositoryDependenciesPage(deps, { actor: TEACHER, repositoryId: randomUUID() })).rejects.toMatchObject({
+      await expect(readRepositoryDependenciesPage(deps, { actor: OPERATOR, repositoryId })).rejects.toMatchObject({
+        code: "NOT_FOUND",
+      });
+    await expect(
+      readRepositoryDependenciesPage(deps, { actor: TEACHER, repositoryId: randomUUID() }),
+    ).rejects.toMatchObject({
       code: "NOT_FOUND",
     });
   });

@@ -27,7 +27,9 @@ describe("readSettingVersionPage", async () => {
     expect(page).toMatchObject({ key: "relay.pricing", version: 2, authorEmail: "op-version@school.invalid" });
     expect(page.row.value).toEqual({ inputMicrosPerMTok: 2, outputMicrosPerMTok: 0 });
     expect(page.previous?.value).toEqual({ inputMicrosPerMTok: 1, outputMicrosPerMTok: 0 });
-    expect((await readSettingVersionPage(deps, { actor: OPERATOR, key: "relay.pricing", version: "1" })).previous).toBeNull();
+    expect(
+      (await readSettingVersionPage(deps, { actor: OPERATOR, key: "relay.pricing", version: "1" })).previous,
+    ).toBeNull();
   });
 
   it("is NOT_FOUND for an unknown key, a version that is not one or was never saved, and for a teacher", async () => {
@@ -37,10 +39,14 @@ describe("readSettingVersionPage", async () => {
       ["relay.pricing", "1.5"],
       ["relay.pricing", "99"],
     ])
-      await expect(readSettingVersionPage(deps, { actor: OPERATOR, key: key!, version: version! })).rejects.toMatchObject({
+      await expect(
+        readSettingVersionPage(deps, { actor: OPERATOR, key: key!, version: version! }),
+      ).rejects.toMatchObject({
         code: "NOT_FOUND",
       });
-    await expect(readSettingVersionPage(deps, { actor: TEACHER, key: "relay.pricing", version: "1" })).rejects.toMatchObject({
+    await expect(
+      readSettingVersionPage(deps, { actor: TEACHER, key: "relay.pricing", version: "1" }),
+    ).rejects.toMatchObject({
       code: "NOT_FOUND",
     });
   });

@@ -23,7 +23,13 @@ export async function readSpendPage(deps: TPageDeps, input: { actor: Actor; filt
     readSettingPanels(deps, { page: "/operator/spend" }),
   ]);
   const query = filter.success
-    ? { kind: filter.data.kind, resource: filter.data.resource, taskId: filter.data.taskId, from: filter.data.from, to: filter.data.to }
+    ? {
+        kind: filter.data.kind,
+        resource: filter.data.resource,
+        taskId: filter.data.taskId,
+        from: filter.data.from,
+        to: filter.data.to,
+      }
     : {};
   return { overview, ledger, preflight, query, isFilterValid: filter.success, settingPanels };
 }

@@ -62,21 +62,46 @@ describe("readTaskPage (the operator's task page, one view model)", async () => 
         setupRunId: randomUUID(),
       },
     });
-    expect((await readTaskPage(deps, { actor: operator, taskId: fixture.taskId })).candidateBundle?.artifactDigest).toBe("b".repeat(64));
+    expect(
+      (await readTaskPage(deps, { actor: operator, taskId: fixture.taskId })).candidateBundle?.artifactDigest,
+    ).toBe("b".repeat(64));
     // Once the task left review, no re-verification can use the bundle: the page does not offer it.
     await db.task.update({ where: { id: fixture.taskId }, data: { state: "approved" } });
     expect((await readTaskPage(deps, { actor: operator, taskId: fixture.taskId })).candidateBundle).toBeNull();
   });
 
   it("reads a queued task: no candidate, the timeline's stays and attempts, and the machine cap it waits on", async () => {
-    const repositoryId = (await db.targetRepository.create({ data: { name: `demo/queued-${randomUUID()}`, cloneUrl: "/nowhere" } })).id;
+    const repositoryId = (
+      await db.targetRepository.create({ data: { name: `demo/queued-${randomUUID()}`, cloneUrl: "/nowhere" } })
+    ).id;
     const task = await db.task.create({ data: taskRow(repositoryId, { state: "queued" }) });
     const at = (seconds: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, seconds));
     await db.taskTransition.createMany({
       data: [
-        { taskId: task.id, fromState: null, toState: "queued", operationId: task.operationId, attempt: 1, createdAt: at(0) },
-        { taskId: task.id, fromState: "queued", toState: "provisioning", operationId: task.operationId, attempt: 1, createdAt: at(5) },
-        { taskId: task.id, fromState: "provisioning", toState: "blocked", operationId: task.operationId, attempt: 1, createdAt: at(7) },
+        {
+          taskId: task.id,
+          fromState: null,
+          toState: "queued",
+          operationId: task.operationId,
+          attempt: 1,
+          createdAt: at(0),
+        },
+        {
+          taskId: task.id,
+          fromState: "queued",
+          toState: "provisioning",
+          operationId: task.operationId,
+          attempt: 1,
+          createdAt: at(5),
+        },
+        {
+          taskId: task.id,
+          fromState: "provisioning",
+          toState: "blocked",
+          operationId: task.operationId,
+          attempt: 1,
+          createdAt: at(7),
+        },
       ],
     });
     const read = () => readTaskPage(deps, { actor: operator, taskId: task.id });
@@ -102,8 +127,12 @@ describe("readTaskPage (the operator's task page, one view model)", async () => 
   });
 
   it("is NOT_FOUND for an unknown task and for an actor without operator.view", async () => {
-    await expect(readTaskPage(deps, { actor: operator, taskId: randomUUID() })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(readTaskPage(deps, { actor: operator, taskId: randomUUID() })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
     await expect(readTaskPage(deps, { actor: operator, taskId: "../x" })).rejects.toMatchObject({ code: "NOT_FOUND" });
-    await expect(readTaskPage(deps, { actor: fixture.reviewer, taskId: fixture.taskId })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(readTaskPage(deps, { actor: fixture.reviewer, taskId: fixture.taskId })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
   });
 });

@@ -10,7 +10,8 @@ describe("readTasksPage", async () => {
   const deps = pageTestDeps(db);
 
   it("filters by a known state and ignores what is not one", async () => {
-    const repositoryId = (await db.targetRepository.create({ data: { name: "demo/tasks-page", cloneUrl: "/nowhere" } })).id;
+    const repositoryId = (await db.targetRepository.create({ data: { name: "demo/tasks-page", cloneUrl: "/nowhere" } }))
+      .id;
     const queued = await db.task.create({ data: taskRow(repositoryId, { state: "queued" }) });
     const failed = await db.task.create({ data: taskRow(repositoryId, { state: "failed" }) });
     const all = await readTasksPage(deps, { actor: OPERATOR, state: "no-such-state", before: "not a date" });

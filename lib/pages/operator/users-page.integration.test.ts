@@ -9,7 +9,9 @@ describe("readUsersPage", async () => {
   const deps = pageTestDeps(db);
 
   it("lists the accounts without their password hashes", async () => {
-    await db.user.create({ data: { email: "t1@school.invalid", name: "t1", passwordHash: "secret-hash", roles: ["teacher"] } });
+    await db.user.create({
+      data: { email: "t1@school.invalid", name: "t1", passwordHash: "secret-hash", roles: ["teacher"] },
+    });
     const { users, settingPanels } = await readUsersPage(deps, { actor: OPERATOR });
     expect(settingPanels.map((v) => v.panel.key)).toEqual(["auth.oidc"]);
     expect(users.map((u) => u.email)).toContain("t1@school.invalid");

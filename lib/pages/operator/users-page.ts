@@ -6,6 +6,9 @@ import { readSettingPanels } from "../setting-panels";
 
 export async function readUsersPage(deps: TPageDeps, input: { actor: Actor }) {
   assertMayRead(input.actor, "user.manage");
-  const [users, settingPanels] = await Promise.all([listUsers({ db: deps.db }), readSettingPanels(deps, { page: "/operator/users" })]);
+  const [users, settingPanels] = await Promise.all([
+    listUsers({ db: deps.db }),
+    readSettingPanels(deps, { page: "/operator/users" }),
+  ]);
   return { users, settingPanels };
 }

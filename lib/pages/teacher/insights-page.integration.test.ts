@@ -17,7 +17,10 @@ describe("readInsightsPage (the teacher's insights, one view model)", async () =
   const deps = { db, env: parseEnv({ DATA_DIR: f.diff.dataDir }) };
 
   it("counts a decision of the window by repository", async () => {
-    await decideCandidate({ db, dataDir: f.diff.dataDir }, { actor: f.reviewer, ...f.tuple, verdict: "reject", comment: "not this way" });
+    await decideCandidate(
+      { db, dataDir: f.diff.dataDir },
+      { actor: f.reviewer, ...f.tuple, verdict: "reject", comment: "not this way" },
+    );
     const insights = await readInsightsPage(deps, { actor: f.reviewer, days: "30" });
     expect(insights.byRepository.find((row) => row.key === f.diff.repository)).toMatchObject({ decided: 1 });
   });

@@ -17,7 +17,10 @@ describe("readReviewHistoryPage (the teacher's history, one view model)", async 
   const deps = { db, env: parseEnv({ DATA_DIR: f.diff.dataDir }) };
 
   it("lists a recorded decision, as the deciding teacher's own", async () => {
-    await decideCandidate({ db, dataDir: f.diff.dataDir }, { actor: f.reviewer, ...f.tuple, verdict: "reject", comment: "not this way" });
+    await decideCandidate(
+      { db, dataDir: f.diff.dataDir },
+      { actor: f.reviewer, ...f.tuple, verdict: "reject", comment: "not this way" },
+    );
     const mine = await readReviewHistoryPage(deps, { actor: f.reviewer, scope: "mine" });
     expect(mine.items.map((i) => [i.taskId, i.isMine])).toEqual([[f.taskId, true]]);
     const theirs = await readReviewHistoryPage(deps, { actor: f.creator, scope: "mine" });

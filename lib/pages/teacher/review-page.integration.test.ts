@@ -22,7 +22,10 @@ describe("readReviewPage (the teacher's review page, one view model)", async () 
     await Promise.all(fixtures.map((f) => f.diff.cleanup()));
   });
   async function fixture(): Promise<{ f: TReviewFixture; deps: TPageDeps }> {
-    const f = await createReviewFixture(db, { base: { "a.txt": "one\ntwo\n" }, head: { "a.txt": "one\n2\n", "b.txt": "new\n" } });
+    const f = await createReviewFixture(db, {
+      base: { "a.txt": "one\ntwo\n" },
+      head: { "a.txt": "one\n2\n", "b.txt": "new\n" },
+    });
     fixtures.push(f);
     return { f, deps: { db, env: parseEnv({ DATA_DIR: f.diff.dataDir }) } };
   }
@@ -31,7 +34,15 @@ describe("readReviewPage (the teacher's review page, one view model)", async () 
     const { f, deps } = await fixture();
     await addLineComment(
       { db, dataDir: f.diff.dataDir },
-      { actor: f.reviewer, candidateId: f.candidateId, path: "a.txt", side: "new", line: 2, lineSha: f.diff.headSha, body: "why 2?" },
+      {
+        actor: f.reviewer,
+        candidateId: f.candidateId,
+        path: "a.txt",
+        side: "new",
+        line: 2,
+        lineSha: f.diff.headSha,
+        body: "why 2?",
+      },
     );
     const page = await readReviewPage(deps, { actor: f.reviewer, candidateId: f.candidateId });
     expect(page.candidate.id).toBe(f.candidateId);
@@ -41,7 +52,14 @@ describe("readReviewPage (the teacher's review page, one view model)", async () 
     if ("unreadable" in page.shownDiff) throw new Error(`diff unreadable: ${page.shownDiff.unreadable}`);
     expect(page.shownDiff.page.outline.files.map((file) => file.path).sort()).toEqual(["a.txt", "b.txt"]);
     expect(page.inlineComments).toEqual([
-      expect.objectContaining({ path: "a.txt", side: "new", line: 2, body: "why 2?", round: 1, isFromEarlierRound: false }),
+      expect.objectContaining({
+        path: "a.txt",
+        side: "new",
+        line: 2,
+        body: "why 2?",
+        round: 1,
+        isFromEarlierRound: false,
+      }),
     ]);
     expect(page.lineComments).toHaveLength(1);
     expect(page).toMatchObject({
@@ -67,8 +85,12 @@ describe("readReviewPage (the teacher's review page, one view model)", async () 
   it("is NOT_FOUND for an unknown candidate and for an actor without review.view", async () => {
     const { f, deps } = await fixture();
     const operator: Actor = { userId: randomUUID(), email: "op@school.invalid", roles: ["operator"] };
-    await expect(readReviewPage(deps, { actor: operator, candidateId: f.candidateId })).rejects.toMatchObject({ code: "NOT_FOUND" });
-    await expect(readReviewPage(deps, { actor: f.reviewer, candidateId: `cand_${"0".repeat(32)}` })).rejects.toMatchObject({
+    await expect(readReviewPage(deps, { actor: operator, candidateId: f.candidateId })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+    });
+    await expect(
+      readReviewPage(deps, { actor: f.reviewer, candidateId: `cand_${"0".repeat(32)}` }),
+    ).rejects.toMatchObject({
       code: "NOT_FOUND",
     });
   });

@@ -27,7 +27,10 @@ export type TInlineCommentView = {
   isFromEarlierRound: boolean;
 };
 
-export async function readReviewPage(deps: TPageDeps, input: { actor: Actor; candidateId: string; view?: "full" | undefined }) {
+export async function readReviewPage(
+  deps: TPageDeps,
+  input: { actor: Actor; candidateId: string; view?: "full" | undefined },
+) {
   assertMayRead(input.actor, "review.view");
   const { db } = deps;
   const dataDir = deps.env.dataDir;
@@ -35,7 +38,10 @@ export async function readReviewPage(deps: TPageDeps, input: { actor: Actor; can
   const { candidate, task, evidence, decision, rounds } = review;
   // Read through the cache the chunk route reads too (the browser fetches all but the first chunk).
   const readDiff = (baseSha: string) =>
-    readCandidateDiffCached({ dataDir }, { repository: candidate.repository, baseSha, headSha: candidate.headSha }).catch((error) => {
+    readCandidateDiffCached(
+      { dataDir },
+      { repository: candidate.repository, baseSha, headSha: candidate.headSha },
+    ).catch((error) => {
       if (isAppError(error)) return { unreadable: error.message };
       throw error;
     });
@@ -80,7 +86,8 @@ export async function readReviewPage(deps: TPageDeps, input: { actor: Actor; can
     inlineComments,
     isOpenForReview: candidate.isLatestRound && task.state === "review_pending" && !decision,
     canRequestChanges: task.round < rounds.maxRounds,
-    notShown: filesNotShown.length > 0 ? { count: filesNotShown.length, digest: digestFilesNotShown(filesNotShown) } : null,
+    notShown:
+      filesNotShown.length > 0 ? { count: filesNotShown.length, digest: digestFilesNotShown(filesNotShown) } : null,
     canApprove: evidence.assessment.status === "pass" && isDiffReadable,
     approveBlockedReason: !isDiffReadable
       ? "the diff cannot be read"

@@ -30,7 +30,9 @@ describe("readReviewQueuePage (the teacher's queue, one view model)", async () =
     const groupEntry = page.entries.find((e) => e.kind === "group");
     if (groupEntry?.kind !== "group") throw new Error("no group entry");
     expect(groupEntry.comparison.group.id).toBe(group.groupId);
-    expect(groupEntry.comparison.attempts.map((a) => a.taskId).sort()).toEqual(group.attempts.map((a) => a.taskId).sort());
+    expect(groupEntry.comparison.attempts.map((a) => a.taskId).sort()).toEqual(
+      group.attempts.map((a) => a.taskId).sort(),
+    );
     expect(page.entries.find((e) => e.kind === "task")?.item.taskId).toBe(lone.taskId);
 
     const filtered = await readReviewQueuePage(deps, { actor: lone.reviewer, repository: lone.diff.repository });

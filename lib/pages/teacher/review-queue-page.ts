@@ -22,7 +22,10 @@ export async function readReviewQueuePage(deps: TPageDeps, input: TReviewQueueQu
     if (!item.attemptGroupId) entries.push({ kind: "task", item });
     else if (!seenGroups.has(item.attemptGroupId)) {
       seenGroups.add(item.attemptGroupId);
-      const comparison = await readAttemptComparison({ db, dataDir: deps.env.dataDir }, { groupId: item.attemptGroupId });
+      const comparison = await readAttemptComparison(
+        { db, dataDir: deps.env.dataDir },
+        { groupId: item.attemptGroupId },
+      );
       entries.push({ kind: "group", item, comparison });
     }
   }

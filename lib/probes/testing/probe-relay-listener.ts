@@ -11,5 +11,8 @@ export type TProbeRelayListener = TRelayServer & { envFor(env: TEnv): TEnv };
 
 export async function startProbeRelayListener(db: Db): Promise<TProbeRelayListener> {
   const server = await startRelayServer({ db, host: "127.0.0.1", port: 0 });
-  return { ...server, envFor: (env) => ({ ...env, HOSTNAME: "127.0.0.1", RELAY_PORT: server.port, RELAY_PUBLIC_URL: undefined }) };
+  return {
+    ...server,
+    envFor: (env) => ({ ...env, HOSTNAME: "127.0.0.1", RELAY_PORT: server.port, RELAY_PUBLIC_URL: undefined }),
+  };
 }

@@ -27,7 +27,11 @@ export type TForgeEnvironment = {
   tokenFile: string;
   admin: { adminUrl: string; adminToken: string };
   /** a GitHub provider pointed at the forge; closed by stop() */
-  createProvider(options?: { requestTimeoutMs?: number; pushTimeoutMs?: number; tokenFile?: string }): PublicationProvider;
+  createProvider(options?: {
+    requestTimeoutMs?: number;
+    pushTimeoutMs?: number;
+    tokenFile?: string;
+  }): PublicationProvider;
   stop(): Promise<void>;
 };
 
@@ -133,7 +137,12 @@ export async function createPublishFixture(options: TPublishFixtureOptions): Pro
 
     const teacherName = "Ada Teacher";
     const teacher = await db.user.create({
-      data: { email: `teacher-${taskId}@school.invalid`, name: teacherName, passwordHash: "unused", roles: ["teacher"] },
+      data: {
+        email: `teacher-${taskId}@school.invalid`,
+        name: teacherName,
+        passwordHash: "unused",
+        roles: ["teacher"],
+      },
     });
     const target = await db.targetRepository.upsert({
       where: { name: repository },
@@ -257,10 +266,20 @@ export async function listForgePulls(
     headers: { authorization: `Bearer ${env.token}` },
   });
   if (!response.ok) throw new Error(`forge list answered ${response.status}`);
-  return (await response.json()) as { number: number; state: string; head: { ref: string; sha: string }; html_url: string; body: string }[];
+  return (await response.json()) as {
+    number: number;
+    state: string;
+    head: { ref: string; sha: string };
+    html_url: string;
+    body: string;
+  }[];
 }
 
-export async function readForgeBranch(env: TForgeEnvironment, repository: string, branch: string): Promise<string | null> {
+export async function readForgeBranch(
+  env: TForgeEnvironment,
+  repository: string,
+  branch: string,
+): Promise<string | null> {
   const response = await fetch(`${env.forge.url}/repos/${repository}/git/ref/heads/${branch}`, {
     headers: { authorization: `Bearer ${env.token}` },
   });

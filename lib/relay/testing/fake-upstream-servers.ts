@@ -48,7 +48,8 @@ async function startFake(
   const sockets = new Set<import("node:net").Socket>();
   const state = {
     mode: "ok" as TFakeMode,
-    reply: options.reply ?? ((messages: { role: string; content: string }[]) => `echo: ${messages.at(-1)?.content ?? ""}`),
+    reply:
+      options.reply ?? ((messages: { role: string; content: string }[]) => `echo: ${messages.at(-1)?.content ?? ""}`),
     delayMs: 0,
     respond: null as TFakeUpstream["respond"],
   };
@@ -74,9 +75,16 @@ async function startFake(
           // Both services name the bad key (partly) in the error body.
           return protocol === "openai"
             ? sendJson(res, 401, {
-                error: { message: `Incorrect API key provided: ${presented}`, type: "invalid_request_error", code: "invalid_api_key" },
+                error: {
+                  message: `Incorrect API key provided: ${presented}`,
+                  type: "invalid_request_error",
+                  code: "invalid_api_key",
+                },
               })
-            : sendJson(res, 401, { type: "error", error: { type: "authentication_error", message: `invalid x-api-key ${presented}` } });
+            : sendJson(res, 401, {
+                type: "error",
+                error: { type: "authentication_error", message: `invalid x-api-key ${presented}` },
+              });
         }
         if (protocol === "anthropic" && !req.headers["anthropic-version"])
           return sendJson(res, 400, {

@@ -32,7 +32,11 @@ export async function createRelayTestTask(
   return { taskId: task.id, repositoryId: repository.id };
 }
 
-export type TCountingTransport = TRelayTransport & { calls: number; inputs: TCompletionInput[]; chatInputs: TChatInput[] };
+export type TCountingTransport = TRelayTransport & {
+  calls: number;
+  inputs: TCompletionInput[];
+  chatInputs: TChatInput[];
+};
 
 /**
  * An in-memory upstream port that counts calls of both operations; `answer` decides each reply (or

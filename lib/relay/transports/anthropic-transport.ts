@@ -21,7 +21,10 @@ import { upstreamFailure, upstreamMalformedToolCall, type TChatOutput, type TRel
 
 type TAnthropicSetting = Extract<TRelayUpstreamSetting, { kind: "anthropic" }>;
 
-const ZUsage = z.object({ input_tokens: z.number().int().nonnegative(), output_tokens: z.number().int().nonnegative() });
+const ZUsage = z.object({
+  input_tokens: z.number().int().nonnegative(),
+  output_tokens: z.number().int().nonnegative(),
+});
 
 const ZAnthropicResponseSchema = z.object({
   type: z.literal("message"),
@@ -118,7 +121,9 @@ function buildAnthropicChatBody(setting: TAnthropicSetting, request: TChatReques
             input_schema: tool.parameters,
           })),
           tool_choice:
-            choice.type === "tool" ? { type: "tool", name: choice.name } : { type: choice.type === "required" ? "any" : choice.type },
+            choice.type === "tool"
+              ? { type: "tool", name: choice.name }
+              : { type: choice.type === "required" ? "any" : choice.type },
         }
       : {}),
   };
@@ -135,10 +140,16 @@ function readAnthropicChatAnswer(setting: TAnthropicSetting, request: TChatReque
       if (typeof block.text !== "string") throw upstreamFailure("anthropic", "malformed_response");
       texts.push(block.text);
     } else if (block.type === "tool_use") {
-      if (typeof block.id !== "string" || typeof block.name !== "string") throw upstreamFailure("anthropic", "malformed_response");
+      if (typeof block.id !== "string" || typeof block.name !== "string")
+        throw upstreamFailure("anthropic", "malformed_response");
       const input = block.input;
       // Depth first: serializing hostile nesting is recursive work we refuse to do.
-      if (input === null || typeof input !== "object" || Array.isArray(input) || jsonDepthExceeds(input, CHAT_MAX_JSON_DEPTH))
+      if (
+        input === null ||
+        typeof input !== "object" ||
+        Array.isArray(input) ||
+        jsonDepthExceeds(input, CHAT_MAX_JSON_DEPTH)
+      )
         throw upstreamMalformedToolCall("anthropic", "a tool call's arguments are not a bounded JSON object");
       toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(input) });
     }
@@ -162,7 +173,10 @@ function readAnthropicChatAnswer(setting: TAnthropicSetting, request: TChatReque
 }
 
 /** `dataDir`: whose DATA_DIR/credentials/ the credential file must be in. */
-export function createAnthropicTransport(setting: TAnthropicSetting, { dataDir }: { dataDir: string }): TRelayTransport {
+export function createAnthropicTransport(
+  setting: TAnthropicSetting,
+  { dataDir }: { dataDir: string },
+): TRelayTransport {
   async function post(body: unknown, signal: AbortSignal | undefined): Promise<unknown> {
     const credential = await readCredentialFile("anthropic", setting.credentialFile, dataDir);
     return postJson({
@@ -185,7 +199,12 @@ export function createAnthropicTransport(setting: TAnthropicSetting, { dataDir }
         .join("\n\n");
       const turns = messages.filter((m) => m.role !== "system").map((m) => ({ role: m.role, content: m.content }));
       const json = await post(
-        { model: setting.model, max_tokens: maxTokens ?? setting.defaultMaxTokens, ...(system ? { system } : {}), messages: turns },
+        {
+          model: setting.model,
+          max_tokens: maxTokens ?? setting.defaultMaxTokens,
+          ...(system ? { system } : {}),
+          messages: turns,
+        },
         signal,
       );
       const parsed = ZAnthropicResponseSchema.safeParse(json);
@@ -195,7 +214,11 @@ export function createAnthropicTransport(setting: TAnthropicSetting, { dataDir }
         .map((block) => block.text!);
       // A reply with no text block is not an empty success: it is an answer we cannot use.
       if (texts.length === 0) throw upstreamFailure("anthropic", "malformed_response");
-      return { content: texts.join(""), inputTokens: parsed.data.usage?.input_tokens, outputTokens: parsed.data.usage?.output_tokens };
+      return {
+        content: texts.join(""),
+        inputTokens: parsed.data.usage?.input_tokens,
+        outputTokens: parsed.data.usage?.output_tokens,
+      };
     },
     async chat({ request, signal }) {
       const json = await post(buildAnthropicChatBody(setting, request), signal);

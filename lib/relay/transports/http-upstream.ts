@@ -24,7 +24,12 @@ const agents = new Map<number, Agent>();
 function agentFor(connectTimeoutMs: number): Agent {
   let agent = agents.get(connectTimeoutMs);
   if (!agent) {
-    agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 120_000, connections: 128, connect: { timeout: connectTimeoutMs } });
+    agent = new Agent({
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 120_000,
+      connections: 128,
+      connect: { timeout: connectTimeoutMs },
+    });
     agents.set(connectTimeoutMs, agent);
   }
   return agent;
@@ -113,7 +118,8 @@ export async function postJson(options: TPostJsonOptions): Promise<unknown> {
   }
   if (body === "too_large") throw upstreamTooLarge(kind, options.maxResponseBytes);
   // The upstream's error text is never read into a message: it may echo the credential.
-  if (response.statusCode < 200 || response.statusCode > 299) throw upstreamFailure(kind, "http_status", response.statusCode);
+  if (response.statusCode < 200 || response.statusCode > 299)
+    throw upstreamFailure(kind, "http_status", response.statusCode);
   try {
     return JSON.parse(body.toString("utf8"));
   } catch {

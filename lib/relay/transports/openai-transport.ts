@@ -15,7 +15,9 @@ type TOpenAiSetting = Extract<TRelayUpstreamSetting, { kind: "openai" }>;
 /** Only what we use is validated; upstreams add fields freely, so this one is not strict. */
 const ZOpenAiResponseSchema = z.object({
   choices: z.array(z.object({ message: z.object({ content: z.string() }) })).min(1),
-  usage: z.object({ prompt_tokens: z.number().int().nonnegative(), completion_tokens: z.number().int().nonnegative() }).optional(),
+  usage: z
+    .object({ prompt_tokens: z.number().int().nonnegative(), completion_tokens: z.number().int().nonnegative() })
+    .optional(),
 });
 
 /** The chat answer, not strict either; a tool call of another type than `function` is read, then refused as not offered. */
@@ -39,7 +41,9 @@ const ZOpenAiChatResponseSchema = z.object({
       }),
     )
     .min(1),
-  usage: z.object({ prompt_tokens: z.number().int().nonnegative(), completion_tokens: z.number().int().nonnegative() }).nullish(),
+  usage: z
+    .object({ prompt_tokens: z.number().int().nonnegative(), completion_tokens: z.number().int().nonnegative() })
+    .nullish(),
 });
 
 /**

@@ -26,7 +26,10 @@ const SCRIPT = {
   entries: [
     {
       pattern: "add\\(\\)",
-      completion: { content: "Reading the file.", toolCalls: [{ name: "read_file", arguments: { path: "src/add.js" } }] },
+      completion: {
+        content: "Reading the file.",
+        toolCalls: [{ name: "read_file", arguments: { path: "src/add.js" } }],
+      },
     },
     {
       on: "tool",
@@ -110,7 +113,9 @@ describe("scripted transport: chat", () => {
     await expect(
       transport.chat({ request: request([{ role: "user", content: "add() subtracts" }], [{ name: "write_file" }]) }),
     ).rejects.toMatchObject({ code: "RELAY_UPSTREAM_MALFORMED_TOOL_CALL" });
-    await expect(transport.chat({ request: request([{ role: "user", content: "add() subtracts" }], []) })).rejects.toMatchObject({
+    await expect(
+      transport.chat({ request: request([{ role: "user", content: "add() subtracts" }], []) }),
+    ).rejects.toMatchObject({
       code: "RELAY_UPSTREAM_MALFORMED_TOOL_CALL",
     });
   });
@@ -121,7 +126,9 @@ describe("scripted transport: chat", () => {
       entries: [],
     });
     await expect(
-      createScriptedTransport({ scriptFile, maxResponseBytes: 1_000 }).chat({ request: request([{ role: "user", content: "hi" }]) }),
+      createScriptedTransport({ scriptFile, maxResponseBytes: 1_000 }).chat({
+        request: request([{ role: "user", content: "hi" }]),
+      }),
     ).rejects.toMatchObject({ code: "RELAY_TOO_LARGE" });
   });
 
@@ -130,12 +137,18 @@ describe("scripted transport: chat", () => {
     expect(await transport.complete({ messages: [{ role: "user", content: "add() subtracts" }] })).toEqual({
       content: "Reading the file.",
     });
-    const script = await loadScriptFile(await writeScript({ default: { toolCalls: [{ name: "read_file", arguments: {} }] }, entries: [] }));
-    expect(() => chooseScriptedCompletion(script, "anything")).toThrow(expect.objectContaining({ code: "RELAY_UPSTREAM_FAILED" }));
+    const script = await loadScriptFile(
+      await writeScript({ default: { toolCalls: [{ name: "read_file", arguments: {} }] }, entries: [] }),
+    );
+    expect(() => chooseScriptedCompletion(script, "anything")).toThrow(
+      expect.objectContaining({ code: "RELAY_UPSTREAM_FAILED" }),
+    );
   });
 
   it("still loads plain-text scripts and the demo script (the only script file in the repository)", async () => {
-    const plain = await loadScriptFile(await writeScript({ default: "d", entries: [{ pattern: "x", completion: "y" }] }));
+    const plain = await loadScriptFile(
+      await writeScript({ default: "d", entries: [{ pattern: "x", completion: "y" }] }),
+    );
     expect(plain.entries[0]).toEqual({ pattern: "x", on: "user", completion: "y" });
     await loadScriptFile(path.resolve(import.meta.dirname, "../../demo/scripted-completions.json"));
   });
@@ -145,7 +158,14 @@ describe("scripted transport: chat", () => {
     [{ default: { content: "x", extra: 1 }, entries: [] }],
     [{ default: "x", entries: [{ pattern: "p", on: "assistant", completion: "y" }] }],
     [{ default: { toolCalls: [{ name: "t", arguments: "not an object" }] }, entries: [] }],
-    [{ default: { toolCalls: [{ name: "t", arguments: JSON.parse('{"a":' + "[".repeat(100) + "]".repeat(100) + "}") }] }, entries: [] }],
+    [
+      {
+        default: {
+          toolCalls: [{ name: "t", arguments: JSON.parse('{"a":' + "[".repeat(100) + "]".repeat(100) + "}") }],
+        },
+        entries: [],
+      },
+    ],
   ])("refuses the script %j", async (script) => {
     await expect(loadScriptFile(await writeScript(script))).rejects.toMatchObject({ code: "RELAY_UPSTREAM_FAILED" });
   });

@@ -44,7 +44,10 @@ const ZScriptedChatAnswerSchema = z
       .optional(),
   })
   .strict()
-  .refine((answer) => answer.content !== undefined || (answer.toolCalls?.length ?? 0) > 0, "needs content or toolCalls");
+  .refine(
+    (answer) => answer.content !== undefined || (answer.toolCalls?.length ?? 0) > 0,
+    "needs content or toolCalls",
+  );
 
 /** Plain text (what every script before issue 25 holds) or an assistant turn. */
 const ZScriptedAnswerSchema = z.union([z.string(), ZScriptedChatAnswerSchema]);
@@ -105,7 +108,10 @@ export async function loadScriptFile(file: string): Promise<TScriptFile> {
 }
 
 /** Pure: the answer a script gives to the message it answers (a user message or a tool result). */
-export function chooseScriptedAnswer(script: TScriptFile, answered: { on: "user" | "tool"; text: string }): TScriptedAnswer {
+export function chooseScriptedAnswer(
+  script: TScriptFile,
+  answered: { on: "user" | "tool"; text: string },
+): TScriptedAnswer {
   const text = answered.text.slice(0, MAX_MATCHED_CHARS);
   for (const entry of script.entries) {
     if (entry.on === answered.on && new RegExp(entry.pattern).test(text)) return entry.completion;
@@ -152,7 +158,8 @@ export function createScriptedTransport(setting: { scriptFile: string; maxRespon
       const script = await loadScriptFile(setting.scriptFile);
       const lastUser = [...messages].reverse().find((m) => m.role === "user")?.content ?? "";
       const content = chooseScriptedCompletion(script, lastUser);
-      if (Buffer.byteLength(content, "utf8") > setting.maxResponseBytes) throw upstreamTooLarge("scripted", setting.maxResponseBytes);
+      if (Buffer.byteLength(content, "utf8") > setting.maxResponseBytes)
+        throw upstreamTooLarge("scripted", setting.maxResponseBytes);
       return { content };
     },
     async chat({ request }) {

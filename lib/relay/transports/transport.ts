@@ -39,22 +39,37 @@ export type TUpstreamFailureReason =
   | "malformed_response"
   | "aborted";
 
-export function upstreamFailure(kind: TTransportKind | "unknown", reason: TUpstreamFailureReason, status?: number): AppError {
+export function upstreamFailure(
+  kind: TTransportKind | "unknown",
+  reason: TUpstreamFailureReason,
+  status?: number,
+): AppError {
   const what = status === undefined ? reason : `${reason} ${status}`;
-  return new AppError("RELAY_UPSTREAM_FAILED", `The model upstream failed (${kind}: ${what}). The task is blocked; there is no fallback.`, {
-    kind,
-    reason,
-    status,
-  });
+  return new AppError(
+    "RELAY_UPSTREAM_FAILED",
+    `The model upstream failed (${kind}: ${what}). The task is blocked; there is no fallback.`,
+    {
+      kind,
+      reason,
+      status,
+    },
+  );
 }
 
 /** An upstream tool call that names a tool not offered, or whose arguments do not parse: failed closed, never passed on. */
 export function upstreamMalformedToolCall(kind: TTransportKind, why: string): AppError {
-  return new AppError("RELAY_UPSTREAM_MALFORMED_TOOL_CALL", `The model upstream answered with a malformed tool call (${kind}: ${why}).`, {
-    kind,
-  });
+  return new AppError(
+    "RELAY_UPSTREAM_MALFORMED_TOOL_CALL",
+    `The model upstream answered with a malformed tool call (${kind}: ${why}).`,
+    {
+      kind,
+    },
+  );
 }
 
 export function upstreamTooLarge(kind: TTransportKind, limitBytes: number): AppError {
-  return new AppError("RELAY_TOO_LARGE", `The upstream response exceeds ${limitBytes} bytes and was refused whole.`, { kind, limitBytes });
+  return new AppError("RELAY_TOO_LARGE", `The upstream response exceeds ${limitBytes} bytes and was refused whole.`, {
+    kind,
+    limitBytes,
+  });
 }

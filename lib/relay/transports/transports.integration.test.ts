@@ -50,7 +50,10 @@ const MESSAGES = [
 describe("OpenAI-compatible transport (real HTTP, loopback fake speaking the wire protocol)", () => {
   it("sends the operator-pinned model and credential, and returns the completion", async () => {
     openai.mode = "ok";
-    const result = await createOpenAiTransport(openAiSetting(), { dataDir: dir }).complete({ messages: MESSAGES, maxTokens: 33 });
+    const result = await createOpenAiTransport(openAiSetting(), { dataDir: dir }).complete({
+      messages: MESSAGES,
+      maxTokens: 33,
+    });
     expect(result).toEqual({ content: "openai saw 2 messages, last: hi", inputTokens: 11, outputTokens: 7 });
     const seen = openai.requests.at(-1)!;
     expect(seen.authorization).toBe("Bearer test-credential-0123456789");
@@ -75,7 +78,9 @@ describe("OpenAI-compatible transport (real HTTP, loopback fake speaking the wir
   it("refuses an oversized streamed answer whole (RELAY_TOO_LARGE), reading no more than the cap", async () => {
     openai.mode = "oversized";
     await expect(
-      createOpenAiTransport(openAiSetting({ maxResponseBytes: 64 * 1024 }), { dataDir: dir }).complete({ messages: MESSAGES }),
+      createOpenAiTransport(openAiSetting({ maxResponseBytes: 64 * 1024 }), { dataDir: dir }).complete({
+        messages: MESSAGES,
+      }),
     ).rejects.toMatchObject({ code: "RELAY_TOO_LARGE" });
     openai.mode = "ok";
   });
@@ -110,7 +115,9 @@ describe("OpenAI-compatible transport (real HTTP, loopback fake speaking the wir
     const port = (redirector.address() as { port: number }).port;
     const before = openai.requests.length;
     await expect(
-      createOpenAiTransport(openAiSetting({ endpoint: `http://127.0.0.1:${port}/v1/chat/completions` }), { dataDir: dir }).complete({
+      createOpenAiTransport(openAiSetting({ endpoint: `http://127.0.0.1:${port}/v1/chat/completions` }), {
+        dataDir: dir,
+      }).complete({
         messages: MESSAGES,
       }),
     ).rejects.toMatchObject({
@@ -137,12 +144,18 @@ describe("Anthropic messages transport", () => {
     const seen = anthropic.requests.at(-1)!;
     expect(seen.apiKey).toBe("test-credential-0123456789");
     expect(seen.authorization).toBeUndefined();
-    expect(seen.body).toMatchObject({ model: "claude-test", system: "be brief", messages: [{ role: "user", content: "hi" }] });
+    expect(seen.body).toMatchObject({
+      model: "claude-test",
+      system: "be brief",
+      messages: [{ role: "user", content: "hi" }],
+    });
   });
 
   it("maps a 500 to RELAY_UPSTREAM_FAILED", async () => {
     anthropic.mode = "status500";
-    await expect(createAnthropicTransport(setting(), { dataDir: dir }).complete({ messages: MESSAGES })).rejects.toMatchObject({
+    await expect(
+      createAnthropicTransport(setting(), { dataDir: dir }).complete({ messages: MESSAGES }),
+    ).rejects.toMatchObject({
       code: "RELAY_UPSTREAM_FAILED",
     });
     anthropic.mode = "ok";
@@ -204,10 +217,17 @@ describe("OpenAI-compatible transport: chat with tools", () => {
   });
 
   it("sends the conversation, tools and tool choice in OpenAI's wire format and reads back the tool calls", async () => {
-    openai.respond = openAiAnswer({ content: null, tool_calls: [openAiToolCall("read_file", '{"path":"src/add.js"}')] }, "tool_calls");
+    openai.respond = openAiAnswer(
+      { content: null, tool_calls: [openAiToolCall("read_file", '{"path":"src/add.js"}')] },
+      "tool_calls",
+    );
     const answer = await createOpenAiTransport(openAiSetting(), { dataDir: dir }).chat({ request: chatRequest() });
     expect(answer).toEqual({
-      message: { role: "assistant", content: null, toolCalls: [{ id: "call_up1", name: "read_file", arguments: '{"path":"src/add.js"}' }] },
+      message: {
+        role: "assistant",
+        content: null,
+        toolCalls: [{ id: "call_up1", name: "read_file", arguments: '{"path":"src/add.js"}' }],
+      },
       finishReason: "tool_calls",
       model: "gpt-test",
       inputTokens: 40,
@@ -234,7 +254,10 @@ describe("OpenAI-compatible transport: chat with tools", () => {
         { role: "user", content: "now fix add()" },
       ],
       tools: [
-        { type: "function", function: { name: "read_file", description: "Reads a file of the repository", parameters: READ_FILE_SCHEMA } },
+        {
+          type: "function",
+          function: { name: "read_file", description: "Reads a file of the repository", parameters: READ_FILE_SCHEMA },
+        },
         { type: "function", function: { name: "list_dir", parameters: READ_FILE_SCHEMA } },
       ],
       tool_choice: "auto",
@@ -288,7 +311,9 @@ describe("OpenAI-compatible transport: chat with tools", () => {
       { content: withCall ? null : "text", ...(withCall ? { tool_calls: [openAiToolCall("list_dir", "{}")] } : {}) },
       reason,
     );
-    expect((await createOpenAiTransport(openAiSetting(), { dataDir: dir }).chat({ request: chatRequest() })).finishReason).toBe(expected);
+    expect(
+      (await createOpenAiTransport(openAiSetting(), { dataDir: dir }).chat({ request: chatRequest() })).finishReason,
+    ).toBe(expected);
   });
 
   it.each([
@@ -299,7 +324,9 @@ describe("OpenAI-compatible transport: chat with tools", () => {
     ["no choices", () => ({ choices: [] })],
   ])("refuses %s as malformed_response", async (_label, respond) => {
     openai.respond = respond;
-    await expect(createOpenAiTransport(openAiSetting(), { dataDir: dir }).chat({ request: chatRequest() })).rejects.toMatchObject({
+    await expect(
+      createOpenAiTransport(openAiSetting(), { dataDir: dir }).chat({ request: chatRequest() }),
+    ).rejects.toMatchObject({
       code: "RELAY_UPSTREAM_FAILED",
       message: expect.stringMatching(/malformed_response/),
     });
@@ -314,14 +341,18 @@ describe("OpenAI-compatible transport: chat with tools", () => {
     ["a malformed call id", { ...openAiToolCall("read_file", "{}"), id: "call id with spaces" }],
   ])("fails a tool call with %s closed (RELAY_UPSTREAM_MALFORMED_TOOL_CALL)", async (_label, call) => {
     openai.respond = openAiAnswer({ content: null, tool_calls: [call] }, "tool_calls");
-    await expect(createOpenAiTransport(openAiSetting(), { dataDir: dir }).chat({ request: chatRequest() })).rejects.toMatchObject({
+    await expect(
+      createOpenAiTransport(openAiSetting(), { dataDir: dir }).chat({ request: chatRequest() }),
+    ).rejects.toMatchObject({
       code: "RELAY_UPSTREAM_MALFORMED_TOOL_CALL",
     });
   });
 
   it("maps upstream failures of chat to RELAY_UPSTREAM_FAILED like complete", async () => {
     openai.mode = "status500";
-    await expect(createOpenAiTransport(openAiSetting(), { dataDir: dir }).chat({ request: chatRequest() })).rejects.toMatchObject({
+    await expect(
+      createOpenAiTransport(openAiSetting(), { dataDir: dir }).chat({ request: chatRequest() }),
+    ).rejects.toMatchObject({
       code: "RELAY_UPSTREAM_FAILED",
       message: expect.stringMatching(/http_status 500/),
     });
@@ -478,7 +509,9 @@ describe("Anthropic messages transport: chat with tools", () => {
       withCall ? [{ type: "tool_use", id: "toolu_1", name: "list_dir", input: {} }] : [{ type: "text", text: "t" }],
       reason,
     );
-    expect((await createAnthropicTransport(setting(), { dataDir: dir }).chat({ request: chatRequest() })).finishReason).toBe(expected);
+    expect(
+      (await createAnthropicTransport(setting(), { dataDir: dir }).chat({ request: chatRequest() })).finishReason,
+    ).toBe(expected);
   });
 
   it.each([
@@ -486,10 +519,15 @@ describe("Anthropic messages transport: chat with tools", () => {
     ["no stop reason", anthropicAnswer([{ type: "text", text: "t" }], null)],
     ["tool_use without a call", anthropicAnswer([{ type: "text", text: "t" }], "tool_use")],
     ["neither text nor tool calls", anthropicAnswer([], "end_turn")],
-    ["a tool_use block without an id", anthropicAnswer([{ type: "tool_use", name: "list_dir", input: {} }], "tool_use")],
+    [
+      "a tool_use block without an id",
+      anthropicAnswer([{ type: "tool_use", name: "list_dir", input: {} }], "tool_use"),
+    ],
   ])("refuses %s as malformed_response", async (_label, respond) => {
     anthropic.respond = respond;
-    await expect(createAnthropicTransport(setting(), { dataDir: dir }).chat({ request: chatRequest() })).rejects.toMatchObject({
+    await expect(
+      createAnthropicTransport(setting(), { dataDir: dir }).chat({ request: chatRequest() }),
+    ).rejects.toMatchObject({
       code: "RELAY_UPSTREAM_FAILED",
       message: expect.stringMatching(/malformed_response/),
     });
@@ -505,7 +543,9 @@ describe("Anthropic messages transport: chat with tools", () => {
     ["a tool that was not offered", { type: "tool_use", id: "toolu_1", name: "delete_repository", input: {} }],
   ])("fails a tool call with %s closed (RELAY_UPSTREAM_MALFORMED_TOOL_CALL)", async (_label, block) => {
     anthropic.respond = anthropicAnswer([block], "tool_use");
-    await expect(createAnthropicTransport(setting(), { dataDir: dir }).chat({ request: chatRequest() })).rejects.toMatchObject({
+    await expect(
+      createAnthropicTransport(setting(), { dataDir: dir }).chat({ request: chatRequest() }),
+    ).rejects.toMatchObject({
       code: "RELAY_UPSTREAM_MALFORMED_TOOL_CALL",
     });
   });
@@ -525,8 +565,12 @@ describe("scripted transport", () => {
       }),
     );
     const transport = createScriptedTransport({ scriptFile, maxResponseBytes: 1000 });
-    expect(await transport.complete({ messages: [{ role: "user", content: "add() is broken" }] })).toEqual({ content: "first" });
-    expect(await transport.complete({ messages: [{ role: "user", content: "add is broken" }] })).toEqual({ content: "second" });
+    expect(await transport.complete({ messages: [{ role: "user", content: "add() is broken" }] })).toEqual({
+      content: "first",
+    });
+    expect(await transport.complete({ messages: [{ role: "user", content: "add is broken" }] })).toEqual({
+      content: "second",
+    });
     expect(
       await transport.complete({
         messages: [
@@ -541,7 +585,9 @@ describe("scripted transport", () => {
 
   it("fails closed on a missing or invalid script and refuses an oversized canned answer", async () => {
     await expect(
-      createScriptedTransport({ scriptFile: path.join(dir, "missing.json"), maxResponseBytes: 1000 }).complete({ messages: MESSAGES }),
+      createScriptedTransport({ scriptFile: path.join(dir, "missing.json"), maxResponseBytes: 1000 }).complete({
+        messages: MESSAGES,
+      }),
     ).rejects.toMatchObject({ code: "RELAY_UPSTREAM_FAILED" });
     const bad = path.join(dir, "bad.json");
     await fs.writeFile(bad, JSON.stringify({ default: "x", entries: [{ pattern: "(", completion: "y" }] }));
@@ -583,16 +629,23 @@ describe("upstream setting schema", () => {
     expect(ZRelayUpstreamSettingSchema.safeParse(value).success).toBe(false);
   });
 
-  it.each(["https://api.example.com/v1", "http://127.0.0.1:9/v1", "http://127.200.0.1/v1", "http://localhost:9/v1", "http://[::1]:9/v1"])(
-    "accepts %s",
-    (endpoint) => {
-      expect(ZRelayUpstreamSettingSchema.safeParse({ kind: "openai", endpoint, model: "m", credentialFile: "/c" }).success).toBe(true);
-    },
-  );
+  it.each([
+    "https://api.example.com/v1",
+    "http://127.0.0.1:9/v1",
+    "http://127.200.0.1/v1",
+    "http://localhost:9/v1",
+    "http://[::1]:9/v1",
+  ])("accepts %s", (endpoint) => {
+    expect(
+      ZRelayUpstreamSettingSchema.safeParse({ kind: "openai", endpoint, model: "m", credentialFile: "/c" }).success,
+    ).toBe(true);
+  });
 
   it("a plain-http non-loopback endpoint that reaches a transport anyway is refused before anything is sent", async () => {
     const setting = { ...openAiSetting(), endpoint: "http://upstream.example.invalid/v1/chat/completions" };
-    await expect(createOpenAiTransport(setting, { dataDir: dir }).complete({ messages: MESSAGES })).rejects.toMatchObject({
+    await expect(
+      createOpenAiTransport(setting, { dataDir: dir }).complete({ messages: MESSAGES }),
+    ).rejects.toMatchObject({
       code: "ENDPOINT_INSECURE",
       message: expect.stringContaining("must be https"),
     });

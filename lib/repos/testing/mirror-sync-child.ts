@@ -18,10 +18,17 @@ let ok = 0;
 const failed: string[] = [];
 for (let i = 0; i < input.syncs; i++) {
   try {
-    await syncMirror({ db, dataDir: input.dataDir, repository: input.repository, source: { cloneUrl: input.cloneUrl } });
+    await syncMirror({
+      db,
+      dataDir: input.dataDir,
+      repository: input.repository,
+      source: { cloneUrl: input.cloneUrl },
+    });
     ok++;
   } catch (error) {
-    failed.push(String((error as { details?: { stderr?: unknown } }).details?.stderr ?? (error as Error).message).slice(0, 300));
+    failed.push(
+      String((error as { details?: { stderr?: unknown } }).details?.stderr ?? (error as Error).message).slice(0, 300),
+    );
   }
 }
 await db.$disconnect();

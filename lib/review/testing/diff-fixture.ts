@@ -54,7 +54,9 @@ const METADATA = {
 };
 
 /** Builds base and head with git in a scratch worktree, then copies head (and so base) into the candidate repository. */
-export async function createCandidateDiffFixture(options: TChangeSet & { repository?: string }): Promise<TCandidateDiffFixture> {
+export async function createCandidateDiffFixture(
+  options: TChangeSet & { repository?: string },
+): Promise<TCandidateDiffFixture> {
   const root = await fs.mkdtemp(path.join(os.tmpdir(), "review-diff-fixture-"));
   const dataDir = path.join(root, "data");
   const worktree = path.join(root, "work");
@@ -79,7 +81,14 @@ export async function createCandidateDiffFixture(options: TChangeSet & { reposit
   await initBareRepository({ repoPath: gitDir });
   await fetchCommit({ gitDir, sourceRepoPath: worktree, sha: headSha });
   await fs.rm(worktree, { recursive: true, force: true });
-  return { dataDir, repository, gitDir, baseSha, headSha, cleanup: () => fs.rm(root, { recursive: true, force: true }) };
+  return {
+    dataDir,
+    repository,
+    gitDir,
+    baseSha,
+    headSha,
+    cleanup: () => fs.rm(root, { recursive: true, force: true }),
+  };
 }
 
 /** Names a hostile agent can give files; all legal on Linux and in git. */
@@ -121,7 +130,8 @@ export function hostileChangeSet(): TChangeSet {
     "nonl.txt": "no newline either",
     "crlf.txt": "one\r\ntwo\r\nthree\r\n",
     "empty.txt": "",
-    "controls.js": 'const a = 1;\u001b[2J // clear screen\nif (isAdmin \u202E) { /* \u2066 hidden \u2069 */ }\nconst zw = "a\u200Bb";\n',
+    "controls.js":
+      'const a = 1;\u001b[2J // clear screen\nif (isAdmin \u202E) { /* \u2066 hidden \u2069 */ }\nconst zw = "a\u200Bb";\n',
     "long-line.json": `{"data": "${"x".repeat(30_000)}"}\n`,
     [HOSTILE_NAMES.script]: "<script>alert(document.cookie)</script>\n<img src=x onerror=alert(1)>\n",
     [HOSTILE_NAMES.quotes]: "quoted\n",

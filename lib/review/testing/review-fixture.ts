@@ -37,7 +37,9 @@ export async function createReviewFixture(db: Db, change: TChangeSet): Promise<T
   const diff = await createCandidateDiffFixture({ ...change, repository });
   const creator = await createTeacher(db, "creator");
   const reviewer = await createTeacher(db, "reviewer");
-  const target = await db.targetRepository.create({ data: { name: repository, cloneUrl: "https://forge.invalid/x.git" } });
+  const target = await db.targetRepository.create({
+    data: { name: repository, cloneUrl: "https://forge.invalid/x.git" },
+  });
   const taskId = randomUUID();
   await db.task.create({
     data: {
@@ -73,7 +75,9 @@ export async function createReviewFixture(db: Db, change: TChangeSet): Promise<T
       fileDigests: {},
     },
   });
-  const manifest = (await getActiveManifest(db)) ?? (await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null }));
+  const manifest =
+    (await getActiveManifest(db)) ??
+    (await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null }));
   const content: TEvidenceContent = {
     v: 1,
     taskId,
@@ -84,7 +88,12 @@ export async function createReviewFixture(db: Db, change: TChangeSet): Promise<T
     manifestId: manifest.id,
     manifestVersion: manifest.version,
     manifestDigest: manifest.digest,
-    verifier: { machineId: randomUUID(), providerId: "fixture", imageRef: "verifier@sha256:fixture", substrate: "fixture" },
+    verifier: {
+      machineId: randomUUID(),
+      providerId: "fixture",
+      imageRef: "verifier@sha256:fixture",
+      substrate: "fixture",
+    },
     verificationTreeSha: diff.headSha,
     checks: [],
     verdict: { isPass: true, reasons: [] },

@@ -4,7 +4,13 @@
  * 40 lines, with hostile paths and lines sprinkled in (markup, quotes, display markers). Valid
  * against ZCandidateDiffSchema. Not used by production code.
  */
-import { DIFF_LANGUAGES, type TCandidateDiff, type TDiffFile, type TDiffHunk, type TDiffLine } from "../read-candidate-diff.schema";
+import {
+  DIFF_LANGUAGES,
+  type TCandidateDiff,
+  type TDiffFile,
+  type TDiffHunk,
+  type TDiffLine,
+} from "../read-candidate-diff.schema";
 
 export const HOSTILE_LINE = `<script>alert("line")</script><img src=x onerror=alert(1)> & "quotes" 'too'`;
 export const HOSTILE_PATH = `<script>alert("path")</script>/x&y "q".ts`;
@@ -19,7 +25,9 @@ const SAMPLE_LINES = [
   "const hidden = isAdmin ⟨U+202E⟩ && ⟨ESC⟩[2J;",
 ];
 
-export function buildSyntheticDiff(options: { files?: number; changedLines?: number; contextPerHunk?: number } = {}): TCandidateDiff {
+export function buildSyntheticDiff(
+  options: { files?: number; changedLines?: number; contextPerHunk?: number } = {},
+): TCandidateDiff {
   const fileCount = options.files ?? 300;
   const changedLines = options.changedLines ?? 10_000;
   const context = options.contextPerHunk ?? 6;
@@ -42,7 +50,12 @@ export function buildSyntheticDiff(options: { files?: number; changedLines?: num
       for (let c = 0; c < context / 2; c++)
         lines.push({ kind: "context", oldNumber: oldLine++, newNumber: newLine++, text: SAMPLE_LINES[c % 5]! });
       for (let d = 0; d < Math.floor(inHunk / 3); d++) {
-        lines.push({ kind: "del", oldNumber: oldLine++, newNumber: null, text: SAMPLE_LINES[(d + f) % SAMPLE_LINES.length]! });
+        lines.push({
+          kind: "del",
+          oldNumber: oldLine++,
+          newNumber: null,
+          text: SAMPLE_LINES[(d + f) % SAMPLE_LINES.length]!,
+        });
         fileDels++;
       }
       for (let a = 0; a < inHunk - Math.floor(inHunk / 3); a++) {
@@ -64,7 +77,10 @@ export function buildSyntheticDiff(options: { files?: number; changedLines?: num
     deletions += fileDels;
     const language = DIFF_LANGUAGES[f % (DIFF_LANGUAGES.length - 1)]!;
     files.push({
-      path: f === 0 ? HOSTILE_PATH : `src/area-${f % 7}/module-${Math.floor(f / 7)}/file-${String(f).padStart(3, "0")}.${language}`,
+      path:
+        f === 0
+          ? HOSTILE_PATH
+          : `src/area-${f % 7}/module-${Math.floor(f / 7)}/file-${String(f).padStart(3, "0")}.${language}`,
       status: "M",
       oldMode: "100644",
       newMode: "100644",
@@ -76,7 +92,10 @@ export function buildSyntheticDiff(options: { files?: number; changedLines?: num
       language,
       hunks,
       isTruncated: false,
-      controlCharacterCount: hunks.reduce((n, h) => n + h.lines.filter((l) => l.text.includes("⟨U+202E⟩")).length * 2, 0),
+      controlCharacterCount: hunks.reduce(
+        (n, h) => n + h.lines.filter((l) => l.text.includes("⟨U+202E⟩")).length * 2,
+        0,
+      ),
     });
   }
   return { files, totals: { files: fileCount, additions, deletions }, isTruncated: false };

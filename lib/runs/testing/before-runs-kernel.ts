@@ -22,9 +22,10 @@ export async function createDatabaseBeforeRunsKernel(url: string, runs: readonly
   await client.connect();
   try {
     const repositoryId = randomUUID();
-    await client.query(`insert into "TargetRepository" ("id", "name", "cloneUrl") values ($1, 'demo/legacy-runs', 'file:///x')`, [
-      repositoryId,
-    ]);
+    await client.query(
+      `insert into "TargetRepository" ("id", "name", "cloneUrl") values ($1, 'demo/legacy-runs', 'file:///x')`,
+      [repositoryId],
+    );
     const setupRunIds: string[] = [];
     const requestIds: string[] = [];
     for (const run of runs) {

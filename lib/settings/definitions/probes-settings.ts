@@ -1,6 +1,9 @@
 /** The settings on Operator → Probes: the dispatch gate itself, and the external targets P2 probes. */
 import { DISPATCH_CLOSED, ZDispatchSettingSchema } from "../../contract/dispatch-setting";
-import { DEFAULT_PROBE_EXTERNAL_TARGETS, ZProbeExternalTargetsSettingSchema } from "../../contract/probe-external-targets-setting";
+import {
+  DEFAULT_PROBE_EXTERNAL_TARGETS,
+  ZProbeExternalTargetsSettingSchema,
+} from "../../contract/probe-external-targets-setting";
 import { defineSetting } from "../define-setting";
 
 export const PROBES_SETTINGS = {
@@ -33,7 +36,13 @@ export const PROBES_SETTINGS = {
             kind: "records",
             name: "targets",
             label: "Targets",
-            columns: [{ name: "label" }, { name: "protocol" }, { name: "host" }, { name: "port", isNumber: true }, { name: "name" }],
+            columns: [
+              { name: "label" },
+              { name: "protocol" },
+              { name: "host" },
+              { name: "port", isNumber: true },
+              { name: "name" },
+            ],
             placeholder: "metadata, tcp, 169.254.169.254, 80",
             hint: "One “label, protocol (tcp, udp or dns), IP address, port[, DNS name for dns]” per line: addresses outside this host that a guest must NOT reach, for a hosted substrate. Empty by default: P2 then probes loopback only.",
           },

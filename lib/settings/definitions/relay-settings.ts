@@ -13,7 +13,8 @@ export const RELAY_SETTINGS = {
     label: "Model relay upstream",
     permission: "relay.manage",
     page: "/operator/relay",
-    credentialFiles: (value) => (value.kind === "scripted" ? [] : [{ field: "credentialFile", file: value.credentialFile }]),
+    credentialFiles: (value) =>
+      value.kind === "scripted" ? [] : [{ field: "credentialFile", file: value.credentialFile }],
     editor: {
       form: {
         fields: [
@@ -27,7 +28,12 @@ export const RELAY_SETTINGS = {
               { value: "anthropic", label: "Anthropic messages" },
             ],
           },
-          { kind: "text", name: "scriptFile", label: "Script file (absolute path)", onlyWhen: { field: "kind", values: ["scripted"] } },
+          {
+            kind: "text",
+            name: "scriptFile",
+            label: "Script file (absolute path)",
+            onlyWhen: { field: "kind", values: ["scripted"] },
+          },
           {
             kind: "text",
             name: "endpoint",
@@ -45,8 +51,19 @@ export const RELAY_SETTINGS = {
           },
           { kind: "number", unit: "ms", name: "connectTimeoutMs", label: "Connect timeout", onlyWhen: HTTP_UPSTREAM },
           { kind: "number", unit: "ms", name: "requestTimeoutMs", label: "Request timeout", onlyWhen: HTTP_UPSTREAM },
-          { kind: "number", unit: "count", name: "defaultMaxTokens", label: "Default max tokens", onlyWhen: HTTP_UPSTREAM },
-          { kind: "text", name: "anthropicVersion", label: "anthropic-version", onlyWhen: { field: "kind", values: ["anthropic"] } },
+          {
+            kind: "number",
+            unit: "count",
+            name: "defaultMaxTokens",
+            label: "Default max tokens",
+            onlyWhen: HTTP_UPSTREAM,
+          },
+          {
+            kind: "text",
+            name: "anthropicVersion",
+            label: "anthropic-version",
+            onlyWhen: { field: "kind", values: ["anthropic"] },
+          },
           bytesField("maxResponseBytes", "Upstream response size"),
         ],
       },

@@ -6,12 +6,18 @@ export const SPEND_SETTINGS = {
   // Monthly by default (a school's budget is monthly); the lifetime ceiling is a backstop.
   "spend.ceilings": defineSetting({
     schema: ZSpendCeilingsSchema,
-    default: { globalMicros: 50_000_000, perTaskMicros: 500_000, monthlyGlobalMicros: 5_000_000, monthlyPerTaskMicros: null },
+    default: {
+      globalMicros: 50_000_000,
+      perTaskMicros: 500_000,
+      monthlyGlobalMicros: 5_000_000,
+      monthlyPerTaskMicros: null,
+    },
     label: "Spend ceilings",
     permission: "spend.edit",
     page: "/operator/spend",
     editor: {
-      description: "A create that would pass any ceiling is refused before it is sent. The month is the calendar month in UTC.",
+      description:
+        "A create that would pass any ceiling is refused before it is sent. The month is the calendar month in UTC.",
       form: {
         fields: [
           {

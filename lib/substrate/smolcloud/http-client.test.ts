@@ -37,7 +37,10 @@ describe("SmolCloudHttp.download over its byte cap", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     dir = await fs.mkdtemp(path.join(os.tmpdir(), "http-client-"));
     await fs.writeFile(path.join(dir, "token"), "test-token-123456\n");
-    client = new SmolCloudHttp(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, path.join(dir, "token"));
+    client = new SmolCloudHttp(
+      `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+      path.join(dir, "token"),
+    );
   });
 
   afterAll(async () => {
@@ -53,7 +56,10 @@ describe("SmolCloudHttp.download over its byte cap", () => {
     for (let round = 0; round < 20; round++) {
       const target = path.join(dir, `out-${round}`);
       const error = await client
-        .download({ operation: "download", method: "GET", path: "/file", timeoutMs: 10_000, maxResponseBytes: 64 * 1024 }, target)
+        .download(
+          { operation: "download", method: "GET", path: "/file", timeoutMs: 10_000, maxResponseBytes: 64 * 1024 },
+          target,
+        )
         .then(
           () => undefined,
           (e: unknown) => e,

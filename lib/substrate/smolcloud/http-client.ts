@@ -22,7 +22,12 @@ export type HttpCallOptions = {
   maxResponseBytes: number;
 };
 
-export type HttpResult = { status: number; requestId: string | undefined; body: Buffer; contentType: string | undefined };
+export type HttpResult = {
+  status: number;
+  requestId: string | undefined;
+  body: Buffer;
+  contentType: string | undefined;
+};
 
 const MAX_ERROR_BODY_READ = 64 * 1024;
 
@@ -135,7 +140,12 @@ export class SmolCloudHttp {
     const response = await this.send(options, token);
     const requestId = this.requestIdOf(response);
     const isOk = response.statusCode >= 200 && response.statusCode < 300;
-    const body = await this.readCapped(response, isOk ? options.maxResponseBytes : MAX_ERROR_BODY_READ, options.operation, token);
+    const body = await this.readCapped(
+      response,
+      isOk ? options.maxResponseBytes : MAX_ERROR_BODY_READ,
+      options.operation,
+      token,
+    );
     if (!isOk)
       throw this.statusError(
         options.operation,
@@ -154,7 +164,12 @@ export class SmolCloudHttp {
       });
     }
     const contentType = response.headers["content-type"];
-    return { status: response.statusCode, requestId, body, contentType: typeof contentType === "string" ? contentType : undefined };
+    return {
+      status: response.statusCode,
+      requestId,
+      body,
+      contentType: typeof contentType === "string" ? contentType : undefined,
+    };
   }
 
   /** Streams a 2xx body to a file with a byte cap; the partial file is removed on any failure. */
@@ -234,7 +249,9 @@ export class SmolCloudHttp {
         if (writeError) throw writeError;
         if (!out.write(chunk)) await drainedOrFailed();
       }
-      await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
+      await new Promise<void>((resolve, reject) =>
+        out.end((error?: Error | null) => (error ? reject(error) : resolve())),
+      );
       return { bytes, sha256: hash.digest("hex") };
     } catch (error) {
       if (!out.closed) {
@@ -248,7 +265,13 @@ export class SmolCloudHttp {
     }
   }
 
-  private statusError(operation: string, status: number, requestId: string | undefined, body: string, token: string): SubstrateError {
+  private statusError(
+    operation: string,
+    status: number,
+    requestId: string | undefined,
+    body: string,
+    token: string,
+  ): SubstrateError {
     // The body is the provider's explanation (JSON envelope or plain text); it is kept, bounded
     // and sanitized, in the error itself.
     return new SubstrateError({
@@ -264,5 +287,7 @@ export class SmolCloudHttp {
 }
 
 export function isOctetStream(contentType: unknown): boolean {
-  return typeof contentType === "string" && contentType.split(";")[0]!.trim().toLowerCase() === "application/octet-stream";
+  return (
+    typeof contentType === "string" && contentType.split(";")[0]!.trim().toLowerCase() === "application/octet-stream"
+  );
 }

@@ -10,7 +10,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_GUEST_IMAGE } from "../../../sidecars/local-substrate/default-guest-image";
-import { startTestSubstrate, type TTestSubstrate } from "../../../sidecars/local-substrate/testing/local-substrate-fixture";
+import {
+  startTestSubstrate,
+  type TTestSubstrate,
+} from "../../../sidecars/local-substrate/testing/local-substrate-fixture";
 import { SmolCloudSubstrate } from "./smolcloud-substrate";
 
 let withWait: TTestSubstrate;
@@ -63,7 +66,9 @@ describe("waitForFiles", () => {
       pollMs: 60_000,
     });
     expect(Date.now() - started).toBeLessThan(15_000);
-    expect(await adapter.downloadSmall(id, "/tmp/relay/outbox/000001.json", { maxBytes: 16 })).toEqual(Buffer.from("{}"));
+    expect(await adapter.downloadSmall(id, "/tmp/relay/outbox/000001.json", { maxBytes: 16 })).toEqual(
+      Buffer.from("{}"),
+    );
   });
 
   it("on the local substrate, resolves after its timeout when nothing appears (bounded)", async () => {

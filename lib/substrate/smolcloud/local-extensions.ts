@@ -44,7 +44,11 @@ export class LocalExtensions {
       return new Set(parsed.success ? parsed.data.extensions : []);
     } catch (error) {
       // The provider answered (404 and the like, or a body that is not ours): no extensions, for good.
-      if (error instanceof SyntaxError || (error instanceof SubstrateError && error.httpStatusFromProvider !== undefined)) return new Set();
+      if (
+        error instanceof SyntaxError ||
+        (error instanceof SubstrateError && error.httpStatusFromProvider !== undefined)
+      )
+        return new Set();
       // No answer at all: nothing is decided; this call polls and the next one asks again.
       this.served = undefined;
       return new Set();
@@ -52,7 +56,10 @@ export class LocalExtensions {
   }
 
   /** The long poll; throws a SubstrateError like any other call (the caller then falls back to polling). */
-  async wait(machineId: string, body: { untilReady?: boolean; files?: string[]; timeoutMs: number }): Promise<TWaitAnswer> {
+  async wait(
+    machineId: string,
+    body: { untilReady?: boolean; files?: string[]; timeoutMs: number },
+  ): Promise<TWaitAnswer> {
     const timeoutMs = Math.min(MAX_WAIT_MS, Math.max(0, Math.round(body.timeoutMs)));
     const result = await this.http.call({
       operation: "wait",

@@ -16,7 +16,10 @@ import { withSpendGuard, type TClosableSubstrate } from "../../spend/spend-guard
 import { createSpendGuard } from "../../spend/spend-guard";
 import { createTestDatabase } from "../../testing/test-database";
 import { DEFAULT_GUEST_IMAGE } from "../../../sidecars/local-substrate/default-guest-image";
-import { startTestSubstrate, type TTestSubstrate } from "../../../sidecars/local-substrate/testing/local-substrate-fixture";
+import {
+  startTestSubstrate,
+  type TTestSubstrate,
+} from "../../../sidecars/local-substrate/testing/local-substrate-fixture";
 import type { TMachineSpec } from "../substrate";
 import { isSubstrateError, SubstrateError } from "../substrate-error";
 import { SmolCloudSubstrate } from "./smolcloud-substrate";
@@ -58,7 +61,13 @@ async function liveAtProvider(): Promise<number> {
 }
 
 async function intent(taskId?: string) {
-  return recordMachineIntent(db, { taskId, purpose: "probe", operationId: randomUUID(), substrateLabel: "local", spec: SPEC });
+  return recordMachineIntent(db, {
+    taskId,
+    purpose: "probe",
+    operationId: randomUUID(),
+    substrateLabel: "local",
+    spec: SPEC,
+  });
 }
 
 async function newTask(): Promise<string> {
@@ -173,20 +182,30 @@ describe("SmolCloud adapter over HTTP", () => {
       body: { tenantId: "t", status: "active", budgetRemainingMicros: null, prepaidCreditMicros: null },
     });
     const machine = await intent();
-    await expect(ensureMachineCreated(db, adapter, machine, SPEC)).rejects.toMatchObject({ code: "ACCOUNT_UNOBSERVABLE" });
+    await expect(ensureMachineCreated(db, adapter, machine, SPEC)).rejects.toMatchObject({
+      code: "ACCOUNT_UNOBSERVABLE",
+    });
     expect(await liveAtProvider()).toBe(0);
   });
 
   it("a low balance surfaces as a warning; too little headroom refuses", async () => {
     let warned: number | undefined;
     const warningAdapter = makeAdapter({ onLowBalance: (h) => (warned = h) });
-    await substrate.admin("PATCH", "/admin/account", { prepaidCreditMicros: 100_000, lowBalanceThresholdMicros: 200_000 });
+    await substrate.admin("PATCH", "/admin/account", {
+      prepaidCreditMicros: 100_000,
+      lowBalanceThresholdMicros: 200_000,
+    });
     const machine = await ensureMachineCreated(db, warningAdapter, await intent(), SPEC);
     expect(warned).toBe(100_000);
     await destroyMachine(db, warningAdapter, machine.id, "done");
     await substrate.admin("PATCH", "/admin/account", { prepaidCreditMicros: RESERVATION - 1 });
-    await expect(ensureMachineCreated(db, warningAdapter, await intent(), SPEC)).rejects.toMatchObject({ code: "SPEND_CEILING_EXCEEDED" });
-    await substrate.admin("PATCH", "/admin/account", { prepaidCreditMicros: 100_000_000, lowBalanceThresholdMicros: 5_000_000 });
+    await expect(ensureMachineCreated(db, warningAdapter, await intent(), SPEC)).rejects.toMatchObject({
+      code: "SPEND_CEILING_EXCEEDED",
+    });
+    await substrate.admin("PATCH", "/admin/account", {
+      prepaidCreditMicros: 100_000_000,
+      lowBalanceThresholdMicros: 5_000_000,
+    });
     await warningAdapter.close();
   });
 
@@ -204,7 +223,8 @@ describe("SmolCloud adapter over HTTP", () => {
     const created = results.filter((r) => r.status === "fulfilled");
     const refused = results.filter((r) => r.status === "rejected");
     expect(created).toHaveLength(5);
-    for (const r of refused) expect((r as PromiseRejectedResult).reason).toMatchObject({ code: "SPEND_CEILING_EXCEEDED" });
+    for (const r of refused)
+      expect((r as PromiseRejectedResult).reason).toMatchObject({ code: "SPEND_CEILING_EXCEEDED" });
     expect(await liveAtProvider()).toBe(5);
     for (const m of machines) await destroyMachine(db, adapter, m.id, "ceiling test done");
     expect(await liveAtProvider()).toBe(0);
@@ -225,7 +245,9 @@ describe("SmolCloud adapter over HTTP", () => {
       reason: "test setup",
     });
     const first = await ensureMachineCreated(db, adapter, await intent(taskId), SPEC);
-    await expect(ensureMachineCreated(db, adapter, await intent(taskId), SPEC)).rejects.toMatchObject({ code: "SPEND_CEILING_EXCEEDED" });
+    await expect(ensureMachineCreated(db, adapter, await intent(taskId), SPEC)).rejects.toMatchObject({
+      code: "SPEND_CEILING_EXCEEDED",
+    });
     await destroyMachine(db, adapter, first.id, "done");
     await writeSetting(db, {
       key: "spend.ceilings",
@@ -268,7 +290,9 @@ const FAULT_KINDS = {
 } as const;
 
 describe("every injected fault on every verb", () => {
-  const cases = FAULT_VERBS.flatMap((verb) => Object.entries(FAULT_KINDS).map(([kind, code]) => [verb, kind, code] as const));
+  const cases = FAULT_VERBS.flatMap((verb) =>
+    Object.entries(FAULT_KINDS).map(([kind, code]) => [verb, kind, code] as const),
+  );
   it.each(cases)("%s / %s → typed error, machine destroyed or quarantined, no orphan", async (verb, kind, code) => {
     await substrate.admin("DELETE", "/admin/faults");
     // hangs outlast every client deadline; oversized bodies exceed every read cap

@@ -45,7 +45,12 @@ function encodeGuestPath(guestPath: string): string {
   return guestPath.split("/").filter(Boolean).map(encodeURIComponent).join("/");
 }
 
-function parseWire<T extends z.ZodType>(schema: T, body: Buffer, operation: string, requestId: string | undefined): z.infer<T> {
+function parseWire<T extends z.ZodType>(
+  schema: T,
+  body: Buffer,
+  operation: string,
+  requestId: string | undefined,
+): z.infer<T> {
   let json: unknown;
   try {
     json = JSON.parse(body.toString("utf8"));
@@ -93,7 +98,10 @@ export function assertStartableSource(spec: Pick<TMachineSpec, "source" | "netwo
 }
 
 /** The machine if it is ready; a failure if it can no longer become ready or this was the last look; else undefined. */
-function judgeWhileWaiting(info: TMachineInfo | undefined, options: { isLastLook: boolean; timeoutMs: number }): TMachineInfo | undefined {
+function judgeWhileWaiting(
+  info: TMachineInfo | undefined,
+  options: { isLastLook: boolean; timeoutMs: number },
+): TMachineInfo | undefined {
   if (!info)
     throw new SubstrateError({
       code: "SUBSTRATE_MACHINE_FAILED",
@@ -221,7 +229,11 @@ export class SmolCloudSubstrate implements Substrate {
     const machines = await this.listMachines();
     const matches = machines.filter((m) => m.name === name && m.state !== "deleted");
     if (matches.length > 1)
-      throw new SubstrateError({ code: "SUBSTRATE_CONFLICT", operation: "list", message: `${matches.length} machines are named ${name}` });
+      throw new SubstrateError({
+        code: "SUBSTRATE_CONFLICT",
+        operation: "list",
+        message: `${matches.length} machines are named ${name}`,
+      });
     return matches[0];
   }
 
@@ -243,7 +255,10 @@ export class SmolCloudSubstrate implements Substrate {
     }
     while (true) {
       const info = await this.get(machineId);
-      const ready = judgeWhileWaiting(info, { isLastLook: Date.now() + pollMs > deadline, timeoutMs: options.timeoutMs });
+      const ready = judgeWhileWaiting(info, {
+        isLastLook: Date.now() + pollMs > deadline,
+        timeoutMs: options.timeoutMs,
+      });
       if (ready) return ready;
       await new Promise((r) => setTimeout(r, pollMs));
     }
@@ -251,13 +266,20 @@ export class SmolCloudSubstrate implements Substrate {
 
   private async waitReadyLongPoll(machineId: string, deadline: number, timeoutMs: number): Promise<TMachineInfo> {
     while (true) {
-      const answer = await this.extensions.wait(machineId, { untilReady: true, timeoutMs: Math.max(0, deadline - Date.now()) });
+      const answer = await this.extensions.wait(machineId, {
+        untilReady: true,
+        timeoutMs: Math.max(0, deadline - Date.now()),
+      });
       const ready = judgeWhileWaiting(answer.machine, { isLastLook: Date.now() >= deadline, timeoutMs });
       if (ready) return ready;
     }
   }
 
-  async waitForFiles(machineId: string, guestPaths: string[], options: { timeoutMs: number; pollMs: number }): Promise<void> {
+  async waitForFiles(
+    machineId: string,
+    guestPaths: string[],
+    options: { timeoutMs: number; pollMs: number },
+  ): Promise<void> {
     for (const guestPath of guestPaths) encodeGuestPath(guestPath);
     if (await this.extensions.has("wait")) {
       const answered = await this.extensions.wait(machineId, { files: guestPaths, timeoutMs: options.timeoutMs }).then(
@@ -352,7 +374,11 @@ export class SmolCloudSubstrate implements Substrate {
     return result;
   }
 
-  async downloadSmall(machineId: string, guestPath: string, options: { maxBytes: number }): Promise<Buffer | undefined> {
+  async downloadSmall(
+    machineId: string,
+    guestPath: string,
+    options: { maxBytes: number },
+  ): Promise<Buffer | undefined> {
     try {
       const result = await this.http.call({
         operation: "download",

@@ -67,11 +67,20 @@ describe("schoolcore agent", () => {
 
     const edit = await runCli(["agent", "edit", "--name", "bob", "--description", "v2", "--json"], { env });
     expect(edit.code, edit.stdout + edit.stderr).toBe(0);
-    expect(JSON.parse(edit.stdout)).toMatchObject({ name: "bob", version: 2, codeDigest: added.codeDigest, description: "v2" });
+    expect(JSON.parse(edit.stdout)).toMatchObject({
+      name: "bob",
+      version: 2,
+      codeDigest: added.codeDigest,
+      description: "v2",
+    });
 
     const list = await runCli(["agent", "list", "--json"], { env });
     const rows = JSON.parse(list.stdout) as { name: string }[];
-    expect(rows.find((r) => r.name === "reference-text")).toMatchObject({ isBuiltIn: true, version: 1, codeDigest: null });
+    expect(rows.find((r) => r.name === "reference-text")).toMatchObject({
+      isBuiltIn: true,
+      version: 1,
+      codeDigest: null,
+    });
     expect(rows.find((r) => r.name === "bob")).toMatchObject({
       owner: "bob",
       version: 2,
@@ -80,7 +89,9 @@ describe("schoolcore agent", () => {
       description: "v2",
     });
     for (const row of rows)
-      expect(Object.keys(row)).toEqual(expect.arrayContaining(["name", "owner", "version", "codeDigest", "isBuiltIn", "description"]));
+      expect(Object.keys(row)).toEqual(
+        expect.arrayContaining(["name", "owner", "version", "codeDigest", "isBuiltIn", "description"]),
+      );
 
     const show = await runCli(["agent", "show", "--name", "bob", "--json"], { env });
     expect(JSON.parse(show.stdout)).toMatchObject({
@@ -92,28 +103,48 @@ describe("schoolcore agent", () => {
     const promptFile = path.join(dataDir, "prompt.md");
     await fs.writeFile(promptFile, "# Fix add\n");
     const create = await runCli(
-      ["task", "create", "--repo", "demo/calculator", "--issue", "1", "--prompt-file", promptFile, "--agent", "bob", "--json"],
+      [
+        "task",
+        "create",
+        "--repo",
+        "demo/calculator",
+        "--issue",
+        "1",
+        "--prompt-file",
+        promptFile,
+        "--agent",
+        "bob",
+        "--json",
+      ],
       {
         env,
       },
     );
     expect(create.code, create.stdout + create.stderr).toBe(0);
-    const version = await db.agentProfileVersion.findUniqueOrThrow({ where: { id: JSON.parse(create.stdout).agentProfileVersionId } });
+    const version = await db.agentProfileVersion.findUniqueOrThrow({
+      where: { id: JSON.parse(create.stdout).agentProfileVersionId },
+    });
     expect(version.version).toBe(2);
   }, 120_000);
 
   it("refuses a hostile archive and a secret-looking variable, writing nothing", async () => {
     const archive = path.join(dataDir, "evil.tar");
     await fs.writeFile(archive, Buffer.concat([tarFile("../escape.sh", "x"), Buffer.alloc(1024)]));
-    const hostile = await runCli(["agent", "add", "--name", "evil", "--archive", archive, "--command", '["sh","escape.sh"]', "--json"], {
-      env,
-    });
+    const hostile = await runCli(
+      ["agent", "add", "--name", "evil", "--archive", archive, "--command", '["sh","escape.sh"]', "--json"],
+      {
+        env,
+      },
+    );
     expect(hostile.code).not.toBe(0);
     expect(JSON.parse(hostile.stdout).error).toMatchObject({
       code: "ARCHIVE_REFUSED",
       message: expect.stringMatching(/ARCHIVE_PATH_TRAVERSAL/),
     });
-    const secret = await runCli(["agent", "add", "--name", "evil", "--command", '["true"]', "--env", "API_TOKEN=x", "--json"], { env });
+    const secret = await runCli(
+      ["agent", "add", "--name", "evil", "--command", '["true"]', "--env", "API_TOKEN=x", "--json"],
+      { env },
+    );
     expect(secret.code).not.toBe(0);
     expect(JSON.parse(secret.stdout).error).toMatchObject({ code: "VALIDATION_FAILED" });
     expect(await db.agentProfile.findUnique({ where: { name: "evil" } })).toBeNull();

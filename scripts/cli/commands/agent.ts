@@ -51,7 +51,9 @@ function readProfileFlags(context: CommandContext) {
     try {
       image = JSON.parse(values.image);
     } catch {
-      throw new UsageError('--image is JSON, e.g. \'{"type":"smolmachine","reference":"school-core/node24-alice"}\' (null = guest.image)');
+      throw new UsageError(
+        '--image is JSON, e.g. \'{"type":"smolmachine","reference":"school-core/node24-alice"}\' (null = guest.image)',
+      );
     }
   }
   let environment: Record<string, string> | undefined;
@@ -73,7 +75,13 @@ function readProfileFlags(context: CommandContext) {
 
 function versionView(
   profile: { name: string; owner: string; isBuiltIn: boolean },
-  version: { version: number; codeDigest: string | null; description: string; command: unknown; dependencies?: TAgentDependencyState },
+  version: {
+    version: number;
+    codeDigest: string | null;
+    description: string;
+    command: unknown;
+    dependencies?: TAgentDependencyState;
+  },
 ) {
   return {
     name: profile.name,
@@ -97,7 +105,8 @@ function lockfileNote(version: { dependencyRecipe: string | null }): string {
 /** One line for a version's dependency bundle: "-" (no lockfile), or its recipe and state. */
 function dependenciesText(state: TAgentDependencyState): string {
   if (state.state === "none") return "-";
-  if (state.state === "built") return `${state.recipe} built (${state.packageCount} packages, ${state.artifactDigest.slice(0, 12)})`;
+  if (state.state === "built")
+    return `${state.recipe} built (${state.packageCount} packages, ${state.artifactDigest.slice(0, 12)})`;
   if (state.state === "failed") return `${state.recipe} failed (${state.errorCode ?? "?"})`;
   return `${state.recipe} ${state.state}`;
 }
@@ -106,7 +115,8 @@ export const agentAdd: Command = {
   summary: "add an agent profile (its code from a directory or a tar/tar.gz archive)",
   usage:
     "agent add --name N (--dir DIR | --archive FILE) --command JSON [--owner O] [--description D] [--env K=V ...] [--image JSON] [--json]",
-  example: "schoolcore agent add --name alice --owner 'Alice B.' --dir ./alice-agent --command '[\"node\",\"agent.mjs\"]'",
+  example:
+    "schoolcore agent add --name alice --owner 'Alice B.' --dir ./alice-agent --command '[\"node\",\"agent.mjs\"]'",
   async run(context) {
     const flags = readProfileFlags(context);
     if (!flags.command) throw new UsageError("--command is required (a JSON array of strings)");
@@ -116,7 +126,8 @@ export const agentAdd: Command = {
     printResult(
       context.isJson,
       versionView(profile, version),
-      () => `added agent ${profile.name} v1${version.codeDigest ? ` (code ${version.codeDigest})` : ""}${lockfileNote(version)}`,
+      () =>
+        `added agent ${profile.name} v1${version.codeDigest ? ` (code ${version.codeDigest})` : ""}${lockfileNote(version)}`,
     );
   },
 };
@@ -172,7 +183,9 @@ export const agentShow: Command = {
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { name: { type: "string" } });
     if (!values.name) throw new UsageError("--name is required");
-    const profile = await withDatabase(context, ({ db }) => getAgentProfileWithDependencies({ db }, { name: values.name! }));
+    const profile = await withDatabase(context, ({ db }) =>
+      getAgentProfileWithDependencies({ db }, { name: values.name! }),
+    );
     const view = {
       name: profile.name,
       owner: profile.owner,

@@ -22,8 +22,15 @@ describe("schoolcore attempt / results", async () => {
     expect(show.code, show.stderr).toBe(0);
     const comparison = JSON.parse(show.stdout);
     expect(comparison.group).toMatchObject({ id: f.groupId, chosenTaskId: null });
-    expect(comparison.attempts.map((a: { taskId: string }) => a.taskId).sort()).toEqual(f.attempts.map((a) => a.taskId).sort());
-    expect(comparison.attempts[0]).toMatchObject({ state: "review_pending", rounds: 1, checksPassed: 0, checksFailed: 0 });
+    expect(comparison.attempts.map((a: { taskId: string }) => a.taskId).sort()).toEqual(
+      f.attempts.map((a) => a.taskId).sort(),
+    );
+    expect(comparison.attempts[0]).toMatchObject({
+      state: "review_pending",
+      rounds: 1,
+      checksPassed: 0,
+      checksFailed: 0,
+    });
 
     const exported = await runCli(["results", "export", "--format", "csv"], { env });
     expect(exported.code, exported.stderr).toBe(0);

@@ -20,7 +20,12 @@ export const attemptCreate: Command = {
       context.isJson,
       {
         groupId: group.id,
-        tasks: tasks.map((t) => ({ id: t.id, state: t.state, agentProfileVersionId: t.agentProfileVersionId, baseSha: t.baseSha })),
+        tasks: tasks.map((t) => ({
+          id: t.id,
+          state: t.state,
+          agentProfileVersionId: t.agentProfileVersionId,
+          baseSha: t.baseSha,
+        })),
       },
       () => [`created attempt group ${group.id}`, ...tasks.map((t) => `  task ${t.id} (${t.state})`)].join("\n"),
     );

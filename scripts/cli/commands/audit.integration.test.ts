@@ -11,7 +11,9 @@ import { createTestDatabase } from "../../../lib/testing/test-database";
 describe("schoolcore audit list", async () => {
   const { db, url } = await createTestDatabase();
   const env = { DATABASE_URL: url };
-  const op = await db.user.create({ data: { email: "op@audit-cli.test", name: "op", passwordHash: "x", roles: ["operator"] } });
+  const op = await db.user.create({
+    data: { email: "op@audit-cli.test", name: "op", passwordHash: "x", roles: ["operator"] },
+  });
   await writeSetting(db, {
     key: "task.retry",
     value: { maxAutomaticRetries: 3, backoffSeconds: 5 },
@@ -36,7 +38,9 @@ describe("schoolcore audit list", async () => {
   });
 
   it("filters by actor email and by kind", async () => {
-    const mine = JSON.parse((await runCli(["audit", "list", "--actor", "op@audit-cli.test", "--json"], { env })).stdout);
+    const mine = JSON.parse(
+      (await runCli(["audit", "list", "--actor", "op@audit-cli.test", "--json"], { env })).stdout,
+    );
     expect(mine.items.map((e: { action: string }) => e.action)).toEqual(["setting.write"]);
     const quarantine = JSON.parse((await runCli(["audit", "list", "--kind", "quarantine", "--json"], { env })).stdout);
     expect(quarantine.total).toBe(1);

@@ -20,7 +20,10 @@ export const auditList: Command = {
       let actor: string | undefined;
       if (values.actor === "system") actor = "system";
       else if (values.actor) {
-        const user = await db.user.findUnique({ where: { email: values.actor.trim().toLowerCase() }, select: { id: true } });
+        const user = await db.user.findUnique({
+          where: { email: values.actor.trim().toLowerCase() },
+          select: { id: true },
+        });
         if (!user) throw new UsageError(`no user with email ${values.actor}`);
         actor = user.id;
       }

@@ -6,11 +6,15 @@ import { parseCommandArgs, withDatabase, type Command } from "../context";
 import { printResult, UsageError } from "../output";
 
 export const backupCreate: Command = {
-  summary: "write one consistent archive of the database, artifacts, candidates and mirrors (works while the system runs)",
+  summary:
+    "write one consistent archive of the database, artifacts, candidates and mirrors (works while the system runs)",
   usage: "backup create --out FILE [--include-secrets] [--json]",
   example: "schoolcore backup create --out /backups/school-core-$(date +%F).tar.gz",
   async run(context) {
-    const { values } = parseCommandArgs(context.argv, { out: { type: "string" }, "include-secrets": { type: "boolean" } });
+    const { values } = parseCommandArgs(context.argv, {
+      out: { type: "string" },
+      "include-secrets": { type: "boolean" },
+    });
     if (!values.out) throw new UsageError("--out FILE is required");
     const result = await withDatabase(
       context,

@@ -27,7 +27,10 @@ describe("schoolcore candidate", async () => {
     expect(result.code).toBe(1);
     const out = JSON.parse(result.stdout);
     expect(out.verdict).toBe("refused");
-    expect(out.reasons.map((r: { code: string }) => r.code)).toEqual(["ARCHIVE_PATH_TRAVERSAL", "ARCHIVE_PATH_GIT_DIR"]);
+    expect(out.reasons.map((r: { code: string }) => r.code)).toEqual([
+      "ARCHIVE_PATH_TRAVERSAL",
+      "ARCHIVE_PATH_GIT_DIR",
+    ]);
     expect(await fs.readdir(fx.root)).toEqual(before);
     const text = await runCli(["candidate", "check", archive], { env });
     expect(text.stdout).toMatch(/^refused \(2 reasons\)/);
@@ -58,7 +61,11 @@ describe("schoolcore candidate", async () => {
     });
     const ok = await runCli(["candidate", "rehydrate", manifest.candidateId, "--json"], { env });
     expect(ok.code, ok.stderr).toBe(0);
-    expect(JSON.parse(ok.stdout)).toMatchObject({ verdict: "reproduced", headSha: manifest.headSha, rebuiltHeadSha: manifest.headSha });
+    expect(JSON.parse(ok.stdout)).toMatchObject({
+      verdict: "reproduced",
+      headSha: manifest.headSha,
+      rebuiltHeadSha: manifest.headSha,
+    });
 
     await fs.rm(`${fx.artifactRoot}/sha256/${manifest.archiveDigest.slice(0, 2)}/${manifest.archiveDigest}`);
     const failed = await runCli(["candidate", "rehydrate", manifest.candidateId, "--json"], { env });

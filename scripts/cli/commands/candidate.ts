@@ -1,5 +1,9 @@
 import fs from "node:fs/promises";
-import { ZArchiveLimitsSchema, DEFAULT_ARCHIVE_LIMITS, type TArchiveLimits } from "../../../lib/candidate/archive-limits";
+import {
+  ZArchiveLimitsSchema,
+  DEFAULT_ARCHIVE_LIMITS,
+  type TArchiveLimits,
+} from "../../../lib/candidate/archive-limits";
 import { reproveCandidate } from "../../../lib/candidate/reprove-candidate";
 import { validateArchive } from "../../../lib/candidate/validate-archive";
 import { describeZodIssues } from "../../../lib/parse-or-throw";

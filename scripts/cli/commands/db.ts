@@ -11,7 +11,9 @@ export const dbMigrate: Command = {
   async run(context) {
     parseCommandArgs(context.argv, {});
     const applied = await withDatabase(context, async (open) => open.appliedMigrations);
-    printResult(context.isJson, { applied }, () => (applied.length ? `applied: ${applied.join(", ")}` : "database is up to date"));
+    printResult(context.isJson, { applied }, () =>
+      applied.length ? `applied: ${applied.join(", ")}` : "database is up to date",
+    );
   },
 };
 

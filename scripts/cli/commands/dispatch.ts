@@ -16,13 +16,16 @@ export function describeGate(gate: TDispatchGateView): string {
 }
 
 export const dispatchOn: Command = {
-  summary: "turn dispatch on (needs a passing probe run for the current configuration; --development on the local substrate)",
+  summary:
+    "turn dispatch on (needs a passing probe run for the current configuration; --development on the local substrate)",
   usage: "dispatch on [--development] [--json]",
   example: "schoolcore dispatch on --development   # after `schoolcore probe run` passed",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { development: { type: "boolean" } });
     const mode = values.development ? "development" : "production";
-    const gate = await withDatabase(context, ({ db }) => setDispatch({ db, env: context.env }, { mode, actorId: null, via: "cli" }));
+    const gate = await withDatabase(context, ({ db }) =>
+      setDispatch({ db, env: context.env }, { mode, actorId: null, via: "cli" }),
+    );
     printResult(context.isJson, gate, () => describeGate(gate));
   },
 };
@@ -33,7 +36,9 @@ export const dispatchOff: Command = {
   example: "schoolcore dispatch off",
   async run(context) {
     parseCommandArgs(context.argv, {});
-    const gate = await withDatabase(context, ({ db }) => setDispatch({ db, env: context.env }, { mode: "off", actorId: null, via: "cli" }));
+    const gate = await withDatabase(context, ({ db }) =>
+      setDispatch({ db, env: context.env }, { mode: "off", actorId: null, via: "cli" }),
+    );
     printResult(context.isJson, gate, () => describeGate(gate));
   },
 };

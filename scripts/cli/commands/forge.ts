@@ -9,7 +9,8 @@ import { printResult, UsageError } from "../output";
 function parsePort(value: string | undefined, fallback: number, flag: string): number {
   if (value === undefined) return fallback;
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`${flag} must be a port number (0-65535)`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`${flag} must be a port number (0-65535)`);
   return port;
 }
 
@@ -38,16 +39,19 @@ export const forgeServe: Command = {
       dataDir: context.env.dataDir,
     });
     const setting = { apiBaseUrl: forge.url, tokenFile };
-    printResult(context.isJson, { url: forge.url, adminUrl: forge.adminUrl, tokenFile, adminTokenFile, publishSetting: setting }, () =>
-      [
-        `local forge (not GitHub) on ${forge.url}`,
-        `admin (faults, repositories) on ${forge.adminUrl}`,
-        `API/git token file: ${tokenFile}`,
-        `admin token file:   ${adminTokenFile}`,
-        `repositories:       ${path.join(context.env.dataDir, "forge")}/<owner>/<name>.git`,
-        `operator setting publish.github = ${JSON.stringify(setting)}`,
-        "Ctrl-C stops it.",
-      ].join("\n"),
+    printResult(
+      context.isJson,
+      { url: forge.url, adminUrl: forge.adminUrl, tokenFile, adminTokenFile, publishSetting: setting },
+      () =>
+        [
+          `local forge (not GitHub) on ${forge.url}`,
+          `admin (faults, repositories) on ${forge.adminUrl}`,
+          `API/git token file: ${tokenFile}`,
+          `admin token file:   ${adminTokenFile}`,
+          `repositories:       ${path.join(context.env.dataDir, "forge")}/<owner>/<name>.git`,
+          `operator setting publish.github = ${JSON.stringify(setting)}`,
+          "Ctrl-C stops it.",
+        ].join("\n"),
     );
     await serveUntilSignal(forge);
   },
@@ -61,12 +65,17 @@ export const forgeRepoCreate: Command = {
     const { values, positionals } = parseCommandArgs(context.argv, { "default-branch": { type: "string" } }, true);
     const repository = positionals[0];
     if (!repository || positionals.length > 1) throw new UsageError("exactly one OWNER/NAME is required");
-    const created = await createForgeRepository({ dataDir: context.env.dataDir, repository, defaultBranch: values["default-branch"] });
+    const created = await createForgeRepository({
+      dataDir: context.env.dataDir,
+      repository,
+      defaultBranch: values["default-branch"],
+    });
     const cloneUrl = `http://127.0.0.1:${context.env.LOCAL_FORGE_PORT}/${created.repository}.git`;
     printResult(
       context.isJson,
       { ...created, cloneUrl },
-      () => `${created.isNew ? "created" : "exists"}: ${created.gitDir}\nclone URL when served on the default port: ${cloneUrl}`,
+      () =>
+        `${created.isNew ? "created" : "exists"}: ${created.gitDir}\nclone URL when served on the default port: ${cloneUrl}`,
     );
   },
 };

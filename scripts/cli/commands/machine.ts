@@ -12,7 +12,8 @@ export const machineList: Command = {
   example: "schoolcore machine list --state quarantined",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { state: { type: "string", multiple: true } });
-    for (const s of values.state ?? []) if (!(MACHINE_STATES as readonly string[]).includes(s)) throw new UsageError(`unknown state ${s}`);
+    for (const s of values.state ?? [])
+      if (!(MACHINE_STATES as readonly string[]).includes(s)) throw new UsageError(`unknown state ${s}`);
     const machines = await withDatabase(context, ({ db }) => listMachines({ db }, { states: values.state as never }));
     printResult(context.isJson, machines, () =>
       table(
@@ -35,20 +36,31 @@ export const machineList: Command = {
 export const machineRelease: Command = {
   summary: "release a quarantined machine (retries destroy first)",
   usage: "machine release ID --reason TEXT [--json]",
-  example: "schoolcore machine release 8d2f6a1c-3b4e-4f5a-8c7d-9e0f1a2b3c4d --reason 'checked by hand: nothing left running'",
+  example:
+    "schoolcore machine release 8d2f6a1c-3b4e-4f5a-8c7d-9e0f1a2b3c4d --reason 'checked by hand: nothing left running'",
   async run(context) {
     const { values, positionals } = parseCommandArgs(context.argv, { reason: { type: "string" } }, true);
     if (!positionals[0] || !values.reason) throw new UsageError("a machine id and --reason are required");
     const machine = await withDatabase(context, async ({ db }) => {
-      const operator = await db.user.findFirst({ where: { roles: { has: "operator" } }, orderBy: { createdAt: "asc" } });
+      const operator = await db.user.findFirst({
+        where: { roles: { has: "operator" } },
+        orderBy: { createdAt: "asc" },
+      });
       if (!operator) throw new UsageError("no operator user exists to attribute the release to");
       const substrate = createSubstrate({ db, env: context.env });
       try {
-        return await releaseQuarantine({ db, substrate }, { machineId: positionals[0]!, reason: values.reason!, actorId: operator.id });
+        return await releaseQuarantine(
+          { db, substrate },
+          { machineId: positionals[0]!, reason: values.reason!, actorId: operator.id },
+        );
       } finally {
         await substrate.close();
       }
     });
-    printResult(context.isJson, { id: machine.id, state: machine.state }, () => `machine ${machine.id} is ${machine.state}`);
+    printResult(
+      context.isJson,
+      { id: machine.id, state: machine.state },
+      () => `machine ${machine.id} is ${machine.state}`,
+    );
   },
 };

@@ -40,7 +40,10 @@ describe("schoolcore probe / dispatch / settings", () => {
   it("settings get/set validate and audit; the gate is refused as a plain setting", async () => {
     const limits = await runCli(["settings", "get", "task.limits", "--json"], { env });
     expect(JSON.parse(limits.stdout)).toMatchObject({ key: "task.limits", value: { v: 1 } });
-    const bad = await runCli(["settings", "set", "guest.agent", "--value", '{"command":[]}', "--reason", "test", "--json"], { env });
+    const bad = await runCli(
+      ["settings", "set", "guest.agent", "--value", '{"command":[]}', "--reason", "test", "--json"],
+      { env },
+    );
     expect(bad.code).not.toBe(0);
     expect(JSON.parse(bad.stdout).error.code).toBe("VALIDATION_FAILED");
     const gate = await runCli(["settings", "set", "dispatch", "--value", '{"enabled":true}'], { env });
@@ -59,7 +62,10 @@ describe("schoolcore probe / dispatch / settings", () => {
     expect(await world.db.auditLog.count({ where: { action: "setting.write", targetId: "spend.rates" } })).toBe(before);
     const ok = await runCli([...rates, "--reason", "the provider's plan states no rate"], { env });
     expect(ok.code, ok.stderr).toBe(0);
-    const audit = await world.db.auditLog.findMany({ where: { action: "setting.write", targetId: "spend.rates" }, orderBy: { id: "asc" } });
+    const audit = await world.db.auditLog.findMany({
+      where: { action: "setting.write", targetId: "spend.rates" },
+      orderBy: { id: "asc" },
+    });
     expect(audit).toHaveLength(before + 1);
     expect(audit.at(-1)!.detail).toMatchObject({ reason: "the provider's plan states no rate", via: "cli" });
   });

@@ -43,7 +43,10 @@ export const probeRun: Command = {
   usage: "probe run [--only P0,P2] [--image-of-profile NAME] [--json]",
   example: "schoolcore probe run --image-of-profile alice   # qualify the guest image agent profile alice names",
   async run(context) {
-    const { values } = parseCommandArgs(context.argv, { only: { type: "string" }, "image-of-profile": { type: "string" } });
+    const { values } = parseCommandArgs(context.argv, {
+      only: { type: "string" },
+      "image-of-profile": { type: "string" },
+    });
     const probes = parseProbeSelection(values.only);
     const profile = values["image-of-profile"];
     const summary = await withDatabase(context, async ({ db }) => {
@@ -87,7 +90,9 @@ export const probeList: Command = {
   example: "schoolcore probe list --json",
   async run(context) {
     parseCommandArgs(context.argv, {});
-    const runs = await withDatabase(context, async ({ db }) => (await listProbeRuns({ db }, { take: 50 })).map(summarize));
+    const runs = await withDatabase(context, async ({ db }) =>
+      (await listProbeRuns({ db }, { take: 50 })).map(summarize),
+    );
     printResult(context.isJson, runs, () =>
       table(
         runs.map((r) => ({
@@ -111,7 +116,9 @@ export const probeShow: Command = {
   async run(context) {
     const { positionals } = parseCommandArgs(context.argv, {}, true);
     if (positionals.length !== 1) throw new UsageError("probe show takes one run id");
-    const run = await withDatabase(context, async ({ db }) => summarize(await getProbeRunOrThrow({ db }, { runId: positionals[0]! })));
+    const run = await withDatabase(context, async ({ db }) =>
+      summarize(await getProbeRunOrThrow({ db }, { runId: positionals[0]! })),
+    );
     printResult(context.isJson, run, () => JSON.stringify(run, null, 2));
   },
 };

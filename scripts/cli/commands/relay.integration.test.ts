@@ -19,9 +19,13 @@ describe("schoolcore relay", async () => {
   afterAll(() => fs.rm(dir, { recursive: true, force: true }));
 
   it("url prints where guests reach the relay listener: RELAY_PUBLIC_URL, else HOSTNAME:RELAY_PORT", async () => {
-    const own = await runCli(["relay", "url", "--json"], { env: { ...env, HOSTNAME: "127.0.0.1", RELAY_PORT: "3999" } });
+    const own = await runCli(["relay", "url", "--json"], {
+      env: { ...env, HOSTNAME: "127.0.0.1", RELAY_PORT: "3999" },
+    });
     expect(JSON.parse(own.stdout)).toEqual({ url: "http://127.0.0.1:3999" });
-    const proxied = await runCli(["relay", "url", "--json"], { env: { ...env, RELAY_PUBLIC_URL: "http://relay.school.example:8080" } });
+    const proxied = await runCli(["relay", "url", "--json"], {
+      env: { ...env, RELAY_PUBLIC_URL: "http://relay.school.example:8080" },
+    });
     expect(JSON.parse(proxied.stdout)).toEqual({ url: "http://relay.school.example:8080" });
   });
 
@@ -35,7 +39,11 @@ describe("schoolcore relay", async () => {
       { env },
     );
     expect(scripted.stderr).toBe("");
-    expect(JSON.parse(scripted.stdout)).toMatchObject({ kind: "scripted", label: expect.stringMatching(/not a model/), scriptFile: demo });
+    expect(JSON.parse(scripted.stdout)).toMatchObject({
+      kind: "scripted",
+      label: expect.stringMatching(/not a model/),
+      scriptFile: demo,
+    });
 
     const credential = `canary${randomBytes(12).toString("hex")}`;
     const credentialFile = path.join(ensureCredentialsDir(dir), "cred");
@@ -70,7 +78,10 @@ describe("schoolcore relay", async () => {
 
   it.each([
     [["relay", "upstream", "set", "--kind", "proxy"], /--kind must be/],
-    [["relay", "upstream", "set", "--kind", "scripted", "--script-file", "/nonexistent.json"], /not a readable scripted-completions file/],
+    [
+      ["relay", "upstream", "set", "--kind", "scripted", "--script-file", "/nonexistent.json"],
+      /not a readable scripted-completions file/,
+    ],
     [
       [
         "relay",
@@ -109,12 +120,21 @@ describe("schoolcore relay", async () => {
       /must be https/,
     ],
     [["relay", "upstream", "set", "--kind", "anthropic", "--model", "m"], /--endpoint is required/],
-    [["relay", "upstream", "set", "--kind", "scripted", "--script-file", DEMO_SCRIPT], /reason: Say why \(at least 3 characters\)/],
-    [["relay", "upstream", "set", "--kind", "scripted", "--script-file", DEMO_SCRIPT, "--reason", "ok"], /reason: Say why/],
+    [
+      ["relay", "upstream", "set", "--kind", "scripted", "--script-file", DEMO_SCRIPT],
+      /reason: Say why \(at least 3 characters\)/,
+    ],
+    [
+      ["relay", "upstream", "set", "--kind", "scripted", "--script-file", DEMO_SCRIPT, "--reason", "ok"],
+      /reason: Say why/,
+    ],
     [["relay", "issue"], /--task is required/],
     [["relay", "issue", "--task", "00000000-0000-4000-8000-000000000000"], /No such task/],
     [["relay", "issue", "--task", "x"], /must be a task id/],
-    [["relay", "issue", "--task", "00000000-0000-4000-8000-000000000000", "--ops", "shell"], /unknown operation "shell"/],
+    [
+      ["relay", "issue", "--task", "00000000-0000-4000-8000-000000000000", "--ops", "shell"],
+      /unknown operation "shell"/,
+    ],
     [["relay", "issue", "--task", "00000000-0000-4000-8000-000000000000", "--max-requests", "ten"], /whole number/],
   ])("refuses %j with one clear line", async (args, message) => {
     const result = await runCli(args, { env });
@@ -140,7 +160,10 @@ describe("schoolcore relay", async () => {
       maxRequestBytes: 256 * 1024,
     });
     expect(out.handle).toMatch(/^scr_[A-Za-z0-9_-]{43}$/);
-    const row = await db.relayCapability.findUniqueOrThrow({ where: { id: out.capabilityId }, omit: { handleHash: false } });
+    const row = await db.relayCapability.findUniqueOrThrow({
+      where: { id: out.capabilityId },
+      omit: { handleHash: false },
+    });
     expect(row.handleHash).toBe(hashHandle(out.handle));
     const audit = await db.auditLog.findFirstOrThrow({ where: { action: "relay.issue", targetId: out.capabilityId } });
     expect(JSON.stringify(audit.detail)).not.toContain(out.handle);
@@ -229,11 +252,19 @@ describe("schoolcore relay", async () => {
       modelCostMicros: 114_000,
       modelReservedMicros: 750_000,
       prices: { inputMicrosPerMTok: 3_000_000, outputMicrosPerMTok: 15_000_000 },
-      task: { capabilities: 2, tokens: { input: 6000, output: 800, charged: 14_800, unreportedCalls: 1 }, modelCostMicros: 120_000 },
+      task: {
+        capabilities: 2,
+        tokens: { input: 6000, output: 800, charged: 14_800, unreportedCalls: 1 },
+        modelCostMicros: 120_000,
+      },
     });
     const text = await runCli(["relay", "usage", "--task", taskId], { env });
-    expect(text.stdout).toMatch(/tokens input 5000, output 600 \(reported\); charged 13600\/50000 — 1 call\(s\) without reported tokens/);
+    expect(text.stdout).toMatch(
+      /tokens input 5000, output 600 \(reported\); charged 13600\/50000 — 1 call\(s\) without reported tokens/,
+    );
     expect(text.stdout).toMatch(/model cost \$0\.1140, \$0\.7500 reserved/);
-    expect(text.stdout).toMatch(/task \(2 capabilities\): tokens input 6000, output 800, charged 14800; model cost \$0\.1200/);
+    expect(text.stdout).toMatch(
+      /task \(2 capabilities\): tokens input 6000, output 800, charged 14800; model cost \$0\.1200/,
+    );
   });
 });

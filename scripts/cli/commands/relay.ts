@@ -30,8 +30,10 @@ function requireTask(value: string | undefined): string {
 export const relayIssue: Command = {
   summary:
     "issue a task-scoped relay capability and print its handle once (defaults: the task's relay limits; also --max-request-bytes, --max-response-bytes)",
-  usage: "relay issue --task ID [--ops complete] [--max-requests N] [--max-bytes B] [--max-tokens T] [--ttl S] [--json]",
-  example: "schoolcore relay issue --task 5d0c3e7a-1b2f-4c8d-9e6a-7f1b2c3d4e5f --max-requests 20 --max-tokens 200000 --ttl 900",
+  usage:
+    "relay issue --task ID [--ops complete] [--max-requests N] [--max-bytes B] [--max-tokens T] [--ttl S] [--json]",
+  example:
+    "schoolcore relay issue --task 5d0c3e7a-1b2f-4c8d-9e6a-7f1b2c3d4e5f --max-requests 20 --max-tokens 200000 --ttl 900",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, {
       task: { type: "string" },
@@ -119,7 +121,8 @@ export const relayRevoke: Command = {
 };
 
 export const relayUsage: Command = {
-  summary: "show the usage snapshot of a task's newest relay capability (counters, tokens, model cost, limits, revocation; never payloads)",
+  summary:
+    "show the usage snapshot of a task's newest relay capability (counters, tokens, model cost, limits, revocation; never payloads)",
   usage: "relay usage --task ID [--json]",
   example: "schoolcore relay usage --task 5d0c3e7a-1b2f-4c8d-9e6a-7f1b2c3d4e5f --json",
   async run(context) {
@@ -173,7 +176,9 @@ export const relayUpstreamSet: Command = {
       reason: { type: "string" },
     });
     const optional = {
-      ...(values["max-response-bytes"] ? { maxResponseBytes: parseCount("max-response-bytes", values["max-response-bytes"]) } : {}),
+      ...(values["max-response-bytes"]
+        ? { maxResponseBytes: parseCount("max-response-bytes", values["max-response-bytes"]) }
+        : {}),
     };
     let value: Record<string, unknown>;
     if (values.kind === "scripted") {
@@ -193,7 +198,9 @@ export const relayUpstreamSet: Command = {
       await readCredentialFile(values.kind, credentialFile, context.env.dataDir).catch((error: unknown) => {
         // The credential-file rule's own refusal says which rule (DATA_DIR/credentials/, our secrets).
         if (isAppError(error) && error.code === "CREDENTIAL_FILE_REFUSED") throw error;
-        throw new UsageError(`${credentialFile} is not a readable file holding one token (its contents are never printed)`);
+        throw new UsageError(
+          `${credentialFile} is not a readable file holding one token (its contents are never printed)`,
+        );
       });
       value = {
         kind: values.kind,
@@ -201,8 +208,12 @@ export const relayUpstreamSet: Command = {
         model: values.model,
         credentialFile,
         ...optional,
-        ...(values["connect-timeout-ms"] ? { connectTimeoutMs: parseCount("connect-timeout-ms", values["connect-timeout-ms"]) } : {}),
-        ...(values["request-timeout-ms"] ? { requestTimeoutMs: parseCount("request-timeout-ms", values["request-timeout-ms"]) } : {}),
+        ...(values["connect-timeout-ms"]
+          ? { connectTimeoutMs: parseCount("connect-timeout-ms", values["connect-timeout-ms"]) }
+          : {}),
+        ...(values["request-timeout-ms"]
+          ? { requestTimeoutMs: parseCount("request-timeout-ms", values["request-timeout-ms"]) }
+          : {}),
       };
     } else {
       throw new UsageError("--kind must be scripted, openai or anthropic");
@@ -249,6 +260,8 @@ export const relayUrl: Command = {
     parseCommandArgs(context.argv, {});
     const url = relayPublicUrl(context.env);
     const listener = relayListenerUrl(context.env);
-    printResult(context.isJson, { url }, () => (url === listener ? url : `${url} (the listener itself binds ${listener})`));
+    printResult(context.isJson, { url }, () =>
+      url === listener ? url : `${url} (the listener itself binds ${listener})`,
+    );
   },
 };

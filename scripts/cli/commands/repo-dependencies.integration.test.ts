@@ -33,35 +33,77 @@ beforeAll(async () => {
 describe("schoolcore repo setup / bundle build / bundle show", () => {
   it("refuses a bad recipe without writing it, and a build before any recipe", async () => {
     const bad = await runCli(
-      ["repo", "setup", "--repo", GREETER_REPOSITORY, "--recipe", "npm-ci", "--registry", "http://192.0.2.1/", "--json"],
+      [
+        "repo",
+        "setup",
+        "--repo",
+        GREETER_REPOSITORY,
+        "--recipe",
+        "npm-ci",
+        "--registry",
+        "http://192.0.2.1/",
+        "--json",
+      ],
       { env },
     );
     expect(bad.code).not.toBe(0);
-    expect(JSON.parse(bad.stdout).error).toMatchObject({ code: "VALIDATION_FAILED", message: expect.stringMatching(/loopback/) });
+    expect(JSON.parse(bad.stdout).error).toMatchObject({
+      code: "VALIDATION_FAILED",
+      message: expect.stringMatching(/loopback/),
+    });
     const usage = await runCli(["repo", "setup", "--repo", GREETER_REPOSITORY, "--recipe", "make", "--json"], { env });
     expect(usage.code).toBe(2);
-    const early = await runCli(["repo", "bundle", "build", "--repo", GREETER_REPOSITORY, "--json"], { env, timeoutMs: 120_000 });
+    const early = await runCli(["repo", "bundle", "build", "--repo", GREETER_REPOSITORY, "--json"], {
+      env,
+      timeoutMs: 120_000,
+    });
     expect(early.code).not.toBe(0);
-    expect(JSON.parse(early.stdout).error).toMatchObject({ code: "VALIDATION_FAILED", message: expect.stringMatching(/no setup recipe/) });
-    expect((await world.db.targetRepository.findUniqueOrThrow({ where: { name: GREETER_REPOSITORY } })).setupRecipe).toBeNull();
+    expect(JSON.parse(early.stdout).error).toMatchObject({
+      code: "VALIDATION_FAILED",
+      message: expect.stringMatching(/no setup recipe/),
+    });
+    expect(
+      (await world.db.targetRepository.findUniqueOrThrow({ where: { name: GREETER_REPOSITORY } })).setupRecipe,
+    ).toBeNull();
   }, 150_000);
 
   it("sets the recipe (audited), builds the bundle once on a builder guest, reuses it, and shows both", async () => {
     const setup = await runCli(
-      ["repo", "setup", "--repo", GREETER_REPOSITORY, "--recipe", "npm-ci", "--registry", registry.url.replace(/\/$/, ""), "--json"],
+      [
+        "repo",
+        "setup",
+        "--repo",
+        GREETER_REPOSITORY,
+        "--recipe",
+        "npm-ci",
+        "--registry",
+        registry.url.replace(/\/$/, ""),
+        "--json",
+      ],
       { env },
     );
     expect(setup.code, setup.stderr).toBe(0);
     const set = JSON.parse(setup.stdout);
     // the registry is stored in one canonical spelling (a trailing slash), with the schema's defaults
     expect(set).toMatchObject({
-      recipe: { v: 1, kind: "npm-ci", registries: [registry.url.endsWith("/") ? registry.url : `${registry.url}/`], timeoutSeconds: 600 },
+      recipe: {
+        v: 1,
+        kind: "npm-ci",
+        registries: [registry.url.endsWith("/") ? registry.url : `${registry.url}/`],
+        timeoutSeconds: 600,
+      },
       recipeDigest: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
-    const audit = await world.db.auditLog.findFirstOrThrow({ where: { action: "repository.setup-recipe" }, orderBy: { id: "desc" } });
+    const audit = await world.db.auditLog.findFirstOrThrow({
+      where: { action: "repository.setup-recipe" },
+      orderBy: { id: "desc" },
+    });
     expect(audit.detail).toMatchObject({ name: GREETER_REPOSITORY, before: null, after: { kind: "npm-ci" } });
 
-    const built = await runCli(["repo", "bundle", "build", "--repo", GREETER_REPOSITORY, "--json"], { env, timeoutMs: 180_000 });
+    const built = await runCli(["repo", "bundle", "build", "--repo", GREETER_REPOSITORY, "--json"], {
+      env,
+      timeoutMs: 180_000,
+    });
     expect(built.code, built.stderr).toBe(0);
     const first = JSON.parse(built.stdout);
     expect(first).toMatchObject({
@@ -76,7 +118,10 @@ describe("schoolcore repo setup / bundle build / bundle show", () => {
     expect(registry.requests.length).toBeGreaterThan(0);
     expect(registry.requests.every((r) => r.method === "GET")).toBe(true);
 
-    const again = await runCli(["repo", "bundle", "build", "--repo", GREETER_REPOSITORY, "--json"], { env, timeoutMs: 180_000 });
+    const again = await runCli(["repo", "bundle", "build", "--repo", GREETER_REPOSITORY, "--json"], {
+      env,
+      timeoutMs: 180_000,
+    });
     expect(again.code, again.stderr).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ isReused: true, bundle: { id: first.bundle.id } });
 
@@ -90,7 +135,13 @@ describe("schoolcore repo setup / bundle build / bundle show", () => {
       changedLockfileCandidates: [],
     });
     expect(view.bundles).toHaveLength(1);
-    expect(view.bundles[0]).toMatchObject({ id: first.bundle.id, isCurrent: true, packageCount: 2, source: "base", sourceSha: greeterSha });
+    expect(view.bundles[0]).toMatchObject({
+      id: first.bundle.id,
+      isCurrent: true,
+      packageCount: 2,
+      source: "base",
+      sourceSha: greeterSha,
+    });
     expect(view.setupRuns).toHaveLength(1);
     expect(view.setupRuns[0]).toMatchObject({
       state: "succeeded",
@@ -99,7 +150,9 @@ describe("schoolcore repo setup / bundle build / bundle show", () => {
       fetchLog: { packages: ["greet-words", "word-case"], refused: 0 },
     });
     // the CLI's builds are the same build requests the dependencies page shows
-    expect(view.buildRequests.map((r: { id: string; state: string; isReused: boolean }) => [r.id, r.state, r.isReused])).toEqual([
+    expect(
+      view.buildRequests.map((r: { id: string; state: string; isReused: boolean }) => [r.id, r.state, r.isReused]),
+    ).toEqual([
       [JSON.parse(again.stdout).requestId, "succeeded", true],
       [first.requestId, "succeeded", false],
     ]);
@@ -116,7 +169,9 @@ describe("schoolcore repo setup / bundle build / bundle show", () => {
     const cancel = await runCli(["repo", "bundle", "cancel", "--request", queued.request.id, "--json"], { env });
     expect(cancel.code, cancel.stderr).toBe(0);
     expect(JSON.parse(cancel.stdout)).toEqual({ requestId: queued.request.id, state: "cancelled", from: "queued" });
-    expect((await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: queued.request.id } })).state).toBe("cancelled");
+    expect((await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: queued.request.id } })).state).toBe(
+      "cancelled",
+    );
     const ended = await runCli(["repo", "bundle", "cancel", "--request", first.requestId, "--json"], { env });
     expect(ended.code).not.toBe(0);
     expect(JSON.parse(ended.stdout).error).toEqual({

@@ -22,7 +22,12 @@ const DEFAULT_NPM_REGISTRY = "https://registry.npmjs.org/";
 async function withSubstrate<T>(
   db: Db,
   env: TEnv,
-  body: (deps: { db: Db; env: TEnv; substrate: ReturnType<typeof createSubstrate>; readyTimeoutMs: number }) => Promise<T>,
+  body: (deps: {
+    db: Db;
+    env: TEnv;
+    substrate: ReturnType<typeof createSubstrate>;
+    readyTimeoutMs: number;
+  }) => Promise<T>,
 ): Promise<T> {
   const substrate = createSubstrate({ db, env });
   try {
@@ -70,7 +75,9 @@ export const repoSetup: Command = {
           ...(values.inputs ? { inputFiles: values.inputs.split(",").map((s) => s.trim()) } : {}),
           ...(values.output ? { outputDir: values.output } : {}),
         };
-    const result = await withDatabase(context, ({ db }) => setRepositorySetup({ db }, { name: values.repo!, recipe, actorId: null }));
+    const result = await withDatabase(context, ({ db }) =>
+      setRepositorySetup({ db }, { name: values.repo!, recipe, actorId: null }),
+    );
     printResult(context.isJson, result, () =>
       result.recipe
         ? `${values.repo}: ${result.recipe.kind} via ${result.recipe.registries.join(", ")} (recipe ${result.recipeDigest!.slice(0, 12)})`
@@ -80,15 +87,26 @@ export const repoSetup: Command = {
 };
 
 export const repoBundleBuild: Command = {
-  summary: "build (or reuse) the dependency bundle for a commit's lockfile in a trusted builder guest, now, in this process",
+  summary:
+    "build (or reuse) the dependency bundle for a commit's lockfile in a trusted builder guest, now, in this process",
   usage: "repo bundle build --repo NAME [--ref BRANCH|SHA] [--force] [--json]",
   example: "schoolcore repo bundle build --repo school/app --ref main",
   async run(context) {
-    const { values } = parseCommandArgs(context.argv, { repo: { type: "string" }, ref: { type: "string" }, force: { type: "boolean" } });
+    const { values } = parseCommandArgs(context.argv, {
+      repo: { type: "string" },
+      ref: { type: "string" },
+      force: { type: "boolean" },
+    });
     if (!values.repo) throw new UsageError("--repo is required");
     const built = await withDatabase(context, ({ db }) =>
       withSubstrate(db, context.env, (deps) =>
-        buildBundleNow(deps, { kind: "base", repository: values.repo!, ref: values.ref, isForced: values.force, actorId: null }),
+        buildBundleNow(deps, {
+          kind: "base",
+          repository: values.repo!,
+          ref: values.ref,
+          isForced: values.force,
+          actorId: null,
+        }),
       ),
     );
     const result = {
@@ -163,7 +181,9 @@ export const repoBundleRebuildCandidate: Command = {
     const { values } = parseCommandArgs(context.argv, { candidate: { type: "string" } });
     if (!values.candidate) throw new UsageError("--candidate is required");
     const built = await withDatabase(context, ({ db }) =>
-      withSubstrate(db, context.env, (deps) => buildBundleNow(deps, { kind: "candidate", candidateId: values.candidate!, actorId: null })),
+      withSubstrate(db, context.env, (deps) =>
+        buildBundleNow(deps, { kind: "candidate", candidateId: values.candidate!, actorId: null }),
+      ),
     );
     const bundle = built.bundle;
     printResult(

@@ -14,9 +14,16 @@ export const repoAdd: Command = {
     });
     if (!values.name || !values.url) throw new UsageError("--name and --url are required");
     const repo = await withDatabase(context, ({ db }) =>
-      addTargetRepository({ db }, { name: values.name!, cloneUrl: values.url!, defaultBranch: values["default-branch"], actorId: null }),
+      addTargetRepository(
+        { db },
+        { name: values.name!, cloneUrl: values.url!, defaultBranch: values["default-branch"], actorId: null },
+      ),
     );
-    printResult(context.isJson, repo, () => `added ${repo.name} (${repo.cloneUrl}, default branch ${repo.defaultBranch})`);
+    printResult(
+      context.isJson,
+      repo,
+      () => `added ${repo.name} (${repo.cloneUrl}, default branch ${repo.defaultBranch})`,
+    );
   },
 };
 

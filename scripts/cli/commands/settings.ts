@@ -12,7 +12,8 @@ import { printResult, table, UsageError } from "../output";
 function keyOf(positionals: string[]) {
   if (positionals.length !== 1) throw new UsageError("give exactly one setting key");
   const key = positionals[0]!;
-  if (!isSettingKey(key)) throw new UsageError(`unknown setting "${key.slice(0, 80)}"; the settings are ${SETTING_KEYS.join(", ")}`);
+  if (!isSettingKey(key))
+    throw new UsageError(`unknown setting "${key.slice(0, 80)}"; the settings are ${SETTING_KEYS.join(", ")}`);
   return key;
 }
 
@@ -26,7 +27,10 @@ export const settingsGet: Command = {
       const all = await withDatabase(context, async ({ db }) =>
         Object.fromEntries(
           await Promise.all(
-            SETTING_KEYS.map(async (key) => [key, await readSetting(db, key).catch((error: Error) => ({ invalid: error.message }))]),
+            SETTING_KEYS.map(async (key) => [
+              key,
+              await readSetting(db, key).catch((error: Error) => ({ invalid: error.message })),
+            ]),
           ),
         ),
       );
@@ -55,7 +59,11 @@ export const settingsSet: Command = {
   example:
     "schoolcore settings set task.retry --value '{\"maxAutomaticRetries\":2,\"backoffSeconds\":30}' --reason 'flaky provider this week'",
   async run(context) {
-    const { values, positionals } = parseCommandArgs(context.argv, { value: { type: "string" }, reason: { type: "string" } }, true);
+    const { values, positionals } = parseCommandArgs(
+      context.argv,
+      { value: { type: "string" }, reason: { type: "string" } },
+      true,
+    );
     const key = keyOf(positionals);
     if (key === "dispatch")
       throw new AppError(

@@ -8,29 +8,36 @@ import { addImage } from "../../../sidecars/local-substrate/image-builder";
 import type { TImageBind } from "../../../sidecars/local-substrate/image-manifest";
 import { listImages } from "../../../sidecars/local-substrate/image-store";
 import { startLocalSubstrate } from "../../../sidecars/local-substrate/start-local-substrate";
-import { defaultSubstrateTokenFiles, ensureSubstrateTokenFile } from "../../../sidecars/local-substrate/substrate-tokens";
+import {
+  defaultSubstrateTokenFiles,
+  ensureSubstrateTokenFile,
+} from "../../../sidecars/local-substrate/substrate-tokens";
 import { type Command, parseCommandArgs, serveUntilSignal } from "../context";
 import { printResult, table, UsageError } from "../output";
 
 function parsePort(value: string | undefined, fallback: number, flag: string): number {
   if (value === undefined) return fallback;
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`${flag} must be a port number (0-65535)`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`${flag} must be a port number (0-65535)`);
   return port;
 }
 
 function parseBind(value: string): TImageBind {
   const colon = value.indexOf(":");
-  if (colon <= 0 || colon === value.length - 1) throw new UsageError(`--bind ${value}: expected HOST:GUEST, two absolute paths`);
+  if (colon <= 0 || colon === value.length - 1)
+    throw new UsageError(`--bind ${value}: expected HOST:GUEST, two absolute paths`);
   const host = value.slice(0, colon);
   const guest = value.slice(colon + 1);
-  if (!path.isAbsolute(host) || !guest.startsWith("/")) throw new UsageError(`--bind ${value}: both paths must be absolute`);
+  if (!path.isAbsolute(host) || !guest.startsWith("/"))
+    throw new UsageError(`--bind ${value}: both paths must be absolute`);
   return { host, guest };
 }
 
 export const substrateServe: Command = {
   summary: "run the local SmolCloud-compatible substrate (bubblewrap sandboxes, NOT VMs) with its admin port",
-  usage: "substrate serve [--port P] [--admin-port A] [--token-file F] [--admin-token-file F] [--allow-weakening] [--json]",
+  usage:
+    "substrate serve [--port P] [--admin-port A] [--token-file F] [--admin-token-file F] [--allow-weakening] [--json]",
   example: "schoolcore substrate serve --port 7200 --admin-port 7201",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, {
@@ -70,7 +77,9 @@ export const substrateServe: Command = {
       },
       () =>
         [
-          ...(isWeakenable ? ["WARNING: started with --allow-weakening (tests only): the admin API can weaken guest isolation."] : []),
+          ...(isWeakenable
+            ? ["WARNING: started with --allow-weakening (tests only): the admin API can weaken guest isolation."]
+            : []),
           `local substrate (bubblewrap sandboxes on this host, NOT VMs) on ${substrate.url}`,
           `admin (faults, clock, machines) on ${substrate.adminUrl}`,
           `API token file:   ${tokenFile}`,
@@ -98,7 +107,12 @@ export const substrateImageAdd: Command = {
     if (!name || positionals.length > 1) throw new UsageError("exactly one image NAME is required");
     const binds = (values.bind ?? []).map(parseBind);
     if (binds.length === 0 && !values.dir) throw new UsageError("give at least one --bind HOST:GUEST or a --dir DIR");
-    const record = await addImage({ dataDir: context.env.dataDir, name, binds, dir: values.dir ? path.resolve(values.dir) : undefined });
+    const record = await addImage({
+      dataDir: context.env.dataDir,
+      name,
+      binds,
+      dir: values.dir ? path.resolve(values.dir) : undefined,
+    });
     printResult(context.isJson, record, () =>
       [
         `registered ${record.reference}`,

@@ -11,7 +11,8 @@ import { printResult, table, UsageError } from "../output";
 export const taskCreate: Command = {
   summary: "create a task (one issue in one target repository)",
   usage: "task create --repo owner/name --issue N --base REF --prompt-file F [--title T] [--agent NAME] [--json]",
-  example: "schoolcore task create --repo demo/calculator --issue 1 --base main --prompt-file issue.txt --agent reference-openai",
+  example:
+    "schoolcore task create --repo demo/calculator --issue 1 --base main --prompt-file issue.txt --agent reference-openai",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { ...ISSUE_ARG_OPTIONS, agent: { type: "string" } });
     const issue = await readIssueArgs(values);
@@ -20,7 +21,13 @@ export const taskCreate: Command = {
     );
     printResult(
       context.isJson,
-      { id: task.id, state: task.state, baseRef: task.baseRef, baseSha: task.baseSha, agentProfileVersionId: task.agentProfileVersionId },
+      {
+        id: task.id,
+        state: task.state,
+        baseRef: task.baseRef,
+        baseSha: task.baseSha,
+        agentProfileVersionId: task.agentProfileVersionId,
+      },
       () => `created task ${task.id} (${task.state}) at ${task.baseRef} ${task.baseSha}`,
     );
   },
@@ -40,7 +47,8 @@ export const taskShow: Command = {
         `repository ${task.repository.name} issue #${task.issueNumber} base ${task.baseRef} ${task.baseSha}`,
         "timeline:",
         ...task.transitions.map(
-          (t) => `  ${t.createdAt.toISOString()}  ${t.fromState ?? "-"} → ${t.toState}${t.reason ? `  (${t.reason})` : ""}`,
+          (t) =>
+            `  ${t.createdAt.toISOString()}  ${t.fromState ?? "-"} → ${t.toState}${t.reason ? `  (${t.reason})` : ""}`,
         ),
         "machines:",
         ...task.machines.map((m) => `  ${m.purpose} ${m.providerId ?? m.providerName} ${m.state}`),
@@ -55,9 +63,12 @@ export const taskList: Command = {
   example: "schoolcore task list --state review_pending --limit 20",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, { state: { type: "string" }, limit: { type: "string" } });
-    if (values.state && !(TASK_STATES as readonly string[]).includes(values.state)) throw new UsageError(`unknown state ${values.state}`);
+    if (values.state && !(TASK_STATES as readonly string[]).includes(values.state))
+      throw new UsageError(`unknown state ${values.state}`);
     const take = Math.min(500, Math.max(1, Number(values.limit ?? 50) || 50));
-    const { items } = await withDatabase(context, ({ db }) => listRecentTasks({ db }, { take, state: values.state as never }));
+    const { items } = await withDatabase(context, ({ db }) =>
+      listRecentTasks({ db }, { take, state: values.state as never }),
+    );
     printResult(context.isJson, items, () =>
       table(
         items.map((t) => ({

@@ -7,7 +7,8 @@ import { printResult, table, UsageError } from "../output";
 export const userAdd: Command = {
   summary: "create a user",
   usage: "user add --email E --role teacher|operator [--role …] [--name N] [--password-stdin] [--json]",
-  example: "echo 'a long passphrase' | schoolcore user add --email t.smith@school.example --role teacher --password-stdin",
+  example:
+    "echo 'a long passphrase' | schoolcore user add --email t.smith@school.example --role teacher --password-stdin",
   async run(context) {
     const { values } = parseCommandArgs(context.argv, {
       email: { type: "string" },
@@ -26,8 +27,14 @@ export const userAdd: Command = {
     const { user, password } = await withDatabase(context, ({ db }) =>
       addUser({ db }, { email: values.email!, name: values.name, roles, password: given, actorId: null, via: "cli" }),
     );
-    printResult(context.isJson, { id: user.id, email: user.email, roles: user.roles, ...(isGenerated ? { password } : {}) }, () =>
-      [`created ${user.email} (${user.roles.join(", ")})`, ...(isGenerated ? [`password (shown once): ${password}`] : [])].join("\n"),
+    printResult(
+      context.isJson,
+      { id: user.id, email: user.email, roles: user.roles, ...(isGenerated ? { password } : {}) },
+      () =>
+        [
+          `created ${user.email} (${user.roles.join(", ")})`,
+          ...(isGenerated ? [`password (shown once): ${password}`] : []),
+        ].join("\n"),
     );
   },
 };

@@ -9,7 +9,13 @@ import path from "node:path";
 import { DEFAULT_GUEST_IMAGE, ensureDefaultGuestImage } from "../default-guest-image";
 import { startLocalSubstrate, type TLocalSubstrate, type TLocalSubstrateOptions } from "../start-local-substrate";
 
-export type TApiResult = { status: number; requestId: string | null; contentType: string | null; text: string; json: unknown };
+export type TApiResult = {
+  status: number;
+  requestId: string | null;
+  contentType: string | null;
+  text: string;
+  json: unknown;
+};
 
 export type TTestSubstrate = TLocalSubstrate & {
   dataDir: string;
@@ -34,10 +40,19 @@ export type TExecBody = {
   code?: string;
 };
 
-async function call(base: string, token: string, method: string, pathname: string, body?: unknown): Promise<TApiResult> {
+async function call(
+  base: string,
+  token: string,
+  method: string,
+  pathname: string,
+  body?: unknown,
+): Promise<TApiResult> {
   const response = await fetch(base + pathname, {
     method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
@@ -67,9 +82,17 @@ export async function startTestSubstrate(options: Partial<TLocalSubstrateOptions
   await ensureDefaultGuestImage(dataDir);
   const token = `test-${randomBytes(16).toString("hex")}`;
   const adminToken = `admin-${randomBytes(16).toString("hex")}`;
-  const substrate = await startLocalSubstrate({ isQuiet: true, readinessDelayMs: 100, ...options, dataDir, token, adminToken });
+  const substrate = await startLocalSubstrate({
+    isQuiet: true,
+    readinessDelayMs: 100,
+    ...options,
+    dataDir,
+    token,
+    adminToken,
+  });
   const api = (method: string, pathname: string, body?: unknown) => call(substrate.url, token, method, pathname, body);
-  const admin = (method: string, pathname: string, body?: unknown) => call(substrate.adminUrl, adminToken, method, pathname, body);
+  const admin = (method: string, pathname: string, body?: unknown) =>
+    call(substrate.adminUrl, adminToken, method, pathname, body);
   return {
     ...substrate,
     dataDir,

@@ -24,7 +24,11 @@ export const PUT = withActorRoute({
       { db: await getDb(), dataDir: getEnv().dataDir },
       { body: request.body, contentLength: request.headers.get("content-length") },
     );
-    const answer: TAgentCodeUploadAnswer = { codeDigest: stored.digest, bytes: stored.bytes, dependencies: stored.dependencies };
+    const answer: TAgentCodeUploadAnswer = {
+      codeDigest: stored.digest,
+      bytes: stored.bytes,
+      dependencies: stored.dependencies,
+    };
     return Response.json(answer, { headers: { "cache-control": "no-store" } });
   },
 });

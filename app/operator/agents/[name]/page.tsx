@@ -39,8 +39,8 @@ export default async function AgentProfilePage({ params }: { params: Promise<{ n
         <div className="space-y-2 rounded border border-slate-200 bg-white p-4" data-testid="agent-image">
           <h2>Guest image of its own</h2>
           <p className="text-sm">
-            v{image.version} runs on <code>{imageText(image.image)}</code>, not the guest.image setting. It runs only while the latest
-            completed probe run for the configuration in force with this image passed every probe
+            v{image.version} runs on <code>{imageText(image.image)}</code>, not the guest.image setting. It runs only
+            while the latest completed probe run for the configuration in force with this image passed every probe
             {image.qualification?.kind === "qualified" ? "" : "; until then its tasks are refused at provisioning"}.
           </p>
           {image.qualification?.kind === "qualified" && (
@@ -66,9 +66,15 @@ export default async function AgentProfilePage({ params }: { params: Promise<{ n
               , did not qualify it: {image.qualification.reason}
             </p>
           )}
-          {!image.isDispatchOpen && <p className="text-xs text-slate-600">Dispatch is closed: nothing runs until it is open.</p>}
+          {!image.isDispatchOpen && (
+            <p className="text-xs text-slate-600">Dispatch is closed: nothing runs until it is open.</p>
+          )}
           {canRunProbes && (
-            <ActionForm action={requestProfileImageProbeRunAction} submitLabel="Run the probes for this image" testId="run-image-probes">
+            <ActionForm
+              action={requestProfileImageProbeRunAction}
+              submitLabel="Run the probes for this image"
+              testId="run-image-probes"
+            >
               <input type="hidden" name="name" value={profile.name} />
             </ActionForm>
           )}

@@ -41,7 +41,10 @@ export default async function CandidatePage({ params }: Props) {
   return (
     <section className="space-y-6">
       <h1>Candidate</h1>
-      <dl className="grid grid-cols-1 gap-x-6 gap-y-1 text-sm sm:grid-cols-[max-content_1fr]" data-testid="candidate-identity">
+      <dl
+        className="grid grid-cols-1 gap-x-6 gap-y-1 text-sm sm:grid-cols-[max-content_1fr]"
+        data-testid="candidate-identity"
+      >
         {identity.map(([label, value]) => (
           <div key={label} className="contents">
             <dt className="text-slate-600">{label}</dt>
@@ -54,10 +57,15 @@ export default async function CandidatePage({ params }: Props) {
         <div className="space-y-2">
           <h2>Re-prove</h2>
           <p className="text-sm text-slate-600">
-            Rebuilds the head from the base in the control plane&apos;s mirror and the stored artifact, under the same fixed metadata.
-            Anything but the recorded head is a failure.
+            Rebuilds the head from the base in the control plane&apos;s mirror and the stored artifact, under the same
+            fixed metadata. Anything but the recorded head is a failure.
           </p>
-          <ActionForm action={reproveCandidateAction} submitLabel="Re-prove" pendingLabel="Re-proving…" testId="reprove-form">
+          <ActionForm
+            action={reproveCandidateAction}
+            submitLabel="Re-prove"
+            pendingLabel="Re-proving…"
+            testId="reprove-form"
+          >
             <input type="hidden" name="candidateId" value={manifest.candidateId} />
           </ActionForm>
         </div>

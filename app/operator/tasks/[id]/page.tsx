@@ -58,7 +58,9 @@ export default async function TaskDetailPage({ params }: Props) {
         <dt className="text-slate-600">Limits</dt>
         <dd data-testid="task-limits-version">
           {task.limitsVersion ? (
-            <Link href={`/operator/limits/versions/task.limits/${task.limitsVersion}`}>version {task.limitsVersion}</Link>
+            <Link href={`/operator/limits/versions/task.limits/${task.limitsVersion}`}>
+              version {task.limitsVersion}
+            </Link>
           ) : task.limitsVersion === 0 ? (
             "defaults (version 0)"
           ) : (
@@ -105,8 +107,8 @@ export default async function TaskDetailPage({ params }: Props) {
                 data-attempt={a.attempt}
               >
                 <span className="font-medium">Attempt {a.attempt}</span>{" "}
-                <span className="font-mono text-xs text-slate-600">{a.operationId}</span> · started {time(a.startedAt)} · {a.machineCount}{" "}
-                machine(s) · ended <StateBadge state={a.lastState} />
+                <span className="font-mono text-xs text-slate-600">{a.operationId}</span> · started {time(a.startedAt)}{" "}
+                · {a.machineCount} machine(s) · ended <StateBadge state={a.lastState} />
                 {a.lastReason && <span className="block text-xs text-slate-600">{a.lastReason}</span>}
               </li>
             ))}
@@ -117,10 +119,12 @@ export default async function TaskDetailPage({ params }: Props) {
         <div className="space-y-2 rounded border border-amber-200 bg-amber-50 p-3" data-testid="retry-panel">
           <h2>Retry</h2>
           <p className="text-sm">
-            A retry is a new attempt of this task: a new operation, a fresh guest and a fresh relay capability. The attempts above stay as
-            they are.
+            A retry is a new attempt of this task: a new operation, a fresh guest and a fresh relay capability. The
+            attempts above stay as they are.
             {task.autoRetryAt && (
-              <span className="block">An automatic retry (transient provider error) is planned for {time(task.autoRetryAt)}.</span>
+              <span className="block">
+                An automatic retry (transient provider error) is planned for {time(task.autoRetryAt)}.
+              </span>
             )}
           </p>
           <ActionForm
@@ -176,8 +180,9 @@ export default async function TaskDetailPage({ params }: Props) {
           <ul className="space-y-2 text-sm" data-testid="task-machines">
             {task.machines.map((m) => (
               <li key={m.id} className="rounded border border-slate-200 bg-white p-2">
-                <span className="font-medium">{m.purpose}</span> <span className="font-mono">{m.providerId ?? m.providerName}</span>{" "}
-                <StateBadge state={m.state} /> <span className="text-slate-600">{m.imageRef}</span>
+                <span className="font-medium">{m.purpose}</span>{" "}
+                <span className="font-mono">{m.providerId ?? m.providerName}</span> <StateBadge state={m.state} />{" "}
+                <span className="text-slate-600">{m.imageRef}</span>
                 {m.lastError && <p className="text-red-800">{m.lastError}</p>}
                 <p className="text-xs text-slate-500">{m.transitions.map((t) => t.toState).join(" → ")}</p>
               </li>
@@ -227,7 +232,8 @@ export default async function TaskDetailPage({ params }: Props) {
               <select defaultValue="base" className="rounded border border-slate-300 px-2 py-1">
                 <option value="base">the base commit&apos;s bundle (default)</option>
                 <option value="candidate">
-                  the candidate&apos;s own bundle {candidateBundle.artifactDigest.slice(0, 12)} (built {time(candidateBundle.createdAt)})
+                  the candidate&apos;s own bundle {candidateBundle.artifactDigest.slice(0, 12)} (built{" "}
+                  {time(candidateBundle.createdAt)})
                 </option>
               </select>
             </Field>
@@ -241,7 +247,13 @@ export default async function TaskDetailPage({ params }: Props) {
         </p>
       )}
       {canCancel && (
-        <ActionForm action={cancelTaskAction} submitLabel="Cancel task" pendingLabel="Cancelling…" tone="danger" testId="cancel-form">
+        <ActionForm
+          action={cancelTaskAction}
+          submitLabel="Cancel task"
+          pendingLabel="Cancelling…"
+          tone="danger"
+          testId="cancel-form"
+        >
           <input type="hidden" name="taskId" value={task.id} />
         </ActionForm>
       )}

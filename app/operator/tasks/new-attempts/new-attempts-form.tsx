@@ -16,7 +16,10 @@ export function NewAttemptsForm({ repositories, profiles }: Props) {
       testId="new-attempts-form"
       onSuccess={(result) => result.id && router.push(`/operator/tasks/${result.id}`)}
     >
-      <IssueFields repositories={repositories} promptLabel="Issue text (untrusted: it reaches every student agent and a model)" />
+      <IssueFields
+        repositories={repositories}
+        promptLabel="Issue text (untrusted: it reaches every student agent and a model)"
+      />
       <Field
         name="agents"
         label="Agent profiles, comma-separated"

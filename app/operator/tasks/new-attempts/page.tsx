@@ -10,8 +10,9 @@ export default async function NewAttemptsPage() {
     <section className="max-w-2xl space-y-4">
       <h1>New attempts</h1>
       <p className="text-sm text-slate-600">
-        One issue handed to several agent profiles at once: each attempt is a task of its own (its own guests, relay and trusted checks,
-        under the same machine cap). The teacher compares them and approves one; the others end as not chosen.
+        One issue handed to several agent profiles at once: each attempt is a task of its own (its own guests, relay and
+        trusted checks, under the same machine cap). The teacher compares them and approves one; the others end as not
+        chosen.
       </p>
       <NewAttemptsForm
         repositories={repositories

@@ -29,8 +29,15 @@ export function NewTaskForm({ repositories, limits, maxima, agents }: Props) {
       testId="new-task-form"
       onSuccess={(result) => result.id && router.push(`/operator/tasks/${result.id}`)}
     >
-      <IssueFields repositories={repositories} promptLabel="Issue text (untrusted: it reaches the student agent and a model)" />
-      <Field name="agent" label="Student agent" hint="A profile runs its own code and command; the default is the guest.agent setting.">
+      <IssueFields
+        repositories={repositories}
+        promptLabel="Issue text (untrusted: it reaches the student agent and a model)"
+      />
+      <Field
+        name="agent"
+        label="Student agent"
+        hint="A profile runs its own code and command; the default is the guest.agent setting."
+      >
         <select defaultValue="" className={CONTROL}>
           <option value="">operator default (guest.agent)</option>
           {agents.map((a) => (
@@ -45,7 +52,12 @@ export function NewTaskForm({ repositories, limits, maxima, agents }: Props) {
         <summary className="cursor-pointer">Per-task limits (optional, up to the operator&apos;s maxima)</summary>
         <div className="mt-2 grid grid-cols-2 gap-3">
           {OVERRIDES.map(([name, label, unit]) => (
-            <Field key={name} name={name} label={`${label} (${unit})`} hint={`now ${limits[name]}, at most ${maxima[name]}`}>
+            <Field
+              key={name}
+              name={name}
+              label={`${label} (${unit})`}
+              hint={`now ${limits[name]}, at most ${maxima[name]}`}
+            >
               <input type="number" min={1} placeholder={String(limits[name])} className={CONTROL} />
             </Field>
           ))}

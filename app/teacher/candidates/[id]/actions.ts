@@ -14,7 +14,10 @@ export const decideCandidateAction = withActorAction({
   schema: ZDecisionSchema,
   handler: async ({ actor, input }) => {
     const { db, env, substrate } = await getRunContext();
-    const decision = await decideCandidate({ db, dataDir: env.dataDir, release: { env, substrate } }, { ...input, actor });
+    const decision = await decideCandidate(
+      { db, dataDir: env.dataDir, release: { env, substrate } },
+      { ...input, actor },
+    );
     revalidatePath(`/teacher/candidates/${input.candidateId}`);
     return {
       ok: true,

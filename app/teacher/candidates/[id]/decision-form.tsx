@@ -33,7 +33,10 @@ export function DecisionForm(props: Props) {
       <input type="hidden" name="headSha" value={props.headSha} />
       <input type="hidden" name="evidenceId" value={props.evidenceId} />
       <input type="hidden" name="manifestDigest" value={props.manifestDigest} />
-      <Field name="comment" label="Comment (shown with the decision; with “Request changes” it goes to the student agent)">
+      <Field
+        name="comment"
+        label="Comment (shown with the decision; with “Request changes” it goes to the student agent)"
+      >
         <textarea required rows={3} maxLength={10000} className="mt-1 w-full rounded border border-slate-300 p-2" />
       </Field>
       {props.isUnchangedSinceParent && (
@@ -48,8 +51,9 @@ export function DecisionForm(props: Props) {
         <label className="flex items-start gap-2 text-sm text-red-900" data-testid="acknowledge-not-shown">
           <input type="checkbox" name="acknowledgeNotShown" value={props.notShown.digest} className="mt-1" />
           <span>
-            I acknowledge {props.notShown.count === 1 ? "this file is" : `these ${props.notShown.count} files are`} not shown in full
-            (listed above the diff), and approve without having seen {props.notShown.count === 1 ? "it" : "them"} whole.
+            I acknowledge {props.notShown.count === 1 ? "this file is" : `these ${props.notShown.count} files are`} not
+            shown in full (listed above the diff), and approve without having seen{" "}
+            {props.notShown.count === 1 ? "it" : "them"} whole.
           </span>
         </label>
       )}

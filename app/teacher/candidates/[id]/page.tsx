@@ -45,7 +45,9 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
     notShown,
     canApprove,
     approveBlockedReason,
-  } = await orNotFound(readReviewPage(await getPageDeps(), { actor, candidateId: id, view: view === "full" ? "full" : undefined }));
+  } = await orNotFound(
+    readReviewPage(await getPageDeps(), { actor, candidateId: id, view: view === "full" ? "full" : undefined }),
+  );
 
   return (
     <section className="space-y-6">
@@ -53,7 +55,10 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
         <h1>
           {candidate.repository} #{candidate.issueNumber}: {task.issueTitle}
         </h1>
-        <span className="rounded bg-violet-100 px-2 py-0.5 text-xs font-medium text-violet-900" data-testid="round-badge">
+        <span
+          className="rounded bg-violet-100 px-2 py-0.5 text-xs font-medium text-violet-900"
+          data-testid="round-badge"
+        >
           round {candidate.round}
         </span>
         <StateBadge state={task.state} />
@@ -64,7 +69,9 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
           <>
             <span className="font-mono">{task.agent.name}</span> v{task.agent.version}
             {task.agent.owner ? ` by ${task.agent.owner}` : ""} · code{" "}
-            <span className="break-all font-mono text-xs">{task.agent.codeDigest ?? "none of its own (a built-in program)"}</span>
+            <span className="break-all font-mono text-xs">
+              {task.agent.codeDigest ?? "none of its own (a built-in program)"}
+            </span>
           </>
         ) : (
           "the operator default (guest.agent)"
@@ -72,21 +79,33 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
       </p>
 
       {!candidate.isLatestRound && (
-        <p role="note" className="rounded border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900" data-testid="earlier-round">
+        <p
+          role="note"
+          className="rounded border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900"
+          data-testid="earlier-round"
+        >
           This is round {candidate.round}, kept read-only. The task is in round {task.round} now:{" "}
-          <Link href={`/teacher/candidates/${rounds.rounds.find((r) => r.round === task.round)?.candidateId ?? candidate.id}`}>
+          <Link
+            href={`/teacher/candidates/${rounds.rounds.find((r) => r.round === task.round)?.candidateId ?? candidate.id}`}
+          >
             open the latest round
           </Link>
           .
         </p>
       )}
-      {rounds.rounds.length > 1 && <RoundsPanel rounds={rounds} currentCandidateId={candidate.id} latestRound={task.round} />}
+      {rounds.rounds.length > 1 && (
+        <RoundsPanel rounds={rounds} currentCandidateId={candidate.id} latestRound={task.round} />
+      )}
       <AnswersPanel rounds={rounds} comments={lineComments} />
 
       {notShown && (
-        <p role="note" className="rounded border-2 border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900" data-testid="not-shown-summary">
-          {notShown.count === 1 ? "1 file is" : `${notShown.count} files are`} not shown in full on this page (listed above the diff).
-          Approval needs your acknowledgement of {notShown.count === 1 ? "it" : "them"}.
+        <p
+          role="note"
+          className="rounded border-2 border-red-300 bg-red-50 px-3 py-2 text-sm text-red-900"
+          data-testid="not-shown-summary"
+        >
+          {notShown.count === 1 ? "1 file is" : `${notShown.count} files are`} not shown in full on this page (listed
+          above the diff). Approval needs your acknowledgement of {notShown.count === 1 ? "it" : "them"}.
         </p>
       )}
       <dl
@@ -131,7 +150,8 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
                 : "text-sm text-slate-600"
             }
           >
-            {evidence.content.dependencies.note ?? "Checked with the dependency bundle built from the base commit's lockfile."}{" "}
+            {evidence.content.dependencies.note ??
+              "Checked with the dependency bundle built from the base commit's lockfile."}{" "}
             <span className="font-mono">bundle {evidence.content.dependencies.artifactDigest.slice(0, 12)}</span>
           </p>
         )}
@@ -141,14 +161,19 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
         <div className="space-y-2 rounded border border-dashed border-slate-300 p-3" data-testid="supplemental">
           <h2>Student report and supplemental checks (untrusted, never counted)</h2>
           {review.guestReport.studentSummary && (
-            <pre className="max-h-48 overflow-auto whitespace-pre-wrap break-words text-sm">{review.guestReport.studentSummary}</pre>
+            <pre className="max-h-48 overflow-auto whitespace-pre-wrap break-words text-sm">
+              {review.guestReport.studentSummary}
+            </pre>
           )}
           {review.guestReport.supplementalChecks.map((check) => (
             <details key={check.name} className="text-sm">
               <summary>
-                supplemental: {check.name} — exit {check.exitCode ?? "—"} (<span className="font-mono">{check.command}</span>)
+                supplemental: {check.name} — exit {check.exitCode ?? "—"} (
+                <span className="font-mono">{check.command}</span>)
               </summary>
-              <pre className="max-h-60 overflow-auto whitespace-pre-wrap break-words bg-slate-50 p-2 text-xs">{check.outputExcerpt}</pre>
+              <pre className="max-h-60 overflow-auto whitespace-pre-wrap break-words bg-slate-50 p-2 text-xs">
+                {check.outputExcerpt}
+              </pre>
             </details>
           ))}
         </div>
@@ -162,8 +187,8 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
         >
           <h2>Publication-sensitive changes</h2>
           <p>
-            These files configure CI, submodules or code owners of the target repository. The operator allowed them for this repository;
-            once published they run with the repository&apos;s secrets. Read them first.
+            These files configure CI, submodules or code owners of the target repository. The operator allowed them for
+            this repository; once published they run with the repository&apos;s secrets. Read them first.
           </p>
           <ul className="font-mono text-xs">
             {review.publicationSensitivePaths.map((changedPath) => (
@@ -194,12 +219,15 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
           className="rounded border-2 border-amber-400 bg-amber-50 px-3 py-2 text-sm font-medium text-amber-950"
           data-testid="no-change-round"
         >
-          Round {candidate.round} changes nothing since round {rounds.parent?.round}: the student agent returned the same files. Approving
-          it approves round {rounds.parent?.round}&apos;s work again.
+          Round {candidate.round} changes nothing since round {rounds.parent?.round}: the student agent returned the
+          same files. Approving it approves round {rounds.parent?.round}&apos;s work again.
         </p>
       )}
       {"unreadable" in shownDiff ? (
-        <div className="rounded border border-red-200 bg-red-50 p-3 text-sm text-red-900" data-testid="diff-unavailable">
+        <div
+          className="rounded border border-red-200 bg-red-50 p-3 text-sm text-red-900"
+          data-testid="diff-unavailable"
+        >
           <h2>Changes</h2>
           <p>The diff is unavailable: {shownDiff.unreadable}</p>
         </div>
@@ -209,16 +237,25 @@ export default async function CandidateReviewPage({ params, searchParams }: Prop
           // rest from the chunk route, bound to this head and this left side.
           page={shownDiff.page}
           chunkUrl={`/api/teacher/candidates/${candidate.id}/diff?head=${candidate.headSha}&left=${leftSha}`}
-          title={showInterdiff ? `Changes since round ${rounds.parent!.round}` : rounds.parent ? "All changes against the base" : "Changes"}
+          title={
+            showInterdiff
+              ? `Changes since round ${rounds.parent!.round}`
+              : rounds.parent
+                ? "All changes against the base"
+                : "Changes"
+          }
           comments={inlineComments}
           commenting={
-            isOpenForReview ? { candidateId: candidate.id, leftSha, headSha: candidate.headSha, action: addLineCommentAction } : null
+            isOpenForReview
+              ? { candidateId: candidate.id, leftSha, headSha: candidate.headSha, action: addLineCommentAction }
+              : null
           }
         />
       )}
       {isOpenForReview && !("unreadable" in shownDiff) && (
         <p className="text-xs text-slate-600">
-          Click a line number to comment on that line; comments go to the student agent with &ldquo;Request changes&rdquo;.
+          Click a line number to comment on that line; comments go to the student agent with &ldquo;Request
+          changes&rdquo;.
         </p>
       )}
       <LineCommentsPanel comments={lineComments} currentRound={candidate.round} />

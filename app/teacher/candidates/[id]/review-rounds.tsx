@@ -47,7 +47,11 @@ export function RoundsPanel({
                 </Link>
               )}
               <span className="font-mono text-xs text-slate-500">{round.headSha.slice(0, 12)}</span>
-              <StateBadge state={round.evidenceStatus === "pass" ? "passed" : round.evidenceStatus === "stale" ? "stale" : "failed"} />
+              <StateBadge
+                state={
+                  round.evidenceStatus === "pass" ? "passed" : round.evidenceStatus === "stale" ? "stale" : "failed"
+                }
+              />
               {round.decision ? (
                 <>
                   <StateBadge state={VERDICT_STATE[round.decision.verdict]} />
@@ -57,7 +61,9 @@ export function RoundsPanel({
                   </span>
                 </>
               ) : (
-                <span className="text-xs text-slate-600">{round.round === latestRound ? "not decided yet" : "no decision"}</span>
+                <span className="text-xs text-slate-600">
+                  {round.round === latestRound ? "not decided yet" : "no decision"}
+                </span>
               )}
             </li>
           );
@@ -85,28 +91,45 @@ export function RoundsPanel({
 }
 
 /** What the teacher asked for in the previous round: the comment and that round's line comments. */
-export function AnswersPanel({ rounds, comments }: { rounds: TReviewRounds; comments: readonly TAnchoredLineComment[] }) {
+export function AnswersPanel({
+  rounds,
+  comments,
+}: {
+  rounds: TReviewRounds;
+  comments: readonly TAnchoredLineComment[];
+}) {
   if (!rounds.answers) return null;
   const lineComments = comments.filter((c) => c.round === rounds.answers!.round);
   return (
-    <div className="space-y-2 rounded border border-violet-200 bg-violet-50 p-3 text-sm" data-testid="answered-feedback">
+    <div
+      className="space-y-2 rounded border border-violet-200 bg-violet-50 p-3 text-sm"
+      data-testid="answered-feedback"
+    >
       <h2>Feedback this round answers</h2>
       <p className="text-xs text-slate-600">
-        Round {rounds.answers.round}: changes requested by {rounds.answers.teacher}, {formatDateTime(rounds.answers.createdAt)}
+        Round {rounds.answers.round}: changes requested by {rounds.answers.teacher},{" "}
+        {formatDateTime(rounds.answers.createdAt)}
       </p>
       <p className="whitespace-pre-wrap break-words" data-testid="answered-comment">
         {rounds.answers.comment}
       </p>
       {lineComments.length > 0 && (
         <p className="text-xs text-slate-600">
-          …and {lineComments.length} line comment{lineComments.length === 1 ? "" : "s"}, listed below with where they sit now.
+          …and {lineComments.length} line comment{lineComments.length === 1 ? "" : "s"}, listed below with where they
+          sit now.
         </p>
       )}
     </div>
   );
 }
 
-export function LineCommentsPanel({ comments, currentRound }: { comments: readonly TAnchoredLineComment[]; currentRound: number }) {
+export function LineCommentsPanel({
+  comments,
+  currentRound,
+}: {
+  comments: readonly TAnchoredLineComment[];
+  currentRound: number;
+}) {
   if (comments.length === 0) return null;
   return (
     <div className="space-y-2 rounded border border-slate-200 bg-white p-3 text-sm" data-testid="line-comments">
@@ -116,7 +139,8 @@ export function LineCommentsPanel({ comments, currentRound }: { comments: readon
           <li key={c.id} className="py-2" data-testid="line-comment" data-anchored={c.anchor ? "yes" : "no"}>
             <p className="text-xs text-slate-600">
               <span className="font-mono">{c.path}</span> line {c.line} (
-              {c.side === "new" ? "that round's version" : "the version it was compared with"}) · round {c.round} · {c.author}
+              {c.side === "new" ? "that round's version" : "the version it was compared with"}) · round {c.round} ·{" "}
+              {c.author}
             </p>
             <pre className="my-1 overflow-x-auto whitespace-pre rounded bg-slate-50 px-2 py-0.5 font-mono text-xs text-slate-700">
               {c.lineText || " "}

@@ -31,7 +31,10 @@ export const setSetupRecipeAction = withActorAction({
       const fieldErrors = recipeFieldErrorsOf(parsed.error.issues, recipe);
       return { ok: false, error: `Nothing saved. ${summaryOf(fieldErrors)}`, fieldErrors };
     }
-    const result = await setRepositorySetup({ db: await getDb() }, { name: input.repository, recipe: parsed.data, actorId: actor.userId });
+    const result = await setRepositorySetup(
+      { db: await getDb() },
+      { name: input.repository, recipe: parsed.data, actorId: actor.userId },
+    );
     revalidatePath(PAGE, "page");
     return {
       ok: true,
@@ -83,7 +86,10 @@ export const cancelBuildRequestAction = withActorAction({
   action: "repository.manage",
   schema: z.object({ requestId: z.uuid("Not a build request.") }),
   handler: async ({ actor, input }) => {
-    const { from } = await cancelBundleBuildRequest({ db: await getDb() }, { requestId: input.requestId, actorId: actor.userId });
+    const { from } = await cancelBundleBuildRequest(
+      { db: await getDb() },
+      { requestId: input.requestId, actorId: actor.userId },
+    );
     revalidatePath(PAGE, "page");
     return {
       ok: true,

@@ -15,7 +15,12 @@ import { ActionForm } from "@/components/action-form";
 import { AutoRefresh } from "@/components/auto-refresh";
 import { StateBadge } from "@/components/state-badge";
 import { Field } from "@/components/form-field";
-import { buildBundleNowAction, cancelBuildRequestAction, clearSetupRecipeAction, rebuildFromCandidateAction } from "./actions";
+import {
+  buildBundleNowAction,
+  cancelBuildRequestAction,
+  clearSetupRecipeAction,
+  rebuildFromCandidateAction,
+} from "./actions";
 import { SetupRecipeForm } from "./setup-recipe-form";
 
 const DEFAULT_NPM_REGISTRY = "https://registry.npmjs.org/";
@@ -57,7 +62,9 @@ function BuildRequests({
               <span className="text-slate-600">
                 · asked {formatDateTime(r.createdAt, { precision: "second" })}
                 {r.requestedBy && ` by ${r.requestedBy}`}
-                {r.finishedAt && r.startedAt && ` · took ${formatDuration(r.finishedAt.getTime() - r.startedAt.getTime())}`}
+                {r.finishedAt &&
+                  r.startedAt &&
+                  ` · took ${formatDuration(r.finishedAt.getTime() - r.startedAt.getTime())}`}
               </span>
             </p>
             {(r.state === "queued" || r.state === "running") && (
@@ -122,8 +129,8 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
         {view.recipe ? (
           <p>
             In force: <strong>{view.recipe.kind}</strong> through the registry broker to{" "}
-            <span className="break-all font-mono">{view.recipe.registries.join(", ")}</span> · timeout {view.recipe.timeoutSeconds} s ·
-            recipe <span className="font-mono">{view.recipeDigest?.slice(0, 12)}</span>
+            <span className="break-all font-mono">{view.recipe.registries.join(", ")}</span> · timeout{" "}
+            {view.recipe.timeoutSeconds} s · recipe <span className="font-mono">{view.recipeDigest?.slice(0, 12)}</span>
             {view.recipe.command && (
               <>
                 {" "}
@@ -134,7 +141,11 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
         ) : (
           <p>No dependency setup: tasks get the repository alone.</p>
         )}
-        <SetupRecipeForm repository={view.repository.name} recipe={view.recipe} defaultRegistry={DEFAULT_NPM_REGISTRY} />
+        <SetupRecipeForm
+          repository={view.repository.name}
+          recipe={view.recipe}
+          defaultRegistry={DEFAULT_NPM_REGISTRY}
+        />
         {view.recipe && (
           <div className="flex flex-wrap items-start gap-3 border-t border-slate-200 pt-3">
             <ActionForm
@@ -209,13 +220,17 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
         )}
       </div>
       {view.recipe && (
-        <div className="space-y-2 rounded border border-amber-200 bg-amber-50 p-4 text-sm" data-testid="candidate-lockfiles">
+        <div
+          className="space-y-2 rounded border border-amber-200 bg-amber-50 p-4 text-sm"
+          data-testid="candidate-lockfiles"
+        >
           <h2>Candidates that changed the lockfile</h2>
           <p className="text-slate-700">
-            Their trusted checks ran with the base commit&apos;s dependencies. Building a bundle from a candidate&apos;s own lockfile is a
-            separate decision, recorded in the audit trail; the bundle is listed above as &ldquo;from candidate&rdquo;. It is used only when
-            an operator re-runs that candidate&apos;s checks with it (the task&apos;s page, &ldquo;Dependencies for the checks&rdquo;), and
-            the evidence the teacher sees then says so.
+            Their trusted checks ran with the base commit&apos;s dependencies. Building a bundle from a candidate&apos;s
+            own lockfile is a separate decision, recorded in the audit trail; the bundle is listed above as &ldquo;from
+            candidate&rdquo;. It is used only when an operator re-runs that candidate&apos;s checks with it (the
+            task&apos;s page, &ldquo;Dependencies for the checks&rdquo;), and the evidence the teacher sees then says
+            so.
           </p>
           {view.changedLockfileCandidates.length === 0 ? (
             <p className="text-slate-600">None so far.</p>
@@ -231,7 +246,8 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
                 <select className="mt-1 w-full rounded border border-slate-300 px-2 py-1 text-sm">
                   {view.changedLockfileCandidates.map((c) => (
                     <option key={c.id} value={c.id}>
-                      #{c.issueNumber} round {c.round} · {c.id} · head {c.headSha.slice(0, 12)} · checked {formatDateTime(c.checkedAt)}
+                      #{c.issueNumber} round {c.round} · {c.id} · head {c.headSha.slice(0, 12)} · checked{" "}
+                      {formatDateTime(c.checkedAt)}
                     </option>
                   ))}
                 </select>
@@ -244,7 +260,9 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
         <h2>Setup runs</h2>
         {view.setupRuns.length === 0 ? (
           <EmptyState title="No setup run yet">
-            {view.recipe ? "A setup run starts when a task needs a bundle that is not built yet." : "Setup runs need a setup recipe."}
+            {view.recipe
+              ? "A setup run starts when a task needs a bundle that is not built yet."
+              : "Setup runs need a setup recipe."}
           </EmptyState>
         ) : (
           <ul className="space-y-2" data-testid="setup-runs">
@@ -257,8 +275,8 @@ export default async function RepositoryDependenciesPage({ params }: { params: P
                 </p>
                 {r.fetchLog && (
                   <p className="text-xs text-slate-600">
-                    broker: {r.fetchLog.served} served ({formatBytes(r.fetchLog.bytesServed)}; {r.fetchLog.tarballs} tarballs),{" "}
-                    {r.fetchLog.refused} refused · packages: {r.fetchLog.packages.slice(0, 30).join(", ")}
+                    broker: {r.fetchLog.served} served ({formatBytes(r.fetchLog.bytesServed)}; {r.fetchLog.tarballs}{" "}
+                    tarballs), {r.fetchLog.refused} refused · packages: {r.fetchLog.packages.slice(0, 30).join(", ")}
                     {r.fetchLog.packages.length > 30 && " …"}
                   </p>
                 )}

@@ -13,7 +13,13 @@ function judge(raw: Parameters<typeof recipeInputOf>[0]) {
 describe("the setup recipe form", () => {
   it("turns a known recipe's fields into the recipe the CLI would set, ignoring custom-only fields", () => {
     expect(
-      judge({ kind: "npm-ci", registries: " https://registry.npmjs.org \n\n", timeoutSeconds: "", command: "rm\n-rf", outputDir: "x" }),
+      judge({
+        kind: "npm-ci",
+        registries: " https://registry.npmjs.org \n\n",
+        timeoutSeconds: "",
+        command: "rm\n-rf",
+        outputDir: "x",
+      }),
     ).toEqual({
       ok: true,
       recipe: { v: 1, kind: "npm-ci", registries: ["https://registry.npmjs.org/"], timeoutSeconds: 600 },

@@ -9,7 +9,8 @@ import { SETUP_RECIPE_KINDS, type TSetupRecipeKind } from "@/lib/dependencies/re
 export const RECIPE_KIND_LABELS: Record<TSetupRecipeKind, string> = {
   "npm-ci": "npm ci --ignore-scripts (package-lock.json)",
   "pnpm-install": "pnpm install --frozen-lockfile --ignore-scripts (pnpm-lock.yaml; pnpm in the guest image)",
-  "pip-require-hashes": "pip install --require-hashes --only-binary :all: -r requirements.txt (wheels only, into site-packages)",
+  "pip-require-hashes":
+    "pip install --require-hashes --only-binary :all: -r requirements.txt (wheels only, into site-packages)",
   custom: "custom command",
 };
 
@@ -58,13 +59,20 @@ export function recipeFieldErrorsOf(
   };
   for (const issue of issues.slice(0, 50)) {
     const [head, index] = issue.path.map(String);
-    if (head === "registries" && index === undefined && Array.isArray(recipe.registries) && recipe.registries.length === 0)
+    if (
+      head === "registries" &&
+      index === undefined &&
+      Array.isArray(recipe.registries) &&
+      recipe.registries.length === 0
+    )
       add("registries", "Name at least one registry (one URL per line).");
-    else if (head && index !== undefined && /^\d+$/.test(index)) add(head, `line ${Number(index) + 1}: ${issue.message}`);
+    else if (head && index !== undefined && /^\d+$/.test(index))
+      add(head, `line ${Number(index) + 1}: ${issue.message}`);
     else if (head === "v") add("", issue.message);
     else if (head) add(head, issue.message);
     else if (recipe.kind === "custom")
-      for (const field of CUSTOM_ONLY_FIELDS.filter((f) => recipe[f] === undefined)) add(field, "A custom recipe needs this.");
+      for (const field of CUSTOM_ONLY_FIELDS.filter((f) => recipe[f] === undefined))
+        add(field, "A custom recipe needs this.");
     else add("", issue.message);
   }
   return errors;

@@ -46,8 +46,17 @@ export function SetupRecipeForm({
             ))}
           </select>
         </Field>
-        <Field name="timeoutSeconds" label={<span className="font-medium">Timeout (seconds)</span>} hint="30 to 3600. Blank = 600.">
-          <input type="text" inputMode="numeric" defaultValue={recipe ? String(recipe.timeoutSeconds) : ""} className={CONTROL} />
+        <Field
+          name="timeoutSeconds"
+          label={<span className="font-medium">Timeout (seconds)</span>}
+          hint="30 to 3600. Blank = 600."
+        >
+          <input
+            type="text"
+            inputMode="numeric"
+            defaultValue={recipe ? String(recipe.timeoutSeconds) : ""}
+            className={CONTROL}
+          />
         </Field>
         <Field
           name="registries"
@@ -55,7 +64,11 @@ export function SetupRecipeForm({
           label={<span className="font-medium">Registries</span>}
           hint="One URL per line (at most 8): https, or http on loopback only; no credentials. The builder reaches only the broker, and the broker only these."
         >
-          <textarea rows={3} defaultValue={recipe ? recipe.registries.join("\n") : defaultRegistry} className={`${CONTROL} font-mono`} />
+          <textarea
+            rows={3}
+            defaultValue={recipe ? recipe.registries.join("\n") : defaultRegistry}
+            className={`${CONTROL} font-mono`}
+          />
         </Field>
         {kind === "custom" && (
           <>
@@ -72,14 +85,23 @@ export function SetupRecipeForm({
               label={<span className="font-medium">Input files</span>}
               hint="Read from the base commit; one relative path per line (or comma-separated)."
             >
-              <textarea rows={2} defaultValue={recipe?.inputFiles?.join("\n") ?? ""} className={`${CONTROL} font-mono`} />
+              <textarea
+                rows={2}
+                defaultValue={recipe?.inputFiles?.join("\n") ?? ""}
+                className={`${CONTROL} font-mono`}
+              />
             </Field>
             <Field
               name="outputDir"
               label={<span className="font-medium">Output folder</span>}
               hint="The one top-level folder the command produces; extracted beside the repository at /workspace."
             >
-              <input type="text" defaultValue={recipe?.outputDir ?? ""} placeholder="node_modules" className={`${CONTROL} font-mono`} />
+              <input
+                type="text"
+                defaultValue={recipe?.outputDir ?? ""}
+                placeholder="node_modules"
+                className={`${CONTROL} font-mono`}
+              />
             </Field>
           </>
         )}

@@ -23,9 +23,10 @@ export default async function RegradePage({ params }: Props) {
     <section className="space-y-4">
       <h1>Regrade {repository.name}</h1>
       <p className="text-sm text-slate-600">
-        Re-runs the trusted checks of the current manifest for every candidate of this repository still waiting for a decision — each as its
-        own queued re-verification on a fresh verifier guest, under the machine cap. Decided candidates keep the evidence they were decided
-        on. Open reviews of these candidates go stale. <Link href="/operator/repositories">Back to repositories</Link>
+        Re-runs the trusted checks of the current manifest for every candidate of this repository still waiting for a
+        decision — each as its own queued re-verification on a fresh verifier guest, under the machine cap. Decided
+        candidates keep the evidence they were decided on. Open reviews of these candidates go stale.{" "}
+        <Link href="/operator/repositories">Back to repositories</Link>
       </p>
       <ActionForm
         action={regradeRepositoryAction}
@@ -41,7 +42,8 @@ export default async function RegradePage({ params }: Props) {
         <div className="space-y-2" data-testid="regrade-summary">
           <AutoRefresh isActive={summary.rows.some((r) => r.change === "pending")} intervalMs={5000} />
           <h2>
-            Latest regrade: {formatDateTime(summary.at)} by {summary.by ?? "the CLI"} — {summary.changed} verdict(s) changed
+            Latest regrade: {formatDateTime(summary.at)} by {summary.by ?? "the CLI"} — {summary.changed} verdict(s)
+            changed
           </h2>
           <DataTable testId="regrade-rows" headers={["Task", "Candidate", "Before", "Now", "Change"]}>
             {summary.rows.map((r) => (
