@@ -95,12 +95,10 @@ test("every page passes axe-core (WCAG 2.1 A/AA) with no serious or critical vio
     pending = next;
   }
   unreached.push(...pending);
-  test
-    .info()
-    .annotations.push({
-      type: "pages checked",
-      description: `${routes.length - unreached.length} of ${routes.length}`,
-    });
+  test.info().annotations.push({
+    type: "pages checked",
+    description: `${routes.length - unreached.length} of ${routes.length}`,
+  });
   if (unreached.length > 0)
     test.info().annotations.push({ type: "no instance to visit", description: unreached.join(", ") });
   console.log(
