@@ -63,8 +63,11 @@ describe("task limits reach the guest", () => {
     const task = await runToRest(
       await world.createDemoTask({ agentCommand: ["sh", "-c", fill], limits: { diskGb: 1 } }),
     );
-    expect(task.state).toBe("failed");
-    expect(task.errorSummary).toMatch(/diskGb limit \(1 GB\)/);
+    // state, code and summary together: a failure says which of them differs and why
+    expect({ state: task.state, errorCode: task.errorCode, errorSummary: task.errorSummary }).toMatchObject({
+      state: "failed",
+      errorSummary: expect.stringMatching(/diskGb limit \(1 GB\)/),
+    });
     expect(task.candidates).toHaveLength(0);
   });
 });

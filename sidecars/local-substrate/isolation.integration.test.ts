@@ -189,8 +189,10 @@ describe("guest isolation", () => {
 describe("limits", () => {
   it("stops a fork bomb at the pids limit; the exec times out, the host and the machine survive", async () => {
     // The foreground waits in a shell loop, not in `sleep`: once the bomb has used up pids.max a
-    // `sleep` cannot even be forked, and the exec would end early instead of timing out.
-    const bomb = await sub.exec(id, { command: "b(){ b | b & }; b; while :; do :; done", timeoutSeconds: 2 });
+    // `sleep` cannot even be forked, and the exec would end early instead of timing out. The bomb
+    // starts in one background subshell, forked while pids are free, so the foreground shell never
+    // has to fork again (a fork that fails in the foreground shell ends it, and the exec with it).
+    const bomb = await sub.exec(id, { command: "(b(){ b | b & }; b) & while :; do :; done", timeoutSeconds: 2 });
     expect(bomb.status).toBe(408);
     const machine = await machineSnapshot(id);
     if ((await snapshot()).limitsMode.pids === "cgroup") {
