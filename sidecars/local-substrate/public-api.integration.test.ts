@@ -346,6 +346,11 @@ describe("exec", () => {
   it("stops (killing its commands) and starts again with its limits intact", async () => {
     const other = await sub.startMachine();
     await sub.exec(other, { command: "echo kept > /workspace/kept; sleep 300", background: true });
+    // A background exec answers once its command is starting, not once it has done anything: wait for the file.
+    const written = await sub.exec(other, {
+      command: "for i in $(seq 100); do [ -s /workspace/kept ] && exit 0; sleep 0.05; done; exit 1",
+    });
+    expect(written.body).toMatchObject({ exitCode: 0 });
     const stopped = await sub.api("POST", `/v1/machines/${other}/stop`);
     expect(stopped.json).toMatchObject({ state: "stopped", ready: false });
     expectEnvelope(await sub.api("POST", `/v1/machines/${other}/exec`, { command: "true" }), 409, "CONFLICT");
