@@ -1,5 +1,6 @@
 import Link from "next/link";
 import type { TAgentDependencyState } from "@/lib/dependencies/agent-dependency-state";
+import { formatBytes } from "@/lib/format/format";
 
 // Where a version's dependency bundle stands (issue 26): built by the trusted builder from its code's lockfile.
 export function AgentDependenciesCell({ state }: { state: TAgentDependencyState }) {
@@ -9,7 +10,7 @@ export function AgentDependenciesCell({ state }: { state: TAgentDependencyState 
     case "built":
       return (
         <span>
-          {recipe}: built, {state.packageCount} packages, {state.sizeBytes} bytes{" "}
+          {recipe}: built, {state.packageCount} packages, {formatBytes(state.sizeBytes)}{" "}
           <span className="break-all font-mono">{state.artifactDigest.slice(0, 12)}</span>
         </span>
       );

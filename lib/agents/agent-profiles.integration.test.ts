@@ -9,12 +9,10 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defaultArtifactRoot } from "../artifacts/fs-artifact-store";
 import { tarDir, tarEntry, tarFile } from "../candidate/testing/tar-builder";
 import type { Db } from "../db/client";
 import { DEMO_ISSUE, writeDemoRepository } from "../demo/demo-target";
 import { parseEnv, type TEnv } from "../env";
-import { AppError } from "../errors";
 import { addTargetRepository } from "../repos/target-repositories";
 import { readSetting } from "../settings/operator-settings";
 import { readSubstrateConfig } from "../settings/substrate-config";
@@ -24,6 +22,7 @@ import { addAgentProfile } from "./add-agent-profile";
 import { getAgentProfile, listAgentProfiles } from "./agent-profiles.repo";
 import { editAgentProfile } from "./edit-agent-profile";
 import { AGENT_CODE_LIMITS } from "./store-agent-code";
+import { expectRefused, storedObjects } from "./testing/artifact-store-checks";
 
 let db: Db;
 let env: TEnv;
@@ -48,24 +47,6 @@ async function agentDir(files: Record<string, string>): Promise<string> {
     await fs.writeFile(path.join(dir, name), text);
   }
   return dir;
-}
-
-async function storedObjects(): Promise<string[]> {
-  const root = path.join(defaultArtifactRoot(dataDir), "sha256");
-  const dirs = await fs.readdir(root).catch(() => [] as string[]);
-  return (await Promise.all(dirs.map(async (d) => (await fs.readdir(path.join(root, d))).map((f) => `${d}/${f}`))))
-    .flat()
-    .sort();
-}
-
-async function expectRefused(promise: Promise<unknown>, code: string): Promise<AppError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(AppError);
-  expect((error as AppError).code).toBe(code);
-  return error as AppError;
 }
 
 const task = (agent?: string) =>
@@ -99,7 +80,7 @@ describe("agent profiles", () => {
     expect(profile.name).toBe("alice-agent");
     expect(version.version).toBe(1);
     expect(version.codeDigest).toMatch(/^[0-9a-f]{64}$/);
-    expect(await storedObjects()).toContain(`${version.codeDigest!.slice(0, 2)}/${version.codeDigest}`);
+    expect(await storedObjects(dataDir)).toContain(`${version.codeDigest!.slice(0, 2)}/${version.codeDigest}`);
     expect(await db.artifact.findUniqueOrThrow({ where: { digest: version.codeDigest! } })).toMatchObject({
       kind: "agent-code",
     });
@@ -249,7 +230,7 @@ describe("agent profiles", () => {
     ];
 
     it.each(cases)("%s", async (_name, make) => {
-      const objects = await storedObjects();
+      const objects = await storedObjects(dataDir);
       const artifacts = await db.artifact.count();
       const source = await make();
       const error = await expectRefused(
@@ -260,7 +241,7 @@ describe("agent profiles", () => {
         "ARCHIVE_REFUSED",
       );
       expect(error.message).toMatch(/ARCHIVE_/);
-      expect(await storedObjects()).toEqual(objects);
+      expect(await storedObjects(dataDir)).toEqual(objects);
       expect(await db.artifact.count()).toBe(artifacts);
       expect(await db.agentProfile.findUnique({ where: { name: "hostile" } })).toBeNull();
     });

@@ -108,10 +108,7 @@ export async function storeAgentCode(
     return {
       digest: stored.digest,
       bytes: stored.sizeBytes,
-      dependencies:
-        lockfile.kind === "found"
-          ? { recipe: lockfile.recipeKind, lockfileDigest: lockfile.inputs.lockfileDigest }
-          : null,
+      dependencies: dependenciesOf(lockfile),
     };
   } finally {
     await fs.rm(staging, { recursive: true, force: true });
@@ -144,10 +141,7 @@ async function recallStoredAgentCode(deps: { db: Db; dataDir: string }, digest: 
     return {
       digest,
       bytes: read.sizeBytes,
-      dependencies:
-        lockfile.kind === "found"
-          ? { recipe: lockfile.recipeKind, lockfileDigest: lockfile.inputs.lockfileDigest }
-          : null,
+      dependencies: dependenciesOf(lockfile),
     };
   } finally {
     await fs.rm(staging, { recursive: true, force: true });
@@ -165,4 +159,10 @@ export async function readAgentCode(deps: { dataDir: string }, digest: string): 
   } finally {
     await fs.rm(staging, { recursive: true, force: true });
   }
+}
+
+function dependenciesOf(lockfile: Awaited<ReturnType<typeof readAgentCodeLockfile>>): TStoredAgentCode["dependencies"] {
+  return lockfile.kind === "found"
+    ? { recipe: lockfile.recipeKind, lockfileDigest: lockfile.inputs.lockfileDigest }
+    : null;
 }

@@ -16,11 +16,12 @@ import { recordArtifact } from "../artifacts/artifact.repo";
 import { defaultArtifactRoot } from "../artifacts/fs-artifact-store";
 import { tarArchive, tarDir, tarEntry, tarFile } from "../candidate/testing/tar-builder";
 import type { Db } from "../db/client";
-import { AppError } from "../errors";
+import type { AppError } from "../errors";
 import { createTestDatabase } from "../testing/test-database";
 import { addAgentProfile } from "./add-agent-profile";
 import { editAgentProfile } from "./edit-agent-profile";
 import { AGENT_CODE_LIMITS } from "./store-agent-code";
+import { expectRefused, storedObjects } from "./testing/artifact-store-checks";
 import { uploadAgentCode } from "./upload-agent-code";
 
 let db: Db;
@@ -64,29 +65,11 @@ function streamOf(bytes: Buffer | "endless") {
 const upload = (bytes: Buffer, contentLength: string | null = String(bytes.length)) =>
   uploadAgentCode({ db, dataDir }, { body: streamOf(bytes).body, contentLength });
 
-async function storedObjects(): Promise<string[]> {
-  const root = path.join(defaultArtifactRoot(dataDir), "sha256");
-  const dirs = await fs.readdir(root).catch(() => [] as string[]);
-  return (await Promise.all(dirs.map(async (d) => (await fs.readdir(path.join(root, d))).map((f) => `${d}/${f}`))))
-    .flat()
-    .sort();
-}
-
-async function expectRefused(promise: Promise<unknown>, code: string): Promise<AppError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(AppError);
-  expect((error as AppError).code).toBe(code);
-  return error as AppError;
-}
-
 /** Nothing in the store or the artifact table changes while `run` is refused with `code`. */
 async function expectNothingStored(run: () => Promise<unknown>, code: string): Promise<AppError> {
-  const [objects, artifacts] = [await storedObjects(), await db.artifact.count()];
+  const [objects, artifacts] = [await storedObjects(dataDir), await db.artifact.count()];
   const error = await expectRefused(run(), code);
-  expect(await storedObjects()).toEqual(objects);
+  expect(await storedObjects(dataDir)).toEqual(objects);
   expect(await db.artifact.count()).toBe(artifacts);
   return error;
 }
@@ -113,7 +96,7 @@ describe("uploading an agent's code", () => {
       recipe: "npm-ci",
       lockfileDigest: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
-    expect(await storedObjects()).toContain(`${stored.digest.slice(0, 2)}/${stored.digest}`);
+    expect(await storedObjects(dataDir)).toContain(`${stored.digest.slice(0, 2)}/${stored.digest}`);
     expect(await db.artifact.findUniqueOrThrow({ where: { digest: stored.digest } })).toMatchObject({
       kind: "agent-code",
     });

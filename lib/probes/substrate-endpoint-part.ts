@@ -4,7 +4,7 @@
  * issue 27), and where a guest on the HTTP relay channel is pointed. Settings supply the rest
  * (lib/settings/substrate-config.ts).
  */
-import { ZLocalLimitsModeSchema } from "../contract/smolcloud-wire";
+import { ZLocalLimitsModeSchema, type TLocalLimitsMode } from "../contract/smolcloud-wire";
 import { relayPublicUrl, type TEnv } from "../env";
 import type { TSubstrateEndpointPart } from "../settings/substrate-config";
 import { SmolCloudSubstrate } from "../substrate/smolcloud/smolcloud-substrate";
@@ -40,14 +40,32 @@ export async function substrateEndpointPart(env: TEnv): Promise<TEndpointPartRea
   };
 }
 
-async function readLocalLimitsMode(endpoint: ReturnType<typeof substrateEndpoint>) {
-  const substrate = new SmolCloudSubstrate({ ...endpoint, timeouts: { controlMs: LIMITS_MODE_READ_MS } });
-  try {
-    const parsed = ZLocalLimitsModeSchema.safeParse((await substrate.account()).limitsMode);
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  } finally {
-    await substrate.close();
+/**
+ * One client per substrate endpoint for the process's life: the gate reads the limits mode at every
+ * worker pick and before every provisioning, so it reuses a keep-alive connection instead of a new
+ * pool each time, and reads that overlap share one request. The mode itself is not cached: a
+ * substrate restarted with weaker enforcement must close the gate at the next read (issue 27).
+ */
+const limitsModeClients = new Map<string, SmolCloudSubstrate>();
+const limitsModeReads = new Map<string, Promise<TLocalLimitsMode | null>>();
+
+function readLocalLimitsMode(endpoint: ReturnType<typeof substrateEndpoint>): Promise<TLocalLimitsMode | null> {
+  const key = `${endpoint.baseUrl}\n${endpoint.tokenFile}`;
+  const pending = limitsModeReads.get(key);
+  if (pending) return pending;
+  let client = limitsModeClients.get(key);
+  if (!client) {
+    client = new SmolCloudSubstrate({ ...endpoint, timeouts: { controlMs: LIMITS_MODE_READ_MS } });
+    limitsModeClients.set(key, client);
   }
+  const read = client
+    .account()
+    .then((account) => {
+      const parsed = ZLocalLimitsModeSchema.safeParse(account.limitsMode);
+      return parsed.success ? parsed.data : null;
+    })
+    .catch(() => null)
+    .finally(() => limitsModeReads.delete(key));
+  limitsModeReads.set(key, read);
+  return read;
 }

@@ -142,20 +142,7 @@ async function benchSmall(
       const checkout = path.join(fx.root, `naive-${run + 1}`);
       execFileSync("git", ["clone", "-q", fx.sourcePath, checkout]);
       const t0 = performance.now();
-      execFileSync("tar", ["-xf", archivePath, "-C", checkout]);
-      execFileSync("git", ["-C", checkout, "add", "-A"]);
-      execFileSync("git", [
-        "-C",
-        checkout,
-        "-c",
-        "user.name=bench",
-        "-c",
-        "user.email=bench@example.invalid",
-        "commit",
-        "-q",
-        "-m",
-        "naive import",
-      ]);
+      importNaively(archivePath, checkout);
       if (run >= 0) naive.push(performance.now() - t0);
       await fs.rm(checkout, { recursive: true, force: true });
     }
@@ -199,20 +186,7 @@ async function childImport(url: string, archivePath: string, declaredFile: strin
     const checkout = path.join(fx.root, "naive");
     execFileSync("git", ["clone", "-q", fx.sourcePath, checkout]);
     const naiveStarted = performance.now();
-    execFileSync("tar", ["-xf", archivePath, "-C", checkout]);
-    execFileSync("git", ["-C", checkout, "add", "-A"]);
-    execFileSync("git", [
-      "-C",
-      checkout,
-      "-c",
-      "user.name=bench",
-      "-c",
-      "user.email=bench@example.invalid",
-      "commit",
-      "-q",
-      "-m",
-      "naive",
-    ]);
+    importNaively(archivePath, checkout);
     const naiveMs = performance.now() - naiveStarted;
     process.stdout.write(
       JSON.stringify({
@@ -395,3 +369,11 @@ async function main(): Promise<void> {
 }
 
 await main();
+
+/** The baseline an import is compared with: unpack the archive into a clone, `git add -A`, commit. */
+function importNaively(archivePath: string, checkout: string): void {
+  execFileSync("tar", ["-xf", archivePath, "-C", checkout]);
+  execFileSync("git", ["-C", checkout, "add", "-A"]);
+  const identity = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid"];
+  execFileSync("git", ["-C", checkout, ...identity, "commit", "-q", "-m", "naive import"]);
+}
