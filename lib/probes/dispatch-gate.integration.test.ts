@@ -20,7 +20,7 @@ import {
   startTestSubstrate,
   type TTestSubstrate,
 } from "../../sidecars/local-substrate/testing/local-substrate-fixture";
-import { PROBE_IDS } from "./probe-catalog";
+import { PROBE_IDS } from "./probe-registry";
 import { readDispatchGate } from "./read-dispatch-gate";
 import { requestProbeRun } from "./request-probe-run";
 import { setDispatch } from "./set-dispatch";

@@ -22,7 +22,7 @@ import {
   TASK_LIMIT_CEILINGS,
   type TGateRun,
 } from "./dispatch-gate";
-import { parseProbeSelection, PROBE_IDS } from "./probe-catalog";
+import { parseProbeSelection, PROBE_IDS } from "./probe-registry";
 import { scanEvidence } from "./p7-evidence";
 
 const D1 = "a".repeat(64);

@@ -13,7 +13,7 @@ import type { TDispatchMode, TDispatchSetting, TSubstrateConfig } from "../contr
 import { ZTaskLimitsSchema, type TTaskLimits } from "../contract/limits";
 import { ZLimitOverrideMaximaSchema } from "../settings/setting-schemas";
 import { changedDigestInputs } from "../settings/substrate-config";
-import { PROBE_IDS } from "./probe-catalog";
+import { PROBE_IDS } from "./probe-registry";
 export type TGateRun = {
   id: string;
   state: "queued" | "running" | "passed" | "failed";

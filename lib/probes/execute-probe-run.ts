@@ -17,9 +17,8 @@ import { readSetting } from "../settings/operator-settings";
 import { readSubstrateConfig, withGuestImage } from "../settings/substrate-config";
 import { substrateEndpoint } from "../substrate/substrate-endpoint";
 import { isSubstrateError } from "../substrate/substrate-error";
-import { ZProbeIdSchema, type TProbeId } from "./probe-catalog";
 import { buildEvidenceDocument, MAX_DETAIL_BYTES, storeEvidence } from "./probe-evidence";
-import { PROBE_TIME_CAPS_MS, probeModules } from "./probe-registry";
+import { probeDefinition, ZProbeIdSchema, type TProbeId } from "./probe-registry";
 import { keepRunAlive } from "../runs/run-heartbeat";
 import { claimRun } from "../runs/run-queue";
 import { finishProbeRun, getProbeRunOrThrow, markProbeStarted, recordProbeResult } from "./probe-run.repo";
@@ -79,9 +78,11 @@ export async function executeProbeRun(deps: TProbeDeps, input: { runId: string }
   if (!(await claimRun(deps.db, { kind: "probe-run", id: input.runId })))
     throw new AppError("STATE_CONFLICT", `Probe run ${input.runId} is not queued.`);
   const row = await getProbeRunOrThrow({ db: deps.db }, { runId: input.runId });
-  const probes = row.probes.map((p) => ZProbeIdSchema.parse(p));
+  const probes = row.probes.map((p) => probeDefinition(ZProbeIdSchema.parse(p)));
   const run: TProbeRunContext = {
     runId: row.id,
+    substrate: row.substrate,
+    probes: probes.map(({ id, title }) => ({ id, title })),
     configDigest: row.configDigest,
     config: ZSubstrateConfigSchema.parse(row.config),
     startedAt: row.startedAt ?? new Date(),
@@ -102,15 +103,14 @@ export async function executeProbeRun(deps: TProbeDeps, input: { runId: string }
         : withGuestImage(inForce.config, ZGuestImageSchema.parse(row.guestImageOverride));
     if (now.digest !== row.configDigest)
       reason = `the substrate configuration changed between the request and the start of the run (now ${now.digest.slice(0, 12)}…)`;
-    const modules = probeModules(() => ({ substrate: row.substrate, probes }));
-    for (const id of probes) {
+    for (const { id, timeCapMs, run: runProbe } of probes) {
       if (reason) break;
       await markProbeStarted(deps.db, row.id, id);
       deps.onProgress?.(id, "running");
       const started = Date.now();
       let result: TProbeResult;
       try {
-        result = await withTimeCap(modules[id](deps, run), PROBE_TIME_CAPS_MS[id], id);
+        result = await withTimeCap(runProbe(deps, run), timeCapMs, id);
       } catch (error) {
         // A provider failure is the substrate failing the probe, with its own words (finding B);
         // anything else means the probe could not run.
@@ -131,7 +131,7 @@ export async function executeProbeRun(deps: TProbeDeps, input: { runId: string }
       await recordProbeResult(deps.db, row.id, id, { status: result.status, durationMs, detail, providerError });
       deps.onProgress?.(id, result.status);
     }
-    const doc = buildEvidenceDocument(run, { substrate: row.substrate, probes });
+    const doc = buildEvidenceDocument(run);
     evidenceDigest = (await storeEvidence(deps, doc)).digest;
   } catch (error) {
     logError("probe run failed", error);

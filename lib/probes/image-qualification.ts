@@ -14,7 +14,7 @@ import type { TEnv } from "../env";
 import { AppError } from "../errors";
 import { readSubstrateConfig, withGuestImage } from "../settings/substrate-config";
 import { decideDispatchOpen, externalTargetCountOf } from "./dispatch-gate";
-import type { TProbeId } from "./probe-catalog";
+import type { TProbeId } from "./probe-registry";
 import { latestCompletedRunFor } from "./probe-run.repo";
 import { readDispatchGate } from "./read-dispatch-gate";
 import { requestProbeRun } from "./request-probe-run";

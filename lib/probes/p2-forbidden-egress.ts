@@ -14,7 +14,7 @@ import { readSetting } from "../settings/operator-settings";
 import { startProbeListeners } from "./probe-listeners";
 import { runGuestProbe, type TGuestProbeReport } from "./run-guest-probe";
 import { guestImageOfRun } from "./probe-run-image";
-import { outcome, type TProbe, type TProbeDeps } from "./probe-types";
+import { defineProbe, outcome, type TProbeDeps } from "./probe-types";
 import { buildBlockedGuestProbeInput, type TEgressTarget } from "./p2-egress-input";
 import { checkRelayRoute } from "./p2-relay-route";
 import { checkMailboxForeignTask } from "./p2-mailbox-foreign-task";
@@ -48,63 +48,68 @@ function escapes(report: TGuestProbeReport): string[] {
   return out;
 }
 
-export const probeForbiddenEgress: TProbe = async (deps, run) => {
-  const listeners = await startProbeListeners();
-  try {
-    // The run's recorded image (a profile's own image when the run qualifies one), never the setting now.
-    const image = guestImageOfRun(run);
-    const external = (await readSetting(deps.db, "probe.externalTargets")).targets;
-    const controlPlane = controlPlaneTargets(deps, run.config.substrate.url);
-    // The blocked guest also tries the relay listener's port directly: only the relay channel's one route may reach it.
-    const relayListener: TEgressTarget = { label: "relay listener", host: "127.0.0.1", port: deps.env.RELAY_PORT };
-    const probeInput = buildBlockedGuestProbeInput({
-      controlPlane: [...controlPlane, relayListener],
-      listeners,
-      loopbackExtras: deps.extraEgressTargets,
-      external,
-    });
-    const endpoint = await prepareModelEndpoint(deps, run, "mailbox");
-    const blocked = await runGuestProbe(deps, {
-      runId: run.runId,
-      image,
-      network: { mode: "blocked" },
-      probeInput: { ...probeInput, modelEndpoint: endpoint.probeInput },
-      files: endpoint.files,
-      timeoutSeconds: 120,
-    });
-    const problems = escapes(blocked.report).map((p) => `blocked guest: ${p}`);
-    problems.push(
-      ...judgeModelEndpoint(blocked.report.modelEndpoint, endpoint.expected).map((p) => `blocked guest: ${p}`),
-    );
-    recordEndpointWrites(run, "blocked guest", blocked.report.modelEndpoint);
+export const forbiddenEgressProbe = defineProbe({
+  id: "P2",
+  title: "Forbidden egress",
+  timeCapMs: 120_000,
+  run: async (deps, run) => {
+    const listeners = await startProbeListeners();
+    try {
+      // The run's recorded image (a profile's own image when the run qualifies one), never the setting now.
+      const image = guestImageOfRun(run);
+      const external = (await readSetting(deps.db, "probe.externalTargets")).targets;
+      const controlPlane = controlPlaneTargets(deps, run.config.substrate.url);
+      // The blocked guest also tries the relay listener's port directly: only the relay channel's one route may reach it.
+      const relayListener: TEgressTarget = { label: "relay listener", host: "127.0.0.1", port: deps.env.RELAY_PORT };
+      const probeInput = buildBlockedGuestProbeInput({
+        controlPlane: [...controlPlane, relayListener],
+        listeners,
+        loopbackExtras: deps.extraEgressTargets,
+        external,
+      });
+      const endpoint = await prepareModelEndpoint(deps, run, "mailbox");
+      const blocked = await runGuestProbe(deps, {
+        runId: run.runId,
+        image,
+        network: { mode: "blocked" },
+        probeInput: { ...probeInput, modelEndpoint: endpoint.probeInput },
+        files: endpoint.files,
+        timeoutSeconds: 120,
+      });
+      const problems = escapes(blocked.report).map((p) => `blocked guest: ${p}`);
+      problems.push(
+        ...judgeModelEndpoint(blocked.report.modelEndpoint, endpoint.expected).map((p) => `blocked guest: ${p}`),
+      );
+      recordEndpointWrites(run, "blocked guest", blocked.report.modelEndpoint);
 
-    const relay = await checkRelayRoute(deps, run, {
-      image,
-      listeners,
-      tcpTargets: [...controlPlane, { label: "probe listener", host: "127.0.0.1", port: listeners.httpPort }],
-    });
-    problems.push(...relay.problems);
-    const mailbox = await checkMailboxForeignTask(deps, run);
-    problems.push(...mailbox.problems);
+      const relay = await checkRelayRoute(deps, run, {
+        image,
+        listeners,
+        tcpTargets: [...controlPlane, { label: "probe listener", host: "127.0.0.1", port: listeners.httpPort }],
+      });
+      problems.push(...relay.problems);
+      const mailbox = await checkMailboxForeignTask(deps, run);
+      problems.push(...mailbox.problems);
 
-    // The host's own observation: nothing from a guest arrived at our listeners.
-    if (listeners.httpHits() > 0)
-      problems.push(`the probe's HTTP listener saw ${listeners.httpHits()} connection(s) from a guest`);
-    if (listeners.udpHits() > 0)
-      problems.push(`the probe's UDP responder received ${listeners.udpHits()} datagram(s) from a guest`);
-    return outcome(problems.length === 0, {
-      guestMachine: blocked.providerMachineId,
-      identity: blocked.report.identity,
-      network: blocked.report.network,
-      attempts: blocked.report.egress,
-      modelEndpoint: modelEndpointDetail(blocked.report.modelEndpoint),
-      externalTargets: external.length,
-      relay: relay.detail,
-      mailbox: mailbox.detail,
-      listenerHits: { http: listeners.httpHits(), udp: listeners.udpHits() },
-      ...(problems.length ? { problems: problems.slice(0, 50) } : {}),
-    });
-  } finally {
-    await listeners.close();
-  }
-};
+      // The host's own observation: nothing from a guest arrived at our listeners.
+      if (listeners.httpHits() > 0)
+        problems.push(`the probe's HTTP listener saw ${listeners.httpHits()} connection(s) from a guest`);
+      if (listeners.udpHits() > 0)
+        problems.push(`the probe's UDP responder received ${listeners.udpHits()} datagram(s) from a guest`);
+      return outcome(problems.length === 0, {
+        guestMachine: blocked.providerMachineId,
+        identity: blocked.report.identity,
+        network: blocked.report.network,
+        attempts: blocked.report.egress,
+        modelEndpoint: modelEndpointDetail(blocked.report.modelEndpoint),
+        externalTargets: external.length,
+        relay: relay.detail,
+        mailbox: mailbox.detail,
+        listenerHits: { http: listeners.httpHits(), udp: listeners.udpHits() },
+        ...(problems.length ? { problems: problems.slice(0, 50) } : {}),
+      });
+    } finally {
+      await listeners.close();
+    }
+  },
+});

@@ -7,65 +7,70 @@
 import { CANARY_PATTERN_SOURCE, plantCanaries } from "./host-canaries";
 import { runGuestProbe } from "./run-guest-probe";
 import { guestImageOfRun } from "./probe-run-image";
-import { outcome, type TProbe } from "./probe-types";
+import { defineProbe, outcome } from "./probe-types";
 
 const HOST_SOCKET = /docker|containerd|podman|ssh|agent\.|\.X11-unix|dbus/i;
 
-export const probeHostCanaries: TProbe = async (deps, run) => {
-  const planted = await plantCanaries({ dataDir: deps.env.dataDir, runId: run.runId });
-  for (const canary of planted.canaries) run.secrets.add(canary.value);
-  try {
-    // The run's recorded image (a profile's own image when the run qualifies one), never the setting now.
-    const image = guestImageOfRun(run);
-    const byDigest = new Map(planted.canaries.map((c) => [c.digest, c.where]));
-    const guest = await runGuestProbe(deps, {
-      runId: run.runId,
-      image,
-      network: { mode: "blocked" },
-      probeInput: {
-        identity: true,
-        canaries: {
-          pattern: CANARY_PATTERN_SOURCE,
-          digests: [...byDigest.keys()],
-          roots: ["@mounts", "/"],
-          maxFiles: 20_000,
-          maxBytesPerFile: 256 * 1024,
-          maxTotalBytes: 64 * 1024 * 1024,
-          timeMs: 3000,
-          reportSockets: true,
+export const hostCanariesProbe = defineProbe({
+  id: "P3",
+  title: "Host canaries invisible",
+  timeCapMs: 120_000,
+  run: async (deps, run) => {
+    const planted = await plantCanaries({ dataDir: deps.env.dataDir, runId: run.runId });
+    for (const canary of planted.canaries) run.secrets.add(canary.value);
+    try {
+      // The run's recorded image (a profile's own image when the run qualifies one), never the setting now.
+      const image = guestImageOfRun(run);
+      const byDigest = new Map(planted.canaries.map((c) => [c.digest, c.where]));
+      const guest = await runGuestProbe(deps, {
+        runId: run.runId,
+        image,
+        network: { mode: "blocked" },
+        probeInput: {
+          identity: true,
+          canaries: {
+            pattern: CANARY_PATTERN_SOURCE,
+            digests: [...byDigest.keys()],
+            roots: ["@mounts", "/"],
+            maxFiles: 20_000,
+            maxBytesPerFile: 256 * 1024,
+            maxTotalBytes: 64 * 1024 * 1024,
+            timeMs: 3000,
+            reportSockets: true,
+          },
         },
-      },
-      timeoutSeconds: 120,
-    });
-    const search = guest.report.canaries;
-    const problems: string[] = [];
-    if (!search) problems.push("the guest did not report its search");
-    for (const hit of search?.found ?? []) {
-      if (hit.digest && byDigest.has(hit.digest))
-        problems.push(`canary from ${byDigest.get(hit.digest)} visible in the guest at ${hit.where}`);
-      else if (hit.kind === "socket" && HOST_SOCKET.test(hit.where))
-        problems.push(`host socket visible in the guest: ${hit.where}`);
+        timeoutSeconds: 120,
+      });
+      const search = guest.report.canaries;
+      const problems: string[] = [];
+      if (!search) problems.push("the guest did not report its search");
+      for (const hit of search?.found ?? []) {
+        if (hit.digest && byDigest.has(hit.digest))
+          problems.push(`canary from ${byDigest.get(hit.digest)} visible in the guest at ${hit.where}`);
+        else if (hit.kind === "socket" && HOST_SOCKET.test(hit.where))
+          problems.push(`host socket visible in the guest: ${hit.where}`);
+      }
+      for (const mount of guest.report.identity?.socketMounts ?? [])
+        problems.push(`host socket mount: ${mount.slice(0, 200)}`);
+      for (const name of guest.report.identity?.riskyEnv ?? [])
+        problems.push(`credential-like variable in the guest environment: ${name}`);
+      return outcome(problems.length === 0, {
+        guestMachine: guest.providerMachineId,
+        planted: planted.canaries.map((c) => ({ where: c.where, sha256: c.digest })),
+        searched: search
+          ? {
+              filesRead: search.filesRead,
+              bytesRead: search.bytesRead,
+              isCut: search.isCut,
+              roots: search.roots,
+              includes: ["files", "env", "/proc/*/environ", "/proc/*/cmdline", "sockets", "mountinfo"],
+            }
+          : null,
+        identity: guest.report.identity,
+        ...(problems.length ? { problems: problems.slice(0, 50) } : {}),
+      });
+    } finally {
+      await planted.remove();
     }
-    for (const mount of guest.report.identity?.socketMounts ?? [])
-      problems.push(`host socket mount: ${mount.slice(0, 200)}`);
-    for (const name of guest.report.identity?.riskyEnv ?? [])
-      problems.push(`credential-like variable in the guest environment: ${name}`);
-    return outcome(problems.length === 0, {
-      guestMachine: guest.providerMachineId,
-      planted: planted.canaries.map((c) => ({ where: c.where, sha256: c.digest })),
-      searched: search
-        ? {
-            filesRead: search.filesRead,
-            bytesRead: search.bytesRead,
-            isCut: search.isCut,
-            roots: search.roots,
-            includes: ["files", "env", "/proc/*/environ", "/proc/*/cmdline", "sockets", "mountinfo"],
-          }
-        : null,
-      identity: guest.report.identity,
-      ...(problems.length ? { problems: problems.slice(0, 50) } : {}),
-    });
-  } finally {
-    await planted.remove();
-  }
-};
+  },
+});

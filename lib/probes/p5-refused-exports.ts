@@ -5,7 +5,7 @@
  * substrate error) and nothing is imported.
  */
 import { createProbeTarget, createProbeTask } from "./probe-tasks";
-import { outcome, type TProbe } from "./probe-types";
+import { defineProbe, outcome } from "./probe-types";
 
 /** Writes result.json naming the archive at /tmp/school-core-candidate.tar (taskId overridable), then kills the runner. */
 function forgedResult(taskIdExpression = "t.taskId"): string {
@@ -68,45 +68,50 @@ export const P5_CASES = [
 /** Codes only the control plane's own validation raises (contract, archive, identity). */
 const CONTROL_PLANE_REFUSAL = /^(CONTRACT_VIOLATION|ARCHIVE_REFUSED|CANDIDATE_MISMATCH)/;
 
-export const probeRefusedExports: TProbe = async (deps, run) => {
-  const target = await createProbeTarget(deps, { runId: run.runId });
-  const tasks = [];
-  for (const c of P5_CASES)
-    tasks.push(
-      await createProbeTask(deps, {
-        runId: run.runId,
-        target,
-        label: c.label,
-        agentCommand: [...c.agentCommand],
-        limits: "limits" in c ? c.limits : undefined,
-        deadlineSeconds: 60,
-      }),
-    );
-  await Promise.all(tasks.map((t) => deps.runProbeTask(t.id)));
-  const problems: string[] = [];
-  const results = [];
-  for (const [i, t] of tasks.entries()) {
-    const { label, refusal } = P5_CASES[i]!;
-    const task = await deps.db.task.findUniqueOrThrow({ where: { id: t.id }, include: { candidates: true } });
-    const isControlPlane = CONTROL_PLANE_REFUSAL.test(task.errorCode ?? "");
-    const isExpected = task.errorCode === refusal.code;
-    results.push({
-      label,
-      state: task.state,
-      errorCode: task.errorCode,
-      refusedBy: isControlPlane ? "control plane" : "other",
-      raisedAt: isExpected ? refusal.raisedAt : "elsewhere",
-      reason: task.errorSummary?.slice(0, 300) ?? null,
-      candidates: task.candidates.length,
-    });
-    if (task.state !== "failed") problems.push(`${label}: ended ${task.state}, not failed`);
-    if (!isControlPlane)
-      problems.push(`${label}: not refused by the control plane's validation (${task.errorCode ?? "no code"})`);
-    else if (!isExpected)
-      problems.push(
-        `${label}: refused with ${task.errorCode}, not ${refusal.code} — ${refusal.raisedAt} did not catch it`,
+export const refusedExportsProbe = defineProbe({
+  id: "P5",
+  title: "Oversized and malformed export refused",
+  timeCapMs: 180_000,
+  run: async (deps, run) => {
+    const target = await createProbeTarget(deps, { runId: run.runId });
+    const tasks = [];
+    for (const c of P5_CASES)
+      tasks.push(
+        await createProbeTask(deps, {
+          runId: run.runId,
+          target,
+          label: c.label,
+          agentCommand: [...c.agentCommand],
+          limits: "limits" in c ? c.limits : undefined,
+          deadlineSeconds: 60,
+        }),
       );
-    if (task.candidates.length > 0) problems.push(`${label}: something was imported`);
-  }
-  return outcome(problems.length === 0, { cases: results, ...(problems.length ? { problems } : {}) });
-};
+    await Promise.all(tasks.map((t) => deps.runProbeTask(t.id)));
+    const problems: string[] = [];
+    const results = [];
+    for (const [i, t] of tasks.entries()) {
+      const { label, refusal } = P5_CASES[i]!;
+      const task = await deps.db.task.findUniqueOrThrow({ where: { id: t.id }, include: { candidates: true } });
+      const isControlPlane = CONTROL_PLANE_REFUSAL.test(task.errorCode ?? "");
+      const isExpected = task.errorCode === refusal.code;
+      results.push({
+        label,
+        state: task.state,
+        errorCode: task.errorCode,
+        refusedBy: isControlPlane ? "control plane" : "other",
+        raisedAt: isExpected ? refusal.raisedAt : "elsewhere",
+        reason: task.errorSummary?.slice(0, 300) ?? null,
+        candidates: task.candidates.length,
+      });
+      if (task.state !== "failed") problems.push(`${label}: ended ${task.state}, not failed`);
+      if (!isControlPlane)
+        problems.push(`${label}: not refused by the control plane's validation (${task.errorCode ?? "no code"})`);
+      else if (!isExpected)
+        problems.push(
+          `${label}: refused with ${task.errorCode}, not ${refusal.code} — ${refusal.raisedAt} did not catch it`,
+        );
+      if (task.candidates.length > 0) problems.push(`${label}: something was imported`);
+    }
+    return outcome(problems.length === 0, { cases: results, ...(problems.length ? { problems } : {}) });
+  },
+});

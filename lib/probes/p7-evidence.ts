@@ -8,8 +8,7 @@
  */
 import { canonicalJson } from "../canonical-json";
 import { buildEvidenceDocument, MAX_EVIDENCE_BYTES } from "./probe-evidence";
-import type { TProbeId } from "./probe-catalog";
-import { outcome, type TProbe, type TProbeRunContext } from "./probe-types";
+import { defineProbe, outcome, type TProbeRunContext } from "./probe-types";
 
 /** Shapes of credentials this system issues or holds (SmolCloud keys, relay handles, GitHub tokens, model keys, private keys). */
 const CREDENTIAL_SHAPES: readonly RegExp[] = [
@@ -35,7 +34,7 @@ export function scanEvidence(text: string, secrets: Iterable<string>, where = "t
 }
 
 /** What the model endpoint wrote in P2's guests, scanned; fails closed when P2 ran and left nothing to scan. */
-export function scanGuestWrites(run: TProbeRunContext, probes: readonly TProbeId[]) {
+export function scanGuestWrites(run: TProbeRunContext, probes: readonly string[]) {
   const problems = run.guestWrites.flatMap((w) => scanEvidence(w.text, run.secrets, w.where));
   if (probes.includes("P2") && run.guestWrites.length === 0)
     problems.push("the model endpoint's writes in P2's guests were not observed, so they could not be scanned");
@@ -45,10 +44,13 @@ export function scanGuestWrites(run: TProbeRunContext, probes: readonly TProbeId
   return { problems, detail };
 }
 
-export function makeEvidenceProbe(selection: () => { substrate: string; probes: TProbeId[] }): TProbe {
-  return async (deps, run) => {
-    const selected = selection();
-    const doc = buildEvidenceDocument(run, selected);
+/** Runs last (its place in `PROBES`): it scans the document of the whole run, so every other probe has finished. */
+export const evidenceProbe = defineProbe({
+  id: "P7",
+  title: "Evidence bounded and sanitized",
+  timeCapMs: 30_000,
+  run: async (deps, run) => {
+    const doc = buildEvidenceDocument(run);
     deps.tamperEvidence?.(doc);
     const text = canonicalJson(doc);
     const bytes = Buffer.byteLength(text);
@@ -62,7 +64,8 @@ export function makeEvidenceProbe(selection: () => { substrate: string; probes: 
     const published = probeTasks.filter((t) =>
       ["approved", "pr_pending", "pr_open", "pr_failed"].includes(t.state),
     ).length;
-    const endpointWrites = scanGuestWrites(run, selected.probes);
+    const selectedIds = run.probes.map((p) => p.id);
+    const endpointWrites = scanGuestWrites(run, selectedIds);
     const problems = [...findings, ...endpointWrites.problems];
     if (bytes > MAX_EVIDENCE_BYTES) problems.push(`the evidence is ${bytes} bytes, over ${MAX_EVIDENCE_BYTES}`);
     if (pullRequests > 0 || published > 0)
@@ -79,5 +82,5 @@ export function makeEvidenceProbe(selection: () => { substrate: string; probes: 
       providerWrites: { pullRequests, tasksInPublication: published },
       ...(problems.length ? { problems } : {}),
     });
-  };
-}
+  },
+});

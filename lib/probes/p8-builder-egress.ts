@@ -5,15 +5,22 @@
  * refusals (other methods, proxy forms, CONNECT, other hosts, non-download endpoints). Targets are
  * loopback only (PROBES.md): the registry is a fixture registry this probe starts itself.
  */
-import { probeBuilderEgress as runBuilderEgressProbe } from "../dependencies/probe-builder-egress";
+import { probeBuilderEgress } from "../dependencies/probe-builder-egress";
 import { guestImageOfRun } from "./probe-run-image";
-import { outcome, type TProbeDeps, type TProbeOutcome, type TProbeRunContext } from "./probe-types";
+import { defineProbe, outcome, type TProbeDeps, type TProbeOutcome, type TProbeRunContext } from "./probe-types";
 
-export async function probeBuilderEgress(
+export const builderEgressProbe = defineProbe({
+  id: "P8",
+  title: "Dependency builder reaches only the registry broker",
+  timeCapMs: 120_000,
+  run: runBuilderEgress,
+});
+
+async function runBuilderEgress(
   deps: TProbeDeps,
   run: Pick<TProbeRunContext, "runId" | "config">,
 ): Promise<TProbeOutcome> {
-  const report = await runBuilderEgressProbe(
+  const report = await probeBuilderEgress(
     {
       db: deps.db,
       env: deps.env,

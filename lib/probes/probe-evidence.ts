@@ -13,31 +13,28 @@ import { canonicalJson } from "../canonical-json";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import type { TEnv } from "../env";
-import { PROBE_TITLES, type TProbeId } from "./probe-catalog";
 import type { TProbeRunContext } from "./probe-types";
 
 export const MAX_EVIDENCE_BYTES = 256 * 1024;
 /** per probe, so eight probes stay well inside the document bound */
 export const MAX_DETAIL_BYTES = 16 * 1024;
 
-export function buildEvidenceDocument(
-  run: TProbeRunContext,
-  input: { substrate: string; probes: TProbeId[] },
-): Record<string, unknown> {
+/** The document of a run: its selected probes in run order, each titled as its definition says. */
+export function buildEvidenceDocument(run: TProbeRunContext): Record<string, unknown> {
   return {
     v: 1,
     kind: "school-core/probe-evidence",
     runId: run.runId,
-    substrate: input.substrate,
-    isVm: input.substrate !== "local",
+    substrate: run.substrate,
+    isVm: run.substrate !== "local",
     configDigest: run.configDigest,
     config: run.config,
     startedAt: run.startedAt.toISOString(),
-    probes: input.probes.map((id) => {
+    probes: run.probes.map(({ id, title }) => {
       const result = run.results.get(id);
       return {
         id,
-        title: PROBE_TITLES[id],
+        title,
         status: result?.status ?? "not run",
         durationMs: result?.durationMs ?? null,
         detail: result?.detail ?? null,

@@ -15,7 +15,7 @@ import { sweepAbandonedRuns } from "../runs/sweep-abandoned-runs";
 import { transitionRunIn } from "../runs/transition-run";
 import type { TGuestImage } from "../contract/guest-image";
 import type { TSubstrateConfigSnapshot } from "../settings/substrate-config";
-import type { TProbeId } from "./probe-catalog";
+import type { TProbeId } from "./probe-registry";
 import type { TGateRun } from "./dispatch-gate";
 
 export type TProbeResultStatus = "pending" | "running" | "passed" | "failed" | "error";

@@ -10,7 +10,7 @@ import type { TEnv } from "../env";
 import type { TRelayTransport } from "../relay/transports/transport";
 import type { TSubstrateConfig } from "../contract/dispatch-setting";
 import type { Substrate } from "../substrate/substrate";
-import type { TProbeId } from "./probe-catalog";
+import type { TProbeId } from "./probe-registry";
 
 export type TProbeTaskOptions = { relayTransport?: TRelayTransport };
 
@@ -34,6 +34,10 @@ export type TProbeDeps = {
 
 export type TProbeRunContext = {
   runId: string;
+  /** The substrate kind the run is on ("local" is not a VM). */
+  substrate: string;
+  /** The run's selected probes, in run order (P7 builds and scans the document of all of them). */
+  probes: readonly TProbeSummary[];
   configDigest: string;
   config: TSubstrateConfig;
   startedAt: Date;
@@ -57,6 +61,35 @@ export type TProbeResult = {
 };
 
 export type TProbe = (deps: TProbeDeps, run: TProbeRunContext) => Promise<TProbeOutcome>;
+
+/** What a run, its evidence and the probes page know of a probe besides its code. */
+export type TProbeSummary = { readonly id: TProbeId; readonly title: string };
+
+/**
+ * One qualification probe, defined once in its own module `pN-….ts` and listed once in
+ * `probe-registry.ts` (`PROBES`, whose order is the run order): its id, its title, its
+ * wall-clock cap (a probe that outlives it is `error`, and the run goes on) and its code.
+ */
+export type TProbeDefinition<Id extends string = string> = {
+  readonly id: Id;
+  readonly title: string;
+  readonly timeCapMs: number;
+  readonly run: TProbe;
+};
+
+const DEFINED = new WeakSet<object>();
+
+/** Defines a probe; `id` keeps its literal type, so the registry's list derives `TProbeId`. */
+export function defineProbe<const Id extends string>(definition: TProbeDefinition<Id>): TProbeDefinition<Id> {
+  const defined = Object.freeze({ ...definition });
+  DEFINED.add(defined);
+  return defined;
+}
+
+/** Whether a value is a probe made by `defineProbe` (the registry's test finds the definitions of every module with it). */
+export function isProbeDefinition(value: unknown): value is TProbeDefinition {
+  return typeof value === "object" && value !== null && DEFINED.has(value);
+}
 
 export function outcome(isPass: boolean, detail: Record<string, unknown>, providerError?: string): TProbeOutcome {
   return { status: isPass ? "passed" : "failed", detail, ...(providerError ? { providerError } : {}) };

@@ -12,7 +12,7 @@ import type { TGuestImage } from "../contract/guest-image";
 import type { Db } from "../db/client";
 import type { TEnv } from "../env";
 import { readSubstrateConfig, withGuestImage } from "../settings/substrate-config";
-import type { TProbeId } from "./probe-catalog";
+import type { TProbeId } from "./probe-registry";
 import { createProbeRun } from "./probe-run.repo";
 import { substrateEndpointPart } from "./substrate-endpoint-part";
 

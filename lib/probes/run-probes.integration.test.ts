@@ -11,7 +11,7 @@ import { startWorkerProcess } from "../lifecycle/testing/worker-process";
 import { probeDepsFor } from "../jobs/run-probe-job";
 import { writeSetting } from "../settings/operator-settings";
 import { executeProbeRun } from "./execute-probe-run";
-import { PROBE_IDS } from "./probe-catalog";
+import { PROBE_IDS } from "./probe-registry";
 import { readEvidence } from "./probe-evidence";
 import { failAbandonedProbeRuns, getProbeRunOrThrow } from "./probe-run.repo";
 import { readDispatchGate } from "./read-dispatch-gate";

@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { probeDepsFor } from "../jobs/run-probe-job";
 import { createLifecycleWorld, type LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
 import { executeProbeRun } from "./execute-probe-run";
-import type { TProbeId } from "./probe-catalog";
+import type { TProbeId } from "./probe-registry";
 import { readEvidence } from "./probe-evidence";
 import { getProbeRunOrThrow } from "./probe-run.repo";
 import type { TProbeDeps } from "./probe-types";

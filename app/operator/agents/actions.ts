@@ -8,7 +8,7 @@ import { editAgentProfile } from "@/lib/agents/edit-agent-profile";
 import { getDb } from "@/lib/db/client";
 import { getEnv } from "@/lib/env";
 import { AppError } from "@/lib/errors";
-import { PROBE_IDS } from "@/lib/probes/probe-catalog";
+import { PROBE_IDS } from "@/lib/probes/probe-registry";
 import { requestProfileImageProbeRun } from "@/lib/probes/image-qualification";
 
 const ZProfileFormSchema = z.object({

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { withActorAction } from "@/app/_server/action";
 import { getDb } from "@/lib/db/client";
 import { getEnv } from "@/lib/env";
-import { parseProbeSelection, PROBE_IDS } from "@/lib/probes/probe-catalog";
+import { parseProbeSelection, PROBE_IDS } from "@/lib/probes/probe-registry";
 import { requestProbeRun } from "@/lib/probes/request-probe-run";
 import { setDispatch } from "@/lib/probes/set-dispatch";
 

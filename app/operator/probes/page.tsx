@@ -9,7 +9,6 @@ import { StateBadge } from "@/components/state-badge";
 import { getPageDeps } from "@/app/_server/page-data";
 import { readProbesPage } from "@/lib/pages/operator/probes-page";
 import { formatDateTime, formatDuration } from "@/lib/format/format";
-import { PROBE_IDS, PROBE_TITLES } from "@/lib/probes/probe-catalog";
 import { SettingPanels } from "../_settings/setting-panel";
 import { requestProbeRunAction, setDispatchAction } from "./actions";
 
@@ -17,10 +16,10 @@ export const dynamic = "force-dynamic";
 
 export default async function ProbesPage({ searchParams }: { searchParams: Promise<{ run?: string }> }) {
   const actor = await requirePagePermission("probe.run", "/operator/probes");
-  const { gate, runs, selected, isActive, canToggle, settingPanels } = await readProbesPage(await getPageDeps(), {
-    actor,
-    run: (await searchParams).run,
-  });
+  const { gate, runs, probes, selected, isActive, canToggle, settingPanels } = await readProbesPage(
+    await getPageDeps(),
+    { actor, run: (await searchParams).run },
+  );
   return (
     <section className="space-y-6">
       <div className="flex items-center justify-between">
@@ -41,7 +40,7 @@ export default async function ProbesPage({ searchParams }: { searchParams: Promi
           <ActionForm action={requestProbeRunAction} submitLabel="Run all probes" testId="run-all-probes">
             <input type="hidden" name="probes" value="all" />
           </ActionForm>
-          {PROBE_IDS.map((id) => (
+          {probes.map(({ id }) => (
             <ActionForm
               key={id}
               action={requestProbeRunAction}
@@ -72,38 +71,35 @@ export default async function ProbesPage({ searchParams }: { searchParams: Promi
           </p>
           {selected.reason && <p className="text-sm text-red-800">{selected.reason}</p>}
           <DataTable testId="probe-results" headers={["Probe", "Status", "Duration", "Detail"]}>
-            {selected.results
-              .slice()
-              .sort((a, b) => PROBE_IDS.indexOf(a.probe as never) - PROBE_IDS.indexOf(b.probe as never))
-              .map((result) => (
-                <tr
-                  key={result.probe}
-                  className="border-t border-slate-200 align-top"
-                  data-testid={`probe-${result.probe}`}
-                  data-status={result.status}
-                >
-                  <td className="p-2">
-                    {result.probe} {PROBE_TITLES[result.probe as keyof typeof PROBE_TITLES]}
-                  </td>
-                  <td className="p-2">
-                    <StateBadge state={result.status} />
-                  </td>
-                  <td className="p-2">{formatDuration(result.durationMs)}</td>
-                  <td className="p-2">
-                    {result.providerError && (
-                      <p className="text-xs text-red-800">Provider said: {result.providerError}</p>
-                    )}
-                    {result.detail !== null && (
-                      <details>
-                        <summary className="cursor-pointer text-xs">detail</summary>
-                        <pre className="max-h-64 overflow-auto whitespace-pre-wrap text-xs">
-                          {JSON.stringify(result.detail, null, 2)}
-                        </pre>
-                      </details>
-                    )}
-                  </td>
-                </tr>
-              ))}
+            {selected.results.map((result) => (
+              <tr
+                key={result.probe}
+                className="border-t border-slate-200 align-top"
+                data-testid={`probe-${result.probe}`}
+                data-status={result.status}
+              >
+                <td className="p-2">
+                  {result.probe} {result.title}
+                </td>
+                <td className="p-2">
+                  <StateBadge state={result.status} />
+                </td>
+                <td className="p-2">{formatDuration(result.durationMs)}</td>
+                <td className="p-2">
+                  {result.providerError && (
+                    <p className="text-xs text-red-800">Provider said: {result.providerError}</p>
+                  )}
+                  {result.detail !== null && (
+                    <details>
+                      <summary className="cursor-pointer text-xs">detail</summary>
+                      <pre className="max-h-64 overflow-auto whitespace-pre-wrap text-xs">
+                        {JSON.stringify(result.detail, null, 2)}
+                      </pre>
+                    </details>
+                  )}
+                </td>
+              </tr>
+            ))}
           </DataTable>
           {selected.evidenceDigest && (
             <p className="text-sm" data-testid="probe-evidence">

@@ -1,7 +1,8 @@
 /**
  * readProbesPage on real PostgreSQL: the gate (closed with no passing run), the runs newest first
  * with the one asked for selected (else the newest), self-refresh while a run is queued or running,
- * the setting panels; nothing for a teacher.
+ * the probes in run order (the selected run's results in that order, titled), the setting panels;
+ * nothing for a teacher.
  */
 import { describe, expect, it } from "vitest";
 import { createTestDatabase } from "../../testing/test-database";
@@ -37,6 +38,28 @@ describe("readProbesPage", async () => {
     expect(page.isActive).toBe(true);
     expect((await readProbesPage(deps, { actor: OPERATOR, run: older.id })).selected?.id).toBe(older.id);
     expect((await readProbesPage(deps, { actor: OPERATOR, run: "no-such-run" })).selected?.id).toBe(newer.id);
+  });
+
+  it("lists the probes in run order, P7 last, and the selected run's results in that order with their titles", async () => {
+    const page = await readProbesPage(deps, { actor: OPERATOR });
+    expect(page.probes.map((p) => p.id)).toEqual(["P0", "P1", "P2", "P3", "P4", "P5", "P6", "P8", "P7"]);
+    expect(page.probes[0]).toEqual({ id: "P0", title: "Account preflight" });
+    const run = await db.probeRun.create({
+      data: {
+        probes: ["P0", "P8", "P7"],
+        state: "running",
+        substrate: "local",
+        configDigest: "d".repeat(64),
+        config: {},
+        results: { create: [{ probe: "P7" }, { probe: "P0" }, { probe: "P8" }] },
+      },
+    });
+    const selected = (await readProbesPage(deps, { actor: OPERATOR, run: run.id })).selected;
+    expect(selected?.results.map((r) => [r.probe, r.title])).toEqual([
+      ["P0", "Account preflight"],
+      ["P8", "Dependency builder reaches only the registry broker"],
+      ["P7", "Evidence bounded and sanitized"],
+    ]);
   });
 
   it("is NOT_FOUND for a teacher", async () => {

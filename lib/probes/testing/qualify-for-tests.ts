@@ -9,7 +9,7 @@
 import type { TGuestImage } from "../../contract/guest-image";
 import type { Db } from "../../db/client";
 import type { TEnv } from "../../env";
-import { PROBE_IDS } from "../probe-catalog";
+import { PROBE_IDS } from "../probe-registry";
 import { requestProbeRun } from "../request-probe-run";
 import { setDispatch } from "../set-dispatch";
 

@@ -8,7 +8,7 @@ import { createProbeTaskDriver } from "../../../lib/jobs/run-probe-job";
 import { formatDateTime, formatDuration } from "../../../lib/format/format";
 import { createSubstrate } from "../../../lib/machines/create-substrate";
 import { executeProbeRun } from "../../../lib/probes/execute-probe-run";
-import { parseProbeSelection } from "../../../lib/probes/probe-catalog";
+import { parseProbeSelection } from "../../../lib/probes/probe-registry";
 import { closeAbandonedProbeRuns } from "../../../lib/probes/close-abandoned-probe-runs";
 import { requestProfileImageProbeRun } from "../../../lib/probes/image-qualification";
 import { getProbeRunOrThrow, listProbeRuns, type TProbeRunView } from "../../../lib/probes/probe-run.repo";
