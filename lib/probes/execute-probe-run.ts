@@ -103,8 +103,7 @@ export async function executeProbeRun(deps: TProbeDeps, input: { runId: string }
         : withGuestImage(inForce.config, ZGuestImageSchema.parse(row.guestImageOverride));
     if (now.digest !== row.configDigest)
       reason = `the substrate configuration changed between the request and the start of the run (now ${now.digest.slice(0, 12)}…)`;
-    for (const { id, timeCapMs, run: runProbe } of probes) {
-      if (reason) break;
+    const runOne = async ({ id, timeCapMs, run: runProbe }: (typeof probes)[number]) => {
       await markProbeStarted(deps.db, row.id, id);
       deps.onProgress?.(id, "running");
       const started = Date.now();
@@ -130,6 +129,12 @@ export async function executeProbeRun(deps: TProbeDeps, input: { runId: string }
       run.results.set(id, { ...result, detail, providerError, durationMs });
       await recordProbeResult(deps.db, row.id, id, { status: result.status, durationMs, detail, providerError });
       deps.onProgress?.(id, result.status);
+    };
+    if (!reason) {
+      // Independent probes overlap (issue 29: most of a probe is waiting on guests and deadlines);
+      // the ones that read the whole run go after them, in list order.
+      await Promise.all(probes.filter((probe) => !probe.isAfterTheOthers).map(runOne));
+      for (const probe of probes.filter((p) => p.isAfterTheOthers)) await runOne(probe);
     }
     const doc = buildEvidenceDocument(run);
     evidenceDigest = (await storeEvidence(deps, doc)).digest;

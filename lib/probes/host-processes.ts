@@ -2,13 +2,15 @@
  * Counts the control plane's own child processes while a probe runs (P4: zero host fallback).
  * Two independent observers: Node's `child_process` diagnostics channel sees every spawn this
  * process makes (with the spawning stack), and a /proc scan every 20 ms sees direct children
- * however they were started. Only allow-listed trusted binaries (git) may appear.
+ * however they were started. Only allow-listed trusted binaries (git, and sha256sum, which hashes
+ * git's diff output through a pipe: lib/git/git-diff.ts) may appear. The probes of a run run side
+ * by side, so the watch also sees what the others make the control plane do (a candidate's import).
  */
 import diagnosticsChannel from "node:diagnostics_channel";
 import fs from "node:fs";
 import path from "node:path";
 
-export const ALLOWED_HOST_BINARIES = ["git"] as const;
+export const ALLOWED_HOST_BINARIES = ["git", "sha256sum"] as const;
 
 export type THostSpawn = { file: string; via: "spawn" | "proc"; pid?: number };
 

@@ -2,11 +2,11 @@
  * P4 guest failure, zero host fallback (seed 000 items 2 and 6): a guest whose agent dies, one
  * that times out, and one whose relay fails each end `failed`/`blocked` with a visible reason and
  * no candidate — and while they run, the control plane starts no process on the host except the
- * allow-listed trusted binaries (git). Counted by the host itself (host-processes.ts).
+ * allow-listed trusted binaries (git, sha256sum). Counted by the host itself (host-processes.ts).
  */
 import { AppError } from "../errors";
 import type { TRelayTransport } from "../relay/transports/transport";
-import { createHostProcessWatch, isAllowedHostBinary } from "./host-processes";
+import { ALLOWED_HOST_BINARIES, createHostProcessWatch, isAllowedHostBinary } from "./host-processes";
 import { createProbeTarget, createProbeTask } from "./probe-tasks";
 import { defineProbe, outcome } from "./probe-types";
 
@@ -95,7 +95,7 @@ export const noHostFallbackProbe = defineProbe({
         total: spawns.length,
         allowed: spawns.length - foreign.length,
         foreign: foreign.map((s) => s.file).slice(0, 20),
-        allowList: ["git"],
+        allowList: [...ALLOWED_HOST_BINARIES],
       },
       ...(problems.length ? { problems: problems.slice(0, 50) } : {}),
     });

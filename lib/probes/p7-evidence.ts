@@ -49,6 +49,8 @@ export const evidenceProbe = defineProbe({
   id: "P7",
   title: "Evidence bounded and sanitized",
   timeCapMs: 30_000,
+  // it scans what the whole run wrote
+  isAfterTheOthers: true,
   run: async (deps, run) => {
     const doc = buildEvidenceDocument(run);
     deps.tamperEvidence?.(doc);

@@ -52,6 +52,14 @@ function listProblems(list: readonly TProbeDefinition[], modules: readonly TModu
     if (probe.title.trim() === "") problems.push(`${probe.id} has no title`);
   }
   if (list.at(-1)?.id !== "P7") problems.push(`P7 is not last (the last probe is ${list.at(-1)?.id ?? "none"})`);
+  // A run starts the probes that go after the others once the rest finished: in the list they come last too.
+  const firstAfter = list.findIndex((probe) => probe.isAfterTheOthers);
+  if (list.some((probe) => probe.id === "P7" && !probe.isAfterTheOthers))
+    problems.push("P7 does not run after the others (it scans the whole run)");
+  if (firstAfter >= 0 && list.slice(firstAfter).some((probe) => !probe.isAfterTheOthers))
+    problems.push(
+      `${list.slice(firstAfter).find((p) => !p.isAfterTheOthers)!.id} is listed after a probe that runs after the others`,
+    );
   return problems;
 }
 
@@ -78,7 +86,18 @@ describe("the probe registry", async () => {
     expect(listProblems(withoutP3, modules)).toEqual(["P3 (p3-host-canaries.ts) is not in PROBES"]);
     expect(listProblems([PROBES[0], ...PROBES], modules)).toEqual(["P0 is listed twice"]);
     const p7Early = [...PROBES.slice(0, 2), PROBES.at(-1)!, ...PROBES.slice(2, -1)];
-    expect(listProblems(p7Early, modules)).toEqual(["P7 is not last (the last probe is P8)"]);
+    expect(listProblems(p7Early, modules)).toEqual([
+      "P7 is not last (the last probe is P8)",
+      "P2 is listed after a probe that runs after the others",
+    ]);
+    const p7Alongside = [...PROBES.slice(0, -1), { ...PROBES.at(-1)!, isAfterTheOthers: false }];
+    expect(listProblems(p7Alongside, modules)).toEqual(
+      expect.arrayContaining(["P7 does not run after the others (it scans the whole run)"]),
+    );
+    const p0After = [{ ...PROBES[0], isAfterTheOthers: true }, ...PROBES.slice(1)];
+    expect(listProblems(p0After, modules)).toEqual(
+      expect.arrayContaining(["P1 is listed after a probe that runs after the others"]),
+    );
     const capless = defineProbe({ id: "P9", title: "Capless", timeCapMs: 0, run: async () => outcome(true, {}) });
     const withCapless = [...PROBES.slice(0, -1), capless, PROBES.at(-1)!];
     expect(listProblems(withCapless, [...modules, { file: "p9-capless.ts", definitions: [capless] }])).toEqual([

@@ -75,6 +75,13 @@ export type TProbeDefinition<Id extends string = string> = {
   readonly title: string;
   readonly timeCapMs: number;
   readonly run: TProbe;
+  /**
+   * It reads what the other probes of the run left (P7 scans the whole run's evidence), so it
+   * starts once they have all finished. The others run side by side from the start: each owns its
+   * tasks, guests, listeners and canaries, and a watch that one of them keeps (P4's host processes)
+   * then also sees what the others make the control plane do.
+   */
+  readonly isAfterTheOthers?: boolean;
 };
 
 const DEFINED = new WeakSet<object>();
