@@ -158,14 +158,12 @@ export function entryPointShapeProblem(fn: TFunctionShape, isAlwaysEntryPoint = 
 
 /**
  * Problems of the entry-point rule: each lib function a file of app/ or scripts/cli/ imports, and
- * every export of lib/pages/, must be `(deps)` or `(deps, input)`. `allowed` lists functions
- * (`lib/file.ts#name`) not converted yet, each a known debt; a listed one that conforms is reported
- * too, so the list only shrinks.
+ * every export of lib/pages/, must be `(deps)` or `(deps, input)`. There is no list of exceptions:
+ * the last ones (the settings store's readers and writer) were converted.
  */
 export function entryPointProblems(
   callers: readonly TSourceFile[],
   libFiles: ReadonlyMap<string, TSourceFile>,
-  allowed: ReadonlySet<string> = new Set(),
 ): string[] {
   const exists = (file: string) => libFiles.has(file);
   const shapes = new Map<string, TFunctionShape>();
@@ -191,20 +189,11 @@ export function entryPointProblems(
   for (const [key, fn] of shapes) {
     checked.add(key);
     const problem = entryPointShapeProblem(fn, key.startsWith("lib/pages/"));
-    if (problem && !allowed.has(key))
+    if (problem)
       problems.push(
         `entry-point-not-deps-input: ${key}, called by ${callersOf.get(key)}, ${problem}: an entry point takes (deps, input)`,
       );
-    if (!problem && allowed.has(key))
-      problems.push(
-        `entry-point-not-deps-input: ${key} takes (deps, input) now: remove it from the list of entry points not converted yet`,
-      );
   }
-  for (const key of allowed)
-    if (!shapes.has(key))
-      problems.push(
-        `entry-point-not-deps-input: ${key} is not called by app/ or the CLI any more: remove it from the list of entry points not converted yet`,
-      );
   for (const [file] of libFiles) {
     if (!file.startsWith("lib/pages/") || /\.test\.ts$|\/testing\//.test(file)) continue;
     for (const [name, fn] of functionsOf(file)) {

@@ -292,12 +292,12 @@ describe("agent profiles", () => {
       relayEndpoint: "http://127.0.0.1:2",
     };
     const before = {
-      dispatch: await readSetting(db, "dispatch"),
+      dispatch: await readSetting({ db }, { key: "dispatch" }),
       digest: (await readSubstrateConfig(db, endpoint)).digest,
     };
     await addAgentProfile({ db, dataDir }, { name: "gate-test", command: ["node", "x.mjs"], actorId: null });
     await editAgentProfile({ db, dataDir }, { name: "gate-test", command: ["node", "y.mjs"], actorId: null });
-    expect(await readSetting(db, "dispatch")).toEqual(before.dispatch);
+    expect(await readSetting({ db }, { key: "dispatch" })).toEqual(before.dispatch);
     expect((await readSubstrateConfig(db, endpoint)).digest).toBe(before.digest);
   });
 });

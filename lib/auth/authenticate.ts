@@ -52,7 +52,7 @@ export async function authenticate(options: AuthenticateOptions): Promise<Authen
   await clearFailures(db, accountKey);
   const roles = parseRoles(user.roles);
   // Read after the password check, so an unreadable setting never says anything about a wrong password; an invalid one throws (fail closed).
-  const { localSignIn } = await readSetting(db, "auth.oidc");
+  const { localSignIn } = await readSetting({ db }, { key: "auth.oidc" });
   if (localSignIn === "operatorsOnly" && !roles.includes("operator"))
     return { kind: "refused", reason: "local_sign_in_off" };
   return {

@@ -79,7 +79,7 @@ export async function signInWithOidc(
   if (!parsed.success) return { kind: "refused", reason: "claims_invalid" };
   const claims = parsed.data;
   if (claims.iss !== deps.issuer) return { kind: "refused", reason: "wrong_issuer" };
-  const setting = await readSetting(db, "auth.oidc");
+  const setting = await readSetting({ db }, { key: "auth.oidc" });
   const groups = readGroups(input.claims as Record<string, unknown>, setting.groupsClaim);
   const roles = rolesFromGroups(groups, setting);
   const identity = { issuer: claims.iss, subject: claims.sub };

@@ -86,7 +86,7 @@ export async function seedDemoEnvironment(options: TSeedDemoOptions): Promise<vo
       registry: options.demoRegistryUrl,
     });
   }
-  const publish = await readSetting(db, "publish.github").catch(() => null);
+  const publish = await readSetting({ db }, { key: "publish.github" }).catch(() => null);
   // A data directory from before credential files had to live in DATA_DIR/credentials/ (issue 27,
   // item 5) still points the demo's own forge publication at DATA_DIR/secrets/forge-token: that
   // value is refused on use, so the demo's setting (and only the demo's: same forge URL) moves on.

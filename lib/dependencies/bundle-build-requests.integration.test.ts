@@ -83,12 +83,15 @@ const occupyASlot = () =>
     },
   });
 const setCap = (maxMachines: number | null) =>
-  writeSetting(world.db, {
-    key: "machines.concurrency",
-    value: { maxMachines, bySubstrate: {} },
-    actorId: null,
-    reason: "test setup",
-  });
+  writeSetting(
+    { db: world.db },
+    {
+      key: "machines.concurrency",
+      value: { maxMachines, bySubstrate: {} },
+      actorId: null,
+      reason: "test setup",
+    },
+  );
 
 describe("an operator's bundle build request", () => {
   it("is queued once however often it is asked, then built by the worker's runner; the next one reuses the bundle", async () => {

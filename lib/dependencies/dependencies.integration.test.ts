@@ -49,18 +49,24 @@ beforeAll(async () => {
 });
 
 async function runGreeterTask(agentCommand: string[]) {
-  await writeSetting(world.db, {
-    key: "guest.agent",
-    value: { command: agentCommand },
-    actorId: null,
-    reason: "test setup",
-  });
-  await writeSetting(world.db, {
-    key: "task.limits",
-    value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 120, memoryMb: 1024 },
-    actorId: null,
-    reason: "test setup",
-  });
+  await writeSetting(
+    { db: world.db },
+    {
+      key: "guest.agent",
+      value: { command: agentCommand },
+      actorId: null,
+      reason: "test setup",
+    },
+  );
+  await writeSetting(
+    { db: world.db },
+    {
+      key: "task.limits",
+      value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 120, memoryMb: 1024 },
+      actorId: null,
+      reason: "test setup",
+    },
+  );
   await qualifyForTests(world.db, world.env);
   const task = await createTask(
     { db: world.db, env: world.env },

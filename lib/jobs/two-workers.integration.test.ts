@@ -149,12 +149,15 @@ beforeAll(async () => {
     data: { cloneUrl: `${forge.url}/demo/calculator.git` },
   });
   await saveGitHubPublishSetting(world.db, { apiBaseUrl: forge.url, tokenFile }, null, "test setup", world.env.dataDir);
-  await writeSetting(world.db, {
-    key: "machines.concurrency",
-    value: { maxMachines: MACHINE_CAP, bySubstrate: {} },
-    actorId: null,
-    reason: "test setup",
-  });
+  await writeSetting(
+    { db: world.db },
+    {
+      key: "machines.concurrency",
+      value: { maxMachines: MACHINE_CAP, bySubstrate: {} },
+      actorId: null,
+      reason: "test setup",
+    },
+  );
   const teacherRow = await world.db.user.create({
     data: { email: "t@workers.test", name: "T", roles: ["teacher"], passwordHash: "x" },
   });

@@ -124,7 +124,10 @@ async function runTask(agent: string) {
 }
 
 const setRegistries = (registries: string[]) =>
-  writeSetting(world.db, { key: "agents.dependencies", value: { registries }, actorId: null, reason: "test setup" });
+  writeSetting(
+    { db: world.db },
+    { key: "agents.dependencies", value: { registries }, actorId: null, reason: "test setup" },
+  );
 
 describe("an agent profile whose code carries a lockfile", () => {
   it("gets its dependencies from the trusted builder, can require them in the guest, and no install script ran", async () => {

@@ -116,12 +116,15 @@ describe("operator retry", () => {
 
 describe("automatic retry", () => {
   it("plans one retry after a transient error with backoff, retries when due, and stops at the operator's count", async () => {
-    await writeSetting(world.db, {
-      key: "task.retry",
-      value: { maxAutomaticRetries: 1, backoffSeconds: 60 },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db: world.db },
+      {
+        key: "task.retry",
+        value: { maxAutomaticRetries: 1, backoffSeconds: 60 },
+        actorId: null,
+        reason: "test setup",
+      },
+    );
     const start = Date.now();
     const taskId = await blockWithCreate500();
     const blocked = await world.db.task.findUniqueOrThrow({ where: { id: taskId } });
@@ -155,12 +158,15 @@ describe("automatic retry", () => {
   });
 
   it("plans a retry for a running task whose guest the provider no longer knows, only before the task's deadline", async () => {
-    await writeSetting(world.db, {
-      key: "task.retry",
-      value: { maxAutomaticRetries: 2, backoffSeconds: 1 },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db: world.db },
+      {
+        key: "task.retry",
+        value: { maxAutomaticRetries: 2, backoffSeconds: 1 },
+        actorId: null,
+        reason: "test setup",
+      },
+    );
     const lost = () =>
       new SubstrateError({ code: "SUBSTRATE_NOT_FOUND", operation: "exec", message: "machine not found", status: 404 });
     const taskId = await world.createDemoTask();

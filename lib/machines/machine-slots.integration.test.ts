@@ -64,12 +64,15 @@ describe("the machine cap outside admission", async () => {
   async function start(maxMachines: number) {
     await db.guestMachine.updateMany({ data: { state: "destroyed" } });
     await db.task.updateMany({ data: { state: "failed" } });
-    await writeSetting(db, {
-      key: "machines.concurrency",
-      value: { maxMachines, bySubstrate: {} },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "machines.concurrency",
+        value: { maxMachines, bySubstrate: {} },
+        actorId: null,
+        reason: "test setup",
+      },
+    );
   }
 
   const builderIntent = (client: Db) =>

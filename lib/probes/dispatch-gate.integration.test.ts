@@ -100,23 +100,26 @@ describe("the gate reads the latest completed run for its digest", () => {
 describe("the probe external targets are a digest input", () => {
   it("changing probe.externalTargets changes the digest and closes an open gate", async () => {
     expect((await readDispatchGate({ db, env: localEnv })).isOpen).toBe(true);
-    const dispatchVersion = await readSettingVersion(db, "dispatch");
+    const dispatchVersion = await readSettingVersion({ db }, { key: "dispatch" });
     const before = await readSubstrateConfig(db, await substrateEndpointPart(localEnv));
-    await writeSetting(db, {
-      key: "probe.externalTargets",
-      value: { targets: [{ label: "metadata", host: "169.254.169.254", port: 80, protocol: "tcp" }] },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "probe.externalTargets",
+        value: { targets: [{ label: "metadata", host: "169.254.169.254", port: 80, protocol: "tcp" }] },
+        actorId: null,
+        reason: "test setup",
+      },
+    );
     const after = await readSubstrateConfig(db, await substrateEndpointPart(localEnv));
     expect(after.digest).not.toBe(before.digest);
     // The settings store knows nothing of dispatch: the write leaves the gate's row alone …
-    expect(await readSettingVersion(db, "dispatch")).toBe(dispatchVersion);
+    expect(await readSettingVersion({ db }, { key: "dispatch" })).toBe(dispatchVersion);
     // … and the gate, re-proved at its next read, closes on the digest it was not opened for, naming the setting.
     const gate = await readDispatchGate({ db, env: localEnv });
     expect(gate).toMatchObject({ isOpen: false, mode: "off" });
     expect(gate.closedReason).toMatch(/^Setting "probe\.externalTargets" changed: /);
-    expect(await readSettingVersion(db, "dispatch")).toBe(dispatchVersion + 1);
+    expect(await readSettingVersion({ db }, { key: "dispatch" })).toBe(dispatchVersion + 1);
     const audit = await db.auditLog.findFirst({ where: { action: "dispatch.close" }, orderBy: { id: "desc" } });
     expect(audit?.detail).toMatchObject({ cause: "probe.externalTargets", reason: gate.closedReason });
   });
@@ -124,12 +127,15 @@ describe("the probe external targets are a digest input", () => {
 
 describe("production dispatch on a hosted substrate", () => {
   it("is refused while the external targets are empty, and opens once P2 probed them", async () => {
-    await writeSetting(db, {
-      key: "probe.externalTargets",
-      value: { targets: [] },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "probe.externalTargets",
+        value: { targets: [] },
+        actorId: null,
+        reason: "test setup",
+      },
+    );
     await recordRun(hostedEnv, "passed");
     await expect(
       setDispatch({ db, env: hostedEnv }, { mode: "production", actorId: null, via: "test" }),
@@ -140,12 +146,15 @@ describe("production dispatch on a hosted substrate", () => {
     expect((await readDispatchGate({ db, env: hostedEnv })).isOpen).toBe(false);
 
     // A documentation address (TEST-NET-1): stored only, never contacted here.
-    await writeSetting(db, {
-      key: "probe.externalTargets",
-      value: { targets: [{ label: "public", host: "192.0.2.1", port: 443, protocol: "tcp" }] },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "probe.externalTargets",
+        value: { targets: [{ label: "public", host: "192.0.2.1", port: 443, protocol: "tcp" }] },
+        actorId: null,
+        reason: "test setup",
+      },
+    );
     await recordRun(hostedEnv, "passed");
     expect(await setDispatch({ db, env: hostedEnv }, { mode: "production", actorId: null, via: "test" })).toMatchObject(
       {
@@ -174,12 +183,15 @@ describe("the substrate's limits mode is a digest input", () => {
     };
 
     // Qualified while nothing answered on the port: the recorded configuration says the mode was not read.
-    await writeSetting(db, {
-      key: "probe.externalTargets",
-      value: { targets: [] },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "probe.externalTargets",
+        value: { targets: [] },
+        actorId: null,
+        reason: "test setup",
+      },
+    );
     await recordRun(env, "passed");
     expect(await setDispatch({ db, env }, { mode: "development", actorId: null, via: "test" })).toMatchObject({
       isOpen: true,
@@ -206,11 +218,11 @@ describe("the substrate's limits mode is a digest input", () => {
     }
 
     // The substrate is down: the mode cannot be read, so nothing dispatches — but the qualification stands.
-    const version = await readSettingVersion(db, "dispatch");
+    const version = await readSettingVersion({ db }, { key: "dispatch" });
     const paused = await readDispatchGate({ db, env });
     expect(paused).toMatchObject({ isOpen: false, mode: "development" });
     expect(paused.closedReason).toMatch(/limits mode could not be read/);
-    expect(await readSettingVersion(db, "dispatch")).toBe(version);
+    expect(await readSettingVersion({ db }, { key: "dispatch" })).toBe(version);
 
     // Back on the same port with the same enforcement: open again, with no new probe run.
     substrate = await startOnPort();

@@ -198,12 +198,15 @@ describe("an agent profile with a guest image of its own", () => {
       { profile: PROFILE, probes: ["P0"], actorId: null, isRunByCaller: true },
     );
     const limits = await world.db.operatorSetting.findUniqueOrThrow({ where: { key: "task.limits" } });
-    await writeSetting(world.db, {
-      key: "task.limits",
-      value: { ...(limits.value as object), wallClockSeconds: 61 },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db: world.db },
+      {
+        key: "task.limits",
+        value: { ...(limits.value as object), wallClockSeconds: 61 },
+        actorId: null,
+        reason: "test setup",
+      },
+    );
     expect(await executeProbeRun(probeDepsFor(world.ctx), { runId: run.id })).toBe("failed");
     expect((await getProbeRunOrThrow({ db: world.db }, { runId: run.id })).reason).toMatch(
       /configuration changed between the request and the start/,

@@ -138,12 +138,15 @@ describe("a full probe run on the local substrate", () => {
   });
 
   it("closes at once when the guest image changes, with the reason recorded", async () => {
-    await writeSetting(world.db, {
-      key: "guest.image",
-      value: { type: "smolmachine", reference: "school-core/other" },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db: world.db },
+      {
+        key: "guest.image",
+        value: { type: "smolmachine", reference: "school-core/other" },
+        actorId: null,
+        reason: "test setup",
+      },
+    );
     const gate = await readDispatchGate({ db: world.db, env: world.env });
     expect(gate).toMatchObject({ isOpen: false, mode: "off" });
     expect(gate.closedReason).toMatch(/guest\.image.*changed/);
@@ -165,12 +168,15 @@ describe("a full probe run on the local substrate", () => {
 
 describe("a probe run whose runner is killed", () => {
   it("never shows passed: the sweep fails it, its probes end as error", async () => {
-    await writeSetting(world.db, {
-      key: "guest.image",
-      value: { type: "smolmachine", reference: "school-core/node24" },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db: world.db },
+      {
+        key: "guest.image",
+        value: { type: "smolmachine", reference: "school-core/node24" },
+        actorId: null,
+        reason: "test setup",
+      },
+    );
     const run = await requestProbeRun(
       { db: world.db, env: world.env },
       { probes: ["P6"], actorId: null, isRunByCaller: true },

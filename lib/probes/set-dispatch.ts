@@ -25,7 +25,7 @@ export async function setDispatch(
   if (input.mode === "off") {
     const reason = `turned off by ${input.actorId ? "an operator" : "the CLI"} (${input.via})`;
     const value: TDispatchSetting = { ...DISPATCH_CLOSED, closedReason: reason, changedAt: new Date().toISOString() };
-    await writeSetting(db, { key: "dispatch", value, actorId: input.actorId, reason, via: input.via });
+    await writeSetting({ db }, { key: "dispatch", value, actorId: input.actorId, reason, via: input.via });
     return readDispatchGate({ db, env });
   }
   const snapshot = await readSubstrateConfig(db, await substrateEndpointPart(env));
@@ -46,12 +46,15 @@ export async function setDispatch(
     closedReason: null,
     changedAt: new Date().toISOString(),
   };
-  await writeSetting(db, {
-    key: "dispatch",
-    value,
-    actorId: input.actorId,
-    reason: `opened (${decision.mode}) by probe run ${decision.runId}`,
-    via: input.via,
-  });
+  await writeSetting(
+    { db },
+    {
+      key: "dispatch",
+      value,
+      actorId: input.actorId,
+      reason: `opened (${decision.mode}) by probe run ${decision.runId}`,
+      via: input.via,
+    },
+  );
   return readDispatchGate({ db, env });
 }

@@ -8,7 +8,7 @@ import { AppError } from "../errors";
 import { readSetting, writeSetting } from "../settings/operator-settings";
 
 export async function readGitHubPublishSetting(db: Db | DbTx): Promise<TGitHubPublishSetting> {
-  const setting = await readSetting(db, "publish.github");
+  const setting = await readSetting({ db }, { key: "publish.github" });
   if (!setting)
     throw new AppError("CONFIG_INVALID", "Operator setting publish.github is not configured; publication is off.");
   return setting;
@@ -23,5 +23,5 @@ export async function saveGitHubPublishSetting(
   /** whose DATA_DIR/credentials/ the token file must be in; the process's DATA_DIR when absent */
   dataDir?: string,
 ): Promise<TGitHubPublishSetting> {
-  return writeSetting(db, { key: "publish.github", value, actorId, reason, dataDir });
+  return writeSetting({ db }, { key: "publish.github", value, actorId, reason, dataDir });
 }

@@ -58,7 +58,7 @@ export async function issueCapability(
   const created = await db.$transaction(async (tx) => {
     // The price in force now binds the capability for its whole life; its worst case is reserved
     // against the spend ceilings in this transaction (a ceiling it would pass refuses the issue).
-    const prices = await readSetting(tx, "relay.pricing");
+    const prices = await readSetting({ db: tx }, { key: "relay.pricing" });
     // The deadline is computed by the database clock, the same clock admission compares against.
     const rows = await tx.$queryRaw<{ id: string; deadlineAt: Date }[]>`
       INSERT INTO "RelayCapability" ("id", "taskId", "handleHash", "allowedOps", "maxRequests", "maxBytes", "maxRequestBytes", "maxResponseBytes",

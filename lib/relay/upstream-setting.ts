@@ -8,7 +8,7 @@ import { readSetting, writeSetting } from "../settings/operator-settings";
 
 /** The stored setting, or null when none is set. */
 export async function readRelayUpstream({ db }: { db: Db }): Promise<TRelayUpstreamSetting | null> {
-  return readSetting(db, "relay.upstream");
+  return readSetting({ db }, { key: "relay.upstream" });
 }
 
 /**
@@ -36,7 +36,7 @@ export async function setRelayUpstream({
   /** whose DATA_DIR/credentials/ the credential file must be in; the process's DATA_DIR when absent */
   dataDir?: string;
 }): Promise<TRelayUpstreamSetting> {
-  return writeSetting(db, { key: "relay.upstream", value, actorId, reason, via, dataDir });
+  return writeSetting({ db }, { key: "relay.upstream", value, actorId, reason, via, dataDir });
 }
 
 /** What an operator may see: everything but the credential, which the setting never holds anyway. */

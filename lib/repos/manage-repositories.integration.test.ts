@@ -45,24 +45,30 @@ afterAll(async () => {
 
 describe("per-task limits", () => {
   it("records the limits version the task was created under", async () => {
-    await writeSetting(db, {
-      key: "task.limits",
-      value: { ...DEFAULT_TASK_LIMITS, cpus: 2 },
-      actorId: null,
-      reason: "version one",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "task.limits",
+        value: { ...DEFAULT_TASK_LIMITS, cpus: 2 },
+        actorId: null,
+        reason: "version one",
+      },
+    );
     const task = await createTask({ db, env }, issue);
     expect(task).toMatchObject({ limitsVersion: 1, limitsOverrides: null });
     expect((task.limits as { cpus: number }).cpus).toBe(2);
   });
 
   it("applies overrides within the maxima and refuses each one above them next to its field", async () => {
-    await writeSetting(db, {
-      key: "task.overrideMaxima",
-      value: { wallClockSeconds: 1200, cpus: 4, memoryMb: 2048, diskGb: 4 },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "task.overrideMaxima",
+        value: { wallClockSeconds: 1200, cpus: 4, memoryMb: 2048, diskGb: 4 },
+        actorId: null,
+        reason: "test setup",
+      },
+    );
     const task = await createTask({ db, env }, { ...issue, cpus: "4", wallClockSeconds: "", memoryMb: 2048 });
     expect(task.limitsOverrides).toEqual({ cpus: 4, memoryMb: 2048 });
     expect(task.limits).toMatchObject({
@@ -114,7 +120,7 @@ describe("repositories", () => {
         actorId: null,
       },
     );
-    expect((await readSetting(db, "publish.protectedPaths")).repositories["demo/calculator"]).toEqual({
+    expect((await readSetting({ db }, { key: "publish.protectedPaths" })).repositories["demo/calculator"]).toEqual({
       allowed: [".github/workflows/test.yml"],
     });
     await expect(

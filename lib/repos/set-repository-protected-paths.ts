@@ -42,12 +42,12 @@ export async function setRepositoryProtectedPaths(
   });
   const repo = await deps.db.targetRepository.findUnique({ where: { id: input.repositoryId } });
   if (!repo || repo.probeRunId) throw new AppError("NOT_FOUND", "No such repository.");
-  const current = await readSetting(deps.db, "publish.protectedPaths");
+  const current = await readSetting(deps, { key: "publish.protectedPaths" });
   const entry = { allowed: input.allowed, ...(input.patterns.length > 0 ? { patterns: input.patterns } : {}) };
   const repositories = { ...current.repositories, [repo.name]: entry };
   if (entry.allowed.length === 0 && !entry.patterns) delete repositories[repo.name];
   try {
-    return await writeSetting(deps.db, {
+    return await writeSetting(deps, {
       key: "publish.protectedPaths",
       value: { ...current, repositories },
       actorId,

@@ -160,7 +160,7 @@ export async function decideCandidate(
     if (
       input.verdict === "approve" &&
       task.createdById === actor.userId &&
-      (await readSetting(tx, "review.separationOfDuties")).enabled
+      (await readSetting({ db: tx }, { key: "review.separationOfDuties" })).enabled
     ) {
       throw new AppError(
         "REVIEW_SELF_APPROVAL",
@@ -182,7 +182,7 @@ export async function decideCandidate(
       );
     }
     if (input.verdict === "request_changes") {
-      const { maxRounds } = await readSetting(tx, "review.rounds");
+      const { maxRounds } = await readSetting({ db: tx }, { key: "review.rounds" });
       if (task.round >= maxRounds) {
         throw new AppError(
           "REVIEW_ROUND_LIMIT",

@@ -181,7 +181,7 @@ const loadTask = (task: TTask) => db.task.findUniqueOrThrow({ where: { id: task.
 
 describe("revision rounds", () => {
   it("request changes → the next round starts once, from the previous head, with the feedback; the limit and stale pages are refused", async () => {
-    await writeSetting(db, { key: "review.rounds", value: { maxRounds: 2 }, actorId: null, reason: "test setup" });
+    await writeSetting({ db }, { key: "review.rounds", value: { maxRounds: 2 }, actorId: null, reason: "test setup" });
     const task = await fx.createTask();
     const r1 = await importRound(task, 1, ROUND1, ROUND1_PATHS);
 
@@ -299,7 +299,7 @@ describe("revision rounds", () => {
 
     expect((await decide(bob, r2, "approve")).verdict).toBe("approve");
     expect((await loadTask(task)).state).toBe("approved");
-    await writeSetting(db, { key: "review.rounds", value: { maxRounds: 3 }, actorId: null, reason: "test setup" });
+    await writeSetting({ db }, { key: "review.rounds", value: { maxRounds: 3 }, actorId: null, reason: "test setup" });
   });
 
   it("a round that changes nothing is recorded, shown as unchanged, and approved only when the teacher acknowledges it", async () => {

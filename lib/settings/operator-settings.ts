@@ -15,7 +15,13 @@ import { AppError } from "../errors";
 import { checkCredentialFilePath } from "../secrets/credential-file";
 import { SETTING_DEFINITIONS, type TSettingKey, type TSettingParsed, type TSettingValue } from "./setting-registry";
 
-export async function readSetting<K extends TSettingKey>(db: Db | DbTx, key: K): Promise<TSettingValue<K>> {
+/** Whatever reads or writes settings needs: the database, or the transaction the caller is in. */
+export type TSettingDeps = { db: Db | DbTx };
+
+export async function readSetting<K extends TSettingKey>(
+  { db }: TSettingDeps,
+  { key }: { key: K },
+): Promise<TSettingValue<K>> {
   const row = await db.operatorSetting.findUnique({ where: { key } });
   if (!row) return SETTING_DEFINITIONS[key].default as TSettingValue<K>;
   const parsed = SETTING_DEFINITIONS[key].schema.safeParse(row.value);
@@ -30,8 +36,8 @@ export async function readSetting<K extends TSettingKey>(db: Db | DbTx, key: K):
 
 /** The stored row's metadata (who changed it last, when), for pages that show it. */
 export async function readSettingMeta(
-  db: Db | DbTx,
-  key: TSettingKey,
+  { db }: TSettingDeps,
+  { key }: { key: TSettingKey },
 ): Promise<{ updatedAt: Date; updatedById: string | null } | null> {
   return db.operatorSetting.findUnique({ where: { key }, select: { updatedAt: true, updatedById: true } });
 }
@@ -42,7 +48,7 @@ function isPlaceholder(value: unknown): boolean {
 }
 
 /** The current version number of a setting (0 = never written: the registry's default). */
-export async function readSettingVersion(db: Db | DbTx, key: TSettingKey): Promise<number> {
+export async function readSettingVersion({ db }: TSettingDeps, { key }: { key: TSettingKey }): Promise<number> {
   const latest = await db.settingVersion.findFirst({
     where: { key },
     orderBy: { version: "desc" },
@@ -52,7 +58,7 @@ export async function readSettingVersion(db: Db | DbTx, key: TSettingKey): Promi
 }
 
 /** One stored version of a setting, for the page a task links to. */
-export async function readSettingVersionValue(db: Db | DbTx, input: { key: TSettingKey; version: number }) {
+export async function readSettingVersionValue({ db }: TSettingDeps, input: { key: TSettingKey; version: number }) {
   return db.settingVersion.findUnique({ where: { key_version: { key: input.key, version: input.version } } });
 }
 
@@ -95,7 +101,7 @@ function checkCredentialFiles<K extends TSettingKey>(
 }
 
 export async function writeSetting<K extends TSettingKey>(
-  db: Db | DbTx,
+  { db }: TSettingDeps,
   input: TWriteSettingInput<K>,
 ): Promise<TSettingParsed<K>> {
   const parsed = SETTING_DEFINITIONS[input.key].schema.safeParse(input.value);

@@ -21,28 +21,34 @@ beforeAll(async () => {
 
 describe("setting versions", () => {
   it("starts at version 0 (the default) and numbers each write", async () => {
-    expect(await readSettingVersion(db, "task.limits")).toBe(0);
-    await writeSetting(db, {
-      key: "task.limits",
-      value: { ...DEFAULT_TASK_LIMITS, cpus: 2 },
-      actorId,
-      reason: "more cpu for the robotics class",
-    });
-    await writeSetting(db, {
-      key: "task.limits",
-      value: { ...DEFAULT_TASK_LIMITS, cpus: 3 },
-      actorId,
-      reason: "even more",
-    });
-    expect(await readSettingVersion(db, "task.limits")).toBe(2);
-    const v1 = await readSettingVersionValue(db, { key: "task.limits", version: 1 });
+    expect(await readSettingVersion({ db }, { key: "task.limits" })).toBe(0);
+    await writeSetting(
+      { db },
+      {
+        key: "task.limits",
+        value: { ...DEFAULT_TASK_LIMITS, cpus: 2 },
+        actorId,
+        reason: "more cpu for the robotics class",
+      },
+    );
+    await writeSetting(
+      { db },
+      {
+        key: "task.limits",
+        value: { ...DEFAULT_TASK_LIMITS, cpus: 3 },
+        actorId,
+        reason: "even more",
+      },
+    );
+    expect(await readSettingVersion({ db }, { key: "task.limits" })).toBe(2);
+    const v1 = await readSettingVersionValue({ db }, { key: "task.limits", version: 1 });
     expect(v1).toMatchObject({
       version: 1,
       actorId,
       reason: "more cpu for the robotics class",
       value: expect.objectContaining({ cpus: 2 }),
     });
-    expect((await readSetting(db, "task.limits")).cpus).toBe(3);
+    expect((await readSetting({ db }, { key: "task.limits" })).cpus).toBe(3);
   });
 
   it("audits each write with its version and the before/after values", async () => {
@@ -61,23 +67,26 @@ describe("setting versions", () => {
 
   it("writes nothing for a refused value, and reports every issue", async () => {
     await expect(
-      writeSetting(db, {
-        key: "task.limits",
-        value: { ...DEFAULT_TASK_LIMITS, cpus: 0, memoryMb: 1 },
-        actorId,
-        reason: "test setup",
-      }),
+      writeSetting(
+        { db },
+        {
+          key: "task.limits",
+          value: { ...DEFAULT_TASK_LIMITS, cpus: 0, memoryMb: 1 },
+          actorId,
+          reason: "test setup",
+        },
+      ),
     ).rejects.toMatchObject({
       code: "VALIDATION_FAILED",
       message: expect.stringMatching(/cpus.*memoryMb/),
     });
-    expect(await readSettingVersion(db, "task.limits")).toBe(2);
+    expect(await readSettingVersion({ db }, { key: "task.limits" })).toBe(2);
   });
 
   it("refuses a write without a reason, or with one under three characters, and writes nothing", async () => {
     for (const reason of ["", "  ", "ab"]) {
       await expect(
-        writeSetting(db, { key: "task.limits", value: DEFAULT_TASK_LIMITS, actorId, reason }),
+        writeSetting({ db }, { key: "task.limits", value: DEFAULT_TASK_LIMITS, actorId, reason }),
       ).rejects.toMatchObject({
         code: "VALIDATION_FAILED",
         details: { fieldErrors: { reason: [expect.stringMatching(/at least 3 characters/)] } },
@@ -85,20 +94,23 @@ describe("setting versions", () => {
     }
     // a bad value and a missing reason are reported together, each under its field
     await expect(
-      writeSetting(db, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, cpus: 0 }, actorId, reason: "" }),
+      writeSetting({ db }, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, cpus: 0 }, actorId, reason: "" }),
     ).rejects.toMatchObject({ details: { fieldErrors: { cpus: [expect.any(String)], reason: [expect.any(String)] } } });
-    expect(await readSettingVersion(db, "task.limits")).toBe(2);
+    expect(await readSettingVersion({ db }, { key: "task.limits" })).toBe(2);
   });
 
   it("gives concurrent saves of one key distinct, consecutive versions", async () => {
     await Promise.all(
       [1, 2, 3, 4].map((n) =>
-        writeSetting(db, {
-          key: "task.retry",
-          value: { maxAutomaticRetries: n, backoffSeconds: 10 },
-          actorId,
-          reason: "test setup",
-        }),
+        writeSetting(
+          { db },
+          {
+            key: "task.retry",
+            value: { maxAutomaticRetries: n, backoffSeconds: 10 },
+            actorId,
+            reason: "test setup",
+          },
+        ),
       ),
     );
     const versions = await db.settingVersion.findMany({ where: { key: "task.retry" }, orderBy: { version: "asc" } });

@@ -60,9 +60,9 @@ export async function prepareTask(deps: { db: Db; env: TEnv }, fields: TCreateTa
   if (repo.isDisabled)
     throw new AppError("STATE_CONFLICT", `Repository ${repo.name} is disabled: it takes no new tasks.`);
   const [baseLimits, limitsVersion, maxima] = await Promise.all([
-    readSetting(db, "task.limits"),
-    readSettingVersion(db, "task.limits"),
-    readSetting(db, "task.overrideMaxima"),
+    readSetting({ db }, { key: "task.limits" }),
+    readSettingVersion({ db }, { key: "task.limits" }),
+    readSetting({ db }, { key: "task.overrideMaxima" }),
   ]);
   const overrides = Object.fromEntries(
     OVERRIDABLE.flatMap((key) => (input[key] === undefined ? [] : [[key, input[key]]])),

@@ -94,24 +94,30 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
       sha: demo.sha,
     });
     stopForge = () => publication.forge.stop();
-    await writeSetting(db, {
-      key: "spend.ceilings",
-      value: {
-        globalMicros: 1_000_000_000_000,
-        perTaskMicros: 100_000_000,
-        monthlyGlobalMicros: null,
-        monthlyPerTaskMicros: null,
+    await writeSetting(
+      { db },
+      {
+        key: "spend.ceilings",
+        value: {
+          globalMicros: 1_000_000_000_000,
+          perTaskMicros: 100_000_000,
+          monthlyGlobalMicros: null,
+          monthlyPerTaskMicros: null,
+        },
+        actorId: null,
+        reason: "lifecycle bench",
       },
-      actorId: null,
-      reason: "lifecycle bench",
-    });
+    );
     // A loaded machine must not turn slowness into timeouts: the deadline is generous.
-    await writeSetting(db, {
-      key: "task.limits",
-      value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 900, memoryMb: 512 },
-      actorId: null,
-      reason: "lifecycle bench",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "task.limits",
+        value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 900, memoryMb: 512 },
+        actorId: null,
+        reason: "lifecycle bench",
+      },
+    );
     await setRelayUpstream({
       db,
       value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS },

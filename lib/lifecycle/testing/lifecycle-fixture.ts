@@ -140,18 +140,24 @@ export async function createLifecycleWorld(options: { allowWeakening?: boolean }
   );
   const demo = await writeDemoRepository(path.join(dataDir, "demo-src"));
   await addTargetRepository({ db }, { name: "demo/calculator", cloneUrl: demo.path, actorId: null });
-  await writeSetting(db, {
-    key: "spend.ceilings",
-    value: { globalMicros: 1_000_000_000, perTaskMicros: 100_000_000 },
-    actorId: null,
-    reason: "test setup",
-  });
-  await writeSetting(db, {
-    key: "guest.image",
-    value: { type: "smolmachine", reference: DEFAULT_GUEST_IMAGE },
-    actorId: null,
-    reason: "test setup",
-  });
+  await writeSetting(
+    { db },
+    {
+      key: "spend.ceilings",
+      value: { globalMicros: 1_000_000_000, perTaskMicros: 100_000_000 },
+      actorId: null,
+      reason: "test setup",
+    },
+  );
+  await writeSetting(
+    { db },
+    {
+      key: "guest.image",
+      value: { type: "smolmachine", reference: DEFAULT_GUEST_IMAGE },
+      actorId: null,
+      reason: "test setup",
+    },
+  );
   await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
   const ctx = { db, env, substrate: spySubstrate(adapter), pollIntervalMs: 150, readyTimeoutMs: 10_000 };
 
@@ -171,18 +177,24 @@ export async function createLifecycleWorld(options: { allowWeakening?: boolean }
     ctx,
     demoSha: demo.sha,
     async createDemoTask(options = {}) {
-      await writeSetting(db, {
-        key: "guest.agent",
-        value: { command: options.agentCommand ?? SCRIPTED_FIX },
-        actorId: null,
-        reason: "test setup",
-      });
-      await writeSetting(db, {
-        key: "task.limits",
-        value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 60, memoryMb: 512, ...options.limits },
-        actorId: null,
-        reason: "test setup",
-      });
+      await writeSetting(
+        { db },
+        {
+          key: "guest.agent",
+          value: { command: options.agentCommand ?? SCRIPTED_FIX },
+          actorId: null,
+          reason: "test setup",
+        },
+      );
+      await writeSetting(
+        { db },
+        {
+          key: "task.limits",
+          value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 60, memoryMb: 512, ...options.limits },
+          actorId: null,
+          reason: "test setup",
+        },
+      );
       // Changing the agent or the limits changes the configuration digest and closes the gate:
       // the world re-qualifies (a recorded passing run; the probes are proved in lib/probes).
       await qualifyForTests(db, env);

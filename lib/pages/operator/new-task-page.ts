@@ -10,8 +10,8 @@ export async function readNewTaskPage(deps: TPageDeps, input: { actor: Actor }) 
   const { db } = deps;
   const [repositories, limits, maxima, agents] = await Promise.all([
     listTargetRepositories({ db }),
-    readSetting(db, "task.limits"),
-    readSetting(db, "task.overrideMaxima"),
+    readSetting({ db }, { key: "task.limits" }),
+    readSetting({ db }, { key: "task.overrideMaxima" }),
     listAgentProfiles({ db }),
   ]);
   return { repositories, limits, maxima, agents };

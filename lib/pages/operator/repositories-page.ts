@@ -9,7 +9,7 @@ export async function readRepositoriesPage(deps: TPageDeps, input: { actor: Acto
   const { db } = deps;
   const [repositories, protectedPaths] = await Promise.all([
     listRepositoriesForOperator({ db }),
-    readSetting(db, "publish.protectedPaths"),
+    readSetting({ db }, { key: "publish.protectedPaths" }),
   ]);
   return { repositories, protectedPaths };
 }

@@ -17,8 +17,8 @@ export async function readSettingVersionPage(deps: TPageDeps, input: { actor: Ac
   if (!isSettingKey(key) || !Number.isInteger(version) || version < 1 || version > 1_000_000)
     throw new AppError("NOT_FOUND", "No such setting version.");
   const [row, previous] = await Promise.all([
-    readSettingVersionValue(db, { key, version }),
-    version > 1 ? readSettingVersionValue(db, { key, version: version - 1 }) : null,
+    readSettingVersionValue({ db }, { key, version }),
+    version > 1 ? readSettingVersionValue({ db }, { key, version: version - 1 }) : null,
   ]);
   if (!row) throw new AppError("NOT_FOUND", "No such setting version.");
   const author = row.actorId ? await db.user.findUnique({ where: { id: row.actorId }, select: { email: true } }) : null;

@@ -116,13 +116,16 @@ describe("readTaskPage (the operator's task page, one view model)", async () => 
 
     // A cap of 1 on the local substrate, taken by another task's slot: the queued task waits, and says on what.
     await db.task.create({ data: taskRow(repositoryId, { state: "running" }) });
-    await writeSetting(db, {
-      key: "machines.concurrency",
-      value: { maxMachines: null, bySubstrate: { local: 1 } },
-      actorId: null,
-      reason: "task page test",
-      via: "cli",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "machines.concurrency",
+        value: { maxMachines: null, bySubstrate: { local: 1 } },
+        actorId: null,
+        reason: "task page test",
+        via: "cli",
+      },
+    );
     expect((await read()).slotWait).toEqual({ inUse: 1, cap: 1, counts: "slots" });
   });
 
