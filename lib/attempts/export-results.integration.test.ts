@@ -128,7 +128,7 @@ describe("exportResults", async () => {
     fixtures.push(f);
     await writeSetting(
       { db },
-      { key: "review.anonymous", value: { enabled: true }, actorId: null, reason: "test setup" },
+      { key: "review.anonymous", value: { enabled: true }, actor: null, reason: "test setup" },
     );
     try {
       const rows = parseCsv((await exportResults({ db }, {})).csv);
@@ -141,7 +141,7 @@ describe("exportResults", async () => {
         {
           key: "review.anonymous",
           value: { enabled: false },
-          actorId: null,
+          actor: null,
           reason: "test setup",
         },
       );

@@ -24,7 +24,7 @@ beforeAll(async () => {
     {
       key: "dispatch",
       value: { enabled: false, mode: "off", closedReason: "term ends" },
-      actorId: alice,
+      actor: { userId: alice, email: "alice@audit.test", roles: ["operator"] },
       reason: "term starts",
     },
   );
@@ -33,7 +33,7 @@ beforeAll(async () => {
     {
       key: "task.retry",
       value: { maxAutomaticRetries: 2, backoffSeconds: 30 },
-      actorId: alice,
+      actor: { userId: alice, email: "alice@audit.test", roles: ["operator"] },
       reason: "test setup",
     },
   );

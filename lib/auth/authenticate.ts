@@ -7,11 +7,12 @@
  * with the right password: they sign in through the school's identity provider.
  */
 import { z } from "zod";
+import type { Actor } from "../contract/actor";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import { readSetting } from "../settings/operator-settings";
 import { getDummyHash, verifyPassword } from "./password";
-import { parseRoles, type Actor } from "./permissions";
+import { parseRoles } from "./permissions";
 import { clearFailures, findLockedUntil, recordFailure, throttleKey } from "./sign-in-throttle";
 
 export const ZCredentialsSchema = z.object({

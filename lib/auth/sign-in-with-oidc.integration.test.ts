@@ -28,7 +28,7 @@ describe("signInWithOidc", async () => {
     {
       key: "auth.oidc",
       value: { teacherGroups: ["teachers"], operatorGroups: ["it-staff"] },
-      actorId: null,
+      actor: null,
       reason: "test setup",
     },
   );
@@ -90,7 +90,7 @@ describe("signInWithOidc", async () => {
       {
         key: "auth.oidc",
         value: { teacherGroups: ["teachers"], operatorGroups: ["it-staff"], refuseWithoutGroup: false },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );
@@ -105,7 +105,7 @@ describe("signInWithOidc", async () => {
         {
           key: "auth.oidc",
           value: { teacherGroups: ["teachers"], operatorGroups: ["it-staff"] },
-          actorId: null,
+          actor: null,
           reason: "test setup",
         },
       );
@@ -118,7 +118,7 @@ describe("signInWithOidc", async () => {
       {
         key: "auth.oidc",
         value: { groupsClaim: "roles", teacherGroups: ["/staff/teachers"], operatorGroups: [] },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );
@@ -133,7 +133,7 @@ describe("signInWithOidc", async () => {
         {
           key: "auth.oidc",
           value: { teacherGroups: ["teachers"], operatorGroups: ["it-staff"] },
-          actorId: null,
+          actor: null,
           reason: "test setup",
         },
       );
@@ -229,7 +229,7 @@ describe("local sign-in limited to operators (auth.oidc.localSignIn)", async () 
       {
         key: "auth.oidc",
         value: { localSignIn: "operatorsOnly" },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );

@@ -8,11 +8,12 @@
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
+import type { Actor, TRole } from "../contract/actor";
 import type { Db, DbTx } from "../db/client";
 import { readSetting } from "../settings/operator-settings";
 import type { TOidcSetting } from "../settings/setting-schemas";
 import { generatePassword, hashPassword } from "./password";
-import { parseRoles, type Actor, type TRole } from "./permissions";
+import { parseRoles } from "./permissions";
 
 /** The ID token claims we read; everything else in the token is ignored. */
 const ZOidcClaimsSchema = z.object({

@@ -342,7 +342,7 @@ describe("importCandidate: disagreements fail closed", () => {
           defaultPatterns: [...DEFAULT_PROTECTED_PATH_PATTERNS],
           repositories: { [fx.repository]: { allowed: [".github/workflows/**"] } },
         },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );
@@ -365,7 +365,7 @@ describe("importCandidate: disagreements fail closed", () => {
         {
           key: "publish.protectedPaths",
           value: DEFAULT_PROTECTED_PATHS_SETTING,
-          actorId: null,
+          actor: null,
           reason: "test setup",
         },
       );

@@ -56,7 +56,7 @@ export async function seedDemoEnvironment(options: TSeedDemoOptions): Promise<vo
     }
     await addTargetRepository(
       { db },
-      { name: DEMO_REPOSITORY, cloneUrl: `${options.forgeUrl}/${DEMO_REPOSITORY}.git`, actorId: null },
+      { name: DEMO_REPOSITORY, cloneUrl: `${options.forgeUrl}/${DEMO_REPOSITORY}.git`, actor: null },
     );
     logInfo("demo target seeded", { repository: DEMO_REPOSITORY });
   }
@@ -71,14 +71,14 @@ export async function seedDemoEnvironment(options: TSeedDemoOptions): Promise<vo
     }
     await addTargetRepository(
       { db },
-      { name: GREETER_REPOSITORY, cloneUrl: `${options.forgeUrl}/${GREETER_REPOSITORY}.git`, actorId: null },
+      { name: GREETER_REPOSITORY, cloneUrl: `${options.forgeUrl}/${GREETER_REPOSITORY}.git`, actor: null },
     );
     await setRepositorySetup(
       { db },
       {
         name: GREETER_REPOSITORY,
         recipe: { v: 1, kind: "npm-ci", registries: [options.demoRegistryUrl] },
-        actorId: null,
+        actor: null,
       },
     );
     logInfo("demo target with dependencies seeded", {
@@ -112,5 +112,5 @@ export async function seedDemoEnvironment(options: TSeedDemoOptions): Promise<vo
     });
   }
   if (!(await getActiveManifest(db)))
-    await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
+    await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actor: null });
 }

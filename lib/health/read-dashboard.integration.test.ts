@@ -32,7 +32,7 @@ describe("readDashboard", async () => {
       {
         key: "machines.concurrency",
         value: { maxMachines: 2, bySubstrate: {} },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );
@@ -47,7 +47,7 @@ describe("readDashboard", async () => {
       {
         key: "machines.concurrency",
         value: { maxMachines: 2, bySubstrate: { local: 3 } },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );

@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Actor } from "../auth/permissions";
+import type { Actor } from "../contract/actor";
 import { DEMO_ISSUE } from "../demo/demo-target";
 import { runGit } from "../git/run-git";
 import { PROJECT_ROOT } from "../project-root";
@@ -154,7 +154,7 @@ beforeAll(async () => {
     {
       key: "machines.concurrency",
       value: { maxMachines: MACHINE_CAP, bySubstrate: {} },
-      actorId: null,
+      actor: null,
       reason: "test setup",
     },
   );
@@ -181,7 +181,7 @@ describe("two worker processes on one database", () => {
           issueNumber: DEMO_ISSUE.number,
           issueTitle: DEMO_ISSUE.title,
           prompt: DEMO_ISSUE.body,
-          actorId: null,
+          actor: null,
         },
       );
       taskIds.push(task.id);

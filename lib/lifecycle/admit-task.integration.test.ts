@@ -53,7 +53,7 @@ describe("admission to provisioning", async () => {
       {
         key: "machines.concurrency",
         value: { maxMachines, bySubstrate },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );

@@ -45,7 +45,7 @@ describe("operator retry", () => {
     const before = await world.db.task.findUniqueOrThrow({ where: { id: taskId } });
     expect(before.errorCode).toBe("SUBSTRATE_INTERNAL");
 
-    const outcome = await retryTask({ db: world.db }, { taskId, reason: "provider had a bad minute", actorId: null });
+    const outcome = await retryTask({ db: world.db }, { taskId, reason: "provider had a bad minute", actor: null });
     expect(outcome).toMatchObject({ attempt: 1, from: "blocked", to: "queued" });
     expect(outcome.operationId).not.toBe(before.operationId);
     const queued = await world.db.task.findUniqueOrThrow({ where: { id: taskId } });
@@ -104,10 +104,10 @@ describe("operator retry", () => {
 
   it("refuses a task that is not blocked or failed, and a retry without a reason", async () => {
     const taskId = await world.createDemoTask();
-    await expect(retryTask({ db: world.db }, { taskId, reason: "again please", actorId: null })).rejects.toMatchObject({
+    await expect(retryTask({ db: world.db }, { taskId, reason: "again please", actor: null })).rejects.toMatchObject({
       code: "STATE_CONFLICT",
     });
-    await expect(retryTask({ db: world.db }, { taskId, reason: "", actorId: null })).rejects.toMatchObject({
+    await expect(retryTask({ db: world.db }, { taskId, reason: "", actor: null })).rejects.toMatchObject({
       code: "VALIDATION_FAILED",
     });
     await world.db.task.update({ where: { id: taskId }, data: { state: "failed" } });
@@ -121,7 +121,7 @@ describe("automatic retry", () => {
       {
         key: "task.retry",
         value: { maxAutomaticRetries: 1, backoffSeconds: 60 },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );
@@ -133,7 +133,7 @@ describe("automatic retry", () => {
 
     expect(await listDueAutomaticRetries({ db: world.db }, { now: new Date(), take: 10 })).not.toContain(taskId);
     await expect(
-      retryTask({ db: world.db }, { taskId, reason: "transient", actorId: null, isAutomatic: true }),
+      retryTask({ db: world.db }, { taskId, reason: "transient", actor: null, isAutomatic: true }),
     ).rejects.toMatchObject({
       code: "STATE_CONFLICT",
     });
@@ -142,7 +142,7 @@ describe("automatic retry", () => {
     expect(await listDueAutomaticRetries({ db: world.db }, { now: later, take: 10 })).toContain(taskId);
     await retryTask(
       { db: world.db, now: () => later },
-      { taskId, reason: "transient", actorId: null, isAutomatic: true },
+      { taskId, reason: "transient", actor: null, isAutomatic: true },
     );
     expect(await world.db.task.findUniqueOrThrow({ where: { id: taskId } })).toMatchObject({
       state: "queued",
@@ -163,7 +163,7 @@ describe("automatic retry", () => {
       {
         key: "task.retry",
         value: { maxAutomaticRetries: 2, backoffSeconds: 1 },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );

@@ -82,7 +82,7 @@ describe("a task's limits snapshot is held to the qualified configuration", () =
       {
         key: "task.limits",
         value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 60, memoryMb: 512 },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );

@@ -156,7 +156,7 @@ describe("collectMetrics (real PostgreSQL)", () => {
       {
         key: "machines.concurrency",
         value: { maxMachines: 5, bySubstrate: {} },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );

@@ -29,7 +29,7 @@ describe("readSettingPanels", async () => {
       {
         key: "relay.pricing",
         value,
-        actorId: operator.id,
+        actor: { userId: operator.id, email: operator.email, roles: ["operator"] },
         reason: "the school's price",
         via: "web",
       },

@@ -44,7 +44,7 @@ afterAll(async () => {
 
 /** A completed run for the configuration in force now: every probe passed, or P2 failed. */
 async function recordRun(env: TEnv, outcome: "passed" | "failed"): Promise<string> {
-  const run = await requestProbeRun({ db, env }, { probes: [...PROBE_IDS], actorId: null, isRunByCaller: true });
+  const run = await requestProbeRun({ db, env }, { probes: [...PROBE_IDS], actor: null, isRunByCaller: true });
   const now = new Date();
   await db.probeResult.updateMany({
     where: { runId: run.id },
@@ -74,7 +74,7 @@ async function recordRun(env: TEnv, outcome: "passed" | "failed"): Promise<strin
 describe("the gate reads the latest completed run for its digest", () => {
   it("a passing run opens the gate; a later failing run for the same digest closes it, recorded and audited", async () => {
     const passing = await recordRun(localEnv, "passed");
-    const opened = await setDispatch({ db, env: localEnv }, { mode: "development", actorId: null, via: "test" });
+    const opened = await setDispatch({ db, env: localEnv }, { mode: "development", actor: null, via: "test" });
     expect(opened).toMatchObject({ isOpen: true, openedByRunId: passing });
 
     const failing = await recordRun(localEnv, "failed");
@@ -85,15 +85,15 @@ describe("the gate reads the latest completed run for its digest", () => {
     expect(audit?.detail).toMatchObject({ reason: expect.stringContaining(failing) });
     // and it cannot be turned on again on the strength of the earlier pass
     await expect(
-      setDispatch({ db, env: localEnv }, { mode: "development", actorId: null, via: "test" }),
+      setDispatch({ db, env: localEnv }, { mode: "development", actor: null, via: "test" }),
     ).rejects.toMatchObject({
       code: "DISPATCH_NOT_QUALIFIED",
     });
     // a newer passing run qualifies the digest again
     await recordRun(localEnv, "passed");
-    expect(await setDispatch({ db, env: localEnv }, { mode: "development", actorId: null, via: "test" })).toMatchObject(
-      { isOpen: true },
-    );
+    expect(await setDispatch({ db, env: localEnv }, { mode: "development", actor: null, via: "test" })).toMatchObject({
+      isOpen: true,
+    });
   });
 });
 
@@ -107,7 +107,7 @@ describe("the probe external targets are a digest input", () => {
       {
         key: "probe.externalTargets",
         value: { targets: [{ label: "metadata", host: "169.254.169.254", port: 80, protocol: "tcp" }] },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );
@@ -132,13 +132,13 @@ describe("production dispatch on a hosted substrate", () => {
       {
         key: "probe.externalTargets",
         value: { targets: [] },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );
     await recordRun(hostedEnv, "passed");
     await expect(
-      setDispatch({ db, env: hostedEnv }, { mode: "production", actorId: null, via: "test" }),
+      setDispatch({ db, env: hostedEnv }, { mode: "production", actor: null, via: "test" }),
     ).rejects.toMatchObject({
       code: "DISPATCH_EXTERNAL_TARGETS_MISSING",
       message: expect.stringMatching(/probe\.externalTargets/),
@@ -151,17 +151,15 @@ describe("production dispatch on a hosted substrate", () => {
       {
         key: "probe.externalTargets",
         value: { targets: [{ label: "public", host: "192.0.2.1", port: 443, protocol: "tcp" }] },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );
     await recordRun(hostedEnv, "passed");
-    expect(await setDispatch({ db, env: hostedEnv }, { mode: "production", actorId: null, via: "test" })).toMatchObject(
-      {
-        isOpen: true,
-        mode: "production",
-      },
-    );
+    expect(await setDispatch({ db, env: hostedEnv }, { mode: "production", actor: null, via: "test" })).toMatchObject({
+      isOpen: true,
+      mode: "production",
+    });
   });
 });
 
@@ -188,12 +186,12 @@ describe("the substrate's limits mode is a digest input", () => {
       {
         key: "probe.externalTargets",
         value: { targets: [] },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );
     await recordRun(env, "passed");
-    expect(await setDispatch({ db, env }, { mode: "development", actorId: null, via: "test" })).toMatchObject({
+    expect(await setDispatch({ db, env }, { mode: "development", actor: null, via: "test" })).toMatchObject({
       isOpen: true,
     });
 
@@ -210,7 +208,7 @@ describe("the substrate's limits mode is a digest input", () => {
 
       // Qualified with the mode: open, and the gate's configuration records it.
       await recordRun(env, "passed");
-      const opened = await setDispatch({ db, env }, { mode: "development", actorId: null, via: "test" });
+      const opened = await setDispatch({ db, env }, { mode: "development", actor: null, via: "test" });
       expect(opened.isOpen).toBe(true);
       expect(opened.config?.substrate.limitsMode).toEqual(health.limitsMode);
     } finally {

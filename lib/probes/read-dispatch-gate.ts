@@ -42,7 +42,7 @@ export async function readDispatchGate(deps: { db: Db; env: TEnv }): Promise<TDi
   }
   const closed: TDispatchSetting = { ...DISPATCH_CLOSED, closedReason: reason, changedAt: new Date().toISOString() };
   await db.$transaction(async (tx) => {
-    await writeSetting({ db: tx }, { key: "dispatch", value: closed, actorId: null, reason, via: "dispatch-gate" });
+    await writeSetting({ db: tx }, { key: "dispatch", value: closed, actor: null, reason, via: "dispatch-gate" });
     await recordAudit(tx, {
       actorId: null,
       action: "dispatch.close",

@@ -100,7 +100,7 @@ describe("relay chat, tokens and model spend against real PostgreSQL", async () 
       {
         key: "relay.pricing",
         value: { inputMicrosPerMTok: 2_000_000, outputMicrosPerMTok: 8_000_000 },
-        actorId: null,
+        actor: null,
         reason: "test",
       },
     );
@@ -110,7 +110,7 @@ describe("relay chat, tokens and model spend against real PostgreSQL", async () 
       {
         key: "relay.pricing",
         value: { inputMicrosPerMTok: 0, outputMicrosPerMTok: 0 },
-        actorId: null,
+        actor: null,
         reason: "test",
       },
     );
@@ -151,7 +151,7 @@ describe("relay chat, tokens and model spend against real PostgreSQL", async () 
       {
         key: "relay.pricing",
         value: { inputMicrosPerMTok: 0, outputMicrosPerMTok: 0 },
-        actorId: null,
+        actor: null,
         reason: "test",
       },
     );
@@ -258,7 +258,7 @@ describe("relay chat, tokens and model spend against real PostgreSQL", async () 
       {
         key: "relay.pricing",
         value: { inputMicrosPerMTok: 1_000_000, outputMicrosPerMTok: 4_000_000 },
-        actorId: null,
+        actor: null,
         reason: "test",
       },
     );
@@ -268,7 +268,7 @@ describe("relay chat, tokens and model spend against real PostgreSQL", async () 
       monthlyGlobalMicros: 5_000_000,
       monthlyPerTaskMicros: null,
     };
-    await writeSetting({ db }, { key: "spend.ceilings", value: ceilings, actorId: null, reason: "test" });
+    await writeSetting({ db }, { key: "spend.ceilings", value: ceilings, actor: null, reason: "test" });
     const accountOf = async () => {
       const row = await db.spendAccount.findUnique({ where: { scope: "global" } });
       return { reserved: Number(row?.reservedMicros ?? 0n), spent: Number(row?.spentMicros ?? 0n) };
@@ -318,7 +318,7 @@ describe("relay chat, tokens and model spend against real PostgreSQL", async () 
         {
           key: "relay.pricing",
           value: { inputMicrosPerMTok: 0, outputMicrosPerMTok: 0 },
-          actorId: null,
+          actor: null,
           reason: "test",
         },
       );

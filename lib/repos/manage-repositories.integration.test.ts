@@ -28,7 +28,7 @@ const issue = {
   issueNumber: DEMO_ISSUE.number,
   issueTitle: DEMO_ISSUE.title,
   prompt: DEMO_ISSUE.body,
-  actorId: null,
+  actor: null,
 };
 
 beforeAll(async () => {
@@ -36,7 +36,7 @@ beforeAll(async () => {
   dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-repos-"));
   env = parseEnv({ DATA_DIR: dataDir, NODE_ENV: "test" });
   const demo = await writeDemoRepository(path.join(dataDir, "demo-src"));
-  repoId = (await addTargetRepository({ db }, { name: "demo/calculator", cloneUrl: demo.path, actorId: null })).id;
+  repoId = (await addTargetRepository({ db }, { name: "demo/calculator", cloneUrl: demo.path, actor: null })).id;
 });
 
 afterAll(async () => {
@@ -50,7 +50,7 @@ describe("per-task limits", () => {
       {
         key: "task.limits",
         value: { ...DEFAULT_TASK_LIMITS, cpus: 2 },
-        actorId: null,
+        actor: null,
         reason: "version one",
       },
     );
@@ -65,7 +65,7 @@ describe("per-task limits", () => {
       {
         key: "task.overrideMaxima",
         value: { wallClockSeconds: 1200, cpus: 4, memoryMb: 2048, diskGb: 4 },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );
@@ -89,16 +89,13 @@ describe("repositories", () => {
   it("a disabled repository takes no new task, and is audited with the reason", async () => {
     await setRepositoryDisabled(
       { db },
-      { repositoryId: repoId, isDisabled: "true", reason: "course ended", actorId: null },
+      { repositoryId: repoId, isDisabled: "true", reason: "course ended", actor: null },
     );
     await expect(createTask({ db, env }, issue)).rejects.toMatchObject({
       code: "STATE_CONFLICT",
       message: expect.stringContaining("disabled"),
     });
-    await setRepositoryDisabled(
-      { db },
-      { repositoryId: repoId, isDisabled: "false", reason: "new term", actorId: null },
-    );
+    await setRepositoryDisabled({ db }, { repositoryId: repoId, isDisabled: "false", reason: "new term", actor: null });
     expect(
       (
         await db.auditLog.findMany({
@@ -117,7 +114,7 @@ describe("repositories", () => {
         allowed: ".github/workflows/test.yml\n",
         patterns: "",
         reason: "CI owned by the class",
-        actorId: null,
+        actor: null,
       },
     );
     expect((await readSetting({ db }, { key: "publish.protectedPaths" })).repositories["demo/calculator"]).toEqual({
@@ -126,7 +123,7 @@ describe("repositories", () => {
     await expect(
       setRepositoryProtectedPaths(
         { db },
-        { repositoryId: repoId, allowed: "../escape", patterns: "", reason: "bad", actorId: null },
+        { repositoryId: repoId, allowed: "../escape", patterns: "", reason: "bad", actor: null },
       ),
     ).rejects.toMatchObject({
       code: "VALIDATION_FAILED",

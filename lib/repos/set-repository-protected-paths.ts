@@ -5,6 +5,7 @@
  * registry, so it is versioned and audited with before/after like every setting.
  */
 import { z } from "zod";
+import type { Actor } from "../contract/actor";
 import { ZAuditReasonSchema } from "../contract/audit-reason";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
@@ -34,7 +35,7 @@ export const ZSetRepositoryProtectedPathsSchema = z
 
 export async function setRepositoryProtectedPaths(
   deps: { db: Db },
-  { actorId, ...fields }: z.input<typeof ZSetRepositoryProtectedPathsSchema> & { actorId: string | null },
+  { actor, ...fields }: z.input<typeof ZSetRepositoryProtectedPathsSchema> & { actor: Actor | null },
 ) {
   const input = parseOrThrow(ZSetRepositoryProtectedPathsSchema, fields, {
     code: "VALIDATION_FAILED",
@@ -50,7 +51,7 @@ export async function setRepositoryProtectedPaths(
     return await writeSetting(deps, {
       key: "publish.protectedPaths",
       value: { ...current, repositories },
-      actorId,
+      actor,
       reason: `${repo.name}: ${input.reason}`,
       via: "web",
     });

@@ -64,7 +64,7 @@ describe("decideCandidate", async () => {
       {
         key: "review.separationOfDuties",
         value: { enabled: false },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );
@@ -76,7 +76,7 @@ describe("decideCandidate", async () => {
         {
           key: "review.separationOfDuties",
           value: { enabled: true },
-          actorId: null,
+          actor: null,
           reason: "test setup",
         },
       );

@@ -7,10 +7,10 @@
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
+import type { Actor } from "../contract/actor";
 import type { Db, DbTx } from "../db/client";
 import { AppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";
-import type { Actor } from "../auth/permissions";
 import { can } from "../auth/permissions";
 import { transitionTaskIn } from "../tasks/transition-task";
 import { notifyWorkReady } from "../db/work-ready";

@@ -8,6 +8,7 @@
  * settings whose parts differ.
  */
 import { recordAudit } from "../audit";
+import { actorIdOf, type Actor } from "../contract/actor";
 import type { Db, DbTx } from "../db/client";
 import { getEnv } from "../env";
 import { ZAuditReasonSchema } from "../contract/audit-reason";
@@ -77,7 +78,7 @@ export function settingFieldErrors(
 export type TWriteSettingInput<K extends TSettingKey> = {
   key: K;
   value: unknown;
-  actorId: string | null;
+  actor: Actor | null;
   /** Why (the audit-reason rule, lib/contract/audit-reason.ts): required of every writer, the system's included. */
   reason: string;
   via?: string;
@@ -124,6 +125,7 @@ export async function writeSetting<K extends TSettingKey>(
   }
   checkCredentialFiles(input.key, parsed.data as TSettingParsed<K>, input.dataDir);
   const value = parsed.data as object;
+  const actorId = actorIdOf(input.actor);
   const write = async (tx: DbTx) => {
     // The row lock makes version numbers of one key serial: two concurrent saves cannot both be "version n".
     await tx.$executeRaw`insert into "OperatorSetting" (key, value, "updatedAt") values (${input.key}, 'null'::jsonb, now()) on conflict (key) do nothing`;
@@ -135,12 +137,12 @@ export async function writeSetting<K extends TSettingKey>(
       select: { version: true },
     });
     const version = (previous?.version ?? 0) + 1;
-    await tx.operatorSetting.update({ where: { key: input.key }, data: { value, updatedById: input.actorId } });
+    await tx.operatorSetting.update({ where: { key: input.key }, data: { value, updatedById: actorId } });
     await tx.settingVersion.create({
-      data: { key: input.key, version, value, actorId: input.actorId, reason: reason.data },
+      data: { key: input.key, version, value, actorId, reason: reason.data },
     });
     await recordAudit(tx, {
-      actorId: input.actorId,
+      actorId,
       action: "setting.write",
       targetType: "setting",
       targetId: input.key,

@@ -4,6 +4,7 @@
  * refused value writes nothing; concurrent saves of one key get distinct versions.
  */
 import { beforeAll, describe, expect, it } from "vitest";
+import type { Actor } from "../contract/actor";
 import { DEFAULT_TASK_LIMITS } from "../contract/limits";
 import type { Db } from "../db/client";
 import { createTestDatabase } from "../testing/test-database";
@@ -11,12 +12,14 @@ import { readSetting, readSettingVersion, readSettingVersionValue, writeSetting 
 
 let db: Db;
 let actorId: string;
+let actor: Actor;
 
 beforeAll(async () => {
   ({ db } = await createTestDatabase());
   actorId = (
     await db.user.create({ data: { email: "op@versions.test", name: "op", passwordHash: "x", roles: ["operator"] } })
   ).id;
+  actor = { userId: actorId, email: "op@versions.test", roles: ["operator"] };
 });
 
 describe("setting versions", () => {
@@ -27,7 +30,7 @@ describe("setting versions", () => {
       {
         key: "task.limits",
         value: { ...DEFAULT_TASK_LIMITS, cpus: 2 },
-        actorId,
+        actor,
         reason: "more cpu for the robotics class",
       },
     );
@@ -36,7 +39,7 @@ describe("setting versions", () => {
       {
         key: "task.limits",
         value: { ...DEFAULT_TASK_LIMITS, cpus: 3 },
-        actorId,
+        actor,
         reason: "even more",
       },
     );
@@ -72,7 +75,7 @@ describe("setting versions", () => {
         {
           key: "task.limits",
           value: { ...DEFAULT_TASK_LIMITS, cpus: 0, memoryMb: 1 },
-          actorId,
+          actor,
           reason: "test setup",
         },
       ),
@@ -86,7 +89,7 @@ describe("setting versions", () => {
   it("refuses a write without a reason, or with one under three characters, and writes nothing", async () => {
     for (const reason of ["", "  ", "ab"]) {
       await expect(
-        writeSetting({ db }, { key: "task.limits", value: DEFAULT_TASK_LIMITS, actorId, reason }),
+        writeSetting({ db }, { key: "task.limits", value: DEFAULT_TASK_LIMITS, actor, reason }),
       ).rejects.toMatchObject({
         code: "VALIDATION_FAILED",
         details: { fieldErrors: { reason: [expect.stringMatching(/at least 3 characters/)] } },
@@ -94,7 +97,7 @@ describe("setting versions", () => {
     }
     // a bad value and a missing reason are reported together, each under its field
     await expect(
-      writeSetting({ db }, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, cpus: 0 }, actorId, reason: "" }),
+      writeSetting({ db }, { key: "task.limits", value: { ...DEFAULT_TASK_LIMITS, cpus: 0 }, actor, reason: "" }),
     ).rejects.toMatchObject({ details: { fieldErrors: { cpus: [expect.any(String)], reason: [expect.any(String)] } } });
     expect(await readSettingVersion({ db }, { key: "task.limits" })).toBe(2);
   });
@@ -107,7 +110,7 @@ describe("setting versions", () => {
           {
             key: "task.retry",
             value: { maxAutomaticRetries: n, backoffSeconds: 10 },
-            actorId,
+            actor,
             reason: "test setup",
           },
         ),

@@ -78,7 +78,7 @@ describe("spend ceilings", () => {
           monthlyGlobalMicros: 1_000_000,
           monthlyPerTaskMicros: null,
         },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );
@@ -127,7 +127,7 @@ describe("spend ceilings", () => {
           monthlyGlobalMicros: null,
           monthlyPerTaskMicros: 500_000,
         },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );
@@ -152,7 +152,7 @@ describe("spend ceilings", () => {
           globalMicros: Number(committed.reservedMicros + committed.spentMicros) + 100,
           perTaskMicros: 100_000_000,
         },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );

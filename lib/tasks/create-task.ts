@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { recordAudit } from "../audit";
+import { actorIdOf, type Actor } from "../contract/actor";
 import { MAX_PROMPT_CHARS } from "../contract/task-request";
 import type { Db, DbTx } from "../db/client";
 import type { TEnv } from "../env";
@@ -153,7 +154,7 @@ export async function insertTaskIn(
 
 export async function createTask(
   deps: { db: Db; env: TEnv },
-  { actorId, ...fields }: TCreateTaskInput & { actorId: string | null },
+  { actor, ...fields }: TCreateTaskInput & { actor: Actor | null },
 ) {
   const prepared = await prepareTask(deps, fields);
   // The profile's current version now: the task keeps it even when the profile is edited later.
@@ -161,5 +162,5 @@ export async function createTask(
   const agent = version
     ? { agentProfileVersionId: version.id, name: version.profile.name, version: version.version }
     : undefined;
-  return deps.db.$transaction((tx) => insertTaskIn(tx, prepared, { actorId, agent }));
+  return deps.db.$transaction((tx) => insertTaskIn(tx, prepared, { actorId: actorIdOf(actor), agent }));
 }

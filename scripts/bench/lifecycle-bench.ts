@@ -86,7 +86,7 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
     };
 
     const demo = await writeDemoRepository(path.join(dataDir, "demo-src"));
-    await addTargetRepository({ db }, { name: DEMO_REPOSITORY, cloneUrl: demo.path, actorId: null });
+    await addTargetRepository({ db }, { name: DEMO_REPOSITORY, cloneUrl: demo.path, actor: null });
     const publication = await setUpPublication(db, {
       dataDir,
       repository: DEMO_REPOSITORY,
@@ -104,7 +104,7 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
           monthlyGlobalMicros: null,
           monthlyPerTaskMicros: null,
         },
-        actorId: null,
+        actor: null,
         reason: "lifecycle bench",
       },
     );
@@ -114,7 +114,7 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
       {
         key: "task.limits",
         value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 900, memoryMb: 512 },
-        actorId: null,
+        actor: null,
         reason: "lifecycle bench",
       },
     );
@@ -124,7 +124,7 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
       reason: "lifecycle bench",
       via: "lifecycle-bench",
     });
-    await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
+    await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actor: null });
     await qualifyForTests(db, createEnv);
     const liveAtProvider = async () =>
       ((await substrate.admin("GET", "/admin/machines")).json as { machineCount: number }).machineCount;

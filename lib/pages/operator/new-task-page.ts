@@ -1,6 +1,6 @@
 /** The operator's new-task page (`/operator/tasks/new`): the repositories, the limits and their override maxima, the agent profiles. */
 import { listAgentProfiles } from "../../agents/agent-profiles.repo";
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { listTargetRepositories } from "../../repos/target-repositories";
 import { readSetting } from "../../settings/operator-settings";
 import { assertMayRead, type TPageDeps } from "../page-deps";

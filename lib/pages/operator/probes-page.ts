@@ -3,7 +3,8 @@
  * newest 20 qualification runs with the one asked for (else the newest) selected, whether the page
  * refreshes itself, and its setting panels.
  */
-import { can, type Actor } from "../../auth/permissions";
+import { can } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { listProbeRuns } from "../../probes/probe-run.repo";
 import { readDispatchGate } from "../../probes/read-dispatch-gate";
 import { assertMayRead, type TPageDeps } from "../page-deps";

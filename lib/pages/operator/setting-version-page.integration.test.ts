@@ -19,7 +19,7 @@ describe("readSettingVersionPage", async () => {
         {
           key: "relay.pricing",
           value: { inputMicrosPerMTok, outputMicrosPerMTok: 0 },
-          actorId: author.id,
+          actor: { userId: author.id, email: author.email, roles: ["operator"] },
           reason: "a new price",
           via: "web",
         },

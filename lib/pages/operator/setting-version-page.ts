@@ -3,7 +3,7 @@
  * before it (for the diff), who saved it. A key that is not a setting's or a version that is not
  * one is NOT_FOUND, as is a version never saved.
  */
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { AppError } from "../../errors";
 import { readSettingVersionValue } from "../../settings/operator-settings";
 import { isSettingKey } from "../../settings/setting-registry";

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { parseEnv } from "../../env";
 import { createReviewFixture, type TReviewFixture } from "../../review/testing/review-fixture";
 import { writeSetting } from "../../settings/operator-settings";
@@ -121,7 +121,7 @@ describe("readTaskPage (the operator's task page, one view model)", async () => 
       {
         key: "machines.concurrency",
         value: { maxMachines: null, bySubstrate: { local: 1 } },
-        actorId: null,
+        actor: null,
         reason: "task page test",
         via: "cli",
       },

@@ -116,7 +116,7 @@ beforeAll(async () => {
     {
       key: "spend.ceilings",
       value: { globalMicros: 1_000_000_000, perTaskMicros: 1_000_000_000 },
-      actorId: null,
+      actor: null,
       reason: "test setup",
     },
   );
@@ -220,7 +220,7 @@ describe("SmolCloud adapter over HTTP", () => {
       {
         key: "spend.ceilings",
         value: { globalMicros: committed + 5 * RESERVATION + RESERVATION / 2, perTaskMicros: 1_000_000_000 },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );
@@ -239,7 +239,7 @@ describe("SmolCloud adapter over HTTP", () => {
       {
         key: "spend.ceilings",
         value: { globalMicros: 1_000_000_000, perTaskMicros: 1_000_000_000 },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );
@@ -252,7 +252,7 @@ describe("SmolCloud adapter over HTTP", () => {
       {
         key: "spend.ceilings",
         value: { globalMicros: 1_000_000_000, perTaskMicros: RESERVATION + 1000 },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );
@@ -266,7 +266,7 @@ describe("SmolCloud adapter over HTTP", () => {
       {
         key: "spend.ceilings",
         value: { globalMicros: 1_000_000_000, perTaskMicros: 1_000_000_000 },
-        actorId: null,
+        actor: null,
         reason: "test setup",
       },
     );

@@ -19,7 +19,7 @@ describe("schoolcore audit list", async () => {
     {
       key: "task.retry",
       value: { maxAutomaticRetries: 3, backoffSeconds: 5 },
-      actorId: op.id,
+      actor: { userId: op.id, email: op.email, roles: ["operator"] },
       reason: "flaky provider week",
     },
   );

@@ -78,7 +78,7 @@ export const settingsSet: Command = {
       throw new UsageError("--value is not valid JSON");
     }
     const saved = await withDatabase(context, ({ db }) =>
-      writeSetting({ db }, { key, value, actorId: null, reason: values.reason ?? "", via: "cli" }),
+      writeSetting({ db }, { key, value, actor: null, reason: values.reason ?? "", via: "cli" }),
     );
     printResult(context.isJson, { key, value: saved }, () => `${key} saved`);
   },
