@@ -169,17 +169,6 @@ export function folderEdges(result: ICruiseResult): Map<string, Set<string>> {
   return edges;
 }
 
-/**
- * Entry points app/ or the CLI call that still take the database positionally or more than two
- * parameters (issue 28, item 7): known debt, named one by one. The check fails when a new one
- * appears and when one listed here is converted (so the list only shrinks).
- */
-const ENTRY_POINTS_NOT_YET_DEPS_INPUT = new Set<string>([
-  "lib/settings/operator-settings.ts#readSetting",
-  "lib/settings/operator-settings.ts#readSettingVersion",
-  "lib/settings/operator-settings.ts#writeSetting",
-]);
-
 function sourceFilesUnder(folder: string, keep: (file: string) => boolean): TSourceFile[] {
   return (fs.readdirSync(folder, { recursive: true }) as string[])
     .map((relative) => path.posix.join(folder, relative.split(path.sep).join("/")))
@@ -196,10 +185,7 @@ export function viewModelProblems(): string[] {
     ...sourceFilesUnder("components", () => true),
     ...sourceFilesUnder("scripts/cli", () => true),
   ];
-  return [
-    ...pageProblems(callers, (file) => libFiles.has(file)),
-    ...entryPointProblems(callers, libFiles, ENTRY_POINTS_NOT_YET_DEPS_INPUT),
-  ];
+  return [...pageProblems(callers, (file) => libFiles.has(file)), ...entryPointProblems(callers, libFiles)];
 }
 
 async function main() {

@@ -19,6 +19,12 @@
  *   destructured object, or is typed `Db`/`DbTx`/`T…Deps`), takes `(deps)` or `(deps, input)`:
  *   the database inside a deps object, never as a positional parameter, and at most two parameters.
  *   Every exported function of `lib/pages/` is checked the same way.
+ * - `entry-point-takes-actor-id` — no such entry point's input declares an `actorId`: a signed-in
+ *   user is passed into lib as `actor: Actor | null` (lib/contract/actor.ts, null = the system),
+ *   and the use case records `actorIdOf(actor)`. Each parameter's type is followed through
+ *   intersections, unions and the type aliases and interfaces of its own file or of the lib file it
+ *   imports them from; a destructured `actorId` counts too. Stores below the use cases (a
+ *   `*.repo.ts`, the audit writer) keep their `actorId`: they record an id, and app/ never calls them.
  */
 import path from "node:path";
 import ts from "typescript";
@@ -156,16 +162,80 @@ export function entryPointShapeProblem(fn: TFunctionShape, isAlwaysEntryPoint = 
   return null;
 }
 
+type TLibLookup = { libFiles: ReadonlyMap<string, TSourceFile>; parsed: Map<string, ts.SourceFile> };
+
+function parsedLib(lookup: TLibLookup, file: string): ts.SourceFile | undefined {
+  const text = lookup.libFiles.get(file);
+  if (!text) return undefined;
+  if (!lookup.parsed.has(file))
+    lookup.parsed.set(file, ts.createSourceFile(file, text.text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS));
+  return lookup.parsed.get(file);
+}
+
+/** The type alias or interface `name` declares in `source`, or the one it imports under that name from lib/. */
+function findTypeDeclaration(
+  lookup: TLibLookup,
+  source: ts.SourceFile,
+  name: string,
+): { node: ts.TypeAliasDeclaration | ts.InterfaceDeclaration; source: ts.SourceFile } | undefined {
+  for (const statement of source.statements) {
+    if ((ts.isTypeAliasDeclaration(statement) || ts.isInterfaceDeclaration(statement)) && statement.name.text === name)
+      return { node: statement, source };
+    if (!ts.isImportDeclaration(statement) || !ts.isStringLiteral(statement.moduleSpecifier)) continue;
+    const bindings = statement.importClause?.namedBindings;
+    if (!bindings || !ts.isNamedImports(bindings)) continue;
+    const element = bindings.elements.find((e) => e.name.text === name);
+    if (!element) continue;
+    const libModule = resolveLibModule(source.fileName, statement.moduleSpecifier.text, (f) => lookup.libFiles.has(f));
+    const imported = libModule ? parsedLib(lookup, libModule) : undefined;
+    return imported ? findTypeDeclaration(lookup, imported, (element.propertyName ?? element.name).text) : undefined;
+  }
+  return undefined;
+}
+
+const isActorIdMember = (member: ts.TypeElement) =>
+  ts.isPropertySignature(member) &&
+  (ts.isIdentifier(member.name) || ts.isStringLiteral(member.name)) &&
+  member.name.text === "actorId";
+
+/** Whether a type, as far as the source text shows, declares an `actorId` property. */
+function typeDeclaresActorId(lookup: TLibLookup, node: ts.TypeNode, source: ts.SourceFile, depth = 0): boolean {
+  if (depth > 8) return false;
+  if (ts.isTypeLiteralNode(node)) return node.members.some(isActorIdMember);
+  if (ts.isIntersectionTypeNode(node) || ts.isUnionTypeNode(node))
+    return node.types.some((t) => typeDeclaresActorId(lookup, t, source, depth + 1));
+  if (ts.isParenthesizedTypeNode(node)) return typeDeclaresActorId(lookup, node.type, source, depth + 1);
+  if (ts.isTypeReferenceNode(node) && ts.isIdentifier(node.typeName)) {
+    const found = findTypeDeclaration(lookup, source, node.typeName.text);
+    if (!found) return false;
+    if (ts.isInterfaceDeclaration(found.node)) return found.node.members.some(isActorIdMember);
+    return typeDeclaresActorId(lookup, found.node.type, found.source, depth + 1);
+  }
+  return false;
+}
+
+/**
+ * Whether an entry point's parameters carry an `actorId`, by their type or their destructuring: the
+ * input (the second parameter) and the first too, which catches a one-object `fn({ db, …, actorId })`.
+ */
+export function parametersDeclareActorId(fn: TFunctionShape, libFiles: ReadonlyMap<string, TSourceFile>): boolean {
+  const lookup: TLibLookup = { libFiles, parsed: new Map() };
+  return fn.parameters.some(
+    (parameter) =>
+      (ts.isObjectBindingPattern(parameter.name) &&
+        parameter.name.elements.some((e) => (e.propertyName ?? e.name).getText(fn.source) === "actorId")) ||
+      (!!parameter.type && typeDeclaresActorId(lookup, parameter.type, fn.source)),
+  );
+}
+
 /**
  * Problems of the entry-point rule: each lib function a file of app/ or scripts/cli/ imports, and
- * every export of lib/pages/, must be `(deps)` or `(deps, input)`. `allowed` lists functions
- * (`lib/file.ts#name`) not converted yet, each a known debt; a listed one that conforms is reported
- * too, so the list only shrinks.
+ * every export of lib/pages/, must be `(deps)` or `(deps, input)`. There is no list of exceptions:
+ * the last ones (the settings store's readers and writer) were converted.
  */
 export function entryPointProblems(
   callers: readonly TSourceFile[],
   libFiles: ReadonlyMap<string, TSourceFile>,
-  allowed: ReadonlySet<string> = new Set(),
 ): string[] {
   const exists = (file: string) => libFiles.has(file);
   const shapes = new Map<string, TFunctionShape>();
@@ -191,20 +261,15 @@ export function entryPointProblems(
   for (const [key, fn] of shapes) {
     checked.add(key);
     const problem = entryPointShapeProblem(fn, key.startsWith("lib/pages/"));
-    if (problem && !allowed.has(key))
+    if (problem)
       problems.push(
         `entry-point-not-deps-input: ${key}, called by ${callersOf.get(key)}, ${problem}: an entry point takes (deps, input)`,
       );
-    if (!problem && allowed.has(key))
+    if (parametersDeclareActorId(fn, libFiles))
       problems.push(
-        `entry-point-not-deps-input: ${key} takes (deps, input) now: remove it from the list of entry points not converted yet`,
+        `entry-point-takes-actor-id: ${key}, called by ${callersOf.get(key)}, has an actorId in its input: a signed-in user is passed as actor: Actor | null (lib/contract/actor.ts) and the use case records actorIdOf(actor)`,
       );
   }
-  for (const key of allowed)
-    if (!shapes.has(key))
-      problems.push(
-        `entry-point-not-deps-input: ${key} is not called by app/ or the CLI any more: remove it from the list of entry points not converted yet`,
-      );
   for (const [file] of libFiles) {
     if (!file.startsWith("lib/pages/") || /\.test\.ts$|\/testing\//.test(file)) continue;
     for (const [name, fn] of functionsOf(file)) {

@@ -1,6 +1,7 @@
 import "server-only";
 import { z } from "zod";
-import { can, type Actor } from "@/lib/auth/permissions";
+import { can } from "@/lib/auth/permissions";
+import type { Actor } from "@/lib/contract/actor";
 import type { TAction } from "@/lib/contract/actions";
 import { isAppError, userMessageOf } from "@/lib/errors";
 import { logError } from "@/lib/log";

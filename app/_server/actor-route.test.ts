@@ -5,7 +5,7 @@
  * body stays unread.
  */
 import { describe, expect, it } from "vitest";
-import type { Actor } from "@/lib/auth/permissions";
+import type { Actor } from "@/lib/contract/actor";
 import { actorRoute } from "./actor-route";
 
 const OPERATOR: Actor = { userId: "u-op", email: "op@example.org", roles: ["operator"] };

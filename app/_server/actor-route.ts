@@ -5,7 +5,8 @@
  */
 import { NextResponse } from "next/server";
 import type { z } from "zod";
-import { can, type Actor } from "@/lib/auth/permissions";
+import { can } from "@/lib/auth/permissions";
+import type { Actor } from "@/lib/contract/actor";
 import type { TAction } from "@/lib/contract/actions";
 import { AppError, isAppError, userMessageOf } from "@/lib/errors";
 import { logError } from "@/lib/log";

@@ -1,7 +1,7 @@
 import "server-only";
 import { getServerSession } from "next-auth";
 import { cache } from "react";
-import type { Actor } from "@/lib/auth/permissions";
+import type { Actor } from "@/lib/contract/actor";
 import { resolveSessionActor } from "@/lib/auth/resolve-session-actor";
 import { getDb } from "@/lib/db/client";
 import { getAuthOptions } from "./auth-options";

@@ -1,7 +1,8 @@
 import "server-only";
 import { headers } from "next/headers";
 import { forbidden, redirect } from "next/navigation";
-import { can, type Actor } from "@/lib/auth/permissions";
+import { can } from "@/lib/auth/permissions";
+import type { Actor } from "@/lib/contract/actor";
 import type { TAction } from "@/lib/contract/actions";
 import { getActor } from "./actor";
 

@@ -5,6 +5,7 @@
  */
 import type { z } from "zod";
 import { recordAudit } from "../audit";
+import { actorIdOf, type Actor } from "../contract/actor";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";
@@ -12,14 +13,15 @@ import { ZAddAgentProfileSchema } from "./agent-profile-schema";
 import { storeAgentCode, type TAgentCodeSource } from "./store-agent-code";
 
 export type TAddAgentProfileInput = z.input<typeof ZAddAgentProfileSchema> & {
-  actorId: string | null;
+  actor: Actor | null;
   code?: TAgentCodeSource;
 };
 
 export async function addAgentProfile(
   deps: { db: Db; dataDir: string },
-  { actorId, code, ...fields }: TAddAgentProfileInput,
+  { actor, code, ...fields }: TAddAgentProfileInput,
 ) {
+  const actorId = actorIdOf(actor);
   const { db } = deps;
   const input = parseOrThrow(ZAddAgentProfileSchema, fields, { code: "VALIDATION_FAILED", label: "agent profile" });
   if (await db.agentProfile.findUnique({ where: { name: input.name } }))

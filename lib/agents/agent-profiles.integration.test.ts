@@ -33,7 +33,7 @@ beforeAll(async () => {
   dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-agents-"));
   env = parseEnv({ DATA_DIR: dataDir, NODE_ENV: "test" });
   const demo = await writeDemoRepository(path.join(dataDir, "demo-src"));
-  await addTargetRepository({ db }, { name: "demo/calculator", cloneUrl: demo.path, actorId: null });
+  await addTargetRepository({ db }, { name: "demo/calculator", cloneUrl: demo.path, actor: null });
 });
 
 afterAll(async () => {
@@ -58,7 +58,7 @@ const task = (agent?: string) =>
       issueTitle: DEMO_ISSUE.title,
       prompt: DEMO_ISSUE.body,
       agent,
-      actorId: null,
+      actor: null,
     },
   );
 
@@ -74,7 +74,7 @@ describe("agent profiles", () => {
         command: ["node", "agent.mjs"],
         environment: { MODEL: "m1" },
         code: { kind: "directory", path: dir },
-        actorId: null,
+        actor: null,
       },
     );
     expect(profile.name).toBe("alice-agent");
@@ -92,12 +92,12 @@ describe("agent profiles", () => {
         name: "alice-agent-copy",
         command: ["node", "agent.mjs"],
         code: { kind: "directory", path: dir },
-        actorId: null,
+        actor: null,
       },
     );
     expect(again.version.codeDigest).toBe(version.codeDigest);
     await expectRefused(
-      addAgentProfile({ db, dataDir }, { name: "alice-agent", command: ["x"], actorId: null }),
+      addAgentProfile({ db, dataDir }, { name: "alice-agent", command: ["x"], actor: null }),
       "ALREADY_EXISTS",
     );
   });
@@ -109,7 +109,7 @@ describe("agent profiles", () => {
     const dir = await agentDir({ "agent.mjs": "console.log('better')\n" });
     const edited = await editAgentProfile(
       { db, dataDir },
-      { name: "alice-agent", description: "second try", code: { kind: "directory", path: dir }, actorId: null },
+      { name: "alice-agent", description: "second try", code: { kind: "directory", path: dir }, actor: null },
     );
     expect(edited.version.version).toBe(2);
     expect(edited.version.codeDigest).not.toBe(v1.codeDigest);
@@ -144,7 +144,7 @@ describe("agent profiles", () => {
     });
     expect(await db.agentProfile.count({ where: { name: "reference-text" } })).toBe(1);
     await expectRefused(
-      editAgentProfile({ db, dataDir }, { name: "reference-text", description: "x", actorId: null }),
+      editAgentProfile({ db, dataDir }, { name: "reference-text", description: "x", actor: null }),
       "STATE_CONFLICT",
     );
     expect((await task("reference-text")).agentProfileVersionId).not.toBeNull();
@@ -236,7 +236,7 @@ describe("agent profiles", () => {
       const error = await expectRefused(
         addAgentProfile(
           { db, dataDir },
-          { name: "hostile", command: ["node", "agent.mjs"], code: source, actorId: null },
+          { name: "hostile", command: ["node", "agent.mjs"], code: source, actor: null },
         ),
         "ARCHIVE_REFUSED",
       );
@@ -258,11 +258,11 @@ describe("agent profiles", () => {
     ["a long value", { BIG: "x".repeat(4097) }],
   ])("refuses an environment with %s", async (_why, environment) => {
     await expectRefused(
-      addAgentProfile({ db, dataDir }, { name: "env-test", command: ["true"], environment, actorId: null }),
+      addAgentProfile({ db, dataDir }, { name: "env-test", command: ["true"], environment, actor: null }),
       "VALIDATION_FAILED",
     );
     await expectRefused(
-      editAgentProfile({ db, dataDir }, { name: "alice-agent", environment, actorId: null }),
+      editAgentProfile({ db, dataDir }, { name: "alice-agent", environment, actor: null }),
       "VALIDATION_FAILED",
     );
   });
@@ -273,12 +273,12 @@ describe("agent profiles", () => {
       relayEndpoint: "http://127.0.0.1:2",
     };
     const before = {
-      dispatch: await readSetting(db, "dispatch"),
+      dispatch: await readSetting({ db }, { key: "dispatch" }),
       digest: (await readSubstrateConfig(db, endpoint)).digest,
     };
-    await addAgentProfile({ db, dataDir }, { name: "gate-test", command: ["node", "x.mjs"], actorId: null });
-    await editAgentProfile({ db, dataDir }, { name: "gate-test", command: ["node", "y.mjs"], actorId: null });
-    expect(await readSetting(db, "dispatch")).toEqual(before.dispatch);
+    await addAgentProfile({ db, dataDir }, { name: "gate-test", command: ["node", "x.mjs"], actor: null });
+    await editAgentProfile({ db, dataDir }, { name: "gate-test", command: ["node", "y.mjs"], actor: null });
+    expect(await readSetting({ db }, { key: "dispatch" })).toEqual(before.dispatch);
     expect((await readSubstrateConfig(db, endpoint)).digest).toBe(before.digest);
   });
 });

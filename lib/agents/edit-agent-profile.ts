@@ -6,6 +6,7 @@
  */
 import type { z } from "zod";
 import { recordAudit } from "../audit";
+import { actorIdOf, type Actor } from "../contract/actor";
 import type { Db } from "../db/client";
 import type { Prisma } from "../db/generated/client";
 import { AppError } from "../errors";
@@ -14,14 +15,15 @@ import { ZAgentProfileFieldsSchema, ZEditAgentProfileSchema } from "./agent-prof
 import { storeAgentCode, type TAgentCodeSource } from "./store-agent-code";
 
 export type TEditAgentProfileInput = z.input<typeof ZEditAgentProfileSchema> & {
-  actorId: string | null;
+  actor: Actor | null;
   code?: TAgentCodeSource;
 };
 
 export async function editAgentProfile(
   deps: { db: Db; dataDir: string },
-  { actorId, code, ...fields }: TEditAgentProfileInput,
+  { actor, code, ...fields }: TEditAgentProfileInput,
 ) {
+  const actorId = actorIdOf(actor);
   const { db } = deps;
   const input = parseOrThrow(ZEditAgentProfileSchema, fields, { code: "VALIDATION_FAILED", label: "agent profile" });
   const profile = await db.agentProfile.findUnique({ where: { name: input.name } });

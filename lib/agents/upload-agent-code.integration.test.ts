@@ -171,7 +171,7 @@ describe("a profile from code uploaded before (the form sends the digest)", () =
     const row = await db.artifact.findUniqueOrThrow({ where: { digest } });
     const { version } = await addAgentProfile(
       { db, dataDir },
-      { name: "uploaded", command: ["node", "agent.mjs"], code: { kind: "stored", digest }, actorId: null },
+      { name: "uploaded", command: ["node", "agent.mjs"], code: { kind: "stored", digest }, actor: null },
     );
     expect(version).toMatchObject({
       codeDigest: digest,
@@ -185,7 +185,7 @@ describe("a profile from code uploaded before (the form sends the digest)", () =
     const next = await upload(tarArchive(tarFile("agent.mjs", "console.log('v2')\n")));
     const edited = await editAgentProfile(
       { db, dataDir },
-      { name: "uploaded", code: { kind: "stored", digest: next.digest }, actorId: null },
+      { name: "uploaded", code: { kind: "stored", digest: next.digest }, actor: null },
     );
     expect(edited.version).toMatchObject({
       version: 2,
@@ -193,7 +193,7 @@ describe("a profile from code uploaded before (the form sends the digest)", () =
       dependencyRecipe: null,
       dependencyLockfileDigest: null,
     });
-    const kept = await editAgentProfile({ db, dataDir }, { name: "uploaded", description: "same code", actorId: null });
+    const kept = await editAgentProfile({ db, dataDir }, { name: "uploaded", description: "same code", actor: null });
     expect(kept.version).toMatchObject({ version: 3, codeDigest: next.digest });
   });
 
@@ -215,13 +215,13 @@ describe("a profile from code uploaded before (the form sends the digest)", () =
     const error = await expectRefused(
       addAgentProfile(
         { db, dataDir },
-        { name: "claimed", command: ["node", "agent.mjs"], code: { kind: "stored", digest: claimed }, actorId: null },
+        { name: "claimed", command: ["node", "agent.mjs"], code: { kind: "stored", digest: claimed }, actor: null },
       ),
       "VALIDATION_FAILED",
     );
     expect(error.details).toMatchObject({ fieldErrors: { codeDigest: [expect.any(String)] } });
     await expectRefused(
-      editAgentProfile({ db, dataDir }, { name: "uploaded", code: { kind: "stored", digest: claimed }, actorId: null }),
+      editAgentProfile({ db, dataDir }, { name: "uploaded", code: { kind: "stored", digest: claimed }, actor: null }),
       "VALIDATION_FAILED",
     );
     expect(await db.agentProfile.findUnique({ where: { name: "claimed" } })).toBeNull();
@@ -240,7 +240,7 @@ describe("a profile from code uploaded before (the form sends the digest)", () =
           name: "altered",
           command: ["node", "agent.mjs"],
           code: { kind: "stored", digest: stored.digest },
-          actorId: null,
+          actor: null,
         },
       ),
       "ARTIFACT_CORRUPT",

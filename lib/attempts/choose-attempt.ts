@@ -8,7 +8,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { recordAudit } from "../audit";
-import type { Actor } from "../auth/permissions";
+import type { Actor } from "../contract/actor";
 import type { DbTx } from "../db/client";
 import type { TaskState } from "../db/generated/enums";
 import { AppError } from "../errors";

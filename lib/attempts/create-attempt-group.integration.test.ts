@@ -22,7 +22,7 @@ describe("createAttemptGroup", async () => {
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-attempts-"));
     env = parseEnv({ DATA_DIR: dataDir, NODE_ENV: "test" });
     const demo = await writeDemoRepository(path.join(dataDir, "demo-src"));
-    await addTargetRepository({ db }, { name: "demo/calculator", cloneUrl: demo.path, actorId: null });
+    await addTargetRepository({ db }, { name: "demo/calculator", cloneUrl: demo.path, actor: null });
   });
   afterAll(async () => {
     await fs.rm(dataDir, { recursive: true, force: true });
@@ -44,7 +44,7 @@ describe("createAttemptGroup", async () => {
     await db.agentProfile.update({ where: { id: beta.profile.id }, data: { currentVersion: 2 } });
     const { group, tasks } = await createAttemptGroup(
       { db, env },
-      { ...issue, agents: `${alpha.profile.name}, ${beta.profile.name},${alpha.profile.name}`, actorId: null },
+      { ...issue, agents: `${alpha.profile.name}, ${beta.profile.name},${alpha.profile.name}`, actor: null },
     );
     expect(tasks.map((t) => t.agentProfileVersionId)).toEqual([alpha.version.id, beta2.id, alpha.version.id]);
     expect(tasks.every((t) => t.state === "queued" && t.attemptGroupId === group.id)).toBe(true);
@@ -57,7 +57,7 @@ describe("createAttemptGroup", async () => {
     const alpha = await createAgentProfile(db);
     const groupsBefore = await db.attemptGroup.count();
     await expect(
-      createAttemptGroup({ db, env }, { ...issue, agents: [alpha.profile.name, "no-such-agent"], actorId: null }),
+      createAttemptGroup({ db, env }, { ...issue, agents: [alpha.profile.name, "no-such-agent"], actor: null }),
     ).rejects.toMatchObject({ code: "VALIDATION_FAILED", message: expect.stringContaining("no-such-agent") });
     expect(await db.attemptGroup.count()).toBe(groupsBefore);
   });

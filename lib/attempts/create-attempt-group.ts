@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
+import { actorIdOf, type Actor } from "../contract/actor";
 import type { Db } from "../db/client";
 import type { TEnv } from "../env";
 import { AppError } from "../errors";
@@ -46,8 +47,9 @@ export type TCreateAttemptGroupInput = z.input<typeof ZCreateAttemptGroupSchema>
 
 export async function createAttemptGroup(
   deps: { db: Db; env: TEnv },
-  { actorId, ...fields }: TCreateAttemptGroupInput & { actorId: string | null },
+  { actor, ...fields }: TCreateAttemptGroupInput & { actor: Actor | null },
 ) {
+  const actorId = actorIdOf(actor);
   const input = parseOrThrow(ZCreateAttemptGroupSchema, fields, { code: "VALIDATION_FAILED", label: "attempts" });
   const { db } = deps;
   const { agents, ...taskFields } = input;

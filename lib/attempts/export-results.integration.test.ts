@@ -126,19 +126,25 @@ describe("exportResults", async () => {
   it("anonymous review hides the owner of an attempt not yet decided", async () => {
     const f = await createAttemptFixture(db, { attempts: 2 });
     fixtures.push(f);
-    await writeSetting(db, { key: "review.anonymous", value: { enabled: true }, actorId: null, reason: "test setup" });
+    await writeSetting(
+      { db },
+      { key: "review.anonymous", value: { enabled: true }, actor: null, reason: "test setup" },
+    );
     try {
       const rows = parseCsv((await exportResults({ db }, {})).csv);
       const owner = RESULTS_CSV_HEADER.indexOf("owner");
       for (const attempt of f.attempts)
         expect(rows.find((r) => r[0] === attempt.taskId)![owner]).toBe("(hidden until decided)");
     } finally {
-      await writeSetting(db, {
-        key: "review.anonymous",
-        value: { enabled: false },
-        actorId: null,
-        reason: "test setup",
-      });
+      await writeSetting(
+        { db },
+        {
+          key: "review.anonymous",
+          value: { enabled: false },
+          actor: null,
+          reason: "test setup",
+        },
+      );
     }
   });
 });

@@ -57,7 +57,7 @@ export async function exportResults(deps: { db: Db }, fields: z.input<typeof ZEx
         ...(createdAt ? { createdAt } : {}),
       },
     }),
-    readSetting(deps.db, "review.anonymous"),
+    readSetting(deps, { key: "review.anonymous" }),
   ]);
   // An attempt ended as not_chosen was decided by the approval of another: that approver, then.
   const groups = await deps.db.attemptGroup.findMany({

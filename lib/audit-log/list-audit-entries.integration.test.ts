@@ -19,18 +19,24 @@ beforeAll(async () => {
   alice = (
     await db.user.create({ data: { email: "alice@audit.test", name: "alice", passwordHash: "x", roles: ["operator"] } })
   ).id;
-  await writeSetting(db, {
-    key: "dispatch",
-    value: { enabled: false, mode: "off", closedReason: "term ends" },
-    actorId: alice,
-    reason: "term starts",
-  });
-  await writeSetting(db, {
-    key: "task.retry",
-    value: { maxAutomaticRetries: 2, backoffSeconds: 30 },
-    actorId: alice,
-    reason: "test setup",
-  });
+  await writeSetting(
+    { db },
+    {
+      key: "dispatch",
+      value: { enabled: false, mode: "off", closedReason: "term ends" },
+      actor: { userId: alice, email: "alice@audit.test", roles: ["operator"] },
+      reason: "term starts",
+    },
+  );
+  await writeSetting(
+    { db },
+    {
+      key: "task.retry",
+      value: { maxAutomaticRetries: 2, backoffSeconds: 30 },
+      actor: { userId: alice, email: "alice@audit.test", roles: ["operator"] },
+      reason: "test setup",
+    },
+  );
   await recordAudit(db, {
     actorId: null,
     action: "task.retry",

@@ -5,10 +5,10 @@
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
+import { actorIdOf, ZRoleSchema, type Actor } from "../contract/actor";
 import type { Db } from "../db/client";
 import { parseOrThrow } from "../parse-or-throw";
 import { generatePassword } from "./password";
-import { ZRoleSchema } from "./permissions";
 import { createUser } from "./users";
 
 export const ZAddUserSchema = z
@@ -26,12 +26,13 @@ export type TAddUserInput = z.input<typeof ZAddUserSchema>;
 export async function addUser(
   deps: { db: Db },
   {
-    actorId,
+    actor,
     password: given,
     via = "web",
     ...fields
-  }: TAddUserInput & { actorId: string | null; password?: string | undefined; via?: "web" | "cli" },
+  }: TAddUserInput & { actor: Actor | null; password?: string | undefined; via?: "web" | "cli" },
 ) {
+  const actorId = actorIdOf(actor);
   const input = parseOrThrow(ZAddUserSchema, fields, { code: "VALIDATION_FAILED", label: "user" });
   const password = given ?? generatePassword();
   const user = await createUser(deps, { ...input, password });

@@ -7,11 +7,12 @@
  * with the right password: they sign in through the school's identity provider.
  */
 import { z } from "zod";
+import type { Actor } from "../contract/actor";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import { readSetting } from "../settings/operator-settings";
 import { getDummyHash, verifyPassword } from "./password";
-import { parseRoles, type Actor } from "./permissions";
+import { parseRoles } from "./permissions";
 import { clearFailures, findLockedUntil, recordFailure, throttleKey } from "./sign-in-throttle";
 
 export const ZCredentialsSchema = z.object({
@@ -52,7 +53,7 @@ export async function authenticate(options: AuthenticateOptions): Promise<Authen
   await clearFailures(db, accountKey);
   const roles = parseRoles(user.roles);
   // Read after the password check, so an unreadable setting never says anything about a wrong password; an invalid one throws (fail closed).
-  const { localSignIn } = await readSetting(db, "auth.oidc");
+  const { localSignIn } = await readSetting({ db }, { key: "auth.oidc" });
   if (localSignIn === "operatorsOnly" && !roles.includes("operator"))
     return { kind: "refused", reason: "local_sign_in_off" };
   return {

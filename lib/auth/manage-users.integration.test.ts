@@ -4,6 +4,7 @@
  * (no self-demotion, the last operator stays); every change audited, never a password.
  */
 import { beforeAll, describe, expect, it } from "vitest";
+import type { Actor } from "../contract/actor";
 import type { Db } from "../db/client";
 import { createTestDatabase } from "../testing/test-database";
 import { addUser } from "./add-user";
@@ -15,20 +16,19 @@ import { updateUser } from "./update-user";
 
 let db: Db;
 let opId: string;
+let op: Actor;
 
 beforeAll(async () => {
   ({ db } = await createTestDatabase());
   opId = (
     await db.user.create({ data: { email: "lead@users.test", name: "lead", passwordHash: "x", roles: ["operator"] } })
   ).id;
+  op = { userId: opId, email: "lead@users.test", roles: ["operator"] };
 });
 
 describe("user management", () => {
   it("adds a user with a generated one-time password; only its hash is stored; audited without it", async () => {
-    const { user, password } = await addUser(
-      { db },
-      { email: "New.Teacher@Users.test", roles: "teacher", actorId: opId },
-    );
+    const { user, password } = await addUser({ db }, { email: "New.Teacher@Users.test", roles: "teacher", actor: op });
     expect(user).toMatchObject({ email: "new.teacher@users.test", roles: ["teacher"] });
     expect(password.length).toBeGreaterThanOrEqual(20);
     const stored = await db.user.findUniqueOrThrow({ where: { id: user.id }, omit: { passwordHash: false } });
@@ -36,11 +36,11 @@ describe("user management", () => {
     const audit = await db.auditLog.findFirstOrThrow({ where: { action: "user.create", targetId: user.id } });
     expect(JSON.stringify(audit.detail)).not.toContain(password);
     await expect(
-      addUser({ db }, { email: "new.teacher@users.test", roles: ["teacher"], actorId: opId }),
+      addUser({ db }, { email: "new.teacher@users.test", roles: ["teacher"], actor: op }),
     ).rejects.toMatchObject({
       code: "ALREADY_EXISTS",
     });
-    await expect(addUser({ db }, { email: "x@users.test", roles: [], actorId: opId })).rejects.toMatchObject({
+    await expect(addUser({ db }, { email: "x@users.test", roles: [], actor: op })).rejects.toMatchObject({
       code: "VALIDATION_FAILED",
     });
   });
@@ -49,7 +49,7 @@ describe("user management", () => {
     const teacher = await db.user.findUniqueOrThrow({ where: { email: "new.teacher@users.test" } });
     const after = await updateUser(
       { db },
-      { userId: teacher.id, roles: ["teacher", "operator"], isDisabled: "on", actorId: opId },
+      { userId: teacher.id, roles: ["teacher", "operator"], isDisabled: "on", actor: op },
     );
     expect(after).toMatchObject({ roles: ["operator", "teacher"], isDisabled: true });
     const audit = await db.auditLog.findFirstOrThrow({ where: { action: "user.disable", targetId: teacher.id } });
@@ -61,7 +61,7 @@ describe("user management", () => {
 
   it("refuses self-demotion and removing the last enabled operator", async () => {
     await expect(
-      updateUser({ db }, { userId: opId, roles: ["teacher"], isDisabled: "false", actorId: opId }),
+      updateUser({ db }, { userId: opId, roles: ["teacher"], isDisabled: "false", actor: op }),
     ).rejects.toMatchObject({
       code: "VALIDATION_FAILED",
     });
@@ -69,16 +69,32 @@ describe("user management", () => {
       data: { email: "other@users.test", name: "o", passwordHash: "x", roles: ["operator"] },
     });
     await expect(
-      updateUser({ db }, { userId: opId, roles: ["operator"], isDisabled: "true", actorId: other.id }),
+      updateUser(
+        { db },
+        {
+          userId: opId,
+          roles: ["operator"],
+          isDisabled: "true",
+          actor: { userId: other.id, email: other.email, roles: ["operator"] },
+        },
+      ),
     ).resolves.toMatchObject({
       isDisabled: true,
     });
     await expect(
-      updateUser({ db }, { userId: other.id, roles: ["teacher"], isDisabled: "false", actorId: null }),
+      updateUser({ db }, { userId: other.id, roles: ["teacher"], isDisabled: "false", actor: null }),
     ).rejects.toMatchObject({
       code: "STATE_CONFLICT",
     });
-    await updateUser({ db }, { userId: opId, roles: ["operator"], isDisabled: "false", actorId: other.id });
+    await updateUser(
+      { db },
+      {
+        userId: opId,
+        roles: ["operator"],
+        isDisabled: "false",
+        actor: { userId: other.id, email: other.email, roles: ["operator"] },
+      },
+    );
   });
 
   it("resets a password: the new one works, the old one does not, and the sign-in throttle is cleared", async () => {
@@ -90,7 +106,7 @@ describe("user management", () => {
         lockedUntil: new Date(Date.now() + 60_000),
       },
     });
-    const { password } = await resetUserPassword({ db }, { userId: opId, actorId: null });
+    const { password } = await resetUserPassword({ db }, { userId: opId, actor: null });
     const stored = await db.user.findUniqueOrThrow({ where: { id: opId }, omit: { passwordHash: false } });
     expect(await verifyPassword(password, stored.passwordHash)).toBe(true);
     expect(await db.signInThrottle.count({ where: { key: { startsWith: "account:lead@users.test " } } })).toBe(0);
@@ -98,7 +114,7 @@ describe("user management", () => {
   });
 
   it("a password reset ends the user's live sessions: a session from before the reset is refused, a new sign-in works", async () => {
-    const { user, password } = await addUser({ db }, { email: "session@users.test", roles: "teacher", actorId: opId });
+    const { user, password } = await addUser({ db }, { email: "session@users.test", roles: "teacher", actor: op });
     const before = await authenticate({
       db,
       credentials: { email: "session@users.test", password },
@@ -108,7 +124,7 @@ describe("user management", () => {
     const oldSession = { userId: user.id, sessionEpoch: before.kind === "signed_in" ? before.sessionEpoch : -1 };
     expect(await resolveSessionActor({ db }, oldSession)).toMatchObject({ userId: user.id, roles: ["teacher"] });
 
-    const reset = await resetUserPassword({ db }, { userId: user.id, actorId: opId });
+    const reset = await resetUserPassword({ db }, { userId: user.id, actor: op });
     expect(await resolveSessionActor({ db }, oldSession)).toBeNull();
     // A token without the claim (issued before sessions carried one) is refused too: fail closed.
     expect(await resolveSessionActor({ db }, { userId: user.id, sessionEpoch: undefined })).toBeNull();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ACTIONS } from "../contract/actions";
-import { can, parseRoles, ROLE_PERMISSIONS, type Actor } from "./permissions";
+import { can, parseRoles, ROLE_PERMISSIONS } from "./permissions";
+import type { Actor } from "../contract/actor";
 
 const actor = (roles: string[]): Actor => ({ userId: "u", email: "e@x", roles: parseRoles(roles) });
 

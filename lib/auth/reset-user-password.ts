@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
+import { actorIdOf, type Actor } from "../contract/actor";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";
@@ -16,8 +17,9 @@ export const ZResetUserPasswordSchema = z.object({ userId: z.uuid() }).strict();
 
 export async function resetUserPassword(
   deps: { db: Db },
-  { actorId, ...fields }: z.input<typeof ZResetUserPasswordSchema> & { actorId: string | null },
+  { actor, ...fields }: z.input<typeof ZResetUserPasswordSchema> & { actor: Actor | null },
 ) {
+  const actorId = actorIdOf(actor);
   const input = parseOrThrow(ZResetUserPasswordSchema, fields, { code: "VALIDATION_FAILED", label: "password reset" });
   const password = generatePassword();
   const passwordHash = await hashPassword(password);

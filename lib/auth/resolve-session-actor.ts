@@ -6,8 +6,9 @@
  * revoked any other way. A token without an epoch (issued before sessions carried one) is refused:
  * fail closed, the user signs in again once.
  */
+import type { Actor } from "../contract/actor";
 import type { Db } from "../db/client";
-import { parseRoles, type Actor } from "./permissions";
+import { parseRoles } from "./permissions";
 
 export type TSessionClaims = { userId: unknown; sessionEpoch: unknown };
 

@@ -23,12 +23,15 @@ describe("signInWithOidc", async () => {
     email_verified: true,
     ...extra,
   });
-  await writeSetting(db, {
-    key: "auth.oidc",
-    value: { teacherGroups: ["teachers"], operatorGroups: ["it-staff"] },
-    actorId: null,
-    reason: "test setup",
-  });
+  await writeSetting(
+    { db },
+    {
+      key: "auth.oidc",
+      value: { teacherGroups: ["teachers"], operatorGroups: ["it-staff"] },
+      actor: null,
+      reason: "test setup",
+    },
+  );
 
   it("a first sign-in creates the user with the roles of its groups, and audits it", async () => {
     const result = await signInWithOidc(deps, { claims: claimsOf("ada", { groups: ["teachers", "chess-club"] }) });
@@ -82,46 +85,58 @@ describe("signInWithOidc", async () => {
   });
 
   it("with refuseWithoutGroup off, a person in no group is signed in with no role", async () => {
-    await writeSetting(db, {
-      key: "auth.oidc",
-      value: { teacherGroups: ["teachers"], operatorGroups: ["it-staff"], refuseWithoutGroup: false },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "auth.oidc",
+        value: { teacherGroups: ["teachers"], operatorGroups: ["it-staff"], refuseWithoutGroup: false },
+        actor: null,
+        reason: "test setup",
+      },
+    );
     try {
       expect(await signInWithOidc(deps, { claims: claimsOf("eve") })).toMatchObject({
         kind: "signed_in",
         actor: { roles: [] },
       });
     } finally {
-      await writeSetting(db, {
-        key: "auth.oidc",
-        value: { teacherGroups: ["teachers"], operatorGroups: ["it-staff"] },
-        actorId: null,
-        reason: "test setup",
-      });
+      await writeSetting(
+        { db },
+        {
+          key: "auth.oidc",
+          value: { teacherGroups: ["teachers"], operatorGroups: ["it-staff"] },
+          actor: null,
+          reason: "test setup",
+        },
+      );
     }
   });
 
   it("reads the groups from the configured claim, as an array or a single string", async () => {
-    await writeSetting(db, {
-      key: "auth.oidc",
-      value: { groupsClaim: "roles", teacherGroups: ["/staff/teachers"], operatorGroups: [] },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "auth.oidc",
+        value: { groupsClaim: "roles", teacherGroups: ["/staff/teachers"], operatorGroups: [] },
+        actor: null,
+        reason: "test setup",
+      },
+    );
     try {
       const result = await signInWithOidc(deps, {
         claims: claimsOf("fay", { roles: "/staff/teachers", groups: ["it-staff"] }),
       });
       expect(result).toMatchObject({ kind: "signed_in", actor: { roles: ["teacher"] } });
     } finally {
-      await writeSetting(db, {
-        key: "auth.oidc",
-        value: { teacherGroups: ["teachers"], operatorGroups: ["it-staff"] },
-        actorId: null,
-        reason: "test setup",
-      });
+      await writeSetting(
+        { db },
+        {
+          key: "auth.oidc",
+          value: { teacherGroups: ["teachers"], operatorGroups: ["it-staff"] },
+          actor: null,
+          reason: "test setup",
+        },
+      );
     }
   });
 
@@ -209,12 +224,15 @@ describe("local sign-in limited to operators (auth.oidc.localSignIn)", async () 
 
   it("refuses a teacher's right password with a reason, and still signs an operator in", async () => {
     expect((await signIn("teach@school.test")).kind).toBe("signed_in");
-    await writeSetting(db, {
-      key: "auth.oidc",
-      value: { localSignIn: "operatorsOnly" },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "auth.oidc",
+        value: { localSignIn: "operatorsOnly" },
+        actor: null,
+        reason: "test setup",
+      },
+    );
     expect(await signIn("teach@school.test")).toEqual({ kind: "refused", reason: "local_sign_in_off" });
     expect(await signIn("ops@school.test")).toMatchObject({ kind: "signed_in", actor: { roles: ["operator"] } });
   });

@@ -8,11 +8,12 @@
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
+import type { Actor, TRole } from "../contract/actor";
 import type { Db, DbTx } from "../db/client";
 import { readSetting } from "../settings/operator-settings";
 import type { TOidcSetting } from "../settings/setting-schemas";
 import { generatePassword, hashPassword } from "./password";
-import { parseRoles, type Actor, type TRole } from "./permissions";
+import { parseRoles } from "./permissions";
 
 /** The ID token claims we read; everything else in the token is ignored. */
 const ZOidcClaimsSchema = z.object({
@@ -79,7 +80,7 @@ export async function signInWithOidc(
   if (!parsed.success) return { kind: "refused", reason: "claims_invalid" };
   const claims = parsed.data;
   if (claims.iss !== deps.issuer) return { kind: "refused", reason: "wrong_issuer" };
-  const setting = await readSetting(db, "auth.oidc");
+  const setting = await readSetting({ db }, { key: "auth.oidc" });
   const groups = readGroups(input.claims as Record<string, unknown>, setting.groupsClaim);
   const roles = rolesFromGroups(groups, setting);
   const identity = { issuer: claims.iss, subject: claims.sub };

@@ -6,10 +6,10 @@
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
+import { actorIdOf, ZRoleSchema, type Actor } from "../contract/actor";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";
-import { ZRoleSchema } from "./permissions";
 
 export const ZUpdateUserSchema = z
   .object({
@@ -23,10 +23,8 @@ export const ZUpdateUserSchema = z
   .strict();
 export type TUpdateUserInput = z.input<typeof ZUpdateUserSchema>;
 
-export async function updateUser(
-  deps: { db: Db },
-  { actorId, ...fields }: TUpdateUserInput & { actorId: string | null },
-) {
+export async function updateUser(deps: { db: Db }, { actor, ...fields }: TUpdateUserInput & { actor: Actor | null }) {
+  const actorId = actorIdOf(actor);
   const input = parseOrThrow(ZUpdateUserSchema, fields, { code: "VALIDATION_FAILED", label: "user" });
   const roles = [...new Set(input.roles)].sort();
   return deps.db.$transaction(async (tx) => {

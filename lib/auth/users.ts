@@ -2,11 +2,11 @@
  * Users: created by the CLI and the demo seed; there is no self-registration.
  */
 import { z } from "zod";
+import { ZRoleSchema } from "../contract/actor";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";
 import { hashPassword } from "./password";
-import { ZRoleSchema } from "./permissions";
 
 export const ZCreateUserSchema = z.object({
   email: z.string().trim().toLowerCase().email().max(254),

@@ -334,15 +334,18 @@ describe("importCandidate: disagreements fail closed", () => {
     await expectNothingRecorded(task.id);
 
     // Allowed for this repository (and only the workflows): the workflow passes, the submodule file still does not.
-    await writeSetting(db, {
-      key: "publish.protectedPaths",
-      value: {
-        defaultPatterns: [...DEFAULT_PROTECTED_PATH_PATTERNS],
-        repositories: { [fx.repository]: { allowed: [".github/workflows/**"] } },
+    await writeSetting(
+      { db },
+      {
+        key: "publish.protectedPaths",
+        value: {
+          defaultPatterns: [...DEFAULT_PROTECTED_PATH_PATTERNS],
+          repositories: { [fx.repository]: { allowed: [".github/workflows/**"] } },
+        },
+        actor: null,
+        reason: "test setup",
       },
-      actorId: null,
-      reason: "test setup",
-    });
+    );
     try {
       const second = await fx.createTask();
       const stillRefused = await expectAppError(
@@ -357,12 +360,15 @@ describe("importCandidate: disagreements fail closed", () => {
       });
       expect(manifest.changedFiles.map((f) => f.path)).toContain(".github/workflows/steal.yml");
     } finally {
-      await writeSetting(db, {
-        key: "publish.protectedPaths",
-        value: DEFAULT_PROTECTED_PATHS_SETTING,
-        actorId: null,
-        reason: "test setup",
-      });
+      await writeSetting(
+        { db },
+        {
+          key: "publish.protectedPaths",
+          value: DEFAULT_PROTECTED_PATHS_SETTING,
+          actor: null,
+          reason: "test setup",
+        },
+      );
     }
   });
 

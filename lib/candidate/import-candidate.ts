@@ -141,7 +141,11 @@ function compareDeclared(declared: readonly string[], observed: readonly string[
  * never reaches review or the target repository. Checked before the branch or any row is written.
  */
 async function refuseProtectedPaths(db: Db, repository: string, changedPaths: readonly string[]): Promise<void> {
-  const { refused } = classifyProtectedPaths(await readSetting(db, "publish.protectedPaths"), repository, changedPaths);
+  const { refused } = classifyProtectedPaths(
+    await readSetting({ db }, { key: "publish.protectedPaths" }),
+    repository,
+    changedPaths,
+  );
   if (refused.length === 0) return;
   const shown = refused.slice(0, 20).map(displayPath);
   throw new AppError(

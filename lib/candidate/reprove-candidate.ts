@@ -6,6 +6,7 @@
 import path from "node:path";
 import { z } from "zod";
 import { defaultArtifactRoot, createFsArtifactStore } from "../artifacts/fs-artifact-store";
+import { actorIdOf, type Actor } from "../contract/actor";
 import type { Db } from "../db/client";
 import { mirrorPathFor } from "../repos/mirror";
 import { DEFAULT_ARCHIVE_LIMITS, type TArchiveLimits } from "./archive-limits";
@@ -21,7 +22,7 @@ export const ZReproveCandidateInputSchema = z
 
 export type TReproveCandidateInput = {
   candidateId: string;
-  actorId: string | null;
+  actor: Actor | null;
   /** Re-validation limits; default DEFAULT_ARCHIVE_LIMITS. Tighter than at import fails closed. */
   limits?: TArchiveLimits;
   /** Put the proven commit back on school/<taskId> in the candidate repository if it is missing. */
@@ -42,6 +43,6 @@ export async function reproveCandidate(
     limits: input.limits ?? DEFAULT_ARCHIVE_LIMITS,
     workDir: path.join(dataDir, "work", "candidates"),
     restoreToRepoPath: input.isRestoreWanted ? candidateRepoPathFor(dataDir, manifest.repository) : undefined,
-    actorId: input.actorId,
+    actorId: actorIdOf(input.actor),
   });
 }

@@ -56,7 +56,7 @@ export async function seedDemoEnvironment(options: TSeedDemoOptions): Promise<vo
     }
     await addTargetRepository(
       { db },
-      { name: DEMO_REPOSITORY, cloneUrl: `${options.forgeUrl}/${DEMO_REPOSITORY}.git`, actorId: null },
+      { name: DEMO_REPOSITORY, cloneUrl: `${options.forgeUrl}/${DEMO_REPOSITORY}.git`, actor: null },
     );
     logInfo("demo target seeded", { repository: DEMO_REPOSITORY });
   }
@@ -71,14 +71,14 @@ export async function seedDemoEnvironment(options: TSeedDemoOptions): Promise<vo
     }
     await addTargetRepository(
       { db },
-      { name: GREETER_REPOSITORY, cloneUrl: `${options.forgeUrl}/${GREETER_REPOSITORY}.git`, actorId: null },
+      { name: GREETER_REPOSITORY, cloneUrl: `${options.forgeUrl}/${GREETER_REPOSITORY}.git`, actor: null },
     );
     await setRepositorySetup(
       { db },
       {
         name: GREETER_REPOSITORY,
         recipe: { v: 1, kind: "npm-ci", registries: [options.demoRegistryUrl] },
-        actorId: null,
+        actor: null,
       },
     );
     logInfo("demo target with dependencies seeded", {
@@ -86,7 +86,7 @@ export async function seedDemoEnvironment(options: TSeedDemoOptions): Promise<vo
       registry: options.demoRegistryUrl,
     });
   }
-  const publish = await readSetting(db, "publish.github").catch(() => null);
+  const publish = await readSetting({ db }, { key: "publish.github" }).catch(() => null);
   // A data directory from before credential files had to live in DATA_DIR/credentials/ (issue 27,
   // item 5) still points the demo's own forge publication at DATA_DIR/secrets/forge-token: that
   // value is refused on use, so the demo's setting (and only the demo's: same forge URL) moves on.
@@ -112,5 +112,5 @@ export async function seedDemoEnvironment(options: TSeedDemoOptions): Promise<vo
     });
   }
   if (!(await getActiveManifest(db)))
-    await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
+    await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actor: null });
 }

@@ -44,7 +44,7 @@ beforeAll(async () => {
   ({ sha: greeterSha, repositoryId: greeterId, path: greeterSource } = created.greeter);
   /** Another target on the greeter's source whose custom recipe runs `script`. */
   const addWithCustomRecipe = async (name: string, script: string, timeoutSeconds: number) => {
-    await addTargetRepository({ db: world.db }, { name, cloneUrl: greeterSource, actorId: null });
+    await addTargetRepository({ db: world.db }, { name, cloneUrl: greeterSource, actor: null });
     await setRepositorySetup(
       { db: world.db },
       {
@@ -58,13 +58,13 @@ beforeAll(async () => {
           outputDir: "deps",
           timeoutSeconds,
         },
-        actorId: null,
+        actor: null,
       },
     );
   };
   await addWithCustomRecipe(BROKEN_REPOSITORY, "echo 'no such package: left-pad@99' >&2; exit 3", 60);
   await addWithCustomRecipe(SLOW_REPOSITORY, "echo building; sleep 300", 600);
-  await addTargetRepository({ db: world.db }, { name: PLAIN_REPOSITORY, cloneUrl: greeterSource, actorId: null });
+  await addTargetRepository({ db: world.db }, { name: PLAIN_REPOSITORY, cloneUrl: greeterSource, actor: null });
 });
 
 const setupRunCount = () => world.db.dependencySetupRun.count({ where: { repositoryId: greeterId } });
@@ -83,18 +83,21 @@ const occupyASlot = () =>
     },
   });
 const setCap = (maxMachines: number | null) =>
-  writeSetting(world.db, {
-    key: "machines.concurrency",
-    value: { maxMachines, bySubstrate: {} },
-    actorId: null,
-    reason: "test setup",
-  });
+  writeSetting(
+    { db: world.db },
+    {
+      key: "machines.concurrency",
+      value: { maxMachines, bySubstrate: {} },
+      actor: null,
+      reason: "test setup",
+    },
+  );
 
 describe("an operator's bundle build request", () => {
   it("is queued once however often it is asked, then built by the worker's runner; the next one reuses the bundle", async () => {
     const first = await requestBundleBuild(
       { db: world.db },
-      { kind: "base", repository: GREETER_REPOSITORY, actorId: null },
+      { kind: "base", repository: GREETER_REPOSITORY, actor: null },
     );
     expect(first).toMatchObject({
       isExisting: false,
@@ -102,7 +105,7 @@ describe("an operator's bundle build request", () => {
     });
     const again = await requestBundleBuild(
       { db: world.db },
-      { kind: "base", repository: GREETER_REPOSITORY, actorId: null },
+      { kind: "base", repository: GREETER_REPOSITORY, actor: null },
     );
     expect(again).toMatchObject({ isExisting: true, request: { id: first.request.id } });
     // two at once still make one
@@ -110,7 +113,7 @@ describe("an operator's bundle build request", () => {
       [0, 1].map(() =>
         requestBundleBuild(
           { db: world.db },
-          { kind: "base", repository: GREETER_REPOSITORY, isForced: true, actorId: null },
+          { kind: "base", repository: GREETER_REPOSITORY, isForced: true, actor: null },
         ),
       ),
     );
@@ -140,7 +143,7 @@ describe("an operator's bundle build request", () => {
     expect(await setupRunCount()).toBe(2);
     const reuse = await requestBundleBuild(
       { db: world.db },
-      { kind: "base", repository: GREETER_REPOSITORY, actorId: null },
+      { kind: "base", repository: GREETER_REPOSITORY, actor: null },
     );
     expect(await runBundleBuildRequest(world.ctx, reuse.request.id)).toBe("succeeded");
     expect(await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: reuse.request.id } })).toMatchObject({
@@ -197,7 +200,7 @@ describe("an operator's bundle build request", () => {
 
     const { request } = await requestBundleBuild(
       { db: world.db },
-      { kind: "candidate", candidateId: candidate.id, actorId: null },
+      { kind: "candidate", candidateId: candidate.id, actor: null },
     );
     expect(request).toMatchObject({ kind: "candidate", candidateId: candidate.id, state: "queued" });
     expect(await runBundleBuildRequest(world.ctx, request.id)).toBe("succeeded");
@@ -220,13 +223,13 @@ describe("an operator's bundle build request", () => {
   it("is refused up front, with nothing written, when it can never build", async () => {
     const before = await requestCount();
     const attempts = [
-      requestBundleBuild({ db: world.db }, { kind: "base", repository: "school/nowhere", actorId: null }),
-      requestBundleBuild({ db: world.db }, { kind: "base", repository: PLAIN_REPOSITORY, actorId: null }),
+      requestBundleBuild({ db: world.db }, { kind: "base", repository: "school/nowhere", actor: null }),
+      requestBundleBuild({ db: world.db }, { kind: "base", repository: PLAIN_REPOSITORY, actor: null }),
       requestBundleBuild(
         { db: world.db },
-        { kind: "base", repository: GREETER_REPOSITORY, ref: "--upload-pack=evil", actorId: null },
+        { kind: "base", repository: GREETER_REPOSITORY, ref: "--upload-pack=evil", actor: null },
       ),
-      requestBundleBuild({ db: world.db }, { kind: "candidate", candidateId: randomUUID(), actorId: null }),
+      requestBundleBuild({ db: world.db }, { kind: "candidate", candidateId: randomUUID(), actor: null }),
     ];
     const codes = await Promise.all(
       attempts.map((a) =>
@@ -247,7 +250,7 @@ describe("an operator's bundle build request", () => {
       const runsBefore = await setupRunCount();
       const { request } = await requestBundleBuild(
         { db: world.db },
-        { kind: "base", repository: GREETER_REPOSITORY, isForced: true, actorId: null },
+        { kind: "base", repository: GREETER_REPOSITORY, isForced: true, actor: null },
       );
       expect(await runBundleBuildRequest(world.ctx, request.id)).toBe("waiting");
       const waiting = await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } });
@@ -284,7 +287,7 @@ describe("an operator's bundle build request", () => {
     });
     const { request } = await requestBundleBuild(
       { db: world.db },
-      { kind: "base", repository: SLOW_REPOSITORY, actorId: null },
+      { kind: "base", repository: SLOW_REPOSITORY, actor: null },
     );
     const running = runBundleBuildRequest(world.ctx, request.id);
     // Wait until the recipe runs on its builder (a live machine serving the request's setup run).
@@ -303,7 +306,10 @@ describe("an operator's bundle build request", () => {
 
     const cancelledAt = Date.now();
     expect(
-      await cancelBundleBuildRequest({ db: world.db }, { requestId: request.id, actorId: operatorUser.id }),
+      await cancelBundleBuildRequest(
+        { db: world.db },
+        { requestId: request.id, actor: { userId: operatorUser.id, email: operatorUser.email, roles: ["operator"] } },
+      ),
     ).toEqual({
       from: "running",
     });
@@ -329,7 +335,7 @@ describe("an operator's bundle build request", () => {
     expect(audit.detail).toMatchObject({ requestId: request.id, from: "running" });
     // The CLI's caller is told it was cancelled while it ran.
     await expect(
-      cancelBundleBuildRequest({ db: world.db }, { requestId: request.id, actorId: null }),
+      cancelBundleBuildRequest({ db: world.db }, { requestId: request.id, actor: null }),
     ).rejects.toMatchObject({
       code: "STATE_CONFLICT",
       message: "This build request has ended (cancelled); it stays as it is.",
@@ -339,44 +345,44 @@ describe("an operator's bundle build request", () => {
   it("can be cancelled while it waits, and then never runs; an ended one cannot", async () => {
     const { request } = await requestBundleBuild(
       { db: world.db },
-      { kind: "base", repository: GREETER_REPOSITORY, ref: "main", actorId: null },
+      { kind: "base", repository: GREETER_REPOSITORY, ref: "main", actor: null },
     );
     const runsBefore = await setupRunCount();
-    await cancelBundleBuildRequest({ db: world.db }, { requestId: request.id, actorId: null });
+    await cancelBundleBuildRequest({ db: world.db }, { requestId: request.id, actor: null });
     const cancelled = await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } });
     expect(cancelled).toMatchObject({ state: "cancelled", attempts: 0, bundleId: null });
     expect(cancelled.finishedAt).not.toBeNull();
     expect(await runBundleBuildRequest(world.ctx, request.id)).toBe("not_queued");
     expect(await setupRunCount()).toBe(runsBefore);
     await expect(
-      cancelBundleBuildRequest({ db: world.db }, { requestId: request.id, actorId: null }),
+      cancelBundleBuildRequest({ db: world.db }, { requestId: request.id, actor: null }),
     ).rejects.toMatchObject({
       code: "STATE_CONFLICT",
     });
     const finished = await world.db.bundleBuildRequest.findFirstOrThrow({ where: { state: "succeeded" } });
     await expect(
-      cancelBundleBuildRequest({ db: world.db }, { requestId: finished.id, actorId: null }),
+      cancelBundleBuildRequest({ db: world.db }, { requestId: finished.id, actor: null }),
     ).rejects.toMatchObject({
       code: "STATE_CONFLICT",
     });
     await expect(
-      cancelBundleBuildRequest({ db: world.db }, { requestId: randomUUID(), actorId: null }),
+      cancelBundleBuildRequest({ db: world.db }, { requestId: randomUUID(), actor: null }),
     ).rejects.toMatchObject({
       code: "NOT_FOUND",
     });
     // a new identical request is a new one: the cancelled one is over
     const again = await requestBundleBuild(
       { db: world.db },
-      { kind: "base", repository: GREETER_REPOSITORY, ref: "main", actorId: null },
+      { kind: "base", repository: GREETER_REPOSITORY, ref: "main", actor: null },
     );
     expect(again.isExisting).toBe(false);
-    await cancelBundleBuildRequest({ db: world.db }, { requestId: again.request.id, actorId: null });
+    await cancelBundleBuildRequest({ db: world.db }, { requestId: again.request.id, actor: null });
   });
 
   it("that fails says why, bounded; the builder is gone", async () => {
     const { request } = await requestBundleBuild(
       { db: world.db },
-      { kind: "base", repository: BROKEN_REPOSITORY, actorId: null },
+      { kind: "base", repository: BROKEN_REPOSITORY, actor: null },
     );
     expect(await runBundleBuildRequest(world.ctx, request.id)).toBe("failed");
     const failed = await world.db.bundleBuildRequest.findUniqueOrThrow({ where: { id: request.id } });
@@ -448,14 +454,14 @@ describe("an operator's bundle build request", () => {
 
 describe("the CLI's build now (buildBundleNow)", () => {
   it("runs the request in its own process, follows one a worker already runs, and at the cap leaves it queued and says so", async () => {
-    const built = await buildBundleNow(world.ctx, { kind: "base", repository: GREETER_REPOSITORY, actorId: null });
+    const built = await buildBundleNow(world.ctx, { kind: "base", repository: GREETER_REPOSITORY, actor: null });
     expect(built.request).toMatchObject({ state: "succeeded", isReused: true, attempts: 1 });
     expect(built.bundle.id).toBe(built.request.bundleId);
 
     // a worker has the identical request: it is followed to its end, not run twice
     const { request } = await requestBundleBuild(
       { db: world.db },
-      { kind: "base", repository: GREETER_REPOSITORY, actorId: null },
+      { kind: "base", repository: GREETER_REPOSITORY, actor: null },
     );
     await world.db.bundleBuildRequest.update({
       where: { id: request.id },
@@ -479,7 +485,7 @@ describe("the CLI's build now (buildBundleNow)", () => {
         700,
       ),
     );
-    const followed = await buildBundleNow(world.ctx, { kind: "base", repository: GREETER_REPOSITORY, actorId: null });
+    const followed = await buildBundleNow(world.ctx, { kind: "base", repository: GREETER_REPOSITORY, actor: null });
     await finishLater;
     expect(followed.request).toMatchObject({ id: request.id, state: "succeeded", attempts: 1 });
     expect(followed.bundle.id).toBe(built.bundle.id);
@@ -491,7 +497,7 @@ describe("the CLI's build now (buildBundleNow)", () => {
         kind: "base",
         repository: GREETER_REPOSITORY,
         isForced: true,
-        actorId: null,
+        actor: null,
       }).catch((error: { code: string; message: string }) => error);
       expect(refused).toMatchObject({ code: "MACHINE_CAP_REACHED" });
       expect((refused as { message: string }).message).toMatch(
@@ -500,7 +506,7 @@ describe("the CLI's build now (buildBundleNow)", () => {
       const waiting = await world.db.bundleBuildRequest.findFirstOrThrow({
         where: { state: "queued", isForced: true },
       });
-      await cancelBundleBuildRequest({ db: world.db }, { requestId: waiting.id, actorId: null });
+      await cancelBundleBuildRequest({ db: world.db }, { requestId: waiting.id, actor: null });
     } finally {
       await world.db.guestMachine.update({ where: { id: occupant.id }, data: { state: "destroyed" } });
       await setCap(null);
@@ -522,7 +528,7 @@ describe("the worker", () => {
       // Requested after the worker's start-up sweep: only the notification can start it.
       const { request } = await requestBundleBuild(
         { db: world.db },
-        { kind: "base", repository: GREETER_REPOSITORY, isForced: true, actorId: null },
+        { kind: "base", repository: GREETER_REPOSITORY, isForced: true, actor: null },
       );
       let state = "queued";
       for (

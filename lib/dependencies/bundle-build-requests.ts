@@ -10,6 +10,7 @@
  * guarded UPDATE (`where state = from`) in a transaction with its audit row; the request id plus
  * the attempt number is the operation id.
  */
+import { actorIdOf, type Actor } from "../contract/actor";
 import type { Db } from "../db/client";
 import type { BundleBuildRequest, RunState } from "../db/generated/client";
 import { recordAudit } from "../audit";
@@ -36,7 +37,7 @@ const MAX_REF_CHARS = 200;
  */
 export async function requestBundleBuild(
   deps: { db: Db },
-  input: TBuildRequestInput & { actorId: string | null; isRunByCaller?: boolean },
+  input: TBuildRequestInput & { actor: Actor | null; isRunByCaller?: boolean },
 ): Promise<TRequestedBuild> {
   const { db } = deps;
   const target = await resolveTarget(db, input);
@@ -48,9 +49,10 @@ export async function requestBundleBuild(
       orderBy: { createdAt: "asc" },
     });
     if (existing) return { request: existing, isExisting: true };
-    const request = await tx.bundleBuildRequest.create({ data: { ...target.identity, requestedById: input.actorId } });
+    const actorId = actorIdOf(input.actor);
+    const request = await tx.bundleBuildRequest.create({ data: { ...target.identity, requestedById: actorId } });
     await recordAudit(tx, {
-      actorId: input.actorId,
+      actorId,
       action: "dependencies.build.requested",
       targetType: "repository",
       targetId: target.repositoryId,
@@ -183,14 +185,15 @@ export async function failAbandonedBuildRequests(db: Db, now = new Date()): Prom
  */
 export async function cancelBundleBuildRequest(
   deps: { db: Db },
-  input: { requestId: string; actorId: string | null },
+  input: { requestId: string; actor: Actor | null },
 ): Promise<{ from: "queued" | "running" }> {
   const request = await deps.db.bundleBuildRequest.findUnique({ where: { id: input.requestId } });
   if (!request) throw new AppError("NOT_FOUND", "No such build request.");
   // Each transition is guarded by its `from`: a request a worker claims meanwhile is cancelled as running.
-  if (await transitionBuildRequest(deps.db, input.actorId, request, "queued", "cancelled", { waitingReason: null }))
+  const actorId = actorIdOf(input.actor);
+  if (await transitionBuildRequest(deps.db, actorId, request, "queued", "cancelled", { waitingReason: null }))
     return { from: "queued" };
-  if (await transitionBuildRequest(deps.db, input.actorId, request, "running", "cancelled", { waitingReason: null }))
+  if (await transitionBuildRequest(deps.db, actorId, request, "running", "cancelled", { waitingReason: null }))
     return { from: "running" };
   const ended = await deps.db.bundleBuildRequest.findUniqueOrThrow({
     where: { id: input.requestId },

@@ -9,13 +9,13 @@
  * (build it, re-verify with it); the builder reaches the broker and nothing else.
  */
 import { beforeAll, describe, expect, it } from "vitest";
+import type { Actor } from "../contract/actor";
 import { GUEST_STUDENT_AGENT_PROGRAM, GUEST_STUDENT_REPORT_FILE } from "../contract/guest-layout";
 import {
   CANDIDATE_DEPENDENCIES_NOTE,
   DEPENDENCIES_CHANGED_NOTE,
   ZEvidenceContentSchema,
 } from "../contract/verification-evidence";
-import type { Actor } from "../auth/permissions";
 import { reverifyTask } from "../verify/reverify-task";
 import { buildBundleNow } from "./run-bundle-build-request";
 import { DEFAULT_TASK_LIMITS } from "../contract/limits";
@@ -49,18 +49,24 @@ beforeAll(async () => {
 });
 
 async function runGreeterTask(agentCommand: string[]) {
-  await writeSetting(world.db, {
-    key: "guest.agent",
-    value: { command: agentCommand },
-    actorId: null,
-    reason: "test setup",
-  });
-  await writeSetting(world.db, {
-    key: "task.limits",
-    value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 120, memoryMb: 1024 },
-    actorId: null,
-    reason: "test setup",
-  });
+  await writeSetting(
+    { db: world.db },
+    {
+      key: "guest.agent",
+      value: { command: agentCommand },
+      actor: null,
+      reason: "test setup",
+    },
+  );
+  await writeSetting(
+    { db: world.db },
+    {
+      key: "task.limits",
+      value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 120, memoryMb: 1024 },
+      actor: null,
+      reason: "test setup",
+    },
+  );
   await qualifyForTests(world.db, world.env);
   const task = await createTask(
     { db: world.db, env: world.env },
@@ -69,7 +75,7 @@ async function runGreeterTask(agentCommand: string[]) {
       issueNumber: GREETER_ISSUE.number,
       issueTitle: GREETER_ISSUE.title,
       prompt: GREETER_ISSUE.body,
-      actorId: null,
+      actor: null,
     },
   );
   await advanceTask(world.ctx, task.id);
@@ -189,7 +195,7 @@ describe("an operator's decision to check a candidate with its own dependencies"
     expect((await world.db.task.findUniqueOrThrow({ where: { id: task.id } })).state).toBe("review_pending");
 
     const candidate = await world.db.candidate.findFirstOrThrow({ where: { taskId: task.id } });
-    const built = await buildBundleNow(world.ctx, { kind: "candidate", candidateId: candidate.id, actorId: user.id });
+    const built = await buildBundleNow(world.ctx, { kind: "candidate", candidateId: candidate.id, actor: operator });
     expect(built.bundle).toMatchObject({
       source: "candidate",
       candidateId: candidate.id,

@@ -34,7 +34,7 @@ import {
 
 /** The recipe an agent's lockfile selects, with the operator's registries; null = none configured. */
 export async function agentRecipeOf(db: Db, kind: TLockfileRecipeKind): Promise<TSetupRecipe | null> {
-  const { registries } = await readSetting(db, "agents.dependencies");
+  const { registries } = await readSetting({ db }, { key: "agents.dependencies" });
   return registries.length > 0 ? ZSetupRecipeSchema.parse({ v: 1, kind, registries }) : null;
 }
 

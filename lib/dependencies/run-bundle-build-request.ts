@@ -5,6 +5,7 @@
  * request. At the machine cap the request goes back to the queue with the reason shown to the
  * operator, and is tried again once the sweep sees a free slot — nothing was built or charged.
  */
+import type { Actor } from "../contract/actor";
 import type { BundleBuildRequest, DependencyBundle } from "../db/generated/client";
 import { AppError, isAppError, isAppErrorCode } from "../errors";
 import { logError } from "../log";
@@ -106,7 +107,7 @@ const FOLLOW_MARGIN_MS = 5 * 60_000;
  */
 export async function buildBundleNow(
   deps: TDependencyDeps,
-  input: TBuildRequestInput & { actorId: string | null },
+  input: TBuildRequestInput & { actor: Actor | null },
 ): Promise<TFinishedBuild> {
   const { db } = deps;
   const { request } = await requestBundleBuild({ db }, { ...input, isRunByCaller: true });

@@ -117,7 +117,7 @@ export function parseSetupRecipe(value: unknown): TSetupRecipe | null {
 export async function readBuilderImage(
   db: Db,
 ): Promise<{ image: { type: "smolmachine" | "image"; reference: string }; imageDigest: string }> {
-  const image = await readSetting(db, "guest.image");
+  const image = await readSetting({ db }, { key: "guest.image" });
   return { image, imageDigest: canonicalDigest(image) };
 }
 

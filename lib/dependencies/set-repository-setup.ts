@@ -5,6 +5,7 @@
  */
 import type { z } from "zod";
 import { recordAudit } from "../audit";
+import { actorIdOf, type Actor } from "../contract/actor";
 import type { Db } from "../db/client";
 import { Prisma } from "../db/generated/client";
 import { parseOrThrow } from "../parse-or-throw";
@@ -13,7 +14,7 @@ import { recipeDigest, ZSetupRecipeSchema, type TSetupRecipe } from "./recipes";
 
 export async function setRepositorySetup(
   deps: { db: Db },
-  input: { name: string; recipe: z.input<typeof ZSetupRecipeSchema> | null; actorId: string | null },
+  input: { name: string; recipe: z.input<typeof ZSetupRecipeSchema> | null; actor: Actor | null },
 ): Promise<{ recipe: TSetupRecipe | null; recipeDigest: string | null }> {
   const { db } = deps;
   const recipe =
@@ -27,7 +28,7 @@ export async function setRepositorySetup(
       data: { setupRecipe: recipe === null ? Prisma.DbNull : (recipe as object) },
     });
     await recordAudit(tx, {
-      actorId: input.actorId,
+      actorId: actorIdOf(input.actor),
       action: "repository.setup-recipe",
       targetType: "repository",
       targetId: repo.id,

@@ -27,24 +27,30 @@ describe("readDashboard", async () => {
       { state: "queued", count: 1 },
     ]);
 
-    await writeSetting(db, {
-      key: "machines.concurrency",
-      value: { maxMachines: 2, bySubstrate: {} },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "machines.concurrency",
+        value: { maxMachines: 2, bySubstrate: {} },
+        actor: null,
+        reason: "test setup",
+      },
+    );
     expect((await readDashboard({ db, substrateLabel: "local" })).slots).toEqual({
       cap: 2,
       taken: 2,
       substrate: "local",
     });
     // the per-substrate cap overrides the global one
-    await writeSetting(db, {
-      key: "machines.concurrency",
-      value: { maxMachines: 2, bySubstrate: { local: 3 } },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "machines.concurrency",
+        value: { maxMachines: 2, bySubstrate: { local: 3 } },
+        actor: null,
+        reason: "test setup",
+      },
+    );
     expect((await readDashboard({ db, substrateLabel: "local" })).slots).toEqual({
       cap: 3,
       taken: 2,

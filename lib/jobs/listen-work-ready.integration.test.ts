@@ -64,11 +64,11 @@ describe("the work-ready channel", () => {
 
   it("announces an operator's qualification run in its own transaction, and not one the caller runs itself", async () => {
     const env = parseEnv({ ...process.env, DATABASE_URL: database.url });
-    const forWorker = await requestProbeRun({ db: database.db, env }, { probes: ["P1"], actorId: null });
+    const forWorker = await requestProbeRun({ db: database.db, env }, { probes: ["P1"], actor: null });
     expect(await heardOf(forWorker.id)).toEqual({ kind: "probe-run", id: forWorker.id });
     const byCaller = await requestProbeRun(
       { db: database.db, env },
-      { probes: ["P1"], actorId: null, isRunByCaller: true },
+      { probes: ["P1"], actor: null, isRunByCaller: true },
     );
     await marker();
     expect(heard.some((work) => work.id === byCaller.id)).toBe(false);

@@ -47,7 +47,7 @@ describe("which task a job drives", async () => {
   const [lone] = await queue("class/lone", 1);
 
   it("admits nothing while the gate is closed", async () => {
-    await setDispatch({ db, env }, { mode: "off", actorId: null, via: "test" });
+    await setDispatch({ db, env }, { mode: "off", actor: null, via: "test" });
     expect(await pickTaskToDrive(ctx, { taskId: flood[7]! })).toBeNull();
     expect(await db.task.count({ where: { state: { not: "queued" } } })).toBe(0);
   });

@@ -163,7 +163,7 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
   const sweepTasks = async () => {
     // Automatic retries of transient provider errors that are due become new attempts (queued).
     for (const taskId of await listDueAutomaticRetries({ db }, { now: new Date(), take: 50 })) {
-      await retryTask({ db }, { taskId, reason: "transient provider error", actorId: null, isAutomatic: true }).catch(
+      await retryTask({ db }, { taskId, reason: "transient provider error", actor: null, isAutomatic: true }).catch(
         (error) => logError("automatic retry failed", error, { taskId }),
       );
     }

@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Actor } from "../auth/permissions";
+import type { Actor } from "../contract/actor";
 import { DEMO_ISSUE } from "../demo/demo-target";
 import { runGit } from "../git/run-git";
 import { PROJECT_ROOT } from "../project-root";
@@ -149,12 +149,15 @@ beforeAll(async () => {
     data: { cloneUrl: `${forge.url}/demo/calculator.git` },
   });
   await saveGitHubPublishSetting(world.db, { apiBaseUrl: forge.url, tokenFile }, null, "test setup", world.env.dataDir);
-  await writeSetting(world.db, {
-    key: "machines.concurrency",
-    value: { maxMachines: MACHINE_CAP, bySubstrate: {} },
-    actorId: null,
-    reason: "test setup",
-  });
+  await writeSetting(
+    { db: world.db },
+    {
+      key: "machines.concurrency",
+      value: { maxMachines: MACHINE_CAP, bySubstrate: {} },
+      actor: null,
+      reason: "test setup",
+    },
+  );
   const teacherRow = await world.db.user.create({
     data: { email: "t@workers.test", name: "T", roles: ["teacher"], passwordHash: "x" },
   });
@@ -178,7 +181,7 @@ describe("two worker processes on one database", () => {
           issueNumber: DEMO_ISSUE.number,
           issueTitle: DEMO_ISSUE.title,
           prompt: DEMO_ISSUE.body,
-          actorId: null,
+          actor: null,
         },
       );
       taskIds.push(task.id);

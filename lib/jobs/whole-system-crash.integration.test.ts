@@ -120,38 +120,53 @@ beforeAll(async () => {
   await applyMigrations(postgres.url);
   const setup = createDb(postgres.url);
   const demo = await writeDemoRepository(path.join(dataDir, "demo-src"));
-  await addTargetRepository({ db: setup }, { name: "demo/calculator", cloneUrl: demo.path, actorId: null });
-  await writeSetting(setup, {
-    key: "spend.ceilings",
-    value: { globalMicros: 1_000_000_000, perTaskMicros: 100_000_000 },
-    actorId: null,
-    reason: "test setup",
-  });
-  await writeSetting(setup, {
-    key: "guest.image",
-    value: { type: "smolmachine", reference: DEFAULT_GUEST_IMAGE },
-    actorId: null,
-    reason: "test setup",
-  });
-  await writeSetting(setup, {
-    key: "guest.agent",
-    value: { command: SCRIPTED_FIX },
-    actorId: null,
-    reason: "test setup",
-  });
-  await writeSetting(setup, {
-    key: "task.limits",
-    value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 120, memoryMb: 512 },
-    actorId: null,
-    reason: "test setup",
-  });
-  await writeSetting(setup, {
-    key: "task.retry",
-    value: { maxAutomaticRetries: 2, backoffSeconds: 1 },
-    actorId: null,
-    reason: "test setup",
-  });
-  await saveTrustedManifest({ db: setup }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
+  await addTargetRepository({ db: setup }, { name: "demo/calculator", cloneUrl: demo.path, actor: null });
+  await writeSetting(
+    { db: setup },
+    {
+      key: "spend.ceilings",
+      value: { globalMicros: 1_000_000_000, perTaskMicros: 100_000_000 },
+      actor: null,
+      reason: "test setup",
+    },
+  );
+  await writeSetting(
+    { db: setup },
+    {
+      key: "guest.image",
+      value: { type: "smolmachine", reference: DEFAULT_GUEST_IMAGE },
+      actor: null,
+      reason: "test setup",
+    },
+  );
+  await writeSetting(
+    { db: setup },
+    {
+      key: "guest.agent",
+      value: { command: SCRIPTED_FIX },
+      actor: null,
+      reason: "test setup",
+    },
+  );
+  await writeSetting(
+    { db: setup },
+    {
+      key: "task.limits",
+      value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 120, memoryMb: 512 },
+      actor: null,
+      reason: "test setup",
+    },
+  );
+  await writeSetting(
+    { db: setup },
+    {
+      key: "task.retry",
+      value: { maxAutomaticRetries: 2, backoffSeconds: 1 },
+      actor: null,
+      reason: "test setup",
+    },
+  );
+  await saveTrustedManifest({ db: setup }, { content: DEMO_TRUSTED_MANIFEST, actor: null });
   for (let i = 0; i < TASKS; i++) {
     await createTask(
       { db: setup, env },
@@ -160,7 +175,7 @@ beforeAll(async () => {
         issueNumber: DEMO_ISSUE.number,
         issueTitle: `${DEMO_ISSUE.title} (${i + 1})`,
         prompt: DEMO_ISSUE.body,
-        actorId: null,
+        actor: null,
       },
     );
   }

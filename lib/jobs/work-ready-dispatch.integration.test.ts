@@ -84,7 +84,7 @@ describe("event-driven dispatch", async () => {
     { timeout: 60_000 },
     async () => {
       // The same worker, started above after its start-up sweep: only the notification can start this run.
-      const run = await requestProbeRun({ db: world.db, env: world.env }, { probes: ["P0"], actorId: null });
+      const run = await requestProbeRun({ db: world.db, env: world.env }, { probes: ["P0"], actor: null });
       await expect
         .poll(async () => (await world.db.probeRun.findUniqueOrThrow({ where: { id: run.id } })).state, {
           timeout: 30_000,

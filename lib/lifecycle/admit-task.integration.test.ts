@@ -48,12 +48,15 @@ describe("admission to provisioning", async () => {
   }
 
   async function setCap(maxMachines: number | null, bySubstrate: Record<string, number> = {}) {
-    await writeSetting(db, {
-      key: "machines.concurrency",
-      value: { maxMachines, bySubstrate },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "machines.concurrency",
+        value: { maxMachines, bySubstrate },
+        actor: null,
+        reason: "test setup",
+      },
+    );
   }
 
   it("two workers racing for the last slots never pass the cap", async () => {

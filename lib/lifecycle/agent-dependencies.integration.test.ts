@@ -102,7 +102,7 @@ async function addProfile(name: string, locked: TFixturePackage[], codeDir?: str
       owner: "team-deps",
       command: ["sh", "-c", 'exec node "$SCHOOL_CORE_AGENT_DIR/fix.mjs"'],
       code: { kind: "directory", path: codeDir ?? (await writeAgentCode(locked)) },
-      actorId: null,
+      actor: null,
     },
   );
 }
@@ -116,7 +116,7 @@ async function runTask(agent: string) {
       issueTitle: DEMO_ISSUE.title,
       prompt: DEMO_ISSUE.body,
       agent,
-      actorId: null,
+      actor: null,
     },
   );
   await advanceTask(world.ctx, task.id);
@@ -124,7 +124,10 @@ async function runTask(agent: string) {
 }
 
 const setRegistries = (registries: string[]) =>
-  writeSetting(world.db, { key: "agents.dependencies", value: { registries }, actorId: null, reason: "test setup" });
+  writeSetting(
+    { db: world.db },
+    { key: "agents.dependencies", value: { registries }, actor: null, reason: "test setup" },
+  );
 
 describe("an agent profile whose code carries a lockfile", () => {
   it("gets its dependencies from the trusted builder, can require them in the guest, and no install script ran", async () => {

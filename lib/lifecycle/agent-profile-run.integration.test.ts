@@ -50,7 +50,7 @@ describe("a task with an agent profile", () => {
         command: ["sh", "-c", 'exec node "$SCHOOL_CORE_AGENT_DIR/fix.mjs"'],
         environment: { AGENT_NAME: "fixer-bot" },
         code: { kind: "directory", path: dir },
-        actorId: null,
+        actor: null,
       },
     );
     // The world qualifies (and sets guest.agent to the scripted fix) through its own task first.
@@ -63,13 +63,13 @@ describe("a task with an agent profile", () => {
         issueTitle: DEMO_ISSUE.title,
         prompt: DEMO_ISSUE.body,
         agent: "fixer",
-        actorId: null,
+        actor: null,
       },
     );
     // Edited after the task was created: the task still runs version 1.
     await editAgentProfile(
       { db: world.db, dataDir: world.env.dataDir },
-      { name: "fixer", command: ["false"], actorId: null },
+      { name: "fixer", command: ["false"], actor: null },
     );
 
     await advanceTask(world.ctx, task.id);

@@ -7,7 +7,7 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Actor } from "../auth/permissions";
+import type { Actor } from "../contract/actor";
 import { parseEnv } from "../env";
 import { createSubstrate } from "../machines/create-substrate";
 import { findFreePort } from "../testing/free-port";

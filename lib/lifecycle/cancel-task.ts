@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
-import { actorIdOf, type Actor } from "../auth/permissions";
+import { actorIdOf, type Actor } from "../contract/actor";
 import { AppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";
 import { failTask } from "./fail-task";

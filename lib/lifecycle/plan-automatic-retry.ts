@@ -61,7 +61,7 @@ export async function planAutomaticRetry(
   const now = (deps.now ?? (() => new Date()))();
   const beforeDeadline = task?.deadlineAt != null && now.getTime() < task.deadlineAt.getTime();
   if (!isRetryableInfrastructureFailure(input.error, input.failedFrom, beforeDeadline)) return null;
-  const policy = await readSetting(deps.db, "task.retry");
+  const policy = await readSetting(deps, { key: "task.retry" });
   // A probe's own task is judged as it ran: never retried behind the probe's back.
   if (!task || task.state !== "blocked" || task.probeRunId || task.autoRetryCount >= policy.maxAutomaticRetries)
     return null;

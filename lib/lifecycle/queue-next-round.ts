@@ -30,7 +30,7 @@ export async function queueNextRound(ctx: TaskRunContext, task: Task): Promise<v
       );
     }
     // The limit was checked when the teacher asked; re-checked here in case the operator lowered it since.
-    const { maxRounds } = await readSetting(tx, "review.rounds");
+    const { maxRounds } = await readSetting({ db: tx }, { key: "review.rounds" });
     if (nextRound > maxRounds)
       throw new AppError(
         "REVIEW_ROUND_LIMIT",

@@ -45,13 +45,13 @@ export async function resolveTaskAgent(deps: { db: Db; env: TEnv }, task: Task):
   if (task.agentCommand) {
     const image = task.probeRunId
       ? await readProbeRunGuestImage(db, task.probeRunId)
-      : await readSetting(db, "guest.image");
+      : await readSetting({ db }, { key: "guest.image" });
     return { command: ZCommandSchema.parse(task.agentCommand), image, environment: {}, code: null, profile: null };
   }
   if (!task.agentProfileVersionId)
     return {
-      command: (await readSetting(db, "guest.agent")).command,
-      image: await readSetting(db, "guest.image"),
+      command: (await readSetting({ db }, { key: "guest.agent" })).command,
+      image: await readSetting({ db }, { key: "guest.image" }),
       environment: {},
       code: null,
       profile: null,
@@ -61,7 +61,7 @@ export async function resolveTaskAgent(deps: { db: Db; env: TEnv }, task: Task):
     include: { profile: true },
   });
   let image: TGuestImage;
-  if (version.image === null) image = await readSetting(db, "guest.image");
+  if (version.image === null) image = await readSetting({ db }, { key: "guest.image" });
   else {
     const own = ZGuestImageSchema.safeParse(version.image);
     // Fail closed: an image that no longer parses is not one any probe run qualified.

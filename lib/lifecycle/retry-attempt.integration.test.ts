@@ -45,7 +45,7 @@ describe("operator retry", () => {
     const before = await world.db.task.findUniqueOrThrow({ where: { id: taskId } });
     expect(before.errorCode).toBe("SUBSTRATE_INTERNAL");
 
-    const outcome = await retryTask({ db: world.db }, { taskId, reason: "provider had a bad minute", actorId: null });
+    const outcome = await retryTask({ db: world.db }, { taskId, reason: "provider had a bad minute", actor: null });
     expect(outcome).toMatchObject({ attempt: 1, from: "blocked", to: "queued" });
     expect(outcome.operationId).not.toBe(before.operationId);
     const queued = await world.db.task.findUniqueOrThrow({ where: { id: taskId } });
@@ -104,10 +104,10 @@ describe("operator retry", () => {
 
   it("refuses a task that is not blocked or failed, and a retry without a reason", async () => {
     const taskId = await world.createDemoTask();
-    await expect(retryTask({ db: world.db }, { taskId, reason: "again please", actorId: null })).rejects.toMatchObject({
+    await expect(retryTask({ db: world.db }, { taskId, reason: "again please", actor: null })).rejects.toMatchObject({
       code: "STATE_CONFLICT",
     });
-    await expect(retryTask({ db: world.db }, { taskId, reason: "", actorId: null })).rejects.toMatchObject({
+    await expect(retryTask({ db: world.db }, { taskId, reason: "", actor: null })).rejects.toMatchObject({
       code: "VALIDATION_FAILED",
     });
     await world.db.task.update({ where: { id: taskId }, data: { state: "failed" } });
@@ -116,12 +116,15 @@ describe("operator retry", () => {
 
 describe("automatic retry", () => {
   it("plans one retry after a transient error with backoff, retries when due, and stops at the operator's count", async () => {
-    await writeSetting(world.db, {
-      key: "task.retry",
-      value: { maxAutomaticRetries: 1, backoffSeconds: 60 },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db: world.db },
+      {
+        key: "task.retry",
+        value: { maxAutomaticRetries: 1, backoffSeconds: 60 },
+        actor: null,
+        reason: "test setup",
+      },
+    );
     const start = Date.now();
     const taskId = await blockWithCreate500();
     const blocked = await world.db.task.findUniqueOrThrow({ where: { id: taskId } });
@@ -130,7 +133,7 @@ describe("automatic retry", () => {
 
     expect(await listDueAutomaticRetries({ db: world.db }, { now: new Date(), take: 10 })).not.toContain(taskId);
     await expect(
-      retryTask({ db: world.db }, { taskId, reason: "transient", actorId: null, isAutomatic: true }),
+      retryTask({ db: world.db }, { taskId, reason: "transient", actor: null, isAutomatic: true }),
     ).rejects.toMatchObject({
       code: "STATE_CONFLICT",
     });
@@ -139,7 +142,7 @@ describe("automatic retry", () => {
     expect(await listDueAutomaticRetries({ db: world.db }, { now: later, take: 10 })).toContain(taskId);
     await retryTask(
       { db: world.db, now: () => later },
-      { taskId, reason: "transient", actorId: null, isAutomatic: true },
+      { taskId, reason: "transient", actor: null, isAutomatic: true },
     );
     expect(await world.db.task.findUniqueOrThrow({ where: { id: taskId } })).toMatchObject({
       state: "queued",
@@ -155,12 +158,15 @@ describe("automatic retry", () => {
   });
 
   it("plans a retry for a running task whose guest the provider no longer knows, only before the task's deadline", async () => {
-    await writeSetting(world.db, {
-      key: "task.retry",
-      value: { maxAutomaticRetries: 2, backoffSeconds: 1 },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db: world.db },
+      {
+        key: "task.retry",
+        value: { maxAutomaticRetries: 2, backoffSeconds: 1 },
+        actor: null,
+        reason: "test setup",
+      },
+    );
     const lost = () =>
       new SubstrateError({ code: "SUBSTRATE_NOT_FOUND", operation: "exec", message: "machine not found", status: 404 });
     const taskId = await world.createDemoTask();

@@ -50,19 +50,19 @@ async function waitForHeard(taskId: string, ms = 3000): Promise<boolean> {
 describe("retryTask notifies the worker in its transaction", () => {
   it("a retried task is announced on the work-ready channel at once", async () => {
     const taskId = await failedTask();
-    const outcome = await retryTask({ db: database.db }, { taskId, reason: "try again", actorId: null });
+    const outcome = await retryTask({ db: database.db }, { taskId, reason: "try again", actor: null });
     expect(outcome.to).toBe("queued");
     expect(await waitForHeard(taskId)).toBe(true);
   });
 
   it("a refused retry announces nothing", async () => {
     const { taskId } = await createRelayTestTask(database.db); // queued: not retryable
-    await expect(retryTask({ db: database.db }, { taskId, reason: "try again", actorId: null })).rejects.toMatchObject({
+    await expect(retryTask({ db: database.db }, { taskId, reason: "try again", actor: null })).rejects.toMatchObject({
       code: "STATE_CONFLICT",
     });
     // a later, committed notification proves the channel was delivering meanwhile
     const other = await failedTask();
-    await retryTask({ db: database.db }, { taskId: other, reason: "try again", actorId: null });
+    await retryTask({ db: database.db }, { taskId: other, reason: "try again", actor: null });
     expect(await waitForHeard(other)).toBe(true);
     expect(heard).not.toContain(taskId);
   });

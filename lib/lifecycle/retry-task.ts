@@ -17,6 +17,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import { actorIdOf, type Actor } from "../contract/actor";
 import { ZAuditReasonSchema } from "../contract/audit-reason";
 import { recordAudit } from "../audit";
 import type { Db } from "../db/client";
@@ -45,7 +46,7 @@ export type TRetryOutcome = {
 
 export async function retryTask(
   deps: { db: Db; now?: () => Date },
-  input: TRetryTaskInput & { actorId: string | null; isAutomatic?: boolean },
+  input: TRetryTaskInput & { actor: Actor | null; isAutomatic?: boolean },
 ): Promise<TRetryOutcome> {
   const { taskId, reason } = parseOrThrow(
     ZRetryTaskSchema,
@@ -95,7 +96,7 @@ export async function retryTask(
       },
     });
     await recordAudit(tx, {
-      actorId: input.actorId,
+      actorId: actorIdOf(input.actor),
       action: "task.retry",
       targetType: "task",
       targetId: taskId,

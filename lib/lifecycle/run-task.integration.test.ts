@@ -83,10 +83,10 @@ describe("the student run", () => {
 
   it("stays queued while dispatch is off", async () => {
     const taskId = await world.createDemoTask();
-    await setDispatch({ db: world.db, env: world.env }, { mode: "off", actorId: null, via: "test" });
+    await setDispatch({ db: world.db, env: world.env }, { mode: "off", actor: null, via: "test" });
     expect(await advanceTask(world.ctx, taskId)).toBe("dispatch_disabled");
     expect((await world.db.task.findUniqueOrThrow({ where: { id: taskId } })).state).toBe("queued");
-    await setDispatch({ db: world.db, env: world.env }, { mode: "development", actorId: null, via: "test" });
+    await setDispatch({ db: world.db, env: world.env }, { mode: "development", actor: null, via: "test" });
     await world.db.task.update({ where: { id: taskId }, data: { state: "failed" } });
   });
 });

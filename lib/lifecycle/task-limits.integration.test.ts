@@ -77,12 +77,15 @@ describe("a task's limits snapshot is held to the qualified configuration", () =
     // created (and qualified) under maxProcesses 512 …
     const taskId = await world.createDemoTask({ limits: { maxProcesses: 512 } });
     // … then the operator tightens the limits and a run qualifies only those: the queued task is weaker
-    await writeSetting(world.db, {
-      key: "task.limits",
-      value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 60, memoryMb: 512 },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db: world.db },
+      {
+        key: "task.limits",
+        value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 60, memoryMb: 512 },
+        actor: null,
+        reason: "test setup",
+      },
+    );
     await qualifyForTests(world.db, world.env);
     const task = await runToRest(taskId);
     expect(task.state).toBe("blocked");

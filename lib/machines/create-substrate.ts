@@ -15,6 +15,6 @@ export function createSubstrate(deps: { db: Db; env: TEnv }): TClosableSubstrate
   const { db, env } = deps;
   return withSpendGuard(new SmolCloudSubstrate(substrateEndpoint(env)), {
     spendGuard: createSpendGuard(db),
-    fallbackRates: () => readSetting(db, "spend.rates"),
+    fallbackRates: () => readSetting({ db }, { key: "spend.rates" }),
   });
 }

@@ -73,7 +73,11 @@ describe("a destroy the provider acknowledges but does not do", () => {
     await expect(
       releaseQuarantine(
         { db: world.db, substrate: world.adapter },
-        { actorId: operator.id, machineId: machine.id, reason: "try again" },
+        {
+          actor: { userId: operator.id, email: operator.email, roles: ["operator"] },
+          machineId: machine.id,
+          reason: "try again",
+        },
       ),
     ).rejects.toMatchObject({ code: "SUBSTRATE_FAILED" });
     expect((await world.db.guestMachine.findUniqueOrThrow({ where: { id: machine.id } })).state).toBe(
@@ -83,7 +87,11 @@ describe("a destroy the provider acknowledges but does not do", () => {
     expect(
       await releaseQuarantine(
         { db: world.db, substrate: world.adapter },
-        { actorId: operator.id, machineId: machine.id, reason: "the delete works now" },
+        {
+          actor: { userId: operator.id, email: operator.email, roles: ["operator"] },
+          machineId: machine.id,
+          reason: "the delete works now",
+        },
       ),
     ).toMatchObject({ state: "destroyed" });
     expect(await isAtProvider(machine.providerId!)).toBe(false);

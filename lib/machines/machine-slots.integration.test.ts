@@ -8,7 +8,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Actor } from "../auth/permissions";
+import type { Actor } from "../contract/actor";
 import { createDb, type Db } from "../db/client";
 import { admitNextTask } from "../lifecycle/admit-task";
 import { writeSetting } from "../settings/operator-settings";
@@ -64,12 +64,15 @@ describe("the machine cap outside admission", async () => {
   async function start(maxMachines: number) {
     await db.guestMachine.updateMany({ data: { state: "destroyed" } });
     await db.task.updateMany({ data: { state: "failed" } });
-    await writeSetting(db, {
-      key: "machines.concurrency",
-      value: { maxMachines, bySubstrate: {} },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "machines.concurrency",
+        value: { maxMachines, bySubstrate: {} },
+        actor: null,
+        reason: "test setup",
+      },
+    );
   }
 
   const builderIntent = (client: Db) =>
@@ -137,7 +140,7 @@ describe("the machine cap outside admission", async () => {
     await task("provisioning");
     const withCandidate = await task("blocked", { openCandidate: true });
     const withoutCandidate = await task("blocked");
-    expect(await retryTask({ db }, { taskId: withCandidate, reason: "try again", actorId: null })).toMatchObject({
+    expect(await retryTask({ db }, { taskId: withCandidate, reason: "try again", actor: null })).toMatchObject({
       to: "imported",
       attempt: 1,
     });
@@ -145,7 +148,7 @@ describe("the machine cap outside admission", async () => {
       await startVerificationIfMachineFree({ db, substrateLabel: SUBSTRATE }, { id: withCandidate, probeRunId: null }),
     ).toBe(false);
 
-    expect(await retryTask({ db }, { taskId: withoutCandidate, reason: "try again", actorId: null })).toMatchObject({
+    expect(await retryTask({ db }, { taskId: withoutCandidate, reason: "try again", actor: null })).toMatchObject({
       to: "queued",
     });
     expect(await admitNextTask({ db, substrateLabel: SUBSTRATE })).toMatchObject({
@@ -200,7 +203,7 @@ describe("the machine cap outside admission", async () => {
     // Re-verifications and retries are all accepted, whatever the cap: four tasks now wait in `imported`.
     await Promise.all([
       ...reviews.map((taskId, i) => reverifyTask({ db: i % 2 ? other : db }, { actor: operator, taskId })),
-      ...blocked.map((taskId, i) => retryTask({ db: i % 2 ? db : other }, { taskId, reason: "race", actorId: null })),
+      ...blocked.map((taskId, i) => retryTask({ db: i % 2 ? db : other }, { taskId, reason: "race", actor: null })),
     ]);
     const imported = [...reviews, ...blocked];
     const outcomes = await Promise.allSettled([

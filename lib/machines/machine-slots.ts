@@ -87,7 +87,7 @@ async function lockSlotsIn(tx: DbTx, substrateLabel: string): Promise<void> {
 }
 
 async function readCap(db: Db | DbTx, substrateLabel: string): Promise<number | null> {
-  const setting = await readSetting(db, "machines.concurrency");
+  const setting = await readSetting({ db }, { key: "machines.concurrency" });
   return setting.bySubstrate[substrateLabel] ?? setting.maxMachines;
 }
 

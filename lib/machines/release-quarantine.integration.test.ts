@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { Actor } from "../contract/actor";
 import { DEFAULT_GUEST_IMAGE } from "../../sidecars/local-substrate/default-guest-image";
 import { destroyMachine, ensureMachineCreated, recordMachineIntent } from "./guest-machines";
 import { releaseQuarantine } from "./release-quarantine";
@@ -7,6 +8,7 @@ import { createLifecycleWorld, type LifecycleWorld } from "../lifecycle/testing/
 
 let world: LifecycleWorld;
 let operatorId: string;
+let operator: Actor;
 const SPEC = {
   source: { type: "smolmachine" as const, reference: DEFAULT_GUEST_IMAGE },
   resources: { cpus: 1, memoryMb: 256, diskGb: 1 },
@@ -21,6 +23,7 @@ beforeAll(async () => {
       data: { email: "op@test.school", name: "Op", roles: ["operator"], passwordHash: "x" },
     })
   ).id;
+  operator = { userId: operatorId, email: "op@test.school", roles: ["operator"] };
 });
 
 async function quarantinedMachine() {
@@ -47,13 +50,13 @@ describe("quarantine release", () => {
     await expect(
       releaseQuarantine(
         { db: world.db, substrate: world.adapter },
-        { machineId: machine.id, reason: "", actorId: operatorId },
+        { machineId: machine.id, reason: "", actor: operator },
       ),
     ).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
     expect(await world.liveAtProvider()).toBe(1);
     const released = await releaseQuarantine(
       { db: world.db, substrate: world.adapter },
-      { machineId: machine.id, reason: "provider outage is over", actorId: operatorId },
+      { machineId: machine.id, reason: "provider outage is over", actor: operator },
     );
     expect(released.state).toBe("destroyed");
     expect(await world.liveAtProvider()).toBe(0);
@@ -68,7 +71,7 @@ describe("quarantine release", () => {
     await expect(
       releaseQuarantine(
         { db: world.db, substrate: world.adapter },
-        { machineId: machine.id, reason: "try again", actorId: operatorId },
+        { machineId: machine.id, reason: "try again", actor: operator },
       ),
     ).rejects.toMatchObject({ code: "SUBSTRATE_FAILED" });
     expect((await world.db.guestMachine.findUniqueOrThrow({ where: { id: machine.id } })).state).toBe(
@@ -76,7 +79,7 @@ describe("quarantine release", () => {
     );
     await releaseQuarantine(
       { db: world.db, substrate: world.adapter },
-      { machineId: machine.id, reason: "second try", actorId: operatorId },
+      { machineId: machine.id, reason: "second try", actor: operator },
     );
     expect(await world.liveAtProvider()).toBe(0);
   });

@@ -3,6 +3,7 @@
  * retried first; only a machine the provider's get and list then show gone is released.
  */
 import { z } from "zod";
+import { actorIdOf, type Actor } from "../contract/actor";
 import { ZAuditReasonSchema } from "../contract/audit-reason";
 import { recordAudit } from "../audit";
 import { AppError } from "../errors";
@@ -29,8 +30,9 @@ export const ZReleaseQuarantineSchema = z.object({ machineId: z.uuid(), reason: 
 
 export async function releaseQuarantine(
   deps: Pick<TaskRunContext, "db" | "substrate">,
-  { actorId, ...fields }: z.input<typeof ZReleaseQuarantineSchema> & { actorId: string },
+  { actor, ...fields }: z.input<typeof ZReleaseQuarantineSchema> & { actor: Actor },
 ) {
+  const actorId = actorIdOf(actor);
   const { machineId, reason } = parseOrThrow(ZReleaseQuarantineSchema, fields, {
     code: "VALIDATION_FAILED",
     label: "quarantine release",

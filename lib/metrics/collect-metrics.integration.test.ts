@@ -151,12 +151,15 @@ describe("collectMetrics (real PostgreSQL)", () => {
         { repositoryId: repo.id, kind: "base", state: "failed" },
       ],
     });
-    await writeSetting(db, {
-      key: "machines.concurrency",
-      value: { maxMachines: 5, bySubstrate: {} },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "machines.concurrency",
+        value: { maxMachines: 5, bySubstrate: {} },
+        actor: null,
+        reason: "test setup",
+      },
+    );
     ({ body, contentType } = await collectMetrics({ db, substrateLabel: "local", now: () => now }));
   });
 

@@ -120,7 +120,7 @@ export async function collectMetrics(deps: {
     db.relayCall.groupBy({ by: ["outcome"], _count: { _all: true } }),
     readStepDurations(db),
     readRelayLatency(db),
-    readSetting(db, "spend.ceilings"),
+    readSetting({ db }, { key: "spend.ceilings" }),
     committedInWindow(db, monthWindowOf(now)),
     db.workerHeartbeat.findFirst({ orderBy: { beatAt: "desc" } }),
     db.probeRun.groupBy({ by: ["state"], _count: { _all: true } }),

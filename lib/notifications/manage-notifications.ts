@@ -5,7 +5,8 @@
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
-import { can, type Actor } from "../auth/permissions";
+import { can } from "../auth/permissions";
+import type { Actor } from "../contract/actor";
 import { assertSecureEndpoint } from "../contract/secure-endpoint";
 import type { Db } from "../db/client";
 import type { TEnv } from "../env";

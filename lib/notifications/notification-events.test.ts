@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Actor } from "../auth/permissions";
+import type { Actor } from "../contract/actor";
 import { TASK_STATES, TASK_TRANSITIONS } from "../tasks/task-states";
 import {
   canReceiveNotification,

@@ -2,8 +2,9 @@
  * Which task transitions are worth telling someone about (issue 30), who may choose each one, and
  * where its link points. One table: the enqueuer, the profile page and the sender all read it.
  */
-import { can, type Actor } from "../auth/permissions";
+import { can } from "../auth/permissions";
 import type { TAction } from "../contract/actions";
+import type { Actor } from "../contract/actor";
 import type { NotificationEvent, TaskState } from "../db/generated/enums";
 
 /** The events a person or a webhook can subscribe to (webhook_test is an operator's button, not a subscription). */

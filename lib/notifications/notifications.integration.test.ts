@@ -6,7 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { SMTPServer } from "smtp-server";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Actor } from "../auth/permissions";
+import type { Actor } from "../contract/actor";
 import { parseEnv } from "../env";
 import { findFreePort } from "../testing/free-port";
 import { taskRow } from "../testing/task-row";

@@ -6,8 +6,9 @@
  * answers 403, the reader refuses with NOT_FOUND so that no other caller (the CLI, a test) can
  * read a view model its actor may not see.
  */
-import { can, type Actor } from "../auth/permissions";
+import { can } from "../auth/permissions";
 import type { TAction } from "../contract/actions";
+import type { Actor } from "../contract/actor";
 import type { Db } from "../db/client";
 import type { TEnv } from "../env";
 import { AppError } from "../errors";

@@ -24,13 +24,16 @@ describe("readSettingPanels", async () => {
       data: { email: "op-panels@school.invalid", name: "op", passwordHash: "x", roles: ["operator"] },
     });
     const value = { inputMicrosPerMTok: 3_000_000, outputMicrosPerMTok: 15_000_000 };
-    await writeSetting(db, {
-      key: "relay.pricing",
-      value,
-      actorId: operator.id,
-      reason: "the school's price",
-      via: "web",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "relay.pricing",
+        value,
+        actor: { userId: operator.id, email: operator.email, roles: ["operator"] },
+        reason: "the school's price",
+        via: "web",
+      },
+    );
     const saved = pricingOf(await readSettingPanels({ db }, { page: "/operator/relay" }));
     expect(saved).toMatchObject({
       version: 1,

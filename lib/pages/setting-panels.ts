@@ -23,11 +23,11 @@ export async function readSettingPanels(deps: { db: Db }, input: { page: TSettin
     settingPanelsOf(input.page).map(async (panel) => {
       const key = panel.key as TSettingKey;
       const [current, version, last] = await Promise.all([
-        readSetting(db, key).then(
+        readSetting({ db }, { key }).then(
           (value) => ({ ok: true as const, value: value as unknown }),
           (error: Error) => ({ ok: false as const, error: error.message }),
         ),
-        readSettingVersion(db, key),
+        readSettingVersion({ db }, { key }),
         db.settingVersion.findFirst({
           where: { key },
           orderBy: { version: "desc" },

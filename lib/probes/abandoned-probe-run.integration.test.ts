@@ -24,7 +24,7 @@ beforeAll(async () => {
 async function killWorkerMidTask(): Promise<{ runId: string; taskId: string }> {
   const run = await requestProbeRun(
     { db: world.db, env: world.env },
-    { probes: ["P1"], actorId: null, isRunByCaller: true },
+    { probes: ["P1"], actor: null, isRunByCaller: true },
   );
   const worker = startWorkerProcess({ world });
   try {

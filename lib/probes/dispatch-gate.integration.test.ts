@@ -44,7 +44,7 @@ afterAll(async () => {
 
 /** A completed run for the configuration in force now: every probe passed, or P2 failed. */
 async function recordRun(env: TEnv, outcome: "passed" | "failed"): Promise<string> {
-  const run = await requestProbeRun({ db, env }, { probes: [...PROBE_IDS], actorId: null, isRunByCaller: true });
+  const run = await requestProbeRun({ db, env }, { probes: [...PROBE_IDS], actor: null, isRunByCaller: true });
   const now = new Date();
   await db.probeResult.updateMany({
     where: { runId: run.id },
@@ -74,7 +74,7 @@ async function recordRun(env: TEnv, outcome: "passed" | "failed"): Promise<strin
 describe("the gate reads the latest completed run for its digest", () => {
   it("a passing run opens the gate; a later failing run for the same digest closes it, recorded and audited", async () => {
     const passing = await recordRun(localEnv, "passed");
-    const opened = await setDispatch({ db, env: localEnv }, { mode: "development", actorId: null, via: "test" });
+    const opened = await setDispatch({ db, env: localEnv }, { mode: "development", actor: null, via: "test" });
     expect(opened).toMatchObject({ isOpen: true, openedByRunId: passing });
 
     const failing = await recordRun(localEnv, "failed");
@@ -85,38 +85,41 @@ describe("the gate reads the latest completed run for its digest", () => {
     expect(audit?.detail).toMatchObject({ reason: expect.stringContaining(failing) });
     // and it cannot be turned on again on the strength of the earlier pass
     await expect(
-      setDispatch({ db, env: localEnv }, { mode: "development", actorId: null, via: "test" }),
+      setDispatch({ db, env: localEnv }, { mode: "development", actor: null, via: "test" }),
     ).rejects.toMatchObject({
       code: "DISPATCH_NOT_QUALIFIED",
     });
     // a newer passing run qualifies the digest again
     await recordRun(localEnv, "passed");
-    expect(await setDispatch({ db, env: localEnv }, { mode: "development", actorId: null, via: "test" })).toMatchObject(
-      { isOpen: true },
-    );
+    expect(await setDispatch({ db, env: localEnv }, { mode: "development", actor: null, via: "test" })).toMatchObject({
+      isOpen: true,
+    });
   });
 });
 
 describe("the probe external targets are a digest input", () => {
   it("changing probe.externalTargets changes the digest and closes an open gate", async () => {
     expect((await readDispatchGate({ db, env: localEnv })).isOpen).toBe(true);
-    const dispatchVersion = await readSettingVersion(db, "dispatch");
+    const dispatchVersion = await readSettingVersion({ db }, { key: "dispatch" });
     const before = await readSubstrateConfig(db, await substrateEndpointPart(localEnv));
-    await writeSetting(db, {
-      key: "probe.externalTargets",
-      value: { targets: [{ label: "metadata", host: "169.254.169.254", port: 80, protocol: "tcp" }] },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "probe.externalTargets",
+        value: { targets: [{ label: "metadata", host: "169.254.169.254", port: 80, protocol: "tcp" }] },
+        actor: null,
+        reason: "test setup",
+      },
+    );
     const after = await readSubstrateConfig(db, await substrateEndpointPart(localEnv));
     expect(after.digest).not.toBe(before.digest);
     // The settings store knows nothing of dispatch: the write leaves the gate's row alone …
-    expect(await readSettingVersion(db, "dispatch")).toBe(dispatchVersion);
+    expect(await readSettingVersion({ db }, { key: "dispatch" })).toBe(dispatchVersion);
     // … and the gate, re-proved at its next read, closes on the digest it was not opened for, naming the setting.
     const gate = await readDispatchGate({ db, env: localEnv });
     expect(gate).toMatchObject({ isOpen: false, mode: "off" });
     expect(gate.closedReason).toMatch(/^Setting "probe\.externalTargets" changed: /);
-    expect(await readSettingVersion(db, "dispatch")).toBe(dispatchVersion + 1);
+    expect(await readSettingVersion({ db }, { key: "dispatch" })).toBe(dispatchVersion + 1);
     const audit = await db.auditLog.findFirst({ where: { action: "dispatch.close" }, orderBy: { id: "desc" } });
     expect(audit?.detail).toMatchObject({ cause: "probe.externalTargets", reason: gate.closedReason });
   });
@@ -124,15 +127,18 @@ describe("the probe external targets are a digest input", () => {
 
 describe("production dispatch on a hosted substrate", () => {
   it("is refused while the external targets are empty, and opens once P2 probed them", async () => {
-    await writeSetting(db, {
-      key: "probe.externalTargets",
-      value: { targets: [] },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "probe.externalTargets",
+        value: { targets: [] },
+        actor: null,
+        reason: "test setup",
+      },
+    );
     await recordRun(hostedEnv, "passed");
     await expect(
-      setDispatch({ db, env: hostedEnv }, { mode: "production", actorId: null, via: "test" }),
+      setDispatch({ db, env: hostedEnv }, { mode: "production", actor: null, via: "test" }),
     ).rejects.toMatchObject({
       code: "DISPATCH_EXTERNAL_TARGETS_MISSING",
       message: expect.stringMatching(/probe\.externalTargets/),
@@ -140,19 +146,20 @@ describe("production dispatch on a hosted substrate", () => {
     expect((await readDispatchGate({ db, env: hostedEnv })).isOpen).toBe(false);
 
     // A documentation address (TEST-NET-1): stored only, never contacted here.
-    await writeSetting(db, {
-      key: "probe.externalTargets",
-      value: { targets: [{ label: "public", host: "192.0.2.1", port: 443, protocol: "tcp" }] },
-      actorId: null,
-      reason: "test setup",
-    });
-    await recordRun(hostedEnv, "passed");
-    expect(await setDispatch({ db, env: hostedEnv }, { mode: "production", actorId: null, via: "test" })).toMatchObject(
+    await writeSetting(
+      { db },
       {
-        isOpen: true,
-        mode: "production",
+        key: "probe.externalTargets",
+        value: { targets: [{ label: "public", host: "192.0.2.1", port: 443, protocol: "tcp" }] },
+        actor: null,
+        reason: "test setup",
       },
     );
+    await recordRun(hostedEnv, "passed");
+    expect(await setDispatch({ db, env: hostedEnv }, { mode: "production", actor: null, via: "test" })).toMatchObject({
+      isOpen: true,
+      mode: "production",
+    });
   });
 });
 
@@ -174,14 +181,17 @@ describe("the substrate's limits mode is a digest input", () => {
     };
 
     // Qualified while nothing answered on the port: the recorded configuration says the mode was not read.
-    await writeSetting(db, {
-      key: "probe.externalTargets",
-      value: { targets: [] },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "probe.externalTargets",
+        value: { targets: [] },
+        actor: null,
+        reason: "test setup",
+      },
+    );
     await recordRun(env, "passed");
-    expect(await setDispatch({ db, env }, { mode: "development", actorId: null, via: "test" })).toMatchObject({
+    expect(await setDispatch({ db, env }, { mode: "development", actor: null, via: "test" })).toMatchObject({
       isOpen: true,
     });
 
@@ -198,7 +208,7 @@ describe("the substrate's limits mode is a digest input", () => {
 
       // Qualified with the mode: open, and the gate's configuration records it.
       await recordRun(env, "passed");
-      const opened = await setDispatch({ db, env }, { mode: "development", actorId: null, via: "test" });
+      const opened = await setDispatch({ db, env }, { mode: "development", actor: null, via: "test" });
       expect(opened.isOpen).toBe(true);
       expect(opened.config?.substrate.limitsMode).toEqual(health.limitsMode);
     } finally {
@@ -206,11 +216,11 @@ describe("the substrate's limits mode is a digest input", () => {
     }
 
     // The substrate is down: the mode cannot be read, so nothing dispatches — but the qualification stands.
-    const version = await readSettingVersion(db, "dispatch");
+    const version = await readSettingVersion({ db }, { key: "dispatch" });
     const paused = await readDispatchGate({ db, env });
     expect(paused).toMatchObject({ isOpen: false, mode: "development" });
     expect(paused.closedReason).toMatch(/limits mode could not be read/);
-    expect(await readSettingVersion(db, "dispatch")).toBe(version);
+    expect(await readSettingVersion({ db }, { key: "dispatch" })).toBe(version);
 
     // Back on the same port with the same enforcement: open again, with no new probe run.
     substrate = await startOnPort();

@@ -40,7 +40,7 @@ async function collectSecrets(deps: TProbeDeps): Promise<Set<string>> {
   const add = (value: string | undefined) => value && value.length >= 8 && secrets.add(value);
   add(await readIfPresent(substrateEndpoint(deps.env).tokenFile));
   add(resolveSessionSecret(deps.env));
-  const publish = await readSetting(deps.db, "publish.github").catch(() => null);
+  const publish = await readSetting(deps, { key: "publish.github" }).catch(() => null);
   add(await readIfPresent((publish as { tokenFile?: string } | null)?.tokenFile));
   return secrets;
 }

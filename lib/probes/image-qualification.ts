@@ -8,6 +8,7 @@
  * changes the digest, so the image needs a new run — exactly as the gate does for guest.image.
  */
 import { getAgentProfile } from "../agents/agent-profiles.repo";
+import type { Actor } from "../contract/actor";
 import { ZGuestImageSchema, type TGuestImage } from "../contract/guest-image";
 import type { Db } from "../db/client";
 import type { TEnv } from "../env";
@@ -107,7 +108,7 @@ export async function readProfileImageQualification(deps: { db: Db; env: TEnv },
  */
 export async function requestProfileImageProbeRun(
   deps: { db: Db; env: TEnv },
-  input: { profile: string; probes: TProbeId[]; actorId: string | null; isRunByCaller?: boolean },
+  input: { profile: string; probes: TProbeId[]; actor: Actor | null; isRunByCaller?: boolean },
 ) {
   const profile = await readProfileImage(deps, input);
   if (!profile.image)
@@ -117,7 +118,7 @@ export async function requestProfileImageProbeRun(
     );
   return requestProbeRun(deps, {
     probes: input.probes,
-    actorId: input.actorId,
+    actor: input.actor,
     isRunByCaller: input.isRunByCaller,
     guestImageOverride: { image: profile.image, profile: profile.name },
   });

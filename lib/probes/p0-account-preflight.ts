@@ -14,7 +14,7 @@ export const accountPreflightProbe = defineProbe({
   run: async (deps) => {
     const account = await deps.substrate.account();
     const headroom = computeAccountHeadroom(account);
-    const ceilings = await readSetting(deps.db, "spend.ceilings");
+    const ceilings = await readSetting(deps, { key: "spend.ceilings" });
     const observed = {
       status: String(account.status ?? "").slice(0, 200),
       budgetRemainingMicros: account.budgetRemainingMicros ?? null,

@@ -55,7 +55,7 @@ afterAll(async () => {
 });
 
 async function runP2(env: TEnv) {
-  const run = await requestProbeRun({ db: world.db, env }, { probes: ["P2"], actorId: null, isRunByCaller: true });
+  const run = await requestProbeRun({ db: world.db, env }, { probes: ["P2"], actor: null, isRunByCaller: true });
   const deps = probeDepsFor(
     { ...world.ctx, env },
     { isProviderSpawn: ({ stack }) => stack.includes(`${path.sep}sidecars${path.sep}local-substrate${path.sep}`) },

@@ -57,7 +57,7 @@ export const forbiddenEgressProbe = defineProbe({
     try {
       // The run's recorded image (a profile's own image when the run qualifies one), never the setting now.
       const image = guestImageOfRun(run);
-      const external = (await readSetting(deps.db, "probe.externalTargets")).targets;
+      const external = (await readSetting(deps, { key: "probe.externalTargets" })).targets;
       const controlPlane = controlPlaneTargets(deps, run.config.substrate.url);
       // The blocked guest also tries the relay listener's port directly: only the relay channel's one route may reach it.
       const relayListener: TEgressTarget = { label: "relay listener", host: "127.0.0.1", port: deps.env.RELAY_PORT };

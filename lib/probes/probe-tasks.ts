@@ -71,7 +71,7 @@ export async function createProbeTask(
     deadlineSeconds?: number;
   },
 ) {
-  const base = await readSetting(deps.db, "task.limits");
+  const base = await readSetting(deps, { key: "task.limits" });
   const limits = { ...base, relayChannel: "mailbox" as const, ...input.limits };
   const operationId = randomUUID();
   return deps.db.$transaction(async (tx) => {

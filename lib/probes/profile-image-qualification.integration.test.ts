@@ -41,11 +41,11 @@ beforeAll(async () => {
   await world.createDemoTask();
   await addAgentProfile(
     { db: world.db, dataDir: world.env.dataDir },
-    { name: PROFILE, owner: "team-b", command: SCRIPTED_FIX, image: ALT_IMAGE, actorId: null },
+    { name: PROFILE, owner: "team-b", command: SCRIPTED_FIX, image: ALT_IMAGE, actor: null },
   );
   await addAgentProfile(
     { db: world.db, dataDir: world.env.dataDir },
-    { name: "plain", command: SCRIPTED_FIX, actorId: null },
+    { name: "plain", command: SCRIPTED_FIX, actor: null },
   );
 });
 
@@ -58,7 +58,7 @@ async function runProfileTask() {
       issueTitle: DEMO_ISSUE.title,
       prompt: DEMO_ISSUE.body,
       agent: PROFILE,
-      actorId: null,
+      actor: null,
     },
   );
   await advanceTask(world.ctx, task.id);
@@ -121,7 +121,7 @@ describe("an agent profile with a guest image of its own", () => {
     const before = createdSources().length;
     const run = await requestProfileImageProbeRun(
       { db: world.db, env: world.env },
-      { profile: PROFILE, probes: ["P0", "P1", "P6"], actorId: null, isRunByCaller: true },
+      { profile: PROFILE, probes: ["P0", "P1", "P6"], actor: null, isRunByCaller: true },
     );
     // Bound to the substituted configuration: the one in force with guestImage replaced, nothing else.
     const inForce = await readSubstrateConfig(world.db, await substrateEndpointPart(world.env));
@@ -195,15 +195,18 @@ describe("an agent profile with a guest image of its own", () => {
   it("a run whose configuration in force changes between request and start fails, compared with its substituted configuration", async () => {
     const run = await requestProfileImageProbeRun(
       { db: world.db, env: world.env },
-      { profile: PROFILE, probes: ["P0"], actorId: null, isRunByCaller: true },
+      { profile: PROFILE, probes: ["P0"], actor: null, isRunByCaller: true },
     );
     const limits = await world.db.operatorSetting.findUniqueOrThrow({ where: { key: "task.limits" } });
-    await writeSetting(world.db, {
-      key: "task.limits",
-      value: { ...(limits.value as object), wallClockSeconds: 61 },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db: world.db },
+      {
+        key: "task.limits",
+        value: { ...(limits.value as object), wallClockSeconds: 61 },
+        actor: null,
+        reason: "test setup",
+      },
+    );
     expect(await executeProbeRun(probeDepsFor(world.ctx), { runId: run.id })).toBe("failed");
     expect((await getProbeRunOrThrow({ db: world.db }, { runId: run.id })).reason).toMatch(
       /configuration changed between the request and the start/,

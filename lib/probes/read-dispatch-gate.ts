@@ -25,7 +25,7 @@ export async function readDispatchGate(deps: { db: Db; env: TEnv }): Promise<TDi
   const snapshot = await readSubstrateConfig(db, endpoint);
   let gate: TDispatchSetting;
   try {
-    gate = (await readSetting(db, "dispatch")) as TDispatchSetting;
+    gate = (await readSetting({ db }, { key: "dispatch" })) as TDispatchSetting;
   } catch {
     // Fail closed: an unreadable gate is a closed gate.
     gate = { ...DISPATCH_CLOSED, closedReason: "The stored dispatch setting is invalid; it is treated as off." };
@@ -42,7 +42,7 @@ export async function readDispatchGate(deps: { db: Db; env: TEnv }): Promise<TDi
   }
   const closed: TDispatchSetting = { ...DISPATCH_CLOSED, closedReason: reason, changedAt: new Date().toISOString() };
   await db.$transaction(async (tx) => {
-    await writeSetting(tx, { key: "dispatch", value: closed, actorId: null, reason, via: "dispatch-gate" });
+    await writeSetting({ db: tx }, { key: "dispatch", value: closed, actor: null, reason, via: "dispatch-gate" });
     await recordAudit(tx, {
       actorId: null,
       action: "dispatch.close",

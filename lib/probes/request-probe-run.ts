@@ -8,6 +8,7 @@
  * configuration, its probes create their guests from that image, and a passing run qualifies the
  * image for that configuration only (lib/probes/image-qualification.ts).
  */
+import { actorIdOf, type Actor } from "../contract/actor";
 import type { TGuestImage } from "../contract/guest-image";
 import type { Db } from "../db/client";
 import type { TEnv } from "../env";
@@ -20,7 +21,7 @@ export async function requestProbeRun(
   deps: { db: Db; env: TEnv },
   input: {
     probes: TProbeId[];
-    actorId: string | null;
+    actor: Actor | null;
     isRunByCaller?: boolean;
     guestImageOverride?: { image: TGuestImage; profile: string | null };
   },
@@ -28,5 +29,11 @@ export async function requestProbeRun(
   const endpoint = await substrateEndpointPart(deps.env);
   const inForce = await readSubstrateConfig(deps.db, endpoint);
   const snapshot = input.guestImageOverride ? withGuestImage(inForce.config, input.guestImageOverride.image) : inForce;
-  return createProbeRun(deps.db, { ...input, substrate: endpoint.substrate.kind, snapshot });
+  const { actor, ...fields } = input;
+  return createProbeRun(deps.db, {
+    ...fields,
+    actorId: actorIdOf(actor),
+    substrate: endpoint.substrate.kind,
+    snapshot,
+  });
 }

@@ -27,7 +27,7 @@ let relay: TProbeRelayListener;
 beforeAll(async () => {
   world = await createLifecycleWorld();
   relay = await startProbeRelayListener(world.db);
-  await setDispatch({ db: world.db, env: world.env }, { mode: "off", actorId: null, via: "test" });
+  await setDispatch({ db: world.db, env: world.env }, { mode: "off", actor: null, via: "test" });
 });
 
 afterAll(async () => {
@@ -50,7 +50,7 @@ export function probeDepsForWorld(w: LifecycleWorld, listener: TProbeRelayListen
 async function runProbes(probes: string[] = [...PROBE_IDS]) {
   const run = await requestProbeRun(
     { db: world.db, env: world.env },
-    { probes: probes as never, actorId: null, isRunByCaller: true },
+    { probes: probes as never, actor: null, isRunByCaller: true },
   );
   const started = Date.now();
   const state = await executeProbeRun(probeDepsForWorld(world), { runId: run.id });
@@ -63,12 +63,12 @@ async function runProbes(probes: string[] = [...PROBE_IDS]) {
 }
 
 async function expectRefused(mode: "development" | "production", pattern: RegExp) {
-  await expect(
-    setDispatch({ db: world.db, env: world.env }, { mode, actorId: null, via: "test" }),
-  ).rejects.toMatchObject({
-    code: "DISPATCH_NOT_QUALIFIED",
-    message: expect.stringMatching(pattern),
-  });
+  await expect(setDispatch({ db: world.db, env: world.env }, { mode, actor: null, via: "test" })).rejects.toMatchObject(
+    {
+      code: "DISPATCH_NOT_QUALIFIED",
+      message: expect.stringMatching(pattern),
+    },
+  );
 }
 
 describe("the dispatch gate before any run", () => {
@@ -124,10 +124,7 @@ describe("a full probe run on the local substrate", () => {
 
   it("opens development dispatch only; production is refused on the local substrate", async () => {
     await expectRefused("production", /not a VM/);
-    const gate = await setDispatch(
-      { db: world.db, env: world.env },
-      { mode: "development", actorId: null, via: "test" },
-    );
+    const gate = await setDispatch({ db: world.db, env: world.env }, { mode: "development", actor: null, via: "test" });
     expect(gate).toMatchObject({
       isOpen: true,
       enabled: true,
@@ -138,12 +135,15 @@ describe("a full probe run on the local substrate", () => {
   });
 
   it("closes at once when the guest image changes, with the reason recorded", async () => {
-    await writeSetting(world.db, {
-      key: "guest.image",
-      value: { type: "smolmachine", reference: "school-core/other" },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db: world.db },
+      {
+        key: "guest.image",
+        value: { type: "smolmachine", reference: "school-core/other" },
+        actor: null,
+        reason: "test setup",
+      },
+    );
     const gate = await readDispatchGate({ db: world.db, env: world.env });
     expect(gate).toMatchObject({ isOpen: false, mode: "off" });
     expect(gate.closedReason).toMatch(/guest\.image.*changed/);
@@ -165,15 +165,18 @@ describe("a full probe run on the local substrate", () => {
 
 describe("a probe run whose runner is killed", () => {
   it("never shows passed: the sweep fails it, its probes end as error", async () => {
-    await writeSetting(world.db, {
-      key: "guest.image",
-      value: { type: "smolmachine", reference: "school-core/node24" },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db: world.db },
+      {
+        key: "guest.image",
+        value: { type: "smolmachine", reference: "school-core/node24" },
+        actor: null,
+        reason: "test setup",
+      },
+    );
     const run = await requestProbeRun(
       { db: world.db, env: world.env },
-      { probes: ["P6"], actorId: null, isRunByCaller: true },
+      { probes: ["P6"], actor: null, isRunByCaller: true },
     );
     const worker = startWorkerProcess({ world });
     const deadline = Date.now() + 60_000;

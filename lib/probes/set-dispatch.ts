@@ -5,6 +5,7 @@
  * substrate opens development mode only; production on a hosted substrate is refused
  * (DISPATCH_EXTERNAL_TARGETS_MISSING) while probe.externalTargets is empty.
  */
+import type { Actor } from "../contract/actor";
 import type { TDispatchMode, TDispatchSetting } from "../contract/dispatch-setting";
 import { DISPATCH_CLOSED } from "../contract/dispatch-setting";
 import type { Db } from "../db/client";
@@ -19,13 +20,13 @@ import { substrateEndpointPart } from "./substrate-endpoint-part";
 
 export async function setDispatch(
   deps: { db: Db; env: TEnv },
-  input: { mode: TDispatchMode; actorId: string | null; via: string },
+  input: { mode: TDispatchMode; actor: Actor | null; via: string },
 ): Promise<TDispatchGateView> {
   const { db, env } = deps;
   if (input.mode === "off") {
-    const reason = `turned off by ${input.actorId ? "an operator" : "the CLI"} (${input.via})`;
+    const reason = `turned off by ${input.actor ? "an operator" : "the CLI"} (${input.via})`;
     const value: TDispatchSetting = { ...DISPATCH_CLOSED, closedReason: reason, changedAt: new Date().toISOString() };
-    await writeSetting(db, { key: "dispatch", value, actorId: input.actorId, reason, via: input.via });
+    await writeSetting({ db }, { key: "dispatch", value, actor: input.actor, reason, via: input.via });
     return readDispatchGate({ db, env });
   }
   const snapshot = await readSubstrateConfig(db, await substrateEndpointPart(env));
@@ -46,12 +47,15 @@ export async function setDispatch(
     closedReason: null,
     changedAt: new Date().toISOString(),
   };
-  await writeSetting(db, {
-    key: "dispatch",
-    value,
-    actorId: input.actorId,
-    reason: `opened (${decision.mode}) by probe run ${decision.runId}`,
-    via: input.via,
-  });
+  await writeSetting(
+    { db },
+    {
+      key: "dispatch",
+      value,
+      actor: input.actor,
+      reason: `opened (${decision.mode}) by probe run ${decision.runId}`,
+      via: input.via,
+    },
+  );
   return readDispatchGate({ db, env });
 }

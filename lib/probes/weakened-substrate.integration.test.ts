@@ -49,7 +49,7 @@ function deps(extra: Partial<TProbeDeps> = {}): TProbeDeps {
 async function runOne(probe: TProbeId, extra: Partial<TProbeDeps> = {}, alsoFirst: TProbeId[] = []) {
   const run = await requestProbeRun(
     { db: world.db, env: world.env },
-    { probes: [...alsoFirst, probe], actorId: null, isRunByCaller: true },
+    { probes: [...alsoFirst, probe], actor: null, isRunByCaller: true },
   );
   const state = await executeProbeRun(deps(extra), { runId: run.id });
   const stored = await getProbeRunOrThrow({ db: world.db }, { runId: run.id });

@@ -8,9 +8,10 @@
  * adopts that pull request instead of opening another.
  */
 import { z } from "zod";
+import type { Actor } from "../contract/actor";
 import { ZAuditReasonSchema } from "../contract/audit-reason";
 import { recordAudit } from "../audit";
-import { can, type Actor } from "../auth/permissions";
+import { can } from "../auth/permissions";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";

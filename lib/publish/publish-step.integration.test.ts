@@ -8,7 +8,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Actor } from "../auth/permissions";
+import type { Actor } from "../contract/actor";
 import { runGit } from "../git/run-git";
 import { createForgeRepository } from "../../sidecars/local-forge/create-forge-repository";
 import { startLocalForge, type TLocalForge } from "../../sidecars/local-forge/start-local-forge";

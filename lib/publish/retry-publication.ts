@@ -6,9 +6,10 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import type { Actor } from "../contract/actor";
 import { ZOptionalAuditReasonSchema } from "../contract/audit-reason";
 import { recordAudit } from "../audit";
-import { can, type Actor } from "../auth/permissions";
+import { can } from "../auth/permissions";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";

@@ -5,6 +5,7 @@
  * by the transport from its file and never leaves it. Audited (who tested which upstream when).
  */
 import { recordAudit } from "../audit";
+import { actorIdOf, type Actor } from "../contract/actor";
 import type { Db } from "../db/client";
 import { isAppError } from "../errors";
 import { sanitizeExcerpt } from "../redact";
@@ -18,7 +19,7 @@ export type TUpstreamTestResult =
 
 export async function testRelayUpstream(
   deps: { db: Db; dataDir?: string },
-  input: { actorId: string | null },
+  input: { actor: Actor | null },
 ): Promise<TUpstreamTestResult> {
   const started = performance.now();
   let kind = "unknown";
@@ -48,7 +49,7 @@ export async function testRelayUpstream(
     };
   }
   await recordAudit(deps.db, {
-    actorId: input.actorId,
+    actorId: actorIdOf(input.actor),
     action: "relay.test_call",
     targetType: "setting",
     targetId: "relay.upstream",

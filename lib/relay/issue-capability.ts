@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
+import { actorIdOf, type Actor } from "../contract/actor";
 import { DEFAULT_TASK_LIMITS } from "../contract/limits";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
@@ -47,8 +48,9 @@ export type TIssuedCapability = { capabilityId: string; handle: string; deadline
 
 export async function issueCapability(
   deps: { db: Db },
-  { actorId = null, via = "system", ...fields }: TIssueCapabilityInput & { actorId?: string | null; via?: string },
+  { actor = null, via = "system", ...fields }: TIssueCapabilityInput & { actor?: Actor | null; via?: string },
 ): Promise<TIssuedCapability> {
+  const actorId = actorIdOf(actor);
   const { db } = deps;
   const limits = parseOrThrow(ZIssueCapabilitySchema, fields, { code: "VALIDATION_FAILED", label: "relay capability" });
   const task = await db.task.findUnique({ where: { id: limits.taskId }, select: { id: true } });
@@ -58,7 +60,7 @@ export async function issueCapability(
   const created = await db.$transaction(async (tx) => {
     // The price in force now binds the capability for its whole life; its worst case is reserved
     // against the spend ceilings in this transaction (a ceiling it would pass refuses the issue).
-    const prices = await readSetting(tx, "relay.pricing");
+    const prices = await readSetting({ db: tx }, { key: "relay.pricing" });
     // The deadline is computed by the database clock, the same clock admission compares against.
     const rows = await tx.$queryRaw<{ id: string; deadlineAt: Date }[]>`
       INSERT INTO "RelayCapability" ("id", "taskId", "handleHash", "allowedOps", "maxRequests", "maxBytes", "maxRequestBytes", "maxResponseBytes",

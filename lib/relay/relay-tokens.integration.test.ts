@@ -95,19 +95,25 @@ describe("relay chat, tokens and model spend against real PostgreSQL", async () 
   }
 
   it("answers chat with the tool calls, the pinned model and the token usage, and records tokens and cost on the call row", async () => {
-    await writeSetting(db, {
-      key: "relay.pricing",
-      value: { inputMicrosPerMTok: 2_000_000, outputMicrosPerMTok: 8_000_000 },
-      actorId: null,
-      reason: "test",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "relay.pricing",
+        value: { inputMicrosPerMTok: 2_000_000, outputMicrosPerMTok: 8_000_000 },
+        actor: null,
+        reason: "test",
+      },
+    );
     const { taskId, handle, capabilityId } = await setup({ maxTokens: 10_000 });
-    await writeSetting(db, {
-      key: "relay.pricing",
-      value: { inputMicrosPerMTok: 0, outputMicrosPerMTok: 0 },
-      actorId: null,
-      reason: "test",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "relay.pricing",
+        value: { inputMicrosPerMTok: 0, outputMicrosPerMTok: 0 },
+        actor: null,
+        reason: "test",
+      },
+    );
     const transport = toolCallingTransport({ inputTokens: 300, outputTokens: 40 });
     const result = await relayCall({
       db,
@@ -140,12 +146,15 @@ describe("relay chat, tokens and model spend against real PostgreSQL", async () 
       tokensCharged: 340,
       costMicros: 920n,
     });
-    await writeSetting(db, {
-      key: "relay.pricing",
-      value: { inputMicrosPerMTok: 0, outputMicrosPerMTok: 0 },
-      actorId: null,
-      reason: "test",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "relay.pricing",
+        value: { inputMicrosPerMTok: 0, outputMicrosPerMTok: 0 },
+        actor: null,
+        reason: "test",
+      },
+    );
   });
 
   it("charges a call whose usage the upstream did not report its whole worst case", async () => {
@@ -244,19 +253,22 @@ describe("relay chat, tokens and model spend against real PostgreSQL", async () 
   });
 
   it("reserves a capability's model worst case against the ceilings at issue, refuses one a monthly ceiling cannot hold, and settles to the calls' cost at revocation", async () => {
-    await writeSetting(db, {
-      key: "relay.pricing",
-      value: { inputMicrosPerMTok: 1_000_000, outputMicrosPerMTok: 4_000_000 },
-      actorId: null,
-      reason: "test",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "relay.pricing",
+        value: { inputMicrosPerMTok: 1_000_000, outputMicrosPerMTok: 4_000_000 },
+        actor: null,
+        reason: "test",
+      },
+    );
     const ceilings = {
       globalMicros: 50_000_000,
       perTaskMicros: 5_000_000,
       monthlyGlobalMicros: 5_000_000,
       monthlyPerTaskMicros: null,
     };
-    await writeSetting(db, { key: "spend.ceilings", value: ceilings, actorId: null, reason: "test" });
+    await writeSetting({ db }, { key: "spend.ceilings", value: ceilings, actor: null, reason: "test" });
     const accountOf = async () => {
       const row = await db.spendAccount.findUnique({ where: { scope: "global" } });
       return { reserved: Number(row?.reservedMicros ?? 0n), spent: Number(row?.spentMicros ?? 0n) };
@@ -301,12 +313,15 @@ describe("relay chat, tokens and model spend against real PostgreSQL", async () 
         issueCapability({ db }, { taskId: other.taskId, ...LIMITS, maxTokens: 1_000_000 }),
       ).resolves.toBeTruthy();
     } finally {
-      await writeSetting(db, {
-        key: "relay.pricing",
-        value: { inputMicrosPerMTok: 0, outputMicrosPerMTok: 0 },
-        actorId: null,
-        reason: "test",
-      });
+      await writeSetting(
+        { db },
+        {
+          key: "relay.pricing",
+          value: { inputMicrosPerMTok: 0, outputMicrosPerMTok: 0 },
+          actor: null,
+          reason: "test",
+        },
+      );
     }
   });
 

@@ -4,6 +4,7 @@
  * lifecycle calls this on every terminal path (success, blocked, cleanup failure).
  */
 import { recordAudit } from "../audit";
+import { actorIdOf, type Actor } from "../contract/actor";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import { sanitizeExcerpt } from "../redact";
@@ -14,7 +15,7 @@ import { ZTaskIdSchema } from "./relay-request";
 
 export type TRevokeCapabilityInput = {
   reason: string;
-  actorId?: string | null;
+  actor?: Actor | null;
   via?: string;
 } & ({ taskId: string; capabilityId?: undefined } | { capabilityId: string; taskId?: undefined });
 
@@ -22,7 +23,8 @@ export type TRevokeResult = { revokedCapabilityIds: string[] };
 
 export async function revokeCapability(deps: { db: Db }, input: TRevokeCapabilityInput): Promise<TRevokeResult> {
   const { db } = deps;
-  const { actorId = null, via = "system" } = input;
+  const { actor = null, via = "system" } = input;
+  const actorId = actorIdOf(actor);
   const id = input.capabilityId ?? input.taskId;
   if (!ZTaskIdSchema.safeParse(id).success)
     throw new AppError("VALIDATION_FAILED", "A capability id or task id (UUID) is required.");

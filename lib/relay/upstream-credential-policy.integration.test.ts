@@ -93,7 +93,7 @@ describe("the relay upstream's credential file and endpoint", async () => {
     // Written past the registry, as a value stored before the rule would be.
     await db.operatorSetting.update({ where: { key: "relay.upstream" }, data: { value: openai(sessionSecretFile) } });
     const before = upstream.requests.length;
-    const result = await testRelayUpstream({ db, dataDir }, { actorId: null });
+    const result = await testRelayUpstream({ db, dataDir }, { actor: null });
     expect(result).toMatchObject({ isOk: false, error: expect.stringContaining("is refused") });
     expect(upstream.requests.length).toBe(before);
     expect(sentSecret()).toBe(false);
@@ -103,7 +103,7 @@ describe("the relay upstream's credential file and endpoint", async () => {
     const link = path.join(credentials, "looks-like-a-key");
     await setRelayUpstream({ db, value: openai(link), via: "test", dataDir, reason: "test setup" }); // nothing there yet: accepted on write
     await fs.symlink(sessionSecretFile, link);
-    const viaLink = await testRelayUpstream({ db, dataDir }, { actorId: null });
+    const viaLink = await testRelayUpstream({ db, dataDir }, { actor: null });
     expect(viaLink).toMatchObject({
       isOk: false,
       error: expect.stringContaining("real path is not inside DATA_DIR/credentials/"),
@@ -113,7 +113,7 @@ describe("the relay upstream's credential file and endpoint", async () => {
     const hard = path.join(credentials, "hard-link");
     await fs.link(sessionSecretFile, hard);
     await fs.symlink(hard, link);
-    const viaHardLink = await testRelayUpstream({ db, dataDir }, { actorId: null });
+    const viaHardLink = await testRelayUpstream({ db, dataDir }, { actor: null });
     expect(viaHardLink).toMatchObject({ isOk: false, error: expect.stringContaining("School-Core's own secrets") });
     // The credentials directory itself replaced by a link to DATA_DIR is refused as well.
     await fs.rm(credentials, { recursive: true });
@@ -122,7 +122,7 @@ describe("the relay upstream's credential file and endpoint", async () => {
       where: { key: "relay.upstream" },
       data: { value: openai(path.join(credentials, "nextauth-secret")) },
     });
-    const viaDirLink = await testRelayUpstream({ db, dataDir }, { actorId: null });
+    const viaDirLink = await testRelayUpstream({ db, dataDir }, { actor: null });
     expect(viaDirLink).toMatchObject({ isOk: false, error: expect.stringContaining("is not a directory") });
     expect(sentSecret()).toBe(false);
   });

@@ -2,13 +2,14 @@
  * The relay upstream, read and written through the one settings registry (audited, validated on
  * write and on every read; a stored value that no longer parses fails closed).
  */
+import type { Actor } from "../contract/actor";
 import type { TRelayUpstreamSetting } from "../contract/relay-upstream-setting";
 import type { Db } from "../db/client";
 import { readSetting, writeSetting } from "../settings/operator-settings";
 
 /** The stored setting, or null when none is set. */
 export async function readRelayUpstream({ db }: { db: Db }): Promise<TRelayUpstreamSetting | null> {
-  return readSetting(db, "relay.upstream");
+  return readSetting({ db }, { key: "relay.upstream" });
 }
 
 /**
@@ -22,21 +23,21 @@ export function pinnedModelOf(setting: TRelayUpstreamSetting | null): string | n
 export async function setRelayUpstream({
   db,
   value,
-  actorId = null,
+  actor = null,
   reason,
   via,
   dataDir,
 }: {
   db: Db;
   value: unknown;
-  actorId?: string | null;
+  actor?: Actor | null;
   /** why it changes (the audit-reason rule) */
   reason: string;
   via: string;
   /** whose DATA_DIR/credentials/ the credential file must be in; the process's DATA_DIR when absent */
   dataDir?: string;
 }): Promise<TRelayUpstreamSetting> {
-  return writeSetting(db, { key: "relay.upstream", value, actorId, reason, via, dataDir });
+  return writeSetting({ db }, { key: "relay.upstream", value, actor, reason, via, dataDir });
 }
 
 /** What an operator may see: everything but the credential, which the setting never holds anyway. */

@@ -28,7 +28,7 @@ const issue = {
   issueNumber: DEMO_ISSUE.number,
   issueTitle: DEMO_ISSUE.title,
   prompt: DEMO_ISSUE.body,
-  actorId: null,
+  actor: null,
 };
 
 beforeAll(async () => {
@@ -36,7 +36,7 @@ beforeAll(async () => {
   dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-repos-"));
   env = parseEnv({ DATA_DIR: dataDir, NODE_ENV: "test" });
   const demo = await writeDemoRepository(path.join(dataDir, "demo-src"));
-  repoId = (await addTargetRepository({ db }, { name: "demo/calculator", cloneUrl: demo.path, actorId: null })).id;
+  repoId = (await addTargetRepository({ db }, { name: "demo/calculator", cloneUrl: demo.path, actor: null })).id;
 });
 
 afterAll(async () => {
@@ -45,24 +45,30 @@ afterAll(async () => {
 
 describe("per-task limits", () => {
   it("records the limits version the task was created under", async () => {
-    await writeSetting(db, {
-      key: "task.limits",
-      value: { ...DEFAULT_TASK_LIMITS, cpus: 2 },
-      actorId: null,
-      reason: "version one",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "task.limits",
+        value: { ...DEFAULT_TASK_LIMITS, cpus: 2 },
+        actor: null,
+        reason: "version one",
+      },
+    );
     const task = await createTask({ db, env }, issue);
     expect(task).toMatchObject({ limitsVersion: 1, limitsOverrides: null });
     expect((task.limits as { cpus: number }).cpus).toBe(2);
   });
 
   it("applies overrides within the maxima and refuses each one above them next to its field", async () => {
-    await writeSetting(db, {
-      key: "task.overrideMaxima",
-      value: { wallClockSeconds: 1200, cpus: 4, memoryMb: 2048, diskGb: 4 },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "task.overrideMaxima",
+        value: { wallClockSeconds: 1200, cpus: 4, memoryMb: 2048, diskGb: 4 },
+        actor: null,
+        reason: "test setup",
+      },
+    );
     const task = await createTask({ db, env }, { ...issue, cpus: "4", wallClockSeconds: "", memoryMb: 2048 });
     expect(task.limitsOverrides).toEqual({ cpus: 4, memoryMb: 2048 });
     expect(task.limits).toMatchObject({
@@ -83,16 +89,13 @@ describe("repositories", () => {
   it("a disabled repository takes no new task, and is audited with the reason", async () => {
     await setRepositoryDisabled(
       { db },
-      { repositoryId: repoId, isDisabled: "true", reason: "course ended", actorId: null },
+      { repositoryId: repoId, isDisabled: "true", reason: "course ended", actor: null },
     );
     await expect(createTask({ db, env }, issue)).rejects.toMatchObject({
       code: "STATE_CONFLICT",
       message: expect.stringContaining("disabled"),
     });
-    await setRepositoryDisabled(
-      { db },
-      { repositoryId: repoId, isDisabled: "false", reason: "new term", actorId: null },
-    );
+    await setRepositoryDisabled({ db }, { repositoryId: repoId, isDisabled: "false", reason: "new term", actor: null });
     expect(
       (
         await db.auditLog.findMany({
@@ -111,16 +114,16 @@ describe("repositories", () => {
         allowed: ".github/workflows/test.yml\n",
         patterns: "",
         reason: "CI owned by the class",
-        actorId: null,
+        actor: null,
       },
     );
-    expect((await readSetting(db, "publish.protectedPaths")).repositories["demo/calculator"]).toEqual({
+    expect((await readSetting({ db }, { key: "publish.protectedPaths" })).repositories["demo/calculator"]).toEqual({
       allowed: [".github/workflows/test.yml"],
     });
     await expect(
       setRepositoryProtectedPaths(
         { db },
-        { repositoryId: repoId, allowed: "../escape", patterns: "", reason: "bad", actorId: null },
+        { repositoryId: repoId, allowed: "../escape", patterns: "", reason: "bad", actor: null },
       ),
     ).rejects.toMatchObject({
       code: "VALIDATION_FAILED",

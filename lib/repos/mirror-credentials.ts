@@ -18,7 +18,7 @@ export async function readMirrorCredential(
   db: Db,
   dataDir: string = getEnv().dataDir,
 ): Promise<TMirrorCredential | undefined> {
-  const setting = await readSetting(db, "publish.github").catch(() => null);
+  const setting = await readSetting({ db }, { key: "publish.github" }).catch(() => null);
   if (!setting) return undefined;
   const token = readFirstLine(setting.tokenFile, dataDir)?.trim();
   return token ? { token, apiBaseUrl: setting.apiBaseUrl } : undefined;

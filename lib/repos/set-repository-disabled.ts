@@ -3,6 +3,7 @@
  * tasks; its tasks, candidates and pull requests stay. Audited with the reason.
  */
 import { z } from "zod";
+import { actorIdOf, type Actor } from "../contract/actor";
 import { ZAuditReasonSchema } from "../contract/audit-reason";
 import { recordAudit } from "../audit";
 import type { Db } from "../db/client";
@@ -19,8 +20,9 @@ export const ZSetRepositoryDisabledSchema = z
 
 export async function setRepositoryDisabled(
   deps: { db: Db },
-  { actorId, ...fields }: z.input<typeof ZSetRepositoryDisabledSchema> & { actorId: string | null },
+  { actor, ...fields }: z.input<typeof ZSetRepositoryDisabledSchema> & { actor: Actor | null },
 ) {
+  const actorId = actorIdOf(actor);
   const input = parseOrThrow(ZSetRepositoryDisabledSchema, fields, { code: "VALIDATION_FAILED", label: "repository" });
   return deps.db.$transaction(async (tx) => {
     const repo = await tx.targetRepository.findUnique({ where: { id: input.repositoryId } });

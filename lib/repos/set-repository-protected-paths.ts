@@ -5,6 +5,7 @@
  * registry, so it is versioned and audited with before/after like every setting.
  */
 import { z } from "zod";
+import type { Actor } from "../contract/actor";
 import { ZAuditReasonSchema } from "../contract/audit-reason";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
@@ -34,7 +35,7 @@ export const ZSetRepositoryProtectedPathsSchema = z
 
 export async function setRepositoryProtectedPaths(
   deps: { db: Db },
-  { actorId, ...fields }: z.input<typeof ZSetRepositoryProtectedPathsSchema> & { actorId: string | null },
+  { actor, ...fields }: z.input<typeof ZSetRepositoryProtectedPathsSchema> & { actor: Actor | null },
 ) {
   const input = parseOrThrow(ZSetRepositoryProtectedPathsSchema, fields, {
     code: "VALIDATION_FAILED",
@@ -42,15 +43,15 @@ export async function setRepositoryProtectedPaths(
   });
   const repo = await deps.db.targetRepository.findUnique({ where: { id: input.repositoryId } });
   if (!repo || repo.probeRunId) throw new AppError("NOT_FOUND", "No such repository.");
-  const current = await readSetting(deps.db, "publish.protectedPaths");
+  const current = await readSetting(deps, { key: "publish.protectedPaths" });
   const entry = { allowed: input.allowed, ...(input.patterns.length > 0 ? { patterns: input.patterns } : {}) };
   const repositories = { ...current.repositories, [repo.name]: entry };
   if (entry.allowed.length === 0 && !entry.patterns) delete repositories[repo.name];
   try {
-    return await writeSetting(deps.db, {
+    return await writeSetting(deps, {
       key: "publish.protectedPaths",
       value: { ...current, repositories },
-      actorId,
+      actor,
       reason: `${repo.name}: ${input.reason}`,
       via: "web",
     });

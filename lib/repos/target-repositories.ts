@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
+import { actorIdOf, type Actor } from "../contract/actor";
 import type { Db } from "../db/client";
 import { ZRepositoryNameSchema } from "../contract/task-request";
 import { AppError } from "../errors";
@@ -35,8 +36,9 @@ export const ZAddTargetRepositorySchema = z
 
 export async function addTargetRepository(
   deps: { db: Db },
-  { actorId, ...fields }: z.input<typeof ZAddTargetRepositorySchema> & { actorId: string | null },
+  { actor, ...fields }: z.input<typeof ZAddTargetRepositorySchema> & { actor: Actor | null },
 ) {
+  const actorId = actorIdOf(actor);
   const { db } = deps;
   const data = parseOrThrow(ZAddTargetRepositorySchema, fields, { code: "VALIDATION_FAILED", label: "repository" });
   try {

@@ -59,21 +59,27 @@ describe("decideCandidate", async () => {
     expect((await db.task.findUniqueOrThrow({ where: { id: f.taskId } })).state).toBe("review_pending");
 
     const g = await fixture({ "src/d.ts": "export const d = 4;\n" });
-    await writeSetting(db, {
-      key: "review.separationOfDuties",
-      value: { enabled: false },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "review.separationOfDuties",
+        value: { enabled: false },
+        actor: null,
+        reason: "test setup",
+      },
+    );
     try {
       expect((await decide(g, g.creator, "approve")).verdict).toBe("approve");
     } finally {
-      await writeSetting(db, {
-        key: "review.separationOfDuties",
-        value: { enabled: true },
-        actorId: null,
-        reason: "test setup",
-      });
+      await writeSetting(
+        { db },
+        {
+          key: "review.separationOfDuties",
+          value: { enabled: true },
+          actor: null,
+          reason: "test setup",
+        },
+      );
     }
     expect((await decide(f, f.creator, "request_changes")).verdict).toBe("request_changes");
   });

@@ -7,10 +7,10 @@
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
+import type { Actor } from "../contract/actor";
 import type { Db, DbTx } from "../db/client";
 import { AppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";
-import type { Actor } from "../auth/permissions";
 import { can } from "../auth/permissions";
 import { transitionTaskIn } from "../tasks/transition-task";
 import { notifyWorkReady } from "../db/work-ready";
@@ -160,7 +160,7 @@ export async function decideCandidate(
     if (
       input.verdict === "approve" &&
       task.createdById === actor.userId &&
-      (await readSetting(tx, "review.separationOfDuties")).enabled
+      (await readSetting({ db: tx }, { key: "review.separationOfDuties" })).enabled
     ) {
       throw new AppError(
         "REVIEW_SELF_APPROVAL",
@@ -182,7 +182,7 @@ export async function decideCandidate(
       );
     }
     if (input.verdict === "request_changes") {
-      const { maxRounds } = await readSetting(tx, "review.rounds");
+      const { maxRounds } = await readSetting({ db: tx }, { key: "review.rounds" });
       if (task.round >= maxRounds) {
         throw new AppError(
           "REVIEW_ROUND_LIMIT",

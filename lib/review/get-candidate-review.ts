@@ -72,11 +72,11 @@ export async function getCandidateReview(deps: { db: Db }, input: { candidateId:
   if (!candidate || (isLatestRound && !(REVIEWABLE_TASK_STATES as readonly string[]).includes(candidate.task.state)))
     throw new AppError("NOT_FOUND", "No such candidate.");
   const rounds = await readReviewRounds({ db }, { taskId: candidate.taskId, candidateId: candidate.id });
-  const isAnonymous = (await readSetting(db, "review.anonymous")).enabled;
+  const isAnonymous = (await readSetting({ db }, { key: "review.anonymous" })).enabled;
   const [evidence, publication, protectedPaths, roundReport] = await Promise.all([
     readLatestEvidence(db, candidate),
     getPublication({ db }, { taskId: candidate.taskId }),
-    readSetting(db, "publish.protectedPaths"),
+    readSetting({ db }, { key: "publish.protectedPaths" }),
     db.guestRoundReport.findUnique({
       where: { taskId_round: { taskId: candidate.taskId, round: candidate.round } },
       select: { report: true },

@@ -4,8 +4,8 @@
  * task's pull request. Filters: repository, verdict, a date range (UTC days, inclusive); paged.
  */
 import { z } from "zod";
-import type { Actor } from "../auth/permissions";
 import { can } from "../auth/permissions";
+import type { Actor } from "../contract/actor";
 import type { Db } from "../db/client";
 import type { Prisma } from "../db/generated/client";
 import { AppError } from "../errors";

@@ -28,7 +28,7 @@ export async function readAttemptComparison(deps: { db: Db; dataDir: string }, i
   if (!group) throw new AppError("NOT_FOUND", "No such attempt group.");
   const [rows, anonymous, candidates] = await Promise.all([
     readAttemptRows({ db }, { where: { attemptGroupId: group.id } }),
-    readSetting(db, "review.anonymous"),
+    readSetting({ db }, { key: "review.anonymous" }),
     db.candidate.findMany({
       where: { task: { attemptGroupId: group.id } },
       select: { id: true, repository: true, baseSha: true, headSha: true, changedFiles: true },

@@ -33,7 +33,7 @@ export async function readReviewRounds(deps: { db: Db }, input: { taskId: string
       include: { decisions: { include: { teacher: { select: { email: true } } } } },
     }),
     getActiveManifest(db).then((m) => m?.digest ?? null),
-    readSetting(db, "review.rounds"),
+    readSetting({ db }, { key: "review.rounds" }),
   ]);
   const rounds: TReviewRound[] = [];
   for (const row of rows) {

@@ -7,7 +7,6 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Actor } from "../auth/permissions";
 import { canonicalDigest } from "../canonical-json";
 import { DEFAULT_ARCHIVE_LIMITS } from "../candidate/archive-limits";
 import { importCandidate } from "../candidate/import-candidate";
@@ -17,6 +16,7 @@ import {
   type TImportFixture,
   type TSnapshot,
 } from "../candidate/testing/candidate-fixtures";
+import type { Actor } from "../contract/actor";
 import { DEMO_TRUSTED_MANIFEST } from "../contract/trusted-manifest";
 import type { TEvidenceContent } from "../contract/verification-evidence";
 import type { Db } from "../db/client";
@@ -123,7 +123,7 @@ async function writePassingEvidence(candidate: {
 }) {
   const manifest =
     (await getActiveManifest(db)) ??
-    (await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null }));
+    (await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actor: null }));
   const content: TEvidenceContent = {
     v: 1,
     taskId: candidate.taskId,
@@ -181,7 +181,7 @@ const loadTask = (task: TTask) => db.task.findUniqueOrThrow({ where: { id: task.
 
 describe("revision rounds", () => {
   it("request changes → the next round starts once, from the previous head, with the feedback; the limit and stale pages are refused", async () => {
-    await writeSetting(db, { key: "review.rounds", value: { maxRounds: 2 }, actorId: null, reason: "test setup" });
+    await writeSetting({ db }, { key: "review.rounds", value: { maxRounds: 2 }, actor: null, reason: "test setup" });
     const task = await fx.createTask();
     const r1 = await importRound(task, 1, ROUND1, ROUND1_PATHS);
 
@@ -299,7 +299,7 @@ describe("revision rounds", () => {
 
     expect((await decide(bob, r2, "approve")).verdict).toBe("approve");
     expect((await loadTask(task)).state).toBe("approved");
-    await writeSetting(db, { key: "review.rounds", value: { maxRounds: 3 }, actorId: null, reason: "test setup" });
+    await writeSetting({ db }, { key: "review.rounds", value: { maxRounds: 3 }, actor: null, reason: "test setup" });
   });
 
   it("a round that changes nothing is recorded, shown as unchanged, and approved only when the teacher acknowledges it", async () => {

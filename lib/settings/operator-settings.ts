@@ -8,6 +8,7 @@
  * settings whose parts differ.
  */
 import { recordAudit } from "../audit";
+import { actorIdOf, type Actor } from "../contract/actor";
 import type { Db, DbTx } from "../db/client";
 import { getEnv } from "../env";
 import { ZAuditReasonSchema } from "../contract/audit-reason";
@@ -15,7 +16,13 @@ import { AppError } from "../errors";
 import { checkCredentialFilePath } from "../secrets/credential-file";
 import { SETTING_DEFINITIONS, type TSettingKey, type TSettingParsed, type TSettingValue } from "./setting-registry";
 
-export async function readSetting<K extends TSettingKey>(db: Db | DbTx, key: K): Promise<TSettingValue<K>> {
+/** Whatever reads or writes settings needs: the database, or the transaction the caller is in. */
+export type TSettingDeps = { db: Db | DbTx };
+
+export async function readSetting<K extends TSettingKey>(
+  { db }: TSettingDeps,
+  { key }: { key: K },
+): Promise<TSettingValue<K>> {
   const row = await db.operatorSetting.findUnique({ where: { key } });
   if (!row) return SETTING_DEFINITIONS[key].default as TSettingValue<K>;
   const parsed = SETTING_DEFINITIONS[key].schema.safeParse(row.value);
@@ -30,8 +37,8 @@ export async function readSetting<K extends TSettingKey>(db: Db | DbTx, key: K):
 
 /** The stored row's metadata (who changed it last, when), for pages that show it. */
 export async function readSettingMeta(
-  db: Db | DbTx,
-  key: TSettingKey,
+  { db }: TSettingDeps,
+  { key }: { key: TSettingKey },
 ): Promise<{ updatedAt: Date; updatedById: string | null } | null> {
   return db.operatorSetting.findUnique({ where: { key }, select: { updatedAt: true, updatedById: true } });
 }
@@ -42,7 +49,7 @@ function isPlaceholder(value: unknown): boolean {
 }
 
 /** The current version number of a setting (0 = never written: the registry's default). */
-export async function readSettingVersion(db: Db | DbTx, key: TSettingKey): Promise<number> {
+export async function readSettingVersion({ db }: TSettingDeps, { key }: { key: TSettingKey }): Promise<number> {
   const latest = await db.settingVersion.findFirst({
     where: { key },
     orderBy: { version: "desc" },
@@ -52,7 +59,7 @@ export async function readSettingVersion(db: Db | DbTx, key: TSettingKey): Promi
 }
 
 /** One stored version of a setting, for the page a task links to. */
-export async function readSettingVersionValue(db: Db | DbTx, input: { key: TSettingKey; version: number }) {
+export async function readSettingVersionValue({ db }: TSettingDeps, input: { key: TSettingKey; version: number }) {
   return db.settingVersion.findUnique({ where: { key_version: { key: input.key, version: input.version } } });
 }
 
@@ -71,7 +78,7 @@ export function settingFieldErrors(
 export type TWriteSettingInput<K extends TSettingKey> = {
   key: K;
   value: unknown;
-  actorId: string | null;
+  actor: Actor | null;
   /** Why (the audit-reason rule, lib/contract/audit-reason.ts): required of every writer, the system's included. */
   reason: string;
   via?: string;
@@ -95,7 +102,7 @@ function checkCredentialFiles<K extends TSettingKey>(
 }
 
 export async function writeSetting<K extends TSettingKey>(
-  db: Db | DbTx,
+  { db }: TSettingDeps,
   input: TWriteSettingInput<K>,
 ): Promise<TSettingParsed<K>> {
   const parsed = SETTING_DEFINITIONS[input.key].schema.safeParse(input.value);
@@ -118,6 +125,7 @@ export async function writeSetting<K extends TSettingKey>(
   }
   checkCredentialFiles(input.key, parsed.data as TSettingParsed<K>, input.dataDir);
   const value = parsed.data as object;
+  const actorId = actorIdOf(input.actor);
   const write = async (tx: DbTx) => {
     // The row lock makes version numbers of one key serial: two concurrent saves cannot both be "version n".
     await tx.$executeRaw`insert into "OperatorSetting" (key, value, "updatedAt") values (${input.key}, 'null'::jsonb, now()) on conflict (key) do nothing`;
@@ -129,12 +137,12 @@ export async function writeSetting<K extends TSettingKey>(
       select: { version: true },
     });
     const version = (previous?.version ?? 0) + 1;
-    await tx.operatorSetting.update({ where: { key: input.key }, data: { value, updatedById: input.actorId } });
+    await tx.operatorSetting.update({ where: { key: input.key }, data: { value, updatedById: actorId } });
     await tx.settingVersion.create({
-      data: { key: input.key, version, value, actorId: input.actorId, reason: reason.data },
+      data: { key: input.key, version, value, actorId, reason: reason.data },
     });
     await recordAudit(tx, {
-      actorId: input.actorId,
+      actorId,
       action: "setting.write",
       targetType: "setting",
       targetId: input.key,

@@ -27,12 +27,12 @@ export async function readSubstrateConfig(
   endpoint: TSubstrateEndpointPart,
 ): Promise<TSubstrateConfigSnapshot> {
   const [guestImage, verifierImage, limits, overrideMaxima, agent, externalTargets] = await Promise.all([
-    readSetting(db, "guest.image"),
-    readSetting(db, "verifier.image"),
-    readSetting(db, "task.limits"),
-    readSetting(db, "task.overrideMaxima"),
-    readSetting(db, "guest.agent"),
-    readSetting(db, "probe.externalTargets"),
+    readSetting({ db }, { key: "guest.image" }),
+    readSetting({ db }, { key: "verifier.image" }),
+    readSetting({ db }, { key: "task.limits" }),
+    readSetting({ db }, { key: "task.overrideMaxima" }),
+    readSetting({ db }, { key: "guest.agent" }),
+    readSetting({ db }, { key: "probe.externalTargets" }),
   ]);
   const isHttp = limits.relayChannel === "http";
   const config: TSubstrateConfig = {

@@ -53,8 +53,8 @@ export async function readSpendOverview(deps: { db: Db; now?: () => Date }) {
     openModel,
   ] = await Promise.all([
     db.spendAccount.findUnique({ where: { scope: "global" } }),
-    readSetting(db, "spend.ceilings"),
-    readSetting(db, "spend.rates"),
+    readSetting({ db }, { key: "spend.ceilings" }),
+    readSetting({ db }, { key: "spend.rates" }),
     committedInWindow(db, month),
     db.$queryRaw<({ day: string } & TSplit)[]>`
       select to_char(r."createdAt" at time zone 'UTC', 'YYYY-MM-DD') as day, ${MACHINE_NET}, ${MODEL_NET}

@@ -59,7 +59,7 @@ describe("spend ceilings", () => {
       create: { key: "spend.ceilings", value: { globalMicros: 5_000_000, perTaskMicros: 500_000 } },
       update: { value: { globalMicros: 5_000_000, perTaskMicros: 500_000 } },
     });
-    expect(await readSetting(db, "spend.ceilings")).toEqual({
+    expect(await readSetting({ db }, { key: "spend.ceilings" })).toEqual({
       globalMicros: 5_000_000,
       perTaskMicros: 500_000,
       monthlyGlobalMicros: null,
@@ -68,17 +68,20 @@ describe("spend ceilings", () => {
   });
 
   it("refuses past the monthly ceiling and admits again when the month rolls over (controlled clock)", async () => {
-    await writeSetting(db, {
-      key: "spend.ceilings",
-      value: {
-        globalMicros: 10_000_000,
-        perTaskMicros: 10_000_000,
-        monthlyGlobalMicros: 1_000_000,
-        monthlyPerTaskMicros: null,
+    await writeSetting(
+      { db },
+      {
+        key: "spend.ceilings",
+        value: {
+          globalMicros: 10_000_000,
+          perTaskMicros: 10_000_000,
+          monthlyGlobalMicros: 1_000_000,
+          monthlyPerTaskMicros: null,
+        },
+        actor: null,
+        reason: "test setup",
       },
-      actorId: null,
-      reason: "test setup",
-    });
+    );
     let now = new Date("2031-01-31T22:00:00Z");
     const guard = createSpendGuard(db, { now: () => now });
     const first = await machine();
@@ -114,17 +117,20 @@ describe("spend ceilings", () => {
   });
 
   it("applies the monthly per-task ceiling to one task only", async () => {
-    await writeSetting(db, {
-      key: "spend.ceilings",
-      value: {
-        globalMicros: 100_000_000,
-        perTaskMicros: 100_000_000,
-        monthlyGlobalMicros: null,
-        monthlyPerTaskMicros: 500_000,
+    await writeSetting(
+      { db },
+      {
+        key: "spend.ceilings",
+        value: {
+          globalMicros: 100_000_000,
+          perTaskMicros: 100_000_000,
+          monthlyGlobalMicros: null,
+          monthlyPerTaskMicros: 500_000,
+        },
+        actor: null,
+        reason: "test setup",
       },
-      actorId: null,
-      reason: "test setup",
-    });
+    );
     const now = new Date("2031-03-10T00:00:00Z");
     const guard = createSpendGuard(db, { now: () => now });
     await guard.reserve({ machineName: (await machine()).providerName, amountMicros: 300_000 });
@@ -138,15 +144,18 @@ describe("spend ceilings", () => {
 
   it("still enforces the lifetime ceiling", async () => {
     const committed = await db.spendAccount.findUniqueOrThrow({ where: { scope: "global" } });
-    await writeSetting(db, {
-      key: "spend.ceilings",
-      value: {
-        globalMicros: Number(committed.reservedMicros + committed.spentMicros) + 100,
-        perTaskMicros: 100_000_000,
+    await writeSetting(
+      { db },
+      {
+        key: "spend.ceilings",
+        value: {
+          globalMicros: Number(committed.reservedMicros + committed.spentMicros) + 100,
+          perTaskMicros: 100_000_000,
+        },
+        actor: null,
+        reason: "test setup",
       },
-      actorId: null,
-      reason: "test setup",
-    });
+    );
     const guard = createSpendGuard(db, { now: () => new Date("2031-04-01T00:00:00Z") });
     await expect(
       guard.reserve({ machineName: (await machine()).providerName, amountMicros: 200 }),

@@ -60,7 +60,7 @@ export async function assertWithinCeilings(
   const [account] = await tx.$queryRaw<
     { reservedMicros: bigint; spentMicros: bigint }[]
   >`select "reservedMicros", "spentMicros" from "SpendAccount" where scope = ${GLOBAL}`;
-  const ceilings = await readSetting(tx, "spend.ceilings");
+  const ceilings = await readSetting({ db: tx }, { key: "spend.ceilings" });
   const committed = Number((account?.reservedMicros ?? 0n) + (account?.spentMicros ?? 0n));
   if (committed + amountMicros > ceilings.globalMicros) {
     throw new AppError(

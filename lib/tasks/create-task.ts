@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { recordAudit } from "../audit";
+import { actorIdOf, type Actor } from "../contract/actor";
 import { MAX_PROMPT_CHARS } from "../contract/task-request";
 import type { Db, DbTx } from "../db/client";
 import type { TEnv } from "../env";
@@ -60,9 +61,9 @@ export async function prepareTask(deps: { db: Db; env: TEnv }, fields: TCreateTa
   if (repo.isDisabled)
     throw new AppError("STATE_CONFLICT", `Repository ${repo.name} is disabled: it takes no new tasks.`);
   const [baseLimits, limitsVersion, maxima] = await Promise.all([
-    readSetting(db, "task.limits"),
-    readSettingVersion(db, "task.limits"),
-    readSetting(db, "task.overrideMaxima"),
+    readSetting({ db }, { key: "task.limits" }),
+    readSettingVersion({ db }, { key: "task.limits" }),
+    readSetting({ db }, { key: "task.overrideMaxima" }),
   ]);
   const overrides = Object.fromEntries(
     OVERRIDABLE.flatMap((key) => (input[key] === undefined ? [] : [[key, input[key]]])),
@@ -153,7 +154,7 @@ export async function insertTaskIn(
 
 export async function createTask(
   deps: { db: Db; env: TEnv },
-  { actorId, ...fields }: TCreateTaskInput & { actorId: string | null },
+  { actor, ...fields }: TCreateTaskInput & { actor: Actor | null },
 ) {
   const prepared = await prepareTask(deps, fields);
   // The profile's current version now: the task keeps it even when the profile is edited later.
@@ -161,5 +162,5 @@ export async function createTask(
   const agent = version
     ? { agentProfileVersionId: version.id, name: version.profile.name, version: version.version }
     : undefined;
-  return deps.db.$transaction((tx) => insertTaskIn(tx, prepared, { actorId, agent }));
+  return deps.db.$transaction((tx) => insertTaskIn(tx, prepared, { actorId: actorIdOf(actor), agent }));
 }

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Actor } from "../auth/permissions";
+import type { Actor } from "../contract/actor";
 import { createReviewFixture, type TReviewFixture } from "../review/testing/review-fixture";
 import { createTestDatabase } from "../testing/test-database";
 import { taskRow } from "../testing/task-row";

@@ -10,7 +10,8 @@
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
-import { can, type Actor } from "../auth/permissions";
+import { can } from "../auth/permissions";
+import type { Actor } from "../contract/actor";
 import type { Db } from "../db/client";
 import { AppError, isAppError } from "../errors";
 import { parseOrThrow } from "../parse-or-throw";

@@ -5,6 +5,7 @@
  */
 import { recordAudit } from "../audit";
 import { canonicalDigest } from "../canonical-json";
+import { actorIdOf, type Actor } from "../contract/actor";
 import { ZTrustedManifestSchema, type TTrustedManifest } from "../contract/trusted-manifest";
 import type { Db, DbTx } from "../db/client";
 import { AppError } from "../errors";
@@ -65,7 +66,7 @@ export async function listManifests(deps: { db: Db }, input: { take?: number } =
 /** Saves a new version (a no-op returning the active one when the content is unchanged). */
 export async function saveTrustedManifest(
   deps: { db: Db },
-  input: { content: unknown; actorId: string | null },
+  input: { content: unknown; actor: Actor | null },
 ): Promise<TStoredManifest> {
   const { db } = deps;
   const manifest = parseOrThrow(ZTrustedManifestSchema, input.content, {
@@ -78,10 +79,15 @@ export async function saveTrustedManifest(
     const active = await getActiveManifest(tx);
     if (active?.digest === digest) return active;
     const row = await tx.trustedManifest.create({
-      data: { version: (active?.version ?? 0) + 1, digest, content: manifest as object, createdById: input.actorId },
+      data: {
+        version: (active?.version ?? 0) + 1,
+        digest,
+        content: manifest as object,
+        createdById: actorIdOf(input.actor),
+      },
     });
     await recordAudit(tx, {
-      actorId: input.actorId,
+      actorId: actorIdOf(input.actor),
       action: "manifest.save",
       targetType: "trusted_manifest",
       targetId: row.id,

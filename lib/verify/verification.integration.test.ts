@@ -6,7 +6,7 @@
  * declared test reporter's counts decide too (zero tests run is not a pass).
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import type { Actor } from "../auth/permissions";
+import type { Actor } from "../contract/actor";
 import { DEMO_TRUSTED_MANIFEST } from "../contract/trusted-manifest";
 import { advanceTask } from "../jobs/advance-task";
 import { createLifecycleWorld, type LifecycleWorld } from "../lifecycle/testing/lifecycle-fixture";
@@ -116,7 +116,7 @@ describe("trusted verification", () => {
             { name: "readme present", command: ["test", "-f", "README.md"], timeoutSeconds: 10, required: true },
           ],
         },
-        actorId: null,
+        actor: null,
       },
     );
     const stale = await readLatestEvidence(world.db, candidate);
@@ -162,7 +162,7 @@ describe("trusted verification", () => {
         { actor: teacher, ...tuple(candidate, fresh), verdict: "reject", comment: "again" },
       ),
     ).rejects.toMatchObject({ code: "REVIEW_STALE" });
-    await saveTrustedManifest({ db: world.db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
+    await saveTrustedManifest({ db: world.db }, { content: DEMO_TRUSTED_MANIFEST, actor: null });
   });
 
   it("a timed-out required check blocks approval and says which one and why", async () => {
@@ -173,7 +173,7 @@ describe("trusted verification", () => {
           ...DEMO_TRUSTED_MANIFEST,
           checks: [{ name: "slow suite", command: ["sleep", "60"], timeoutSeconds: 5, required: true }],
         },
-        actorId: null,
+        actor: null,
       },
     );
     const { candidate, evidence } = await runToReview();
@@ -187,7 +187,7 @@ describe("trusted verification", () => {
         { actor: teacher, ...tuple(candidate, evidence), verdict: "approve", comment: "x" },
       ),
     ).rejects.toMatchObject({ code: "EVIDENCE_NOT_PASSING" });
-    await saveTrustedManifest({ db: world.db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
+    await saveTrustedManifest({ db: world.db }, { content: DEMO_TRUSTED_MANIFEST, actor: null });
   });
 
   it("each check sees a freshly extracted tree: check N rewriting, locking or deleting files cannot change what check N+1 sees", async () => {
@@ -213,7 +213,7 @@ describe("trusted verification", () => {
             DEMO_TRUSTED_MANIFEST.checks[0]!,
           ],
         },
-        actorId: null,
+        actor: null,
       },
     );
     const { evidence } = await runToReview();
@@ -224,7 +224,7 @@ describe("trusted verification", () => {
     expect(byName["unit tests"]).toMatchObject({ status: "passed", reporter: { format: "node-test", failed: 0 } });
     expect(byName["unit tests"]!.reporter!.passed).toBeGreaterThan(0);
     expect(evidence.assessment.status).toBe("pass");
-    await saveTrustedManifest({ db: world.db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
+    await saveTrustedManifest({ db: world.db }, { content: DEMO_TRUSTED_MANIFEST, actor: null });
   });
 
   it("a check that declares a reporter and runs zero tests is not a pass, even with exit 0", async () => {
@@ -236,7 +236,7 @@ describe("trusted verification", () => {
           ...DEMO_TRUSTED_MANIFEST,
           checks: [{ name: "unit tests", command: noTests, timeoutSeconds: 60, required: true, reporter: "node-test" }],
         },
-        actorId: null,
+        actor: null,
       },
     );
     const { candidate, evidence } = await runToReview();
@@ -256,7 +256,7 @@ describe("trusted verification", () => {
         { actor: teacher, ...tuple(candidate, evidence), verdict: "approve", comment: "x" },
       ),
     ).rejects.toMatchObject({ code: "EVIDENCE_NOT_PASSING" });
-    await saveTrustedManifest({ db: world.db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
+    await saveTrustedManifest({ db: world.db }, { content: DEMO_TRUSTED_MANIFEST, actor: null });
   });
 
   it("someone without the teacher role cannot decide (not found), and evidence rows are immutable", async () => {

@@ -16,7 +16,7 @@ import { readLatestEvidence } from "../../lib/review/evidence-view";
 import { ensureCredentialsDir } from "../../lib/secrets/credential-file";
 import { createForgeRepository } from "../../sidecars/local-forge/create-forge-repository";
 import { startLocalForge, type TLocalForge } from "../../sidecars/local-forge/start-local-forge";
-import type { Actor } from "../../lib/auth/permissions";
+import type { Actor } from "../../lib/contract/actor";
 
 export type TPublicationBench = { forge: TLocalForge; teacher: Actor };
 

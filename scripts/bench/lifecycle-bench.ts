@@ -86,7 +86,7 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
     };
 
     const demo = await writeDemoRepository(path.join(dataDir, "demo-src"));
-    await addTargetRepository({ db }, { name: DEMO_REPOSITORY, cloneUrl: demo.path, actorId: null });
+    await addTargetRepository({ db }, { name: DEMO_REPOSITORY, cloneUrl: demo.path, actor: null });
     const publication = await setUpPublication(db, {
       dataDir,
       repository: DEMO_REPOSITORY,
@@ -94,31 +94,37 @@ async function main(db: Db, databaseUrl: string): Promise<void> {
       sha: demo.sha,
     });
     stopForge = () => publication.forge.stop();
-    await writeSetting(db, {
-      key: "spend.ceilings",
-      value: {
-        globalMicros: 1_000_000_000_000,
-        perTaskMicros: 100_000_000,
-        monthlyGlobalMicros: null,
-        monthlyPerTaskMicros: null,
+    await writeSetting(
+      { db },
+      {
+        key: "spend.ceilings",
+        value: {
+          globalMicros: 1_000_000_000_000,
+          perTaskMicros: 100_000_000,
+          monthlyGlobalMicros: null,
+          monthlyPerTaskMicros: null,
+        },
+        actor: null,
+        reason: "lifecycle bench",
       },
-      actorId: null,
-      reason: "lifecycle bench",
-    });
+    );
     // A loaded machine must not turn slowness into timeouts: the deadline is generous.
-    await writeSetting(db, {
-      key: "task.limits",
-      value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 900, memoryMb: 512 },
-      actorId: null,
-      reason: "lifecycle bench",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "task.limits",
+        value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 900, memoryMb: 512 },
+        actor: null,
+        reason: "lifecycle bench",
+      },
+    );
     await setRelayUpstream({
       db,
       value: { kind: "scripted", scriptFile: DEMO_SCRIPTED_COMPLETIONS },
       reason: "lifecycle bench",
       via: "lifecycle-bench",
     });
-    await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
+    await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actor: null });
     await qualifyForTests(db, createEnv);
     const liveAtProvider = async () =>
       ((await substrate.admin("GET", "/admin/machines")).json as { machineCount: number }).machineCount;

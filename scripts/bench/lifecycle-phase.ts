@@ -75,7 +75,7 @@ export async function runPhase(
         issueNumber: DEMO_ISSUE.number,
         issueTitle: DEMO_ISSUE.title,
         prompt: DEMO_ISSUE.body,
-        actorId: null,
+        actor: null,
       },
     );
     taskIds.push(task.id);

@@ -63,26 +63,32 @@ async function main(db: Db): Promise<void> {
   );
   const adapter = new SmolCloudSubstrate({ baseUrl: substrate.url, tokenFile, label: "local" });
   try {
-    await writeSetting(db, {
-      key: "spend.ceilings",
-      value: { globalMicros: 1_000_000_000, perTaskMicros: 10_000_000 },
-      actorId: null,
-      reason: "probe bench",
-    });
-    await writeSetting(db, {
-      key: "guest.image",
-      value: { type: "smolmachine", reference: DEFAULT_GUEST_IMAGE },
-      actorId: null,
-      reason: "probe bench",
-    });
-    await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
+    await writeSetting(
+      { db },
+      {
+        key: "spend.ceilings",
+        value: { globalMicros: 1_000_000_000, perTaskMicros: 10_000_000 },
+        actor: null,
+        reason: "probe bench",
+      },
+    );
+    await writeSetting(
+      { db },
+      {
+        key: "guest.image",
+        value: { type: "smolmachine", reference: DEFAULT_GUEST_IMAGE },
+        actor: null,
+        reason: "probe bench",
+      },
+    );
+    await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actor: null });
     // The CLI's probe-task driver settings (scripts/cli/commands/probe.ts).
     const deps = probeDepsFor(
       { db, env, substrate: adapter, pollIntervalMs: 300, readyTimeoutMs: 60_000 },
       { isProviderSpawn: ({ stack }) => stack.includes(`${path.sep}sidecars${path.sep}local-substrate${path.sep}`) },
     );
     const measureOne = async (): Promise<TMeasuredRun> => {
-      const queued = await requestProbeRun({ db, env }, { probes: [...PROBE_IDS], actorId: null, isRunByCaller: true });
+      const queued = await requestProbeRun({ db, env }, { probes: [...PROBE_IDS], actor: null, isRunByCaller: true });
       const started = performance.now();
       const state = await executeProbeRun(deps, { runId: queued.id });
       const wallMs = performance.now() - started;

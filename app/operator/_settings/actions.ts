@@ -37,8 +37,8 @@ export const saveSettingFormAction = withActorAction({
     if (!parsed.success || !reason.success)
       return { ok: false, error: `Nothing saved. ${summaryOf(fieldErrors)}`, fieldErrors };
     const db = await getDb();
-    await writeSetting(db, { key: input.key, value, actorId: actor.userId, reason: reason.data, via: "web" });
-    const version = await readSettingVersion(db, input.key);
+    await writeSetting({ db }, { key: input.key, value, actor, reason: reason.data, via: "web" });
+    const version = await readSettingVersion({ db }, { key: input.key });
     revalidatePath(definition.page);
     return { ok: true, message: `${definition.label} saved as version ${version}.` };
   },

@@ -64,7 +64,7 @@ export const addAgentProfileAction = withActorAction({
         command,
         environment: environmentOf(input.environment) ?? {},
         code: codeOf(input.codeDigest),
-        actorId: actor.userId,
+        actor,
       },
     );
     revalidatePath("/operator/agents");
@@ -86,7 +86,7 @@ export const editAgentProfileAction = withActorAction({
         command: commandOf(input.command),
         environment: environmentOf(input.environment),
         code: codeOf(input.codeDigest),
-        actorId: actor.userId,
+        actor,
       },
     );
     revalidatePath(`/operator/agents/${profile.name}`);
@@ -106,7 +106,7 @@ export const requestProfileImageProbeRunAction = withActorAction({
   handler: async ({ actor, input }) => {
     const run = await requestProfileImageProbeRun(
       { db: await getDb(), env: getEnv() },
-      { profile: input.name, probes: [...PROBE_IDS], actorId: actor.userId },
+      { profile: input.name, probes: [...PROBE_IDS], actor },
     );
     revalidatePath(`/operator/agents/${input.name}`);
     revalidatePath("/operator/probes");

@@ -15,7 +15,7 @@ export const saveManifestAction = withActorAction({
     } catch {
       return { ok: false, error: "The manifest is not valid JSON." };
     }
-    const saved = await saveTrustedManifest({ db: await getDb() }, { content, actorId: actor.userId });
+    const saved = await saveTrustedManifest({ db: await getDb() }, { content, actor });
     revalidatePath("/operator/manifest");
     return {
       ok: true,

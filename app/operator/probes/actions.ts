@@ -15,7 +15,7 @@ export const requestProbeRunAction = withActorAction({
   handler: async ({ actor, input }) => {
     const run = await requestProbeRun(
       { db: await getDb(), env: getEnv() },
-      { probes: parseProbeSelection(input.probes === "all" ? undefined : input.probes), actorId: actor.userId },
+      { probes: parseProbeSelection(input.probes === "all" ? undefined : input.probes), actor },
     );
     revalidatePath("/operator/probes");
     return { ok: true, message: `Probe run ${run.id} queued (${run.probes.join(", ")}).`, id: run.id };
@@ -26,10 +26,7 @@ export const setDispatchAction = withActorAction({
   action: "dispatch.toggle",
   schema: z.object({ mode: z.enum(["off", "development", "production"]) }),
   handler: async ({ actor, input }) => {
-    const gate = await setDispatch(
-      { db: await getDb(), env: getEnv() },
-      { mode: input.mode, actorId: actor.userId, via: "web" },
-    );
+    const gate = await setDispatch({ db: await getDb(), env: getEnv() }, { mode: input.mode, actor, via: "web" });
     revalidatePath("/operator/probes");
     revalidatePath("/operator");
     return { ok: true, message: gate.isOpen ? `Dispatch is on (${gate.mode}).` : "Dispatch is off." };

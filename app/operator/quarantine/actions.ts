@@ -8,7 +8,7 @@ export const retryDestroyAndReleaseAction = withActorAction({
   action: "machine.manage",
   schema: ZReleaseQuarantineSchema,
   handler: async ({ actor, input }) => {
-    const machine = await releaseQuarantine(await getRunContext(), { ...input, actorId: actor.userId });
+    const machine = await releaseQuarantine(await getRunContext(), { ...input, actor });
     revalidatePath("/operator/quarantine");
     return { ok: true, message: `Destroy worked: machine ${machine.id.slice(0, 8)} released (${machine.state}).` };
   },

@@ -8,7 +8,7 @@ export const testUpstreamAction = withActorAction({
   action: "relay.manage",
   schema: z.object({}),
   handler: async ({ actor }) => {
-    const result = await testRelayUpstream({ db: await getDb() }, { actorId: actor.userId });
+    const result = await testRelayUpstream({ db: await getDb() }, { actor });
     return result.isOk
       ? { ok: true, message: `${result.kind} answered in ${result.latencyMs} ms: “${result.excerpt}”` }
       : {

@@ -16,7 +16,7 @@ export const addRepositoryAction = withActorAction({
     defaultBranch: z.preprocess((v) => (v === "" ? undefined : v), ZAddTargetRepositorySchema.shape.defaultBranch),
   }),
   handler: async ({ actor, input }) => {
-    const repo = await addTargetRepository({ db: await getDb() }, { ...input, actorId: actor.userId });
+    const repo = await addTargetRepository({ db: await getDb() }, { ...input, actor });
     revalidatePath("/operator/repositories");
     return { ok: true, message: `${repo.name} added.` };
   },
@@ -28,7 +28,7 @@ export const setRepositoryDisabledAction = withActorAction({
   handler: async ({ actor, input }) => {
     const repo = await setRepositoryDisabled(
       { db: await getDb() },
-      { ...input, isDisabled: input.isDisabled ? "true" : "false", actorId: actor.userId },
+      { ...input, isDisabled: input.isDisabled ? "true" : "false", actor },
     );
     revalidatePath("/operator/repositories");
     return { ok: true, message: `${repo.name} is ${repo.isDisabled ? "disabled" : "enabled"}.` };
@@ -39,7 +39,7 @@ export const setProtectedPathsAction = withActorAction({
   action: "repository.manage",
   schema: ZSetRepositoryProtectedPathsSchema,
   handler: async ({ actor, input }) => {
-    await setRepositoryProtectedPaths({ db: await getDb() }, { ...input, actorId: actor.userId });
+    await setRepositoryProtectedPaths({ db: await getDb() }, { ...input, actor });
     revalidatePath("/operator/repositories");
     return { ok: true, message: "Protected publication paths saved." };
   },

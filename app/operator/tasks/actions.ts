@@ -13,7 +13,7 @@ export const createTaskAction = withActorAction({
   schema: ZCreateTaskSchema,
   handler: async ({ actor, input }) => {
     const { db, env } = await getRunContext();
-    const task = await createTask({ db, env }, { ...input, actorId: actor.userId });
+    const task = await createTask({ db, env }, { ...input, actor });
     return { ok: true, message: `Task created (${task.state}).`, id: task.id };
   },
 });
@@ -23,7 +23,7 @@ export const createAttemptsAction = withActorAction({
   schema: ZCreateAttemptGroupSchema,
   handler: async ({ actor, input }) => {
     const { db, env } = await getRunContext();
-    const { group, tasks } = await createAttemptGroup({ db, env }, { ...input, actorId: actor.userId });
+    const { group, tasks } = await createAttemptGroup({ db, env }, { ...input, actor });
     return { ok: true, message: `${tasks.length} attempts created (group ${group.id.slice(0, 8)}).`, id: tasks[0]!.id };
   },
 });
@@ -57,7 +57,7 @@ export const retryTaskAction = withActorAction({
   schema: ZRetryTaskSchema,
   handler: async ({ actor, input }) => {
     const { db } = await getRunContext();
-    const outcome = await retryTask({ db }, { ...input, actorId: actor.userId });
+    const outcome = await retryTask({ db }, { ...input, actor });
     revalidatePath(`/operator/tasks/${input.taskId}`);
     return { ok: true, message: `Attempt ${outcome.attempt} started from ${outcome.to}.` };
   },

@@ -11,7 +11,7 @@ export const addUserAction = withActorAction({
   action: "user.manage",
   schema: ZAddUserSchema,
   handler: async ({ actor, input }) => {
-    const { user, password } = await addUser({ db: await getDb() }, { ...input, actorId: actor.userId });
+    const { user, password } = await addUser({ db: await getDb() }, { ...input, actor });
     revalidatePath("/operator/users");
     return { ok: true, message: `${user.email} added. One-time password (shown once, copy it now): ${password}` };
   },
@@ -23,7 +23,7 @@ export const updateUserAction = withActorAction({
   handler: async ({ actor, input }) => {
     const user = await updateUser(
       { db: await getDb() },
-      { ...input, isDisabled: input.isDisabled ? "true" : "false", actorId: actor.userId },
+      { ...input, isDisabled: input.isDisabled ? "true" : "false", actor },
     );
     revalidatePath("/operator/users");
     return { ok: true, message: `${user.email}: ${user.roles.join(", ")}${user.isDisabled ? ", disabled" : ""}.` };
@@ -34,7 +34,7 @@ export const resetPasswordAction = withActorAction({
   action: "user.manage",
   schema: ZResetUserPasswordSchema,
   handler: async ({ actor, input }) => {
-    const { email, password } = await resetUserPassword({ db: await getDb() }, { ...input, actorId: actor.userId });
+    const { email, password } = await resetUserPassword({ db: await getDb() }, { ...input, actor });
     return { ok: true, message: `New password for ${email} (shown once): ${password}` };
   },
 });

@@ -25,12 +25,12 @@ export async function createGreeterWorld(options: { withRecipe: boolean }): Prom
   const greeter = await writeGreeterRepository(path.join(world.env.dataDir, "greeter-src"));
   const { id: repositoryId } = await addTargetRepository(
     { db: world.db },
-    { name: GREETER_REPOSITORY, cloneUrl: greeter.path, actorId: null },
+    { name: GREETER_REPOSITORY, cloneUrl: greeter.path, actor: null },
   );
   if (options.withRecipe)
     await setRepositorySetup(
       { db: world.db },
-      { name: GREETER_REPOSITORY, recipe: { v: 1, kind: "npm-ci", registries: [registry.url] }, actorId: null },
+      { name: GREETER_REPOSITORY, recipe: { v: 1, kind: "npm-ci", registries: [registry.url] }, actor: null },
     );
   return { world, registry, greeter: { ...greeter, repositoryId } };
 }

@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { syncBuiltinESMExports } from "node:module";
 import { afterAll } from "vitest";
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import type { Db } from "../../db/client";
 import { writeDemoRepository, DEMO_ISSUE } from "../../demo/demo-target";
 import { parseEnv, type TEnv } from "../../env";
@@ -139,20 +139,26 @@ export async function createLifecycleWorld(options: { allowWeakening?: boolean }
     },
   );
   const demo = await writeDemoRepository(path.join(dataDir, "demo-src"));
-  await addTargetRepository({ db }, { name: "demo/calculator", cloneUrl: demo.path, actorId: null });
-  await writeSetting(db, {
-    key: "spend.ceilings",
-    value: { globalMicros: 1_000_000_000, perTaskMicros: 100_000_000 },
-    actorId: null,
-    reason: "test setup",
-  });
-  await writeSetting(db, {
-    key: "guest.image",
-    value: { type: "smolmachine", reference: DEFAULT_GUEST_IMAGE },
-    actorId: null,
-    reason: "test setup",
-  });
-  await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
+  await addTargetRepository({ db }, { name: "demo/calculator", cloneUrl: demo.path, actor: null });
+  await writeSetting(
+    { db },
+    {
+      key: "spend.ceilings",
+      value: { globalMicros: 1_000_000_000, perTaskMicros: 100_000_000 },
+      actor: null,
+      reason: "test setup",
+    },
+  );
+  await writeSetting(
+    { db },
+    {
+      key: "guest.image",
+      value: { type: "smolmachine", reference: DEFAULT_GUEST_IMAGE },
+      actor: null,
+      reason: "test setup",
+    },
+  );
+  await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actor: null });
   const ctx = { db, env, substrate: spySubstrate(adapter), pollIntervalMs: 150, readyTimeoutMs: 10_000 };
 
   afterAll(async () => {
@@ -171,18 +177,24 @@ export async function createLifecycleWorld(options: { allowWeakening?: boolean }
     ctx,
     demoSha: demo.sha,
     async createDemoTask(options = {}) {
-      await writeSetting(db, {
-        key: "guest.agent",
-        value: { command: options.agentCommand ?? SCRIPTED_FIX },
-        actorId: null,
-        reason: "test setup",
-      });
-      await writeSetting(db, {
-        key: "task.limits",
-        value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 60, memoryMb: 512, ...options.limits },
-        actorId: null,
-        reason: "test setup",
-      });
+      await writeSetting(
+        { db },
+        {
+          key: "guest.agent",
+          value: { command: options.agentCommand ?? SCRIPTED_FIX },
+          actor: null,
+          reason: "test setup",
+        },
+      );
+      await writeSetting(
+        { db },
+        {
+          key: "task.limits",
+          value: { ...DEFAULT_TASK_LIMITS, wallClockSeconds: 60, memoryMb: 512, ...options.limits },
+          actor: null,
+          reason: "test setup",
+        },
+      );
       // Changing the agent or the limits changes the configuration digest and closes the gate:
       // the world re-qualifies (a recorded passing run; the probes are proved in lib/probes).
       await qualifyForTests(db, env);
@@ -193,7 +205,7 @@ export async function createLifecycleWorld(options: { allowWeakening?: boolean }
           issueNumber: DEMO_ISSUE.number,
           issueTitle: DEMO_ISSUE.title,
           prompt: DEMO_ISSUE.body,
-          actorId: null,
+          actor: null,
         },
       );
       return task.id;

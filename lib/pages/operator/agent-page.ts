@@ -5,7 +5,8 @@
  * that image is qualified now (it runs only once a probe run qualified it,
  * lib/probes/image-qualification.ts).
  */
-import { can, type Actor } from "../../auth/permissions";
+import { can } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { getAgentProfileWithDependencies } from "../../dependencies/agent-dependency-state";
 import { readProfileImageQualification } from "../../probes/image-qualification";
 import { assertMayRead, type TPageDeps } from "../page-deps";

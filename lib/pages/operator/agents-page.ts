@@ -1,5 +1,5 @@
 /** The operator's agent profiles page (`/operator/agents`): every profile, the built-in ones first, each with its current version's dependency bundle state. */
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { listAgentProfilesWithDependencies } from "../../dependencies/agent-dependency-state";
 import { assertMayRead, type TPageDeps } from "../page-deps";
 

@@ -3,9 +3,9 @@
  * filter that does not parse shows everything and says so), and the users to filter by.
  */
 import { listAuditEntries, ZListAuditEntriesSchema } from "../../audit-log/list-audit-entries";
-import type { Actor } from "../../auth/permissions";
 import { listUsers } from "../../auth/users";
 import { assertMayRead, type TPageDeps } from "../page-deps";
+import type { Actor } from "../../contract/actor";
 
 export async function readAuditPage(deps: TPageDeps, input: { actor: Actor; filter: Record<string, string> }) {
   assertMayRead(input.actor, "audit.view");

@@ -1,6 +1,7 @@
 /** The operator's candidate page (`/operator/candidates/[id]`): the candidate's manifest and artifact, and whether the actor may re-prove it. */
-import { can, type Actor } from "../../auth/permissions";
+import { can } from "../../auth/permissions";
 import { getCandidateView } from "../../candidate/get-candidate-view";
+import type { Actor } from "../../contract/actor";
 import { AppError } from "../../errors";
 import { assertMayRead, type TPageDeps } from "../page-deps";
 

@@ -3,7 +3,7 @@
  * account (asked of the substrate, bounded), the dispatch gate, task and machine counts with the
  * machine cap, and the month's spend.
  */
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { readDashboard } from "../../health/read-dashboard";
 import { readHealth } from "../../health/read-health";
 import { readDispatchGate } from "../../probes/read-dispatch-gate";

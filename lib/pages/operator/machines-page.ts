@@ -1,5 +1,5 @@
 /** The operator's machines page (`/operator/machines`): the newest 200 guests and how many are quarantined (of all of them). */
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { listMachines } from "../../machines/list-machines";
 import { assertMayRead, type TPageDeps } from "../page-deps";
 

@@ -12,10 +12,10 @@ describe("readManifestPage", async () => {
 
   it("has no active manifest before one is saved, and the newest after", async () => {
     expect(await readManifestPage(deps, { actor: OPERATOR })).toEqual({ versions: [], active: null });
-    await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null });
+    await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actor: null });
     const second = await saveTrustedManifest(
       { db },
-      { content: { ...DEMO_TRUSTED_MANIFEST, checks: DEMO_TRUSTED_MANIFEST.checks.slice(0, 1) }, actorId: null },
+      { content: { ...DEMO_TRUSTED_MANIFEST, checks: DEMO_TRUSTED_MANIFEST.checks.slice(0, 1) }, actor: null },
     );
     const page = await readManifestPage(deps, { actor: OPERATOR });
     expect(page.versions).toHaveLength(2);

@@ -1,5 +1,5 @@
 /** The operator's trusted checks page (`/operator/manifest`): every manifest version, the active one first. */
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { listManifests } from "../../verify/trusted-manifests";
 import { assertMayRead, type TPageDeps } from "../page-deps";
 

@@ -1,5 +1,5 @@
 /** The operator's new-attempts page (`/operator/tasks/new-attempts`): the repositories and the agent profiles to hand one issue to. */
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { listTargetRepositories } from "../../repos/target-repositories";
 import { assertMayRead, type TPageDeps } from "../page-deps";
 

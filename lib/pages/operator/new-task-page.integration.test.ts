@@ -13,8 +13,8 @@ describe("readNewTaskPage", async () => {
     await db.targetRepository.create({ data: { name: "demo/new-task", cloneUrl: "/nowhere" } });
     const page = await readNewTaskPage(deps, { actor: OPERATOR });
     expect(page.repositories.map((r) => r.name)).toEqual(["demo/new-task"]);
-    expect(page.limits).toEqual(await readSetting(db, "task.limits"));
-    expect(page.maxima).toEqual(await readSetting(db, "task.overrideMaxima"));
+    expect(page.limits).toEqual(await readSetting({ db }, { key: "task.limits" }));
+    expect(page.maxima).toEqual(await readSetting({ db }, { key: "task.overrideMaxima" }));
     expect(page.agents.length).toBeGreaterThan(0);
   });
 

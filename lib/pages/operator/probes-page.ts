@@ -4,7 +4,8 @@
  * refreshes itself, the probes (id and title, in run order: the run buttons, and each run's results
  * in that order), and its setting panels.
  */
-import { can, type Actor } from "../../auth/permissions";
+import { can } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { listProbeRuns } from "../../probes/probe-run.repo";
 import { probeSummaries } from "../../probes/probe-registry";
 import { readDispatchGate } from "../../probes/read-dispatch-gate";

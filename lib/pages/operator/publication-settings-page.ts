@@ -1,7 +1,7 @@
 /** The operator's publication settings page (`/operator/publication`): its setting panels. */
-import type { Actor } from "../../auth/permissions";
 import { assertMayRead, type TPageDeps } from "../page-deps";
 import { readSettingPanels } from "../setting-panels";
+import type { Actor } from "../../contract/actor";
 
 export async function readPublicationSettingsPage(deps: TPageDeps, input: { actor: Actor }) {
   assertMayRead(input.actor, "publish.manage");

@@ -1,5 +1,6 @@
 /** The operator's publications page (`/operator/publications`): publications needing attention, and whether this actor may act on them. */
-import { can, type Actor } from "../../auth/permissions";
+import { can } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { listPublicationQueue } from "../../publish/list-publication-queue";
 import { assertMayRead, type TPageDeps } from "../page-deps";
 

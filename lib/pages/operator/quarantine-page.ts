@@ -1,5 +1,5 @@
 /** The operator's quarantine page (`/operator/quarantine`): one page of quarantined machines; a page number that is not one is page 1. */
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { listQuarantinedMachines } from "../../machines/list-quarantined-machines";
 import { assertMayRead, type TPageDeps } from "../page-deps";
 

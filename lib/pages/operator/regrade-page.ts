@@ -1,5 +1,5 @@
 /** The operator's regrade page (`/operator/repositories/[id]/regrade`): the repository and the summary of its last regrade. */
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { AppError } from "../../errors";
 import { readRegradeSummary } from "../../verify/regrade-repository";
 import { assertMayRead, type TPageDeps } from "../page-deps";

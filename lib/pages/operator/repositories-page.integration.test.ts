@@ -13,7 +13,7 @@ describe("readRepositoriesPage", async () => {
     await db.targetRepository.create({ data: { name: "demo/repositories-page", cloneUrl: "/nowhere" } });
     const page = await readRepositoriesPage(deps, { actor: OPERATOR });
     expect(page.repositories.map((r) => r.name)).toContain("demo/repositories-page");
-    expect(page.protectedPaths).toEqual(await readSetting(db, "publish.protectedPaths"));
+    expect(page.protectedPaths).toEqual(await readSetting({ db }, { key: "publish.protectedPaths" }));
   });
 
   it("is NOT_FOUND for a teacher", async () => {

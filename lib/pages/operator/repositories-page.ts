@@ -1,5 +1,5 @@
 /** The operator's repositories page (`/operator/repositories`): every target repository and the protected paths setting. */
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { listRepositoriesForOperator } from "../../repos/set-repository-disabled";
 import { readSetting } from "../../settings/operator-settings";
 import { assertMayRead, type TPageDeps } from "../page-deps";
@@ -9,7 +9,7 @@ export async function readRepositoriesPage(deps: TPageDeps, input: { actor: Acto
   const { db } = deps;
   const [repositories, protectedPaths] = await Promise.all([
     listRepositoriesForOperator({ db }),
-    readSetting(db, "publish.protectedPaths"),
+    readSetting({ db }, { key: "publish.protectedPaths" }),
   ]);
   return { repositories, protectedPaths };
 }

@@ -1,5 +1,5 @@
 /** The operator's dependencies page of one repository (`/operator/repositories/[id]/dependencies`): its setup recipe, bundles, runs and build requests. */
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { getRepositoryDependencies } from "../../dependencies/get-repository-dependencies";
 import { AppError } from "../../errors";
 import { assertMayRead, type TPageDeps } from "../page-deps";

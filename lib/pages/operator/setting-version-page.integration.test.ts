@@ -14,13 +14,16 @@ describe("readSettingVersionPage", async () => {
       data: { email: "op-version@school.invalid", name: "op", passwordHash: "x", roles: ["operator"] },
     });
     const write = (inputMicrosPerMTok: number) =>
-      writeSetting(db, {
-        key: "relay.pricing",
-        value: { inputMicrosPerMTok, outputMicrosPerMTok: 0 },
-        actorId: author.id,
-        reason: "a new price",
-        via: "web",
-      });
+      writeSetting(
+        { db },
+        {
+          key: "relay.pricing",
+          value: { inputMicrosPerMTok, outputMicrosPerMTok: 0 },
+          actor: { userId: author.id, email: author.email, roles: ["operator"] },
+          reason: "a new price",
+          via: "web",
+        },
+      );
     await write(1);
     await write(2);
     const page = await readSettingVersionPage(deps, { actor: OPERATOR, key: "relay.pricing", version: "2" });

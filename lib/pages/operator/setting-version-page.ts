@@ -3,7 +3,7 @@
  * before it (for the diff), who saved it. A key that is not a setting's or a version that is not
  * one is NOT_FOUND, as is a version never saved.
  */
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { AppError } from "../../errors";
 import { readSettingVersionValue } from "../../settings/operator-settings";
 import { isSettingKey } from "../../settings/setting-registry";
@@ -17,8 +17,8 @@ export async function readSettingVersionPage(deps: TPageDeps, input: { actor: Ac
   if (!isSettingKey(key) || !Number.isInteger(version) || version < 1 || version > 1_000_000)
     throw new AppError("NOT_FOUND", "No such setting version.");
   const [row, previous] = await Promise.all([
-    readSettingVersionValue(db, { key, version }),
-    version > 1 ? readSettingVersionValue(db, { key, version: version - 1 }) : null,
+    readSettingVersionValue({ db }, { key, version }),
+    version > 1 ? readSettingVersionValue({ db }, { key, version: version - 1 }) : null,
   ]);
   if (!row) throw new AppError("NOT_FOUND", "No such setting version.");
   const author = row.actorId ? await db.user.findUnique({ where: { id: row.actorId }, select: { email: true } }) : null;

@@ -1,5 +1,6 @@
 /** The operator's settings index (`/operator/settings`): the dispatch gate (re-proved at this read) and whether the actor may toggle it. */
-import { can, type Actor } from "../../auth/permissions";
+import { can } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { readDispatchGate } from "../../probes/read-dispatch-gate";
 import { assertMayRead, type TPageDeps } from "../page-deps";
 

@@ -3,7 +3,7 @@
  * ledger under the URL's filter (a filter that does not parse shows the unfiltered first page), the
  * last preflight, and its setting panels.
  */
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { listSpendLedger, ZListSpendLedgerSchema } from "../../spend/list-spend-ledger";
 import { readLastPreflight } from "../../spend/read-last-preflight";
 import { readSpendOverview } from "../../spend/read-spend-overview";

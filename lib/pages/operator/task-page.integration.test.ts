@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { parseEnv } from "../../env";
 import { createReviewFixture, type TReviewFixture } from "../../review/testing/review-fixture";
 import { writeSetting } from "../../settings/operator-settings";
@@ -116,13 +116,16 @@ describe("readTaskPage (the operator's task page, one view model)", async () => 
 
     // A cap of 1 on the local substrate, taken by another task's slot: the queued task waits, and says on what.
     await db.task.create({ data: taskRow(repositoryId, { state: "running" }) });
-    await writeSetting(db, {
-      key: "machines.concurrency",
-      value: { maxMachines: null, bySubstrate: { local: 1 } },
-      actorId: null,
-      reason: "task page test",
-      via: "cli",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "machines.concurrency",
+        value: { maxMachines: null, bySubstrate: { local: 1 } },
+        actor: null,
+        reason: "task page test",
+        via: "cli",
+      },
+    );
     expect((await read()).slotWait).toEqual({ inUse: 1, cap: 1, counts: "slots" });
   });
 

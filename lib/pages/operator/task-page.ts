@@ -4,7 +4,7 @@
  * the current candidate, why it waits for a machine, and the candidate's own dependency bundle a
  * re-verification may use. Before issue 28 the page called six readers in three shapes itself.
  */
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { findCandidateOwnBundle } from "../../dependencies/verification-dependencies";
 import { readSlotWait } from "../../machines/machine-slots";
 import { getPublication } from "../../publish/get-publication";

@@ -3,7 +3,7 @@
  * state, before a cursor. The URL's values are untrusted: an unknown state or a cursor that is not
  * a date is ignored, not an error.
  */
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { listRecentTasks } from "../../tasks/list-tasks";
 import { TASK_STATES } from "../../tasks/task-states";
 import { assertMayRead, type TPageDeps } from "../page-deps";

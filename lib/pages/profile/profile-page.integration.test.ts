@@ -3,7 +3,7 @@
  * webhooks; an operator sees the webhooks; email shows as configured only with SMTP_URL.
  */
 import { describe, expect, it } from "vitest";
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { parseEnv } from "../../env";
 import { canReceiveNotification, TASK_NOTIFICATION_EVENTS } from "../../notifications/notification-events";
 import { createTestDatabase } from "../../testing/test-database";

@@ -3,7 +3,8 @@
  * those chosen for email, whether email is configured at all, the signed webhooks (an operator's
  * only) and the recent deliveries this actor may see.
  */
-import { can, type Actor } from "../../auth/permissions";
+import { can } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { listDeliveries, listEmailPreferences, listWebhooks } from "../../notifications/manage-notifications";
 import { canReceiveNotification, TASK_NOTIFICATION_EVENTS } from "../../notifications/notification-events";
 import { assertMayRead, type TPageDeps } from "../page-deps";

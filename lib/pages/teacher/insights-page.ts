@@ -3,7 +3,7 @@
  * cost per approved pull request over the chosen window, by repository and by agent.
  */
 import type { z } from "zod";
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { readReviewInsights, type ZInsightsQuerySchema } from "../../review/read-review-insights";
 import { assertMayRead, type TPageDeps } from "../page-deps";
 

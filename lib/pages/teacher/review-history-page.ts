@@ -3,7 +3,7 @@
  * filters applied ("mine" is the actor's own). listReviewHistory is the whole view model today;
  * the page still reads it through here so that what it shows grows in one place.
  */
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { listReviewHistory, type TReviewHistoryQuery } from "../../review/list-review-history";
 import { assertMayRead, type TPageDeps } from "../page-deps";
 

@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { rm } from "node:fs/promises";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { parseEnv } from "../../env";
 import { addLineComment } from "../../review/add-line-comment";
 import { createReviewFixture, type TReviewFixture } from "../../review/testing/review-fixture";

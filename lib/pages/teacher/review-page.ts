@@ -6,7 +6,7 @@
  * shown as such and blocks approval: nobody approves unseen code. The server refuses the same
  * approvals (REVIEW_DIFF_INCOMPLETE); the view model only lets the page say so first.
  */
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { isAppError } from "../../errors";
 import { toDiffPage } from "../../review/diff-chunks";
 import { digestFilesNotShown } from "../../review/files-not-shown";

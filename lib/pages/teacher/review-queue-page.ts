@@ -3,7 +3,7 @@
  * with the filters applied, and the attempts of one issue (issue 26) shown once — at the place of
  * their first attempt in the queue — with their comparison.
  */
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import { listReviewQueue, type TReviewQueueItem, type TReviewQueueQuery } from "../../review/list-review-queue";
 import { readAttemptComparison, type TAttemptComparison } from "../../review/read-attempt-comparison";
 import { assertMayRead, type TPageDeps } from "../page-deps";

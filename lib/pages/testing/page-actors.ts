@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { Actor } from "../../auth/permissions";
+import type { Actor } from "../../contract/actor";
 import type { Db } from "../../db/client";
 import { parseEnv } from "../../env";
 import type { TPageDeps } from "../page-deps";

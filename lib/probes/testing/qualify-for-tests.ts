@@ -23,7 +23,7 @@ export async function recordFixtureProbeRun(
     { db, env },
     {
       probes: [...PROBE_IDS],
-      actorId: null,
+      actor: null,
       isRunByCaller: true,
       ...(options.guestImageOverride ? { guestImageOverride: options.guestImageOverride } : {}),
     },
@@ -50,6 +50,6 @@ export async function recordFixtureProbeRun(
 
 export async function qualifyForTests(db: Db, env: TEnv): Promise<string> {
   const runId = await recordFixtureProbeRun(db, env);
-  await setDispatch({ db, env }, { mode: "development", actorId: null, via: "test fixture" });
+  await setDispatch({ db, env }, { mode: "development", actor: null, via: "test fixture" });
   return runId;
 }

@@ -6,8 +6,8 @@
  * directly with Prisma because other modules own their use cases. Not used by production code.
  */
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import type { Actor } from "../../auth/permissions";
 import { canonicalDigest } from "../../canonical-json";
+import type { Actor } from "../../contract/actor";
 import { DEMO_TRUSTED_MANIFEST } from "../../contract/trusted-manifest";
 import type { TEvidenceContent } from "../../contract/verification-evidence";
 import type { Db } from "../../db/client";
@@ -77,7 +77,7 @@ export async function createReviewFixture(db: Db, change: TChangeSet): Promise<T
   });
   const manifest =
     (await getActiveManifest(db)) ??
-    (await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actorId: null }));
+    (await saveTrustedManifest({ db }, { content: DEMO_TRUSTED_MANIFEST, actor: null }));
   const content: TEvidenceContent = {
     v: 1,
     taskId,

@@ -111,12 +111,15 @@ beforeAll(async () => {
   substrate = await startTestSubstrate({ hangCapMs: 9000, hasExtensions: false });
   tokenFile = path.join(await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-token-")), "token");
   await fs.writeFile(tokenFile, substrate.token + "\n", { mode: 0o600 });
-  await writeSetting(db, {
-    key: "spend.ceilings",
-    value: { globalMicros: 1_000_000_000, perTaskMicros: 1_000_000_000 },
-    actorId: null,
-    reason: "test setup",
-  });
+  await writeSetting(
+    { db },
+    {
+      key: "spend.ceilings",
+      value: { globalMicros: 1_000_000_000, perTaskMicros: 1_000_000_000 },
+      actor: null,
+      reason: "test setup",
+    },
+  );
   adapter = makeAdapter();
 });
 
@@ -212,12 +215,15 @@ describe("SmolCloud adapter over HTTP", () => {
   it("finding C: 20 concurrent creates against a ceiling that admits 5 create exactly 5 machines", async () => {
     const before = await db.spendAccount.findUniqueOrThrow({ where: { scope: "global" } });
     const committed = Number(before.reservedMicros + before.spentMicros);
-    await writeSetting(db, {
-      key: "spend.ceilings",
-      value: { globalMicros: committed + 5 * RESERVATION + RESERVATION / 2, perTaskMicros: 1_000_000_000 },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "spend.ceilings",
+        value: { globalMicros: committed + 5 * RESERVATION + RESERVATION / 2, perTaskMicros: 1_000_000_000 },
+        actor: null,
+        reason: "test setup",
+      },
+    );
     const machines = await Promise.all(Array.from({ length: 20 }, () => intent()));
     const results = await Promise.allSettled(machines.map((m) => ensureMachineCreated(db, adapter, m, SPEC)));
     const created = results.filter((r) => r.status === "fulfilled");
@@ -228,33 +234,42 @@ describe("SmolCloud adapter over HTTP", () => {
     expect(await liveAtProvider()).toBe(5);
     for (const m of machines) await destroyMachine(db, adapter, m.id, "ceiling test done");
     expect(await liveAtProvider()).toBe(0);
-    await writeSetting(db, {
-      key: "spend.ceilings",
-      value: { globalMicros: 1_000_000_000, perTaskMicros: 1_000_000_000 },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "spend.ceilings",
+        value: { globalMicros: 1_000_000_000, perTaskMicros: 1_000_000_000 },
+        actor: null,
+        reason: "test setup",
+      },
+    );
   });
 
   it("the per-task ceiling refuses a task's second machine when it would go over", async () => {
     const taskId = await newTask();
-    await writeSetting(db, {
-      key: "spend.ceilings",
-      value: { globalMicros: 1_000_000_000, perTaskMicros: RESERVATION + 1000 },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "spend.ceilings",
+        value: { globalMicros: 1_000_000_000, perTaskMicros: RESERVATION + 1000 },
+        actor: null,
+        reason: "test setup",
+      },
+    );
     const first = await ensureMachineCreated(db, adapter, await intent(taskId), SPEC);
     await expect(ensureMachineCreated(db, adapter, await intent(taskId), SPEC)).rejects.toMatchObject({
       code: "SPEND_CEILING_EXCEEDED",
     });
     await destroyMachine(db, adapter, first.id, "done");
-    await writeSetting(db, {
-      key: "spend.ceilings",
-      value: { globalMicros: 1_000_000_000, perTaskMicros: 1_000_000_000 },
-      actorId: null,
-      reason: "test setup",
-    });
+    await writeSetting(
+      { db },
+      {
+        key: "spend.ceilings",
+        value: { globalMicros: 1_000_000_000, perTaskMicros: 1_000_000_000 },
+        actor: null,
+        reason: "test setup",
+      },
+    );
   });
 
   it("a create whose answer was lost (fault after the create) is adopted by name, not made twice", async () => {

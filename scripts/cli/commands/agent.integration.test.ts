@@ -25,7 +25,7 @@ beforeAll(async () => {
   dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "schoolcore-cli-agent-"));
   env = { DATABASE_URL: created.url, DATA_DIR: dataDir };
   const demo = await writeDemoRepository(path.join(dataDir, "demo-src"));
-  await addTargetRepository({ db }, { name: "demo/calculator", cloneUrl: demo.path, actorId: null });
+  await addTargetRepository({ db }, { name: "demo/calculator", cloneUrl: demo.path, actor: null });
 });
 
 afterAll(async () => {

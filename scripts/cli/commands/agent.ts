@@ -121,7 +121,7 @@ export const agentAdd: Command = {
     const flags = readProfileFlags(context);
     if (!flags.command) throw new UsageError("--command is required (a JSON array of strings)");
     const { profile, version } = await withDatabase(context, ({ db }) =>
-      addAgentProfile({ db, dataDir: context.env.dataDir }, { ...flags, command: flags.command!, actorId: null }),
+      addAgentProfile({ db, dataDir: context.env.dataDir }, { ...flags, command: flags.command!, actor: null }),
     );
     printResult(
       context.isJson,
@@ -140,7 +140,7 @@ export const agentEdit: Command = {
   async run(context) {
     const flags = readProfileFlags(context);
     const { profile, version } = await withDatabase(context, ({ db }) =>
-      editAgentProfile({ db, dataDir: context.env.dataDir }, { ...flags, actorId: null }),
+      editAgentProfile({ db, dataDir: context.env.dataDir }, { ...flags, actor: null }),
     );
     printResult(
       context.isJson,

@@ -14,7 +14,7 @@ export const attemptCreate: Command = {
     const { values } = parseCommandArgs(context.argv, { ...ISSUE_ARG_OPTIONS, agents: { type: "string" } });
     const issue = await readIssueArgs(values, [{ name: "--agents", value: values.agents }]);
     const { group, tasks } = await withDatabase(context, ({ db }) =>
-      createAttemptGroup({ db, env: context.env }, { ...issue, agents: values.agents!, actorId: null }),
+      createAttemptGroup({ db, env: context.env }, { ...issue, agents: values.agents!, actor: null }),
     );
     printResult(
       context.isJson,

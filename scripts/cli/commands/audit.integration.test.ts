@@ -14,12 +14,15 @@ describe("schoolcore audit list", async () => {
   const op = await db.user.create({
     data: { email: "op@audit-cli.test", name: "op", passwordHash: "x", roles: ["operator"] },
   });
-  await writeSetting(db, {
-    key: "task.retry",
-    value: { maxAutomaticRetries: 3, backoffSeconds: 5 },
-    actorId: op.id,
-    reason: "flaky provider week",
-  });
+  await writeSetting(
+    { db },
+    {
+      key: "task.retry",
+      value: { maxAutomaticRetries: 3, backoffSeconds: 5 },
+      actor: { userId: op.id, email: op.email, roles: ["operator"] },
+      reason: "flaky provider week",
+    },
+  );
   await recordAudit(db, { actorId: null, action: "quarantine.release", targetType: "machine", targetId: "m1" });
 
   it("lists every entry as JSON, newest first, with the actor's email and the setting's before/after", async () => {

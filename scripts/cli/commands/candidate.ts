@@ -80,7 +80,7 @@ export const candidateRehydrate: Command = {
     const result = await withDatabase(context, ({ db }) =>
       reproveCandidate(
         { db, dataDir: context.env.dataDir },
-        { candidateId: positionals[0]!, actorId: null, isRestoreWanted: values.restore === true },
+        { candidateId: positionals[0]!, actor: null, isRestoreWanted: values.restore === true },
       ),
     );
     printResult(

@@ -24,7 +24,7 @@ export const dispatchOn: Command = {
     const { values } = parseCommandArgs(context.argv, { development: { type: "boolean" } });
     const mode = values.development ? "development" : "production";
     const gate = await withDatabase(context, ({ db }) =>
-      setDispatch({ db, env: context.env }, { mode, actorId: null, via: "cli" }),
+      setDispatch({ db, env: context.env }, { mode, actor: null, via: "cli" }),
     );
     printResult(context.isJson, gate, () => describeGate(gate));
   },
@@ -37,7 +37,7 @@ export const dispatchOff: Command = {
   async run(context) {
     parseCommandArgs(context.argv, {});
     const gate = await withDatabase(context, ({ db }) =>
-      setDispatch({ db, env: context.env }, { mode: "off", actorId: null, via: "cli" }),
+      setDispatch({ db, env: context.env }, { mode: "off", actor: null, via: "cli" }),
     );
     printResult(context.isJson, gate, () => describeGate(gate));
   },

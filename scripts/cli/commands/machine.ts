@@ -1,3 +1,4 @@
+import { parseRoles } from "../../../lib/auth/permissions";
 import { formatSeconds } from "../../../lib/format/format";
 import { listMachines } from "../../../lib/machines/list-machines";
 import { releaseQuarantine } from "../../../lib/machines/release-quarantine";
@@ -46,12 +47,17 @@ export const machineRelease: Command = {
         where: { roles: { has: "operator" } },
         orderBy: { createdAt: "asc" },
       });
+      // The CLI is no signed-in user: the release is attributed to the first operator, as it always was.
       if (!operator) throw new UsageError("no operator user exists to attribute the release to");
       const substrate = createSubstrate({ db, env: context.env });
       try {
         return await releaseQuarantine(
           { db, substrate },
-          { machineId: positionals[0]!, reason: values.reason!, actorId: operator.id },
+          {
+            machineId: positionals[0]!,
+            reason: values.reason!,
+            actor: { userId: operator.id, email: operator.email, roles: parseRoles(operator.roles) },
+          },
         );
       } finally {
         await substrate.close();

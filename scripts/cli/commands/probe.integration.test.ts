@@ -14,7 +14,7 @@ let env: Record<string, string>;
 
 beforeAll(async () => {
   world = await createLifecycleWorld();
-  await setDispatch({ db: world.db, env: world.env }, { mode: "off", actorId: null, via: "test" });
+  await setDispatch({ db: world.db, env: world.env }, { mode: "off", actor: null, via: "test" });
   env = {
     DATABASE_URL: world.databaseUrl,
     DATA_DIR: world.env.dataDir,

@@ -53,7 +53,7 @@ export const probeRun: Command = {
       const substrate = createSubstrate({ db, env: context.env });
       try {
         await closeAbandonedProbeRuns({ db, env: context.env, substrate });
-        const request = { probes, actorId: null, isRunByCaller: true };
+        const request = { probes, actor: null, isRunByCaller: true };
         const queued = profile
           ? await requestProfileImageProbeRun({ db, env: context.env }, { ...request, profile })
           : await requestProbeRun({ db, env: context.env }, request);

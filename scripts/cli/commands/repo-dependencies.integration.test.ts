@@ -164,7 +164,7 @@ describe("schoolcore repo setup / bundle build / bundle show", () => {
     // `repo bundle cancel`: a queued request is withdrawn; an ended one stays as it is.
     const queued = await requestBundleBuild(
       { db: world.db },
-      { kind: "base", repository: GREETER_REPOSITORY, isForced: true, actorId: null },
+      { kind: "base", repository: GREETER_REPOSITORY, isForced: true, actor: null },
     );
     const cancel = await runCli(["repo", "bundle", "cancel", "--request", queued.request.id, "--json"], { env });
     expect(cancel.code, cancel.stderr).toBe(0);

@@ -76,7 +76,7 @@ export const repoSetup: Command = {
           ...(values.output ? { outputDir: values.output } : {}),
         };
     const result = await withDatabase(context, ({ db }) =>
-      setRepositorySetup({ db }, { name: values.repo!, recipe, actorId: null }),
+      setRepositorySetup({ db }, { name: values.repo!, recipe, actor: null }),
     );
     printResult(context.isJson, result, () =>
       result.recipe
@@ -105,7 +105,7 @@ export const repoBundleBuild: Command = {
           repository: values.repo!,
           ref: values.ref,
           isForced: values.force,
-          actorId: null,
+          actor: null,
         }),
       ),
     );
@@ -182,7 +182,7 @@ export const repoBundleRebuildCandidate: Command = {
     if (!values.candidate) throw new UsageError("--candidate is required");
     const built = await withDatabase(context, ({ db }) =>
       withSubstrate(db, context.env, (deps) =>
-        buildBundleNow(deps, { kind: "candidate", candidateId: values.candidate!, actorId: null }),
+        buildBundleNow(deps, { kind: "candidate", candidateId: values.candidate!, actor: null }),
       ),
     );
     const bundle = built.bundle;
@@ -204,7 +204,7 @@ export const repoBundleCancel: Command = {
     if (!values.request) throw new UsageError("--request is required");
     if (!/^[0-9a-f-]{36}$/i.test(values.request)) throw new UsageError("--request must be a build request id (a UUID)");
     const { from } = await withDatabase(context, ({ db }) =>
-      cancelBundleBuildRequest({ db }, { requestId: values.request!, actorId: null }),
+      cancelBundleBuildRequest({ db }, { requestId: values.request!, actor: null }),
     );
     printResult(context.isJson, { requestId: values.request, state: "cancelled", from }, () =>
       from === "running"

@@ -16,7 +16,7 @@ export const repoAdd: Command = {
     const repo = await withDatabase(context, ({ db }) =>
       addTargetRepository(
         { db },
-        { name: values.name!, cloneUrl: values.url!, defaultBranch: values["default-branch"], actorId: null },
+        { name: values.name!, cloneUrl: values.url!, defaultBranch: values["default-branch"], actor: null },
       ),
     );
     printResult(

@@ -29,7 +29,7 @@ export const settingsGet: Command = {
           await Promise.all(
             SETTING_KEYS.map(async (key) => [
               key,
-              await readSetting(db, key).catch((error: Error) => ({ invalid: error.message })),
+              await readSetting({ db }, { key }).catch((error: Error) => ({ invalid: error.message })),
             ]),
           ),
         ),
@@ -47,7 +47,7 @@ export const settingsGet: Command = {
       return;
     }
     const key = keyOf(positionals);
-    const value = await withDatabase(context, ({ db }) => readSetting(db, key));
+    const value = await withDatabase(context, ({ db }) => readSetting({ db }, { key }));
     printResult(context.isJson, { key, value }, () => JSON.stringify(value, null, 2));
   },
 };
@@ -78,7 +78,7 @@ export const settingsSet: Command = {
       throw new UsageError("--value is not valid JSON");
     }
     const saved = await withDatabase(context, ({ db }) =>
-      writeSetting(db, { key, value, actorId: null, reason: values.reason ?? "", via: "cli" }),
+      writeSetting({ db }, { key, value, actor: null, reason: values.reason ?? "", via: "cli" }),
     );
     printResult(context.isJson, { key, value: saved }, () => `${key} saved`);
   },

@@ -17,7 +17,7 @@ export const taskCreate: Command = {
     const { values } = parseCommandArgs(context.argv, { ...ISSUE_ARG_OPTIONS, agent: { type: "string" } });
     const issue = await readIssueArgs(values);
     const task = await withDatabase(context, ({ db }) =>
-      createTask({ db, env: context.env }, { ...issue, agent: values.agent, actorId: null }),
+      createTask({ db, env: context.env }, { ...issue, agent: values.agent, actor: null }),
     );
     printResult(
       context.isJson,

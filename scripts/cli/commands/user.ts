@@ -1,5 +1,5 @@
 import { addUser } from "../../../lib/auth/add-user";
-import { ZRoleSchema } from "../../../lib/auth/permissions";
+import { ZRoleSchema } from "../../../lib/contract/actor";
 import { listUsers } from "../../../lib/auth/users";
 import { parseCommandArgs, readStdin, withDatabase, type Command } from "../context";
 import { printResult, table, UsageError } from "../output";
@@ -25,7 +25,7 @@ export const userAdd: Command = {
     const given = isGenerated ? undefined : (await readStdin()).replace(/\r?\n$/, "");
     // The same use case as the web's Add user (validation, hashing, the audit row), run as the system.
     const { user, password } = await withDatabase(context, ({ db }) =>
-      addUser({ db }, { email: values.email!, name: values.name, roles, password: given, actorId: null, via: "cli" }),
+      addUser({ db }, { email: values.email!, name: values.name, roles, password: given, actor: null, via: "cli" }),
     );
     printResult(
       context.isJson,

@@ -11,7 +11,7 @@ export const reproveCandidateAction = withActorAction({
   handler: async ({ actor, input }) => {
     const result = await reproveCandidate(
       { db: await getDb(), dataDir: getEnv().dataDir },
-      { candidateId: input.candidateId, actorId: actor.userId },
+      { candidateId: input.candidateId, actor },
     );
     return { ok: true, message: `Reproduced: the rebuilt head ${result.rebuiltHeadSha} is the recorded head.` };
   },

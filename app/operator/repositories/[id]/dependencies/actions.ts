@@ -33,7 +33,7 @@ export const setSetupRecipeAction = withActorAction({
     }
     const result = await setRepositorySetup(
       { db: await getDb() },
-      { name: input.repository, recipe: parsed.data, actorId: actor.userId },
+      { name: input.repository, recipe: parsed.data, actor },
     );
     revalidatePath(PAGE, "page");
     return {
@@ -47,7 +47,7 @@ export const clearSetupRecipeAction = withActorAction({
   action: "repository.manage",
   schema: z.object({ repository: ZRepositoryName }),
   handler: async ({ actor, input }) => {
-    await setRepositorySetup({ db: await getDb() }, { name: input.repository, recipe: null, actorId: actor.userId });
+    await setRepositorySetup({ db: await getDb() }, { name: input.repository, recipe: null, actor });
     revalidatePath(PAGE, "page");
     return { ok: true, message: "Dependency setup removed: tasks get the repository alone." };
   },
@@ -60,7 +60,7 @@ export const buildBundleNowAction = withActorAction({
   handler: async ({ actor, input }) => {
     const { request, isExisting } = await requestBundleBuild(
       { db: await getDb() },
-      { kind: "base", repository: input.repository, isForced: input.isForced === "true", actorId: actor.userId },
+      { kind: "base", repository: input.repository, isForced: input.isForced === "true", actor },
     );
     revalidatePath(PAGE, "page");
     return { ok: true, message: queuedMessage(request.state, isExisting) };
@@ -74,7 +74,7 @@ export const rebuildFromCandidateAction = withActorAction({
   handler: async ({ actor, input }) => {
     const { request, isExisting } = await requestBundleBuild(
       { db: await getDb() },
-      { kind: "candidate", candidateId: input.candidateId, actorId: actor.userId },
+      { kind: "candidate", candidateId: input.candidateId, actor },
     );
     revalidatePath(PAGE, "page");
     return { ok: true, message: queuedMessage(request.state, isExisting) };
@@ -86,10 +86,7 @@ export const cancelBuildRequestAction = withActorAction({
   action: "repository.manage",
   schema: z.object({ requestId: z.uuid("Not a build request.") }),
   handler: async ({ actor, input }) => {
-    const { from } = await cancelBundleBuildRequest(
-      { db: await getDb() },
-      { requestId: input.requestId, actorId: actor.userId },
-    );
+    const { from } = await cancelBundleBuildRequest({ db: await getDb() }, { requestId: input.requestId, actor });
     revalidatePath(PAGE, "page");
     return {
       ok: true,
