@@ -21,11 +21,19 @@ export type TWorker = { child: ChildProcess; ready: Promise<void>; exited: Promi
 
 export function startWorker(env: Record<string, string>): TWorker {
   // Node with tsx's loader in-process: the pid is the worker itself, for /proc.
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(PROJECT_ROOT, "scripts", "worker.ts")], {
-    cwd: PROJECT_ROOT,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  // BENCH_WORKER_CPU_PROF=DIR: each worker writes a V8 CPU profile there when it exits (where its CPU goes).
+  const profile = process.env.BENCH_WORKER_CPU_PROF
+    ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_WORKER_CPU_PROF}`]
+    : [];
+  const child = spawn(
+    process.execPath,
+    [...profile, "--import", "tsx", path.join(PROJECT_ROOT, "scripts", "worker.ts")],
+    {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let output = "";
   let markReady: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => (markReady = resolve));

@@ -63,7 +63,8 @@ if (!Number.isInteger(TASKS) || TASKS < 1 || WORKER_COUNTS.some((n) => !Number.i
 async function main(db: Db, databaseUrl: string): Promise<void> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "lifecycle-bench-"));
   await fs.chmod(dataDir, 0o755);
-  const substrate = await startTestSubstrate({ readinessDelayMs: 100 });
+  // as `npm start` serves it: no simulated boot (start-local-substrate.ts)
+  const substrate = await startTestSubstrate({ readinessDelayMs: 0 });
   let stopForge = async () => undefined as void;
   try {
     const tokenFile = path.join(dataDir, "substrate-token");

@@ -49,7 +49,7 @@ function problemsOf(detail: unknown): unknown {
 async function main(db: Db): Promise<void> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "probe-bench-"));
   await fs.chmod(dataDir, 0o755);
-  const substrate = await startTestSubstrate({ hangCapMs: 9000 });
+  const substrate = await startTestSubstrate({ hangCapMs: 9000, readinessDelayMs: 0 });
   const relay = await startProbeRelayListener(db);
   const tokenFile = path.join(dataDir, "substrate-token");
   await fs.writeFile(tokenFile, substrate.token, { mode: 0o600 });

@@ -16,7 +16,7 @@ function hostArch(): string {
   return process.arch === "x64" ? "amd64" : process.arch;
 }
 
-/** A started machine becomes ready `readinessDelayMs` after its start, as the vendor's does. */
+/** A started machine becomes ready `readinessDelayMs` after its start (the vendor's boot; none by default here). */
 export function machineInfoView(
   machine: TMachine,
   options: { now: number; readinessDelayMs: number },

@@ -68,7 +68,13 @@ const ZOptionsSchema = z.object({
   token: z.string().min(16, "token must be at least 16 characters"),
   adminToken: z.string().min(16, "adminToken must be at least 16 characters"),
   tenantId: z.string().min(1).max(100).default("tenant-local"),
-  readinessDelayMs: z.number().int().min(0).max(60_000).default(200),
+  /**
+   * How long a started machine reads `ready: false`, as the vendor's booting VM does. A bubblewrap
+   * guest has nothing to boot — its root, cgroup and image are in place when start answers — so
+   * the default is none (issue 29: no fixed wait on the critical path); tests that exercise the
+   * adapter's wait for readiness set one.
+   */
+  readinessDelayMs: z.number().int().min(0).max(60_000).default(0),
   sweepIntervalMs: z.number().int().min(10).max(60_000).default(500),
   hangCapMs: z.number().int().min(1).max(600_000).default(30_000),
   bwrapPath: z.string().default("/usr/bin/bwrap"),
