@@ -49,7 +49,7 @@ async function qualifyAndOpenDispatch(operator: Page) {
     await operator.getByTestId("dispatch-off-form").getByRole("button").click();
     await expect(operator.getByTestId("dispatch-state")).toContainText("off", { timeout: 15_000 });
   }
-  await operator.getByTestId("run-all-probes").getByRole("button").click();
+  await operator.getByTestId("run-all-probes").getByRole("button", { name: "Run all probes" }).click();
   await expect(operator.getByTestId("run-all-probes").getByTestId("action-result")).toContainText("queued");
   // live progress without a reload by us: each probe row changes as the worker records it
   await expect(operator.getByTestId("live-indicator")).toBeVisible({ timeout: 15_000 });

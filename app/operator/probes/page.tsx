@@ -1,6 +1,6 @@
 import Link from "next/link";
 import { requirePagePermission } from "@/app/_server/guard";
-import { ActionForm } from "@/components/action-form";
+import { ActionForm, SubmitButton } from "@/components/action-form";
 import { AutoRefresh } from "@/components/auto-refresh";
 import { DataTable } from "@/components/data-table";
 import { DispatchGatePanel } from "@/components/dispatch-gate-panel";
@@ -29,30 +29,26 @@ export default async function ProbesPage({ searchParams }: { searchParams: Promi
       <p className="text-sm text-slate-700">
         Each probe runs real guests on the configured substrate and records what it observed. Dispatch can open only
         while the latest completed run for the current configuration digest passed P0–P8 (P8: the dependency builder
-        reaches only the registry broker); the local substrate (not a VM) opens development dispatch only. Probes run in
-        the order listed; P7 comes last because it scans the evidence of all the others. A full run on the local
-        substrate takes about 40 seconds.
+        reaches only the registry broker); the local substrate (not a VM) opens development dispatch only. A run&apos;s
+        probes run side by side; P7 starts once they have finished, because it scans the evidence of all the others. A
+        full run on the local substrate takes about 10 seconds (P4 waits out an 8-second task deadline).
       </p>
       <DispatchGatePanel gate={gate} action={setDispatchAction} canToggle={canToggle} />
       <div className="space-y-2 rounded border border-slate-200 bg-white p-4" data-testid="probe-controls">
         <h2>Run</h2>
-        <div className="flex flex-wrap items-start gap-2">
-          <ActionForm action={requestProbeRunAction} submitLabel="Run all probes" testId="run-all-probes">
-            <input type="hidden" name="probes" value="all" />
-          </ActionForm>
-          {probes.map(({ id }) => (
-            <ActionForm
-              key={id}
-              action={requestProbeRunAction}
-              submitLabel={`Run ${id}`}
-              tone="primary"
-              size="sm"
-              testId={`run-${id}`}
-            >
-              <input type="hidden" name="probes" value={id} />
-            </ActionForm>
-          ))}
-        </div>
+        {/* one form, one button per selection: the result line sits under the whole row */}
+        <ActionForm action={requestProbeRunAction} testId="run-all-probes" className="space-y-2">
+          <div className="flex flex-wrap items-start gap-2">
+            <SubmitButton name="probes" value="all">
+              Run all probes
+            </SubmitButton>
+            {probes.map(({ id, title }) => (
+              <SubmitButton key={id} name="probes" value={id} title={title} data-testid={`run-${id}`}>
+                Run {id}
+              </SubmitButton>
+            ))}
+          </div>
+        </ActionForm>
       </div>
       {selected ? (
         <div
