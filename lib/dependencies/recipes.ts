@@ -12,9 +12,7 @@ import { canonicalDigest } from "../canonical-json";
 import { BUILDER_REGISTRY_PORT } from "../contract/guest-layout";
 import { RECIPE_INPUT_FILES } from "../contract/lockfiles";
 import { ZRegistryUrlSchema } from "../contract/registry-url";
-
-export const SETUP_RECIPE_KINDS = ["npm-ci", "pnpm-install", "pip-require-hashes", "custom"] as const;
-export type TSetupRecipeKind = (typeof SETUP_RECIPE_KINDS)[number];
+import { SETUP_RECIPE_KINDS, type TSetupRecipeKind } from "../contract/setup-recipe-kinds";
 
 /** Which package-manager protocol the broker speaks for a recipe. */
 export type TRegistryProtocol = "npm" | "pypi";

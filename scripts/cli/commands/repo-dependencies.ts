@@ -8,7 +8,7 @@
 import { cancelBundleBuildRequest } from "../../../lib/dependencies/bundle-build-requests";
 import { getRepositoryDependencies } from "../../../lib/dependencies/get-repository-dependencies";
 import { buildBundleNow } from "../../../lib/dependencies/run-bundle-build-request";
-import { SETUP_RECIPE_KINDS, type TSetupRecipeKind } from "../../../lib/dependencies/recipes";
+import { SETUP_RECIPE_KINDS, type TSetupRecipeKind } from "../../../lib/contract/setup-recipe-kinds";
 import { setRepositorySetup } from "../../../lib/dependencies/set-repository-setup";
 import { createSubstrate } from "../../../lib/machines/create-substrate";
 import type { Db } from "../../../lib/db/client";

@@ -4,7 +4,7 @@
  * case use), and that schema's issues → the form's fields. Pure: shared by the server action and
  * its unit test.
  */
-import { SETUP_RECIPE_KINDS, type TSetupRecipeKind } from "@/lib/dependencies/recipes";
+import { SETUP_RECIPE_KINDS, type TSetupRecipeKind } from "@/lib/contract/setup-recipe-kinds";
 
 export const RECIPE_KIND_LABELS: Record<TSetupRecipeKind, string> = {
   "npm-ci": "npm ci --ignore-scripts (package-lock.json)",
