@@ -22,7 +22,7 @@ import { probeDefinition, ZProbeIdSchema, type TProbeId } from "./probe-registry
 import { keepRunAlive } from "../runs/run-heartbeat";
 import { claimRun } from "../runs/run-queue";
 import { finishProbeRun, getProbeRunOrThrow, markProbeStarted, recordProbeResult } from "./probe-run.repo";
-import { removeProbeTargetFiles } from "./probe-tasks";
+import { createProbeTarget, removeProbeTargetFiles, type TProbeTarget } from "./probe-tasks";
 import type { TProbeDeps, TProbeResult, TProbeRunContext } from "./probe-types";
 import { substrateEndpointPart } from "./substrate-endpoint-part";
 
@@ -79,6 +79,7 @@ export async function executeProbeRun(deps: TProbeDeps, input: { runId: string }
     throw new AppError("STATE_CONFLICT", `Probe run ${input.runId} is not queued.`);
   const row = await getProbeRunOrThrow({ db: deps.db }, { runId: input.runId });
   const probes = row.probes.map((p) => probeDefinition(ZProbeIdSchema.parse(p)));
+  let target: Promise<TProbeTarget> | undefined;
   const run: TProbeRunContext = {
     runId: row.id,
     substrate: row.substrate,
@@ -89,6 +90,13 @@ export async function executeProbeRun(deps: TProbeDeps, input: { runId: string }
     secrets: await collectSecrets(deps),
     guestWrites: [],
     results: new Map(),
+    probeTarget: () => {
+      target ??= createProbeTarget(deps, { runId: row.id }).catch((error: unknown) => {
+        target = undefined; // a target that could not be written is not kept: the next probe that asks tries again
+        throw error;
+      });
+      return target;
+    },
   };
   const heartbeat = keepRunAlive(deps.db, { kind: "probe-run", id: row.id });
   let reason: string | null = null;

@@ -7,7 +7,7 @@
  */
 import { transitionTask } from "../tasks/transition-task";
 import { observeMachinesGone } from "./observe-gone";
-import { createProbeTarget, createProbeTask, PROBE_FIX_COMMAND } from "./probe-tasks";
+import { createProbeTask, PROBE_FIX_COMMAND } from "./probe-tasks";
 import { defineProbe, outcome } from "./probe-types";
 
 export const lifecycleProbe = defineProbe({
@@ -16,7 +16,7 @@ export const lifecycleProbe = defineProbe({
   timeCapMs: 180_000,
   run: async (deps, run) => {
     const { db } = deps;
-    const target = await createProbeTarget(deps, { runId: run.runId });
+    const target = await run.probeTarget();
     const task = await createProbeTask(deps, {
       runId: run.runId,
       target,

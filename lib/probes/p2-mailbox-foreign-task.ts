@@ -15,7 +15,7 @@ import {
 } from "../contract/guest-layout";
 import type { TRelayTransport } from "../relay/transports/transport";
 import { transitionTask } from "../tasks/transition-task";
-import { createProbeTarget, createProbeTask } from "./probe-tasks";
+import { createProbeTask } from "./probe-tasks";
 import type { TProbeDeps, TProbeRunContext } from "./probe-types";
 
 /** A task id that is not the probe task's (the property holds for any other id). */
@@ -63,7 +63,7 @@ export type TMailboxCheck = { problems: string[]; detail: Record<string, unknown
 
 export async function checkMailboxForeignTask(deps: TProbeDeps, run: TProbeRunContext): Promise<TMailboxCheck> {
   const { db } = deps;
-  const target = await createProbeTarget(deps, { runId: run.runId });
+  const target = await run.probeTarget();
   const task = await createProbeTask(deps, {
     runId: run.runId,
     target,

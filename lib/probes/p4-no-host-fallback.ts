@@ -7,7 +7,7 @@
 import { AppError } from "../errors";
 import type { TRelayTransport } from "../relay/transports/transport";
 import { ALLOWED_HOST_BINARIES, createHostProcessWatch, isAllowedHostBinary } from "./host-processes";
-import { createProbeTarget, createProbeTask } from "./probe-tasks";
+import { createProbeTask } from "./probe-tasks";
 import { defineProbe, outcome } from "./probe-types";
 
 function injectedOutage(): AppError {
@@ -34,7 +34,7 @@ export const noHostFallbackProbe = defineProbe({
   title: "Guest failure, zero host fallback",
   timeCapMs: 180_000,
   run: async (deps, run) => {
-    const target = await createProbeTarget(deps, { runId: run.runId });
+    const target = await run.probeTarget();
     const cases = [
       { label: "P4 agent dies", agentCommand: ["sh", "-c", "kill -9 $$"], deadlineSeconds: 60 },
       { label: "P4 agent times out", agentCommand: ["sleep", "600"], deadlineSeconds: 8 },

@@ -4,7 +4,7 @@
  * refused whole by the control plane — the task fails with a control-plane refusal code (not a
  * substrate error) and nothing is imported.
  */
-import { createProbeTarget, createProbeTask } from "./probe-tasks";
+import { createProbeTask } from "./probe-tasks";
 import { defineProbe, outcome } from "./probe-types";
 
 /** Writes result.json naming the archive at /tmp/school-core-candidate.tar (taskId overridable), then kills the runner. */
@@ -73,7 +73,7 @@ export const refusedExportsProbe = defineProbe({
   title: "Oversized and malformed export refused",
   timeCapMs: 180_000,
   run: async (deps, run) => {
-    const target = await createProbeTarget(deps, { runId: run.runId });
+    const target = await run.probeTarget();
     const tasks = [];
     for (const c of P5_CASES)
       tasks.push(

@@ -17,24 +17,8 @@ import { readSetting } from "../settings/operator-settings";
 
 export type TProbeTarget = { repositoryId: string; name: string; baseSha: string; dir: string };
 
-/** The run's target, by data directory and run: the probes of a run run side by side and share it. */
-const targetsOfRuns = new Map<string, Promise<TProbeTarget>>();
-const targetKey = (env: TEnv, runId: string) => `${env.dataDir}\n${runId}`;
-
-/** The run's disposable target: written and mirrored by the first probe that asks, shared by the others. */
-export function createProbeTarget(deps: { db: Db; env: TEnv }, input: { runId: string }): Promise<TProbeTarget> {
-  const key = targetKey(deps.env, input.runId);
-  let target = targetsOfRuns.get(key);
-  if (!target) {
-    target = writeProbeTarget(deps, input);
-    targetsOfRuns.set(key, target);
-    // a target that could not be written is not kept: the next probe that asks tries again
-    target.catch(() => targetsOfRuns.delete(key));
-  }
-  return target;
-}
-
-async function writeProbeTarget(deps: { db: Db; env: TEnv }, input: { runId: string }): Promise<TProbeTarget> {
+/** Writes the run's target afresh and mirrors it (a run asks once, through `TProbeRunContext.probeTarget`). */
+export async function createProbeTarget(deps: { db: Db; env: TEnv }, input: { runId: string }): Promise<TProbeTarget> {
   const dir = path.join(deps.env.dataDir, "probe-targets", input.runId);
   await fs.rm(dir, { recursive: true, force: true });
   const demo = await writeDemoRepository(dir);
@@ -55,7 +39,6 @@ async function writeProbeTarget(deps: { db: Db; env: TEnv }, input: { runId: str
 }
 
 export async function removeProbeTargetFiles(env: TEnv, runId: string): Promise<void> {
-  targetsOfRuns.delete(targetKey(env, runId));
   await fs.rm(path.join(env.dataDir, "probe-targets", runId), { recursive: true, force: true });
 }
 

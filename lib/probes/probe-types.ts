@@ -6,6 +6,7 @@
  * is `error` (the probe could not run).
  */
 import type { Db } from "../db/client";
+import type { TProbeTarget } from "./probe-tasks";
 import type { TEnv } from "../env";
 import type { TRelayTransport } from "../relay/transports/transport";
 import type { TSubstrateConfig } from "../contract/dispatch-setting";
@@ -51,6 +52,11 @@ export type TProbeRunContext = {
   guestWrites: { where: string; text: string }[];
   /** The finished probes' results so far, for the evidence document. */
   results: Map<TProbeId, TProbeResult & { durationMs: number }>;
+  /**
+   * The run's disposable target repository (P1, P2, P4, P5 run tasks on it): written and mirrored
+   * when a probe first asks, then shared, since the run's probes run side by side.
+   */
+  probeTarget(): Promise<TProbeTarget>;
 };
 
 export type TProbeOutcome = { status: "passed" | "failed"; detail: Record<string, unknown>; providerError?: string };
