@@ -59,7 +59,10 @@ describe("task limits reach the guest", () => {
   });
 
   it("diskGb: an agent that fills the machine's disk (across /tmp and /workspace) fails the task, naming diskGb", async () => {
-    const fill = "head -c 600M /dev/zero > /tmp/fill-a && head -c 600M /dev/zero > /workspace/fill-b";
+    // fallocate takes the blocks without writing them: writing 1.2 GB of zeros through the loop
+    // device stalled the host's disk on a loaded CI machine long enough to time out the substrate's
+    // reads (the task was blocked on "download: no answer", not failed on diskGb)
+    const fill = "fallocate -l 600M /tmp/fill-a && fallocate -l 600M /workspace/fill-b";
     const task = await runToRest(
       await world.createDemoTask({ agentCommand: ["sh", "-c", fill], limits: { diskGb: 1 } }),
     );
