@@ -316,7 +316,18 @@ function searchCanaries(spec) {
       }
     }
   }
-  return { found, filesRead: files, bytesRead: bytes, isCut, roots: roots.slice(0, 20).map((r) => cut(r, 200)) };
+  // A cut search that never read a mount point proves nothing about it: the host says so (fail closed).
+  const mountsUnsearched = spec.roots.includes("@mounts")
+    ? mountPoints.filter((m) => m !== undefined && !visited.has(m)).length
+    : 0;
+  return {
+    found,
+    filesRead: files,
+    bytesRead: bytes,
+    isCut,
+    mountsUnsearched,
+    roots: roots.slice(0, 20).map((r) => cut(r, 200)),
+  };
 }
 
 const timeoutMs = input.timeoutMs ?? 1500;

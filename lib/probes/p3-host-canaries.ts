@@ -35,7 +35,7 @@ export const hostCanariesProbe = defineProbe({
             maxFiles: 20_000,
             maxBytesPerFile: 256 * 1024,
             maxTotalBytes: 64 * 1024 * 1024,
-            timeMs: 3000,
+            timeMs: 6000,
             reportSockets: true,
           },
         },
@@ -44,6 +44,12 @@ export const hostCanariesProbe = defineProbe({
       const search = guest.report.canaries;
       const problems: string[] = [];
       if (!search) problems.push("the guest did not report its search");
+      // Mount points are searched first (a bound host path is one): a search cut before it read them
+      // all saw nothing of them, and nothing seen is not nothing there.
+      else if (search.mountsUnsearched > 0)
+        problems.push(
+          `the search was cut (time or size limit) before it read ${search.mountsUnsearched} mount point(s): nothing is known of them`,
+        );
       for (const hit of search?.found ?? []) {
         if (hit.digest && byDigest.has(hit.digest))
           problems.push(`canary from ${byDigest.get(hit.digest)} visible in the guest at ${hit.where}`);
@@ -62,6 +68,7 @@ export const hostCanariesProbe = defineProbe({
               filesRead: search.filesRead,
               bytesRead: search.bytesRead,
               isCut: search.isCut,
+              mountsUnsearched: search.mountsUnsearched,
               roots: search.roots,
               includes: ["files", "env", "/proc/*/environ", "/proc/*/cmdline", "sockets", "mountinfo"],
             }

@@ -140,6 +140,8 @@ export const ZGuestProbeReportSchema = z
         filesRead: z.number().int(),
         bytesRead: z.number().int(),
         isCut: z.boolean(),
+        /** mount points the search had not read when it was cut (a host path bound in is one of them) */
+        mountsUnsearched: z.number().int().min(0),
         roots: z.array(z.string().max(200)).max(20),
       })
       .strict()
