@@ -3,7 +3,8 @@
  * guessing) and a digest of git's canonical binary diff, streamed so a large diff never passes
  * through this process.
  */
-import { spawn } from "node:child_process";
+import { finished } from "node:stream/promises";
+import { launchProcess, type TLaunchedProcess } from "../system/process-launcher";
 import { gitError, runGit } from "./run-git";
 import { assertSha, splitNul } from "./git-values";
 
@@ -75,19 +76,25 @@ export async function digestBinaryDiff(options: {
 }): Promise<string> {
   assertSha(options.from, "from");
   assertSha(options.to, "to");
-  const hasherEnv: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
-  const hasher = spawn("sha256sum", ["-b", "-"], { stdio: "pipe", env: hasherEnv as NodeJS.ProcessEnv });
-  const hasherSpawned = new Promise<void>((resolve, reject) => {
-    hasher.once("spawn", resolve);
-    hasher.once("error", (error) => reject(gitError("spawn", "diff", `could not start sha256sum: ${error.message}`)));
-  });
-  let output = "";
-  hasher.stdout.setEncoding("utf8").on("data", (text: string) => (output = (output + text).slice(0, 256)));
-  hasher.stderr.resume();
-  const hasherDone = new Promise<number | null>((resolve) => hasher.once("close", (code) => resolve(code)));
+  let hasher: TLaunchedProcess;
   try {
-    await hasherSpawned;
-    const diff = runGit({
+    hasher = await launchProcess({
+      file: "sha256sum",
+      args: ["-b", "-"],
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      cwd: "/",
+      stdin: "held",
+    });
+  } catch (error) {
+    throw gitError("spawn", "diff", `could not start sha256sum: ${(error as Error).message}`);
+  }
+  let output = "";
+  hasher.stdout!.setEncoding("utf8").on("data", (text: string) => (output = (output + text).slice(0, 256)));
+  hasher.stderr!.resume();
+  const hasherOutputClosed = finished(hasher.stdout!).catch(() => undefined);
+  try {
+    // git takes the held stdin as its stdout: the launcher drops its copy, so sha256sum sees the end when git exits.
+    await runGit({
       gitDir: options.gitDir,
       args: [
         "diff",
@@ -103,17 +110,16 @@ export async function digestBinaryDiff(options: {
         options.to,
         "--",
       ],
-      stdoutTo: hasher.stdin,
+      stdoutTo: hasher,
       timeoutMs: options.timeoutMs,
     });
-    // git has its own copy of the pipe now: closing ours lets sha256sum see the end when git exits.
-    hasher.stdin.destroy();
-    await diff;
   } catch (error) {
+    hasher.release();
     hasher.kill("SIGKILL");
     throw error;
   }
-  const code = await hasherDone;
+  const { code } = await hasher.exited;
+  await hasherOutputClosed;
   const digest = /^([0-9a-f]{64}) /.exec(output)?.[1];
   if (code !== 0 || !digest) throw gitError("exit", "diff", `sha256sum of the diff failed (exit ${code})`);
   return digest;

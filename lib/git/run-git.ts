@@ -17,13 +17,13 @@
  * worktrees, fast-import …) are in git-plumbing.ts, with repository creation, commits and diffs in
  * git-bare-repository.ts, git-commit.ts and git-diff.ts.
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { Writable } from "node:stream";
+import { finished } from "node:stream/promises";
 import { AppError } from "../errors";
 import { sanitizeExcerpt } from "../redact";
+import { launchProcess, type TLaunchedProcess } from "../system/process-launcher";
 
 const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_MAX_STDOUT_BYTES = 16 * 1024 * 1024;
@@ -108,10 +108,10 @@ export type TRunGitOptions = {
   /** Streams stdout to the caller instead of buffering it. */
   onStdout?: (chunk: Buffer) => void;
   /**
-   * Gives git's stdout to another process's stdin (a pipe, e.g. sha256sum's), so the bytes never
-   * pass through this process; its stdout is then neither buffered nor streamed here.
+   * Gives git's stdout to another launched process's held stdin (a pipe, e.g. sha256sum's), so the
+   * bytes never pass through this process; its stdout is then neither buffered nor streamed here.
    */
-  stdoutTo?: Writable;
+  stdoutTo?: TLaunchedProcess;
   /** Commit identity, dates or GIT_INDEX_FILE; anything else is refused. */
   env?: Readonly<Record<string, string>>;
   /** Exit codes that are answers rather than failures (e.g. 1 for `cat-file -e`). */
@@ -255,120 +255,128 @@ export function runGit(options: TRunGitOptions): Promise<TGitResult> {
   const maxStdout = options.maxStdoutBytes ?? DEFAULT_MAX_STDOUT_BYTES;
   const okExitCodes = options.okExitCodes ?? [0];
 
-  return new Promise<TGitResult>((resolve, reject) => {
+  return runLaunched(options, subcommand, argv, env, timeoutMs, maxStdout, okExitCodes);
+}
+
+async function runLaunched(
+  options: TRunGitOptions,
+  subcommand: string,
+  argv: string[],
+  env: Record<string, string>,
+  timeoutMs: number,
+  maxStdout: number,
+  okExitCodes: readonly number[],
+): Promise<TGitResult> {
+  let failure: AppError | undefined;
+  if (options.signal?.aborted) throw gitError("timeout", subcommand, "was aborted");
+  let child: TLaunchedProcess;
+  try {
     // detached: git's own children (upload-pack, pack-objects, index-pack) share its process
     // group, so a timeout can kill all of them, not just the parent.
-    const child = spawn("git", argv, {
+    child = await launchProcess({
+      file: "git",
+      args: argv,
+      env,
       cwd: options.cwd ?? getPrivateHome(),
-      env: env as NodeJS.ProcessEnv,
-      stdio: ["pipe", options.stdoutTo ?? "pipe", "pipe"],
       detached: true,
-      shell: false,
+      stdin: "pipe",
+      stdout: options.stdoutTo ?? "pipe",
+      stderr: "pipe",
     });
-    // Piped by the stdio above (stdout too, unless it goes to another process).
-    const stdin = child.stdin!;
-    const stderr = child.stderr!;
-    const stdoutChunks: Buffer[] = [];
-    let stdoutBytes = 0;
-    const stderrChunks: Buffer[] = [];
-    let stderrBytes = 0;
-    let failure: AppError | undefined;
-    let isSettled = false;
+  } catch (error) {
+    throw gitError(
+      "spawn",
+      subcommand,
+      `could not start git: ${sanitizeExcerpt((error as Error).message, STDERR_EXCERPT_BYTES, options.secrets ?? [])}`,
+    );
+  }
+  // Piped by the launch above (stdout too, unless it goes to another process).
+  const stdin = child.stdin!;
+  const stderr = child.stderr!;
+  const stdoutChunks: Buffer[] = [];
+  let stdoutBytes = 0;
+  const stderrChunks: Buffer[] = [];
+  let stderrBytes = 0;
 
-    const killGroup = () => {
+  const killGroup = () => child.kill("SIGKILL");
+  const timer = setTimeout(() => {
+    failure ??= gitError("timeout", subcommand, `timed out after ${timeoutMs} ms`);
+    killGroup();
+  }, timeoutMs);
+  const onAbort = () => {
+    failure ??= gitError("timeout", subcommand, "was aborted");
+    killGroup();
+  };
+  if (options.signal?.aborted) onAbort();
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+
+  // finished() also settles for a stream that already ended (a quick git with nothing to say).
+  const streamsClosed = [child.stdout, stderr].map((stream) =>
+    stream ? finished(stream).catch(() => undefined) : Promise.resolve(),
+  );
+  child.stdout?.on("error", () => undefined);
+  stderr.on("error", () => undefined);
+  child.stdout?.on("data", (chunk: Buffer) => {
+    if (failure) return;
+    if (options.onStdout) {
       try {
-        if (child.pid) process.kill(-child.pid, "SIGKILL");
-      } catch {
-        child.kill("SIGKILL");
-      }
-    };
-    const timer = setTimeout(() => {
-      failure ??= gitError("timeout", subcommand, `timed out after ${timeoutMs} ms`);
-      killGroup();
-    }, timeoutMs);
-    const onAbort = () => {
-      failure ??= gitError("timeout", subcommand, "was aborted");
-      killGroup();
-    };
-    if (options.signal?.aborted) onAbort();
-    options.signal?.addEventListener("abort", onAbort, { once: true });
-
-    child.stdout?.on("data", (chunk: Buffer) => {
-      if (failure) return;
-      if (options.onStdout) {
-        try {
-          options.onStdout(chunk);
-        } catch (error) {
-          failure =
-            error instanceof AppError
-              ? error
-              : gitError("output_limit", subcommand, `output consumer failed: ${(error as Error).message}`);
-          killGroup();
-        }
-        return;
-      }
-      stdoutBytes += chunk.length;
-      if (stdoutBytes > maxStdout) {
-        failure = gitError("output_limit", subcommand, `output exceeded ${maxStdout} bytes`);
+        options.onStdout(chunk);
+      } catch (error) {
+        failure =
+          error instanceof AppError
+            ? error
+            : gitError("output_limit", subcommand, `output consumer failed: ${(error as Error).message}`);
         killGroup();
-        return;
       }
-      stdoutChunks.push(chunk);
-    });
-    stderr.on("data", (chunk: Buffer) => {
-      if (stderrBytes >= MAX_STDERR_BYTES) return;
-      const room = MAX_STDERR_BYTES - stderrBytes;
-      const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
-      stderrChunks.push(kept);
-      stderrBytes += kept.length;
-    });
-    // git closing stdin early (it failed, or needed no input) is reported through its exit code.
-    stdin.on("error", () => undefined);
-
-    child.on("error", (error) => {
-      failure ??= gitError(
-        "spawn",
-        subcommand,
-        `could not start git: ${sanitizeExcerpt(error.message, STDERR_EXCERPT_BYTES, options.secrets ?? [])}`,
-      );
-    });
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      options.signal?.removeEventListener("abort", onAbort);
-      if (isSettled) return;
-      isSettled = true;
-      const stderr = Buffer.concat(stderrChunks).toString("utf8");
-      const stderrExcerpt = sanitizeExcerpt(stderr.trim(), STDERR_EXCERPT_BYTES, options.secrets ?? []);
-      if (failure) {
-        reject(failure);
-        return;
-      }
-      const exitCode = code ?? -1;
-      if (signal || !okExitCodes.includes(exitCode)) {
-        reject(
-          gitError(
-            "exit",
-            subcommand,
-            `exited with ${signal ?? exitCode}${stderrExcerpt ? `: ${stderrExcerpt}` : ""}`,
-            {
-              exitCode,
-              stderr: stderrExcerpt,
-            },
-          ),
-        );
-        return;
-      }
-      resolve({ stdout: Buffer.concat(stdoutChunks), stderr, exitCode });
-    });
-
-    writeInput(stdin, options.input).catch((error: unknown) => {
-      failure ??=
-        error instanceof AppError
-          ? error
-          : gitError("exit", subcommand, `writing input failed: ${(error as Error).message}`);
+      return;
+    }
+    stdoutBytes += chunk.length;
+    if (stdoutBytes > maxStdout) {
+      failure = gitError("output_limit", subcommand, `output exceeded ${maxStdout} bytes`);
       killGroup();
-    });
+      return;
+    }
+    stdoutChunks.push(chunk);
   });
+  stderr.on("data", (chunk: Buffer) => {
+    if (stderrBytes >= MAX_STDERR_BYTES) return;
+    const room = MAX_STDERR_BYTES - stderrBytes;
+    const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
+    stderrChunks.push(kept);
+    stderrBytes += kept.length;
+  });
+  // git closing stdin early (it failed, or needed no input) is reported through its exit code.
+  stdin.on("error", () => undefined);
+  writeInput(stdin, options.input).catch((error: unknown) => {
+    failure ??=
+      error instanceof AppError
+        ? error
+        : gitError("exit", subcommand, `writing input failed: ${(error as Error).message}`);
+    killGroup();
+  });
+
+  const exit = await child.exited;
+  await Promise.all(streamsClosed);
+  clearTimeout(timer);
+  options.signal?.removeEventListener("abort", onAbort);
+  stdin.destroy();
+  const stderrText = Buffer.concat(stderrChunks).toString("utf8");
+  const stderrExcerpt = sanitizeExcerpt(stderrText.trim(), STDERR_EXCERPT_BYTES, options.secrets ?? []);
+  if (failure) throw failure;
+  if (exit.isLauncherLost) throw gitError("spawn", subcommand, "the process launcher ended while git ran");
+  const exitCode = exit.code ?? -1;
+  if (exit.signal || !okExitCodes.includes(exitCode)) {
+    throw gitError(
+      "exit",
+      subcommand,
+      `exited with ${exit.signal ?? exitCode}${stderrExcerpt ? `: ${stderrExcerpt}` : ""}`,
+      {
+        exitCode,
+        stderr: stderrExcerpt,
+      },
+    );
+  }
+  return { stdout: Buffer.concat(stdoutChunks), stderr: stderrText, exitCode };
 }
 
 async function writeInput(

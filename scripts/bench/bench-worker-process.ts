@@ -1,11 +1,14 @@
 /**
  * A real worker process (scripts/worker.ts) started for the lifecycle bench, and the CPU it has
- * used, read from /proc: the bench's control-plane CPU per task is the difference of these.
+ * used, read from /proc: the bench's control-plane CPU per task is the difference of these. The
+ * worker's process tree is counted — its process launcher (lib/system/process-launcher.ts) and the
+ * git it starts are the worker's work, done in another process.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { PROJECT_ROOT } from "../../lib/project-root";
+import { listDescendants } from "../../lib/system/process-tree";
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
@@ -15,6 +18,14 @@ export async function cpuSeconds(pid: number): Promise<number> {
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   // fields[0] is field 3 (state): field n is fields[n - 3]
   return [14, 15, 16, 17].reduce((sum, n) => sum + Number(fields[n - 3]), 0) / TICKS_PER_SECOND;
+}
+
+/** cpuSeconds of a process and of every process below it (a process that ends meanwhile is skipped). */
+export async function cpuSecondsOfTree(pid: number): Promise<number> {
+  const seconds = await Promise.all(
+    [pid, ...listDescendants(pid)].map((one) => cpuSeconds(one).catch(() => (one === pid ? Number.NaN : 0))),
+  );
+  return seconds.reduce((sum, s) => sum + s, 0);
 }
 
 export type TWorker = { child: ChildProcess; ready: Promise<void>; exited: Promise<void>; output: () => string };

@@ -10,7 +10,7 @@ import { createTask } from "../../lib/tasks/create-task";
 import { msPerState } from "../../lib/tasks/task-stages";
 import { approveEachToPr, type TPublicationBench } from "./approve-to-pr";
 import { percentile } from "./bench-report";
-import { cpuSeconds, startWorker } from "./bench-worker-process";
+import { cpuSecondsOfTree, startWorker } from "./bench-worker-process";
 
 const RESTING = ["review_pending", "failed", "blocked"] as const;
 /** The student pipeline's states, in order, then publication's: the stage table's rows. */
@@ -64,7 +64,7 @@ export async function runPhase(
   const { tasks: taskCount, isSequential, timeoutMs } = options;
   const workers = Array.from({ length: options.workers }, () => startWorker(options.env));
   await Promise.all(workers.map((w) => w.ready));
-  const cpuBefore = await Promise.all(workers.map((w) => cpuSeconds(w.child.pid!)));
+  const cpuBefore = await Promise.all(workers.map((w) => cpuSecondsOfTree(w.child.pid!)));
   const started = Date.now();
   const taskIds: string[] = [];
   const createOne = async () => {
@@ -104,7 +104,7 @@ export async function runPhase(
     }
     await new Promise((r) => setTimeout(r, 250));
   }
-  const cpuAfter = await Promise.all(workers.map((w) => cpuSeconds(w.child.pid!).catch(() => Number.NaN)));
+  const cpuAfter = await Promise.all(workers.map((w) => cpuSecondsOfTree(w.child.pid!).catch(() => Number.NaN)));
   const reviewed = await db.task.findMany({
     where: { id: { in: taskIds }, state: "review_pending" },
     select: { id: true },

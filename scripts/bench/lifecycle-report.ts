@@ -71,7 +71,7 @@ export function printLifecycleReport(report: TLifecycleReport): void {
     `floors (p50, this machine, same run): bubblewrap spawn of true ${f(floors.bwrapTrueMs, 1)} ms; node start-up ${f(floors.nodeStartMs, 1)} ms; node --test of the demo repository ${f(floors.demoTestsMs, 0)} ms`,
     "",
     "p50 in guests: the floor — time the student guest and the verifier guest ran (from the transition log); the rest of the time to review is queueing and the control plane.",
-    "CPU/task: user + system seconds of the worker processes and the git they ran, per task; the local substrate and its guests (the provider) and PostgreSQL are not counted.",
+    "CPU/task: user + system seconds of the worker processes and every process below them (the process launcher and the git it ran), per task; the local substrate and its guests (the provider) and PostgreSQL are not counted.",
     ...phases.flatMap((p) =>
       p.errorSamples.map((s) => `errors (${p.workers} worker${p.workers === 1 ? "" : "s"}): ${s}`),
     ),
