@@ -10,14 +10,13 @@ import path from "node:path";
 import { AppError } from "../errors";
 import { initBareRepository } from "../git/git-bare-repository";
 import { fetchCommit, hasCommit, revParse, updateRef } from "../git/git-plumbing";
-import { isFullSha } from "../git/git-values";
+import { isFullSha, ZERO_SHA } from "../git/git-values";
 import { runGit } from "../git/run-git";
 import { refusal } from "./archive-refusals";
 import type { TGitlink } from "./build-candidate-commit";
 import type { TValidatedEntry } from "./tar-validator";
 
 const REPOSITORY_NAME = /^([a-z0-9_][a-z0-9_.-]*)\/([a-z0-9_][a-z0-9_.-]*)$/;
-const ZERO_SHA = "0000000000000000000000000000000000000000";
 const GITLINK_PREFIX = Buffer.from("160000 commit ", "latin1");
 
 function repositoryDirName(repository: string): string {
@@ -140,24 +139,23 @@ export async function createOrVerifyBranch(options: {
   previousHeadSha?: string;
 }): Promise<void> {
   const ref = `refs/heads/${options.branch}`;
-  const existing = await revParse({ gitDir: options.gitDir, rev: ref, peelTo: "commit" });
-  if (existing === options.headSha) return;
   // A revision round moves the branch from the previous round's head, compare-and-set: the
-  // branch follows the task's latest round, and never jumps from anything else.
+  // branch follows the task's latest round, and never jumps from anything else. Tried first (one
+  // git process in the usual case); a refused compare is then judged from what the branch holds.
   const expected = options.previousHeadSha ?? null;
-  if (existing === expected || (existing === null && expected === null)) {
-    try {
-      await updateRef({ gitDir: options.gitDir, ref, newSha: options.headSha, oldSha: existing ?? ZERO_SHA });
-      return;
-    } catch (error) {
-      // Another import of the same task may have won the race with the same head.
-      if ((await revParse({ gitDir: options.gitDir, rev: ref, peelTo: "commit" })) === options.headSha) return;
-      throw error;
-    }
+  try {
+    await updateRef({ gitDir: options.gitDir, ref, newSha: options.headSha, oldSha: expected ?? ZERO_SHA });
+    return;
+  } catch (error) {
+    const existing = await revParse({ gitDir: options.gitDir, rev: ref, peelTo: "commit" });
+    // a retried import, or another import of the same task that won the race with the same head
+    if (existing === options.headSha) return;
+    if (existing !== expected)
+      throw new AppError("STATE_CONFLICT", "The candidate branch already points at a different commit.", {
+        branch: options.branch,
+      });
+    throw error;
   }
-  throw new AppError("STATE_CONFLICT", "The candidate branch already points at a different commit.", {
-    branch: options.branch,
-  });
 }
 
 /** refs/school-rounds/<taskId>/<round>: keeps every round's head reachable after the branch moved on. */
@@ -175,13 +173,15 @@ export async function pinRoundRef(options: {
   headSha: string;
 }): Promise<void> {
   const ref = roundRefName(options.taskId, options.round);
-  const existing = await revParse({ gitDir: options.gitDir, rev: ref, peelTo: "commit" });
-  if (existing === options.headSha) return;
-  if (existing !== null)
-    throw new AppError("STATE_CONFLICT", `Round ${options.round} of this task already has another head.`);
-  await updateRef({ gitDir: options.gitDir, ref, newSha: options.headSha, oldSha: ZERO_SHA }).catch(async (error) => {
-    if ((await revParse({ gitDir: options.gitDir, rev: ref, peelTo: "commit" })) !== options.headSha) throw error;
-  });
+  try {
+    await updateRef({ gitDir: options.gitDir, ref, newSha: options.headSha, oldSha: ZERO_SHA });
+  } catch (error) {
+    const existing = await revParse({ gitDir: options.gitDir, rev: ref, peelTo: "commit" });
+    if (existing === options.headSha) return;
+    if (existing !== null)
+      throw new AppError("STATE_CONFLICT", `Round ${options.round} of this task already has another head.`);
+    throw error;
+  }
 }
 
 export type TCandidateCommitCheck = { kind: "ok" } | { kind: "mismatch"; reason: string };

@@ -35,6 +35,9 @@ export function assertRefName(ref: string): void {
   }
 }
 
+/** The all-zero object name: "no such ref" in a compare-and-set, "remove" in an index edit. */
+export const ZERO_SHA = "0000000000000000000000000000000000000000";
+
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /** Splits NUL-terminated records; a path that is not UTF-8 fails closed instead of being mangled. */

@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { archiveTree } from "../git/git-plumbing";
 import { runGit } from "../git/run-git";
+import { splitNul, ZERO_SHA } from "../git/git-values";
 
 export async function writeVerificationArchive(options: {
   gitDir: string;
@@ -24,30 +25,22 @@ export async function writeVerificationArchive(options: {
   await fs.mkdir(workTree);
   try {
     await runGit({ gitDir, env, args: ["read-tree", `${headSha}^{tree}`] });
-    for (const prefix of options.protectedPaths) {
-      const pathspec = `:(literal)${prefix}`;
-      const current = await runGit({
-        gitDir,
-        env,
-        args: ["ls-files", "-z", "--cached", "--", pathspec],
-        maxStdoutBytes: 16 * 1024 * 1024,
-      });
-      const paths = current.stdout.toString("utf8").split("\0").filter(Boolean);
-      if (paths.length)
-        await runGit({
+    if (options.protectedPaths.length > 0) {
+      // Every protected path at once: what the head has there is removed, what the base has there
+      // is put back — one listing of each tree and one index edit, however many paths there are.
+      const pathspecs = options.protectedPaths.map((prefix) => `:(literal)${prefix}`);
+      const listAt = (sha: string) =>
+        runGit({
           gitDir,
-          workTree,
-          env,
-          args: ["update-index", "-z", "--force-remove", "--stdin"],
-          input: paths.join("\0") + "\0",
-        });
-      const base = await runGit({
-        gitDir,
-        args: ["ls-tree", "-r", "-z", "--full-tree", baseSha, "--", pathspec],
-        maxStdoutBytes: 16 * 1024 * 1024,
-      });
-      if (base.stdout.length)
-        await runGit({ gitDir, workTree, env, args: ["update-index", "-z", "--index-info"], input: base.stdout });
+          args: ["ls-tree", "-r", "-z", "--full-tree", sha, "--", ...pathspecs],
+          maxStdoutBytes: 16 * 1024 * 1024,
+        }).then((listing) => listing.stdout);
+      const [atHead, atBase] = await Promise.all([listAt(headSha), listAt(baseSha)]);
+      // `--index-info` takes ls-tree's lines as they are; mode 0 removes a path.
+      const removals = splitNul(atHead).map((line) => `0 ${ZERO_SHA}\t${line.slice(line.indexOf("\t") + 1)}\0`);
+      const edits = Buffer.concat([Buffer.from(removals.join(""), "utf8"), atBase]);
+      if (edits.length > 0)
+        await runGit({ gitDir, workTree, env, args: ["update-index", "-z", "--index-info"], input: edits });
     }
     const tree = (await runGit({ gitDir, env, args: ["write-tree"] })).stdout.toString("utf8").trim();
     await archiveTree({ gitDir, treeish: tree, outputPath: options.outputPath });
