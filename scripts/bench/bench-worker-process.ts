@@ -12,20 +12,29 @@ import { listDescendants } from "../../lib/system/process-tree";
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
-/** utime + stime + cutime + cstime of one process, in seconds (fields 14–17 of /proc/PID/stat). */
-export async function cpuSeconds(pid: number): Promise<number> {
+/** utime + stime (own) and cutime + cstime (children it reaped) of one process, in seconds (fields 14–17 of /proc/PID/stat). */
+export async function cpuOf(pid: number): Promise<{ own: number; reaped: number }> {
   const stat = await fs.readFile(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   // fields[0] is field 3 (state): field n is fields[n - 3]
-  return [14, 15, 16, 17].reduce((sum, n) => sum + Number(fields[n - 3]), 0) / TICKS_PER_SECOND;
+  const field = (n: number) => Number(fields[n - 3]) / TICKS_PER_SECOND;
+  return { own: field(14) + field(15), reaped: field(16) + field(17) };
 }
 
-/** cpuSeconds of a process and of every process below it (a process that ends meanwhile is skipped). */
-export async function cpuSecondsOfTree(pid: number): Promise<number> {
-  const seconds = await Promise.all(
-    [pid, ...listDescendants(pid)].map((one) => cpuSeconds(one).catch(() => (one === pid ? Number.NaN : 0))),
-  );
-  return seconds.reduce((sum, s) => sum + s, 0);
+/**
+ * The CPU of a process tree, split: the root itself, the other live processes below it (the process
+ * launcher), and the processes that ran and ended in it (git, sha256sum: reaped by the launcher).
+ */
+export type TTreeCpu = { root: number; helpers: number; ended: number };
+
+export async function cpuOfTree(pid: number): Promise<TTreeCpu> {
+  const root = await cpuOf(pid);
+  const below = await Promise.all(listDescendants(pid).map((one) => cpuOf(one).catch(() => ({ own: 0, reaped: 0 }))));
+  return {
+    root: root.own,
+    helpers: below.reduce((sum, b) => sum + b.own, 0),
+    ended: root.reaped + below.reduce((sum, b) => sum + b.reaped, 0),
+  };
 }
 
 export type TWorker = { child: ChildProcess; ready: Promise<void>; exited: Promise<void>; output: () => string };

@@ -10,7 +10,7 @@ import { createTask } from "../../lib/tasks/create-task";
 import { msPerState } from "../../lib/tasks/task-stages";
 import { approveEachToPr, type TPublicationBench } from "./approve-to-pr";
 import { percentile } from "./bench-report";
-import { cpuSecondsOfTree, startWorker } from "./bench-worker-process";
+import { cpuOfTree, startWorker, type TTreeCpu } from "./bench-worker-process";
 
 const RESTING = ["review_pending", "failed", "blocked"] as const;
 /** The student pipeline's states, in order, then publication's: the stage table's rows. */
@@ -36,6 +36,8 @@ export type TPhase = {
   /** seconds in each state of the pipeline, p50 and p95 */
   stages: { state: string; p50: number; p95: number }[];
   cpuPerTask: number;
+  /** where cpuPerTask went: the worker processes, their launchers, and the git they ran */
+  cpuSplitPerTask: TTreeCpu;
   errors: number;
   errorSamples: string[];
   /** approve → pull request open, p50 / p95 seconds, over the tasks approved */
@@ -64,7 +66,7 @@ export async function runPhase(
   const { tasks: taskCount, isSequential, timeoutMs } = options;
   const workers = Array.from({ length: options.workers }, () => startWorker(options.env));
   await Promise.all(workers.map((w) => w.ready));
-  const cpuBefore = await Promise.all(workers.map((w) => cpuSecondsOfTree(w.child.pid!)));
+  const cpuBefore = await Promise.all(workers.map((w) => cpuOfTree(w.child.pid!)));
   const started = Date.now();
   const taskIds: string[] = [];
   const createOne = async () => {
@@ -104,7 +106,11 @@ export async function runPhase(
     }
     await new Promise((r) => setTimeout(r, 250));
   }
-  const cpuAfter = await Promise.all(workers.map((w) => cpuSecondsOfTree(w.child.pid!).catch(() => Number.NaN)));
+  const cpuAfter = await Promise.all(
+    workers.map((w) =>
+      cpuOfTree(w.child.pid!).catch((): TTreeCpu => ({ root: Number.NaN, helpers: Number.NaN, ended: Number.NaN })),
+    ),
+  );
   const reviewed = await db.task.findMany({
     where: { id: { in: taskIds }, state: "review_pending" },
     select: { id: true },
@@ -155,7 +161,8 @@ export async function runPhase(
       p50: percentile(stageMs.get(state) ?? [], 0.5) / 1000,
       p95: percentile(stageMs.get(state) ?? [], 0.95) / 1000,
     })),
-    cpuPerTask: cpuAfter.reduce((sum, after, i) => sum + (after - cpuBefore[i]!), 0) / taskCount,
+    cpuSplitPerTask: perTask(cpuBefore, cpuAfter, taskCount),
+    cpuPerTask: Object.values(perTask(cpuBefore, cpuAfter, taskCount)).reduce((sum, s) => sum + s, 0),
     errors: failed.length,
     errorSamples: [
       ...new Set(failed.map((t) => `${t.state} ${t.errorCode ?? ""}: ${(t.errorSummary ?? "").slice(0, 160)}`)),
@@ -171,4 +178,10 @@ export async function runPhase(
       })),
     timedOut,
   };
+}
+
+function perTask(before: TTreeCpu[], after: TTreeCpu[], taskCount: number): TTreeCpu {
+  const sum = (part: keyof TTreeCpu) =>
+    after.reduce((total, a, i) => total + (a[part] - before[i]![part]), 0) / taskCount;
+  return { root: sum("root"), helpers: sum("helpers"), ended: sum("ended") };
 }
