@@ -279,7 +279,8 @@ async function runLaunched(
       env,
       cwd: options.cwd ?? getPrivateHome(),
       detached: true,
-      stdin: "pipe",
+      // no input: /dev/null, one stream fewer to connect
+      stdin: options.input === undefined ? "ignore" : "pipe",
       stdout: options.stdoutTo ?? "pipe",
       stderr: "pipe",
     });
@@ -290,8 +291,8 @@ async function runLaunched(
       `could not start git: ${sanitizeExcerpt((error as Error).message, STDERR_EXCERPT_BYTES, options.secrets ?? [])}`,
     );
   }
-  // Piped by the launch above (stdout too, unless it goes to another process).
-  const stdin = child.stdin!;
+  // Piped by the launch above (stdout too, unless it goes to another process; stdin with input).
+  const stdin = child.stdin;
   const stderr = child.stderr!;
   const stdoutChunks: Buffer[] = [];
   let stdoutBytes = 0;
@@ -346,20 +347,21 @@ async function runLaunched(
     stderrBytes += kept.length;
   });
   // git closing stdin early (it failed, or needed no input) is reported through its exit code.
-  stdin.on("error", () => undefined);
-  writeInput(stdin, options.input).catch((error: unknown) => {
-    failure ??=
-      error instanceof AppError
-        ? error
-        : gitError("exit", subcommand, `writing input failed: ${(error as Error).message}`);
-    killGroup();
-  });
+  stdin?.on("error", () => undefined);
+  if (stdin)
+    writeInput(stdin, options.input).catch((error: unknown) => {
+      failure ??=
+        error instanceof AppError
+          ? error
+          : gitError("exit", subcommand, `writing input failed: ${(error as Error).message}`);
+      killGroup();
+    });
 
   const exit = await child.exited;
   await Promise.all(streamsClosed);
   clearTimeout(timer);
   options.signal?.removeEventListener("abort", onAbort);
-  stdin.destroy();
+  stdin?.destroy();
   const stderrText = Buffer.concat(stderrChunks).toString("utf8");
   const stderrExcerpt = sanitizeExcerpt(stderrText.trim(), STDERR_EXCERPT_BYTES, options.secrets ?? []);
   if (failure) throw failure;
