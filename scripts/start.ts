@@ -34,6 +34,7 @@ import { getEnv, relayListenerUrl } from "../lib/env";
 import { isAppError } from "../lib/errors";
 import { superviseChildren, type SupervisedChild, type Supervisor } from "../lib/system/supervise-children";
 import { listDescendants, signalEach } from "../lib/system/process-tree";
+import { stopProcessLauncher } from "../lib/system/process-launcher";
 import { withinDeadline } from "../lib/system/within-deadline";
 import { forceStopEmbeddedPostgres } from "../lib/db/embedded-postgres";
 import { hintFrameworkChunks } from "./compile-hints";
@@ -164,6 +165,8 @@ async function main() {
       );
       if (outcome === "timed-out") say(`stopping ${item.name} took over ${SERVICE_STOP_TIMEOUT_MS / 1000}s; moving on`);
     }
+    // This process ran git too (the demo's seeding): its own process launcher stops and is reaped here.
+    await stopProcessLauncher();
     // Nothing may outlive the launcher: a guest or a grandchild that escaped its owner's stop goes now.
     const leftovers = listDescendants(process.pid);
     if (leftovers.length > 0) {

@@ -13,6 +13,7 @@ import next from "next";
 import { applyPeerAddress, parseTrustedProxies } from "../lib/auth/client-address";
 import { PROJECT_ROOT } from "../lib/project-root";
 import { withinDeadline } from "../lib/system/within-deadline";
+import { stopProcessLauncher } from "../lib/system/process-launcher";
 
 /** Requests in flight may finish within this; then their connections are closed. */
 const REQUEST_GRACE_MS = 3_000;
@@ -57,7 +58,7 @@ async function main() {
     void closed
       .then(() => {
         clearTimeout(cut);
-        return withinDeadline(app.close(), 2_000);
+        return withinDeadline(Promise.all([app.close(), stopProcessLauncher()]), 2_000);
       })
       .finally(() => process.exit(0));
   };

@@ -38,6 +38,7 @@ import { failAbandonedSetupRuns } from "../dependencies/fail-abandoned-setup-run
 import { listQueuedRuns } from "../runs/run-queue";
 import { sendDueNotifications } from "../notifications/send-due-notifications";
 import { createSmtpMailer } from "../notifications/smtp-mailer";
+import { stopProcessLauncher } from "../system/process-launcher";
 
 export type WorkerHandle = { workerId: string; boss: PgBoss; stop(): Promise<void> };
 
@@ -254,6 +255,7 @@ export async function startWorker(options: WorkerOptions): Promise<WorkerHandle>
         await boss.stop({ graceful: true, timeout: 20_000, close: true });
         await lockPool.end();
         await (ctx.substrate as { close?: () => Promise<void> }).close?.();
+        await stopProcessLauncher();
         logInfo("worker stopped", { workerId });
       })()),
   };

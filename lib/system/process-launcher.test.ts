@@ -2,7 +2,14 @@ import diagnosticsChannel from "node:diagnostics_channel";
 import fs from "node:fs";
 import { finished } from "node:stream/promises";
 import { describe, expect, it } from "vitest";
-import { LAUNCH_CHANNEL, LaunchError, launchProcess, launcherPid, type TLaunchedProcess } from "./process-launcher";
+import {
+  LAUNCH_CHANNEL,
+  LaunchError,
+  launchProcess,
+  launcherPid,
+  stopProcessLauncher,
+  type TLaunchedProcess,
+} from "./process-launcher";
 
 const ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
 
@@ -129,5 +136,16 @@ describe("the process launcher", () => {
     const next = await launchProcess({ file: "true", args: [], env: ENV, cwd: "/" });
     expect((await next.exited).code).toBe(0);
     expect(launcherPid()).not.toBe(first);
+  });
+
+  it("stops on a graceful stop and is reaped here (npm start leaves nothing behind, not even a zombie)", async () => {
+    await (
+      await launchProcess({ file: "true", args: [], env: ENV, cwd: "/" })
+    ).exited;
+    const pid = launcherPid()!;
+    await stopProcessLauncher();
+    expect(launcherPid()).toBeUndefined();
+    expect(fs.existsSync(`/proc/${pid}`)).toBe(false);
+    await stopProcessLauncher(); // nothing running: nothing to do
   });
 });

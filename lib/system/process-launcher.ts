@@ -78,24 +78,40 @@ type TPending = {
 
 type TLauncher = { child: ChildProcess; server: net.Server; directory: string; pid: number };
 
-let launcher: Promise<TLauncher> | undefined;
-let launcherChild: ChildProcess | undefined;
-let nextId = 1;
-const pending = new Map<number, TPending>();
+type TLauncherState = {
+  launcher: Promise<TLauncher> | undefined;
+  launcherChild: ChildProcess | undefined;
+  launcherProcessId: number | undefined;
+  nextId: number;
+  pending: Map<number, TPending>;
+};
+
+// One launcher per process, even when this module is loaded twice (the Next.js server bundle has
+// its own copy beside the one its start script loaded): the state lives on globalThis.
+const STATE_KEY = Symbol.for("school-core.process-launcher");
+const state: TLauncherState =
+  ((globalThis as Record<symbol, unknown>)[STATE_KEY] as TLauncherState | undefined) ??
+  (((globalThis as Record<symbol, unknown>)[STATE_KEY] = {
+    launcher: undefined,
+    launcherChild: undefined,
+    launcherProcessId: undefined,
+    nextId: 1,
+    pending: new Map<number, TPending>(),
+  } satisfies TLauncherState) as TLauncherState);
+const pending = state.pending;
 
 const CHILD_FILE = path.join(PROJECT_ROOT, "lib", "system", "process-launcher-child.ts");
 const HEADER_BYTES = 5;
 
 /** The launcher's pid once it runs (P4's watch counts its children as this process's). */
-let launcherProcessId: number | undefined;
 export function launcherPid(): number | undefined {
-  return launcherProcessId;
+  return state.launcherProcessId;
 }
 
 function holdChannelWhileBusy(): void {
   // The IPC channel keeps this process alive only while something is in flight: an idle launcher
   // never holds a CLI command or a test file open.
-  const channel = launcherChild?.channel as { ref?(): void; unref?(): void } | undefined;
+  const channel = state.launcherChild?.channel as { ref?(): void; unref?(): void } | undefined;
   if (pending.size > 0) channel?.ref?.();
   else channel?.unref?.();
 }
@@ -146,7 +162,7 @@ function settleLaunchIfComplete(id: number, request: TPending): void {
       }
     },
     release() {
-      void launcher?.then(({ child }) => child.connected && child.send({ type: "release", id }));
+      void state.launcher?.then(({ child }) => child.connected && child.send({ type: "release", id }));
     },
   });
   if (launchChannel.hasSubscribers)
@@ -219,7 +235,7 @@ async function startLauncher(): Promise<TLauncher> {
   );
   child.unref();
   // Known before it is ready: a /proc scan that sees it start (P4's watch) knows it is the launcher.
-  launcherProcessId = child.pid;
+  state.launcherProcessId = child.pid;
   const ready = new Promise<number>((resolve, reject) => {
     child.once("error", reject);
     child.once("exit", (code) => reject(new LaunchError("ELAUNCHER", `the process launcher exited (${code})`)));
@@ -231,7 +247,7 @@ async function startLauncher(): Promise<TLauncher> {
   try {
     pid = await ready;
   } catch (error) {
-    launcherProcessId = undefined;
+    state.launcherProcessId = undefined;
     server.close();
     await fs.promises.rm(directory, { recursive: true, force: true });
     throw error instanceof LaunchError ? error : new LaunchError("ELAUNCHER", (error as Error).message);
@@ -240,28 +256,28 @@ async function startLauncher(): Promise<TLauncher> {
   child.removeAllListeners("exit");
   child.on("message", onLauncherMessage);
   child.once("exit", () => {
-    launcher = undefined;
-    launcherChild = undefined;
-    launcherProcessId = undefined;
+    state.launcher = undefined;
+    state.launcherChild = undefined;
+    state.launcherProcessId = undefined;
     server.close();
     fs.rmSync(directory, { recursive: true, force: true });
     failEverythingPending("the process launcher ended");
   });
-  launcherChild = child;
+  state.launcherChild = child;
   holdChannelWhileBusy();
-  launcherProcessId = pid;
+  state.launcherProcessId = pid;
   return { child, server, directory, pid };
 }
 
 /** Starts a process through the launcher; resolves once it runs and its piped streams are connected. */
 export async function launchProcess(spec: TLaunchSpec): Promise<TLaunchedProcess> {
   const stack = new Error().stack ?? "";
-  launcher ??= startLauncher().catch((error: unknown) => {
-    launcher = undefined;
+  state.launcher ??= startLauncher().catch((error: unknown) => {
+    state.launcher = undefined;
     throw error;
   });
-  const { child } = await launcher;
-  const id = nextId++;
+  const { child } = await state.launcher;
+  const id = state.nextId++;
   const stdio = [
     spec.stdin === "held" ? "held" : (spec.stdin ?? "pipe") === "pipe" ? "socket" : "ignore",
     typeof spec.stdout === "object"
@@ -306,4 +322,19 @@ export async function launchProcess(spec: TLaunchSpec): Promise<TLaunchedProcess
       rejectLaunch(new LaunchError("ELAUNCHER", "the process launcher is not connected"));
     }
   }).finally(holdChannelWhileBusy);
+}
+
+/**
+ * Stops this process's launcher and waits until it has exited (so it is reaped here, not left to
+ * whoever inherits it): part of a graceful stop. Processes it started are not waited for.
+ */
+export async function stopProcessLauncher(timeoutMs = 2_000): Promise<void> {
+  const running = await state.launcher?.catch(() => undefined);
+  const child = running?.child;
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  if (child.connected) child.disconnect();
+  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  await exited;
+  clearTimeout(timer);
 }
