@@ -37,7 +37,7 @@ export function printLifecycleReport(report: TLifecycleReport): void {
     "wall",
   ];
   const lines = [
-    `lifecycle benchmark — ${taskCount} demo tasks ${isSequential ? "one after the other" : "at once"} on the local substrate (bubblewrap guests), PostgreSQL ${version} (${process.env.DATABASE_URL ? "DATABASE_URL" : "embedded"}), Node ${process.version}, ${os.cpus().length} cores, load ${os
+    `lifecycle benchmark — ${taskCount} demo tasks ${isSequential ? "one after the other (after one warm-up task, not counted)" : "at once"} on the local substrate (bubblewrap guests), PostgreSQL ${version} (${process.env.DATABASE_URL ? "DATABASE_URL" : "embedded"}), Node ${process.version}, ${os.cpus().length} cores, load ${os
       .loadavg()
       .map((l) => l.toFixed(1))
       .join(" ")}`,
