@@ -23,8 +23,7 @@ export type THostProcessWatch = {
   stop(): THostSpawn[];
 };
 
-/** The children of any of `parentPids`, in one pass over /proc. */
-function readProcChildren(parentPids: ReadonlySet<number>): { pid: number; comm: string; exe: string }[] {
+function readProcChildren(parentPid: number): { pid: number; comm: string; exe: string }[] {
   const out: { pid: number; comm: string; exe: string }[] = [];
   let entries: string[] = [];
   try {
@@ -39,7 +38,7 @@ function readProcChildren(parentPids: ReadonlySet<number>): { pid: number; comm:
       // pid (comm) state ppid …; comm may contain spaces and parentheses: split at the last ')'
       const close = stat.lastIndexOf(")");
       const ppid = Number(stat.slice(close + 2).split(" ")[1]);
-      if (!parentPids.has(ppid)) continue;
+      if (ppid !== parentPid) continue;
       const comm = stat.slice(stat.indexOf("(") + 1, close);
       let exe = "";
       try {
@@ -93,8 +92,8 @@ export function createHostProcessWatch(
   };
   const childrenOfThisProcess = () => {
     const launcher = launcherPid();
-    const parents = new Set(launcher === undefined ? [process.pid] : [process.pid, launcher]);
-    return readProcChildren(parents).filter((child) => child.pid !== launcher);
+    const direct = readProcChildren(process.pid).filter((child) => child.pid !== launcher);
+    return launcher === undefined ? direct : [...direct, ...readProcChildren(launcher)];
   };
   const scan = () => {
     for (const child of childrenOfThisProcess()) {
